@@ -1,0 +1,160 @@
+/*
+ * identity.c - login, logout, /me.
+ *
+ * Login runs without a request transaction (RF_NO_TX): a failed attempt must
+ * still count against the throttle, which a rolled-back transaction would
+ * forget. Unknown user, wrong password and a user without a password cost the
+ * same scrypt verification and get the same 401.
+ */
+#include "identity.h"
+
+#include "../db/db.h"
+#include "../db/identity.h"
+#include "../db/users.h"
+#include "../server/auth.h"
+#include "../server/config.h"
+#include "../server/err.h"
+#include "../server/log.h"
+#include "../server/password.h"
+#include "../server/session.h"
+#include "../server/validate.h"
+#include "../server/xalloc.h"
+
+#include <microhttpd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct vfield login_fields[] = {
+    {"username", V_STRING, V_REQUIRED, 1, 256, NULL, NULL},
+    {"password", V_STRING, V_REQUIRED, 1, 1024, NULL, NULL},
+};
+
+static bool cookie_secure(const struct req *rq)
+{
+    switch (rq->cfg->cookie_secure) {
+    case COOKIE_SECURE_ON: return true;
+    case COOKIE_SECURE_OFF: return false;
+    default: return !config_listen_is_loopback(rq->cfg);
+    }
+}
+
+static void set_cookie(struct req *rq, struct resp *rs, const char *value, int max_age)
+{
+    char *c = xasprintf("%s=%s; Path=/; HttpOnly; SameSite=Strict; Max-Age=%d%s", AUTH_COOKIE,
+                        value, max_age, cookie_secure(rq) ? "; Secure" : "");
+    resp_header(rs, MHD_HTTP_HEADER_SET_COOKIE, c);
+    free(c);
+}
+
+static int login_refused(struct req *rq, struct resp *rs, const char *user_key,
+                         const char *ip_key, const char *why)
+{
+    int e = db_identity_login_failed(rq->db, user_key, ip_key, rq->cfg->login_window_seconds);
+    if (e)
+        return e;
+    return api_fail(rs, MHD_HTTP_UNAUTHORIZED, "%s", why);
+}
+
+int api_identity_login(struct req *rq, struct resp *rs)
+{
+    if (!validate_object(rq->json, login_fields, 2, rs))
+        return api_fail_fields(rs);
+    const char *username = vstr(rq->json, "username");
+    const char *password = vstr(rq->json, "password");
+    resp_audit(rs, "user", username, json_pack("{s:s}", "username", username));
+    char *user_key = xasprintf("user:%s", username);
+    char *ip_key = xasprintf("ip:%s", rq->source_ip);
+    struct login_user u = {0};
+    int retry = 0, e;
+
+    e = db_identity_throttle(rq->db, user_key, ip_key, rq->cfg->login_max_failures,
+                             rq->cfg->login_max_failures_per_ip, rq->cfg->login_window_seconds,
+                             &retry);
+    if (e)
+        goto out;
+    if (retry > 0) {
+        e = api_fail(rs, MHD_HTTP_TOO_MANY_REQUESTS,
+                     "too many failed logins; try again in %d seconds", retry);
+        rs->err.retry_after = retry;
+        goto out;
+    }
+    e = db_identity_login_user(rq->db, username, &u);
+    if (e)
+        goto out;
+    bool ok = password_verify(password, u.found ? u.password_hash : NULL);
+    if (!ok) {
+        e = login_refused(rq, rs, user_key, ip_key, "invalid username or password");
+        goto out;
+    }
+    if (u.disabled) {
+        e = login_refused(rq, rs, user_key, ip_key, "user is disabled");
+        goto out;
+    }
+    e = db_identity_login_succeeded(rq->db, user_key);
+    if (e)
+        goto out;
+    if (password_needs_rehash(u.password_hash)) {
+        char *h = password_hash(password);
+        if (h && db_identity_rehash(rq->db, u.id, h) != 0)
+            log_warn("could not upgrade the password hash of %s", username);
+        free(h);
+    }
+    struct session_claims c;
+    char *jwt = session_mint(u.id, rq->cfg->jwt_ttl_seconds, &c);
+    if (!jwt) {
+        e = AIDC_EINTERNAL;
+        goto out;
+    }
+    /* the audit event names who logged in */
+    snprintf(rq->actor.user_id, sizeof rq->actor.user_id, "%s", u.id);
+    free(rq->actor.username);
+    rq->actor.username = xstrdup(username);
+    set_cookie(rq, rs, jwt, rq->cfg->jwt_ttl_seconds);
+    resp_json(rs, MHD_HTTP_OK,
+              json_pack("{s:s, s:s, s:i}", "access_token", jwt, "token_type", "Bearer",
+                        "expires_in", rq->cfg->jwt_ttl_seconds));
+    json_object_set_new(rs->audit.details, "session", json_string(c.jti));
+    free(jwt);
+out:
+    db_identity_login_user_free(&u);
+    free(user_key);
+    free(ip_key);
+    return e;
+}
+
+int api_identity_logout(struct req *rq, struct resp *rs)
+{
+    set_cookie(rq, rs, "", 0);
+    if (!rq->actor.authenticated) {
+        rs->audit.skip = true; /* nothing ended: no session was presented */
+        return resp_json(rs, MHD_HTTP_NO_CONTENT, NULL);
+    }
+    if (rq->actor.jti[0]) {
+        int e = db_identity_revoke_session(rq->db, rq->actor.jti, rq->actor.session_expires);
+        if (e)
+            return e;
+    }
+    resp_audit(rs, "session", rq->actor.jti[0] ? rq->actor.jti : NULL, NULL);
+    return resp_json(rs, MHD_HTTP_NO_CONTENT, NULL);
+}
+
+int api_identity_me(struct req *rq, struct resp *rs)
+{
+    json_t *me = NULL;
+    int e = db_user_me(rq->db, rq->actor.user_id, &me);
+    if (e)
+        return e;
+    json_object_del(me, "disabled");
+    if (!json_is_array(json_object_get(me, "memberships")))
+        json_object_set_new(me, "memberships", json_array());
+    if (rq->actor.via_token) {
+        json_object_set_new(me, "token",
+                            json_pack("{s:s, s:o}", "id", rq->actor.token_id, "scopes",
+                                      auth_scopes_json(rq->actor.scopes)));
+        if (rq->actor.token_tenant[0] && rq->actor.nmemberships)
+            json_object_set_new(json_object_get(me, "token"), "tenant",
+                                json_string(rq->actor.memberships[0].slug));
+    }
+    return resp_json(rs, MHD_HTTP_OK, me);
+}

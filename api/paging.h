@@ -1,0 +1,31 @@
+/*
+ * paging.h - list parameters and answers: ?limit= (default 50, 1..1000) and
+ * an opaque ?cursor= (base64url of the last row's sort key); the answer is
+ * {"items": [...], "next_cursor": "..." | null}. Keyset pagination: list
+ * queries return up to limit+1 rows ordered by their key, with the key in an
+ * internal "_cursor" column.
+ */
+#ifndef AIDC_PAGING_H
+#define AIDC_PAGING_H
+
+#include "../server/request.h"
+
+#include <libpq-fe.h>
+
+#define PAGING_DEFAULT 50
+#define PAGING_MAX 1000
+
+struct page {
+    int limit;
+    char *after; /* decoded cursor (malloc'd), NULL for the first page */
+};
+
+/* Parse limit and cursor of rq; 0, or an error filled into rs. */
+int paging_parse(const struct req *rq, struct resp *rs, struct page *pg);
+void paging_free(struct page *pg);
+/* Answer a list: items from r (at most pg->limit) and next_cursor. */
+int paging_answer(struct resp *rs, PGresult *r, const struct page *pg);
+/* Split a cursor "a|b" in place; *second points after the bar (NULL if none). */
+void paging_split(char *after, char **second);
+
+#endif

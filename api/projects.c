@@ -1,0 +1,128 @@
+/* projects.c - projects, the unit jobs, quotas and usage are grouped by. */
+#include "projects.h"
+
+#include "../db/projects.h"
+#include "../server/err.h"
+#include "../server/validate.h"
+#include "../server/xalloc.h"
+#include "paging.h"
+
+#include <microhttpd.h>
+
+#define SLUG_MSG "must match ^[a-z][a-z0-9-]{1,62}$"
+
+static const struct vfield create_fields[] = {
+    {"slug", V_STRING, V_REQUIRED, 0, 0, validate_slug, SLUG_MSG},
+    {"name", V_STRING, V_REQUIRED, 1, 200, NULL, NULL},
+    {"description", V_STRING, V_NULLABLE, 0, 4000, NULL, NULL},
+};
+
+static const struct vfield update_fields[] = {
+    {"name", V_STRING, 0, 1, 200, NULL, NULL},
+    {"description", V_STRING, 0, 0, 4000, NULL, NULL},
+};
+
+static int project_param(struct req *rq, struct resp *rs, const char **out)
+{
+    *out = req_param(rq, "project");
+    if (!validate_slug(*out)) {
+        api_field_error(rs, "project", SLUG_MSG);
+        return api_fail_fields(rs);
+    }
+    return 0;
+}
+
+static int not_found(struct req *rq, struct resp *rs, const char *slug)
+{
+    return api_fail(rs, MHD_HTTP_NOT_FOUND, "project \"%s\" not found in tenant \"%s\"", slug,
+                    rq->tenant.slug);
+}
+
+int api_project_create(struct req *rq, struct resp *rs)
+{
+    if (!validate_object(rq->json, create_fields, 3, rs))
+        return api_fail_fields(rs);
+    const char *slug = vstr(rq->json, "slug");
+    json_t *out = NULL;
+    int e = db_project_create(rq->db, rq->tenant.id, slug, vstr(rq->json, "name"),
+                              vstr(rq->json, "description"), rq->actor.user_id, &out);
+    if (e == AIDC_ECONFLICT)
+        return api_fail(rs, MHD_HTTP_CONFLICT, "project \"%s\" already exists in tenant \"%s\"",
+                        slug, rq->tenant.slug);
+    if (e)
+        return e;
+    char *loc = xasprintf("/api/v1/tenants/%s/projects/%s", rq->tenant.slug, slug);
+    resp_header(rs, MHD_HTTP_HEADER_LOCATION, loc);
+    free(loc);
+    resp_audit(rs, "project", json_string_value(json_object_get(out, "id")),
+               json_pack("{s:s, s:O}", "slug", slug, "name", json_object_get(out, "name")));
+    return resp_json(rs, MHD_HTTP_CREATED, out);
+}
+
+int api_project_list(struct req *rq, struct resp *rs)
+{
+    struct page pg;
+    int e = paging_parse(rq, rs, &pg);
+    if (e)
+        return e;
+    PGresult *r = NULL;
+    e = db_project_list(rq->db, rq->tenant.id, pg.after, pg.limit, &r);
+    if (!e)
+        e = paging_answer(rs, r, &pg);
+    PQclear(r);
+    paging_free(&pg);
+    return e;
+}
+
+int api_project_get(struct req *rq, struct resp *rs)
+{
+    const char *slug;
+    int e = project_param(rq, rs, &slug);
+    if (e)
+        return e;
+    json_t *out = NULL;
+    e = db_project_get(rq->db, rq->tenant.id, slug, &out);
+    if (e == AIDC_ENOTFOUND)
+        return not_found(rq, rs, slug);
+    return e ? e : resp_json(rs, MHD_HTTP_OK, out);
+}
+
+int api_project_update(struct req *rq, struct resp *rs)
+{
+    const char *slug;
+    int e = project_param(rq, rs, &slug);
+    if (e)
+        return e;
+    if (!validate_object(rq->json, update_fields, 2, rs))
+        return api_fail_fields(rs);
+    if (json_object_size(rq->json) == 0)
+        return api_fail(rs, MHD_HTTP_BAD_REQUEST, "nothing to change: the body has no field");
+    json_t *out = NULL;
+    e = db_project_update(rq->db, rq->tenant.id, slug, vstr(rq->json, "name"),
+                          vstr(rq->json, "description"), &out);
+    if (e == AIDC_ENOTFOUND)
+        return not_found(rq, rs, slug);
+    if (e)
+        return e;
+    resp_audit(rs, "project", json_string_value(json_object_get(out, "id")),
+               json_deep_copy(rq->json));
+    return resp_json(rs, MHD_HTTP_OK, out);
+}
+
+int api_project_delete(struct req *rq, struct resp *rs)
+{
+    const char *slug;
+    int e = project_param(rq, rs, &slug);
+    if (e)
+        return e;
+    json_t *out = NULL;
+    e = db_project_delete(rq->db, rq->tenant.id, slug, &out);
+    if (e == AIDC_ENOTFOUND)
+        return not_found(rq, rs, slug);
+    if (e)
+        return e;
+    resp_audit(rs, "project", json_string_value(json_object_get(out, "id")),
+               json_pack("{s:s}", "slug", slug));
+    json_decref(out);
+    return resp_json(rs, MHD_HTTP_NO_CONTENT, NULL);
+}

@@ -1,0 +1,78 @@
+/*
+ * routes.c - every endpoint of the API, in one table. The dispatcher enforces
+ * the columns; tests/unit/test_openapi.c keeps this table and
+ * api/openapi.json identical.
+ *
+ * Columns: method, pattern, handler, audit action, global roles allowed,
+ * minimum tenant role in {tenant}, token scope, flags, query arguments.
+ */
+#include "../server/router.h"
+#include "identity.h"
+#include "meta.h"
+#include "projects.h"
+#include "tenants.h"
+#include "tokens.h"
+#include "users.h"
+
+#define PA GR_PLATFORM_ADMIN
+#define FIN GR_FINANCE
+#define AUD GR_AUDITOR
+#define PAGE "limit,cursor"
+
+const struct route routes[] = {
+    /* health and meta */
+    {"GET", "/healthz", api_meta_healthz, "health.check", 0, TR_NONE, 0, RF_PUBLIC | RF_NO_DB, NULL},
+    {"GET", "/readyz", api_meta_readyz, "health.ready", 0, TR_NONE, 0, RF_PUBLIC | RF_NO_TX, NULL},
+    {"GET", "/metrics", api_meta_metrics, "health.metrics", 0, TR_NONE, 0, RF_PUBLIC | RF_NO_DB, NULL},
+    {"GET", "/api/v1/openapi.json", api_meta_openapi, "api.spec", 0, TR_NONE, 0,
+     RF_PUBLIC | RF_NO_DB, NULL},
+
+    /* identity */
+    {"POST", "/api/v1/auth/login", api_identity_login, "auth.login", 0, TR_NONE, 0,
+     RF_PUBLIC | RF_BODY | RF_NO_TX, NULL},
+    {"POST", "/api/v1/auth/logout", api_identity_logout, "auth.logout", 0, TR_NONE, 0,
+     RF_OPTIONAL_AUTH, NULL},
+    {"GET", "/api/v1/me", api_identity_me, "auth.me", 0, TR_NONE, 0, RF_ANY_USER, NULL},
+    {"POST", "/api/v1/tokens", api_token_create, "token.create", 0, TR_NONE, SC_ADMIN,
+     RF_ANY_USER | RF_BODY | RF_CREATES, NULL},
+    {"GET", "/api/v1/tokens", api_token_list, "token.list", 0, TR_NONE, 0, RF_ANY_USER, PAGE},
+    {"DELETE", "/api/v1/tokens/{id}", api_token_delete, "token.delete", 0, TR_NONE, SC_ADMIN,
+     RF_ANY_USER, NULL},
+    {"POST", "/api/v1/users", api_user_create, "user.create", PA, TR_NONE, SC_ADMIN,
+     RF_BODY | RF_CREATES, NULL},
+    {"GET", "/api/v1/users", api_user_list, "user.list", PA | AUD, TR_NONE, 0, 0, PAGE},
+    {"GET", "/api/v1/users/{username}", api_user_get, "user.read", PA | AUD, TR_NONE, 0, 0, NULL},
+    {"PATCH", "/api/v1/users/{username}", api_user_update, "user.update", PA, TR_NONE, SC_ADMIN,
+     RF_BODY, NULL},
+
+    /* tenants and members */
+    {"POST", "/api/v1/tenants", api_tenant_create, "tenant.create", PA, TR_NONE, SC_ADMIN,
+     RF_BODY | RF_CREATES, NULL},
+    {"GET", "/api/v1/tenants", api_tenant_list, "tenant.list", 0, TR_NONE, 0, RF_ANY_USER, PAGE},
+    {"GET", "/api/v1/tenants/{tenant}", api_tenant_get, "tenant.read", PA | FIN | AUD, TR_VIEWER,
+     0, 0, NULL},
+    {"PATCH", "/api/v1/tenants/{tenant}", api_tenant_update, "tenant.update", PA, TR_NONE,
+     SC_ADMIN, RF_BODY, NULL},
+    {"DELETE", "/api/v1/tenants/{tenant}", api_tenant_delete, "tenant.delete", PA, TR_NONE,
+     SC_ADMIN, 0, NULL},
+    {"GET", "/api/v1/tenants/{tenant}/members", api_member_list, "member.list", PA | AUD,
+     TR_VIEWER, 0, 0, PAGE},
+    {"PUT", "/api/v1/tenants/{tenant}/members/{username}", api_member_put, "member.put", PA,
+     TR_ADMIN, SC_ADMIN, RF_BODY, NULL},
+    {"DELETE", "/api/v1/tenants/{tenant}/members/{username}", api_member_delete, "member.delete",
+     PA, TR_ADMIN, SC_ADMIN, 0, NULL},
+
+    /* projects */
+    {"POST", "/api/v1/tenants/{tenant}/projects", api_project_create, "project.create", PA,
+     TR_ADMIN, SC_ADMIN, RF_BODY | RF_CREATES, NULL},
+    {"GET", "/api/v1/tenants/{tenant}/projects", api_project_list, "project.list", PA | FIN | AUD,
+     TR_VIEWER, 0, 0, PAGE},
+    {"GET", "/api/v1/tenants/{tenant}/projects/{project}", api_project_get, "project.read",
+     PA | FIN | AUD, TR_VIEWER, 0, 0, NULL},
+    {"PATCH", "/api/v1/tenants/{tenant}/projects/{project}", api_project_update, "project.update",
+     PA, TR_ADMIN, SC_ADMIN, RF_BODY, NULL},
+    {"DELETE", "/api/v1/tenants/{tenant}/projects/{project}", api_project_delete,
+     "project.delete", PA, TR_ADMIN, SC_ADMIN, 0, NULL},
+};
+
+const size_t routes_count = sizeof routes / sizeof routes[0];

@@ -1,0 +1,171 @@
+/*
+ * tenants.c - tenants and memberships. The dispatcher has already resolved
+ * {tenant} (404 for tenants the actor may not see) and checked the role;
+ * row-level security repeats both checks in the database.
+ */
+#include "tenants.h"
+
+#include "../db/tenants.h"
+#include "../server/auth.h"
+#include "../server/err.h"
+#include "../server/validate.h"
+#include "../server/xalloc.h"
+#include "paging.h"
+
+#include <microhttpd.h>
+#include <string.h>
+
+#define SLUG_MSG "must match ^[a-z][a-z0-9-]{1,62}$"
+
+static const struct vfield create_fields[] = {
+    {"slug", V_STRING, V_REQUIRED, 0, 0, validate_slug, SLUG_MSG},
+    {"name", V_STRING, V_REQUIRED, 1, 200, NULL, NULL},
+};
+
+static const struct vfield update_fields[] = {
+    {"name", V_STRING, 0, 1, 200, NULL, NULL},
+    {"suspended", V_BOOL, 0, 0, 0, NULL, NULL},
+};
+
+static bool is_tenant_role(const char *s)
+{
+    return auth_tenant_role_parse(s) != TR_NONE;
+}
+
+static const struct vfield member_fields[] = {
+    {"role", V_STRING, V_REQUIRED, 0, 0, is_tenant_role,
+     "must be tenant_admin, member or viewer"},
+};
+
+int api_tenant_create(struct req *rq, struct resp *rs)
+{
+    if (!validate_object(rq->json, create_fields, 2, rs))
+        return api_fail_fields(rs);
+    const char *slug = vstr(rq->json, "slug");
+    json_t *out = NULL;
+    int e = db_tenant_create(rq->db, slug, vstr(rq->json, "name"), &out);
+    if (e == AIDC_ECONFLICT)
+        return api_fail(rs, MHD_HTTP_CONFLICT, "tenant \"%s\" already exists", slug);
+    if (e)
+        return e;
+    char *loc = xasprintf("/api/v1/tenants/%s", slug);
+    resp_header(rs, MHD_HTTP_HEADER_LOCATION, loc);
+    free(loc);
+    resp_audit(rs, "tenant", slug, json_deep_copy(out));
+    return resp_json(rs, MHD_HTTP_CREATED, out);
+}
+
+int api_tenant_list(struct req *rq, struct resp *rs)
+{
+    struct page pg;
+    int e = paging_parse(rq, rs, &pg);
+    if (e)
+        return e;
+    PGresult *r = NULL;
+    e = db_tenant_list(rq->db, pg.after, pg.limit, &r);
+    if (!e)
+        e = paging_answer(rs, r, &pg);
+    PQclear(r);
+    paging_free(&pg);
+    return e;
+}
+
+int api_tenant_get(struct req *rq, struct resp *rs)
+{
+    json_t *out = NULL;
+    int e = db_tenant_get(rq->db, rq->tenant.id, &out);
+    if (e == AIDC_ENOTFOUND)
+        return api_fail(rs, MHD_HTTP_NOT_FOUND, "tenant \"%s\" not found", rq->tenant.slug);
+    return e ? e : resp_json(rs, MHD_HTTP_OK, out);
+}
+
+int api_tenant_update(struct req *rq, struct resp *rs)
+{
+    if (!validate_object(rq->json, update_fields, 2, rs))
+        return api_fail_fields(rs);
+    if (json_object_size(rq->json) == 0)
+        return api_fail(rs, MHD_HTTP_BAD_REQUEST, "nothing to change: the body has no field");
+    json_t *sj = json_object_get(rq->json, "suspended");
+    json_t *out = NULL;
+    int e = db_tenant_update(rq->db, rq->tenant.id, vstr(rq->json, "name"),
+                             sj ? (json_is_true(sj) ? "true" : "false") : NULL, &out);
+    if (e == AIDC_ENOTFOUND)
+        return api_fail(rs, MHD_HTTP_NOT_FOUND, "tenant \"%s\" not found", rq->tenant.slug);
+    if (e)
+        return e;
+    resp_audit(rs, "tenant", rq->tenant.slug, json_deep_copy(rq->json));
+    return resp_json(rs, MHD_HTTP_OK, out);
+}
+
+int api_tenant_delete(struct req *rq, struct resp *rs)
+{
+    return api_fail(rs, MHD_HTTP_NOT_IMPLEMENTED,
+                    "deleting tenant \"%s\" needs dual approval, which this version does not "
+                    "offer yet; suspend the tenant instead (PATCH suspended=true)",
+                    rq->tenant.slug);
+}
+
+int api_member_list(struct req *rq, struct resp *rs)
+{
+    struct page pg;
+    int e = paging_parse(rq, rs, &pg);
+    if (e)
+        return e;
+    PGresult *r = NULL;
+    e = db_member_list(rq->db, rq->tenant.id, pg.after, pg.limit, &r);
+    if (!e)
+        e = paging_answer(rs, r, &pg);
+    PQclear(r);
+    paging_free(&pg);
+    return e;
+}
+
+static int username_param(struct req *rq, struct resp *rs, const char **out)
+{
+    *out = req_param(rq, "username");
+    if (!validate_username(*out)) {
+        api_field_error(rs, "username", "must match ^[a-z][a-z0-9._-]{0,62}$");
+        return api_fail_fields(rs);
+    }
+    return 0;
+}
+
+int api_member_put(struct req *rq, struct resp *rs)
+{
+    const char *username;
+    int e = username_param(rq, rs, &username);
+    if (e)
+        return e;
+    if (!validate_object(rq->json, member_fields, 1, rs))
+        return api_fail_fields(rs);
+    const char *role = vstr(rq->json, "role");
+    json_t *out = NULL;
+    bool created = false;
+    char *previous = NULL;
+    e = db_member_put(rq->db, rq->tenant.id, username, role, &out, &created, &previous);
+    if (e == AIDC_ENOTFOUND)
+        return api_fail(rs, MHD_HTTP_NOT_FOUND, "user \"%s\" not found", username);
+    if (e)
+        return e;
+    resp_audit(rs, "membership", username,
+               json_pack("{s:s, s:s, s:s?}", "username", username, "role", role, "previous_role",
+                         previous));
+    free(previous);
+    return resp_json(rs, MHD_HTTP_OK, out);
+}
+
+int api_member_delete(struct req *rq, struct resp *rs)
+{
+    const char *username;
+    int e = username_param(rq, rs, &username);
+    if (e)
+        return e;
+    e = db_member_delete(rq->db, rq->tenant.id, username);
+    if (e == AIDC_ENOTFOUND)
+        return api_fail(rs, MHD_HTTP_NOT_FOUND, "\"%s\" is not a member of tenant \"%s\"",
+                        username, rq->tenant.slug);
+    if (e)
+        return e;
+    resp_audit(rs, "membership", username, json_pack("{s:s}", "username", username));
+    return resp_json(rs, MHD_HTTP_NO_CONTENT, NULL);
+}

@@ -1,0 +1,143 @@
+/*
+ * tokens.c - API tokens for CI pipelines and agents.
+ *
+ * A token never has more rights than its creator: a token created with a
+ * token may only carry scopes its creator has, and a token bound to a tenant
+ * acts only inside that tenant with its owner's role there.
+ */
+#include "tokens.h"
+
+#include "../db/tokens.h"
+#include "../server/auth.h"
+#include "../server/crypto.h"
+#include "../server/err.h"
+#include "../server/sbuf.h"
+#include "../server/token.h"
+#include "../server/validate.h"
+#include "../server/xalloc.h"
+#include "paging.h"
+
+#include <microhttpd.h>
+#include <string.h>
+
+#define TOKEN_DEFAULT_DAYS 90
+#define TOKEN_MAX_DAYS 730
+
+static bool is_scope(const char *s)
+{
+    return auth_scope_parse(s) != 0;
+}
+
+static const struct vfield create_fields[] = {
+    {"name", V_STRING, V_REQUIRED, 1, 100, NULL, NULL},
+    {"scopes", V_STRING_ARRAY, V_REQUIRED, 1, 9, is_scope,
+     "is not a scope (jobs:read, jobs:write, images:read, images:write, usage:read, "
+     "billing:write, audit:read, audit:ingest, admin)"},
+    {"expires_in_days", V_INT, 0, 1, TOKEN_MAX_DAYS, NULL, NULL},
+    {"tenant", V_STRING, V_NULLABLE, 0, 0, validate_slug, "must be a tenant slug"},
+};
+
+static const struct membership *membership_of(const struct actor *a, const char *slug)
+{
+    for (size_t i = 0; i < a->nmemberships; i++)
+        if (strcmp(a->memberships[i].slug, slug) == 0)
+            return &a->memberships[i];
+    return NULL;
+}
+
+int api_token_create(struct req *rq, struct resp *rs)
+{
+    if (!validate_object(rq->json, create_fields, sizeof create_fields / sizeof create_fields[0],
+                         rs))
+        return api_fail_fields(rs);
+    json_t *scopes = json_object_get(rq->json, "scopes");
+    unsigned bits = 0;
+    size_t i;
+    json_t *s;
+    json_array_foreach(scopes, i, s) bits |= auth_scope_parse(json_string_value(s));
+    if ((bits & ~rq->actor.scopes) != 0)
+        return api_fail(rs, MHD_HTTP_FORBIDDEN,
+                        "a token cannot create a token with scopes it does not have itself");
+    const char *tenant = vstr(rq->json, "tenant");
+    const struct membership *m = tenant ? membership_of(&rq->actor, tenant) : NULL;
+    if (tenant && !m) {
+        api_field_error(rs, "tenant", "you are not a member of tenant \"%s\"", tenant);
+        rs->err.status = MHD_HTTP_UNPROCESSABLE_CONTENT;
+        return api_fail_fields(rs);
+    }
+    if (rq->actor.token_tenant[0] && (!m || strcmp(m->tenant_id, rq->actor.token_tenant) != 0))
+        return api_fail(rs, MHD_HTTP_FORBIDDEN,
+                        "a tenant-bound token can only create tokens bound to its tenant");
+    json_t *days_j = json_object_get(rq->json, "expires_in_days");
+    int days = days_j ? (int)json_integer_value(days_j) : TOKEN_DEFAULT_DAYS;
+
+    struct sbuf csv = SBUF_INIT;
+    json_t *canon = auth_scopes_json(bits);
+    json_array_foreach(canon, i, s) {
+        if (csv.len)
+            sbuf_putc(&csv, ',');
+        sbuf_puts(&csv, json_string_value(s));
+    }
+    json_decref(canon);
+    char secret[TOKEN_LEN + 1], hash[65];
+    json_t *out = NULL;
+    int e = token_generate(secret, hash);
+    if (!e)
+        e = db_token_create(rq->db, rq->actor.user_id, m ? m->tenant_id : NULL,
+                            vstr(rq->json, "name"), hash, sbuf_str(&csv), days, &out);
+    sbuf_free(&csv);
+    if (e == AIDC_ECONFLICT)
+        return api_fail(rs, MHD_HTTP_CONFLICT, "token collision; try again");
+    if (e)
+        return e;
+    resp_audit(rs, "token", json_string_value(json_object_get(out, "id")),
+               json_pack("{s:O, s:O, s:O}", "name", json_object_get(out, "name"), "scopes",
+                         json_object_get(out, "scopes"), "tenant",
+                         json_object_get(out, "tenant")));
+    json_object_set_new(out, "token", json_string(secret));
+    return resp_json(rs, MHD_HTTP_CREATED, out);
+}
+
+int api_token_list(struct req *rq, struct resp *rs)
+{
+    struct page pg;
+    int e = paging_parse(rq, rs, &pg);
+    if (e)
+        return e;
+    char *id;
+    paging_split(pg.after, &id);
+    if (pg.after && (!id || !crypto_uuid_valid(id))) {
+        paging_free(&pg);
+        api_field_error(rs, "cursor", "is not a cursor this server issued");
+        return api_fail_fields(rs);
+    }
+    PGresult *r = NULL;
+    e = db_token_list(rq->db, rq->actor.user_id, pg.after, id, pg.limit, &r);
+    if (e == AIDC_EINVAL) {
+        api_field_error(rs, "cursor", "is not a cursor this server issued");
+        e = api_fail_fields(rs);
+    } else if (!e) {
+        e = paging_answer(rs, r, &pg);
+    }
+    PQclear(r);
+    paging_free(&pg);
+    return e;
+}
+
+int api_token_delete(struct req *rq, struct resp *rs)
+{
+    const char *id = req_param(rq, "id");
+    if (!crypto_uuid_valid(id)) {
+        api_field_error(rs, "id", "must be a UUID");
+        return api_fail_fields(rs);
+    }
+    json_t *out = NULL;
+    int e = db_token_revoke(rq->db, rq->actor.user_id, id, &out);
+    if (e == AIDC_ENOTFOUND)
+        return api_fail(rs, MHD_HTTP_NOT_FOUND, "token %s not found", id);
+    if (e)
+        return e;
+    resp_audit(rs, "token", id, json_pack("{s:O}", "name", json_object_get(out, "name")));
+    json_decref(out);
+    return resp_json(rs, MHD_HTTP_NO_CONTENT, NULL);
+}

@@ -1,0 +1,204 @@
+/*
+ * users.c - user accounts. Passwords are hashed before the transaction's
+ * first statement is sent, so the scrypt work never holds a transaction open.
+ * An admin cannot lock the platform out: the last enabled platform admin can
+ * neither be disabled nor lose the role, and nobody disables themselves.
+ */
+#include "users.h"
+
+#include "../db/users.h"
+#include "../server/auth.h"
+#include "../server/err.h"
+#include "../server/password.h"
+#include "../server/sbuf.h"
+#include "../server/validate.h"
+#include "../server/xalloc.h"
+#include "paging.h"
+
+#include <microhttpd.h>
+#include <string.h>
+
+static bool is_global_role(const char *s)
+{
+    return auth_global_role_parse(s) != 0;
+}
+
+#define USERNAME_MSG "must match ^[a-z][a-z0-9._-]{0,62}$"
+
+static const struct vfield create_fields[] = {
+    {"username", V_STRING, V_REQUIRED, 0, 0, validate_username, USERNAME_MSG},
+    {"password", V_STRING, V_REQUIRED, 0, 0, NULL, NULL},
+    {"email", V_STRING, V_NULLABLE, 0, 0, validate_email, "must be an email address"},
+    {"display_name", V_STRING, V_NULLABLE, 0, 200, NULL, NULL},
+    {"roles", V_STRING_ARRAY, 0, 0, 3, is_global_role,
+     "is not a global role (platform_admin, finance, auditor)"},
+};
+
+static const struct vfield update_fields[] = {
+    {"password", V_STRING, 0, 0, 0, NULL, NULL},
+    {"email", V_STRING, 0, 0, 0, validate_email, "must be an email address"},
+    {"display_name", V_STRING, 0, 0, 200, NULL, NULL},
+    {"roles", V_STRING_ARRAY, 0, 0, 3, is_global_role,
+     "is not a global role (platform_admin, finance, auditor)"},
+    {"disabled", V_BOOL, 0, 0, 0, NULL, NULL},
+};
+
+/* Roles array as a canonical comma-separated list (sorted, no duplicates). */
+static char *roles_csv(const json_t *roles)
+{
+    unsigned bits = 0;
+    size_t i;
+    json_t *r;
+    json_array_foreach(roles, i, r) bits |= auth_global_role_parse(json_string_value(r));
+    char buf[64];
+    auth_roles_csv(bits, buf, sizeof buf);
+    return xstrdup(buf);
+}
+
+static bool check_password(const char *pw, struct resp *rs)
+{
+    const char *why = pw ? password_policy_check(pw) : NULL;
+    if (why)
+        api_field_error(rs, "password", "%s", why);
+    return why == NULL;
+}
+
+static int check_username_param(struct req *rq, struct resp *rs, const char **out)
+{
+    *out = req_param(rq, "username");
+    if (!validate_username(*out)) {
+        api_field_error(rs, "username", USERNAME_MSG);
+        return api_fail_fields(rs);
+    }
+    return 0;
+}
+
+int api_user_create(struct req *rq, struct resp *rs)
+{
+    json_t *b = rq->json;
+    bool ok = validate_object(b, create_fields, sizeof create_fields / sizeof create_fields[0], rs);
+    ok = check_password(vstr(b, "password"), rs) && ok;
+    if (!ok)
+        return api_fail_fields(rs);
+    const char *username = vstr(b, "username");
+    char *hash = password_hash(vstr(b, "password"));
+    if (!hash)
+        return AIDC_EINTERNAL;
+    char *roles = roles_csv(json_object_get(b, "roles"));
+    json_t *out = NULL;
+    int e = db_user_create(rq->db, username, hash, vstr(b, "email"), vstr(b, "display_name"),
+                           roles, rq->actor.user_id, &out);
+    free(hash);
+    free(roles);
+    if (e == AIDC_ECONFLICT)
+        return api_fail(rs, MHD_HTTP_CONFLICT, "user \"%s\" already exists", username);
+    if (e)
+        return e;
+    char *loc = xasprintf("/api/v1/users/%s", username);
+    resp_header(rs, MHD_HTTP_HEADER_LOCATION, loc);
+    free(loc);
+    json_t *d = json_deep_copy(out);
+    resp_audit(rs, "user", username, d);
+    return resp_json(rs, MHD_HTTP_CREATED, out);
+}
+
+int api_user_list(struct req *rq, struct resp *rs)
+{
+    struct page pg;
+    int e = paging_parse(rq, rs, &pg);
+    if (e)
+        return e;
+    PGresult *r = NULL;
+    e = db_user_list(rq->db, pg.after, pg.limit, &r);
+    if (!e)
+        e = paging_answer(rs, r, &pg);
+    PQclear(r);
+    paging_free(&pg);
+    return e;
+}
+
+int api_user_get(struct req *rq, struct resp *rs)
+{
+    const char *username;
+    int e = check_username_param(rq, rs, &username);
+    if (e)
+        return e;
+    json_t *out = NULL;
+    e = db_user_get(rq->db, username, &out);
+    if (e == AIDC_ENOTFOUND)
+        return api_fail(rs, MHD_HTTP_NOT_FOUND, "user \"%s\" not found", username);
+    return e ? e : resp_json(rs, MHD_HTTP_OK, out);
+}
+
+/* Refuse changes that would lock out the acting admin or the platform. */
+static int guard_admins(struct req *rq, struct resp *rs, const char *username, bool disabling,
+                        const char *roles)
+{
+    bool self = rq->actor.username && strcmp(rq->actor.username, username) == 0;
+    bool dropping_admin = roles && !strstr(roles, "platform_admin");
+    if (self && disabling)
+        return api_fail(rs, MHD_HTTP_CONFLICT, "you cannot disable yourself");
+    if (self && dropping_admin)
+        return api_fail(rs, MHD_HTTP_CONFLICT, "you cannot remove your own platform_admin role");
+    if (!disabling && !dropping_admin)
+        return 0;
+    json_t *cur = NULL;
+    int e = db_user_get(rq->db, username, &cur);
+    if (e)
+        return e;
+    bool is_admin = false;
+    size_t i;
+    json_t *r;
+    json_array_foreach(json_object_get(cur, "roles"), i, r) is_admin |=
+        strcmp(json_string_value(r), "platform_admin") == 0;
+    json_decref(cur);
+    int others = 0;
+    if (is_admin && (e = db_user_other_admins(rq->db, username, &others)) != 0)
+        return e;
+    if (is_admin && others == 0)
+        return api_fail(rs, MHD_HTTP_CONFLICT,
+                        "\"%s\" is the last enabled platform admin", username);
+    return 0;
+}
+
+int api_user_update(struct req *rq, struct resp *rs)
+{
+    const char *username;
+    int e = check_username_param(rq, rs, &username);
+    if (e)
+        return e;
+    json_t *b = rq->json;
+    bool ok = validate_object(b, update_fields, sizeof update_fields / sizeof update_fields[0], rs);
+    ok = check_password(vstr(b, "password"), rs) && ok;
+    if (!ok)
+        return api_fail_fields(rs);
+    if (json_object_size(b) == 0)
+        return api_fail(rs, MHD_HTTP_BAD_REQUEST, "nothing to change: the body has no field");
+    json_t *dj = json_object_get(b, "disabled");
+    const char *disabled = dj ? (json_is_true(dj) ? "true" : "false") : NULL;
+    char *roles = vhas(b, "roles") ? roles_csv(json_object_get(b, "roles")) : NULL;
+    char *hash = NULL;
+    json_t *out = NULL;
+    if (vstr(b, "password") && !(hash = password_hash(vstr(b, "password")))) {
+        e = AIDC_EINTERNAL;
+        goto out;
+    }
+    e = guard_admins(rq, rs, username, json_is_true(dj), roles);
+    if (e == AIDC_ENOTFOUND)
+        e = api_fail(rs, MHD_HTTP_NOT_FOUND, "user \"%s\" not found", username);
+    if (e)
+        goto out;
+    e = db_user_update(rq->db, username, vstr(b, "display_name"), vstr(b, "email"), hash, disabled,
+                       roles, rq->actor.user_id, &out);
+    if (e == AIDC_ENOTFOUND)
+        e = api_fail(rs, MHD_HTTP_NOT_FOUND, "user \"%s\" not found", username);
+    if (e)
+        goto out;
+    json_t *d = json_deep_copy(b); /* the password is redacted by the audit writer */
+    resp_audit(rs, "user", username, d);
+    resp_json(rs, MHD_HTTP_OK, out);
+out:
+    free(roles);
+    free(hash);
+    return e;
+}

@@ -1,0 +1,42 @@
+/*
+ * audit.h - recording audit events (the write path).
+ *
+ * A state change records its event in the same transaction as the change
+ * (audit_record), so one never exists without the other. Refusals - failed
+ * logins, 401s, 403s - are recorded by audit_record_now in a transaction of
+ * their own, after the request's transaction was rolled back. Details are
+ * stored with secrets redacted (audit_redact). Who, from where and which
+ * request come from the struct req.
+ */
+#ifndef AIDC_AUDIT_H
+#define AIDC_AUDIT_H
+
+#include "../server/request.h"
+
+#include <jansson.h>
+
+struct audit_event {
+    const char *action;        /* "project.create", "auth.login", ... */
+    const char *resource_type; /* "project", "user", ... (NULL: none) */
+    const char *resource_id;   /* its id or name (NULL: none) */
+    const char *outcome;       /* "success" (default), "denied" or "error" */
+    int status;                /* HTTP status of the answer (0: not known yet) */
+    json_t *details;           /* borrowed; a redacted copy is stored */
+    const char *tenant_id;     /* default: the request's tenant */
+    const char *tenant_slug;
+};
+
+/* Queue ev in rq's open transaction. 0 or an aidc_err. */
+int audit_record(struct req *rq, const struct audit_event *ev);
+/* Write ev at once, in its own transaction (no transaction may be open). */
+int audit_record_now(struct req *rq, const struct audit_event *ev);
+/*
+ * Replace, in place and recursively, the value of every key that names a
+ * secret (password, token, secret, authorization, cookie, credentials,
+ * private key...) with "[redacted]".
+ */
+void audit_redact(json_t *details);
+/* True if an object key names a secret. */
+int audit_key_is_secret(const char *key);
+
+#endif

@@ -1,0 +1,472 @@
+/*
+ * db.c - a pipelined libpq connection with prepared statements.
+ *
+ * Invariant: every batch sent to the server ends with a Sync before its results
+ * are read, and `pending` lists, in order, what the server will answer: one
+ * entry per statement and one per Sync. Reading always drains the whole list,
+ * so the connection is idle (nothing pending) whenever control returns to a
+ * caller that waited, and an entry's error is attributed to the right caller.
+ */
+#include "db.h"
+
+#include "../server/err.h"
+#include "../server/log.h"
+#include "../server/xalloc.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+enum pend_kind {
+    PEND_CHECK,  /* a queued statement: errors matter to the transaction */
+    PEND_WANT,   /* the statement whose result the caller is waiting for */
+    PEND_LAX,    /* a statement nobody waits for: errors are only logged */
+    PEND_SYNC,   /* a Sync */
+};
+
+#define MAX_PENDING 64
+
+struct db {
+    PGconn *conn;
+    char *url;
+    char *appname;
+    bool up;
+    bool in_tx;
+    bool tx_failed; /* a statement of the open transaction failed */
+    int tx_err;     /* ...with this code */
+    bool connected_once;
+    time_t next_attempt;
+    enum pend_kind pending[MAX_PENDING];
+    int npending;
+    struct db_error last;
+};
+
+static atomic_ulong reconnects;
+
+static const struct db_stmt st_begin = {"aidc_begin", "BEGIN", 0};
+static const struct db_stmt st_commit = {"aidc_commit", "COMMIT", 0};
+static const struct db_stmt st_rollback = {"aidc_rollback", "ROLLBACK", 0};
+static const struct db_stmt st_ctx = {
+    "aidc_ctx",
+    "SELECT set_config('aidc.user_id', $1, true), set_config('aidc.roles', $2, true),"
+    " set_config('aidc.read_tenants', $3, true), set_config('aidc.admin_tenants', $4, true),"
+    " set_config('aidc.member_tenants', $5, true), set_config('aidc.request_id', $6, true),"
+    " set_config('statement_timeout', $7, true)",
+    7};
+static const struct db_stmt *const core_stmts[] = {&st_begin, &st_commit, &st_rollback, &st_ctx,
+                                                   NULL};
+
+unsigned long db_reconnect_count(void)
+{
+    return atomic_load(&reconnects);
+}
+
+struct db *db_open(const char *url, const char *application_name)
+{
+    struct db *db = xcalloc(1, sizeof *db);
+    db->url = xstrdup(url);
+    db->appname = xstrdup(application_name ? application_name : "aidcd");
+    return db;
+}
+
+static void drop_conn(struct db *db)
+{
+    if (db->conn)
+        PQfinish(db->conn);
+    db->conn = NULL;
+    db->up = false;
+    db->in_tx = false;
+    db->tx_failed = false;
+    db->npending = 0;
+}
+
+void db_close(struct db *db)
+{
+    if (!db)
+        return;
+    drop_conn(db);
+    free(db->url);
+    free(db->appname);
+    free(db);
+}
+
+bool db_is_up(const struct db *db)
+{
+    return db->up;
+}
+
+bool db_in_tx(const struct db *db)
+{
+    return db->in_tx;
+}
+
+const struct db_error *db_last_error(const struct db *db)
+{
+    return &db->last;
+}
+
+static void set_error(struct db *db, const PGresult *r, const char *fallback)
+{
+    memset(&db->last, 0, sizeof db->last);
+    const char *s = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
+    if (s)
+        snprintf(db->last.sqlstate, sizeof db->last.sqlstate, "%s", s);
+    s = r ? PQresultErrorField(r, PG_DIAG_CONSTRAINT_NAME) : NULL;
+    if (s)
+        snprintf(db->last.constraint, sizeof db->last.constraint, "%s", s);
+    s = r ? PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY) : NULL;
+    if (!s)
+        s = db->conn ? PQerrorMessage(db->conn) : fallback;
+    snprintf(db->last.message, sizeof db->last.message, "%s", s ? s : fallback);
+    size_t n = strlen(db->last.message);
+    while (n > 0 && db->last.message[n - 1] == '\n')
+        db->last.message[--n] = '\0';
+}
+
+/* SQLSTATE -> aidc error code: the one place that knows the mapping. */
+static int map_sqlstate(const char *st)
+{
+    if (!st[0])
+        return AIDC_EUNAVAIL;
+    if (strcmp(st, "23505") == 0 || strcmp(st, "23503") == 0 || strcmp(st, "23P01") == 0)
+        return AIDC_ECONFLICT;
+    if (strcmp(st, "40001") == 0 || strcmp(st, "40P01") == 0)
+        return AIDC_ERETRY;
+    if (strcmp(st, "42501") == 0)
+        return AIDC_EFORBIDDEN;
+    if (strncmp(st, "22", 2) == 0 || strcmp(st, "23514") == 0 || strcmp(st, "23502") == 0)
+        return AIDC_EINVAL;
+    if (strncmp(st, "08", 2) == 0 || strncmp(st, "57P", 3) == 0 || strcmp(st, "53300") == 0)
+        return AIDC_EUNAVAIL;
+    return AIDC_EINTERNAL;
+}
+
+static int conn_lost(struct db *db)
+{
+    log_warn("database connection lost: %s", db->last.message);
+    drop_conn(db);
+    return AIDC_EUNAVAIL;
+}
+
+static bool push(struct db *db, enum pend_kind k)
+{
+    if (db->npending >= MAX_PENDING)
+        return false;
+    db->pending[db->npending++] = k;
+    return true;
+}
+
+/*
+ * Read the answers to everything pending. The PEND_WANT result (if any) is
+ * returned through *want. Returns 0 or the first error among CHECK/WANT
+ * entries.
+ */
+static int drain(struct db *db, PGresult **want)
+{
+    int first_err = 0;
+    if (want)
+        *want = NULL;
+    for (int i = 0; i < db->npending; i++) {
+        enum pend_kind k = db->pending[i];
+        if (k == PEND_SYNC) {
+            PGresult *r = PQgetResult(db->conn);
+            ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
+            if (st != PGRES_PIPELINE_SYNC) {
+                set_error(db, r, "lost synchronisation with the server");
+                PQclear(r);
+                db->npending = 0;
+                return conn_lost(db);
+            }
+            PQclear(r);
+            continue;
+        }
+        PGresult *r;
+        int got = 0;
+        while ((r = PQgetResult(db->conn)) != NULL) {
+            ExecStatusType st = PQresultStatus(r);
+            got++;
+            if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
+                if (k == PEND_WANT && want && !*want) {
+                    *want = r;
+                    continue;
+                }
+            } else if (st == PGRES_PIPELINE_ABORTED) {
+                if (!first_err && k != PEND_LAX)
+                    first_err = db->tx_err ? db->tx_err : AIDC_EINTERNAL;
+            } else {
+                set_error(db, r, "query failed");
+                int e = map_sqlstate(db->last.sqlstate);
+                if (PQstatus(db->conn) == CONNECTION_BAD) {
+                    PQclear(r);
+                    db->npending = 0;
+                    return conn_lost(db);
+                }
+                if (k == PEND_LAX) {
+                    log_warn("background statement failed: %s", db->last.message);
+                } else if (!first_err) {
+                    first_err = e;
+                }
+                if (db->in_tx && k != PEND_LAX) {
+                    db->tx_failed = true;
+                    db->tx_err = e;
+                }
+            }
+            PQclear(r);
+        }
+        if (got == 0 && PQstatus(db->conn) == CONNECTION_BAD) {
+            set_error(db, NULL, "connection lost");
+            db->npending = 0;
+            return conn_lost(db);
+        }
+    }
+    db->npending = 0;
+    if (first_err && want && *want) {
+        PQclear(*want);
+        *want = NULL;
+    }
+    return first_err;
+}
+
+static int send_stmt(struct db *db, const struct db_stmt *stmt, const char *const *params,
+                     enum pend_kind k)
+{
+    if (!PQsendQueryPrepared(db->conn, stmt->name, stmt->nparams, params, NULL, NULL, 0) ||
+        !push(db, k)) {
+        set_error(db, NULL, "cannot send statement");
+        if (PQstatus(db->conn) == CONNECTION_BAD)
+            return conn_lost(db);
+        log_error("cannot send statement %s: %s", stmt->name, db->last.message);
+        return AIDC_EINTERNAL;
+    }
+    return 0;
+}
+
+static int sync_and_drain(struct db *db, PGresult **want)
+{
+    if (!PQpipelineSync(db->conn) || !push(db, PEND_SYNC)) {
+        set_error(db, NULL, "cannot flush to the server");
+        return conn_lost(db);
+    }
+    return drain(db, want);
+}
+
+static int prepare_list(struct db *db, const struct db_stmt *const *list)
+{
+    for (size_t i = 0; list[i]; i++) {
+        if (!PQsendPrepare(db->conn, list[i]->name, list[i]->sql, list[i]->nparams, NULL) ||
+            !push(db, PEND_CHECK)) {
+            set_error(db, NULL, "cannot prepare");
+            return AIDC_EINTERNAL;
+        }
+        /* Keep the pipeline short: answers are read every few dozen. */
+        if (db->npending >= MAX_PENDING - 2) {
+            int e = sync_and_drain(db, NULL);
+            if (e) {
+                log_error("cannot prepare %s: %s", list[i]->name, db->last.message);
+                return e;
+            }
+        }
+    }
+    return 0;
+}
+
+static int prepare_all(struct db *db)
+{
+    int e = prepare_list(db, core_stmts);
+    for (size_t m = 0; !e && db_registry[m]; m++)
+        e = prepare_list(db, db_registry[m]);
+    if (!e)
+        e = sync_and_drain(db, NULL);
+    if (e)
+        log_error("cannot prepare statements: %s", db->last.message);
+    return e;
+}
+
+static int connect_now(struct db *db)
+{
+    const char *keys[] = {"connect_timeout", "application_name", "client_encoding", "dbname",
+                          NULL};
+    const char *vals[] = {"5", db->appname, "UTF8", db->url, NULL};
+    db->conn = PQconnectdbParams(keys, vals, 1);
+    if (!db->conn || PQstatus(db->conn) != CONNECTION_OK) {
+        set_error(db, NULL, "cannot connect");
+        drop_conn(db);
+        return AIDC_EUNAVAIL;
+    }
+    /* Session settings PgBouncer tracks per client, so they survive pooling. */
+    PGresult *r = PQexec(db->conn, "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'");
+    bool ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
+    if (!ok)
+        set_error(db, r, "cannot set session");
+    PQclear(r);
+    if (!ok || !PQenterPipelineMode(db->conn)) {
+        drop_conn(db);
+        return AIDC_EUNAVAIL;
+    }
+    int e = prepare_all(db);
+    if (e) {
+        drop_conn(db);
+        return e == AIDC_EUNAVAIL ? e : AIDC_EINTERNAL;
+    }
+    db->up = true;
+    return 0;
+}
+
+int db_ensure(struct db *db)
+{
+    if (db->up)
+        return 0;
+    time_t now = time(NULL);
+    if (now < db->next_attempt)
+        return AIDC_EUNAVAIL;
+    db->next_attempt = now + 1;
+    int e = connect_now(db);
+    if (e) {
+        log_warn("database unavailable: %s", db->last.message);
+        return e;
+    }
+    if (db->connected_once)
+        atomic_fetch_add(&reconnects, 1);
+    db->connected_once = true;
+    memset(&db->last, 0, sizeof db->last);
+    return 0;
+}
+
+int db_begin(struct db *db, const struct db_ctx *ctx)
+{
+    int e = db_ensure(db);
+    if (e)
+        return e;
+    if (db->in_tx) {
+        log_error("db_begin inside a transaction");
+        return AIDC_EINTERNAL;
+    }
+    char timeout[16];
+    snprintf(timeout, sizeof timeout, "%d", ctx && ctx->statement_timeout_ms > 0 ? ctx->statement_timeout_ms : 0);
+    const char *p[7] = {
+        ctx && ctx->user_id ? ctx->user_id : "",
+        ctx && ctx->roles ? ctx->roles : "",
+        ctx && ctx->read_tenants ? ctx->read_tenants : "",
+        ctx && ctx->admin_tenants ? ctx->admin_tenants : "",
+        ctx && ctx->member_tenants ? ctx->member_tenants : "",
+        ctx && ctx->request_id ? ctx->request_id : "",
+        timeout,
+    };
+    db->in_tx = true;
+    db->tx_failed = false;
+    db->tx_err = 0;
+    e = send_stmt(db, &st_begin, NULL, PEND_CHECK);
+    if (!e)
+        e = send_stmt(db, &st_ctx, p, PEND_CHECK);
+    if (e)
+        db->in_tx = false;
+    return e;
+}
+
+PGresult *db_query(struct db *db, const struct db_stmt *stmt, const char *const *params, int *err)
+{
+    PGresult *r = NULL;
+    int e = db_ensure(db);
+    if (!e && db->in_tx && db->tx_failed)
+        e = db->tx_err ? db->tx_err : AIDC_EINTERNAL;
+    if (!e)
+        e = send_stmt(db, stmt, params, PEND_WANT);
+    if (!e)
+        e = sync_and_drain(db, &r);
+    if (!e && !r) {
+        set_error(db, NULL, "no result");
+        e = AIDC_EINTERNAL;
+    }
+    if (e && e != AIDC_ECONFLICT && e != AIDC_EINVAL && e != AIDC_EUNAVAIL && e != AIDC_ERETRY)
+        log_error("statement %s failed: %s (%s)", stmt->name, db->last.message, db->last.sqlstate);
+    if (err)
+        *err = e;
+    return e ? NULL : r;
+}
+
+int db_exec(struct db *db, const struct db_stmt *stmt, const char *const *params)
+{
+    int e;
+    PGresult *r = db_query(db, stmt, params, &e);
+    PQclear(r);
+    return e;
+}
+
+int db_queue(struct db *db, const struct db_stmt *stmt, const char *const *params)
+{
+    if (!db->up || !db->in_tx) {
+        log_error("db_queue(%s) outside a transaction", stmt->name);
+        return AIDC_EINTERNAL;
+    }
+    if (db->npending >= MAX_PENDING - 4) {
+        int e = sync_and_drain(db, NULL);
+        if (e)
+            return e;
+    }
+    return send_stmt(db, stmt, params, PEND_CHECK);
+}
+
+int db_commit(struct db *db)
+{
+    if (!db->in_tx)
+        return 0;
+    if (!db->up)
+        return AIDC_EUNAVAIL;
+    int e;
+    if (db->tx_failed) {
+        e = db->tx_err ? db->tx_err : AIDC_EINTERNAL;
+        db_rollback(db);
+        return e;
+    }
+    e = send_stmt(db, &st_commit, NULL, PEND_CHECK);
+    if (!e)
+        e = sync_and_drain(db, NULL);
+    if (e && db->up) {
+        /* A failed queued statement aborted the transaction: COMMIT became a
+         * no-op rollback on the server, but a pipeline abort may leave it open. */
+        db->in_tx = true;
+        db->tx_failed = true;
+        db_rollback(db);
+    }
+    db->in_tx = false;
+    return e;
+}
+
+void db_commit_nowait(struct db *db)
+{
+    if (!db->in_tx || !db->up)
+        return;
+    if (db->tx_failed) {
+        db_rollback(db);
+        return;
+    }
+    db->in_tx = false;
+    /* The answers are read (and errors logged) by the next use of db. */
+    for (int i = 0; i < db->npending; i++)
+        if (db->pending[i] == PEND_CHECK)
+            db->pending[i] = PEND_LAX;
+    if (send_stmt(db, &st_commit, NULL, PEND_LAX) == 0 &&
+        (!PQpipelineSync(db->conn) || !push(db, PEND_SYNC)))
+        conn_lost(db);
+}
+
+void db_rollback(struct db *db)
+{
+    if (!db->in_tx || !db->up) {
+        db->in_tx = false;
+        return;
+    }
+    db->in_tx = false;
+    db->tx_failed = false;
+    for (int i = 0; i < db->npending; i++)
+        if (db->pending[i] == PEND_CHECK || db->pending[i] == PEND_WANT)
+            db->pending[i] = PEND_LAX;
+    if (send_stmt(db, &st_rollback, NULL, PEND_LAX) == 0) {
+        if (!PQpipelineSync(db->conn) || !push(db, PEND_SYNC))
+            conn_lost(db);
+        else
+            (void)drain(db, NULL); /* keep the connection idle between requests */
+    }
+}

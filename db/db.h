@@ -1,0 +1,104 @@
+/*
+ * db.h - one PostgreSQL connection, its prepared statements and transactions.
+ *
+ * A struct db belongs to exactly one thread (an HTTP worker or a background
+ * worker); it is never shared. It connects lazily, prepares every statement of
+ * every db/ module once per connection, and reconnects by itself after a
+ * failure (at most one attempt per second, so a dead database costs requests
+ * nothing but a fast 503).
+ *
+ * The connection stays in libpq pipeline mode: statements whose result only
+ * needs checking for errors (BEGIN, the tenant context, audit inserts, COMMIT
+ * of a read-only transaction) are queued and travel with the next statement
+ * whose result is needed, so a request transaction costs about one network
+ * round trip per result the handler actually reads.
+ *
+ * Transactions carry the row-level-security context (db_ctx): who acts, with
+ * which global roles, and which tenants it may read, administer or submit to.
+ */
+#ifndef AIDC_DB_H
+#define AIDC_DB_H
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+
+/* A named prepared statement. Defined as a static const in its db/ module. */
+struct db_stmt {
+    const char *name;
+    const char *sql;
+    int nparams;
+};
+
+/* The row-level-security context of a transaction; NULL fields mean "none". */
+struct db_ctx {
+    const char *user_id;        /* acting user's UUID */
+    const char *roles;          /* global roles, comma-separated (or "system") */
+    const char *read_tenants;   /* tenant UUIDs the actor may read, comma-separated */
+    const char *admin_tenants;  /* ... may administer (tenant_admin) */
+    const char *member_tenants; /* ... may submit to (member or tenant_admin) */
+    const char *request_id;
+    int statement_timeout_ms; /* 0 = the server's default */
+};
+
+/* What the last failed statement said; fields are empty when not known. */
+struct db_error {
+    char sqlstate[6];
+    char constraint[64];
+    char message[256];
+};
+
+struct db;
+
+/* A lazily-connecting handle for url (nothing is sent yet). */
+struct db *db_open(const char *url, const char *application_name);
+void db_close(struct db *db);
+
+/*
+ * Connect (and prepare statements) if not connected. Returns 0, or
+ * AIDC_EUNAVAIL when the database cannot be reached (retried at most once a
+ * second; calls in between fail at once).
+ */
+int db_ensure(struct db *db);
+/* True after a successful db_ensure until the connection is found broken. */
+bool db_is_up(const struct db *db);
+
+/* Start a transaction with ctx (queued: sent with the next query). */
+int db_begin(struct db *db, const struct db_ctx *ctx);
+/* Commit and wait for the outcome: 0, or the error that ended the transaction. */
+int db_commit(struct db *db);
+/* Commit without waiting (read-only work; a failure is only logged). */
+void db_commit_nowait(struct db *db);
+/* Roll back if a transaction is open. */
+void db_rollback(struct db *db);
+bool db_in_tx(const struct db *db);
+
+/*
+ * Run stmt with params (nparams of the statement; NULL = SQL NULL) and wait for
+ * its result. Outside a transaction it runs alone. Returns the result (the
+ * caller PQclear()s it) or NULL with *err set (AIDC_ECONFLICT for a unique or
+ * foreign-key violation, AIDC_EINVAL for bad input values, AIDC_EFORBIDDEN for
+ * a row-level-security refusal, AIDC_ERETRY for serialization failures,
+ * AIDC_EUNAVAIL when the connection is lost, AIDC_EINTERNAL otherwise).
+ */
+PGresult *db_query(struct db *db, const struct db_stmt *stmt, const char *const *params, int *err);
+/* Like db_query, for statements returning nothing of interest: 0 or an error. */
+int db_exec(struct db *db, const struct db_stmt *stmt, const char *const *params);
+/*
+ * Queue stmt without waiting; its error (if any) surfaces at the next
+ * db_query/db_commit of the transaction. Only valid inside a transaction.
+ */
+int db_queue(struct db *db, const struct db_stmt *stmt, const char *const *params);
+
+/* Details of the most recent failure (valid until the next call). */
+const struct db_error *db_last_error(const struct db *db);
+
+/* Number of reconnects done by all connections since start (for /metrics). */
+unsigned long db_reconnect_count(void);
+
+/*
+ * Every prepared statement of every db/ module, NULL-terminated lists (defined
+ * in db/registry.c). db_ensure prepares them all on each new connection.
+ */
+extern const struct db_stmt *const *const db_registry[];
+
+#endif

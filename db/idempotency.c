@@ -1,0 +1,70 @@
+/* idempotency.c - idempotency_keys rows. */
+#include "idempotency.h"
+
+#include "../server/xalloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct db_stmt st_get = {
+    "idem_get",
+    "SELECT request_hash, status, response, location, expires_at <= now()"
+    " FROM idempotency_keys WHERE user_id = $1::uuid AND key = $2",
+    2};
+
+static const struct db_stmt st_forget = {
+    "idem_forget",
+    "DELETE FROM idempotency_keys WHERE user_id = $1::uuid AND key = $2 AND expires_at <= now()",
+    2};
+
+/* A plain INSERT: a concurrent request with the same key makes it fail with a
+ * unique violation at commit, so exactly one of them takes effect. */
+static const struct db_stmt st_put = {
+    "idem_put",
+    "INSERT INTO idempotency_keys (user_id, key, request_hash, status, response, location,"
+    " expires_at) VALUES ($1::uuid, $2, $3, $4::int, $5, $6,"
+    " now() + make_interval(secs => $7::int))",
+    7};
+
+const struct db_stmt *const db_idempotency_stmts[] = {&st_get, &st_forget, &st_put, NULL};
+
+int db_idem_get(struct db *db, const char *user_id, const char *key, struct idem_hit *out)
+{
+    const char *p[2] = {user_id, key};
+    int e;
+    memset(out, 0, sizeof *out);
+    PGresult *r = db_query(db, &st_get, p, &e);
+    if (!r)
+        return e;
+    if (PQntuples(r) == 1 && PQgetvalue(r, 0, 4)[0] == 't') {
+        PQclear(r);
+        return db_queue(db, &st_forget, p); /* expired: the key may be used afresh */
+    }
+    if (PQntuples(r) == 1) {
+        out->found = 1;
+        snprintf(out->request_hash, sizeof out->request_hash, "%s", PQgetvalue(r, 0, 0));
+        out->status = atoi(PQgetvalue(r, 0, 1));
+        out->response = xstrdup(PQgetvalue(r, 0, 2));
+        out->location = PQgetisnull(r, 0, 3) ? NULL : xstrdup(PQgetvalue(r, 0, 3));
+    }
+    PQclear(r);
+    return 0;
+}
+
+void db_idem_hit_free(struct idem_hit *h)
+{
+    free(h->response);
+    free(h->location);
+    h->response = h->location = NULL;
+}
+
+int db_idem_put(struct db *db, const char *user_id, const char *key, const char *request_hash,
+                int status, const char *response, const char *location, int ttl_seconds)
+{
+    char st[16], ttl[16];
+    snprintf(st, sizeof st, "%d", status);
+    snprintf(ttl, sizeof ttl, "%d", ttl_seconds);
+    const char *p[7] = {user_id, key, request_hash, st, response, location, ttl};
+    return db_queue(db, &st_put, p);
+}

@@ -1,0 +1,81 @@
+/* projects.c - projects. */
+#include "projects.h"
+
+#include "rowjson.h"
+
+#include <stdio.h>
+
+#define PROJECT_COLS                                                                              \
+    "p.id, t.slug AS tenant, p.slug, p.name, p.description,"                                     \
+    " (SELECT username FROM users WHERE id = p.created_by) AS created_by,"                       \
+    " p.created_at, p.updated_at"
+
+static const struct db_stmt st_create = {
+    "project_create",
+    "WITH p AS (INSERT INTO projects (tenant_id, slug, name, description, created_by)"
+    "           VALUES ($1::uuid, $2, $3, coalesce($4, ''), $5::uuid) RETURNING *)"
+    " SELECT " PROJECT_COLS " FROM p JOIN tenants t ON t.id = p.tenant_id",
+    5};
+static const struct db_stmt st_list = {
+    "project_list",
+    "SELECT " PROJECT_COLS ", p.slug AS _cursor FROM projects p JOIN tenants t ON t.id = p.tenant_id"
+    " WHERE p.tenant_id = $1::uuid AND p.deleted_at IS NULL AND ($2::text IS NULL OR p.slug > $2)"
+    " ORDER BY p.slug LIMIT $3::int + 1",
+    3};
+static const struct db_stmt st_get = {
+    "project_get",
+    "SELECT " PROJECT_COLS " FROM projects p JOIN tenants t ON t.id = p.tenant_id"
+    " WHERE p.tenant_id = $1::uuid AND p.slug = $2 AND p.deleted_at IS NULL",
+    2};
+static const struct db_stmt st_update = {
+    "project_update",
+    "WITH p AS (UPDATE projects SET name = coalesce($3, name),"
+    "           description = coalesce($4, description), updated_at = now()"
+    "           WHERE tenant_id = $1::uuid AND slug = $2 AND deleted_at IS NULL RETURNING *)"
+    " SELECT " PROJECT_COLS " FROM p JOIN tenants t ON t.id = p.tenant_id",
+    4};
+static const struct db_stmt st_delete = {
+    "project_delete",
+    "UPDATE projects SET deleted_at = now(), updated_at = now()"
+    " WHERE tenant_id = $1::uuid AND slug = $2 AND deleted_at IS NULL RETURNING id",
+    2};
+
+const struct db_stmt *const db_projects_stmts[] = {&st_create, &st_list, &st_get, &st_update,
+                                                   &st_delete, NULL};
+
+int db_project_create(struct db *db, const char *tenant_id, const char *slug, const char *name,
+                      const char *description, const char *created_by, json_t **out)
+{
+    const char *p[5] = {tenant_id, slug, name, description, created_by};
+    return rowjson_query_one(db, &st_create, p, out);
+}
+
+int db_project_list(struct db *db, const char *tenant_id, const char *after, int limit,
+                    PGresult **out)
+{
+    char lim[16];
+    snprintf(lim, sizeof lim, "%d", limit);
+    const char *p[3] = {tenant_id, after, lim};
+    int e;
+    *out = db_query(db, &st_list, p, &e);
+    return e;
+}
+
+int db_project_get(struct db *db, const char *tenant_id, const char *slug, json_t **out)
+{
+    const char *p[2] = {tenant_id, slug};
+    return rowjson_query_one(db, &st_get, p, out);
+}
+
+int db_project_update(struct db *db, const char *tenant_id, const char *slug, const char *name,
+                      const char *description, json_t **out)
+{
+    const char *p[4] = {tenant_id, slug, name, description};
+    return rowjson_query_one(db, &st_update, p, out);
+}
+
+int db_project_delete(struct db *db, const char *tenant_id, const char *slug, json_t **out)
+{
+    const char *p[2] = {tenant_id, slug};
+    return rowjson_query_one(db, &st_delete, p, out);
+}

@@ -1,0 +1,28 @@
+/*
+ * projects.h - projects of a tenant. Deleted projects are kept (marked
+ * deleted_at) for the jobs, usage and invoices that name them; their slug
+ * becomes free again.
+ */
+#ifndef AIDC_DB_PROJECTS_H
+#define AIDC_DB_PROJECTS_H
+
+#include "db.h"
+
+#include <jansson.h>
+
+/* AIDC_ECONFLICT: slug taken in this tenant. */
+int db_project_create(struct db *db, const char *tenant_id, const char *slug, const char *name,
+                      const char *description, const char *created_by, json_t **out);
+/* Up to limit+1 live projects with slug > after, by slug. */
+int db_project_list(struct db *db, const char *tenant_id, const char *after, int limit,
+                    PGresult **out);
+int db_project_get(struct db *db, const char *tenant_id, const char *slug, json_t **out);
+/* name/description NULL = keep. */
+int db_project_update(struct db *db, const char *tenant_id, const char *slug, const char *name,
+                      const char *description, json_t **out);
+/* Mark deleted; *out receives the project's id. AIDC_ENOTFOUND when absent. */
+int db_project_delete(struct db *db, const char *tenant_id, const char *slug, json_t **out);
+
+extern const struct db_stmt *const db_projects_stmts[];
+
+#endif

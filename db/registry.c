@@ -1,0 +1,18 @@
+/*
+ * registry.c - the list of every db/ module's prepared statements. A new
+ * db/ module adds its list here; db_ensure prepares them all.
+ */
+#include "auditlog.h"
+#include "db.h"
+#include "health.h"
+#include "idempotency.h"
+#include "identity.h"
+#include "projects.h"
+#include "tenants.h"
+#include "tokens.h"
+#include "users.h"
+
+const struct db_stmt *const *const db_registry[] = {
+    db_identity_stmts, db_auditlog_stmts, db_idempotency_stmts, db_tenants_stmts,
+    db_projects_stmts, db_users_stmts,    db_tokens_stmts,      db_health_stmts, NULL,
+};

@@ -1,0 +1,164 @@
+/* rowjson.c - PGresult rows to jansson by column type OID. */
+#include "rowjson.h"
+
+#include "../server/err.h"
+#include "../server/log.h"
+#include "db.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Built-in type OIDs (stable; see pg_type.dat). */
+enum {
+    OID_BOOL = 16,
+    OID_INT8 = 20,
+    OID_INT2 = 21,
+    OID_INT4 = 23,
+    OID_JSON = 114,
+    OID_FLOAT4 = 700,
+    OID_FLOAT8 = 701,
+    OID_TIMESTAMPTZ = 1184,
+    OID_JSONB = 3802,
+};
+
+int rowjson_timestamp(const char *pg, char *out, size_t outsz)
+{
+    struct tm tm = {0};
+    int consumed = 0;
+    if (sscanf(pg, "%4d-%2d-%2d %2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+               &tm.tm_min, &tm.tm_sec, &consumed) != 6 ||
+        consumed != 19)
+        return AIDC_EINVAL;
+    const char *p = pg + 19;
+    char frac[16] = "";
+    if (*p == '.') {
+        size_t n = strspn(p + 1, "0123456789");
+        if (n == 0 || n > 9)
+            return AIDC_EINVAL;
+        snprintf(frac, sizeof frac, ".%.*s", (int)n, p + 1);
+        p += 1 + n;
+    }
+    int sign = 0, oh = 0, om = 0, os = 0;
+    if (*p == '+' || *p == '-') {
+        sign = *p == '-' ? -1 : 1;
+        if (sscanf(p + 1, "%2d", &oh) != 1)
+            return AIDC_EINVAL;
+        p += 3;
+        if (*p == ':') {
+            if (sscanf(p + 1, "%2d", &om) != 1)
+                return AIDC_EINVAL;
+            p += 3;
+        }
+        if (*p == ':') {
+            if (sscanf(p + 1, "%2d", &os) != 1)
+                return AIDC_EINVAL;
+            p += 3;
+        }
+    }
+    if (*p != '\0')
+        return AIDC_EINVAL;
+    tm.tm_year -= 1900;
+    tm.tm_mon -= 1;
+    time_t t = timegm(&tm) - sign * (oh * 3600 + om * 60 + os);
+    struct tm u;
+    if (!gmtime_r(&t, &u))
+        return AIDC_EINVAL;
+    int n = snprintf(out, outsz, "%04d-%02d-%02dT%02d:%02d:%02d%sZ", u.tm_year + 1900,
+                     u.tm_mon + 1, u.tm_mday, u.tm_hour, u.tm_min, u.tm_sec, frac);
+    return n < 0 || (size_t)n >= outsz ? AIDC_EINVAL : 0;
+}
+
+static json_t *cell(const PGresult *r, int row, int col)
+{
+    if (PQgetisnull(r, row, col))
+        return json_null();
+    const char *v = PQgetvalue(r, row, col);
+    char ts[48];
+    switch (PQftype(r, col)) {
+    case OID_BOOL:
+        return json_boolean(v[0] == 't');
+    case OID_INT2:
+    case OID_INT4:
+    case OID_INT8:
+        return json_integer(strtoll(v, NULL, 10));
+    case OID_FLOAT4:
+    case OID_FLOAT8:
+        return json_real(strtod(v, NULL));
+    case OID_JSON:
+    case OID_JSONB: {
+        json_error_t jerr;
+        json_t *j = json_loads(v, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
+        if (!j)
+            log_error("column %s holds bad json: %s", PQfname(r, col), jerr.text);
+        return j;
+    }
+    case OID_TIMESTAMPTZ:
+        if (rowjson_timestamp(v, ts, sizeof ts) == 0)
+            return json_string(ts);
+        log_error("column %s holds an unexpected timestamp \"%s\"", PQfname(r, col), v);
+        return NULL;
+    default:
+        return json_stringn(v, (size_t)PQgetlength(r, row, col));
+    }
+}
+
+json_t *rowjson_object(const PGresult *r, int row)
+{
+    json_t *o = json_object();
+    if (!o)
+        return NULL;
+    int n = PQnfields(r);
+    for (int c = 0; c < n; c++) {
+        const char *name = PQfname(r, c);
+        if (name[0] == '_')
+            continue;
+        json_t *v = cell(r, row, c);
+        if (!v || json_object_set_new(o, name, v) != 0) {
+            json_decref(o);
+            return NULL;
+        }
+    }
+    return o;
+}
+
+json_t *rowjson_array(const PGresult *r)
+{
+    json_t *a = json_array();
+    if (!a)
+        return NULL;
+    int n = PQntuples(r);
+    for (int i = 0; i < n; i++) {
+        json_t *o = rowjson_object(r, i);
+        if (!o || json_array_append_new(a, o) != 0) {
+            json_decref(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
+const char *rowjson_get(const PGresult *r, int row, const char *column)
+{
+    int c = PQfnumber(r, column);
+    if (c < 0 || row >= PQntuples(r) || PQgetisnull(r, row, c))
+        return NULL;
+    return PQgetvalue(r, row, c);
+}
+
+int rowjson_query_one(struct db *db, const struct db_stmt *stmt, const char *const *params,
+                      json_t **out)
+{
+    int e;
+    PGresult *r = db_query(db, stmt, params, &e);
+    if (!r)
+        return e;
+    if (PQntuples(r) == 0) {
+        PQclear(r);
+        return AIDC_ENOTFOUND;
+    }
+    *out = rowjson_object(r, 0);
+    PQclear(r);
+    return *out ? 0 : AIDC_EINTERNAL;
+}

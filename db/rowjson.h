@@ -1,0 +1,37 @@
+/*
+ * rowjson.h - turn PostgreSQL result rows into jansson values.
+ *
+ * Column names become keys; a column whose name starts with '_' is internal
+ * (cursor keys, ids for the caller) and is skipped. Types map as: bool ->
+ * true/false, integers -> integer, float -> real, numeric -> decimal string,
+ * json/jsonb -> parsed value, timestamptz -> RFC 3339 UTC ("...Z"), NULL ->
+ * null, everything else -> string. Anything richer is built as json in SQL.
+ */
+#ifndef AIDC_ROWJSON_H
+#define AIDC_ROWJSON_H
+
+#include <jansson.h>
+#include <libpq-fe.h>
+
+/* A new object for row `row` of r, or NULL if a json column does not parse. */
+json_t *rowjson_object(const PGresult *r, int row);
+/* A new array of every row of r (NULL on a bad json column). */
+json_t *rowjson_array(const PGresult *r);
+/*
+ * Normalise a PostgreSQL timestamptz text ("2026-12-02 08:00:00.5+00") into
+ * RFC 3339 UTC ("2026-12-02T08:00:00.5Z") in out. Returns 0 or AIDC_EINVAL.
+ */
+int rowjson_timestamp(const char *pg, char *out, size_t outsz);
+struct db;
+struct db_stmt;
+/*
+ * Run stmt and return its first row as a new object in *out. AIDC_ENOTFOUND
+ * when it returns no row; other errors as db_query.
+ */
+int rowjson_query_one(struct db *db, const struct db_stmt *stmt, const char *const *params,
+                      json_t **out);
+
+/* Column value of r by name (NULL if SQL NULL or no such column). */
+const char *rowjson_get(const PGresult *r, int row, const char *column);
+
+#endif

@@ -1,0 +1,38 @@
+/*
+ * tenants.h - tenants and their members. Run inside a request transaction:
+ * row-level security limits every statement to what the actor may see.
+ */
+#ifndef AIDC_DB_TENANTS_H
+#define AIDC_DB_TENANTS_H
+
+#include "db.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+
+/* Tenant id (out[37]) and suspension of slug; AIDC_ENOTFOUND if not visible. */
+int db_tenant_resolve(struct db *db, const char *slug, char *id_out, bool *suspended);
+/* Create a tenant; *out is the new tenant object. AIDC_ECONFLICT: slug taken. */
+int db_tenant_create(struct db *db, const char *slug, const char *name, json_t **out);
+/* Up to limit+1 tenants with slug > after (NULL: from the start), by slug. */
+int db_tenant_list(struct db *db, const char *after, int limit, PGresult **out);
+int db_tenant_get(struct db *db, const char *tenant_id, json_t **out);
+/* Change name and/or suspended (NULL = keep). */
+int db_tenant_update(struct db *db, const char *tenant_id, const char *name,
+                     const char *suspended, json_t **out);
+
+/* Members of a tenant with username > after, by username (limit+1 rows). */
+int db_member_list(struct db *db, const char *tenant_id, const char *after, int limit,
+                   PGresult **out);
+/*
+ * Give username the role in the tenant (adding or changing the membership).
+ * AIDC_ENOTFOUND when no such user. *created tells whether it is new.
+ */
+int db_member_put(struct db *db, const char *tenant_id, const char *username, const char *role,
+                  json_t **out, bool *created, char **previous_role);
+/* Remove username from the tenant; AIDC_ENOTFOUND when not a member. */
+int db_member_delete(struct db *db, const char *tenant_id, const char *username);
+
+extern const struct db_stmt *const db_tenants_stmts[];
+
+#endif

@@ -1,0 +1,202 @@
+/* auth.c - credentials to actor (see auth.h). */
+#include "auth.h"
+
+#include "../db/identity.h"
+#include "err.h"
+#include "log.h"
+#include "session.h"
+#include "token.h"
+#include "xalloc.h"
+
+#include <microhttpd.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+static const char *const scope_names[] = {"jobs:read",    "jobs:write",   "images:read",
+                                          "images:write", "usage:read",   "billing:write",
+                                          "audit:read",   "audit:ingest", "admin"};
+#define NSCOPES (sizeof scope_names / sizeof scope_names[0])
+
+unsigned auth_scope_parse(const char *name)
+{
+    for (unsigned i = 0; i < NSCOPES; i++)
+        if (strcmp(name, scope_names[i]) == 0)
+            return 1u << i;
+    return 0;
+}
+
+json_t *auth_scopes_json(unsigned scopes)
+{
+    json_t *a = json_array();
+    for (unsigned i = 0; a && i < NSCOPES; i++)
+        if (scopes & (1u << i))
+            json_array_append_new(a, json_string(scope_names[i]));
+    return a;
+}
+
+const char *auth_tenant_role_name(int role)
+{
+    switch (role) {
+    case TR_ADMIN: return "tenant_admin";
+    case TR_MEMBER: return "member";
+    case TR_VIEWER: return "viewer";
+    default: return "none";
+    }
+}
+
+int auth_tenant_role_parse(const char *name)
+{
+    for (int r = TR_VIEWER; r <= TR_ADMIN; r++)
+        if (strcmp(name, auth_tenant_role_name(r)) == 0)
+            return r;
+    return TR_NONE;
+}
+
+unsigned auth_global_role_parse(const char *name)
+{
+    if (strcmp(name, "platform_admin") == 0)
+        return GR_PLATFORM_ADMIN;
+    if (strcmp(name, "finance") == 0)
+        return GR_FINANCE;
+    if (strcmp(name, "auditor") == 0)
+        return GR_AUDITOR;
+    return 0;
+}
+
+void auth_roles_csv(unsigned roles, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s%s%s%s%s", roles & GR_PLATFORM_ADMIN ? "platform_admin" : "",
+             (roles & GR_PLATFORM_ADMIN) && (roles & (GR_FINANCE | GR_AUDITOR)) ? "," : "",
+             roles & GR_FINANCE ? "finance" : "",
+             (roles & GR_FINANCE) && (roles & GR_AUDITOR) ? "," : "",
+             roles & GR_AUDITOR ? "auditor" : "");
+}
+
+char *auth_cookie_session(const char *cookie)
+{
+    const size_t nl = strlen(AUTH_COOKIE);
+    for (const char *p = cookie; p && *p;) {
+        while (*p == ' ' || *p == ';')
+            p++;
+        const char *end = strchr(p, ';');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len > nl && strncmp(p, AUTH_COOKIE, nl) == 0 && p[nl] == '=')
+            return xstrndup(p + nl + 1, len - nl - 1);
+        p = end;
+    }
+    return NULL;
+}
+
+/* Keep only the membership a tenant-bound token is bound to. */
+static void narrow_to_token_tenant(struct actor *a)
+{
+    size_t keep = 0;
+    for (size_t i = 0; i < a->nmemberships; i++) {
+        if (strcmp(a->memberships[i].tenant_id, a->token_tenant) == 0) {
+            struct membership m = a->memberships[i];
+            a->memberships[i] = a->memberships[keep];
+            a->memberships[keep++] = m;
+        }
+    }
+    for (size_t i = keep; i < a->nmemberships; i++)
+        free(a->memberships[i].slug);
+    a->nmemberships = keep;
+    a->roles = 0; /* a tenant token acts only inside its tenant */
+}
+
+static int refuse(int *status, const char **reason, int st, const char *why)
+{
+    *status = st;
+    *reason = why;
+    return AIDC_EFORBIDDEN;
+}
+
+static const char *status_reason(enum identity_status s, bool token)
+{
+    switch (s) {
+    case IDENT_DISABLED: return "user is disabled";
+    case IDENT_REVOKED: return token ? "token was revoked" : "session has ended; log in again";
+    case IDENT_EXPIRED: return "token has expired";
+    default: return token ? "invalid token" : "invalid session";
+    }
+}
+
+int auth_authenticate(struct req *rq, int *status, const char **reason)
+{
+    struct actor *a = &rq->actor;
+    const char *bearer = NULL;
+    char *cookie_tok = NULL;
+    int e = 0;
+    enum identity_status st = IDENT_UNKNOWN;
+
+    if (rq->authorization) {
+        if (strncasecmp(rq->authorization, "Bearer ", 7) != 0)
+            return refuse(status, reason, MHD_HTTP_UNAUTHORIZED,
+                          "unsupported authorization scheme: use Bearer");
+        bearer = rq->authorization + 7;
+        while (*bearer == ' ')
+            bearer++;
+    } else if (rq->cookie) {
+        cookie_tok = auth_cookie_session(rq->cookie);
+        bearer = cookie_tok;
+        a->via_cookie = cookie_tok != NULL;
+    }
+    if (!bearer || !*bearer) {
+        free(cookie_tok);
+        return 0; /* anonymous */
+    }
+
+    if (strncmp(bearer, TOKEN_PREFIX, strlen(TOKEN_PREFIX)) == 0) {
+        if (!token_is_wellformed(bearer)) {
+            e = refuse(status, reason, MHD_HTTP_UNAUTHORIZED, "malformed API token");
+            goto out;
+        }
+        char hash[65];
+        token_hash(bearer, hash);
+        e = db_identity_token(rq->db, hash, a, &st);
+        if (e)
+            goto out;
+        if (st != IDENT_OK) {
+            e = refuse(status, reason, MHD_HTTP_UNAUTHORIZED, status_reason(st, true));
+            goto out;
+        }
+        if (a->token_tenant[0]) {
+            narrow_to_token_tenant(a);
+            if (a->nmemberships == 0) {
+                e = refuse(status, reason, MHD_HTTP_FORBIDDEN,
+                           "token's tenant membership has ended");
+                goto out;
+            }
+            if (a->memberships[0].suspended) {
+                e = refuse(status, reason, MHD_HTTP_FORBIDDEN, "token's tenant is suspended");
+                goto out;
+            }
+        }
+    } else {
+        struct session_claims c;
+        if (session_verify(bearer, time(NULL), &c) != 0) {
+            e = refuse(status, reason, MHD_HTTP_UNAUTHORIZED,
+                       "invalid or expired session; log in again");
+            goto out;
+        }
+        e = db_identity_session(rq->db, c.sub, c.jti, c.iat, a, &st);
+        if (e)
+            goto out;
+        if (st != IDENT_OK) {
+            e = refuse(status, reason, MHD_HTTP_UNAUTHORIZED, status_reason(st, false));
+            goto out;
+        }
+        a->session_expires = c.exp;
+    }
+    a->authenticated = true;
+out:
+    if (e == AIDC_EFORBIDDEN) {
+        /* keep who it was (for the audit event) but not as authenticated */
+        a->authenticated = false;
+    } else if (e && e != AIDC_EUNAVAIL) {
+        log_error("authentication failed: %s", aidc_err_name(e));
+    }
+    free(cookie_tok);
+    return e;
+}

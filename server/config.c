@@ -1,0 +1,374 @@
+/*
+ * config.c - the typed settings table. Each row names its environment
+ * variable, type, default and bounds; config_load walks the table once.
+ */
+#include "config.h"
+
+#include "log.h"
+#include "xalloc.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum ctype { T_STRING, T_INT, T_LONG, T_BOOL, T_LOGLEVEL, T_COOKIE };
+
+struct setting {
+    const char *env;
+    enum ctype type;
+    size_t offset;
+    const char *def;
+    long min, max;
+    const char *help;
+};
+
+#define OFF(f) offsetof(struct config, f)
+
+static const struct setting settings[] = {
+    {"AIDC_DATABASE_URL", T_STRING, OFF(database_url), "", 0, 0,
+     "PostgreSQL URL of the application role (no BYPASSRLS, owns no table)"},
+    {"AIDC_MIGRATE_DATABASE_URL", T_STRING, OFF(migrate_database_url), "", 0, 0,
+     "PostgreSQL URL of the owner role that runs migrations (default: AIDC_DATABASE_URL)"},
+    {"AIDC_LISTEN", T_STRING, OFF(listen), "127.0.0.1:8080", 0, 0,
+     "address:port to serve HTTP on ([v6addr]:port for IPv6; port 0 picks a free one)"},
+    {"AIDC_THREADS", T_INT, OFF(threads), "0", 0, 256,
+     "HTTP worker threads, each with its own database connection (0 = number of CPUs)"},
+    {"AIDC_DATA_DIR", T_STRING, OFF(data_dir), "aidc-data", 0, 0,
+     "directory for aidcd's own files (JWT key, job files); created if missing"},
+    {"AIDC_PORTAL_DIR", T_STRING, OFF(portal_dir), "portal", 0, 0,
+     "directory of the static web portal served at /"},
+    {"AIDC_JWT_KEY_FILE", T_STRING, OFF(jwt_key_file), "", 0, 0,
+     "HS256 key for session tokens (default <data dir>/jwt.key, generated 0600 if missing; "
+     "share it between replicas)"},
+    {"AIDC_JWT_TTL_SECONDS", T_INT, OFF(jwt_ttl_seconds), "28800", 300, 604800,
+     "lifetime of a login session token"},
+    {"AIDC_MAX_BODY_BYTES", T_LONG, OFF(max_body_bytes), "1048576", 1024, 1073741824,
+     "largest request body accepted (larger: 413)"},
+    {"AIDC_LOG_LEVEL", T_LOGLEVEL, OFF(log_level), "info", 0, 0, "debug, info, warn or error"},
+    {"AIDC_AUTO_MIGRATE", T_BOOL, OFF(auto_migrate), "0", 0, 0,
+     "apply pending migrations when `serve` starts (1/0)"},
+    {"AIDC_LOGIN_MAX_FAILURES", T_INT, OFF(login_max_failures), "5", 1, 1000,
+     "failed logins per username within the window before 429"},
+    {"AIDC_LOGIN_MAX_FAILURES_PER_IP", T_INT, OFF(login_max_failures_per_ip), "20", 1, 100000,
+     "failed logins per source address within the window before 429"},
+    {"AIDC_LOGIN_WINDOW_SECONDS", T_INT, OFF(login_window_seconds), "900", 10, 86400,
+     "window of the failed-login throttle"},
+    {"AIDC_IDEMPOTENCY_TTL_SECONDS", T_INT, OFF(idempotency_ttl_seconds), "86400", 60, 2592000,
+     "how long an Idempotency-Key is remembered"},
+    {"AIDC_SHUTDOWN_TIMEOUT_SECONDS", T_INT, OFF(shutdown_timeout_seconds), "30", 0, 3600,
+     "on SIGTERM, how long in-flight requests may take to finish"},
+    {"AIDC_COOKIE_SECURE", T_COOKIE, OFF(cookie_secure), "auto", 0, 0,
+     "Secure flag on the session cookie: on, off, or auto (on unless listening on loopback)"},
+    {"AIDC_DB_STATEMENT_TIMEOUT_MS", T_INT, OFF(db_statement_timeout_ms), "30000", 100, 3600000,
+     "statement_timeout of request transactions"},
+    {"AIDC_HTTP_IDLE_TIMEOUT_SECONDS", T_INT, OFF(http_idle_timeout_seconds), "60", 1, 3600,
+     "close a client connection idle this long"},
+    {"AIDC_MAX_CONNECTIONS", T_INT, OFF(max_connections), "1000", 4, 60000,
+     "most simultaneous client connections"},
+    {"AIDC_TRUSTED_PROXIES", T_STRING, OFF(trusted_proxies), "", 0, 0,
+     "comma-separated proxy addresses whose X-Forwarded-For names the client"},
+};
+
+#define NSETTINGS (sizeof settings / sizeof settings[0])
+
+/* ---- optional KEY=VALUE file ---------------------------------------------- */
+
+struct kv {
+    char *key;
+    char *val;
+};
+
+struct filecfg {
+    struct kv *items;
+    size_t n;
+};
+
+static void filecfg_free(struct filecfg *fc)
+{
+    for (size_t i = 0; i < fc->n; i++) {
+        free(fc->items[i].key);
+        free(fc->items[i].val);
+    }
+    free(fc->items);
+    fc->items = NULL;
+    fc->n = 0;
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\n' || s[n - 1] == '\r'))
+        s[--n] = '\0';
+    return s;
+}
+
+static bool filecfg_read(struct filecfg *fc, const char *path, char *err, size_t errsz)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errsz, "AIDC_CONFIG_FILE: cannot open \"%s\": %s", path, strerror(errno));
+        return false;
+    }
+    char line[4096];
+    int lineno = 0;
+    bool ok = true;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        char *s = trim(line);
+        if (*s == '\0' || *s == '#')
+            continue;
+        char *eq = strchr(s, '=');
+        if (!eq || strncmp(s, "AIDC_", 5) != 0) {
+            snprintf(err, errsz, "AIDC_CONFIG_FILE: %s:%d: expected AIDC_NAME=value", path, lineno);
+            ok = false;
+            break;
+        }
+        *eq = '\0';
+        char *val = trim(eq + 1);
+        size_t vl = strlen(val);
+        if (vl >= 2 && ((val[0] == '"' && val[vl - 1] == '"') || (val[0] == '\'' && val[vl - 1] == '\''))) {
+            val[vl - 1] = '\0';
+            val++;
+        }
+        fc->items = xreallocarray(fc->items, fc->n + 1, sizeof *fc->items);
+        fc->items[fc->n].key = xstrdup(trim(s));
+        fc->items[fc->n].val = xstrdup(val);
+        fc->n++;
+    }
+    fclose(f);
+    return ok;
+}
+
+static const char *filecfg_get(const struct filecfg *fc, const char *key)
+{
+    const char *v = NULL;
+    for (size_t i = 0; i < fc->n; i++) /* the last assignment wins, as in a shell */
+        if (strcmp(fc->items[i].key, key) == 0)
+            v = fc->items[i].val;
+    return v;
+}
+
+static const struct setting *find_setting(const char *env)
+{
+    for (size_t i = 0; i < NSETTINGS; i++)
+        if (strcmp(settings[i].env, env) == 0)
+            return &settings[i];
+    return NULL;
+}
+
+/* ---- value parsing ---------------------------------------------------------- */
+
+static bool parse_long(const char *s, long *out)
+{
+    if (*s == '\0')
+        return false;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end != '\0')
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool parse_bool(const char *s, bool *out)
+{
+    static const char *const yes[] = {"1", "true", "yes", "on"};
+    static const char *const no[] = {"0", "false", "no", "off"};
+    for (size_t i = 0; i < 4; i++) {
+        if (strcasecmp(s, yes[i]) == 0) {
+            *out = true;
+            return true;
+        }
+        if (strcasecmp(s, no[i]) == 0) {
+            *out = false;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool set_value(struct config *cfg, const struct setting *st, const char *val, char *err,
+                      size_t errsz)
+{
+    char *base = (char *)cfg + st->offset;
+    long l;
+    bool b;
+    enum log_level lv;
+    switch (st->type) {
+    case T_STRING:
+        if (strlen(val) > 4096 || strchr(val, '\n')) {
+            snprintf(err, errsz, "%s: value is too long or has a line break", st->env);
+            return false;
+        }
+        free(*(char **)base);
+        *(char **)base = xstrdup(val);
+        return true;
+    case T_INT:
+    case T_LONG:
+        if (!parse_long(val, &l) || l < st->min || l > st->max) {
+            snprintf(err, errsz, "%s: must be an integer from %ld to %ld, got \"%.64s\"", st->env,
+                     st->min, st->max, val);
+            return false;
+        }
+        if (st->type == T_INT)
+            *(int *)base = (int)l;
+        else
+            *(long *)base = l;
+        return true;
+    case T_BOOL:
+        if (!parse_bool(val, &b)) {
+            snprintf(err, errsz, "%s: must be 1 or 0 (true/false, yes/no, on/off), got \"%.64s\"",
+                     st->env, val);
+            return false;
+        }
+        *(bool *)base = b;
+        return true;
+    case T_LOGLEVEL:
+        if (!log_level_parse(val, &lv)) {
+            snprintf(err, errsz, "%s: must be debug, info, warn or error, got \"%.64s\"", st->env,
+                     val);
+            return false;
+        }
+        *(int *)base = (int)lv;
+        return true;
+    case T_COOKIE:
+        if (strcmp(val, "auto") == 0)
+            *(int *)base = COOKIE_SECURE_AUTO;
+        else if (parse_bool(val, &b))
+            *(int *)base = b ? COOKIE_SECURE_ON : COOKIE_SECURE_OFF;
+        else {
+            snprintf(err, errsz, "%s: must be auto, on or off, got \"%.64s\"", st->env, val);
+            return false;
+        }
+        return true;
+    }
+    return false;
+}
+
+/* Split "host:port" / "[v6]:port" into cfg->listen_host and listen_port. */
+static bool parse_listen(struct config *cfg, char *err, size_t errsz)
+{
+    const char *s = cfg->listen;
+    const char *colon;
+    char *host;
+    if (s[0] == '[') {
+        const char *close = strchr(s, ']');
+        if (!close || close[1] != ':') {
+            snprintf(err, errsz, "AIDC_LISTEN: expected [address]:port, got \"%.64s\"", s);
+            return false;
+        }
+        host = xstrndup(s + 1, (size_t)(close - s - 1));
+        colon = close + 1;
+    } else {
+        colon = strrchr(s, ':');
+        if (!colon || colon == s) {
+            snprintf(err, errsz, "AIDC_LISTEN: expected address:port, got \"%.64s\"", s);
+            return false;
+        }
+        host = xstrndup(s, (size_t)(colon - s));
+    }
+    long port;
+    if (!parse_long(colon + 1, &port) || port < 0 || port > 65535) {
+        snprintf(err, errsz, "AIDC_LISTEN: port must be 0..65535, got \"%.64s\"", colon + 1);
+        free(host);
+        return false;
+    }
+    free(cfg->listen_host);
+    cfg->listen_host = host;
+    cfg->listen_port = (int)port;
+    return true;
+}
+
+bool config_load(struct config *cfg, const char *(*getenv_fn)(const char *), char *err,
+                 size_t errsz)
+{
+    struct filecfg fc = {0};
+    bool ok = false;
+    memset(cfg, 0, sizeof *cfg);
+    if (!getenv_fn)
+        getenv_fn = (const char *(*)(const char *))getenv;
+
+    const char *file = getenv_fn("AIDC_CONFIG_FILE");
+    if (file && *file && !filecfg_read(&fc, file, err, errsz))
+        goto out;
+    for (size_t i = 0; i < fc.n; i++) {
+        if (!find_setting(fc.items[i].key)) {
+            snprintf(err, errsz, "AIDC_CONFIG_FILE: unknown setting %s", fc.items[i].key);
+            goto out;
+        }
+    }
+    for (size_t i = 0; i < NSETTINGS; i++) {
+        const struct setting *st = &settings[i];
+        const char *val = getenv_fn(st->env);
+        if (!val)
+            val = filecfg_get(&fc, st->env);
+        if (!val)
+            val = st->def;
+        if (!set_value(cfg, st, val, err, errsz))
+            goto out;
+    }
+    if (!parse_listen(cfg, err, errsz))
+        goto out;
+    if (cfg->migrate_database_url[0] == '\0') {
+        free(cfg->migrate_database_url);
+        cfg->migrate_database_url = xstrdup(cfg->database_url);
+    }
+    if (cfg->threads == 0) {
+        long n = sysconf(_SC_NPROCESSORS_ONLN);
+        cfg->threads = n < 1 ? 1 : (n > 64 ? 64 : (int)n);
+    }
+    if (cfg->data_dir[0] == '\0') {
+        snprintf(err, errsz, "AIDC_DATA_DIR: must not be empty");
+        goto out;
+    }
+    if (cfg->jwt_key_file[0] == '\0') {
+        free(cfg->jwt_key_file);
+        cfg->jwt_key_file = xasprintf("%s/jwt.key", cfg->data_dir);
+    }
+    ok = true;
+out:
+    filecfg_free(&fc);
+    if (!ok)
+        config_free(cfg);
+    return ok;
+}
+
+void config_free(struct config *cfg)
+{
+    for (size_t i = 0; i < NSETTINGS; i++) {
+        if (settings[i].type == T_STRING) {
+            char **p = (char **)((char *)cfg + settings[i].offset);
+            free(*p);
+            *p = NULL;
+        }
+    }
+    free(cfg->listen_host);
+    cfg->listen_host = NULL;
+}
+
+void config_print_help(FILE *out)
+{
+    fprintf(out, "Settings (environment variables; AIDC_CONFIG_FILE may name a file of\n"
+                 "AIDC_NAME=value lines, which the environment overrides):\n\n");
+    for (size_t i = 0; i < NSETTINGS; i++) {
+        const struct setting *st = &settings[i];
+        fprintf(out, "  %-32s %s\n", st->env, st->help);
+        if (st->def[0])
+            fprintf(out, "  %-32s   default: %s\n", "", st->def);
+    }
+    fprintf(out, "  %-32s %s\n", "AIDC_ADMIN_PASSWORD",
+            "password for `aidcd bootstrap` (or pass --password-stdin)");
+    fprintf(out, "  %-32s %s\n", "AIDC_CONFIG_FILE", "optional settings file (see above)");
+}
+
+bool config_listen_is_loopback(const struct config *cfg)
+{
+    const char *h = cfg->listen_host;
+    return strncmp(h, "127.", 4) == 0 || strcmp(h, "::1") == 0 || strcmp(h, "localhost") == 0;
+}

@@ -1,0 +1,54 @@
+/*
+ * config.h - aidcd settings: one typed table, read from the environment (and an
+ * optional KEY=VALUE file named by AIDC_CONFIG_FILE; the environment wins),
+ * validated once at start, read-only afterwards.
+ */
+#ifndef AIDC_CONFIG_H
+#define AIDC_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+enum cookie_secure { COOKIE_SECURE_AUTO = 0, COOKIE_SECURE_ON = 1, COOKIE_SECURE_OFF = 2 };
+
+struct config {
+    char *database_url;
+    char *migrate_database_url;
+    char *listen;
+    char *listen_host; /* derived from listen */
+    int listen_port;   /* derived from listen; 0 = pick a free port */
+    int threads;       /* 0 in the table = number of CPUs */
+    char *data_dir;
+    char *portal_dir;
+    char *jwt_key_file; /* "" in the table = <data_dir>/jwt.key */
+    int jwt_ttl_seconds;
+    long max_body_bytes;
+    int log_level; /* enum log_level */
+    bool auto_migrate;
+    int login_max_failures;
+    int login_max_failures_per_ip;
+    int login_window_seconds;
+    int idempotency_ttl_seconds;
+    int shutdown_timeout_seconds;
+    int cookie_secure; /* enum cookie_secure */
+    int db_statement_timeout_ms;
+    int http_idle_timeout_seconds;
+    int max_connections;
+    char *trusted_proxies;
+};
+
+/*
+ * Fill cfg from the environment (and AIDC_CONFIG_FILE). On a bad value returns
+ * false and writes a one-line message naming the setting into err.
+ * getenv_fn lets tests supply their own environment (NULL = getenv).
+ */
+bool config_load(struct config *cfg, const char *(*getenv_fn)(const char *), char *err,
+                 size_t errsz);
+void config_free(struct config *cfg);
+/* Print every setting with its default and meaning (aidcd --help). */
+void config_print_help(FILE *out);
+/* True when the listen address is loopback (used for cookie_secure=auto). */
+bool config_listen_is_loopback(const struct config *cfg);
+
+#endif

@@ -1,0 +1,470 @@
+/*
+ * dispatch.c - the request pipeline (see dispatch.h).
+ *
+ * Order matters and is part of the contract: unknown query arguments (400),
+ * database reachable (503), credentials (401), CSRF rule and token scope (403),
+ * tenant visible (404), role (403), tenant suspended (403), then the handler.
+ */
+#include "dispatch.h"
+
+#include "../audit/audit.h"
+#include "../db/db.h"
+#include "../db/idempotency.h"
+#include "../db/tenants.h"
+#include "auth.h"
+#include "crypto.h"
+#include "err.h"
+#include "log.h"
+#include "router.h"
+#include "sbuf.h"
+#include "validate.h"
+#include "xalloc.h"
+
+#include <microhttpd.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define MAX_RETRIES 3
+
+static bool is_read_method(const char *m)
+{
+    return strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0;
+}
+
+/* Audit a refusal (401/403/404 of a foreign tenant) in its own transaction. */
+static void audit_denied(struct req *rq, struct resp *rs, const char *reason)
+{
+    json_t *d = json_pack("{s:s, s:s, s:s}", "method", rq->method, "path", rq->path, "reason",
+                          reason ? reason : "");
+    if (rs->audit.details && d)
+        json_object_update(d, rs->audit.details);
+    struct audit_event ev = {
+        .action = rq->route->action,
+        .resource_type = rs->audit.resource_type,
+        .resource_id = rs->audit.resource_id,
+        .outcome = "denied",
+        .status = rs->err.status,
+        .details = d,
+    };
+    if (db_in_tx(rq->db))
+        db_rollback(rq->db);
+    (void)audit_record_now(rq, &ev);
+    json_decref(d);
+}
+
+static int deny(struct req *rq, struct resp *rs, int status, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int deny(struct req *rq, struct resp *rs, int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    api_vfail(rs, status, fmt, ap);
+    va_end(ap);
+    audit_denied(rq, rs, rs->err.detail);
+    return AIDC_EFORBIDDEN;
+}
+
+static int check_query(struct req *rq, struct resp *rs)
+{
+    if (rq->query_dup)
+        return api_fail(rs, MHD_HTTP_BAD_REQUEST,
+                        "a query parameter was given more than once (or too many were given)");
+    for (size_t i = 0; i < rq->nquery; i++) {
+        if (!router_accepts_query(rq->route, rq->query[i].key)) {
+            api_field_error(rs, rq->query[i].key, "unknown query parameter");
+            return api_fail_fields(rs);
+        }
+    }
+    return 0;
+}
+
+static const struct membership *find_membership(const struct actor *a, const char *slug)
+{
+    for (size_t i = 0; i < a->nmemberships; i++)
+        if (strcmp(a->memberships[i].slug, slug) == 0)
+            return &a->memberships[i];
+    return NULL;
+}
+
+/* Comma-separated tenant ids of the actor's memberships with role >= min. */
+static char *tenant_list(const struct actor *a, int min, bool include_suspended)
+{
+    struct sbuf sb = SBUF_INIT;
+    for (size_t i = 0; i < a->nmemberships; i++) {
+        const struct membership *m = &a->memberships[i];
+        if (m->role < min || (m->suspended && !include_suspended))
+            continue;
+        if (sb.len)
+            sbuf_putc(&sb, ',');
+        sbuf_puts(&sb, m->tenant_id);
+    }
+    return sbuf_steal(&sb);
+}
+
+struct ctx_strings {
+    char roles[64];
+    char *read, *admin, *member;
+};
+
+static void ctx_build(const struct req *rq, struct ctx_strings *cs, struct db_ctx *ctx)
+{
+    const struct actor *a = &rq->actor;
+    auth_roles_csv(a->roles, cs->roles, sizeof cs->roles);
+    if (rq->tenant.id[0]) {
+        /* least privilege: only the tenant this request is about */
+        int r = rq->tenant.suspended ? TR_NONE : rq->tenant.role;
+        cs->read = xstrdup(rq->tenant.role >= TR_VIEWER ? rq->tenant.id : "");
+        cs->admin = xstrdup(r >= TR_ADMIN ? rq->tenant.id : "");
+        cs->member = xstrdup(r >= TR_MEMBER ? rq->tenant.id : "");
+    } else {
+        cs->read = tenant_list(a, TR_VIEWER, true);
+        cs->admin = tenant_list(a, TR_ADMIN, false);
+        cs->member = tenant_list(a, TR_MEMBER, false);
+    }
+    *ctx = (struct db_ctx){
+        .user_id = a->user_id[0] ? a->user_id : NULL,
+        .roles = cs->roles,
+        .read_tenants = cs->read,
+        .admin_tenants = cs->admin,
+        .member_tenants = cs->member,
+        .request_id = rq->request_id,
+        .statement_timeout_ms = rq->cfg->db_statement_timeout_ms,
+    };
+}
+
+static void ctx_free(struct ctx_strings *cs)
+{
+    free(cs->read);
+    free(cs->admin);
+    free(cs->member);
+}
+
+/*
+ * Resolve {tenant}: a member sees its tenant; platform-wide roles see every
+ * tenant (looked up in the database); anyone else gets 404, as if it did
+ * not exist.
+ */
+static int resolve_tenant(struct req *rq, struct resp *rs)
+{
+    const char *slug = req_param(rq, "tenant");
+    if (!slug)
+        return 0;
+    if (!validate_slug(slug)) {
+        api_field_error(rs, "tenant", "must be a slug (^[a-z][a-z0-9-]{1,62}$)");
+        return api_fail_fields(rs);
+    }
+    const struct membership *m = find_membership(&rq->actor, slug);
+    if (m) {
+        snprintf(rq->tenant.id, sizeof rq->tenant.id, "%s", m->tenant_id);
+        rq->tenant.slug = xstrdup(slug);
+        rq->tenant.role = m->role;
+        rq->tenant.suspended = m->suspended;
+        return 0;
+    }
+    if (!(rq->actor.roles & GR_ANY_GLOBAL))
+        return deny(rq, rs, MHD_HTTP_NOT_FOUND, "tenant \"%s\" not found", slug);
+    char roles[64];
+    auth_roles_csv(rq->actor.roles, roles, sizeof roles);
+    struct db_ctx ctx = {.user_id = rq->actor.user_id, .roles = roles,
+                         .request_id = rq->request_id};
+    bool suspended = false;
+    int e = db_begin(rq->db, &ctx);
+    if (!e)
+        e = db_tenant_resolve(rq->db, slug, rq->tenant.id, &suspended);
+    db_commit_nowait(rq->db);
+    if (e == AIDC_ENOTFOUND)
+        return api_fail(rs, MHD_HTTP_NOT_FOUND, "tenant \"%s\" not found", slug);
+    if (e)
+        return e;
+    rq->tenant.slug = xstrdup(slug);
+    rq->tenant.role = TR_NONE;
+    rq->tenant.suspended = suspended;
+    return 0;
+}
+
+static bool role_allows(const struct req *rq)
+{
+    const struct route *rt = rq->route;
+    if (rq->actor.roles & rt->global_roles)
+        return true;
+    if (rq->tenant.id[0] && rt->tenant_role != TR_NONE && rq->tenant.role >= rt->tenant_role)
+        return true;
+    return (rt->flags & RF_ANY_USER) != 0;
+}
+
+/* Authentication and authorization; 0 when the handler may run. */
+static int admit(struct req *rq, struct resp *rs)
+{
+    const struct route *rt = rq->route;
+    int status = 0;
+    const char *reason = NULL;
+    if (rt->flags & RF_PUBLIC)
+        return 0;
+    int e = auth_authenticate(rq, &status, &reason);
+    if (e == AIDC_EUNAVAIL)
+        return e;
+    if (e == AIDC_EFORBIDDEN) {
+        if (rt->flags & RF_OPTIONAL_AUTH)
+            return 0; /* e.g. logout with an expired session: still clears the cookie */
+        return deny(rq, rs, status, "%s", reason);
+    }
+    if (e)
+        return e;
+    if (!rq->actor.authenticated) {
+        if (rt->flags & RF_OPTIONAL_AUTH)
+            return 0;
+        return deny(rq, rs, MHD_HTTP_UNAUTHORIZED, "%s", "authentication required");
+    }
+    if (rq->actor.via_cookie && !is_read_method(rq->method) &&
+        (!rq->requested_with || strcmp(rq->requested_with, "aidc-portal") != 0))
+        return deny(rq, rs, MHD_HTTP_FORBIDDEN, "%s",
+                    "cookie-authenticated requests must send X-Requested-With: aidc-portal");
+    if (rq->actor.via_token && rt->scope && !(rq->actor.scopes & rt->scope)) {
+        json_t *need = auth_scopes_json(rt->scope);
+        const char *name = json_string_value(json_array_get(need, 0));
+        char msg[96];
+        snprintf(msg, sizeof msg, "token lacks the %s scope", name ? name : "required");
+        json_decref(need);
+        return deny(rq, rs, MHD_HTTP_FORBIDDEN, "%s", msg);
+    }
+    e = resolve_tenant(rq, rs);
+    if (e)
+        return e;
+    if (!role_allows(rq))
+        return deny(rq, rs, MHD_HTTP_FORBIDDEN, "%s", "your role does not allow this");
+    if (rq->tenant.id[0] && rq->tenant.suspended && !(rq->actor.roles & GR_PLATFORM_ADMIN) &&
+        !(is_read_method(rq->method) && (rq->actor.roles & GR_ANY_GLOBAL)))
+        return deny(rq, rs, MHD_HTTP_FORBIDDEN, "tenant \"%s\" is suspended", rq->tenant.slug);
+    return 0;
+}
+
+static int parse_body(struct req *rq, struct resp *rs)
+{
+    if (!(rq->route->flags & RF_BODY))
+        return 0;
+    if (!rq->body || rq->body_len == 0)
+        return api_fail(rs, MHD_HTTP_BAD_REQUEST, "request body is required (a JSON object)");
+    json_error_t jerr;
+    rq->json = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &jerr);
+    if (!rq->json)
+        return api_fail(rs, MHD_HTTP_BAD_REQUEST, "malformed JSON at line %d column %d: %s",
+                        jerr.line, jerr.column, jerr.text);
+    if (!json_is_object(rq->json))
+        return api_fail(rs, MHD_HTTP_BAD_REQUEST, "request body must be a JSON object");
+    return 0;
+}
+
+/* ---- Idempotency-Key --------------------------------------------------------------- */
+
+static bool idem_active(const struct req *rq)
+{
+    return (rq->route->flags & RF_CREATES) && rq->idempotency_key && rq->actor.user_id[0];
+}
+
+static void request_hash(const struct req *rq, char out[65])
+{
+    struct sbuf sb = SBUF_INIT;
+    sbuf_puts(&sb, rq->method);
+    sbuf_putc(&sb, ' ');
+    sbuf_puts(&sb, rq->path);
+    sbuf_putc(&sb, '\n');
+    if (rq->body)
+        sbuf_append(&sb, rq->body, rq->body_len);
+    crypto_sha256_hex(sb.buf, sb.len, out);
+    sbuf_free(&sb);
+}
+
+static int idem_check_key(const char *key, struct resp *rs)
+{
+    size_t n = strlen(key);
+    bool ok = n >= 1 && n <= 255;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = key[i] > 0x20 && key[i] < 0x7f;
+    if (!ok)
+        return api_fail(rs, MHD_HTTP_BAD_REQUEST,
+                        "Idempotency-Key must be 1 to 255 printable ASCII characters");
+    return 0;
+}
+
+/* 1 when rs was filled from the store (replay or conflict), 0 to go on. */
+static int idem_lookup(struct req *rq, struct resp *rs, const char *hash, int *err)
+{
+    struct idem_hit hit;
+    *err = db_idem_get(rq->db, rq->actor.user_id, rq->idempotency_key, &hit);
+    if (*err || !hit.found)
+        return 0;
+    if (strcmp(hit.request_hash, hash) != 0) {
+        *err = api_fail(rs, MHD_HTTP_CONFLICT,
+                        "Idempotency-Key was already used with a different request");
+    } else {
+        rs->status = hit.status;
+        rs->raw = hit.response;
+        hit.response = NULL;
+        rs->raw_len = strlen(rs->raw);
+        rs->content_type = "application/json";
+        if (hit.location)
+            resp_header(rs, MHD_HTTP_HEADER_LOCATION, hit.location);
+        resp_header(rs, "Idempotent-Replayed", "true");
+        rs->replayed = true;
+    }
+    db_idem_hit_free(&hit);
+    return 1;
+}
+
+static const char *find_header(const struct resp *rs, const char *name)
+{
+    for (size_t i = 0; i < rs->nheaders; i++)
+        if (strcasecmp(rs->headers[i].name, name) == 0)
+            return rs->headers[i].value;
+    return NULL;
+}
+
+static int idem_store(struct req *rq, struct resp *rs, const char *hash)
+{
+    char *body = rs->body ? json_dumps(rs->body, JSON_COMPACT) : xstrdup("");
+    if (!body)
+        return AIDC_EINTERNAL;
+    int e = db_idem_put(rq->db, rq->actor.user_id, rq->idempotency_key, hash, rs->status, body,
+                        find_header(rs, MHD_HTTP_HEADER_LOCATION), rq->cfg->idempotency_ttl_seconds);
+    free(body);
+    return e;
+}
+
+/* ---- running the handler ---------------------------------------------------------- */
+
+static int record_change(struct req *rq, struct resp *rs)
+{
+    if (rs->audit.skip || is_read_method(rq->method))
+        return 0;
+    struct audit_event ev = {
+        .action = rq->route->action,
+        .resource_type = rs->audit.resource_type,
+        .resource_id = rs->audit.resource_id,
+        .status = rs->status,
+        .details = rs->audit.details,
+    };
+    return (rq->route->flags & RF_NO_TX) ? audit_record_now(rq, &ev) : audit_record(rq, &ev);
+}
+
+static void reset_resp(struct resp *rs)
+{
+    resp_free(rs);
+}
+
+/* One attempt at the transaction; returns 0 or an aidc_err (AIDC_ERETRY: again). */
+static int run_once(struct req *rq, struct resp *rs, const char *hash)
+{
+    const struct route *rt = rq->route;
+    int e = 0;
+    if (rt->flags & RF_NO_TX) {
+        e = rt->handler(rq, rs);
+        if (!e)
+            e = record_change(rq, rs);
+        return e;
+    }
+    struct ctx_strings cs = {0};
+    struct db_ctx ctx;
+    ctx_build(rq, &cs, &ctx);
+    e = db_begin(rq->db, &ctx);
+    ctx_free(&cs);
+    if (e)
+        return e;
+    if (hash && idem_lookup(rq, rs, hash, &e)) {
+        db_commit_nowait(rq->db);
+        return e;
+    }
+    if (e)
+        goto fail;
+    e = rt->handler(rq, rs);
+    if (e || rs->err.status)
+        goto fail;
+    e = record_change(rq, rs);
+    if (!e && hash)
+        e = idem_store(rq, rs, hash);
+    if (e)
+        goto fail;
+    if (is_read_method(rq->method)) {
+        db_commit_nowait(rq->db);
+        return 0;
+    }
+    e = db_commit(rq->db);
+    if (e == AIDC_ECONFLICT && hash) {
+        /* a concurrent request with the same key won: answer as it did */
+        reset_resp(rs);
+        return AIDC_ERETRY;
+    }
+    return e;
+fail:
+    db_rollback(rq->db);
+    return e ? e : api_status_err(rs->err.status);
+}
+
+static void map_error(struct resp *rs, int e)
+{
+    if (rs->err.status)
+        return;
+    switch (e) {
+    case AIDC_EUNAVAIL:
+        api_fail(rs, MHD_HTTP_SERVICE_UNAVAILABLE, "the database is unavailable; retry shortly");
+        rs->err.retry_after = 2;
+        break;
+    case AIDC_ENOTFOUND: api_fail(rs, MHD_HTTP_NOT_FOUND, "not found"); break;
+    case AIDC_ECONFLICT: api_fail(rs, MHD_HTTP_CONFLICT, "conflict with the current state"); break;
+    case AIDC_EINVAL: api_fail(rs, MHD_HTTP_BAD_REQUEST, "invalid request"); break;
+    case AIDC_EFORBIDDEN: api_fail(rs, MHD_HTTP_FORBIDDEN, "not allowed"); break;
+    case AIDC_ERETRY:
+        api_fail(rs, MHD_HTTP_SERVICE_UNAVAILABLE, "too much contention; retry");
+        rs->err.retry_after = 1;
+        break;
+    default:
+        api_fail(rs, MHD_HTTP_INTERNAL_SERVER_ERROR,
+                 "internal error; the server log has the details under this request_id");
+        break;
+    }
+}
+
+void dispatch(struct req *rq, struct resp *rs, const struct config *cfg)
+{
+    const struct route *rt = rq->route;
+    int e;
+    rq->cfg = cfg;
+    e = check_query(rq, rs);
+    if (!e)
+        e = parse_body(rq, rs);
+    if (e)
+        goto out;
+    if ((rt->flags & RF_NO_DB) && (rt->flags & RF_PUBLIC)) {
+        e = rt->handler(rq, rs);
+        goto out;
+    }
+    e = db_ensure(rq->db);
+    if (!e)
+        e = admit(rq, rs);
+    if (e || rs->err.status)
+        goto out;
+    log_set_request(rq->request_id, rq->tenant.slug);
+    char hash[65];
+    bool idem = idem_active(rq);
+    if (idem) {
+        e = idem_check_key(rq->idempotency_key, rs);
+        if (e)
+            goto out;
+        request_hash(rq, hash);
+    }
+    for (int attempt = 0; attempt < MAX_RETRIES; attempt++) {
+        e = run_once(rq, rs, idem ? hash : NULL);
+        if (e != AIDC_ERETRY)
+            break;
+        log_info("retrying %s after a serialization conflict", rt->action);
+    }
+    if (rs->err.status == MHD_HTTP_UNAUTHORIZED || rs->err.status == MHD_HTTP_FORBIDDEN ||
+        rs->err.status == MHD_HTTP_TOO_MANY_REQUESTS)
+        audit_denied(rq, rs, rs->err.detail);
+out:
+    if (e || rs->err.status)
+        map_error(rs, e);
+}

@@ -1,0 +1,19 @@
+/*
+ * dispatch.h - everything between "this route matched" and "the handler
+ * runs", in one place: query-argument checks, authentication, the portal's
+ * CSRF rule, token scopes, tenant resolution (another tenant's objects are
+ * 404), role checks, suspended tenants, the request transaction with its
+ * row-level-security context, Idempotency-Key replay, the audit event of a
+ * state change (same transaction) or of a refusal (own transaction), retries
+ * of serialization failures, and the mapping of error codes to statuses.
+ */
+#ifndef AIDC_DISPATCH_H
+#define AIDC_DISPATCH_H
+
+#include "config.h"
+#include "request.h"
+
+/* Run rq (route already matched, body read) and fill rs. Never fails. */
+void dispatch(struct req *rq, struct resp *rs, const struct config *cfg);
+
+#endif

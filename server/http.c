@@ -1,0 +1,560 @@
+/*
+ * http.c - libmicrohttpd glue: request intake, body limits, responses.
+ *
+ * libmicrohttpd calls the access handler several times per request: first
+ * with the headers (we build the struct req and may answer at once), then with
+ * body chunks, then once more with no data (we dispatch). Per-request state
+ * lives in *req_cls and is freed in the completion callback, which also
+ * writes the access log and the metrics.
+ */
+#include "http.h"
+
+#include "../db/db.h"
+#include "crypto.h"
+#include "dispatch.h"
+#include "err.h"
+#include "log.h"
+#include "metrics.h"
+#include "problem.h"
+#include "router.h"
+#include "sbuf.h"
+#include "static.h"
+#include "xalloc.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+struct http_server {
+    struct MHD_Daemon *d;
+    const struct config *cfg;
+    int port;
+};
+
+/* State of one request between the access-handler calls. */
+struct pending {
+    struct req *rq;
+    int status;       /* answered status, for the access log */
+    size_t slot;      /* metrics slot */
+    bool too_big;
+    bool answered;
+    bool is_static;
+};
+
+static const struct config *g_cfg; /* configuration: read-only after start */
+static atomic_long in_flight;
+static pthread_key_t db_key;
+static pthread_once_t db_key_once = PTHREAD_ONCE_INIT;
+
+static void db_key_destroy(void *p)
+{
+    db_close(p);
+}
+
+static void db_key_init(void)
+{
+    if (pthread_key_create(&db_key, db_key_destroy) != 0)
+        abort();
+}
+
+struct db *http_thread_db(void)
+{
+    pthread_once(&db_key_once, db_key_init);
+    struct db *db = pthread_getspecific(db_key);
+    if (!db) {
+        db = db_open(g_cfg->database_url, "aidcd");
+        if (pthread_setspecific(db_key, db) != 0)
+            abort();
+    }
+    return db;
+}
+
+/* ---- request intake ----------------------------------------------------------- */
+
+static char *header_dup(struct MHD_Connection *c, const char *name)
+{
+    const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
+    return v ? xstrdup(v) : NULL;
+}
+
+static enum MHD_Result collect_query(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value)
+{
+    (void)kind;
+    struct req *rq = cls;
+    if (rq->nquery >= 64) {
+        rq->query_dup = true; /* too many arguments: reported as invalid */
+        return MHD_NO;
+    }
+    req_add_query(rq, key, value);
+    return MHD_YES;
+}
+
+static bool request_id_is_sane(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 64)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_' || c == '.' || c == ':'))
+            return false;
+    }
+    return true;
+}
+
+static bool is_trusted_proxy(const char *ip)
+{
+    const char *list = g_cfg->trusted_proxies;
+    size_t n = strlen(ip);
+    for (const char *p = list; p && *p;) {
+        while (*p == ' ' || *p == ',')
+            p++;
+        size_t len = strcspn(p, ", ");
+        if (len == n && strncmp(p, ip, n) == 0)
+            return true;
+        p += len;
+    }
+    return false;
+}
+
+static void source_address(struct MHD_Connection *c, struct req *rq)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    rq->source_ip[0] = '\0';
+    if (ci && ci->client_addr) {
+        const struct sockaddr *sa = ci->client_addr;
+        if (sa->sa_family == AF_INET)
+            inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr,
+                      rq->source_ip, sizeof rq->source_ip);
+        else if (sa->sa_family == AF_INET6)
+            inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
+                      rq->source_ip, sizeof rq->source_ip);
+    }
+    /* Behind a trusted proxy the client is the last address it appended. */
+    if (rq->forwarded_for && rq->source_ip[0] && is_trusted_proxy(rq->source_ip)) {
+        const char *last = strrchr(rq->forwarded_for, ',');
+        last = last ? last + 1 : rq->forwarded_for;
+        while (*last == ' ')
+            last++;
+        char cand[64];
+        snprintf(cand, sizeof cand, "%.*s", (int)strcspn(last, " "), last);
+        unsigned char buf[16];
+        if (inet_pton(AF_INET, cand, buf) == 1 || inet_pton(AF_INET6, cand, buf) == 1)
+            snprintf(rq->source_ip, sizeof rq->source_ip, "%s", cand);
+    }
+}
+
+static struct req *req_from_connection(struct MHD_Connection *c, const char *url,
+                                       const char *method)
+{
+    struct req *rq = xcalloc(1, sizeof *rq);
+    clock_gettime(CLOCK_MONOTONIC, &rq->started);
+    rq->method = method; /* owned by libmicrohttpd for the request's life */
+    rq->path = xstrdup(url);
+    rq->authorization = header_dup(c, MHD_HTTP_HEADER_AUTHORIZATION);
+    rq->cookie = header_dup(c, MHD_HTTP_HEADER_COOKIE);
+    rq->requested_with = header_dup(c, "X-Requested-With");
+    rq->idempotency_key = header_dup(c, "Idempotency-Key");
+    rq->content_type = header_dup(c, MHD_HTTP_HEADER_CONTENT_TYPE);
+    rq->user_agent = header_dup(c, MHD_HTTP_HEADER_USER_AGENT);
+    rq->accept = header_dup(c, MHD_HTTP_HEADER_ACCEPT);
+    rq->forwarded_for = header_dup(c, "X-Forwarded-For");
+    const char *rid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id");
+    if (rid && request_id_is_sane(rid)) {
+        snprintf(rq->request_id, sizeof rq->request_id, "%s", rid);
+    } else {
+        unsigned char raw[12];
+        if (crypto_random(raw, sizeof raw) != 0)
+            abort();
+        crypto_b64url_encode(raw, sizeof raw, rq->request_id, sizeof rq->request_id);
+    }
+    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_query, rq);
+    source_address(c, rq);
+    return rq;
+}
+
+/* ---- responses ------------------------------------------------------------------ */
+
+static void common_headers(struct MHD_Response *r, const char *request_id, bool api)
+{
+    MHD_add_response_header(r, "X-Request-Id", request_id);
+    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+    MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
+    MHD_add_response_header(r, "X-Frame-Options", "DENY");
+    if (api) {
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+        MHD_add_response_header(r, "Content-Security-Policy",
+                                "default-src 'none'; frame-ancestors 'none'");
+    } else {
+        MHD_add_response_header(r, "Content-Security-Policy",
+                                "default-src 'self'; script-src 'self'; style-src 'self'; "
+                                "img-src 'self' data:; connect-src 'self'; font-src 'self'; "
+                                "object-src 'none'; base-uri 'none'; form-action 'self'; "
+                                "frame-ancestors 'none'");
+    }
+}
+
+static enum MHD_Result queue(struct MHD_Connection *c, struct pending *p, struct resp *rs)
+{
+    struct req *rq = p->rq;
+    int status = rs->status;
+    char *body = NULL;
+    size_t len = 0;
+    const char *ctype = "application/json";
+    if (rs->err.status || !status) {
+        if (!rs->err.status)
+            rs->err.status = MHD_HTTP_INTERNAL_SERVER_ERROR;
+        status = rs->err.status;
+        body = problem_render(&rs->err, rq->request_id);
+        len = strlen(body);
+        ctype = "application/problem+json";
+    } else if (rs->raw) {
+        body = rs->raw;
+        len = rs->raw_len;
+        rs->raw = NULL;
+        ctype = rs->content_type ? rs->content_type : "application/octet-stream";
+    } else if (rs->body && status != MHD_HTTP_NO_CONTENT) {
+        body = json_dumps(rs->body, JSON_COMPACT);
+        if (!body) {
+            log_error("cannot encode the response");
+            status = MHD_HTTP_INTERNAL_SERVER_ERROR;
+            body = xstrdup("{\"type\":\"about:blank\",\"title\":\"Internal Server Error\","
+                           "\"status\":500}");
+            ctype = "application/problem+json";
+        }
+        len = strlen(body);
+    }
+    struct MHD_Response *r =
+        MHD_create_response_from_buffer_with_free_callback(len, body, free);
+    if (!r) {
+        free(body);
+        return MHD_NO;
+    }
+    common_headers(r, rq->request_id, true);
+    if (len || status != MHD_HTTP_NO_CONTENT)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
+    if (rs->err.allow)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, rs->err.allow);
+    if (rs->err.retry_after > 0) {
+        char ra[16];
+        snprintf(ra, sizeof ra, "%d", rs->err.retry_after);
+        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, ra);
+    }
+    if (status == MHD_HTTP_UNAUTHORIZED)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"aidc\"");
+    for (size_t i = 0; i < rs->nheaders; i++)
+        MHD_add_response_header(r, rs->headers[i].name, rs->headers[i].value);
+    enum MHD_Result ok = MHD_queue_response(c, (unsigned)status, r);
+    MHD_destroy_response(r);
+    p->status = status;
+    p->answered = true;
+    if (ok != MHD_YES)
+        log_warn("cannot queue the response (client gone?)");
+    return ok;
+}
+
+/* Answer an error decided before dispatch (404, 405, 413, 415). */
+static enum MHD_Result answer_early(struct MHD_Connection *c, struct pending *p, int status,
+                                    const char *detail, const char *allow)
+{
+    struct resp rs = {0};
+    api_fail(&rs, status, "%s", detail);
+    if (allow)
+        rs.err.allow = xstrdup(allow);
+    enum MHD_Result ok = queue(c, p, &rs);
+    resp_free(&rs);
+    return ok;
+}
+
+static enum MHD_Result answer_static(struct MHD_Connection *c, struct pending *p)
+{
+    struct req *rq = p->rq;
+    struct static_file f;
+    const char *inm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
+    static_open(g_cfg->portal_dir, rq->path, inm, &f);
+    if (f.status == 404)
+        return answer_early(c, p, MHD_HTTP_NOT_FOUND, "no such page", NULL);
+    struct MHD_Response *r = f.status == 200
+                                 ? MHD_create_response_from_fd64(f.size, f.fd)
+                                 : MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+    if (!r) {
+        if (f.fd >= 0)
+            close(f.fd);
+        return MHD_NO;
+    }
+    common_headers(r, rq->request_id, false);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, f.etag);
+    if (f.status == 200)
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, f.content_type);
+    enum MHD_Result ok = MHD_queue_response(c, (unsigned)f.status, r);
+    MHD_destroy_response(r);
+    p->status = f.status;
+    p->answered = true;
+    return ok;
+}
+
+/* ---- the access handler --------------------------------------------------------- */
+
+static bool is_api_path(const char *path)
+{
+    return strncmp(path, "/api/", 5) == 0 || strcmp(path, "/api") == 0 ||
+           strcmp(path, "/healthz") == 0 || strcmp(path, "/readyz") == 0 ||
+           strcmp(path, "/metrics") == 0;
+}
+
+static bool is_json_type(const char *ct)
+{
+    if (!ct)
+        return false;
+    size_t n = strcspn(ct, "; ");
+    return n == 16 && strncasecmp(ct, "application/json", 16) == 0;
+}
+
+/* First call: route the request and answer what needs no body. */
+static enum MHD_Result on_headers(struct MHD_Connection *c, struct pending *p)
+{
+    struct req *rq = p->rq;
+    if (!is_api_path(rq->path)) {
+        p->is_static = true;
+        p->slot = METRICS_SLOT_STATIC(routes_count);
+        if (strcmp(rq->method, "GET") != 0 && strcmp(rq->method, "HEAD") != 0)
+            return answer_early(c, p, MHD_HTTP_METHOD_NOT_ALLOWED,
+                                "the portal is read-only: use GET", "GET, HEAD");
+        return answer_static(c, p);
+    }
+    char allow[64];
+    const struct route *rt = NULL;
+    p->slot = METRICS_SLOT_UNMATCHED(routes_count);
+    switch (router_match(routes, routes_count, rq->method, rq->path, rq, &rt, allow, sizeof allow)) {
+    case ROUTE_NO_PATH:
+        return answer_early(c, p, MHD_HTTP_NOT_FOUND, "no such endpoint", NULL);
+    case ROUTE_NO_METHOD:
+        return answer_early(c, p, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed here", allow);
+    case ROUTE_FOUND:
+        break;
+    }
+    rq->route = rt;
+    p->slot = router_index(rt);
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl && strtoull(cl, NULL, 10) > (unsigned long long)g_cfg->max_body_bytes)
+        return answer_early(c, p, MHD_HTTP_CONTENT_TOO_LARGE, "request body is too large", NULL);
+    if ((rt->flags & RF_BODY) && !is_json_type(rq->content_type))
+        return answer_early(c, p, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+                            "request body must be application/json", NULL);
+    return MHD_YES;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size,
+                                  void **req_cls)
+{
+    (void)cls;
+    (void)version;
+    struct pending *p = *req_cls;
+    if (!p) {
+        p = xcalloc(1, sizeof *p);
+        p->rq = req_from_connection(c, url, method);
+        *req_cls = p;
+        atomic_fetch_add(&in_flight, 1);
+        metrics_inflight_add(1);
+        return on_headers(c, p);
+    }
+    if (p->answered) {
+        *upload_data_size = 0; /* discard the body of an answered request */
+        return MHD_YES;
+    }
+    struct req *rq = p->rq;
+    if (*upload_data_size) {
+        size_t n = *upload_data_size;
+        if (!p->too_big && rq->body_len + n <= (size_t)g_cfg->max_body_bytes) {
+            rq->body = xrealloc(rq->body, rq->body_len + n + 1);
+            memcpy(rq->body + rq->body_len, upload_data, n);
+            rq->body_len += n;
+            rq->body[rq->body_len] = '\0';
+        } else {
+            p->too_big = true;
+        }
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (p->too_big)
+        return answer_early(c, p, MHD_HTTP_CONTENT_TOO_LARGE, "request body is too large", NULL);
+    struct resp rs = {0};
+    rq->db = http_thread_db();
+    log_set_request(rq->request_id, NULL);
+    dispatch(rq, &rs, g_cfg);
+    enum MHD_Result ok = queue(c, p, &rs);
+    resp_free(&rs);
+    log_set_request(NULL, NULL);
+    return ok;
+}
+
+static void access_log(const struct pending *p, double secs)
+{
+    const struct req *rq = p->rq;
+    if (!log_enabled(LOG_INFO))
+        return;
+    struct sbuf sb = SBUF_INIT;
+    sbuf_puts(&sb, "\"msg\":\"request\",\"method\":");
+    sbuf_json_str(&sb, rq->method);
+    sbuf_puts(&sb, ",\"route\":");
+    sbuf_json_str(&sb, rq->route ? rq->route->pattern : (p->is_static ? "static" : "unmatched"));
+    sbuf_puts(&sb, ",\"path\":");
+    sbuf_json_str(&sb, rq->path);
+    sbuf_printf(&sb, ",\"status\":%d,\"duration_ms\":%.3f,\"request_id\":", p->status,
+                secs * 1000.0);
+    sbuf_json_str(&sb, rq->request_id);
+    if (rq->actor.username) {
+        sbuf_puts(&sb, ",\"actor\":");
+        sbuf_json_str(&sb, rq->actor.username);
+    }
+    if (rq->tenant.slug) {
+        sbuf_puts(&sb, ",\"tenant\":");
+        sbuf_json_str(&sb, rq->tenant.slug);
+    }
+    sbuf_puts(&sb, ",\"source_ip\":");
+    sbuf_json_str(&sb, rq->source_ip);
+    log_set_request(NULL, NULL);
+    log_write_fields(LOG_INFO, sbuf_str(&sb));
+    sbuf_free(&sb);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)c;
+    struct pending *p = *req_cls;
+    if (!p)
+        return;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    double secs = (double)(now.tv_sec - p->rq->started.tv_sec) +
+                  (double)(now.tv_nsec - p->rq->started.tv_nsec) / 1e9;
+    if (!p->answered)
+        p->status = 499; /* the client went away before an answer */
+    else if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+        log_debug("response to %s not fully delivered (%d)", p->rq->request_id, (int)toe);
+    access_log(p, secs);
+    metrics_observe(p->slot, p->status, secs);
+    req_free(p->rq);
+    free(p);
+    *req_cls = NULL;
+    metrics_inflight_add(-1);
+    atomic_fetch_sub(&in_flight, 1);
+}
+
+/* ---- daemon life cycle ------------------------------------------------------------ */
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    struct sbuf sb = SBUF_INIT;
+    sbuf_vprintf(&sb, fmt, ap);
+    while (sb.len && sb.buf[sb.len - 1] == '\n')
+        sb.buf[--sb.len] = '\0';
+    log_warn("libmicrohttpd: %s", sbuf_str(&sb));
+    sbuf_free(&sb);
+}
+
+static bool parse_addr(const char *host, int port, struct sockaddr_storage *ss)
+{
+    memset(ss, 0, sizeof *ss);
+    struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
+    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+    const char *h = strcmp(host, "localhost") == 0 ? "127.0.0.1" : host;
+    if (h[0] == '\0' || strcmp(h, "*") == 0)
+        h = "0.0.0.0";
+    if (inet_pton(AF_INET, h, &in4->sin_addr) == 1) {
+        in4->sin_family = AF_INET;
+        in4->sin_port = htons((uint16_t)port);
+        return true;
+    }
+    if (inet_pton(AF_INET6, h, &in6->sin6_addr) == 1) {
+        in6->sin6_family = AF_INET6;
+        in6->sin6_port = htons((uint16_t)port);
+        return true;
+    }
+    return false;
+}
+
+struct http_server *http_start(const struct config *cfg)
+{
+    struct sockaddr_storage ss;
+    g_cfg = cfg;
+    if (!parse_addr(cfg->listen_host, cfg->listen_port, &ss)) {
+        log_error("AIDC_LISTEN: \"%s\" is not a numeric IPv4 or IPv6 address", cfg->listen_host);
+        return NULL;
+    }
+    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    if (ss.ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    struct MHD_Daemon *d = MHD_start_daemon(
+        flags, (uint16_t)cfg->listen_port, NULL, NULL, on_request, NULL,
+        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&ss,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->threads,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->http_idle_timeout_seconds,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
+        MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
+        MHD_OPTION_END);
+    if (!d) {
+        log_error("cannot listen on %s (address in use or not permitted?)", cfg->listen);
+        return NULL;
+    }
+    struct http_server *srv = xcalloc(1, sizeof *srv);
+    srv->d = d;
+    srv->cfg = cfg;
+    const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+    srv->port = di ? di->port : cfg->listen_port;
+    return srv;
+}
+
+int http_port(const struct http_server *srv)
+{
+    return srv->port;
+}
+
+void http_quiesce(struct http_server *srv)
+{
+    MHD_socket s = MHD_quiesce_daemon(srv->d);
+    if (s != MHD_INVALID_SOCKET)
+        close(s);
+}
+
+bool http_wait_idle(struct http_server *srv, int timeout_s)
+{
+    (void)srv;
+    struct timespec start, now, nap = {0, 20 * 1000 * 1000};
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        if (atomic_load(&in_flight) == 0)
+            return true;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - start.tv_sec >= timeout_s)
+            return false;
+        nanosleep(&nap, NULL); /* polling a counter: nothing to wait on */
+    }
+}
+
+void http_stop(struct http_server *srv)
+{
+    if (!srv)
+        return;
+    MHD_stop_daemon(srv->d);
+    free(srv);
+}

@@ -1,0 +1,33 @@
+/*
+ * http.h - the HTTP server on libmicrohttpd (thread pool, epoll).
+ *
+ * Owns the daemon and the per-worker-thread database connections. For each
+ * request it copies what handlers need into a struct req (headers, query,
+ * body up to AIDC_MAX_BODY_BYTES), answers 404/405/413/415 before reading a
+ * body it will not use, hands the rest to server/dispatch.c, and writes the
+ * answer with the security headers, the access-log line and the metrics.
+ */
+#ifndef AIDC_HTTP_H
+#define AIDC_HTTP_H
+
+#include "config.h"
+
+#include <stdbool.h>
+
+struct http_server;
+
+/* Start serving per cfg (cfg must outlive the server). NULL on failure (logged). */
+struct http_server *http_start(const struct config *cfg);
+/* The TCP port actually bound (useful with port 0). */
+int http_port(const struct http_server *srv);
+/* Stop accepting new connections; requests in flight continue. */
+void http_quiesce(struct http_server *srv);
+/* Wait until no request is in flight, at most timeout_s seconds. */
+bool http_wait_idle(struct http_server *srv, int timeout_s);
+/* Stop the daemon, close connections, free everything. */
+void http_stop(struct http_server *srv);
+
+/* The calling worker thread's database connection (created on first use). */
+struct db *http_thread_db(void);
+
+#endif

@@ -1,0 +1,85 @@
+/* janitor.c - periodic clean-up thread (see janitor.h). */
+#include "janitor.h"
+
+#include "../db/db.h"
+#include "../db/identity.h"
+#include "log.h"
+#include "xalloc.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <time.h>
+
+struct janitor {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool stop;
+    int interval_s;
+    struct db *db;
+};
+
+static void clean_once(struct janitor *j)
+{
+    struct db_ctx ctx = {.roles = "system", .request_id = "janitor"};
+    int e = db_begin(j->db, &ctx);
+    if (!e)
+        e = db_identity_cleanup(j->db);
+    if (!e)
+        e = db_commit(j->db);
+    else
+        db_rollback(j->db);
+    if (e)
+        log_debug("clean-up skipped: database unavailable or busy");
+}
+
+static void *run(void *arg)
+{
+    struct janitor *j = arg;
+    pthread_mutex_lock(&j->mu);
+    while (!j->stop) {
+        pthread_mutex_unlock(&j->mu);
+        clean_once(j);
+        pthread_mutex_lock(&j->mu);
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += j->interval_s;
+        while (!j->stop && pthread_cond_timedwait(&j->cv, &j->mu, &until) != ETIMEDOUT)
+            ;
+    }
+    pthread_mutex_unlock(&j->mu);
+    return NULL;
+}
+
+struct janitor *janitor_start(const char *url, int interval_s)
+{
+    struct janitor *j = xcalloc(1, sizeof *j);
+    pthread_mutex_init(&j->mu, NULL);
+    pthread_cond_init(&j->cv, NULL);
+    j->interval_s = interval_s;
+    j->db = db_open(url, "aidcd-janitor");
+    if (pthread_create(&j->thread, NULL, run, j) != 0) {
+        log_error("cannot start the clean-up thread");
+        db_close(j->db);
+        free(j);
+        return NULL;
+    }
+    return j;
+}
+
+void janitor_stop(struct janitor *j)
+{
+    if (!j)
+        return;
+    pthread_mutex_lock(&j->mu);
+    j->stop = true;
+    pthread_cond_signal(&j->cv);
+    pthread_mutex_unlock(&j->mu);
+    pthread_join(j->thread, NULL);
+    db_close(j->db);
+    pthread_cond_destroy(&j->cv);
+    pthread_mutex_destroy(&j->mu);
+    free(j);
+}

@@ -1,0 +1,16 @@
+/*
+ * janitor.h - a background thread that deletes what has expired (session
+ * revocations past their token's expiry, old login-failure counters,
+ * idempotency keys past their TTL). Idempotent, so every replica may run it.
+ */
+#ifndef AIDC_JANITOR_H
+#define AIDC_JANITOR_H
+
+struct janitor;
+
+/* Start cleaning every interval_s seconds over its own connection to url. */
+struct janitor *janitor_start(const char *url, int interval_s);
+/* Stop the thread and wait for it. */
+void janitor_stop(struct janitor *j);
+
+#endif

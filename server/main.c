@@ -1,0 +1,272 @@
+/*
+ * main.c - the aidcd command line: serve (default), migrate, bootstrap.
+ *
+ * Settings come from the environment (server/config.c); a bad one stops the
+ * start with one line naming it. `serve` blocks SIGTERM/SIGINT in every
+ * thread and waits for them in main, then drains: stop accepting, let
+ * in-flight requests finish (AIDC_SHUTDOWN_TIMEOUT_SECONDS), stop workers,
+ * exit 0.
+ */
+#include "../audit/audit.h"
+#include "../db/db.h"
+#include "../db/migrate.h"
+#include "../db/users.h"
+#include "config.h"
+#include "crypto.h"
+#include "err.h"
+#include "http.h"
+#include "janitor.h"
+#include "log.h"
+#include "metrics.h"
+#include "password.h"
+#include "router.h"
+#include "sbuf.h"
+#include "session.h"
+#include "validate.h"
+#include "xalloc.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define AIDC_VERSION "0.1.0"
+#define JANITOR_INTERVAL_S 600
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "aidcd %s - the management plane of an AI data center\n\n"
+            "Usage:\n"
+            "  aidcd [serve]                      serve the API and the portal\n"
+            "  aidcd migrate                      apply pending database migrations\n"
+            "  aidcd bootstrap --admin NAME [--password-stdin]\n"
+            "                                     create a platform admin, or reset its password\n"
+            "                                     (password from AIDC_ADMIN_PASSWORD or stdin)\n"
+            "  aidcd --help | --version\n\n",
+            AIDC_VERSION);
+    config_print_help(out);
+}
+
+static int load_config(struct config *cfg)
+{
+    char err[512];
+    if (!config_load(cfg, NULL, err, sizeof err)) {
+        fprintf(stderr, "aidcd: %s\n", err);
+        return 2;
+    }
+    log_set_level((enum log_level)cfg->log_level);
+    return 0;
+}
+
+static int cmd_migrate(const struct config *cfg)
+{
+    char err[512];
+    if (migrate_run(cfg->migrate_database_url, cfg->database_url, err, sizeof err) != 0) {
+        fprintf(stderr, "aidcd: %s\n", err);
+        return 1;
+    }
+    return 0;
+}
+
+static int check_schema(const struct config *cfg)
+{
+    char err[512];
+    bool pending = false;
+    if (migrate_check(cfg->database_url, &pending, err, sizeof err) != 0) {
+        fprintf(stderr, "aidcd: %s\n", err);
+        return 1;
+    }
+    return 0;
+}
+
+/* ---- bootstrap ------------------------------------------------------------------ */
+
+static char *read_password_stdin(void)
+{
+    char buf[PASSWORD_MAX_LEN + 2];
+    if (!fgets(buf, sizeof buf, stdin))
+        return NULL;
+    buf[strcspn(buf, "\r\n")] = '\0';
+    return xstrdup(buf);
+}
+
+static int bootstrap_write(struct db *db, const char *name, const char *hash)
+{
+    struct req rq = {0};
+    rq.db = db;
+    rq.actor.username = xstrdup("aidcd bootstrap");
+    snprintf(rq.request_id, sizeof rq.request_id, "bootstrap");
+    struct db_ctx ctx = {.roles = "system", .request_id = rq.request_id};
+    char id[37] = "";
+    bool created = false;
+    int e = db_begin(db, &ctx);
+    if (!e)
+        e = db_user_bootstrap(db, name, hash, &created, id);
+    if (!e) {
+        json_t *d = json_pack("{s:s, s:b, s:s}", "username", name, "created", created, "via",
+                              "command line");
+        struct audit_event ev = {.action = "user.bootstrap", .resource_type = "user",
+                                 .resource_id = name, .details = d};
+        e = audit_record(&rq, &ev);
+        json_decref(d);
+    }
+    if (!e)
+        e = db_commit(db);
+    else
+        db_rollback(db);
+    free(rq.actor.username);
+    if (e) {
+        const struct db_error *de = db_last_error(db);
+        fprintf(stderr, "aidcd: bootstrap failed: %s\n", de->message[0] ? de->message : aidc_err_name(e));
+        return 1;
+    }
+    printf("%s platform admin \"%s\"\n", created ? "created" : "reset the password of", name);
+    return 0;
+}
+
+static int cmd_bootstrap(const struct config *cfg, int argc, char **argv)
+{
+    const char *name = NULL;
+    bool from_stdin = false;
+    for (int i = 2; i < argc; i++) {
+        if (strcmp(argv[i], "--admin") == 0 && i + 1 < argc)
+            name = argv[++i];
+        else if (strcmp(argv[i], "--password-stdin") == 0)
+            from_stdin = true;
+        else {
+            fprintf(stderr, "aidcd bootstrap: unexpected argument \"%s\"\n", argv[i]);
+            return 2;
+        }
+    }
+    if (!name) {
+        fprintf(stderr, "aidcd bootstrap: --admin NAME is required\n");
+        return 2;
+    }
+    if (!validate_username(name)) {
+        fprintf(stderr, "aidcd bootstrap: \"%s\" is not a valid user name "
+                        "(^[a-z][a-z0-9._-]{0,62}$)\n", name);
+        return 2;
+    }
+    char *pw = from_stdin ? read_password_stdin()
+                          : (getenv("AIDC_ADMIN_PASSWORD") ? xstrdup(getenv("AIDC_ADMIN_PASSWORD")) : NULL);
+    if (!pw) {
+        fprintf(stderr, "aidcd bootstrap: set AIDC_ADMIN_PASSWORD or pass --password-stdin\n");
+        return 2;
+    }
+    const char *why = password_policy_check(pw);
+    if (why) {
+        fprintf(stderr, "aidcd bootstrap: the password %s\n", why);
+        free(pw);
+        return 2;
+    }
+    char *hash = password_hash(pw);
+    free(pw);
+    if (!hash)
+        return 1;
+    int rc = check_schema(cfg);
+    if (rc == 0) {
+        struct db *db = db_open(cfg->database_url, "aidcd-bootstrap");
+        rc = db_ensure(db) ? (fprintf(stderr, "aidcd: %s\n", db_last_error(db)->message), 1)
+                           : bootstrap_write(db, name, hash);
+        db_close(db);
+    }
+    free(hash);
+    return rc;
+}
+
+/* ---- serve ----------------------------------------------------------------------- */
+
+static int prepare_data_dir(const struct config *cfg)
+{
+    if (mkdir(cfg->data_dir, 0700) != 0 && errno != EEXIST) {
+        fprintf(stderr, "aidcd: AIDC_DATA_DIR: cannot create %s: %s\n", cfg->data_dir,
+                strerror(errno));
+        return 1;
+    }
+    char err[512];
+    if (session_key_load(cfg->jwt_key_file, err, sizeof err) != 0) {
+        fprintf(stderr, "aidcd: %s\n", err);
+        return 1;
+    }
+    return 0;
+}
+
+static int cmd_serve(const struct config *cfg)
+{
+    if (prepare_data_dir(cfg))
+        return 1;
+    if (cfg->auto_migrate && cmd_migrate(cfg))
+        return 1;
+    if (check_schema(cfg))
+        return 1;
+
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, NULL); /* every thread started below inherits this */
+    signal(SIGPIPE, SIG_IGN);
+
+    metrics_init(routes_count);
+    struct http_server *srv = http_start(cfg);
+    if (!srv)
+        return 1;
+    struct janitor *jan = janitor_start(cfg->database_url, JANITOR_INTERVAL_S);
+    struct sbuf line = SBUF_INIT;
+    sbuf_printf(&line, "\"msg\":\"listening\",\"address\":\"%s\",\"port\":%d,\"threads\":%d,"
+                       "\"version\":\"%s\"",
+                cfg->listen_host, http_port(srv), cfg->threads, AIDC_VERSION);
+    log_write_fields(LOG_INFO, sbuf_str(&line));
+    sbuf_free(&line);
+
+    int sig = 0;
+    sigwait(&set, &sig);
+    log_info("received %s: draining requests (up to %d s)", sig == SIGTERM ? "SIGTERM" : "SIGINT",
+             cfg->shutdown_timeout_seconds);
+    http_quiesce(srv);
+    if (!http_wait_idle(srv, cfg->shutdown_timeout_seconds))
+        log_warn("requests still running after %d s; closing them", cfg->shutdown_timeout_seconds);
+    janitor_stop(jan);
+    http_stop(srv);
+    log_info("stopped");
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *cmd = argc > 1 ? argv[1] : "serve";
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("aidcd %s (schema %d)\n", AIDC_VERSION, migrate_latest_version());
+        return 0;
+    }
+    if (strcmp(cmd, "serve") != 0 && strcmp(cmd, "migrate") != 0 &&
+        strcmp(cmd, "bootstrap") != 0) {
+        fprintf(stderr, "aidcd: unknown command \"%s\" (see aidcd --help)\n", cmd);
+        return 2;
+    }
+    if (strcmp(cmd, "bootstrap") != 0 && argc > 2) {
+        fprintf(stderr, "aidcd %s: unexpected argument \"%s\"\n", cmd, argv[2]);
+        return 2;
+    }
+    struct config cfg;
+    int rc = load_config(&cfg);
+    if (rc)
+        return rc;
+    if (strcmp(cmd, "migrate") == 0)
+        rc = cmd_migrate(&cfg);
+    else if (strcmp(cmd, "bootstrap") == 0)
+        rc = cmd_bootstrap(&cfg, argc, argv);
+    else
+        rc = cmd_serve(&cfg);
+    config_free(&cfg);
+    return rc;
+}

@@ -1,0 +1,125 @@
+/*
+ * metrics.c - counters for /metrics. The table is allocated once by
+ * metrics_init and then only incremented atomically, so observation needs no
+ * lock; rendering reads a slightly inconsistent but monotonic snapshot,
+ * which Prometheus tolerates.
+ */
+#include "metrics.h"
+
+#include "../db/db.h"
+#include "router.h"
+#include "sbuf.h"
+#include "xalloc.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+
+static const int statuses[] = {200, 201, 202, 204, 304, 400, 401, 403, 404, 405,
+                               409, 413, 415, 422, 429, 500, 501, 503};
+#define NSTATUS (sizeof statuses / sizeof statuses[0] + 1) /* + "other" */
+static const double buckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+                                 0.1,    0.25,  0.5,    1,     2.5,  5,     10};
+#define NBUCKETS (sizeof buckets / sizeof buckets[0])
+
+struct series {
+    atomic_ulong count;
+    atomic_ulong sum_us;
+    atomic_ulong bucket[NBUCKETS];
+};
+
+static struct series *table; /* [slot][status] */
+static size_t nslots;
+static atomic_long inflight;
+
+void metrics_init(size_t nroutes)
+{
+    nslots = nroutes + 2;
+    table = xcalloc(nslots * NSTATUS, sizeof *table);
+}
+
+static size_t status_index(int status)
+{
+    for (size_t i = 0; i + 1 < NSTATUS; i++)
+        if (statuses[i] == status)
+            return i;
+    return NSTATUS - 1;
+}
+
+void metrics_observe(size_t slot, int status, double seconds)
+{
+    if (!table || slot >= nslots)
+        return;
+    struct series *s = &table[slot * NSTATUS + status_index(status)];
+    atomic_fetch_add(&s->count, 1);
+    atomic_fetch_add(&s->sum_us, (unsigned long)(seconds * 1e6));
+    for (size_t b = 0; b < NBUCKETS; b++)
+        if (seconds <= buckets[b])
+            atomic_fetch_add(&s->bucket[b], 1);
+}
+
+void metrics_inflight_add(int delta)
+{
+    atomic_fetch_add(&inflight, delta);
+}
+
+static void labels(struct sbuf *sb, size_t slot, size_t st)
+{
+    const char *method = "", *route = "";
+    if (slot < nslots - 2) {
+        method = routes[slot].method;
+        route = routes[slot].pattern;
+    } else {
+        route = slot == nslots - 2 ? "static" : "unmatched";
+    }
+    sbuf_printf(sb, "method=\"%s\",route=\"%s\",status=\"", method, route);
+    if (st + 1 < NSTATUS)
+        sbuf_printf(sb, "%d\"", statuses[st]);
+    else
+        sbuf_puts(sb, "other\"");
+}
+
+char *metrics_render(void)
+{
+    struct sbuf sb = SBUF_INIT;
+    sbuf_puts(&sb, "# HELP aidc_http_requests_total HTTP requests answered.\n"
+                   "# TYPE aidc_http_requests_total counter\n");
+    for (size_t i = 0; table && i < nslots * NSTATUS; i++) {
+        unsigned long c = atomic_load(&table[i].count);
+        if (!c)
+            continue;
+        sbuf_puts(&sb, "aidc_http_requests_total{");
+        labels(&sb, i / NSTATUS, i % NSTATUS);
+        sbuf_printf(&sb, "} %lu\n", c);
+    }
+    sbuf_puts(&sb, "# HELP aidc_http_request_duration_seconds Time to answer a request.\n"
+                   "# TYPE aidc_http_request_duration_seconds histogram\n");
+    for (size_t i = 0; table && i < nslots * NSTATUS; i++) {
+        struct series *s = &table[i];
+        unsigned long c = atomic_load(&s->count);
+        if (!c)
+            continue;
+        for (size_t b = 0; b < NBUCKETS; b++) {
+            sbuf_puts(&sb, "aidc_http_request_duration_seconds_bucket{");
+            labels(&sb, i / NSTATUS, i % NSTATUS);
+            sbuf_printf(&sb, ",le=\"%g\"} %lu\n", buckets[b], atomic_load(&s->bucket[b]));
+        }
+        sbuf_puts(&sb, "aidc_http_request_duration_seconds_bucket{");
+        labels(&sb, i / NSTATUS, i % NSTATUS);
+        sbuf_printf(&sb, ",le=\"+Inf\"} %lu\n", c);
+        sbuf_puts(&sb, "aidc_http_request_duration_seconds_sum{");
+        labels(&sb, i / NSTATUS, i % NSTATUS);
+        sbuf_printf(&sb, "} %.6f\n", (double)atomic_load(&s->sum_us) / 1e6);
+        sbuf_puts(&sb, "aidc_http_request_duration_seconds_count{");
+        labels(&sb, i / NSTATUS, i % NSTATUS);
+        sbuf_printf(&sb, "} %lu\n", c);
+    }
+    sbuf_printf(&sb,
+                "# HELP aidc_http_requests_in_flight Requests being served.\n"
+                "# TYPE aidc_http_requests_in_flight gauge\n"
+                "aidc_http_requests_in_flight %ld\n"
+                "# HELP aidc_db_reconnects_total Database reconnections after a failure.\n"
+                "# TYPE aidc_db_reconnects_total counter\n"
+                "aidc_db_reconnects_total %lu\n",
+                atomic_load(&inflight), db_reconnect_count());
+    return sbuf_steal(&sb);
+}

@@ -1,0 +1,22 @@
+/*
+ * metrics.h - the Prometheus registry: request counts and latency histograms
+ * per route and status, in-flight requests, database reconnects. Lock-free
+ * (atomic counters in a table sized once at start).
+ */
+#ifndef AIDC_METRICS_H
+#define AIDC_METRICS_H
+
+#include <stddef.h>
+
+/* Slots beyond the route table: static portal files, unmatched paths. */
+#define METRICS_SLOT_STATIC(nroutes) (nroutes)
+#define METRICS_SLOT_UNMATCHED(nroutes) ((nroutes) + 1)
+
+/* Allocate counters for nroutes routes (+2 extra slots). Call once. */
+void metrics_init(size_t nroutes);
+void metrics_observe(size_t slot, int status, double seconds);
+void metrics_inflight_add(int delta);
+/* The exposition text (malloc'd). */
+char *metrics_render(void);
+
+#endif

@@ -1,0 +1,193 @@
+/*
+ * request.h - what a handler sees of a request, and what it answers.
+ *
+ * A struct req is built by server/http.c from the libmicrohttpd connection
+ * (headers, query arguments and body copied in), so handlers never touch
+ * libmicrohttpd and can be driven without a socket. It owns everything it
+ * points to; req_free releases it when the response has been sent.
+ *
+ * Handlers have one signature, `int h(struct req *, struct resp *)`: they
+ * return 0 with resp filled, or a negative aidc_err with resp->err filled
+ * (or not: the dispatcher maps bare codes such as AIDC_EUNAVAIL to 503).
+ * Only the dispatcher renders errors (RFC 9457 problem+json).
+ */
+#ifndef AIDC_REQUEST_H
+#define AIDC_REQUEST_H
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+struct route;
+struct db;
+struct config;
+
+/* Global roles (bit mask). */
+enum global_role {
+    GR_PLATFORM_ADMIN = 1u << 0,
+    GR_FINANCE = 1u << 1,
+    GR_AUDITOR = 1u << 2,
+};
+#define GR_ANY_GLOBAL (GR_PLATFORM_ADMIN | GR_FINANCE | GR_AUDITOR)
+
+/* Tenant roles, ordered: a higher role includes the lower ones. */
+enum tenant_role { TR_NONE = 0, TR_VIEWER = 1, TR_MEMBER = 2, TR_ADMIN = 3 };
+
+/* API token scopes (bit mask). */
+enum scope {
+    SC_JOBS_READ = 1u << 0,
+    SC_JOBS_WRITE = 1u << 1,
+    SC_IMAGES_READ = 1u << 2,
+    SC_IMAGES_WRITE = 1u << 3,
+    SC_USAGE_READ = 1u << 4,
+    SC_BILLING_WRITE = 1u << 5,
+    SC_AUDIT_READ = 1u << 6,
+    SC_AUDIT_INGEST = 1u << 7,
+    SC_ADMIN = 1u << 8,
+};
+#define SC_ALL 0x1ffu
+
+#define UUID_LEN 36
+
+struct membership {
+    char tenant_id[UUID_LEN + 1];
+    char *slug;
+    int role; /* enum tenant_role */
+    bool suspended;
+};
+
+/* Who is asking. Filled by server/auth.c; zeroed for anonymous requests. */
+struct actor {
+    bool authenticated;
+    char user_id[UUID_LEN + 1];
+    char *username;
+    unsigned roles; /* enum global_role bits */
+    bool via_token;
+    bool via_cookie;
+    char token_id[UUID_LEN + 1];
+    unsigned scopes;                  /* SC_ALL for sessions */
+    char token_tenant[UUID_LEN + 1];  /* a token bound to one tenant, else "" */
+    char jti[UUID_LEN + 1];           /* session id of a JWT, else "" */
+    time_t session_expires;
+    struct membership *memberships;
+    size_t nmemberships;
+};
+
+/* The tenant named by the route's {tenant}, once resolved and permitted. */
+struct tenant_ref {
+    char id[UUID_LEN + 1];
+    char *slug;
+    int role; /* the actor's tenant role there (TR_NONE for global roles) */
+    bool suspended;
+};
+
+/* A validation problem with one field of the request. */
+struct field_error {
+    char *field;
+    char *message;
+};
+
+struct api_error {
+    int status; /* 0 = none set */
+    char *detail;
+    struct field_error *fields;
+    size_t nfields;
+    int retry_after; /* seconds, for 429/503; 0 = no header */
+    char *allow;     /* Allow header for 405 */
+};
+
+struct header {
+    char *name;
+    char *value;
+};
+
+/* What the dispatcher records in the audit log for a state change. */
+struct resp_audit {
+    const char *resource_type;
+    char *resource_id; /* malloc'd */
+    json_t *details;   /* new reference, or NULL */
+    bool skip;         /* the handler recorded its own events */
+};
+
+struct resp {
+    int status;
+    json_t *body;             /* new reference, or NULL */
+    char *raw;                /* alternatively a ready body (malloc'd) ... */
+    size_t raw_len;
+    const char *content_type; /* ... with this type */
+    struct header *headers;
+    size_t nheaders;
+    struct api_error err;
+    struct resp_audit audit;
+    bool replayed; /* answered from the idempotency store */
+};
+
+/* Describe the change for the audit event (id copied, details stolen). */
+void resp_audit(struct resp *rs, const char *resource_type, const char *resource_id,
+                json_t *details);
+
+struct kvpair {
+    char *key;
+    char *value;
+};
+
+struct req {
+    const char *method;
+    char *path;
+    const struct route *route;
+    struct kvpair params[6]; /* {name} values of the matched route */
+    size_t nparams;
+    struct kvpair *query;    /* decoded query arguments */
+    size_t nquery;
+    bool query_dup;          /* a query argument was given twice */
+    char *body;
+    size_t body_len;
+    json_t *json; /* parsed body for routes that take one */
+
+    /* headers of interest */
+    char *authorization, *cookie, *requested_with, *idempotency_key, *content_type;
+    char *user_agent, *accept, *forwarded_for;
+    char request_id[65];
+    char source_ip[64];
+
+    struct actor actor;
+    struct tenant_ref tenant; /* id[0] == '\0' when the route has no {tenant} */
+    struct db *db;
+    const struct config *cfg;
+    struct timespec started;
+};
+
+/* Value of the route parameter `name` ({tenant}, {id}, ...), or NULL. */
+const char *req_param(const struct req *rq, const char *name);
+/* Value of query argument `name`, or NULL when absent. */
+const char *req_query(const struct req *rq, const char *name);
+void req_add_query(struct req *rq, const char *key, const char *value);
+void req_free(struct req *rq);
+
+/* Set the answer's status and body (steals body). Always returns 0. */
+int resp_json(struct resp *rs, int status, json_t *body);
+/* Add a response header (copied). */
+void resp_header(struct resp *rs, const char *name, const char *value);
+void resp_free(struct resp *rs);
+
+/*
+ * Fill rs->err and return an aidc_err matching status, so handlers can write
+ * `return api_fail(rs, MHD_HTTP_NOT_FOUND, "project \"%s\" not found", slug);`.
+ */
+int api_fail(struct resp *rs, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int api_vfail(struct resp *rs, int status, const char *fmt, va_list ap)
+    __attribute__((format(printf, 3, 0)));
+/* Record a field error (status becomes 400 unless already set). */
+void api_field_error(struct resp *rs, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* 400 with the collected field errors; returns AIDC_EINVAL. */
+int api_fail_fields(struct resp *rs);
+void api_error_clear(struct api_error *e);
+
+/* The aidc_err that best matches an HTTP status (for handler returns). */
+int api_status_err(int status);
+
+#endif

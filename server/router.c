@@ -1,0 +1,121 @@
+/*
+ * router.c - segment-by-segment matching of a path against the route table.
+ * The table is small (tens of rows) and static, so a linear scan that touches
+ * no memory allocator beats any cleverer structure.
+ */
+#include "router.h"
+
+#include "xalloc.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/*
+ * Match one pattern against a path. Returns true and captures params into
+ * vals/names (up to max) when every segment matches.
+ */
+static bool match_pattern(const char *pat, const char *path, size_t pathlen, struct kvpair *caps,
+                          size_t *ncaps, size_t max)
+{
+    const char *p = pat, *s = path, *end = path + pathlen;
+    size_t n = 0;
+    while (*p && s < end) {
+        if (*p != '/' || *s != '/')
+            return false;
+        p++;
+        s++;
+        const char *pseg_end = strchr(p, '/');
+        if (!pseg_end)
+            pseg_end = p + strlen(p);
+        const char *sseg_end = memchr(s, '/', (size_t)(end - s));
+        if (!sseg_end)
+            sseg_end = end;
+        size_t plen = (size_t)(pseg_end - p), slen = (size_t)(sseg_end - s);
+        if (slen == 0)
+            return false; /* empty segment: "//" */
+        if (plen >= 2 && p[0] == '{' && p[plen - 1] == '}') {
+            if (n >= max)
+                return false;
+            caps[n].key = xstrndup(p + 1, plen - 2);
+            caps[n].value = xstrndup(s, slen);
+            n++;
+        } else if (plen != slen || memcmp(p, s, plen) != 0) {
+            goto fail;
+        }
+        p = pseg_end;
+        s = sseg_end;
+    }
+    if (*p || s != end)
+        goto fail;
+    *ncaps = n;
+    return true;
+fail:
+    for (size_t i = 0; i < n; i++) {
+        free(caps[i].key);
+        free(caps[i].value);
+    }
+    return false;
+}
+
+enum route_match_result router_match(const struct route *table, size_t n, const char *method,
+                                     const char *path, struct req *rq, const struct route **out,
+                                     char *allow, size_t allowsz)
+{
+    size_t len = strlen(path);
+    if (len > 1 && path[len - 1] == '/')
+        len--;
+    bool path_seen = false;
+    size_t alen = 0;
+    if (allow && allowsz)
+        allow[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        struct kvpair caps[6];
+        size_t ncaps = 0;
+        if (!match_pattern(table[i].pattern, path, len, caps, &ncaps, 6))
+            continue;
+        if (strcmp(table[i].method, method) == 0) {
+            for (size_t k = 0; k < rq->nparams; k++) {
+                free(rq->params[k].key);
+                free(rq->params[k].value);
+            }
+            memcpy(rq->params, caps, ncaps * sizeof caps[0]);
+            rq->nparams = ncaps;
+            *out = &table[i];
+            return ROUTE_FOUND;
+        }
+        for (size_t k = 0; k < ncaps; k++) {
+            free(caps[k].key);
+            free(caps[k].value);
+        }
+        path_seen = true;
+        if (allow && allowsz && !strstr(allow, table[i].method)) {
+            int w = snprintf(allow + alen, allowsz - alen, "%s%s", alen ? ", " : "",
+                             table[i].method);
+            if (w > 0 && (size_t)w < allowsz - alen)
+                alen += (size_t)w;
+        }
+    }
+    return path_seen ? ROUTE_NO_METHOD : ROUTE_NO_PATH;
+}
+
+bool router_accepts_query(const struct route *r, const char *name)
+{
+    if (!r->query)
+        return false;
+    size_t nl = strlen(name);
+    for (const char *p = r->query; *p;) {
+        const char *c = strchr(p, ',');
+        size_t len = c ? (size_t)(c - p) : strlen(p);
+        if (len == nl && memcmp(p, name, nl) == 0)
+            return true;
+        if (!c)
+            break;
+        p = c + 1;
+    }
+    return false;
+}
+
+size_t router_index(const struct route *r)
+{
+    return (size_t)(r - routes);
+}

@@ -1,0 +1,61 @@
+/*
+ * router.h - the static route table and its matcher.
+ *
+ * Every endpoint is one row of api/routes.c: method, path pattern with
+ * {params}, handler, who may call it (global roles, minimum tenant role,
+ * token scope), flags and the query arguments it accepts. The dispatcher
+ * checks all of that in one place; handlers only do their resource's work.
+ */
+#ifndef AIDC_ROUTER_H
+#define AIDC_ROUTER_H
+
+#include "request.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+typedef int (*route_handler)(struct req *rq, struct resp *rs);
+
+enum route_flags {
+    RF_PUBLIC = 1u << 0,      /* no authentication */
+    RF_ANY_USER = 1u << 1,    /* any authenticated user (the handler narrows) */
+    RF_OPTIONAL_AUTH = 1u << 2, /* use credentials when valid, never 401 */
+    RF_BODY = 1u << 3,        /* takes a JSON object body */
+    RF_CREATES = 1u << 4,     /* creates something: honours Idempotency-Key */
+    RF_NO_DB = 1u << 5,       /* needs no database transaction */
+    RF_NO_TX = 1u << 6,       /* the handler runs its statements alone (no request transaction) */
+};
+
+struct route {
+    const char *method;
+    const char *pattern;
+    route_handler handler;
+    const char *action;   /* audit/metrics name, e.g. "project.create" */
+    unsigned global_roles; /* enum global_role bits that may call it */
+    int tenant_role;       /* minimum enum tenant_role in {tenant}; TR_NONE = none */
+    unsigned scope;        /* token scope needed (0 = any token) */
+    unsigned flags;
+    const char *query;     /* accepted query arguments, comma-separated */
+};
+
+extern const struct route routes[];
+extern const size_t routes_count;
+
+enum route_match_result { ROUTE_FOUND, ROUTE_NO_PATH, ROUTE_NO_METHOD };
+
+/*
+ * Find the route for method and path in table (n rows). On ROUTE_FOUND,
+ * *out is the row and the {param} values are stored in rq->params. On
+ * ROUTE_NO_METHOD, allow (if not NULL) receives the methods the path accepts,
+ * comma-separated ("GET, PATCH"). A single trailing slash is ignored.
+ */
+enum route_match_result router_match(const struct route *table, size_t n, const char *method,
+                                     const char *path, struct req *rq, const struct route **out,
+                                     char *allow, size_t allowsz);
+
+/* True if the route accepts query argument `name`. */
+bool router_accepts_query(const struct route *r, const char *name);
+/* Index of r in the table (for metrics). */
+size_t router_index(const struct route *r);
+
+#endif

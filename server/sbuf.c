@@ -1,0 +1,110 @@
+/* sbuf.c - growable strings. */
+#include "sbuf.h"
+
+#include "xalloc.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void reserve(struct sbuf *sb, size_t extra)
+{
+    size_t need = sb->len + extra + 1;
+    if (need <= sb->cap)
+        return;
+    size_t cap = sb->cap ? sb->cap : 64;
+    while (cap < need)
+        cap *= 2;
+    sb->buf = xrealloc(sb->buf, cap);
+    sb->cap = cap;
+}
+
+void sbuf_append(struct sbuf *sb, const char *s, size_t n)
+{
+    reserve(sb, n);
+    memcpy(sb->buf + sb->len, s, n);
+    sb->len += n;
+    sb->buf[sb->len] = '\0';
+}
+
+void sbuf_puts(struct sbuf *sb, const char *s)
+{
+    sbuf_append(sb, s, strlen(s));
+}
+
+void sbuf_putc(struct sbuf *sb, char c)
+{
+    sbuf_append(sb, &c, 1);
+}
+
+void sbuf_vprintf(struct sbuf *sb, const char *fmt, va_list ap)
+{
+    va_list cp;
+    va_copy(cp, ap);
+    int n = vsnprintf(NULL, 0, fmt, cp);
+    va_end(cp);
+    if (n <= 0)
+        return;
+    reserve(sb, (size_t)n);
+    vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+    sb->len += (size_t)n;
+}
+
+void sbuf_printf(struct sbuf *sb, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    sbuf_vprintf(sb, fmt, ap);
+    va_end(ap);
+}
+
+void sbuf_json_str(struct sbuf *sb, const char *s)
+{
+    static const char hex[] = "0123456789abcdef";
+    sbuf_putc(sb, '"');
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        unsigned char c = *p;
+        switch (c) {
+        case '"': sbuf_append(sb, "\\\"", 2); break;
+        case '\\': sbuf_append(sb, "\\\\", 2); break;
+        case '\n': sbuf_append(sb, "\\n", 2); break;
+        case '\r': sbuf_append(sb, "\\r", 2); break;
+        case '\t': sbuf_append(sb, "\\t", 2); break;
+        default:
+            if (c < 0x20 || c == 0x7f) {
+                char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+                sbuf_append(sb, esc, sizeof esc);
+            } else {
+                sbuf_putc(sb, (char)c);
+            }
+        }
+    }
+    sbuf_putc(sb, '"');
+}
+
+const char *sbuf_str(const struct sbuf *sb)
+{
+    return sb->buf ? sb->buf : "";
+}
+
+char *sbuf_steal(struct sbuf *sb)
+{
+    char *p = sb->buf ? sb->buf : xstrdup("");
+    sb->buf = NULL;
+    sb->len = sb->cap = 0;
+    return p;
+}
+
+void sbuf_reset(struct sbuf *sb)
+{
+    sb->len = 0;
+    if (sb->buf)
+        sb->buf[0] = '\0';
+}
+
+void sbuf_free(struct sbuf *sb)
+{
+    free(sb->buf);
+    sb->buf = NULL;
+    sb->len = sb->cap = 0;
+}

@@ -1,0 +1,171 @@
+/*
+ * session.c - JWT minting and verification. The key is configuration: set
+ * once at start, read-only afterwards.
+ */
+#include "session.h"
+
+#include "crypto.h"
+#include "err.h"
+#include "log.h"
+#include "xalloc.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jwt.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define KEY_MAX 256
+#define CLOCK_SKEW 60
+
+static unsigned char key[KEY_MAX];
+static size_t keylen;
+
+void session_key_set(const unsigned char *k, size_t len)
+{
+    keylen = len > KEY_MAX ? KEY_MAX : len;
+    memcpy(key, k, keylen);
+}
+
+static int create_key(const char *path, char *err, size_t errsz)
+{
+    char *dir = xstrdup(path);
+    char *d = dirname(dir);
+    if (mkdir(d, 0700) != 0 && errno != EEXIST) {
+        snprintf(err, errsz, "AIDC_JWT_KEY_FILE: cannot create directory %s: %s", d,
+                 strerror(errno));
+        free(dir);
+        return AIDC_EIO;
+    }
+    free(dir);
+    unsigned char k[64];
+    if (crypto_random(k, sizeof k) != 0) {
+        snprintf(err, errsz, "AIDC_JWT_KEY_FILE: no random bytes");
+        return AIDC_EINTERNAL;
+    }
+    /* O_EXCL: two replicas starting at once must not both write a key. */
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        if (errno == EEXIST)
+            return 0;
+        snprintf(err, errsz, "AIDC_JWT_KEY_FILE: cannot create %s: %s", path, strerror(errno));
+        return AIDC_EIO;
+    }
+    ssize_t w = write(fd, k, sizeof k);
+    int fs = fsync(fd);
+    close(fd);
+    if (w != (ssize_t)sizeof k || fs != 0) {
+        snprintf(err, errsz, "AIDC_JWT_KEY_FILE: cannot write %s", path);
+        unlink(path);
+        return AIDC_EIO;
+    }
+    log_info("generated a new session signing key in %s", path);
+    return 0;
+}
+
+int session_key_load(const char *path, char *err, size_t errsz)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        if (errno != ENOENT) {
+            snprintf(err, errsz, "AIDC_JWT_KEY_FILE: cannot read %s: %s", path, strerror(errno));
+            return AIDC_EIO;
+        }
+        int e = create_key(path, err, errsz);
+        if (e)
+            return e;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        snprintf(err, errsz, "AIDC_JWT_KEY_FILE: cannot read %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return AIDC_EIO;
+    }
+    if (!S_ISREG(st.st_mode) || (st.st_mode & 077) != 0) {
+        snprintf(err, errsz, "AIDC_JWT_KEY_FILE: %s must be a regular file readable only by its owner (chmod 600)", path);
+        close(fd);
+        return AIDC_EINVAL;
+    }
+    unsigned char buf[KEY_MAX];
+    ssize_t n = read(fd, buf, sizeof buf);
+    close(fd);
+    if (n < 32) {
+        snprintf(err, errsz, "AIDC_JWT_KEY_FILE: %s holds fewer than 32 bytes", path);
+        return AIDC_EINVAL;
+    }
+    session_key_set(buf, (size_t)n);
+    return 0;
+}
+
+char *session_mint(const char *user_id, int ttl, struct session_claims *out)
+{
+    jwt_t *j = NULL;
+    char *tok = NULL;
+    struct session_claims c = {0};
+    snprintf(c.sub, sizeof c.sub, "%s", user_id);
+    crypto_uuid_new(c.jti);
+    c.iat = time(NULL);
+    c.exp = c.iat + ttl;
+    if (jwt_new(&j) != 0)
+        goto out;
+    if (jwt_set_alg(j, JWT_ALG_HS256, key, (int)keylen) != 0 ||
+        jwt_add_grant(j, "iss", "aidc") != 0 || jwt_add_grant(j, "sub", c.sub) != 0 ||
+        jwt_add_grant(j, "jti", c.jti) != 0 || jwt_add_grant_int(j, "iat", (long)c.iat) != 0 ||
+        jwt_add_grant_int(j, "exp", (long)c.exp) != 0)
+        goto out;
+    tok = jwt_encode_str(j);
+    if (tok && out)
+        *out = c;
+out:
+    if (!tok)
+        log_error("cannot mint a session token");
+    jwt_free(j);
+    return tok;
+}
+
+static bool grant_long(jwt_t *j, const char *name, long *out)
+{
+    errno = 0;
+    long v = jwt_get_grant_int(j, name);
+    if (errno != 0)
+        return false;
+    *out = v;
+    return true;
+}
+
+int session_verify(const char *token, time_t now, struct session_claims *out)
+{
+    jwt_t *j = NULL;
+    int rc = AIDC_EFORBIDDEN;
+    if (keylen == 0 || strlen(token) > 4096)
+        return rc;
+    if (jwt_decode(&j, token, key, (int)keylen) != 0 || !j)
+        goto out;
+    /* libjwt would accept "none" or another algorithm: insist on ours. */
+    if (jwt_get_alg(j) != JWT_ALG_HS256)
+        goto out;
+    const char *iss = jwt_get_grant(j, "iss");
+    const char *sub = jwt_get_grant(j, "sub");
+    const char *jti = jwt_get_grant(j, "jti");
+    long iat, exp;
+    if (!iss || strcmp(iss, "aidc") != 0 || !crypto_uuid_valid(sub) || !crypto_uuid_valid(jti) ||
+        !grant_long(j, "iat", &iat) || !grant_long(j, "exp", &exp))
+        goto out;
+    if (exp <= now || iat > now + CLOCK_SKEW || exp <= iat)
+        goto out;
+    if (out) {
+        snprintf(out->sub, sizeof out->sub, "%s", sub);
+        snprintf(out->jti, sizeof out->jti, "%s", jti);
+        out->iat = iat;
+        out->exp = exp;
+    }
+    rc = 0;
+out:
+    jwt_free(j);
+    return rc;
+}

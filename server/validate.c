@@ -1,0 +1,179 @@
+/* validate.c - input checks (see validate.h). */
+#include "validate.h"
+
+#include <string.h>
+
+static bool lower_alnum(char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+
+bool validate_slug(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (n < 2 || n > 63 || !(s[0] >= 'a' && s[0] <= 'z'))
+        return false;
+    for (size_t i = 1; i < n; i++)
+        if (!lower_alnum(s[i]) && s[i] != '-')
+            return false;
+    return true;
+}
+
+bool validate_username(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (n < 1 || n > 63 || !(s[0] >= 'a' && s[0] <= 'z'))
+        return false;
+    for (size_t i = 1; i < n; i++)
+        if (!lower_alnum(s[i]) && s[i] != '-' && s[i] != '_' && s[i] != '.')
+            return false;
+    return true;
+}
+
+bool validate_email(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0)
+        return true;
+    const char *at = strchr(s, '@');
+    if (n > 254 || !at || at == s || at[1] == '\0' || strchr(at + 1, '@'))
+        return false;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p <= 0x20 || *p == 0x7f)
+            return false;
+    return true;
+}
+
+size_t validate_utf8_len(const char *s)
+{
+    size_t n = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        n += (*p & 0xc0) != 0x80;
+    return n;
+}
+
+static const char *type_name(enum vtype t)
+{
+    switch (t) {
+    case V_STRING: return "a string";
+    case V_BOOL: return "true or false";
+    case V_INT: return "an integer";
+    case V_STRING_ARRAY: return "an array of strings";
+    case V_OBJECT: return "an object";
+    }
+    return "valid";
+}
+
+static bool check_string(const struct vfield *f, const char *field, const char *v, struct resp *rs)
+{
+    size_t len = validate_utf8_len(v);
+    if ((f->min || f->max) && (len < (size_t)f->min || len > (size_t)f->max)) {
+        if (f->min == f->max)
+            api_field_error(rs, field, "must be %ld characters", f->min);
+        else
+            api_field_error(rs, field, "must be %ld to %ld characters", f->min, f->max);
+        return false;
+    }
+    if (f->check && !f->check(v)) {
+        api_field_error(rs, field, "%s", f->check_msg ? f->check_msg : "is not valid");
+        return false;
+    }
+    return true;
+}
+
+static bool check_field(const struct vfield *f, const json_t *v, struct resp *rs)
+{
+    if (json_is_null(v)) {
+        if (f->flags & V_NULLABLE)
+            return true;
+        api_field_error(rs, f->name, "must not be null");
+        return false;
+    }
+    switch (f->type) {
+    case V_STRING:
+        if (!json_is_string(v))
+            break;
+        return check_string(f, f->name, json_string_value(v), rs);
+    case V_BOOL:
+        if (!json_is_boolean(v))
+            break;
+        return true;
+    case V_INT:
+        if (!json_is_integer(v))
+            break;
+        if ((f->min || f->max) &&
+            (json_integer_value(v) < f->min || json_integer_value(v) > f->max)) {
+            api_field_error(rs, f->name, "must be %ld to %ld", f->min, f->max);
+            return false;
+        }
+        return true;
+    case V_STRING_ARRAY: {
+        if (!json_is_array(v))
+            break;
+        size_t n = json_array_size(v);
+        if (f->max && (n < (size_t)f->min || n > (size_t)f->max)) {
+            api_field_error(rs, f->name, "must have %ld to %ld items", f->min, f->max);
+            return false;
+        }
+        size_t i;
+        json_t *item;
+        json_array_foreach(v, i, item) {
+            if (!json_is_string(item)) {
+                api_field_error(rs, f->name, "must be an array of strings");
+                return false;
+            }
+            if (f->check && !f->check(json_string_value(item))) {
+                api_field_error(rs, f->name, "\"%.64s\" %s", json_string_value(item),
+                                f->check_msg ? f->check_msg : "is not valid");
+                return false;
+            }
+        }
+        return true;
+    }
+    case V_OBJECT:
+        if (!json_is_object(v))
+            break;
+        return true;
+    }
+    api_field_error(rs, f->name, "must be %s", type_name(f->type));
+    return false;
+}
+
+bool validate_object(const json_t *obj, const struct vfield *fields, size_t n, struct resp *rs)
+{
+    bool ok = true;
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)obj, key, v) {
+        bool known = false;
+        for (size_t i = 0; i < n && !known; i++)
+            known = strcmp(fields[i].name, key) == 0;
+        if (!known) {
+            api_field_error(rs, key, "unknown field");
+            ok = false;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        v = json_object_get(obj, fields[i].name);
+        if (!v) {
+            if (fields[i].flags & V_REQUIRED) {
+                api_field_error(rs, fields[i].name, "is required");
+                ok = false;
+            }
+            continue;
+        }
+        if (!check_field(&fields[i], v, rs))
+            ok = false;
+    }
+    return ok;
+}
+
+const char *vstr(const json_t *obj, const char *name)
+{
+    return json_string_value(json_object_get(obj, name));
+}
+
+bool vhas(const json_t *obj, const char *name)
+{
+    return json_object_get(obj, name) != NULL;
+}
