@@ -20,7 +20,7 @@
 static const struct db_stmt st_session = {
     "identity_session",
     "SELECT" ACTOR_COLUMNS ","
-    " u.sessions_valid_after > to_timestamp($3::bigint) AS stale,"
+    " date_trunc('second', u.sessions_valid_after) > to_timestamp($3::bigint) AS stale,"
     " EXISTS (SELECT 1 FROM revoked_sessions s WHERE s.jti = $2::uuid) AS revoked"
     " FROM users u WHERE u.id = $1::uuid",
     3};

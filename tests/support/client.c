@@ -1,0 +1,204 @@
+/* client.c - libcurl client for the integration tests. */
+#include "client.h"
+
+#include "harness.h"
+
+#include <curl/curl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+struct buf {
+    char *p;
+    size_t n;
+};
+
+static size_t on_data(char *ptr, size_t size, size_t nmemb, void *ud)
+{
+    struct buf *b = ud;
+    size_t add = size * nmemb;
+    char *q = realloc(b->p, b->n + add + 1);
+    if (!q)
+        return 0;
+    memcpy(q + b->n, ptr, add);
+    b->p = q;
+    b->n += add;
+    b->p[b->n] = '\0';
+    return add;
+}
+
+long http_raw(const struct aidc_server *s, const char *method, const char *path,
+              const char *token, const char *content_type, const char *body, size_t len,
+              const char *const *extra, struct http_res *out)
+{
+    CURL *c = curl_easy_init();
+    struct curl_slist *h = NULL;
+    struct buf b = {0}, hb = {0};
+    char url[2048], line[2048];
+    long status = 0;
+    memset(out, 0, sizeof *out);
+    if (!c)
+        return 0;
+    snprintf(url, sizeof url, "%s%s", s->base, path);
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, method);
+    if (strcmp(method, "HEAD") == 0)
+        curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_data);
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, &hb);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    if (token) {
+        snprintf(line, sizeof line, "Authorization: Bearer %s", token);
+        h = curl_slist_append(h, line);
+    }
+    if (body) {
+        curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE, (long)len);
+        if (content_type) {
+            snprintf(line, sizeof line, "Content-Type: %s", content_type);
+            h = curl_slist_append(h, line);
+        } else {
+            h = curl_slist_append(h, "Content-Type:");
+        }
+    }
+    h = curl_slist_append(h, "Expect:");
+    for (size_t i = 0; extra && extra[i]; i++)
+        h = curl_slist_append(h, extra[i]);
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+    if (curl_easy_perform(c) == CURLE_OK)
+        curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    curl_slist_free_all(h);
+    curl_easy_cleanup(c);
+    out->status = status;
+    out->body = b.p ? b.p : strdup("");
+    out->body_len = b.n;
+    out->headers = hb.p ? hb.p : strdup("");
+    out->json = b.n ? json_loadb(b.p, b.n, 0, NULL) : NULL;
+    return status;
+}
+
+long http_do(const struct aidc_server *s, const char *method, const char *path,
+             const char *token, const char *body, const char *const *extra,
+             struct http_res *out)
+{
+    return http_raw(s, method, path, token, "application/json", body, body ? strlen(body) : 0,
+                    extra, out);
+}
+
+void http_res_free(struct http_res *r)
+{
+    free(r->body);
+    free(r->headers);
+    json_decref(r->json);
+    memset(r, 0, sizeof *r);
+}
+
+char *http_header(const struct http_res *r, const char *name)
+{
+    size_t nl = strlen(name);
+    for (const char *p = r->headers; p && *p;) {
+        const char *eol = strstr(p, "\r\n");
+        size_t len = eol ? (size_t)(eol - p) : strlen(p);
+        if (len > nl && strncasecmp(p, name, nl) == 0 && p[nl] == ':') {
+            const char *v = p + nl + 1;
+            while (*v == ' ')
+                v++;
+            return strndup(v, len - (size_t)(v - p));
+        }
+        p = eol ? eol + 2 : NULL;
+    }
+    return NULL;
+}
+
+long reqj(const char *method, const char *path, const char *token, const char *body,
+          struct http_res *out)
+{
+    return http_do(&harness_srv, method, path, token, body, NULL, out);
+}
+
+long req(const char *method, const char *path, const char *token, const char *body)
+{
+    struct http_res r;
+    long st = reqj(method, path, token, body, &r);
+    http_res_free(&r);
+    return st;
+}
+
+char *login(const char *username, const char *password)
+{
+    json_t *b = json_pack("{s:s, s:s}", "username", username, "password", password);
+    char *body = json_dumps(b, JSON_COMPACT);
+    json_decref(b);
+    struct http_res r;
+    char *tok = NULL;
+    if (reqj("POST", "/api/v1/auth/login", NULL, body, &r) == 200)
+        tok = strdup(json_string_value(json_object_get(r.json, "access_token")));
+    http_res_free(&r);
+    free(body);
+    return tok;
+}
+
+static void must(long got, long want, const char *what)
+{
+    if (got != want) {
+        fprintf(stderr, "test setup: %s answered %ld, expected %ld\n", what, got, want);
+        exit(1);
+    }
+}
+
+void make_user(const char *username, const char *password, const char *roles_json)
+{
+    const char *b = fmt("{\"username\":\"%s\",\"password\":\"%s\",\"roles\":%s}", username,
+                        password, roles_json ? roles_json : "[]");
+    must(req("POST", "/api/v1/users", harness_srv.admin_token, b), 201, "create user");
+}
+
+void make_tenant(const char *slug)
+{
+    must(req("POST", "/api/v1/tenants", harness_srv.admin_token,
+             fmt("{\"slug\":\"%s\",\"name\":\"Tenant %s\"}", slug, slug)),
+         201, "create tenant");
+}
+
+void make_member(const char *tenant, const char *username, const char *role)
+{
+    must(req("PUT", fmt("/api/v1/tenants/%s/members/%s", tenant, username),
+             harness_srv.admin_token, fmt("{\"role\":\"%s\"}", role)),
+         200, "put member");
+}
+
+void make_project(const char *tenant, const char *slug)
+{
+    must(req("POST", fmt("/api/v1/tenants/%s/projects", tenant), harness_srv.admin_token,
+             fmt("{\"slug\":\"%s\",\"name\":\"Project %s\"}", slug, slug)),
+         201, "create project");
+}
+
+char *make_token(const char *token, const char *scopes_json, const char *tenant)
+{
+    const char *b = tenant ? fmt("{\"name\":\"t\",\"scopes\":%s,\"tenant\":\"%s\"}", scopes_json,
+                                 tenant)
+                           : fmt("{\"name\":\"t\",\"scopes\":%s}", scopes_json);
+    struct http_res r;
+    must(reqj("POST", "/api/v1/tokens", token, b, &r), 201, "create token");
+    char *secret = strdup(json_string_value(json_object_get(r.json, "token")));
+    http_res_free(&r);
+    return secret;
+}
+
+const char *fmt(const char *f, ...)
+{
+    static _Thread_local char bufs[8][4096];
+    static _Thread_local int next;
+    char *b = bufs[next++ % 8];
+    va_list ap;
+    va_start(ap, f);
+    vsnprintf(b, sizeof bufs[0], f, ap);
+    va_end(ap);
+    return b;
+}

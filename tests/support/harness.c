@@ -1,0 +1,254 @@
+/* harness.c - fresh database and a real aidcd per integration-test program. */
+#include "harness.h"
+
+#include "client.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+struct aidc_server harness_srv;
+
+static _Noreturn void die(const char *what, const char *detail)
+{
+    fprintf(stderr, "harness: %s %s\n", what, detail);
+    exit(1);
+}
+
+void harness_require_pg(void)
+{
+    if (!getenv("AIDC_TEST_APP_URL") || !getenv("AIDC_TEST_OWNER_URL")) {
+        fprintf(stderr, "skipped: AIDC_TEST_APP_URL/AIDC_TEST_OWNER_URL not set "
+                        "(run through tests/run.sh)\n");
+        exit(77);
+    }
+}
+
+/* Same URL with another database name (everything after the last '/'). */
+static void url_with_db(const char *url, const char *db, char *out, size_t n)
+{
+    const char *slash = strrchr(url, '/');
+    const char *q = strchr(slash ? slash : url, '?');
+    int len = slash ? (int)(slash - url) : (int)strlen(url);
+    snprintf(out, n, "%.*s/%s%s", len, url, db, q ? q : "");
+}
+
+static void quiet(void *arg, const char *msg)
+{
+    (void)arg;
+    (void)msg; /* NOTICEs such as "database does not exist, skipping" */
+}
+
+PGresult *harness_sql(const char *url, const char *sql, int n, const char *const *params)
+{
+    PGconn *c = PQconnectdb(url);
+    PQsetNoticeProcessor(c, quiet, NULL);
+    if (PQstatus(c) != CONNECTION_OK) {
+        fprintf(stderr, "harness: connect %s: %s", url, PQerrorMessage(c));
+        PQfinish(c);
+        return NULL;
+    }
+    PGresult *r = PQexecParams(c, sql, n, NULL, params, NULL, NULL, 0);
+    ExecStatusType st = PQresultStatus(r);
+    if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
+        fprintf(stderr, "harness: %s: %s", sql, PQresultErrorMessage(r));
+        PQclear(r);
+        r = NULL;
+    }
+    PQfinish(c);
+    return r;
+}
+
+char *harness_read_file(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    size_t n;
+    while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += n;
+        if (cap - len < 2) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+        }
+    }
+    fclose(f);
+    if (buf)
+        buf[len] = '\0';
+    return buf;
+}
+
+static void setenv_list(const struct aidc_server *s, const char *const *env)
+{
+    setenv("AIDC_DATABASE_URL", s->app_url, 1);
+    setenv("AIDC_MIGRATE_DATABASE_URL", s->owner_url, 1);
+    setenv("AIDC_DATA_DIR", s->data_dir, 1);
+    setenv("AIDC_PORTAL_DIR", AIDC_SOURCE_DIR "/portal", 1);
+    setenv("AIDC_LISTEN", "127.0.0.1:0", 1);
+    setenv("AIDC_THREADS", "2", 1);
+    setenv("AIDC_LOG_LEVEL", "info", 1);
+    for (size_t i = 0; env && env[i]; i++) {
+        char *kv = strdup(env[i]);
+        char *eq = strchr(kv, '=');
+        if (eq) {
+            *eq = '\0';
+            setenv(kv, eq + 1, 1);
+        }
+        free(kv);
+    }
+}
+
+int harness_run_aidcd(const struct aidc_server *s, const char *const *args,
+                      const char *const *env, const char *out_path)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        setenv_list(s, env);
+        if (out_path) {
+            int fd = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+            if (fd >= 0) {
+                dup2(fd, 1);
+                dup2(fd, 2);
+                close(fd);
+            }
+        }
+        const char *argv[16] = {AIDC_BIN};
+        for (int i = 0; args && args[i] && i < 14; i++)
+            argv[i + 1] = args[i];
+        execv(AIDC_BIN, (char *const *)argv);
+        _exit(127);
+    }
+    int st;
+    if (waitpid(pid, &st, 0) < 0)
+        return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+void harness_db_create(struct aidc_server *s, const char *name)
+{
+    const char *app = getenv("AIDC_TEST_APP_URL"), *owner = getenv("AIDC_TEST_OWNER_URL");
+    snprintf(s->dbname, sizeof s->dbname, "aidc_t_%s_%d", name, (int)getpid());
+    url_with_db(app, s->dbname, s->app_url, sizeof s->app_url);
+    url_with_db(owner, s->dbname, s->owner_url, sizeof s->owner_url);
+    snprintf(s->data_dir, sizeof s->data_dir, "/tmp/aidc-test-%s-%d", name, (int)getpid());
+    snprintf(s->log_path, sizeof s->log_path, "%s/aidcd.log", s->data_dir);
+    mkdir(s->data_dir, 0700);
+    char sql[256];
+    snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s", s->dbname);
+    PQclear(harness_sql(owner, sql, 0, NULL));
+    snprintf(sql, sizeof sql, "CREATE DATABASE %s", s->dbname);
+    PGresult *r = harness_sql(owner, sql, 0, NULL);
+    if (!r)
+        die("cannot create database", s->dbname);
+    PQclear(r);
+    char out[320];
+    snprintf(out, sizeof out, "%s/migrate.log", s->data_dir);
+    const char *margs[] = {"migrate", NULL};
+    if (harness_run_aidcd(s, margs, NULL, out) != 0)
+        die("aidcd migrate failed, see", out);
+    const char *bargs[] = {"bootstrap", "--admin", ADMIN_USER, NULL};
+    const char *benv[] = {"AIDC_ADMIN_PASSWORD=" ADMIN_PASSWORD, NULL};
+    snprintf(out, sizeof out, "%s/bootstrap.log", s->data_dir);
+    if (harness_run_aidcd(s, bargs, benv, out) != 0)
+        die("aidcd bootstrap failed, see", out);
+}
+
+void harness_db_drop(struct aidc_server *s)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", s->dbname);
+    PQclear(harness_sql(getenv("AIDC_TEST_OWNER_URL"), sql, 0, NULL));
+}
+
+/* Wait for aidcd's "listening" log line and read the port from it. */
+static int wait_listening(struct aidc_server *s)
+{
+    for (int i = 0; i < 1000; i++) {
+        char *log = harness_read_file(s->log_path);
+        char *p = log ? strstr(log, "\"msg\":\"listening\"") : NULL;
+        char *port = p ? strstr(p, "\"port\":") : NULL;
+        if (port) {
+            s->port = atoi(port + 7);
+            free(log);
+            snprintf(s->base, sizeof s->base, "http://127.0.0.1:%d", s->port);
+            return 0;
+        }
+        free(log);
+        int st;
+        if (waitpid(s->pid, &st, WNOHANG) == s->pid) {
+            fprintf(stderr, "harness: aidcd exited early, see %s\n", s->log_path);
+            s->pid = 0;
+            return -1;
+        }
+        struct timespec nap = {0, 10 * 1000 * 1000};
+        nanosleep(&nap, NULL); /* polling a log file: there is nothing to block on */
+    }
+    return -1;
+}
+
+int harness_server_start(struct aidc_server *s, const char *const *env)
+{
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        setenv_list(s, env);
+        int fd = open(s->log_path, O_WRONLY | O_CREAT | O_APPEND, 0600);
+        if (fd >= 0) {
+            dup2(fd, 2);
+            dup2(fd, 1);
+            close(fd);
+        }
+        execl(AIDC_BIN, AIDC_BIN, "serve", (char *)NULL);
+        _exit(127);
+    }
+    s->pid = pid;
+    return wait_listening(s);
+}
+
+int harness_server_stop(struct aidc_server *s)
+{
+    if (s->pid <= 0)
+        return -1;
+    kill(s->pid, SIGTERM);
+    int st = 0;
+    while (waitpid(s->pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    s->pid = 0;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+void harness_setup(const char *name, const char *const *env)
+{
+    harness_require_pg();
+    signal(SIGPIPE, SIG_IGN);
+    /* The log is appended to: start each program with an empty one. */
+    harness_db_create(&harness_srv, name);
+    unlink(harness_srv.log_path);
+    if (harness_server_start(&harness_srv, env) != 0)
+        die("aidcd did not start, see", harness_srv.log_path);
+    char *tok = login(ADMIN_USER, ADMIN_PASSWORD);
+    if (!tok)
+        die("cannot log in as", ADMIN_USER);
+    snprintf(harness_srv.admin_token, sizeof harness_srv.admin_token, "%s", tok);
+    free(tok);
+}
+
+void harness_teardown(void)
+{
+    int st = harness_server_stop(&harness_srv);
+    if (st != 0)
+        fprintf(stderr, "harness: aidcd exited with %d, see %s\n", st, harness_srv.log_path);
+    harness_db_drop(&harness_srv);
+}

@@ -1,0 +1,68 @@
+/*
+ * harness.h - integration-test support: a fresh database per test program,
+ * the real build/aidcd started against it, and helpers to drive it.
+ *
+ * PostgreSQL comes from tests/run.sh through AIDC_TEST_APP_URL and
+ * AIDC_TEST_OWNER_URL (URLs of the application and owner roles); without
+ * them an integration test exits 77, which ctest reports as skipped.
+ */
+#ifndef AIDC_TEST_HARNESS_H
+#define AIDC_TEST_HARNESS_H
+
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#define ADMIN_USER "admin"
+#define ADMIN_PASSWORD "admin-password-1"
+
+struct aidc_server {
+    pid_t pid;
+    int port;
+    char base[64];         /* http://127.0.0.1:PORT */
+    char dbname[64];
+    char app_url[512];     /* application role, this test's database */
+    char owner_url[512];   /* owner role, this test's database */
+    char data_dir[256];
+    char log_path[300];
+    char admin_token[1024]; /* JWT of ADMIN_USER after harness_setup */
+};
+
+/* The server of this test program (set up by harness_setup). */
+extern struct aidc_server harness_srv;
+
+/* Exit 77 (ctest: skipped) when no test PostgreSQL is configured. */
+void harness_require_pg(void);
+/*
+ * Create a fresh database "aidc_t_<name>_<pid>", migrate it, bootstrap
+ * ADMIN_USER, start aidcd with extra environment env (NULL-terminated
+ * "NAME=value" strings, may be NULL) and log in as the admin. Aborts the
+ * program on failure (a test cannot run without it).
+ */
+void harness_setup(const char *name, const char *const *env);
+/* Stop aidcd (SIGTERM; it must exit 0) and drop the database. */
+void harness_teardown(void);
+
+/* Create the database and bootstrap, without starting a server. */
+void harness_db_create(struct aidc_server *s, const char *name);
+void harness_db_drop(struct aidc_server *s);
+/* Start aidcd for s (waits for its "listening" line); 0 or -1. */
+int harness_server_start(struct aidc_server *s, const char *const *env);
+/* SIGTERM and wait; returns the exit status (or -1). */
+int harness_server_stop(struct aidc_server *s);
+
+/*
+ * Run `aidcd args...` with s's database and data dir plus env; returns its
+ * exit status. stdout and stderr go to out_path (if not NULL).
+ */
+int harness_run_aidcd(const struct aidc_server *s, const char *const *args,
+                      const char *const *env, const char *out_path);
+
+/* Run one SQL statement with parameters over url; NULL on failure (printed). */
+PGresult *harness_sql(const char *url, const char *sql, int n, const char *const *params);
+
+/* Read the whole file (malloc'd, NUL-terminated) or NULL. */
+char *harness_read_file(const char *path);
+
+#endif
