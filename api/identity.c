@@ -101,7 +101,7 @@ int api_identity_login(struct req *rq, struct resp *rs)
         free(h);
     }
     struct session_claims c;
-    char *jwt = session_mint(u.id, rq->cfg->jwt_ttl_seconds, &c);
+    char *jwt = session_mint(u.id, u.session_epoch, rq->cfg->jwt_ttl_seconds, &c);
     if (!jwt) {
         e = AIDC_EINTERNAL;
         goto out;

@@ -22,7 +22,7 @@
 const struct route routes[] = {
     /* health and meta */
     {"GET", "/healthz", api_meta_healthz, "health.check", 0, TR_NONE, 0, RF_PUBLIC | RF_NO_DB, NULL},
-    {"GET", "/readyz", api_meta_readyz, "health.ready", 0, TR_NONE, 0, RF_PUBLIC | RF_NO_TX, NULL},
+    {"GET", "/readyz", api_meta_readyz, "health.ready", 0, TR_NONE, 0, RF_PUBLIC | RF_NO_DB, NULL},
     {"GET", "/metrics", api_meta_metrics, "health.metrics", 0, TR_NONE, 0, RF_PUBLIC | RF_NO_DB, NULL},
     {"GET", "/api/v1/openapi.json", api_meta_openapi, "api.spec", 0, TR_NONE, 0,
      RF_PUBLIC | RF_NO_DB, NULL},
@@ -31,7 +31,7 @@ const struct route routes[] = {
     {"POST", "/api/v1/auth/login", api_identity_login, "auth.login", 0, TR_NONE, 0,
      RF_PUBLIC | RF_BODY | RF_NO_TX, NULL},
     {"POST", "/api/v1/auth/logout", api_identity_logout, "auth.logout", 0, TR_NONE, 0,
-     RF_OPTIONAL_AUTH, NULL},
+     RF_ANY_USER | RF_OPTIONAL_AUTH, NULL},
     {"GET", "/api/v1/me", api_identity_me, "auth.me", 0, TR_NONE, 0, RF_ANY_USER, NULL},
     {"POST", "/api/v1/tokens", api_token_create, "token.create", 0, TR_NONE, SC_ADMIN,
      RF_ANY_USER | RF_BODY | RF_CREATES, NULL},

@@ -14,7 +14,7 @@ int db_health_schema_version(struct db *db, int *version)
     PGresult *r = db_query(db, &st_version, NULL, &e);
     if (!r)
         return e;
-    *version = atoi(PQgetvalue(r, 0, 0));
+    *version = (int)strtol(PQgetvalue(r, 0, 0), NULL, 10);
     PQclear(r);
     return 0;
 }

@@ -44,7 +44,7 @@ int db_idem_get(struct db *db, const char *user_id, const char *key, struct idem
     if (PQntuples(r) == 1) {
         out->found = 1;
         snprintf(out->request_hash, sizeof out->request_hash, "%s", PQgetvalue(r, 0, 0));
-        out->status = atoi(PQgetvalue(r, 0, 1));
+        out->status = (int)strtol(PQgetvalue(r, 0, 1), NULL, 10);
         out->response = xstrdup(PQgetvalue(r, 0, 2));
         out->location = PQgetisnull(r, 0, 3) ? NULL : xstrdup(PQgetvalue(r, 0, 3));
     }

@@ -20,7 +20,7 @@
 static const struct db_stmt st_session = {
     "identity_session",
     "SELECT" ACTOR_COLUMNS ","
-    " date_trunc('second', u.sessions_valid_after) > to_timestamp($3::bigint) AS stale,"
+    " u.session_epoch <> $3::int AS stale,"
     " EXISTS (SELECT 1 FROM revoked_sessions s WHERE s.jti = $2::uuid) AS revoked"
     " FROM users u WHERE u.id = $1::uuid",
     3};
@@ -43,7 +43,8 @@ static const struct db_stmt st_token = {
     1};
 
 static const struct db_stmt st_login_user = {
-    "identity_login_user", "SELECT id, password_hash, disabled FROM users WHERE username = $1", 1};
+    "identity_login_user",
+    "SELECT id, password_hash, disabled, session_epoch FROM users WHERE username = $1", 1};
 
 static const struct db_stmt st_throttle = {
     "identity_throttle",
@@ -149,12 +150,12 @@ static bool col_true(const PGresult *r, const char *col)
     return v && v[0] == 't';
 }
 
-int db_identity_session(struct db *db, const char *user_id, const char *jti, time_t iat,
+int db_identity_session(struct db *db, const char *user_id, const char *jti, long epoch,
                         struct actor *a, enum identity_status *status)
 {
-    char iats[24];
-    snprintf(iats, sizeof iats, "%lld", (long long)iat);
-    const char *p[3] = {user_id, jti, iats};
+    char eps[24];
+    snprintf(eps, sizeof eps, "%ld", epoch);
+    const char *p[3] = {user_id, jti, eps};
     int e;
     PGresult *r = db_query(db, &st_session, p, &e);
     if (!r)
@@ -236,6 +237,7 @@ int db_identity_login_user(struct db *db, const char *username, struct login_use
         snprintf(out->id, sizeof out->id, "%s", PQgetvalue(r, 0, 0));
         out->password_hash = PQgetisnull(r, 0, 1) ? NULL : xstrdup(PQgetvalue(r, 0, 1));
         out->disabled = PQgetvalue(r, 0, 2)[0] == 't';
+        out->session_epoch = strtol(PQgetvalue(r, 0, 3), NULL, 10);
     }
     PQclear(r);
     return 0;
@@ -260,8 +262,8 @@ int db_identity_throttle(struct db *db, const char *user_key, const char *ip_key
         return e;
     for (int i = 0; i < PQntuples(r); i++) {
         const char *key = PQgetvalue(r, i, 0);
-        int failures = atoi(PQgetvalue(r, i, 1));
-        int left = atoi(PQgetvalue(r, i, 2));
+        int failures = (int)strtol(PQgetvalue(r, i, 1), NULL, 10);
+        int left = (int)strtol(PQgetvalue(r, i, 2), NULL, 10);
         int max = strcmp(key, user_key) == 0 ? max_user : max_ip;
         if (failures >= max && left > *retry_after)
             *retry_after = left < 1 ? 1 : left;

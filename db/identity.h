@@ -24,19 +24,20 @@ enum identity_status {
 };
 
 /*
- * Load the actor of a verified session (user id, jti, issue time) into *a.
+ * Load the actor of a verified session (user id, jti, session epoch) into *a.
  * Returns 0 with *status telling whether the session is still good, or an
  * aidc_err when the database fails.
  */
-int db_identity_session(struct db *db, const char *user_id, const char *jti, time_t iat,
+int db_identity_session(struct db *db, const char *user_id, const char *jti, long epoch,
                         struct actor *a, enum identity_status *status);
 /* Same for an API token given by its SHA-256 hex; also refreshes last_used_at. */
 int db_identity_token(struct db *db, const char *token_hash, struct actor *a,
                       enum identity_status *status);
 
-/* The user a login names: id, password hash (NULL: none), disabled. */
+/* The user a login names: id, password hash (NULL: none), disabled, epoch. */
 struct login_user {
     char id[37];
+    long session_epoch;
     char *password_hash;
     bool disabled;
     bool found;

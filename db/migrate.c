@@ -36,7 +36,7 @@ static const char sql_grant[] = "SELECT aidc_grant_app($1::regrole)";
 
 static int version_of(const char *name)
 {
-    return atoi(name);
+    return (int)strtol(name, NULL, 10);
 }
 
 int migrate_latest_version(void)
@@ -101,7 +101,7 @@ static int compare_applied(PGresult *r, int *applied, int *db_max, char *err, si
     *applied = n;
     *db_max = 0;
     for (int i = 0; i < n; i++) {
-        int v = atoi(PQgetvalue(r, i, 0));
+        int v = (int)strtol(PQgetvalue(r, i, 0), NULL, 10);
         if (v > *db_max)
             *db_max = v;
         const struct embed_file *m = NULL;
@@ -136,7 +136,7 @@ static int compare_applied(PGresult *r, int *applied, int *db_max, char *err, si
 static bool is_applied(PGresult *r, int version)
 {
     for (int i = 0; i < PQntuples(r); i++)
-        if (atoi(PQgetvalue(r, i, 0)) == version)
+        if ((int)strtol(PQgetvalue(r, i, 0), NULL, 10) == version)
             return true;
     return false;
 }
@@ -269,7 +269,7 @@ int migrate_check(const char *app_url, bool *pending, char *err, size_t errsz)
                  PQgetvalue(r, 0, 0));
         goto out;
     }
-    if (atoi(PQgetvalue(r, 0, 2)) > 0) {
+    if ((int)strtol(PQgetvalue(r, 0, 2), NULL, 10) > 0) {
         snprintf(err, errsz,
                  "AIDC_DATABASE_URL logs in as %s, which owns the aidc tables: row-level security "
                  "would not apply; run migrations as the owner (AIDC_MIGRATE_DATABASE_URL) and serve "

@@ -5,6 +5,7 @@
 #include "../server/log.h"
 #include "db.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,15 +24,38 @@ enum {
     OID_JSONB = 3802,
 };
 
+/* Read exactly n decimal digits at *p into *out and advance. */
+static bool digits(const char **p, int n, int *out)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        char c = (*p)[i];
+        if (c < '0' || c > '9')
+            return false;
+        v = v * 10 + (c - '0');
+    }
+    *p += n;
+    *out = v;
+    return true;
+}
+
+static bool expect(const char **p, char c)
+{
+    if (**p != c)
+        return false;
+    (*p)++;
+    return true;
+}
+
 int rowjson_timestamp(const char *pg, char *out, size_t outsz)
 {
     struct tm tm = {0};
-    int consumed = 0;
-    if (sscanf(pg, "%4d-%2d-%2d %2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
-               &tm.tm_min, &tm.tm_sec, &consumed) != 6 ||
-        consumed != 19)
+    const char *p = pg;
+    if (!digits(&p, 4, &tm.tm_year) || !expect(&p, '-') || !digits(&p, 2, &tm.tm_mon) ||
+        !expect(&p, '-') || !digits(&p, 2, &tm.tm_mday) || !expect(&p, ' ') ||
+        !digits(&p, 2, &tm.tm_hour) || !expect(&p, ':') || !digits(&p, 2, &tm.tm_min) ||
+        !expect(&p, ':') || !digits(&p, 2, &tm.tm_sec))
         return AIDC_EINVAL;
-    const char *p = pg + 19;
     char frac[16] = "";
     if (*p == '.') {
         size_t n = strspn(p + 1, "0123456789");
@@ -40,28 +64,23 @@ int rowjson_timestamp(const char *pg, char *out, size_t outsz)
         snprintf(frac, sizeof frac, ".%.*s", (int)n, p + 1);
         p += 1 + n;
     }
-    int sign = 0, oh = 0, om = 0, os = 0;
+    long sign = 0;
+    int oh = 0, om = 0, os = 0;
     if (*p == '+' || *p == '-') {
         sign = *p == '-' ? -1 : 1;
-        if (sscanf(p + 1, "%2d", &oh) != 1)
+        p++;
+        if (!digits(&p, 2, &oh))
             return AIDC_EINVAL;
-        p += 3;
-        if (*p == ':') {
-            if (sscanf(p + 1, "%2d", &om) != 1)
-                return AIDC_EINVAL;
-            p += 3;
-        }
-        if (*p == ':') {
-            if (sscanf(p + 1, "%2d", &os) != 1)
-                return AIDC_EINVAL;
-            p += 3;
-        }
+        if (*p == ':' && (p++, !digits(&p, 2, &om)))
+            return AIDC_EINVAL;
+        if (*p == ':' && (p++, !digits(&p, 2, &os)))
+            return AIDC_EINVAL;
     }
-    if (*p != '\0')
+    if (*p != '\0' || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31)
         return AIDC_EINVAL;
     tm.tm_year -= 1900;
     tm.tm_mon -= 1;
-    time_t t = timegm(&tm) - sign * (oh * 3600 + om * 60 + os);
+    time_t t = timegm(&tm) - sign * (oh * 3600L + om * 60L + os);
     struct tm u;
     if (!gmtime_r(&t, &u))
         return AIDC_EINVAL;

@@ -42,8 +42,8 @@ static const struct db_stmt st_update = {
     "WITH u AS (UPDATE users SET display_name = coalesce($2, display_name),"
     "             email = coalesce($3, email), password_hash = coalesce($4, password_hash),"
     "             disabled = coalesce($5::boolean, disabled),"
-    "             sessions_valid_after = CASE WHEN $4 IS NOT NULL OR $5::boolean"
-    "                 THEN date_trunc('second', now()) ELSE sessions_valid_after END,"
+    "             session_epoch = CASE WHEN $4 IS NOT NULL OR $5::boolean"
+    "                 THEN session_epoch + 1 ELSE session_epoch END,"
     "             updated_at = now()"
     "           WHERE username = $1 RETURNING *),"
     " want AS (SELECT x AS role FROM unnest(" ROLES_ARRAY("$6") ") AS x WHERE $6 IS NOT NULL),"
@@ -74,7 +74,7 @@ static const struct db_stmt st_bootstrap = {
     "WITH old AS (SELECT id FROM users WHERE username = $1),"
     " u AS (INSERT INTO users (username, password_hash) VALUES ($1, $2)"
     "       ON CONFLICT (username) DO UPDATE SET password_hash = EXCLUDED.password_hash,"
-    "         disabled = false, sessions_valid_after = date_trunc('second', now()),"
+    "         disabled = false, session_epoch = users.session_epoch + 1,"
     "         updated_at = now()"
     "       RETURNING id),"
     " r AS (INSERT INTO user_roles (user_id, role) SELECT id, 'platform_admin' FROM u"
@@ -127,7 +127,7 @@ int db_user_other_admins(struct db *db, const char *username, int *count)
     PGresult *r = db_query(db, &st_other_admins, p, &e);
     if (!r)
         return e;
-    *count = atoi(PQgetvalue(r, 0, 0));
+    *count = (int)strtol(PQgetvalue(r, 0, 0), NULL, 10);
     PQclear(r);
     return 0;
 }

@@ -62,9 +62,9 @@ CREATE TABLE users (
     email                text NOT NULL DEFAULT '' CHECK (char_length(email) <= 254),
     password_hash        text,
     disabled             boolean NOT NULL DEFAULT false,
-    -- sessions (JWTs) issued before this instant are void: set on password
-    -- change and on disable, so both take effect at once
-    sessions_valid_after timestamptz NOT NULL DEFAULT now(),
+    -- session generation: every JWT carries the value current at login, and
+    -- a password change or disabling bumps it, voiding existing sessions at once
+    session_epoch        integer NOT NULL DEFAULT 0,
     created_at           timestamptz NOT NULL DEFAULT now(),
     updated_at           timestamptz NOT NULL DEFAULT now()
 );

@@ -180,7 +180,7 @@ int auth_authenticate(struct req *rq, int *status, const char **reason)
                        "invalid or expired session; log in again");
             goto out;
         }
-        e = db_identity_session(rq->db, c.sub, c.jti, c.iat, a, &st);
+        e = db_identity_session(rq->db, c.sub, c.jti, c.epoch, a, &st);
         if (e)
             goto out;
         if (st != IDENT_OK) {

@@ -98,7 +98,7 @@ void crypto_sha256_hex(const void *data, size_t n, char out[65])
     static const char hex[] = "0123456789abcdef";
     unsigned char d[32];
     SHA256(data, n, d);
-    for (int i = 0; i < 32; i++) {
+    for (size_t i = 0; i < 32; i++) {
         out[2 * i] = hex[d[i] >> 4];
         out[2 * i + 1] = hex[d[i] & 15];
     }

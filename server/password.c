@@ -11,6 +11,7 @@
 #include <openssl/evp.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define LN 15
@@ -48,13 +49,46 @@ struct parsed {
     unsigned char key[KEY_LEN];
 };
 
+/* Read a decimal number of at most 2 digits after the prefix `name=`. */
+static bool param(const char **p, const char *name, int *out)
+{
+    size_t nl = strlen(name);
+    if (strncmp(*p, name, nl) != 0 || (*p)[nl] != '=')
+        return false;
+    const char *d = *p + nl + 1;
+    char *end;
+    long v = strtol(d, &end, 10);
+    if (end == d || end - d > 2 || v < 0)
+        return false;
+    *out = (int)v;
+    *p = end;
+    return true;
+}
+
+/* Copy the base64url field up to the next '$' (or the end) into out. */
+static bool field(const char **p, char *out, size_t n)
+{
+    size_t len = strcspn(*p, "$");
+    if (len == 0 || len >= n || strspn(*p, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                           "0123456789-_") != len)
+        return false;
+    memcpy(out, *p, len);
+    out[len] = '\0';
+    *p += len;
+    return true;
+}
+
 static bool parse(const char *enc, struct parsed *ps)
 {
     char s64[96], k64[96];
-    int consumed = 0;
-    if (!enc || sscanf(enc, "$scrypt$ln=%d,r=%d,p=%d$%95[A-Za-z0-9_-]$%95[A-Za-z0-9_-]%n", &ps->ln,
-                       &ps->r, &ps->p, s64, k64, &consumed) != 5 ||
-        enc[consumed] != '\0')
+    const char *p = enc;
+    const char *prefix = "$scrypt$";
+    if (!p || strncmp(p, prefix, strlen(prefix)) != 0)
+        return false;
+    p += strlen(prefix);
+    if (!param(&p, "ln", &ps->ln) || *p++ != ',' || !param(&p, "r", &ps->r) || *p++ != ',' ||
+        !param(&p, "p", &ps->p) || *p++ != '$' || !field(&p, s64, sizeof s64) || *p++ != '$' ||
+        !field(&p, k64, sizeof k64) || *p != '\0')
         return false;
     if (ps->ln < 10 || ps->ln > 22 || ps->r < 1 || ps->r > 32 || ps->p < 1 || ps->p > 16)
         return false;

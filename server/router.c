@@ -73,7 +73,9 @@ enum route_match_result router_match(const struct route *table, size_t n, const 
         size_t ncaps = 0;
         if (!match_pattern(table[i].pattern, path, len, caps, &ncaps, 6))
             continue;
-        if (strcmp(table[i].method, method) == 0) {
+        /* HEAD is GET without the body (libmicrohttpd drops it) */
+        if (strcmp(table[i].method, method) == 0 ||
+            (strcmp(method, "HEAD") == 0 && strcmp(table[i].method, "GET") == 0)) {
             for (size_t k = 0; k < rq->nparams; k++) {
                 free(rq->params[k].key);
                 free(rq->params[k].value);

@@ -22,7 +22,8 @@ void sbuf_append(struct sbuf *sb, const char *s, size_t n);
 void sbuf_puts(struct sbuf *sb, const char *s);
 void sbuf_putc(struct sbuf *sb, char c);
 void sbuf_printf(struct sbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void sbuf_vprintf(struct sbuf *sb, const char *fmt, va_list ap);
+void sbuf_vprintf(struct sbuf *sb, const char *fmt, va_list ap)
+    __attribute__((format(printf, 2, 0)));
 /* Append s as a JSON string literal, quotes included, escaping as RFC 8259 asks. */
 void sbuf_json_str(struct sbuf *sb, const char *s);
 /* The contents (never NULL: "" when empty); valid until the next append. */

@@ -102,7 +102,7 @@ int session_key_load(const char *path, char *err, size_t errsz)
     return 0;
 }
 
-char *session_mint(const char *user_id, int ttl, struct session_claims *out)
+char *session_mint(const char *user_id, long epoch, int ttl, struct session_claims *out)
 {
     jwt_t *j = NULL;
     char *tok = NULL;
@@ -111,12 +111,13 @@ char *session_mint(const char *user_id, int ttl, struct session_claims *out)
     crypto_uuid_new(c.jti);
     c.iat = time(NULL);
     c.exp = c.iat + ttl;
+    c.epoch = epoch;
     if (jwt_new(&j) != 0)
         goto out;
     if (jwt_set_alg(j, JWT_ALG_HS256, key, (int)keylen) != 0 ||
         jwt_add_grant(j, "iss", "aidc") != 0 || jwt_add_grant(j, "sub", c.sub) != 0 ||
         jwt_add_grant(j, "jti", c.jti) != 0 || jwt_add_grant_int(j, "iat", (long)c.iat) != 0 ||
-        jwt_add_grant_int(j, "exp", (long)c.exp) != 0)
+        jwt_add_grant_int(j, "exp", (long)c.exp) != 0 || jwt_add_grant_int(j, "sep", epoch) != 0)
         goto out;
     tok = jwt_encode_str(j);
     if (tok && out)
@@ -152,9 +153,10 @@ int session_verify(const char *token, time_t now, struct session_claims *out)
     const char *iss = jwt_get_grant(j, "iss");
     const char *sub = jwt_get_grant(j, "sub");
     const char *jti = jwt_get_grant(j, "jti");
-    long iat, exp;
+    long iat, exp, epoch;
     if (!iss || strcmp(iss, "aidc") != 0 || !crypto_uuid_valid(sub) || !crypto_uuid_valid(jti) ||
-        !grant_long(j, "iat", &iat) || !grant_long(j, "exp", &exp))
+        !grant_long(j, "iat", &iat) || !grant_long(j, "exp", &exp) ||
+        !grant_long(j, "sep", &epoch))
         goto out;
     if (exp <= now || iat > now + CLOCK_SKEW || exp <= iat)
         goto out;
@@ -163,6 +165,7 @@ int session_verify(const char *token, time_t now, struct session_claims *out)
         snprintf(out->jti, sizeof out->jti, "%s", jti);
         out->iat = iat;
         out->exp = exp;
+        out->epoch = epoch;
     }
     rc = 0;
 out:

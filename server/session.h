@@ -2,7 +2,8 @@
  * session.h - login sessions as HS256 JWTs (libjwt).
  *
  * Claims: iss "aidc", sub (user UUID), jti (session UUID, revocable), iat,
- * exp. libjwt validates no claims and accepts any algorithm it can decode
+ * exp, and sep - the user's session epoch at login: a password change or
+ * disabling the user bumps the epoch and so voids every older session. libjwt validates no claims and accepts any algorithm it can decode
  * (see PITFALLS.md), so session_verify checks the algorithm, issuer, expiry,
  * issue time and the shape of every claim itself. Revocation and disabled
  * users are checked against the database by server/auth.c.
@@ -18,6 +19,7 @@ struct session_claims {
     char jti[37];
     time_t iat;
     time_t exp;
+    long epoch;
 };
 
 /*
@@ -30,8 +32,8 @@ int session_key_load(const char *path, char *err, size_t errsz);
 /* Use key directly (tests). */
 void session_key_set(const unsigned char *key, size_t len);
 
-/* Mint a token for user_id valid ttl seconds; malloc'd, NULL on failure. */
-char *session_mint(const char *user_id, int ttl, struct session_claims *out);
+/* Mint a token for user_id (at session epoch) valid ttl seconds; malloc'd, NULL on failure. */
+char *session_mint(const char *user_id, long epoch, int ttl, struct session_claims *out);
 /* Verify token; 0 and the claims, or AIDC_EFORBIDDEN for any defect. */
 int session_verify(const char *token, time_t now, struct session_claims *out);
 

@@ -11,8 +11,9 @@ int token_generate(char *secret, char *hash)
     int e = crypto_random(raw, sizeof raw);
     if (e)
         return e;
-    memcpy(secret, TOKEN_PREFIX, 5);
-    crypto_b64url_encode(raw, sizeof raw, secret + 5, TOKEN_LEN - 5 + 1);
+    size_t plen = strlen(TOKEN_PREFIX);
+    strcpy(secret, TOKEN_PREFIX);
+    crypto_b64url_encode(raw, sizeof raw, secret + plen, TOKEN_LEN - plen + 1);
     token_hash(secret, hash);
     return 0;
 }

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# deploy/dev.sh - from a fresh Debian 12 checkout to a running aidc in one command:
+# installs missing packages (as root), builds, starts a private PostgreSQL,
+# migrates, creates the admin (random password, kept in .dev/), seeds a demo
+# tenant and project, and serves the API and portal on http://127.0.0.1:8080.
+# Ctrl-C stops aidcd and the private PostgreSQL.
+#
+# Environment (optional):
+#   AIDC_LISTEN          address:port to serve on            (default 127.0.0.1:8080)
+#   AIDC_DEV_DIR         state: data dir, passwords          (default ./.dev)
+#   AIDC_DEV_PGDATA      PostgreSQL data directory           (default /var/tmp/aidc-dev-pg-$UID)
+#   AIDC_DEV_PGPORT      PostgreSQL port on 127.0.0.1        (default 55433)
+#   AIDC_DEV_KEEP_PG=1   leave PostgreSQL running on exit
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+state=${AIDC_DEV_DIR:-$root/.dev}
+pgdata=${AIDC_DEV_PGDATA:-/var/tmp/aidc-dev-pg-$(id -u)}
+pgport=${AIDC_DEV_PGPORT:-55433}
+listen=${AIDC_LISTEN:-127.0.0.1:8080}
+say() { printf 'dev: %s\n' "$*" >&2; }
+die() { printf 'dev: %s\n' "$*" >&2; exit 1; }
+
+deploy/install-deps.sh build run
+
+say "building"
+cmake -S . -B build >/dev/null
+cmake --build build -j"$(nproc)" --target aidcd >"$root/build/dev-build.log" 2>&1 \
+    || { tail -30 "$root/build/dev-build.log" >&2; die "build failed (log: build/dev-build.log)"; }
+
+mkdir -p "$state"
+chmod 700 "$state"
+secret() {  # a random password, created once and kept in $state/$1
+    [ -s "$state/$1" ] || { head -c 18 /dev/urandom | base64 | tr '+/' '-_' >"$state/$1"; chmod 600 "$state/$1"; }
+    cat "$state/$1"
+}
+owner_pw=$(secret pg-owner-password)
+app_pw=$(secret pg-app-password)
+admin_pw=$(secret admin-password)
+
+say "starting PostgreSQL ($pgdata, port $pgport)"
+pgenv=$(PGDATA_DIR=$pgdata PGPORT=$pgport AIDC_OWNER_PASSWORD=$owner_pw AIDC_APP_PASSWORD=$app_pw \
+        deploy/pg-up.sh)
+AIDC_DATABASE_URL=$(sed -n "s/^DATABASE_URL='\(.*\)'$/\1/p" <<<"$pgenv")
+AIDC_MIGRATE_DATABASE_URL=$(sed -n "s/^DATABASE_URL_OWNER='\(.*\)'$/\1/p" <<<"$pgenv")
+export AIDC_DATABASE_URL AIDC_MIGRATE_DATABASE_URL
+export AIDC_DATA_DIR=${AIDC_DATA_DIR:-$state/data} AIDC_PORTAL_DIR=${AIDC_PORTAL_DIR:-$root/portal}
+export AIDC_LISTEN=$listen
+
+aidcd_pid=
+cleanup() {
+    [ -n "$aidcd_pid" ] && kill "$aidcd_pid" 2>/dev/null && wait "$aidcd_pid" 2>/dev/null
+    if [ "${AIDC_DEV_KEEP_PG:-0}" != 1 ]; then
+        say "stopping PostgreSQL"
+        PGDATA_DIR=$pgdata deploy/pg-down.sh >/dev/null 2>&1 || true
+    fi
+}
+trap cleanup EXIT
+trap 'exit 0' INT TERM
+
+say "migrating"
+build/aidcd migrate
+AIDC_ADMIN_PASSWORD=$admin_pw build/aidcd bootstrap --admin admin >/dev/null
+
+say "starting aidcd on http://$listen"
+build/aidcd serve &
+aidcd_pid=$!
+base="http://$listen"
+for _ in $(seq 100); do
+    curl -fsS "$base/readyz" >/dev/null 2>&1 && break
+    kill -0 "$aidcd_pid" 2>/dev/null || die "aidcd exited; see the log above"
+    sleep 0.1
+done
+curl -fsS "$base/readyz" >/dev/null || die "aidcd did not become ready"
+
+# Seed the demo tenant through the API (idempotent: 409 means it exists).
+token=$(curl -fsS -X POST "$base/api/v1/auth/login" -H 'Content-Type: application/json' \
+        -d "{\"username\":\"admin\",\"password\":\"$admin_pw\"}" | sed -n 's/.*"access_token":"\([^"]*\)".*/\1/p')
+[ -n "$token" ] || die "cannot log in as admin"
+api() {  # method path body -> status
+    curl -sS -o /dev/null -w '%{http_code}' -X "$1" "$base$2" -H "Authorization: Bearer $token" \
+         -H 'Content-Type: application/json' ${3:+-d "$3"}
+}
+st=$(api POST /api/v1/tenants '{"slug":"demo","name":"Demo tenant"}')
+case "$st" in 201|409) ;; *) die "seeding the demo tenant failed ($st)";; esac
+api PUT /api/v1/tenants/demo/members/admin '{"role":"tenant_admin"}' >/dev/null
+st=$(api POST /api/v1/tenants/demo/projects '{"slug":"getting-started","name":"Getting started"}')
+case "$st" in 201|409) ;; *) die "seeding the demo project failed ($st)";; esac
+
+cat >&2 <<MSG
+
+  aidc is running:   $base
+  portal login:      admin / $admin_pw      (kept in $state/admin-password)
+  API:               curl -X POST $base/api/v1/auth/login -H 'Content-Type: application/json' \\
+                          -d '{"username":"admin","password":"$admin_pw"}'
+  spec:              $base/api/v1/openapi.json
+  demo tenant:       demo (project getting-started)
+
+  Ctrl-C stops aidcd and its PostgreSQL.
+
+MSG
+wait "$aidcd_pid"

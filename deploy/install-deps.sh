@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# install-deps.sh - install the Debian 12 packages aidc needs, if missing.
+#
+#   deploy/install-deps.sh build    compiler, CMake and the libraries aidcd links
+#   deploy/install-deps.sh run      PostgreSQL 15 (server) for a local database
+#   deploy/install-deps.sh test     Check, libcurl, clang-tidy (tests and lint)
+#   deploy/install-deps.sh bench    wrk and pgbench (benchmarks)
+#
+# Several groups may be given. As root it runs apt-get; otherwise it prints
+# the command to run and exits 1 when something is missing.
+set -euo pipefail
+
+pkgs=()
+for group in "$@"; do
+    case "$group" in
+        build) pkgs+=(gcc make cmake pkg-config libmicrohttpd-dev libpq-dev libjansson-dev
+                      libjwt-dev libssl-dev) ;;
+        run)   pkgs+=(postgresql-15 postgresql-client-15 curl ca-certificates) ;;
+        test)  pkgs+=(check libcurl4-openssl-dev clang-tidy curl) ;;
+        bench) pkgs+=(wrk postgresql-contrib) ;;
+        *) echo "install-deps: unknown group '$group' (build, run, test, bench)" >&2; exit 2 ;;
+    esac
+done
+
+missing=()
+for p in "${pkgs[@]}"; do
+    st=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true)
+    [ "$st" = "install ok installed" ] || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+    echo "install-deps: missing packages: ${missing[*]}" >&2
+    echo "install-deps: run as root:  apt-get install -y ${missing[*]}" >&2
+    exit 1
+fi
+
+# Installing postgresql-15 would create and start a cluster on port 5432 that
+# aidc never uses: ask postgresql-common not to (aidc runs its own clusters).
+if [[ " ${missing[*]} " == *" postgresql-15 "* ]] && [ ! -e /etc/postgresql-common/createcluster.conf ]; then
+    mkdir -p /etc/postgresql-common
+    echo "create_main_cluster = false" > /etc/postgresql-common/createcluster.conf
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt_get() { apt-get -o Dpkg::Use-Pty=0 -o APT::Color=0 -qq "$@"; }
+if ! apt_get install -y --no-install-recommends "${missing[@]}" >/dev/null 2>&1; then
+    apt_get update >/dev/null
+    apt_get install -y --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,479 @@
+/*
+ * test_identity.c - login, throttling, sessions and cookies, logout, /me,
+ * API tokens, user administration, lock-outs that take effect at once, and
+ * `aidcd bootstrap`, against the real aidcd and PostgreSQL.
+ *
+ * The server trusts X-Forwarded-For from 127.0.0.1 here, so each test that
+ * fails logins does it from an address of its own and the per-address
+ * throttle of one test cannot lock out another.
+ */
+#include "tests/support/client.h"
+#include "tests/support/harness.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char *const server_env[] = {
+    "AIDC_LOGIN_MAX_FAILURES=3",
+    "AIDC_LOGIN_MAX_FAILURES_PER_IP=6",
+    "AIDC_LOGIN_WINDOW_SECONDS=600",
+    "AIDC_TRUSTED_PROXIES=127.0.0.1",
+    NULL,
+};
+
+static void setup(void)
+{
+    harness_setup("identity", server_env);
+}
+
+static void teardown(void)
+{
+    harness_teardown();
+}
+
+/* POST /auth/login from a given client address; returns the status. */
+static long login_from(const char *ip, const char *user, const char *pw, struct http_res *out)
+{
+    const char *xff[] = {fmt("X-Forwarded-For: %s", ip), NULL};
+    const char *body = fmt("{\"username\":\"%s\",\"password\":\"%s\"}", user, pw);
+    return http_do(&harness_srv, "POST", "/api/v1/auth/login", NULL, body, xff, out);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Number of audit events matching action/outcome and a details substring. */
+static int audit_count(const char *action, const char *outcome, const char *needle)
+{
+    const char *p[3] = {action, outcome, needle ? needle : ""};
+    PGresult *r = harness_sql(harness_srv.owner_url,
+                              "SELECT count(*) FROM audit_events WHERE action = $1 AND outcome = $2"
+                              " AND (details::text || coalesce(source_ip::text, '')) LIKE '%' || $3 || '%'",
+                              3, p);
+    ck_assert_ptr_nonnull(r);
+    int n = atoi(PQgetvalue(r, 0, 0));
+    PQclear(r);
+    return n;
+}
+
+START_TEST(login_answers_token_and_cookie)
+{
+    struct http_res r;
+    ck_assert_int_eq(login_from("10.1.0.1", ADMIN_USER, ADMIN_PASSWORD, &r), 200);
+    ck_assert_str_eq(json_string_value(json_object_get(r.json, "token_type")), "Bearer");
+    ck_assert_int_eq(json_integer_value(json_object_get(r.json, "expires_in")), 28800);
+    const char *tok = json_string_value(json_object_get(r.json, "access_token"));
+    ck_assert_ptr_nonnull(tok);
+    char *cookie = http_header(&r, "Set-Cookie");
+    ck_assert_ptr_nonnull(cookie);
+    ck_assert_ptr_nonnull(strstr(cookie, fmt("aidc_session=%s", tok)));
+    ck_assert_ptr_nonnull(strstr(cookie, "HttpOnly"));
+    ck_assert_ptr_nonnull(strstr(cookie, "SameSite=Strict"));
+    ck_assert_ptr_nonnull(strstr(cookie, "Path=/"));
+    ck_assert_ptr_null(strstr(cookie, "Secure")); /* loopback listener: auto = off */
+    free(cookie);
+    ck_assert_int_eq(req("GET", "/api/v1/me", tok, NULL), 200);
+    http_res_free(&r);
+    /* the success is audited with the client address from X-Forwarded-For */
+    ck_assert_int_ge(audit_count("auth.login", "success", "10.1.0.1"), 1);
+}
+END_TEST
+
+START_TEST(unknown_user_and_wrong_password_look_the_same)
+{
+    struct http_res a, b;
+    double t0 = now_s();
+    login_from("10.2.0.1", "no-such-user", "whatever-password", &a);
+    double t1 = now_s();
+    login_from("10.2.0.2", ADMIN_USER, "wrong-password!", &b);
+    double t2 = now_s();
+    ck_assert_int_eq(a.status, 401);
+    ck_assert_int_eq(b.status, 401);
+    ck_assert_str_eq(json_string_value(json_object_get(a.json, "detail")),
+                     json_string_value(json_object_get(b.json, "detail")));
+    /* both ran the password KDF (tens of ms), neither answered instantly */
+    ck_assert_msg(t1 - t0 > 0.01 && t2 - t1 > 0.01, "unknown %.4fs, wrong %.4fs", t1 - t0,
+                  t2 - t1);
+    double ratio = (t1 - t0) / (t2 - t1);
+    ck_assert_msg(ratio > 0.33 && ratio < 3.0, "timings differ: %.4fs vs %.4fs", t1 - t0, t2 - t1);
+    http_res_free(&a);
+    http_res_free(&b);
+    /* failed logins are audited, without the password */
+    ck_assert_int_ge(audit_count("auth.login", "denied", "no-such-user"), 1);
+    ck_assert_int_eq(audit_count("auth.login", "denied", "whatever-password"), 0);
+    ck_assert_int_eq(audit_count("auth.login", "denied", "wrong-password!"), 0);
+}
+END_TEST
+
+START_TEST(throttle_per_username)
+{
+    make_user("victim", "victim-password-1", NULL);
+    struct http_res r;
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(login_from(fmt("10.3.0.%d", i + 1), "victim", "bad-password!", &r), 401);
+        http_res_free(&r);
+    }
+    /* even the right password is refused now, from any address */
+    ck_assert_int_eq(login_from("10.3.1.1", "victim", "victim-password-1", &r), 429);
+    char *ra = http_header(&r, "Retry-After");
+    ck_assert_ptr_nonnull(ra);
+    ck_assert_int_gt(atoi(ra), 0);
+    ck_assert_int_le(atoi(ra), 600);
+    free(ra);
+    ck_assert_str_eq(json_string_value(json_object_get(r.json, "title")), "Too Many Requests");
+    http_res_free(&r);
+    /* other users are not affected */
+    ck_assert_int_eq(login_from("10.3.1.1", ADMIN_USER, ADMIN_PASSWORD, &r), 200);
+    http_res_free(&r);
+    ck_assert_int_ge(audit_count("auth.login", "denied", "too many failed logins"), 1);
+}
+END_TEST
+
+START_TEST(throttle_per_address)
+{
+    struct http_res r;
+    for (int i = 0; i < 6; i++) {
+        ck_assert_int_eq(login_from("10.4.0.9", fmt("nobody%d", i), "bad-password!", &r), 401);
+        http_res_free(&r);
+    }
+    ck_assert_int_eq(login_from("10.4.0.9", ADMIN_USER, ADMIN_PASSWORD, &r), 429);
+    http_res_free(&r);
+    /* another address still gets in */
+    ck_assert_int_eq(login_from("10.4.0.10", ADMIN_USER, ADMIN_PASSWORD, &r), 200);
+    http_res_free(&r);
+}
+END_TEST
+
+START_TEST(me_lists_roles_and_memberships)
+{
+    make_user("melody", "melody-password-1", "[\"auditor\"]");
+    make_tenant("me-tenant");
+    make_member("me-tenant", "melody", "viewer");
+    char *tok = login("melody", "melody-password-1");
+    struct http_res r;
+    ck_assert_int_eq(reqj("GET", "/api/v1/me", tok, NULL, &r), 200);
+    ck_assert_str_eq(json_string_value(json_object_get(r.json, "username")), "melody");
+    json_t *roles = json_object_get(r.json, "roles");
+    ck_assert_int_eq(json_array_size(roles), 1);
+    ck_assert_str_eq(json_string_value(json_array_get(roles, 0)), "auditor");
+    json_t *m = json_array_get(json_object_get(r.json, "memberships"), 0);
+    ck_assert_str_eq(json_string_value(json_object_get(m, "tenant")), "me-tenant");
+    ck_assert_str_eq(json_string_value(json_object_get(m, "role")), "viewer");
+    ck_assert_ptr_null(json_object_get(r.json, "password_hash"));
+    http_res_free(&r);
+    ck_assert_int_eq(req("GET", "/api/v1/me", NULL, NULL), 401);
+    ck_assert_int_eq(req("GET", "/api/v1/me", "not-a-jwt", NULL), 401);
+    free(tok);
+}
+END_TEST
+
+START_TEST(logout_revokes_the_session)
+{
+    char *tok = login(ADMIN_USER, ADMIN_PASSWORD);
+    ck_assert_int_eq(req("GET", "/api/v1/me", tok, NULL), 200);
+    struct http_res r;
+    ck_assert_int_eq(reqj("POST", "/api/v1/auth/logout", tok, NULL, &r), 204);
+    char *cookie = http_header(&r, "Set-Cookie");
+    ck_assert_ptr_nonnull(cookie);
+    ck_assert_ptr_nonnull(strstr(cookie, "Max-Age=0"));
+    free(cookie);
+    http_res_free(&r);
+    ck_assert_int_eq(req("GET", "/api/v1/me", tok, NULL), 401);
+    /* logging out without a (valid) session still clears the cookie */
+    ck_assert_int_eq(req("POST", "/api/v1/auth/logout", NULL, NULL), 204);
+    ck_assert_int_eq(req("POST", "/api/v1/auth/logout", tok, NULL), 204);
+    free(tok);
+}
+END_TEST
+
+START_TEST(cookie_sessions_need_the_portal_header_to_change_things)
+{
+    char *tok = login(ADMIN_USER, ADMIN_PASSWORD);
+    const char *cookie[] = {fmt("Cookie: theme=dark; aidc_session=%s", tok), NULL};
+    const char *cookie_xrw[] = {fmt("Cookie: aidc_session=%s", tok),
+                                "X-Requested-With: aidc-portal", NULL};
+    struct http_res r;
+    ck_assert_int_eq(http_do(&harness_srv, "GET", "/api/v1/me", NULL, NULL, cookie, &r), 200);
+    http_res_free(&r);
+    const char *body = "{\"slug\":\"cookie-made\",\"name\":\"x\"}";
+    ck_assert_int_eq(http_do(&harness_srv, "POST", "/api/v1/tenants", NULL, body, cookie, &r),
+                     403);
+    ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(r.json, "detail")),
+                                 "X-Requested-With"));
+    http_res_free(&r);
+    ck_assert_int_eq(http_do(&harness_srv, "POST", "/api/v1/tenants", NULL, body, cookie_xrw, &r),
+                     201);
+    http_res_free(&r);
+    free(tok);
+}
+END_TEST
+
+START_TEST(disabling_a_user_locks_it_out_at_once)
+{
+    make_user("dora", "dora-password-1", NULL);
+    char *jwt = login("dora", "dora-password-1");
+    char *tok = make_token(jwt, "[\"jobs:read\"]", NULL);
+    ck_assert_int_eq(req("GET", "/api/v1/me", jwt, NULL), 200);
+    ck_assert_int_eq(req("GET", "/api/v1/me", tok, NULL), 200);
+    ck_assert_int_eq(req("PATCH", "/api/v1/users/dora", harness_srv.admin_token,
+                         "{\"disabled\":true}"),
+                     200);
+    ck_assert_int_eq(req("GET", "/api/v1/me", jwt, NULL), 401);
+    ck_assert_int_eq(req("GET", "/api/v1/me", tok, NULL), 401);
+    struct http_res r;
+    ck_assert_int_eq(login_from("10.5.0.1", "dora", "dora-password-1", &r), 401);
+    ck_assert_str_eq(json_string_value(json_object_get(r.json, "detail")), "user is disabled");
+    http_res_free(&r);
+    /* enabled again: the token works again, the old session stays void */
+    ck_assert_int_eq(req("PATCH", "/api/v1/users/dora", harness_srv.admin_token,
+                         "{\"disabled\":false}"),
+                     200);
+    ck_assert_int_eq(req("GET", "/api/v1/me", tok, NULL), 200);
+    ck_assert_int_eq(req("GET", "/api/v1/me", jwt, NULL), 401);
+    free(jwt);
+    free(tok);
+}
+END_TEST
+
+START_TEST(password_change_ends_sessions)
+{
+    make_user("paul", "paul-password-1", NULL);
+    char *old = login("paul", "paul-password-1");
+    ck_assert_int_eq(req("PATCH", "/api/v1/users/paul", harness_srv.admin_token,
+                         "{\"password\":\"paul-password-2\"}"),
+                     200);
+    ck_assert_int_eq(req("GET", "/api/v1/me", old, NULL), 401);
+    char *fresh = login("paul", "paul-password-2");
+    ck_assert_ptr_nonnull(fresh);
+    ck_assert_int_eq(req("GET", "/api/v1/me", fresh, NULL), 200);
+    /* the audit record of the change holds no password */
+    ck_assert_int_eq(audit_count("user.update", "success", "paul-password-2"), 0);
+    ck_assert_int_ge(audit_count("user.update", "success", "[redacted]"), 1);
+    free(old);
+    free(fresh);
+}
+END_TEST
+
+START_TEST(api_tokens_lifecycle)
+{
+    struct http_res r;
+    const char *body = "{\"name\":\"ci pipeline\",\"scopes\":[\"jobs:read\",\"jobs:write\"],"
+                       "\"expires_in_days\":30}";
+    ck_assert_int_eq(reqj("POST", "/api/v1/tokens", harness_srv.admin_token, body, &r), 201);
+    const char *secret = json_string_value(json_object_get(r.json, "token"));
+    ck_assert_ptr_nonnull(secret);
+    ck_assert_int_eq((long)strlen(secret), 48);
+    ck_assert(strncmp(secret, "aidc_", 5) == 0);
+    char *sec = strdup(secret);
+    char *id = strdup(json_string_value(json_object_get(r.json, "id")));
+    ck_assert_int_eq(json_array_size(json_object_get(r.json, "scopes")), 2);
+    http_res_free(&r);
+
+    /* only the hash is stored, and the secret is in no audit record */
+    const char *p[1] = {sec};
+    PGresult *q = harness_sql(harness_srv.owner_url,
+                              "SELECT (SELECT count(*) FROM api_tokens WHERE token_hash = "
+                              "encode(sha256(convert_to($1, 'UTF8')), 'hex')),"
+                              " (SELECT count(*) FROM api_tokens t WHERE t::text LIKE '%' || $1 || '%'),"
+                              " (SELECT count(*) FROM audit_events a WHERE a::text LIKE '%' || $1 || '%')",
+                              1, p);
+    ck_assert_str_eq(PQgetvalue(q, 0, 0), "1");
+    ck_assert_str_eq(PQgetvalue(q, 0, 1), "0");
+    ck_assert_str_eq(PQgetvalue(q, 0, 2), "0");
+    PQclear(q);
+
+    /* the token works, and its use is recorded */
+    ck_assert_int_eq(req("GET", "/api/v1/tenants", sec, NULL), 200);
+    ck_assert_int_eq(reqj("GET", "/api/v1/tokens", harness_srv.admin_token, NULL, &r), 200);
+    json_t *item, *found = NULL;
+    size_t i;
+    json_array_foreach(json_object_get(r.json, "items"), i, item) if (strcmp(
+        json_string_value(json_object_get(item, "id")), id) == 0) found = item;
+    ck_assert_ptr_nonnull(found);
+    ck_assert_ptr_null(json_object_get(found, "token"));
+    ck_assert(json_is_string(json_object_get(found, "last_used_at")));
+    http_res_free(&r);
+
+    /* scopes narrow the owner's rights: no admin scope, no tenancy changes */
+    ck_assert_int_eq(req("POST", "/api/v1/tenants", sec, "{\"slug\":\"tok-made\",\"name\":\"x\"}"),
+                     403);
+    /* a token cannot mint a token with more scopes than its own */
+    ck_assert_int_eq(req("POST", "/api/v1/tokens", sec, "{\"name\":\"x\",\"scopes\":[\"admin\"]}"),
+                     403);
+
+    /* revoked: refused at once */
+    ck_assert_int_eq(req("DELETE", fmt("/api/v1/tokens/%s", id), harness_srv.admin_token, NULL),
+                     204);
+    ck_assert_int_eq(req("GET", "/api/v1/tenants", sec, NULL), 401);
+    ck_assert_int_eq(req("DELETE", fmt("/api/v1/tokens/%s", id), harness_srv.admin_token, NULL),
+                     404);
+    free(sec);
+    free(id);
+}
+END_TEST
+
+START_TEST(expired_and_malformed_tokens_are_refused)
+{
+    char *sec = make_token(harness_srv.admin_token, "[\"jobs:read\"]", NULL);
+    ck_assert_int_eq(req("GET", "/api/v1/me", sec, NULL), 200);
+    char hash_sql[] = "UPDATE api_tokens SET expires_at = now() - interval '1 second'"
+                      " WHERE token_hash = encode(sha256(convert_to($1, 'UTF8')), 'hex')";
+    const char *p[1] = {sec};
+    PQclear(harness_sql(harness_srv.owner_url, hash_sql, 1, p));
+    struct http_res r;
+    ck_assert_int_eq(reqj("GET", "/api/v1/me", sec, NULL, &r), 401);
+    ck_assert_str_eq(json_string_value(json_object_get(r.json, "detail")), "token has expired");
+    char *www = http_header(&r, "WWW-Authenticate");
+    ck_assert_ptr_nonnull(www);
+    free(www);
+    http_res_free(&r);
+    ck_assert_int_eq(req("GET", "/api/v1/me", "aidc_short", NULL), 401);
+    ck_assert_int_eq(req("GET", "/api/v1/me", "aidc_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", NULL),
+                     401);
+    const char *basic[] = {"Authorization: Basic YWRtaW46eA==", NULL};
+    ck_assert_int_eq(http_do(&harness_srv, "GET", "/api/v1/me", NULL, NULL, basic, &r), 401);
+    http_res_free(&r);
+    free(sec);
+}
+END_TEST
+
+START_TEST(tenant_bound_tokens_stay_in_their_tenant)
+{
+    make_user("tina", "tina-password-1", NULL);
+    make_tenant("tina-home");
+    make_tenant("tina-away");
+    make_member("tina-home", "tina", "tenant_admin");
+    make_member("tina-away", "tina", "tenant_admin");
+    make_project("tina-home", "p1");
+    make_project("tina-away", "p1");
+    char *jwt = login("tina", "tina-password-1");
+    char *tok = make_token(jwt, "[\"admin\"]", "tina-home");
+    ck_assert_int_eq(req("GET", "/api/v1/tenants/tina-home/projects/p1", tok, NULL), 200);
+    ck_assert_int_eq(req("GET", "/api/v1/tenants/tina-away/projects/p1", tok, NULL), 404);
+    ck_assert_int_eq(req("GET", "/api/v1/tenants/tina-away/projects/p1", jwt, NULL), 200);
+    struct http_res r;
+    ck_assert_int_eq(reqj("GET", "/api/v1/tenants", tok, NULL, &r), 200);
+    ck_assert_int_eq(json_array_size(json_object_get(r.json, "items")), 1);
+    http_res_free(&r);
+    /* binding to a tenant the user is not in is refused */
+    ck_assert_int_eq(req("POST", "/api/v1/tokens", jwt,
+                         "{\"name\":\"x\",\"scopes\":[\"jobs:read\"],\"tenant\":\"me-tenant\"}"),
+                     422);
+    free(jwt);
+    free(tok);
+}
+END_TEST
+
+START_TEST(user_administration)
+{
+    struct http_res r;
+    const char *body = "{\"username\":\"ursula\",\"password\":\"ursula-password-1\","
+                       "\"email\":\"ursula@example.org\",\"display_name\":\"Ursula 王\","
+                       "\"roles\":[\"finance\"]}";
+    ck_assert_int_eq(reqj("POST", "/api/v1/users", harness_srv.admin_token, body, &r), 201);
+    ck_assert_str_eq(json_string_value(json_object_get(r.json, "display_name")), "Ursula 王");
+    ck_assert_ptr_null(json_object_get(r.json, "password"));
+    ck_assert_ptr_null(json_object_get(r.json, "password_hash"));
+    char *loc = http_header(&r, "Location");
+    ck_assert_str_eq(loc, "/api/v1/users/ursula");
+    free(loc);
+    http_res_free(&r);
+    ck_assert_int_eq(req("POST", "/api/v1/users", harness_srv.admin_token, body), 409);
+    ck_assert_int_eq(req("POST", "/api/v1/users", harness_srv.admin_token,
+                         "{\"username\":\"weak\",\"password\":\"short\"}"),
+                     400);
+    ck_assert_int_eq(reqj("GET", "/api/v1/users/ursula", harness_srv.admin_token, NULL, &r), 200);
+    ck_assert_str_eq(json_string_value(json_array_get(json_object_get(r.json, "roles"), 0)),
+                     "finance");
+    http_res_free(&r);
+    ck_assert_int_eq(reqj("PATCH", "/api/v1/users/ursula", harness_srv.admin_token,
+                          "{\"roles\":[\"auditor\",\"finance\"],\"email\":\"u@example.org\"}", &r),
+                     200);
+    ck_assert_int_eq(json_array_size(json_object_get(r.json, "roles")), 2);
+    ck_assert_str_eq(json_string_value(json_object_get(r.json, "email")), "u@example.org");
+    http_res_free(&r);
+    ck_assert_int_eq(req("GET", "/api/v1/users/nobody-here", harness_srv.admin_token, NULL), 404);
+    ck_assert_int_eq(req("PATCH", "/api/v1/users/nobody-here", harness_srv.admin_token,
+                         "{\"display_name\":\"x\"}"),
+                     404);
+    /* the acting admin cannot lock itself out */
+    ck_assert_int_eq(req("PATCH", "/api/v1/users/" ADMIN_USER, harness_srv.admin_token,
+                         "{\"disabled\":true}"),
+                     409);
+    ck_assert_int_eq(req("PATCH", "/api/v1/users/" ADMIN_USER, harness_srv.admin_token,
+                         "{\"roles\":[]}"),
+                     409);
+    ck_assert_int_eq(req("PATCH", "/api/v1/users/ursula", harness_srv.admin_token, "{}"), 400);
+    /* non-admins cannot manage users */
+    char *fin = login("ursula", "ursula-password-1");
+    ck_assert_int_eq(req("POST", "/api/v1/users", fin,
+                         "{\"username\":\"x1\",\"password\":\"password-123\"}"),
+                     403);
+    ck_assert_int_eq(req("GET", "/api/v1/users", fin, NULL), 200); /* auditor reads */
+    free(fin);
+}
+END_TEST
+
+START_TEST(bootstrap_is_idempotent_and_resets_the_password)
+{
+    char *before = login(ADMIN_USER, ADMIN_PASSWORD);
+    const char *args[] = {"bootstrap", "--admin", ADMIN_USER, NULL};
+    const char *env[] = {"AIDC_ADMIN_PASSWORD=another-password-9", NULL};
+    char out[320];
+    snprintf(out, sizeof out, "%s/bootstrap2.log", harness_srv.data_dir);
+    ck_assert_int_eq(harness_run_aidcd(&harness_srv, args, env, out), 0);
+    char *log = harness_read_file(out);
+    ck_assert_ptr_nonnull(strstr(log, "reset the password"));
+    free(log);
+    ck_assert_int_eq(req("GET", "/api/v1/me", before, NULL), 401);
+    char *after = login(ADMIN_USER, "another-password-9");
+    ck_assert_ptr_nonnull(after);
+    /* back to the suite's password; weak passwords and bad names are refused */
+    const char *env2[] = {"AIDC_ADMIN_PASSWORD=" ADMIN_PASSWORD, NULL};
+    ck_assert_int_eq(harness_run_aidcd(&harness_srv, args, env2, out), 0);
+    const char *weak[] = {"AIDC_ADMIN_PASSWORD=short", NULL};
+    ck_assert_int_eq(harness_run_aidcd(&harness_srv, args, weak, out), 2);
+    const char *badname[] = {"bootstrap", "--admin", "Bad Name", NULL};
+    ck_assert_int_eq(harness_run_aidcd(&harness_srv, badname, env2, out), 2);
+    const char *noname[] = {"bootstrap", NULL};
+    ck_assert_int_eq(harness_run_aidcd(&harness_srv, noname, env2, out), 2);
+    free(before);
+    free(after);
+}
+END_TEST
+
+int main(void)
+{
+    harness_require_pg();
+    Suite *s = suite_create("identity");
+    TCase *tc = tcase_create("identity");
+    tcase_add_unchecked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, login_answers_token_and_cookie);
+    tcase_add_test(tc, unknown_user_and_wrong_password_look_the_same);
+    tcase_add_test(tc, throttle_per_username);
+    tcase_add_test(tc, throttle_per_address);
+    tcase_add_test(tc, me_lists_roles_and_memberships);
+    tcase_add_test(tc, logout_revokes_the_session);
+    tcase_add_test(tc, cookie_sessions_need_the_portal_header_to_change_things);
+    tcase_add_test(tc, disabling_a_user_locks_it_out_at_once);
+    tcase_add_test(tc, password_change_ends_sessions);
+    tcase_add_test(tc, api_tokens_lifecycle);
+    tcase_add_test(tc, expired_and_malformed_tokens_are_refused);
+    tcase_add_test(tc, tenant_bound_tokens_stay_in_their_tenant);
+    tcase_add_test(tc, user_administration);
+    tcase_add_test(tc, bootstrap_is_idempotent_and_resets_the_password);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
