@@ -13,6 +13,7 @@
 #include "../server/log.h"
 #include "../server/xalloc.h"
 
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -314,10 +315,31 @@ static int connect_now(struct db *db)
     return 0;
 }
 
+/*
+ * An idle connection whose server went away (restart, failover) has a
+ * readable socket at EOF: notice it before using the connection, so the
+ * first request after a database restart reconnects instead of failing.
+ */
+static bool conn_alive(struct db *db)
+{
+    struct pollfd p = {.fd = PQsocket(db->conn), .events = POLLIN};
+    if (p.fd < 0)
+        return false;
+    if (poll(&p, 1, 0) <= 0)
+        return true;
+    return PQconsumeInput(db->conn) == 1 && PQstatus(db->conn) == CONNECTION_OK;
+}
+
 int db_ensure(struct db *db)
 {
-    if (db->up)
-        return 0;
+    if (db->up) {
+        if (conn_alive(db))
+            return 0;
+        set_error(db, NULL, "server closed the connection");
+        log_warn("database connection lost while idle; reconnecting");
+        drop_conn(db);
+        db->next_attempt = 0;
+    }
     time_t now = time(NULL);
     if (now < db->next_attempt)
         return AIDC_EUNAVAIL;

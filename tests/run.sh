@@ -35,7 +35,8 @@ stop_pg() {
 trap stop_pg EXIT
 app_url=$(sed -n "s/^DATABASE_URL='\(.*\)'$/\1/p" <<<"$env_out")
 owner_url=$(sed -n "s/^DATABASE_URL_OWNER='\(.*\)'$/\1/p" <<<"$env_out")
-export AIDC_TEST_APP_URL=$app_url AIDC_TEST_OWNER_URL=$owner_url
+super_url=$(sed -n "s/^DATABASE_URL_ADMIN='\(.*\)'$/\1/p" <<<"$env_out")
+export AIDC_TEST_APP_URL=$app_url AIDC_TEST_OWNER_URL=$owner_url AIDC_TEST_SUPERUSER_URL=$super_url
 export AIDC_TEST_PGDATA_BASE=/tmp
 
 run_build() {  # name, cmake options...

@@ -32,7 +32,7 @@ void harness_require_pg(void)
 }
 
 /* Same URL with another database name (everything after the last '/'). */
-static void url_with_db(const char *url, const char *db, char *out, size_t n)
+void harness_url_with_db(const char *url, const char *db, char *out, size_t n)
 {
     const char *slash = strrchr(url, '/');
     const char *q = strchr(slash ? slash : url, '?');
@@ -139,8 +139,8 @@ void harness_db_create(struct aidc_server *s, const char *name)
 {
     const char *app = getenv("AIDC_TEST_APP_URL"), *owner = getenv("AIDC_TEST_OWNER_URL");
     snprintf(s->dbname, sizeof s->dbname, "aidc_t_%s_%d", name, (int)getpid());
-    url_with_db(app, s->dbname, s->app_url, sizeof s->app_url);
-    url_with_db(owner, s->dbname, s->owner_url, sizeof s->owner_url);
+    harness_url_with_db(app, s->dbname, s->app_url, sizeof s->app_url);
+    harness_url_with_db(owner, s->dbname, s->owner_url, sizeof s->owner_url);
     snprintf(s->data_dir, sizeof s->data_dir, "/tmp/aidc-test-%s-%d", name, (int)getpid());
     snprintf(s->log_path, sizeof s->log_path, "%s/aidcd.log", s->data_dir);
     mkdir(s->data_dir, 0700);
@@ -152,6 +152,11 @@ void harness_db_create(struct aidc_server *s, const char *name)
     if (!r)
         die("cannot create database", s->dbname);
     PQclear(r);
+    harness_db_init(s);
+}
+
+void harness_db_init(struct aidc_server *s)
+{
     char out[320];
     snprintf(out, sizeof out, "%s/migrate.log", s->data_dir);
     const char *margs[] = {"migrate", NULL};

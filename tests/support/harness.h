@@ -46,6 +46,8 @@ void harness_teardown(void);
 
 /* Create the database and bootstrap, without starting a server. */
 void harness_db_create(struct aidc_server *s, const char *name);
+/* Migrate s's database (URLs and data_dir set) and bootstrap ADMIN_USER. */
+void harness_db_init(struct aidc_server *s);
 void harness_db_drop(struct aidc_server *s);
 /* Start aidcd for s (waits for its "listening" line); 0 or -1. */
 int harness_server_start(struct aidc_server *s, const char *const *env);
@@ -58,6 +60,9 @@ int harness_server_stop(struct aidc_server *s);
  */
 int harness_run_aidcd(const struct aidc_server *s, const char *const *args,
                       const char *const *env, const char *out_path);
+
+/* url with its database name replaced by db. */
+void harness_url_with_db(const char *url, const char *db, char *out, size_t n);
 
 /* Run one SQL statement with parameters over url; NULL on failure (printed). */
 PGresult *harness_sql(const char *url, const char *sql, int n, const char *const *params);

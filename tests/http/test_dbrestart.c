@@ -1,0 +1,200 @@
+/*
+ * test_dbrestart.c - PostgreSQL goes away under a running aidcd and comes
+ * back: meanwhile requests get 503 with Retry-After and /readyz says not
+ * ready; afterwards aidcd recovers by itself, without a restart.
+ *
+ * The test runs a PostgreSQL cluster of its own (deploy/pg-up.sh on a free
+ * port), so stopping it disturbs no other test.
+ */
+#include "tests/support/client.h"
+#include "tests/support/harness.h"
+
+#include <arpa/inet.h>
+#include <check.h>
+#include <stdbool.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char pgdata[128];
+static int pgport;
+
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+    socklen_t len = sizeof sa;
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
+        getsockname(fd, (struct sockaddr *)&sa, &len) != 0)
+        return -1;
+    close(fd);
+    return ntohs(sa.sin_port);
+}
+
+/* Run deploy/pg-up.sh or pg-down.sh for the private cluster; returns its output. */
+static char *pg_script(const char *script)
+{
+    char cmd[512], out[256];
+    snprintf(out, sizeof out, "%s.out", pgdata);
+    snprintf(cmd, sizeof cmd, "PGDATA_DIR=%s PGPORT=%d %s/deploy/%s >%s 2>&1", pgdata, pgport,
+             AIDC_SOURCE_DIR, script, out);
+    int rc = system(cmd);
+    char *text = harness_read_file(out);
+    if (rc != 0) {
+        fprintf(stderr, "%s failed:\n%s\n", script, text ? text : "");
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+static void url_from(const char *text, const char *key, char *out, size_t n)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\n%s='", key);
+    const char *p = strstr(text, pat);
+    ck_assert_msg(p != NULL, "%s not in pg-up output", key);
+    p += strlen(pat);
+    snprintf(out, n, "%.*s", (int)strcspn(p, "'"), p);
+}
+
+static void setup(void)
+{
+    harness_require_pg();
+    pgport = free_port();
+    snprintf(pgdata, sizeof pgdata, "/tmp/aidc-restart-pg-%d", (int)getpid());
+    char *env = pg_script("pg-up.sh");
+    if (!env) {
+        fprintf(stderr, "cannot start the private PostgreSQL\n");
+        exit(1);
+    }
+    char *text = NULL;
+    if (asprintf(&text, "\n%s", env) < 0)
+        exit(1);
+    url_from(text, "DATABASE_URL", harness_srv.app_url, sizeof harness_srv.app_url);
+    url_from(text, "DATABASE_URL_OWNER", harness_srv.owner_url, sizeof harness_srv.owner_url);
+    free(text);
+    free(env);
+    snprintf(harness_srv.data_dir, sizeof harness_srv.data_dir, "/tmp/aidc-test-restart-%d",
+             (int)getpid());
+    snprintf(harness_srv.log_path, sizeof harness_srv.log_path, "%s/aidcd.log",
+             harness_srv.data_dir);
+    mkdir(harness_srv.data_dir, 0700);
+    harness_db_init(&harness_srv);
+    const char *fast[] = {"AIDC_THREADS=2", NULL};
+    if (harness_server_start(&harness_srv, fast) != 0) {
+        fprintf(stderr, "aidcd did not start\n");
+        exit(1);
+    }
+    char *tok = login(ADMIN_USER, ADMIN_PASSWORD);
+    ck_assert_ptr_nonnull(tok);
+    snprintf(harness_srv.admin_token, sizeof harness_srv.admin_token, "%s", tok);
+    free(tok);
+}
+
+static void teardown(void)
+{
+    harness_server_stop(&harness_srv);
+    free(pg_script("pg-down.sh --purge"));
+}
+
+/* Poll until a request answers want (the database is back): at most 60 s. */
+static bool wait_for(const char *path, long want)
+{
+    for (int i = 0; i < 600; i++) {
+        if (req("GET", path, harness_srv.admin_token, NULL) == want)
+            return true;
+        usleep(100000);
+    }
+    return false;
+}
+
+START_TEST(database_outage_is_503_then_recovers)
+{
+    char *api_token = make_token(harness_srv.admin_token, "[\"admin\"]", NULL);
+    ck_assert_int_eq(req("POST", "/api/v1/tenants", harness_srv.admin_token,
+                         "{\"slug\":\"before\",\"name\":\"x\"}"),
+                     201);
+    char *out = pg_script("pg-down.sh");
+    ck_assert_ptr_nonnull(out);
+    free(out);
+
+    struct http_res r;
+    ck_assert_int_eq(reqj("GET", "/api/v1/tenants", harness_srv.admin_token, NULL, &r), 503);
+    char *ra = http_header(&r, "Retry-After");
+    ck_assert_ptr_nonnull(ra);
+    ck_assert_int_gt(atoi(ra), 0);
+    free(ra);
+    ck_assert_str_eq(json_string_value(json_object_get(r.json, "title")), "Service Unavailable");
+    http_res_free(&r);
+    /* an API token is not "invalid" because the database is down */
+    ck_assert_int_eq(req("GET", "/api/v1/tenants", api_token, NULL), 503);
+    ck_assert_int_eq(req("POST", "/api/v1/tenants", harness_srv.admin_token,
+                         "{\"slug\":\"during\",\"name\":\"x\"}"),
+                     503);
+    ck_assert_int_eq(reqj("GET", "/readyz", NULL, NULL, &r), 503);
+    ck_assert_str_eq(json_string_value(json_object_get(r.json, "status")), "not ready");
+    http_res_free(&r);
+    ck_assert_int_eq(req("GET", "/healthz", NULL, NULL), 200); /* the process is alive */
+    ck_assert_int_eq(req("POST", "/api/v1/auth/login", NULL,
+                         "{\"username\":\"admin\",\"password\":\"" ADMIN_PASSWORD "\"}"),
+                     503);
+
+    out = pg_script("pg-up.sh");
+    ck_assert_ptr_nonnull(out);
+    free(out);
+    ck_assert(wait_for("/api/v1/tenants", 200));
+    ck_assert_int_eq(req("GET", "/readyz", NULL, NULL), 200);
+    ck_assert_int_eq(req("GET", "/api/v1/tenants", api_token, NULL), 200);
+    ck_assert_int_eq(req("POST", "/api/v1/tenants", harness_srv.admin_token,
+                         "{\"slug\":\"after\",\"name\":\"x\"}"),
+                     201);
+    /* nothing from the outage half-exists */
+    ck_assert_int_eq(req("GET", "/api/v1/tenants/during", harness_srv.admin_token, NULL), 404);
+    ck_assert_int_eq(req("GET", "/api/v1/tenants/before", harness_srv.admin_token, NULL), 200);
+    ck_assert_int_eq(reqj("GET", "/metrics", NULL, NULL, &r), 200);
+    const char *m = strstr(r.body, "\naidc_db_reconnects_total ");
+    ck_assert_ptr_nonnull(m);
+    ck_assert_int_ge(atoi(m + strlen("\naidc_db_reconnects_total ")), 1);
+    http_res_free(&r);
+    free(api_token);
+}
+END_TEST
+
+/* A restart between two requests costs the next request nothing. */
+START_TEST(restart_while_idle_is_invisible)
+{
+    ck_assert(wait_for("/api/v1/tenants", 200));
+    ck_assert(wait_for("/api/v1/me", 200)); /* both workers have live connections */
+    char *out = pg_script("pg-down.sh");
+    ck_assert_ptr_nonnull(out);
+    free(out);
+    out = pg_script("pg-up.sh");
+    ck_assert_ptr_nonnull(out);
+    free(out);
+    for (int i = 0; i < 6; i++)
+        ck_assert_int_eq(req("GET", "/api/v1/tenants", harness_srv.admin_token, NULL), 200);
+}
+END_TEST
+
+int main(void)
+{
+    harness_require_pg();
+    Suite *s = suite_create("dbrestart");
+    TCase *tc = tcase_create("dbrestart");
+    tcase_add_unchecked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 180);
+    tcase_add_test(tc, database_outage_is_503_then_recovers);
+    tcase_add_test(tc, restart_while_idle_is_invisible);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
