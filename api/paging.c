@@ -22,7 +22,7 @@ int paging_parse(const struct req *rq, struct resp *rs, struct page *pg)
         char *end;
         errno = 0;
         long v = strtol(l, &end, 10);
-        if (errno || *end || end == l || v < 1 || v > PAGING_MAX) {
+        if (errno || *end || end == l || !(*l >= '0' && *l <= '9') || v < 1 || v > PAGING_MAX) {
             api_field_error(rs, "limit", "must be an integer from 1 to %d", PAGING_MAX);
             return api_fail_fields(rs);
         }

@@ -76,7 +76,8 @@ int rowjson_timestamp(const char *pg, char *out, size_t outsz)
         if (*p == ':' && (p++, !digits(&p, 2, &os)))
             return AIDC_EINVAL;
     }
-    if (*p != '\0' || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31)
+    if (*p != '\0' || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 ||
+        tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60 || oh > 15 || om > 59 || os > 59)
         return AIDC_EINVAL;
     tm.tm_year -= 1900;
     tm.tm_mon -= 1;

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 enum ctype { T_STRING, T_INT, T_LONG, T_BOOL, T_LOGLEVEL, T_COOKIE };
@@ -165,8 +166,8 @@ static const struct setting *find_setting(const char *env)
 
 static bool parse_long(const char *s, long *out)
 {
-    if (*s == '\0')
-        return false;
+    if (!((*s >= '0' && *s <= '9') || (*s == '-' && s[1] >= '0' && s[1] <= '9')))
+        return false; /* strtol would also take " 5" and "+5" */
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);

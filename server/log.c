@@ -10,6 +10,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,7 +28,7 @@ void log_set_level(enum log_level level)
 bool log_level_parse(const char *s, enum log_level *out)
 {
     for (int i = 0; i < 4; i++) {
-        if (strcmp(s, level_names[i]) == 0) {
+        if (strcasecmp(s, level_names[i]) == 0) {
             *out = (enum log_level)i;
             return true;
         }

@@ -90,7 +90,8 @@ static bool parse(const char *enc, struct parsed *ps)
         !param(&p, "p", &ps->p) || *p++ != '$' || !field(&p, s64, sizeof s64) || *p++ != '$' ||
         !field(&p, k64, sizeof k64) || *p != '\0')
         return false;
-    if (ps->ln < 10 || ps->ln > 22 || ps->r < 1 || ps->r > 32 || ps->p < 1 || ps->p > 16)
+    /* bounded so a forged row cannot make a login allocate gigabytes */
+    if (ps->ln < 10 || ps->ln > 18 || ps->r < 1 || ps->r > 16 || ps->p < 1 || ps->p > 4)
         return false;
     long sl = crypto_b64url_decode(s64, strlen(s64), ps->salt, sizeof ps->salt);
     long kl = crypto_b64url_decode(k64, strlen(k64), ps->key, sizeof ps->key);

@@ -4,6 +4,7 @@
 #include "xalloc.h"
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <microhttpd.h>
 
 const char *problem_title(int status)
@@ -31,27 +32,33 @@ char *problem_render(const struct api_error *e, const char *request_id)
 {
     int status = e->status ? e->status : MHD_HTTP_INTERNAL_SERVER_ERROR;
     json_t *doc = json_object();
-    json_t *errors = NULL;
-    if (e->nfields) {
-        errors = json_array();
-        for (size_t i = 0; errors && i < e->nfields; i++)
-            json_array_append_new(errors, json_pack("{s:s, s:s}", "field", e->fields[i].field,
-                                                    "message", e->fields[i].message));
+    bool ok = doc && json_object_set_new(doc, "type", json_string("about:blank")) == 0 &&
+              json_object_set_new(doc, "title", json_string(problem_title(status))) == 0 &&
+              json_object_set_new(doc, "status", json_integer(status)) == 0 &&
+              json_object_set_new(doc, "detail", json_string(e->detail ? e->detail
+                                                                         : problem_title(status))) == 0 &&
+              json_object_set_new(doc, "request_id",
+                                  json_string(request_id ? request_id : "")) == 0;
+    if (ok && e->nfields) {
+        json_t *errors = json_array();
+        bool built = errors != NULL;
+        for (size_t i = 0; built && i < e->nfields; i++)
+            built = json_array_append_new(errors, json_pack("{s:s, s:s}", "field",
+                                                            e->fields[i].field, "message",
+                                                            e->fields[i].message)) == 0;
+        if (built) {
+            ok = json_object_set_new(doc, "errors", errors) == 0; /* takes errors */
+        } else {
+            json_decref(errors);
+            ok = false;
+        }
     }
-    if (!doc || json_object_set_new(doc, "type", json_string("about:blank")) ||
-        json_object_set_new(doc, "title", json_string(problem_title(status))) ||
-        json_object_set_new(doc, "status", json_integer(status)) ||
-        json_object_set_new(doc, "detail",
-                            json_string(e->detail ? e->detail : problem_title(status))) ||
-        json_object_set_new(doc, "request_id", json_string(request_id ? request_id : "")) ||
-        (errors && json_object_set_new(doc, "errors", errors))) {
-        json_decref(doc);
-        /* a detail that is not valid UTF-8 cannot happen (ours are ASCII or
-         * copied from validated JSON), but answer something valid anyway */
-        return xasprintf("{\"type\":\"about:blank\",\"title\":\"%s\",\"status\":%d}",
-                         problem_title(status), status);
-    }
-    char *s = json_dumps(doc, JSON_COMPACT);
+    char *s = ok ? json_dumps(doc, JSON_COMPACT) : NULL;
     json_decref(doc);
-    return s ? s : xstrdup("{}");
+    if (s)
+        return s;
+    /* a detail that is not valid UTF-8 cannot happen (ours are ASCII or copied
+     * from validated JSON), but answer something valid anyway */
+    return xasprintf("{\"type\":\"about:blank\",\"title\":\"%s\",\"status\":%d}",
+                     problem_title(status), status);
 }

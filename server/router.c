@@ -32,10 +32,10 @@ static bool match_pattern(const char *pat, const char *path, size_t pathlen, str
             sseg_end = end;
         size_t plen = (size_t)(pseg_end - p), slen = (size_t)(sseg_end - s);
         if (slen == 0)
-            return false; /* empty segment: "//" */
+            goto fail; /* empty segment: "//" */
         if (plen >= 2 && p[0] == '{' && p[plen - 1] == '}') {
             if (n >= max)
-                return false;
+                goto fail;
             caps[n].key = xstrndup(p + 1, plen - 2);
             caps[n].value = xstrndup(s, slen);
             n++;
@@ -95,6 +95,8 @@ enum route_match_result router_match(const struct route *table, size_t n, const 
                              table[i].method);
             if (w > 0 && (size_t)w < allowsz - alen)
                 alen += (size_t)w;
+            else
+                allow[alen] = '\0'; /* no cut-off method names */
         }
     }
     return path_seen ? ROUTE_NO_METHOD : ROUTE_NO_PATH;

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <jansson.h>
 #include <jwt.h>
 #include <libgen.h>
 #include <stdio.h>
@@ -129,19 +130,20 @@ out:
     return tok;
 }
 
-static bool grant_long(jwt_t *j, const char *name, long *out)
+/* An integer claim; libjwt reads "7", 7.5 or true as 0 without complaint. */
+static bool claim_int(const json_t *claims, const char *name, long *out)
 {
-    errno = 0;
-    long v = jwt_get_grant_int(j, name);
-    if (errno != 0)
+    const json_t *v = json_object_get(claims, name);
+    if (!json_is_integer(v))
         return false;
-    *out = v;
+    *out = (long)json_integer_value(v);
     return true;
 }
 
 int session_verify(const char *token, time_t now, struct session_claims *out)
 {
     jwt_t *j = NULL;
+    json_t *claims = NULL;
     int rc = AIDC_EFORBIDDEN;
     if (keylen == 0 || strlen(token) > 4096)
         return rc;
@@ -150,13 +152,17 @@ int session_verify(const char *token, time_t now, struct session_claims *out)
     /* libjwt would accept "none" or another algorithm: insist on ours. */
     if (jwt_get_alg(j) != JWT_ALG_HS256)
         goto out;
-    const char *iss = jwt_get_grant(j, "iss");
-    const char *sub = jwt_get_grant(j, "sub");
-    const char *jti = jwt_get_grant(j, "jti");
+    /* libjwt checks no claim: read them all and check each one's type */
+    char *text = jwt_get_grants_json(j, NULL);
+    claims = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    const char *iss = json_string_value(json_object_get(claims, "iss"));
+    const char *sub = json_string_value(json_object_get(claims, "sub"));
+    const char *jti = json_string_value(json_object_get(claims, "jti"));
     long iat, exp, epoch;
     if (!iss || strcmp(iss, "aidc") != 0 || !crypto_uuid_valid(sub) || !crypto_uuid_valid(jti) ||
-        !grant_long(j, "iat", &iat) || !grant_long(j, "exp", &exp) ||
-        !grant_long(j, "sep", &epoch))
+        !claim_int(claims, "iat", &iat) || !claim_int(claims, "exp", &exp) ||
+        !claim_int(claims, "sep", &epoch))
         goto out;
     if (exp <= now || iat > now + CLOCK_SKEW || exp <= iat)
         goto out;
@@ -169,6 +175,7 @@ int session_verify(const char *token, time_t now, struct session_claims *out)
     }
     rc = 0;
 out:
+    json_decref(claims);
     jwt_free(j);
     return rc;
 }

@@ -32,6 +32,8 @@ bool validate_username(const char *s)
 
 bool validate_email(const char *s)
 {
+    if (!s)
+        return false;
     size_t n = strlen(s);
     if (n == 0)
         return true;
@@ -49,6 +51,18 @@ size_t validate_utf8_len(const char *s)
     size_t n = 0;
     for (const unsigned char *p = (const unsigned char *)s; *p; p++)
         n += (*p & 0xc0) != 0x80;
+    return n;
+}
+
+/* Bytes of s up to max, cut at a character boundary (messages stay UTF-8). */
+static size_t utf8_prefix(const char *s, size_t max)
+{
+    size_t n = strnlen(s, max + 1);
+    if (n <= max)
+        return n;
+    n = max;
+    while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+        n--;
     return n;
 }
 
@@ -123,7 +137,8 @@ static bool check_field(const struct vfield *f, const json_t *v, struct resp *rs
                 return false;
             }
             if (f->check && !f->check(json_string_value(item))) {
-                api_field_error(rs, f->name, "\"%.64s\" %s", json_string_value(item),
+                const char *s = json_string_value(item);
+                api_field_error(rs, f->name, "\"%.*s\" %s", (int)utf8_prefix(s, 64), s,
                                 f->check_msg ? f->check_msg : "is not valid");
                 return false;
             }
