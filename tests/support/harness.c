@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,10 +251,31 @@ void harness_setup(const char *name, const char *const *env)
     free(tok);
 }
 
+bool harness_log_clean(const char *path)
+{
+    static const char *const reports[] = {"ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                                          "runtime error:", "\"level\":\"fatal\""};
+    char *log = harness_read_file(path);
+    bool clean = true;
+    for (size_t i = 0; log && i < sizeof reports / sizeof reports[0]; i++) {
+        const char *hit = strstr(log, reports[i]);
+        if (hit) {
+            fprintf(stderr, "harness: %s reports: %.2000s\n", path, hit);
+            clean = false;
+        }
+    }
+    free(log);
+    return clean;
+}
+
 void harness_teardown(void)
 {
     int st = harness_server_stop(&harness_srv);
-    if (st != 0)
-        fprintf(stderr, "harness: aidcd exited with %d, see %s\n", st, harness_srv.log_path);
+    bool clean = harness_log_clean(harness_srv.log_path);
     harness_db_drop(&harness_srv);
+    /* a server that crashed, leaked or misbehaved on the way out fails the program */
+    if (st != 0 || !clean) {
+        fprintf(stderr, "harness: aidcd exited with %d, see %s\n", st, harness_srv.log_path);
+        exit(1);
+    }
 }

@@ -41,8 +41,14 @@ void harness_require_pg(void);
  * program on failure (a test cannot run without it).
  */
 void harness_setup(const char *name, const char *const *env);
-/* Stop aidcd (SIGTERM; it must exit 0) and drop the database. */
+/*
+ * Stop aidcd and drop the database. Exits the program with 1 when aidcd did
+ * not exit 0 or its log has a sanitizer report: the ASan/UBSan build's
+ * verdict on the server.
+ */
 void harness_teardown(void);
+/* False (and the report printed) when the log at path holds a sanitizer report. */
+bool harness_log_clean(const char *path);
 
 /* Create the database and bootstrap, without starting a server. */
 void harness_db_create(struct aidc_server *s, const char *name);
