@@ -13,6 +13,11 @@ static const struct db_stmt st_get = {
     " FROM idempotency_keys WHERE user_id = $1::uuid AND key = $2",
     2};
 
+/* Requests with the same key wait for each other here, so the second sees the
+ * first's stored answer instead of racing it into the handler. */
+static const struct db_stmt st_lock = {
+    "idem_lock", "SELECT pg_advisory_xact_lock(hashtextextended($1 || ' ' || $2, 7))", 2};
+
 static const struct db_stmt st_forget = {
     "idem_forget",
     "DELETE FROM idempotency_keys WHERE user_id = $1::uuid AND key = $2 AND expires_at <= now()",
@@ -27,13 +32,17 @@ static const struct db_stmt st_put = {
     " now() + make_interval(secs => $7::int))",
     7};
 
-const struct db_stmt *const db_idempotency_stmts[] = {&st_get, &st_forget, &st_put, NULL};
+const struct db_stmt *const db_idempotency_stmts[] = {&st_lock, &st_get, &st_forget, &st_put,
+                                                       NULL};
 
 int db_idem_get(struct db *db, const char *user_id, const char *key, struct idem_hit *out)
 {
     const char *p[2] = {user_id, key};
     int e;
     memset(out, 0, sizeof *out);
+    e = db_queue(db, &st_lock, p);
+    if (e)
+        return e;
     PGresult *r = db_query(db, &st_get, p, &e);
     if (!r)
         return e;

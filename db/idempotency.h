@@ -16,7 +16,11 @@ struct idem_hit {
     char *location;
 };
 
-/* Look up key of user_id (inside the request transaction). */
+/*
+ * Look up key of user_id inside the request transaction, first taking a
+ * transaction-scoped lock on it: concurrent requests with one key run one
+ * after the other.
+ */
 int db_idem_get(struct db *db, const char *user_id, const char *key, struct idem_hit *out);
 void db_idem_hit_free(struct idem_hit *h);
 /* Queue the remembering of an answer (commits with the request). */

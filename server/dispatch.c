@@ -16,6 +16,7 @@
 #include "err.h"
 #include "log.h"
 #include "router.h"
+#include "seal.h"
 #include "sbuf.h"
 #include "validate.h"
 #include "xalloc.h"
@@ -37,8 +38,11 @@ static bool is_read_method(const char *m)
 /* Audit a refusal (401/403/404 of a foreign tenant) in its own transaction. */
 static void audit_denied(struct req *rq, struct resp *rs, const char *reason)
 {
-    json_t *d = json_pack("{s:s, s:s, s:s}", "method", rq->method, "path", rq->path, "reason",
-                          reason ? reason : "");
+    struct sbuf path = SBUF_INIT; /* the path is the client's: keep the record valid UTF-8 */
+    sbuf_utf8(&path, rq->path);
+    json_t *d = json_pack("{s:s, s:s, s:s}", "method", rq->method, "path", sbuf_str(&path),
+                          "reason", reason ? reason : "");
+    sbuf_free(&path);
     if (rs->audit.details && d)
         json_object_update(d, rs->audit.details);
     struct audit_event ev = {
@@ -300,10 +304,12 @@ static int idem_lookup(struct req *rq, struct resp *rs, const char *hash, int *e
     if (strcmp(hit.request_hash, hash) != 0) {
         *err = api_fail(rs, MHD_HTTP_CONFLICT,
                         "Idempotency-Key was already used with a different request");
+    } else if (!(rs->raw = seal_open(hit.response))) {
+        *err = api_fail(rs, MHD_HTTP_CONFLICT,
+                        "Idempotency-Key was used, but its answer can no longer be read (the "
+                        "server key changed); use a new key");
     } else {
         rs->status = hit.status;
-        rs->raw = hit.response;
-        hit.response = NULL;
         rs->raw_len = strlen(rs->raw);
         rs->content_type = "application/json";
         if (hit.location)
@@ -326,11 +332,14 @@ static const char *find_header(const struct resp *rs, const char *name)
 static int idem_store(struct req *rq, struct resp *rs, const char *hash)
 {
     char *body = rs->body ? json_dumps(rs->body, JSON_COMPACT) : xstrdup("");
-    if (!body)
-        return AIDC_EINTERNAL;
-    int e = db_idem_put(rq->db, rq->actor.user_id, rq->idempotency_key, hash, rs->status, body,
-                        find_header(rs, MHD_HTTP_HEADER_LOCATION), rq->cfg->idempotency_ttl_seconds);
+    /* sealed: the answer may hold a secret shown once (a new API token) */
+    char *sealed = body ? seal_text(body) : NULL;
     free(body);
+    if (!sealed)
+        return AIDC_EINTERNAL;
+    int e = db_idem_put(rq->db, rq->actor.user_id, rq->idempotency_key, hash, rs->status, sealed,
+                        find_header(rs, MHD_HTTP_HEADER_LOCATION), rq->cfg->idempotency_ttl_seconds);
+    free(sealed);
     return e;
 }
 

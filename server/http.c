@@ -79,6 +79,41 @@ struct db *http_thread_db(void)
 
 /* ---- request intake ----------------------------------------------------------- */
 
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/*
+ * Decode %HH in the path and in query arguments, except %00: a NUL would
+ * silently cut the C string ("/projects/victim%00.json" would name "victim").
+ * Left encoded, it makes the name invalid and the request a clean 400/404.
+ */
+static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls;
+    (void)c;
+    char *w = s;
+    for (const char *r = s; *r;) {
+        int hi, lo;
+        if (r[0] == '%' && (hi = hexval(r[1])) >= 0 && (lo = hexval(r[2])) >= 0 &&
+            (hi | lo) != 0) {
+            *w++ = (char)(hi * 16 + lo);
+            r += 3;
+        } else {
+            *w++ = *r++;
+        }
+    }
+    *w = '\0';
+    return (size_t)(w - s);
+}
+
 static char *header_dup(struct MHD_Connection *c, const char *name)
 {
     const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
@@ -508,6 +543,7 @@ struct http_server *http_start(const struct config *cfg)
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, (uint16_t)cfg->listen_port, NULL, NULL, on_request, NULL,
         MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
         MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&ss,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->threads,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,

@@ -140,12 +140,21 @@ int api_status_err(int status)
     }
 }
 
+/* Error texts echo client input: keep them valid UTF-8 for the JSON answer. */
+static char *clean_text(const char *s)
+{
+    struct sbuf out = SBUF_INIT;
+    sbuf_utf8(&out, s);
+    return sbuf_steal(&out);
+}
+
 int api_vfail(struct resp *rs, int status, const char *fmt, va_list ap)
 {
     struct sbuf sb = SBUF_INIT;
     sbuf_vprintf(&sb, fmt, ap);
     free(rs->err.detail);
-    rs->err.detail = sbuf_steal(&sb);
+    rs->err.detail = clean_text(sbuf_str(&sb));
+    sbuf_free(&sb);
     rs->err.status = status;
     return api_status_err(status);
 }
@@ -168,8 +177,9 @@ void api_field_error(struct resp *rs, const char *field, const char *fmt, ...)
     va_end(ap);
     struct api_error *e = &rs->err;
     e->fields = xreallocarray(e->fields, e->nfields + 1, sizeof *e->fields);
-    e->fields[e->nfields].field = xstrdup(field);
-    e->fields[e->nfields].message = sbuf_steal(&sb);
+    e->fields[e->nfields].field = clean_text(field);
+    e->fields[e->nfields].message = clean_text(sbuf_str(&sb));
+    sbuf_free(&sb);
     e->nfields++;
     if (!e->status)
         e->status = MHD_HTTP_BAD_REQUEST;

@@ -58,12 +58,70 @@ void sbuf_printf(struct sbuf *sb, const char *fmt, ...)
     va_end(ap);
 }
 
+size_t sbuf_utf8_seq(const unsigned char *p)
+{
+    unsigned c = p[0];
+    if (c < 0x80)
+        return 1;
+    size_t n;
+    unsigned cp;
+    if ((c & 0xe0) == 0xc0) {
+        n = 2;
+        cp = c & 0x1f;
+    } else if ((c & 0xf0) == 0xe0) {
+        n = 3;
+        cp = c & 0x0f;
+    } else if ((c & 0xf8) == 0xf0) {
+        n = 4;
+        cp = c & 0x07;
+    } else {
+        return 0;
+    }
+    for (size_t i = 1; i < n; i++) {
+        if ((p[i] & 0xc0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (p[i] & 0x3fu);
+    }
+    /* no overlong forms, no surrogates, nothing beyond U+10FFFF */
+    static const unsigned min[] = {0, 0, 0x80, 0x800, 0x10000};
+    if (cp < min[n] || (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+        return 0;
+    return n;
+}
+
+static const char replacement[] = "\xef\xbf\xbd"; /* U+FFFD */
+
+void sbuf_utf8(struct sbuf *sb, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        size_t n = sbuf_utf8_seq(p);
+        if (n == 0) {
+            sbuf_append(sb, replacement, 3);
+            p++;
+        } else {
+            sbuf_append(sb, (const char *)p, n);
+            p += n;
+        }
+    }
+}
+
 void sbuf_json_str(struct sbuf *sb, const char *s)
 {
     static const char hex[] = "0123456789abcdef";
     sbuf_putc(sb, '"');
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
         unsigned char c = *p;
+        if (c >= 0x80) {
+            size_t n = sbuf_utf8_seq(p);
+            if (n == 0) {
+                sbuf_append(sb, replacement, 3);
+                p++;
+            } else {
+                sbuf_append(sb, (const char *)p, n);
+                p += n;
+            }
+            continue;
+        }
         switch (c) {
         case '"': sbuf_append(sb, "\\\"", 2); break;
         case '\\': sbuf_append(sb, "\\\\", 2); break;
@@ -78,6 +136,7 @@ void sbuf_json_str(struct sbuf *sb, const char *s)
                 sbuf_putc(sb, (char)c);
             }
         }
+        p++;
     }
     sbuf_putc(sb, '"');
 }

@@ -24,8 +24,16 @@ void sbuf_putc(struct sbuf *sb, char c);
 void sbuf_printf(struct sbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sbuf_vprintf(struct sbuf *sb, const char *fmt, va_list ap)
     __attribute__((format(printf, 2, 0)));
-/* Append s as a JSON string literal, quotes included, escaping as RFC 8259 asks. */
+/*
+ * Append s as a JSON string literal, quotes included, escaping as RFC 8259
+ * asks; bytes that are not valid UTF-8 become U+FFFD, so the output is
+ * always valid JSON whatever a client sent.
+ */
 void sbuf_json_str(struct sbuf *sb, const char *s);
+/* Append s with every byte that is not part of valid UTF-8 replaced by U+FFFD. */
+void sbuf_utf8(struct sbuf *sb, const char *s);
+/* Length (1-4) of the valid UTF-8 sequence at p, or 0 if invalid. */
+size_t sbuf_utf8_seq(const unsigned char *p);
 /* The contents (never NULL: "" when empty); valid until the next append. */
 const char *sbuf_str(const struct sbuf *sb);
 /* Hand the buffer to the caller (free() it); the sbuf is empty afterwards. */

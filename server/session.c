@@ -7,6 +7,7 @@
 #include "crypto.h"
 #include "err.h"
 #include "log.h"
+#include "seal.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -30,6 +31,8 @@ void session_key_set(const unsigned char *k, size_t len)
 {
     keylen = len > KEY_MAX ? KEY_MAX : len;
     memcpy(key, k, keylen);
+    /* the same secret, outside the database, also keys sealed texts */
+    seal_key_set(key, keylen);
 }
 
 static int create_key(const char *path, char *err, size_t errsz)

@@ -29,7 +29,7 @@ struct session_claims {
  * message in err.
  */
 int session_key_load(const char *path, char *err, size_t errsz);
-/* Use key directly (tests). */
+/* Use key directly (tests); also derives the sealing key (server/seal.h). */
 void session_key_set(const unsigned char *key, size_t len);
 
 /* Mint a token for user_id (at session epoch) valid ttl seconds; malloc'd, NULL on failure. */
