@@ -25,7 +25,10 @@ enum pend_kind {
     PEND_WANT,   /* the statement whose result the caller is waiting for */
     PEND_LAX,    /* a statement nobody waits for: errors are only logged */
     PEND_SYNC,   /* a Sync */
+    PEND_CTX,    /* the context statement: its row says whether the actor is current */
 };
+
+#define NCTX 11 /* parameters of the context statement */
 
 #define MAX_PENDING 64
 
@@ -34,8 +37,11 @@ struct db {
     char *url;
     char *appname;
     bool up;
-    bool in_tx;
+    bool in_tx;     /* a request scope is open (a transaction, or autoctx) */
+    bool autoctx;   /* read-only scope: no BEGIN, the context goes with each statement */
     bool tx_failed; /* a statement of the open transaction failed */
+    int ctx_state;  /* enum db_ctx_state of the open scope */
+    char *ctxp[NCTX];
     int tx_err;     /* ...with this code */
     bool connected_once;
     time_t next_attempt;
@@ -49,13 +55,25 @@ static atomic_ulong reconnects;
 static const struct db_stmt st_begin = {"aidc_begin", "BEGIN", 0};
 static const struct db_stmt st_commit = {"aidc_commit", "COMMIT", 0};
 static const struct db_stmt st_rollback = {"aidc_rollback", "ROLLBACK", 0};
+/*
+ * The context, and in the same breath whether the actor it describes is still
+ * what the server believes: same auth_version (no change of roles,
+ * memberships, suspension, password or disabling since it was loaded), token
+ * not revoked or expired, session not logged out. The last column says so.
+ */
 static const struct db_stmt st_ctx = {
     "aidc_ctx",
     "SELECT set_config('aidc.user_id', $1, true), set_config('aidc.roles', $2, true),"
     " set_config('aidc.read_tenants', $3, true), set_config('aidc.admin_tenants', $4, true),"
     " set_config('aidc.member_tenants', $5, true), set_config('aidc.request_id', $6, true),"
-    " set_config('statement_timeout', $7, true)",
-    7};
+    " set_config('statement_timeout', $7, true),"
+    " $8::uuid IS NULL OR (EXISTS (SELECT 1 FROM users WHERE id = $8::uuid"
+    "                               AND auth_version = $9::bigint AND NOT disabled)"
+    "   AND ($10::uuid IS NULL OR EXISTS (SELECT 1 FROM api_tokens WHERE id = $10::uuid"
+    "                                      AND revoked_at IS NULL AND expires_at > now()))"
+    "   AND ($11::uuid IS NULL OR NOT EXISTS (SELECT 1 FROM revoked_sessions"
+    "                                          WHERE jti = $11::uuid)))",
+    NCTX};
 static const struct db_stmt *const core_stmts[] = {&st_begin, &st_commit, &st_rollback, &st_ctx,
                                                    NULL};
 
@@ -70,6 +88,14 @@ struct db *db_open(const char *url, const char *application_name)
     db->url = xstrdup(url);
     db->appname = xstrdup(application_name ? application_name : "aidcd");
     return db;
+}
+
+static void ctx_clear(struct db *db)
+{
+    for (int i = 0; i < NCTX; i++) {
+        free(db->ctxp[i]);
+        db->ctxp[i] = NULL;
+    }
 }
 
 static void drop_conn(struct db *db)
@@ -88,6 +114,7 @@ void db_close(struct db *db)
     if (!db)
         return;
     drop_conn(db);
+    ctx_clear(db);
     free(db->url);
     free(db->appname);
     free(db);
@@ -189,6 +216,13 @@ static int drain(struct db *db, PGresult **want)
             ExecStatusType st = PQresultStatus(r);
             got++;
             if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
+                if (k == PEND_CTX && PQntuples(r) == 1) {
+                    bool current = PQgetvalue(r, 0, PQnfields(r) - 1)[0] == 't';
+                    if (!current)
+                        db->ctx_state = DB_CTX_STALE;
+                    else if (db->ctx_state == DB_CTX_UNKNOWN)
+                        db->ctx_state = DB_CTX_CURRENT;
+                }
                 if (k == PEND_WANT && want && !*want) {
                     *want = r;
                     continue;
@@ -356,7 +390,12 @@ int db_ensure(struct db *db)
     return 0;
 }
 
-int db_begin(struct db *db, const struct db_ctx *ctx)
+static int send_ctx(struct db *db)
+{
+    return send_stmt(db, &st_ctx, (const char *const *)db->ctxp, PEND_CTX);
+}
+
+int db_begin(struct db *db, const struct db_ctx *ctx, bool readonly)
 {
     int e = db_ensure(db);
     if (e)
@@ -365,26 +404,58 @@ int db_begin(struct db *db, const struct db_ctx *ctx)
         log_error("db_begin inside a transaction");
         return AIDC_EINTERNAL;
     }
-    char timeout[16];
-    snprintf(timeout, sizeof timeout, "%d", ctx && ctx->statement_timeout_ms > 0 ? ctx->statement_timeout_ms : 0);
-    const char *p[7] = {
-        ctx && ctx->user_id ? ctx->user_id : "",
-        ctx && ctx->roles ? ctx->roles : "",
-        ctx && ctx->read_tenants ? ctx->read_tenants : "",
-        ctx && ctx->admin_tenants ? ctx->admin_tenants : "",
-        ctx && ctx->member_tenants ? ctx->member_tenants : "",
-        ctx && ctx->request_id ? ctx->request_id : "",
+    ctx_clear(db);
+    const struct db_ctx none = {0};
+    if (!ctx)
+        ctx = &none;
+    char timeout[16], version[24];
+    snprintf(timeout, sizeof timeout, "%d", ctx->statement_timeout_ms > 0 ? ctx->statement_timeout_ms : 0);
+    snprintf(version, sizeof version, "%lld", ctx->check_version);
+    const char *p[NCTX] = {
+        ctx->user_id ? ctx->user_id : "",
+        ctx->roles ? ctx->roles : "",
+        ctx->read_tenants ? ctx->read_tenants : "",
+        ctx->admin_tenants ? ctx->admin_tenants : "",
+        ctx->member_tenants ? ctx->member_tenants : "",
+        ctx->request_id ? ctx->request_id : "",
         timeout,
+        ctx->check_user,
+        ctx->check_user ? version : NULL,
+        ctx->check_token,
+        ctx->check_jti,
     };
+    for (int i = 0; i < NCTX; i++)
+        db->ctxp[i] = p[i] ? xstrdup(p[i]) : NULL;
     db->in_tx = true;
+    db->autoctx = readonly;
     db->tx_failed = false;
     db->tx_err = 0;
+    db->ctx_state = DB_CTX_UNKNOWN;
+    if (readonly)
+        return 0; /* each statement carries the context: one round trip per read */
     e = send_stmt(db, &st_begin, NULL, PEND_CHECK);
     if (!e)
-        e = send_stmt(db, &st_ctx, p, PEND_CHECK);
+        e = send_ctx(db);
     if (e)
         db->in_tx = false;
     return e;
+}
+
+int db_ctx_verify(struct db *db)
+{
+    if (!db->in_tx || db->ctx_state != DB_CTX_UNKNOWN || !db->up)
+        return db->ctx_state;
+    int e = db->autoctx ? send_ctx(db) : 0;
+    if (!e)
+        e = sync_and_drain(db, NULL);
+    if (e) {
+        if (!db->autoctx) {
+            db->tx_failed = true;
+            db->tx_err = e;
+        }
+        return DB_CTX_UNKNOWN;
+    }
+    return db->ctx_state;
 }
 
 PGresult *db_query(struct db *db, const struct db_stmt *stmt, const char *const *params, int *err)
@@ -393,6 +464,8 @@ PGresult *db_query(struct db *db, const struct db_stmt *stmt, const char *const 
     int e = db_ensure(db);
     if (!e && db->in_tx && db->tx_failed)
         e = db->tx_err ? db->tx_err : AIDC_EINTERNAL;
+    if (!e && db->in_tx && db->autoctx)
+        e = send_ctx(db);
     if (!e)
         e = send_stmt(db, stmt, params, PEND_WANT);
     if (!e)
@@ -418,7 +491,7 @@ int db_exec(struct db *db, const struct db_stmt *stmt, const char *const *params
 
 int db_queue(struct db *db, const struct db_stmt *stmt, const char *const *params)
 {
-    if (!db->up || !db->in_tx) {
+    if (!db->up || !db->in_tx || db->autoctx) {
         log_error("db_queue(%s) outside a transaction", stmt->name);
         return AIDC_EINTERNAL;
     }
@@ -430,9 +503,18 @@ int db_queue(struct db *db, const struct db_stmt *stmt, const char *const *param
     return send_stmt(db, stmt, params, PEND_CHECK);
 }
 
+/* End a read-only scope: nothing was opened on the server. */
+static bool end_autoctx(struct db *db)
+{
+    if (!db->autoctx)
+        return false;
+    db->in_tx = db->autoctx = false;
+    return true;
+}
+
 int db_commit(struct db *db)
 {
-    if (!db->in_tx)
+    if (!db->in_tx || end_autoctx(db))
         return 0;
     if (!db->up)
         return AIDC_EUNAVAIL;
@@ -458,7 +540,7 @@ int db_commit(struct db *db)
 
 void db_commit_nowait(struct db *db)
 {
-    if (!db->in_tx || !db->up)
+    if (!db->in_tx || end_autoctx(db) || !db->up)
         return;
     if (db->tx_failed) {
         db_rollback(db);
@@ -467,7 +549,7 @@ void db_commit_nowait(struct db *db)
     db->in_tx = false;
     /* The answers are read (and errors logged) by the next use of db. */
     for (int i = 0; i < db->npending; i++)
-        if (db->pending[i] == PEND_CHECK)
+        if (db->pending[i] == PEND_CHECK || db->pending[i] == PEND_CTX)
             db->pending[i] = PEND_LAX;
     if (send_stmt(db, &st_commit, NULL, PEND_LAX) == 0 &&
         (!PQpipelineSync(db->conn) || !push(db, PEND_SYNC)))
@@ -476,6 +558,8 @@ void db_commit_nowait(struct db *db)
 
 void db_rollback(struct db *db)
 {
+    if (end_autoctx(db))
+        return;
     if (!db->in_tx || !db->up) {
         db->in_tx = false;
         return;
@@ -483,7 +567,7 @@ void db_rollback(struct db *db)
     db->in_tx = false;
     db->tx_failed = false;
     for (int i = 0; i < db->npending; i++)
-        if (db->pending[i] == PEND_CHECK || db->pending[i] == PEND_WANT)
+        if (db->pending[i] != PEND_SYNC)
             db->pending[i] = PEND_LAX;
     if (send_stmt(db, &st_rollback, NULL, PEND_LAX) == 0) {
         if (!PQpipelineSync(db->conn) || !push(db, PEND_SYNC))

@@ -38,6 +38,17 @@ struct db_ctx {
     const char *member_tenants; /* ... may submit to (member or tenant_admin) */
     const char *request_id;
     int statement_timeout_ms; /* 0 = the server's default */
+    /* the actor as the server believes it is (NULL check_user: nothing to check) */
+    const char *check_user;
+    long long check_version; /* users.auth_version when the actor was loaded */
+    const char *check_token; /* API token id, or NULL */
+    const char *check_jti;   /* session id, or NULL */
+};
+
+enum db_ctx_state {
+    DB_CTX_UNKNOWN = 0, /* not answered yet */
+    DB_CTX_CURRENT = 1, /* the actor is what the server believed */
+    DB_CTX_STALE = 2,   /* it changed (or the credential ended): reload it */
 };
 
 /* What the last failed statement said; fields are empty when not known. */
@@ -62,8 +73,18 @@ int db_ensure(struct db *db);
 /* True after a successful db_ensure until the connection is found broken. */
 bool db_is_up(const struct db *db);
 
-/* Start a transaction with ctx (queued: sent with the next query). */
-int db_begin(struct db *db, const struct db_ctx *ctx);
+/*
+ * Open a request scope with ctx. Normally a transaction (BEGIN and the context
+ * are queued: sent with the next query). With readonly, no transaction is
+ * opened: the context travels with each statement, which runs in the implicit
+ * transaction of its pipeline batch - one round trip per read.
+ */
+int db_begin(struct db *db, const struct db_ctx *ctx, bool readonly);
+/*
+ * Whether the scope's actor is current (enum db_ctx_state), asking the
+ * database if no statement has answered it yet.
+ */
+int db_ctx_verify(struct db *db);
 /* Commit and wait for the outcome: 0, or the error that ended the transaction. */
 int db_commit(struct db *db);
 /* Commit without waiting (read-only work; a failure is only logged). */

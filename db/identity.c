@@ -12,7 +12,7 @@
 #include <string.h>
 
 #define ACTOR_COLUMNS                                                                             \
-    " u.id AS user_id, u.username, u.disabled,"                                                    \
+    " u.id AS user_id, u.username, u.disabled, u.auth_version,"                                    \
     " coalesce((SELECT string_agg(role, ',' ORDER BY role) FROM user_roles r"                      \
     "           WHERE r.user_id = u.id), '') AS roles,"                                            \
     " aidc_user_memberships(u.id) AS memberships"
@@ -122,6 +122,7 @@ static int fill_actor(const PGresult *r, struct actor *a)
     free(a->username);
     a->username = xstrdup(rowjson_get(r, 0, "username"));
     a->roles = global_roles_of(rowjson_get(r, 0, "roles"));
+    a->auth_version = strtoll(rowjson_get(r, 0, "auth_version"), NULL, 10);
     json_error_t jerr;
     json_t *ms = json_loads(rowjson_get(r, 0, "memberships"), 0, &jerr);
     if (!json_is_array(ms)) {

@@ -65,6 +65,9 @@ CREATE TABLE users (
     -- session generation: every JWT carries the value current at login, and
     -- a password change or disabling bumps it, voiding existing sessions at once
     session_epoch        integer NOT NULL DEFAULT 0,
+    -- bumped (by triggers) whenever anything that decides what this user may
+    -- do changes: the server caches actors and checks this on every request
+    auth_version         bigint NOT NULL DEFAULT 0,
     created_at           timestamptz NOT NULL DEFAULT now(),
     updated_at           timestamptz NOT NULL DEFAULT now()
 );
@@ -229,6 +232,40 @@ CREATE TRIGGER audit_events_immutable BEFORE UPDATE OR DELETE ON audit_events
     FOR EACH ROW EXECUTE FUNCTION aidc_audit_immutable();
 CREATE TRIGGER audit_events_no_truncate BEFORE TRUNCATE ON audit_events
     FOR EACH STATEMENT EXECUTE FUNCTION aidc_audit_immutable();
+
+-- ---- auth_version: one number that changes when a user's rights change -------
+
+CREATE FUNCTION aidc_bump_user() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_TABLE_NAME = 'users' THEN
+        NEW.auth_version := OLD.auth_version + 1;
+        RETURN NEW;
+    END IF;
+    UPDATE users SET auth_version = auth_version + 1
+     WHERE id IN (CASE WHEN TG_OP = 'DELETE' THEN OLD.user_id ELSE NEW.user_id END,
+                  CASE WHEN TG_OP = 'UPDATE' THEN OLD.user_id END);
+    RETURN NULL;
+END $$;
+CREATE TRIGGER users_auth_version BEFORE UPDATE OF disabled, session_epoch ON users
+    FOR EACH ROW EXECUTE FUNCTION aidc_bump_user();
+CREATE TRIGGER user_roles_auth_version AFTER INSERT OR UPDATE OR DELETE ON user_roles
+    FOR EACH ROW EXECUTE FUNCTION aidc_bump_user();
+CREATE TRIGGER memberships_auth_version AFTER INSERT OR UPDATE OR DELETE ON memberships
+    FOR EACH ROW EXECUTE FUNCTION aidc_bump_user();
+
+-- A tenant's suspension changes what each of its members may do.
+CREATE FUNCTION aidc_bump_tenant_members() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+BEGIN
+    IF NEW.suspended IS DISTINCT FROM OLD.suspended THEN
+        UPDATE users SET auth_version = auth_version + 1
+         WHERE id IN (SELECT user_id FROM memberships WHERE tenant_id = NEW.id);
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER tenants_auth_version AFTER UPDATE OF suspended ON tenants
+    FOR EACH ROW EXECUTE FUNCTION aidc_bump_tenant_members();
 
 -- ---- privileges of the application role ---------------------------------------
 

@@ -2,6 +2,8 @@
 #include "auth.h"
 
 #include "../db/identity.h"
+#include "authcache.h"
+#include "crypto.h"
 #include "err.h"
 #include "log.h"
 #include "session.h"
@@ -146,6 +148,17 @@ int auth_authenticate(struct req *rq, int *status, const char **reason)
         free(cookie_tok);
         return 0; /* anonymous */
     }
+    bool via_cookie = a->via_cookie;
+    time_t now = time(NULL);
+    char key[65];
+    crypto_sha256_hex(bearer, strlen(bearer), key);
+    if (!rq->no_auth_cache && authcache_get(key, now, a)) {
+        a->via_cookie = via_cookie;
+        a->from_cache = true;
+        a->authenticated = true;
+        free(cookie_tok);
+        return 0; /* checked against the database with the request's own statements */
+    }
 
     if (strncmp(bearer, TOKEN_PREFIX, strlen(TOKEN_PREFIX)) == 0) {
         if (!token_is_wellformed(bearer)) {
@@ -190,6 +203,8 @@ int auth_authenticate(struct req *rq, int *status, const char **reason)
         a->session_expires = c.exp;
     }
     a->authenticated = true;
+    memcpy(a->cache_key, key, sizeof key);
+    authcache_put(key, a, now, a->session_expires);
 out:
     if (e == AIDC_EFORBIDDEN) {
         /* keep who it was (for the audit event) but not as authenticated */

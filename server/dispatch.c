@@ -12,6 +12,7 @@
 #include "../db/idempotency.h"
 #include "../db/tenants.h"
 #include "auth.h"
+#include "authcache.h"
 #include "crypto.h"
 #include "err.h"
 #include "log.h"
@@ -68,7 +69,8 @@ static int deny(struct req *rq, struct resp *rs, int status, const char *fmt, ..
     va_start(ap, fmt);
     api_vfail(rs, status, fmt, ap);
     va_end(ap);
-    audit_denied(rq, rs, rs->err.detail);
+    (void)rq;
+    rs->denied = true; /* audited once the refusal is final (see dispatch) */
     return AIDC_EFORBIDDEN;
 }
 
@@ -137,6 +139,10 @@ static void ctx_build(const struct req *rq, struct ctx_strings *cs, struct db_ct
         .member_tenants = cs->member,
         .request_id = rq->request_id,
         .statement_timeout_ms = rq->cfg->db_statement_timeout_ms,
+        .check_user = a->authenticated ? a->user_id : NULL,
+        .check_version = a->auth_version,
+        .check_token = a->authenticated && a->via_token ? a->token_id : NULL,
+        .check_jti = a->authenticated && a->jti[0] ? a->jti : NULL,
     };
 }
 
@@ -171,14 +177,16 @@ static int resolve_tenant(struct req *rq, struct resp *rs)
     }
     if (!(rq->actor.roles & GR_ANY_GLOBAL))
         return deny(rq, rs, MHD_HTTP_NOT_FOUND, "tenant \"%s\" not found", slug);
-    char roles[64];
-    auth_roles_csv(rq->actor.roles, roles, sizeof roles);
-    struct db_ctx ctx = {.user_id = rq->actor.user_id, .roles = roles,
-                         .request_id = rq->request_id};
+    struct ctx_strings cs = {0};
+    struct db_ctx ctx;
+    ctx_build(rq, &cs, &ctx);
     bool suspended = false;
-    int e = db_begin(rq->db, &ctx);
+    int e = db_begin(rq->db, &ctx, true);
+    ctx_free(&cs);
     if (!e)
         e = db_tenant_resolve(rq->db, slug, rq->tenant.id, &suspended);
+    if (!e && db_ctx_verify(rq->db) == DB_CTX_STALE)
+        e = AIDC_ESTALE;
     db_commit_nowait(rq->db);
     if (e == AIDC_ENOTFOUND)
         return api_fail(rs, MHD_HTTP_NOT_FOUND, "tenant \"%s\" not found", slug);
@@ -378,7 +386,7 @@ static int run_once(struct req *rq, struct resp *rs, const char *hash)
     struct ctx_strings cs = {0};
     struct db_ctx ctx;
     ctx_build(rq, &cs, &ctx);
-    e = db_begin(rq->db, &ctx);
+    e = db_begin(rq->db, &ctx, is_read_method(rq->method));
     ctx_free(&cs);
     if (e)
         return e;
@@ -389,6 +397,12 @@ static int run_once(struct req *rq, struct resp *rs, const char *hash)
     if (e)
         goto fail;
     e = rt->handler(rq, rs);
+    /* whatever the handler concluded, it did so for the actor we believed in */
+    int state = db_ctx_verify(rq->db);
+    if (state == DB_CTX_STALE) {
+        db_rollback(rq->db);
+        return AIDC_ESTALE;
+    }
     if (e || rs->err.status)
         goto fail;
     e = record_change(rq, rs);
@@ -436,6 +450,32 @@ static void map_error(struct resp *rs, int e)
     }
 }
 
+/* Forget the actor and tenant of rq and the answer so far, to start over fresh. */
+static void start_over(struct req *rq, struct resp *rs)
+{
+    if (rq->actor.cache_key[0])
+        authcache_drop(rq->actor.cache_key);
+    actor_free(&rq->actor);
+    free(rq->tenant.slug);
+    memset(&rq->tenant, 0, sizeof rq->tenant);
+    resp_free(rs);
+    rq->no_auth_cache = true;
+}
+
+/*
+ * Admission with a remembered actor can refuse wrongly when the actor gained a
+ * membership or role since: before refusing, look again with a fresh one.
+ */
+static int admit_fresh(struct req *rq, struct resp *rs)
+{
+    int e = admit(rq, rs);
+    if ((rs->denied || e == AIDC_ESTALE) && rq->actor.from_cache) {
+        start_over(rq, rs);
+        e = admit(rq, rs);
+    }
+    return e;
+}
+
 void dispatch(struct req *rq, struct resp *rs, const struct config *cfg)
 {
     const struct route *rt = rq->route;
@@ -452,7 +492,7 @@ void dispatch(struct req *rq, struct resp *rs, const struct config *cfg)
     }
     e = db_ensure(rq->db);
     if (!e)
-        e = admit(rq, rs);
+        e = admit_fresh(rq, rs);
     if (e || rs->err.status)
         goto out;
     log_set_request(rq->request_id, rq->tenant.slug);
@@ -466,14 +506,23 @@ void dispatch(struct req *rq, struct resp *rs, const struct config *cfg)
     }
     for (int attempt = 0; attempt < MAX_RETRIES; attempt++) {
         e = run_once(rq, rs, idem ? hash : NULL);
+        if (e == AIDC_ESTALE && !rq->no_auth_cache) {
+            /* the actor changed since it was remembered: admit it afresh */
+            start_over(rq, rs);
+            e = admit(rq, rs);
+            if (e || rs->err.status)
+                goto out;
+            attempt--;
+            continue;
+        }
         if (e != AIDC_ERETRY)
             break;
         log_info("retrying %s after a serialization conflict", rt->action);
     }
-    if (rs->err.status == MHD_HTTP_UNAUTHORIZED || rs->err.status == MHD_HTTP_FORBIDDEN ||
-        rs->err.status == MHD_HTTP_TOO_MANY_REQUESTS)
-        audit_denied(rq, rs, rs->err.detail);
 out:
+    if (rs->denied || rs->err.status == MHD_HTTP_UNAUTHORIZED ||
+        rs->err.status == MHD_HTTP_FORBIDDEN || rs->err.status == MHD_HTTP_TOO_MANY_REQUESTS)
+        audit_denied(rq, rs, rs->err.detail);
     if (e || rs->err.status)
         map_error(rs, e);
 }

@@ -14,6 +14,7 @@ const char *aidc_err_name(int err)
     case AIDC_EINTERNAL: return "internal";
     case AIDC_EIO: return "i/o error";
     case AIDC_ETOOBIG: return "too big";
+    case AIDC_ESTALE: return "stale";
     default: return "unknown";
     }
 }

@@ -18,6 +18,7 @@ enum aidc_err {
     AIDC_EINTERNAL = -7,   /* a bug or an unexpected answer: logged, 500 */
     AIDC_EIO = -8,         /* a file or socket operation failed */
     AIDC_ETOOBIG = -9,     /* a size limit was exceeded */
+    AIDC_ESTALE = -10,     /* the remembered actor changed: load it again and retry */
 };
 
 /* A short lowercase name for an error code, for logs. */

@@ -24,7 +24,7 @@ struct janitor {
 static void clean_once(struct janitor *j)
 {
     struct db_ctx ctx = {.roles = "system", .request_id = "janitor"};
-    int e = db_begin(j->db, &ctx);
+    int e = db_begin(j->db, &ctx, false);
     if (!e)
         e = db_identity_cleanup(j->db);
     if (!e)

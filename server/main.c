@@ -104,7 +104,7 @@ static int bootstrap_write(struct db *db, const char *name, const char *hash)
     struct db_ctx ctx = {.roles = "system", .request_id = rq.request_id};
     char id[37] = "";
     bool created = false;
-    int e = db_begin(db, &ctx);
+    int e = db_begin(db, &ctx, false);
     if (!e)
         e = db_user_bootstrap(db, name, hash, &created, id);
     if (!e) {

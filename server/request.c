@@ -36,7 +36,7 @@ void req_add_query(struct req *rq, const char *key, const char *value)
     rq->nquery++;
 }
 
-static void actor_free(struct actor *a)
+void actor_free(struct actor *a)
 {
     free(a->username);
     for (size_t i = 0; i < a->nmemberships; i++)

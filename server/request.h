@@ -72,6 +72,9 @@ struct actor {
     char token_tenant[UUID_LEN + 1];  /* a token bound to one tenant, else "" */
     char jti[UUID_LEN + 1];           /* session id of a JWT, else "" */
     time_t session_expires;
+    long long auth_version;  /* users.auth_version when loaded */
+    bool from_cache;         /* loaded from server/authcache, not the database */
+    char cache_key[65];      /* SHA-256 of the credential */
     struct membership *memberships;
     size_t nmemberships;
 };
@@ -122,6 +125,7 @@ struct resp {
     size_t nheaders;
     struct api_error err;
     struct resp_audit audit;
+    bool denied; /* a refusal of the dispatcher (audited as "denied") */
     bool replayed; /* answered from the idempotency store */
 };
 
@@ -155,10 +159,14 @@ struct req {
 
     struct actor actor;
     struct tenant_ref tenant; /* id[0] == '\0' when the route has no {tenant} */
+    bool no_auth_cache;       /* load the actor from the database (it was found stale) */
     struct db *db;
     const struct config *cfg;
     struct timespec started;
 };
+
+/* Release what an actor holds and zero it. */
+void actor_free(struct actor *a);
 
 /* Value of the route parameter `name` ({tenant}, {id}, ...), or NULL. */
 const char *req_param(const struct req *rq, const char *name);
