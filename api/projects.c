@@ -32,6 +32,13 @@ static int project_param(struct req *rq, struct resp *rs, const char **out)
     return 0;
 }
 
+/* Projects are always read within their tenant: name it without a join. */
+static json_t *with_tenant(const struct req *rq, json_t *project)
+{
+    json_object_set_new(project, "tenant", json_string(rq->tenant.slug));
+    return project;
+}
+
 static int not_found(struct req *rq, struct resp *rs, const char *slug)
 {
     return api_fail(rs, MHD_HTTP_NOT_FOUND, "project \"%s\" not found in tenant \"%s\"", slug,
@@ -56,7 +63,7 @@ int api_project_create(struct req *rq, struct resp *rs)
     free(loc);
     resp_audit(rs, "project", json_string_value(json_object_get(out, "id")),
                json_pack("{s:s, s:O}", "slug", slug, "name", json_object_get(out, "name")));
-    return resp_json(rs, MHD_HTTP_CREATED, out);
+    return resp_json(rs, MHD_HTTP_CREATED, with_tenant(rq, out));
 }
 
 int api_project_list(struct req *rq, struct resp *rs)
@@ -69,6 +76,11 @@ int api_project_list(struct req *rq, struct resp *rs)
     e = db_project_list(rq->db, rq->tenant.id, pg.after, pg.limit, &r);
     if (!e)
         e = paging_answer(rs, r, &pg);
+    if (!e) {
+        size_t i;
+        json_t *item;
+        json_array_foreach(json_object_get(rs->body, "items"), i, item) with_tenant(rq, item);
+    }
     PQclear(r);
     paging_free(&pg);
     return e;
@@ -84,7 +96,7 @@ int api_project_get(struct req *rq, struct resp *rs)
     e = db_project_get(rq->db, rq->tenant.id, slug, &out);
     if (e == AIDC_ENOTFOUND)
         return not_found(rq, rs, slug);
-    return e ? e : resp_json(rs, MHD_HTTP_OK, out);
+    return e ? e : resp_json(rs, MHD_HTTP_OK, with_tenant(rq, out));
 }
 
 int api_project_update(struct req *rq, struct resp *rs)
@@ -106,7 +118,7 @@ int api_project_update(struct req *rq, struct resp *rs)
         return e;
     resp_audit(rs, "project", json_string_value(json_object_get(out, "id")),
                json_deep_copy(rq->json));
-    return resp_json(rs, MHD_HTTP_OK, out);
+    return resp_json(rs, MHD_HTTP_OK, with_tenant(rq, out));
 }
 
 int api_project_delete(struct req *rq, struct resp *rs)

@@ -13,7 +13,6 @@
 #include "../server/log.h"
 #include "../server/xalloc.h"
 
-#include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,7 +27,7 @@ enum pend_kind {
     PEND_CTX,    /* the context statement: its row says whether the actor is current */
 };
 
-#define NCTX 11 /* parameters of the context statement */
+#define NCTX 10 /* parameters of the context statement */
 
 #define MAX_PENDING 64
 
@@ -44,6 +43,10 @@ struct db {
     char *ctxp[NCTX];
     int tx_err;     /* ...with this code */
     bool connected_once;
+    bool scope_lost;  /* the connection broke inside a transaction: it is gone */
+    bool reopen;      /* send BEGIN and the context again on the next connection */
+    int batches;      /* round trips answered in the open scope */
+    int statement_timeout_ms;
     time_t next_attempt;
     enum pend_kind pending[MAX_PENDING];
     int npending;
@@ -61,21 +64,31 @@ static const struct db_stmt st_rollback = {"aidc_rollback", "ROLLBACK", 0};
  * memberships, suspension, password or disabling since it was loaded), token
  * not revoked or expired, session not logged out. The last column says so.
  */
+#define CTX_CHECK(u, v, t, j)                                                                    \
+    " " u "::uuid IS NULL OR (EXISTS (SELECT 1 FROM users WHERE id = " u "::uuid"                \
+    "   AND auth_version = " v "::bigint AND NOT disabled)"                                      \
+    " AND (" t "::uuid IS NULL OR EXISTS (SELECT 1 FROM api_tokens WHERE id = " t "::uuid"        \
+    "   AND revoked_at IS NULL AND expires_at > now()))"                                         \
+    " AND (" j "::uuid IS NULL OR NOT EXISTS (SELECT 1 FROM revoked_sessions WHERE jti = " j      \
+    "::uuid)))"
+
 static const struct db_stmt st_ctx = {
     "aidc_ctx",
     "SELECT set_config('aidc.user_id', $1, true), set_config('aidc.roles', $2, true),"
-    " set_config('aidc.read_tenants', $3, true), set_config('aidc.admin_tenants', $4, true),"
-    " set_config('aidc.member_tenants', $5, true), set_config('aidc.request_id', $6, true),"
-    " set_config('statement_timeout', $7, true),"
-    " $8::uuid IS NULL OR (EXISTS (SELECT 1 FROM users WHERE id = $8::uuid"
-    "                               AND auth_version = $9::bigint AND NOT disabled)"
-    "   AND ($10::uuid IS NULL OR EXISTS (SELECT 1 FROM api_tokens WHERE id = $10::uuid"
-    "                                      AND revoked_at IS NULL AND expires_at > now()))"
-    "   AND ($11::uuid IS NULL OR NOT EXISTS (SELECT 1 FROM revoked_sessions"
-    "                                          WHERE jti = $11::uuid)))",
+    " set_config('aidc.all', $3, true), set_config('aidc.read_tenants', $4, true),"
+    " set_config('aidc.admin_tenants', $5, true), set_config('aidc.member_tenants', $6, true),"
+    CTX_CHECK("$7", "$8", "$9", "$10"),
     NCTX};
-static const struct db_stmt *const core_stmts[] = {&st_begin, &st_commit, &st_rollback, &st_ctx,
-                                                   NULL};
+
+/* Reads need neither the tenants one administers nor those one submits to. */
+static const struct db_stmt st_ctx_read = {
+    "aidc_ctx_read",
+    "SELECT set_config('aidc.user_id', $1, true), set_config('aidc.roles', $2, true),"
+    " set_config('aidc.all', $3, true), set_config('aidc.read_tenants', $4, true),"
+    CTX_CHECK("$5", "$6", "$7", "$8"),
+    NCTX - 2};
+static const struct db_stmt *const core_stmts[] = {&st_begin,  &st_commit,   &st_rollback,
+                                                   &st_ctx,    &st_ctx_read, NULL};
 
 unsigned long db_reconnect_count(void)
 {
@@ -98,21 +111,34 @@ static void ctx_clear(struct db *db)
     }
 }
 
+/*
+ * Forget the connection. An open transaction that already got answers dies
+ * with it (scope_lost: never reconnect silently under it - its statements so
+ * far are gone and later ones must not run outside it). One that got none yet
+ * is opened again on the next connection (nothing of it reached the database).
+ */
 static void drop_conn(struct db *db)
 {
+    if (db->in_tx && !db->autoctx) {
+        if (db->batches > 0)
+            db->scope_lost = true;
+        else
+            db->reopen = true;
+    }
     if (db->conn)
         PQfinish(db->conn);
     db->conn = NULL;
     db->up = false;
-    db->in_tx = false;
-    db->tx_failed = false;
     db->npending = 0;
+    db->tx_failed = false;
+    db->tx_err = 0;
 }
 
 void db_close(struct db *db)
 {
     if (!db)
         return;
+    db->in_tx = false;
     drop_conn(db);
     ctx_clear(db);
     free(db->url);
@@ -284,7 +310,10 @@ static int sync_and_drain(struct db *db, PGresult **want)
         set_error(db, NULL, "cannot flush to the server");
         return conn_lost(db);
     }
-    return drain(db, want);
+    int e = drain(db, want);
+    if (db->up)
+        db->batches++;
+    return e;
 }
 
 static int prepare_list(struct db *db, const struct db_stmt *const *list)
@@ -331,7 +360,12 @@ static int connect_now(struct db *db)
         return AIDC_EUNAVAIL;
     }
     /* Session settings PgBouncer tracks per client, so they survive pooling. */
-    PGresult *r = PQexec(db->conn, "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'");
+    char setup[256];
+    snprintf(setup, sizeof setup,
+             "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET statement_timeout = %d;"
+             " SET plan_cache_mode = force_generic_plan",
+             db->statement_timeout_ms);
+    PGresult *r = PQexec(db->conn, setup);
     bool ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
     if (!ok)
         set_error(db, r, "cannot set session");
@@ -349,31 +383,13 @@ static int connect_now(struct db *db)
     return 0;
 }
 
-/*
- * An idle connection whose server went away (restart, failover) has a
- * readable socket at EOF: notice it before using the connection, so the
- * first request after a database restart reconnects instead of failing.
- */
-static bool conn_alive(struct db *db)
-{
-    struct pollfd p = {.fd = PQsocket(db->conn), .events = POLLIN};
-    if (p.fd < 0)
-        return false;
-    if (poll(&p, 1, 0) <= 0)
-        return true;
-    return PQconsumeInput(db->conn) == 1 && PQstatus(db->conn) == CONNECTION_OK;
-}
+static int send_ctx(struct db *db);
 
-int db_ensure(struct db *db)
+/* Connect if not connected; reopen a transaction that had not started yet. */
+static int ensure_up(struct db *db)
 {
-    if (db->up) {
-        if (conn_alive(db))
-            return 0;
-        set_error(db, NULL, "server closed the connection");
-        log_warn("database connection lost while idle; reconnecting");
-        drop_conn(db);
-        db->next_attempt = 0;
-    }
+    if (db->up)
+        return 0;
     time_t now = time(NULL);
     if (now < db->next_attempt)
         return AIDC_EUNAVAIL;
@@ -387,17 +403,41 @@ int db_ensure(struct db *db)
         atomic_fetch_add(&reconnects, 1);
     db->connected_once = true;
     memset(&db->last, 0, sizeof db->last);
-    return 0;
+    if (db->reopen && db->in_tx) {
+        db->reopen = false;
+        e = send_stmt(db, &st_begin, NULL, PEND_CHECK);
+        if (!e)
+            e = send_ctx(db);
+    }
+    return e;
+}
+
+int db_ensure(struct db *db)
+{
+    return ensure_up(db);
+}
+
+void db_set_statement_timeout(struct db *db, int ms)
+{
+    db->statement_timeout_ms = ms;
 }
 
 static int send_ctx(struct db *db)
 {
+    if (db->autoctx) {
+        const char *p[NCTX - 2] = {db->ctxp[0], db->ctxp[1], db->ctxp[2], db->ctxp[3],
+                                   db->ctxp[6], db->ctxp[7], db->ctxp[8], db->ctxp[9]};
+        return send_stmt(db, &st_ctx_read, p, PEND_CTX);
+    }
     return send_stmt(db, &st_ctx, (const char *const *)db->ctxp, PEND_CTX);
 }
 
 int db_begin(struct db *db, const struct db_ctx *ctx, bool readonly)
 {
-    int e = db_ensure(db);
+    db->scope_lost = false;
+    db->reopen = false;
+    db->batches = 0;
+    int e = ensure_up(db);
     if (e)
         return e;
     if (db->in_tx) {
@@ -408,17 +448,20 @@ int db_begin(struct db *db, const struct db_ctx *ctx, bool readonly)
     const struct db_ctx none = {0};
     if (!ctx)
         ctx = &none;
-    char timeout[16], version[24];
-    snprintf(timeout, sizeof timeout, "%d", ctx->statement_timeout_ms > 0 ? ctx->statement_timeout_ms : 0);
+    char version[24];
     snprintf(version, sizeof version, "%lld", ctx->check_version);
+    /* what the global roles let the actor do to every tenant (see 0001_init.sql) */
+    const char *roles = ctx->roles ? ctx->roles : "";
+    const char *all = strstr(roles, "platform_admin") || strstr(roles, "system") ? "admin"
+                      : strstr(roles, "finance") || strstr(roles, "auditor")     ? "read"
+                                                                                 : "";
     const char *p[NCTX] = {
         ctx->user_id ? ctx->user_id : "",
-        ctx->roles ? ctx->roles : "",
+        roles,
+        all,
         ctx->read_tenants ? ctx->read_tenants : "",
         ctx->admin_tenants ? ctx->admin_tenants : "",
         ctx->member_tenants ? ctx->member_tenants : "",
-        ctx->request_id ? ctx->request_id : "",
-        timeout,
         ctx->check_user,
         ctx->check_user ? version : NULL,
         ctx->check_token,
@@ -458,10 +501,10 @@ int db_ctx_verify(struct db *db)
     return db->ctx_state;
 }
 
-PGresult *db_query(struct db *db, const struct db_stmt *stmt, const char *const *params, int *err)
+static int query_once(struct db *db, const struct db_stmt *stmt, const char *const *params,
+                      PGresult **r)
 {
-    PGresult *r = NULL;
-    int e = db_ensure(db);
+    int e = db->scope_lost ? AIDC_EUNAVAIL : ensure_up(db);
     if (!e && db->in_tx && db->tx_failed)
         e = db->tx_err ? db->tx_err : AIDC_EINTERNAL;
     if (!e && db->in_tx && db->autoctx)
@@ -469,7 +512,30 @@ PGresult *db_query(struct db *db, const struct db_stmt *stmt, const char *const 
     if (!e)
         e = send_stmt(db, stmt, params, PEND_WANT);
     if (!e)
-        e = sync_and_drain(db, &r);
+        e = sync_and_drain(db, r);
+    return e;
+}
+
+PGresult *db_query(struct db *db, const struct db_stmt *stmt, const char *const *params, int *err)
+{
+    PGresult *r = NULL;
+    bool was_up = db->up;
+    int e = query_once(db, stmt, params, &r);
+    /* 57P01..57P03: the server ended our session (shutdown, restart): it is gone */
+    if (e == AIDC_EUNAVAIL && db->up && strncmp(db->last.sqlstate, "57P", 3) == 0)
+        conn_lost(db);
+    /*
+     * A connection whose server went away while it idled (a restart, a
+     * failover) is only found out by using it. If nothing of value was lost
+     * with it - no answered round trip of an open transaction - reconnect at
+     * once and run the statement again, so the first request after a restart
+     * does not fail.
+     */
+    if (e == AIDC_EUNAVAIL && was_up && !db->up && !db->scope_lost) {
+        log_info("database connection was lost; reconnecting");
+        db->next_attempt = 0;
+        e = query_once(db, stmt, params, &r);
+    }
     if (!e && !r) {
         set_error(db, NULL, "no result");
         e = AIDC_EINTERNAL;
@@ -491,6 +557,8 @@ int db_exec(struct db *db, const struct db_stmt *stmt, const char *const *params
 
 int db_queue(struct db *db, const struct db_stmt *stmt, const char *const *params)
 {
+    if (db->scope_lost)
+        return AIDC_EUNAVAIL;
     if (!db->up || !db->in_tx || db->autoctx) {
         log_error("db_queue(%s) outside a transaction", stmt->name);
         return AIDC_EINTERNAL;
@@ -514,10 +582,18 @@ static bool end_autoctx(struct db *db)
 
 int db_commit(struct db *db)
 {
+    db->reopen = false; /* queued statements of an unanswered batch are gone too */
+    if (db->scope_lost) {
+        db->scope_lost = false;
+        db->in_tx = false;
+        return AIDC_EUNAVAIL; /* the transaction died with its connection */
+    }
     if (!db->in_tx || end_autoctx(db))
         return 0;
-    if (!db->up)
+    if (!db->up) {
+        db->in_tx = false;
         return AIDC_EUNAVAIL;
+    }
     int e;
     if (db->tx_failed) {
         e = db->tx_err ? db->tx_err : AIDC_EINTERNAL;
@@ -540,8 +616,14 @@ int db_commit(struct db *db)
 
 void db_commit_nowait(struct db *db)
 {
-    if (!db->in_tx || end_autoctx(db) || !db->up)
+    db->scope_lost = false;
+    db->reopen = false;
+    if (!db->in_tx || end_autoctx(db))
         return;
+    if (!db->up) {
+        db->in_tx = false;
+        return;
+    }
     if (db->tx_failed) {
         db_rollback(db);
         return;
@@ -558,6 +640,8 @@ void db_commit_nowait(struct db *db)
 
 void db_rollback(struct db *db)
 {
+    db->scope_lost = false;
+    db->reopen = false;
     if (end_autoctx(db))
         return;
     if (!db->in_tx || !db->up) {

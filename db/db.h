@@ -36,8 +36,6 @@ struct db_ctx {
     const char *read_tenants;   /* tenant UUIDs the actor may read, comma-separated */
     const char *admin_tenants;  /* ... may administer (tenant_admin) */
     const char *member_tenants; /* ... may submit to (member or tenant_admin) */
-    const char *request_id;
-    int statement_timeout_ms; /* 0 = the server's default */
     /* the actor as the server believes it is (NULL check_user: nothing to check) */
     const char *check_user;
     long long check_version; /* users.auth_version when the actor was loaded */
@@ -70,6 +68,8 @@ void db_close(struct db *db);
  * second; calls in between fail at once).
  */
 int db_ensure(struct db *db);
+/* statement_timeout of the sessions opened from now on (0 = server default). */
+void db_set_statement_timeout(struct db *db, int ms);
 /* True after a successful db_ensure until the connection is found broken. */
 bool db_is_up(const struct db *db);
 

@@ -17,7 +17,7 @@ for group in "$@"; do
                       libjwt-dev libssl-dev) ;;
         run)   pkgs+=(postgresql-15 postgresql-client-15 curl ca-certificates) ;;
         test)  pkgs+=(check libcurl4-openssl-dev clang-tidy curl) ;;
-        bench) pkgs+=(wrk postgresql-contrib) ;;
+        bench) pkgs+=(wrk postgresql-contrib jq linux-perf) ;;
         *) echo "install-deps: unknown group '$group' (build, run, test, bench)" >&2; exit 2 ;;
     esac
 done

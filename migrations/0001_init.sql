@@ -8,6 +8,10 @@
 -- (set_config(..., true)):
 --   aidc.user_id         acting user
 --   aidc.roles           global roles, comma-separated (or 'system' for workers)
+--   aidc.all             'admin' (platform_admin, system: read and change every
+--                        tenant), 'read' (finance, auditor: read every tenant) or ''
+--                        - derived from aidc.roles by the server, so policies test
+--                        one setting instead of parsing a list per row
 --   aidc.read_tenants    tenant ids the actor may read
 --   aidc.admin_tenants   tenant ids the actor administers (tenant_admin)
 --   aidc.member_tenants  tenant ids the actor may submit work to
@@ -33,13 +37,13 @@ $$;
 -- platform_admin and background workers may change anything
 CREATE FUNCTION aidc_ctx_platform_admin() RETURNS boolean
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
-    SELECT aidc_ctx_role('platform_admin') OR aidc_ctx_role('system')
+    SELECT current_setting('aidc.all', true) = 'admin'
 $$;
 
 -- platform_admin, finance and auditor read every tenant
 CREATE FUNCTION aidc_can_read(t uuid) RETURNS boolean
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
-    SELECT aidc_ctx_platform_admin() OR aidc_ctx_role('finance') OR aidc_ctx_role('auditor')
+    SELECT current_setting('aidc.all', true) IN ('admin', 'read')
         OR t = ANY (aidc_ctx_uuids('aidc.read_tenants'))
 $$;
 
@@ -119,6 +123,8 @@ CREATE TABLE projects (
     name        text NOT NULL CHECK (char_length(name) BETWEEN 1 AND 200),
     description text NOT NULL DEFAULT '' CHECK (char_length(description) <= 4000),
     created_by  uuid REFERENCES users (id) ON DELETE SET NULL,
+    -- user names never change: kept here, reads need no join
+    created_by_name text,
     created_at  timestamptz NOT NULL DEFAULT now(),
     updated_at  timestamptz NOT NULL DEFAULT now(),
     -- deleted projects stay for the jobs, usage and invoices that name them

@@ -137,8 +137,6 @@ static void ctx_build(const struct req *rq, struct ctx_strings *cs, struct db_ct
         .read_tenants = cs->read,
         .admin_tenants = cs->admin,
         .member_tenants = cs->member,
-        .request_id = rq->request_id,
-        .statement_timeout_ms = rq->cfg->db_statement_timeout_ms,
         .check_user = a->authenticated ? a->user_id : NULL,
         .check_version = a->auth_version,
         .check_token = a->authenticated && a->via_token ? a->token_id : NULL,

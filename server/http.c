@@ -71,6 +71,7 @@ struct db *http_thread_db(void)
     struct db *db = pthread_getspecific(db_key);
     if (!db) {
         db = db_open(g_cfg->database_url, "aidcd");
+        db_set_statement_timeout(db, g_cfg->db_statement_timeout_ms);
         if (pthread_setspecific(db_key, db) != 0)
             abort();
     }
@@ -114,10 +115,42 @@ static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
     return (size_t)(w - s);
 }
 
-static char *header_dup(struct MHD_Connection *c, const char *name)
+/* The headers handlers may need, copied in one walk over the request's headers. */
+static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                      const char *value)
 {
-    const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, name);
-    return v ? xstrdup(v) : NULL;
+    (void)kind;
+    struct req *rq = cls;
+    struct {
+        const char *name;
+        char **slot;
+    } wanted[] = {
+        {MHD_HTTP_HEADER_AUTHORIZATION, &rq->authorization},
+        {MHD_HTTP_HEADER_COOKIE, &rq->cookie},
+        {"X-Requested-With", &rq->requested_with},
+        {"Idempotency-Key", &rq->idempotency_key},
+        {MHD_HTTP_HEADER_CONTENT_TYPE, &rq->content_type},
+        {MHD_HTTP_HEADER_USER_AGENT, &rq->user_agent},
+        {MHD_HTTP_HEADER_ACCEPT, &rq->accept},
+    };
+    if (!value)
+        return MHD_YES;
+    if (strcasecmp(key, "X-Forwarded-For") == 0) {
+        /* several header lines are one list, in order (RFC 9110 5.3) */
+        char *joined = rq->forwarded_for ? xasprintf("%s, %s", rq->forwarded_for, value)
+                                         : xstrdup(value);
+        free(rq->forwarded_for);
+        rq->forwarded_for = joined;
+        return MHD_YES;
+    }
+    for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
+        if (strcasecmp(key, wanted[i].name) == 0) {
+            if (!*wanted[i].slot) /* the first of repeated lines counts */
+                *wanted[i].slot = xstrdup(value);
+            return MHD_YES;
+        }
+    }
+    return MHD_YES;
 }
 
 static enum MHD_Result collect_query(void *cls, enum MHD_ValueKind kind, const char *key,
@@ -131,6 +164,24 @@ static enum MHD_Result collect_query(void *cls, enum MHD_ValueKind kind, const c
     }
     req_add_query(rq, key, value);
     return MHD_YES;
+}
+
+/*
+ * A unique request id without a system call per request: 8 random bytes per
+ * thread, drawn once, then a counter.
+ */
+static void new_request_id(char *out, size_t n)
+{
+    static _Thread_local unsigned char seed[16];
+    static _Thread_local bool seeded;
+    if (!seeded) {
+        if (crypto_random(seed, 8) != 0)
+            abort();
+        seeded = true;
+    }
+    for (int i = 8; i < 16 && ++seed[i] == 0; i++)
+        ; /* little-endian counter in the second half */
+    crypto_b64url_encode(seed, sizeof seed, out, n);
 }
 
 static bool request_id_is_sane(const char *s)
@@ -176,17 +227,38 @@ static void source_address(struct MHD_Connection *c, struct req *rq)
             inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
                       rq->source_ip, sizeof rq->source_ip);
     }
-    /* Behind a trusted proxy the client is the last address it appended. */
-    if (rq->forwarded_for && rq->source_ip[0] && is_trusted_proxy(rq->source_ip)) {
-        const char *last = strrchr(rq->forwarded_for, ',');
-        last = last ? last + 1 : rq->forwarded_for;
-        while (*last == ' ')
-            last++;
+    /*
+     * Behind trusted proxies the client is the last address that is not one of
+     * them, read from the right of X-Forwarded-For: entries further left were
+     * written by the client itself and prove nothing.
+     */
+    if (!rq->forwarded_for || !rq->source_ip[0] || !is_trusted_proxy(rq->source_ip))
+        return;
+    const char *list = rq->forwarded_for;
+    for (size_t end = strlen(list); end > 0;) {
+        size_t start = end;
+        while (start > 0 && list[start - 1] != ',')
+            start--;
+        const char *p = list + start;
+        size_t len = end - start;
+        while (len && *p == ' ') {
+            p++;
+            len--;
+        }
+        while (len && p[len - 1] == ' ')
+            len--;
         char cand[64];
-        snprintf(cand, sizeof cand, "%.*s", (int)strcspn(last, " "), last);
         unsigned char buf[16];
-        if (inet_pton(AF_INET, cand, buf) == 1 || inet_pton(AF_INET6, cand, buf) == 1)
-            snprintf(rq->source_ip, sizeof rq->source_ip, "%s", cand);
+        if (len == 0 || len >= sizeof cand)
+            return; /* garbage: keep the proxy's own address */
+        memcpy(cand, p, len);
+        cand[len] = '\0';
+        if (inet_pton(AF_INET, cand, buf) != 1 && inet_pton(AF_INET6, cand, buf) != 1)
+            return;
+        snprintf(rq->source_ip, sizeof rq->source_ip, "%s", cand);
+        if (!is_trusted_proxy(cand))
+            return;
+        end = start > 0 ? start - 1 : 0;
     }
 }
 
@@ -197,22 +269,20 @@ static struct req *req_from_connection(struct MHD_Connection *c, const char *url
     clock_gettime(CLOCK_MONOTONIC, &rq->started);
     rq->method = method; /* owned by libmicrohttpd for the request's life */
     rq->path = xstrdup(url);
-    rq->authorization = header_dup(c, MHD_HTTP_HEADER_AUTHORIZATION);
-    rq->cookie = header_dup(c, MHD_HTTP_HEADER_COOKIE);
-    rq->requested_with = header_dup(c, "X-Requested-With");
-    rq->idempotency_key = header_dup(c, "Idempotency-Key");
-    rq->content_type = header_dup(c, MHD_HTTP_HEADER_CONTENT_TYPE);
-    rq->user_agent = header_dup(c, MHD_HTTP_HEADER_USER_AGENT);
-    rq->accept = header_dup(c, MHD_HTTP_HEADER_ACCEPT);
-    rq->forwarded_for = header_dup(c, "X-Forwarded-For");
+    MHD_get_connection_values(c, MHD_HEADER_KIND, collect_header, rq);
+    if (rq->user_agent) {
+        /* stored in audit records: valid UTF-8, bounded */
+        struct sbuf ua = SBUF_INIT;
+        sbuf_utf8(&ua, rq->user_agent);
+        free(rq->user_agent);
+        rq->user_agent = xstrndup(sbuf_str(&ua), sbuf_utf8_prefix(sbuf_str(&ua), 512));
+        sbuf_free(&ua);
+    }
     const char *rid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id");
     if (rid && request_id_is_sane(rid)) {
         snprintf(rq->request_id, sizeof rq->request_id, "%s", rid);
     } else {
-        unsigned char raw[12];
-        if (crypto_random(raw, sizeof raw) != 0)
-            abort();
-        crypto_b64url_encode(raw, sizeof raw, rq->request_id, sizeof rq->request_id);
+        new_request_id(rq->request_id, sizeof rq->request_id);
     }
     MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_query, rq);
     source_address(c, rq);

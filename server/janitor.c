@@ -23,8 +23,10 @@ struct janitor {
 
 static void clean_once(struct janitor *j)
 {
-    struct db_ctx ctx = {.roles = "system", .request_id = "janitor"};
-    int e = db_begin(j->db, &ctx, false);
+    struct db_ctx ctx = {.roles = "system"};
+    int e = db_ensure(j->db); /* its connection idles for minutes: probe it */
+    if (!e)
+        e = db_begin(j->db, &ctx, false);
     if (!e)
         e = db_identity_cleanup(j->db);
     if (!e)

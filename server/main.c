@@ -101,7 +101,7 @@ static int bootstrap_write(struct db *db, const char *name, const char *hash)
     rq.db = db;
     rq.actor.username = xstrdup("aidcd bootstrap");
     snprintf(rq.request_id, sizeof rq.request_id, "bootstrap");
-    struct db_ctx ctx = {.roles = "system", .request_id = rq.request_id};
+    struct db_ctx ctx = {.roles = "system"};
     char id[37] = "";
     bool created = false;
     int e = db_begin(db, &ctx, false);

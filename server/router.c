@@ -10,11 +10,18 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Where a {param} value lies in the path. */
+struct capture {
+    const char *name, *value;
+    size_t name_len, value_len;
+};
+
 /*
- * Match one pattern against a path. Returns true and captures params into
- * vals/names (up to max) when every segment matches.
+ * Match one pattern against a path. Returns true and records where the
+ * {param} values are (up to max) when every segment matches; nothing is
+ * allocated, so the many patterns that do not match cost no memory traffic.
  */
-static bool match_pattern(const char *pat, const char *path, size_t pathlen, struct kvpair *caps,
+static bool match_pattern(const char *pat, const char *path, size_t pathlen, struct capture *caps,
                           size_t *ncaps, size_t max)
 {
     const char *p = pat, *s = path, *end = path + pathlen;
@@ -32,29 +39,21 @@ static bool match_pattern(const char *pat, const char *path, size_t pathlen, str
             sseg_end = end;
         size_t plen = (size_t)(pseg_end - p), slen = (size_t)(sseg_end - s);
         if (slen == 0)
-            goto fail; /* empty segment: "//" */
+            return false; /* empty segment: "//" */
         if (plen >= 2 && p[0] == '{' && p[plen - 1] == '}') {
             if (n >= max)
-                goto fail;
-            caps[n].key = xstrndup(p + 1, plen - 2);
-            caps[n].value = xstrndup(s, slen);
-            n++;
+                return false;
+            caps[n++] = (struct capture){p + 1, s, plen - 2, slen};
         } else if (plen != slen || memcmp(p, s, plen) != 0) {
-            goto fail;
+            return false;
         }
         p = pseg_end;
         s = sseg_end;
     }
     if (*p || s != end)
-        goto fail;
+        return false;
     *ncaps = n;
     return true;
-fail:
-    for (size_t i = 0; i < n; i++) {
-        free(caps[i].key);
-        free(caps[i].value);
-    }
-    return false;
 }
 
 enum route_match_result router_match(const struct route *table, size_t n, const char *method,
@@ -69,7 +68,7 @@ enum route_match_result router_match(const struct route *table, size_t n, const 
     if (allow && allowsz)
         allow[0] = '\0';
     for (size_t i = 0; i < n; i++) {
-        struct kvpair caps[6];
+        struct capture caps[6];
         size_t ncaps = 0;
         if (!match_pattern(table[i].pattern, path, len, caps, &ncaps, 6))
             continue;
@@ -80,14 +79,13 @@ enum route_match_result router_match(const struct route *table, size_t n, const 
                 free(rq->params[k].key);
                 free(rq->params[k].value);
             }
-            memcpy(rq->params, caps, ncaps * sizeof caps[0]);
+            for (size_t k = 0; k < ncaps; k++) {
+                rq->params[k].key = xstrndup(caps[k].name, caps[k].name_len);
+                rq->params[k].value = xstrndup(caps[k].value, caps[k].value_len);
+            }
             rq->nparams = ncaps;
             *out = &table[i];
             return ROUTE_FOUND;
-        }
-        for (size_t k = 0; k < ncaps; k++) {
-            free(caps[k].key);
-            free(caps[k].value);
         }
         path_seen = true;
         if (allow && allowsz && !strstr(allow, table[i].method)) {

@@ -89,6 +89,17 @@ size_t sbuf_utf8_seq(const unsigned char *p)
     return n;
 }
 
+size_t sbuf_utf8_prefix(const char *s, size_t max)
+{
+    size_t n = strnlen(s, max + 1);
+    if (n <= max)
+        return n;
+    n = max;
+    while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+        n--;
+    return n;
+}
+
 static const char replacement[] = "\xef\xbf\xbd"; /* U+FFFD */
 
 void sbuf_utf8(struct sbuf *sb, const char *s)

@@ -32,6 +32,8 @@ void sbuf_vprintf(struct sbuf *sb, const char *fmt, va_list ap)
 void sbuf_json_str(struct sbuf *sb, const char *s);
 /* Append s with every byte that is not part of valid UTF-8 replaced by U+FFFD. */
 void sbuf_utf8(struct sbuf *sb, const char *s);
+/* Bytes of valid UTF-8 s up to max, cut at a character boundary. */
+size_t sbuf_utf8_prefix(const char *s, size_t max);
 /* Length (1-4) of the valid UTF-8 sequence at p, or 0 if invalid. */
 size_t sbuf_utf8_seq(const unsigned char *p);
 /* The contents (never NULL: "" when empty); valid until the next append. */

@@ -1,6 +1,8 @@
 /* validate.c - input checks (see validate.h). */
 #include "validate.h"
 
+#include "sbuf.h"
+
 #include <string.h>
 
 static bool lower_alnum(char c)
@@ -51,18 +53,6 @@ size_t validate_utf8_len(const char *s)
     size_t n = 0;
     for (const unsigned char *p = (const unsigned char *)s; *p; p++)
         n += (*p & 0xc0) != 0x80;
-    return n;
-}
-
-/* Bytes of s up to max, cut at a character boundary (messages stay UTF-8). */
-static size_t utf8_prefix(const char *s, size_t max)
-{
-    size_t n = strnlen(s, max + 1);
-    if (n <= max)
-        return n;
-    n = max;
-    while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
-        n--;
     return n;
 }
 
@@ -138,7 +128,7 @@ static bool check_field(const struct vfield *f, const json_t *v, struct resp *rs
             }
             if (f->check && !f->check(json_string_value(item))) {
                 const char *s = json_string_value(item);
-                api_field_error(rs, f->name, "\"%.*s\" %s", (int)utf8_prefix(s, 64), s,
+                api_field_error(rs, f->name, "\"%.*s\" %s", (int)sbuf_utf8_prefix(s, 64), s,
                                 f->check_msg ? f->check_msg : "is not valid");
                 return false;
             }

@@ -35,9 +35,9 @@ SELECT t.id, u.id,
   JOIN tenants t ON t.slug = 'tenant-' || x.tnum
  WHERE u.username LIKE 'user-%';
 
-INSERT INTO projects (tenant_id, slug, name, description, created_by)
+INSERT INTO projects (tenant_id, slug, name, description, created_by, created_by_name)
 SELECT t.id, format('project-%s', lpad(p::text, 2, '0')),
-       format('Project %s of %s', p, t.slug), 'seeded by tests/bench/seed.sql', a.id
+       format('Project %s of %s', p, t.slug), 'seeded by tests/bench/seed.sql', a.id, a.username
   FROM tenants t
   CROSS JOIN generate_series(1, :projects) p
   JOIN users a ON a.username = 'user-' || substr(t.slug, 8) || '-0001';

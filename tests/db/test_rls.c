@@ -62,11 +62,16 @@ static void owner_exec(const char *sql, char *out_id)
 static void ctx(const char *user, const char *roles, const char *read, const char *admin)
 {
     char sql[1024];
+    /* as db/db.c derives it: what the global roles let the actor see */
+    const char *all = strstr(roles, "platform_admin") ? "admin"
+                      : (strstr(roles, "finance") || strstr(roles, "auditor")) ? "read"
+                                                                               : "";
     snprintf(sql, sizeof sql,
              "BEGIN; SELECT set_config('aidc.user_id', '%s', true), set_config('aidc.roles', '%s', "
              "true), set_config('aidc.read_tenants', '%s', true), set_config('aidc.admin_tenants', "
-             "'%s', true), set_config('aidc.member_tenants', '%s', true)",
-             user, roles, read, admin, admin);
+             "'%s', true), set_config('aidc.member_tenants', '%s', true), "
+             "set_config('aidc.all', '%s', true)",
+             user, roles, read, admin, admin, all);
     PGresult *r = app_sql(sql, NULL);
     ck_assert_ptr_nonnull(r);
     PQclear(r);
