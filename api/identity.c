@@ -88,7 +88,10 @@ int api_identity_login(struct req *rq, struct resp *rs)
         goto out;
     }
     if (u.disabled) {
-        e = login_refused(rq, rs, user_key, ip_key, "user is disabled");
+        /* the same answer as a wrong password: no oracle for passwords of
+         * disabled accounts; the audit record says why */
+        json_object_set_new(rs->audit.details, "reason", json_string("user is disabled"));
+        e = login_refused(rq, rs, user_key, ip_key, "invalid username or password");
         goto out;
     }
     e = db_identity_login_succeeded(rq->db, user_key);
@@ -148,6 +151,18 @@ int api_identity_me(struct req *rq, struct resp *rs)
     json_object_del(me, "disabled");
     if (!json_is_array(json_object_get(me, "memberships")))
         json_object_set_new(me, "memberships", json_array());
+    if (rq->actor.token_tenant[0]) {
+        /* a tenant-bound token speaks for its tenant only */
+        json_t *all = json_object_get(me, "memberships"), *mine = json_array();
+        size_t i;
+        json_t *m;
+        json_array_foreach(all, i, m) if (rq->actor.nmemberships &&
+                                          strcmp(json_string_value(json_object_get(m, "tenant")),
+                                                 rq->actor.memberships[0].slug) == 0)
+            json_array_append(mine, m);
+        json_object_set_new(me, "memberships", mine);
+        json_object_set_new(me, "roles", json_array());
+    }
     if (rq->actor.via_token) {
         json_object_set_new(me, "token",
                             json_pack("{s:s, s:o}", "id", rq->actor.token_id, "scopes",

@@ -40,8 +40,9 @@ const struct route routes[] = {
      RF_ANY_USER, NULL},
     {"POST", "/api/v1/users", api_user_create, "user.create", PA, TR_NONE, SC_ADMIN,
      RF_BODY | RF_CREATES, NULL},
-    {"GET", "/api/v1/users", api_user_list, "user.list", PA | AUD, TR_NONE, 0, 0, PAGE},
-    {"GET", "/api/v1/users/{username}", api_user_get, "user.read", PA | AUD, TR_NONE, 0, 0, NULL},
+    {"GET", "/api/v1/users", api_user_list, "user.list", PA | AUD, TR_NONE, SC_ADMIN, 0, PAGE},
+    {"GET", "/api/v1/users/{username}", api_user_get, "user.read", PA | AUD, TR_NONE, SC_ADMIN, 0,
+     NULL},
     {"PATCH", "/api/v1/users/{username}", api_user_update, "user.update", PA, TR_NONE, SC_ADMIN,
      RF_BODY, NULL},
 

@@ -84,7 +84,8 @@ int api_token_create(struct req *rq, struct resp *rs)
     int e = token_generate(secret, hash);
     if (!e)
         e = db_token_create(rq->db, rq->actor.user_id, m ? m->tenant_id : NULL,
-                            vstr(rq->json, "name"), hash, sbuf_str(&csv), days, &out);
+                            vstr(rq->json, "name"), hash, sbuf_str(&csv), days,
+                            rq->actor.via_token ? rq->actor.token_id : NULL, &out);
     sbuf_free(&csv);
     if (e == AIDC_ECONFLICT)
         return api_fail(rs, MHD_HTTP_CONFLICT, "token collision; try again");
@@ -96,6 +97,12 @@ int api_token_create(struct req *rq, struct resp *rs)
                          json_object_get(out, "tenant")));
     json_object_set_new(out, "token", json_string(secret));
     return resp_json(rs, MHD_HTTP_CREATED, out);
+}
+
+/* A tenant-bound token sees and manages only its own tenant's tokens. */
+static const char *bound_tenant(const struct req *rq)
+{
+    return rq->actor.token_tenant[0] ? rq->actor.token_tenant : NULL;
 }
 
 int api_token_list(struct req *rq, struct resp *rs)
@@ -112,7 +119,7 @@ int api_token_list(struct req *rq, struct resp *rs)
         return api_fail_fields(rs);
     }
     PGresult *r = NULL;
-    e = db_token_list(rq->db, rq->actor.user_id, pg.after, id, pg.limit, &r);
+    e = db_token_list(rq->db, rq->actor.user_id, bound_tenant(rq), pg.after, id, pg.limit, &r);
     if (e == AIDC_EINVAL) {
         api_field_error(rs, "cursor", "is not a cursor this server issued");
         e = api_fail_fields(rs);
@@ -132,12 +139,14 @@ int api_token_delete(struct req *rq, struct resp *rs)
         return api_fail_fields(rs);
     }
     json_t *out = NULL;
-    int e = db_token_revoke(rq->db, rq->actor.user_id, id, &out);
+    int e = db_token_revoke(rq->db, rq->actor.user_id, bound_tenant(rq), id, &out);
     if (e == AIDC_ENOTFOUND)
         return api_fail(rs, MHD_HTTP_NOT_FOUND, "token %s not found", id);
     if (e)
         return e;
-    resp_audit(rs, "token", id, json_pack("{s:O}", "name", json_object_get(out, "name")));
+    resp_audit(rs, "token", id,
+               json_pack("{s:O, s:O}", "name", json_object_get(out, "name"), "descendants_revoked",
+                         json_object_get(out, "descendants")));
     json_decref(out);
     return resp_json(rs, MHD_HTTP_NO_CONTENT, NULL);
 }

@@ -293,6 +293,11 @@ static int drain(struct db *db, PGresult **want)
 static int send_stmt(struct db *db, const struct db_stmt *stmt, const char *const *params,
                      enum pend_kind k)
 {
+    if (db->npending >= MAX_PENDING - 1) {
+        /* the answers would no longer line up with their callers */
+        log_error("too many statements in flight sending %s", stmt->name);
+        return AIDC_EINTERNAL;
+    }
     if (!PQsendQueryPrepared(db->conn, stmt->name, stmt->nparams, params, NULL, NULL, 0) ||
         !push(db, k)) {
         set_error(db, NULL, "cannot send statement");
@@ -350,9 +355,12 @@ static int prepare_all(struct db *db)
 
 static int connect_now(struct db *db)
 {
-    const char *keys[] = {"connect_timeout", "application_name", "client_encoding", "dbname",
-                          NULL};
-    const char *vals[] = {"5", db->appname, "UTF8", db->url, NULL};
+    /* keepalives and tcp_user_timeout: a database that vanishes without a
+     * word (network cut, host down) must not hang a worker forever */
+    const char *keys[] = {"connect_timeout", "keepalives", "keepalives_idle",
+                          "keepalives_interval", "keepalives_count", "tcp_user_timeout",
+                          "application_name", "client_encoding", "dbname", NULL};
+    const char *vals[] = {"5", "1", "30", "10", "3", "60000", db->appname, "UTF8", db->url, NULL};
     db->conn = PQconnectdbParams(keys, vals, 1);
     if (!db->conn || PQstatus(db->conn) != CONNECTION_OK) {
         set_error(db, NULL, "cannot connect");

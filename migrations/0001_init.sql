@@ -156,6 +156,9 @@ CREATE TABLE api_tokens (
     id           uuid PRIMARY KEY DEFAULT gen_random_uuid(),
     user_id      uuid NOT NULL REFERENCES users (id) ON DELETE CASCADE,
     tenant_id    uuid REFERENCES tenants (id) ON DELETE CASCADE, -- optional: bound to one tenant
+    -- the token that created this one: a child never outlives its parent and
+    -- is revoked with it
+    parent_id    uuid REFERENCES api_tokens (id) ON DELETE CASCADE,
     name         text NOT NULL CHECK (char_length(name) BETWEEN 1 AND 100),
     token_hash   text NOT NULL UNIQUE CHECK (token_hash ~ '^[0-9a-f]{64}$'),
     scopes       text[] NOT NULL,
@@ -226,10 +229,12 @@ CREATE POLICY audit_read ON audit_events FOR SELECT
 
 -- Append-only: no role but the owner (who runs retention) may change a row.
 CREATE FUNCTION aidc_audit_immutable() RETURNS trigger
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-    IF current_user <> (SELECT tableowner FROM pg_tables
-                         WHERE schemaname = TG_TABLE_SCHEMA AND tablename = TG_TABLE_NAME) THEN
+    -- owner by OID, with a fixed search_path: a temporary object named like a
+    -- catalog view cannot answer in its place
+    IF current_user::regrole <> (SELECT relowner::regrole FROM pg_catalog.pg_class
+                                  WHERE oid = TG_RELID) THEN
         RAISE EXCEPTION 'audit events are append-only' USING ERRCODE = 'insufficient_privilege';
     END IF;
     RETURN CASE WHEN TG_OP = 'DELETE' THEN OLD ELSE NEW END;

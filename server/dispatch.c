@@ -281,6 +281,12 @@ static void request_hash(const struct req *rq, char out[65])
     sbuf_puts(&sb, rq->method);
     sbuf_putc(&sb, ' ');
     sbuf_puts(&sb, rq->path);
+    /* the same key from another credential of the user is another request: a
+     * tenant-bound token must not replay what a session created */
+    if (rq->actor.via_token)
+        sbuf_printf(&sb, "\ntoken %s", rq->actor.token_id);
+    else
+        sbuf_puts(&sb, "\nsession");
     sbuf_putc(&sb, '\n');
     if (rq->body)
         sbuf_append(&sb, rq->body, rq->body_len);
@@ -300,6 +306,15 @@ static int idem_check_key(const char *key, struct resp *rs)
     return 0;
 }
 
+/* What a sealed answer is bound to: it opens only as the answer to this key
+ * of this user for this request, wherever the row is moved. */
+static const char *idem_aad(const struct req *rq, const char *hash)
+{
+    static _Thread_local char aad[512];
+    snprintf(aad, sizeof aad, "%s\n%s\n%s", rq->actor.user_id, hash, rq->idempotency_key);
+    return aad;
+}
+
 /* 1 when rs was filled from the store (replay or conflict), 0 to go on. */
 static int idem_lookup(struct req *rq, struct resp *rs, const char *hash, int *err)
 {
@@ -310,7 +325,7 @@ static int idem_lookup(struct req *rq, struct resp *rs, const char *hash, int *e
     if (strcmp(hit.request_hash, hash) != 0) {
         *err = api_fail(rs, MHD_HTTP_CONFLICT,
                         "Idempotency-Key was already used with a different request");
-    } else if (!(rs->raw = seal_open(hit.response))) {
+    } else if (!(rs->raw = seal_open(hit.response, idem_aad(rq, hash)))) {
         *err = api_fail(rs, MHD_HTTP_CONFLICT,
                         "Idempotency-Key was used, but its answer can no longer be read (the "
                         "server key changed); use a new key");
@@ -339,7 +354,7 @@ static int idem_store(struct req *rq, struct resp *rs, const char *hash)
 {
     char *body = rs->body ? json_dumps(rs->body, JSON_COMPACT) : xstrdup("");
     /* sealed: the answer may hold a secret shown once (a new API token) */
-    char *sealed = body ? seal_text(body) : NULL;
+    char *sealed = body ? seal_text(body, idem_aad(rq, hash)) : NULL;
     free(body);
     if (!sealed)
         return AIDC_EINTERNAL;
@@ -389,8 +404,22 @@ static int run_once(struct req *rq, struct resp *rs, const char *hash)
     if (e)
         return e;
     if (hash && idem_lookup(rq, rs, hash, &e)) {
-        db_commit_nowait(rq->db);
-        return e;
+        if (db_ctx_verify(rq->db) == DB_CTX_STALE) {
+            db_rollback(rq->db);
+            return AIDC_ESTALE;
+        }
+        if (!e && rs->replayed) {
+            json_t *d = json_pack("{s:b, s:s}", "replayed", 1, "idempotency_key",
+                                  rq->idempotency_key);
+            struct audit_event ev = {.action = rt->action, .status = rs->status, .details = d};
+            e = audit_record(rq, &ev);
+            json_decref(d);
+        }
+        if (e) {
+            db_rollback(rq->db);
+            return e;
+        }
+        return db_commit(rq->db);
     }
     if (e)
         goto fail;
@@ -438,6 +467,7 @@ static void map_error(struct resp *rs, int e)
     case AIDC_EINVAL: api_fail(rs, MHD_HTTP_BAD_REQUEST, "invalid request"); break;
     case AIDC_EFORBIDDEN: api_fail(rs, MHD_HTTP_FORBIDDEN, "not allowed"); break;
     case AIDC_ERETRY:
+    case AIDC_ESTALE:
         api_fail(rs, MHD_HTTP_SERVICE_UNAVAILABLE, "too much contention; retry");
         rs->err.retry_after = 1;
         break;
@@ -504,23 +534,24 @@ void dispatch(struct req *rq, struct resp *rs, const struct config *cfg)
     }
     for (int attempt = 0; attempt < MAX_RETRIES; attempt++) {
         e = run_once(rq, rs, idem ? hash : NULL);
-        if (e == AIDC_ESTALE && !rq->no_auth_cache) {
-            /* the actor changed since it was remembered: admit it afresh */
+        if (e == AIDC_ESTALE) {
+            /* the actor changed since it was loaded: admit it afresh */
             start_over(rq, rs);
             e = admit(rq, rs);
             if (e || rs->err.status)
                 goto out;
-            attempt--;
+            e = AIDC_ERETRY;
             continue;
         }
         if (e != AIDC_ERETRY)
             break;
         log_info("retrying %s after a serialization conflict", rt->action);
+        resp_free(rs); /* nothing of the failed attempt may reach the answer */
     }
 out:
+    if (e || rs->err.status)
+        map_error(rs, e);
     if (rs->denied || rs->err.status == MHD_HTTP_UNAUTHORIZED ||
         rs->err.status == MHD_HTTP_FORBIDDEN || rs->err.status == MHD_HTTP_TOO_MANY_REQUESTS)
         audit_denied(rq, rs, rs->err.detail);
-    if (e || rs->err.status)
-        map_error(rs, e);
 }

@@ -45,6 +45,11 @@ struct pending {
     int status;       /* answered status, for the access log */
     size_t slot;      /* metrics slot */
     bool too_big;
+    /* a refusal decided from the headers, answered once the body is read */
+    int deferred_status;
+    const char *deferred_detail;
+    char deferred_allow[64];
+    size_t discarded;
     bool answered;
     bool is_static;
 };
@@ -358,7 +363,9 @@ static enum MHD_Result queue(struct MHD_Connection *c, struct pending *p, struct
     }
     if (status == MHD_HTTP_UNAUTHORIZED)
         MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"aidc\"");
-    for (size_t i = 0; i < rs->nheaders; i++)
+    /* a refused request carries none of what the handler meant for success
+     * (a session cookie from a login whose audit record failed, a Location) */
+    for (size_t i = 0; i < rs->nheaders && !rs->err.status; i++)
         MHD_add_response_header(r, rs->headers[i].name, rs->headers[i].value);
     enum MHD_Result ok = MHD_queue_response(c, (unsigned)status, r);
     MHD_destroy_response(r);
@@ -367,6 +374,12 @@ static enum MHD_Result queue(struct MHD_Connection *c, struct pending *p, struct
     if (ok != MHD_YES)
         log_warn("cannot queue the response (client gone?)");
     return ok;
+}
+
+/* How much of a refused body is read (and dropped) before answering. */
+static unsigned long long drain_limit(void)
+{
+    return 4ULL * (unsigned long long)g_cfg->max_body_bytes;
 }
 
 /* Answer an error decided before dispatch (404, 405, 413, 415). */
@@ -380,6 +393,29 @@ static enum MHD_Result answer_early(struct MHD_Connection *c, struct pending *p,
     enum MHD_Result ok = queue(c, p, &rs);
     resp_free(&rs);
     return ok;
+}
+
+/*
+ * Refuse a request from its headers. If a body is on its way, read and drop
+ * it first (up to a bound): answering and closing while the client is still
+ * sending makes the kernel reset the connection, and the client would see a
+ * broken connection instead of the 413/415 explaining why.
+ */
+static enum MHD_Result refuse(struct MHD_Connection *c, struct pending *p, int status,
+                              const char *detail, const char *allow)
+{
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_TRANSFER_ENCODING);
+    unsigned long long len = cl ? strtoull(cl, NULL, 10) : 0;
+    bool body_coming = len > 0 || (te && strcasestr(te, "chunked"));
+    if (!body_coming || len > drain_limit())
+        return answer_early(c, p, status, detail, allow);
+    p->deferred_status = status;
+    p->deferred_detail = detail;
+    snprintf(p->deferred_allow, sizeof p->deferred_allow, "%s", allow ? allow : "");
+    return MHD_YES;
 }
 
 static enum MHD_Result answer_static(struct MHD_Connection *c, struct pending *p)
@@ -435,7 +471,7 @@ static enum MHD_Result on_headers(struct MHD_Connection *c, struct pending *p)
         p->is_static = true;
         p->slot = METRICS_SLOT_STATIC(routes_count);
         if (strcmp(rq->method, "GET") != 0 && strcmp(rq->method, "HEAD") != 0)
-            return answer_early(c, p, MHD_HTTP_METHOD_NOT_ALLOWED,
+            return refuse(c, p, MHD_HTTP_METHOD_NOT_ALLOWED,
                                 "the portal is read-only: use GET", "GET, HEAD");
         return answer_static(c, p);
     }
@@ -444,9 +480,9 @@ static enum MHD_Result on_headers(struct MHD_Connection *c, struct pending *p)
     p->slot = METRICS_SLOT_UNMATCHED(routes_count);
     switch (router_match(routes, routes_count, rq->method, rq->path, rq, &rt, allow, sizeof allow)) {
     case ROUTE_NO_PATH:
-        return answer_early(c, p, MHD_HTTP_NOT_FOUND, "no such endpoint", NULL);
+        return refuse(c, p, MHD_HTTP_NOT_FOUND, "no such endpoint", NULL);
     case ROUTE_NO_METHOD:
-        return answer_early(c, p, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed here", allow);
+        return refuse(c, p, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed here", allow);
     case ROUTE_FOUND:
         break;
     }
@@ -454,9 +490,9 @@ static enum MHD_Result on_headers(struct MHD_Connection *c, struct pending *p)
     p->slot = router_index(rt);
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (cl && strtoull(cl, NULL, 10) > (unsigned long long)g_cfg->max_body_bytes)
-        return answer_early(c, p, MHD_HTTP_CONTENT_TOO_LARGE, "request body is too large", NULL);
+        return refuse(c, p, MHD_HTTP_CONTENT_TOO_LARGE, "request body is too large", NULL);
     if ((rt->flags & RF_BODY) && !is_json_type(rq->content_type))
-        return answer_early(c, p, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+        return refuse(c, p, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
                             "request body must be application/json", NULL);
     return MHD_YES;
 }
@@ -482,6 +518,16 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return MHD_YES;
     }
     struct req *rq = p->rq;
+    if (p->deferred_status) {
+        if (*upload_data_size) {
+            p->discarded += *upload_data_size;
+            *upload_data_size = 0;
+            if (p->discarded <= drain_limit())
+                return MHD_YES;
+        }
+        return answer_early(c, p, p->deferred_status, p->deferred_detail,
+                            p->deferred_allow[0] ? p->deferred_allow : NULL);
+    }
     if (*upload_data_size) {
         size_t n = *upload_data_size;
         if (!p->too_big && rq->body_len + n <= (size_t)g_cfg->max_body_bytes) {
@@ -491,6 +537,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             rq->body[rq->body_len] = '\0';
         } else {
             p->too_big = true;
+            p->discarded += n;
+            if (p->discarded > drain_limit()) /* an endless stream: answer now */
+                return answer_early(c, p, MHD_HTTP_CONTENT_TOO_LARGE,
+                                    "request body is too large", NULL);
         }
         *upload_data_size = 0;
         return MHD_YES;

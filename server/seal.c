@@ -30,7 +30,7 @@ void seal_key_set(const unsigned char *material, size_t len)
     have_key = 1;
 }
 
-char *seal_text(const char *text)
+char *seal_text(const char *text, const char *aad)
 {
     size_t n = strlen(text);
     unsigned char *buf = NULL;
@@ -42,6 +42,7 @@ char *seal_text(const char *text)
     buf = xmalloc(NONCE + n + TAG);
     if (crypto_random(buf, NONCE) != 0 ||
         EVP_EncryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, key, buf) != 1 ||
+        EVP_EncryptUpdate(ctx, NULL, &len, (const unsigned char *)aad, (int)strlen(aad)) != 1 ||
         EVP_EncryptUpdate(ctx, buf + NONCE, &len, (const unsigned char *)text, (int)n) != 1 ||
         EVP_EncryptFinal_ex(ctx, buf + NONCE + len, &fin) != 1 ||
         EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_GET_TAG, TAG, buf + NONCE + n) != 1)
@@ -58,7 +59,7 @@ done:
     return out;
 }
 
-char *seal_open(const char *s)
+char *seal_open(const char *s, const char *aad)
 {
     size_t pl = strlen(PREFIX);
     if (!have_key || strncmp(s, PREFIX, pl) != 0)
@@ -74,6 +75,7 @@ char *seal_open(const char *s)
     size_t n = (size_t)raw - NONCE - TAG;
     out = xmalloc(n + 1);
     if (EVP_DecryptInit_ex(ctx, EVP_aes_256_gcm(), NULL, key, buf) != 1 ||
+        EVP_DecryptUpdate(ctx, NULL, &len, (const unsigned char *)aad, (int)strlen(aad)) != 1 ||
         EVP_DecryptUpdate(ctx, (unsigned char *)out, &len, buf + NONCE, (int)n) != 1 ||
         EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_GCM_SET_TAG, TAG, buf + NONCE + n) != 1 ||
         EVP_DecryptFinal_ex(ctx, (unsigned char *)out + len, &fin) != 1) {

@@ -12,9 +12,14 @@
 
 /* Derive the sealing key from key material (the session key). */
 void seal_key_set(const unsigned char *material, size_t len);
-/* "seal1:" + base64url(nonce | ciphertext | tag) of text; malloc'd, NULL on failure. */
-char *seal_text(const char *text);
-/* The text sealed in s (malloc'd), or NULL if s is not ours or was altered. */
-char *seal_open(const char *s);
+/*
+ * "seal1:" + base64url(nonce | ciphertext | tag) of text, bound to aad
+ * (authenticated, not stored: the same aad must be given to open it);
+ * malloc'd, NULL on failure.
+ */
+char *seal_text(const char *text, const char *aad);
+/* The text sealed in s (malloc'd), or NULL if s is not ours, was altered,
+ * or was sealed for another aad. */
+char *seal_open(const char *s, const char *aad);
 
 #endif

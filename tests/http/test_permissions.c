@@ -306,9 +306,10 @@ static const struct row rows[] = {
         {201, 201, 201, 201, 201, 201, 201, 201, 201, 401, 403, 201, 403, 403, 201}, {0}},
     {"GET", "/api/v1/tokens", K_TOKEN_LIST,
         {200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 200, 200, 200, 200, 200}, {0}},
-    /* own: a token of the actor's own user; other: a token of another user */
+    /* own: an unbound token of the actor's own user (a tenant-bound token manages only
+     * tokens bound to its tenant: 404); other: a token of another user */
     {"DELETE", "/api/v1/tokens/{id}", K_TOKEN_DELETE,
-        {204, 204, 204, 204, 204, 204, 204, 204, 204, 401, 403, 204, 204, 403, 204},
+        {204, 204, 204, 204, 204, 204, 204, 204, 204, 401, 403, 204, 404, 403, 204},
         {404, 404, 404, 404, 404, 404, 404, 404, 404, 401, 403, 404, 404, 403, 404}},
     {"POST", "/api/v1/users", K_USER_CREATE,
         {201, 201, 403, 403, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},

@@ -14,20 +14,20 @@ START_TEST(seal_round_trip)
 {
     seal_key_set(key1, sizeof key1);
     const char *text = "{\"token\":\"aidc_secret\",\"名字\":\"值\"}";
-    char *s = seal_text(text);
+    char *s = seal_text(text, "aad");
     ck_assert_ptr_nonnull(s);
     ck_assert(strncmp(s, "seal1:", 6) == 0);
     ck_assert_ptr_null(strstr(s, "aidc_secret")); /* not readable */
-    char *back = seal_open(s);
+    char *back = seal_open(s, "aad");
     ck_assert_ptr_nonnull(back);
     ck_assert_str_eq(back, text);
-    char *again = seal_text(text);
+    char *again = seal_text(text, "aad");
     ck_assert_str_ne(again, s); /* a fresh nonce each time */
     free(again);
     free(back);
     free(s);
-    s = seal_text("");
-    back = seal_open(s);
+    s = seal_text("", "aad");
+    back = seal_open(s, "aad");
     ck_assert_str_eq(back, "");
     free(back);
     free(s);
@@ -37,23 +37,29 @@ END_TEST
 START_TEST(seal_refuses_tampering_and_other_keys)
 {
     seal_key_set(key1, sizeof key1);
-    char *s = seal_text("payload");
+    char *s = seal_text("payload", "aad");
     size_t n = strlen(s);
     s[n - 3] = s[n - 3] == 'A' ? 'B' : 'A';
-    ck_assert_ptr_null(seal_open(s));
+    ck_assert_ptr_null(seal_open(s, "aad"));
     free(s);
-    s = seal_text("payload");
+    s = seal_text("payload", "aad");
     seal_key_set(key2, sizeof key2);
-    ck_assert_ptr_null(seal_open(s));
+    ck_assert_ptr_null(seal_open(s, "aad"));
     seal_key_set(key1, sizeof key1);
-    char *ok = seal_open(s);
+    char *ok = seal_open(s, "aad");
     ck_assert_str_eq(ok, "payload");
     free(ok);
     free(s);
-    ck_assert_ptr_null(seal_open("plain text"));
-    ck_assert_ptr_null(seal_open("seal1:"));
-    ck_assert_ptr_null(seal_open("seal1:!!!!"));
-    ck_assert_ptr_null(seal_open("seal1:AAAA"));
+    s = seal_text("bound", "user-1 key-1");
+    ck_assert_ptr_null(seal_open(s, "user-2 key-1")); /* moved to another row */
+    ok = seal_open(s, "user-1 key-1");
+    ck_assert_str_eq(ok, "bound");
+    free(ok);
+    free(s);
+    ck_assert_ptr_null(seal_open("plain text", "aad"));
+    ck_assert_ptr_null(seal_open("seal1:", "aad"));
+    ck_assert_ptr_null(seal_open("seal1:!!!!", "aad"));
+    ck_assert_ptr_null(seal_open("seal1:AAAA", "aad"));
 }
 END_TEST
 
