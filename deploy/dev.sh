@@ -9,14 +9,14 @@
 #   AIDC_LISTEN          address:port to serve on            (default 127.0.0.1:8080)
 #   AIDC_DEV_DIR         state: data dir, passwords          (default ./.dev)
 #   AIDC_DEV_PGDATA      PostgreSQL data directory           (default /var/tmp/aidc-dev-pg-$UID)
-#   AIDC_DEV_PGPORT      PostgreSQL port on 127.0.0.1        (default 55433)
+#   AIDC_DEV_PGPORT      PostgreSQL port on 127.0.0.1        (default 15433)
 #   AIDC_DEV_KEEP_PG=1   leave PostgreSQL running on exit
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 state=${AIDC_DEV_DIR:-$root/.dev}
 pgdata=${AIDC_DEV_PGDATA:-/var/tmp/aidc-dev-pg-$(id -u)}
-pgport=${AIDC_DEV_PGPORT:-55433}
+pgport=${AIDC_DEV_PGPORT:-15433}
 listen=${AIDC_LISTEN:-127.0.0.1:8080}
 say() { printf 'dev: %s\n' "$*" >&2; }
 die() { printf 'dev: %s\n' "$*" >&2; exit 1; }

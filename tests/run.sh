@@ -5,7 +5,7 @@
 # runs every test of both builds through ctest, and stops what it started.
 #
 # Environment (optional):
-#   AIDC_TEST_PGPORT     port of the test PostgreSQL   (default 55434)
+#   AIDC_TEST_PGPORT     port of the test PostgreSQL   (default 15434)
 #   AIDC_TEST_PGDATA     its data directory            (default /tmp/aidc-test-pg)
 #   AIDC_TEST_JOBS       parallel ctest jobs           (default 2)
 #   AIDC_TEST_SKIP_ASAN  1 = only the normal build (quicker local runs)
@@ -18,7 +18,8 @@ say() { printf '\n== %s\n' "$*"; }
 say "dependencies"
 deploy/install-deps.sh build run test
 
-port=${AIDC_TEST_PGPORT:-55434}
+# below the ephemeral range (32768-60999): no client socket can hold it
+port=${AIDC_TEST_PGPORT:-15434}
 pgdata=${AIDC_TEST_PGDATA:-/tmp/aidc-test-pg}
 jobs=${AIDC_TEST_JOBS:-2}
 

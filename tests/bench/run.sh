@@ -6,7 +6,7 @@
 #     tests/bench/run.sh
 #
 # It starts its own PostgreSQL 15 (deploy/pg-up.sh, PGDATA_DIR=/tmp/aidc-bench-pg,
-# port 55450: no other cluster is touched), creates a fresh database aidc_bench,
+# port 15450: no other cluster is touched), creates a fresh database aidc_bench,
 # migrates it, seeds it (seed.sql), then measures with wrk (loopback, 2 threads,
 # 64 connections, --latency):
 #   ceiling  build/tests/bench_ceiling: libmicrohttpd + one prepared PK SELECT
@@ -28,7 +28,7 @@
 #   BENCH_TENANTS / BENCH_PROJECTS / BENCH_USERS  data set: tenants, projects per
 #                     tenant, users per tenant                 (default 100 / 10 / 1000)
 #   BENCH_PGBENCH_SCALE  scale of `pgbench -i`                 (default 1, as pgbench's own)
-#   BENCH_PGDATA_DIR, BENCH_PGPORT  the bench cluster          (default /tmp/aidc-bench-pg, 55450)
+#   BENCH_PGDATA_DIR, BENCH_PGPORT  the bench cluster          (default /tmp/aidc-bench-pg, 15450)
 #   BENCH_KEEP_PG=1   leave the cluster running at the end (default: stop it)
 #   BENCH_OUT         directory for raw outputs                (default /tmp/aidc-bench-out)
 set -euo pipefail
@@ -47,7 +47,7 @@ N_PROJECTS=${BENCH_PROJECTS:-10}
 N_USERS=${BENCH_USERS:-1000}
 PGBENCH_SCALE=${BENCH_PGBENCH_SCALE:-1}
 BENCH_PGDATA_DIR=${BENCH_PGDATA_DIR:-/tmp/aidc-bench-pg}
-BENCH_PGPORT=${BENCH_PGPORT:-55450}
+BENCH_PGPORT=${BENCH_PGPORT:-15450}
 OUT=${BENCH_OUT:-/tmp/aidc-bench-out}
 DB=aidc_bench
 PASSWORD=bench-password-1234   # the admin's, copied to every seeded user
