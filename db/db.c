@@ -54,6 +54,7 @@ struct db {
 };
 
 static atomic_ulong reconnects;
+static atomic_long connections;
 
 static const struct db_stmt st_begin = {"aidc_begin", "BEGIN", 0};
 static const struct db_stmt st_commit = {"aidc_commit", "COMMIT", 0};
@@ -95,6 +96,11 @@ unsigned long db_reconnect_count(void)
     return atomic_load(&reconnects);
 }
 
+long db_connection_count(void)
+{
+    return atomic_load(&connections);
+}
+
 struct db *db_open(const char *url, const char *application_name)
 {
     struct db *db = xcalloc(1, sizeof *db);
@@ -127,6 +133,8 @@ static void drop_conn(struct db *db)
     }
     if (db->conn)
         PQfinish(db->conn);
+    if (db->up)
+        atomic_fetch_sub(&connections, 1);
     db->conn = NULL;
     db->up = false;
     db->npending = 0;
@@ -388,6 +396,7 @@ static int connect_now(struct db *db)
         return e == AIDC_EUNAVAIL ? e : AIDC_EINTERNAL;
     }
     db->up = true;
+    atomic_fetch_add(&connections, 1);
     return 0;
 }
 

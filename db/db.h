@@ -115,6 +115,8 @@ const struct db_error *db_last_error(const struct db *db);
 
 /* Number of reconnects done by all connections since start (for /metrics). */
 unsigned long db_reconnect_count(void);
+/* Connections open now, over all threads (for /metrics). */
+long db_connection_count(void);
 
 /*
  * Every prepared statement of every db/ module, NULL-terminated lists (defined

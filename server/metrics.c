@@ -147,7 +147,10 @@ char *metrics_render(void)
                 "aidc_http_requests_in_flight %ld\n"
                 "# HELP aidc_db_reconnects_total Database reconnections after a failure.\n"
                 "# TYPE aidc_db_reconnects_total counter\n"
-                "aidc_db_reconnects_total %lu\n",
-                atomic_load(&inflight), db_reconnect_count());
+                "aidc_db_reconnects_total %lu\n"
+                "# HELP aidc_db_connections Database connections open (one per worker thread).\n"
+                "# TYPE aidc_db_connections gauge\n"
+                "aidc_db_connections %ld\n",
+                atomic_load(&inflight), db_reconnect_count(), db_connection_count());
     return sbuf_steal(&sb);
 }

@@ -102,18 +102,23 @@ size_t sbuf_utf8_prefix(const char *s, size_t max)
 
 static const char replacement[] = "\xef\xbf\xbd"; /* U+FFFD */
 
+/* Append the character at *p (or U+FFFD for an invalid byte); advance past it. */
+static void utf8_char(struct sbuf *sb, const unsigned char **p)
+{
+    size_t n = sbuf_utf8_seq(*p);
+    if (n == 0) {
+        sbuf_append(sb, replacement, 3);
+        (*p)++;
+    } else {
+        sbuf_append(sb, (const char *)*p, n);
+        *p += n;
+    }
+}
+
 void sbuf_utf8(struct sbuf *sb, const char *s)
 {
-    for (const unsigned char *p = (const unsigned char *)s; *p;) {
-        size_t n = sbuf_utf8_seq(p);
-        if (n == 0) {
-            sbuf_append(sb, replacement, 3);
-            p++;
-        } else {
-            sbuf_append(sb, (const char *)p, n);
-            p += n;
-        }
-    }
+    for (const unsigned char *p = (const unsigned char *)s; *p;)
+        utf8_char(sb, &p);
 }
 
 void sbuf_json_str(struct sbuf *sb, const char *s)
@@ -123,14 +128,7 @@ void sbuf_json_str(struct sbuf *sb, const char *s)
     for (const unsigned char *p = (const unsigned char *)s; *p;) {
         unsigned char c = *p;
         if (c >= 0x80) {
-            size_t n = sbuf_utf8_seq(p);
-            if (n == 0) {
-                sbuf_append(sb, replacement, 3);
-                p++;
-            } else {
-                sbuf_append(sb, (const char *)p, n);
-                p += n;
-            }
+            utf8_char(sb, &p);
             continue;
         }
         switch (c) {

@@ -4,6 +4,7 @@
  * role (no aidcd involved). Even a handler that forgot its tenant filter
  * would see no foreign rows.
  */
+#include "tests/support/suite.h"
 #include "tests/support/harness.h"
 
 #include <check.h>
@@ -14,10 +15,14 @@ static struct aidc_server db;
 static char tenant_a[37], tenant_b[37], user_a[37], user_b[37];
 static PGconn *app;
 
-/* Run sql on the app connection; returns the result or NULL (error kept in *state). */
-static PGresult *app_sql(const char *sql, char *state)
+/*
+ * Run sql on the app connection, with arg as $1 when not NULL; returns the
+ * result or NULL (error kept in *state, transaction rolled back).
+ */
+static PGresult *app_sqlp(const char *sql, const char *arg, char *state)
 {
-    PGresult *r = PQexec(app, sql);
+    const char *params[1] = {arg};
+    PGresult *r = arg ? PQexecParams(app, sql, 1, NULL, params, NULL, NULL, 0) : PQexec(app, sql);
     ExecStatusType st = PQresultStatus(r);
     if (st != PGRES_TUPLES_OK && st != PGRES_COMMAND_OK) {
         const char *s = PQresultErrorField(r, PG_DIAG_SQLSTATE);
@@ -30,23 +35,38 @@ static PGresult *app_sql(const char *sql, char *state)
     return r;
 }
 
-static long count(const char *sql)
+static PGresult *app_sql(const char *sql, char *state)
+{
+    return app_sqlp(sql, NULL, state);
+}
+
+static long countp(const char *sql, const char *arg)
 {
     char state[6] = "";
-    PGresult *r = app_sql(sql, state);
+    PGresult *r = app_sqlp(sql, arg, state);
     ck_assert_msg(r != NULL, "%s failed: %s", sql, state);
     long n = atol(PQgetvalue(r, 0, 0));
     PQclear(r);
     return n;
 }
 
-static void expect_error(const char *sql, const char *sqlstate)
+static long count(const char *sql)
+{
+    return countp(sql, NULL);
+}
+
+static void expect_errorp(const char *sql, const char *arg, const char *sqlstate)
 {
     char state[6] = "";
-    PGresult *r = app_sql(sql, state);
+    PGresult *r = app_sqlp(sql, arg, state);
     ck_assert_msg(r == NULL, "%s succeeded but should fail with %s", sql, sqlstate);
     ck_assert_msg(strcmp(state, sqlstate) == 0, "%s failed with %s, expected %s", sql, state,
                   sqlstate);
+}
+
+static void expect_error(const char *sql, const char *sqlstate)
+{
+    expect_errorp(sql, NULL, sqlstate);
 }
 
 static void owner_exec(const char *sql, char *out_id)
@@ -61,19 +81,21 @@ static void owner_exec(const char *sql, char *out_id)
 /* BEGIN and set the context of an actor; the caller ends the transaction. */
 static void ctx(const char *user, const char *roles, const char *read, const char *admin)
 {
-    char sql[1024];
     /* as db/db.c derives it: what the global roles let the actor see */
     const char *all = strstr(roles, "platform_admin") ? "admin"
                       : (strstr(roles, "finance") || strstr(roles, "auditor")) ? "read"
                                                                                : "";
-    snprintf(sql, sizeof sql,
-             "BEGIN; SELECT set_config('aidc.user_id', '%s', true), set_config('aidc.roles', '%s', "
-             "true), set_config('aidc.read_tenants', '%s', true), set_config('aidc.admin_tenants', "
-             "'%s', true), set_config('aidc.member_tenants', '%s', true), "
-             "set_config('aidc.all', '%s', true)",
-             user, roles, read, admin, admin, all);
-    PGresult *r = app_sql(sql, NULL);
+    const char *p[5] = {user, roles, read, admin, all};
+    PGresult *r = app_sql("BEGIN", NULL);
     ck_assert_ptr_nonnull(r);
+    PQclear(r);
+    r = PQexecParams(app,
+                     "SELECT set_config('aidc.user_id', $1, true), set_config('aidc.roles', $2, true),"
+                     " set_config('aidc.read_tenants', $3, true),"
+                     " set_config('aidc.admin_tenants', $4, true),"
+                     " set_config('aidc.member_tenants', $4, true), set_config('aidc.all', $5, true)",
+                     5, NULL, p, NULL, NULL, 0);
+    ck_assert_int_eq(PQresultStatus(r), PGRES_TUPLES_OK);
     PQclear(r);
 }
 
@@ -85,23 +107,20 @@ static void setup(void)
     owner_exec("INSERT INTO tenants (slug, name) VALUES ('tenant-b', 'B') RETURNING id", tenant_b);
     owner_exec("INSERT INTO users (username) VALUES ('ua') RETURNING id", user_a);
     owner_exec("INSERT INTO users (username) VALUES ('ub') RETURNING id", user_b);
-    char sql[512];
-    snprintf(sql, sizeof sql,
-             "INSERT INTO projects (tenant_id, slug, name) VALUES ('%s', 'pa', 'A1'), ('%s', 'pb', "
-             "'B1'), ('%s', 'pb2', 'B2') RETURNING id",
-             tenant_a, tenant_b, tenant_b);
-    owner_exec(sql, NULL);
-    snprintf(sql, sizeof sql,
-             "INSERT INTO memberships (tenant_id, user_id, role) VALUES ('%s', '%s', "
-             "'tenant_admin'), ('%s', '%s', 'member') RETURNING 1",
-             tenant_a, user_a, tenant_b, user_b);
-    owner_exec(sql, NULL);
-    snprintf(sql, sizeof sql,
-             "INSERT INTO idempotency_keys (user_id, key, request_hash, status, response, "
-             "expires_at) VALUES ('%s', 'k', 'h', 201, '{}', now() + interval '1 hour'), ('%s', 'k', "
-             "'h', 201, '{\"secret\":1}', now() + interval '1 hour') RETURNING 1",
-             user_a, user_b);
-    owner_exec(sql, NULL);
+    const char *ids[4] = {tenant_a, tenant_b, user_a, user_b};
+    PQclear(harness_sql(db.owner_url,
+                        "INSERT INTO projects (tenant_id, slug, name) VALUES ($1::uuid, 'pa', 'A1'),"
+                        " ($2::uuid, 'pb', 'B1'), ($2::uuid, 'pb2', 'B2')",
+                        2, ids));
+    PQclear(harness_sql(db.owner_url,
+                        "INSERT INTO memberships (tenant_id, user_id, role) VALUES"
+                        " ($1::uuid, $3::uuid, 'tenant_admin'), ($2::uuid, $4::uuid, 'member')",
+                        4, ids));
+    PQclear(harness_sql(db.owner_url,
+                        "INSERT INTO idempotency_keys (user_id, key, request_hash, status, response,"
+                        " expires_at) VALUES ($1::uuid, 'k', 'h', 201, '{}', now() + interval '1 hour'),"
+                        " ($2::uuid, 'k', 'h', 201, '{\"secret\":1}', now() + interval '1 hour')",
+                        2, ids + 2));
     owner_exec("INSERT INTO audit_events (action, outcome) VALUES ('test.event', 'success') "
                "RETURNING id",
                NULL);
@@ -153,41 +172,38 @@ END_TEST
 
 START_TEST(another_tenants_rows_are_invisible)
 {
-    char sql[512];
     ctx(user_a, "", tenant_a, tenant_a);
     ck_assert_int_eq(count("SELECT count(*) FROM projects"), 1);
-    snprintf(sql, sizeof sql, "SELECT count(*) FROM projects WHERE tenant_id = '%s'", tenant_b);
-    ck_assert_int_eq(count(sql), 0); /* even when asked for by id */
+    /* even when asked for by id */
+    ck_assert_int_eq(countp("SELECT count(*) FROM projects WHERE tenant_id = $1::uuid", tenant_b), 0);
     ck_assert_int_eq(count("SELECT count(*) FROM tenants"), 1);
     ck_assert_int_eq(count("SELECT count(*) FROM tenants WHERE slug = 'tenant-b'"), 0);
-    snprintf(sql, sizeof sql, "SELECT count(*) FROM memberships WHERE tenant_id = '%s'", tenant_b);
-    ck_assert_int_eq(count(sql), 0);
+    ck_assert_int_eq(countp("SELECT count(*) FROM memberships WHERE tenant_id = $1::uuid", tenant_b),
+                     0);
     PQclear(app_sql("COMMIT", NULL));
 }
 END_TEST
 
 START_TEST(another_tenants_rows_cannot_be_changed)
 {
-    char sql[512];
     ctx(user_a, "", tenant_a, tenant_a);
-    snprintf(sql, sizeof sql, "INSERT INTO projects (tenant_id, slug, name) VALUES ('%s', 'evil', 'x')",
-             tenant_b);
-    expect_error(sql, "42501");
+    expect_errorp("INSERT INTO projects (tenant_id, slug, name) VALUES ($1::uuid, 'evil', 'x')",
+                  tenant_b, "42501");
     ctx(user_a, "", tenant_a, tenant_a);
-    snprintf(sql, sizeof sql, "WITH u AS (UPDATE projects SET name = 'pwned' WHERE tenant_id = '%s' "
-                              "RETURNING 1) SELECT count(*) FROM u", tenant_b);
-    ck_assert_int_eq(count(sql), 0);
-    snprintf(sql, sizeof sql, "WITH d AS (DELETE FROM projects WHERE tenant_id = '%s' RETURNING 1) "
-                              "SELECT count(*) FROM d", tenant_b);
-    ck_assert_int_eq(count(sql), 0);
+    ck_assert_int_eq(countp("WITH u AS (UPDATE projects SET name = 'pwned' WHERE tenant_id = $1::uuid"
+                            " RETURNING 1) SELECT count(*) FROM u",
+                            tenant_b),
+                     0);
+    ck_assert_int_eq(countp("WITH d AS (DELETE FROM projects WHERE tenant_id = $1::uuid RETURNING 1)"
+                            " SELECT count(*) FROM d",
+                            tenant_b),
+                     0);
     /* moving an own row into the other tenant is refused too */
-    snprintf(sql, sizeof sql, "UPDATE projects SET tenant_id = '%s' WHERE slug = 'pa'", tenant_b);
-    expect_error(sql, "42501");
+    expect_errorp("UPDATE projects SET tenant_id = $1::uuid WHERE slug = 'pa'", tenant_b, "42501");
     /* a reader of B who is not its admin cannot write there */
     ctx(user_b, "", tenant_b, "");
-    snprintf(sql, sizeof sql, "INSERT INTO projects (tenant_id, slug, name) VALUES ('%s', 'new', 'x')",
-             tenant_b);
-    expect_error(sql, "42501");
+    expect_errorp("INSERT INTO projects (tenant_id, slug, name) VALUES ($1::uuid, 'new', 'x')",
+                  tenant_b, "42501");
     PGresult *r = harness_sql(db.owner_url, "SELECT count(*) FROM projects WHERE name = 'pwned'"
                                             " OR slug IN ('evil', 'new')", 0, NULL);
     ck_assert_str_eq(PQgetvalue(r, 0, 0), "0");
@@ -294,9 +310,5 @@ int main(void)
     tcase_add_test(tc, audit_events_are_append_only);
     tcase_add_test(tc, application_role_cannot_change_the_schema);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return suite_run(s);
 }

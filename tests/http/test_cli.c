@@ -5,6 +5,7 @@
  * refuses an unmigrated database (unless AIDC_AUTO_MIGRATE) and a database
  * role that would bypass row-level security, and the session key file.
  */
+#include "tests/support/suite.h"
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
 
@@ -236,9 +237,5 @@ int main(void)
     tcase_add_test(tc, owner_role_cannot_serve);
     tcase_add_test(tc, session_key_file);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return suite_run(s);
 }

@@ -6,6 +6,7 @@
  * The test runs a PostgreSQL cluster of its own (deploy/pg-up.sh on a free
  * port), so stopping it disturbs no other test.
  */
+#include "tests/support/suite.h"
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
 
@@ -192,9 +193,5 @@ int main(void)
     tcase_add_test(tc, database_outage_is_503_then_recovers);
     tcase_add_test(tc, restart_while_idle_is_invisible);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return suite_run(s);
 }

@@ -7,6 +7,7 @@
  * fails logins does it from an address of its own and the per-address
  * throttle of one test cannot lock out another.
  */
+#include "tests/support/suite.h"
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
 
@@ -472,9 +473,5 @@ int main(void)
     tcase_add_test(tc, user_administration);
     tcase_add_test(tc, bootstrap_is_idempotent_and_resets_the_password);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return suite_run(s);
 }

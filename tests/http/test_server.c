@@ -4,6 +4,7 @@
  * 404/405/413/415/400 answers, portal files, the access log, and draining on
  * SIGTERM.
  */
+#include "tests/support/suite.h"
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
 
@@ -109,6 +110,9 @@ START_TEST(metrics_count_requests_per_route)
                                          "route=\"/api/v1/me\",status=\"200\",le=\"+Inf\"}"));
     ck_assert_ptr_nonnull(strstr(r.body, "aidc_db_reconnects_total "));
     ck_assert_ptr_nonnull(strstr(r.body, "aidc_http_requests_in_flight "));
+    const char *conns = strstr(r.body, "\naidc_db_connections ");
+    ck_assert_ptr_nonnull(conns);
+    ck_assert_int_ge(atoi(conns + strlen("\naidc_db_connections ")), 1);
     http_res_free(&r);
 }
 END_TEST
@@ -350,9 +354,5 @@ int main(void)
     tcase_add_test(tc, access_log_line_per_request);
     tcase_add_test(tc, sigterm_drains_in_flight_requests);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return suite_run(s);
 }

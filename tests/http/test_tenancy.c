@@ -3,6 +3,7 @@
  * reading, changes, suspension, membership changes that take effect at the
  * next request, soft-deleted projects, and the audit event of every change.
  */
+#include "tests/support/suite.h"
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
 
@@ -239,9 +240,5 @@ int main(void)
     tcase_add_test(tc, project_lifecycle);
     tcase_add_test(tc, a_refused_change_leaves_no_event);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return suite_run(s);
 }

@@ -2,6 +2,7 @@
  * test_config.c - config_load with a fake environment (a NULL-terminated table
  * of "NAME=value" strings), the optional AIDC_CONFIG_FILE, and --help.
  */
+#include "tests/support/suite.h"
 #include "server/config.h"
 #include "server/log.h"
 
@@ -495,9 +496,5 @@ static Suite *config_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(config_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return suite_run(config_suite());
 }

@@ -2,6 +2,7 @@
  * test_paging.c - ?limit= and ?cursor= parsing, cursor splitting, and the
  * list answer (with a PGresult built by libpq itself, no server).
  */
+#include "tests/support/suite.h"
 #include "api/paging.h"
 #include "server/crypto.h"
 #include "server/err.h"
@@ -327,9 +328,5 @@ static Suite *paging_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(paging_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return suite_run(paging_suite());
 }

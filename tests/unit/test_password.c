@@ -7,6 +7,7 @@
  * Hashes at a low cost are built here with OpenSSL directly, to check that
  * verification uses the parameters stored in the hash.
  */
+#include "tests/support/suite.h"
 #include "server/crypto.h"
 #include "server/password.h"
 
@@ -192,9 +193,5 @@ static Suite *password_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(password_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return suite_run(password_suite());
 }

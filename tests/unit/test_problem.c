@@ -3,6 +3,7 @@
  * and carries type, title, status, detail and request_id; "errors" only when
  * there are field errors.
  */
+#include "tests/support/suite.h"
 #include "server/problem.h"
 
 #include <check.h>
@@ -210,9 +211,5 @@ static Suite *problem_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(problem_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return suite_run(problem_suite());
 }

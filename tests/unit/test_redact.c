@@ -3,6 +3,7 @@
  * the value of every secret-named key, at any depth, with "[redacted]", and
  * leaves the names of secrets' metadata (token_id, token_name...) alone.
  */
+#include "tests/support/suite.h"
 #include "audit/audit.h"
 
 #include <check.h>
@@ -156,9 +157,5 @@ static Suite *redact_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(redact_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return suite_run(redact_suite());
 }

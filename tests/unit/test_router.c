@@ -7,6 +7,7 @@
  * (Under AddressSanitizer mallinfo2 reports nothing and those checks are
  * vacuous; LeakSanitizer then does the job.)
  */
+#include "tests/support/suite.h"
 #include "server/router.h"
 #include "server/xalloc.h"
 
@@ -406,9 +407,5 @@ static Suite *router_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(router_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return suite_run(router_suite());
 }

@@ -2,6 +2,7 @@
  * test_rowjson.c - PostgreSQL text values to JSON: timestamptz to RFC 3339
  * UTC, and whole rows (built with libpq's PQmakeEmptyPGresult, no server).
  */
+#include "tests/support/suite.h"
 #include "db/rowjson.h"
 #include "server/err.h"
 
@@ -282,9 +283,5 @@ static Suite *rowjson_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(rowjson_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return suite_run(rowjson_suite());
 }

@@ -1,4 +1,5 @@
 /* test_seal.c - sealed texts (server/seal.h) and UTF-8 handling of server/sbuf.h. */
+#include "tests/support/suite.h"
 #include "server/sbuf.h"
 #include "server/seal.h"
 
@@ -107,9 +108,5 @@ int main(void)
     tcase_add_test(tc, json_strings_are_always_valid);
     tcase_add_test(tc, utf8_replacement);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return suite_run(s);
 }

@@ -8,6 +8,7 @@
  * with the right algorithm and claims is accepted, so a refusal is known to
  * come from the defect under test.
  */
+#include "tests/support/suite.h"
 #include "server/crypto.h"
 #include "server/err.h"
 #include "server/session.h"
@@ -599,9 +600,5 @@ static Suite *session_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(session_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return suite_run(session_suite());
 }

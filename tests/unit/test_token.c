@@ -2,6 +2,7 @@
  * test_token.c - API token secrets (server/token.h) and the crypto helpers
  * they stand on (server/crypto.h): base64url, SHA-256, UUIDs, comparison.
  */
+#include "tests/support/suite.h"
 #include "server/crypto.h"
 #include "server/token.h"
 
@@ -333,9 +334,5 @@ static Suite *token_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(token_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return suite_run(token_suite());
 }

@@ -2,6 +2,7 @@
  * test_validate.c - identifier checks and validate_object's field table:
  * every problem of a body must become one field error of a 400 answer.
  */
+#include "tests/support/suite.h"
 #include "server/validate.h"
 #include "server/err.h"
 
@@ -408,9 +409,5 @@ static Suite *validate_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(validate_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+    return suite_run(validate_suite());
 }
