@@ -410,12 +410,14 @@ static int ensure_up(struct db *db)
     time_t now = time(NULL);
     if (now < db->next_attempt)
         return AIDC_EUNAVAIL;
-    db->next_attempt = now + 1;
     int e = connect_now(db);
     if (e) {
+        /* after a failed attempt, try again at most once a second */
+        db->next_attempt = now + 1;
         log_warn("database unavailable: %s", db->last.message);
         return e;
     }
+    db->next_attempt = 0;
     if (db->connected_once)
         atomic_fetch_add(&reconnects, 1);
     db->connected_once = true;
