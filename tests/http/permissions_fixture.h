@@ -1,0 +1,282 @@
+/*
+ * permissions_fixture.h - what the two permission test programs share
+ * (test_permissions_matrix.c and test_permissions.c): the actors (global
+ * roles, tenant roles, foreign tenant admin, user without membership,
+ * anonymous, API tokens with and without the admin scope, a tenant-bound
+ * token, cookie sessions with and without X-Requested-With), tenants "own"
+ * and "other", the collected mismatches, requests as an actor, the admin's
+ * checks afterwards, and the setup that creates all of it.
+ *
+ * The definitions are static and each program includes this header once, so
+ * each has its own copy: they serve these two programs only, which is why
+ * they are not in the test support library.
+ */
+#ifndef AIDC_TEST_PERMISSIONS_FIXTURE_H
+#define AIDC_TEST_PERMISSIONS_FIXTURE_H
+
+#include "tests/support/client.h"
+#include "tests/support/harness.h"
+
+#include <check.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PW "perm-password-1"
+
+/* ---- actors ------------------------------------------------------------------------ */
+
+enum {
+    A_ADMIN,       /* bootstrap platform_admin */
+    A_PA,          /* a second platform_admin */
+    A_FIN,         /* finance */
+    A_AUD,         /* auditor */
+    A_TA,          /* tenant_admin of "own" */
+    A_MEM,         /* member of "own" */
+    A_VIEW,        /* viewer of "own" */
+    A_FOREIGN,     /* tenant_admin of "other" */
+    A_NOMEM,       /* no membership, no global role */
+    A_ANON,        /* no credentials */
+    A_TOK_NOADMIN, /* API token of own's tenant_admin, scopes [jobs:read] */
+    A_TOK_ADMIN,   /* API token of own's tenant_admin, scopes [admin, jobs:read] */
+    A_TOK_TENANT,  /* as A_TOK_ADMIN, bound to tenant "own" */
+    A_COOKIE,      /* session cookie of own's tenant_admin, no X-Requested-With */
+    A_COOKIE_XRW,  /* session cookie of own's tenant_admin with X-Requested-With */
+    NACTORS
+};
+
+struct caller {
+    const char *label;
+    const char *user; /* the user it acts as (NULL: anonymous) */
+    char *user_jwt;   /* a JWT of that user, for preparing and checking */
+    char *bearer;     /* sent as Authorization: Bearer */
+    char *cookie;     /* sent as Cookie: aidc_session= */
+    bool xrw;         /* sends X-Requested-With: aidc-portal */
+};
+
+static struct caller actors[NACTORS] = {
+    [A_ADMIN] = {"platform_admin(bootstrap)", ADMIN_USER, NULL, NULL, NULL, false},
+    [A_PA] = {"platform_admin", "pa2", NULL, NULL, NULL, false},
+    [A_FIN] = {"finance", "fin", NULL, NULL, NULL, false},
+    [A_AUD] = {"auditor", "aud", NULL, NULL, NULL, false},
+    [A_TA] = {"tenant_admin(own)", "own-admin", NULL, NULL, NULL, false},
+    [A_MEM] = {"member(own)", "own-member", NULL, NULL, NULL, false},
+    [A_VIEW] = {"viewer(own)", "own-viewer", NULL, NULL, NULL, false},
+    [A_FOREIGN] = {"tenant_admin(other)", "other-admin", NULL, NULL, NULL, false},
+    [A_NOMEM] = {"no-membership", "nobody", NULL, NULL, NULL, false},
+    [A_ANON] = {"anonymous", NULL, NULL, NULL, NULL, false},
+    [A_TOK_NOADMIN] = {"token(own-admin, no admin scope)", "own-admin", NULL, NULL, NULL, false},
+    [A_TOK_ADMIN] = {"token(own-admin, admin scope)", "own-admin", NULL, NULL, NULL, false},
+    [A_TOK_TENANT] = {"token(own-admin, bound to own)", "own-admin", NULL, NULL, NULL, false},
+    [A_COOKIE] = {"cookie(own-admin) without X-Requested-With", "own-admin", NULL, NULL, NULL,
+                  false},
+    [A_COOKIE_XRW] = {"cookie(own-admin) with X-Requested-With", "own-admin", NULL, NULL, NULL,
+                      true},
+};
+
+struct tenant {
+    const char *slug;
+    const char *name;    /* as make_tenant names it */
+    const char *project; /* a project that exists in it */
+    const char *project_name;
+    char id[64];
+};
+
+static struct tenant tenants[2] = {
+    {"own", "Tenant own", "own-p", "Project own-p", ""},
+    {"other", "Tenant other", "other-p", "Project other-p", ""},
+};
+
+/* ---- collecting mismatches ------------------------------------------------------ */
+
+static char errs[6000];
+static size_t errs_len;
+static int nerrs;
+
+static void note(const char *f, ...) __attribute__((format(printf, 1, 2)));
+
+static void note(const char *f, ...)
+{
+    char line[1024];
+    va_list ap;
+    va_start(ap, f);
+    vsnprintf(line, sizeof line, f, ap);
+    va_end(ap);
+    fprintf(stderr, "MISMATCH: %s\n", line);
+    nerrs++;
+    if (errs_len + strlen(line) + 3 < sizeof errs) {
+        errs_len += (size_t)snprintf(errs + errs_len, sizeof errs - errs_len, "\n  %s", line);
+    } else if (errs_len + 8 < sizeof errs && !strstr(errs, "\n  ...")) {
+        errs_len += (size_t)snprintf(errs + errs_len, sizeof errs - errs_len, "\n  ...");
+    }
+}
+
+static void reset_notes(void)
+{
+    errs[0] = '\0';
+    errs_len = 0;
+    nerrs = 0;
+}
+
+static void finish(void)
+{
+    ck_assert_msg(nerrs == 0, "%d mismatch(es):%s", nerrs, errs);
+}
+
+/* ---- requests ------------------------------------------------------------------- */
+
+static long as(int a, const char *method, const char *path, const char *body, struct http_res *out)
+{
+    const struct caller *ac = &actors[a];
+    const char *extra[3] = {NULL, NULL, NULL};
+    char cookie[1400];
+    size_t n = 0;
+    if (ac->cookie) {
+        snprintf(cookie, sizeof cookie, "Cookie: aidc_session=%s", ac->cookie);
+        extra[n++] = cookie;
+    }
+    if (ac->xrw)
+        extra[n++] = "X-Requested-With: aidc-portal";
+    return http_do(&harness_srv, method, path, ac->bearer, body, extra, out);
+}
+
+static long adm(const char *method, const char *path, const char *body, struct http_res *out)
+{
+    return reqj(method, path, harness_srv.admin_token, body, out);
+}
+
+static const char *jstr(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+static bool is_problem(const struct http_res *r, long status)
+{
+    char *ct = http_header(r, "Content-Type");
+    bool ok = ct && strstr(ct, "application/problem+json") != NULL && r->json &&
+              json_integer_value(json_object_get(r->json, "status")) == status &&
+              jstr(r->json, "title") != NULL;
+    free(ct);
+    return ok;
+}
+
+/* A 404 must not reveal anything about the tenant: neither its name nor its id. */
+static void check_no_leak(const char *what, const struct http_res *r)
+{
+    for (int t = 0; t < 2; t++) {
+        if (r->body && (strstr(r->body, tenants[t].name) || strstr(r->body, tenants[t].id) ||
+                        strstr(r->body, tenants[t].project_name)))
+            note("%s: the 404 reveals data of tenant \"%s\": %s", what, tenants[t].slug, r->body);
+    }
+}
+
+/* ---- admin-side checks ---------------------------------------------------------- */
+
+static long adm_status(const char *path)
+{
+    struct http_res r;
+    long st = adm("GET", path, NULL, &r);
+    http_res_free(&r);
+    return st;
+}
+
+/* The value of a string field of GET path as the admin (malloc'd) or NULL. */
+static char *adm_field(const char *path, const char *field)
+{
+    struct http_res r;
+    char *v = NULL;
+    if (adm("GET", path, NULL, &r) == 200 && jstr(r.json, field))
+        v = strdup(jstr(r.json, field));
+    http_res_free(&r);
+    return v;
+}
+
+/* Whether a list (GET path, as token) has an item whose key equals value. */
+static bool list_has(const char *token, const char *path, const char *key, const char *value)
+{
+    struct http_res r;
+    bool found = false;
+    if (reqj("GET", path, token, NULL, &r) == 200) {
+        size_t i;
+        json_t *it;
+        json_array_foreach(json_object_get(r.json, "items"), i, it)
+        {
+            const char *v = jstr(it, key);
+            found |= v && strcmp(v, value) == 0;
+        }
+    } else {
+        note("GET %s (check) answered %ld", path, r.status);
+    }
+    http_res_free(&r);
+    return found;
+}
+
+static bool is_member(int t, const char *username)
+{
+    char path[256];
+    snprintf(path, sizeof path, "/api/v1/tenants/%s/members?limit=1000", tenants[t].slug);
+    return list_has(harness_srv.admin_token, path, "username", username);
+}
+
+/* ---- setup -------------------------------------------------------------------------- */
+
+static char *must_login(const char *user, const char *pw)
+{
+    char *jwt = login(user, pw);
+    if (!jwt) {
+        fprintf(stderr, "test setup: cannot log in as %s\n", user);
+        exit(1);
+    }
+    return jwt;
+}
+
+/* harness_setup(name), then the tenants, users, memberships, tokens and sessions of the actors. */
+static void global_setup(const char *name)
+{
+    harness_setup(name, NULL);
+    for (int t = 0; t < 2; t++) {
+        make_tenant(tenants[t].slug);
+        make_project(tenants[t].slug, tenants[t].project);
+        char path[128];
+        snprintf(path, sizeof path, "/api/v1/tenants/%s", tenants[t].slug);
+        char *id = adm_field(path, "id");
+        if (!id) {
+            fprintf(stderr, "test setup: no id for tenant %s\n", tenants[t].slug);
+            exit(1);
+        }
+        snprintf(tenants[t].id, sizeof tenants[t].id, "%s", id);
+        free(id);
+    }
+    make_user(actors[A_PA].user, PW, "[\"platform_admin\"]");
+    make_user(actors[A_FIN].user, PW, "[\"finance\"]");
+    make_user(actors[A_AUD].user, PW, "[\"auditor\"]");
+    make_user(actors[A_TA].user, PW, NULL);
+    make_user(actors[A_MEM].user, PW, NULL);
+    make_user(actors[A_VIEW].user, PW, NULL);
+    make_user(actors[A_FOREIGN].user, PW, NULL);
+    make_user(actors[A_NOMEM].user, PW, NULL);
+    make_member("own", actors[A_TA].user, "tenant_admin");
+    make_member("own", actors[A_MEM].user, "member");
+    make_member("own", actors[A_VIEW].user, "viewer");
+    make_member("other", actors[A_FOREIGN].user, "tenant_admin");
+
+    actors[A_ADMIN].user_jwt = strdup(harness_srv.admin_token);
+    for (int a = A_PA; a <= A_NOMEM; a++)
+        actors[a].user_jwt = must_login(actors[a].user, PW);
+    for (int a = 0; a <= A_NOMEM; a++)
+        actors[a].bearer = actors[a].user_jwt;
+    char *ta = actors[A_TA].user_jwt;
+    for (int a = A_TOK_NOADMIN; a < NACTORS; a++)
+        actors[a].user_jwt = ta;
+    actors[A_TOK_NOADMIN].bearer = make_token(ta, "[\"jobs:read\"]", NULL);
+    actors[A_TOK_ADMIN].bearer = make_token(ta, "[\"admin\",\"jobs:read\"]", NULL);
+    actors[A_TOK_TENANT].bearer = make_token(ta, "[\"admin\",\"jobs:read\"]", "own");
+    /* a session of its own, so that nothing else here ends it */
+    char *cookie = must_login(actors[A_TA].user, PW);
+    actors[A_COOKIE].cookie = cookie;
+    actors[A_COOKIE_XRW].cookie = cookie;
+}
+
+#endif
