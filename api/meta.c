@@ -5,6 +5,7 @@
 #include "../db/health.h"
 #include "../db/migrate.h"
 #include "../server/embed.h"
+#include "../server/http.h"
 #include "../server/metrics.h"
 #include "../server/xalloc.h"
 
@@ -24,7 +25,9 @@ int api_meta_readyz(struct req *rq, struct resp *rs)
     if (!e)
         e = db_health_schema_version(rq->db, &version);
     const char *why = NULL;
-    if (e)
+    if (http_draining())
+        why = "shutting down";
+    else if (e)
         why = "database unavailable";
     else if (version != migrate_latest_version())
         why = "database schema is not this server's version";

@@ -56,6 +56,7 @@ struct pending {
 
 static const struct config *g_cfg; /* configuration: read-only after start */
 static atomic_long in_flight;
+static atomic_bool draining;
 static pthread_key_t db_key;
 static pthread_once_t db_key_once = PTHREAD_ONCE_INIT;
 
@@ -356,6 +357,8 @@ static enum MHD_Result queue(struct MHD_Connection *c, struct pending *p, struct
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
     if (rs->err.allow)
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, rs->err.allow);
+    if (atomic_load(&draining))
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
     if (rs->err.retry_after > 0) {
         char ra[16];
         snprintf(ra, sizeof ra, "%d", rs->err.retry_after);
@@ -467,6 +470,16 @@ static bool is_json_type(const char *ct)
 static enum MHD_Result on_headers(struct MHD_Connection *c, struct pending *p)
 {
     struct req *rq = p->rq;
+    /* the probes keep answering: /readyz says "shutting down" */
+    if (atomic_load(&draining) && strcmp(rq->path, "/healthz") != 0 &&
+        strcmp(rq->path, "/readyz") != 0 && strcmp(rq->path, "/metrics") != 0) {
+        struct resp rs = {0};
+        api_fail(&rs, MHD_HTTP_SERVICE_UNAVAILABLE, "the server is shutting down; retry");
+        rs.err.retry_after = 1;
+        enum MHD_Result ok = queue(c, p, &rs);
+        resp_free(&rs);
+        return ok;
+    }
     if (!is_api_path(rq->path)) {
         p->is_static = true;
         p->slot = METRICS_SLOT_STATIC(routes_count);
@@ -688,11 +701,23 @@ int http_port(const struct http_server *srv)
     return srv->port;
 }
 
+/*
+ * Draining does not use MHD_quiesce_daemon: in libmicrohttpd 0.9.75 with a
+ * thread pool it races the worker threads removing the listening socket from
+ * their epoll sets and aborts the process ("Failed to remove listen FD from
+ * epoll set"). Instead new requests are answered 503 with Connection: close,
+ * /readyz says not ready, and every answer closes its connection, so load
+ * balancers and keep-alive clients move elsewhere while in-flight requests end.
+ */
 void http_quiesce(struct http_server *srv)
 {
-    MHD_socket s = MHD_quiesce_daemon(srv->d);
-    if (s != MHD_INVALID_SOCKET)
-        close(s);
+    (void)srv;
+    atomic_store(&draining, true);
+}
+
+bool http_draining(void)
+{
+    return atomic_load(&draining);
 }
 
 bool http_wait_idle(struct http_server *srv, int timeout_s)

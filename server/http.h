@@ -20,8 +20,13 @@ struct http_server;
 struct http_server *http_start(const struct config *cfg);
 /* The TCP port actually bound (useful with port 0). */
 int http_port(const struct http_server *srv);
-/* Stop accepting new connections; requests in flight continue. */
+/*
+ * Start draining: new requests get 503 (Connection: close), /readyz says not
+ * ready; requests in flight continue.
+ */
 void http_quiesce(struct http_server *srv);
+/* True once draining has started. */
+bool http_draining(void);
 /* Wait until no request is in flight, at most timeout_s seconds. */
 bool http_wait_idle(struct http_server *srv, int timeout_s);
 /* Stop the daemon, close connections, free everything. */

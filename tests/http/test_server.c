@@ -319,6 +319,17 @@ START_TEST(sigterm_drains_in_flight_requests)
     usleep(300000);
     int st;
     ck_assert_int_eq(waitpid(second.pid, &st, WNOHANG), 0); /* still draining */
+    /* meanwhile new requests are turned away, and readiness says so */
+    struct http_res late;
+    ck_assert_int_eq(http_do(&second, "GET", "/api/v1/tenants", NULL, NULL, NULL, &late), 503);
+    char *conn = http_header(&late, "Connection");
+    ck_assert_ptr_nonnull(conn);
+    ck_assert_str_eq(conn, "close");
+    free(conn);
+    http_res_free(&late);
+    ck_assert_int_eq(http_do(&second, "GET", "/readyz", NULL, NULL, NULL, &late), 503);
+    ck_assert_str_eq(json_string_value(json_object_get(late.json, "reason")), "shutting down");
+    http_res_free(&late);
     ssize_t rest = (ssize_t)strlen(body) - 10;
     ck_assert_int_eq(write(fd, body + 10, (size_t)rest), rest);
     char resp[4096] = "";
