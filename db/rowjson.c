@@ -79,6 +79,12 @@ int rowjson_timestamp(const char *pg, char *out, size_t outsz)
     if (*p != '\0' || tm.tm_mon < 1 || tm.tm_mon > 12 || tm.tm_mday < 1 || tm.tm_mday > 31 ||
         tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60 || oh > 15 || om > 59 || os > 59)
         return AIDC_EINVAL;
+    if (oh == 0 && om == 0 && os == 0) {
+        /* already UTC (our sessions are): no calendar arithmetic needed */
+        int n = snprintf(out, outsz, "%04d-%02d-%02dT%02d:%02d:%02d%sZ", tm.tm_year, tm.tm_mon,
+                         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
+        return n < 0 || (size_t)n >= outsz ? AIDC_EINVAL : 0;
+    }
     tm.tm_year -= 1900;
     tm.tm_mon -= 1;
     time_t t = timegm(&tm) - sign * (oh * 3600L + om * 60L + os);

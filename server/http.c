@@ -302,12 +302,13 @@ static void common_headers(struct MHD_Response *r, const char *request_id, bool 
     MHD_add_response_header(r, "X-Request-Id", request_id);
     MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
     MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
-    MHD_add_response_header(r, "X-Frame-Options", "DENY");
     if (api) {
         MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
         MHD_add_response_header(r, "Content-Security-Policy",
                                 "default-src 'none'; frame-ancestors 'none'");
     } else {
+        /* for browsers older than CSP's frame-ancestors */
+        MHD_add_response_header(r, "X-Frame-Options", "DENY");
         MHD_add_response_header(r, "Content-Security-Policy",
                                 "default-src 'self'; script-src 'self'; style-src 'self'; "
                                 "img-src 'self' data:; connect-src 'self'; font-src 'self'; "

@@ -63,9 +63,13 @@ void metrics_observe(size_t slot, int status, double seconds)
     struct series *s = &table[(my_shard * nslots + slot) * NSTATUS + status_index(status)];
     atomic_fetch_add_explicit(&s->count, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->sum_us, (unsigned long)(seconds * 1e6), memory_order_relaxed);
-    for (size_t b = 0; b < NBUCKETS; b++)
-        if (seconds <= buckets[b])
+    /* one bucket per observation; rendering makes them cumulative */
+    for (size_t b = 0; b < NBUCKETS; b++) {
+        if (seconds <= buckets[b]) {
             atomic_fetch_add_explicit(&s->bucket[b], 1, memory_order_relaxed);
+            break;
+        }
+    }
 }
 
 void metrics_inflight_add(int delta)
@@ -126,10 +130,12 @@ char *metrics_render(void)
         total(i, &t);
         if (!t.count)
             continue;
+        unsigned long cumulative = 0;
         for (size_t b = 0; b < NBUCKETS; b++) {
+            cumulative += t.bucket[b];
             sbuf_puts(&sb, "aidc_http_request_duration_seconds_bucket{");
             labels(&sb, i / NSTATUS, i % NSTATUS);
-            sbuf_printf(&sb, ",le=\"%g\"} %lu\n", buckets[b], t.bucket[b]);
+            sbuf_printf(&sb, ",le=\"%g\"} %lu\n", buckets[b], cumulative);
         }
         sbuf_puts(&sb, "aidc_http_request_duration_seconds_bucket{");
         labels(&sb, i / NSTATUS, i % NSTATUS);
