@@ -27,7 +27,7 @@ enum pend_kind {
     PEND_CTX,    /* the context statement: its row says whether the actor is current */
 };
 
-#define NCTX 10 /* parameters of the context statement */
+#define NCTX 11 /* parameters of the context statement */
 
 #define MAX_PENDING 64
 
@@ -40,6 +40,7 @@ struct db {
     bool autoctx;   /* read-only scope: no BEGIN, the context goes with each statement */
     bool tx_failed; /* a statement of the open transaction failed */
     int ctx_state;  /* enum db_ctx_state of the open scope */
+    long long ctx_epoch; /* aidc_auth_epoch seen by the last context statement */
     char *ctxp[NCTX];
     int tx_err;     /* ...with this code */
     bool connected_once;
@@ -65,20 +66,29 @@ static const struct db_stmt st_rollback = {"aidc_rollback", "ROLLBACK", 0};
  * memberships, suspension, password or disabling since it was loaded), token
  * not revoked or expired, session not logged out. The last column says so.
  */
-#define CTX_CHECK(u, v, t, j)                                                                    \
-    " " u "::uuid IS NULL OR (EXISTS (SELECT 1 FROM users WHERE id = " u "::uuid"                \
-    "   AND auth_version = " v "::bigint AND NOT disabled)"                                      \
+/*
+ * Whether the actor is still what the server believes: first the cheap test -
+ * nothing changed anywhere since it was found current (same auth epoch) -,
+ * and only if something did, the actor's own: same users.auth_version (roles,
+ * memberships, suspension, password, disabling), token not revoked or
+ * expired, session not logged out.
+ */
+#define CTX_CHECK(u, v, t, j, ep)                                                                \
+    " e.v, " u "::uuid IS NULL OR e.v = " ep "::bigint"                                          \
+    " OR (EXISTS (SELECT 1 FROM users WHERE id = " u "::uuid"                                    \
+    "     AND auth_version = " v "::bigint AND NOT disabled)"                                    \
     " AND (" t "::uuid IS NULL OR EXISTS (SELECT 1 FROM api_tokens WHERE id = " t "::uuid"        \
-    "   AND revoked_at IS NULL AND expires_at > now()))"                                         \
+    "     AND revoked_at IS NULL AND expires_at > now()))"                                       \
     " AND (" j "::uuid IS NULL OR NOT EXISTS (SELECT 1 FROM revoked_sessions WHERE jti = " j      \
-    "::uuid)))"
+    "     ::uuid)))"                                                                             \
+    " FROM aidc_auth_epoch e"
 
 static const struct db_stmt st_ctx = {
     "aidc_ctx",
     "SELECT set_config('aidc.user_id', $1, true), set_config('aidc.roles', $2, true),"
     " set_config('aidc.all', $3, true), set_config('aidc.read_tenants', $4, true),"
     " set_config('aidc.admin_tenants', $5, true), set_config('aidc.member_tenants', $6, true),"
-    CTX_CHECK("$7", "$8", "$9", "$10"),
+    CTX_CHECK("$7", "$8", "$9", "$10", "$11"),
     NCTX};
 
 /* Reads need neither the tenants one administers nor those one submits to. */
@@ -86,8 +96,9 @@ static const struct db_stmt st_ctx_read = {
     "aidc_ctx_read",
     "SELECT set_config('aidc.user_id', $1, true), set_config('aidc.roles', $2, true),"
     " set_config('aidc.all', $3, true), set_config('aidc.read_tenants', $4, true),"
-    CTX_CHECK("$5", "$6", "$7", "$8"),
+    CTX_CHECK("$5", "$6", "$7", "$8", "$9"),
     NCTX - 2};
+
 static const struct db_stmt *const core_stmts[] = {&st_begin,  &st_commit,   &st_rollback,
                                                    &st_ctx,    &st_ctx_read, NULL};
 
@@ -252,6 +263,7 @@ static int drain(struct db *db, PGresult **want)
             if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
                 if (k == PEND_CTX && PQntuples(r) == 1) {
                     bool current = PQgetvalue(r, 0, PQnfields(r) - 1)[0] == 't';
+                    db->ctx_epoch = strtoll(PQgetvalue(r, 0, PQnfields(r) - 2), NULL, 10);
                     if (!current)
                         db->ctx_state = DB_CTX_STALE;
                     else if (db->ctx_state == DB_CTX_UNKNOWN)
@@ -445,7 +457,8 @@ static int send_ctx(struct db *db)
 {
     if (db->autoctx) {
         const char *p[NCTX - 2] = {db->ctxp[0], db->ctxp[1], db->ctxp[2], db->ctxp[3],
-                                   db->ctxp[6], db->ctxp[7], db->ctxp[8], db->ctxp[9]};
+                                   db->ctxp[6], db->ctxp[7], db->ctxp[8], db->ctxp[9],
+                                   db->ctxp[10]};
         return send_stmt(db, &st_ctx_read, p, PEND_CTX);
     }
     return send_stmt(db, &st_ctx, (const char *const *)db->ctxp, PEND_CTX);
@@ -467,8 +480,9 @@ int db_begin(struct db *db, const struct db_ctx *ctx, bool readonly)
     const struct db_ctx none = {0};
     if (!ctx)
         ctx = &none;
-    char version[24];
+    char version[24], epoch[24];
     snprintf(version, sizeof version, "%lld", ctx->check_version);
+    snprintf(epoch, sizeof epoch, "%lld", ctx->check_epoch);
     /* what the global roles let the actor do to every tenant (see 0001_init.sql) */
     const char *roles = ctx->roles ? ctx->roles : "";
     const char *all = strstr(roles, "platform_admin") || strstr(roles, "system") ? "admin"
@@ -485,6 +499,7 @@ int db_begin(struct db *db, const struct db_ctx *ctx, bool readonly)
         ctx->check_user ? version : NULL,
         ctx->check_token,
         ctx->check_jti,
+        ctx->check_user ? epoch : NULL,
     };
     for (int i = 0; i < NCTX; i++)
         db->ctxp[i] = p[i] ? xstrdup(p[i]) : NULL;
@@ -493,6 +508,7 @@ int db_begin(struct db *db, const struct db_ctx *ctx, bool readonly)
     db->tx_failed = false;
     db->tx_err = 0;
     db->ctx_state = DB_CTX_UNKNOWN;
+    db->ctx_epoch = -1;
     if (readonly)
         return 0; /* each statement carries the context: one round trip per read */
     e = send_stmt(db, &st_begin, NULL, PEND_CHECK);
@@ -501,6 +517,11 @@ int db_begin(struct db *db, const struct db_ctx *ctx, bool readonly)
     if (e)
         db->in_tx = false;
     return e;
+}
+
+long long db_ctx_epoch(const struct db *db)
+{
+    return db->ctx_epoch;
 }
 
 int db_ctx_verify(struct db *db)

@@ -39,6 +39,7 @@ struct db_ctx {
     /* the actor as the server believes it is (NULL check_user: nothing to check) */
     const char *check_user;
     long long check_version; /* users.auth_version when the actor was loaded */
+    long long check_epoch;   /* aidc_auth_epoch when it was last found current */
     const char *check_token; /* API token id, or NULL */
     const char *check_jti;   /* session id, or NULL */
 };
@@ -85,6 +86,8 @@ int db_begin(struct db *db, const struct db_ctx *ctx, bool readonly);
  * database if no statement has answered it yet.
  */
 int db_ctx_verify(struct db *db);
+/* The platform's auth epoch as the last context statement saw it (-1: unknown). */
+long long db_ctx_epoch(const struct db *db);
 /* Commit and wait for the outcome: 0, or the error that ended the transaction. */
 int db_commit(struct db *db);
 /* Commit without waiting (read-only work; a failure is only logged). */

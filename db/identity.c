@@ -15,7 +15,8 @@
     " u.id AS user_id, u.username, u.disabled, u.auth_version,"                                    \
     " coalesce((SELECT string_agg(role, ',' ORDER BY role) FROM user_roles r"                      \
     "           WHERE r.user_id = u.id), '') AS roles,"                                            \
-    " aidc_user_memberships(u.id) AS memberships"
+    " aidc_user_memberships(u.id) AS memberships,"                                                 \
+    " (SELECT v FROM aidc_auth_epoch) AS auth_epoch"
 
 static const struct db_stmt st_session = {
     "identity_session",
@@ -38,6 +39,7 @@ static const struct db_stmt st_token = {
     " SELECT" ACTOR_COLUMNS ","
     " t.id AS token_id, array_to_string(t.scopes, ',') AS scopes, t.tenant_id AS token_tenant,"
     " t.expires_at <= now() AS expired, t.revoked_at IS NOT NULL AS revoked,"
+    " floor(extract(epoch FROM t.expires_at))::bigint AS token_expires,"
     " (SELECT count(*) FROM touch) AS touched"
     " FROM t JOIN users u ON u.id = t.user_id",
     1};
@@ -123,6 +125,7 @@ static int fill_actor(const PGresult *r, struct actor *a)
     a->username = xstrdup(rowjson_get(r, 0, "username"));
     a->roles = global_roles_of(rowjson_get(r, 0, "roles"));
     a->auth_version = strtoll(rowjson_get(r, 0, "auth_version"), NULL, 10);
+    a->auth_epoch = strtoll(rowjson_get(r, 0, "auth_epoch"), NULL, 10);
     json_error_t jerr;
     json_t *ms = json_loads(rowjson_get(r, 0, "memberships"), 0, &jerr);
     if (!json_is_array(ms)) {
@@ -217,6 +220,7 @@ int db_identity_token(struct db *db, const char *token_hash, struct actor *a,
             a->via_token = true;
             snprintf(a->token_id, sizeof a->token_id, "%s", rowjson_get(r, 0, "token_id"));
             a->scopes = scopes_of(rowjson_get(r, 0, "scopes"));
+            a->token_expires = (time_t)strtoll(rowjson_get(r, 0, "token_expires"), NULL, 10);
             const char *tt = rowjson_get(r, 0, "token_tenant");
             snprintf(a->token_tenant, sizeof a->token_tenant, "%s", tt ? tt : "");
         }

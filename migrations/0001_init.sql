@@ -278,6 +278,36 @@ END $$;
 CREATE TRIGGER tenants_auth_version AFTER UPDATE OF suspended ON tenants
     FOR EACH ROW EXECUTE FUNCTION aidc_bump_tenant_members();
 
+-- One number for the whole platform that changes, in the changing transaction,
+-- whenever anyone's rights or credentials may have changed. A request whose
+-- remembered actor was loaded at the current value needs no further check
+-- (one read of a one-row table); after a change, requests fall back to the
+-- per-user checks once and remember the new value.
+CREATE TABLE aidc_auth_epoch (
+    id boolean PRIMARY KEY DEFAULT true CHECK (id),
+    v  bigint NOT NULL
+);
+INSERT INTO aidc_auth_epoch VALUES (true, 0);
+
+CREATE FUNCTION aidc_bump_auth_epoch() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+BEGIN
+    UPDATE aidc_auth_epoch SET v = v + 1;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER users_auth_epoch AFTER UPDATE OF disabled, session_epoch ON users
+    FOR EACH STATEMENT EXECUTE FUNCTION aidc_bump_auth_epoch();
+CREATE TRIGGER user_roles_auth_epoch AFTER INSERT OR UPDATE OR DELETE ON user_roles
+    FOR EACH STATEMENT EXECUTE FUNCTION aidc_bump_auth_epoch();
+CREATE TRIGGER memberships_auth_epoch AFTER INSERT OR UPDATE OR DELETE ON memberships
+    FOR EACH STATEMENT EXECUTE FUNCTION aidc_bump_auth_epoch();
+CREATE TRIGGER tenants_auth_epoch AFTER UPDATE OF suspended ON tenants
+    FOR EACH STATEMENT EXECUTE FUNCTION aidc_bump_auth_epoch();
+CREATE TRIGGER revoked_sessions_auth_epoch AFTER INSERT ON revoked_sessions
+    FOR EACH STATEMENT EXECUTE FUNCTION aidc_bump_auth_epoch();
+CREATE TRIGGER api_tokens_auth_epoch AFTER UPDATE OF revoked_at, expires_at OR DELETE ON api_tokens
+    FOR EACH STATEMENT EXECUTE FUNCTION aidc_bump_auth_epoch();
+
 -- ---- privileges of the application role ---------------------------------------
 
 -- Called by `aidcd migrate` with the application role after every run; later
@@ -293,4 +323,6 @@ BEGIN
     EXECUTE format('REVOKE UPDATE, DELETE, TRUNCATE ON audit_events FROM %s', app);
     EXECUTE format('GRANT SELECT, INSERT ON audit_events TO %s', app);
     EXECUTE format('GRANT EXECUTE ON FUNCTION aidc_user_memberships(uuid) TO %s', app);
+    EXECUTE format('REVOKE ALL ON aidc_auth_epoch FROM %s', app);
+    EXECUTE format('GRANT SELECT ON aidc_auth_epoch TO %s', app);
 END $$;

@@ -204,7 +204,7 @@ int auth_authenticate(struct req *rq, int *status, const char **reason)
     }
     a->authenticated = true;
     memcpy(a->cache_key, key, sizeof key);
-    authcache_put(key, a, now, a->session_expires);
+    authcache_put(key, a, now, a->via_token ? a->token_expires : a->session_expires);
 out:
     if (e == AIDC_EFORBIDDEN) {
         /* keep who it was (for the audit event) but not as authenticated */

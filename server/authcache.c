@@ -91,6 +91,13 @@ void authcache_put(const char key[65], const struct actor *a, time_t now, time_t
     authcache_actor_copy(&e->actor, a);
 }
 
+void authcache_set_epoch(const char key[65], long long epoch)
+{
+    struct entry *e = slot(key);
+    if (strcmp(e->key, key) == 0)
+        e->actor.auth_epoch = epoch;
+}
+
 void authcache_drop(const char key[65])
 {
     struct entry *e = slot(key);

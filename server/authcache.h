@@ -27,6 +27,8 @@
 bool authcache_get(const char key[65], time_t now, struct actor *out);
 /* Remember a copy of a for key until min(now + TTL, not_after). */
 void authcache_put(const char key[65], const struct actor *a, time_t now, time_t not_after);
+/* Record that key's actor was found current at auth epoch `epoch`. */
+void authcache_set_epoch(const char key[65], long long epoch);
 /* Forget key. */
 void authcache_drop(const char key[65]);
 /* Deep copy of an actor (dst must be empty; free with actor_free). */

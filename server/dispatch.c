@@ -139,6 +139,7 @@ static void ctx_build(const struct req *rq, struct ctx_strings *cs, struct db_ct
         .member_tenants = cs->member,
         .check_user = a->authenticated ? a->user_id : NULL,
         .check_version = a->auth_version,
+        .check_epoch = a->auth_epoch,
         .check_token = a->authenticated && a->via_token ? a->token_id : NULL,
         .check_jti = a->authenticated && a->jti[0] ? a->jti : NULL,
     };
@@ -385,6 +386,20 @@ static void reset_resp(struct resp *rs)
     resp_free(rs);
 }
 
+/*
+ * The actor was found current at a newer auth epoch (something changed for
+ * someone else): remember that, so its next requests take the cheap check.
+ */
+static void remember_epoch(struct req *rq)
+{
+    long long epoch = db_ctx_epoch(rq->db);
+    if (rq->actor.authenticated && rq->actor.cache_key[0] && epoch >= 0 &&
+        epoch != rq->actor.auth_epoch && db_ctx_verify(rq->db) == DB_CTX_CURRENT) {
+        rq->actor.auth_epoch = epoch;
+        authcache_set_epoch(rq->actor.cache_key, epoch);
+    }
+}
+
 /* One attempt at the transaction; returns 0 or an aidc_err (AIDC_ERETRY: again). */
 static int run_once(struct req *rq, struct resp *rs, const char *hash)
 {
@@ -430,6 +445,7 @@ static int run_once(struct req *rq, struct resp *rs, const char *hash)
         db_rollback(rq->db);
         return AIDC_ESTALE;
     }
+    remember_epoch(rq);
     if (e || rs->err.status)
         goto fail;
     e = record_change(rq, rs);

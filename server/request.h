@@ -73,6 +73,8 @@ struct actor {
     char jti[UUID_LEN + 1];           /* session id of a JWT, else "" */
     time_t session_expires;
     long long auth_version;  /* users.auth_version when loaded */
+    long long auth_epoch;    /* aidc_auth_epoch when loaded (or last found current) */
+    time_t token_expires;    /* API token's expiry, else 0 */
     bool from_cache;         /* loaded from server/authcache, not the database */
     char cache_key[65];      /* SHA-256 of the credential */
     struct membership *memberships;
