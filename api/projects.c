@@ -133,6 +133,11 @@ int api_project_delete(struct req *rq, struct resp *rs)
         return not_found(rq, rs, slug);
     if (e)
         return e;
+    if (json_is_true(json_object_get(out, "busy"))) {
+        json_decref(out);
+        return api_fail(rs, MHD_HTTP_CONFLICT,
+                        "project \"%s\" has jobs that have not finished; cancel them first", slug);
+    }
     resp_audit(rs, "project", json_string_value(json_object_get(out, "id")),
                json_pack("{s:s}", "slug", slug));
     json_decref(out);

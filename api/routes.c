@@ -7,9 +7,12 @@
  * minimum tenant role in {tenant}, token scope, flags, query arguments.
  */
 #include "../server/router.h"
+#include "clusters.h"
 #include "identity.h"
+#include "jobs.h"
 #include "meta.h"
 #include "projects.h"
+#include "quotas.h"
 #include "tenants.h"
 #include "tokens.h"
 #include "users.h"
@@ -74,6 +77,39 @@ const struct route routes[] = {
      PA, TR_ADMIN, SC_ADMIN, RF_BODY, NULL},
     {"DELETE", "/api/v1/tenants/{tenant}/projects/{project}", api_project_delete,
      "project.delete", PA, TR_ADMIN, SC_ADMIN, 0, NULL},
+
+    /* quotas */
+    {"GET", "/api/v1/tenants/{tenant}/quota", api_quota_tenant_get, "quota.read", PA | FIN | AUD,
+     TR_VIEWER, 0, 0, NULL},
+    {"PUT", "/api/v1/tenants/{tenant}/quota", api_quota_tenant_put, "quota.update", PA, TR_NONE,
+     SC_ADMIN, RF_BODY, NULL},
+    {"GET", "/api/v1/tenants/{tenant}/projects/{project}/quota", api_quota_project_get,
+     "project_quota.read", PA | FIN | AUD, TR_VIEWER, 0, 0, NULL},
+    {"PUT", "/api/v1/tenants/{tenant}/projects/{project}/quota", api_quota_project_put,
+     "project_quota.update", PA, TR_ADMIN, SC_ADMIN, RF_BODY, NULL},
+
+    /* clusters */
+    {"POST", "/api/v1/clusters", api_cluster_create, "cluster.create", PA, TR_NONE, SC_ADMIN,
+     RF_BODY | RF_CREATES, NULL},
+    {"GET", "/api/v1/clusters", api_cluster_list, "cluster.list", 0, TR_NONE, 0, RF_ANY_USER, PAGE},
+    {"GET", "/api/v1/clusters/{name}", api_cluster_get, "cluster.read", 0, TR_NONE, 0, RF_ANY_USER,
+     NULL},
+    {"POST", "/api/v1/clusters/{name}/sync", api_cluster_sync, "cluster.sync", PA, TR_NONE,
+     SC_ADMIN, 0, NULL},
+
+    /* jobs */
+    {"POST", "/api/v1/tenants/{tenant}/jobs", api_job_submit, "job.submit", PA, TR_MEMBER,
+     SC_JOBS_WRITE, RF_BODY | RF_CREATES, NULL},
+    {"GET", "/api/v1/tenants/{tenant}/jobs", api_job_list, "job.list", PA | FIN | AUD, TR_VIEWER,
+     SC_JOBS_READ, 0, "state,project,user," PAGE},
+    {"GET", "/api/v1/tenants/{tenant}/jobs/{id}", api_job_get, "job.read", PA | FIN | AUD,
+     TR_VIEWER, SC_JOBS_READ, 0, NULL},
+    {"GET", "/api/v1/tenants/{tenant}/jobs/{id}/events", api_job_events, "job.events",
+     PA | FIN | AUD, TR_VIEWER, SC_JOBS_READ, 0, PAGE},
+    {"POST", "/api/v1/tenants/{tenant}/jobs/{id}/cancel", api_job_cancel, "job.cancel", PA,
+     TR_MEMBER, SC_JOBS_WRITE, 0, NULL},
+    {"GET", "/api/v1/tenants/{tenant}/jobs/{id}/logs", api_job_logs, "job.logs", PA, TR_MEMBER,
+     SC_JOBS_READ, 0, "stream,tail"},
 };
 
 const size_t routes_count = sizeof routes / sizeof routes[0];

@@ -13,6 +13,8 @@
 #include "../server/log.h"
 #include "../server/xalloc.h"
 
+#include <errno.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,7 @@ enum pend_kind {
 #define NCTX 11 /* parameters of the context statement */
 
 #define MAX_PENDING 64
+#define MAX_CHANNELS 4
 
 struct db {
     PGconn *conn;
@@ -48,6 +51,8 @@ struct db {
     bool reopen;      /* send BEGIN and the context again on the next connection */
     int batches;      /* round trips answered in the open scope */
     int statement_timeout_ms;
+    char *channels[MAX_CHANNELS]; /* LISTENed on every new connection */
+    int nchannels;
     time_t next_attempt;
     enum pend_kind pending[MAX_PENDING];
     int npending;
@@ -160,6 +165,8 @@ void db_close(struct db *db)
     db->in_tx = false;
     drop_conn(db);
     ctx_clear(db);
+    for (int i = 0; i < db->nchannels; i++)
+        free(db->channels[i]);
     free(db->url);
     free(db->appname);
     free(db);
@@ -398,6 +405,16 @@ static int connect_now(struct db *db)
     if (!ok)
         set_error(db, r, "cannot set session");
     PQclear(r);
+    for (int i = 0; ok && i < db->nchannels; i++) {
+        /* channel names are identifiers checked by db_listen */
+        char listen[96];
+        snprintf(listen, sizeof listen, "LISTEN %s", db->channels[i]);
+        r = PQexec(db->conn, listen);
+        ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
+        if (!ok)
+            set_error(db, r, "cannot listen");
+        PQclear(r);
+    }
     if (!ok || !PQenterPipelineMode(db->conn)) {
         drop_conn(db);
         return AIDC_EUNAVAIL;
@@ -446,6 +463,62 @@ static int ensure_up(struct db *db)
 int db_ensure(struct db *db)
 {
     return ensure_up(db);
+}
+
+void db_listen(struct db *db, const char *channel)
+{
+    size_t n = strlen(channel);
+    bool ok = n > 0 && n < 64 && db->nchannels < MAX_CHANNELS;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (channel[i] >= 'a' && channel[i] <= 'z') || channel[i] == '_';
+    if (!ok) {
+        log_error("db_listen: bad channel \"%s\"", channel);
+        abort(); /* a programming error: channels are constants */
+    }
+    db->channels[db->nchannels++] = xstrdup(channel);
+    if (db->up)
+        drop_conn(db); /* the next connection listens on it */
+}
+
+/* Take every notification libpq has read; true if there was one. */
+static bool take_notifies(struct db *db)
+{
+    bool any = false;
+    PGnotify *n;
+    while ((n = PQnotifies(db->conn)) != NULL) {
+        any = true;
+        PQfreemem(n);
+    }
+    return any;
+}
+
+int db_wait(struct db *db, int timeout_ms, int wake_fd)
+{
+    int e = ensure_up(db);
+    if (e)
+        return e;
+    if (db->npending > 0 && drain(db, NULL) == AIDC_EUNAVAIL)
+        return AIDC_EUNAVAIL; /* answers of a commit nobody waited for */
+    if (!db->up)
+        return AIDC_EUNAVAIL;
+    if (!PQconsumeInput(db->conn)) {
+        set_error(db, NULL, "connection lost while waiting");
+        return conn_lost(db);
+    }
+    if (take_notifies(db))
+        return 1;
+    struct pollfd fds[2] = {{.fd = PQsocket(db->conn), .events = POLLIN},
+                            {.fd = wake_fd, .events = POLLIN}};
+    int n = poll(fds, wake_fd >= 0 ? 2 : 1, timeout_ms);
+    if (n < 0 && errno != EINTR)
+        return AIDC_EIO;
+    if (n <= 0 || !(fds[0].revents & (POLLIN | POLLERR | POLLHUP)))
+        return 0;
+    if (!PQconsumeInput(db->conn)) {
+        set_error(db, NULL, "connection lost while waiting");
+        return conn_lost(db);
+    }
+    return take_notifies(db) ? 1 : 0;
 }
 
 void db_set_statement_timeout(struct db *db, int ms)

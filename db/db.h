@@ -69,6 +69,18 @@ void db_close(struct db *db);
  * second; calls in between fail at once).
  */
 int db_ensure(struct db *db);
+/*
+ * LISTEN on channel (an identifier: [a-z_]) on every connection db makes
+ * from now on. For background workers woken by NOTIFY.
+ */
+void db_listen(struct db *db, const char *channel);
+/*
+ * Wait up to timeout_ms for a notification on the channels db listens on, or
+ * for wake_fd (if >= 0) to become readable. Connects first if needed.
+ * Returns 1 when notified (all pending notifications are consumed), 0 on
+ * timeout or wake-up, AIDC_EUNAVAIL when the database is unreachable.
+ */
+int db_wait(struct db *db, int timeout_ms, int wake_fd);
 /* statement_timeout of the sessions opened from now on (0 = server default). */
 void db_set_statement_timeout(struct db *db, int ms);
 /* True after a successful db_ensure until the connection is found broken. */

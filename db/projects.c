@@ -37,14 +37,21 @@ static const struct db_stmt st_update = {
     "           WHERE tenant_id = $1::uuid AND slug = $2 AND deleted_at IS NULL RETURNING *)"
     " SELECT " PROJECT_COLS " FROM p",
     4};
+/* A project with unfinished jobs stays ("busy": the caller answers 409). */
 static const struct db_stmt st_delete = {
     "project_delete",
-    "UPDATE projects SET deleted_at = now(), updated_at = now()"
-    " WHERE tenant_id = $1::uuid AND slug = $2 AND deleted_at IS NULL RETURNING id",
+    "WITH p AS (SELECT id, aidc_project_has_active_jobs(id) AS busy FROM projects"
+    "             WHERE tenant_id = $1::uuid AND slug = $2 AND deleted_at IS NULL FOR UPDATE),"
+    " u AS (UPDATE projects x SET deleted_at = now(), updated_at = now() FROM p"
+    "       WHERE x.id = p.id AND NOT p.busy RETURNING x.id)"
+    " SELECT p.id, p.busy FROM p",
     2};
+static const struct db_stmt st_id = {
+    "project_id",
+    "SELECT id FROM projects WHERE tenant_id = $1::uuid AND slug = $2 AND deleted_at IS NULL", 2};
 
-const struct db_stmt *const db_projects_stmts[] = {&st_create, &st_list, &st_get, &st_update,
-                                                   &st_delete, NULL};
+const struct db_stmt *const db_projects_stmts[] = {&st_create, &st_list,   &st_get, &st_update,
+                                                   &st_delete, &st_id,     NULL};
 
 int db_project_create(struct db *db, const char *tenant_id, const char *slug, const char *name,
                       const char *description, const char *created_by, json_t **out)
@@ -81,4 +88,15 @@ int db_project_delete(struct db *db, const char *tenant_id, const char *slug, js
 {
     const char *p[2] = {tenant_id, slug};
     return rowjson_query_one(db, &st_delete, p, out);
+}
+
+int db_project_id(struct db *db, const char *tenant_id, const char *slug, char *id_out)
+{
+    const char *p[2] = {tenant_id, slug};
+    json_t *out = NULL;
+    int e = rowjson_query_one(db, &st_id, p, &out);
+    if (!e)
+        snprintf(id_out, 37, "%s", json_string_value(json_object_get(out, "id")));
+    json_decref(out);
+    return e;
 }

@@ -20,8 +20,14 @@ int db_project_get(struct db *db, const char *tenant_id, const char *slug, json_
 /* name/description NULL = keep. */
 int db_project_update(struct db *db, const char *tenant_id, const char *slug, const char *name,
                       const char *description, json_t **out);
-/* Mark deleted; *out receives the project's id. AIDC_ENOTFOUND when absent. */
+/*
+ * Mark deleted unless it has unfinished jobs; *out receives {"id", "busy"}
+ * (busy: not deleted). AIDC_ENOTFOUND when absent.
+ */
 int db_project_delete(struct db *db, const char *tenant_id, const char *slug, json_t **out);
+
+/* The id of a live project (out[37]); AIDC_ENOTFOUND. */
+int db_project_id(struct db *db, const char *tenant_id, const char *slug, char *id_out);
 
 extern const struct db_stmt *const db_projects_stmts[];
 

@@ -3,16 +3,21 @@
  * db/ module adds its list here; db_ensure prepares them all.
  */
 #include "auditlog.h"
+#include "clusters.h"
 #include "db.h"
 #include "health.h"
 #include "idempotency.h"
 #include "identity.h"
+#include "jobs.h"
 #include "projects.h"
+#include "quotas.h"
+#include "sched.h"
 #include "tenants.h"
 #include "tokens.h"
 #include "users.h"
 
 const struct db_stmt *const *const db_registry[] = {
     db_identity_stmts, db_auditlog_stmts, db_idempotency_stmts, db_tenants_stmts,
-    db_projects_stmts, db_users_stmts,    db_tokens_stmts,      db_health_stmts, NULL,
+    db_projects_stmts, db_users_stmts,    db_tokens_stmts,      db_health_stmts,
+    db_clusters_stmts, db_quotas_stmts,   db_jobs_stmts,        db_sched_stmts,  NULL,
 };

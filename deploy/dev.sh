@@ -86,6 +86,13 @@ case "$st" in 201|409) ;; *) die "seeding the demo tenant failed ($st)";; esac
 api PUT /api/v1/tenants/demo/members/admin '{"role":"tenant_admin"}' >/dev/null
 st=$(api POST /api/v1/tenants/demo/projects '{"slug":"getting-started","name":"Getting started"}')
 case "$st" in 201|409) ;; *) die "seeding the demo project failed ($st)";; esac
+# The local executor: four GPU slots of type "a100" (real GPUs if this machine
+# has them - CUDA_VISIBLE_DEVICES is set per job - otherwise just slots), and
+# room for 16 cores of jobs so a laptop with few cores can still queue work.
+st=$(api POST /api/v1/clusters '{"name":"local","kind":"local","options":{"gpus":{"a100":4},"cpus":16,"memory_gib":64}}')
+case "$st" in 201|409) ;; *) die "registering the local cluster failed ($st)";; esac
+st=$(api PUT /api/v1/tenants/demo/quota '{"resources":{"gpu:a100":{"guaranteed":2,"limit":4}}}')
+[ "$st" = 200 ] || die "setting the demo quota failed ($st)"
 
 cat >&2 <<MSG
 
@@ -94,7 +101,14 @@ cat >&2 <<MSG
   API:               curl -X POST $base/api/v1/auth/login -H 'Content-Type: application/json' \\
                           -d '{"username":"admin","password":"$admin_pw"}'
   spec:              $base/api/v1/openapi.json
-  demo tenant:       demo (project getting-started)
+  demo tenant:       demo (project getting-started; 2 a100 guaranteed, 4 with borrowing)
+  local cluster:     local (4 a100 GPU slots; jobs run as child processes of this machine)
+
+  Submit a job:
+    curl -X POST $base/api/v1/tenants/demo/jobs -H "Authorization: Bearer \$TOKEN" \\
+         -H 'Content-Type: application/json' \\
+         -d '{"project":"getting-started","name":"hello","gpus":1,"gpu_type":"a100",
+              "command":["sh","-c","echo hello from GPU \$CUDA_VISIBLE_DEVICES"]}'
 
   Ctrl-C stops aidcd and its PostgreSQL.
 

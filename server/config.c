@@ -71,6 +71,21 @@ static const struct setting settings[] = {
      "most simultaneous client connections"},
     {"AIDC_TRUSTED_PROXIES", T_STRING, OFF(trusted_proxies), "", 0, 0,
      "comma-separated proxy addresses whose X-Forwarded-For names the client"},
+    {"AIDC_WORKERS", T_BOOL, OFF(workers), "1", 0, 0,
+     "run the background workers (admission, dispatcher, syncer) in this process (1/0); "
+     "with several replicas each worker leads on one at a time"},
+    {"AIDC_PREEMPT_GRACE_SECONDS", T_INT, OFF(preempt_grace_seconds), "30", 0, 86400,
+     "SIGTERM-to-SIGKILL time of a job stopped by preemption, cancel or its time limit, "
+     "so it can checkpoint"},
+    {"AIDC_STARVATION_SECONDS", T_INT, OFF(starvation_seconds), "3600", 0, 31536000,
+     "a job blocked this long stops smaller jobs of its GPU type from passing it "
+     "(0 = never)"},
+    {"AIDC_ADMISSION_INTERVAL_MS", T_INT, OFF(admission_interval_ms), "10000", 20, 3600000,
+     "admission runs on every submit and job end, and at least this often"},
+    {"AIDC_SYNC_INTERVAL_MS", T_INT, OFF(sync_interval_ms), "2000", 20, 3600000,
+     "how often the syncer asks the clusters what became of their jobs"},
+    {"AIDC_INVENTORY_INTERVAL_SECONDS", T_INT, OFF(inventory_interval_seconds), "60", 1, 86400,
+     "how often the syncer refreshes the clusters' inventory (and on POST .../sync)"},
 };
 
 #define NSETTINGS (sizeof settings / sizeof settings[0])
@@ -328,10 +343,26 @@ bool config_load(struct config *cfg, const char *(*getenv_fn)(const char *), cha
         snprintf(err, errsz, "AIDC_DATA_DIR: must not be empty");
         goto out;
     }
+    if (cfg->data_dir[0] != '/') {
+        /* job directories are handed to processes that may run elsewhere */
+        char cwd[4096];
+        if (!getcwd(cwd, sizeof cwd)) {
+            snprintf(err, errsz, "AIDC_DATA_DIR: cannot resolve \"%s\": %s", cfg->data_dir,
+                     strerror(errno));
+            goto out;
+        }
+        char *abs = xasprintf("%s/%s", cwd, cfg->data_dir);
+        free(cfg->data_dir);
+        cfg->data_dir = abs;
+    }
     if (cfg->jwt_key_file[0] == '\0') {
         free(cfg->jwt_key_file);
         cfg->jwt_key_file = xasprintf("%s/jwt.key", cfg->data_dir);
     }
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    cfg->self_exe = xstrdup(n > 0 ? exe : "aidcd");
     ok = true;
 out:
     filecfg_free(&fc);
@@ -351,6 +382,8 @@ void config_free(struct config *cfg)
     }
     free(cfg->listen_host);
     cfg->listen_host = NULL;
+    free(cfg->self_exe);
+    cfg->self_exe = NULL;
 }
 
 void config_print_help(FILE *out)

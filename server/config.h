@@ -36,6 +36,13 @@ struct config {
     int http_idle_timeout_seconds;
     int max_connections;
     char *trusted_proxies;
+    bool workers;               /* run the background workers in this process */
+    int preempt_grace_seconds;
+    int starvation_seconds;
+    int admission_interval_ms;
+    int sync_interval_ms;
+    int inventory_interval_seconds;
+    char *self_exe;             /* derived: this binary (the local executor runs its shim) */
 };
 
 /*

@@ -8,9 +8,14 @@
  * exit 0.
  */
 #include "../audit/audit.h"
+#include "../backends/shim.h"
 #include "../db/db.h"
 #include "../db/migrate.h"
 #include "../db/users.h"
+#include "../sched/admitter.h"
+#include "../sched/dispatcher.h"
+#include "../sched/syncer.h"
+#include "../sched/worker.h"
 #include "config.h"
 #include "crypto.h"
 #include "err.h"
@@ -47,7 +52,8 @@ static void usage(FILE *out)
             "  aidcd bootstrap --admin NAME [--password-stdin]\n"
             "                                     create a platform admin, or reset its password\n"
             "                                     (password from AIDC_ADMIN_PASSWORD or stdin)\n"
-            "  aidcd --help | --version\n\n",
+            "  aidcd --help | --version\n"
+            "  aidcd local-shim DIR               (internal) run one job of the local executor\n\n",
             AIDC_VERSION);
     config_print_help(out);
 }
@@ -217,6 +223,15 @@ static int cmd_serve(const struct config *cfg)
     if (!srv)
         return 1;
     struct janitor *jan = janitor_start(cfg->database_url, JANITOR_INTERVAL_S);
+    struct worker *admitter = NULL, *dispatcher = NULL;
+    struct syncer *syncer = NULL;
+    if (cfg->workers) {
+        admitter = admitter_start(cfg);
+        dispatcher = dispatcher_start(cfg);
+        syncer = syncer_start(cfg);
+        if (!admitter || !dispatcher || !syncer)
+            log_error("a background worker did not start: jobs will not move");
+    }
     struct sbuf line = SBUF_INIT;
     sbuf_printf(&line, "\"msg\":\"listening\",\"address\":\"%s\",\"port\":%d,\"threads\":%d,"
                        "\"version\":\"%s\"",
@@ -231,6 +246,11 @@ static int cmd_serve(const struct config *cfg)
     http_quiesce(srv);
     if (!http_wait_idle(srv, cfg->shutdown_timeout_seconds))
         log_warn("requests still running after %d s; closing them", cfg->shutdown_timeout_seconds);
+    /* jobs keep running without aidcd (local jobs have their own shims): stopping
+     * the workers only pauses following them */
+    worker_stop(admitter);
+    worker_stop(dispatcher);
+    syncer_stop(syncer);
     janitor_stop(jan);
     http_stop(srv);
     log_info("stopped");
@@ -243,6 +263,14 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
         usage(stdout);
         return 0;
+    }
+    if (strcmp(cmd, "local-shim") == 0) {
+        /* started by the local executor; needs no settings */
+        if (argc != 3) {
+            fprintf(stderr, "aidcd local-shim: needs the job directory\n");
+            return 2;
+        }
+        return shim_main(argv[2]);
     }
     if (strcmp(cmd, "--version") == 0) {
         printf("aidcd %s (schema %d)\n", AIDC_VERSION, migrate_latest_version());

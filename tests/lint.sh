@@ -4,7 +4,8 @@
 set -euo pipefail
 build=$1
 cd "$(dirname "$0")/.."
-files=$(git ls-files 'server/*.c' 'api/*.c' 'db/*.c' 'audit/*.c' 2>/dev/null || ls server/*.c api/*.c db/*.c audit/*.c)
+files=$(git ls-files 'server/*.c' 'api/*.c' 'db/*.c' 'audit/*.c' 'sched/*.c' 'backends/*.c' 2>/dev/null ||
+        ls server/*.c api/*.c db/*.c audit/*.c sched/*.c backends/*.c)
 fail=0
 for f in $files; do
     out=$(clang-tidy -p "$build" --quiet "$f" 2>/dev/null) || fail=1

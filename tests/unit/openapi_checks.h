@@ -159,7 +159,7 @@ static void camel(const char *action, char *out, size_t n)
     size_t o = 0;
     bool up = false;
     for (const char *p = action; *p && o + 1 < n; p++) {
-        if (*p == '.') {
+        if (*p == '.' || *p == '_') { /* project_quota.read -> projectQuotaRead */
             up = true;
             continue;
         }

@@ -74,9 +74,20 @@ START_TEST(test_defaults)
     ck_assert_int_eq(cfg.listen_port, 8080);
     ck_assert_int_ge(cfg.threads, 1); /* 0 = number of CPUs */
     ck_assert_int_le(cfg.threads, 64);
-    ck_assert_str_eq(cfg.data_dir, "aidc-data");
+    char cwd[4096], want[4200];
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    snprintf(want, sizeof want, "%s/aidc-data", cwd); /* made absolute */
+    ck_assert_str_eq(cfg.data_dir, want);
     ck_assert_str_eq(cfg.portal_dir, "portal");
-    ck_assert_str_eq(cfg.jwt_key_file, "aidc-data/jwt.key");
+    snprintf(want, sizeof want, "%s/aidc-data/jwt.key", cwd);
+    ck_assert_str_eq(cfg.jwt_key_file, want);
+    ck_assert(cfg.workers);
+    ck_assert_int_eq(cfg.preempt_grace_seconds, 30);
+    ck_assert_int_eq(cfg.starvation_seconds, 3600);
+    ck_assert_int_eq(cfg.admission_interval_ms, 10000);
+    ck_assert_int_eq(cfg.sync_interval_ms, 2000);
+    ck_assert_int_eq(cfg.inventory_interval_seconds, 60);
+    ck_assert_ptr_nonnull(strstr(cfg.self_exe, "unit_test_config"));
     ck_assert_int_eq(cfg.jwt_ttl_seconds, 28800);
     ck_assert_int_eq(cfg.max_body_bytes, 1048576);
     ck_assert_int_eq(cfg.log_level, LOG_INFO);

@@ -1,0 +1,187 @@
+/*
+ * clusters.c - registering clusters and reading their inventory. The
+ * inventory itself is refreshed by the syncer worker (server/syncer.c): a
+ * new cluster, or a sync request, wakes it through NOTIFY aidc_sync.
+ */
+#include "clusters.h"
+
+#include "../backends/backend.h"
+#include "../db/clusters.h"
+#include "../db/sched.h"
+#include "../sched/inventory.h"
+#include "../server/config.h"
+#include "../server/err.h"
+#include "../server/validate.h"
+#include "../server/xalloc.h"
+#include "paging.h"
+
+#include <microhttpd.h>
+#include <string.h>
+
+static bool is_kind(const char *s)
+{
+    return strcmp(s, "local") == 0 || strcmp(s, "slurm") == 0 || strcmp(s, "kubernetes") == 0;
+}
+
+/* "file:/absolute/path" or "env:NAME" (or empty): where the secret lives on this host. */
+static bool is_credentials_ref(const char *s)
+{
+    if (s[0] == '\0')
+        return true;
+    if (strncmp(s, "file:/", 6) == 0)
+        return strlen(s) <= 1024 && !strstr(s, "/../");
+    if (strncmp(s, "env:", 4) == 0) {
+        const char *n = s + 4;
+        if (!((n[0] >= 'A' && n[0] <= 'Z') || (n[0] >= 'a' && n[0] <= 'z') || n[0] == '_'))
+            return false;
+        for (const char *p = n; *p; p++)
+            if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
+                  *p == '_'))
+                return false;
+        return strlen(n) <= 128;
+    }
+    return false;
+}
+
+static const struct vfield create_fields[] = {
+    {"name", V_STRING, V_REQUIRED, 0, 0, validate_slug, "must match ^[a-z][a-z0-9-]{1,62}$"},
+    {"kind", V_STRING, V_REQUIRED, 0, 0, is_kind, "must be local, slurm or kubernetes"},
+    {"endpoint", V_STRING, V_NULLABLE, 0, 2048, NULL, NULL},
+    {"credentials_ref", V_STRING, V_NULLABLE, 0, 0, is_credentials_ref,
+     "must be file:/absolute/path or env:NAME"},
+    {"options", V_OBJECT, 0, 0, 0, NULL, NULL},
+};
+
+/*
+ * A cluster whose GPUs aidc assigns (the local executor) has its inventory in
+ * its options: write it with the cluster, so jobs can be submitted at once.
+ */
+static int local_inventory(struct req *rq, const struct backend_ops *ops, const json_t *cluster)
+{
+    struct backend_cluster bc = {
+        .id = json_string_value(json_object_get(cluster, "id")),
+        .name = json_string_value(json_object_get(cluster, "name")),
+        .kind = ops->kind,
+        .options = json_object_get(cluster, "options"),
+        .data_dir = rq->cfg->data_dir,
+        .self_exe = rq->cfg->self_exe,
+    };
+    return inventory_refresh(rq->db, ops, &bc);
+}
+
+int api_cluster_create(struct req *rq, struct resp *rs)
+{
+    if (!validate_object(rq->json, create_fields, sizeof create_fields / sizeof create_fields[0],
+                         rs))
+        return api_fail_fields(rs);
+    const char *name = vstr(rq->json, "name"), *kind = vstr(rq->json, "kind");
+    const struct backend_ops *ops = backend_find(kind);
+    if (!ops) {
+        api_field_error(rs, "kind", "clusters of kind \"%s\" are not available in this version",
+                        kind);
+        rs->err.status = MHD_HTTP_UNPROCESSABLE_CONTENT;
+        return api_fail_fields(rs);
+    }
+    json_t *options = json_object_get(rq->json, "options");
+    options = options ? json_deep_copy(options) : json_object();
+    char msg[256];
+    if (!ops->check_options(options, msg, sizeof msg)) {
+        json_decref(options);
+        api_field_error(rs, "options", "%s", msg);
+        rs->err.status = MHD_HTTP_UNPROCESSABLE_CONTENT;
+        return api_fail_fields(rs);
+    }
+    char *opts = json_dumps(options, JSON_COMPACT);
+    json_decref(options);
+    json_t *out = NULL;
+    bool second_local = false;
+    int e = opts ? db_cluster_create(rq->db, name, kind, vstr(rq->json, "endpoint"),
+                                     vstr(rq->json, "credentials_ref"), opts, &out, &second_local)
+                 : AIDC_EINTERNAL;
+    free(opts);
+    if (e == AIDC_ECONFLICT && second_local)
+        return api_fail(rs, MHD_HTTP_CONFLICT,
+                        "a local cluster exists already: this machine has one set of GPUs");
+    if (e == AIDC_ECONFLICT)
+        return api_fail(rs, MHD_HTTP_CONFLICT, "cluster \"%s\" already exists", name);
+    if (e)
+        return e;
+    e = ops->gpu_range ? local_inventory(rq, ops, out) : 0;
+    if (!e)
+        e = db_sched_wake(rq->db, "aidc_sync");
+    if (e) {
+        json_decref(out);
+        return e;
+    }
+    if (ops->gpu_range) { /* show the inventory just written */
+        json_decref(out);
+        out = NULL;
+        e = db_cluster_get(rq->db, name, &out);
+        if (e)
+            return e;
+    }
+    char *loc = xasprintf("/api/v1/clusters/%s", name);
+    resp_header(rs, MHD_HTTP_HEADER_LOCATION, loc);
+    free(loc);
+    resp_audit(rs, "cluster", name,
+               json_pack("{s:s, s:s, s:O}", "name", name, "kind", kind, "options",
+                         json_object_get(out, "options")));
+    return resp_json(rs, MHD_HTTP_CREATED, out);
+}
+
+int api_cluster_list(struct req *rq, struct resp *rs)
+{
+    struct page pg;
+    int e = paging_parse(rq, rs, &pg);
+    if (e)
+        return e;
+    PGresult *r = NULL;
+    e = db_cluster_list(rq->db, pg.after, pg.limit, &r);
+    if (!e)
+        e = paging_answer(rs, r, &pg);
+    PQclear(r);
+    paging_free(&pg);
+    return e;
+}
+
+static int name_param(struct req *rq, struct resp *rs, const char **out)
+{
+    *out = req_param(rq, "name");
+    if (!validate_slug(*out)) {
+        api_field_error(rs, "name", "must match ^[a-z][a-z0-9-]{1,62}$");
+        return api_fail_fields(rs);
+    }
+    return 0;
+}
+
+int api_cluster_get(struct req *rq, struct resp *rs)
+{
+    const char *name;
+    int e = name_param(rq, rs, &name);
+    if (e)
+        return e;
+    json_t *out = NULL;
+    e = db_cluster_get(rq->db, name, &out);
+    if (e == AIDC_ENOTFOUND)
+        return api_fail(rs, MHD_HTTP_NOT_FOUND, "cluster \"%s\" not found", name);
+    return e ? e : resp_json(rs, MHD_HTTP_OK, out);
+}
+
+int api_cluster_sync(struct req *rq, struct resp *rs)
+{
+    const char *name;
+    int e = name_param(rq, rs, &name);
+    if (e)
+        return e;
+    char id[37], kind[16];
+    e = db_cluster_lookup(rq->db, name, id, kind, sizeof kind, NULL);
+    if (e == AIDC_ENOTFOUND)
+        return api_fail(rs, MHD_HTTP_NOT_FOUND, "cluster \"%s\" not found", name);
+    if (!e)
+        e = db_sched_wake(rq->db, "aidc_sync");
+    if (e)
+        return e;
+    resp_audit(rs, "cluster", name, NULL);
+    return resp_json(rs, MHD_HTTP_ACCEPTED,
+                     json_pack("{s:s, s:s}", "cluster", name, "sync", "requested"));
+}

@@ -1,0 +1,441 @@
+/*
+ * jobs.c - submitting, reading, listing and cancelling jobs, their history
+ * and their logs. Submitting only inserts the job as queued (with its event
+ * and a NOTIFY for the admission worker): nothing here waits on a cluster.
+ */
+#include "jobs.h"
+
+#include "../backends/backend.h"
+#include "../db/clusters.h"
+#include "../db/jobs.h"
+#include "../db/projects.h"
+#include "../db/quotas.h"
+#include "../server/config.h"
+#include "../server/crypto.h"
+#include "../server/err.h"
+#include "../server/validate.h"
+#include "../server/xalloc.h"
+#include "jobspec.h"
+#include "paging.h"
+
+#include <microhttpd.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LOG_TAIL_DEFAULT 100
+#define LOG_TAIL_MAX 10000
+
+static int unprocessable(struct resp *rs)
+{
+    rs->err.status = MHD_HTTP_UNPROCESSABLE_CONTENT;
+    return api_fail_fields(rs);
+}
+
+/*
+ * Keep the clusters (ok[]) whose column col is at least need; with
+ * zero_any, 0 or NULL there means "no limit". Returns how many are left;
+ * *largest receives the largest value among those that were in.
+ */
+static int narrow(const PGresult *r, bool *ok, int col, long long need, bool zero_any,
+                  long long *largest)
+{
+    int left = 0;
+    *largest = 0;
+    for (int i = 0; i < PQntuples(r); i++) {
+        long long v = PQgetisnull(r, i, col) ? 0 : strtoll(PQgetvalue(r, i, col), NULL, 10);
+        if (ok[i] && v > *largest)
+            *largest = v;
+        ok[i] = ok[i] && (v >= need || (zero_any && v <= 0));
+        left += ok[i];
+    }
+    return left;
+}
+
+/* The clusters that could ever run the job, narrowed rule by rule; the
+ * first rule that leaves none is the answer (422). *cluster_id receives the
+ * asked-for cluster's id. */
+static int check_clusters(struct req *rq, struct resp *rs, const struct jobspec *js,
+                          char *cluster_id)
+{
+    PGresult *r = NULL;
+    int e = db_cluster_candidates(rq->db, js->gpu_type, &r);
+    if (e)
+        return e;
+    int n = PQntuples(r), left = 0;
+    bool *ok = xcalloc((size_t)n + 1, sizeof *ok);
+    for (int i = 0; i < n; i++) {
+        ok[i] = !js->cluster || strcmp(PQgetvalue(r, i, 1), js->cluster) == 0;
+        left += ok[i];
+        if (ok[i] && js->cluster)
+            snprintf(cluster_id, 37, "%s", PQgetvalue(r, i, 0));
+    }
+    long long nodes = js->nodes, big = 0;
+    if (left == 0 && js->cluster)
+        api_field_error(rs, "cluster", "no cluster is named \"%s\"", js->cluster);
+    else if (left == 0)
+        api_field_error(rs, "cluster", "no cluster is registered yet");
+    if (left && js->gpus > 0 && (left = narrow(r, ok, 4, js->gpus * nodes, false, &big)) == 0) {
+        if (big == 0)
+            api_field_error(rs, "gpu_type", "no cluster%s offers GPUs of type \"%s\"",
+                            js->cluster ? " asked for" : "", js->gpu_type);
+        else
+            api_field_error(rs, "gpus", "needs %lld GPUs of type \"%s\"; the largest cluster has "
+                                        "%lld", js->gpus * nodes, js->gpu_type, big);
+    }
+    if (left) {
+        int max_nodes = 0;
+        left = 0;
+        for (int i = 0; i < n; i++) {
+            const struct backend_ops *ops = backend_find(PQgetvalue(r, i, 2));
+            int m = ops ? ops->max_nodes : 0;
+            if (ok[i] && m > max_nodes)
+                max_nodes = m;
+            ok[i] = ok[i] && (m == 0 || js->nodes <= m);
+            left += ok[i];
+        }
+        if (!left)
+            api_field_error(rs, "nodes", "at most %d node%s per job on the cluster%s that could "
+                                         "run it", max_nodes, max_nodes == 1 ? "" : "s",
+                            js->cluster ? "" : "s");
+    }
+    if (left && (left = narrow(r, ok, 6, js->cpus * nodes, true, &big)) == 0)
+        api_field_error(rs, "cpus", "needs %lld cores; the largest cluster has %lld",
+                        js->cpus * nodes, big);
+    if (left && (left = narrow(r, ok, 7, js->memory_gib * nodes, true, &big)) == 0)
+        api_field_error(rs, "memory_gib", "needs %lld GiB; the largest cluster has %lld",
+                        js->memory_gib * nodes, big);
+    if (left && (left = narrow(r, ok, 5, js->time_limit_minutes, true, &big)) == 0)
+        api_field_error(rs, "time_limit_minutes",
+                        "is longer than the cluster maximum of %lld minutes", big);
+    free(ok);
+    PQclear(r);
+    return rs->err.nfields ? unprocessable(rs) : 0;
+}
+
+/* Compare the request with a quota's limits (rows: resource, ..., limit in column lcol). */
+static void check_limits(struct resp *rs, const PGresult *q, int lcol, const struct jobspec *js,
+                         const char *whose)
+{
+    char gres[48] = "";
+    if (js->gpu_type)
+        snprintf(gres, sizeof gres, "gpu:%s", js->gpu_type);
+    /* small integers (at most 64 * 16384): exact as doubles */
+    double gpus = (double)js->gpus * js->nodes, cpus = (double)js->cpus * js->nodes,
+           mem = (double)js->memory_gib * js->nodes;
+    bool gpu_listed = false;
+    for (int i = 0; i < PQntuples(q); i++) {
+        const char *res = PQgetvalue(q, i, 0);
+        double limit = strtod(PQgetvalue(q, i, lcol), NULL);
+        if (gres[0] && strcmp(res, gres) == 0) {
+            gpu_listed = true;
+            if (gpus > limit + 1e-9)
+                api_field_error(rs, "gpus", "%g GPUs of type \"%s\" exceed the %s limit of %g",
+                                gpus, js->gpu_type, whose, limit);
+        } else if (strcmp(res, "cpu") == 0 && cpus > limit + 1e-9) {
+            api_field_error(rs, "cpus", "%g cores exceed the %s limit of %g", cpus, whose, limit);
+        } else if (strcmp(res, "memory_gib") == 0 && mem > limit + 1e-9) {
+            api_field_error(rs, "memory_gib", "%g GiB exceed the %s limit of %g", mem, whose,
+                            limit);
+        }
+    }
+    /* a GPU type absent from a tenant's quota is out of reach; from a
+     * project's, the tenant's limit applies */
+    if (gres[0] && !gpu_listed && strcmp(whose, "tenant's") == 0)
+        api_field_error(rs, "gpu_type", "the tenant has no quota for GPUs of type \"%s\"",
+                        js->gpu_type);
+}
+
+static int check_quotas(struct req *rq, struct resp *rs, const struct jobspec *js,
+                        const char *project_id)
+{
+    PGresult *t = NULL, *p = NULL;
+    int e = db_quota_tenant_get(rq->db, rq->tenant.id, &t);
+    if (!e)
+        e = db_quota_project_get(rq->db, project_id, &p);
+    if (!e) {
+        check_limits(rs, t, 2, js, "tenant's");
+        check_limits(rs, p, 1, js, "project's");
+    }
+    PQclear(t);
+    PQclear(p);
+    if (e)
+        return e;
+    return rs->err.nfields ? unprocessable(rs) : 0;
+}
+
+static json_t *submit_audit(const struct jobspec *js)
+{
+    json_t *cmd = js->command_json ? json_loads(js->command_json, 0, NULL) : NULL;
+    json_t *env = json_loads(js->env_json, 0, NULL), *keys = json_array();
+    const char *k;
+    json_t *v;
+    json_object_foreach(env, k, v) json_array_append_new(keys, json_string(k)); /* not values */
+    json_decref(env);
+    return json_pack("{s:s, s:s, s:s?, s:o*, s:b, s:i, s:s?, s:i, s:i, s:i, s:i, s:s, s:o, s:s?}",
+                     "project", js->project, "name", js->name, "image", js->image, "command",
+                     cmd, "script", js->script != NULL, "gpus", js->gpus, "gpu_type", js->gpu_type,
+                     "cpus", js->cpus, "memory_gib", js->memory_gib, "nodes", js->nodes,
+                     "time_limit_minutes", js->time_limit_minutes, "priority", js->priority,
+                     "env_keys", keys, "cluster", js->cluster);
+}
+
+int api_job_submit(struct req *rq, struct resp *rs)
+{
+    if (rq->tenant.suspended) /* platform admins pass the dispatcher; no new work either */
+        return api_fail(rs, MHD_HTTP_FORBIDDEN, "tenant \"%s\" is suspended: no new jobs",
+                        rq->tenant.slug);
+    struct jobspec js;
+    if (!jobspec_parse(rq->json, &js, rs)) {
+        jobspec_free(&js);
+        return rs->err.nfields ? api_fail_fields(rs) : AIDC_EINTERNAL;
+    }
+    char project_id[37] = "", cluster_id[37] = "";
+    int e = db_project_id(rq->db, rq->tenant.id, js.project, project_id);
+    if (e == AIDC_ENOTFOUND) {
+        api_field_error(rs, "project", "no project \"%s\" in tenant \"%s\"", js.project,
+                        rq->tenant.slug);
+        e = unprocessable(rs);
+    }
+    if (!e)
+        e = check_clusters(rq, rs, &js, cluster_id);
+    if (!e)
+        e = check_quotas(rq, rs, &js, project_id);
+    json_t *out = NULL;
+    if (!e) {
+        struct db_job_new j = {
+            .tenant_id = rq->tenant.id, .project_slug = js.project, .user_id = rq->actor.user_id,
+            .username = rq->actor.username, .name = js.name, .priority = js.priority,
+            .requested_cluster = cluster_id[0] ? cluster_id : NULL, .gpu_type = js.gpu_type,
+            .image = js.image, .command_json = js.command_json, .script = js.script,
+            .env_json = js.env_json, .gpus = js.gpus, .cpus = js.cpus,
+            .memory_gib = js.memory_gib, .nodes = js.nodes,
+            .time_limit_minutes = js.time_limit_minutes};
+        e = db_job_insert(rq->db, &j, &out);
+    }
+    if (!e) {
+        const char *id = json_string_value(json_object_get(out, "id"));
+        char *loc = xasprintf("/api/v1/tenants/%s/jobs/%s", rq->tenant.slug, id);
+        resp_header(rs, MHD_HTTP_HEADER_LOCATION, loc);
+        free(loc);
+        resp_audit(rs, "job", id, submit_audit(&js));
+        e = resp_json(rs, MHD_HTTP_CREATED, out);
+    }
+    jobspec_free(&js);
+    return e;
+}
+
+static int id_param(struct req *rq, struct resp *rs, const char **out)
+{
+    *out = req_param(rq, "id");
+    if (!crypto_uuid_valid(*out)) {
+        api_field_error(rs, "id", "must be a UUID");
+        return api_fail_fields(rs);
+    }
+    return 0;
+}
+
+static int not_found(struct req *rq, struct resp *rs, const char *id)
+{
+    return api_fail(rs, MHD_HTTP_NOT_FOUND, "job %s not found in tenant \"%s\"", id,
+                    rq->tenant.slug);
+}
+
+/* Tenant admins, platform admins and the job's owner may see all of it. */
+static bool sees_all(const struct req *rq, const char *owner)
+{
+    return (rq->actor.roles & GR_PLATFORM_ADMIN) || rq->tenant.role >= TR_ADMIN ||
+           (owner && rq->actor.username && strcmp(owner, rq->actor.username) == 0);
+}
+
+/* Others see which variables a job sets, not their values (tokens end up there). */
+static json_t *shown(const struct req *rq, json_t *job)
+{
+    if (sees_all(rq, json_string_value(json_object_get(job, "user"))))
+        return job;
+    const char *k;
+    json_t *v;
+    json_object_foreach(json_object_get(job, "env"), k, v)
+        json_object_set_new(json_object_get(job, "env"), k, json_string("(hidden)"));
+    return job;
+}
+
+int api_job_get(struct req *rq, struct resp *rs)
+{
+    const char *id;
+    int e = id_param(rq, rs, &id);
+    if (e)
+        return e;
+    json_t *out = NULL;
+    e = db_job_get(rq->db, rq->tenant.id, id, &out);
+    if (e == AIDC_ENOTFOUND)
+        return not_found(rq, rs, id);
+    return e ? e : resp_json(rs, MHD_HTTP_OK, shown(rq, out));
+}
+
+int api_job_list(struct req *rq, struct resp *rs)
+{
+    const char *state = req_query(rq, "state"), *project = req_query(rq, "project"),
+               *user = req_query(rq, "user");
+    if (state && !jobspec_state_valid(state))
+        api_field_error(rs, "state", "must be one of queued, admitted, pending, running, "
+                                     "succeeded, failed, cancelled, preempted");
+    if (project && !validate_slug(project))
+        api_field_error(rs, "project", "must match ^[a-z][a-z0-9-]{1,62}$");
+    if (user && !validate_username(user))
+        api_field_error(rs, "user", "must be a user name");
+    if (rs->err.nfields)
+        return api_fail_fields(rs);
+    struct page pg;
+    int e = paging_parse(rq, rs, &pg);
+    if (e)
+        return e;
+    char *id;
+    paging_split(pg.after, &id);
+    if (pg.after && (!id || !crypto_uuid_valid(id))) {
+        paging_free(&pg);
+        api_field_error(rs, "cursor", "is not a cursor this server issued");
+        return api_fail_fields(rs);
+    }
+    PGresult *r = NULL;
+    e = db_job_list(rq->db, rq->tenant.id, state, project, user, pg.after, id, pg.limit, &r);
+    if (e == AIDC_EINVAL) {
+        api_field_error(rs, "cursor", "is not a cursor this server issued");
+        e = api_fail_fields(rs);
+    } else if (!e) {
+        e = paging_answer(rs, r, &pg);
+    }
+    if (!e) {
+        size_t i;
+        json_t *job;
+        json_array_foreach(json_object_get(rs->body, "items"), i, job) shown(rq, job);
+    }
+    PQclear(r);
+    paging_free(&pg);
+    return e;
+}
+
+int api_job_events(struct req *rq, struct resp *rs)
+{
+    const char *id;
+    int e = id_param(rq, rs, &id);
+    if (e)
+        return e;
+    struct page pg;
+    e = paging_parse(rq, rs, &pg);
+    if (e)
+        return e;
+    if (pg.after && (strspn(pg.after, "0123456789") != strlen(pg.after) || strlen(pg.after) > 18)) {
+        paging_free(&pg);
+        api_field_error(rs, "cursor", "is not a cursor this server issued");
+        return api_fail_fields(rs);
+    }
+    PGresult *r = NULL;
+    e = db_job_events(rq->db, rq->tenant.id, id, pg.after, pg.limit, &r);
+    /* every job has its "submitted" event: none on the first page, no job */
+    if (!e && PQntuples(r) == 0 && !pg.after)
+        e = not_found(rq, rs, id);
+    else if (!e)
+        e = paging_answer(rs, r, &pg);
+    PQclear(r);
+    paging_free(&pg);
+    return e;
+}
+
+int api_job_cancel(struct req *rq, struct resp *rs)
+{
+    const char *id;
+    int e = id_param(rq, rs, &id);
+    if (e)
+        return e;
+    json_t *job = NULL;
+    e = db_job_get(rq->db, rq->tenant.id, id, &job);
+    if (e == AIDC_ENOTFOUND)
+        return not_found(rq, rs, id);
+    if (e)
+        return e;
+    bool mine = sees_all(rq, json_string_value(json_object_get(job, "user")));
+    json_decref(job);
+    if (!mine)
+        return api_fail(rs, MHD_HTTP_FORBIDDEN, "members may cancel only their own jobs");
+    char state[16] = "";
+    json_t *out = NULL;
+    e = db_job_cancel(rq->db, rq->tenant.id, id, rq->actor.username, state, sizeof state, &out);
+    if (e == AIDC_ENOTFOUND)
+        return not_found(rq, rs, id);
+    if (e == AIDC_ECONFLICT)
+        return api_fail(rs, MHD_HTTP_CONFLICT, "job %s has already ended (%s)", id, state);
+    if (e)
+        return e;
+    resp_audit(rs, "job", id, json_pack("{s:s}", "state_before", state));
+    return resp_json(rs, MHD_HTTP_ACCEPTED, shown(rq, out));
+}
+
+static int tail_param(struct req *rq, struct resp *rs, int *tail)
+{
+    const char *t = req_query(rq, "tail");
+    *tail = LOG_TAIL_DEFAULT;
+    if (!t)
+        return 0;
+    char *end;
+    long v = strtol(t, &end, 10);
+    if (!*t || *end || !(t[0] >= '0' && t[0] <= '9') || v < 1 || v > LOG_TAIL_MAX) {
+        api_field_error(rs, "tail", "must be an integer from 1 to %d", LOG_TAIL_MAX);
+        return api_fail_fields(rs);
+    }
+    *tail = (int)v;
+    return 0;
+}
+
+int api_job_logs(struct req *rq, struct resp *rs)
+{
+    const char *id, *stream = req_query(rq, "stream");
+    int tail, e = id_param(rq, rs, &id);
+    if (e)
+        return e;
+    if (stream && strcmp(stream, "stdout") != 0 && strcmp(stream, "stderr") != 0) {
+        api_field_error(rs, "stream", "must be stdout or stderr");
+        return api_fail_fields(rs);
+    }
+    e = tail_param(rq, rs, &tail);
+    if (e)
+        return e;
+    struct db_job_placement pl;
+    e = db_job_placement(rq->db, rq->tenant.id, id, &pl);
+    if (e == AIDC_ENOTFOUND)
+        return not_found(rq, rs, id);
+    if (e)
+        return e;
+    const struct backend_ops *ops = pl.cluster_id[0] ? backend_find(pl.kind) : NULL;
+    json_t *options = pl.options_json ? json_loads(pl.options_json, 0, NULL) : NULL;
+    free(pl.options_json);
+    if (!sees_all(rq, pl.user))
+        e = api_fail(rs, MHD_HTTP_FORBIDDEN, "only the job's owner and tenant admins read its logs");
+    else if (!pl.cluster_id[0])
+        e = api_fail(rs, MHD_HTTP_NOT_FOUND, "job %s has no logs: it is %s and was not placed on "
+                                             "a cluster", id, pl.state);
+    else if (!ops || !ops->logs)
+        e = api_fail(rs, MHD_HTTP_NOT_FOUND, "logs of jobs on %s clusters cannot be read here",
+                     pl.kind);
+    if (e) {
+        json_decref(options);
+        return e;
+    }
+    struct backend_cluster cl = {.id = pl.cluster_id, .kind = pl.kind, .options = options,
+                                 .data_dir = rq->cfg->data_dir, .self_exe = rq->cfg->self_exe};
+    char *text = NULL;
+    size_t len = 0;
+    e = ops->logs(&cl, pl.run_key, stream && strcmp(stream, "stderr") == 0, tail, &text, &len);
+    json_decref(options);
+    if (e == AIDC_ENOTFOUND) {
+        text = xstrdup(""); /* not started yet: nothing written so far */
+        len = 0;
+        e = 0;
+    }
+    if (e)
+        return e;
+    rs->status = MHD_HTTP_OK;
+    rs->raw = text;
+    rs->raw_len = len;
+    rs->content_type = "text/plain; charset=utf-8";
+    return 0;
+}

@@ -1,0 +1,191 @@
+/* jobspec.c - checking a job submission (see jobspec.h). */
+#include "jobspec.h"
+
+#include "../server/validate.h"
+#include "../server/xalloc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+bool jobspec_gpu_type_valid(const char *t)
+{
+    size_t n = strlen(t);
+    if (n < 1 || n > 32 || !((t[0] >= 'a' && t[0] <= 'z') || (t[0] >= '0' && t[0] <= '9')))
+        return false;
+    for (size_t i = 1; i < n; i++)
+        if (!((t[i] >= 'a' && t[i] <= 'z') || (t[i] >= '0' && t[i] <= '9') || t[i] == '.' ||
+              t[i] == '_' || t[i] == '-'))
+            return false;
+    return true;
+}
+
+bool jobspec_state_valid(const char *s)
+{
+    static const char *const states[] = {"queued",    "admitted", "pending",   "running",
+                                         "succeeded", "failed",   "cancelled", "preempted"};
+    for (size_t i = 0; i < sizeof states / sizeof states[0]; i++)
+        if (strcmp(s, states[i]) == 0)
+            return true;
+    return false;
+}
+
+static bool is_priority(const char *s)
+{
+    return strcmp(s, "high") == 0 || strcmp(s, "normal") == 0 || strcmp(s, "low") == 0;
+}
+
+/* Printable text: no C0 or C1 control characters (names show in lists,
+ * logs and terminals, where U+009B starts an escape sequence). */
+static bool is_printable(const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        if (*p < 0x20 || *p == 0x7f || (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f))
+            return false;
+    return true;
+}
+
+static bool has_text(const char *s)
+{
+    for (; *s; s++)
+        if (*s != ' ' && *s != '\t' && *s != '\n' && *s != '\r')
+            return true;
+    return false;
+}
+
+static const struct vfield fields[] = {
+    {"project", V_STRING, V_REQUIRED, 0, 0, validate_slug, "must match ^[a-z][a-z0-9-]{1,62}$"},
+    {"name", V_STRING, V_REQUIRED, 1, 200, is_printable, "must not contain control characters"},
+    {"image", V_STRING, V_NULLABLE, 1, 512, is_printable, "must not contain control characters"},
+    {"command", V_STRING_ARRAY, V_NULLABLE, 1, JOB_MAX_ARGS, NULL, NULL},
+    {"script", V_STRING, V_NULLABLE, 0, 0, NULL, NULL},
+    {"gpus", V_INT, 0, 0, JOB_MAX_GPUS, NULL, NULL},
+    {"gpu_type", V_STRING, V_NULLABLE, 0, 0, jobspec_gpu_type_valid,
+     "must match ^[a-z0-9][a-z0-9._-]{0,31}$"},
+    {"cpus", V_INT, 0, 1, JOB_MAX_CPUS, NULL, NULL},
+    {"memory_gib", V_INT, 0, 1, JOB_MAX_MEMORY_GIB, NULL, NULL},
+    {"nodes", V_INT, 0, 1, JOB_MAX_NODES, NULL, NULL},
+    {"time_limit_minutes", V_INT, 0, 1, JOB_MAX_MINUTES, NULL, NULL},
+    {"priority", V_STRING, 0, 0, 0, is_priority, "must be high, normal or low"},
+    {"env", V_OBJECT, V_NULLABLE, 0, 0, NULL, NULL},
+    {"cluster", V_STRING, V_NULLABLE, 0, 0, validate_slug, "must match ^[a-z][a-z0-9-]{1,62}$"},
+};
+
+static int int_or(const json_t *body, const char *name, int def)
+{
+    json_t *v = json_object_get(body, name);
+    return json_is_integer(v) ? (int)json_integer_value(v) : def;
+}
+
+static bool env_name_valid(const char *k)
+{
+    size_t n = strlen(k);
+    if (n < 1 || n > JOB_MAX_ENV_NAME || !((k[0] >= 'A' && k[0] <= 'Z') ||
+                                           (k[0] >= 'a' && k[0] <= 'z') || k[0] == '_'))
+        return false;
+    for (size_t i = 1; i < n; i++)
+        if (!((k[i] >= 'A' && k[i] <= 'Z') || (k[i] >= 'a' && k[i] <= 'z') ||
+              (k[i] >= '0' && k[i] <= '9') || k[i] == '_'))
+            return false;
+    return true;
+}
+
+/* Variables the platform sets itself: a job may not pretend otherwise. */
+static bool env_reserved(const char *k)
+{
+    return strncmp(k, "AIDC_", 5) == 0 || strcmp(k, "CUDA_VISIBLE_DEVICES") == 0 ||
+           strcmp(k, "NVIDIA_VISIBLE_DEVICES") == 0;
+}
+
+static void check_env(const json_t *env, struct resp *rs)
+{
+    if (!json_is_object(env))
+        return;
+    if (json_object_size(env) > JOB_MAX_ENV) {
+        api_field_error(rs, "env", "may have at most %d variables (has %zu)", JOB_MAX_ENV,
+                        json_object_size(env));
+        return;
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)env, k, v) {
+        char field[JOB_MAX_ENV_NAME + 8];
+        snprintf(field, sizeof field, "env.%.*s", JOB_MAX_ENV_NAME, k);
+        if (!env_name_valid(k))
+            api_field_error(rs, "env", "\"%.64s\" is not a variable name "
+                                       "(^[A-Za-z_][A-Za-z0-9_]{0,127}$)", k);
+        else if (env_reserved(k))
+            api_field_error(rs, field, "is set by the platform (AIDC_*, CUDA_VISIBLE_DEVICES, "
+                                       "NVIDIA_VISIBLE_DEVICES)");
+        else if (!json_is_string(v))
+            api_field_error(rs, field, "must be a string");
+        else if (strlen(json_string_value(v)) > JOB_MAX_ENV_VALUE)
+            api_field_error(rs, field, "must be at most %d bytes", JOB_MAX_ENV_VALUE);
+    }
+}
+
+static void check_command(const json_t *cmd, struct resp *rs)
+{
+    if (!json_is_array(cmd))
+        return;
+    size_t i;
+    json_t *v;
+    json_array_foreach(cmd, i, v) {
+        const char *s = json_string_value(v);
+        if (s && strlen(s) > JOB_MAX_ARG) {
+            api_field_error(rs, "command", "item %zu is longer than %d bytes", i, JOB_MAX_ARG);
+            return;
+        }
+    }
+    const char *first = json_string_value(json_array_get(cmd, 0));
+    if (first && !has_text(first))
+        api_field_error(rs, "command", "must name a program first");
+}
+
+bool jobspec_parse(const json_t *body, struct jobspec *spec, struct resp *rs)
+{
+    memset(spec, 0, sizeof *spec);
+    bool ok = validate_object(body, fields, sizeof fields / sizeof fields[0], rs);
+    const json_t *cmd = json_object_get(body, "command");
+    const char *script = vstr(body, "script");
+    bool has_cmd = cmd && !json_is_null(cmd), has_script = script != NULL;
+    if (has_cmd == has_script)
+        api_field_error(rs, "command", "give exactly one of command (an array) or script");
+    check_command(cmd, rs);
+    if (script && !has_text(script))
+        api_field_error(rs, "script", "must not be empty");
+    else if (script && strlen(script) > JOB_MAX_SCRIPT)
+        api_field_error(rs, "script", "must be at most %d bytes", JOB_MAX_SCRIPT);
+    check_env(json_object_get(body, "env"), rs);
+
+    spec->project = vstr(body, "project");
+    spec->name = vstr(body, "name");
+    spec->image = vstr(body, "image");
+    spec->script = script;
+    spec->gpu_type = vstr(body, "gpu_type");
+    spec->priority = vstr(body, "priority") ? vstr(body, "priority") : "normal";
+    spec->cluster = vstr(body, "cluster");
+    spec->gpus = int_or(body, "gpus", 0);
+    spec->cpus = int_or(body, "cpus", 1);
+    spec->memory_gib = int_or(body, "memory_gib", 4);
+    spec->nodes = int_or(body, "nodes", 1);
+    spec->time_limit_minutes = int_or(body, "time_limit_minutes", 60);
+    const json_t *gt = json_object_get(body, "gpu_type");
+    if (spec->gpus > 0 && (!gt || json_is_null(gt)))
+        api_field_error(rs, "gpu_type", "is required when gpus > 0");
+    if (spec->gpus == 0 && spec->gpu_type)
+        api_field_error(rs, "gpu_type", "needs gpus > 0");
+    if (rs->err.nfields || !ok)
+        return false;
+    if (has_cmd)
+        spec->command_json = json_dumps(cmd, JSON_COMPACT);
+    const json_t *env = json_object_get(body, "env");
+    spec->env_json = json_is_object(env) ? json_dumps(env, JSON_COMPACT) : xstrdup("{}");
+    return (!has_cmd || spec->command_json) && spec->env_json;
+}
+
+void jobspec_free(struct jobspec *spec)
+{
+    free(spec->command_json);
+    free(spec->env_json);
+    spec->command_json = spec->env_json = NULL;
+}

@@ -1,0 +1,347 @@
+/*
+ * quotas.c - tenant quotas (guaranteed and limit per resource, set by platform
+ * admins) and project quotas (a limit below the tenant's, set by tenant
+ * admins), with what is used now.
+ *
+ * A gpu:<type> absent from a tenant's quota means guaranteed 0 and limit 0;
+ * any other absent resource is unlimited (shown with a null limit).
+ */
+#include "quotas.h"
+
+#include "../db/projects.h"
+#include "../db/quotas.h"
+#include "../server/err.h"
+#include "../server/sbuf.h"
+#include "../server/validate.h"
+#include "../server/xalloc.h"
+
+#include <math.h>
+#include <microhttpd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_RESOURCES 64
+#define MAX_AMOUNT 1e9
+
+static bool is_gpu_resource(const char *r)
+{
+    if (strncmp(r, "gpu:", 4) != 0)
+        return false;
+    const char *t = r + 4;
+    size_t n = strlen(t);
+    if (n < 1 || n > 32 || !((t[0] >= 'a' && t[0] <= 'z') || (t[0] >= '0' && t[0] <= '9')))
+        return false;
+    for (size_t i = 1; i < n; i++)
+        if (!((t[i] >= 'a' && t[i] <= 'z') || (t[i] >= '0' && t[i] <= '9') || t[i] == '.' ||
+              t[i] == '_' || t[i] == '-'))
+            return false;
+    return true;
+}
+
+static bool is_resource(const char *r, bool tenant)
+{
+    static const char *const names[] = {"cpu", "memory_gib", "jobs", "gpu_hours_month",
+                                        "storage_gib"};
+    if (is_gpu_resource(r))
+        return true;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(r, names[i]) == 0)
+            return tenant || strcmp(r, "storage_gib") != 0;
+    return false;
+}
+
+/* "resources.<name>": how field errors name a resource of the body. */
+static const char *field_name(const char *resource, char *buf, size_t n)
+{
+    snprintf(buf, n, "resources.%.40s", resource);
+    return buf;
+}
+
+/* A numeric text from the database as a JSON number. */
+static json_t *number(const char *text)
+{
+    if (!text)
+        return json_null();
+    if (!strchr(text, '.'))
+        return json_integer(strtoll(text, NULL, 10));
+    double v = strtod(text, NULL);
+    return v == floor(v) && fabs(v) < 9e15 ? json_integer((json_int_t)v) : json_real(v);
+}
+
+static json_t *entry(json_t *doc, const char *res, bool with_guarantee)
+{
+    json_t *e = json_object_get(doc, res);
+    if (!e) {
+        bool gpu = is_gpu_resource(res);
+        e = json_object();
+        if (with_guarantee)
+            json_object_set_new(e, "guaranteed", gpu ? json_integer(0) : json_null());
+        json_object_set_new(e, "limit", gpu && with_guarantee ? json_integer(0) : json_null());
+        json_object_set_new(e, "used", json_integer(0));
+        if (with_guarantee)
+            json_object_set_new(e, "borrowed", json_integer(0));
+        json_object_set_new(doc, res, e);
+    }
+    return e;
+}
+
+/* {"resources": {...}} from the quota rows and the usage rows. */
+static int document(struct req *rq, const char *project_id, struct resp *rs, int status)
+{
+    PGresult *q = NULL, *u = NULL;
+    bool tenant = project_id == NULL;
+    int e = tenant ? db_quota_tenant_get(rq->db, rq->tenant.id, &q)
+                   : db_quota_project_get(rq->db, project_id, &q);
+    if (!e)
+        e = db_quota_usage(rq->db, rq->tenant.id, project_id, &u);
+    if (e) {
+        PQclear(q);
+        return e;
+    }
+    json_t *res = json_object();
+    for (int i = 0; i < PQntuples(q); i++) {
+        json_t *en = entry(res, PQgetvalue(q, i, 0), tenant);
+        if (tenant) {
+            json_object_set_new(en, "guaranteed", number(PQgetvalue(q, i, 1)));
+            json_object_set_new(en, "limit", number(PQgetvalue(q, i, 2)));
+        } else {
+            json_object_set_new(en, "limit", number(PQgetvalue(q, i, 1)));
+        }
+    }
+    for (int i = 0; i < PQntuples(u); i++) {
+        json_t *en = entry(res, PQgetvalue(u, i, 0), tenant);
+        json_object_set_new(en, "used", number(PQgetvalue(u, i, 1)));
+        if (tenant)
+            json_object_set_new(en, "borrowed", number(PQgetvalue(u, i, 2)));
+    }
+    PQclear(q);
+    PQclear(u);
+    return resp_json(rs, status, json_pack("{s:o}", "resources", res));
+}
+
+int api_quota_tenant_get(struct req *rq, struct resp *rs)
+{
+    return document(rq, NULL, rs, MHD_HTTP_OK);
+}
+
+/* An amount: a JSON number from 0 to MAX_AMOUNT, as exact text for numeric. */
+static bool amount(const json_t *v, char *out, size_t n)
+{
+    if (json_is_integer(v)) {
+        json_int_t x = json_integer_value(v);
+        if (x < 0 || x > (json_int_t)MAX_AMOUNT)
+            return false;
+        snprintf(out, n, "%lld", (long long)x);
+        return true;
+    }
+    if (json_is_real(v)) {
+        double x = json_real_value(v);
+        if (!(x >= 0 && x <= MAX_AMOUNT))
+            return false;
+        snprintf(out, n, "%.6f", x);
+        return true;
+    }
+    return false;
+}
+
+struct parsed {
+    struct sbuf names, guaranteed, limits;
+    size_t n;
+    char (*name)[40];
+    double *g, *l;
+};
+
+static void parsed_free(struct parsed *p)
+{
+    sbuf_free(&p->names);
+    sbuf_free(&p->guaranteed);
+    sbuf_free(&p->limits);
+    free(p->name);
+    free(p->g);
+    free(p->l);
+}
+
+/* Check the body {"resources": {...}}; field errors go to rs. */
+static bool parse_body(const json_t *body, bool tenant, struct resp *rs, struct parsed *p)
+{
+    memset(p, 0, sizeof *p);
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)body, key, v) if (strcmp(key, "resources") != 0)
+        api_field_error(rs, key, "unknown field");
+    json_t *resources = json_object_get(body, "resources");
+    if (!json_is_object(resources)) {
+        api_field_error(rs, "resources", "is required: an object of resource to amounts");
+        return false;
+    }
+    if (json_object_size(resources) > MAX_RESOURCES) {
+        api_field_error(rs, "resources", "may name at most %d resources", MAX_RESOURCES);
+        return false;
+    }
+    p->name = xcalloc(json_object_size(resources) + 1, sizeof *p->name);
+    p->g = xcalloc(json_object_size(resources) + 1, sizeof *p->g);
+    p->l = xcalloc(json_object_size(resources) + 1, sizeof *p->l);
+    json_object_foreach(resources, key, v) {
+        char field[64];
+        field_name(key, field, sizeof field);
+        if (!is_resource(key, tenant)) {
+            api_field_error(rs, field, tenant ? "is not a resource (gpu:<type>, cpu, memory_gib, "
+                                                "jobs, gpu_hours_month, storage_gib)"
+                                              : "is not a resource (gpu:<type>, cpu, memory_gib, "
+                                                "jobs, gpu_hours_month)");
+            continue;
+        }
+        if (!json_is_object(v)) {
+            api_field_error(rs, field, "must be an object");
+            continue;
+        }
+        char g[48] = "0", l[48] = "";
+        const char *k2;
+        json_t *x;
+        json_object_foreach(v, k2, x) {
+            if (strcmp(k2, "limit") != 0 && !(tenant && strcmp(k2, "guaranteed") == 0))
+                api_field_error(rs, field, "unknown field \"%.40s\"", k2);
+        }
+        json_t *gv = json_object_get(v, "guaranteed"), *lv = json_object_get(v, "limit");
+        if (gv && !amount(gv, g, sizeof g))
+            api_field_error(rs, field, "guaranteed must be a number from 0 to 1000000000");
+        if (!lv || !amount(lv, l, sizeof l)) {
+            api_field_error(rs, field, "limit is required: a number from 0 to 1000000000");
+            continue;
+        }
+        double gd = strtod(g, NULL), ld = strtod(l, NULL);
+        if (ld < gd)
+            api_field_error(rs, field, "limit (%s) must not be below guaranteed (%s)", l, g);
+        snprintf(p->name[p->n], sizeof p->name[0], "%s", key);
+        p->g[p->n] = gd;
+        p->l[p->n] = ld;
+        p->n++;
+        sbuf_printf(&p->names, "%s%s", p->names.len ? "," : "", key);
+        sbuf_printf(&p->guaranteed, "%s%s", p->guaranteed.len ? "," : "", g);
+        sbuf_printf(&p->limits, "%s%s", p->limits.len ? "," : "", l);
+    }
+    return rs->err.nfields == 0;
+}
+
+/* The guarantees of all tenants of each GPU type must fit the clusters. */
+static int check_capacity(struct req *rq, struct resp *rs, const struct parsed *p)
+{
+    PGresult *r = NULL;
+    char field[64];
+    int e = db_quota_capacity(rq->db, rq->tenant.id, &r);
+    if (e)
+        return e;
+    for (size_t i = 0; i < p->n; i++) {
+        if (!is_gpu_resource(p->name[i]) || p->g[i] <= 0)
+            continue;
+        double others = 0, capacity = 0;
+        for (int k = 0; k < PQntuples(r); k++) {
+            if (strcmp(PQgetvalue(r, k, 0), p->name[i]) == 0) {
+                others = strtod(PQgetvalue(r, k, 1), NULL);
+                capacity = strtod(PQgetvalue(r, k, 2), NULL);
+            }
+        }
+        if (others + p->g[i] > capacity + 1e-9)
+            api_field_error(rs, field_name(p->name[i], field, sizeof field),
+                            "the tenants' guarantees would total %g GPUs, the clusters offer %g",
+                            others + p->g[i], capacity);
+    }
+    PQclear(r);
+    if (rs->err.nfields) {
+        rs->err.status = MHD_HTTP_UNPROCESSABLE_CONTENT;
+        return api_fail_fields(rs);
+    }
+    return 0;
+}
+
+int api_quota_tenant_put(struct req *rq, struct resp *rs)
+{
+    struct parsed p;
+    int e;
+    if (!parse_body(rq->json, true, rs, &p)) {
+        e = api_fail_fields(rs);
+        goto out;
+    }
+    e = check_capacity(rq, rs, &p);
+    if (!e)
+        e = db_quota_tenant_put(rq->db, rq->tenant.id, sbuf_str(&p.names), sbuf_str(&p.guaranteed),
+                                sbuf_str(&p.limits));
+    if (!e) {
+        resp_audit(rs, "quota", rq->tenant.slug, json_deep_copy(rq->json));
+        e = document(rq, NULL, rs, MHD_HTTP_OK);
+    }
+out:
+    parsed_free(&p);
+    return e;
+}
+
+static int project_id(struct req *rq, struct resp *rs, char *id)
+{
+    const char *slug = req_param(rq, "project");
+    if (!validate_slug(slug)) {
+        api_field_error(rs, "project", "must match ^[a-z][a-z0-9-]{1,62}$");
+        return api_fail_fields(rs);
+    }
+    int e = db_project_id(rq->db, rq->tenant.id, slug, id);
+    if (e == AIDC_ENOTFOUND)
+        return api_fail(rs, MHD_HTTP_NOT_FOUND, "project \"%s\" not found in tenant \"%s\"", slug,
+                        rq->tenant.slug);
+    return e;
+}
+
+int api_quota_project_get(struct req *rq, struct resp *rs)
+{
+    char id[37];
+    int e = project_id(rq, rs, id);
+    return e ? e : document(rq, id, rs, MHD_HTTP_OK);
+}
+
+/* A project's limit may not exceed its tenant's. */
+static int check_tenant_limits(struct req *rq, struct resp *rs, const struct parsed *p)
+{
+    PGresult *q = NULL;
+    char field[64];
+    int e = db_quota_tenant_get(rq->db, rq->tenant.id, &q);
+    if (e)
+        return e;
+    for (size_t i = 0; i < p->n; i++) {
+        bool gpu = is_gpu_resource(p->name[i]);
+        double tl = gpu ? 0 : -1; /* absent: no GPUs of the type; other resources unlimited */
+        for (int k = 0; k < PQntuples(q); k++)
+            if (strcmp(PQgetvalue(q, k, 0), p->name[i]) == 0)
+                tl = strtod(PQgetvalue(q, k, 2), NULL);
+        if (tl >= 0 && p->l[i] > tl + 1e-9)
+            api_field_error(rs, field_name(p->name[i], field, sizeof field),
+                            "limit %g exceeds the tenant's limit (%g)", p->l[i], tl);
+    }
+    PQclear(q);
+    if (rs->err.nfields) {
+        rs->err.status = MHD_HTTP_UNPROCESSABLE_CONTENT;
+        return api_fail_fields(rs);
+    }
+    return 0;
+}
+
+int api_quota_project_put(struct req *rq, struct resp *rs)
+{
+    char id[37];
+    struct parsed p;
+    int e = project_id(rq, rs, id);
+    if (e)
+        return e;
+    if (!parse_body(rq->json, false, rs, &p)) {
+        e = api_fail_fields(rs);
+        goto out;
+    }
+    e = check_tenant_limits(rq, rs, &p);
+    if (!e)
+        e = db_quota_project_put(rq->db, rq->tenant.id, id, sbuf_str(&p.names), sbuf_str(&p.limits));
+    if (!e) {
+        resp_audit(rs, "project_quota", req_param(rq, "project"), json_deep_copy(rq->json));
+        e = document(rq, id, rs, MHD_HTTP_OK);
+    }
+out:
+    parsed_free(&p);
+    return e;
+}

@@ -1,0 +1,16 @@
+/* backend.c - the backends this build has, by cluster kind. */
+#include "backend.h"
+
+#include "local.h"
+
+#include <string.h>
+
+static const struct backend_ops *const all[] = {&backend_local, NULL};
+
+const struct backend_ops *backend_find(const char *kind)
+{
+    for (size_t i = 0; kind && all[i]; i++)
+        if (strcmp(all[i]->kind, kind) == 0)
+            return all[i];
+    return NULL;
+}

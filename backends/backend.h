@@ -1,0 +1,128 @@
+/*
+ * backend.h - the interface between aidc and a scheduler that runs jobs.
+ *
+ * A backend is a table of functions chosen by a cluster's `kind`. aidc
+ * decides who runs what (sched/admission.c); a backend only carries out:
+ * submit, cancel, preempt (stop with a grace period so the job can
+ * checkpoint), poll (what became of the jobs it holds), inventory (what the
+ * cluster offers) and, where it can, logs.
+ *
+ * Contract for every backend:
+ * - submit is idempotent: the backend job carries the platform job id, and
+ *   submitting a job that already exists reports success with its id;
+ * - cancel and preempt of a job that already ended, or never arrived, succeed;
+ * - calls may block (network) but never for longer than the backend's own
+ *   timeouts; they are made from background workers, never from a request.
+ */
+#ifndef AIDC_BACKEND_H
+#define AIDC_BACKEND_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+
+/* A cluster as the backends see it. */
+struct backend_cluster {
+    const char *id;
+    const char *name;
+    const char *kind;
+    const char *endpoint;
+    const char *credentials_ref;
+    const json_t *options; /* validated by the backend's check_options */
+    const char *data_dir;  /* aidcd's AIDC_DATA_DIR */
+    const char *self_exe;  /* aidcd's own binary (the local executor runs its shim) */
+};
+
+/*
+ * A job to start. Strings are borrowed for the call. `id` is the run key:
+ * the platform job id, suffixed "-r<N>" for its N-th run after preemptions,
+ * so every run is a distinct backend job and a retried delivery of the same
+ * run finds the one it made. Every other call names the run the same way.
+ */
+struct backend_job {
+    const char *id;
+    const char *tenant;
+    const char *project;
+    const char *user;
+    const char *name;
+    const char *image;     /* may be NULL */
+    const json_t *command; /* array of strings, or NULL when script is set */
+    const char *script;
+    const json_t *env;     /* object of strings */
+    int gpus;
+    const char *gpu_type;  /* NULL for CPU-only */
+    const int *gpu_indexes; /* where aidc assigns GPUs: the indexes to expose */
+    size_t ngpu_indexes;
+    int cpus, memory_gib, nodes;
+    int time_limit_minutes;
+    int grace_seconds;     /* SIGTERM to SIGKILL, on time limit, cancel and preemption */
+    bool preemptible;
+};
+
+enum backend_state {
+    BS_UNKNOWN = 0, /* the backend does not know the job (not delivered, or lost) */
+    BS_PENDING,     /* accepted, waiting in the backend */
+    BS_RUNNING,
+    BS_SUCCEEDED,
+    BS_FAILED,
+    BS_STOPPED,     /* ended because aidc stopped it (cancel, preemption) */
+};
+
+struct backend_status {
+    int state;           /* enum backend_state */
+    time_t started_at;   /* 0 when not known */
+    time_t finished_at;
+    int exit_code;       /* -1 when none (killed by a signal, or not ended) */
+    char reason[128];    /* e.g. "time limit", "killed by signal 9", "executor lost" */
+};
+
+/* One resource a cluster offers: "gpu:a100", "cpu" or "memory_gib". */
+struct backend_resource {
+    char name[48];
+    long long total;
+};
+
+struct backend_ops {
+    const char *kind;
+    /*
+     * Check and complete a cluster's options (POST /clusters) in place. On a
+     * problem, write a message naming the option into err and return false.
+     */
+    bool (*check_options)(json_t *options, char *err, size_t errsz);
+    /* Start job; backend_id receives the backend's id for it. 0 or an error with err. */
+    int (*submit)(const struct backend_cluster *c, const struct backend_job *job, char *backend_id,
+                  size_t idsz, char *err, size_t errsz);
+    /* Stop a job for good (SIGTERM, then SIGKILL after its grace period). */
+    int (*cancel)(const struct backend_cluster *c, const char *job_id, const char *backend_id,
+                  char *err, size_t errsz);
+    /* Stop a job so it can be requeued, after grace_seconds. */
+    int (*preempt)(const struct backend_cluster *c, const char *job_id, const char *backend_id,
+                   int grace_seconds, char *err, size_t errsz);
+    /* What became of one job. 0, or an error when the backend cannot tell now. */
+    int (*poll)(const struct backend_cluster *c, const char *job_id, const char *backend_id,
+                struct backend_status *out, char *err, size_t errsz);
+    /* The cluster's resources into out (at most max); returns how many, or -1 with err. */
+    int (*inventory)(const struct backend_cluster *c, struct backend_resource *out, size_t max,
+                     char *err, size_t errsz);
+    /*
+     * The last `tail` lines of a job's stdout or stderr (malloc'd into *text,
+     * *len bytes, which may include NULs; NUL-terminated). AIDC_ENOTFOUND
+     * when there is no such log (yet). NULL when the backend cannot read logs.
+     */
+    int (*logs)(const struct backend_cluster *c, const char *job_id, bool stderr_stream, int tail,
+                char **text, size_t *len);
+    /*
+     * Where aidc assigns GPU indexes (the local executor): the first index
+     * and count of gpu_type in a cluster's options. NULL when the cluster's
+     * own scheduler places GPUs.
+     */
+    bool (*gpu_range)(const json_t *options, const char *gpu_type, int *first, int *count);
+    /* Most nodes one job may span (0: no limit of the backend's own). */
+    int max_nodes;
+};
+
+/* The backend for a cluster kind, or NULL when this build has none. */
+const struct backend_ops *backend_find(const char *kind);
+
+#endif

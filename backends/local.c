@@ -1,0 +1,497 @@
+/* local.c - the local executor (see local.h). */
+#include "local.h"
+
+#include "../server/err.h"
+#include "../server/log.h"
+#include "../server/sbuf.h"
+#include "../server/xalloc.h"
+#include "shim.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_GPU_TYPES 16
+#define MAX_GPUS_PER_TYPE 64
+
+static bool valid_type(const char *t)
+{
+    size_t n = strlen(t);
+    if (n < 1 || n > 32 || !((t[0] >= 'a' && t[0] <= 'z') || (t[0] >= '0' && t[0] <= '9')))
+        return false;
+    for (size_t i = 1; i < n; i++) {
+        char c = t[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
+            return false;
+    }
+    return true;
+}
+
+static bool int_option(json_t *o, const char *name, long long min, long long max, char *err,
+                       size_t errsz)
+{
+    json_t *v = json_object_get(o, name);
+    if (!v)
+        return true;
+    if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max) {
+        snprintf(err, errsz, "options.%s must be an integer from %lld to %lld", name, min, max);
+        return false;
+    }
+    return true;
+}
+
+static bool check_options(json_t *o, char *err, size_t errsz)
+{
+    static const char *const known[] = {"gpus", "cpus", "memory_gib", "max_time_limit_minutes",
+                                        "workdir"};
+    const char *key;
+    json_t *v;
+    json_object_foreach(o, key, v) {
+        bool ok = false;
+        for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+            ok |= strcmp(key, known[i]) == 0;
+        if (!ok) {
+            snprintf(err, errsz, "options.%.64s is not an option of the local backend", key);
+            return false;
+        }
+    }
+    json_t *gpus = json_object_get(o, "gpus");
+    if (gpus && !json_is_object(gpus)) {
+        snprintf(err, errsz, "options.gpus must be an object of GPU type to count");
+        return false;
+    }
+    if (json_object_size(gpus) > MAX_GPU_TYPES) {
+        snprintf(err, errsz, "options.gpus may name at most %d GPU types", MAX_GPU_TYPES);
+        return false;
+    }
+    json_object_foreach(gpus, key, v) {
+        if (!valid_type(key)) {
+            snprintf(err, errsz, "options.gpus: \"%.40s\" is not a GPU type (^[a-z0-9][a-z0-9._-]{0,31}$)",
+                     key);
+            return false;
+        }
+        if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+            json_integer_value(v) > MAX_GPUS_PER_TYPE) {
+            snprintf(err, errsz, "options.gpus.%s must be an integer from 0 to %d", key,
+                     MAX_GPUS_PER_TYPE);
+            return false;
+        }
+    }
+    json_t *wd = json_object_get(o, "workdir");
+    if (wd && (!json_is_string(wd) || json_string_value(wd)[0] != '/' ||
+               strlen(json_string_value(wd)) > 512)) {
+        snprintf(err, errsz, "options.workdir must be an absolute path of at most 512 bytes");
+        return false;
+    }
+    return int_option(o, "cpus", 1, 100000, err, errsz) &&
+           int_option(o, "memory_gib", 1, 1000000, err, errsz) &&
+           int_option(o, "max_time_limit_minutes", 1, 525600, err, errsz);
+}
+
+/* GPU types of options in name order (the index numbering). */
+static size_t sorted_types(const json_t *options, const char **types)
+{
+    size_t n = 0;
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)json_object_get(options, "gpus"), key, v) {
+        if (n == MAX_GPU_TYPES)
+            break;
+        size_t k = n++;
+        while (k > 0 && strcmp(types[k - 1], key) > 0) {
+            types[k] = types[k - 1];
+            k--;
+        }
+        types[k] = key;
+    }
+    return n;
+}
+
+bool local_gpu_range(const json_t *options, const char *gpu_type, int *first, int *count)
+{
+    const char *types[MAX_GPU_TYPES];
+    size_t n = sorted_types(options, types);
+    const json_t *gpus = json_object_get(options, "gpus");
+    int at = 0;
+    for (size_t i = 0; i < n; i++) {
+        int c = (int)json_integer_value(json_object_get(gpus, types[i]));
+        if (strcmp(types[i], gpu_type) == 0) {
+            *first = at;
+            *count = c;
+            return true;
+        }
+        at += c;
+    }
+    return false;
+}
+
+static char *workdir(const struct backend_cluster *c)
+{
+    const char *wd = json_string_value(json_object_get(c->options, "workdir"));
+    return wd ? xstrdup(wd) : xasprintf("%s/jobs", c->data_dir);
+}
+
+static char *job_dir(const struct backend_cluster *c, const char *job_id)
+{
+    char *wd = workdir(c);
+    char *d = xasprintf("%s/%s", wd, job_id);
+    free(wd);
+    return d;
+}
+
+/* Write text to path atomically (temporary file, fsync, rename). */
+static int write_file(const char *path, const char *text)
+{
+    char *tmp = xasprintf("%s.tmp", path);
+    int rc = AIDC_EIO;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd >= 0) {
+        size_t n = strlen(text);
+        if (write(fd, text, n) == (ssize_t)n && fsync(fd) == 0 && close(fd) == 0) {
+            fd = -1;
+            if (rename(tmp, path) == 0)
+                rc = 0;
+        }
+        if (fd >= 0)
+            close(fd);
+    }
+    if (rc)
+        unlink(tmp);
+    free(tmp);
+    return rc;
+}
+
+static int spawn_shim(const struct backend_cluster *c, const char *dir, char *err, size_t errsz)
+{
+    /* Fork twice so the shim belongs to nobody here: it must outlive aidcd,
+     * and aidcd must not have to reap it. Between fork and exec only
+     * async-signal-safe calls (this process has other threads). */
+    pid_t mid = fork();
+    if (mid < 0) {
+        snprintf(err, errsz, "fork: %s", strerror(errno));
+        return AIDC_EIO;
+    }
+    if (mid == 0) {
+        if (setsid() < 0)
+            _exit(1);
+        pid_t shim = fork();
+        if (shim < 0)
+            _exit(1);
+        if (shim > 0)
+            _exit(0);
+        int devnull = open("/dev/null", O_RDWR);
+        if (devnull >= 0) {
+            dup2(devnull, 0);
+            dup2(devnull, 1);
+            dup2(devnull, 2);
+        }
+        /* nothing of aidcd's (listening socket, database connections) may
+         * outlive it in a job: a restarted aidcd must be able to bind again */
+        close_range(3, ~0U, 0);
+        char *const argv[] = {(char *)"aidcd", (char *)"local-shim", (char *)dir, NULL};
+        execv(c->self_exe, argv);
+        _exit(127);
+    }
+    int st;
+    while (waitpid(mid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+        snprintf(err, errsz, "cannot start the job's shim");
+        return AIDC_EIO;
+    }
+    return 0;
+}
+
+static int submit(const struct backend_cluster *c, const struct backend_job *job, char *backend_id,
+                  size_t idsz, char *err, size_t errsz)
+{
+    char *wd = workdir(c), *dir = job_dir(c, job->id);
+    int rc = 0;
+    snprintf(backend_id, idsz, "%s", job->id);
+    if (mkdir(wd, 0700) != 0 && errno != EEXIST) {
+        snprintf(err, errsz, "cannot create %s: %s", wd, strerror(errno));
+        rc = AIDC_EIO;
+        goto out;
+    }
+    char *spec_path = xasprintf("%s/job.json", dir);
+    struct stat st;
+    bool delivered = stat(spec_path, &st) == 0;
+    if (!delivered) {
+        if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+            snprintf(err, errsz, "cannot create %s: %s", dir, strerror(errno));
+            free(spec_path);
+            rc = AIDC_EIO;
+            goto out;
+        }
+        json_t *idx = json_array();
+        for (size_t i = 0; i < job->ngpu_indexes; i++)
+            json_array_append_new(idx, json_integer(job->gpu_indexes[i]));
+        json_t *spec = json_pack("{s:s, s:s, s:s, s:s, s:O?, s:s?, s:O, s:o, s:i, s:i}", "job_id",
+                                 job->id, "tenant", job->tenant, "project", job->project, "user",
+                                 job->user, "command", job->command, "script", job->script, "env",
+                                 job->env, "gpu_indexes", idx, "time_limit_seconds",
+                                 job->time_limit_minutes * 60, "grace_seconds", job->grace_seconds);
+        char *text = spec ? json_dumps(spec, JSON_COMPACT) : NULL;
+        json_decref(spec);
+        rc = text ? write_file(spec_path, text) : AIDC_EINTERNAL;
+        free(text);
+        if (rc) {
+            snprintf(err, errsz, "cannot write %s", spec_path);
+            free(spec_path);
+            goto out;
+        }
+    }
+    free(spec_path);
+    /* delivered before: started already unless the shim never wrote its pid */
+    char *pid_path = xasprintf("%s/shim.pid", dir), *status_path = xasprintf("%s/status.json", dir);
+    bool started = stat(pid_path, &st) == 0 || stat(status_path, &st) == 0;
+    free(pid_path);
+    free(status_path);
+    if (!started)
+        rc = spawn_shim(c, dir, err, errsz);
+out:
+    free(wd);
+    free(dir);
+    return rc;
+}
+
+/* The shim's pid from shim.pid, if that process is alive and is this job's shim. */
+static pid_t live_shim(const char *dir)
+{
+    char *path = xasprintf("%s/shim.pid", dir);
+    FILE *f = fopen(path, "r");
+    free(path);
+    if (!f)
+        return 0;
+    long pid = 0;
+    if (fscanf(f, "%ld", &pid) != 1) /* NOLINT(cert-err34-c): checked by the value test below */
+        pid = 0;
+    fclose(f);
+    if (pid <= 1 || kill((pid_t)pid, 0) != 0)
+        return 0;
+    char cmd[1024], proc[64];
+    snprintf(proc, sizeof proc, "/proc/%ld/cmdline", pid);
+    int fd = open(proc, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, cmd, sizeof cmd - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n <= 0)
+        return 0;
+    cmd[n] = '\0';
+    for (ssize_t i = 0; i < n; i++) /* arguments are NUL-separated */
+        if (cmd[i] == '\0')
+            cmd[i] = ' ';
+    /* a recycled pid belongs to some other program */
+    return strstr(cmd, "local-shim") && strstr(cmd, dir) ? (pid_t)pid : 0;
+}
+
+static int stop(const struct backend_cluster *c, const char *job_id, char *err, size_t errsz)
+{
+    char *dir = job_dir(c, job_id);
+    int rc = 0;
+    /* the flag first: a shim starting right now sees it (shim.c) */
+    struct stat st;
+    if (stat(dir, &st) == 0) {
+        char *flag = xasprintf("%s/stop", dir);
+        rc = write_file(flag, "stop\n");
+        if (rc)
+            snprintf(err, errsz, "cannot write %s", flag);
+        free(flag);
+    }
+    pid_t shim = live_shim(dir);
+    if (shim > 0 && kill(shim, SIGTERM) != 0 && errno != ESRCH) {
+        snprintf(err, errsz, "cannot signal the job's shim: %s", strerror(errno));
+        rc = AIDC_EIO;
+    }
+    free(dir);
+    return rc;
+}
+
+static int cancel(const struct backend_cluster *c, const char *job_id, const char *backend_id,
+                  char *err, size_t errsz)
+{
+    (void)backend_id;
+    return stop(c, job_id, err, errsz);
+}
+
+static int preempt(const struct backend_cluster *c, const char *job_id, const char *backend_id,
+                   int grace_seconds, char *err, size_t errsz)
+{
+    (void)backend_id;
+    (void)grace_seconds; /* the shim applies the job's grace period to every stop */
+    return stop(c, job_id, err, errsz);
+}
+
+/* A shim that has not written its pid this long after job.json never will. */
+#define SHIM_START_SECONDS 60
+
+static int poll_job(const struct backend_cluster *c, const char *job_id, const char *backend_id,
+                    struct backend_status *out, char *err, size_t errsz)
+{
+    (void)backend_id;
+    (void)err;
+    (void)errsz;
+    char *dir = job_dir(c, job_id);
+    char *status = xasprintf("%s/status.json", dir), *pid_path = xasprintf("%s/shim.pid", dir);
+    char *spec_path = xasprintf("%s/job.json", dir);
+    memset(out, 0, sizeof *out);
+    out->exit_code = -1;
+    /* Whether the shim lives, before looking for its status: it writes the
+     * status and then exits, so "alive, then no status" means running and
+     * "dead, then no status" means it died without one. */
+    bool alive = live_shim(dir) > 0;
+    json_t *s = json_load_file(status, 0, NULL);
+    struct stat st;
+    if (s) {
+        struct shim_status ss;
+        shim_status_parse(s, &ss);
+        out->started_at = ss.started_at;
+        out->finished_at = ss.finished_at;
+        out->exit_code = ss.exit_code;
+        snprintf(out->reason, sizeof out->reason, "%s", ss.reason);
+        out->state = ss.stopped ? BS_STOPPED
+                     : ss.exit_code == 0 && !ss.timed_out ? BS_SUCCEEDED
+                                                          : BS_FAILED;
+        json_decref(s);
+    } else if (alive) {
+        out->state = BS_RUNNING;
+        if (stat(pid_path, &st) == 0)
+            out->started_at = st.st_mtime;
+    } else if (stat(pid_path, &st) == 0) {
+        /* the shim died without a status: the machine rebooted, or someone killed it */
+        out->state = BS_FAILED;
+        out->finished_at = time(NULL);
+        snprintf(out->reason, sizeof out->reason, "the local executor lost the job");
+    } else if (stat(spec_path, &st) == 0) {
+        out->state = BS_PENDING; /* the shim is starting */
+        if (time(NULL) - st.st_mtime > SHIM_START_SECONDS) {
+            out->state = BS_FAILED;
+            out->finished_at = time(NULL);
+            snprintf(out->reason, sizeof out->reason, "the local executor could not start it");
+        }
+    } else {
+        out->state = BS_UNKNOWN;
+    }
+    free(status);
+    free(pid_path);
+    free(spec_path);
+    free(dir);
+    return 0;
+}
+
+static long long meminfo_gib(void)
+{
+    FILE *f = fopen("/proc/meminfo", "r");
+    long long kib = 0;
+    char line[256];
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "MemTotal:", 9) == 0)
+            kib = strtoll(line + 9, NULL, 10);
+    if (f)
+        fclose(f);
+    return kib / (1024LL * 1024);
+}
+
+static int inventory(const struct backend_cluster *c, struct backend_resource *out, size_t max,
+                     char *err, size_t errsz)
+{
+    size_t n = 0;
+    const char *key;
+    json_t *v;
+    json_object_foreach((json_t *)json_object_get(c->options, "gpus"), key, v) {
+        if (n + 2 >= max)
+            break;
+        snprintf(out[n].name, sizeof out[n].name, "gpu:%s", key);
+        out[n++].total = json_integer_value(v);
+    }
+    json_t *cpus = json_object_get(c->options, "cpus"), *mem = json_object_get(c->options, "memory_gib");
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    snprintf(out[n].name, sizeof out[n].name, "cpu");
+    out[n++].total = cpus ? json_integer_value(cpus) : (ncpu > 0 ? ncpu : 1);
+    snprintf(out[n].name, sizeof out[n].name, "memory_gib");
+    out[n++].total = mem ? json_integer_value(mem) : meminfo_gib();
+    /* the work directory must be usable, or nothing can run */
+    char *wd = workdir(c);
+    if (mkdir(wd, 0700) != 0 && errno != EEXIST) {
+        snprintf(err, errsz, "cannot create the work directory %s: %s", wd, strerror(errno));
+        free(wd);
+        return -1;
+    }
+    free(wd);
+    return (int)n;
+}
+
+static int logs(const struct backend_cluster *c, const char *job_id, bool stderr_stream, int tail,
+                char **text, size_t *textlen)
+{
+    char *dir = job_dir(c, job_id);
+    char *path = xasprintf("%s/%s", dir, stderr_stream ? "stderr" : "stdout");
+    free(dir);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    free(path);
+    if (fd < 0)
+        return AIDC_ENOTFOUND;
+    /* read backwards in blocks until tail lines are found */
+    off_t end = lseek(fd, 0, SEEK_END), pos = end;
+    size_t len = 0;
+    char *buf = NULL;
+    int lines = 0;
+    /* at most 16 MiB of a log per answer */
+    while (pos > 0 && lines <= tail && len < (size_t)16 << 20) {
+        size_t chunk = pos > 65536 ? 65536 : (size_t)pos;
+        char *more = xmalloc(len + chunk);
+        if (pread(fd, more, chunk, pos - (off_t)chunk) != (ssize_t)chunk) {
+            free(more);
+            break;
+        }
+        pos -= (off_t)chunk;
+        for (size_t i = 0; i < chunk; i++)
+            lines += more[i] == '\n';
+        if (len)
+            memcpy(more + chunk, buf, len);
+        free(buf);
+        buf = more;
+        len += chunk;
+    }
+    close(fd);
+    /* skip whole lines beyond the last `tail` (a final line without \n counts) */
+    size_t start = 0;
+    int total = 0;
+    for (size_t i = 0; i < len; i++)
+        total += buf[i] == '\n';
+    if (len && buf[len - 1] != '\n')
+        total++;
+    for (size_t i = 0; i < len && total > tail; i++) {
+        if (buf[i] == '\n') {
+            total--;
+            start = i + 1;
+        }
+    }
+    *text = xmalloc(len - start + 1);
+    if (len > start)
+        memcpy(*text, buf + start, len - start);
+    (*text)[len - start] = '\0';
+    *textlen = len - start;
+    free(buf);
+    return 0;
+}
+
+const struct backend_ops backend_local = {
+    .kind = "local",
+    .check_options = check_options,
+    .submit = submit,
+    .cancel = cancel,
+    .preempt = preempt,
+    .poll = poll_job,
+    .inventory = inventory,
+    .logs = logs,
+    .gpu_range = local_gpu_range,
+    .max_nodes = 1,
+};

@@ -1,0 +1,133 @@
+/* clusters.c - clusters and inventory (see clusters.h). */
+#include "clusters.h"
+
+#include "../server/err.h"
+#include "../server/xalloc.h"
+#include "rowjson.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define CLUSTER_COLS                                                                              \
+    "c.id, c.name, c.kind, c.endpoint, c.credentials_ref, c.options, c.healthy, c.last_sync_at," \
+    " c.last_error, aidc_cluster_inventory(c.id) AS inventory, c.created_at, c.updated_at"
+
+static const struct db_stmt st_create = {
+    "cluster_create",
+    "INSERT INTO clusters AS c (name, kind, endpoint, credentials_ref, options)"
+    " VALUES ($1, $2, coalesce($3, ''), coalesce($4, ''), $5::jsonb) RETURNING " CLUSTER_COLS,
+    5};
+static const struct db_stmt st_list = {
+    "cluster_list",
+    "SELECT " CLUSTER_COLS ", c.name AS _cursor FROM clusters c"
+    " WHERE $1::text IS NULL OR c.name > $1 ORDER BY c.name LIMIT $2::int + 1",
+    2};
+static const struct db_stmt st_get = {
+    "cluster_get", "SELECT " CLUSTER_COLS " FROM clusters c WHERE c.name = $1", 1};
+static const struct db_stmt st_all = {
+    "cluster_all",
+    "SELECT id, name, kind, endpoint, credentials_ref, options::text FROM clusters ORDER BY name",
+    0};
+static const struct db_stmt st_synced = {
+    "cluster_synced",
+    "WITH inv AS (SELECT r, t::bigint AS t FROM unnest(string_to_array($4, ','),"
+    "                                              string_to_array($5, ',')) AS x(r, t)"
+    "             WHERE $2::boolean),"
+    " up AS (INSERT INTO cluster_inventory (cluster_id, resource, total, updated_at)"
+    "        SELECT $1::uuid, r, t, now() FROM inv"
+    "        ON CONFLICT (cluster_id, resource) DO UPDATE SET total = EXCLUDED.total,"
+    "          updated_at = now() RETURNING resource),"
+    " gone AS (DELETE FROM cluster_inventory WHERE cluster_id = $1::uuid AND $2::boolean"
+    "          AND resource NOT IN (SELECT r FROM inv) RETURNING 1)"
+    " UPDATE clusters SET healthy = $2::boolean, last_error = $3, last_sync_at = now()"
+    " WHERE id = $1::uuid",
+    5};
+static const struct db_stmt st_candidates = {
+    "cluster_candidates",
+    "SELECT c.id, c.name, c.kind, c.healthy,"
+    " coalesce((SELECT total FROM cluster_inventory i WHERE i.cluster_id = c.id"
+    "            AND i.resource = 'gpu:' || $1), 0),"
+    " CASE WHEN jsonb_typeof(c.options -> 'max_time_limit_minutes') = 'number'"
+    "      THEN (c.options ->> 'max_time_limit_minutes')::bigint END,"
+    " coalesce((SELECT total FROM cluster_inventory i WHERE i.cluster_id = c.id"
+    "            AND i.resource = 'cpu'), 0),"
+    " coalesce((SELECT total FROM cluster_inventory i WHERE i.cluster_id = c.id"
+    "            AND i.resource = 'memory_gib'), 0)"
+    " FROM clusters c ORDER BY c.name",
+    1};
+static const struct db_stmt st_lookup = {
+    "cluster_lookup", "SELECT id, kind, options::text FROM clusters WHERE name = $1", 1};
+
+const struct db_stmt *const db_clusters_stmts[] = {&st_create, &st_list,    &st_get,    &st_all,
+                                                   &st_synced, &st_lookup, &st_candidates,
+                                                   NULL};
+
+int db_cluster_create(struct db *db, const char *name, const char *kind, const char *endpoint,
+                      const char *credentials_ref, const char *options_json, json_t **out,
+                      bool *second_local)
+{
+    const char *p[5] = {name, kind, endpoint, credentials_ref, options_json};
+    int e = rowjson_query_one(db, &st_create, p, out);
+    *second_local = e == AIDC_ECONFLICT &&
+                    strcmp(db_last_error(db)->constraint, "clusters_one_local") == 0;
+    return e;
+}
+
+int db_cluster_list(struct db *db, const char *after, int limit, PGresult **out)
+{
+    char lim[16];
+    snprintf(lim, sizeof lim, "%d", limit);
+    const char *p[2] = {after, lim};
+    int e;
+    *out = db_query(db, &st_list, p, &e);
+    return e;
+}
+
+int db_cluster_get(struct db *db, const char *name, json_t **out)
+{
+    const char *p[1] = {name};
+    return rowjson_query_one(db, &st_get, p, out);
+}
+
+int db_cluster_all(struct db *db, PGresult **out)
+{
+    int e;
+    *out = db_query(db, &st_all, NULL, &e);
+    return e;
+}
+
+int db_cluster_synced(struct db *db, const char *cluster_id, bool healthy, const char *error,
+                      const char *resources_csv, const char *totals_csv)
+{
+    const char *p[5] = {cluster_id, healthy ? "true" : "false", error, resources_csv, totals_csv};
+    return db_exec(db, &st_synced, p);
+}
+
+
+int db_cluster_lookup(struct db *db, const char *name, char *id_out, char *kind_out,
+                      size_t kindsz, char **options_json)
+{
+    const char *p[1] = {name};
+    int e;
+    PGresult *r = db_query(db, &st_lookup, p, &e);
+    if (!r)
+        return e;
+    if (PQntuples(r) == 0) {
+        PQclear(r);
+        return AIDC_ENOTFOUND;
+    }
+    snprintf(id_out, 37, "%s", PQgetvalue(r, 0, 0));
+    snprintf(kind_out, kindsz, "%s", PQgetvalue(r, 0, 1));
+    if (options_json)
+        *options_json = xstrdup(PQgetvalue(r, 0, 2));
+    PQclear(r);
+    return 0;
+}
+
+int db_cluster_candidates(struct db *db, const char *gpu_type, PGresult **out)
+{
+    const char *p[1] = {gpu_type};
+    int e;
+    *out = db_query(db, &st_candidates, p, &e);
+    return e;
+}

@@ -1,0 +1,184 @@
+/* jobs.c - jobs for the API (see jobs.h). */
+#include "jobs.h"
+
+#include "../server/err.h"
+#include "../server/xalloc.h"
+#include "rowjson.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* The job object of API.md (plus explanations of the queue). */
+#define JOB_COLS                                                                                  \
+    "j.id, t.slug AS tenant, p.slug AS project, j.username AS \"user\", j.name, j.state,"        \
+    " j.reason, j.priority, j.preemptible,"                                                       \
+    " (SELECT name FROM clusters WHERE id = j.cluster_id) AS cluster, j.backend_job_id,"          \
+    " json_build_object('gpus', j.gpus, 'gpu_type', j.gpu_type, 'cpus', j.cpus,"                  \
+    "   'memory_gib', j.memory_gib, 'nodes', j.nodes, 'time_limit_minutes',"                      \
+    "   j.time_limit_minutes) AS resources,"                                                      \
+    " j.image, j.command, j.script, j.env, j.submitted_at, j.admitted_at, j.started_at,"          \
+    " j.finished_at, j.exit_code, j.preemption_count,"                                            \
+    " CASE WHEN j.state = 'queued' THEN aidc_queue_position(j.id) END AS queue_position,"        \
+    " j.estimated_start, j.stop_requested, to_json(j.gpu_indexes) AS gpu_indexes"
+
+static const struct db_stmt st_insert = {
+    "job_insert",
+    "WITH p AS (SELECT id FROM projects WHERE tenant_id = $1::uuid AND slug = $2"
+    "             AND deleted_at IS NULL),"
+    " j AS (INSERT INTO jobs (tenant_id, project_id, user_id, username, name, priority,"
+    "         requested_cluster, gpus, gpu_type, cpus, memory_gib, nodes, time_limit_minutes,"
+    "         image, command, script, env, reason)"
+    "       SELECT $1::uuid, p.id, $3::uuid, $4, $5, $6, $7::uuid, $8::int, $9, $10::int,"
+    "         $11::int, $12::int, $13::int, $14, $15::jsonb, $16, $17::jsonb, 'submitted' FROM p"
+    "       RETURNING *),"
+    " e AS (INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason)"
+    "       SELECT id, tenant_id, NULL, 'queued', 'submitted' FROM j RETURNING 1),"
+    " n AS (SELECT pg_notify('aidc_jobs', 'submit'))"
+    " SELECT " JOB_COLS " FROM j JOIN tenants t ON t.id = j.tenant_id"
+    " JOIN projects p ON p.id = j.project_id, n",
+    17};
+static const struct db_stmt st_get = {
+    "job_get",
+    "SELECT " JOB_COLS " FROM jobs j JOIN tenants t ON t.id = j.tenant_id"
+    " JOIN projects p ON p.id = j.project_id WHERE j.tenant_id = $1::uuid AND j.id = $2::uuid",
+    2};
+static const struct db_stmt st_list = {
+    "job_list",
+    "SELECT " JOB_COLS ", j.submitted_at::text || '|' || j.id AS _cursor"
+    " FROM jobs j JOIN tenants t ON t.id = j.tenant_id JOIN projects p ON p.id = j.project_id"
+    " WHERE j.tenant_id = $1::uuid AND ($2::text IS NULL OR j.state = $2)"
+    " AND ($3::text IS NULL OR p.slug = $3) AND ($4::text IS NULL OR j.username = $4)"
+    " AND ($5::timestamptz IS NULL OR (j.submitted_at, j.id) < ($5::timestamptz, $6::uuid))"
+    " ORDER BY j.submitted_at DESC, j.id DESC LIMIT $7::int + 1",
+    7};
+static const struct db_stmt st_events = {
+    "job_events",
+    "SELECT e.ts, e.from_state AS \"from\", e.to_state AS \"to\", e.reason, e.details,"
+    " e.id::text AS _cursor FROM job_events e"
+    " WHERE e.tenant_id = $1::uuid AND e.job_id = $2::uuid"
+    " AND ($3::bigint IS NULL OR e.id > $3::bigint) ORDER BY e.id LIMIT $4::int + 1",
+    4};
+/* A queued job ends here; one in a backend is asked to stop (the syncer sees
+ * it end). A job already asked to stop is left as it is. */
+static const struct db_stmt st_cancel = {
+    "job_cancel",
+    "WITH old AS (SELECT id, state, stop_requested, cluster_id, tenant_id FROM jobs"
+    "               WHERE tenant_id = $1::uuid AND id = $2::uuid FOR UPDATE),"
+    " q AS (UPDATE jobs j SET state = 'cancelled', finished_at = now(), updated_at = now(),"
+    "         reason = 'cancelled by ' || $3, estimated_start = NULL"
+    "       FROM old WHERE j.id = old.id AND old.state = 'queued' RETURNING j.id),"
+    " s AS (UPDATE jobs j SET stop_requested = 'cancel', stop_requested_at = now(),"
+    "         updated_at = now(), reason = 'cancel requested by ' || $3"
+    "       FROM old WHERE j.id = old.id AND old.state IN ('admitted', 'pending', 'running')"
+    "         AND old.stop_requested IS DISTINCT FROM 'cancel' RETURNING j.id),"
+    " e AS (INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason)"
+    "       SELECT old.id, old.tenant_id, old.state,"
+    "              CASE WHEN old.state = 'queued' THEN 'cancelled' ELSE old.state END,"
+    "              CASE WHEN old.state = 'queued' THEN 'cancelled by ' || $3"
+    "                   ELSE 'cancel requested by ' || $3 END"
+    "       FROM old WHERE EXISTS (SELECT 1 FROM q) OR EXISTS (SELECT 1 FROM s) RETURNING 1),"
+    " o AS (INSERT INTO outbox (job_id, tenant_id, cluster_id, action)"
+    "       SELECT old.id, old.tenant_id, old.cluster_id, 'cancel' FROM old"
+    "       WHERE EXISTS (SELECT 1 FROM s) AND old.cluster_id IS NOT NULL),"
+    " n AS (SELECT pg_notify('aidc_outbox', 'cancel'), pg_notify('aidc_jobs', 'cancel'))"
+    " SELECT old.state FROM old, n",
+    3};
+static const struct db_stmt st_placement = {
+    "job_placement",
+    "SELECT j.username, j.state, c.id, c.kind, c.options::text,"
+    " CASE WHEN j.preemption_count = 0 THEN j.id::text"
+    "      ELSE j.id || '-r' || j.preemption_count END"
+    " FROM jobs j LEFT JOIN clusters c ON c.id = j.cluster_id"
+    " WHERE j.tenant_id = $1::uuid AND j.id = $2::uuid",
+    2};
+
+const struct db_stmt *const db_jobs_stmts[] = {&st_insert, &st_get,    &st_list, &st_events,
+                                               &st_cancel, &st_placement, NULL};
+
+int db_job_insert(struct db *db, const struct db_job_new *j, json_t **out)
+{
+    char gpus[16], cpus[16], mem[16], nodes[16], tl[16];
+    snprintf(gpus, sizeof gpus, "%d", j->gpus);
+    snprintf(cpus, sizeof cpus, "%d", j->cpus);
+    snprintf(mem, sizeof mem, "%d", j->memory_gib);
+    snprintf(nodes, sizeof nodes, "%d", j->nodes);
+    snprintf(tl, sizeof tl, "%d", j->time_limit_minutes);
+    const char *p[17] = {j->tenant_id, j->project_slug, j->user_id,     j->username,
+                         j->name,      j->priority,     j->requested_cluster, gpus,
+                         j->gpu_type,  cpus,            mem,            nodes,
+                         tl,           j->image,        j->command_json, j->script,
+                         j->env_json};
+    return rowjson_query_one(db, &st_insert, p, out);
+}
+
+int db_job_get(struct db *db, const char *tenant_id, const char *id, json_t **out)
+{
+    const char *p[2] = {tenant_id, id};
+    return rowjson_query_one(db, &st_get, p, out);
+}
+
+int db_job_list(struct db *db, const char *tenant_id, const char *state, const char *project,
+                const char *user, const char *after_ts, const char *after_id, int limit,
+                PGresult **out)
+{
+    char lim[16];
+    snprintf(lim, sizeof lim, "%d", limit);
+    const char *p[7] = {tenant_id, state, project, user, after_ts, after_id, lim};
+    int e;
+    *out = db_query(db, &st_list, p, &e);
+    return e;
+}
+
+int db_job_events(struct db *db, const char *tenant_id, const char *id, const char *after,
+                  int limit, PGresult **out)
+{
+    char lim[16];
+    snprintf(lim, sizeof lim, "%d", limit);
+    const char *p[4] = {tenant_id, id, after, lim};
+    int e;
+    *out = db_query(db, &st_events, p, &e);
+    return e;
+}
+
+int db_job_cancel(struct db *db, const char *tenant_id, const char *id, const char *by,
+                  char *state, size_t statesz, json_t **out)
+{
+    const char *p[3] = {tenant_id, id, by};
+    int e;
+    PGresult *r = db_query(db, &st_cancel, p, &e);
+    if (!r)
+        return e;
+    if (PQntuples(r) == 0) {
+        PQclear(r);
+        return AIDC_ENOTFOUND;
+    }
+    snprintf(state, statesz, "%s", PQgetvalue(r, 0, 0));
+    PQclear(r);
+    if (strcmp(state, "succeeded") == 0 || strcmp(state, "failed") == 0 ||
+        strcmp(state, "cancelled") == 0)
+        return AIDC_ECONFLICT;
+    return db_job_get(db, tenant_id, id, out);
+}
+
+int db_job_placement(struct db *db, const char *tenant_id, const char *id,
+                     struct db_job_placement *out)
+{
+    const char *p[2] = {tenant_id, id};
+    int e;
+    PGresult *r = db_query(db, &st_placement, p, &e);
+    if (!r)
+        return e;
+    if (PQntuples(r) == 0) {
+        PQclear(r);
+        return AIDC_ENOTFOUND;
+    }
+    memset(out, 0, sizeof *out);
+    snprintf(out->user, sizeof out->user, "%s", PQgetvalue(r, 0, 0));
+    snprintf(out->state, sizeof out->state, "%s", PQgetvalue(r, 0, 1));
+    snprintf(out->cluster_id, sizeof out->cluster_id, "%s", PQgetvalue(r, 0, 2));
+    snprintf(out->kind, sizeof out->kind, "%s", PQgetvalue(r, 0, 3));
+    snprintf(out->run_key, sizeof out->run_key, "%s", PQgetvalue(r, 0, 5));
+    out->options_json = PQgetisnull(r, 0, 4) ? NULL : xstrdup(PQgetvalue(r, 0, 4));
+    PQclear(r);
+    return 0;
+}

@@ -1,0 +1,58 @@
+/*
+ * jobs.h - jobs as the API sees them: submit (insert as queued), read, list,
+ * history, cancel. Everything else about a job's life (admission, delivery,
+ * state from the backend) is db/sched.c's.
+ */
+#ifndef AIDC_DB_JOBS_H
+#define AIDC_DB_JOBS_H
+
+#include "db.h"
+
+#include <jansson.h>
+
+/* A job to insert; strings may be NULL where the column allows it. */
+struct db_job_new {
+    const char *tenant_id, *project_slug, *user_id, *username, *name, *priority;
+    const char *requested_cluster; /* cluster id or NULL */
+    const char *gpu_type, *image, *command_json, *script, *env_json;
+    int gpus, cpus, memory_gib, nodes, time_limit_minutes;
+};
+
+/*
+ * Insert a queued job, its "submitted" event, and wake the admission
+ * worker. AIDC_ENOTFOUND when the project does not exist in the tenant.
+ */
+int db_job_insert(struct db *db, const struct db_job_new *j, json_t **out);
+/* The job id of tenant_id, with queue_position for queued jobs. */
+int db_job_get(struct db *db, const char *tenant_id, const char *id, json_t **out);
+/*
+ * Up to limit+1 jobs, newest first, after the cursor (submitted_at text and
+ * id); filters may be NULL.
+ */
+int db_job_list(struct db *db, const char *tenant_id, const char *state, const char *project,
+                const char *user, const char *after_ts, const char *after_id, int limit,
+                PGresult **out);
+/* Up to limit+1 events of a job with id > after (NULL: from the first). */
+int db_job_events(struct db *db, const char *tenant_id, const char *id, const char *after,
+                  int limit, PGresult **out);
+/*
+ * Cancel: a queued job ends at once; a job handed to a backend gets a stop
+ * request and an outbox row. *state receives the state before; AIDC_ENOTFOUND
+ * when no such job; AIDC_ECONFLICT when it has already ended.
+ */
+int db_job_cancel(struct db *db, const char *tenant_id, const char *id, const char *by,
+                  char *state, size_t statesz, json_t **out);
+/* Where a job runs (for its logs). */
+struct db_job_placement {
+    char user[64], state[16];
+    char cluster_id[37]; /* "" when not placed */
+    char kind[16];
+    char run_key[48];    /* the name of its current run in the backend */
+    char *options_json;  /* the cluster's options (malloc'd), NULL when not placed */
+};
+int db_job_placement(struct db *db, const char *tenant_id, const char *id,
+                     struct db_job_placement *out);
+
+extern const struct db_stmt *const db_jobs_stmts[];
+
+#endif

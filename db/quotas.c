@@ -1,0 +1,128 @@
+/* quotas.c - quotas and usage (see quotas.h). */
+#include "quotas.h"
+
+#include <stdio.h>
+
+static const struct db_stmt st_tenant_get = {
+    "quota_tenant_get",
+    "SELECT resource, guaranteed::text, \"limit\"::text FROM tenant_quotas"
+    " WHERE tenant_id = $1::uuid ORDER BY resource",
+    1};
+static const struct db_stmt st_project_get = {
+    "quota_project_get",
+    "SELECT resource, \"limit\"::text FROM project_quotas WHERE project_id = $1::uuid"
+    " ORDER BY resource",
+    1};
+
+/* A run's seconds within the current calendar month (UTC). */
+#define MONTH_OVERLAP                                                                             \
+    "greatest(0, extract(epoch FROM least(coalesce(r.ended_at, now()),"                          \
+    "   date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' + interval '1 month')"  \
+    " - greatest(r.started_at, date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')))"
+
+static const struct db_stmt st_usage = {
+    "quota_usage",
+    "WITH a AS (SELECT * FROM jobs WHERE tenant_id = $1::uuid"
+    "             AND ($2::uuid IS NULL OR project_id = $2::uuid)"
+    "             AND state IN ('admitted', 'pending', 'running'))"
+    " SELECT 'gpu:' || gpu_type, sum(gpus * nodes)::text,"
+    "        coalesce(sum(gpus * nodes) FILTER (WHERE preemptible), 0)::text"
+    "   FROM a WHERE gpu_type IS NOT NULL GROUP BY gpu_type"
+    " UNION ALL SELECT 'cpu', coalesce(sum(cpus * nodes), 0)::text,"
+    "        coalesce(sum(cpus * nodes) FILTER (WHERE preemptible), 0)::text FROM a"
+    " UNION ALL SELECT 'memory_gib', coalesce(sum(memory_gib * nodes), 0)::text,"
+    "        coalesce(sum(memory_gib * nodes) FILTER (WHERE preemptible), 0)::text FROM a"
+    " UNION ALL SELECT 'jobs', count(*)::text, count(*) FILTER (WHERE preemptible)::text FROM a"
+    " UNION ALL SELECT 'gpu_hours_month',"
+    "        round(coalesce(sum(r.gpus * " MONTH_OVERLAP ") / 3600, 0), 6)::text, '0'"
+    "   FROM job_runs r WHERE r.tenant_id = $1::uuid AND ($2::uuid IS NULL OR r.project_id = $2::uuid)"
+    "    AND r.gpus > 0 AND coalesce(r.ended_at, now())"
+    "        > date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'",
+    2};
+
+static const struct db_stmt st_tenant_put = {
+    "quota_tenant_put",
+    "WITH x AS (SELECT * FROM unnest(string_to_array($2, ','), string_to_array($3, ','),"
+    "                                string_to_array($4, ',')) AS x(r, g, l)),"
+    " up AS (INSERT INTO tenant_quotas (tenant_id, resource, guaranteed, \"limit\")"
+    "        SELECT $1::uuid, r, g::numeric, l::numeric FROM x"
+    "        ON CONFLICT (tenant_id, resource) DO UPDATE"
+    "          SET guaranteed = EXCLUDED.guaranteed, \"limit\" = EXCLUDED.\"limit\" RETURNING 1)"
+    " DELETE FROM tenant_quotas WHERE tenant_id = $1::uuid AND resource NOT IN (SELECT r FROM x)",
+    4};
+static const struct db_stmt st_project_put = {
+    "quota_project_put",
+    "WITH x AS (SELECT * FROM unnest(string_to_array($3, ','), string_to_array($4, ','))"
+    "             AS x(r, l)),"
+    " up AS (INSERT INTO project_quotas (tenant_id, project_id, resource, \"limit\")"
+    "        SELECT $1::uuid, $2::uuid, r, l::numeric FROM x"
+    "        ON CONFLICT (project_id, resource) DO UPDATE SET \"limit\" = EXCLUDED.\"limit\""
+    "        RETURNING 1)"
+    " DELETE FROM project_quotas WHERE project_id = $2::uuid AND resource NOT IN (SELECT r FROM x)",
+    4};
+/* The advisory lock serialises quota changes: two admins each adding a
+ * guarantee that fits alone must not together exceed the capacity. */
+static const struct db_stmt st_lock = {
+    "quota_lock", "SELECT pg_advisory_xact_lock(7016966710478138739)", 0};
+static const struct db_stmt st_capacity = {
+    "quota_capacity",
+    "SELECT k.resource, coalesce(o.g, 0)::text, coalesce(c.t, 0)::text FROM"
+    " (SELECT resource FROM cluster_inventory WHERE resource LIKE 'gpu:%'"
+    "  UNION SELECT resource FROM tenant_quotas WHERE resource LIKE 'gpu:%') k"
+    " LEFT JOIN (SELECT resource, sum(guaranteed) AS g FROM tenant_quotas"
+    "            WHERE tenant_id <> $1::uuid GROUP BY resource) o ON o.resource = k.resource"
+    " LEFT JOIN (SELECT resource, sum(total) AS t FROM cluster_inventory GROUP BY resource) c"
+    "            ON c.resource = k.resource",
+    1};
+
+const struct db_stmt *const db_quotas_stmts[] = {&st_tenant_get, &st_project_get, &st_usage,
+                                                 &st_tenant_put, &st_project_put, &st_lock,
+                                                 &st_capacity,   NULL};
+
+static int rows(struct db *db, const struct db_stmt *st, const char *const *p, PGresult **out)
+{
+    int e;
+    *out = db_query(db, st, p, &e);
+    return e;
+}
+
+int db_quota_tenant_get(struct db *db, const char *tenant_id, PGresult **out)
+{
+    const char *p[1] = {tenant_id};
+    return rows(db, &st_tenant_get, p, out);
+}
+
+int db_quota_project_get(struct db *db, const char *project_id, PGresult **out)
+{
+    const char *p[1] = {project_id};
+    return rows(db, &st_project_get, p, out);
+}
+
+int db_quota_usage(struct db *db, const char *tenant_id, const char *project_id, PGresult **out)
+{
+    const char *p[2] = {tenant_id, project_id};
+    return rows(db, &st_usage, p, out);
+}
+
+int db_quota_tenant_put(struct db *db, const char *tenant_id, const char *resources,
+                        const char *guaranteed, const char *limits)
+{
+    const char *p[4] = {tenant_id, resources, guaranteed, limits};
+    return db_exec(db, &st_tenant_put, p);
+}
+
+int db_quota_project_put(struct db *db, const char *tenant_id, const char *project_id,
+                         const char *resources, const char *limits)
+{
+    const char *p[4] = {tenant_id, project_id, resources, limits};
+    return db_exec(db, &st_project_put, p);
+}
+
+int db_quota_capacity(struct db *db, const char *tenant_id, PGresult **out)
+{
+    int e = db_exec(db, &st_lock, NULL);
+    if (e)
+        return e;
+    const char *p[1] = {tenant_id};
+    return rows(db, &st_capacity, p, out);
+}

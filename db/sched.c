@@ -1,0 +1,400 @@
+/* sched.c - statements of the background workers (see sched.h). */
+#include "sched.h"
+
+#include "../server/err.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ACTIVE "('admitted', 'pending', 'running')"
+/* The name a job's current run carries in its backend: the job id, and after
+ * a preemption the id with the run number, so a re-run never meets the
+ * remains of the run before it. */
+#define RUN_KEY(j)                                                                                \
+    "CASE WHEN " j ".preemption_count = 0 THEN " j ".id::text"                                    \
+    " ELSE " j ".id || '-r' || " j ".preemption_count END"
+
+static const struct db_stmt st_notify_jobs = {"sched_notify_jobs",
+                                              "SELECT pg_notify('aidc_jobs', '')", 0};
+static const struct db_stmt st_notify_outbox = {"sched_notify_outbox",
+                                                "SELECT pg_notify('aidc_outbox', '')", 0};
+static const struct db_stmt st_notify_sync = {"sched_notify_sync",
+                                              "SELECT pg_notify('aidc_sync', '')", 0};
+/* 0x61696463 = "aidc": the high half keeps clear of other users' advisory locks */
+static const struct db_stmt st_lock = {
+    "sched_lock", "SELECT pg_try_advisory_xact_lock(1634296931, $1::int)", 1};
+
+/* ---- snapshot ----------------------------------------------------------------------- */
+
+static const struct db_stmt st_clusters = {
+    "snap_clusters", "SELECT id, kind, healthy, options::text FROM clusters ORDER BY name", 0};
+static const struct db_stmt st_inventory = {
+    "snap_inventory", "SELECT cluster_id, resource, total FROM cluster_inventory", 0};
+static const struct db_stmt st_tenants = {"snap_tenants",
+                                          "SELECT id, suspended FROM tenants", 0};
+static const struct db_stmt st_tquotas = {
+    "snap_tquotas",
+    "SELECT tenant_id, resource, guaranteed::float8, \"limit\"::float8 FROM tenant_quotas", 0};
+static const struct db_stmt st_pquotas = {
+    "snap_pquotas",
+    "SELECT project_id, tenant_id, resource, \"limit\"::float8 FROM project_quotas", 0};
+/* GPU-hours of runs within this calendar month (UTC) */
+static const struct db_stmt st_hours = {
+    "snap_hours",
+    "WITH m AS (SELECT date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS s)"
+    " SELECT r.tenant_id, r.project_id,"
+    "        sum(r.gpus * extract(epoch FROM coalesce(r.ended_at, now())"
+    "                                        - greatest(r.started_at, m.s))) / 3600"
+    "   FROM job_runs r, m WHERE r.gpus > 0 AND coalesce(r.ended_at, now()) > m.s"
+    "  GROUP BY r.tenant_id, r.project_id",
+    0};
+#define JOB_SNAP                                                                                  \
+    "id, tenant_id, project_id, gpu_type, gpus * nodes, cpus * nodes, memory_gib * nodes, nodes," \
+    " queue_rank, extract(epoch FROM submitted_at), time_limit_minutes * 60"
+static const struct db_stmt st_queued = {
+    "snap_queued",
+    "SELECT " JOB_SNAP ", requested_cluster, reason, extract(epoch FROM estimated_start)"
+    " FROM jobs WHERE state = 'queued'",
+    0};
+static const struct db_stmt st_active = {
+    "snap_active",
+    "SELECT " JOB_SNAP ", cluster_id, preemptible, stop_requested IS NOT NULL,"
+    " extract(epoch FROM coalesce(admitted_at, now())),"
+    " extract(epoch FROM coalesce(started_at, admitted_at, now())"
+    "                    + time_limit_minutes * interval '1 minute'),"
+    " gpu_indexes::text FROM jobs WHERE state IN " ACTIVE,
+    0};
+
+/* ---- decisions ---------------------------------------------------------------------- */
+
+static const struct db_stmt st_admit = {
+    "sched_admit",
+    "WITH x AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::boolean[], $4::text[])"
+    "             AS x(id, cluster, pre, idx)),"
+    " u AS (UPDATE jobs j SET state = 'admitted', cluster_id = x.cluster, preemptible = x.pre,"
+    "         gpu_indexes = x.idx::int[], admitted_at = now(), reason = NULL,"
+    "         estimated_start = NULL, updated_at = now()"
+    "       FROM x WHERE j.id = x.id AND j.state = 'queued'"
+    "       RETURNING j.id, j.tenant_id, j.cluster_id, j.preemptible),"
+    " e AS (INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason, details)"
+    "       SELECT u.id, u.tenant_id, 'queued', 'admitted',"
+    "              CASE WHEN u.preemptible THEN 'borrowing idle GPUs (preemptible)'"
+    "                   ELSE 'within quota' END,"
+    "              json_build_object('cluster', c.name, 'preemptible', u.preemptible)"
+    "         FROM u JOIN clusters c ON c.id = u.cluster_id),"
+    " o AS (INSERT INTO outbox (job_id, tenant_id, cluster_id, action)"
+    "       SELECT id, tenant_id, cluster_id, 'submit' FROM u)"
+    " SELECT count(*), CASE WHEN count(*) > 0 THEN pg_notify('aidc_outbox', 'submit') END FROM u",
+    4};
+static const struct db_stmt st_preempt = {
+    "sched_preempt",
+    "WITH x AS (SELECT x.id, x.by, t.slug AS by_tenant"
+    "             FROM unnest($1::uuid[], $2::uuid[]) AS x(id, by)"
+    "             JOIN jobs b ON b.id = x.by JOIN tenants t ON t.id = b.tenant_id),"
+    " u AS (UPDATE jobs j SET stop_requested = 'preempt', stop_requested_at = now(),"
+    "         preempt_by = x.by, updated_at = now(),"
+    "         reason = 'preemption requested by job ' || x.by || ' of tenant ' || x.by_tenant"
+    "       FROM x WHERE j.id = x.id AND j.state IN " ACTIVE " AND j.stop_requested IS NULL"
+    "       RETURNING j.id, j.tenant_id, j.cluster_id, j.state, x.by, x.by_tenant),"
+    " e AS (INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason, details)"
+    "       SELECT id, tenant_id, state, state, 'preemption requested',"
+    "              json_build_object('preempted_by_job', by, 'preempted_by_tenant', by_tenant,"
+    "                                'grace_seconds', $3::int) FROM u),"
+    " o AS (INSERT INTO outbox (job_id, tenant_id, cluster_id, action)"
+    "       SELECT id, tenant_id, cluster_id, 'preempt' FROM u)"
+    " SELECT count(*), CASE WHEN count(*) > 0 THEN pg_notify('aidc_outbox', 'preempt') END FROM u",
+    3};
+static const struct db_stmt st_waits = {
+    "sched_waits",
+    "UPDATE jobs j SET reason = x.r, estimated_start = to_timestamp(x.e), updated_at = now()"
+    " FROM unnest($1::uuid[], $2::text[], $3::float8[]) AS x(id, r, e)"
+    " WHERE j.id = x.id AND j.state = 'queued'",
+    3};
+
+/* ---- outbox ------------------------------------------------------------------------- */
+
+static const struct db_stmt st_claim = {
+    "outbox_claim",
+    "WITH c AS (SELECT o.id FROM outbox o"
+    "            WHERE o.delivered_at IS NULL AND o.next_attempt_at <= now()"
+    "              AND NOT EXISTS (SELECT 1 FROM outbox p WHERE p.job_id = o.job_id"
+    "                               AND p.delivered_at IS NULL AND p.id < o.id)"
+    "            ORDER BY o.id LIMIT $1::int FOR UPDATE SKIP LOCKED),"
+    " u AS (UPDATE outbox o SET attempts = o.attempts + 1,"
+    "         next_attempt_at = now() + $2::int * interval '1 second'"
+    "       FROM c WHERE o.id = c.id RETURNING o.*)"
+    " SELECT u.id, u.action, u.attempts, j.id, " RUN_KEY("j") ", j.state, j.stop_requested,"
+    "  j.backend_job_id, t.slug, p.slug, j.username, j.name, j.image, j.command::text, j.script,"
+    "  j.env::text, j.gpus, j.gpu_type, j.cpus, j.memory_gib, j.nodes, j.time_limit_minutes,"
+    "  j.preemptible, j.gpu_indexes::text, cl.id, cl.name, cl.kind, cl.endpoint,"
+    "  cl.credentials_ref, cl.options::text"
+    " FROM u JOIN jobs j ON j.id = u.job_id JOIN tenants t ON t.id = j.tenant_id"
+    " JOIN projects p ON p.id = j.project_id JOIN clusters cl ON cl.id = u.cluster_id"
+    " ORDER BY u.id",
+    2};
+static const struct db_stmt st_done = {
+    "outbox_done", "UPDATE outbox SET delivered_at = now(), last_error = NULL WHERE id = $1::bigint",
+    1};
+static const struct db_stmt st_failed = {
+    "outbox_failed",
+    "UPDATE outbox SET last_error = left($2, 1000),"
+    " next_attempt_at = now() + $3::int * interval '1 second' WHERE id = $1::bigint",
+    3};
+static const struct db_stmt st_delivered = {
+    "job_delivered",
+    "WITH old AS (SELECT id, state FROM jobs WHERE id = $1::uuid AND state IN " ACTIVE
+    "             FOR UPDATE),"
+    " u AS (UPDATE jobs j SET backend_job_id = $2, updated_at = now(),"
+    "         state = CASE WHEN old.state = 'admitted' THEN 'pending' ELSE old.state END"
+    "       FROM old WHERE j.id = old.id"
+    "       RETURNING j.id, j.tenant_id, j.state, j.cluster_id, old.state AS was)"
+    " INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason, details)"
+    " SELECT u.id, u.tenant_id, u.was, u.state, 'handed to the cluster',"
+    "        json_build_object('cluster', c.name, 'backend_job_id', $2)"
+    "   FROM u JOIN clusters c ON c.id = u.cluster_id WHERE u.was = 'admitted'",
+    2};
+
+/* ---- transitions -------------------------------------------------------------------- */
+
+static const struct db_stmt st_sync_active = {
+    "sched_active",
+    "SELECT j.id, j.cluster_id, j.state, j.backend_job_id, " RUN_KEY("j") ", j.stop_requested"
+    " FROM jobs j WHERE j.state IN " ACTIVE " AND j.backend_job_id IS NOT NULL"
+    " ORDER BY j.cluster_id, j.id",
+    0};
+/* pending or running; a run (metering, GPU-hour budgets) opens when it runs */
+static const struct db_stmt st_to_active = {
+    "job_to_active",
+    "WITH u AS (UPDATE jobs SET state = $3, updated_at = now(),"
+    "             started_at = CASE WHEN $3 = 'running'"
+    "               THEN coalesce(started_at, to_timestamp($4::float8), now()) END,"
+    "             reason = CASE WHEN stop_requested IS NULL THEN NULL ELSE reason END"
+    "           WHERE id = $1::uuid AND state = $2"
+    "           RETURNING id, tenant_id, project_id, gpus * nodes AS g, gpu_type,"
+    "             cpus * nodes AS c, memory_gib * nodes AS m, started_at),"
+    " r AS (INSERT INTO job_runs (job_id, tenant_id, project_id, gpus, gpu_type, cpus,"
+    "         memory_gib, started_at)"
+    "       SELECT id, tenant_id, project_id, g, gpu_type, c, m, started_at FROM u"
+    "        WHERE $3 = 'running'),"
+    " e AS (INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason)"
+    "       SELECT id, tenant_id, $2, $3, $5 FROM u)"
+    " SELECT count(*) FROM u",
+    5};
+/* succeeded, failed or cancelled: the run closes (or is recorded whole when
+ * the job started and ended between two looks) */
+static const struct db_stmt st_to_final = {
+    "job_to_final",
+    "WITH u AS (UPDATE jobs SET state = $3, updated_at = now(),"
+    "             finished_at = coalesce(to_timestamp($5::float8), now()),"
+    "             started_at = coalesce(started_at, to_timestamp($4::float8)),"
+    "             exit_code = $6::int, reason = $7, estimated_start = NULL"
+    "           WHERE id = $1::uuid AND state = $2"
+    "           RETURNING id, tenant_id, project_id, gpus * nodes AS g, gpu_type,"
+    "             cpus * nodes AS c, memory_gib * nodes AS m, started_at, finished_at),"
+    " closed AS (UPDATE job_runs r SET ended_at = greatest(r.started_at, u.finished_at)"
+    "            FROM u WHERE r.job_id = u.id AND r.ended_at IS NULL),"
+    " whole AS (INSERT INTO job_runs (job_id, tenant_id, project_id, gpus, gpu_type, cpus,"
+    "             memory_gib, started_at, ended_at)"
+    "           SELECT id, tenant_id, project_id, g, gpu_type, c, m, started_at,"
+    "                  greatest(started_at, finished_at) FROM u"
+    "            WHERE u.started_at IS NOT NULL AND NOT EXISTS"
+    "              (SELECT 1 FROM job_runs r WHERE r.job_id = u.id AND r.ended_at IS NULL)),"
+    " e AS (INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason, details)"
+    "       SELECT id, tenant_id, $2, $3, $7,"
+    "              CASE WHEN $6::int IS NULL THEN '{}'::jsonb"
+    "                   ELSE jsonb_build_object('exit_code', $6::int) END FROM u)"
+    " SELECT count(*), CASE WHEN count(*) > 0 THEN pg_notify('aidc_jobs', 'end') END FROM u",
+    7};
+/* preempted: back to the queue, naming who took the GPUs and how long it ran */
+static const struct db_stmt st_requeue = {
+    "job_requeue",
+    "WITH info AS (SELECT j.id, j.tenant_id, j.preempt_by, t.slug AS by_tenant,"
+    "                coalesce(extract(epoch FROM coalesce(to_timestamp($3::float8), now())"
+    "                                            - j.started_at)::bigint, 0) AS ran"
+    "               FROM jobs j LEFT JOIN jobs b ON b.id = j.preempt_by"
+    "               LEFT JOIN tenants t ON t.id = b.tenant_id"
+    "              WHERE j.id = $1::uuid AND j.state = $2),"
+    " u AS (UPDATE jobs j SET state = 'queued', preemption_count = j.preemption_count + 1,"
+    "         cluster_id = NULL, backend_job_id = NULL, gpu_indexes = NULL,"
+    "         stop_requested = NULL, stop_requested_at = NULL, preempt_by = NULL,"
+    "         admitted_at = NULL, started_at = NULL, preemptible = false, exit_code = NULL,"
+    "         reason = 'preempted', updated_at = now()"
+    "       FROM info WHERE j.id = info.id AND j.state = $2 RETURNING j.id),"
+    " closed AS (UPDATE job_runs r"
+    "              SET ended_at = greatest(r.started_at, coalesce(to_timestamp($3::float8), now()))"
+    "             FROM u WHERE r.job_id = u.id AND r.ended_at IS NULL),"
+    " e AS (INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason, details)"
+    "       SELECT info.id, info.tenant_id, $2, 'preempted',"
+    "              'preempted by job ' || coalesce(info.preempt_by::text, 'unknown')"
+    "              || ' of tenant ' || coalesce(info.by_tenant, 'unknown')"
+    "              || ' after running ' || info.ran || ' s',"
+    "              jsonb_build_object('preempted_by_job', info.preempt_by,"
+    "                                 'preempted_by_tenant', info.by_tenant,"
+    "                                 'ran_seconds', info.ran)"
+    "         FROM info JOIN u ON u.id = info.id"
+    "       UNION ALL"
+    "       SELECT info.id, info.tenant_id, 'preempted', 'queued', coalesce($4, 'requeued'),"
+    "              '{}'::jsonb FROM info JOIN u ON u.id = info.id)"
+    " SELECT count(*), CASE WHEN count(*) > 0 THEN pg_notify('aidc_jobs', 'requeue') END FROM u",
+    4};
+
+const struct db_stmt *const db_sched_stmts[] = {
+    &st_notify_jobs, &st_notify_outbox, &st_notify_sync, &st_lock,      &st_clusters,
+    &st_inventory,   &st_tenants,       &st_tquotas,     &st_pquotas,   &st_hours,
+    &st_queued,      &st_active,        &st_admit,       &st_preempt,   &st_waits,
+    &st_claim,       &st_done,          &st_failed,      &st_delivered, &st_sync_active,
+    &st_to_active,   &st_to_final,      &st_requeue,     NULL};
+
+int db_sched_wake(struct db *db, const char *channel)
+{
+    const struct db_stmt *st = strcmp(channel, "aidc_outbox") == 0 ? &st_notify_outbox
+                               : strcmp(channel, "aidc_sync") == 0 ? &st_notify_sync
+                                                                   : &st_notify_jobs;
+    return db_queue(db, st, NULL);
+}
+
+int db_sched_lock(struct db *db, int which, bool *got)
+{
+    char key[16];
+    snprintf(key, sizeof key, "%d", which);
+    const char *p[1] = {key};
+    int e;
+    PGresult *r = db_query(db, &st_lock, p, &e);
+    if (!r)
+        return e;
+    *got = PQgetvalue(r, 0, 0)[0] == 't';
+    PQclear(r);
+    return 0;
+}
+
+int db_sched_snapshot(struct db *db, struct db_snapshot *out)
+{
+    const struct db_stmt *const sts[] = {&st_clusters, &st_inventory, &st_tenants, &st_tquotas,
+                                         &st_pquotas,  &st_hours,     &st_queued,  &st_active};
+    PGresult **dst[] = {&out->clusters, &out->inventory, &out->tenants, &out->tquotas,
+                        &out->pquotas,  &out->hours,     &out->queued,  &out->active};
+    memset(out, 0, sizeof *out);
+    for (size_t i = 0; i < sizeof sts / sizeof sts[0]; i++) {
+        int e;
+        *dst[i] = db_query(db, sts[i], NULL, &e);
+        if (!*dst[i]) {
+            db_sched_snapshot_free(out);
+            return e;
+        }
+    }
+    return 0;
+}
+
+void db_sched_snapshot_free(struct db_snapshot *s)
+{
+    PQclear(s->clusters);
+    PQclear(s->inventory);
+    PQclear(s->tenants);
+    PQclear(s->tquotas);
+    PQclear(s->pquotas);
+    PQclear(s->hours);
+    PQclear(s->queued);
+    PQclear(s->active);
+    memset(s, 0, sizeof *s);
+}
+
+/* Run a counting statement: *count from its first column. */
+static int counted(struct db *db, const struct db_stmt *st, const char *const *p, long *count)
+{
+    int e;
+    PGresult *r = db_query(db, st, p, &e);
+    if (!r)
+        return e;
+    if (count)
+        *count = PQntuples(r) ? strtol(PQgetvalue(r, 0, 0), NULL, 10) : 0;
+    PQclear(r);
+    return 0;
+}
+
+int db_sched_admit(struct db *db, const char *ids, const char *clusters, const char *preemptible,
+                   const char *gpu_indexes, long *count)
+{
+    const char *p[4] = {ids, clusters, preemptible, gpu_indexes};
+    return counted(db, &st_admit, p, count);
+}
+
+int db_sched_preempt(struct db *db, const char *ids, const char *for_ids, int grace_seconds,
+                     long *count)
+{
+    char grace[16];
+    snprintf(grace, sizeof grace, "%d", grace_seconds);
+    const char *p[3] = {ids, for_ids, grace};
+    return counted(db, &st_preempt, p, count);
+}
+
+int db_sched_waits(struct db *db, const char *ids, const char *reasons, const char *estimates)
+{
+    const char *p[3] = {ids, reasons, estimates};
+    return db_exec(db, &st_waits, p);
+}
+
+int db_outbox_claim(struct db *db, int limit, int lease_seconds, PGresult **out)
+{
+    char lim[16], lease[16];
+    snprintf(lim, sizeof lim, "%d", limit);
+    snprintf(lease, sizeof lease, "%d", lease_seconds);
+    const char *p[2] = {lim, lease};
+    int e;
+    *out = db_query(db, &st_claim, p, &e);
+    return e;
+}
+
+int db_outbox_done(struct db *db, const char *outbox_id)
+{
+    const char *p[1] = {outbox_id};
+    return db_exec(db, &st_done, p);
+}
+
+int db_outbox_failed(struct db *db, const char *outbox_id, const char *error, int delay_seconds)
+{
+    char delay[16];
+    snprintf(delay, sizeof delay, "%d", delay_seconds);
+    const char *p[3] = {outbox_id, error, delay};
+    return db_exec(db, &st_failed, p);
+}
+
+int db_job_delivered(struct db *db, const char *job_id, const char *backend_job_id)
+{
+    const char *p[2] = {job_id, backend_job_id};
+    return db_exec(db, &st_delivered, p);
+}
+
+int db_sched_active(struct db *db, PGresult **out)
+{
+    int e;
+    *out = db_query(db, &st_sync_active, NULL, &e);
+    return e;
+}
+
+int db_job_transition(struct db *db, const struct db_transition *t, bool *changed)
+{
+    char started[32] = "", finished[32] = "", code[16] = "";
+    if (t->started_at > 0)
+        snprintf(started, sizeof started, "%.3f", t->started_at);
+    if (t->finished_at > 0)
+        snprintf(finished, sizeof finished, "%.3f", t->finished_at);
+    if (t->exit_code >= 0)
+        snprintf(code, sizeof code, "%d", t->exit_code);
+    const char *st = started[0] ? started : NULL, *fin = finished[0] ? finished : NULL;
+    long n = 0;
+    int e;
+    if (strcmp(t->to, "pending") == 0 || strcmp(t->to, "running") == 0) {
+        const char *p[5] = {t->job_id, t->from, t->to, st, t->reason};
+        e = counted(db, &st_to_active, p, &n);
+    } else if (strcmp(t->to, "queued") == 0) {
+        const char *p[4] = {t->job_id, t->from, fin, t->reason};
+        e = counted(db, &st_requeue, p, &n);
+    } else {
+        const char *p[7] = {t->job_id, t->from, t->to, st, fin, code[0] ? code : NULL, t->reason};
+        e = counted(db, &st_to_final, p, &n);
+    }
+    if (changed)
+        *changed = n > 0;
+    return e;
+}

@@ -1,0 +1,511 @@
+/*
+ * admitter.c - the admission worker (see admitter.h). Most of this file turns
+ * result rows into the index-based snapshot of sched/admission.h and the
+ * decisions back into array parameters.
+ */
+#include "admitter.h"
+
+#include "../backends/backend.h"
+#include "../db/pgarray.h"
+#include "../db/sched.h"
+#include "../server/config.h"
+#include "../server/err.h"
+#include "../server/log.h"
+#include "../server/xalloc.h"
+#include "admission.h"
+#include "idmap.h"
+#include "worker.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_INDEXES 1024 /* GPU indexes of one cluster where aidc assigns them */
+/* an estimate that moved less than this is not worth a write */
+#define ESTIMATE_SLACK_S 60
+
+struct cl_info {
+    const struct backend_ops *ops;
+    json_t *options;
+    unsigned char used[MAX_INDEXES]; /* GPU indexes held by active jobs */
+};
+
+struct build {
+    struct adm_snapshot s;
+    struct idmap tenants, projects, clusters, types;
+    char **type_names;
+    size_t type_cap, project_cap;
+    struct cl_info *cl;
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double ms_since(double t0)
+{
+    return (now_s() - t0) * 1000.0;
+}
+
+/* The first day of next month, UTC, when GPU-hour budgets start afresh. */
+static double month_end(double now)
+{
+    time_t t = (time_t)now;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    tm.tm_mday = 1;
+    tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+    tm.tm_mon += 1;
+    return (double)timegm(&tm);
+}
+
+static void add_type(struct build *b, const char *name)
+{
+    if (!name || !*name || idmap_get(&b->types, name) >= 0)
+        return;
+    if (b->types.n == b->type_cap) {
+        b->type_cap = b->type_cap ? b->type_cap * 2 : 8;
+        b->type_names = xreallocarray(b->type_names, b->type_cap, sizeof *b->type_names);
+    }
+    b->type_names[b->types.n] = xstrdup(name);
+    idmap_add(&b->types, name);
+}
+
+static void add_gpu_resource(struct build *b, const char *res)
+{
+    if (strncmp(res, "gpu:", 4) == 0)
+        add_type(b, res + 4);
+}
+
+static int type_of(const struct build *b, const PGresult *r, int row, int col)
+{
+    return PQgetisnull(r, row, col) ? -1 : idmap_get(&b->types, PQgetvalue(r, row, col));
+}
+
+static double num(const PGresult *r, int row, int col)
+{
+    return strtod(PQgetvalue(r, row, col), NULL);
+}
+
+static int inum(const PGresult *r, int row, int col)
+{
+    return (int)strtol(PQgetvalue(r, row, col), NULL, 10);
+}
+
+static void collect_types(struct build *b, const struct db_snapshot *d)
+{
+    for (int i = 0; i < PQntuples(d->inventory); i++)
+        add_gpu_resource(b, PQgetvalue(d->inventory, i, 1));
+    for (int i = 0; i < PQntuples(d->tquotas); i++)
+        add_gpu_resource(b, PQgetvalue(d->tquotas, i, 1));
+    for (int i = 0; i < PQntuples(d->pquotas); i++)
+        add_gpu_resource(b, PQgetvalue(d->pquotas, i, 2));
+    for (int i = 0; i < PQntuples(d->queued); i++)
+        if (!PQgetisnull(d->queued, i, 3))
+            add_type(b, PQgetvalue(d->queued, i, 3));
+    for (int i = 0; i < PQntuples(d->active); i++)
+        if (!PQgetisnull(d->active, i, 3))
+            add_type(b, PQgetvalue(d->active, i, 3));
+    b->s.gpu_types = (const char *const *)b->type_names;
+    b->s.ngpu_types = b->types.n;
+}
+
+static void build_clusters(struct build *b, const struct db_snapshot *d)
+{
+    size_t n = (size_t)PQntuples(d->clusters), nt = b->s.ngpu_types;
+    b->s.clusters = xcalloc(n + 1, sizeof *b->s.clusters);
+    b->cl = xcalloc(n + 1, sizeof *b->cl);
+    b->s.nclusters = n;
+    for (size_t c = 0; c < n; c++) {
+        int row = (int)c;
+        idmap_add(&b->clusters, PQgetvalue(d->clusters, row, 0));
+        struct adm_cluster *cl = &b->s.clusters[c];
+        cl->gpus = xcalloc(nt + 1, sizeof *cl->gpus);
+        b->cl[c].ops = backend_find(PQgetvalue(d->clusters, row, 1));
+        b->cl[c].options = json_loads(PQgetvalue(d->clusters, row, 3), 0, NULL);
+        if (!b->cl[c].options)
+            b->cl[c].options = json_object();
+        cl->down = PQgetvalue(d->clusters, row, 2)[0] != 't' || !b->cl[c].ops;
+        cl->max_nodes = b->cl[c].ops ? b->cl[c].ops->max_nodes : 0;
+        json_int_t maxtl = json_integer_value(json_object_get(b->cl[c].options,
+                                                              "max_time_limit_minutes"));
+        cl->max_time_limit_s = maxtl > 0 && maxtl < 1000000 ? (int)maxtl * 60 : 0;
+    }
+    for (int i = 0; i < PQntuples(d->inventory); i++) {
+        int c = idmap_get(&b->clusters, PQgetvalue(d->inventory, i, 0));
+        const char *res = PQgetvalue(d->inventory, i, 1);
+        int total = inum(d->inventory, i, 2);
+        if (c < 0)
+            continue;
+        struct adm_cluster *cl = &b->s.clusters[c];
+        if (strncmp(res, "gpu:", 4) == 0)
+            cl->gpus[idmap_get(&b->types, res + 4)] = total;
+        else if (strcmp(res, "cpu") == 0)
+            cl->cpus = total;
+        else if (strcmp(res, "memory_gib") == 0)
+            cl->memory_gib = total;
+    }
+}
+
+static void build_tenants(struct build *b, const struct db_snapshot *d)
+{
+    size_t n = (size_t)PQntuples(d->tenants), nt = b->s.ngpu_types;
+    b->s.tenants = xcalloc(n + 1, sizeof *b->s.tenants);
+    b->s.ntenants = n;
+    for (size_t t = 0; t < n; t++) {
+        idmap_add(&b->tenants, PQgetvalue(d->tenants, (int)t, 0));
+        struct adm_tenant *te = &b->s.tenants[t];
+        te->gpu = xcalloc(nt + 1, sizeof *te->gpu); /* absent GPU type: 0 and 0 */
+        te->cpu_limit = te->memory_limit = te->jobs_limit = ADM_UNLIMITED;
+        te->gpu_hours_budget = ADM_UNLIMITED;
+        te->suspended = PQgetvalue(d->tenants, (int)t, 1)[0] == 't';
+    }
+    for (int i = 0; i < PQntuples(d->tquotas); i++) {
+        int t = idmap_get(&b->tenants, PQgetvalue(d->tquotas, i, 0));
+        if (t < 0)
+            continue;
+        struct adm_tenant *te = &b->s.tenants[t];
+        const char *res = PQgetvalue(d->tquotas, i, 1);
+        double g = num(d->tquotas, i, 2), l = num(d->tquotas, i, 3);
+        if (strncmp(res, "gpu:", 4) == 0) {
+            int k = idmap_get(&b->types, res + 4);
+            te->gpu[k].guaranteed = g;
+            te->gpu[k].limit = l;
+        } else if (strcmp(res, "cpu") == 0) {
+            te->cpu_limit = l;
+        } else if (strcmp(res, "memory_gib") == 0) {
+            te->memory_limit = l;
+        } else if (strcmp(res, "jobs") == 0) {
+            te->jobs_limit = l;
+        } else if (strcmp(res, "gpu_hours_month") == 0) {
+            te->gpu_hours_budget = l;
+        }
+    }
+}
+
+static int project_of(struct build *b, const char *id, int tenant)
+{
+    int p = idmap_get(&b->projects, id);
+    if (p >= 0)
+        return p;
+    p = idmap_add(&b->projects, id);
+    if (b->projects.n > b->project_cap) {
+        b->project_cap = b->project_cap ? b->project_cap * 2 : 64;
+        b->s.projects = xreallocarray(b->s.projects, b->project_cap, sizeof *b->s.projects);
+    }
+    struct adm_project *pr = &b->s.projects[p];
+    memset(pr, 0, sizeof *pr);
+    pr->tenant = tenant;
+    pr->gpu_limit = xcalloc(b->s.ngpu_types + 1, sizeof *pr->gpu_limit);
+    for (size_t k = 0; k < b->s.ngpu_types; k++)
+        pr->gpu_limit[k] = ADM_UNLIMITED;
+    pr->cpu_limit = pr->memory_limit = pr->jobs_limit = ADM_UNLIMITED;
+    pr->gpu_hours_budget = ADM_UNLIMITED;
+    b->s.nprojects = b->projects.n;
+    return p;
+}
+
+static void build_projects(struct build *b, const struct db_snapshot *d)
+{
+    for (int i = 0; i < PQntuples(d->pquotas); i++) {
+        int t = idmap_get(&b->tenants, PQgetvalue(d->pquotas, i, 1));
+        if (t < 0)
+            continue;
+        int p = project_of(b, PQgetvalue(d->pquotas, i, 0), t); /* may move b->s.projects */
+        struct adm_project *pr = &b->s.projects[p];
+        const char *res = PQgetvalue(d->pquotas, i, 2);
+        double l = num(d->pquotas, i, 3);
+        if (strncmp(res, "gpu:", 4) == 0)
+            pr->gpu_limit[idmap_get(&b->types, res + 4)] = l;
+        else if (strcmp(res, "cpu") == 0)
+            pr->cpu_limit = l;
+        else if (strcmp(res, "memory_gib") == 0)
+            pr->memory_limit = l;
+        else if (strcmp(res, "jobs") == 0)
+            pr->jobs_limit = l;
+        else if (strcmp(res, "gpu_hours_month") == 0)
+            pr->gpu_hours_budget = l;
+    }
+}
+
+static void build_hours(struct build *b, const struct db_snapshot *d)
+{
+    for (int i = 0; i < PQntuples(d->hours); i++) {
+        int t = idmap_get(&b->tenants, PQgetvalue(d->hours, i, 0));
+        int p = idmap_get(&b->projects, PQgetvalue(d->hours, i, 1));
+        double h = num(d->hours, i, 2);
+        if (t >= 0)
+            b->s.tenants[t].gpu_hours_used += h;
+        if (p >= 0)
+            b->s.projects[p].gpu_hours_used += h;
+    }
+}
+
+/* Columns 0-10 shared by queued and active rows (db/sched.h). */
+static bool job_common(struct build *b, const PGresult *r, int i, struct adm_job *j)
+{
+    j->tenant = idmap_get(&b->tenants, PQgetvalue(r, i, 1));
+    if (j->tenant < 0)
+        return false;
+    j->project = project_of(b, PQgetvalue(r, i, 2), j->tenant);
+    j->gpu_type = type_of(b, r, i, 3);
+    j->gpus = inum(r, i, 4);
+    j->cpus = inum(r, i, 5);
+    j->memory_gib = inum(r, i, 6);
+    j->nodes = inum(r, i, 7);
+    j->priority = 2 - inum(r, i, 8); /* queue_rank 0 = high */
+    j->submitted = num(r, i, 9);
+    j->time_limit_s = inum(r, i, 10);
+    return true;
+}
+
+/* "{0,3}" into the cluster's used indexes */
+static void mark_indexes(struct cl_info *cl, const char *text)
+{
+    for (const char *p = text; *p;) {
+        if (*p >= '0' && *p <= '9') {
+            char *end;
+            long v = strtol(p, &end, 10);
+            if (v >= 0 && v < MAX_INDEXES)
+                cl->used[v] = 1;
+            p = end;
+        } else {
+            p++;
+        }
+    }
+}
+
+static void build_jobs(struct build *b, const struct db_snapshot *d)
+{
+    size_t nq = (size_t)PQntuples(d->queued), na = (size_t)PQntuples(d->active);
+    b->s.queued = xcalloc(nq + 1, sizeof *b->s.queued);
+    b->s.active = xcalloc(na + 1, sizeof *b->s.active);
+    for (size_t q = 0; q < nq; q++) {
+        struct adm_job *j = &b->s.queued[b->s.nqueued];
+        if (!job_common(b, d->queued, (int)q, j))
+            continue;
+        j->cluster = PQgetisnull(d->queued, (int)q, 11)
+                         ? -1
+                         : idmap_get(&b->clusters, PQgetvalue(d->queued, (int)q, 11));
+        b->s.nqueued++;
+    }
+    for (size_t a = 0; a < na; a++) {
+        struct adm_job *j = &b->s.active[b->s.nactive];
+        int i = (int)a;
+        if (!job_common(b, d->active, i, j))
+            continue;
+        j->cluster = PQgetisnull(d->active, i, 11)
+                         ? -1
+                         : idmap_get(&b->clusters, PQgetvalue(d->active, i, 11));
+        j->preemptible = PQgetvalue(d->active, i, 12)[0] == 't';
+        j->stopping = PQgetvalue(d->active, i, 13)[0] == 't';
+        j->admitted = num(d->active, i, 14);
+        j->expected_end = num(d->active, i, 15);
+        if (j->cluster >= 0 && !PQgetisnull(d->active, i, 16))
+            mark_indexes(&b->cl[j->cluster], PQgetvalue(d->active, i, 16));
+        b->s.nactive++;
+    }
+}
+
+static void build_free(struct build *b)
+{
+    for (size_t c = 0; c < b->s.nclusters; c++) {
+        free(b->s.clusters[c].gpus);
+        json_decref(b->cl[c].options);
+    }
+    for (size_t t = 0; t < b->s.ntenants; t++)
+        free(b->s.tenants[t].gpu);
+    for (size_t p = 0; p < b->s.nprojects; p++)
+        free(b->s.projects[p].gpu_limit);
+    for (size_t k = 0; k < b->types.n; k++)
+        free(b->type_names[k]);
+    free(b->type_names);
+    free(b->s.clusters);
+    free(b->cl);
+    free(b->s.tenants);
+    free(b->s.projects);
+    free(b->s.queued);
+    free(b->s.active);
+    idmap_free(&b->tenants);
+    idmap_free(&b->projects);
+    idmap_free(&b->clusters);
+    idmap_free(&b->types);
+}
+
+/*
+ * Where aidc assigns GPUs, the lowest free indexes of the job's type, as
+ * "{4,5}" into out. False when the cluster has not that many free (its
+ * options changed under running jobs): the job waits for the next pass.
+ */
+static bool assign_indexes(struct build *b, const struct adm_job *j, int c, char *out, size_t n)
+{
+    struct cl_info *cl = &b->cl[c];
+    out[0] = '\0';
+    if (!cl->ops || !cl->ops->gpu_range || j->gpu_type < 0)
+        return true;
+    int first = 0, count = 0;
+    if (!cl->ops->gpu_range(cl->options, b->s.gpu_types[j->gpu_type], &first, &count))
+        return false;
+    int pick[64], got = 0;
+    for (int i = first; i < first + count && i < MAX_INDEXES && got < j->gpus && got < 64; i++)
+        if (!cl->used[i])
+            pick[got++] = i;
+    if (got < j->gpus)
+        return false;
+    size_t len = 0;
+    for (int k = 0; k < got && len + 8 < n; k++) {
+        cl->used[pick[k]] = 1;
+        len += (size_t)snprintf(out + len, n - len, "%c%d", k ? ',' : '{', pick[k]);
+    }
+    snprintf(out + len, n - len, "}");
+    return true;
+}
+
+static bool estimate_moved(const PGresult *q, int row, double est)
+{
+    bool had = !PQgetisnull(q, row, 13);
+    if (had != (est > 0))
+        return true;
+    return had && fabs(num(q, row, 13) - est) >= ESTIMATE_SLACK_S;
+}
+
+static int write_decisions(struct db *db, struct build *b, const struct db_snapshot *d,
+                           const struct adm_result *res, const struct config *cfg,
+                           struct admitter_stats *st)
+{
+    struct pgarray ids = PGARRAY_INIT, cls = PGARRAY_INIT, pre = PGARRAY_INIT, idx = PGARRAY_INIT;
+    struct pgarray vic = PGARRAY_INIT, forj = PGARRAY_INIT;
+    struct pgarray wid = PGARRAY_INIT, wreason = PGARRAY_INIT, west = PGARRAY_INIT;
+    for (size_t k = 0; k < res->ndecisions; k++) {
+        const struct adm_decision *dc = &res->decisions[k];
+        if (dc->kind == ADM_ADMIT) {
+            char gi[512];
+            const struct adm_job *j = &b->s.queued[dc->job];
+            if (!assign_indexes(b, j, dc->cluster, gi, sizeof gi)) {
+                log_warn("admission: no free GPU index of the cluster for job %s",
+                         PQgetvalue(d->queued, (int)dc->job, 0));
+                continue;
+            }
+            pgarray_add(&ids, PQgetvalue(d->queued, (int)dc->job, 0));
+            pgarray_add(&cls, PQgetvalue(d->clusters, dc->cluster, 0));
+            pgarray_add(&pre, dc->preemptible ? "t" : "f");
+            pgarray_add(&idx, gi[0] ? gi : NULL);
+        } else if (dc->kind == ADM_PREEMPT) {
+            pgarray_add(&vic, PQgetvalue(d->active, (int)dc->job, 0));
+            pgarray_add(&forj, PQgetvalue(d->queued, (int)dc->for_job, 0));
+        } else {
+            int row = (int)dc->job;
+            const char *old = PQgetisnull(d->queued, row, 12) ? "" : PQgetvalue(d->queued, row, 12);
+            if (strcmp(old, dc->reason) == 0 && !estimate_moved(d->queued, row, dc->estimated_start))
+                continue;
+            pgarray_add(&wid, PQgetvalue(d->queued, row, 0));
+            pgarray_add(&wreason, dc->reason);
+            if (dc->estimated_start > 0)
+                pgarray_addf(&west, "%.0f", dc->estimated_start);
+            else
+                pgarray_add(&west, NULL);
+        }
+    }
+    int e = 0;
+    long n = 0;
+    if (ids.n) {
+        e = db_sched_admit(db, pgarray_str(&ids), pgarray_str(&cls), pgarray_str(&pre),
+                           pgarray_str(&idx), &n);
+        st->admitted = (size_t)n;
+    }
+    if (!e && vic.n) {
+        e = db_sched_preempt(db, pgarray_str(&vic), pgarray_str(&forj), cfg->preempt_grace_seconds,
+                             &n);
+        st->preempted = (size_t)n;
+    }
+    if (!e && wid.n) {
+        e = db_sched_waits(db, pgarray_str(&wid), pgarray_str(&wreason), pgarray_str(&west));
+        st->waits_written = wid.n;
+    }
+    struct pgarray *all[] = {&ids, &cls, &pre, &idx, &vic, &forj, &wid, &wreason, &west};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        pgarray_free(all[i]);
+    return e;
+}
+
+int admitter_pass(struct db *db, const struct config *cfg, struct admitter_stats *stats)
+{
+    struct admitter_stats local;
+    struct admitter_stats *st = stats ? stats : &local;
+    memset(st, 0, sizeof *st);
+    const struct db_ctx ctx = {.roles = "system"};
+    double t0 = now_s();
+    int e = db_begin(db, &ctx, false);
+    bool got = false;
+    if (!e)
+        e = db_sched_lock(db, DB_LOCK_ADMITTER, &got);
+    if (e || !got) {
+        db_rollback(db);
+        st->skipped = !e;
+        return e;
+    }
+    struct db_snapshot d;
+    e = db_sched_snapshot(db, &d);
+    if (e) {
+        db_rollback(db);
+        return e;
+    }
+    struct build b;
+    memset(&b, 0, sizeof b);
+    collect_types(&b, &d);
+    build_clusters(&b, &d);
+    build_tenants(&b, &d);
+    build_projects(&b, &d);
+    build_jobs(&b, &d);
+    build_hours(&b, &d);
+    b.s.now = now_s();
+    b.s.starvation_seconds = cfg->starvation_seconds;
+    b.s.preempt_grace_seconds = cfg->preempt_grace_seconds;
+    b.s.month_end = month_end(b.s.now);
+    st->queued = b.s.nqueued;
+    st->active = b.s.nactive;
+    st->load_ms = ms_since(t0);
+
+    double t1 = now_s();
+    struct adm_result res;
+    admission_run(&b.s, &res);
+    st->decide_ms = ms_since(t1);
+
+    double t2 = now_s();
+    e = write_decisions(db, &b, &d, &res, cfg, st);
+    if (!e)
+        e = db_commit(db);
+    else
+        db_rollback(db);
+    st->write_ms = ms_since(t2);
+    admission_result_free(&res);
+    build_free(&b);
+    db_sched_snapshot_free(&d);
+    if (!e && (st->admitted || st->preempted))
+        log_info("admission: %zu queued, %zu admitted, %zu preemptions requested (%.1f ms)",
+                 st->queued, st->admitted, st->preempted, ms_since(t0));
+    return e;
+}
+
+static int round_fn(struct db *db, bool notified, void *arg)
+{
+    (void)notified;
+    return admitter_pass(db, arg, NULL);
+}
+
+struct worker *admitter_start(const struct config *cfg)
+{
+    struct worker_spec spec = {
+        .name = "admitter",
+        .channels = {"aidc_jobs", NULL},
+        .interval_ms = cfg->admission_interval_ms,
+        .round = round_fn,
+        .arg = (void *)cfg,
+    };
+    return worker_start(cfg->database_url, &spec);
+}

@@ -1,0 +1,31 @@
+/*
+ * admitter.h - the admission worker: loads the snapshot (db/sched.c), runs
+ * the admission function (sched/admission.c) and writes its decisions -
+ * admissions with their outbox rows, preemption requests, reasons and
+ * estimated starts of the waiting - in one transaction. One replica at a
+ * time (a transaction-scoped advisory lock per pass); woken by NOTIFY
+ * aidc_jobs (submit, cancel, job end, requeue) and by a timer.
+ */
+#ifndef AIDC_ADMITTER_H
+#define AIDC_ADMITTER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct config;
+struct db;
+struct worker;
+
+struct admitter_stats {
+    size_t queued, active;         /* in the snapshot */
+    size_t admitted, preempted;    /* written */
+    size_t waits_written;          /* reasons/estimates that changed */
+    double load_ms, decide_ms, write_ms;
+    bool skipped;                  /* another replica held the lock */
+};
+
+/* One pass in its own transaction. stats may be NULL. */
+int admitter_pass(struct db *db, const struct config *cfg, struct admitter_stats *stats);
+struct worker *admitter_start(const struct config *cfg);
+
+#endif

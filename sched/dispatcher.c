@@ -1,0 +1,254 @@
+/* dispatcher.c - outbox delivery (see dispatcher.h). */
+#include "dispatcher.h"
+
+#include "../backends/backend.h"
+#include "../db/sched.h"
+#include "../server/config.h"
+#include "../server/err.h"
+#include "../server/log.h"
+#include "../server/xalloc.h"
+#include "worker.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BATCH 32
+#define LEASE_SECONDS 120
+#define MAX_BACKOFF_SECONDS 300
+/* a job its cluster refused this often fails instead of waiting forever */
+#define MAX_SUBMIT_ATTEMPTS 8
+#define OUTBOX_INTERVAL_MS 1000
+
+/* Columns of db_outbox_claim (db/sched.h). */
+enum {
+    C_ID, C_ACTION, C_ATTEMPTS, C_JOB, C_RUN, C_STATE, C_STOP, C_BACKEND_ID, C_TENANT, C_PROJECT,
+    C_USER, C_NAME, C_IMAGE, C_COMMAND, C_SCRIPT, C_ENV, C_GPUS, C_GPU_TYPE, C_CPUS, C_MEM,
+    C_NODES, C_TIME, C_PREEMPTIBLE, C_INDEXES, C_CL_ID, C_CL_NAME, C_CL_KIND, C_CL_ENDPOINT,
+    C_CL_CRED, C_CL_OPTIONS
+};
+
+static const char *val(const PGresult *r, int i, int c)
+{
+    return PQgetisnull(r, i, c) ? NULL : PQgetvalue(r, i, c);
+}
+
+static int ival(const PGresult *r, int i, int c)
+{
+    return (int)strtol(PQgetvalue(r, i, c), NULL, 10);
+}
+
+/* Run one small system transaction around fn's statements. */
+struct outcome {
+    const char *outbox_id;
+    bool done;             /* delivered (or nothing left to deliver) */
+    const char *error;     /* failed: why */
+    int delay;             /* ... and when to try again */
+    const char *job_id;
+    const char *backend_id; /* the backend took the job */
+    struct db_transition t; /* a state change instead (t.to != NULL) */
+};
+
+static int record(struct db *db, const struct outcome *o)
+{
+    const struct db_ctx ctx = {.roles = "system"};
+    int e = db_begin(db, &ctx, false);
+    if (!e && o->t.to)
+        e = db_job_transition(db, &o->t, NULL);
+    if (!e && o->backend_id)
+        e = db_job_delivered(db, o->job_id, o->backend_id);
+    if (!e)
+        e = o->done ? db_outbox_done(db, o->outbox_id)
+                    : db_outbox_failed(db, o->outbox_id, o->error, o->delay);
+    if (!e)
+        return db_commit(db);
+    db_rollback(db);
+    return e;
+}
+
+/* "{0,3}" into idx (at most max); returns how many. */
+static size_t parse_indexes(const char *text, int *idx, size_t max)
+{
+    size_t n = 0;
+    for (const char *p = text; p && *p && n < max;) {
+        if (*p >= '0' && *p <= '9') {
+            char *end;
+            idx[n++] = (int)strtol(p, &end, 10);
+            p = end;
+        } else {
+            p++;
+        }
+    }
+    return n;
+}
+
+static int submit(const struct config *cfg, const struct backend_ops *ops,
+                  const struct backend_cluster *cl, const PGresult *r, int i, char *backend_id,
+                  size_t idsz, char *err, size_t errsz)
+{
+    json_t *command = val(r, i, C_COMMAND) ? json_loads(val(r, i, C_COMMAND), 0, NULL) : NULL;
+    json_t *env = json_loads(PQgetvalue(r, i, C_ENV), 0, NULL);
+    int idx[64];
+    struct backend_job job = {
+        .id = PQgetvalue(r, i, C_RUN),
+        .tenant = PQgetvalue(r, i, C_TENANT),
+        .project = PQgetvalue(r, i, C_PROJECT),
+        .user = PQgetvalue(r, i, C_USER),
+        .name = PQgetvalue(r, i, C_NAME),
+        .image = val(r, i, C_IMAGE),
+        .command = command,
+        .script = val(r, i, C_SCRIPT),
+        .env = env ? env : json_object(),
+        .gpus = ival(r, i, C_GPUS),
+        .gpu_type = val(r, i, C_GPU_TYPE),
+        .gpu_indexes = idx,
+        .ngpu_indexes = parse_indexes(val(r, i, C_INDEXES), idx, 64),
+        .cpus = ival(r, i, C_CPUS),
+        .memory_gib = ival(r, i, C_MEM),
+        .nodes = ival(r, i, C_NODES),
+        .time_limit_minutes = ival(r, i, C_TIME),
+        .grace_seconds = cfg->preempt_grace_seconds,
+        .preemptible = PQgetvalue(r, i, C_PREEMPTIBLE)[0] == 't',
+    };
+    int e = ops->submit(cl, &job, backend_id, idsz, err, errsz);
+    json_decref(command);
+    if (!env)
+        json_decref((json_t *)job.env);
+    json_decref(env);
+    return e;
+}
+
+static void deliver_submit(const struct config *cfg, const struct backend_ops *ops,
+                           const struct backend_cluster *cl, const PGresult *r, int i,
+                           struct outcome *o, char *backend_id, size_t idsz, char *err,
+                           size_t errsz)
+{
+    const char *state = PQgetvalue(r, i, C_STATE), *stop = val(r, i, C_STOP);
+    o->done = true;
+    if (strcmp(state, "admitted") != 0 || val(r, i, C_BACKEND_ID))
+        return; /* delivered before, or over already */
+    if (stop) { /* stopped before it reached the cluster: it never runs */
+        o->t = (struct db_transition){.job_id = o->job_id, .from = "admitted",
+                                      .to = strcmp(stop, "cancel") == 0 ? "cancelled" : "queued",
+                                      .reason = strcmp(stop, "cancel") == 0
+                                                    ? "cancelled before it started"
+                                                    : "requeued: preempted before it started",
+                                      .exit_code = -1};
+        return;
+    }
+    if (submit(cfg, ops, cl, r, i, backend_id, idsz, err, errsz) == 0) {
+        o->backend_id = backend_id;
+        return;
+    }
+    if (ival(r, i, C_ATTEMPTS) >= MAX_SUBMIT_ATTEMPTS) {
+        log_warn("job %s: cluster %s refused it %d times, giving up: %s", o->job_id,
+                 cl->name, MAX_SUBMIT_ATTEMPTS, err);
+        o->t = (struct db_transition){.job_id = o->job_id, .from = "admitted", .to = "failed",
+                                      .reason = err, .exit_code = -1};
+        return;
+    }
+    o->done = false;
+    o->error = err;
+}
+
+static void deliver_stop(const struct backend_ops *ops, const struct backend_cluster *cl,
+                         const PGresult *r, int i, struct outcome *o, int grace, char *err,
+                         size_t errsz)
+{
+    const char *state = PQgetvalue(r, i, C_STATE), *bid = val(r, i, C_BACKEND_ID);
+    o->done = true;
+    bool active = strcmp(state, "pending") == 0 || strcmp(state, "running") == 0 ||
+                  strcmp(state, "admitted") == 0;
+    if (!active || !bid)
+        return; /* over already, or never delivered (its submit row handles it) */
+    const char *run = PQgetvalue(r, i, C_RUN);
+    int e = strcmp(PQgetvalue(r, i, C_ACTION), "cancel") == 0
+                ? ops->cancel(cl, run, bid, err, errsz)
+                : ops->preempt(cl, run, bid, grace, err, errsz);
+    if (e) {
+        o->done = false;
+        o->error = err;
+    }
+}
+
+static void deliver(struct db *db, const struct config *cfg, const PGresult *r, int i)
+{
+    json_t *options = json_loads(PQgetvalue(r, i, C_CL_OPTIONS), 0, NULL);
+    struct backend_cluster cl = {
+        .id = PQgetvalue(r, i, C_CL_ID),
+        .name = PQgetvalue(r, i, C_CL_NAME),
+        .kind = PQgetvalue(r, i, C_CL_KIND),
+        .endpoint = PQgetvalue(r, i, C_CL_ENDPOINT),
+        .credentials_ref = PQgetvalue(r, i, C_CL_CRED),
+        .options = options ? options : json_object(),
+        .data_dir = cfg->data_dir,
+        .self_exe = cfg->self_exe,
+    };
+    char err[512] = "", backend_id[256] = "";
+    int attempts = ival(r, i, C_ATTEMPTS);
+    struct outcome o = {.outbox_id = PQgetvalue(r, i, C_ID), .job_id = PQgetvalue(r, i, C_JOB)};
+    const struct backend_ops *ops = backend_find(cl.kind);
+    if (!ops) {
+        snprintf(err, sizeof err, "this aidcd has no backend for clusters of kind %s", cl.kind);
+        o.error = err;
+    } else if (strcmp(PQgetvalue(r, i, C_ACTION), "submit") == 0) {
+        deliver_submit(cfg, ops, &cl, r, i, &o, backend_id, sizeof backend_id, err, sizeof err);
+    } else {
+        deliver_stop(ops, &cl, r, i, &o, cfg->preempt_grace_seconds, err, sizeof err);
+    }
+    if (!o.done) {
+        int shift = attempts < 9 ? attempts : 9;
+        o.delay = 1 << shift;
+        if (o.delay > MAX_BACKOFF_SECONDS)
+            o.delay = MAX_BACKOFF_SECONDS;
+        log_warn("%s of job %s to cluster %s failed (attempt %d, again in %d s): %s",
+                 PQgetvalue(r, i, C_ACTION), o.job_id, cl.name, attempts, o.delay, err);
+    }
+    int e = record(db, &o);
+    if (e)
+        log_warn("cannot record the delivery of outbox row %s: %s (the lease expires and it is "
+                 "delivered again)", o.outbox_id, aidc_err_name(e));
+    if (!options)
+        json_decref((json_t *)cl.options);
+    json_decref(options);
+}
+
+int dispatcher_round(struct db *db, const struct config *cfg)
+{
+    const struct db_ctx ctx = {.roles = "system"};
+    PGresult *r = NULL;
+    int e = db_begin(db, &ctx, false);
+    if (!e)
+        e = db_outbox_claim(db, BATCH, LEASE_SECONDS, &r);
+    if (!e)
+        e = db_commit(db);
+    else
+        db_rollback(db);
+    if (e) {
+        PQclear(r);
+        return e;
+    }
+    int n = PQntuples(r);
+    for (int i = 0; i < n; i++)
+        deliver(db, cfg, r, i);
+    PQclear(r);
+    return n == BATCH ? 1 : 0;
+}
+
+static int round_fn(struct db *db, bool notified, void *arg)
+{
+    (void)notified;
+    return dispatcher_round(db, arg);
+}
+
+struct worker *dispatcher_start(const struct config *cfg)
+{
+    struct worker_spec spec = {
+        .name = "dispatcher",
+        .channels = {"aidc_outbox", NULL},
+        .interval_ms = OUTBOX_INTERVAL_MS,
+        .round = round_fn,
+        .arg = (void *)cfg,
+    };
+    return worker_start(cfg->database_url, &spec);
+}
