@@ -5,7 +5,10 @@
  * anonymous, API tokens with and without the admin scope, a tenant-bound
  * token, cookie sessions with and without X-Requested-With), tenants "own"
  * and "other", the collected mismatches, requests as an actor, the admin's
- * checks afterwards, and the setup that creates all of it.
+ * checks afterwards, and the setup that creates all of it: besides the
+ * actors, the local cluster, a project "held" in each tenant whose quota
+ * admits no job (jobs submitted there stay queued), and in each tenant one
+ * job of the admin that has run to completion (its logs say "hello").
  *
  * The definitions are static and each program includes this header once, so
  * each has its own copy: they serve these two programs only, which is why
@@ -23,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define PW "perm-password-1"
 
@@ -82,11 +86,15 @@ struct tenant {
     const char *project; /* a project that exists in it */
     const char *project_name;
     char id[64];
+    char done_job[64]; /* the admin's finished job in project, which wrote "hello" */
 };
 
+/* A project in each tenant whose quota admits no job: what is submitted there stays queued. */
+#define HELD_PROJECT "held"
+
 static struct tenant tenants[2] = {
-    {"own", "Tenant own", "own-p", "Project own-p", ""},
-    {"other", "Tenant other", "other-p", "Project other-p", ""},
+    {"own", "Tenant own", "own-p", "Project own-p", "", ""},
+    {"other", "Tenant other", "other-p", "Project other-p", "", ""},
 };
 
 /* ---- collecting mismatches ------------------------------------------------------ */
@@ -232,10 +240,87 @@ static char *must_login(const char *user, const char *pw)
     return jwt;
 }
 
-/* harness_setup(name), then the tenants, users, memberships, tokens and sessions of the actors. */
+/* As the admin, outside any test: method path must answer want; the answer goes to out
+ * (or is freed); otherwise the program exits. */
+static void setup_request(const char *method, const char *path, const char *body, long want,
+                          struct http_res *out)
+{
+    struct http_res r;
+    long st = adm(method, path, body, &r);
+    if (st != want) {
+        fprintf(stderr, "test setup: %s %s answered %ld (expected %ld): %s\n", method, path, st,
+                want, r.body ? r.body : "");
+        exit(1);
+    }
+    if (out)
+        *out = r;
+    else
+        http_res_free(&r);
+}
+
+/* The cluster, the "held" projects and the jobs to wait for in setup_jobs_wait. */
+static void setup_jobs_start(void)
+{
+    char path[256], body[256];
+    setup_request("POST", "/api/v1/clusters",
+                  "{\"name\":\"local\",\"kind\":\"local\",\"options\":{\"gpus\":{\"a100\":4}}}",
+                  201, NULL);
+    for (int t = 0; t < 2; t++) {
+        const char *ts = tenants[t].slug;
+        make_project(ts, HELD_PROJECT);
+        snprintf(path, sizeof path, "/api/v1/tenants/%s/projects/%s/quota", ts, HELD_PROJECT);
+        setup_request("PUT", path, "{\"resources\":{\"jobs\":{\"limit\":0}}}", 200, NULL);
+        snprintf(path, sizeof path, "/api/v1/tenants/%s/jobs", ts);
+        snprintf(
+            body, sizeof body,
+            "{\"project\":\"%s\",\"name\":\"logs\",\"command\":[\"sh\",\"-c\",\"echo hello\"]}",
+            tenants[t].project);
+        struct http_res r;
+        setup_request("POST", path, body, 201, &r);
+        const char *id = jstr(r.json, "id");
+        snprintf(tenants[t].done_job, sizeof tenants[t].done_job, "%s", id ? id : "");
+        http_res_free(&r);
+    }
+}
+
+/* Wait (polling, with a deadline) until the jobs of setup_jobs_start have succeeded. */
+static void setup_jobs_wait(void)
+{
+    char path[256];
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (int t = 0; t < 2;) {
+        snprintf(path, sizeof path, "/api/v1/tenants/%s/jobs/%s", tenants[t].slug,
+                 tenants[t].done_job);
+        char *state = adm_field(path, "state");
+        bool done = state && strcmp(state, "succeeded") == 0;
+        bool ended = state && (strcmp(state, "failed") == 0 || strcmp(state, "cancelled") == 0);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (ended || (!done && now.tv_sec - start.tv_sec >= 60)) {
+            fprintf(stderr, "test setup: job %s is %s (expected succeeded)\n", path,
+                    state ? state : "unreadable");
+            exit(1);
+        }
+        free(state);
+        if (done) {
+            t++;
+            continue;
+        }
+        struct timespec pause = {0, 20 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+}
+
+/*
+ * harness_setup(name) with fast scheduling workers, then the tenants, the
+ * cluster and jobs of setup_jobs_start, the users, memberships, tokens and
+ * sessions of the actors.
+ */
 static void global_setup(const char *name)
 {
-    harness_setup(name, NULL);
+    static const char *const env[] = {"AIDC_SYNC_INTERVAL_MS=100", "AIDC_ADMISSION_INTERVAL_MS=200",
+                                      NULL};
+    harness_setup(name, env);
     for (int t = 0; t < 2; t++) {
         make_tenant(tenants[t].slug);
         make_project(tenants[t].slug, tenants[t].project);
@@ -249,6 +334,7 @@ static void global_setup(const char *name)
         snprintf(tenants[t].id, sizeof tenants[t].id, "%s", id);
         free(id);
     }
+    setup_jobs_start();
     make_user(actors[A_PA].user, PW, "[\"platform_admin\"]");
     make_user(actors[A_FIN].user, PW, "[\"finance\"]");
     make_user(actors[A_AUD].user, PW, "[\"auditor\"]");
@@ -277,6 +363,7 @@ static void global_setup(const char *name)
     char *cookie = must_login(actors[A_TA].user, PW);
     actors[A_COOKIE].cookie = cookie;
     actors[A_COOKIE_XRW].cookie = cookie;
+    setup_jobs_wait();
 }
 
 #endif

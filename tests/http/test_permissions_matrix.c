@@ -7,9 +7,14 @@
  * "objects of another tenant answer 404, never 403 and never data") and the
  * route table, not computed from the dispatcher, so that a change in either
  * shows up here. Every write runs against an object created for that one
- * cell; after the request the admin checks that a 2xx really happened and
- * that a refusal left the object as it was. Refusals (401/403/404) must be
- * problem+json, and a 404 must not carry the tenant's name or id.
+ * cell (a tenant's name and quota: a value of its own); after the request
+ * the admin checks that a 2xx really happened and that a refusal left the
+ * object as it was. Jobs to cancel are the admin's, submitted for the cell
+ * into the project "held", where they stay queued; job reads and logs use
+ * the admin's finished job of the setup. The setup registers the one local
+ * cluster this build allows, so a permitted POST /clusters answers 409.
+ * Refusals (401/403/404) must be problem+json, and a 404 must not carry the
+ * tenant's name or id.
  *
  * The permission checks beside the matrix are in test_permissions.c.
  */
@@ -46,6 +51,36 @@ static bool is_2xx(long st)
     return st >= 200 && st < 300;
 }
 
+/* As the admin: submit a job named name into the tenant's "held" project (it stays queued). */
+static void held_job(const char *tenant, const char *name, char *id, size_t idn)
+{
+    char path[128], body[256];
+    snprintf(path, sizeof path, "/api/v1/tenants/%s/jobs", tenant);
+    snprintf(body, sizeof body, "{\"project\":\"%s\",\"name\":\"%s\",\"command\":[\"true\"]}",
+             HELD_PROJECT, name);
+    struct http_res r;
+    long st = adm("POST", path, body, &r);
+    ck_assert_msg(st == 201 && jstr(r.json, "id"), "submitting a job answered %ld: %s", st,
+                  r.body ? r.body : "");
+    snprintf(id, idn, "%s", jstr(r.json, "id"));
+    http_res_free(&r);
+}
+
+/* The cpu limit of the quota at path as the admin reads it, as JSON text ("null" when absent). */
+static void cpu_limit(const char *path, char *out, size_t n)
+{
+    struct http_res r;
+    snprintf(out, n, "(unreadable)");
+    if (adm("GET", path, NULL, &r) == 200) {
+        json_t *res = json_object_get(r.json, "resources");
+        json_t *limit = json_object_get(json_object_get(res, "cpu"), "limit");
+        char *text = limit ? json_dumps(limit, JSON_ENCODE_ANY) : NULL;
+        snprintf(out, n, "%s", text ? text : "null");
+        free(text);
+    }
+    http_res_free(&r);
+}
+
 /* ---- the matrix ----------------------------------------------------------------- */
 
 enum kind {
@@ -70,6 +105,20 @@ enum kind {
     K_PROJECT_GET,
     K_PROJECT_PATCH,
     K_PROJECT_DELETE,
+    K_QUOTA_GET,
+    K_QUOTA_PUT,
+    K_PQUOTA_GET,
+    K_PQUOTA_PUT,
+    K_CLUSTER_CREATE,
+    K_CLUSTER_LIST,
+    K_CLUSTER_GET,
+    K_CLUSTER_SYNC,
+    K_JOB_SUBMIT,
+    K_JOB_LIST,
+    K_JOB_GET,
+    K_JOB_EVENTS,
+    K_JOB_CANCEL,
+    K_JOB_LOGS,
 };
 
 /*
@@ -147,6 +196,50 @@ static const struct row rows[] = {
     {"DELETE", "/api/v1/tenants/{tenant}/projects/{project}", K_PROJECT_DELETE,
         {204, 204, 403, 403, 204, 403, 403, 404, 404, 401, 403, 204, 204, 403, 204},
         {204, 204, 403, 403, 404, 404, 404, 204, 404, 401, 403, 404, 404, 403, 404}},
+    {"GET", "/api/v1/tenants/{tenant}/quota", K_QUOTA_GET,
+        {200, 200, 200, 200, 200, 200, 200, 404, 404, 401, 200, 200, 200, 200, 200},
+        {200, 200, 200, 200, 404, 404, 404, 200, 404, 401, 404, 404, 404, 404, 404}},
+    /* tenant quotas are the platform admin's, not the tenant admin's */
+    {"PUT", "/api/v1/tenants/{tenant}/quota", K_QUOTA_PUT,
+        {200, 200, 403, 403, 403, 403, 403, 404, 404, 401, 403, 403, 403, 403, 403},
+        {200, 200, 403, 403, 404, 404, 404, 403, 404, 401, 403, 404, 404, 403, 404}},
+    {"GET", "/api/v1/tenants/{tenant}/projects/{project}/quota", K_PQUOTA_GET,
+        {200, 200, 200, 200, 200, 200, 200, 404, 404, 401, 200, 200, 200, 200, 200},
+        {200, 200, 200, 200, 404, 404, 404, 200, 404, 401, 404, 404, 404, 404, 404}},
+    {"PUT", "/api/v1/tenants/{tenant}/projects/{project}/quota", K_PQUOTA_PUT,
+        {200, 200, 403, 403, 200, 403, 403, 404, 404, 401, 403, 200, 200, 403, 200},
+        {200, 200, 403, 403, 404, 404, 404, 200, 404, 401, 403, 404, 404, 403, 404}},
+    /* only one local cluster may exist and the setup registered it: 409 shows the
+     * permission passed */
+    {"POST", "/api/v1/clusters", K_CLUSTER_CREATE,
+        {409, 409, 403, 403, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
+    {"GET", "/api/v1/clusters", K_CLUSTER_LIST,
+        {200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 200, 200, 200, 200, 200}, {0}},
+    {"GET", "/api/v1/clusters/{name}", K_CLUSTER_GET,
+        {200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 200, 200, 200, 200, 200}, {0}},
+    {"POST", "/api/v1/clusters/{name}/sync", K_CLUSTER_SYNC,
+        {202, 202, 403, 403, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
+    /* no token has jobs:write (admin does not imply it): the scope check comes first */
+    {"POST", "/api/v1/tenants/{tenant}/jobs", K_JOB_SUBMIT,
+        {201, 201, 403, 403, 201, 201, 403, 404, 404, 401, 403, 403, 403, 403, 201},
+        {201, 201, 403, 403, 404, 404, 404, 201, 404, 401, 403, 403, 403, 403, 404}},
+    {"GET", "/api/v1/tenants/{tenant}/jobs", K_JOB_LIST,
+        {200, 200, 200, 200, 200, 200, 200, 404, 404, 401, 200, 200, 200, 200, 200},
+        {200, 200, 200, 200, 404, 404, 404, 200, 404, 401, 404, 404, 404, 404, 404}},
+    {"GET", "/api/v1/tenants/{tenant}/jobs/{id}", K_JOB_GET,
+        {200, 200, 200, 200, 200, 200, 200, 404, 404, 401, 200, 200, 200, 200, 200},
+        {200, 200, 200, 200, 404, 404, 404, 200, 404, 401, 404, 404, 404, 404, 404}},
+    {"GET", "/api/v1/tenants/{tenant}/jobs/{id}/events", K_JOB_EVENTS,
+        {200, 200, 200, 200, 200, 200, 200, 404, 404, 401, 200, 200, 200, 200, 200},
+        {200, 200, 200, 200, 404, 404, 404, 200, 404, 401, 404, 404, 404, 404, 404}},
+    /* the admin's job: a member may cancel only its own (403) */
+    {"POST", "/api/v1/tenants/{tenant}/jobs/{id}/cancel", K_JOB_CANCEL,
+        {202, 202, 403, 403, 202, 403, 403, 404, 404, 401, 403, 403, 403, 403, 202},
+        {202, 202, 403, 403, 404, 404, 404, 202, 404, 401, 403, 403, 403, 403, 404}},
+    /* the admin's job: a member may read only its own jobs' logs (403) */
+    {"GET", "/api/v1/tenants/{tenant}/jobs/{id}/logs", K_JOB_LOGS,
+        {200, 200, 403, 403, 200, 403, 403, 404, 404, 401, 200, 200, 200, 200, 200},
+        {200, 200, 403, 403, 404, 404, 404, 200, 404, 401, 404, 404, 404, 404, 404}},
 };
 /* clang-format on */
 #define NROWS (sizeof rows / sizeof rows[0])
@@ -262,6 +355,63 @@ static void prep(struct cell *c)
         if (c->r->kind == K_PROJECT_PATCH)
             snprintf(c->body, sizeof c->body, "{\"name\":\"Renamed %s\"}", tag);
         break;
+    case K_QUOTA_GET:
+    case K_QUOTA_PUT:
+        snprintf(c->path, sizeof c->path, "/api/v1/tenants/%s/quota", ts);
+        if (c->r->kind == K_QUOTA_PUT) /* a limit of its own, told apart from the last cell's */
+            snprintf(c->body, sizeof c->body,
+                     "{\"resources\":{\"cpu\":{\"guaranteed\":0,\"limit\":%d}}}",
+                     64 + 2 * c->a + c->t);
+        break;
+    case K_PQUOTA_GET:
+        snprintf(c->path, sizeof c->path, "/api/v1/tenants/%s/projects/%s/quota", ts, tn->project);
+        break;
+    case K_PQUOTA_PUT:
+        make_project(ts, tag);
+        snprintf(c->path, sizeof c->path, "/api/v1/tenants/%s/projects/%s/quota", ts, tag);
+        snprintf(c->body, sizeof c->body, "{\"resources\":{\"cpu\":{\"limit\":8}}}");
+        break;
+    case K_CLUSTER_CREATE:
+        snprintf(c->path, sizeof c->path, "/api/v1/clusters");
+        snprintf(c->body, sizeof c->body,
+                 "{\"name\":\"%s\",\"kind\":\"local\",\"options\":{\"gpus\":{\"a100\":1}}}", tag);
+        snprintf(c->check, sizeof c->check, "/api/v1/clusters/%s", tag);
+        break;
+    case K_CLUSTER_LIST:
+        snprintf(c->path, sizeof c->path, "/api/v1/clusters");
+        break;
+    case K_CLUSTER_GET:
+        snprintf(c->path, sizeof c->path, "/api/v1/clusters/local");
+        break;
+    case K_CLUSTER_SYNC:
+        snprintf(c->path, sizeof c->path, "/api/v1/clusters/local/sync");
+        break;
+    case K_JOB_SUBMIT:
+        snprintf(c->path, sizeof c->path, "/api/v1/tenants/%s/jobs", ts);
+        snprintf(c->body, sizeof c->body,
+                 "{\"project\":\"%s\",\"name\":\"%s\",\"command\":[\"true\"]}", HELD_PROJECT, tag);
+        snprintf(c->check, sizeof c->check, "/api/v1/tenants/%s/jobs?project=%s&limit=1000", ts,
+                 HELD_PROJECT);
+        break;
+    case K_JOB_LIST:
+        snprintf(c->path, sizeof c->path, "/api/v1/tenants/%s/jobs", ts);
+        break;
+    case K_JOB_GET:
+        snprintf(c->path, sizeof c->path, "/api/v1/tenants/%s/jobs/%s", ts, tn->done_job);
+        break;
+    case K_JOB_EVENTS:
+        snprintf(c->path, sizeof c->path, "/api/v1/tenants/%s/jobs/%s/events", ts, tn->done_job);
+        break;
+    case K_JOB_CANCEL: {
+        char id[64];
+        held_job(ts, tag, id, sizeof id);
+        snprintf(c->check, sizeof c->check, "/api/v1/tenants/%s/jobs/%s", ts, id);
+        snprintf(c->path, sizeof c->path, "/api/v1/tenants/%s/jobs/%s/cancel", ts, id);
+        break;
+    }
+    case K_JOB_LOGS:
+        snprintf(c->path, sizeof c->path, "/api/v1/tenants/%s/jobs/%s/logs", ts, tn->done_job);
+        break;
     }
     if (c->r->kind == K_TENANT_PATCH) {
         char *name = adm_field(c->path, "name");
@@ -271,7 +421,25 @@ static void prep(struct cell *c)
         char *v = adm_field(c->check, c->r->kind == K_USER_PATCH ? "display_name" : "name");
         snprintf(c->before, sizeof c->before, "%s", v ? v : "");
         free(v);
+    } else if (c->r->kind == K_QUOTA_PUT || c->r->kind == K_PQUOTA_PUT) {
+        cpu_limit(c->path, c->before, sizeof c->before);
+    } else if (c->r->kind == K_JOB_CANCEL) {
+        char *v = adm_field(c->check, "state");
+        snprintf(c->before, sizeof c->before, "%s", v ? v : "");
+        free(v);
     }
+}
+
+/* A value read after the request (now): want after a 2xx, else as before. */
+static void check_value(const struct cell *c, long got, const char *field, const char *now,
+                        const char *want)
+{
+    if (is_2xx(got) && (!now || strcmp(now, want) != 0))
+        note("%s: answered %ld but %s is \"%s\", not \"%s\"", c->what, got, field,
+             now ? now : "(none)", want);
+    if (!is_2xx(got) && (!now || strcmp(now, c->before) != 0))
+        note("%s: refused (%ld) but %s changed from \"%s\" to \"%s\"", c->what, got, field,
+             c->before, now ? now : "(none)");
 }
 
 /* A field of the object the admin reads at path: changed to want after a 2xx, else as before. */
@@ -279,12 +447,7 @@ static void check_changed(const struct cell *c, long got, const char *path, cons
                           const char *want)
 {
     char *now = adm_field(path, field);
-    if (is_2xx(got) && (!now || strcmp(now, want) != 0))
-        note("%s: answered %ld but %s is \"%s\", not \"%s\"", c->what, got, field,
-             now ? now : "(none)", want);
-    if (!is_2xx(got) && (!now || strcmp(now, c->before) != 0))
-        note("%s: refused (%ld) but %s changed from \"%s\" to \"%s\"", c->what, got, field,
-             c->before, now ? now : "(none)");
+    check_value(c, got, field, now, want);
     free(now);
 }
 
@@ -383,6 +546,61 @@ static void verify(const struct cell *c, long got, const struct http_res *res)
         break;
     case K_USER_GET:
     case K_PROJECT_GET:
+        break;
+    case K_QUOTA_PUT:
+    case K_PQUOTA_PUT: {
+        char now[64], want[64];
+        cpu_limit(c->path, now, sizeof now);
+        snprintf(want, sizeof want, "%d", c->r->kind == K_QUOTA_PUT ? 64 + 2 * c->a + c->t : 8);
+        check_value(c, got, "the cpu limit", now, want);
+        break;
+    }
+    case K_QUOTA_GET:
+    case K_PQUOTA_GET:
+        if (got == 200 && !json_is_object(json_object_get(res->json, "resources")))
+            note("%s: 200 without resources", c->what);
+        break;
+    case K_CLUSTER_CREATE:
+        check_exists(c, got, c->check, true);
+        break;
+    case K_CLUSTER_LIST:
+    case K_JOB_LIST:
+    case K_JOB_EVENTS:
+        if (got == 200 && json_array_size(json_object_get(res->json, "items")) == 0)
+            note("%s: 200 without items (there is one)", c->what);
+        break;
+    case K_CLUSTER_GET:
+        if (got == 200 && (!jstr(res->json, "name") || strcmp(jstr(res->json, "name"), "local")))
+            note("%s: 200 names another cluster: %s", c->what, res->body ? res->body : "");
+        break;
+    case K_CLUSTER_SYNC:
+        if (got == 202 &&
+            (!jstr(res->json, "cluster") || strcmp(jstr(res->json, "cluster"), "local") ||
+             !jstr(res->json, "sync") || strcmp(jstr(res->json, "sync"), "requested")))
+            note("%s: 202 is not {\"cluster\":\"local\",\"sync\":\"requested\"}: %s", c->what,
+                 res->body ? res->body : "");
+        break;
+    case K_JOB_SUBMIT: {
+        bool there = list_has(harness_srv.admin_token, c->check, "name", c->tag);
+        if (there != is_2xx(got))
+            note("%s: answered %ld, and the job %s", c->what, got,
+                 there ? "exists" : "does not exist");
+        if (got == 201 && !jstr(res->json, "id"))
+            note("%s: 201 without the job's id", c->what);
+        break;
+    }
+    case K_JOB_GET:
+        if (got == 200 && (!jstr(res->json, "id") || strcmp(jstr(res->json, "id"), tn->done_job)))
+            note("%s: 200 is not the job: %s", c->what, res->body ? res->body : "");
+        break;
+    case K_JOB_CANCEL:
+        if (strcmp(c->before, "queued") != 0)
+            note("%s: the target job was %s before, not queued", c->what, c->before);
+        check_changed(c, got, c->check, "state", "cancelled");
+        break;
+    case K_JOB_LOGS:
+        if (got == 200 && (!res->body || !strstr(res->body, "hello")))
+            note("%s: 200 without the job's output: %s", c->what, res->body ? res->body : "");
         break;
     }
 }

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -268,6 +269,15 @@ bool harness_log_clean(const char *path)
     return clean;
 }
 
+static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    (void)remove(path);
+    return 0;
+}
+
 void harness_teardown(void)
 {
     int st = harness_server_stop(&harness_srv);
@@ -278,4 +288,6 @@ void harness_teardown(void)
         fprintf(stderr, "harness: aidcd exited with %d, see %s\n", st, harness_srv.log_path);
         exit(1);
     }
+    /* all went well: nothing left to look at (job directories included) */
+    nftw(harness_srv.data_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }

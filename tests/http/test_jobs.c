@@ -1,0 +1,444 @@
+/*
+ * test_jobs.c - jobs end to end on the real local executor: a job runs with
+ * the GPUs it was given and its environment, a failing job records its exit
+ * code, cancel (running, queued, twice, someone else's), the explanations
+ * of a waiting job (reason, queue position, estimated start), quotas' used
+ * and borrowed, lists with filters and pages, logs, and what other readers
+ * of a tenant may see of a job.
+ */
+#include "tests/support/client.h"
+#include "tests/support/harness.h"
+#include "tests/support/jobs.h"
+#include "tests/support/suite.h"
+
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char *ann, *ben, *cat, *tad; /* chem member, chem member, chem viewer, chem admin */
+
+static void setup(void)
+{
+    harness_setup("jobs", jobs_fast_env);
+    jobs_local_cluster("{\"a100\":4,\"t4\":2}");
+    make_tenant("chem");
+    make_project("chem", "mol");
+    make_project("chem", "held");
+    jobs_tenant_quota("chem", "{\"gpu:a100\":{\"guaranteed\":2,\"limit\":4},"
+                              "\"gpu:t4\":{\"guaranteed\":0,\"limit\":2}}");
+    jobs_project_quota("chem", "held", "{\"jobs\":{\"limit\":0}}");
+    make_user("ann", "ann-password-1", NULL);
+    make_user("ben", "ben-password-1", NULL);
+    make_user("cat", "cat-password-1", NULL);
+    make_user("tad", "tad-password-1", NULL);
+    make_member("chem", "ann", "member");
+    make_member("chem", "ben", "member");
+    make_member("chem", "cat", "viewer");
+    make_member("chem", "tad", "tenant_admin");
+    ann = login("ann", "ann-password-1");
+    ben = login("ben", "ben-password-1");
+    cat = login("cat", "cat-password-1");
+    tad = login("tad", "tad-password-1");
+    ck_assert(ann && ben && cat && tad);
+}
+
+static void teardown(void)
+{
+    free(ann);
+    free(ben);
+    free(cat);
+    free(tad);
+    harness_teardown();
+}
+
+static const char *sv(const json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(o, k));
+}
+
+static long long iv(const json_t *o, const char *k)
+{
+    return json_integer_value(json_object_get(o, k));
+}
+
+static json_t *quota_entry(const char *tenant, const char *res)
+{
+    struct http_res r;
+    ck_assert_int_eq(reqj("GET", fmt("/api/v1/tenants/%s/quota", tenant), harness_srv.admin_token,
+                          NULL, &r),
+                     200);
+    json_t *e = json_incref(json_object_get(json_object_get(r.json, "resources"), res));
+    http_res_free(&r);
+    ck_assert_ptr_nonnull(e);
+    return e;
+}
+
+START_TEST(job_runs_with_its_gpus_and_environment)
+{
+    char *id = jobs_submit(ann, "chem",
+                           "{\"project\":\"mol\",\"name\":\"hello\",\"gpus\":2,\"gpu_type\":"
+                           "\"a100\",\"env\":{\"GREETING\":\"ni hao\"},\"script\":"
+                           "\"echo gpus=$CUDA_VISIBLE_DEVICES nv=$NVIDIA_VISIBLE_DEVICES\\n"
+                           "echo job=$AIDC_JOB_ID tenant=$AIDC_TENANT user=$AIDC_USER\\n"
+                           "echo greeting=$GREETING\\necho oops >&2\"}");
+    json_t *j = jobs_wait(ann, "chem", id, "succeeded,failed", 30);
+    ck_assert_str_eq(sv(j, "state"), "succeeded");
+    ck_assert_int_eq(iv(j, "exit_code"), 0);
+    ck_assert_str_eq(sv(j, "cluster"), "local");
+    ck_assert(json_is_false(json_object_get(j, "preemptible"))); /* within the guarantee */
+    ck_assert_ptr_nonnull(sv(j, "started_at"));
+    ck_assert_ptr_nonnull(sv(j, "finished_at"));
+    ck_assert(strcmp(sv(j, "started_at"), sv(j, "finished_at")) <= 0);
+    /* the GPUs it was given are the ones it saw: two a100 indexes (a100 is 0-3) */
+    json_t *idx = json_object_get(j, "gpu_indexes");
+    ck_assert_int_eq(json_array_size(idx), 2);
+    long long g0 = json_integer_value(json_array_get(idx, 0));
+    long long g1 = json_integer_value(json_array_get(idx, 1));
+    ck_assert(g0 >= 0 && g0 < 4 && g1 >= 0 && g1 < 4 && g0 != g1);
+    char *out = jobs_logs(ann, "chem", id, NULL);
+    char want[200];
+    snprintf(want, sizeof want, "gpus=%lld,%lld nv=%lld,%lld\n", g0, g1, g0, g1);
+    ck_assert_msg(strstr(out, want), "stdout: %s", out);
+    snprintf(want, sizeof want, "job=%s tenant=chem user=ann\n", id);
+    ck_assert_msg(strstr(out, want), "stdout: %s", out);
+    ck_assert_msg(strstr(out, "greeting=ni hao\n"), "stdout: %s", out);
+    free(out);
+    out = jobs_logs(ann, "chem", id, "stream=stderr");
+    ck_assert_str_eq(out, "oops\n");
+    free(out);
+    char *hist = jobs_history(ann, "chem", id);
+    ck_assert_str_eq(hist, "queued,admitted,pending,running,succeeded");
+    free(hist);
+    /* nothing held any more, and the run was recorded for GPU-hour budgets */
+    json_t *q = quota_entry("chem", "gpu:a100");
+    ck_assert_int_eq(iv(q, "used"), 0);
+    json_decref(q);
+    const char *p[1] = {id};
+    PGresult *r = harness_sql(harness_srv.owner_url,
+                              "SELECT count(*) FROM job_runs WHERE job_id = $1::uuid AND gpus = 2"
+                              " AND ended_at IS NOT NULL",
+                              1, p);
+    ck_assert_str_eq(PQgetvalue(r, 0, 0), "1");
+    PQclear(r);
+    json_decref(j);
+    free(id);
+}
+END_TEST
+
+START_TEST(cpu_job_sees_no_gpus_and_failure_keeps_its_exit_code)
+{
+    char *id = jobs_submit(ann, "chem",
+                           "{\"project\":\"mol\",\"name\":\"fails\",\"command\":[\"sh\",\"-c\","
+                           "\"echo cvd=[$CUDA_VISIBLE_DEVICES] nv=$NVIDIA_VISIBLE_DEVICES; "
+                           "echo bad >&2; exit 3\"]}");
+    json_t *j = jobs_wait(ann, "chem", id, "succeeded,failed", 30);
+    ck_assert_str_eq(sv(j, "state"), "failed");
+    ck_assert_int_eq(iv(j, "exit_code"), 3);
+    ck_assert_str_eq(sv(j, "reason"), "exit code 3");
+    char *out = jobs_logs(ann, "chem", id, "stream=stdout");
+    ck_assert_str_eq(out, "cvd=[] nv=none\n");
+    free(out);
+    json_decref(j);
+    free(id);
+    /* a program that does not exist fails with 127 and says why on stderr */
+    id = jobs_submit(ann, "chem", "{\"project\":\"mol\",\"name\":\"nope\",\"command\":"
+                                  "[\"/no/such/program\"]}");
+    j = jobs_wait(ann, "chem", id, "succeeded,failed", 30);
+    ck_assert_int_eq(iv(j, "exit_code"), 127);
+    out = jobs_logs(ann, "chem", id, "stream=stderr");
+    ck_assert_msg(strstr(out, "/no/such/program"), "stderr: %s", out);
+    free(out);
+    json_decref(j);
+    free(id);
+}
+END_TEST
+
+START_TEST(cancel_running_queued_and_finished_jobs)
+{
+    /* a running job gets SIGTERM first: its handler runs */
+    char *run = jobs_submit(ann, "chem",
+                            "{\"project\":\"mol\",\"name\":\"long\",\"script\":"
+                            "\"trap 'echo terminated; exit 143' TERM\\necho started\\n"
+                            "sleep 120 & wait\"}");
+    json_decref(jobs_wait(ann, "chem", run, "running", 30));
+    /* another member may not cancel it; the tenant admin could */
+    ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", run), ben, NULL), 403);
+    struct http_res r;
+    ck_assert_int_eq(reqj("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", run), ann, NULL, &r),
+                     202);
+    ck_assert_str_eq(sv(r.json, "stop_requested"), "cancel");
+    http_res_free(&r);
+    json_t *j = jobs_wait(ann, "chem", run, "cancelled,failed,succeeded", 30);
+    ck_assert_str_eq(sv(j, "state"), "cancelled");
+    json_decref(j);
+    char *out = jobs_logs(ann, "chem", run, NULL);
+    ck_assert_msg(strstr(out, "terminated"), "stdout: %s", out);
+    free(out);
+    /* cancelling an ended job is a conflict */
+    ck_assert_int_eq(reqj("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", run), ann, NULL, &r),
+                     409);
+    ck_assert_ptr_nonnull(strstr(sv(r.json, "detail"), "cancelled"));
+    http_res_free(&r);
+
+    /* a queued job (its project may run no jobs) ends at once, by the tenant admin */
+    char *q = jobs_submit(ben, "chem", "{\"project\":\"held\",\"name\":\"q\",\"command\":[\"true\"]}");
+    j = jobs_wait_seen(ben, "chem", q, 10);
+    ck_assert_str_eq(sv(j, "reason"), "project-quota:jobs");
+    json_decref(j);
+    ck_assert_int_eq(reqj("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", q), tad, NULL, &r),
+                     202);
+    ck_assert_str_eq(sv(r.json, "state"), "cancelled");
+    ck_assert_ptr_nonnull(strstr(sv(r.json, "reason"), "tad"));
+    http_res_free(&r);
+    char *hist = jobs_history(ben, "chem", q);
+    ck_assert_str_eq(hist, "queued,cancelled");
+    free(hist);
+    /* the viewer may not cancel at all; both cancels were audited */
+    ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", q), cat, NULL), 403);
+    const char *p[2] = {run, q};
+    PGresult *pr = harness_sql(harness_srv.owner_url,
+                               "SELECT count(*) FROM audit_events WHERE action = 'job.cancel'"
+                               " AND outcome = 'success' AND resource_id IN ($1, $2)",
+                               2, p);
+    ck_assert_str_eq(PQgetvalue(pr, 0, 0), "2");
+    PQclear(pr);
+    free(run);
+    free(q);
+}
+END_TEST
+
+START_TEST(waiting_jobs_say_why_where_and_when)
+{
+    /* chem's guarantee (2) runs; a second 2-GPU job borrows the idle rest */
+#define SLEEPER(name, minutes)                                                                   \
+    fmt("{\"project\":\"mol\",\"name\":\"%s\",\"gpus\":2,\"gpu_type\":\"a100\","                \
+        "\"time_limit_minutes\":%d,\"command\":[\"sleep\",\"120\"]}",                           \
+        name, minutes)
+    char *a = jobs_submit(ann, "chem", SLEEPER("a", 10));
+    json_t *ja = jobs_wait(ann, "chem", a, "running", 30);
+    char *b = jobs_submit(ann, "chem", SLEEPER("b", 20));
+    json_t *jb = jobs_wait(ann, "chem", b, "running", 30);
+    ck_assert(json_is_true(json_object_get(jb, "preemptible")));
+    json_t *q = quota_entry("chem", "gpu:a100");
+    ck_assert_int_eq(iv(q, "used"), 4);
+    ck_assert_int_eq(iv(q, "borrowed"), 2);
+    json_decref(q);
+
+    /* chem holds its whole limit: the next a100 jobs wait for quota, in order */
+    char *c = jobs_submit(ann, "chem", SLEEPER("c", 5));
+    char *d = jobs_submit(ben, "chem", SLEEPER("d", 5));
+    json_t *jc = jobs_wait_seen(ann, "chem", c, 10);
+    ck_assert_str_eq(sv(jc, "reason"), "quota:gpu:a100");
+    ck_assert_int_eq(iv(jc, "queue_position"), 1);
+    json_t *jd = jobs_wait_seen(ben, "chem", d, 10);
+    ck_assert_int_eq(iv(jd, "queue_position"), 2);
+    ck_assert_str_eq(sv(jd, "reason"), "quota:gpu:a100");
+    json_decref(jd);
+    json_decref(jc);
+
+    json_decref(ja);
+    json_decref(jb);
+    ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", c), ann, NULL), 202);
+    ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", d), tad, NULL), 202);
+
+    /* GPU types never mix: with every a100 taken, a t4 job runs at once */
+    char *t = jobs_submit(ann, "chem", "{\"project\":\"mol\",\"name\":\"t\",\"gpus\":2,"
+                                       "\"gpu_type\":\"t4\",\"command\":[\"true\"]}");
+    json_t *jt = jobs_wait(ann, "chem", t, "succeeded,failed", 30);
+    ck_assert_str_eq(sv(jt, "state"), "succeeded");
+    ck_assert(json_is_true(json_object_get(jt, "preemptible"))); /* t4: guarantee 0 */
+    ck_assert_int_eq(json_integer_value(json_array_get(json_object_get(jt, "gpu_indexes"), 0)) >= 4,
+                     1); /* t4 indexes follow a100's */
+    json_decref(jt);
+
+    ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", a), ann, NULL), 202);
+    ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", b), ann, NULL), 202);
+    json_decref(jobs_wait(ann, "chem", a, "cancelled", 30));
+    json_decref(jobs_wait(ann, "chem", b, "cancelled", 30));
+    free(a);
+    free(b);
+    free(c);
+    free(d);
+    free(t);
+}
+END_TEST
+
+START_TEST(estimated_start_follows_the_running_jobs)
+{
+    /* chem runs its guarantee, phys its own: all four a100 are taken */
+    make_tenant("phys");
+    make_project("phys", "lab");
+    jobs_tenant_quota("phys", "{\"gpu:a100\":{\"guaranteed\":2,\"limit\":2}}");
+    make_user("pia", "pia-password-1", NULL);
+    make_member("phys", "pia", "member");
+    char *pia = login("pia", "pia-password-1");
+    char *a = jobs_submit(ann, "chem", "{\"project\":\"mol\",\"name\":\"a\",\"gpus\":2,\"gpu_type\":"
+                                       "\"a100\",\"time_limit_minutes\":30,\"command\":"
+                                       "[\"sleep\",\"300\"]}");
+    json_decref(jobs_wait(ann, "chem", a, "running", 30));
+    char *p1 = jobs_submit(pia, "phys", "{\"project\":\"lab\",\"name\":\"p1\",\"gpus\":2,"
+                                        "\"gpu_type\":\"a100\",\"time_limit_minutes\":10,"
+                                        "\"command\":[\"sleep\",\"300\"]}");
+    json_decref(jobs_wait(pia, "phys", p1, "running", 30));
+    /* chem's next job is beyond its guarantee and nothing is idle: it waits
+     * for capacity, estimated to start when p1's 10-minute limit ends (a's
+     * 30 minutes end later) */
+    char *w = jobs_submit(ann, "chem", "{\"project\":\"mol\",\"name\":\"w\",\"gpus\":2,"
+                                       "\"gpu_type\":\"a100\",\"command\":[\"true\"]}");
+    json_t *jw = jobs_wait_seen(ann, "chem", w, 10);
+    ck_assert_str_eq(sv(jw, "reason"), "capacity:gpu:a100");
+    ck_assert_int_eq(iv(jw, "queue_position"), 1);
+    json_t *jp = jobs_get(pia, "phys", p1);
+    /* p1 started S, limit 10 min: the estimate is S + 10 min (to the second) */
+    const char *est = sv(jw, "estimated_start");
+    ck_assert_ptr_nonnull(est);
+    const char *st = sv(jp, "started_at");
+    const char *pp[2] = {st, est};
+    PGresult *r = harness_sql(harness_srv.owner_url,
+                              "SELECT abs(extract(epoch FROM $2::timestamptz"
+                              " - ($1::timestamptz + interval '10 minutes'))) < 2",
+                              2, pp);
+    ck_assert_msg(strcmp(PQgetvalue(r, 0, 0), "t") == 0, "started %s, estimate %s", st, est);
+    PQclear(r);
+    json_decref(jp);
+    json_decref(jw);
+    /* p1 ends: w runs on its GPUs, borrowing */
+    ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/phys/jobs/%s/cancel", p1), pia, NULL), 202);
+    jw = jobs_wait(ann, "chem", w, "succeeded", 30);
+    ck_assert(json_is_true(json_object_get(jw, "preemptible")));
+    json_decref(jw);
+    ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", a), ann, NULL), 202);
+    json_decref(jobs_wait(ann, "chem", a, "cancelled", 30));
+    free(a);
+    free(p1);
+    free(w);
+    free(pia);
+}
+END_TEST
+
+START_TEST(lists_filter_and_page)
+{
+    make_project("chem", "la");
+    make_project("chem", "lb");
+    jobs_project_quota("chem", "lb", "{\"jobs\":{\"limit\":0}}");
+    char *ids[5]; /* even: project la (runs), odd: lb (stays queued) */
+    for (int i = 0; i < 5; i++)
+        ids[i] = jobs_submit(i < 3 ? ann : ben, "chem",
+                             fmt("{\"project\":\"%s\",\"name\":\"l%d\",\"command\":[\"true\"]}",
+                                 i % 2 ? "lb" : "la", i));
+    for (int i = 0; i < 5; i += 2)
+        json_decref(jobs_wait(ann, "chem", ids[i], "succeeded", 30));
+    struct http_res r;
+    ck_assert_int_eq(reqj("GET", "/api/v1/tenants/chem/jobs?project=lb&state=queued", cat, NULL,
+                          &r),
+                     200);
+    ck_assert_int_eq(json_array_size(json_object_get(r.json, "items")), 2);
+    http_res_free(&r);
+    ck_assert_int_eq(reqj("GET", "/api/v1/tenants/chem/jobs?project=la&state=queued", cat, NULL,
+                          &r),
+                     200);
+    ck_assert_int_eq(json_array_size(json_object_get(r.json, "items")), 0);
+    http_res_free(&r);
+    ck_assert_int_eq(reqj("GET", "/api/v1/tenants/chem/jobs?user=ben&project=la", cat, NULL, &r),
+                     200);
+    ck_assert_int_eq(json_array_size(json_object_get(r.json, "items")), 1);
+    ck_assert_str_eq(sv(json_array_get(json_object_get(r.json, "items"), 0), "id"), ids[4]);
+    http_res_free(&r);
+    /* pages of 2, newest first: every job of la exactly once */
+    int seen[5] = {0}, pages = 0;
+    char cur[512] = "";
+    do {
+        ck_assert_int_eq(reqj("GET",
+                              fmt("/api/v1/tenants/chem/jobs?limit=2&project=la%s%s",
+                                  cur[0] ? "&cursor=" : "", cur),
+                              ann, NULL, &r),
+                         200);
+        size_t i;
+        json_t *it;
+        json_array_foreach(json_object_get(r.json, "items"), i, it) {
+            for (int k = 0; k < 5; k++)
+                seen[k] += strcmp(sv(it, "id"), ids[k]) == 0;
+        }
+        const char *next = sv(r.json, "next_cursor");
+        snprintf(cur, sizeof cur, "%s", next ? next : "");
+        http_res_free(&r);
+        pages++;
+    } while (cur[0] && pages < 10);
+    ck_assert_int_eq(pages, 2);
+    ck_assert(seen[0] == 1 && seen[2] == 1 && seen[4] == 1 && seen[1] == 0 && seen[3] == 0);
+    for (int i = 0; i < 5; i++) {
+        if (i % 2)
+            ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", ids[i]), tad,
+                                 NULL),
+                             202);
+        free(ids[i]);
+    }
+}
+END_TEST
+
+START_TEST(others_see_the_job_but_not_its_secrets_or_logs)
+{
+    char *id = jobs_submit(ann, "chem", "{\"project\":\"mol\",\"name\":\"secret\",\"env\":"
+                                        "{\"TOKEN\":\"s3cr3t\"},\"command\":[\"sh\",\"-c\","
+                                        "\"seq 1 500\"]}");
+    json_t *j = jobs_wait(ann, "chem", id, "succeeded", 30);
+    ck_assert_str_eq(sv(json_object_get(j, "env"), "TOKEN"), "s3cr3t");
+    json_decref(j);
+    j = jobs_get(cat, "chem", id);
+    ck_assert_str_eq(sv(json_object_get(j, "env"), "TOKEN"), "(hidden)");
+    json_decref(j);
+    j = jobs_get(tad, "chem", id);
+    ck_assert_str_eq(sv(json_object_get(j, "env"), "TOKEN"), "s3cr3t");
+    json_decref(j);
+    ck_assert_int_eq(req("GET", fmt("/api/v1/tenants/chem/jobs/%s/logs", id), cat, NULL), 403);
+    ck_assert_int_eq(req("GET", fmt("/api/v1/tenants/chem/jobs/%s/logs", id), ben, NULL), 403);
+    /* the tail: the last lines, default 100 */
+    char *out = jobs_logs(tad, "chem", id, "tail=3");
+    ck_assert_str_eq(out, "498\n499\n500\n");
+    free(out);
+    out = jobs_logs(ann, "chem", id, NULL);
+    ck_assert(strncmp(out, "401\n", 4) == 0);
+    ck_assert_int_eq((int)strlen(out), 100 * 4);
+    free(out);
+    /* logs are text/plain */
+    struct http_res r;
+    ck_assert_int_eq(reqj("GET", fmt("/api/v1/tenants/chem/jobs/%s/logs?tail=1", id), ann, NULL,
+                          &r),
+                     200);
+    char *ct = http_header(&r, "Content-Type");
+    ck_assert_ptr_nonnull(ct);
+    ck_assert(strncmp(ct, "text/plain", 10) == 0);
+    free(ct);
+    http_res_free(&r);
+    /* a queued job has no logs yet */
+    char *q = jobs_submit(ann, "chem", "{\"project\":\"held\",\"name\":\"q\",\"command\":[\"true\"]}");
+    ck_assert_int_eq(req("GET", fmt("/api/v1/tenants/chem/jobs/%s/logs", q), ann, NULL), 404);
+    ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", q), ann, NULL), 202);
+    free(q);
+    free(id);
+}
+END_TEST
+
+static Suite *jobs_suite(void)
+{
+    Suite *s = suite_create("jobs");
+    TCase *tc = tcase_create("jobs");
+    /* one server for all: the tests end their jobs and share nothing else */
+    tcase_add_unchecked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, job_runs_with_its_gpus_and_environment);
+    tcase_add_test(tc, cpu_job_sees_no_gpus_and_failure_keeps_its_exit_code);
+    tcase_add_test(tc, cancel_running_queued_and_finished_jobs);
+    tcase_add_test(tc, waiting_jobs_say_why_where_and_when);
+    tcase_add_test(tc, estimated_start_follows_the_running_jobs);
+    tcase_add_test(tc, lists_filter_and_page);
+    tcase_add_test(tc, others_see_the_job_but_not_its_secrets_or_logs);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    harness_require_pg();
+    return suite_run(jobs_suite());
+}

@@ -1,0 +1,155 @@
+/* jobs.c - job test helpers (see jobs.h). */
+#include "jobs.h"
+
+#include "client.h"
+#include "harness.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char *const jobs_fast_env[] = {"AIDC_SYNC_INTERVAL_MS=100",
+                                     "AIDC_ADMISSION_INTERVAL_MS=200",
+                                     "AIDC_PREEMPT_GRACE_SECONDS=1", NULL};
+
+static void admin_ok(const char *method, const char *path, const char *body, long want)
+{
+    struct http_res r;
+    long st = reqj(method, path, harness_srv.admin_token, body, &r);
+    ck_assert_msg(st == want, "%s %s answered %ld (want %ld): %s", method, path, st, want,
+                  r.body ? r.body : "");
+    http_res_free(&r);
+}
+
+void jobs_local_cluster(const char *gpus_json)
+{
+    admin_ok("POST", "/api/v1/clusters",
+             fmt("{\"name\":\"local\",\"kind\":\"local\",\"options\":{\"gpus\":%s,"
+                 "\"cpus\":64,\"memory_gib\":512}}",
+                 gpus_json),
+             201);
+}
+
+void jobs_tenant_quota(const char *tenant, const char *resources_json)
+{
+    admin_ok("PUT", fmt("/api/v1/tenants/%s/quota", tenant),
+             fmt("{\"resources\":%s}", resources_json), 200);
+}
+
+void jobs_project_quota(const char *tenant, const char *project, const char *resources_json)
+{
+    admin_ok("PUT", fmt("/api/v1/tenants/%s/projects/%s/quota", tenant, project),
+             fmt("{\"resources\":%s}", resources_json), 200);
+}
+
+char *jobs_submit(const char *token, const char *tenant, const char *body)
+{
+    struct http_res r;
+    long st = reqj("POST", fmt("/api/v1/tenants/%s/jobs", tenant), token, body, &r);
+    ck_assert_msg(st == 201, "submit answered %ld: %s", st, r.body ? r.body : "");
+    const char *id = json_string_value(json_object_get(r.json, "id"));
+    ck_assert_ptr_nonnull(id);
+    char *out = strdup(id);
+    http_res_free(&r);
+    ck_assert_ptr_nonnull(out);
+    return out;
+}
+
+json_t *jobs_get(const char *token, const char *tenant, const char *id)
+{
+    struct http_res r;
+    long st = reqj("GET", fmt("/api/v1/tenants/%s/jobs/%s", tenant, id), token, NULL, &r);
+    ck_assert_msg(st == 200, "GET job %s answered %ld: %s", id, st, r.body ? r.body : "");
+    json_t *j = json_incref(r.json);
+    http_res_free(&r);
+    return j;
+}
+
+static bool in_list(const char *state, const char *states)
+{
+    size_t n = strlen(state);
+    for (const char *p = states; (p = strstr(p, state)) != NULL; p += n)
+        if ((p == states || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+            return true;
+    return false;
+}
+
+json_t *jobs_wait(const char *token, const char *tenant, const char *id, const char *states,
+                  int timeout_s)
+{
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        json_t *j = jobs_get(token, tenant, id);
+        const char *state = json_string_value(json_object_get(j, "state"));
+        if (state && in_list(state, states))
+            return j;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - start.tv_sec >= timeout_s) {
+            char *text = json_dumps(j, JSON_COMPACT);
+            ck_abort_msg("job %s still %s after %d s (waiting for %s): %s", id, state, timeout_s,
+                         states, text ? text : "");
+        }
+        json_decref(j);
+        struct timespec pause = {0, 20000000L};
+        nanosleep(&pause, NULL);
+    }
+}
+
+json_t *jobs_wait_seen(const char *token, const char *tenant, const char *id, int timeout_s)
+{
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        json_t *j = jobs_get(token, tenant, id);
+        const char *reason = json_string_value(json_object_get(j, "reason"));
+        const char *state = json_string_value(json_object_get(j, "state"));
+        if (!state || strcmp(state, "queued") != 0 || !reason || strcmp(reason, "submitted") != 0)
+            return j;
+        json_decref(j);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        ck_assert_msg(now.tv_sec - start.tv_sec < timeout_s,
+                      "job %s not looked at by admission after %d s", id, timeout_s);
+        struct timespec pause = {0, 20000000L};
+        nanosleep(&pause, NULL);
+    }
+}
+
+char *jobs_logs(const char *token, const char *tenant, const char *id, const char *query)
+{
+    struct http_res r;
+    long st = reqj("GET", fmt("/api/v1/tenants/%s/jobs/%s/logs%s%s", tenant, id,
+                              query ? "?" : "", query ? query : ""),
+                   token, NULL, &r);
+    ck_assert_msg(st == 200, "logs of %s answered %ld: %s", id, st, r.body ? r.body : "");
+    char *text = strdup(r.body ? r.body : "");
+    http_res_free(&r);
+    ck_assert_ptr_nonnull(text);
+    return text;
+}
+
+char *jobs_history(const char *token, const char *tenant, const char *id)
+{
+    struct http_res r;
+    long st = reqj("GET", fmt("/api/v1/tenants/%s/jobs/%s/events?limit=1000", tenant, id), token,
+                   NULL, &r);
+    ck_assert_msg(st == 200, "events of %s answered %ld", id, st);
+    char buf[4096];
+    size_t len = 0;
+    buf[0] = '\0';
+    size_t i;
+    json_t *e;
+    json_array_foreach(json_object_get(r.json, "items"), i, e) {
+        const char *to = json_string_value(json_object_get(e, "to"));
+        len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%s", len ? "," : "",
+                                to ? to : "?");
+        if (len >= sizeof buf)
+            break;
+    }
+    http_res_free(&r);
+    char *out = strdup(buf);
+    ck_assert_ptr_nonnull(out);
+    return out;
+}
