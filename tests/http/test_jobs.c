@@ -419,6 +419,37 @@ START_TEST(others_see_the_job_but_not_its_secrets_or_logs)
 }
 END_TEST
 
+START_TEST(retried_submit_and_busy_project)
+{
+    /* a CI pipeline retrying a submit with its Idempotency-Key makes one job */
+    make_project("chem", "ci");
+    jobs_project_quota("chem", "ci", "{\"jobs\":{\"limit\":0}}");
+    const char *body = "{\"project\":\"ci\",\"name\":\"nightly\",\"command\":[\"true\"]}";
+    const char *const key[] = {"Idempotency-Key: nightly-2026-12-02", NULL};
+    struct http_res a, b;
+    ck_assert_int_eq(http_do(&harness_srv, "POST", "/api/v1/tenants/chem/jobs", ann, body, key, &a),
+                     201);
+    ck_assert_int_eq(http_do(&harness_srv, "POST", "/api/v1/tenants/chem/jobs", ann, body, key, &b),
+                     201);
+    ck_assert_str_eq(sv(a.json, "id"), sv(b.json, "id"));
+    char *replayed = http_header(&b, "Idempotent-Replayed");
+    ck_assert_ptr_nonnull(replayed);
+    free(replayed);
+    http_res_free(&b);
+    struct http_res l;
+    ck_assert_int_eq(reqj("GET", "/api/v1/tenants/chem/jobs?project=ci", ann, NULL, &l), 200);
+    ck_assert_int_eq(json_array_size(json_object_get(l.json, "items")), 1);
+    http_res_free(&l);
+    /* a project with a job that has not ended cannot be deleted */
+    ck_assert_int_eq(req("DELETE", "/api/v1/tenants/chem/projects/ci", tad, NULL), 409);
+    ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", sv(a.json, "id")), ann,
+                         NULL),
+                     202);
+    ck_assert_int_eq(req("DELETE", "/api/v1/tenants/chem/projects/ci", tad, NULL), 204);
+    http_res_free(&a);
+}
+END_TEST
+
 static Suite *jobs_suite(void)
 {
     Suite *s = suite_create("jobs");
@@ -433,6 +464,7 @@ static Suite *jobs_suite(void)
     tcase_add_test(tc, estimated_start_follows_the_running_jobs);
     tcase_add_test(tc, lists_filter_and_page);
     tcase_add_test(tc, others_see_the_job_but_not_its_secrets_or_logs);
+    tcase_add_test(tc, retried_submit_and_busy_project);
     suite_add_tcase(s, tc);
     return s;
 }
