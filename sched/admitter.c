@@ -14,6 +14,7 @@
 #include "../server/xalloc.h"
 #include "admission.h"
 #include "idmap.h"
+#include "schedstats.h"
 #include "worker.h"
 
 #include <jansson.h>
@@ -486,6 +487,8 @@ int admitter_pass(struct db *db, const struct config *cfg, struct admitter_stats
     admission_result_free(&res);
     build_free(&b);
     db_sched_snapshot_free(&d);
+    if (!e)
+        schedstats_admission(ms_since(t0), st->queued, st->admitted, st->preempted);
     if (!e && (st->admitted || st->preempted))
         log_info("admission: %zu queued, %zu admitted, %zu preemptions requested (%.1f ms)",
                  st->queued, st->admitted, st->preempted, ms_since(t0));

@@ -7,6 +7,7 @@
 #include "../server/err.h"
 #include "../server/log.h"
 #include "../server/xalloc.h"
+#include "schedstats.h"
 #include "worker.h"
 
 #include <jansson.h>
@@ -204,6 +205,7 @@ static void deliver(struct db *db, const struct config *cfg, const PGresult *r, 
         log_warn("%s of job %s to cluster %s failed (attempt %d, again in %d s): %s",
                  PQgetvalue(r, i, C_ACTION), o.job_id, cl.name, attempts, o.delay, err);
     }
+    schedstats_delivery(o.done);
     int e = record(db, &o);
     if (e)
         log_warn("cannot record the delivery of outbox row %s: %s (the lease expires and it is "

@@ -9,6 +9,7 @@
 #include "../server/log.h"
 #include "../server/xalloc.h"
 #include "inventory.h"
+#include "schedstats.h"
 #include "worker.h"
 
 #include <jansson.h>
@@ -192,6 +193,8 @@ static int round_fn(struct db *db, bool notified, void *arg)
         e = db_commit(db);
     else
         db_rollback(db);
+    if (!e)
+        schedstats_sync();
     for (size_t k = 0; k < ncl; k++)
         json_decref(cl[k].options);
     free(cl);

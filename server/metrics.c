@@ -6,6 +6,8 @@
  */
 #include "metrics.h"
 
+#include "../sched/schedstats.h"
+
 #include "../db/db.h"
 #include "router.h"
 #include "sbuf.h"
@@ -158,5 +160,6 @@ char *metrics_render(void)
                 "# TYPE aidc_db_connections gauge\n"
                 "aidc_db_connections %ld\n",
                 atomic_load(&inflight), db_reconnect_count(), db_connection_count());
+    schedstats_render(&sb);
     return sbuf_steal(&sb);
 }

@@ -450,6 +450,28 @@ START_TEST(retried_submit_and_busy_project)
 }
 END_TEST
 
+/* What the workers did shows in /metrics (the tests before ran jobs). */
+START_TEST(workers_show_in_metrics)
+{
+    char *id = jobs_submit(ann, "chem", "{\"project\":\"mol\",\"name\":\"m\",\"command\":[\"true\"]}");
+    json_decref(jobs_wait(ann, "chem", id, "succeeded", 30));
+    free(id);
+    struct http_res r;
+    ck_assert_int_eq(reqj("GET", "/metrics", NULL, NULL, &r), 200);
+    static const char *const names[] = {"\naidc_admission_passes_total ",
+                                        "\naidc_jobs_admitted_total ",
+                                        "\naidc_outbox_deliveries_total{result=\"ok\"} ",
+                                        "\naidc_sync_rounds_total "};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const char *at = strstr(r.body, names[i]);
+        ck_assert_msg(at != NULL, "no %s in /metrics", names[i]);
+        ck_assert_msg(strtol(at + strlen(names[i]), NULL, 10) > 0, "%s is 0", names[i]);
+    }
+    ck_assert_ptr_nonnull(strstr(r.body, "\naidc_admission_last_pass_seconds "));
+    http_res_free(&r);
+}
+END_TEST
+
 static Suite *jobs_suite(void)
 {
     Suite *s = suite_create("jobs");
@@ -465,6 +487,7 @@ static Suite *jobs_suite(void)
     tcase_add_test(tc, lists_filter_and_page);
     tcase_add_test(tc, others_see_the_job_but_not_its_secrets_or_logs);
     tcase_add_test(tc, retried_submit_and_busy_project);
+    tcase_add_test(tc, workers_show_in_metrics);
     suite_add_tcase(s, tc);
     return s;
 }
