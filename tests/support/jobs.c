@@ -5,16 +5,20 @@
 #include "harness.h"
 
 #include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 const char *const jobs_fast_env[] = {"AIDC_SYNC_INTERVAL_MS=100",
                                      "AIDC_ADMISSION_INTERVAL_MS=200",
                                      "AIDC_PREEMPT_GRACE_SECONDS=1", NULL};
 
-static void admin_ok(const char *method, const char *path, const char *body, long want)
+void jobs_admin_ok(const char *method, const char *path, const char *body, long want)
 {
     struct http_res r;
     long st = reqj(method, path, harness_srv.admin_token, body, &r);
@@ -23,9 +27,98 @@ static void admin_ok(const char *method, const char *path, const char *body, lon
     http_res_free(&r);
 }
 
+double jobs_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void jobs_nap_ms(long ms)
+{
+    struct timespec t = {ms / 1000, (ms % 1000) * 1000000L};
+    while (nanosleep(&t, &t) != 0 && errno == EINTR)
+        ;
+}
+
+double jobs_ts(const json_t *v)
+{
+    const char *s = json_string_value(v);
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    const char *rest = s ? strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+    if (!rest)
+        return -1;
+    double frac = *rest == '.' ? strtod(rest, NULL) : 0;
+    return (double)timegm(&tm) + frac;
+}
+
+bool jobs_proc_has(const char *pid, const char *what, const char *want, bool prefix)
+{
+    char path[300], buf[65536];
+    snprintf(path, sizeof path, "/proc/%s/%s", pid, what);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t n = fread(buf, 1, sizeof buf - 1, f), wl = strlen(want);
+    fclose(f);
+    buf[n] = '\0';
+    for (size_t at = 0; at < n; at += strlen(buf + at) + 1)
+        if (prefix ? strncmp(buf + at, want, wl) == 0 : strcmp(buf + at, want) == 0)
+            return true;
+    return false;
+}
+
+int jobs_kill_leftovers(void)
+{
+    if (!harness_srv.data_dir[0])
+        return 0; /* set up nothing, started nothing */
+    char mark[300], dirs[300];
+    snprintf(mark, sizeof mark, "TEST_RUN=%s", harness_srv.data_dir);
+    snprintf(dirs, sizeof dirs, "%s/jobs/", harness_srv.data_dir);
+    int found = 0;
+    /* a shim killed between two looks may have started its job meanwhile */
+    for (int pass = 0; pass < 5; pass++) {
+        int now = 0;
+        DIR *d = opendir("/proc");
+        struct dirent *e;
+        while (d && (e = readdir(d)) != NULL) {
+            if (e->d_name[0] < '1' || e->d_name[0] > '9' || atoi(e->d_name) == (int)getpid())
+                continue;
+            bool shim = jobs_proc_has(e->d_name, "cmdline", "local-shim", false) &&
+                        jobs_proc_has(e->d_name, "cmdline", dirs, true);
+            if (shim || jobs_proc_has(e->d_name, "environ", mark, false)) {
+                kill((pid_t)atoi(e->d_name), SIGKILL);
+                now++;
+            }
+        }
+        if (d)
+            closedir(d);
+        found += now;
+        if (!now)
+            break;
+        jobs_nap_ms(50);
+    }
+    return found;
+}
+
+static pid_t reaping_pid;
+
+static void reap_at_exit(void)
+{
+    if (getpid() == reaping_pid && jobs_kill_leftovers())
+        fprintf(stderr, "at exit: killed processes the jobs left behind\n");
+}
+
+void jobs_reap_at_exit(void)
+{
+    reaping_pid = getpid();
+    atexit(reap_at_exit);
+}
+
 void jobs_local_cluster(const char *gpus_json)
 {
-    admin_ok("POST", "/api/v1/clusters",
+    jobs_admin_ok("POST", "/api/v1/clusters",
              fmt("{\"name\":\"local\",\"kind\":\"local\",\"options\":{\"gpus\":%s,"
                  "\"cpus\":64,\"memory_gib\":512}}",
                  gpus_json),
@@ -34,13 +127,13 @@ void jobs_local_cluster(const char *gpus_json)
 
 void jobs_tenant_quota(const char *tenant, const char *resources_json)
 {
-    admin_ok("PUT", fmt("/api/v1/tenants/%s/quota", tenant),
+    jobs_admin_ok("PUT", fmt("/api/v1/tenants/%s/quota", tenant),
              fmt("{\"resources\":%s}", resources_json), 200);
 }
 
 void jobs_project_quota(const char *tenant, const char *project, const char *resources_json)
 {
-    admin_ok("PUT", fmt("/api/v1/tenants/%s/projects/%s/quota", tenant, project),
+    jobs_admin_ok("PUT", fmt("/api/v1/tenants/%s/projects/%s/quota", tenant, project),
              fmt("{\"resources\":%s}", resources_json), 200);
 }
 
@@ -93,8 +186,7 @@ json_t *jobs_wait(const char *token, const char *tenant, const char *id, const c
                          states, text ? text : "");
         }
         json_decref(j);
-        struct timespec pause = {0, 20000000L};
-        nanosleep(&pause, NULL);
+        jobs_nap_ms(20);
     }
 }
 
@@ -112,8 +204,7 @@ json_t *jobs_wait_seen(const char *token, const char *tenant, const char *id, in
         clock_gettime(CLOCK_MONOTONIC, &now);
         ck_assert_msg(now.tv_sec - start.tv_sec < timeout_s,
                       "job %s not looked at by admission after %d s", id, timeout_s);
-        struct timespec pause = {0, 20000000L};
-        nanosleep(&pause, NULL);
+        jobs_nap_ms(20);
     }
 }
 

@@ -7,6 +7,31 @@
 #define AIDC_TEST_JOBS_H
 
 #include <jansson.h>
+#include <stdbool.h>
+
+/* As the admin: method path body must answer want, or the test fails. */
+void jobs_admin_ok(const char *method, const char *path, const char *body, long want);
+/* Wall-clock seconds (timestamps in answers are wall-clock too). */
+double jobs_now(void);
+/* The pause between two looks at something polled for. */
+void jobs_nap_ms(long ms);
+/* Seconds since the epoch of an RFC 3339 UTC timestamp ("...Z"); -1 if not one. */
+double jobs_ts(const json_t *v);
+
+/*
+ * Whether the NUL-separated file /proc/<pid>/<what> (cmdline, environ) has an
+ * entry equal to want, or starting with it when prefix.
+ */
+bool jobs_proc_has(const char *pid, const char *what, const char *want, bool prefix);
+/*
+ * SIGKILL what this program's jobs left running: their shims (`aidcd
+ * local-shim <data dir>/jobs/<id>`) and every process whose environment holds
+ * TEST_RUN=<data dir> (give jobs that env entry). Returns how many it found.
+ * jobs_reap_at_exit() registers it to run when the program exits (in the
+ * process that called it, not in Check's forked tests).
+ */
+int jobs_kill_leftovers(void);
+void jobs_reap_at_exit(void);
 
 /* harness_setup environment that makes jobs move fast (NULL-terminated). */
 extern const char *const jobs_fast_env[];
