@@ -8,8 +8,11 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The job object of API.md (plus explanations of the queue). */
-#define JOB_COLS                                                                                  \
+/*
+ * The job object of API.md (plus explanations of the queue); POS is how the
+ * row finds its place in the queue.
+ */
+#define JOB_COLS_AT(POS)                                                                          \
     "j.id, t.slug AS tenant, p.slug AS project, j.username AS \"user\", j.name, j.state,"        \
     " j.reason, j.priority, j.preemptible,"                                                       \
     " (SELECT name FROM clusters WHERE id = j.cluster_id) AS cluster, j.backend_job_id,"          \
@@ -18,8 +21,9 @@
     "   j.time_limit_minutes) AS resources,"                                                      \
     " j.image, j.command, j.script, j.env, j.submitted_at, j.admitted_at, j.started_at,"          \
     " j.finished_at, j.exit_code, j.preemption_count,"                                            \
-    " CASE WHEN j.state = 'queued' THEN aidc_queue_position(j.id) END AS queue_position,"        \
+    " CASE WHEN j.state = 'queued' THEN " POS " END AS queue_position,"                           \
     " j.estimated_start, j.stop_requested, to_json(j.gpu_indexes) AS gpu_indexes"
+#define JOB_COLS JOB_COLS_AT("aidc_queue_position(j.id)")
 
 static const struct db_stmt st_insert = {
     "job_insert",
@@ -34,7 +38,9 @@ static const struct db_stmt st_insert = {
     " e AS (INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason)"
     "       SELECT id, tenant_id, NULL, 'queued', 'submitted' FROM j RETURNING 1),"
     " n AS (SELECT pg_notify('aidc_jobs', 'submit'))"
-    " SELECT " JOB_COLS " FROM j JOIN tenants t ON t.id = j.tenant_id"
+    /* the new row is not visible to the statement that inserts it */
+    " SELECT " JOB_COLS_AT("aidc_queue_position_at(j.gpu_type, j.queue_rank, j.submitted_at,"
+                           " j.id)") " FROM j JOIN tenants t ON t.id = j.tenant_id"
     " JOIN projects p ON p.id = j.project_id, n",
     17};
 static const struct db_stmt st_get = {

@@ -54,8 +54,15 @@ static const struct db_stmt st_hours = {
     " queue_rank, extract(epoch FROM submitted_at), time_limit_minutes * 60"
 static const struct db_stmt st_queued = {
     "snap_queued",
-    "SELECT " JOB_SNAP ", requested_cluster, reason, extract(epoch FROM estimated_start)"
-    " FROM jobs WHERE state = 'queued'",
+    "SELECT " JOB_SNAP ", requested_cluster, reason, extract(epoch FROM estimated_start),"
+    " submitted_at FROM jobs WHERE state = 'queued'"
+    /* queue order (the jobs_queue index): the marks of positions follow it */
+    " ORDER BY coalesce(gpu_type, ''), queue_rank, submitted_at, id",
+    0};
+static const struct db_stmt st_marks_now = {
+    "snap_marks",
+    "SELECT gpu_type, pos, job_id FROM queue_marks"
+    " ORDER BY gpu_type, queue_rank, submitted_at, job_id",
     0};
 static const struct db_stmt st_active = {
     "snap_active",
@@ -111,6 +118,14 @@ static const struct db_stmt st_waits = {
     " FROM unnest($1::uuid[], $2::text[], $3::float8[]) AS x(id, r, e)"
     " WHERE j.id = x.id AND j.state = 'queued'",
     3};
+
+static const struct db_stmt st_marks = {
+    "sched_marks",
+    "WITH d AS (DELETE FROM queue_marks)"
+    " INSERT INTO queue_marks (gpu_type, pos, queue_rank, submitted_at, job_id)"
+    " SELECT * FROM unnest($1::text[], $2::bigint[], $3::smallint[], $4::timestamptz[],"
+    "                      $5::uuid[])",
+    5};
 
 /* ---- outbox ------------------------------------------------------------------------- */
 
@@ -244,7 +259,8 @@ const struct db_stmt *const db_sched_stmts[] = {
     &st_inventory,   &st_tenants,       &st_tquotas,     &st_pquotas,   &st_hours,
     &st_queued,      &st_active,        &st_admit,       &st_preempt,   &st_waits,
     &st_claim,       &st_done,          &st_failed,      &st_delivered, &st_sync_active,
-    &st_to_active,   &st_to_final,      &st_requeue,     NULL};
+    &st_to_active,   &st_to_final,      &st_requeue,     &st_marks_now,  &st_marks,
+    NULL};
 
 int db_sched_wake(struct db *db, const char *channel)
 {
@@ -271,9 +287,11 @@ int db_sched_lock(struct db *db, int which, bool *got)
 int db_sched_snapshot(struct db *db, struct db_snapshot *out)
 {
     const struct db_stmt *const sts[] = {&st_clusters, &st_inventory, &st_tenants, &st_tquotas,
-                                         &st_pquotas,  &st_hours,     &st_queued,  &st_active};
+                                         &st_pquotas,  &st_hours,     &st_queued,  &st_active,
+                                         &st_marks_now};
     PGresult **dst[] = {&out->clusters, &out->inventory, &out->tenants, &out->tquotas,
-                        &out->pquotas,  &out->hours,     &out->queued,  &out->active};
+                        &out->pquotas,  &out->hours,     &out->queued,  &out->active,
+                        &out->marks};
     memset(out, 0, sizeof *out);
     for (size_t i = 0; i < sizeof sts / sizeof sts[0]; i++) {
         int e;
@@ -296,6 +314,7 @@ void db_sched_snapshot_free(struct db_snapshot *s)
     PQclear(s->hours);
     PQclear(s->queued);
     PQclear(s->active);
+    PQclear(s->marks);
     memset(s, 0, sizeof *s);
 }
 
@@ -332,6 +351,13 @@ int db_sched_waits(struct db *db, const char *ids, const char *reasons, const ch
 {
     const char *p[3] = {ids, reasons, estimates};
     return db_exec(db, &st_waits, p);
+}
+
+int db_sched_marks(struct db *db, const char *types, const char *positions, const char *ranks,
+                   const char *submitted, const char *ids)
+{
+    const char *p[5] = {types, positions, ranks, submitted, ids};
+    return db_exec(db, &st_marks, p);
 }
 
 int db_outbox_claim(struct db *db, int limit, int lease_seconds, PGresult **out)

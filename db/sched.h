@@ -34,12 +34,15 @@ int db_sched_lock(struct db *db, int which, bool *got);
  * hours:     tenant_id, project_id, GPU-hours this calendar month (UTC)
  * queued:    id, tenant_id, project_id, gpu_type, gpus, cpus, memory_gib (totals over
  *            nodes), nodes, queue_rank, submitted (epoch), time limit (s),
- *            requested_cluster, reason, estimated_start (epoch)
+ *            requested_cluster, reason, estimated_start (epoch), submitted_at
+ *            (timestamptz text, exact); in queue order: GPU type ("" first),
+ *            queue_rank, submitted_at, id
  * active:    the same first 11, then cluster_id, preemptible, stopping, admitted
  *            (epoch), expected end (epoch), gpu_indexes ("{0,1}")
  */
 struct db_snapshot {
     PGresult *clusters, *inventory, *tenants, *tquotas, *pquotas, *hours, *queued, *active;
+    PGresult *marks; /* the queue marks written last: gpu type, position, job id */
 };
 int db_sched_snapshot(struct db *db, struct db_snapshot *out);
 void db_sched_snapshot_free(struct db_snapshot *s);
@@ -54,6 +57,13 @@ int db_sched_admit(struct db *db, const char *ids, const char *clusters, const c
 /* Ask active borrowed jobs (ids) to stop for the queued jobs (for). */
 int db_sched_preempt(struct db *db, const char *ids, const char *for_ids, int grace_seconds,
                      long *count);
+/*
+ * Replace the marks of queue positions (0003_queue.sql) with these (array
+ * literals of equal length: GPU type or "", position, queue rank,
+ * submitted_at, job id).
+ */
+int db_sched_marks(struct db *db, const char *types, const char *positions, const char *ranks,
+                   const char *submitted, const char *ids);
 /* Why queued jobs wait: reasons and estimated starts (epoch, NULL elements: unknown). */
 int db_sched_waits(struct db *db, const char *ids, const char *reasons, const char *estimates);
 

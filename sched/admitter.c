@@ -26,6 +26,15 @@
 #define MAX_INDEXES 1024 /* GPU indexes of one cluster where aidc assigns them */
 /* an estimate that moved less than this is not worth a write */
 #define ESTIMATE_SLACK_S 60
+/*
+ * Reasons and estimates written by one pass at most. The first pass over a
+ * large new queue would otherwise rewrite every row (seconds for 100,000,
+ * tests/bench/jobs.sh) and hold back the admissions committed with them; the
+ * rest, further back in the queue, follows in passes run at once.
+ */
+#define MAX_WAIT_WRITES 10000
+/* every MARK_EVERY-th job of a queue is a mark of positions (0003_queue.sql) */
+#define MARK_EVERY 100
 
 struct cl_info {
     const struct backend_ops *ops;
@@ -39,6 +48,9 @@ struct build {
     char **type_names;
     size_t type_cap, project_cap;
     struct cl_info *cl;
+    /* snapshot job -> result row: rows of an unknown tenant (created since
+     * the tenants were read) are left out of the snapshot */
+    int *qrow, *arow;
 };
 
 static double now_s(void)
@@ -286,6 +298,8 @@ static void build_jobs(struct build *b, const struct db_snapshot *d)
     size_t nq = (size_t)PQntuples(d->queued), na = (size_t)PQntuples(d->active);
     b->s.queued = xcalloc(nq + 1, sizeof *b->s.queued);
     b->s.active = xcalloc(na + 1, sizeof *b->s.active);
+    b->qrow = xcalloc(nq + 1, sizeof *b->qrow);
+    b->arow = xcalloc(na + 1, sizeof *b->arow);
     for (size_t q = 0; q < nq; q++) {
         struct adm_job *j = &b->s.queued[b->s.nqueued];
         if (!job_common(b, d->queued, (int)q, j))
@@ -293,13 +307,14 @@ static void build_jobs(struct build *b, const struct db_snapshot *d)
         j->cluster = PQgetisnull(d->queued, (int)q, 11)
                          ? -1
                          : idmap_get(&b->clusters, PQgetvalue(d->queued, (int)q, 11));
-        b->s.nqueued++;
+        b->qrow[b->s.nqueued++] = (int)q;
     }
     for (size_t a = 0; a < na; a++) {
         struct adm_job *j = &b->s.active[b->s.nactive];
         int i = (int)a;
         if (!job_common(b, d->active, i, j))
             continue;
+        b->arow[b->s.nactive] = i;
         j->cluster = PQgetisnull(d->active, i, 11)
                          ? -1
                          : idmap_get(&b->clusters, PQgetvalue(d->active, i, 11));
@@ -332,6 +347,8 @@ static void build_free(struct build *b)
     free(b->s.projects);
     free(b->s.queued);
     free(b->s.active);
+    free(b->qrow);
+    free(b->arow);
     idmap_free(&b->tenants);
     idmap_free(&b->projects);
     idmap_free(&b->clusters);
@@ -375,6 +392,53 @@ static bool estimate_moved(const PGresult *q, int row, double est)
     return had && fabs(num(q, row, 13) - est) >= ESTIMATE_SLACK_S;
 }
 
+struct marks {
+    struct pgarray types, pos, ranks, ts, ids;
+};
+
+/* The marks of the queue left after this pass; false when they equal the written ones. */
+static bool build_marks(const struct db_snapshot *d, const bool *admitted, struct marks *m)
+{
+    int nq = PQntuples(d->queued), nm = PQntuples(d->marks), k = 0;
+    bool same = true;
+    const char *type = NULL;
+    long n = 0;
+    for (int r = 0; r < nq; r++) {
+        if (admitted[r])
+            continue;
+        const char *t = PQgetisnull(d->queued, r, 3) ? "" : PQgetvalue(d->queued, r, 3);
+        if (!type || strcmp(type, t) != 0) {
+            type = t;
+            n = 0;
+        }
+        if (n++ % MARK_EVERY)
+            continue;
+        const char *id = PQgetvalue(d->queued, r, 0);
+        pgarray_add(&m->types, t);
+        pgarray_addf(&m->pos, "%ld", n);
+        pgarray_add(&m->ranks, PQgetvalue(d->queued, r, 8));
+        pgarray_add(&m->ts, PQgetvalue(d->queued, r, 14));
+        pgarray_add(&m->ids, id);
+        same = same && k < nm && strcmp(PQgetvalue(d->marks, k, 0), t) == 0 &&
+               atol(PQgetvalue(d->marks, k, 1)) == n && strcmp(PQgetvalue(d->marks, k, 2), id) == 0;
+        k++;
+    }
+    return !same || k != nm;
+}
+
+static int write_marks(struct db *db, const struct db_snapshot *d, const bool *admitted)
+{
+    struct marks m = {PGARRAY_INIT, PGARRAY_INIT, PGARRAY_INIT, PGARRAY_INIT, PGARRAY_INIT};
+    int e = 0;
+    if (build_marks(d, admitted, &m))
+        e = db_sched_marks(db, pgarray_str(&m.types), pgarray_str(&m.pos), pgarray_str(&m.ranks),
+                           pgarray_str(&m.ts), pgarray_str(&m.ids));
+    struct pgarray *all[] = {&m.types, &m.pos, &m.ranks, &m.ts, &m.ids};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        pgarray_free(all[i]);
+    return e;
+}
+
 static int write_decisions(struct db *db, struct build *b, const struct db_snapshot *d,
                            const struct adm_result *res, const struct config *cfg,
                            struct admitter_stats *st)
@@ -382,28 +446,35 @@ static int write_decisions(struct db *db, struct build *b, const struct db_snaps
     struct pgarray ids = PGARRAY_INIT, cls = PGARRAY_INIT, pre = PGARRAY_INIT, idx = PGARRAY_INIT;
     struct pgarray vic = PGARRAY_INIT, forj = PGARRAY_INIT;
     struct pgarray wid = PGARRAY_INIT, wreason = PGARRAY_INIT, west = PGARRAY_INIT;
+    bool *admitted = xcalloc((size_t)PQntuples(d->queued) + 1, sizeof *admitted);
     for (size_t k = 0; k < res->ndecisions; k++) {
         const struct adm_decision *dc = &res->decisions[k];
         if (dc->kind == ADM_ADMIT) {
             char gi[512];
             const struct adm_job *j = &b->s.queued[dc->job];
+            int row = b->qrow[dc->job];
             if (!assign_indexes(b, j, dc->cluster, gi, sizeof gi)) {
                 log_warn("admission: no free GPU index of the cluster for job %s",
-                         PQgetvalue(d->queued, (int)dc->job, 0));
+                         PQgetvalue(d->queued, row, 0));
                 continue;
             }
-            pgarray_add(&ids, PQgetvalue(d->queued, (int)dc->job, 0));
+            admitted[row] = true;
+            pgarray_add(&ids, PQgetvalue(d->queued, row, 0));
             pgarray_add(&cls, PQgetvalue(d->clusters, dc->cluster, 0));
             pgarray_add(&pre, dc->preemptible ? "t" : "f");
             pgarray_add(&idx, gi[0] ? gi : NULL);
         } else if (dc->kind == ADM_PREEMPT) {
-            pgarray_add(&vic, PQgetvalue(d->active, (int)dc->job, 0));
-            pgarray_add(&forj, PQgetvalue(d->queued, (int)dc->for_job, 0));
+            pgarray_add(&vic, PQgetvalue(d->active, b->arow[dc->job], 0));
+            pgarray_add(&forj, PQgetvalue(d->queued, b->qrow[dc->for_job], 0));
         } else {
-            int row = (int)dc->job;
+            int row = b->qrow[dc->job];
             const char *old = PQgetisnull(d->queued, row, 12) ? "" : PQgetvalue(d->queued, row, 12);
             if (strcmp(old, dc->reason) == 0 && !estimate_moved(d->queued, row, dc->estimated_start))
                 continue;
+            if (wid.n >= MAX_WAIT_WRITES) {
+                st->waits_pending++;
+                continue;
+            }
             pgarray_add(&wid, PQgetvalue(d->queued, row, 0));
             pgarray_add(&wreason, dc->reason);
             if (dc->estimated_start > 0)
@@ -428,6 +499,9 @@ static int write_decisions(struct db *db, struct build *b, const struct db_snaps
         e = db_sched_waits(db, pgarray_str(&wid), pgarray_str(&wreason), pgarray_str(&west));
         st->waits_written = wid.n;
     }
+    if (!e)
+        e = write_marks(db, d, admitted);
+    free(admitted);
     struct pgarray *all[] = {&ids, &cls, &pre, &idx, &vic, &forj, &wid, &wreason, &west};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         pgarray_free(all[i]);
@@ -498,7 +572,9 @@ int admitter_pass(struct db *db, const struct config *cfg, struct admitter_stats
 static int round_fn(struct db *db, bool notified, void *arg)
 {
     (void)notified;
-    return admitter_pass(db, arg, NULL);
+    struct admitter_stats st;
+    int e = admitter_pass(db, arg, &st);
+    return e ? e : st.waits_pending > 0;
 }
 
 struct worker *admitter_start(const struct config *cfg)

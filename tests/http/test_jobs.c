@@ -226,7 +226,12 @@ START_TEST(waiting_jobs_say_why_where_and_when)
 
     /* chem holds its whole limit: the next a100 jobs wait for quota, in order */
     char *c = jobs_submit(ann, "chem", SLEEPER("c", 5));
-    char *d = jobs_submit(ben, "chem", SLEEPER("d", 5));
+    /* the submit answer already knows its place (c is ahead) */
+    struct http_res rd;
+    ck_assert_int_eq(reqj("POST", "/api/v1/tenants/chem/jobs", ben, SLEEPER("d", 5), &rd), 201);
+    ck_assert_int_eq(iv(rd.json, "queue_position"), 2);
+    char *d = strdup(sv(rd.json, "id"));
+    http_res_free(&rd);
     json_t *jc = jobs_wait_seen(ann, "chem", c, 10);
     ck_assert_str_eq(sv(jc, "reason"), "quota:gpu:a100");
     ck_assert_int_eq(iv(jc, "queue_position"), 1);
