@@ -49,20 +49,14 @@ static const struct db_stmt st_hours = {
     "   FROM job_runs r, m WHERE r.gpus > 0 AND coalesce(r.ended_at, now()) > m.s"
     "  GROUP BY r.tenant_id, r.project_id",
     0};
-#define JOB_SNAP                                                                                  \
-    "id, tenant_id, project_id, gpu_type, gpus * nodes, cpus * nodes, memory_gib * nodes, nodes," \
-    " queue_rank, extract(epoch FROM submitted_at), time_limit_minutes * 60"
 static const struct db_stmt st_queued = {
     "snap_queued",
-    "SELECT " JOB_SNAP ", requested_cluster, reason, extract(epoch FROM estimated_start),"
-    " submitted_at FROM jobs WHERE state = 'queued'"
-    /* queue order (the jobs_queue index): the marks of positions follow it */
-    " ORDER BY coalesce(gpu_type, ''), queue_rank, submitted_at, id",
+    DB_SCHED_QUEUED_SQL,
     0};
 static const struct db_stmt st_marks_now = {
     "snap_marks",
     "SELECT gpu_type, pos, job_id FROM queue_marks"
-    " ORDER BY gpu_type, queue_rank, submitted_at, job_id",
+    " ORDER BY gpu_type COLLATE \"C\", queue_rank, submitted_at, job_id",
     0};
 static const struct db_stmt st_active = {
     "snap_active",
@@ -123,8 +117,9 @@ static const struct db_stmt st_marks = {
     "sched_marks",
     "WITH d AS (DELETE FROM queue_marks)"
     " INSERT INTO queue_marks (gpu_type, pos, queue_rank, submitted_at, job_id)"
-    " SELECT * FROM unnest($1::text[], $2::bigint[], $3::smallint[], $4::timestamptz[],"
-    "                      $5::uuid[])",
+    /* the epoch of extract() (numeric text) comes back to the same microsecond */
+    " SELECT g, p, r, to_timestamp(t), i FROM unnest($1::text[], $2::bigint[], $3::smallint[],"
+    "                      $4::float8[], $5::uuid[]) AS x(g, p, r, t, i)",
     5};
 
 /* ---- outbox ------------------------------------------------------------------------- */

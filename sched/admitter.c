@@ -396,33 +396,57 @@ struct marks {
     struct pgarray types, pos, ranks, ts, ids;
 };
 
+/* A queued job's place in queue order (that of the jobs_queue index). */
+struct qkey {
+    const char *type, *id;
+    int rank, row;
+    double ts; /* distinct microseconds stay distinct doubles until the year 2255 */
+};
+
+static int qkey_cmp(const void *pa, const void *pb)
+{
+    const struct qkey *a = pa, *b = pb;
+    int c = strcmp(a->type, b->type);
+    if (c)
+        return c;
+    if (a->rank != b->rank)
+        return a->rank < b->rank ? -1 : 1;
+    if (a->ts != b->ts)
+        return a->ts < b->ts ? -1 : 1;
+    return strcmp(a->id, b->id); /* lower-case hex: the order of uuid */
+}
+
 /* The marks of the queue left after this pass; false when they equal the written ones. */
 static bool build_marks(const struct db_snapshot *d, const bool *admitted, struct marks *m)
 {
     int nq = PQntuples(d->queued), nm = PQntuples(d->marks), k = 0;
-    bool same = true;
-    const char *type = NULL;
-    long n = 0;
+    struct qkey *q = xcalloc((size_t)nq + 1, sizeof *q);
+    size_t n = 0;
     for (int r = 0; r < nq; r++) {
         if (admitted[r])
             continue;
-        const char *t = PQgetisnull(d->queued, r, 3) ? "" : PQgetvalue(d->queued, r, 3);
-        if (!type || strcmp(type, t) != 0) {
-            type = t;
-            n = 0;
-        }
-        if (n++ % MARK_EVERY)
+        const char *type = PQgetisnull(d->queued, r, 3) ? "" : PQgetvalue(d->queued, r, 3);
+        q[n++] = (struct qkey){.type = type, .id = PQgetvalue(d->queued, r, 0),
+                               .rank = inum(d->queued, r, 8), .row = r, .ts = num(d->queued, r, 9)};
+    }
+    qsort(q, n, sizeof *q, qkey_cmp);
+    bool same = true;
+    long pos = 0;
+    for (size_t i = 0; i < n; i++) {
+        pos = i && strcmp(q[i].type, q[i - 1].type) == 0 ? pos + 1 : 1;
+        if ((pos - 1) % MARK_EVERY)
             continue;
-        const char *id = PQgetvalue(d->queued, r, 0);
-        pgarray_add(&m->types, t);
-        pgarray_addf(&m->pos, "%ld", n);
-        pgarray_add(&m->ranks, PQgetvalue(d->queued, r, 8));
-        pgarray_add(&m->ts, PQgetvalue(d->queued, r, 14));
-        pgarray_add(&m->ids, id);
-        same = same && k < nm && strcmp(PQgetvalue(d->marks, k, 0), t) == 0 &&
-               atol(PQgetvalue(d->marks, k, 1)) == n && strcmp(PQgetvalue(d->marks, k, 2), id) == 0;
+        pgarray_add(&m->types, q[i].type);
+        pgarray_addf(&m->pos, "%ld", pos);
+        pgarray_add(&m->ranks, PQgetvalue(d->queued, q[i].row, 8));
+        pgarray_add(&m->ts, PQgetvalue(d->queued, q[i].row, 9));
+        pgarray_add(&m->ids, q[i].id);
+        same = same && k < nm && strcmp(PQgetvalue(d->marks, k, 0), q[i].type) == 0 &&
+               atol(PQgetvalue(d->marks, k, 1)) == pos &&
+               strcmp(PQgetvalue(d->marks, k, 2), q[i].id) == 0;
         k++;
     }
+    free(q);
     return !same || k != nm;
 }
 

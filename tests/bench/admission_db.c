@@ -23,6 +23,7 @@
 #include "admission_bench.h"
 
 #include "db/db.h"
+#include "db/sched.h"
 #include "sched/admitter.h"
 #include "server/config.h"
 #include "server/log.h"
@@ -38,11 +39,7 @@
 #define COPY_CHUNK 65536
 
 /* Copied from db/sched.c (snap_queued): timed alone to split the load time. */
-#define SNAP_QUEUED                                                                               \
-    "SELECT id, tenant_id, project_id, gpu_type, gpus * nodes, cpus * nodes,"                     \
-    " memory_gib * nodes, nodes, queue_rank, extract(epoch FROM submitted_at),"                   \
-    " time_limit_minutes * 60, requested_cluster, reason, extract(epoch FROM estimated_start)"    \
-    " FROM jobs WHERE state = 'queued'"
+#define SNAP_QUEUED DB_SCHED_QUEUED_SQL
 
 struct ids {
     char tenant[SHAPE_TENANTS][37];
@@ -402,6 +399,14 @@ static int big_pass(PGconn *c, struct db *db, const struct config *cfg, const ch
     printf("  load split: the queued query alone %.1f ms as the owner (no row-level security),"
            " %.1f ms as the application role; the rest of load is building the snapshot\n",
            owner_ms, app_ms);
+    /* what a page of the job list pays for its queue positions (the marks of 0003_queue.sql) */
+    double t0 = bench_now();
+    bool ok = run(c, "SELECT sum(aidc_queue_position(id)) FROM (SELECT id FROM jobs"
+                     " WHERE state = 'queued' ORDER BY submitted_at DESC LIMIT 100) x");
+    double page_ms = (bench_now() - t0) * 1000;
+    if (ok)
+        printf("  queue positions of the 100 jobs submitted last: %.1f ms\n", page_ms);
+    figure("db_big_positions_page_ms", ok ? page_ms : -1, "ms");
     figure("db_big_cold_ms", a.load_ms + a.decide_ms + a.write_ms, "ms");
     figure("db_big_catchup_passes", catchup, "passes");
     figure("db_big_catchup_max_ms", catchup_max, "ms");
