@@ -286,16 +286,10 @@ int api_job_list(struct req *rq, struct resp *rs)
     if (rs->err.nfields)
         return api_fail_fields(rs);
     struct page pg;
-    int e = paging_parse(rq, rs, &pg);
+    char *id;
+    int e = paging_parse_keyed(rq, rs, &pg, &id);
     if (e)
         return e;
-    char *id;
-    paging_split(pg.after, &id);
-    if (pg.after && (!id || !crypto_uuid_valid(id))) {
-        paging_free(&pg);
-        api_field_error(rs, "cursor", "is not a cursor this server issued");
-        return api_fail_fields(rs);
-    }
     PGresult *r = NULL;
     e = db_job_list(rq->db, rq->tenant.id, state, project, user, pg.after, id, pg.limit, &r);
     if (e == AIDC_EINVAL) {

@@ -64,6 +64,22 @@ void paging_split(char *after, char **second)
     *second = bar ? bar + 1 : NULL;
 }
 
+int paging_parse_keyed(const struct req *rq, struct resp *rs, struct page *pg, char **id)
+{
+    *id = NULL;
+    int e = paging_parse(rq, rs, pg);
+    if (e)
+        return e;
+    paging_split(pg->after, id);
+    if (pg->after && (!*id || !crypto_uuid_valid(*id))) {
+        paging_free(pg);
+        *id = NULL;
+        api_field_error(rs, "cursor", "is not a cursor this server issued");
+        return api_fail_fields(rs);
+    }
+    return 0;
+}
+
 int paging_answer(struct resp *rs, PGresult *r, const struct page *pg)
 {
     int n = PQntuples(r);

@@ -27,5 +27,10 @@ void paging_free(struct page *pg);
 int paging_answer(struct resp *rs, PGresult *r, const struct page *pg);
 /* Split a cursor "a|b" in place; *second points after the bar (NULL if none). */
 void paging_split(char *after, char **second);
+/*
+ * paging_parse for lists keyed by (value, uuid): the cursor splits into
+ * pg->after and *id, and one whose second half is no UUID is a 400.
+ */
+int paging_parse_keyed(const struct req *rq, struct resp *rs, struct page *pg, char **id);
 
 #endif

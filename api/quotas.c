@@ -14,6 +14,7 @@
 #include "../server/sbuf.h"
 #include "../server/validate.h"
 #include "../server/xalloc.h"
+#include "jobspec.h"
 
 #include <math.h>
 #include <microhttpd.h>
@@ -26,17 +27,7 @@
 
 static bool is_gpu_resource(const char *r)
 {
-    if (strncmp(r, "gpu:", 4) != 0)
-        return false;
-    const char *t = r + 4;
-    size_t n = strlen(t);
-    if (n < 1 || n > 32 || !((t[0] >= 'a' && t[0] <= 'z') || (t[0] >= '0' && t[0] <= '9')))
-        return false;
-    for (size_t i = 1; i < n; i++)
-        if (!((t[i] >= 'a' && t[i] <= 'z') || (t[i] >= '0' && t[i] <= '9') || t[i] == '.' ||
-              t[i] == '_' || t[i] == '-'))
-            return false;
-    return true;
+    return strncmp(r, "gpu:", 4) == 0 && jobspec_gpu_type_valid(r + 4);
 }
 
 static bool is_resource(const char *r, bool tenant)

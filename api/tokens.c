@@ -108,16 +108,10 @@ static const char *bound_tenant(const struct req *rq)
 int api_token_list(struct req *rq, struct resp *rs)
 {
     struct page pg;
-    int e = paging_parse(rq, rs, &pg);
+    char *id;
+    int e = paging_parse_keyed(rq, rs, &pg, &id);
     if (e)
         return e;
-    char *id;
-    paging_split(pg.after, &id);
-    if (pg.after && (!id || !crypto_uuid_valid(id))) {
-        paging_free(&pg);
-        api_field_error(rs, "cursor", "is not a cursor this server issued");
-        return api_fail_fields(rs);
-    }
     PGresult *r = NULL;
     e = db_token_list(rq->db, rq->actor.user_id, bound_tenant(rq), pg.after, id, pg.limit, &r);
     if (e == AIDC_EINVAL) {

@@ -343,12 +343,15 @@ static int poll_job(const struct backend_cluster *c, const char *job_id, const c
     char *spec_path = xasprintf("%s/job.json", dir);
     memset(out, 0, sizeof *out);
     out->exit_code = -1;
-    /* Whether the shim lives, before looking for its status: it writes the
-     * status and then exits, so "alive, then no status" means running and
-     * "dead, then no status" means it died without one. */
-    bool alive = live_shim(dir) > 0;
-    json_t *s = json_load_file(status, 0, NULL);
+    /* In the order the shim writes them: its pid file, then (alive) its
+     * status, then it exits. So "pid file, then dead, then no status" means
+     * it died without one; looking at liveness before the pid file would
+     * take a shim that wrote its pid between the two looks for a lost one. */
     struct stat st;
+    bool had_pid = stat(pid_path, &st) == 0;
+    time_t pid_mtime = had_pid ? st.st_mtime : 0;
+    bool alive = had_pid && live_shim(dir) > 0;
+    json_t *s = json_load_file(status, 0, NULL);
     if (s) {
         struct shim_status ss;
         shim_status_parse(s, &ss);
@@ -362,9 +365,8 @@ static int poll_job(const struct backend_cluster *c, const char *job_id, const c
         json_decref(s);
     } else if (alive) {
         out->state = BS_RUNNING;
-        if (stat(pid_path, &st) == 0)
-            out->started_at = st.st_mtime;
-    } else if (stat(pid_path, &st) == 0) {
+        out->started_at = pid_mtime;
+    } else if (had_pid) {
         /* the shim died without a status: the machine rebooted, or someone killed it */
         out->state = BS_FAILED;
         out->finished_at = time(NULL);

@@ -15,6 +15,7 @@
  */
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
+#include "tests/support/jobs.h"
 #include "tests/support/soft.h"
 #include "tests/support/suite.h"
 
@@ -40,18 +41,6 @@
 
 /* ---- fixture -------------------------------------------------------------------- */
 
-static void must_do(const char *method, const char *path, const char *body, long want)
-{
-    struct http_res r;
-    long st = reqj(method, path, ADM, body, &r);
-    if (st != want) {
-        fprintf(stderr, "setup: %s %s: %ld (expected %ld): %s\n", method, path, st, want,
-                soft_show(r.body, r.body_len));
-        exit(1);
-    }
-    http_res_free(&r);
-}
-
 /*
  * The local cluster (4 a100, jobs of at most 600 minutes, one node); tenant
  * acme (a100 guaranteed 2, limit 4) with projects base and capped (a100
@@ -63,10 +52,10 @@ static void setup(void)
 {
     static const char *const env[] = {"AIDC_SYNC_INTERVAL_MS=100", NULL};
     harness_setup("badinput_jobs", env);
-    must_do("POST", "/api/v1/clusters",
-            "{\"name\":\"local\",\"kind\":\"local\",\"options\":{\"gpus\":{\"a100\":4},"
-            "\"max_time_limit_minutes\":600,\"cpus\":64,\"memory_gib\":512}}",
-            201);
+    jobs_admin_ok("POST", "/api/v1/clusters",
+                  "{\"name\":\"local\",\"kind\":\"local\",\"options\":{\"gpus\":{\"a100\":4},"
+                  "\"max_time_limit_minutes\":600,\"cpus\":64,\"memory_gib\":512}}",
+                  201);
     make_tenant("acme");
     make_project("acme", "base");
     make_project("acme", "capped");
@@ -78,15 +67,16 @@ static void setup(void)
     make_project("frozen", "ice");
     make_user("fred", "fred-password-1", NULL);
     make_member("frozen", "fred", "member");
-    must_do("PATCH", "/api/v1/tenants/frozen", "{\"suspended\":true}", 200);
-    must_do("PUT", "/api/v1/tenants/acme/quota",
-            "{\"resources\":{\"gpu:a100\":{\"guaranteed\":2,\"limit\":4}}}", 200);
-    must_do("PUT", "/api/v1/tenants/small/quota",
-            "{\"resources\":{\"gpu:a100\":{\"guaranteed\":0,\"limit\":2},\"cpu\":{\"limit\":8},"
-            "\"memory_gib\":{\"limit\":64}}}",
-            200);
-    must_do("PUT", "/api/v1/tenants/acme/projects/capped/quota",
-            "{\"resources\":{\"gpu:a100\":{\"limit\":1},\"cpu\":{\"limit\":2}}}", 200);
+    jobs_admin_ok("PATCH", "/api/v1/tenants/frozen", "{\"suspended\":true}", 200);
+    jobs_admin_ok("PUT", "/api/v1/tenants/acme/quota",
+                  "{\"resources\":{\"gpu:a100\":{\"guaranteed\":2,\"limit\":4}}}", 200);
+    jobs_admin_ok(
+        "PUT", "/api/v1/tenants/small/quota",
+        "{\"resources\":{\"gpu:a100\":{\"guaranteed\":0,\"limit\":2},\"cpu\":{\"limit\":8},"
+        "\"memory_gib\":{\"limit\":64}}}",
+        200);
+    jobs_admin_ok("PUT", "/api/v1/tenants/acme/projects/capped/quota",
+                  "{\"resources\":{\"gpu:a100\":{\"limit\":1},\"cpu\":{\"limit\":2}}}", 200);
 }
 
 /* ---- helpers -------------------------------------------------------------------- */

@@ -16,6 +16,7 @@
  */
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
+#include "tests/support/jobs.h"
 #include "tests/support/soft.h"
 #include "tests/support/suite.h"
 
@@ -36,18 +37,6 @@
 
 /* ---- fixture -------------------------------------------------------------------- */
 
-static void must_do(const char *method, const char *path, const char *body, long want)
-{
-    struct http_res r;
-    long st = reqj(method, path, ADM, body, &r);
-    if (st != want) {
-        fprintf(stderr, "setup: %s %s: %ld (expected %ld): %s\n", method, path, st, want,
-                soft_show(r.body, r.body_len));
-        exit(1);
-    }
-    http_res_free(&r);
-}
-
 /*
  * The local cluster (4 a100); tenant acme (a100 guaranteed 2, limit 4) with
  * project base (a100 limit 1); tenant small (a100 guaranteed 1, limit 2);
@@ -58,10 +47,10 @@ static void setup(void)
 {
     static const char *const env[] = {"AIDC_SYNC_INTERVAL_MS=100", NULL};
     harness_setup("badinput_quotas", env);
-    must_do("POST", CLUSTERS,
-            "{\"name\":\"local\",\"kind\":\"local\",\"options\":{\"gpus\":{\"a100\":4},"
-            "\"max_time_limit_minutes\":600}}",
-            201);
+    jobs_admin_ok("POST", CLUSTERS,
+                  "{\"name\":\"local\",\"kind\":\"local\",\"options\":{\"gpus\":{\"a100\":4},"
+                  "\"max_time_limit_minutes\":600}}",
+                  201);
     make_tenant("acme");
     make_project("acme", "base");
     make_tenant("small");
@@ -69,10 +58,10 @@ static void setup(void)
     make_project("spare", "spare-proj");
     make_tenant("rival");
     make_project("rival", "secret-proj");
-    must_do("PUT", TQ, "{\"resources\":{\"gpu:a100\":{\"guaranteed\":2,\"limit\":4}}}", 200);
-    must_do("PUT", "/api/v1/tenants/small/quota",
-            "{\"resources\":{\"gpu:a100\":{\"guaranteed\":1,\"limit\":2}}}", 200);
-    must_do("PUT", PQ, "{\"resources\":{\"gpu:a100\":{\"limit\":1}}}", 200);
+    jobs_admin_ok("PUT", TQ, "{\"resources\":{\"gpu:a100\":{\"guaranteed\":2,\"limit\":4}}}", 200);
+    jobs_admin_ok("PUT", "/api/v1/tenants/small/quota",
+                  "{\"resources\":{\"gpu:a100\":{\"guaranteed\":1,\"limit\":2}}}", 200);
+    jobs_admin_ok("PUT", PQ, "{\"resources\":{\"gpu:a100\":{\"limit\":1}}}", 200);
 }
 
 /* ---- helpers -------------------------------------------------------------------- */

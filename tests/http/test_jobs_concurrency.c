@@ -76,13 +76,8 @@ static void setup(void)
                          "AIDC_PREEMPT_GRACE_SECONDS=1", "AIDC_THREADS=8", NULL};
     harness_setup("jobsconc", env);
     jobs_local_cluster("{\"a100\":4}");
-    make_tenant(TENANT);
-    make_project(TENANT, PROJECT);
-    make_user("alice", "alice-password-1", NULL);
-    make_member(TENANT, "alice", "member");
-    jobs_tenant_quota(TENANT, "{\"gpu:a100\":{\"guaranteed\":4,\"limit\":4}}");
-    alice = login("alice", "alice-password-1");
-    ck_assert_ptr_nonnull(alice);
+    alice = jobs_tenant_member(TENANT, PROJECT, "{\"gpu:a100\":{\"guaranteed\":4,\"limit\":4}}",
+                               "alice");
 }
 
 static void teardown(void)

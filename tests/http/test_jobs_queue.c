@@ -21,8 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define T "qq"
-#define N 250          /* 3 marks: positions 1, 101, 201 */
+#define T      "qq"
+#define N      250 /* 3 marks: positions 1, 101, 201 */
 #define WAIT_S 20
 
 static char *ann;
@@ -88,13 +88,13 @@ static void expect_positions(long long (*want)(const char *name), const char *wh
     double deadline = jobs_now() + WAIT_S;
     for (;;) {
         struct http_res r;
-        ck_assert_int_eq(reqj("GET", "/api/v1/tenants/" T "/jobs?state=queued&limit=1000", ann,
-                              NULL, &r),
-                         200);
+        ck_assert_int_eq(
+            reqj("GET", "/api/v1/tenants/" T "/jobs?state=queued&limit=1000", ann, NULL, &r), 200);
         char wrong[200] = "";
         size_t i;
         json_t *j;
-        json_array_foreach(json_object_get(r.json, "items"), i, j) {
+        json_array_foreach(json_object_get(r.json, "items"), i, j)
+        {
             const char *name = json_string_value(json_object_get(j, "name"));
             long long pos = json_integer_value(json_object_get(j, "queue_position"));
             if (pos != want(name)) {
@@ -152,7 +152,8 @@ START_TEST(positions_stay_exact_in_a_long_queue)
     expect_positions(in_order, "after the submits");
 
     /* the head and one job between two marks leave */
-    ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/" T "/jobs/%s/cancel", ids[0]), ann, NULL), 202);
+    ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/" T "/jobs/%s/cancel", ids[0]), ann, NULL),
+                     202);
     ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/" T "/jobs/%s/cancel", ids[150]), ann, NULL),
                      202);
     expect_positions(after_cancels, "after two cancels");

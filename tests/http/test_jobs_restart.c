@@ -80,13 +80,8 @@ static void setup(void)
 {
     harness_setup("jobsrestart", jobs_fast_env);
     jobs_local_cluster("{\"a100\":4}");
-    make_tenant(TENANT);
-    make_project(TENANT, PROJECT);
-    make_user("alice", "alice-password-1", NULL);
-    make_member(TENANT, "alice", "member");
-    jobs_tenant_quota(TENANT, "{\"gpu:a100\":{\"guaranteed\":4,\"limit\":4}}");
-    alice = login("alice", "alice-password-1");
-    ck_assert_ptr_nonnull(alice);
+    alice = jobs_tenant_member(TENANT, PROJECT, "{\"gpu:a100\":{\"guaranteed\":4,\"limit\":4}}",
+                               "alice");
     snprintf(gofile, sizeof gofile, "%s/go", harness_srv.data_dir);
     snprintf(runlog, sizeof runlog, "%s/runs.log", harness_srv.data_dir);
 }

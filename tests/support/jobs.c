@@ -137,6 +137,21 @@ void jobs_project_quota(const char *tenant, const char *project, const char *res
              fmt("{\"resources\":%s}", resources_json), 200);
 }
 
+char *jobs_tenant_member(const char *tenant, const char *project, const char *resources_json,
+                         const char *user)
+{
+    make_tenant(tenant);
+    make_project(tenant, project);
+    jobs_tenant_quota(tenant, resources_json);
+    char password[128];
+    snprintf(password, sizeof password, "%s-password-1", user);
+    make_user(user, password, NULL);
+    make_member(tenant, user, "member");
+    char *token = login(user, password);
+    ck_assert_ptr_nonnull(token);
+    return token;
+}
+
 char *jobs_submit(const char *token, const char *tenant, const char *body)
 {
     struct http_res r;

@@ -46,6 +46,12 @@ void jobs_local_cluster(const char *gpus_json);
 void jobs_tenant_quota(const char *tenant, const char *resources_json);
 /* As the admin: PUT a project's quota {"resources": resources_json}. */
 void jobs_project_quota(const char *tenant, const char *project, const char *resources_json);
+/*
+ * As the admin: tenant with project, quota {"resources": resources_json} and
+ * member user (password "<user>-password-1"). Returns the member's JWT (malloc'd).
+ */
+char *jobs_tenant_member(const char *tenant, const char *project, const char *resources_json,
+                         const char *user);
 /* Submit body to tenant's jobs with token; the new job's id (malloc'd). Fails the test unless 201. */
 char *jobs_submit(const char *token, const char *tenant, const char *body);
 /* GET the job (new reference); fails the test unless 200. */

@@ -1,0 +1,43 @@
+# lib.sh - shell helpers shared by the benchmarks (run.sh, jobs.sh); sourced.
+# Expects BENCH_PGDATA_DIR, BENCH_PGPORT and ROOT to be set by the caller.
+
+stop_pid() {  # stop_pid PID NAME: SIGTERM, wait up to 10 s, then SIGKILL
+    local pid=$1 _
+    [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    if kill -0 "$pid" 2>/dev/null; then
+        echo "bench: $2 (pid $pid) did not stop in 10 s: killing it" >&2
+        kill -KILL "$pid" 2>/dev/null || true
+    fi
+    wait "$pid" 2>/dev/null || true
+}
+
+stop_bench_pg() {  # stop the bench cluster unless BENCH_KEEP_PG=1
+    if [ "${BENCH_KEEP_PG:-0}" = 1 ]; then
+        echo "bench: cluster left running (PGDATA_DIR=$BENCH_PGDATA_DIR, port $BENCH_PGPORT;" \
+             "stop it with PGDATA_DIR=$BENCH_PGDATA_DIR deploy/pg-down.sh)" >&2
+    else
+        PGDATA_DIR=$BENCH_PGDATA_DIR "$ROOT/deploy/pg-down.sh" 2>/dev/null || true
+    fi
+}
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+pick_port() { local p=$1; while ! port_free "$p"; do p=$((p + 1)); done; echo "$p"; }
+
+# ---- CPU accounting (clock ticks) ---------------------------------------------
+proc_ticks() {  # utime + stime of one process (all its threads)
+    local f
+    f=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null) || { echo 0; return; }
+    # shellcheck disable=SC2086
+    set -- $f
+    echo $(( ${12} + ${13} ))
+}
+pg_ticks() {  # every process of the bench cluster: postmaster and its children
+    local pm t=0 p
+    pm=$(head -1 "$BENCH_PGDATA_DIR/postmaster.pid" 2>/dev/null) || { echo 0; return; }
+    for p in "$pm" $(ps -o pid= --ppid "$pm" 2>/dev/null); do
+        t=$(( t + $(proc_ticks "$p") ))
+    done
+    echo "$t"
+}
