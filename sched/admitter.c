@@ -442,7 +442,7 @@ static bool build_marks(const struct db_snapshot *d, const bool *admitted, struc
         pgarray_add(&m->ts, PQgetvalue(d->queued, q[i].row, 9));
         pgarray_add(&m->ids, q[i].id);
         same = same && k < nm && strcmp(PQgetvalue(d->marks, k, 0), q[i].type) == 0 &&
-               atol(PQgetvalue(d->marks, k, 1)) == pos &&
+               strtol(PQgetvalue(d->marks, k, 1), NULL, 10) == pos &&
                strcmp(PQgetvalue(d->marks, k, 2), q[i].id) == 0;
         k++;
     }
