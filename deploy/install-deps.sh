@@ -3,7 +3,10 @@
 #
 #   deploy/install-deps.sh build    compiler, CMake and the libraries aidcd links
 #   deploy/install-deps.sh run      PostgreSQL 15 (server) for a local database
-#   deploy/install-deps.sh test     Check, libcurl, clang-tidy (tests and lint)
+#   deploy/install-deps.sh test     Check, libcurl, clang-tidy (tests and lint), and
+#                                   Slurm 22.05 for deploy/slurm-up.sh: munged,
+#                                   slurmctld, slurmd, slurmrestd with JWT auth,
+#                                   the CLI (scontrol, sinfo, ...), setpriv, ss
 #   deploy/install-deps.sh bench    wrk and pgbench (benchmarks)
 #
 # Several groups may be given. As root it runs apt-get; otherwise it prints
@@ -16,7 +19,9 @@ for group in "$@"; do
         build) pkgs+=(gcc make cmake pkg-config libmicrohttpd-dev libpq-dev libjansson-dev
                       libjwt-dev libssl-dev) ;;
         run)   pkgs+=(postgresql-15 postgresql-client-15 curl ca-certificates) ;;
-        test)  pkgs+=(check libcurl4-openssl-dev clang-tidy curl) ;;
+        test)  pkgs+=(check libcurl4-openssl-dev clang-tidy curl
+                      munge slurmctld slurmd slurm-client slurmrestd slurm-wlm-jwt-plugin
+                      util-linux iproute2) ;;
         bench) pkgs+=(wrk postgresql-contrib jq linux-perf) ;;
         *) echo "install-deps: unknown group '$group' (build, run, test, bench)" >&2; exit 2 ;;
     esac
@@ -42,6 +47,9 @@ if [[ " ${missing[*]} " == *" postgresql-15 "* ]] && [ ! -e /etc/postgresql-comm
     echo "create_main_cluster = false" > /etc/postgresql-common/createcluster.conf
 fi
 
+# munge, slurmctld and slurmd come with system services: slurmctld/slurmd do
+# not start without /etc/slurm/slurm.conf, and a system munged (on
+# /run/munge) does not disturb slurm-up.sh, which runs its own daemons.
 echo "install-deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt_get() { apt-get -o Dpkg::Use-Pty=0 -o APT::Color=0 -qq "$@"; }
