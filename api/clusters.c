@@ -14,6 +14,7 @@
 #include "../server/validate.h"
 #include "../server/xalloc.h"
 #include "paging.h"
+#include "../backends/credref.h"
 
 #include <microhttpd.h>
 #include <string.h>
@@ -26,21 +27,7 @@ static bool is_kind(const char *s)
 /* "file:/absolute/path" or "env:NAME" (or empty): where the secret lives on this host. */
 static bool is_credentials_ref(const char *s)
 {
-    if (s[0] == '\0')
-        return true;
-    if (strncmp(s, "file:/", 6) == 0)
-        return strlen(s) <= 1024 && !strstr(s, "/../");
-    if (strncmp(s, "env:", 4) == 0) {
-        const char *n = s + 4;
-        if (!((n[0] >= 'A' && n[0] <= 'Z') || (n[0] >= 'a' && n[0] <= 'z') || n[0] == '_'))
-            return false;
-        for (const char *p = n; *p; p++)
-            if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
-                  *p == '_'))
-                return false;
-        return strlen(n) <= 128;
-    }
-    return false;
+    return s[0] == '\0' || credref_valid(s);
 }
 
 static const struct vfield create_fields[] = {
@@ -79,6 +66,18 @@ int api_cluster_create(struct req *rq, struct resp *rs)
     if (!ops) {
         api_field_error(rs, "kind", "clusters of kind \"%s\" are not available in this version",
                         kind);
+        rs->err.status = MHD_HTTP_UNPROCESSABLE_CONTENT;
+        return api_fail_fields(rs);
+    }
+    /* a cluster aidc talks to over the network needs an address and a secret */
+    const char *endpoint = vstr(rq->json, "endpoint"), *cred = vstr(rq->json, "credentials_ref");
+    if (!ops->gpu_range && (!endpoint || (strncmp(endpoint, "http://", 7) != 0 &&
+                                          strncmp(endpoint, "https://", 8) != 0)))
+        api_field_error(rs, "endpoint", "a %s cluster needs its http:// or https:// address",
+                        kind);
+    if (!ops->gpu_range && (!cred || !cred[0]))
+        api_field_error(rs, "credentials_ref", "a %s cluster needs file:/path or env:NAME", kind);
+    if (rs->err.nfields) {
         rs->err.status = MHD_HTTP_UNPROCESSABLE_CONTENT;
         return api_fail_fields(rs);
     }

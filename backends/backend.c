@@ -2,10 +2,11 @@
 #include "backend.h"
 
 #include "local.h"
+#include "slurm.h"
 
 #include <string.h>
 
-static const struct backend_ops *const all[] = {&backend_local, NULL};
+static const struct backend_ops *const all[] = {&backend_local, &backend_slurm, NULL};
 
 const struct backend_ops *backend_find(const char *kind)
 {

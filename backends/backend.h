@@ -58,6 +58,14 @@ struct backend_job {
     int time_limit_minutes;
     int grace_seconds;     /* SIGTERM to SIGKILL, on time limit, cancel and preemption */
     bool preemptible;
+    const char *priority;  /* high, normal, low */
+    /*
+     * An earlier delivery of this run may have reached the cluster (aidcd
+     * died before recording it): look for the run before submitting again.
+     * The run was admitted at since, so its backend job is no older.
+     */
+    bool retry;
+    time_t since;
 };
 
 enum backend_state {
@@ -102,6 +110,16 @@ struct backend_ops {
     /* What became of one job. 0, or an error when the backend cannot tell now. */
     int (*poll)(const struct backend_cluster *c, const char *job_id, const char *backend_id,
                 struct backend_status *out, char *err, size_t errsz);
+    /*
+     * Where the backend can tell about many jobs in one call (Slurm: one GET
+     * /jobs?update_time=), the jobs that changed since `since` (0: all it
+     * knows), each passed to report with its backend id. NULL: the syncer
+     * polls job by job. 0, or an error when the backend cannot tell now.
+     */
+    int (*poll_changed)(const struct backend_cluster *c, time_t since,
+                        void (*report)(void *arg, const char *backend_id,
+                                       const struct backend_status *status),
+                        void *arg, char *err, size_t errsz);
     /* The cluster's resources into out (at most max); returns how many, or -1 with err. */
     int (*inventory)(const struct backend_cluster *c, struct backend_resource *out, size_t max,
                      char *err, size_t errsz);

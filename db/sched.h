@@ -81,7 +81,7 @@ int db_sched_waits(struct db *db, const char *ids, const char *reasons, const ch
  * backend_job_id, tenant slug, project slug, user, name, image, command,
  * script, env, gpus, gpu_type, cpus, memory_gib, nodes, time_limit_minutes,
  * preemptible, gpu_indexes, cluster id, cluster name, kind, endpoint,
- * credentials_ref, options.
+ * credentials_ref, options, priority, admitted_at (epoch seconds).
  */
 int db_outbox_claim(struct db *db, int limit, int lease_seconds, PGresult **out);
 int db_outbox_done(struct db *db, const char *outbox_id);

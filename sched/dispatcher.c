@@ -15,7 +15,6 @@
 #include <string.h>
 
 #define BATCH 32
-#define LEASE_SECONDS 120
 #define MAX_BACKOFF_SECONDS 300
 /* a job its cluster refused this often fails instead of waiting forever */
 #define MAX_SUBMIT_ATTEMPTS 8
@@ -26,7 +25,7 @@ enum {
     C_ID, C_ACTION, C_ATTEMPTS, C_JOB, C_RUN, C_STATE, C_STOP, C_BACKEND_ID, C_TENANT, C_PROJECT,
     C_USER, C_NAME, C_IMAGE, C_COMMAND, C_SCRIPT, C_ENV, C_GPUS, C_GPU_TYPE, C_CPUS, C_MEM,
     C_NODES, C_TIME, C_PREEMPTIBLE, C_INDEXES, C_CL_ID, C_CL_NAME, C_CL_KIND, C_CL_ENDPOINT,
-    C_CL_CRED, C_CL_OPTIONS
+    C_CL_CRED, C_CL_OPTIONS, C_PRIORITY, C_ADMITTED
 };
 
 static const char *val(const PGresult *r, int i, int c)
@@ -110,6 +109,10 @@ static int submit(const struct config *cfg, const struct backend_ops *ops,
         .time_limit_minutes = ival(r, i, C_TIME),
         .grace_seconds = cfg->preempt_grace_seconds,
         .preemptible = PQgetvalue(r, i, C_PREEMPTIBLE)[0] == 't',
+        .priority = PQgetvalue(r, i, C_PRIORITY),
+        /* claimed before (the claim counts): an earlier try may have reached the cluster */
+        .retry = ival(r, i, C_ATTEMPTS) > 1,
+        .since = (time_t)strtoll(PQgetvalue(r, i, C_ADMITTED), NULL, 10),
     };
     int e = ops->submit(cl, &job, backend_id, idsz, err, errsz);
     json_decref(command);
@@ -221,7 +224,7 @@ int dispatcher_round(struct db *db, const struct config *cfg)
     PGresult *r = NULL;
     int e = db_begin(db, &ctx, false);
     if (!e)
-        e = db_outbox_claim(db, BATCH, LEASE_SECONDS, &r);
+        e = db_outbox_claim(db, BATCH, cfg->outbox_lease_seconds, &r);
     if (!e)
         e = db_commit(db);
     else

@@ -19,9 +19,16 @@
 
 #define MAX_CLUSTERS 256
 
+/* How far before the last look the changes asked for reach (clock skew, and
+ * Slurm's update times in whole seconds). */
+#define CHANGED_MARGIN_S 10
+/* Every this often, ask about all jobs: one the cluster forgot shows as lost. */
+#define FULL_POLL_S 600
+
 struct seen {
     char id[37];
     time_t last_inventory;
+    time_t last_poll, last_full; /* of poll_changed */
 };
 
 struct syncer {
@@ -46,7 +53,7 @@ static struct seen *seen_of(struct syncer *s, const char *id)
         return NULL;
     struct seen *n = &s->seen[s->nseen++];
     snprintf(n->id, sizeof n->id, "%s", id);
-    n->last_inventory = 0;
+    n->last_inventory = n->last_poll = n->last_full = 0;
     return n;
 }
 
@@ -114,35 +121,111 @@ static size_t plan(const char *id, const char *state, const char *stop,
     return n + 1;
 }
 
-static int sync_jobs(struct db *db, struct cluster *cl, size_t ncl)
+/* Bring active job row i of r to what the backend reports. */
+static int apply(struct db *db, const PGresult *r, int i, const struct backend_status *bs)
+{
+    const char *id = PQgetvalue(r, i, 0);
+    struct db_transition t[2];
+    size_t n = plan(id, PQgetvalue(r, i, 2), PQgetisnull(r, i, 5) ? NULL : PQgetvalue(r, i, 5),
+                    bs, t);
+    int e = 0;
+    for (size_t k = 0; !e && k < n; k++) {
+        bool changed = false;
+        e = db_job_transition(db, &t[k], &changed);
+        if (!e && changed)
+            log_debug("job %s: %s -> %s", id, t[k].from, t[k].to);
+    }
+    return e;
+}
+
+/* The active jobs of one cluster, and which of them the backend reported. */
+struct batch {
+    struct db *db;
+    const PGresult *r;
+    const int *rows;
+    bool *reported;
+    size_t n;
+    int e;
+};
+
+static void on_report(void *arg, const char *backend_id, const struct backend_status *bs)
+{
+    struct batch *b = arg;
+    for (size_t k = 0; !b->e && k < b->n; k++) {
+        int i = b->rows[k];
+        if (!b->reported[k] && !PQgetisnull(b->r, i, 3) &&
+            strcmp(PQgetvalue(b->r, i, 3), backend_id) == 0) {
+            b->reported[k] = true;
+            b->e = apply(b->db, b->r, i, bs);
+            return;
+        }
+    }
+}
+
+/* One call for all of a cluster's jobs: those changed since the last look. */
+static int sync_changed(struct syncer *s, struct db *db, struct cluster *c, const PGresult *r,
+                        const int *rows, size_t n)
+{
+    struct seen *sn = seen_of(s, c->bc.id);
+    time_t now = time(NULL);
+    bool full = !sn || !sn->last_poll || now - sn->last_full >= FULL_POLL_S;
+    time_t since = full ? 0 : sn->last_poll - CHANGED_MARGIN_S;
+    struct batch b = {.db = db, .r = r, .rows = rows, .n = n,
+                      .reported = xcalloc(n + 1, sizeof *b.reported)};
+    char err[512] = "";
+    if (c->ops->poll_changed(&c->bc, since, on_report, &b, err, sizeof err)) {
+        log_warn("cannot ask cluster %s about its jobs: %s", c->bc.name, err);
+        free(b.reported);
+        return 0; /* the jobs stay as they are; the next round asks again */
+    }
+    /* a full answer without a job it was given: the cluster lost it */
+    for (size_t k = 0; full && !b.e && k < n; k++) {
+        struct backend_status gone = {.state = BS_UNKNOWN, .exit_code = -1};
+        if (!b.reported[k] && !PQgetisnull(r, rows[k], 3))
+            b.e = apply(db, r, rows[k], &gone);
+    }
+    free(b.reported);
+    if (!b.e && sn) {
+        sn->last_poll = now;
+        if (full)
+            sn->last_full = now;
+    }
+    return b.e;
+}
+
+static int sync_jobs(struct syncer *s, struct db *db, struct cluster *cl, size_t ncl)
 {
     PGresult *r = NULL;
     int e = db_sched_active(db, &r);
-    for (int i = 0; !e && i < PQntuples(r); i++) {
-        const char *id = PQgetvalue(r, i, 0), *cid = PQgetvalue(r, i, 1);
-        struct cluster *c = NULL;
-        for (size_t k = 0; k < ncl && !c; k++)
-            if (strcmp(cl[k].bc.id, cid) == 0)
-                c = &cl[k];
-        if (!c || !c->ops)
+    int nr = e ? 0 : PQntuples(r);
+    int *rows = xcalloc((size_t)nr + 1, sizeof *rows);
+    for (size_t k = 0; !e && k < ncl; k++) {
+        struct cluster *c = &cl[k];
+        size_t n = 0;
+        for (int i = 0; i < nr; i++)
+            if (strcmp(PQgetvalue(r, i, 1), c->bc.id) == 0)
+                rows[n++] = i;
+        if (!n || !c->ops)
             continue;
-        struct backend_status bs;
-        char err[512] = "";
-        memset(&bs, 0, sizeof bs);
-        if (c->ops->poll(&c->bc, PQgetvalue(r, i, 4), PQgetvalue(r, i, 3), &bs, err, sizeof err)) {
-            log_warn("cannot ask cluster %s about job %s: %s", c->bc.name, id, err);
+        if (c->ops->poll_changed) {
+            e = sync_changed(s, db, c, r, rows, n);
             continue;
         }
-        struct db_transition t[2];
-        size_t n = plan(id, PQgetvalue(r, i, 2), PQgetisnull(r, i, 5) ? NULL : PQgetvalue(r, i, 5),
-                        &bs, t);
-        for (size_t k = 0; !e && k < n; k++) {
-            bool changed = false;
-            e = db_job_transition(db, &t[k], &changed);
-            if (!e && changed)
-                log_debug("job %s: %s -> %s", id, t[k].from, t[k].to);
+        for (size_t j = 0; !e && j < n; j++) {
+            int i = rows[j];
+            struct backend_status bs;
+            char err[512] = "";
+            memset(&bs, 0, sizeof bs);
+            if (c->ops->poll(&c->bc, PQgetvalue(r, i, 4), PQgetvalue(r, i, 3), &bs, err,
+                             sizeof err)) {
+                log_warn("cannot ask cluster %s about job %s: %s", c->bc.name,
+                         PQgetvalue(r, i, 0), err);
+                continue;
+            }
+            e = apply(db, r, i, &bs);
         }
     }
+    free(rows);
     PQclear(r);
     return e;
 }
@@ -188,7 +271,7 @@ static int round_fn(struct db *db, bool notified, void *arg)
     if (!e && refreshed)
         e = db_sched_wake(db, "aidc_jobs"); /* capacity may have changed */
     if (!e)
-        e = sync_jobs(db, cl, ncl);
+        e = sync_jobs(s, db, cl, ncl);
     if (!e)
         e = db_commit(db);
     else

@@ -74,6 +74,9 @@ static const struct setting settings[] = {
     {"AIDC_WORKERS", T_BOOL, OFF(workers), "1", 0, 0,
      "run the background workers (admission, dispatcher, syncer) in this process (1/0); "
      "with several replicas each worker leads on one at a time"},
+    {"AIDC_OUTBOX_LEASE_SECONDS", T_INT, OFF(outbox_lease_seconds), "120", 5, 3600,
+     "a delivery to a cluster claimed by a dispatcher that died is tried again after this; "
+     "longer than any backend call"},
     {"AIDC_PREEMPT_GRACE_SECONDS", T_INT, OFF(preempt_grace_seconds), "30", 0, 86400,
      "SIGTERM-to-SIGKILL time of a job stopped by preemption, cancel or its time limit, "
      "so it can checkpoint"},

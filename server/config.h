@@ -38,6 +38,7 @@ struct config {
     char *trusted_proxies;
     bool workers;               /* run the background workers in this process */
     int preempt_grace_seconds;
+    int outbox_lease_seconds;
     int starvation_seconds;
     int admission_interval_ms;
     int sync_interval_ms;

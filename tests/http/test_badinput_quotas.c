@@ -307,7 +307,21 @@ static const struct fcase cluster_400[] = {
 };
 
 static const struct fcase cluster_422[] = {
-    {"{" C1 ",\"kind\":\"slurm\"}", "kind"},
+    {"{" C1 ",\"kind\":\"slurm\"}", "endpoint"},
+    {"{" C1 ",\"kind\":\"slurm\",\"endpoint\":\"ftp://h\",\"credentials_ref\":\"env:T\"}",
+     "endpoint"},
+    {"{" C1 ",\"kind\":\"slurm\",\"endpoint\":\"http://h:6820\"}", "credentials_ref"},
+    {"{" C1 ",\"kind\":\"slurm\",\"endpoint\":\"http://h:6820\",\"credentials_ref\":\"env:T\"}",
+     "options"},
+    {"{" C1 ",\"kind\":\"slurm\",\"endpoint\":\"http://h:6820\",\"credentials_ref\":\"env:T\","
+     "\"options\":{\"user_name\":\"aidc\",\"api_version\":\"v9\"}}",
+     "options"},
+    {"{" C1 ",\"kind\":\"slurm\",\"endpoint\":\"http://h:6820\",\"credentials_ref\":\"env:T\","
+     "\"options\":{\"user_name\":\"aidc\",\"gpus\":{\"a100\":4}}}",
+     "options"},
+    {"{" C1 ",\"kind\":\"slurm\",\"endpoint\":\"http://h:6820\",\"credentials_ref\":\"env:T\","
+     "\"options\":{\"user_name\":\"a b\"}}",
+     "options"},
     {"{" C1 ",\"kind\":\"kubernetes\",\"endpoint\":\"https://k8s.example\"}", "kind"},
     {"{" C1 ",\"kind\":\"local\",\"options\":{\"bogus\":1}}", "options"},
     {"{" C1 ",\"kind\":\"local\",\"options\":{\"gpus\":[]}}", "options"},

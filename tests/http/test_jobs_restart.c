@@ -19,6 +19,7 @@
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
 #include "tests/support/jobs.h"
+#include "tests/support/suite.h"
 
 #include <check.h>
 #include <dirent.h>
@@ -61,21 +62,6 @@ static const char script[] =
 
 /* ---- fixture --------------------------------------------------------------------- */
 
-/*
- * Start aidcd again for harness_srv (same database and data dir). The killed
- * one's log moves aside first: harness_server_start takes the port from the
- * first "listening" line in the log.
- */
-static int restart_server(void)
-{
-    static int restarts;
-    char aside[320];
-    snprintf(aside, sizeof aside, "%s.%d", harness_srv.log_path, ++restarts);
-    if (rename(harness_srv.log_path, aside) != 0 || !harness_log_clean(aside))
-        return -1;
-    return harness_server_start(&harness_srv, jobs_fast_env);
-}
-
 static void setup(void)
 {
     harness_setup("jobsrestart", jobs_fast_env);
@@ -95,7 +81,7 @@ static void teardown(void)
     int left = jobs_kill_leftovers();
     if (left)
         fprintf(stderr, "teardown: killed %d processes the jobs left behind\n", left);
-    if (harness_srv.pid <= 0 && restart_server() != 0)
+    if (harness_srv.pid <= 0 && jobs_restart_server(jobs_fast_env) != 0)
         fprintf(stderr, "teardown: aidcd did not start again\n");
     free(alice);
     harness_teardown();
@@ -347,7 +333,7 @@ START_TEST(sigkill_restart_loses_nothing_runs_nothing_twice)
     ck_assert_int_eq(write(fd, "restart\n", 8), 8);
     close(fd);
     double restarted_at = jobs_now();
-    ck_assert_msg(restart_server() == 0, "aidcd did not start again, see %s",
+    ck_assert_msg(jobs_restart_server(jobs_fast_env) == 0, "aidcd did not start again, see %s",
                   harness_srv.log_path);
 
     /* everything ends; the tokens issued before the restart still work */
@@ -436,10 +422,5 @@ int main(void)
     tcase_set_timeout(tc, 120); /* not enforced without fork; the waits have deadlines */
     tcase_add_test(tc, sigkill_restart_loses_nothing_runs_nothing_twice);
     suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_set_fork_status(sr, CK_NOFORK); /* see the top of the file */
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return suite_run_nofork(s); /* see the top of the file */
 }

@@ -33,6 +33,14 @@ bool jobs_proc_has(const char *pid, const char *what, const char *want, bool pre
 int jobs_kill_leftovers(void);
 void jobs_reap_at_exit(void);
 
+/*
+ * Start aidcd again for harness_srv (same database and data dir) with env,
+ * once the one before has exited (harness_srv.pid 0): its log moves aside
+ * first (harness_server_start reads the port from the first "listening"
+ * line). 0, or -1 when the old log has a sanitizer report or it did not start.
+ */
+int jobs_restart_server(const char *const *env);
+
 /* harness_setup environment that makes jobs move fast (NULL-terminated). */
 extern const char *const jobs_fast_env[];
 

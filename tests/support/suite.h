@@ -8,13 +8,29 @@
 #include <check.h>
 #include <stdlib.h>
 
-static inline int suite_run(Suite *s)
+static inline int suite_run_mode(Suite *s, enum fork_status mode)
 {
     SRunner *sr = srunner_create(s);
+    srunner_set_fork_status(sr, mode);
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+static inline int suite_run(Suite *s)
+{
+    return suite_run_mode(s, CK_FORK);
+}
+
+/*
+ * For tests that kill and start aidcd themselves: the server must be a child
+ * of the process that waits for it, so no fork per test. Check enforces no
+ * timeout then; every wait needs a deadline of its own.
+ */
+static inline int suite_run_nofork(Suite *s)
+{
+    return suite_run_mode(s, CK_NOFORK);
 }
 
 #endif

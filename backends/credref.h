@@ -1,0 +1,25 @@
+/*
+ * credref.h - where a cluster's or registry's secret lives: a
+ * credentials_ref is "file:/path" (read at each use, so a rotated file
+ * takes effect without a restart) or "env:NAME" (aidcd's environment). The
+ * secret itself is never stored in the database.
+ */
+#ifndef AIDC_CREDREF_H
+#define AIDC_CREDREF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define CREDREF_MAX 8192 /* bytes of a secret */
+
+/* Whether ref has one of the two forms (for POST /clusters). */
+bool credref_valid(const char *ref);
+/*
+ * The secret ref names, byte for byte, into out (*len bytes, then a NUL; a
+ * key file may hold any byte). 0, or an aidc_err with a message in err
+ * that names the file or variable but never shows the secret.
+ */
+int credref_read(const char *ref, unsigned char *out, size_t n, size_t *len, char *err,
+                 size_t errsz);
+
+#endif

@@ -1,0 +1,605 @@
+/* slurm.c - the Slurm backend (see slurm.h). */
+#include "slurm.h"
+
+#include "../server/err.h"
+#include "../server/sbuf.h"
+#include "../server/xalloc.h"
+#include "slurmrest.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#define DEFAULT_API "v0.0.38"
+#define DEFAULT_WORKDIR "/tmp"
+#define MAX_NAME 64
+#define ADOPT_WINDOW_S 300 /* a lost submit is looked for among jobs changed this long before */
+#define SLURM_INVALID_JOB_ID 2017
+
+/* ---- options ------------------------------------------------------------------------ */
+
+static bool name_ok(const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    if (n < 1 || n > max)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') ||
+              (s[i] >= '0' && s[i] <= '9') || s[i] == '_' || s[i] == '-' || s[i] == '.'))
+            return false;
+    return true;
+}
+
+static bool string_option(json_t *o, const char *key, const char *def, char *err, size_t errsz)
+{
+    json_t *v = json_object_get(o, key);
+    if (!v) {
+        if (def && json_object_set_new(o, key, json_string(def)) != 0) {
+            snprintf(err, errsz, "out of memory");
+            return false;
+        }
+        return true;
+    }
+    if (!json_is_string(v) || !name_ok(json_string_value(v), MAX_NAME)) {
+        snprintf(err, errsz, "options.%s must be a name of 1 to %d letters, digits, '_', '-', '.'",
+                 key, MAX_NAME);
+        return false;
+    }
+    return true;
+}
+
+/* {"high": "p1", ...} or {"<tenant>": "account"}: an object of names */
+static bool map_option(json_t *o, const char *key, const char *const *keys, char *err,
+                       size_t errsz)
+{
+    json_t *m = json_object_get(o, key);
+    if (!m)
+        return true;
+    if (!json_is_object(m) || json_object_size(m) > 1000) {
+        snprintf(err, errsz, "options.%s must be an object (at most 1000 entries)", key);
+        return false;
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach(m, k, v) {
+        bool known = !keys;
+        for (size_t i = 0; keys && keys[i]; i++)
+            known |= strcmp(keys[i], k) == 0;
+        if (!known || !name_ok(k, MAX_NAME) || !json_is_string(v) ||
+            !name_ok(json_string_value(v), MAX_NAME)) {
+            snprintf(err, errsz, "options.%s.%.64s: %s", key, k,
+                     known ? "must be a name of letters, digits, '_', '-', '.'"
+                           : "is not a priority (high, normal, low)");
+            return false;
+        }
+    }
+    return true;
+}
+
+static bool check_options(json_t *o, char *err, size_t errsz)
+{
+    static const char *const known[] = {"user_name", "api_version", "partition",
+                                        "preemptible_partition", "partitions", "accounts",
+                                        "workdir", "container", "max_time_limit_minutes", NULL};
+    static const char *const prios[] = {"high", "normal", "low", NULL};
+    const char *key;
+    json_t *v;
+    json_object_foreach(o, key, v) {
+        bool ok = false;
+        for (size_t i = 0; known[i]; i++)
+            ok |= strcmp(key, known[i]) == 0;
+        if (!ok) {
+            snprintf(err, errsz, "options.%.64s is not an option of the slurm backend", key);
+            return false;
+        }
+    }
+    if (!json_is_string(json_object_get(o, "user_name"))) {
+        snprintf(err, errsz, "options.user_name is required: the Unix user Slurm runs jobs as");
+        return false;
+    }
+    const char *api = json_string_value(json_object_get(o, "api_version"));
+    if (json_object_get(o, "api_version") &&
+        (!api || (strcmp(api, "v0.0.38") != 0 && strcmp(api, "v0.0.37") != 0))) {
+        snprintf(err, errsz, "options.api_version must be v0.0.38 or v0.0.37");
+        return false;
+    }
+    const char *container = json_string_value(json_object_get(o, "container"));
+    if (json_object_get(o, "container") &&
+        (!container || (strcmp(container, "none") != 0 && strcmp(container, "apptainer") != 0 &&
+                        strcmp(container, "pyxis") != 0))) {
+        snprintf(err, errsz, "options.container must be none, apptainer or pyxis");
+        return false;
+    }
+    json_t *wd = json_object_get(o, "workdir");
+    if (wd && (!json_is_string(wd) || json_string_value(wd)[0] != '/' ||
+               strlen(json_string_value(wd)) > 512 || strchr(json_string_value(wd), '%'))) {
+        snprintf(err, errsz, "options.workdir must be an absolute path of at most 512 bytes"
+                             " (without %%)");
+        return false;
+    }
+    json_t *tl = json_object_get(o, "max_time_limit_minutes");
+    if (tl && (!json_is_integer(tl) || json_integer_value(tl) < 1 ||
+               json_integer_value(tl) > 525600)) {
+        snprintf(err, errsz, "options.max_time_limit_minutes must be an integer from 1 to 525600");
+        return false;
+    }
+    return string_option(o, "user_name", NULL, err, errsz) &&
+           string_option(o, "api_version", DEFAULT_API, err, errsz) &&
+           string_option(o, "partition", NULL, err, errsz) &&
+           string_option(o, "preemptible_partition", NULL, err, errsz) &&
+           string_option(o, "container", "none", err, errsz) &&
+           map_option(o, "partitions", prios, err, errsz) &&
+           map_option(o, "accounts", NULL, err, errsz) &&
+           (wd || json_object_set_new(o, "workdir", json_string(DEFAULT_WORKDIR)) == 0);
+}
+
+static const char *opt(const json_t *o, const char *key, const char *def)
+{
+    const char *v = json_string_value(json_object_get(o, key));
+    return v ? v : def;
+}
+
+static struct slurmrest_target target(const struct backend_cluster *c)
+{
+    return (struct slurmrest_target){.endpoint = c->endpoint, .credref = c->credentials_ref,
+                                     .user = opt(c->options, "user_name", "aidc"),
+                                     .api_version = opt(c->options, "api_version", DEFAULT_API)};
+}
+
+/* ---- answers ------------------------------------------------------------------------ */
+
+static long long ival(const json_t *o, const char *key)
+{
+    return json_integer_value(json_object_get(o, key));
+}
+
+void slurm_job_status(const json_t *job, struct backend_status *out)
+{
+    memset(out, 0, sizeof *out);
+    out->exit_code = -1;
+    const char *state = json_string_value(json_object_get(job, "job_state"));
+    const char *why = json_string_value(json_object_get(job, "state_reason"));
+    if (!state)
+        state = "";
+    if (!why || strcmp(why, "None") == 0)
+        why = "";
+    time_t start = (time_t)ival(job, "start_time"), end = (time_t)ival(job, "end_time");
+    static const char *const waiting[] = {"PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_HOLD",
+                                          "REQUEUE_FED", "RESV_DEL_HOLD", "SPECIAL_EXIT", NULL};
+    static const char *const running[] = {"RUNNING", "COMPLETING", "SUSPENDED", "STOPPED",
+                                          "RESIZING", "SIGNALING", "STAGE_OUT", NULL};
+    for (size_t i = 0; waiting[i]; i++)
+        if (strcmp(state, waiting[i]) == 0) {
+            out->state = BS_PENDING;
+            snprintf(out->reason, sizeof out->reason, "%s%s%s", state, *why ? ": " : "", why);
+            return;
+        }
+    for (size_t i = 0; running[i]; i++)
+        if (strcmp(state, running[i]) == 0) {
+            out->state = BS_RUNNING;
+            out->started_at = start;
+            return;
+        }
+    out->started_at = start;
+    out->finished_at = end;
+    /* exit_code is the raw wait status: exit 3 is 768 */
+    int status = (int)ival(job, "exit_code");
+    if (WIFEXITED(status))
+        out->exit_code = WEXITSTATUS(status);
+    if (strcmp(state, "COMPLETED") == 0 && out->exit_code == 0) {
+        out->state = BS_SUCCEEDED;
+        return;
+    }
+    if (strcmp(state, "CANCELLED") == 0 || strcmp(state, "PREEMPTED") == 0) {
+        out->state = BS_STOPPED;
+        snprintf(out->reason, sizeof out->reason, "Slurm: %s%s%s", state, *why ? ", " : "", why);
+        return;
+    }
+    out->state = BS_FAILED;
+    if (strcmp(state, "TIMEOUT") == 0)
+        snprintf(out->reason, sizeof out->reason, "time limit (Slurm: TIMEOUT)");
+    else if (WIFSIGNALED(status) && WTERMSIG(status))
+        snprintf(out->reason, sizeof out->reason, "killed by signal %d (Slurm: %s%s%s)",
+                 WTERMSIG(status), state, *why ? ", " : "", why);
+    else if (status && !WIFEXITED(status))
+        snprintf(out->reason, sizeof out->reason, "Slurm: %s, status %d%s%s", state, status,
+                 *why ? ", " : "", why);
+    else
+        snprintf(out->reason, sizeof out->reason, "Slurm: %s%s%s", state, *why ? ", " : "", why);
+    if (!state[0])
+        out->state = BS_UNKNOWN;
+}
+
+static bool has_flag(const json_t *flags, const char *prefix)
+{
+    size_t i;
+    json_t *f;
+    json_array_foreach(flags, i, f) {
+        const char *s = json_string_value(f);
+        if (s && strncasecmp(s, prefix, strlen(prefix)) == 0)
+            return true;
+    }
+    return false;
+}
+
+static bool node_usable(const json_t *node)
+{
+    const char *state = json_string_value(json_object_get(node, "state"));
+    if (!state)
+        return false;
+    static const char *const bad[] = {"down", "drain", "fail", "future", "unknown", NULL};
+    for (size_t i = 0; bad[i]; i++)
+        if (strncasecmp(state, bad[i], strlen(bad[i])) == 0)
+            return false;
+    const json_t *flags = json_object_get(node, "state_flags");
+    return !has_flag(flags, "DRAIN") && !has_flag(flags, "FAIL") &&
+           !has_flag(flags, "NOT_RESPONDING") && !has_flag(flags, "MAINTENANCE");
+}
+
+static void add(struct backend_resource *out, size_t max, int *n, const char *name,
+                long long amount)
+{
+    for (int i = 0; i < *n; i++)
+        if (strcmp(out[i].name, name) == 0) {
+            out[i].total += amount;
+            return;
+        }
+    if ((size_t)*n == max)
+        return;
+    snprintf(out[*n].name, sizeof out[*n].name, "%s", name);
+    out[(*n)++].total = amount;
+}
+
+int slurm_inventory_parse(const json_t *nodes, struct backend_resource *out, size_t max)
+{
+    int n = 0;
+    add(out, max, &n, "cpu", 0);
+    add(out, max, &n, "memory_gib", 0);
+    size_t i;
+    json_t *node;
+    json_array_foreach(nodes, i, node) {
+        if (!node_usable(node))
+            continue;
+        add(out, max, &n, "cpu", ival(node, "cpus"));
+        add(out, max, &n, "memory_gib", ival(node, "real_memory") / 1024);
+        /* "gpu:a100:8" or "gpu:a100:4(S:0),gpu:h100:2(S:1)"; an untyped "gpu:8" has no type */
+        const char *gres = json_string_value(json_object_get(node, "gres"));
+        char *copy = xstrdup(gres ? gres : ""), *save = NULL;
+        for (char *g = strtok_r(copy, ",", &save); g; g = strtok_r(NULL, ",", &save)) {
+            char *paren = strchr(g, '(');
+            if (paren)
+                *paren = '\0';
+            char type[40];
+            long long count = 0;
+            int used = 0;
+            if (sscanf(g, "gpu:%39[a-z0-9._-]:%lld%n", type, &count, &used) == 2 &&
+                g[used] == '\0' && count > 0) {
+                char name[48];
+                snprintf(name, sizeof name, "gpu:%s", type);
+                add(out, max, &n, name, count);
+            }
+        }
+        free(copy);
+    }
+    return n;
+}
+
+const json_t *slurm_find_run(const json_t *jobs, const char *run_key, const char *user)
+{
+    size_t i;
+    json_t *j;
+    json_array_foreach(jobs, i, j) {
+        const char *name = json_string_value(json_object_get(j, "name"));
+        const char *owner = json_string_value(json_object_get(j, "user_name"));
+        if (name && strcmp(name, run_key) == 0 && (!owner || strcmp(owner, user) == 0))
+            return j;
+    }
+    return NULL;
+}
+
+/* ---- submit ------------------------------------------------------------------------- */
+
+/* 'it'\''s': one word for the shell, whatever it holds */
+static void sh_quote(struct sbuf *b, const char *s)
+{
+    sbuf_putc(b, '\'');
+    for (const char *p = s; *p; p++) {
+        if (*p == '\'')
+            sbuf_puts(b, "'\\''");
+        else
+            sbuf_putc(b, *p);
+    }
+    sbuf_putc(b, '\'');
+}
+
+/* The batch script: the job's script (with a #! line: Slurm refuses none) or its command. */
+static char *batch_script(const struct backend_job *job, const char *container, char *err,
+                          size_t errsz)
+{
+    struct sbuf b = SBUF_INIT;
+    bool wrap = job->image && strcmp(container, "none") != 0;
+    if (job->image && !wrap) {
+        snprintf(err, errsz, "this Slurm cluster runs no containers (options.container is none),"
+                             " but the job names image %s", job->image);
+        return NULL;
+    }
+    if (!wrap && job->script) {
+        if (strncmp(job->script, "#!", 2) != 0)
+            sbuf_puts(&b, "#!/bin/bash\n");
+        sbuf_puts(&b, job->script);
+        if (sbuf_str(&b)[strlen(sbuf_str(&b)) - 1] != '\n')
+            sbuf_puts(&b, "\n");
+        return sbuf_steal(&b);
+    }
+    sbuf_puts(&b, "#!/bin/bash\n");
+    if (wrap && strcmp(container, "apptainer") == 0) {
+        sbuf_puts(&b, "exec apptainer exec --nv ");
+        char *ref = xasprintf("docker://%s", job->image);
+        sh_quote(&b, ref);
+        free(ref);
+    } else if (wrap) { /* pyxis: the container is a property of the job step */
+        sbuf_puts(&b, "exec srun --container-image=");
+        sh_quote(&b, job->image);
+    } else {
+        sbuf_puts(&b, "exec");
+    }
+    if (job->script) { /* a script inside a container: hand it to bash */
+        sbuf_puts(&b, " /bin/bash -c ");
+        sh_quote(&b, job->script);
+    }
+    size_t i;
+    json_t *arg;
+    json_array_foreach((json_t *)job->command, i, arg) {
+        sbuf_puts(&b, " ");
+        sh_quote(&b, json_string_value(arg) ? json_string_value(arg) : "");
+    }
+    sbuf_puts(&b, "\n");
+    return sbuf_steal(&b);
+}
+
+static const char *partition_for(const struct backend_job *job, const json_t *o,
+                                 const char *priority)
+{
+    if (job->preemptible && json_string_value(json_object_get(o, "preemptible_partition")))
+        return json_string_value(json_object_get(o, "preemptible_partition"));
+    const char *p = json_string_value(json_object_get(json_object_get(o, "partitions"), priority));
+    return p ? p : json_string_value(json_object_get(o, "partition"));
+}
+
+json_t *slurm_submit_body(const struct backend_job *job, const json_t *options, char *err,
+                          size_t errsz)
+{
+    char *script = batch_script(job, opt(options, "container", "none"), err, errsz);
+    if (!script)
+        return NULL;
+    const char *wd = opt(options, "workdir", DEFAULT_WORKDIR);
+    json_t *env = json_deep_copy(job->env ? job->env : json_object());
+    if (!env)
+        env = json_object();
+    /* slurmrestd wants a non-empty environment, and the job gets nothing else */
+    if (!json_object_get(env, "PATH"))
+        json_object_set_new(env, "PATH", json_string("/usr/local/bin:/usr/bin:/bin"));
+    json_object_set_new(env, "AIDC_JOB_ID", json_string(job->id));
+    json_object_set_new(env, "AIDC_TENANT", json_string(job->tenant));
+    json_object_set_new(env, "AIDC_PROJECT", json_string(job->project));
+    char *out = xasprintf("%s/%s.out", wd, job->id), *errf = xasprintf("%s/%s.err", wd, job->id);
+    char *comment = xasprintf("aidc %s %s/%s %s", job->id, job->tenant, job->project, job->user);
+    json_t *j = json_pack("{s:s, s:s, s:i, s:s, s:s, s:s, s:o, s:i, s:i, s:i, s:b}", "name",
+                          job->id, "comment", comment, "time_limit", job->time_limit_minutes,
+                          "current_working_directory", wd, "standard_output", out,
+                          "standard_error", errf, "environment", env, "cpus_per_task", job->cpus,
+                          "memory_per_node", job->memory_gib * 1024, "minimum_nodes", job->nodes,
+                          "requeue", job->preemptible);
+    free(out);
+    free(errf);
+    free(comment);
+    if (!j) {
+        free(script);
+        snprintf(err, errsz, "out of memory");
+        return NULL;
+    }
+    if (job->gpus > 0 && job->gpu_type) {
+        char *gres = xasprintf("gpu:%s:%d", job->gpu_type, job->gpus);
+        json_object_set_new(j, "gres", json_string(gres));
+        free(gres);
+    }
+    const char *part = partition_for(job, options, job->priority ? job->priority : "normal");
+    if (part)
+        json_object_set_new(j, "partition", json_string(part));
+    const char *acct =
+        json_string_value(json_object_get(json_object_get(options, "accounts"), job->tenant));
+    if (acct)
+        json_object_set_new(j, "account", json_string(acct));
+    json_t *body = json_pack("{s:o, s:s}", "job", j, "script", script);
+    free(script);
+    if (!body)
+        snprintf(err, errsz, "out of memory");
+    return body;
+}
+
+/* ---- operations --------------------------------------------------------------------- */
+
+/* The job list of GET jobs?update_time=since (new reference), NULL with err. */
+static json_t *jobs_since(const struct backend_cluster *c, time_t since, char *err, size_t errsz)
+{
+    struct slurmrest_target t = target(c);
+    struct slurmrest_answer a;
+    char path[64];
+    snprintf(path, sizeof path, "jobs?update_time=%lld", (long long)(since > 0 ? since : 0));
+    if (slurmrest_call(&t, "GET", path, NULL, &a, err, errsz))
+        return NULL;
+    json_t *jobs = NULL;
+    if (slurmrest_ok(&a, err, errsz) && json_is_array(json_object_get(a.json, "jobs")))
+        jobs = json_incref(json_object_get(a.json, "jobs"));
+    else if (!err[0])
+        snprintf(err, errsz, "GET jobs: no job list in the answer");
+    slurmrest_answer_free(&a);
+    return jobs;
+}
+
+static int submit(const struct backend_cluster *c, const struct backend_job *job, char *backend_id,
+                  size_t idsz, char *err, size_t errsz)
+{
+    struct slurmrest_target t = target(c);
+    /* a delivery tried before may have reached Slurm: adopt its job */
+    if (job->retry) {
+        json_t *jobs = jobs_since(c, job->since - ADOPT_WINDOW_S, err, errsz);
+        if (!jobs)
+            return AIDC_EUNAVAIL;
+        const json_t *found = slurm_find_run(jobs, job->id, t.user);
+        if (found)
+            snprintf(backend_id, idsz, "%lld", ival(found, "job_id"));
+        json_decref(jobs);
+        if (found)
+            return 0;
+    }
+    json_t *body = slurm_submit_body(job, c->options, err, errsz);
+    if (!body)
+        return AIDC_EINVAL;
+    struct slurmrest_answer a;
+    int e = slurmrest_call(&t, "POST", "job/submit", body, &a, err, errsz);
+    json_decref(body);
+    if (e)
+        return e;
+    if (slurmrest_ok(&a, err, errsz) && json_integer_value(json_object_get(a.json, "job_id")) > 0)
+        snprintf(backend_id, idsz, "%lld", ival(a.json, "job_id"));
+    else
+        e = a.status >= 500 || a.status == 0 ? AIDC_EUNAVAIL : AIDC_EINVAL;
+    if (e && !err[0])
+        snprintf(err, errsz, "POST job/submit: no job_id in the answer");
+    slurmrest_answer_free(&a);
+    if (!e && getenv("AIDC_FAULT") && strcmp(getenv("AIDC_FAULT"), "after_backend_submit") == 0)
+        _exit(99); /* tests: die between Slurm's accept and aidc's commit */
+    return e;
+}
+
+static bool valid_id(const char *backend_id)
+{
+    if (!backend_id || !*backend_id || strlen(backend_id) > 20)
+        return false;
+    for (const char *p = backend_id; *p; p++)
+        if (*p < '0' || *p > '9')
+            return false;
+    return true;
+}
+
+/* The error number of an answer's first error (2017: no such job). */
+static long long error_number(const struct slurmrest_answer *a)
+{
+    json_t *er = json_array_get(json_object_get(a->json, "errors"), 0);
+    json_t *n = json_object_get(er, "error_number");
+    return json_integer_value(n ? n : json_object_get(er, "error_code"));
+}
+
+static int cancel(const struct backend_cluster *c, const char *job_id, const char *backend_id,
+                  char *err, size_t errsz)
+{
+    (void)job_id;
+    if (!valid_id(backend_id))
+        return 0; /* never reached Slurm */
+    struct slurmrest_target t = target(c);
+    struct slurmrest_answer a;
+    char path[64];
+    snprintf(path, sizeof path, "job/%s", backend_id);
+    /* Slurm sends SIGTERM, waits KillWait, then SIGKILL: the grace period */
+    int e = slurmrest_call(&t, "DELETE", path, NULL, &a, err, errsz);
+    if (e)
+        return e;
+    if (!slurmrest_ok(&a, err, errsz) && error_number(&a) != SLURM_INVALID_JOB_ID)
+        e = AIDC_EUNAVAIL; /* retried by the outbox */
+    else
+        err[0] = '\0'; /* gone already (aged out of slurmctld): nothing to stop */
+    slurmrest_answer_free(&a);
+    return e;
+}
+
+static int preempt(const struct backend_cluster *c, const char *job_id, const char *backend_id,
+                   int grace_seconds, char *err, size_t errsz)
+{
+    (void)grace_seconds; /* Slurm's KillWait is the grace between SIGTERM and SIGKILL */
+    return cancel(c, job_id, backend_id, err, errsz);
+}
+
+static int poll_job(const struct backend_cluster *c, const char *job_id, const char *backend_id,
+                    struct backend_status *out, char *err, size_t errsz)
+{
+    (void)job_id;
+    memset(out, 0, sizeof *out);
+    out->exit_code = -1;
+    if (!valid_id(backend_id))
+        return 0; /* BS_UNKNOWN */
+    struct slurmrest_target t = target(c);
+    struct slurmrest_answer a;
+    char path[64];
+    snprintf(path, sizeof path, "job/%s", backend_id);
+    int e = slurmrest_call(&t, "GET", path, NULL, &a, err, errsz);
+    if (e)
+        return e;
+    const json_t *job = json_array_get(json_object_get(a.json, "jobs"), 0);
+    if (slurmrest_ok(&a, err, errsz) && job)
+        slurm_job_status(job, out);
+    else if (error_number(&a) == SLURM_INVALID_JOB_ID)
+        err[0] = '\0'; /* aged out of slurmctld (MinJobAge) or never there: BS_UNKNOWN */
+    else
+        e = AIDC_EUNAVAIL;
+    slurmrest_answer_free(&a);
+    return e;
+}
+
+static int poll_changed(const struct backend_cluster *c, time_t since,
+                        void (*report)(void *arg, const char *backend_id,
+                                       const struct backend_status *status),
+                        void *arg, char *err, size_t errsz)
+{
+    json_t *jobs = jobs_since(c, since, err, errsz);
+    if (!jobs)
+        return AIDC_EUNAVAIL;
+    const char *user = opt(c->options, "user_name", "aidc");
+    size_t i;
+    json_t *j;
+    json_array_foreach(jobs, i, j) {
+        const char *owner = json_string_value(json_object_get(j, "user_name"));
+        if (owner && strcmp(owner, user) != 0)
+            continue; /* not submitted through aidc */
+        char id[24];
+        snprintf(id, sizeof id, "%lld", ival(j, "job_id"));
+        struct backend_status st;
+        slurm_job_status(j, &st);
+        report(arg, id, &st);
+    }
+    json_decref(jobs);
+    return 0;
+}
+
+static int inventory(const struct backend_cluster *c, struct backend_resource *out, size_t max,
+                     char *err, size_t errsz)
+{
+    struct slurmrest_target t = target(c);
+    struct slurmrest_answer a;
+    if (slurmrest_call(&t, "GET", "nodes", NULL, &a, err, errsz))
+        return -1;
+    int n = -1;
+    if (slurmrest_ok(&a, err, errsz) && json_is_array(json_object_get(a.json, "nodes")))
+        n = slurm_inventory_parse(json_object_get(a.json, "nodes"), out, max);
+    else if (!err[0])
+        snprintf(err, errsz, "GET nodes: no node list in the answer");
+    slurmrest_answer_free(&a);
+    return n;
+}
+
+const struct backend_ops backend_slurm = {
+    .kind = "slurm",
+    .check_options = check_options,
+    .submit = submit,
+    .cancel = cancel,
+    .preempt = preempt,
+    .poll = poll_job,
+    .poll_changed = poll_changed,
+    .inventory = inventory,
+    .logs = NULL,
+    .gpu_range = NULL,
+    .max_nodes = 0,
+};

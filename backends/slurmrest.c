@@ -1,0 +1,336 @@
+/* slurmrest.c - the slurmrestd client (see slurmrest.h). */
+#include "slurmrest.h"
+
+#include "../server/crypto.h"
+#include "../server/err.h"
+#include "../server/log.h"
+#include "../server/xalloc.h"
+#include "credref.h"
+
+#include <curl/curl.h>
+#include <jwt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * The pool: idle curl handles keep their connections open between calls
+ * (one per worker thread at a time is the usual load). The only process
+ * state of this module besides libcurl's global init.
+ */
+#define POOL_MAX 8
+#define EXPIRY_WARN_SECONDS (24 * 3600)
+
+static struct {
+    pthread_mutex_t lock;
+    CURL *idle[POOL_MAX];
+    size_t nidle;
+    time_t warned_at; /* last warning about a token near its expiry */
+} pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static CURLcode curl_init_rc = CURLE_FAILED_INIT;
+
+static void curl_init(void)
+{
+    curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+static CURL *handle_get(void)
+{
+    CURL *h = NULL;
+    pthread_mutex_lock(&pool.lock);
+    if (pool.nidle)
+        h = pool.idle[--pool.nidle];
+    pthread_mutex_unlock(&pool.lock);
+    if (h) {
+        curl_easy_reset(h); /* options go, connections and DNS cache stay */
+        return h;
+    }
+    pthread_once(&curl_once, curl_init);
+    return curl_init_rc == CURLE_OK ? curl_easy_init() : NULL;
+}
+
+static void handle_put(CURL *h)
+{
+    pthread_mutex_lock(&pool.lock);
+    if (pool.nidle < POOL_MAX) {
+        pool.idle[pool.nidle++] = h;
+        h = NULL;
+    }
+    pthread_mutex_unlock(&pool.lock);
+    if (h)
+        curl_easy_cleanup(h);
+}
+
+/* ---- tokens ------------------------------------------------------------------------- */
+
+/* "eyJ...": three base64url parts, the first a JSON header */
+static bool looks_like_jwt(const unsigned char *s, size_t len)
+{
+    if (len < 10 || memcmp(s, "eyJ", 3) != 0)
+        return false;
+    int dots = 0;
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = s[i];
+        if (c == '.')
+            dots++;
+        else if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                   c == '-' || c == '_'))
+            return false;
+    }
+    return dots == 2;
+}
+
+/* exp of a JWT we cannot verify (Slurm's own): 0 when absent or unreadable */
+static time_t jwt_exp_unverified(const char *tok)
+{
+    const char *p = strchr(tok, '.'), *q = p ? strchr(p + 1, '.') : NULL;
+    if (!q || q - p - 1 > 4096)
+        return 0;
+    unsigned char buf[4096];
+    long n = crypto_b64url_decode(p + 1, (size_t)(q - p - 1), buf, sizeof buf - 1);
+    if (n < 0)
+        return 0;
+    json_t *claims = json_loadb((const char *)buf, (size_t)n, 0, NULL);
+    json_t *exp = json_object_get(claims, "exp");
+    time_t t = json_is_integer(exp) ? (time_t)json_integer_value(exp) : 0;
+    json_decref(claims);
+    return t;
+}
+
+int slurmrest_token(const unsigned char *secret, size_t len, const char *user, time_t now,
+                    char *out, size_t n, time_t *expires, char *err, size_t errsz)
+{
+    out[0] = '\0';
+    *expires = 0;
+    size_t tl = len;
+    while (tl && (secret[tl - 1] == '\n' || secret[tl - 1] == '\r' || secret[tl - 1] == ' '))
+        tl--;
+    if (looks_like_jwt(secret, tl)) {
+        if (tl >= n) {
+            snprintf(err, errsz, "the Slurm token is longer than %zu bytes", n - 1);
+            return AIDC_ETOOBIG;
+        }
+        memcpy(out, secret, tl);
+        out[tl] = '\0';
+        *expires = jwt_exp_unverified(out);
+        return 0;
+    }
+    if (len < 16) {
+        snprintf(err, errsz, "the Slurm credential is neither a JWT nor a key of 16 bytes or more");
+        return AIDC_EINVAL;
+    }
+    jwt_t *j = NULL;
+    char *tok = NULL;
+    int rc = jwt_new(&j);
+    if (rc == 0)
+        rc = jwt_set_alg(j, JWT_ALG_HS256, secret, (int)len);
+    if (rc == 0)
+        rc = jwt_add_grant(j, "sun", user);
+    if (rc == 0)
+        rc = jwt_add_grant_int(j, "iat", (long)now);
+    if (rc == 0)
+        rc = jwt_add_grant_int(j, "exp", (long)now + SLURMREST_TOKEN_TTL);
+    if (rc == 0)
+        tok = jwt_encode_str(j);
+    jwt_free(j);
+    if (!tok || strlen(tok) >= n) {
+        free(tok);
+        snprintf(err, errsz, "cannot make a Slurm token (libjwt: %d)", rc);
+        return AIDC_EINTERNAL;
+    }
+    snprintf(out, n, "%s", tok);
+    free(tok);
+    *expires = now + SLURMREST_TOKEN_TTL;
+    return 0;
+}
+
+static int target_token(const struct slurmrest_target *t, char *out, size_t n, char *err,
+                        size_t errsz)
+{
+    unsigned char *secret = xmalloc(CREDREF_MAX + 1);
+    size_t len = 0;
+    time_t now = time(NULL), expires = 0;
+    int e = credref_read(t->credref, secret, CREDREF_MAX + 1, &len, err, errsz);
+    if (!e)
+        e = slurmrest_token(secret, len, t->user, now, out, n, &expires, err, errsz);
+    memset(secret, 0, CREDREF_MAX + 1);
+    free(secret);
+    if (e || !expires)
+        return e;
+    if (expires <= now) {
+        snprintf(err, errsz, "the Slurm token of %s expired %ld s ago: issue a new one",
+                 t->credref, (long)(now - expires));
+        return AIDC_EFORBIDDEN;
+    }
+    if (expires - now < EXPIRY_WARN_SECONDS) {
+        bool warn = false;
+        pthread_mutex_lock(&pool.lock);
+        if (now - pool.warned_at >= 3600) {
+            pool.warned_at = now;
+            warn = true;
+        }
+        pthread_mutex_unlock(&pool.lock);
+        if (warn)
+            log_warn("the Slurm token of %s expires in %ld minutes: issue a new one (or use "
+                     "jwt_hs256.key, and aidcd makes its own)",
+                     t->credref, (long)(expires - now) / 60);
+    }
+    return 0;
+}
+
+/* ---- calls -------------------------------------------------------------------------- */
+
+struct sink {
+    char *buf;
+    size_t len, cap;
+    bool too_big;
+};
+
+static size_t on_data(char *data, size_t size, size_t nmemb, void *arg)
+{
+    struct sink *s = arg;
+    size_t n = size * nmemb;
+    if (s->len + n + 1 > (size_t)SLURMREST_MAX_ANSWER) {
+        s->too_big = true;
+        return 0; /* curl stops with CURLE_WRITE_ERROR */
+    }
+    if (s->len + n + 1 > s->cap) {
+        size_t cap = s->cap ? s->cap : 16384;
+        while (cap < s->len + n + 1)
+            cap *= 2;
+        s->buf = xrealloc(s->buf, cap);
+        s->cap = cap;
+    }
+    memcpy(s->buf + s->len, data, n);
+    s->len += n;
+    s->buf[s->len] = '\0';
+    return n;
+}
+
+int slurmrest_call(const struct slurmrest_target *t, const char *method, const char *path,
+                   const json_t *body, struct slurmrest_answer *out, char *err, size_t errsz)
+{
+    memset(out, 0, sizeof *out);
+    char token[4096];
+    int e = target_token(t, token, sizeof token, err, errsz);
+    if (e)
+        return e;
+    CURL *h = handle_get();
+    if (!h) {
+        snprintf(err, errsz, "libcurl could not start");
+        return AIDC_EINTERNAL;
+    }
+    size_t el = strlen(t->endpoint);
+    char *url = xasprintf("%.*s/slurm/%s/%s", (int)(el && t->endpoint[el - 1] == '/' ? el - 1 : el),
+                          t->endpoint, t->api_version, path);
+    char *user_h = xasprintf("X-SLURM-USER-NAME: %s", t->user);
+    char *token_h = xasprintf("X-SLURM-USER-TOKEN: %s", token);
+    memset(token, 0, sizeof token);
+    char *json = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    struct curl_slist *hdr = NULL, *tmp;
+    /* slurmrestd refuses a body without this type (400 "Unable to parse query") */
+    const char *lines[] = {"Content-Type: application/json", "Accept: application/json",
+                           user_h, token_h};
+    bool ok = !body || json;
+    for (size_t i = 0; ok && i < sizeof lines / sizeof lines[0]; i++) {
+        tmp = curl_slist_append(hdr, lines[i]);
+        ok = tmp != NULL;
+        if (tmp)
+            hdr = tmp;
+    }
+    struct sink sink = {0};
+    CURLcode rc = CURLE_OK;
+    if (ok) {
+        rc = curl_easy_setopt(h, CURLOPT_URL, url);
+        if (!rc)
+            rc = curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
+        if (!rc)
+            rc = curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+        if (!rc && json)
+            rc = curl_easy_setopt(h, CURLOPT_POSTFIELDS, json);
+        if (!rc)
+            rc = curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, (long)SLURMREST_CONNECT_TIMEOUT);
+        if (!rc)
+            rc = curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)SLURMREST_TIMEOUT);
+        if (!rc)
+            rc = curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L); /* threads: no SIGALRM */
+        if (!rc)
+            rc = curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+        if (!rc)
+            rc = curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+        if (!rc)
+            rc = curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
+        if (!rc)
+            rc = curl_easy_perform(h);
+    }
+    if (!ok) {
+        snprintf(err, errsz, "out of memory building a request");
+        e = AIDC_EINTERNAL;
+    } else if (rc != CURLE_OK) {
+        snprintf(err, errsz, "%s %s: %s", method, url,
+                 sink.too_big ? "the answer is too large" : curl_easy_strerror(rc));
+        e = AIDC_EUNAVAIL;
+    } else {
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &out->status);
+        out->body = sink.buf ? sink.buf : xstrdup("");
+        out->len = sink.len;
+        sink.buf = NULL;
+        out->json = json_loadb(out->body, out->len, 0, NULL);
+    }
+    free(sink.buf);
+    curl_slist_free_all(hdr);
+    /* the token must not linger in the handle kept for reuse */
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+    handle_put(h);
+    if (json)
+        memset(json, 0, strlen(json));
+    free(json);
+    memset(token_h, 0, strlen(token_h));
+    free(token_h);
+    free(user_h);
+    free(url);
+    return e;
+}
+
+void slurmrest_answer_free(struct slurmrest_answer *a)
+{
+    free(a->body);
+    json_decref(a->json);
+    memset(a, 0, sizeof *a);
+}
+
+bool slurmrest_ok(const struct slurmrest_answer *a, char *msg, size_t n)
+{
+    msg[0] = '\0';
+    json_t *errors = json_object_get(a->json, "errors");
+    size_t len = 0;
+    size_t i;
+    json_t *er;
+    json_array_foreach(errors, i, er) {
+        /* {"error","error_code"} or {"error","error_number","description","source"} */
+        const char *text = json_string_value(json_object_get(er, "error"));
+        const char *desc = json_string_value(json_object_get(er, "description"));
+        json_t *code = json_object_get(er, "error_code");
+        if (!code)
+            code = json_object_get(er, "error_number");
+        int w = snprintf(msg + len, n - len, "%s%s%s%s (error %lld)", len ? "; " : "",
+                         desc && *desc ? desc : "", desc && *desc && text ? ": " : "",
+                         text ? text : "", (long long)json_integer_value(code));
+        if (w < 0 || (size_t)w >= n - len)
+            break;
+        len += (size_t)w;
+    }
+    if (a->status == 200 && json_array_size(errors) == 0 && a->json)
+        return true;
+    if (!msg[0]) {
+        /* text answers: 401 "Authentication failure", 400 "Unable to parse query.", 404 */
+        snprintf(msg, n, "HTTP %ld: %.200s", a->status, a->json ? "(no message)" : a->body);
+        for (char *p = msg; *p; p++)
+            if (*p == '\n' || *p == '\r')
+                *p = ' ';
+    }
+    return false;
+}
