@@ -238,6 +238,61 @@ START_TEST(cancel_stops_the_slurm_job)
 }
 END_TEST
 
+/* the events of a job, comma-separated "to" states */
+static bool history_has(const char *token, const char *tenant, const char *id, const char *what)
+{
+    char *h = jobs_history(token, tenant, id);
+    bool yes = strstr(h, what) != NULL;
+    free(h);
+    return yes;
+}
+
+/*
+ * phys borrows 6 of the 8 h100 (guaranteed 2) into the preempt partition;
+ * bio, guaranteed 6, then asks for them: aidc stops phys's Slurm job, bio's
+ * runs, and phys's job runs again later as a new Slurm job (run key -r1).
+ */
+START_TEST(reclaim_preempts_a_borrowing_slurm_job_which_runs_again)
+{
+    char *bob = jobs_tenant_member("bio", "cells", "{\"gpu:h100\":{\"guaranteed\":6,\"limit\":6}}",
+                                   "bob");
+    char *a = jobs_submit(ann, T, job_body("borrower", 6, "h100",
+                                           "#!/bin/sh\ncase $AIDC_JOB_ID in *-r1) exit 0;; esac\n"
+                                           "sleep 300\n"));
+    json_t *ja = jobs_wait(ann, T, a, "running", WAIT_S);
+    ck_assert(json_is_true(json_object_get(ja, "preemptible")));
+    json_t *sa = slurm_job_of(ja);
+    ck_assert_str_eq(json_string_value(json_object_get(sa, "partition")), "preempt");
+    json_decref(sa);
+
+    const char *bbody = "{\"project\":\"cells\",\"name\":\"owner\",\"gpus\":6,"
+                        "\"gpu_type\":\"h100\",\"cpus\":1,\"memory_gib\":1,"
+                        "\"time_limit_minutes\":5,\"script\":\"#!/bin/sh\\nsleep 2\\n\"}";
+    char *b = jobs_submit(bob, "bio", bbody);
+    json_t *jb = jobs_wait(bob, "bio", b, "succeeded,failed,cancelled", WAIT_S);
+    ck_assert_str_eq(json_string_value(json_object_get(jb, "state")), "succeeded");
+    ck_assert(json_is_false(json_object_get(jb, "preemptible")));
+
+    json_t *again = jobs_wait(ann, T, a, "succeeded,failed,cancelled", WAIT_S);
+    ck_assert_str_eq(json_string_value(json_object_get(again, "state")), "succeeded");
+    ck_assert_int_eq(json_integer_value(json_object_get(again, "preemption_count")), 1);
+    ck_assert(history_has(ann, T, a, "running,preempted,queued"));
+    /* two Slurm jobs: the stopped run and the one that finished */
+    ck_assert_int_eq(slurm_jobs_named(a), 1);
+    ck_assert_int_eq(slurm_jobs_named(fmt("%s-r1", a)), 1);
+    json_t *sj = slurm_job_of(again);
+    ck_assert_str_eq(json_string_value(json_object_get(sj, "name")), fmt("%s-r1", a));
+    ck_assert_str_eq(json_string_value(json_object_get(sj, "job_state")), "COMPLETED");
+    json_decref(sj);
+    json_decref(again);
+    json_decref(jb);
+    json_decref(ja);
+    free(a);
+    free(b);
+    free(bob);
+}
+END_TEST
+
 /* aidcd dies right after slurmrestd accepted the job: after a restart, one Slurm job */
 START_TEST(delivery_is_exactly_once_across_a_crash)
 {
@@ -280,6 +335,7 @@ int main(void)
     tcase_add_test(tc, two_gpu_job_runs_with_slurms_times);
     tcase_add_test(tc, failing_job_reports_its_exit_code);
     tcase_add_test(tc, cancel_stops_the_slurm_job);
+    tcase_add_test(tc, reclaim_preempts_a_borrowing_slurm_job_which_runs_again);
     tcase_add_test(tc, delivery_is_exactly_once_across_a_crash); /* kills aidcd: last */
     suite_add_tcase(s, tc);
     return suite_run_nofork(s); /* the crash test waits for aidcd itself */
