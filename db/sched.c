@@ -149,14 +149,19 @@ static const struct db_stmt st_done = {
     1};
 static const struct db_stmt st_failed = {
     "outbox_failed",
-    "UPDATE outbox SET last_error = left($2, 1000),"
-    " next_attempt_at = now() + $3::int * interval '1 second' WHERE id = $1::bigint",
+    "WITH o AS (UPDATE outbox SET last_error = left($2, 1000),"
+    "             next_attempt_at = now() + $3::int * interval '1 second'"
+    "           WHERE id = $1::bigint RETURNING job_id, action)"
+    /* a job the cluster has not taken yet says why it waits */
+    " UPDATE jobs j SET reason = 'backend-unavailable', updated_at = now() FROM o"
+    " WHERE j.id = o.job_id AND o.action = 'submit' AND j.state = 'admitted'"
+    "   AND j.reason IS DISTINCT FROM 'backend-unavailable'",
     3};
 static const struct db_stmt st_delivered = {
     "job_delivered",
     "WITH old AS (SELECT id, state FROM jobs WHERE id = $1::uuid AND state IN " ACTIVE
     "             FOR UPDATE),"
-    " u AS (UPDATE jobs j SET backend_job_id = $2, updated_at = now(),"
+    " u AS (UPDATE jobs j SET backend_job_id = $2, updated_at = now(), reason = NULL,"
     "         state = CASE WHEN old.state = 'admitted' THEN 'pending' ELSE old.state END"
     "       FROM old WHERE j.id = old.id"
     "       RETURNING j.id, j.tenant_id, j.state, j.cluster_id, old.state AS was)"

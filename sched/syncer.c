@@ -176,7 +176,10 @@ static int sync_changed(struct syncer *s, struct db *db, struct cluster *c, cons
     if (c->ops->poll_changed(&c->bc, since, on_report, &b, err, sizeof err)) {
         log_warn("cannot ask cluster %s about its jobs: %s", c->bc.name, err);
         free(b.reported);
-        return 0; /* the jobs stay as they are; the next round asks again */
+        if (sn)
+            sn->last_inventory = 0; /* the next round checks it whole, and marks it healthy */
+        /* the jobs stay as they are; the next round asks again */
+        return db_cluster_synced(db, c->bc.id, false, err, "", "");
     }
     /* a full answer without a job it was given: the cluster lost it */
     for (size_t k = 0; full && !b.e && k < n; k++) {
