@@ -1,6 +1,7 @@
 /* slurm.c - the Slurm backend (see slurm.h). */
 #include "slurm.h"
 
+#include "../api/jobspec.h"
 #include "../server/err.h"
 #include "../server/sbuf.h"
 #include "../server/xalloc.h"
@@ -185,9 +186,14 @@ void slurm_job_status(const json_t *job, struct backend_status *out)
         }
     out->started_at = start;
     out->finished_at = end;
-    /* exit_code is the raw wait status: exit 3 is 768 */
-    int status = (int)ival(job, "exit_code");
-    if (WIFEXITED(status))
+    /* exit_code is the raw wait status (exit 3 is 768, signal 9 is 9); values
+     * that are neither (a launch failure's 4021) are Slurm error numbers */
+    long long raw = ival(job, "exit_code");
+    int status = raw >= 0 && raw < 65536 ? (int)raw : -1;
+    bool exited = status >= 0 && (status & 0xff) == 0;
+    /* a signal: its number in the low 7 bits, 0x80 when it dumped core */
+    bool signaled = status > 0 && status < 256 && (status & 0x7f) != 0 && (status & 0x7f) != 0x7f;
+    if (exited)
         out->exit_code = WEXITSTATUS(status);
     if (strcmp(state, "COMPLETED") == 0 && out->exit_code == 0) {
         out->state = BS_SUCCEEDED;
@@ -201,11 +207,11 @@ void slurm_job_status(const json_t *job, struct backend_status *out)
     out->state = BS_FAILED;
     if (strcmp(state, "TIMEOUT") == 0)
         snprintf(out->reason, sizeof out->reason, "time limit (Slurm: TIMEOUT)");
-    else if (WIFSIGNALED(status) && WTERMSIG(status))
+    else if (signaled)
         snprintf(out->reason, sizeof out->reason, "killed by signal %d (Slurm: %s%s%s)",
-                 WTERMSIG(status), state, *why ? ", " : "", why);
-    else if (status && !WIFEXITED(status))
-        snprintf(out->reason, sizeof out->reason, "Slurm: %s, status %d%s%s", state, status,
+                 status & 0x7f, state, *why ? ", " : "", why);
+    else if (raw && !exited)
+        snprintf(out->reason, sizeof out->reason, "Slurm: %s, status %lld%s%s", state, raw,
                  *why ? ", " : "", why);
     else
         snprintf(out->reason, sizeof out->reason, "Slurm: %s%s%s", state, *why ? ", " : "", why);
@@ -272,15 +278,19 @@ int slurm_inventory_parse(const json_t *nodes, struct backend_resource *out, siz
             char *paren = strchr(g, '(');
             if (paren)
                 *paren = '\0';
-            char type[40];
-            long long count = 0;
-            int used = 0;
-            if (sscanf(g, "gpu:%39[a-z0-9._-]:%lld%n", type, &count, &used) == 2 &&
-                g[used] == '\0' && count > 0) {
-                char name[48];
-                snprintf(name, sizeof name, "gpu:%s", type);
-                add(out, max, &n, name, count);
-            }
+            /* gpu:<type>:<count>, the type as aidc writes GPU types */
+            char *colon = strncmp(g, "gpu:", 4) == 0 ? strchr(g + 4, ':') : NULL;
+            size_t tl = colon ? (size_t)(colon - g - 4) : 0;
+            char *end = NULL;
+            long long count = colon ? strtoll(colon + 1, &end, 10) : 0;
+            if (!colon || tl < 1 || tl > 32 || !end || *end || end == colon + 1 || count <= 0)
+                continue;
+            *colon = '\0';
+            if (!jobspec_gpu_type_valid(g + 4))
+                continue;
+            char name[48];
+            snprintf(name, sizeof name, "gpu:%s", g + 4);
+            add(out, max, &n, name, count);
         }
         free(copy);
     }
@@ -376,9 +386,11 @@ json_t *slurm_submit_body(const struct backend_job *job, const json_t *options, 
     if (!script)
         return NULL;
     const char *wd = opt(options, "workdir", DEFAULT_WORKDIR);
-    json_t *env = json_deep_copy(job->env ? job->env : json_object());
-    if (!env)
+    json_t *env = job->env ? json_deep_copy(job->env) : NULL;
+    if (!json_is_object(env)) {
+        json_decref(env);
         env = json_object();
+    }
     /* slurmrestd wants a non-empty environment, and the job gets nothing else */
     if (!json_object_get(env, "PATH"))
         json_object_set_new(env, "PATH", json_string("/usr/local/bin:/usr/bin:/bin"));

@@ -20,7 +20,7 @@
  * state of this module besides libcurl's global init.
  */
 #define POOL_MAX 8
-#define EXPIRY_WARN_SECONDS (24 * 3600)
+#define EXPIRY_WARN_SECONDS (24L * 3600)
 
 static struct {
     pthread_mutex_t lock;
@@ -323,7 +323,8 @@ bool slurmrest_ok(const struct slurmrest_answer *a, char *msg, size_t n)
             break;
         len += (size_t)w;
     }
-    if (a->status == 200 && json_array_size(errors) == 0 && a->json)
+    if (a->status == 200 && json_is_object(a->json) && json_array_size(errors) == 0 &&
+        (!errors || json_is_array(errors)))
         return true;
     if (!msg[0]) {
         /* text answers: 401 "Authentication failure", 400 "Unable to parse query.", 404 */
