@@ -8,6 +8,7 @@
  */
 #include "../server/router.h"
 #include "clusters.h"
+#include "drift.h"
 #include "identity.h"
 #include "jobs.h"
 #include "meta.h"
@@ -95,6 +96,8 @@ const struct route routes[] = {
     {"GET", "/api/v1/clusters/{name}", api_cluster_get, "cluster.read", 0, TR_NONE, 0, RF_ANY_USER,
      NULL},
     {"POST", "/api/v1/clusters/{name}/sync", api_cluster_sync, "cluster.sync", PA, TR_NONE,
+     SC_ADMIN, 0, NULL},
+    {"GET", "/api/v1/clusters/{name}/drift", api_cluster_drift, "cluster.drift", PA, TR_NONE,
      SC_ADMIN, 0, NULL},
 
     /* jobs */

@@ -113,11 +113,12 @@ struct backend_ops {
     /*
      * Where the backend can tell about many jobs in one call (Slurm: one GET
      * /jobs?update_time=), the jobs that changed since `since` (0: all it
-     * knows), each passed to report with its backend id. NULL: the syncer
-     * polls job by job. 0, or an error when the backend cannot tell now.
+     * knows), each passed to report with its backend id and the run key it
+     * carries (its name; "" when none). NULL: the syncer polls job by job.
+     * 0, or an error when the backend cannot tell now.
      */
     int (*poll_changed)(const struct backend_cluster *c, time_t since,
-                        void (*report)(void *arg, const char *backend_id,
+                        void (*report)(void *arg, const char *backend_id, const char *run_key,
                                        const struct backend_status *status),
                         void *arg, char *err, size_t errsz);
     /* The cluster's resources into out (at most max); returns how many, or -1 with err. */

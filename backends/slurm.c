@@ -562,7 +562,7 @@ static int poll_job(const struct backend_cluster *c, const char *job_id, const c
 }
 
 static int poll_changed(const struct backend_cluster *c, time_t since,
-                        void (*report)(void *arg, const char *backend_id,
+                        void (*report)(void *arg, const char *backend_id, const char *run_key,
                                        const struct backend_status *status),
                         void *arg, char *err, size_t errsz)
 {
@@ -580,7 +580,8 @@ static int poll_changed(const struct backend_cluster *c, time_t since,
         snprintf(id, sizeof id, "%lld", ival(j, "job_id"));
         struct backend_status st;
         slurm_job_status(j, &st);
-        report(arg, id, &st);
+        const char *name = json_string_value(json_object_get(j, "name"));
+        report(arg, id, name ? name : "", &st);
     }
     json_decref(jobs);
     return 0;

@@ -42,6 +42,14 @@ static const struct db_stmt st_synced = {
     " UPDATE clusters SET healthy = $2::boolean, last_error = $3, last_sync_at = now()"
     " WHERE id = $1::uuid",
     5};
+static const struct db_stmt st_ledger = {
+    "cluster_ledger",
+    "SELECT j.id, t.slug, j.state, j.backend_job_id FROM jobs j"
+    " JOIN tenants t ON t.id = j.tenant_id"
+    " WHERE j.cluster_id = $1::uuid AND (j.backend_job_id = ANY($2::text[])"
+    "   OR j.id = ANY($3::uuid[])"
+    "   OR (j.backend_job_id IS NOT NULL AND j.state IN ('admitted', 'pending', 'running')))",
+    3};
 static const struct db_stmt st_candidates = {
     "cluster_candidates",
     "SELECT c.id, c.name, c.kind, c.healthy,"
@@ -60,7 +68,7 @@ static const struct db_stmt st_lookup = {
 
 const struct db_stmt *const db_clusters_stmts[] = {&st_create, &st_list,    &st_get,    &st_all,
                                                    &st_synced, &st_lookup, &st_candidates,
-                                                   NULL};
+                                                   &st_ledger, NULL};
 
 int db_cluster_create(struct db *db, const char *name, const char *kind, const char *endpoint,
                       const char *credentials_ref, const char *options_json, json_t **out,
@@ -93,6 +101,15 @@ int db_cluster_all(struct db *db, PGresult **out)
 {
     int e;
     *out = db_query(db, &st_all, NULL, &e);
+    return e;
+}
+
+int db_cluster_ledger(struct db *db, const char *cluster_id, const char *backend_ids,
+                      const char *job_ids, PGresult **out)
+{
+    const char *p[3] = {cluster_id, backend_ids, job_ids};
+    int e;
+    *out = db_query(db, &st_ledger, p, &e);
     return e;
 }
 

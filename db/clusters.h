@@ -32,6 +32,14 @@ int db_cluster_lookup(struct db *db, const char *name, char *id_out, char *kind_
                       size_t kindsz, char **options_json);
 
 /*
+ * For the drift report: the jobs on cluster_id that are active and handed to
+ * it, or whose backend job id is in backend_ids, or whose id is in job_ids
+ * (array literals). Columns: id, tenant slug, state, backend_job_id.
+ */
+int db_cluster_ledger(struct db *db, const char *cluster_id, const char *backend_ids,
+                      const char *job_ids, PGresult **out);
+
+/*
  * Every cluster as a place a job could run: id, name, kind, healthy, its
  * GPUs of gpu_type (0 when none, or gpu_type NULL), its
  * options.max_time_limit_minutes (NULL when none), its cores and GiB of

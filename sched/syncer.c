@@ -148,8 +148,10 @@ struct batch {
     int e;
 };
 
-static void on_report(void *arg, const char *backend_id, const struct backend_status *bs)
+static void on_report(void *arg, const char *backend_id, const char *run_key,
+                      const struct backend_status *bs)
 {
+    (void)run_key;
     struct batch *b = arg;
     for (size_t k = 0; !b->e && k < b->n; k++) {
         int i = b->rows[k];

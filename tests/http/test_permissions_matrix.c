@@ -113,6 +113,7 @@ enum kind {
     K_CLUSTER_LIST,
     K_CLUSTER_GET,
     K_CLUSTER_SYNC,
+    K_CLUSTER_DRIFT,
     K_JOB_SUBMIT,
     K_JOB_LIST,
     K_JOB_GET,
@@ -219,6 +220,9 @@ static const struct row rows[] = {
         {200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 200, 200, 200, 200, 200}, {0}},
     {"POST", "/api/v1/clusters/{name}/sync", K_CLUSTER_SYNC,
         {202, 202, 403, 403, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
+    /* the local cluster keeps no job list of its own: 422 shows the permission passed */
+    {"GET", "/api/v1/clusters/{name}/drift", K_CLUSTER_DRIFT,
+        {422, 422, 403, 403, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
     /* no token has jobs:write (admin does not imply it): the scope check comes first */
     {"POST", "/api/v1/tenants/{tenant}/jobs", K_JOB_SUBMIT,
         {201, 201, 403, 403, 201, 201, 403, 404, 404, 401, 403, 403, 403, 403, 201},
@@ -385,6 +389,9 @@ static void prep(struct cell *c)
         break;
     case K_CLUSTER_SYNC:
         snprintf(c->path, sizeof c->path, "/api/v1/clusters/local/sync");
+        break;
+    case K_CLUSTER_DRIFT:
+        snprintf(c->path, sizeof c->path, "/api/v1/clusters/local/drift");
         break;
     case K_JOB_SUBMIT:
         snprintf(c->path, sizeof c->path, "/api/v1/tenants/%s/jobs", ts);
@@ -572,6 +579,10 @@ static void verify(const struct cell *c, long got, const struct http_res *res)
     case K_CLUSTER_GET:
         if (got == 200 && (!jstr(res->json, "name") || strcmp(jstr(res->json, "name"), "local")))
             note("%s: 200 names another cluster: %s", c->what, res->body ? res->body : "");
+        break;
+    case K_CLUSTER_DRIFT:
+        if (got == 422 && !strstr(res->body ? res->body : "", "no job list"))
+            note("%s: 422 does not say why: %s", c->what, res->body ? res->body : "");
         break;
     case K_CLUSTER_SYNC:
         if (got == 202 &&

@@ -46,8 +46,16 @@ static size_t sink(char *data, size_t size, size_t nmemb, void *arg)
     return n;
 }
 
-/* GET /slurm/v0.0.38/<path> as the test's Slurm user; the JSON answer (new reference). */
+/* method /slurm/v0.0.38/<path> (with a JSON body or NULL) as the test's Slurm user. */
+static json_t *slurm_call(const char *method, const char *path, const char *body);
+
+/* GET /slurm/v0.0.38/<path>; the JSON answer (new reference). */
 static json_t *slurm_get(const char *path)
+{
+    return slurm_call("GET", path, NULL);
+}
+
+static json_t *slurm_call(const char *method, const char *path, const char *body)
 {
     struct {
         char *p;
@@ -58,6 +66,10 @@ static json_t *slurm_get(const char *path)
     struct curl_slist *hdr = NULL;
     hdr = curl_slist_append(hdr, fmt("X-SLURM-USER-NAME: %s", slurm_user));
     hdr = curl_slist_append(hdr, fmt("X-SLURM-USER-TOKEN: %s", slurm_jwt));
+    hdr = curl_slist_append(hdr, "Content-Type: application/json");
+    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+    if (body)
+        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(h, CURLOPT_URL, fmt("%s/slurm/v0.0.38/%s", slurm_url, path));
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink);
@@ -293,6 +305,52 @@ START_TEST(reclaim_preempts_a_borrowing_slurm_job_which_runs_again)
 }
 END_TEST
 
+/* a job submitted to Slurm behind aidc's back shows in the drift report */
+START_TEST(drift_lists_a_job_aidc_does_not_know)
+{
+    const char *stray = fmt("{\"job\":{\"name\":\"stray\",\"partition\":\"gpu\",\"time_limit\":5,"
+                            "\"current_working_directory\":\"%s/jobs\",\"environment\":{\"PATH\":"
+                            "\"/usr/bin:/bin\"}},\"script\":\"#!/bin/sh\\nsleep 30\\n\"}",
+                            slurm_dir);
+    json_t *made = slurm_call("POST", "job/submit", stray);
+    long long sid = json_integer_value(json_object_get(made, "job_id"));
+    ck_assert_msg(sid > 0, "slurmrestd did not take the stray job");
+    json_decref(made);
+
+    struct http_res r;
+    ck_assert_int_eq(reqj("GET", "/api/v1/clusters/hpc/drift", harness_srv.admin_token, NULL, &r),
+                     200);
+    ck_assert_str_eq(json_string_value(json_object_get(r.json, "cluster")), "hpc");
+    ck_assert_int_ge(json_integer_value(json_object_get(r.json, "cluster_jobs")), 1);
+    json_t *unknown = json_object_get(r.json, "unknown_to_aidc");
+    /* this aidc's jobs (the Slurm is shared with other test runs: theirs are unknown here) */
+    struct http_res mine;
+    ck_assert_int_eq(reqj("GET", "/api/v1/tenants/" T "/jobs?limit=1000", ann, NULL, &mine), 200);
+    ck_assert_int_gt(json_array_size(json_object_get(mine.json, "items")), 3);
+    int strays = 0;
+    size_t i, k;
+    json_t *u, *job;
+    json_array_foreach(unknown, i, u) {
+        const char *name = json_string_value(json_object_get(u, "name"));
+        ck_assert_ptr_nonnull(name);
+        json_array_foreach(json_object_get(mine.json, "items"), k, job) {
+            const char *id = json_string_value(json_object_get(job, "id"));
+            ck_assert_msg(strncmp(name, id, strlen(id)) != 0,
+                          "aidc's own job %s listed as unknown: %s", name, r.body);
+        }
+        strays += strcmp(json_string_value(json_object_get(u, "backend_job_id")),
+                         fmt("%lld", sid)) == 0 && strcmp(name, "stray") == 0;
+    }
+    http_res_free(&mine);
+    ck_assert_int_eq(strays, 1);
+    ck_assert_int_eq(json_array_size(json_object_get(r.json, "missing_in_cluster")), 0);
+    http_res_free(&r);
+    json_decref(slurm_call("DELETE", fmt("job/%lld", sid), NULL));
+    /* only platform admins ask */
+    ck_assert_int_eq(req("GET", "/api/v1/clusters/hpc/drift", ann, NULL), 403);
+}
+END_TEST
+
 /* aidcd dies right after slurmrestd accepted the job: after a restart, one Slurm job */
 START_TEST(delivery_is_exactly_once_across_a_crash)
 {
@@ -336,6 +394,7 @@ int main(void)
     tcase_add_test(tc, failing_job_reports_its_exit_code);
     tcase_add_test(tc, cancel_stops_the_slurm_job);
     tcase_add_test(tc, reclaim_preempts_a_borrowing_slurm_job_which_runs_again);
+    tcase_add_test(tc, drift_lists_a_job_aidc_does_not_know);
     tcase_add_test(tc, delivery_is_exactly_once_across_a_crash); /* kills aidcd: last */
     suite_add_tcase(s, tc);
     return suite_run_nofork(s); /* the crash test waits for aidcd itself */
