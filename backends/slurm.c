@@ -506,18 +506,25 @@ static long long error_number(const struct slurmrest_answer *a)
     return json_integer_value(n ? n : json_object_get(er, "error_code"));
 }
 
+/* method on job/<backend_id> */
+static int job_call(const struct backend_cluster *c, const char *method, const char *backend_id,
+                    struct slurmrest_answer *a, char *err, size_t errsz)
+{
+    struct slurmrest_target t = target(c);
+    char path[64];
+    snprintf(path, sizeof path, "job/%s", backend_id);
+    return slurmrest_call(&t, method, path, NULL, a, err, errsz);
+}
+
 static int cancel(const struct backend_cluster *c, const char *job_id, const char *backend_id,
                   char *err, size_t errsz)
 {
     (void)job_id;
     if (!valid_id(backend_id))
         return 0; /* never reached Slurm */
-    struct slurmrest_target t = target(c);
     struct slurmrest_answer a;
-    char path[64];
-    snprintf(path, sizeof path, "job/%s", backend_id);
     /* Slurm sends SIGTERM, waits KillWait, then SIGKILL: the grace period */
-    int e = slurmrest_call(&t, "DELETE", path, NULL, &a, err, errsz);
+    int e = job_call(c, "DELETE", backend_id, &a, err, errsz);
     if (e)
         return e;
     if (!slurmrest_ok(&a, err, errsz) && error_number(&a) != SLURM_INVALID_JOB_ID)
@@ -543,11 +550,8 @@ static int poll_job(const struct backend_cluster *c, const char *job_id, const c
     out->exit_code = -1;
     if (!valid_id(backend_id))
         return 0; /* BS_UNKNOWN */
-    struct slurmrest_target t = target(c);
     struct slurmrest_answer a;
-    char path[64];
-    snprintf(path, sizeof path, "job/%s", backend_id);
-    int e = slurmrest_call(&t, "GET", path, NULL, &a, err, errsz);
+    int e = job_call(c, "GET", backend_id, &a, err, errsz);
     if (e)
         return e;
     const json_t *job = json_array_get(json_object_get(a.json, "jobs"), 0);
