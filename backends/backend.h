@@ -82,6 +82,7 @@ struct backend_status {
     time_t started_at;   /* 0 when not known */
     time_t finished_at;
     int exit_code;       /* -1 when none (killed by a signal, or not ended) */
+    int restarts;        /* times the cluster requeued the job by itself (Slurm's restart_cnt) */
     char reason[128];    /* e.g. "time limit", "killed by signal 9", "executor lost" */
 };
 
@@ -140,6 +141,13 @@ struct backend_ops {
     /* Most nodes one job may span (0: no limit of the backend's own). */
     int max_nodes;
 };
+
+/*
+ * The last tail lines of the file at path (malloc'd into *text, *len bytes,
+ * NUL-terminated; at most 16 MiB read): the logs of backends whose job
+ * output is a file aidcd can read. AIDC_ENOTFOUND when it cannot be opened.
+ */
+int backend_tail_file(const char *path, int tail, char **text, size_t *len);
 
 /* The backend for a cluster kind, or NULL when this build has none. */
 const struct backend_ops *backend_find(const char *kind);

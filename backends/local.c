@@ -436,53 +436,9 @@ static int logs(const struct backend_cluster *c, const char *job_id, bool stderr
     char *dir = job_dir(c, job_id);
     char *path = xasprintf("%s/%s", dir, stderr_stream ? "stderr" : "stdout");
     free(dir);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int e = backend_tail_file(path, tail, text, textlen);
     free(path);
-    if (fd < 0)
-        return AIDC_ENOTFOUND;
-    /* read backwards in blocks until tail lines are found */
-    off_t end = lseek(fd, 0, SEEK_END), pos = end;
-    size_t len = 0;
-    char *buf = NULL;
-    int lines = 0;
-    /* at most 16 MiB of a log per answer */
-    while (pos > 0 && lines <= tail && len < (size_t)16 << 20) {
-        size_t chunk = pos > 65536 ? 65536 : (size_t)pos;
-        char *more = xmalloc(len + chunk);
-        if (pread(fd, more, chunk, pos - (off_t)chunk) != (ssize_t)chunk) {
-            free(more);
-            break;
-        }
-        pos -= (off_t)chunk;
-        for (size_t i = 0; i < chunk; i++)
-            lines += more[i] == '\n';
-        if (len)
-            memcpy(more + chunk, buf, len);
-        free(buf);
-        buf = more;
-        len += chunk;
-    }
-    close(fd);
-    /* skip whole lines beyond the last `tail` (a final line without \n counts) */
-    size_t start = 0;
-    int total = 0;
-    for (size_t i = 0; i < len; i++)
-        total += buf[i] == '\n';
-    if (len && buf[len - 1] != '\n')
-        total++;
-    for (size_t i = 0; i < len && total > tail; i++) {
-        if (buf[i] == '\n') {
-            total--;
-            start = i + 1;
-        }
-    }
-    *text = xmalloc(len - start + 1);
-    if (len > start)
-        memcpy(*text, buf + start, len - start);
-    (*text)[len - start] = '\0';
-    *textlen = len - start;
-    free(buf);
-    return 0;
+    return e;
 }
 
 const struct backend_ops backend_local = {

@@ -175,6 +175,7 @@ void slurm_job_status(const json_t *job, struct backend_status *out)
     for (size_t i = 0; waiting[i]; i++)
         if (strcmp(state, waiting[i]) == 0) {
             out->state = BS_PENDING;
+            out->restarts = (int)ival(job, "restart_cnt");
             snprintf(out->reason, sizeof out->reason, "%s%s%s", state, *why ? ": " : "", why);
             return;
         }
@@ -607,6 +608,17 @@ static int inventory(const struct backend_cluster *c, struct backend_resource *o
     return n;
 }
 
+/* The job's files under options.workdir, where aidcd can read them (a shared file system). */
+static int logs(const struct backend_cluster *c, const char *job_id, bool stderr_stream, int tail,
+                char **text, size_t *len)
+{
+    char *path = xasprintf("%s/%s.%s", opt(c->options, "workdir", DEFAULT_WORKDIR), job_id,
+                           stderr_stream ? "err" : "out");
+    int e = backend_tail_file(path, tail, text, len);
+    free(path);
+    return e;
+}
+
 const struct backend_ops backend_slurm = {
     .kind = "slurm",
     .check_options = check_options,
@@ -616,7 +628,7 @@ const struct backend_ops backend_slurm = {
     .poll = poll_job,
     .poll_changed = poll_changed,
     .inventory = inventory,
-    .logs = NULL,
+    .logs = logs,
     .gpu_range = NULL,
     .max_nodes = 0,
 };

@@ -179,7 +179,8 @@ static const struct db_stmt st_sync_active = {
     " FROM jobs j WHERE j.state IN " ACTIVE " AND j.backend_job_id IS NOT NULL"
     " ORDER BY j.cluster_id, j.id",
     0};
-/* pending or running; a run (metering, GPU-hour budgets) opens when it runs */
+/* pending or running; a run (metering, GPU-hour budgets) opens when it runs, and
+ * closes when the cluster requeues it by itself (running -> pending) */
 static const struct db_stmt st_to_active = {
     "job_to_active",
     "WITH u AS (UPDATE jobs SET state = $3, updated_at = now(),"
@@ -193,6 +194,9 @@ static const struct db_stmt st_to_active = {
     "         memory_gib, started_at)"
     "       SELECT id, tenant_id, project_id, g, gpu_type, c, m, started_at FROM u"
     "        WHERE $3 = 'running'),"
+    " closed AS (UPDATE job_runs r SET ended_at = greatest(r.started_at, now()) FROM u"
+    "            WHERE $2 = 'running' AND $3 = 'pending' AND r.job_id = u.id"
+    "              AND r.ended_at IS NULL),"
     " e AS (INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason)"
     "       SELECT id, tenant_id, $2, $3, $5 FROM u)"
     " SELECT count(*) FROM u",

@@ -75,6 +75,11 @@ static size_t plan(const char *id, const char *state, const char *stop,
             t[n] = base;
             t[n].to = "pending";
             t[n++].reason = "waiting in the cluster";
+        } else if (was_running && bs->restarts > 0) {
+            /* the cluster requeued it by itself (Slurm's preemption by partition) */
+            t[n] = base;
+            t[n].to = "pending";
+            t[n++].reason = "requeued by the cluster";
         }
         return n;
     case BS_RUNNING:

@@ -215,6 +215,10 @@ START_TEST(two_gpu_job_runs_with_slurms_times)
                   "the job did not see two GPUs: %s", out);
     ck_assert_ptr_nonnull(strstr(out, fmt("job=%s", id)));
     free(out);
+    /* ... and its log through aidc (the workdir is readable here) */
+    char *log = jobs_logs(ann, T, id, "stream=stdout&tail=5");
+    ck_assert_msg(strstr(log, fmt("job=%s", id)) != NULL, "logs: %s", log);
+    free(log);
     json_decref(sj);
     json_decref(job);
     free(id);
@@ -302,6 +306,42 @@ START_TEST(reclaim_preempts_a_borrowing_slurm_job_which_runs_again)
     free(a);
     free(b);
     free(bob);
+}
+END_TEST
+
+/*
+ * Slurm requeues a running job by itself (as its partition preemption does;
+ * here `scontrol requeue`): aidc records running -> pending, closes the run,
+ * and opens a second one when Slurm runs it again.
+ */
+START_TEST(slurm_requeue_is_recorded_as_two_runs)
+{
+    char *id = jobs_submit(ann, T, job_body("requeued", 1, "a100",
+                                            "#!/bin/sh\n[ \"${SLURM_RESTART_COUNT:-0}\" -gt 0 ] && "
+                                            "exit 0\nsleep 300\n"));
+    json_t *job = jobs_wait(ann, T, id, "running", WAIT_S);
+    const char *bid = json_string_value(json_object_get(job, "backend_job_id"));
+    ck_assert_ptr_nonnull(bid);
+    int rc = system(fmt("env -u SLURM_JWT SLURM_CONF=%s/etc/slurm.conf scontrol requeue %s",
+                        slurm_dir, bid));
+    ck_assert_msg(rc == 0, "scontrol requeue %s failed (%d)", bid, rc);
+    json_decref(job);
+    job = jobs_wait(ann, T, id, "succeeded,failed,cancelled", WAIT_S);
+    ck_assert_str_eq(json_string_value(json_object_get(job, "state")), "succeeded");
+    ck_assert_int_eq(json_integer_value(json_object_get(job, "preemption_count")), 0);
+    ck_assert_msg(history_has(ann, T, id, "running,pending,running,succeeded"), "history: %s",
+                  jobs_history(ann, T, id));
+    const char *p[1] = {id};
+    PGresult *r = harness_sql(harness_srv.owner_url,
+                              "SELECT count(*), count(ended_at) FROM job_runs"
+                              " WHERE job_id = $1::uuid",
+                              1, p);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_str_eq(PQgetvalue(r, 0, 0), "2");
+    ck_assert_str_eq(PQgetvalue(r, 0, 1), "2");
+    PQclear(r);
+    json_decref(job);
+    free(id);
 }
 END_TEST
 
@@ -395,6 +435,7 @@ int main(void)
     tcase_add_test(tc, cancel_stops_the_slurm_job);
     tcase_add_test(tc, reclaim_preempts_a_borrowing_slurm_job_which_runs_again);
     tcase_add_test(tc, drift_lists_a_job_aidc_does_not_know);
+    tcase_add_test(tc, slurm_requeue_is_recorded_as_two_runs);
     tcase_add_test(tc, delivery_is_exactly_once_across_a_crash); /* kills aidcd: last */
     suite_add_tcase(s, tc);
     return suite_run_nofork(s); /* the crash test waits for aidcd itself */
