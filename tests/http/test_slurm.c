@@ -12,6 +12,7 @@
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
 #include "tests/support/jobs.h"
+#include "tests/support/slurmtest.h"
 #include "tests/support/suite.h"
 
 #include <check.h>
@@ -24,136 +25,18 @@
 #define T "phys"
 #define WAIT_S 90
 
-static const char *slurm_url, *slurm_user, *slurm_key, *slurm_jwt, *slurm_dir;
 static char *ann;
-
-/* ---- slurmrestd directly, to check what aidc did there ------------------------------ */
-
-static size_t sink(char *data, size_t size, size_t nmemb, void *arg)
-{
-    struct sbuf_t {
-        char *p;
-        size_t n;
-    } *b = arg;
-    size_t n = size * nmemb;
-    char *p = realloc(b->p, b->n + n + 1);
-    if (!p)
-        return 0;
-    memcpy(p + b->n, data, n);
-    b->n += n;
-    p[b->n] = '\0';
-    b->p = p;
-    return n;
-}
-
-/* method /slurm/v0.0.38/<path> (with a JSON body or NULL) as the test's Slurm user. */
-static json_t *slurm_call(const char *method, const char *path, const char *body);
-
-/* GET /slurm/v0.0.38/<path>; the JSON answer (new reference). */
-static json_t *slurm_get(const char *path)
-{
-    return slurm_call("GET", path, NULL);
-}
-
-static json_t *slurm_call(const char *method, const char *path, const char *body)
-{
-    struct {
-        char *p;
-        size_t n;
-    } b = {NULL, 0};
-    CURL *h = curl_easy_init();
-    ck_assert_ptr_nonnull(h);
-    struct curl_slist *hdr = NULL;
-    hdr = curl_slist_append(hdr, fmt("X-SLURM-USER-NAME: %s", slurm_user));
-    hdr = curl_slist_append(hdr, fmt("X-SLURM-USER-TOKEN: %s", slurm_jwt));
-    hdr = curl_slist_append(hdr, "Content-Type: application/json");
-    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-    if (body)
-        curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-    curl_easy_setopt(h, CURLOPT_URL, fmt("%s/slurm/v0.0.38/%s", slurm_url, path));
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
-    CURLcode rc = curl_easy_perform(h);
-    curl_slist_free_all(hdr);
-    curl_easy_cleanup(h);
-    ck_assert_msg(rc == CURLE_OK, "slurmrestd: %s", curl_easy_strerror(rc));
-    json_t *j = json_loads(b.p ? b.p : "", 0, NULL);
-    ck_assert_msg(j != NULL, "slurmrestd answered no JSON: %s", b.p ? b.p : "");
-    free(b.p);
-    return j;
-}
-
-/* The Slurm job aidc made for a job (its backend_job_id). */
-static json_t *slurm_job_of(const json_t *job)
-{
-    const char *bid = json_string_value(json_object_get(job, "backend_job_id"));
-    ck_assert_msg(bid != NULL, "the job has no backend_job_id");
-    json_t *all = slurm_get(fmt("job/%s", bid));
-    json_t *j = json_incref(json_array_get(json_object_get(all, "jobs"), 0));
-    json_decref(all);
-    ck_assert_ptr_nonnull(j);
-    return j;
-}
-
-/* Slurm jobs named name (aidc names them by run key). */
-static int slurm_jobs_named(const char *name)
-{
-    json_t *all = slurm_get("jobs?update_time=0");
-    int n = 0;
-    size_t i;
-    json_t *j;
-    json_array_foreach(json_object_get(all, "jobs"), i, j) {
-        const char *nm = json_string_value(json_object_get(j, "name"));
-        n += nm && strcmp(nm, name) == 0;
-    }
-    json_decref(all);
-    return n;
-}
 
 /* ---- fixture ------------------------------------------------------------------------- */
 
 static const char *const fast[] = {"AIDC_SYNC_INTERVAL_MS=200", "AIDC_ADMISSION_INTERVAL_MS=200",
                                    "AIDC_PREEMPT_GRACE_SECONDS=1", NULL};
 
-static long long resource_total(const json_t *cluster, const char *res)
-{
-    return json_integer_value(
-        json_object_get(json_object_get(json_object_get(cluster, "inventory"), res), "total"));
-}
-
 static void setup(void)
 {
     harness_setup("slurm", fast);
     curl_global_init(CURL_GLOBAL_ALL);
-    json_t *body = json_pack("{s:s, s:s, s:s, s:s, s:{s:s, s:s, s:s, s:s}}", "name", "hpc",
-                             "kind", "slurm", "endpoint", slurm_url, "credentials_ref",
-                             fmt("file:%s", slurm_key), "options", "user_name", slurm_user,
-                             "partition", "gpu", "preemptible_partition", "preempt", "workdir",
-                             fmt("%s/jobs", slurm_dir));
-    char *text = json_dumps(body, JSON_COMPACT);
-    json_decref(body);
-    jobs_admin_ok("POST", "/api/v1/clusters", text, 201);
-    free(text);
-    /* the syncer reads the nodes' GRES */
-    double deadline = jobs_now() + 30;
-    for (;;) {
-        struct http_res r;
-        ck_assert_int_eq(reqj("GET", "/api/v1/clusters/hpc", harness_srv.admin_token, NULL, &r),
-                         200);
-        long long a100 = resource_total(r.json, "gpu:a100");
-        bool healthy = json_is_true(json_object_get(r.json, "healthy"));
-        char *shown = strdup(r.body ? r.body : "");
-        http_res_free(&r);
-        if (a100 == 8 && healthy) {
-            free(shown);
-            break;
-        }
-        ck_assert_msg(jobs_now() < deadline, "no inventory from Slurm after 30 s: %s", shown);
-        free(shown);
-        jobs_nap_ms(100);
-    }
+    slurmtest_register_cluster();
     ann = jobs_tenant_member(T, "lab", "{\"gpu:a100\":{\"guaranteed\":4,\"limit\":8},"
                                        "\"gpu:h100\":{\"guaranteed\":2,\"limit\":8}}",
                              "ann");
@@ -165,20 +48,6 @@ static void teardown(void)
     harness_teardown();
 }
 
-static const char *job_body(const char *name, int gpus, const char *type, const char *script)
-{
-    json_t *b = json_pack("{s:s, s:s, s:i, s:s?, s:i, s:i, s:i, s:s}", "project", "lab", "name",
-                          name, "gpus", gpus, "gpu_type", gpus ? type : NULL, "cpus", 1,
-                          "memory_gib", 1, "time_limit_minutes", 5, "script", script);
-    if (!gpus)
-        json_object_del(b, "gpu_type");
-    char *text = json_dumps(b, JSON_COMPACT);
-    json_decref(b);
-    const char *out = fmt("%s", text);
-    free(text);
-    return out;
-}
-
 static double epoch_of(const json_t *job, const char *key)
 {
     return jobs_ts(json_object_get(job, key));
@@ -188,7 +57,7 @@ static double epoch_of(const json_t *job, const char *key)
 
 START_TEST(two_gpu_job_runs_with_slurms_times)
 {
-    char *id = jobs_submit(ann, T, job_body("two", 2, "a100",
+    char *id = jobs_submit(ann, T, slurmtest_job("two", 2, "a100",
                                             "#!/bin/bash\necho \"gpus=$CUDA_VISIBLE_DEVICES "
                                             "job=$AIDC_JOB_ID\"\nsleep 1\n"));
     json_t *job = jobs_wait(ann, T, id, "succeeded,failed,cancelled", WAIT_S);
@@ -227,7 +96,7 @@ END_TEST
 
 START_TEST(failing_job_reports_its_exit_code)
 {
-    char *id = jobs_submit(ann, T, job_body("three", 1, "h100", "#!/bin/sh\nexit 3\n"));
+    char *id = jobs_submit(ann, T, slurmtest_job("three", 1, "h100", "#!/bin/sh\nexit 3\n"));
     json_t *job = jobs_wait(ann, T, id, "succeeded,failed,cancelled", WAIT_S);
     ck_assert_str_eq(json_string_value(json_object_get(job, "state")), "failed");
     ck_assert_int_eq(json_integer_value(json_object_get(job, "exit_code")), 3);
@@ -241,7 +110,7 @@ END_TEST
 
 START_TEST(cancel_stops_the_slurm_job)
 {
-    char *id = jobs_submit(ann, T, job_body("long", 1, "a100", "#!/bin/sh\nsleep 300\n"));
+    char *id = jobs_submit(ann, T, slurmtest_job("long", 1, "a100", "#!/bin/sh\nsleep 300\n"));
     json_decref(jobs_wait(ann, T, id, "running", WAIT_S));
     ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/" T "/jobs/%s/cancel", id), ann, NULL), 202);
     json_t *job = jobs_wait(ann, T, id, "cancelled,failed,succeeded", WAIT_S);
@@ -272,7 +141,7 @@ START_TEST(reclaim_preempts_a_borrowing_slurm_job_which_runs_again)
 {
     char *bob = jobs_tenant_member("bio", "cells", "{\"gpu:h100\":{\"guaranteed\":6,\"limit\":6}}",
                                    "bob");
-    char *a = jobs_submit(ann, T, job_body("borrower", 6, "h100",
+    char *a = jobs_submit(ann, T, slurmtest_job("borrower", 6, "h100",
                                            "#!/bin/sh\ncase $AIDC_JOB_ID in *-r1) exit 0;; esac\n"
                                            "sleep 300\n"));
     json_t *ja = jobs_wait(ann, T, a, "running", WAIT_S);
@@ -316,7 +185,7 @@ END_TEST
  */
 START_TEST(slurm_requeue_is_recorded_as_two_runs)
 {
-    char *id = jobs_submit(ann, T, job_body("requeued", 1, "a100",
+    char *id = jobs_submit(ann, T, slurmtest_job("requeued", 1, "a100",
                                             "#!/bin/sh\n[ \"${SLURM_RESTART_COUNT:-0}\" -gt 0 ] && "
                                             "exit 0\nsleep 300\n"));
     json_t *job = jobs_wait(ann, T, id, "running", WAIT_S);
@@ -400,7 +269,7 @@ START_TEST(delivery_is_exactly_once_across_a_crash)
                                   /* the delivery is tried again this soon after the crash */
                                   "AIDC_OUTBOX_LEASE_SECONDS=5", NULL};
     ck_assert_int_eq(jobs_restart_server(faulty), 0);
-    char *id = jobs_submit(ann, T, job_body("once", 1, "a100", "#!/bin/sh\nsleep 2\n"));
+    char *id = jobs_submit(ann, T, slurmtest_job("once", 1, "a100", "#!/bin/sh\nsleep 2\n"));
     int st = 0;
     ck_assert_int_eq(waitpid(harness_srv.pid, &st, 0), harness_srv.pid);
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 99, "aidcd ended with status %d", st);
@@ -418,15 +287,7 @@ END_TEST
 int main(void)
 {
     harness_require_pg();
-    slurm_url = getenv("AIDC_TEST_SLURM_URL");
-    slurm_user = getenv("AIDC_TEST_SLURM_USER");
-    slurm_key = getenv("AIDC_TEST_SLURM_JWT_KEY");
-    slurm_jwt = getenv("AIDC_TEST_SLURM_JWT");
-    slurm_dir = getenv("AIDC_TEST_SLURM_DIR");
-    if (!slurm_url || !slurm_user || !slurm_key || !slurm_jwt || !slurm_dir) {
-        fprintf(stderr, "no test Slurm (AIDC_TEST_SLURM_* from tests/run.sh): skipped\n");
-        return 77;
-    }
+    slurmtest_env();
     Suite *s = suite_create("slurm");
     TCase *tc = tcase_create("slurm");
     tcase_add_unchecked_fixture(tc, setup, teardown);
