@@ -84,7 +84,8 @@ static bool check_options(json_t *o, char *err, size_t errsz)
 {
     static const char *const known[] = {"user_name", "api_version", "partition",
                                         "preemptible_partition", "partitions", "accounts",
-                                        "workdir", "container", "max_time_limit_minutes", NULL};
+                                        "workdir", "container", "max_time_limit_minutes",
+                                        "timeout_seconds", NULL};
     static const char *const prios[] = {"high", "normal", "low", NULL};
     const char *key;
     json_t *v;
@@ -121,6 +122,12 @@ static bool check_options(json_t *o, char *err, size_t errsz)
                              " (without %%)");
         return false;
     }
+    json_t *to = json_object_get(o, "timeout_seconds");
+    if (to && (!json_is_integer(to) || json_integer_value(to) < 1 ||
+               json_integer_value(to) > 300)) {
+        snprintf(err, errsz, "options.timeout_seconds must be an integer from 1 to 300");
+        return false;
+    }
     json_t *tl = json_object_get(o, "max_time_limit_minutes");
     if (tl && (!json_is_integer(tl) || json_integer_value(tl) < 1 ||
                json_integer_value(tl) > 525600)) {
@@ -145,9 +152,11 @@ static const char *opt(const json_t *o, const char *key, const char *def)
 
 static struct slurmrest_target target(const struct backend_cluster *c)
 {
-    return (struct slurmrest_target){.endpoint = c->endpoint, .credref = c->credentials_ref,
-                                     .user = opt(c->options, "user_name", "aidc"),
-                                     .api_version = opt(c->options, "api_version", DEFAULT_API)};
+    return (struct slurmrest_target){
+        .endpoint = c->endpoint, .credref = c->credentials_ref,
+        .user = opt(c->options, "user_name", "aidc"),
+        .api_version = opt(c->options, "api_version", DEFAULT_API),
+        .timeout_seconds = (int)json_integer_value(json_object_get(c->options, "timeout_seconds"))};
 }
 
 /* ---- answers ------------------------------------------------------------------------ */

@@ -156,9 +156,11 @@ static int target_token(const struct slurmrest_target *t, char *out, size_t n, c
     int e = credref_read(t->credref, secret, CREDREF_MAX + 1, &len, err, errsz);
     if (!e)
         e = slurmrest_token(secret, len, t->user, now, out, n, &expires, err, errsz);
+    /* a token given as the secret may expire; one minted from a key is always fresh */
+    bool fixed = !e && strlen(out) <= len && memcmp(out, secret, strlen(out)) == 0;
     memset(secret, 0, CREDREF_MAX + 1);
     free(secret);
-    if (e || !expires)
+    if (e || !expires || !fixed)
         return e;
     if (expires <= now) {
         snprintf(err, errsz, "the Slurm token of %s expired %ld s ago: issue a new one",
@@ -252,9 +254,15 @@ int slurmrest_call(const struct slurmrest_target *t, const char *method, const c
         if (!rc && json)
             rc = curl_easy_setopt(h, CURLOPT_POSTFIELDS, json);
         if (!rc)
-            rc = curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT, (long)SLURMREST_CONNECT_TIMEOUT);
+            rc = curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT,
+                                  (long)(t->timeout_seconds > 0 && t->timeout_seconds <
+                                                                       SLURMREST_CONNECT_TIMEOUT
+                                             ? t->timeout_seconds
+                                             : SLURMREST_CONNECT_TIMEOUT));
         if (!rc)
-            rc = curl_easy_setopt(h, CURLOPT_TIMEOUT, (long)SLURMREST_TIMEOUT);
+            rc = curl_easy_setopt(h, CURLOPT_TIMEOUT,
+                                  (long)(t->timeout_seconds > 0 ? t->timeout_seconds
+                                                                : SLURMREST_TIMEOUT));
         if (!rc)
             rc = curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L); /* threads: no SIGALRM */
         if (!rc)

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <time.h>
 
-/* Seconds: connecting, and a whole call (listing thousands of jobs takes seconds). */
+/* Seconds: connecting, and a whole call by default (listing thousands of jobs takes seconds). */
 #define SLURMREST_CONNECT_TIMEOUT 5
 #define SLURMREST_TIMEOUT 30
 /* Largest answer read (a list of ~10,000 jobs is ~40 MiB). */
@@ -32,6 +32,7 @@ struct slurmrest_target {
     const char *credref;     /* file:/etc/slurm/jwt_hs256.key | env:SLURM_JWT */
     const char *user;        /* options.user_name */
     const char *api_version; /* options.api_version, v0.0.38 */
+    int timeout_seconds;     /* options.timeout_seconds; 0: SLURMREST_TIMEOUT */
 };
 
 struct slurmrest_answer {

@@ -191,8 +191,7 @@ START_TEST(slurm_requeue_is_recorded_as_two_runs)
     json_t *job = jobs_wait(ann, T, id, "running", WAIT_S);
     const char *bid = json_string_value(json_object_get(job, "backend_job_id"));
     ck_assert_ptr_nonnull(bid);
-    int rc = system(fmt("env -u SLURM_JWT SLURM_CONF=%s/etc/slurm.conf scontrol requeue %s",
-                        slurm_dir, bid));
+    int rc = slurmtest_scontrol(fmt("requeue %s", bid));
     ck_assert_msg(rc == 0, "scontrol requeue %s failed (%d)", bid, rc);
     json_decref(job);
     job = jobs_wait(ann, T, id, "succeeded,failed,cancelled", WAIT_S);
@@ -211,6 +210,34 @@ START_TEST(slurm_requeue_is_recorded_as_two_runs)
     PQclear(r);
     json_decref(job);
     free(id);
+}
+END_TEST
+
+/* Poll cluster hpc (asking for a sync) until resource has total want. */
+static void wait_total(const char *res, long long want)
+{
+    double deadline = jobs_now() + 30;
+    for (;;) {
+        ck_assert_int_eq(req("POST", "/api/v1/clusters/hpc/sync", harness_srv.admin_token, NULL),
+                         202);
+        long long got = slurmtest_total(res);
+        if (got == want)
+            return;
+        ck_assert_msg(jobs_now() < deadline, "%s: %lld after 30 s, want %lld", res, got, want);
+        jobs_nap_ms(200);
+    }
+}
+
+/* a drained node's GPUs leave the capacity at the next sync, and come back */
+START_TEST(a_drained_node_leaves_the_capacity)
+{
+    ck_assert_int_eq(slurmtest_total("gpu:h100"), 8);
+    ck_assert_int_eq(slurmtest_scontrol("update nodename=node-h100 state=drain reason=aidc-test"),
+                     0);
+    wait_total("gpu:h100", 0);
+    ck_assert_int_eq(slurmtest_total("gpu:a100"), 8);
+    ck_assert_int_eq(slurmtest_scontrol("update nodename=node-h100 state=resume"), 0);
+    wait_total("gpu:h100", 8);
 }
 END_TEST
 
@@ -296,6 +323,7 @@ int main(void)
     tcase_add_test(tc, cancel_stops_the_slurm_job);
     tcase_add_test(tc, reclaim_preempts_a_borrowing_slurm_job_which_runs_again);
     tcase_add_test(tc, drift_lists_a_job_aidc_does_not_know);
+    tcase_add_test(tc, a_drained_node_leaves_the_capacity);
     tcase_add_test(tc, slurm_requeue_is_recorded_as_two_runs);
     tcase_add_test(tc, delivery_is_exactly_once_across_a_crash); /* kills aidcd: last */
     suite_add_tcase(s, tc);

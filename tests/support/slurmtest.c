@@ -148,6 +148,21 @@ void slurmtest_register_cluster(void)
     }
 }
 
+long long slurmtest_total(const char *res)
+{
+    struct http_res r;
+    ck_assert_int_eq(reqj("GET", "/api/v1/clusters/hpc", harness_srv.admin_token, NULL, &r), 200);
+    long long total = resource_total(r.json, res);
+    http_res_free(&r);
+    return total;
+}
+
+int slurmtest_scontrol(const char *args)
+{
+    /* root's munge credentials, not the JWT of the job user */
+    return system(fmt("env -u SLURM_JWT SLURM_CONF=%s/etc/slurm.conf scontrol %s", slurm_dir, args));
+}
+
 const char *slurmtest_job(const char *name, int gpus, const char *type, const char *script)
 {
     json_t *b = json_pack("{s:s, s:s, s:i, s:s?, s:i, s:i, s:i, s:s}", "project", "lab", "name",

@@ -26,6 +26,10 @@ int slurm_jobs_named(const char *name);
  * preempt, workdir <slurm dir>/jobs) and wait until its inventory shows.
  */
 void slurmtest_register_cluster(void);
+/* The total of resource ("gpu:h100") in cluster hpc's inventory, as aidc shows it (0: none). */
+long long slurmtest_total(const char *res);
+/* Run `scontrol args` as root on the test Slurm; its exit status. */
+int slurmtest_scontrol(const char *args);
 /* A job body for project "lab" (malloc'd is not needed: an fmt() buffer). */
 const char *slurmtest_job(const char *name, int gpus, const char *type, const char *script);
 
