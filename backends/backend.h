@@ -99,7 +99,11 @@ struct backend_ops {
      * problem, write a message naming the option into err and return false.
      */
     bool (*check_options)(json_t *options, char *err, size_t errsz);
-    /* Start job; backend_id receives the backend's id for it. 0 or an error with err. */
+    /*
+     * Start job; backend_id receives the backend's id for it. 0 or an error
+     * with err: AIDC_EINVAL when the cluster refuses the job as it is (the
+     * job fails at once), anything else is tried again with backoff.
+     */
     int (*submit)(const struct backend_cluster *c, const struct backend_job *job, char *backend_id,
                   size_t idsz, char *err, size_t errsz);
     /* Stop a job for good (SIGTERM, then SIGKILL after its grace period). */

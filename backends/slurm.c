@@ -462,6 +462,32 @@ static json_t *jobs_since(const struct backend_cluster *c, time_t since, char *e
     return jobs;
 }
 
+/* The error number of an answer's first error (2017: no such job). */
+static long long error_number(const struct slurmrest_answer *a)
+{
+    json_t *er = json_array_get(json_object_get(a->json, "errors"), 0);
+    json_t *n = json_object_get(er, "error_number");
+    return json_integer_value(n ? n : json_object_get(er, "error_code"));
+}
+
+/*
+ * Whether Slurm refused the job itself (slurmrestd could not parse it: 400;
+ * slurmctld rejects it: invalid partition 2000, a node configuration no node
+ * has 2014, as recorded in tests/fixtures/slurmrestd/), rather than failing
+ * to answer.
+ */
+static bool refused(const struct slurmrest_answer *a)
+{
+    static const long long permanent[] = {2000, 2014};
+    if (a->status == 400)
+        return true;
+    long long n = error_number(a);
+    for (size_t i = 0; i < sizeof permanent / sizeof permanent[0]; i++)
+        if (n == permanent[i])
+            return true;
+    return false;
+}
+
 static int submit(const struct backend_cluster *c, const struct backend_job *job, char *backend_id,
                   size_t idsz, char *err, size_t errsz)
 {
@@ -488,8 +514,10 @@ static int submit(const struct backend_cluster *c, const struct backend_job *job
         return e;
     if (slurmrest_ok(&a, err, errsz) && json_integer_value(json_object_get(a.json, "job_id")) > 0)
         snprintf(backend_id, idsz, "%lld", ival(a.json, "job_id"));
+    else if (refused(&a))
+        e = AIDC_EINVAL;
     else
-        e = a.status >= 500 || a.status == 0 ? AIDC_EUNAVAIL : AIDC_EINVAL;
+        e = AIDC_EUNAVAIL; /* a bad token, slurmctld away: tried again */
     if (e && !err[0])
         snprintf(err, errsz, "POST job/submit: no job_id in the answer");
     slurmrest_answer_free(&a);
@@ -508,13 +536,6 @@ static bool valid_id(const char *backend_id)
     return true;
 }
 
-/* The error number of an answer's first error (2017: no such job). */
-static long long error_number(const struct slurmrest_answer *a)
-{
-    json_t *er = json_array_get(json_object_get(a->json, "errors"), 0);
-    json_t *n = json_object_get(er, "error_number");
-    return json_integer_value(n ? n : json_object_get(er, "error_code"));
-}
 
 /* method on job/<backend_id> */
 static int job_call(const struct backend_cluster *c, const char *method, const char *backend_id,

@@ -140,8 +140,16 @@ static void deliver_submit(const struct config *cfg, const struct backend_ops *o
                                       .exit_code = -1};
         return;
     }
-    if (submit(cfg, ops, cl, r, i, backend_id, idsz, err, errsz) == 0) {
+    int e = submit(cfg, ops, cl, r, i, backend_id, idsz, err, errsz);
+    if (e == 0) {
         o->backend_id = backend_id;
+        return;
+    }
+    /* AIDC_EINVAL: the cluster refuses this job as it is; trying again changes nothing */
+    if (e == AIDC_EINVAL) {
+        log_warn("job %s: cluster %s refuses it: %s", o->job_id, cl->name, err);
+        o->t = (struct db_transition){.job_id = o->job_id, .from = "admitted", .to = "failed",
+                                      .reason = err, .exit_code = -1};
         return;
     }
     if (ival(r, i, C_ATTEMPTS) >= MAX_SUBMIT_ATTEMPTS) {

@@ -213,6 +213,23 @@ START_TEST(slurm_requeue_is_recorded_as_two_runs)
 }
 END_TEST
 
+/* a job the cluster cannot take as it is fails at once, saying why (no retries) */
+START_TEST(a_job_slurm_cannot_take_fails_at_once)
+{
+    char *id = jobs_submit(ann, T,
+                           "{\"project\":\"lab\",\"name\":\"boxed\",\"gpus\":1,\"gpu_type\":"
+                           "\"a100\",\"image\":\"nvcr.io/nvidia/pytorch:24.01-py3\","
+                           "\"command\":[\"python\",\"train.py\"]}");
+    json_t *job = jobs_wait(ann, T, id, "failed,succeeded,cancelled", 20);
+    ck_assert_str_eq(json_string_value(json_object_get(job, "state")), "failed");
+    const char *reason = json_string_value(json_object_get(job, "reason"));
+    ck_assert_msg(reason && strstr(reason, "runs no containers"), "reason: %s", reason);
+    ck_assert_int_eq(slurm_jobs_named(id), 0);
+    json_decref(job);
+    free(id);
+}
+END_TEST
+
 /* Poll cluster hpc (asking for a sync) until resource has total want. */
 static void wait_total(const char *res, long long want)
 {
@@ -324,6 +341,7 @@ int main(void)
     tcase_add_test(tc, reclaim_preempts_a_borrowing_slurm_job_which_runs_again);
     tcase_add_test(tc, drift_lists_a_job_aidc_does_not_know);
     tcase_add_test(tc, a_drained_node_leaves_the_capacity);
+    tcase_add_test(tc, a_job_slurm_cannot_take_fails_at_once);
     tcase_add_test(tc, slurm_requeue_is_recorded_as_two_runs);
     tcase_add_test(tc, delivery_is_exactly_once_across_a_crash); /* kills aidcd: last */
     suite_add_tcase(s, tc);
