@@ -454,7 +454,10 @@ static json_t *jobs_since(const struct backend_cluster *c, time_t since, char *e
     if (slurmrest_call(&t, "GET", path, NULL, &a, err, errsz))
         return NULL;
     json_t *jobs = NULL;
-    if (slurmrest_ok(&a, err, errsz) && json_is_array(json_object_get(a.json, "jobs")))
+    /* nothing changed since then: slurmrestd says 304 Not Modified, with no body */
+    if (a.status == 304)
+        jobs = json_array();
+    else if (slurmrest_ok(&a, err, errsz) && json_is_array(json_object_get(a.json, "jobs")))
         jobs = json_incref(json_object_get(a.json, "jobs"));
     else if (!err[0])
         snprintf(err, errsz, "GET jobs: no job list in the answer");

@@ -13,6 +13,7 @@
 #include "worker.h"
 
 #include <jansson.h>
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -200,6 +201,9 @@ static int sync_changed(struct syncer *s, struct db *db, struct cluster *c, cons
         if (full)
             sn->last_full = now;
     }
+    /* a full list of a busy cluster is tens of MiB of JSON: give it back to the system */
+    if (full)
+        malloc_trim(0);
     return b.e;
 }
 

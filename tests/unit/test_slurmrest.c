@@ -5,6 +5,7 @@
  * can retry, never a crash. The request it sends is checked too: the path,
  * Content-Type (slurmrestd refuses bodies without it) and both auth headers.
  */
+#include "backends/backend.h"
 #include "backends/slurmrest.h"
 #include "server/err.h"
 #include "tests/support/suite.h"
@@ -204,6 +205,41 @@ START_TEST(nobody_listening_is_unavailable)
 }
 END_TEST
 
+static int reports;
+
+static void count_report(void *arg, const char *backend_id, const char *run_key,
+                         const struct backend_status *st)
+{
+    (void)arg;
+    (void)backend_id;
+    (void)run_key;
+    (void)st;
+    reports++;
+}
+
+/* nothing changed since the last look: slurmrestd answers 304 without a body */
+START_TEST(not_modified_is_no_change)
+{
+    struct server s;
+    server_start(&s, "HTTP/1.1 304 Not Modified\r\n\r\n");
+    char endpoint[64], err[512] = "";
+    snprintf(endpoint, sizeof endpoint, "http://127.0.0.1:%d", s.port);
+    json_t *options = json_pack("{s:s}", "user_name", "aidc");
+    struct backend_cluster c = {.name = "hpc", .kind = "slurm", .endpoint = endpoint,
+                                .credentials_ref = "env:AIDC_TEST_SLURMREST_KEY",
+                                .options = options};
+    const struct backend_ops *ops = backend_find("slurm");
+    ck_assert_ptr_nonnull(ops);
+    reports = 0;
+    ck_assert_msg(ops->poll_changed(&c, 1700000000, count_report, NULL, err, sizeof err) == 0,
+                  "304 taken for an error: %s", err);
+    server_stop(&s);
+    ck_assert_int_eq(reports, 0);
+    ck_assert_ptr_nonnull(strstr(s.request, "GET /slurm/v0.0.38/jobs?update_time=1700000000 "));
+    json_decref(options);
+}
+END_TEST
+
 START_TEST(missing_credential_is_refused_before_any_call)
 {
     unsetenv("AIDC_TEST_SLURMREST_KEY");
@@ -226,6 +262,7 @@ int main(void)
     tcase_add_test(tc, cut_short_is_unavailable);
     tcase_add_test(tc, silence_times_out);
     tcase_add_test(tc, nobody_listening_is_unavailable);
+    tcase_add_test(tc, not_modified_is_no_change);
     tcase_add_test(tc, missing_credential_is_refused_before_any_call);
     suite_add_tcase(s, tc);
     return suite_run(s);
