@@ -145,36 +145,11 @@ q() { "$PSQL" -X -qAt -v ON_ERROR_STOP=1 -d "$OWNER_URL" "$@"; }
 export AIDC_DATABASE_URL="$APP_URL" AIDC_MIGRATE_DATABASE_URL="$OWNER_URL"
 export AIDC_LOG_LEVEL=warn AIDC_DATA_DIR="$TMP/data" AIDC_THREADS="$THREADS" AIDC_WORKERS=1
 export AIDC_SYNC_INTERVAL_MS=100   # jobs that ended free their GPU within 0.1 s
-AIDC_ADMIN_PASSWORD=$PASSWORD "$AIDCD" bootstrap --admin bench >/dev/null
-AIDC_PORT=$(pick_port 18500)
-BASE="http://127.0.0.1:$AIDC_PORT"
-AIDC_LISTEN="127.0.0.1:$AIDC_PORT" AIDC_PORTAL_DIR="$ROOT/portal" "$AIDCD" serve \
-    > "$OUT/aidcd.log" 2>&1 &
-AIDCD_PID=$!
-for _ in $(seq 150); do
-    kill -0 "$AIDCD_PID" 2>/dev/null || die "aidcd exited during start (log: $OUT/aidcd.log)"
-    [ "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/readyz" || true)" = 200 ] && break
-    sleep 0.1
-done
+aidcd_start 18500
 say "aidcd (pid $AIDCD_PID) on port $AIDC_PORT: $THREADS HTTP threads, workers on" \
     "(sync every ${AIDC_SYNC_INTERVAL_MS} ms); $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
-expect() {  # expect STATUS curl-args...: one request, die unless it answers STATUS
-    local want=$1 got
-    shift
-    got=$(curl -s -o "$TMP/resp" -w '%{http_code}' "$@" || true)
-    [ "$got" = "$want" ] || { cat "$TMP/resp" >&2 2>/dev/null; echo >&2;
-                              die "expected $want, got $got from: curl $*"; }
-}
-expect 200 -X POST -H 'Content-Type: application/json' \
-    -d "{\"username\":\"bench\",\"password\":\"$PASSWORD\"}" "$BASE/api/v1/auth/login"
-JWT=$(jq -r .access_token "$TMP/resp")
-expect 201 -X POST -H "Authorization: Bearer $JWT" -H 'Content-Type: application/json' \
-    -d '{"name":"bench","scopes":["admin","jobs:read","jobs:write"],"expires_in_days":1}' \
-    "$BASE/api/v1/tokens"
-TOKEN=$(jq -r .token "$TMP/resp")
-if [ -z "$TOKEN" ] || [ "$TOKEN" = null ]; then die "no API token"; fi
-AUTH=(-H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json')
+admin_token
 expect 201 -X POST "${AUTH[@]}" -d '{"name":"local","kind":"local","options":{"gpus":{"a100":64},"cpus":100000,"memory_gib":1000000}}' \
     "$BASE/api/v1/clusters"
 expect 201 -X POST "${AUTH[@]}" -d "{\"slug\":\"$TENANT\",\"name\":\"Bench\"}" "$BASE/api/v1/tenants"

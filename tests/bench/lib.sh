@@ -41,3 +41,39 @@ pg_ticks() {  # every process of the bench cluster: postmaster and its children
     done
     echo "$t"
 }
+
+# ---- aidcd under test (AIDCD, PASSWORD, OUT, TMP, ROOT, THREADS set by the caller) ----------
+aidcd_start() {  # aidcd_start FIRST_PORT: bootstrap the admin "bench", serve; sets AIDC_PORT BASE AIDCD_PID
+    AIDC_ADMIN_PASSWORD=$PASSWORD "$AIDCD" bootstrap --admin bench >/dev/null
+    AIDC_PORT=$(pick_port "$1")
+    BASE="http://127.0.0.1:$AIDC_PORT"
+    AIDC_LISTEN="127.0.0.1:$AIDC_PORT" AIDC_PORTAL_DIR="$ROOT/portal" "$AIDCD" serve \
+        > "$OUT/aidcd.log" 2>&1 &
+    AIDCD_PID=$!
+    for _ in $(seq 150); do
+        kill -0 "$AIDCD_PID" 2>/dev/null || die "aidcd exited during start (log: $OUT/aidcd.log)"
+        [ "$(curl -s -o /dev/null -w '%{http_code}' "$BASE/readyz" || true)" = 200 ] && break
+        sleep 0.1
+    done
+}
+
+expect() {  # expect STATUS curl-args...: one request, die unless it answers STATUS
+    local want=$1 got
+    shift
+    got=$(curl -s -o "$TMP/resp" -w '%{http_code}' "$@" || true)
+    [ "$got" = "$want" ] || { cat "$TMP/resp" >&2 2>/dev/null; echo >&2;
+                              die "expected $want, got $got from: curl $*"; }
+}
+
+admin_token() {  # log in as "bench" and make an API token; sets TOKEN and AUTH (curl args)
+    local jwt
+    expect 200 -X POST -H 'Content-Type: application/json' \
+        -d "{\"username\":\"bench\",\"password\":\"$PASSWORD\"}" "$BASE/api/v1/auth/login"
+    jwt=$(jq -r .access_token "$TMP/resp")
+    expect 201 -X POST -H "Authorization: Bearer $jwt" -H 'Content-Type: application/json' \
+        -d '{"name":"bench","scopes":["admin","jobs:read","jobs:write"],"expires_in_days":1}' \
+        "$BASE/api/v1/tokens"
+    TOKEN=$(jq -r .token "$TMP/resp")
+    if [ -z "$TOKEN" ] || [ "$TOKEN" = null ]; then die "no API token"; fi
+    AUTH=(-H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json')
+}
