@@ -44,6 +44,9 @@ static void setup(void)
 
 static void teardown(void)
 {
+    /* the crash test may have failed while aidcd was down */
+    if (harness_srv.pid <= 0 && jobs_restart_server(fast) != 0)
+        fprintf(stderr, "teardown: aidcd did not start again\n");
     free(ann);
     harness_teardown();
 }
