@@ -2,6 +2,7 @@
 # install-deps.sh - install the Debian 12 packages aidc needs, if missing.
 #
 #   deploy/install-deps.sh build    compiler, CMake and the libraries aidcd links
+#                                   (libcurl: the Slurm backend talks to slurmrestd)
 #   deploy/install-deps.sh run      PostgreSQL 15 (server) for a local database
 #   deploy/install-deps.sh test     Check, libcurl, clang-tidy (tests and lint), and
 #                                   Slurm 22.05 for deploy/slurm-up.sh: munged,
@@ -17,7 +18,7 @@ pkgs=()
 for group in "$@"; do
     case "$group" in
         build) pkgs+=(gcc make cmake pkg-config libmicrohttpd-dev libpq-dev libjansson-dev
-                      libjwt-dev libssl-dev) ;;
+                      libjwt-dev libssl-dev libcurl4-openssl-dev) ;;
         run)   pkgs+=(postgresql-15 postgresql-client-15 curl ca-certificates) ;;
         test)  pkgs+=(check libcurl4-openssl-dev clang-tidy curl
                       munge slurmctld slurmd slurm-client slurmrestd slurm-wlm-jwt-plugin
