@@ -61,7 +61,7 @@ trap 'exit 0' INT TERM
 say "migrating"
 build/aidcd migrate ||
     die "migrating the dev database failed (above). A dev database made by an older checkout can
-     be started afresh: stop this script, then remove $pgdata"
+     be started afresh: remove $pgdata and run this again"
 AIDC_ADMIN_PASSWORD=$admin_pw build/aidcd bootstrap --admin admin >/dev/null
 
 say "starting aidcd on http://$listen"
