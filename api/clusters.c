@@ -143,7 +143,7 @@ int api_cluster_list(struct req *rq, struct resp *rs)
     return e;
 }
 
-static int name_param(struct req *rq, struct resp *rs, const char **out)
+int api_cluster_name(struct req *rq, struct resp *rs, const char **out)
 {
     *out = req_param(rq, "name");
     if (!validate_slug(*out)) {
@@ -156,7 +156,7 @@ static int name_param(struct req *rq, struct resp *rs, const char **out)
 int api_cluster_get(struct req *rq, struct resp *rs)
 {
     const char *name;
-    int e = name_param(rq, rs, &name);
+    int e = api_cluster_name(rq, rs, &name);
     if (e)
         return e;
     json_t *out = NULL;
@@ -169,7 +169,7 @@ int api_cluster_get(struct req *rq, struct resp *rs)
 int api_cluster_sync(struct req *rq, struct resp *rs)
 {
     const char *name;
-    int e = name_param(rq, rs, &name);
+    int e = api_cluster_name(rq, rs, &name);
     if (e)
         return e;
     char id[37], kind[16];

@@ -7,13 +7,14 @@
  */
 #include "drift.h"
 
+#include "clusters.h"
+
 #include "../backends/backend.h"
 #include "../db/clusters.h"
 #include "../db/pgarray.h"
 #include "../server/config.h"
 #include "../server/crypto.h"
 #include "../server/err.h"
-#include "../server/validate.h"
 #include "../server/xalloc.h"
 
 #include <microhttpd.h>
@@ -100,14 +101,13 @@ static json_t *report(const char *name, struct listing *l, const PGresult *ledge
 
 int api_cluster_drift(struct req *rq, struct resp *rs)
 {
-    const char *name = req_param(rq, "name");
-    if (!validate_slug(name)) {
-        api_field_error(rs, "name", "must match ^[a-z][a-z0-9-]{1,62}$");
-        return api_fail_fields(rs);
-    }
+    const char *name;
+    int e = api_cluster_name(rq, rs, &name);
+    if (e)
+        return e;
     PGresult *all = NULL;
     int row;
-    int e = find_cluster(rq, name, &all, &row);
+    e = find_cluster(rq, name, &all, &row);
     if (!e && row < 0)
         e = api_fail(rs, MHD_HTTP_NOT_FOUND, "cluster \"%s\" not found", name);
     const struct backend_ops *ops = e ? NULL : backend_find(PQgetvalue(all, row, 2));

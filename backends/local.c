@@ -1,6 +1,7 @@
 /* local.c - the local executor (see local.h). */
 #include "local.h"
 
+#include "../api/jobspec.h"
 #include "../server/err.h"
 #include "../server/log.h"
 #include "../server/sbuf.h"
@@ -20,19 +21,6 @@
 
 #define MAX_GPU_TYPES 16
 #define MAX_GPUS_PER_TYPE 64
-
-static bool valid_type(const char *t)
-{
-    size_t n = strlen(t);
-    if (n < 1 || n > 32 || !((t[0] >= 'a' && t[0] <= 'z') || (t[0] >= '0' && t[0] <= '9')))
-        return false;
-    for (size_t i = 1; i < n; i++) {
-        char c = t[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-'))
-            return false;
-    }
-    return true;
-}
 
 static bool int_option(json_t *o, const char *name, long long min, long long max, char *err,
                        size_t errsz)
@@ -72,7 +60,7 @@ static bool check_options(json_t *o, char *err, size_t errsz)
         return false;
     }
     json_object_foreach(gpus, key, v) {
-        if (!valid_type(key)) {
+        if (!jobspec_gpu_type_valid(key)) {
             snprintf(err, errsz, "options.gpus: \"%.40s\" is not a GPU type (^[a-z0-9][a-z0-9._-]{0,31}$)",
                      key);
             return false;

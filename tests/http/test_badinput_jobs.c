@@ -13,6 +13,7 @@
  * to stderr (prefixed DISCREPANCY) with the request and the answer, and the
  * test fails at its end, so one run lists everything that is wrong.
  */
+#include "server/crypto.h"
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
 #include "tests/support/jobs.h"
@@ -137,25 +138,10 @@ static void bad_req(const char *method, const char *path, long status, const cha
     http_res_free(&r);
 }
 
+/* base64url of a cursor's text, as the server encodes cursors */
 static void b64url(const char *in, char *out, size_t outsz)
 {
-    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    const unsigned char *p = (const unsigned char *)in;
-    size_t n = strlen(in), o = 0;
-    for (size_t i = 0; i < n && o + 5 < outsz; i += 3) {
-        unsigned v = (unsigned)p[i] << 16;
-        if (i + 1 < n)
-            v |= (unsigned)p[i + 1] << 8;
-        if (i + 2 < n)
-            v |= p[i + 2];
-        out[o++] = tab[(v >> 18) & 63];
-        out[o++] = tab[(v >> 12) & 63];
-        if (i + 1 < n)
-            out[o++] = tab[(v >> 6) & 63];
-        if (i + 2 < n)
-            out[o++] = tab[v & 63];
-    }
-    out[o] = '\0';
+    crypto_b64url_encode((const unsigned char *)in, strlen(in), out, outsz);
 }
 
 /* A submission whose env has n variables V0..Vn-1 (malloc'd). */

@@ -9,6 +9,7 @@
  * to stderr (prefixed DISCREPANCY) with the request and the answer, and the
  * test fails at its end, so one run lists everything that is wrong.
  */
+#include "server/crypto.h"
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
 #include "tests/support/soft.h"
@@ -33,22 +34,7 @@ static void setup(void)
 
 static void b64url(const unsigned char *in, size_t n, char *out, size_t outsz)
 {
-    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    size_t o = 0;
-    for (size_t i = 0; i < n && o + 5 < outsz; i += 3) {
-        unsigned v = (unsigned)in[i] << 16;
-        if (i + 1 < n)
-            v |= (unsigned)in[i + 1] << 8;
-        if (i + 2 < n)
-            v |= in[i + 2];
-        out[o++] = tab[(v >> 18) & 63];
-        out[o++] = tab[(v >> 12) & 63];
-        if (i + 1 < n)
-            out[o++] = tab[(v >> 6) & 63];
-        if (i + 2 < n)
-            out[o++] = tab[v & 63];
-    }
-    out[o] = '\0';
+    crypto_b64url_encode(in, n, out, outsz);
 }
 
 /* GET with a URL of any length (client.c's buffer holds 2 KiB). */
