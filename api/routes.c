@@ -7,6 +7,8 @@
  * minimum tenant role in {tenant}, token scope, flags, query arguments.
  */
 #include "../server/router.h"
+#include "approvals.h"
+#include "audit.h"
 #include "clusters.h"
 #include "drift.h"
 #include "identity.h"
@@ -22,6 +24,7 @@
 #define FIN GR_FINANCE
 #define AUD GR_AUDITOR
 #define PAGE "limit,cursor"
+#define AUDIT_FILTERS "actor,tenant,action,outcome,source_ip,from,to,q"
 
 const struct route routes[] = {
     /* health and meta */
@@ -113,6 +116,32 @@ const struct route routes[] = {
      TR_MEMBER, SC_JOBS_WRITE, 0, NULL},
     {"GET", "/api/v1/tenants/{tenant}/jobs/{id}/logs", api_job_logs, "job.logs", PA, TR_MEMBER,
      SC_JOBS_READ, 0, "stream,tail"},
+
+    /* audit */
+    {"GET", "/api/v1/audit/events", api_audit_events, "audit.search", PA | AUD, TR_NONE,
+     SC_AUDIT_READ, RF_AUDIT_READ, AUDIT_FILTERS ",resource_type,resource_id," PAGE},
+    {"GET", "/api/v1/audit/events/export", api_audit_export, "audit.export", PA | AUD, TR_NONE,
+     SC_AUDIT_READ, RF_AUDIT_READ, AUDIT_FILTERS ",resource_type,resource_id,format"},
+    {"GET", "/api/v1/audit/verify", api_audit_verify, "audit.verify", PA | AUD, TR_NONE,
+     SC_AUDIT_READ, RF_AUDIT_READ, "from,to"},
+    {"GET", "/api/v1/audit/checkpoints", api_audit_checkpoints, "audit.checkpoints", PA | AUD,
+     TR_NONE, SC_AUDIT_READ, RF_AUDIT_READ, PAGE},
+    {"GET", "/api/v1/audit/public-key", api_audit_public_key, "audit.public_key", PA | AUD,
+     TR_NONE, SC_AUDIT_READ, 0, NULL},
+    {"POST", "/api/v1/audit/commands", api_audit_ingest, "audit.ingest", PA, TR_NONE,
+     SC_AUDIT_INGEST, RF_INGEST, NULL},
+    {"GET", "/api/v1/audit/commands", api_audit_commands, "audit.commands", PA | AUD, TR_NONE,
+     SC_AUDIT_READ, RF_AUDIT_READ, "host,user,tenant,q,from,to,job_id,kind," PAGE},
+
+    /* dual approval */
+    {"GET", "/api/v1/approvals", api_approval_list, "approval.list", PA, TR_NONE, SC_ADMIN, 0,
+     "state," PAGE},
+    {"GET", "/api/v1/approvals/{id}", api_approval_get, "approval.read", PA, TR_NONE, SC_ADMIN, 0,
+     NULL},
+    {"POST", "/api/v1/approvals/{id}/approve", api_approval_approve, "approval.approve", PA,
+     TR_NONE, SC_ADMIN, 0, NULL},
+    {"POST", "/api/v1/approvals/{id}/reject", api_approval_reject, "approval.reject", PA, TR_NONE,
+     SC_ADMIN, RF_BODY, NULL},
 };
 
 const size_t routes_count = sizeof routes / sizeof routes[0];

@@ -48,17 +48,50 @@ void audit_redact(json_t *v)
     }
 }
 
+/* The stored, redacted details of ev (malloc'd JSON text), or NULL. */
+static char *details_text(const struct audit_event *ev)
+{
+    json_t *d = ev->details ? json_deep_copy(ev->details) : json_object();
+    if (!d)
+        return NULL;
+    audit_redact(d);
+    char *text = json_dumps(d, JSON_COMPACT);
+    json_decref(d);
+    return text;
+}
+
+int audit_record_system(struct db *db, const struct audit_event *ev, bool queue)
+{
+    char status[16];
+    snprintf(status, sizeof status, "%d", ev->status);
+    char *details = details_text(ev);
+    if (!details)
+        return AIDC_EINTERNAL;
+    struct db_audit_row row = {
+        .actor_username = "aidc",
+        .actor_roles = "system",
+        .tenant_id = ev->tenant_id && ev->tenant_id[0] ? ev->tenant_id : NULL,
+        .tenant_slug = ev->tenant_slug && ev->tenant_slug[0] ? ev->tenant_slug : NULL,
+        .action = ev->action,
+        .resource_type = ev->resource_type,
+        .resource_id = ev->resource_id,
+        .outcome = ev->outcome ? ev->outcome : "success",
+        .status = ev->status ? status : NULL,
+        .details = details,
+    };
+    int e = db_audit_insert(db, &row, queue);
+    if (e)
+        log_error("cannot record audit event %s: %s", ev->action, aidc_err_name(e));
+    free(details);
+    return e;
+}
+
 static int record(struct req *rq, const struct audit_event *ev, bool queue)
 {
     char roles[64], status[16];
     auth_roles_csv(rq->actor.roles, roles, sizeof roles);
     snprintf(status, sizeof status, "%d", ev->status);
-    json_t *d = ev->details ? json_deep_copy(ev->details) : json_object();
-    if (!d)
-        return AIDC_EINTERNAL;
-    audit_redact(d);
-    char *details = json_dumps(d, JSON_COMPACT);
-    json_decref(d);
+    char *details = details_text(ev);
     if (!details)
         return AIDC_EINTERNAL;
     const struct actor *a = &rq->actor;

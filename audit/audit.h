@@ -14,6 +14,9 @@
 #include "../server/request.h"
 
 #include <jansson.h>
+#include <stdbool.h>
+
+struct db;
 
 struct audit_event {
     const char *action;        /* "project.create", "auth.login", ... */
@@ -30,6 +33,12 @@ struct audit_event {
 int audit_record(struct req *rq, const struct audit_event *ev);
 /* Write ev at once, in its own transaction (no transaction may be open). */
 int audit_record_now(struct req *rq, const struct audit_event *ev);
+/*
+ * Record ev for a background worker (no request): the actor is the system
+ * ("aidc", role system), source and request id are empty. queue = true adds
+ * it to db's open transaction, false writes it in a transaction of its own.
+ */
+int audit_record_system(struct db *db, const struct audit_event *ev, bool queue);
 /*
  * Replace, in place and recursively, the value of every key that names a
  * secret (password, token, secret, authorization, cookie, credentials,

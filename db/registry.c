@@ -2,6 +2,8 @@
  * registry.c - the list of every db/ module's prepared statements. A new
  * db/ module adds its list here; db_ensure prepares them all.
  */
+#include "approvals.h"
+#include "audit.h"
 #include "auditlog.h"
 #include "clusters.h"
 #include "db.h"
@@ -19,5 +21,6 @@
 const struct db_stmt *const *const db_registry[] = {
     db_identity_stmts, db_auditlog_stmts, db_idempotency_stmts, db_tenants_stmts,
     db_projects_stmts, db_users_stmts,    db_tokens_stmts,      db_health_stmts,
-    db_clusters_stmts, db_quotas_stmts,   db_jobs_stmts,        db_sched_stmts,  NULL,
+    db_clusters_stmts, db_quotas_stmts,   db_jobs_stmts,        db_sched_stmts,
+    db_audit_stmts,    db_approvals_stmts, NULL,
 };

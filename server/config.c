@@ -89,6 +89,24 @@ static const struct setting settings[] = {
      "how often the syncer asks the clusters what became of their jobs"},
     {"AIDC_INVENTORY_INTERVAL_SECONDS", T_INT, OFF(inventory_interval_seconds), "60", 1, 86400,
      "how often the syncer refreshes the clusters' inventory (and on POST .../sync)"},
+    {"AIDC_AUDIT_KEY_FILE", T_STRING, OFF(audit_key_file), "", 0, 0,
+     "key that signs audit checkpoints, kept outside the database: an Ed25519 private key "
+     "(PEM; `aidcd audit keygen FILE` makes one) or a file of at least 32 random bytes "
+     "(HMAC-SHA256). Empty: checkpoints are not signed (a warning at start)"},
+    {"AIDC_AUDIT_CHECKPOINT_SECONDS", T_INT, OFF(audit_checkpoint_seconds), "300", 1, 86400,
+     "how often the sealer signs the head of the audit chain"},
+    {"AIDC_AUDIT_SEAL_GRACE_MS", T_INT, OFF(audit_seal_grace_ms), "2000", 0, 600000,
+     "the sealer chains events this old, so transactions still in flight keep id order"},
+    {"AIDC_AUDIT_RETENTION_DAYS", T_INT, OFF(audit_retention_days), "400", 180, 36500,
+     "audit events are kept this long (whole months are dropped after it; at least 180)"},
+    {"AIDC_AUDIT_INGEST_MAX_BYTES", T_LONG, OFF(audit_ingest_max_bytes), "5242880", 1024,
+     67108864, "largest body of POST /api/v1/audit/commands"},
+    {"AIDC_AUDIT_INGEST_MAX_RECORDS", T_INT, OFF(audit_ingest_max_records), "10000", 1, 100000,
+     "most records in one POST /api/v1/audit/commands"},
+    {"AIDC_APPROVAL_TTL_HOURS", T_INT, OFF(approval_ttl_hours), "72", 1, 8760,
+     "a pending dual-approval request expires after this"},
+    {"AIDC_APPROVAL_QUOTA_THRESHOLD", T_INT, OFF(approval_quota_threshold), "0", 0, 1000000,
+     "raising a quota's guaranteed amount of a resource by more than this needs dual approval"},
 };
 
 #define NSETTINGS (sizeof settings / sizeof settings[0])

@@ -43,6 +43,14 @@ struct config {
     int admission_interval_ms;
     int sync_interval_ms;
     int inventory_interval_seconds;
+    char *audit_key_file;       /* "" = checkpoints unsigned */
+    int audit_checkpoint_seconds;
+    int audit_seal_grace_ms;
+    int audit_retention_days;
+    long audit_ingest_max_bytes;
+    int audit_ingest_max_records;
+    int approval_ttl_hours;
+    int approval_quota_threshold;
     char *self_exe;             /* derived: this binary (the local executor runs its shim) */
 };
 

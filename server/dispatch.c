@@ -369,7 +369,7 @@ static int idem_store(struct req *rq, struct resp *rs, const char *hash)
 
 static int record_change(struct req *rq, struct resp *rs)
 {
-    if (rs->audit.skip || is_read_method(rq->method))
+    if (rs->audit.skip || (is_read_method(rq->method) && !(rq->route->flags & RF_AUDIT_READ)))
         return 0;
     struct audit_event ev = {
         .action = rq->route->action,
@@ -414,7 +414,8 @@ static int run_once(struct req *rq, struct resp *rs, const char *hash)
     struct ctx_strings cs = {0};
     struct db_ctx ctx;
     ctx_build(rq, &cs, &ctx);
-    e = db_begin(rq->db, &ctx, is_read_method(rq->method));
+    bool readonly = is_read_method(rq->method) && !(rt->flags & RF_AUDIT_READ);
+    e = db_begin(rq->db, &ctx, readonly);
     ctx_free(&cs);
     if (e)
         return e;
@@ -453,7 +454,7 @@ static int run_once(struct req *rq, struct resp *rs, const char *hash)
         e = idem_store(rq, rs, hash);
     if (e)
         goto fail;
-    if (is_read_method(rq->method)) {
+    if (readonly) {
         db_commit_nowait(rq->db);
         return 0;
     }
@@ -517,6 +518,16 @@ static int admit_fresh(struct req *rq, struct resp *rs)
         start_over(rq, rs);
         e = admit(rq, rs);
     }
+    return e;
+}
+
+int dispatch_begin_read(struct req *rq)
+{
+    struct ctx_strings cs = {0};
+    struct db_ctx ctx;
+    ctx_build(rq, &cs, &ctx);
+    int e = db_begin(rq->db, &ctx, true);
+    ctx_free(&cs);
     return e;
 }
 

@@ -16,4 +16,11 @@
 /* Run rq (route already matched, body read) and fill rs. Never fails. */
 void dispatch(struct req *rq, struct resp *rs, const struct config *cfg);
 
+/*
+ * Begin a read-only transaction on rq->db with rq's actor as the row-level
+ * security context: for work that continues after dispatch() answered (a
+ * streamed export reads in batches, each in a transaction of its own).
+ */
+int dispatch_begin_read(struct req *rq);
+
 #endif

@@ -317,6 +317,53 @@ static void common_headers(struct MHD_Response *r, const char *request_id, bool 
     }
 }
 
+static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    struct resp_stream *st = cls;
+    long n = st->next(st->state, buf, max);
+    if (n < 0)
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    return n == 0 ? MHD_CONTENT_READER_END_OF_STREAM : (ssize_t)n;
+}
+
+static void stream_done(void *cls)
+{
+    struct resp_stream *st = cls;
+    if (st->free)
+        st->free(st->state);
+    free(st);
+}
+
+static void common_headers(struct MHD_Response *r, const char *request_id, bool api);
+
+/* A 200 whose body is produced as it is sent (chunked), e.g. an audit export. */
+static enum MHD_Result queue_stream(struct MHD_Connection *c, struct pending *p, struct resp *rs)
+{
+    struct resp_stream *st = xmalloc(sizeof *st);
+    *st = rs->stream;
+    memset(&rs->stream, 0, sizeof rs->stream); /* the response owns it now */
+    struct MHD_Response *r =
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_read, st, stream_done);
+    if (!r) {
+        stream_done(st);
+        return MHD_NO;
+    }
+    common_headers(r, p->rq->request_id, true);
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                            rs->content_type ? rs->content_type : "application/octet-stream");
+    for (size_t i = 0; i < rs->nheaders; i++)
+        MHD_add_response_header(r, rs->headers[i].name, rs->headers[i].value);
+    if (atomic_load(&draining))
+        MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
+    int status = rs->status ? rs->status : MHD_HTTP_OK;
+    enum MHD_Result ok = MHD_queue_response(c, (unsigned)status, r);
+    MHD_destroy_response(r);
+    p->status = status;
+    p->answered = true;
+    return ok;
+}
+
 static enum MHD_Result queue(struct MHD_Connection *c, struct pending *p, struct resp *rs)
 {
     struct req *rq = p->rq;
@@ -331,6 +378,8 @@ static enum MHD_Result queue(struct MHD_Connection *c, struct pending *p, struct
         body = problem_render(&rs->err, rq->request_id);
         len = strlen(body);
         ctype = "application/problem+json";
+    } else if (rs->stream.next) {
+        return queue_stream(c, p, rs);
     } else if (rs->raw) {
         body = rs->raw;
         len = rs->raw_len;
@@ -467,6 +516,22 @@ static bool is_json_type(const char *ct)
     return n == 16 && strncasecmp(ct, "application/json", 16) == 0;
 }
 
+static bool is_ndjson_type(const char *ct)
+{
+    if (!ct)
+        return false;
+    size_t n = strcspn(ct, "; ");
+    return n == 20 && strncasecmp(ct, "application/x-ndjson", 20) == 0;
+}
+
+/* The largest body the request's route takes (before routing: the default). */
+static size_t body_limit(const struct req *rq)
+{
+    if (rq->route && (rq->route->flags & RF_INGEST))
+        return (size_t)g_cfg->audit_ingest_max_bytes;
+    return (size_t)g_cfg->max_body_bytes;
+}
+
 /* First call: route the request and answer what needs no body. */
 static enum MHD_Result on_headers(struct MHD_Connection *c, struct pending *p)
 {
@@ -503,11 +568,15 @@ static enum MHD_Result on_headers(struct MHD_Connection *c, struct pending *p)
     rq->route = rt;
     p->slot = router_index(rt);
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    if (cl && strtoull(cl, NULL, 10) > (unsigned long long)g_cfg->max_body_bytes)
+    if (cl && strtoull(cl, NULL, 10) > (unsigned long long)body_limit(rq))
         return refuse(c, p, MHD_HTTP_CONTENT_TOO_LARGE, "request body is too large", NULL);
     if ((rt->flags & RF_BODY) && !is_json_type(rq->content_type))
         return refuse(c, p, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
                             "request body must be application/json", NULL);
+    if ((rt->flags & RF_INGEST) && !is_json_type(rq->content_type) &&
+        !is_ndjson_type(rq->content_type))
+        return refuse(c, p, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+                      "request body must be application/json or application/x-ndjson", NULL);
     return MHD_YES;
 }
 
@@ -544,7 +613,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     if (*upload_data_size) {
         size_t n = *upload_data_size;
-        if (!p->too_big && rq->body_len + n <= (size_t)g_cfg->max_body_bytes) {
+        if (!p->too_big && rq->body_len + n <= body_limit(rq)) {
             rq->body = xrealloc(rq->body, rq->body_len + n + 1);
             memcpy(rq->body + rq->body_len, upload_data, n);
             rq->body_len += n;

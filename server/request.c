@@ -114,6 +114,8 @@ void resp_free(struct resp *rs)
     api_error_clear(&rs->err);
     free(rs->audit.resource_id);
     json_decref(rs->audit.details);
+    if (rs->stream.free && rs->stream.state)
+        rs->stream.free(rs->stream.state);
     memset(rs, 0, sizeof *rs);
 }
 

@@ -117,12 +117,26 @@ struct resp_audit {
     bool skip;         /* the handler recorded its own events */
 };
 
+/*
+ * A body produced while it is sent (exports of any size): next() fills buf
+ * with at most max bytes and returns how many, 0 at the end, or -1 on an
+ * error (the connection is cut, so a client never mistakes a broken export
+ * for a whole one). Runs on the connection's HTTP thread after dispatch();
+ * free() releases state once the response is done.
+ */
+struct resp_stream {
+    long (*next)(void *state, char *buf, size_t max);
+    void (*free)(void *state);
+    void *state;
+};
+
 struct resp {
     int status;
     json_t *body;             /* new reference, or NULL */
     char *raw;                /* alternatively a ready body (malloc'd) ... */
     size_t raw_len;
     const char *content_type; /* ... with this type */
+    struct resp_stream stream; /* or a streamed body (next != NULL), with content_type */
     struct header *headers;
     size_t nheaders;
     struct api_error err;
@@ -165,6 +179,10 @@ struct req {
     struct db *db;
     const struct config *cfg;
     struct timespec started;
+    /* set while an approved operation runs (api/approvals.c): the approval's
+     * id and the second person, so the handler acts instead of asking again */
+    const char *approval_id;
+    const char *approved_by;
 };
 
 /* Release what an actor holds and zero it. */

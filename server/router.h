@@ -24,6 +24,8 @@ enum route_flags {
     RF_CREATES = 1u << 4,     /* creates something: honours Idempotency-Key */
     RF_NO_DB = 1u << 5,       /* needs no database transaction */
     RF_NO_TX = 1u << 6,       /* the handler runs its statements alone (no request transaction) */
+    RF_INGEST = 1u << 7,      /* body is JSON or NDJSON, up to AIDC_AUDIT_INGEST_MAX_BYTES */
+    RF_AUDIT_READ = 1u << 8,  /* reads audit data: the read itself is an audit event */
 };
 
 struct route {

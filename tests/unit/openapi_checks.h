@@ -550,6 +550,14 @@ static void check_security(json_t *doc, const struct route *r, json_t *op, struc
 static void check_body(json_t *doc, const struct route *r, json_t *op, struct findings *f)
 {
     json_t *body = resolve(doc, json_object_get(op, "requestBody"));
+    if (r->flags & RF_INGEST) { /* JSON or NDJSON: both documented */
+        json_t *content = json_object_get(body, "content");
+        if (!json_object_get(content, "application/json") ||
+            !json_object_get(content, "application/x-ndjson"))
+            note(f, "%s %s: an ingest route documents application/json and application/x-ndjson",
+                 r->method, r->pattern);
+        return;
+    }
     if (!(r->flags & RF_BODY)) {
         if (body)
             note(f, "%s %s: documents a request body the route does not take", r->method,
