@@ -1,18 +1,193 @@
 /* audit.c (api) - the audit endpoints (see audit.h). */
 #include "audit.h"
 
-#include <microhttpd.h>
+#include "../audit/audit.h"
+#include "../audit/export.h"
+#include "../audit/sign.h"
+#include "../audit/verify.h"
+#include "../db/audit.h"
+#include "../server/crypto.h"
+#include "../server/err.h"
+#include "auditfilter.h"
+#include "paging.h"
 
-#define TODO(fn)                                                                   \
-    int fn(struct req *rq, struct resp *rs)                                        \
-    {                                                                              \
-        (void)rq;                                                                  \
-        return api_fail(rs, MHD_HTTP_NOT_IMPLEMENTED, "not built yet");           \
+#include <ctype.h>
+#include <microhttpd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Split a "ts|id" cursor; false when it is not one we issued. */
+static bool cursor_split(char *after, char **ts, char **id)
+{
+    char *second = NULL;
+    paging_split(after, &second);
+    if (!after || !second || !*second || strlen(after) > 40)
+        return false;
+    for (const char *p = second; *p; p++)
+        if (!isdigit((unsigned char)*p))
+            return false;
+    for (const char *p = after; *p; p++)
+        if (!isdigit((unsigned char)*p) && !strchr(" -:.+", *p))
+            return false;
+    *ts = after;
+    *id = second;
+    return true;
+}
+
+static int bad_cursor(struct resp *rs, struct page *pg)
+{
+    paging_free(pg);
+    api_field_error(rs, "cursor", "is not a cursor this server issued");
+    return api_fail_fields(rs);
+}
+
+/* The read itself is audited: what was asked, and how much came back. */
+static void audit_read(struct resp *rs, const struct req *rq, const char *what, json_t *extra)
+{
+    json_t *d = auditfilter_echo(rq);
+    if (d && extra)
+        json_object_update(d, extra);
+    json_decref(extra);
+    resp_audit(rs, "audit_log", what, d);
+}
+
+int api_audit_events(struct req *rq, struct resp *rs)
+{
+    struct db_audit_filter f;
+    char prefix[512];
+    struct page pg;
+    char *ts = NULL, *id = NULL, limit[16];
+    int e = auditfilter_events(rq, rs, &f, prefix, sizeof prefix);
+    if (e || (e = paging_parse(rq, rs, &pg)) != 0)
+        return e;
+    if (pg.after && !cursor_split(pg.after, &ts, &id))
+        return bad_cursor(rs, &pg);
+    snprintf(limit, sizeof limit, "%d", pg.limit + 1);
+    e = db_audit_custom_plans(rq->db);
+    PGresult *r = e ? NULL : db_audit_search(rq->db, &f, ts, id, limit, &e);
+    if (r) {
+        int n = PQntuples(r);
+        e = paging_answer_prebuilt(rs, r, &pg);
+        audit_read(rs, rq, "events",
+                   json_pack("{s:i}", "returned", n > pg.limit ? pg.limit : n));
     }
-TODO(api_audit_events)
-TODO(api_audit_export)
-TODO(api_audit_verify)
-TODO(api_audit_checkpoints)
-TODO(api_audit_public_key)
-TODO(api_audit_ingest)
-TODO(api_audit_commands)
+    PQclear(r);
+    paging_free(&pg);
+    return e;
+}
+
+int api_audit_commands(struct req *rq, struct resp *rs)
+{
+    struct db_audit_cmd_filter f;
+    struct page pg;
+    char *ts = NULL, *id = NULL, limit[16];
+    int e = auditfilter_commands(rq, rs, &f);
+    if (e || (e = paging_parse(rq, rs, &pg)) != 0)
+        return e;
+    if (pg.after && !cursor_split(pg.after, &ts, &id))
+        return bad_cursor(rs, &pg);
+    snprintf(limit, sizeof limit, "%d", pg.limit + 1);
+    e = db_audit_custom_plans(rq->db);
+    PGresult *r = e ? NULL : db_audit_commands(rq->db, &f, ts, id, limit, &e);
+    if (r) {
+        int n = PQntuples(r);
+        e = paging_answer_prebuilt(rs, r, &pg);
+        audit_read(rs, rq, "commands",
+                   json_pack("{s:i}", "returned", n > pg.limit ? pg.limit : n));
+    }
+    PQclear(r);
+    paging_free(&pg);
+    return e;
+}
+
+int api_audit_export(struct req *rq, struct resp *rs)
+{
+    struct db_audit_filter f;
+    char prefix[512];
+    int e = auditfilter_events(rq, rs, &f, prefix, sizeof prefix);
+    if (e)
+        return e;
+    const char *format = req_query(rq, "format");
+    if (format && strcmp(format, "ndjson") != 0 && strcmp(format, "csv") != 0) {
+        api_field_error(rs, "format", "must be ndjson or csv");
+        return api_fail_fields(rs);
+    }
+    bool csv = format && strcmp(format, "csv") == 0;
+    e = audit_export_start(rq, rs, &f, csv, audit_key());
+    if (!e)
+        audit_read(rs, rq, "export", json_pack("{s:s}", "format", csv ? "csv" : "ndjson"));
+    return e;
+}
+
+int api_audit_verify(struct req *rq, struct resp *rs)
+{
+    struct db_audit_filter f;
+    char prefix[8];
+    int e = auditfilter_events(rq, rs, &f, prefix, sizeof prefix);
+    if (e)
+        return e;
+    struct audit_verdict v;
+    e = audit_verify(rq->db, audit_key(), f.from, f.to, &v);
+    if (e)
+        return e;
+    audit_read(rs, rq, "verify",
+               json_pack("{s:b, s:I}", "ok", v.ok, "verified", (json_int_t)v.verified));
+    return resp_json(rs, MHD_HTTP_OK, audit_verdict_json(&v));
+}
+
+int api_audit_checkpoints(struct req *rq, struct resp *rs)
+{
+    struct page pg;
+    char limit[16];
+    int e = paging_parse(rq, rs, &pg);
+    if (e)
+        return e;
+    if (pg.after) {
+        for (const char *p = pg.after; *p; p++)
+            if (!isdigit((unsigned char)*p))
+                return bad_cursor(rs, &pg);
+    }
+    snprintf(limit, sizeof limit, "%d", pg.limit + 1);
+    PGresult *r = db_audit_checkpoints_page(rq->db, pg.after, limit, &e);
+    if (r) {
+        json_t *items = json_array();
+        int n = PQntuples(r);
+        for (int i = 0; items && i < n && i < pg.limit; i++)
+            json_array_append_new(
+                items, json_pack("{s:I, s:s, s:I, s:s, s:s, s:s, s:s}", "id",
+                                 (json_int_t)strtoll(PQgetvalue(r, i, 0), NULL, 10), "ts",
+                                 PQgetvalue(r, i, 1), "seq",
+                                 (json_int_t)strtoll(PQgetvalue(r, i, 2), NULL, 10), "head_hash",
+                                 PQgetvalue(r, i, 3), "alg", PQgetvalue(r, i, 4), "key_id",
+                                 PQgetvalue(r, i, 5), "signature", PQgetvalue(r, i, 6)));
+        json_t *next = n > pg.limit ? json_string(PQgetvalue(r, pg.limit - 1, 0)) : json_null();
+        if (n > pg.limit && next) { /* opaque like every cursor */
+            const char *raw = json_string_value(next);
+            char enc[64];
+            crypto_b64url_encode((const unsigned char *)raw, strlen(raw), enc, sizeof enc);
+            json_decref(next);
+            next = json_string(enc);
+        }
+        e = items ? resp_json(rs, MHD_HTTP_OK,
+                              json_pack("{s:o, s:o}", "items", items, "next_cursor", next))
+                  : AIDC_EINTERNAL;
+        audit_read(rs, rq, "checkpoints", NULL);
+    }
+    PQclear(r);
+    paging_free(&pg);
+    return e;
+}
+
+int api_audit_public_key(struct req *rq, struct resp *rs)
+{
+    (void)rq;
+    const struct sign_key *k = audit_key();
+    if (!k)
+        return resp_json(rs, MHD_HTTP_OK,
+                         json_pack("{s:s, s:n, s:n}", "alg", "none", "key_id", "public_key_pem"));
+    const char *pem = sign_key_public_pem(k);
+    return resp_json(rs, MHD_HTTP_OK,
+                     json_pack("{s:s, s:s, s:s?}", "alg", sign_key_alg(k), "key_id",
+                               sign_key_id(k), "public_key_pem", pem));
+}

@@ -80,7 +80,7 @@ int paging_parse_keyed(const struct req *rq, struct resp *rs, struct page *pg, c
     return 0;
 }
 
-int paging_answer(struct resp *rs, PGresult *r, const struct page *pg)
+static int answer(struct resp *rs, PGresult *r, const struct page *pg, bool prebuilt)
 {
     int n = PQntuples(r);
     json_t *items = json_array();
@@ -88,7 +88,7 @@ int paging_answer(struct resp *rs, PGresult *r, const struct page *pg)
     if (!items)
         return AIDC_EINTERNAL;
     for (int i = 0; i < n && i < pg->limit; i++) {
-        json_t *o = rowjson_object(r, i);
+        json_t *o = prebuilt ? json_loads(PQgetvalue(r, i, 0), 0, NULL) : rowjson_object(r, i);
         if (!o || json_array_append_new(items, o) != 0) {
             json_decref(items);
             return AIDC_EINTERNAL;
@@ -107,4 +107,14 @@ int paging_answer(struct resp *rs, PGresult *r, const struct page *pg)
         free(enc);
     }
     return resp_json(rs, MHD_HTTP_OK, json_pack("{s:o, s:o}", "items", items, "next_cursor", next));
+}
+
+int paging_answer(struct resp *rs, PGresult *r, const struct page *pg)
+{
+    return answer(rs, r, pg, false);
+}
+
+int paging_answer_prebuilt(struct resp *rs, PGresult *r, const struct page *pg)
+{
+    return answer(rs, r, pg, true);
 }

@@ -25,6 +25,8 @@ int paging_parse(const struct req *rq, struct resp *rs, struct page *pg);
 void paging_free(struct page *pg);
 /* Answer a list: items from r (at most pg->limit) and next_cursor. */
 int paging_answer(struct resp *rs, PGresult *r, const struct page *pg);
+/* As paging_answer, for rows whose first column is the item, built as JSON in SQL. */
+int paging_answer_prebuilt(struct resp *rs, PGresult *r, const struct page *pg);
 /* Split a cursor "a|b" in place; *second points after the bar (NULL if none). */
 void paging_split(char *after, char **second);
 /*

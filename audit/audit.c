@@ -11,6 +11,18 @@
 #include <string.h>
 #include <strings.h>
 
+static const struct sign_key *configured_key;
+
+void audit_key_set(const struct sign_key *k)
+{
+    configured_key = k;
+}
+
+const struct sign_key *audit_key(void)
+{
+    return configured_key;
+}
+
 int audit_key_is_secret(const char *key)
 {
     static const char *const secret_words[] = {

@@ -45,6 +45,14 @@ int audit_record_system(struct db *db, const struct audit_event *ev, bool queue)
  * private key...) with "[redacted]".
  */
 void audit_redact(json_t *details);
+/*
+ * The checkpoint signing key of this process (configuration: set once at
+ * start, before any thread reads it). NULL when none is configured.
+ */
+struct sign_key;
+void audit_key_set(const struct sign_key *k);
+const struct sign_key *audit_key(void);
+
 /* True if an object key names a secret. */
 int audit_key_is_secret(const char *key);
 

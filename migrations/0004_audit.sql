@@ -49,6 +49,7 @@ CREATE INDEX audit_events_tenant_idx ON audit_events (tenant_slug, ts);
 CREATE INDEX audit_events_action_idx ON audit_events (action, ts);
 CREATE INDEX audit_events_ip_idx ON audit_events (source_ip, ts);
 CREATE INDEX audit_events_resource_idx ON audit_events (resource_id, ts);
+CREATE INDEX audit_events_node_idx ON audit_events (ts) WHERE action LIKE 'node.%';
 CREATE INDEX audit_events_refused_idx ON audit_events (ts) WHERE outcome <> 'success';
 -- node records: the node user, for "who ran what"
 CREATE INDEX audit_events_node_user_idx ON audit_events ((details ->> 'user'), ts)
@@ -78,6 +79,9 @@ CREATE TABLE audit_chain (
     event_ts timestamptz NOT NULL,
     event_id bigint NOT NULL,
     seq      bigint NOT NULL,
+    -- the previous entry's hash, kept so that any single entry (a filtered
+    -- export, a range) can be checked without reading its neighbours
+    prev_hash bytea NOT NULL CHECK (octet_length(prev_hash) = 32),
     hash     bytea NOT NULL CHECK (octet_length(hash) = 32),
     PRIMARY KEY (event_ts, event_id)
 ) PARTITION BY RANGE (event_ts);
@@ -202,8 +206,10 @@ BEGIN
     IF cur <> old_seq OR n = 0 OR array_length(tss, 1) <> n OR array_length(hashes, 1) <> n THEN
         RETURN NULL;
     END IF;
-    INSERT INTO audit_chain (event_ts, event_id, seq, hash)
-    SELECT t, i, old_seq + o, h FROM unnest(ids, tss, hashes) WITH ORDINALITY AS u(i, t, h, o);
+    INSERT INTO audit_chain (event_ts, event_id, seq, prev_hash, hash)
+    SELECT t, i, old_seq + o,
+           CASE WHEN o = 1 THEN (SELECT hash FROM audit_chain_head) ELSE hashes[o - 1] END, h
+      FROM unnest(ids, tss, hashes) WITH ORDINALITY AS u(i, t, h, o);
     DELETE FROM audit_unsealed WHERE id = ANY (ids);
     UPDATE audit_chain_head SET seq = old_seq + n, hash = hashes[n];
     RETURN old_seq + n;

@@ -526,7 +526,7 @@ int dispatch_begin_read(struct req *rq)
     struct ctx_strings cs = {0};
     struct db_ctx ctx;
     ctx_build(rq, &cs, &ctx);
-    int e = db_begin(rq->db, &ctx, true);
+    int e = db_begin(rq->db, &ctx, false); /* a real transaction: SET LOCAL must hold */
     ctx_free(&cs);
     return e;
 }

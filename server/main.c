@@ -8,6 +8,9 @@
  * exit 0.
  */
 #include "../audit/audit.h"
+#include "../audit/cli.h"
+#include "../audit/sealer.h"
+#include "../audit/sign.h"
 #include "../backends/shim.h"
 #include "../db/db.h"
 #include "../db/migrate.h"
@@ -52,9 +55,10 @@ static void usage(FILE *out)
             "  aidcd bootstrap --admin NAME [--password-stdin]\n"
             "                                     create a platform admin, or reset its password\n"
             "                                     (password from AIDC_ADMIN_PASSWORD or stdin)\n"
+            "%s"
             "  aidcd --help | --version\n"
             "  aidcd local-shim DIR               (internal) run one job of the local executor\n\n",
-            AIDC_VERSION);
+            AIDC_VERSION, audit_cli_usage);
     config_print_help(out);
 }
 
@@ -202,6 +206,30 @@ static int prepare_data_dir(const struct config *cfg)
     return 0;
 }
 
+/* The checkpoint signing key, or NULL (unset: a warning; unusable: *fail). */
+static struct sign_key *audit_key_load(const struct config *cfg, bool *fail)
+{
+    *fail = false;
+    if (!cfg->audit_key_file[0]) {
+        log_warn("AIDC_AUDIT_KEY_FILE is not set: audit checkpoints are written unsigned, so "
+                 "a rewrite of the whole chain by a database superuser would go unnoticed");
+        return NULL;
+    }
+    char err[512];
+    struct sign_key *k = sign_key_load(cfg->audit_key_file, err, sizeof err);
+    if (k && !sign_key_can_sign(k)) {
+        snprintf(err, sizeof err, "\"%s\" is a public key: the server needs the private one",
+                 cfg->audit_key_file);
+        sign_key_free(k);
+        k = NULL;
+    }
+    if (!k) {
+        fprintf(stderr, "aidcd: AIDC_AUDIT_KEY_FILE: %s\n", err);
+        *fail = true;
+    }
+    return k;
+}
+
 static int cmd_serve(const struct config *cfg)
 {
     if (prepare_data_dir(cfg))
@@ -218,18 +246,27 @@ static int cmd_serve(const struct config *cfg)
     pthread_sigmask(SIG_BLOCK, &set, NULL); /* every thread started below inherits this */
     signal(SIGPIPE, SIG_IGN);
 
+    bool key_failed;
+    struct sign_key *audit_signing = audit_key_load(cfg, &key_failed);
+    if (key_failed)
+        return 1;
+    audit_key_set(audit_signing);
     metrics_init(routes_count);
     struct http_server *srv = http_start(cfg);
-    if (!srv)
+    if (!srv) {
+        sign_key_free(audit_signing);
         return 1;
+    }
     struct janitor *jan = janitor_start(cfg->database_url, JANITOR_INTERVAL_S);
     struct worker *admitter = NULL, *dispatcher = NULL;
     struct syncer *syncer = NULL;
+    struct sealer *sealer = NULL;
     if (cfg->workers) {
         admitter = admitter_start(cfg);
         dispatcher = dispatcher_start(cfg);
         syncer = syncer_start(cfg);
-        if (!admitter || !dispatcher || !syncer)
+        sealer = sealer_start(cfg, audit_signing);
+        if (!admitter || !dispatcher || !syncer || !sealer)
             log_error("a background worker did not start: jobs will not move");
     }
     struct sbuf line = SBUF_INIT;
@@ -251,8 +288,11 @@ static int cmd_serve(const struct config *cfg)
     worker_stop(admitter);
     worker_stop(dispatcher);
     syncer_stop(syncer);
+    sealer_stop(sealer);
     janitor_stop(jan);
     http_stop(srv);
+    audit_key_set(NULL);
+    sign_key_free(audit_signing);
     log_info("stopped");
     return 0;
 }
@@ -277,11 +317,11 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(cmd, "serve") != 0 && strcmp(cmd, "migrate") != 0 &&
-        strcmp(cmd, "bootstrap") != 0) {
+        strcmp(cmd, "bootstrap") != 0 && strcmp(cmd, "audit") != 0) {
         fprintf(stderr, "aidcd: unknown command \"%s\" (see aidcd --help)\n", cmd);
         return 2;
     }
-    if (strcmp(cmd, "bootstrap") != 0 && argc > 2) {
+    if (strcmp(cmd, "bootstrap") != 0 && strcmp(cmd, "audit") != 0 && argc > 2) {
         fprintf(stderr, "aidcd %s: unexpected argument \"%s\"\n", cmd, argv[2]);
         return 2;
     }
@@ -293,6 +333,8 @@ int main(int argc, char **argv)
         rc = cmd_migrate(&cfg);
     else if (strcmp(cmd, "bootstrap") == 0)
         rc = cmd_bootstrap(&cfg, argc, argv);
+    else if (strcmp(cmd, "audit") == 0)
+        rc = audit_cli(&cfg, argc - 1, argv + 1);
     else
         rc = cmd_serve(&cfg);
     config_free(&cfg);

@@ -1,0 +1,370 @@
+/* export.c - streaming audit exports (see export.h). */
+#include "export.h"
+
+#include "../server/dispatch.h"
+#include "../server/err.h"
+#include "../server/log.h"
+#include "../server/sbuf.h"
+#include "../server/xalloc.h"
+#include "chain.h"
+
+#include <openssl/evp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BATCH "1000"
+#define BATCH_N 1000
+#define TAIL "10000"
+#define TAIL_N 10000
+
+enum phase { PH_HEAD, PH_SEALED, PH_TAIL, PH_TRAILER, PH_DONE };
+
+struct export {
+    struct req *rq; /* lives until the response is done */
+    struct db_audit_filter f;
+    char *owned[11];
+    bool csv;
+    const struct sign_key *key;
+    enum phase phase;
+    char after_seq[24], max_id[24];
+    PGresult *res, *cps;
+    int row, cp;
+    bool tail_full;
+    struct sbuf out;
+    size_t sent;
+    EVP_MD_CTX *digest;
+    long long rows, sealed, unsealed, checkpoints;
+};
+
+static const char *const csv_columns[] = {
+    "id", "seq", "ts", "actor", "actor_user_id", "token_id", "roles", "tenant", "tenant_id",
+    "source_ip", "user_agent", "request_id", "action", "resource_type", "resource_id", "outcome",
+    "status", "details", "record_id", "prev_hash", "hash"};
+
+void audit_csv_cell(struct sbuf *sb, const char *s)
+{
+    if (!s)
+        return;
+    /* =, +, -, @ (and tab/CR, which some spreadsheets skip first) start a formula */
+    bool formula = strchr("=+-@\t\r", s[0]) != NULL && s[0] != '\0';
+    bool quote = formula || strpbrk(s, ",\"\r\n") != NULL;
+    if (quote)
+        sbuf_putc(sb, '"');
+    if (formula)
+        sbuf_putc(sb, '\'');
+    for (const char *p = s; *p; p++) {
+        if (*p == '"')
+            sbuf_putc(sb, '"');
+        sbuf_putc(sb, *p);
+    }
+    if (quote)
+        sbuf_putc(sb, '"');
+}
+
+void audit_export_message(long long rows, const char *digest_hex, char *out, size_t n)
+{
+    snprintf(out, n, "aidc-audit-export/1\nrows=%lld\nsha256=%s\n", rows, digest_hex);
+}
+
+/* The JSON value v as CSV text (strings bare, null empty, the rest JSON). */
+static void csv_value(struct sbuf *sb, const json_t *v)
+{
+    if (!v || json_is_null(v))
+        return;
+    if (json_is_string(v)) {
+        audit_csv_cell(sb, json_string_value(v));
+        return;
+    }
+    char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    audit_csv_cell(sb, text ? text : "");
+    free(text);
+}
+
+static void csv_row(struct export *x, json_t *ev)
+{
+    json_t *actor = json_object_get(ev, "actor"), *res = json_object_get(ev, "resource");
+    const json_t *cells[] = {
+        json_object_get(ev, "id"),         json_object_get(ev, "seq"),
+        json_object_get(ev, "ts"),         json_object_get(actor, "user"),
+        json_object_get(actor, "user_id"), json_object_get(actor, "token_id"),
+        NULL /* roles */,                  json_object_get(ev, "tenant"),
+        json_object_get(ev, "tenant_id"),  json_object_get(ev, "source_ip"),
+        json_object_get(ev, "user_agent"), json_object_get(ev, "request_id"),
+        json_object_get(ev, "action"),     json_object_get(res, "type"),
+        json_object_get(res, "id"),        json_object_get(ev, "outcome"),
+        json_object_get(ev, "status"),     json_object_get(ev, "details"),
+        json_object_get(ev, "record_id"),  json_object_get(ev, "prev_hash"),
+        json_object_get(ev, "hash")};
+    for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++) {
+        if (i)
+            sbuf_putc(&x->out, ',');
+        if (i == 6) { /* roles: "a;b" */
+            struct sbuf roles = SBUF_INIT;
+            size_t k;
+            json_t *r;
+            json_array_foreach(json_object_get(actor, "roles"), k, r)
+                sbuf_printf(&roles, "%s%s", k ? ";" : "", json_string_value(r));
+            audit_csv_cell(&x->out, sbuf_str(&roles));
+            sbuf_free(&roles);
+        } else {
+            csv_value(&x->out, cells[i]);
+        }
+    }
+    sbuf_puts(&x->out, "\r\n");
+}
+
+/* Append text to the output and to the running digest. */
+static void emit(struct export *x, const char *text, size_t n)
+{
+    sbuf_append(&x->out, text, n);
+    if (x->digest)
+        EVP_DigestUpdate(x->digest, text, n);
+}
+
+static void emit_checkpoints(struct export *x, long long seq)
+{
+    PGresult *c = x->cps;
+    for (; c && x->cp < PQntuples(c); x->cp++) {
+        long long cseq = strtoll(PQgetvalue(c, x->cp, 2), NULL, 10);
+        if (cseq > seq)
+            break;
+        if (cseq < seq)
+            continue; /* its event is not in this export */
+        json_t *cp = json_pack("{s:{s:I, s:s, s:I, s:s, s:s, s:s, s:s}}", "checkpoint", "id",
+                               (json_int_t)strtoll(PQgetvalue(c, x->cp, 0), NULL, 10), "ts",
+                               PQgetvalue(c, x->cp, 1), "seq", (json_int_t)cseq, "head_hash",
+                               PQgetvalue(c, x->cp, 3), "alg", PQgetvalue(c, x->cp, 4), "key_id",
+                               PQgetvalue(c, x->cp, 5), "signature", PQgetvalue(c, x->cp, 6));
+        char *line = cp ? json_dumps(cp, JSON_COMPACT) : NULL;
+        if (line) {
+            emit(x, line, strlen(line));
+            emit(x, "\n", 1);
+            x->checkpoints++;
+        }
+        free(line);
+        json_decref(cp);
+    }
+}
+
+/* One row of x->res (json, _seq, _prev) into the output. 0 or -1. */
+static int row_out(struct export *x, int i)
+{
+    const char *json = PQgetvalue(x->res, i, 0);
+    bool sealed = !PQgetisnull(x->res, i, 1);
+    x->rows++;
+    if (sealed) {
+        x->sealed++;
+        snprintf(x->after_seq, sizeof x->after_seq, "%s", PQgetvalue(x->res, i, 1));
+    } else {
+        x->unsealed++;
+    }
+    if (x->csv) {
+        json_t *ev = json_loads(json, 0, NULL);
+        if (!ev)
+            return -1;
+        json_object_set_new(ev, "prev_hash",
+                            sealed ? json_string(PQgetvalue(x->res, i, 2)) : json_null());
+        csv_row(x, ev);
+        json_decref(ev);
+        return 0;
+    }
+    /* splice prev_hash in front of the object PostgreSQL built: no re-encoding */
+    if (json[0] != '{')
+        return -1;
+    char head[96];
+    int n = sealed ? snprintf(head, sizeof head, "{\"prev_hash\":\"%s\", ", PQgetvalue(x->res, i, 2))
+                   : snprintf(head, sizeof head, "{\"prev_hash\":null, ");
+    emit(x, head, (size_t)n);
+    emit(x, json + 1, strlen(json + 1));
+    emit(x, "\n", 1);
+    if (sealed)
+        emit_checkpoints(x, strtoll(x->after_seq, NULL, 10));
+    return 0;
+}
+
+static void trailer(struct export *x)
+{
+    if (x->csv)
+        return;
+    unsigned char d[32];
+    unsigned int dl = 0;
+    char hex[65] = "";
+    if (x->digest && EVP_DigestFinal_ex(x->digest, d, &dl) == 1 && dl == 32)
+        chain_hex(d, hex);
+    json_t *t = json_pack("{s:s, s:b, s:I, s:I, s:I, s:I, s:s}", "format", "aidc-audit-export/1",
+                          "complete", 1, "rows", (json_int_t)x->rows, "sealed",
+                          (json_int_t)x->sealed, "unsealed", (json_int_t)x->unsealed,
+                          "checkpoints", (json_int_t)x->checkpoints, "sha256", hex);
+    if (t && x->key && sign_key_can_sign(x->key) && hex[0]) {
+        char msg[160], sighex[129];
+        unsigned char sig[64];
+        audit_export_message(x->rows, hex, msg, sizeof msg);
+        int n = sign_message(x->key, msg, sig);
+        for (int i = 0; i < n; i++)
+            snprintf(sighex + 2 * i, 3, "%02x", sig[i]);
+        if (n > 0)
+            json_object_set_new(t, "signature",
+                                json_pack("{s:s, s:s, s:s}", "alg", sign_key_alg(x->key),
+                                          "key_id", sign_key_id(x->key), "value", sighex));
+    }
+    json_t *wrap = t ? json_pack("{s:o}", "export", t) : NULL;
+    char *line = wrap ? json_dumps(wrap, JSON_COMPACT) : NULL;
+    if (line) {
+        sbuf_puts(&x->out, line);
+        sbuf_putc(&x->out, '\n');
+    }
+    free(line);
+    json_decref(wrap);
+}
+
+/* Read the next batch of the current phase into x->res. 0 or an aidc_err. */
+static int fetch(struct export *x)
+{
+    PQclear(x->res);
+    PQclear(x->cps);
+    x->res = x->cps = NULL;
+    x->row = x->cp = 0;
+    int e = dispatch_begin_read(x->rq);
+    if (!e)
+        e = db_audit_custom_plans(x->rq->db);
+    if (!e && x->phase == PH_SEALED)
+        x->res = db_audit_export_sealed(x->rq->db, &x->f, x->after_seq, x->max_id, BATCH, &e);
+    else if (!e)
+        x->res = db_audit_export_tail(x->rq->db, &x->f, x->after_seq, x->max_id, TAIL, &e);
+    int n = x->res ? PQntuples(x->res) : 0;
+    if (!e && n > 0 && !x->csv) {
+        /* the checkpoints of the batch's positions */
+        char lo[24], hi[24];
+        snprintf(lo, sizeof lo, "%s", PQgetvalue(x->res, 0, 1)[0] ? PQgetvalue(x->res, 0, 1) : "0");
+        snprintf(hi, sizeof hi, "%s", x->after_seq);
+        for (int i = n - 1; i >= 0; i--)
+            if (!PQgetisnull(x->res, i, 1)) {
+                snprintf(hi, sizeof hi, "%s", PQgetvalue(x->res, i, 1));
+                break;
+            }
+        x->cps = db_audit_checkpoints_between(x->rq->db, lo, hi, &e);
+    }
+    if (e) {
+        db_rollback(x->rq->db);
+        return e;
+    }
+    db_commit_nowait(x->rq->db);
+    if (x->phase == PH_TAIL)
+        x->tail_full = n == TAIL_N;
+    return 0;
+}
+
+/* Produce more output; -1 on a failure (the stream is cut). */
+static int produce(struct export *x)
+{
+    if (x->phase == PH_HEAD) {
+        if (x->csv) {
+            for (size_t i = 0; i < sizeof csv_columns / sizeof csv_columns[0]; i++)
+                sbuf_printf(&x->out, "%s%s", i ? "," : "", csv_columns[i]);
+            sbuf_puts(&x->out, "\r\n");
+        }
+        x->phase = PH_SEALED;
+        return fetch(x) ? -1 : 0;
+    }
+    if (x->phase == PH_TRAILER) {
+        trailer(x);
+        x->phase = PH_DONE;
+        return 0;
+    }
+    if (x->res && x->row < PQntuples(x->res)) {
+        int stop = x->row + 50; /* a slice: keep the buffer small */
+        for (; x->row < PQntuples(x->res) && x->row < stop; x->row++)
+            if (row_out(x, x->row) != 0)
+                return -1;
+        return 0;
+    }
+    int n = x->res ? PQntuples(x->res) : 0;
+    if (x->phase == PH_SEALED && n < BATCH_N)
+        x->phase = PH_TAIL;
+    else if (x->phase == PH_TAIL) {
+        if (!x->tail_full) {
+            x->phase = PH_TRAILER;
+            return 0;
+        }
+        x->phase = PH_SEALED; /* the sealer is behind: go on in chain order */
+    }
+    return fetch(x) ? -1 : 0;
+}
+
+static long next(void *state, char *buf, size_t max)
+{
+    struct export *x = state;
+    while (x->out.len - x->sent < max && x->phase != PH_DONE) {
+        if (produce(x) != 0) {
+            log_error("audit export cut off after %lld rows: the database failed", x->rows);
+            return -1;
+        }
+    }
+    size_t left = x->out.len - x->sent, n = left < max ? left : max;
+    memcpy(buf, x->out.buf + x->sent, n);
+    x->sent += n;
+    if (x->sent == x->out.len) { /* all sent: reuse the buffer */
+        x->out.len = 0;
+        x->sent = 0;
+    }
+    return (long)n;
+}
+
+static void export_free(void *state)
+{
+    struct export *x = state;
+    PQclear(x->res);
+    PQclear(x->cps);
+    sbuf_free(&x->out);
+    EVP_MD_CTX_free(x->digest);
+    for (size_t i = 0; i < sizeof x->owned / sizeof x->owned[0]; i++)
+        free(x->owned[i]);
+    free(x);
+}
+
+static const char *own(struct export *x, size_t i, const char *s)
+{
+    x->owned[i] = s ? xstrdup(s) : NULL;
+    return x->owned[i];
+}
+
+int audit_export_start(struct req *rq, struct resp *rs, const struct db_audit_filter *f, bool csv,
+                       const struct sign_key *key)
+{
+    int e = 0;
+    PGresult *r = db_audit_max_id(rq->db, &e);
+    if (!r)
+        return e;
+    struct export *x = xcalloc(1, sizeof *x);
+    snprintf(x->max_id, sizeof x->max_id, "%s", PQgetvalue(r, 0, 0));
+    PQclear(r);
+    snprintf(x->after_seq, sizeof x->after_seq, "0");
+    x->rq = rq;
+    x->csv = csv;
+    x->key = key;
+    x->f.actor = own(x, 0, f->actor);
+    x->f.tenant = own(x, 1, f->tenant);
+    x->f.action = own(x, 2, f->action);
+    x->f.action_prefix = own(x, 3, f->action_prefix);
+    x->f.outcome = own(x, 4, f->outcome);
+    x->f.source_ip = own(x, 5, f->source_ip);
+    x->f.from = own(x, 6, f->from);
+    x->f.to = own(x, 7, f->to);
+    x->f.q = own(x, 8, f->q);
+    x->f.resource_type = own(x, 9, f->resource_type);
+    x->f.resource_id = own(x, 10, f->resource_id);
+    x->digest = EVP_MD_CTX_new();
+    if (!x->digest || EVP_DigestInit_ex(x->digest, EVP_sha256(), NULL) != 1) {
+        export_free(x);
+        return AIDC_EINTERNAL;
+    }
+    rs->status = 200;
+    rs->content_type = csv ? "text/csv; charset=utf-8" : "application/x-ndjson";
+    rs->stream.next = next;
+    rs->stream.free = export_free;
+    rs->stream.state = x;
+    resp_header(rs, "Content-Disposition", csv ? "attachment; filename=\"audit-events.csv\""
+                                               : "attachment; filename=\"audit-events.ndjson\"");
+    return 0;
+}

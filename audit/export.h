@@ -1,0 +1,37 @@
+/*
+ * export.h - streaming audit exports (GET /api/v1/audit/events/export).
+ *
+ * Rows are read in keyset batches (chain order, then the few events not yet
+ * sealed), each batch in a short transaction of its own on the connection's
+ * HTTP thread, and written out as they are sent: memory stays constant
+ * whatever the number of rows, and no transaction stays open while a slow
+ * client reads. The export ends at the newest event that existed when it
+ * began.
+ *
+ * NDJSON: one event per line with "seq", "prev_hash" and "hash"; after the
+ * event at a checkpoint's position, that checkpoint as {"checkpoint": {...}};
+ * last, a trailer {"export": {...}} with the row count, the SHA-256 of every
+ * line before it and (with a signing key) its signature - a truncated or
+ * edited export fails `aidcd audit verify-export`. CSV: RFC 4180 with the
+ * chain hashes; cells that a spreadsheet would run as a formula are
+ * prefixed with "'".
+ */
+#ifndef AIDC_AUDIT_EXPORT_H
+#define AIDC_AUDIT_EXPORT_H
+
+#include "../db/audit.h"
+#include "../server/request.h"
+#include "sign.h"
+
+/* Fill rs with the streamed export of f (copied) for rq. 0 or an aidc_err. */
+int audit_export_start(struct req *rq, struct resp *rs, const struct db_audit_filter *f, bool csv,
+                       const struct sign_key *key);
+
+/* Append s to sb as one CSV cell (quoted when needed, formula-escaped). */
+struct sbuf;
+void audit_csv_cell(struct sbuf *sb, const char *s);
+
+/* The message an export trailer's signature covers. */
+void audit_export_message(long long rows, const char *digest_hex, char *out, size_t n);
+
+#endif

@@ -1,0 +1,265 @@
+/* sealer.c - the audit sealer worker (see sealer.h). */
+#include "sealer.h"
+
+#include "../db/audit.h"
+#include "../db/auditlog.h"
+#include "../sched/worker.h"
+#include "../server/err.h"
+#include "../server/log.h"
+#include "../server/sbuf.h"
+#include "../server/xalloc.h"
+#include "chain.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define BATCH 2000
+#define HOUSEKEEPING_S 3600
+#define RETENTION_S 86400
+
+struct sealer {
+    const struct config *cfg;
+    const struct sign_key *key;
+    time_t housekept, retained; /* owned by the worker thread */
+    struct worker *w;
+};
+
+static const struct db_ctx system_ctx = {.roles = "system"};
+
+/* Hash rows (id, ts, json) from position head+1 on; fill the three array literals. */
+static int hash_rows(PGresult *r, long long head, const unsigned char head_hash[32],
+                     struct sbuf *ids, struct sbuf *tss, struct sbuf *hashes)
+{
+    unsigned char prev[CHAIN_HASH_LEN], h[CHAIN_HASH_LEN];
+    memcpy(prev, head_hash, sizeof prev);
+    int n = PQntuples(r);
+    sbuf_putc(ids, '{');
+    sbuf_putc(tss, '{');
+    sbuf_putc(hashes, '{');
+    for (int i = 0; i < n; i++) {
+        json_error_t jerr;
+        json_t *ev = json_loads(PQgetvalue(r, i, 2), 0, &jerr);
+        if (!ev || json_object_set_new(ev, "seq", json_integer(head + 1 + i)) != 0 ||
+            chain_link(prev, ev, h) != 0) {
+            log_error("audit sealer: event %s cannot be encoded: %s", PQgetvalue(r, i, 0),
+                      ev ? "hashing failed" : jerr.text);
+            json_decref(ev);
+            return AIDC_EINTERNAL;
+        }
+        json_decref(ev);
+        char hex[CHAIN_HEX_LEN + 1];
+        chain_hex(h, hex);
+        sbuf_printf(ids, "%s%s", i ? "," : "", PQgetvalue(r, i, 0));
+        sbuf_printf(tss, "%s\"%s\"", i ? "," : "", PQgetvalue(r, i, 1));
+        sbuf_printf(hashes, "%s\"\\\\x%s\"", i ? "," : "", hex);
+        memcpy(prev, h, sizeof prev);
+    }
+    sbuf_putc(ids, '}');
+    sbuf_putc(tss, '}');
+    sbuf_putc(hashes, '}');
+    return 0;
+}
+
+int sealer_seal(struct db *db, int grace_ms, int max)
+{
+    char grace[16], limit[16];
+    snprintf(grace, sizeof grace, "%d", grace_ms);
+    snprintf(limit, sizeof limit, "%d", max);
+    int e = db_begin(db, &system_ctx, false);
+    if (e)
+        return e;
+    long long head = 0;
+    char head_hex[65];
+    unsigned char head_hash[CHAIN_HASH_LEN];
+    PGresult *r = NULL;
+    struct sbuf ids = SBUF_INIT, tss = SBUF_INIT, hashes = SBUF_INIT;
+    e = db_audit_head(db, &head, head_hex);
+    if (!e && !chain_unhex(head_hex, head_hash))
+        e = AIDC_EINTERNAL;
+    if (!e)
+        r = db_audit_unsealed(db, grace, limit, &e);
+    int n = r ? PQntuples(r) : 0;
+    if (!e && n > 0)
+        e = hash_rows(r, head, head_hash, &ids, &tss, &hashes);
+    if (!e && n > 0) {
+        char old[24];
+        bool moved = false;
+        snprintf(old, sizeof old, "%lld", head);
+        e = db_audit_seal(db, old, sbuf_str(&ids), sbuf_str(&tss), sbuf_str(&hashes), &moved);
+        if (!e && !moved)
+            n = 0; /* another sealer was first: its chain stands, try again next round */
+    }
+    PQclear(r);
+    sbuf_free(&ids);
+    sbuf_free(&tss);
+    sbuf_free(&hashes);
+    if (e) {
+        db_rollback(db);
+        return e;
+    }
+    e = db_commit(db);
+    return e ? e : n;
+}
+
+/* The current time as RFC 3339 with microseconds, as PostgreSQL prints it back. */
+static void now_rfc3339(char *out, size_t n)
+{
+    struct timespec ts;
+    struct tm tm;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    gmtime_r(&ts.tv_sec, &tm);
+    char base[24];
+    strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(out, n, "%s.%06dZ", base, (int)(ts.tv_nsec / 1000));
+}
+
+int sealer_checkpoint(struct db *db, const struct sign_key *key, int every_s)
+{
+    int e = db_begin(db, &system_ctx, false);
+    if (e)
+        return e;
+    long long head = 0;
+    char head_hex[65];
+    e = db_audit_head(db, &head, head_hex);
+    PGresult *r = e ? NULL : db_audit_checkpoint_last(db, &e);
+    bool due = false;
+    if (r) {
+        due = head > 0 && (PQntuples(r) == 0 ||
+                           (strtoll(PQgetvalue(r, 0, 0), NULL, 10) < head &&
+                            strtoll(PQgetvalue(r, 0, 1), NULL, 10) >= every_s));
+        PQclear(r);
+    }
+    if (e || !due) {
+        db_rollback(db);
+        return e;
+    }
+    char ts[64], seq[24], msg[256], sighex[129] = "";
+    now_rfc3339(ts, sizeof ts);
+    snprintf(seq, sizeof seq, "%lld", head);
+    const char *alg = "none", *key_id = "";
+    if (key && sign_key_can_sign(key)) {
+        unsigned char sig[64];
+        chain_checkpoint_message(head, head_hex, ts, msg, sizeof msg);
+        int len = sign_message(key, msg, sig);
+        if (len <= 0) {
+            db_rollback(db);
+            log_error("audit sealer: cannot sign a checkpoint");
+            return AIDC_EINTERNAL;
+        }
+        for (int i = 0; i < len; i++)
+            snprintf(sighex + 2 * i, 3, "%02x", sig[i]);
+        alg = sign_key_alg(key);
+        key_id = sign_key_id(key);
+    }
+    e = db_audit_checkpoint_insert(db, ts, seq, head_hex, alg, key_id, sighex);
+    if (!e)
+        e = db_commit(db);
+    else
+        db_rollback(db);
+    return e ? e : 1;
+}
+
+/* Partitions ahead, queue entries of events deleted before sealing, and (daily) retention. */
+static int housekeeping(struct sealer *s, struct db *db, time_t now)
+{
+    int e = db_begin(db, &system_ctx, false);
+    if (!e)
+        e = db_audit_partitions(db);
+    PGresult *r = e ? NULL : db_audit_orphans(db, "0", &e);
+    if (r && PQntuples(r) > 0) {
+        /* only a superuser can have done this: it must not pass silently */
+        struct sbuf ids = SBUF_INIT;
+        sbuf_putc(&ids, '{');
+        for (int i = 0; i < PQntuples(r); i++)
+            sbuf_printf(&ids, "%s%s", i ? "," : "", PQgetvalue(r, i, 0));
+        sbuf_putc(&ids, '}');
+        log_error("audit sealer: events %s were deleted before they were sealed", sbuf_str(&ids));
+        json_t *d = json_pack("{s:s}", "event_ids", sbuf_str(&ids));
+        e = db_audit_unqueue(db, sbuf_str(&ids));
+        if (!e && d) {
+            char *text = json_dumps(d, JSON_COMPACT);
+            struct db_audit_row row = {.actor_username = "aidc", .actor_roles = "system",
+                                       .action = "audit.missing", .outcome = "error",
+                                       .details = text};
+            e = text ? db_audit_insert(db, &row, false) : AIDC_EINTERNAL;
+            free(text);
+        }
+        json_decref(d);
+        sbuf_free(&ids);
+    }
+    PQclear(r);
+    e = e ? e : db_commit(db);
+    if (e) {
+        db_rollback(db);
+        return e;
+    }
+    s->housekept = now;
+    if (now - s->retained >= RETENTION_S) {
+        char days[16];
+        int dropped = 0;
+        snprintf(days, sizeof days, "%d", s->cfg->audit_retention_days);
+        e = db_begin(db, &system_ctx, false);
+        if (!e)
+            e = db_audit_retention(db, days, &dropped);
+        e = e ? e : db_commit(db);
+        if (e) {
+            db_rollback(db);
+            return e;
+        }
+        if (dropped)
+            log_info("audit retention: dropped %d monthly partitions older than %s days",
+                     dropped, days);
+        s->retained = now;
+    }
+    return 0;
+}
+
+static int round_fn(struct db *db, bool notified, void *arg)
+{
+    (void)notified;
+    struct sealer *s = arg;
+    time_t now = time(NULL);
+    if (now - s->housekept >= HOUSEKEEPING_S) {
+        int e = housekeeping(s, db, now);
+        if (e)
+            return e;
+    }
+    int n = sealer_seal(db, s->cfg->audit_seal_grace_ms, BATCH);
+    if (n < 0)
+        return n;
+    int e = sealer_checkpoint(db, s->key, s->cfg->audit_checkpoint_seconds);
+    if (e < 0)
+        return e;
+    return n == BATCH;
+}
+
+struct sealer *sealer_start(const struct config *cfg, const struct sign_key *key)
+{
+    struct sealer *s = xcalloc(1, sizeof *s);
+    s->cfg = cfg;
+    s->key = key;
+    int every = cfg->audit_seal_grace_ms / 2;
+    struct worker_spec spec = {
+        .name = "audit-sealer",
+        .channels = {NULL},
+        .interval_ms = every < 100 ? 100 : every > 1000 ? 1000 : every,
+        .round = round_fn,
+        .arg = s,
+    };
+    s->w = worker_start(cfg->database_url, &spec);
+    if (!s->w) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void sealer_stop(struct sealer *s)
+{
+    if (!s)
+        return;
+    worker_stop(s->w);
+    free(s);
+}

@@ -1,0 +1,34 @@
+/*
+ * sealer.h - the audit sealer: a background worker that extends the hash
+ * chain over committed events (in id order, once they are older than
+ * AIDC_AUDIT_SEAL_GRACE_MS), signs the chain head every
+ * AIDC_AUDIT_CHECKPOINT_SECONDS, keeps monthly partitions ahead of time and
+ * applies AIDC_AUDIT_RETENTION_DAYS once a day.
+ *
+ * Several replicas may each run one: aidc_audit_seal() appends only if the
+ * head is still where the sealer read it, so the chain never forks; the
+ * loser's round is simply repeated.
+ */
+#ifndef AIDC_AUDIT_SEALER_H
+#define AIDC_AUDIT_SEALER_H
+
+#include "../server/config.h"
+#include "sign.h"
+
+struct db;
+struct sealer;
+
+/* Start the worker; key may be NULL (checkpoints are then written unsigned). */
+struct sealer *sealer_start(const struct config *cfg, const struct sign_key *key);
+void sealer_stop(struct sealer *s);
+
+/*
+ * One sealing pass on db (outside a transaction): chain up to `max` events.
+ * Returns how many were chained, or an aidc_err. For the worker, `aidcd
+ * audit seal` and tests.
+ */
+int sealer_seal(struct db *db, int grace_ms, int max);
+/* Write a checkpoint if the head moved since the last one; 1 written, 0 not, or an aidc_err. */
+int sealer_checkpoint(struct db *db, const struct sign_key *key, int every_s);
+
+#endif

@@ -1,0 +1,293 @@
+/* verify.c - checking the audit chain in the database (see verify.h). */
+#include "verify.h"
+
+#include "../db/audit.h"
+#include "../server/err.h"
+#include "../server/log.h"
+#include "chain.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BATCH 5000
+
+/* A run of chain positions removed by retention. */
+struct run {
+    long long first, last;
+    unsigned char last_hash[CHAIN_HASH_LEN];
+};
+
+struct walk {
+    const struct sign_key *key;
+    struct audit_verdict *v;
+    struct run *runs;
+    size_t nruns;
+    PGresult *cps; /* checkpoints of the range, by seq */
+    int cp;        /* next one to check */
+};
+
+static int broken(struct audit_verdict *v, long long id, long long seq, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int broken(struct audit_verdict *v, long long id, long long seq, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(v->reason, sizeof v->reason, fmt, ap);
+    va_end(ap);
+    v->ok = false;
+    v->broken_at = id;
+    v->broken_seq = seq;
+    return 1;
+}
+
+static long long num(const PGresult *r, int row, int col)
+{
+    return PQgetisnull(r, row, col) ? 0 : strtoll(PQgetvalue(r, row, col), NULL, 10);
+}
+
+/* The recorded run that ends at last (merged with the runs before it), or NULL. */
+static const struct run *run_ending(const struct walk *w, long long last)
+{
+    for (size_t i = 0; i < w->nruns; i++)
+        if (w->runs[i].last == last)
+            return &w->runs[i];
+    return NULL;
+}
+
+/* Positions first..last are missing: accepted when retention recorded exactly that. */
+static bool hole_recorded(const struct walk *w, long long first, long long last,
+                          unsigned char prev[CHAIN_HASH_LEN])
+{
+    long long at = last;
+    const struct run *end = NULL;
+    while (at >= first) {
+        const struct run *r = run_ending(w, at);
+        if (!r)
+            return false;
+        if (!end)
+            end = r;
+        at = r->first - 1;
+    }
+    /* first == 0: the chain's start was dropped; anything before counts */
+    if (at != first - 1 && first != 0)
+        return false;
+    memcpy(prev, end->last_hash, CHAIN_HASH_LEN);
+    return true;
+}
+
+static int load_runs(struct db *db, struct walk *w)
+{
+    int e = 0;
+    PGresult *r = db_audit_retention_runs(db, &e);
+    if (!r)
+        return e;
+    int n = PQntuples(r);
+    w->runs = calloc((size_t)n + 1, sizeof *w->runs);
+    if (!w->runs) {
+        PQclear(r);
+        return AIDC_EINTERNAL;
+    }
+    for (int i = 0; i < n; i++) {
+        struct run *run = &w->runs[w->nruns];
+        run->first = num(r, i, 0);
+        run->last = num(r, i, 1);
+        if (chain_unhex(PQgetvalue(r, i, 2), run->last_hash))
+            w->nruns++;
+    }
+    PQclear(r);
+    return 0;
+}
+
+/* Check the checkpoints at seq (hash: the recomputed one there). 1 when one is broken. */
+static int check_checkpoints(struct walk *w, long long seq, long long event_id,
+                             const unsigned char hash[CHAIN_HASH_LEN])
+{
+    PGresult *r = w->cps;
+    for (; w->cp < PQntuples(r) && num(r, w->cp, 2) <= seq; w->cp++) {
+        long long cid = num(r, w->cp, 0), cseq = num(r, w->cp, 2);
+        if (cseq < seq)
+            continue; /* its position lies in a hole (reported there) */
+        struct audit_verdict *v = w->v;
+        unsigned char head[CHAIN_HASH_LEN];
+        const char *alg = PQgetvalue(r, w->cp, 4);
+        if (!chain_unhex(PQgetvalue(r, w->cp, 3), head) || memcmp(head, hash, sizeof head) != 0) {
+            v->checkpoint_id = cid;
+            return broken(v, event_id, seq,
+                          "checkpoint %lld names another chain head at position %lld: the "
+                          "chain was rewritten, or the checkpoint altered", cid, seq);
+        }
+        if (strcmp(alg, "none") == 0) {
+            v->unsigned_checkpoints++;
+            continue;
+        }
+        if (!w->key) {
+            v->unsigned_checkpoints++; /* no key to check with: counted, not trusted */
+            continue;
+        }
+        if (strcmp(alg, sign_key_alg(w->key)) != 0 ||
+            strcmp(PQgetvalue(r, w->cp, 5), sign_key_id(w->key)) != 0) {
+            v->checkpoint_id = cid;
+            return broken(v, event_id, seq, "checkpoint %lld is signed with key %s (%s), not "
+                                            "with the configured key %s",
+                          cid, PQgetvalue(r, w->cp, 5), alg, sign_key_id(w->key));
+        }
+        char msg[256];
+        unsigned char sig[64];
+        const char *sighex = PQgetvalue(r, w->cp, 6);
+        size_t sl = strlen(sighex) / 2;
+        bool parsed = sl > 0 && sl <= sizeof sig && strlen(sighex) % 2 == 0;
+        for (size_t i = 0; parsed && i < sl; i++) {
+            char byte[3] = {sighex[2 * i], sighex[2 * i + 1], '\0'};
+            char *end;
+            sig[i] = (unsigned char)strtoul(byte, &end, 16);
+            parsed = *end == '\0';
+        }
+        chain_checkpoint_message(cseq, PQgetvalue(r, w->cp, 3), PQgetvalue(r, w->cp, 1), msg,
+                                 sizeof msg);
+        if (!parsed || !sign_verify(w->key, msg, sig, sl)) {
+            v->checkpoint_id = cid;
+            return broken(v, event_id, seq, "the signature of checkpoint %lld does not verify: "
+                                            "the checkpoint was altered", cid);
+        }
+        v->checkpoints++;
+    }
+    return 0;
+}
+
+/* Check one entry; 1 when broken. prev is updated to its hash. */
+static int check_entry(struct walk *w, PGresult *r, int i, long long *expect,
+                       unsigned char prev[CHAIN_HASH_LEN])
+{
+    struct audit_verdict *v = w->v;
+    long long seq = num(r, i, 0), id = num(r, i, 3);
+    unsigned char stored[CHAIN_HASH_LEN], stored_prev[CHAIN_HASH_LEN], h[CHAIN_HASH_LEN];
+    if (seq != *expect) {
+        if (seq < *expect || !hole_recorded(w, *expect, seq - 1, prev))
+            return broken(v, id, seq, "chain positions %lld..%lld are missing before event "
+                                      "%lld: entries were deleted", *expect, seq - 1, id);
+    }
+    if (PQgetisnull(r, i, 4))
+        return broken(v, id, seq, "event %lld (chain position %lld) is missing: it was deleted",
+                      id, seq);
+    if (!chain_unhex(PQgetvalue(r, i, 1), stored) || !chain_unhex(PQgetvalue(r, i, 2), stored_prev))
+        return broken(v, id, seq, "the chain entry of event %lld is malformed", id);
+    if (memcmp(stored_prev, prev, CHAIN_HASH_LEN) != 0)
+        return broken(v, id, seq, "the link before event %lld was altered (its previous hash "
+                                  "does not match the chain)", id);
+    json_t *ev = json_loads(PQgetvalue(r, i, 4), 0, NULL);
+    int rc = ev ? chain_link(prev, ev, h) : -1;
+    json_decref(ev);
+    if (rc != 0)
+        return broken(v, id, seq, "event %lld cannot be encoded", id);
+    if (memcmp(h, stored, CHAIN_HASH_LEN) != 0)
+        return broken(v, id, seq, "event %lld was altered: its hash does not match its contents",
+                      id);
+    memcpy(prev, h, CHAIN_HASH_LEN);
+    v->verified++;
+    *expect = seq + 1;
+    return check_checkpoints(w, seq, id, h);
+}
+
+/* The hash before position first (zeros at the start, else the entry there). */
+static int start_hash(struct db *db, struct walk *w, long long first, unsigned char prev[32])
+{
+    memset(prev, 0, CHAIN_HASH_LEN);
+    if (first <= 1)
+        return 0;
+    char a[24], b[24];
+    snprintf(a, sizeof a, "%lld", first - 2);
+    snprintf(b, sizeof b, "%lld", first - 1);
+    int e = 0;
+    PGresult *r = db_audit_chain_batch(db, a, b, "1", &e);
+    if (!r)
+        return e;
+    bool found = PQntuples(r) == 1 && chain_unhex(PQgetvalue(r, 0, 1), prev);
+    PQclear(r);
+    if (!found && !hole_recorded(w, 0, first - 1, prev))
+        memset(prev, 0, CHAIN_HASH_LEN); /* the first entry's own link will say so */
+    return 0;
+}
+
+static int walk_chain(struct db *db, struct walk *w, long long first, long long last)
+{
+    unsigned char prev[CHAIN_HASH_LEN];
+    int e = start_hash(db, w, first, prev);
+    long long expect = first, after = first - 1;
+    char a[24], b[24], lim[16];
+    snprintf(b, sizeof b, "%lld", last);
+    snprintf(lim, sizeof lim, "%d", BATCH);
+    while (!e && after < last) {
+        snprintf(a, sizeof a, "%lld", after);
+        PGresult *r = db_audit_chain_batch(db, a, b, lim, &e);
+        if (!r)
+            break;
+        int n = PQntuples(r);
+        for (int i = 0; i < n; i++)
+            if (check_entry(w, r, i, &expect, prev)) {
+                PQclear(r);
+                return 0;
+            }
+        after = n ? num(r, n - 1, 0) : last;
+        PQclear(r);
+    }
+    return e;
+}
+
+int audit_verify(struct db *db, const struct sign_key *key, const char *from, const char *to,
+                 struct audit_verdict *v)
+{
+    memset(v, 0, sizeof *v);
+    v->ok = true;
+    struct walk w = {.key = key, .v = v};
+    int e = 0;
+    PGresult *range = db_audit_seq_range(db, from, to, &e);
+    PGresult *cnt = e ? NULL : db_audit_unsealed_count(db, &e);
+    if (!e)
+        e = load_runs(db, &w);
+    if (!e && !PQgetisnull(range, 0, 0)) {
+        v->first_seq = num(range, 0, 0);
+        v->last_seq = num(range, 0, 1);
+        char a[24], b[24];
+        snprintf(a, sizeof a, "%lld", v->first_seq);
+        snprintf(b, sizeof b, "%lld", v->last_seq);
+        w.cps = db_audit_checkpoints_between(db, a, b, &e);
+        if (!e)
+            e = walk_chain(db, &w, v->first_seq, v->last_seq);
+    }
+    if (cnt && PQntuples(cnt) == 1)
+        v->unsealed = num(cnt, 0, 0);
+    PQclear(range);
+    PQclear(cnt);
+    PQclear(w.cps);
+    free(w.runs);
+    if (e)
+        return e;
+    if (v->ok && !key && v->unsigned_checkpoints)
+        snprintf(v->reason, sizeof v->reason,
+                 "hashes and links verified; no key to check checkpoint signatures with");
+    return 0;
+}
+
+json_t *audit_verdict_json(const struct audit_verdict *v)
+{
+    json_t *o = json_pack("{s:b, s:I, s:I, s:I, s:I}", "ok", v->ok, "verified",
+                          (json_int_t)v->verified, "checkpoints", (json_int_t)v->checkpoints,
+                          "unsigned_checkpoints", (json_int_t)v->unsigned_checkpoints, "unsealed",
+                          (json_int_t)v->unsealed);
+    if (!o)
+        return NULL;
+    json_object_set_new(o, "first_seq", v->first_seq ? json_integer(v->first_seq) : json_null());
+    json_object_set_new(o, "last_seq", v->last_seq ? json_integer(v->last_seq) : json_null());
+    if (!v->ok) {
+        json_object_set_new(o, "broken_at", json_integer(v->broken_at));
+        json_object_set_new(o, "broken_seq", json_integer(v->broken_seq));
+        if (v->checkpoint_id)
+            json_object_set_new(o, "checkpoint_id", json_integer(v->checkpoint_id));
+    }
+    if (v->reason[0])
+        json_object_set_new(o, "reason", json_string(v->reason));
+    return o;
+}
