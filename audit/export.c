@@ -15,10 +15,8 @@
 
 #define BATCH "1000"
 #define BATCH_N 1000
-#define TAIL "10000"
-#define TAIL_N 10000
 
-enum phase { PH_HEAD, PH_SEALED, PH_TAIL, PH_TRAILER, PH_DONE };
+enum phase { PH_HEAD, PH_ROWS, PH_TRAILER, PH_DONE };
 
 struct export {
     struct req *rq; /* lives until the response is done */
@@ -27,10 +25,9 @@ struct export {
     bool csv;
     const struct sign_key *key;
     enum phase phase;
-    char after_seq[24], max_id[24];
+    char after_ts[48], after_id[24], until[48], last_seq[24];
     PGresult *res, *cps;
     int row, cp;
-    bool tail_full;
     struct sbuf out;
     size_t sent;
     EVP_MD_CTX *digest;
@@ -147,15 +144,17 @@ static void emit_checkpoints(struct export *x, long long seq)
     }
 }
 
-/* One row of x->res (json, _seq, _prev) into the output. 0 or -1. */
+/* One row of x->res (json, _seq, _prev, _ts, _id) into the output. 0 or -1. */
 static int row_out(struct export *x, int i)
 {
     const char *json = PQgetvalue(x->res, i, 0);
     bool sealed = !PQgetisnull(x->res, i, 1);
     x->rows++;
+    snprintf(x->after_ts, sizeof x->after_ts, "%s", PQgetvalue(x->res, i, 3));
+    snprintf(x->after_id, sizeof x->after_id, "%s", PQgetvalue(x->res, i, 4));
     if (sealed) {
         x->sealed++;
-        snprintf(x->after_seq, sizeof x->after_seq, "%s", PQgetvalue(x->res, i, 1));
+        snprintf(x->last_seq, sizeof x->last_seq, "%s", PQgetvalue(x->res, i, 1));
     } else {
         x->unsealed++;
     }
@@ -179,7 +178,7 @@ static int row_out(struct export *x, int i)
     emit(x, json + 1, strlen(json + 1));
     emit(x, "\n", 1);
     if (sealed)
-        emit_checkpoints(x, strtoll(x->after_seq, NULL, 10));
+        emit_checkpoints(x, strtoll(x->last_seq, NULL, 10));
     return 0;
 }
 
@@ -218,7 +217,7 @@ static void trailer(struct export *x)
     json_decref(wrap);
 }
 
-/* Read the next batch of the current phase into x->res. 0 or an aidc_err. */
+/* Read the next batch into x->res, with the checkpoints of its positions. 0 or an aidc_err. */
 static int fetch(struct export *x)
 {
     PQclear(x->res);
@@ -228,30 +227,23 @@ static int fetch(struct export *x)
     int e = dispatch_begin_read(x->rq);
     if (!e)
         e = db_audit_custom_plans(x->rq->db);
-    if (!e && x->phase == PH_SEALED)
-        x->res = db_audit_export_sealed(x->rq->db, &x->f, x->after_seq, x->max_id, BATCH, &e);
-    else if (!e)
-        x->res = db_audit_export_tail(x->rq->db, &x->f, x->after_seq, x->max_id, TAIL, &e);
+    if (!e)
+        x->res = db_audit_export(x->rq->db, &x->f, x->after_ts[0] ? x->after_ts : NULL,
+                                 x->after_id[0] ? x->after_id : NULL, x->until, BATCH, &e);
     int n = x->res ? PQntuples(x->res) : 0;
-    if (!e && n > 0 && !x->csv) {
-        /* the checkpoints of the batch's positions */
-        char lo[24], hi[24];
-        snprintf(lo, sizeof lo, "%s", PQgetvalue(x->res, 0, 1)[0] ? PQgetvalue(x->res, 0, 1) : "0");
-        snprintf(hi, sizeof hi, "%s", x->after_seq);
-        for (int i = n - 1; i >= 0; i--)
-            if (!PQgetisnull(x->res, i, 1)) {
-                snprintf(hi, sizeof hi, "%s", PQgetvalue(x->res, i, 1));
-                break;
-            }
+    const char *lo = NULL, *hi = NULL;
+    for (int i = 0; i < n; i++)
+        if (!PQgetisnull(x->res, i, 1)) {
+            lo = lo ? lo : PQgetvalue(x->res, i, 1);
+            hi = PQgetvalue(x->res, i, 1);
+        }
+    if (!e && lo && !x->csv)
         x->cps = db_audit_checkpoints_between(x->rq->db, lo, hi, &e);
-    }
     if (e) {
         db_rollback(x->rq->db);
         return e;
     }
     db_commit_nowait(x->rq->db);
-    if (x->phase == PH_TAIL)
-        x->tail_full = n == TAIL_N;
     return 0;
 }
 
@@ -264,7 +256,7 @@ static int produce(struct export *x)
                 sbuf_printf(&x->out, "%s%s", i ? "," : "", csv_columns[i]);
             sbuf_puts(&x->out, "\r\n");
         }
-        x->phase = PH_SEALED;
+        x->phase = PH_ROWS;
         return fetch(x) ? -1 : 0;
     }
     if (x->phase == PH_TRAILER) {
@@ -272,22 +264,16 @@ static int produce(struct export *x)
         x->phase = PH_DONE;
         return 0;
     }
-    if (x->res && x->row < PQntuples(x->res)) {
+    if (x->row < PQntuples(x->res)) {
         int stop = x->row + 50; /* a slice: keep the buffer small */
         for (; x->row < PQntuples(x->res) && x->row < stop; x->row++)
             if (row_out(x, x->row) != 0)
                 return -1;
         return 0;
     }
-    int n = x->res ? PQntuples(x->res) : 0;
-    if (x->phase == PH_SEALED && n < BATCH_N)
-        x->phase = PH_TAIL;
-    else if (x->phase == PH_TAIL) {
-        if (!x->tail_full) {
-            x->phase = PH_TRAILER;
-            return 0;
-        }
-        x->phase = PH_SEALED; /* the sealer is behind: go on in chain order */
+    if (PQntuples(x->res) < BATCH_N) {
+        x->phase = PH_TRAILER;
+        return 0;
     }
     return fetch(x) ? -1 : 0;
 }
@@ -304,8 +290,9 @@ static long next(void *state, char *buf, size_t max)
     size_t left = x->out.len - x->sent, n = left < max ? left : max;
     memcpy(buf, x->out.buf + x->sent, n);
     x->sent += n;
-    if (x->sent == x->out.len) { /* all sent: reuse the buffer */
-        x->out.len = 0;
+    if (x->sent >= x->out.len / 2) { /* keep only what is unsent: constant memory */
+        memmove(x->out.buf, x->out.buf + x->sent, x->out.len - x->sent);
+        x->out.len -= x->sent;
         x->sent = 0;
     }
     return (long)n;
@@ -332,14 +319,13 @@ static const char *own(struct export *x, size_t i, const char *s)
 int audit_export_start(struct req *rq, struct resp *rs, const struct db_audit_filter *f, bool csv,
                        const struct sign_key *key)
 {
-    int e = 0;
-    PGresult *r = db_audit_max_id(rq->db, &e);
-    if (!r)
-        return e;
     struct export *x = xcalloc(1, sizeof *x);
-    snprintf(x->max_id, sizeof x->max_id, "%s", PQgetvalue(r, 0, 0));
-    PQclear(r);
-    snprintf(x->after_seq, sizeof x->after_seq, "0");
+    /* the export ends with what existed when it began */
+    int e = db_audit_now(rq->db, x->until, sizeof x->until);
+    if (e) {
+        free(x);
+        return e;
+    }
     x->rq = rq;
     x->csv = csv;
     x->key = key;

@@ -1,8 +1,8 @@
 /*
  * export.h - streaming audit exports (GET /api/v1/audit/events/export).
  *
- * Rows are read in keyset batches (chain order, then the few events not yet
- * sealed), each batch in a short transaction of its own on the connection's
+ * Rows are read in keyset batches in (ts, id) order - the chain's order, so
+ * the events not yet chained come last - each batch in a short transaction of its own on the connection's
  * HTTP thread, and written out as they are sent: memory stays constant
  * whatever the number of rows, and no transaction stays open while a slow
  * client reads. The export ends at the newest event that existed when it

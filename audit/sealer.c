@@ -2,7 +2,6 @@
 #include "sealer.h"
 
 #include "../db/audit.h"
-#include "../db/auditlog.h"
 #include "../sched/worker.h"
 #include "../server/err.h"
 #include "../server/log.h"
@@ -70,23 +69,22 @@ int sealer_seal(struct db *db, int grace_ms, int max)
     int e = db_begin(db, &system_ctx, false);
     if (e)
         return e;
-    long long head = 0;
-    char head_hex[65];
+    struct db_audit_head head;
     unsigned char head_hash[CHAIN_HASH_LEN];
     PGresult *r = NULL;
     struct sbuf ids = SBUF_INIT, tss = SBUF_INIT, hashes = SBUF_INIT;
-    e = db_audit_head(db, &head, head_hex);
-    if (!e && !chain_unhex(head_hex, head_hash))
+    e = db_audit_head(db, &head);
+    if (!e && !chain_unhex(head.hash, head_hash))
         e = AIDC_EINTERNAL;
     if (!e)
-        r = db_audit_unsealed(db, grace, limit, &e);
+        r = db_audit_unsealed(db, &head, grace, limit, &e);
     int n = r ? PQntuples(r) : 0;
     if (!e && n > 0)
-        e = hash_rows(r, head, head_hash, &ids, &tss, &hashes);
+        e = hash_rows(r, head.seq, head_hash, &ids, &tss, &hashes);
     if (!e && n > 0) {
         char old[24];
         bool moved = false;
-        snprintf(old, sizeof old, "%lld", head);
+        snprintf(old, sizeof old, "%lld", head.seq);
         e = db_audit_seal(db, old, sbuf_str(&ids), sbuf_str(&tss), sbuf_str(&hashes), &moved);
         if (!e && !moved)
             n = 0; /* another sealer was first: its chain stands, try again next round */
@@ -120,9 +118,10 @@ int sealer_checkpoint(struct db *db, const struct sign_key *key, int every_s)
     int e = db_begin(db, &system_ctx, false);
     if (e)
         return e;
-    long long head = 0;
-    char head_hex[65];
-    e = db_audit_head(db, &head, head_hex);
+    struct db_audit_head h;
+    e = db_audit_head(db, &h);
+    long long head = h.seq;
+    const char *head_hex = h.hash;
     PGresult *r = e ? NULL : db_audit_checkpoint_last(db, &e);
     bool due = false;
     if (r) {
@@ -161,35 +160,12 @@ int sealer_checkpoint(struct db *db, const struct sign_key *key, int every_s)
     return e ? e : 1;
 }
 
-/* Partitions ahead, queue entries of events deleted before sealing, and (daily) retention. */
+/* Partitions ahead and (daily) retention. */
 static int housekeeping(struct sealer *s, struct db *db, time_t now)
 {
     int e = db_begin(db, &system_ctx, false);
     if (!e)
         e = db_audit_partitions(db);
-    PGresult *r = e ? NULL : db_audit_orphans(db, "0", &e);
-    if (r && PQntuples(r) > 0) {
-        /* only a superuser can have done this: it must not pass silently */
-        struct sbuf ids = SBUF_INIT;
-        sbuf_putc(&ids, '{');
-        for (int i = 0; i < PQntuples(r); i++)
-            sbuf_printf(&ids, "%s%s", i ? "," : "", PQgetvalue(r, i, 0));
-        sbuf_putc(&ids, '}');
-        log_error("audit sealer: events %s were deleted before they were sealed", sbuf_str(&ids));
-        json_t *d = json_pack("{s:s}", "event_ids", sbuf_str(&ids));
-        e = db_audit_unqueue(db, sbuf_str(&ids));
-        if (!e && d) {
-            char *text = json_dumps(d, JSON_COMPACT);
-            struct db_audit_row row = {.actor_username = "aidc", .actor_roles = "system",
-                                       .action = "audit.missing", .outcome = "error",
-                                       .details = text};
-            e = text ? db_audit_insert(db, &row, false) : AIDC_EINTERNAL;
-            free(text);
-        }
-        json_decref(d);
-        sbuf_free(&ids);
-    }
-    PQclear(r);
     e = e ? e : db_commit(db);
     if (e) {
         db_rollback(db);

@@ -3,6 +3,7 @@
 
 #include "../server/err.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,58 +78,42 @@ static const struct db_stmt st_commands = {
     11};
 
 
-static const struct db_stmt st_export_sealed = {
-    "audit_export_sealed",
-    "SELECT " EVENT_JSON " AS json, c.seq AS _seq, encode(c.prev_hash, 'hex') AS _prev"
-    " FROM audit_chain c JOIN audit_events e ON e.ts = c.event_ts AND e.id = c.event_id"
-    " WHERE " FILTERS " AND c.seq > $12::bigint AND e.id <= $13::bigint"
-    " AND ($7::timestamptz IS NULL OR c.event_ts >= $7) AND ($8::timestamptz IS NULL OR c.event_ts < $8)"
-    " ORDER BY c.seq LIMIT $14",
-    14};
+static const struct db_stmt st_export = {
+    "audit_export",
+    "SELECT " EVENT_JSON " AS json, c.seq AS _seq, encode(c.prev_hash, 'hex') AS _prev,"
+    " e.ts::text AS _ts, e.id AS _id FROM audit_events e " CHAIN_JOIN
+    " WHERE " FILTERS
+    " AND ($12::timestamptz IS NULL OR (e.ts >= $12 AND (e.ts, e.id) > ($12, $13::bigint)))"
+    " AND e.ts <= $14::timestamptz"
+    " ORDER BY e.ts, e.id LIMIT $15",
+    15};
 
-static const struct db_stmt st_export_tail = {
-    "audit_export_tail",
-    "SELECT * FROM ("
-    " SELECT " EVENT_JSON " AS json, c.seq AS _seq, encode(c.prev_hash, 'hex') AS _prev, e.id AS _id"
-    " FROM audit_chain c JOIN audit_events e ON e.ts = c.event_ts AND e.id = c.event_id"
-    " WHERE " FILTERS " AND c.seq > $12::bigint AND e.id <= $13::bigint"
-    " UNION ALL"
-    " SELECT " EVENT_JSON " AS json, NULL, NULL, e.id"
-    " FROM audit_unsealed u JOIN audit_events e ON e.ts = u.ts AND e.id = u.id"
-    " LEFT JOIN audit_chain c ON false"
-    " WHERE " FILTERS " AND e.id <= $13::bigint"
-    ") t ORDER BY _seq NULLS LAST, _id LIMIT $14",
-    14};
-
-static const struct db_stmt st_max_id = {
-    "audit_max_id",
-    "SELECT coalesce(pg_sequence_last_value('audit_event_ids'), 0) AS id", 0};
-
+/*
+ * Events after the sealed frontier that no open transaction can precede:
+ * written before the grace period and before the oldest transaction still
+ * open in another session of this database (an event's ts is the clock at
+ * its INSERT, never before its transaction began). Sessions of other roles
+ * show no transaction start; only the application role writes events.
+ */
 static const struct db_stmt st_unsealed = {
     "audit_unsealed",
-    "SELECT u.id, u.ts, " EVENT_JSON " AS json FROM audit_unsealed u"
-    " JOIN audit_events e ON e.ts = u.ts AND e.id = u.id LEFT JOIN audit_chain c ON false"
-    " WHERE u.ts < clock_timestamp() - make_interval(secs => $1::int / 1000.0)"
-    " ORDER BY u.id LIMIT $2",
-    2};
-
-static const struct db_stmt st_orphans = {
-    "audit_orphans",
-    "SELECT u.id FROM audit_unsealed u"
-    " WHERE u.ts < clock_timestamp() - make_interval(secs => $1::int / 1000.0) - interval '1 minute'"
-    " AND NOT EXISTS (SELECT 1 FROM audit_events e WHERE e.ts = u.ts AND e.id = u.id)"
-    " ORDER BY u.id LIMIT 1000",
-    1};
-
-static const struct db_stmt st_unqueue = {
-    "audit_unqueue", "SELECT aidc_audit_unqueue($1::bigint[])", 1};
+    "SELECT e.id, e.ts, " EVENT_JSON " AS json FROM audit_events e LEFT JOIN audit_chain c ON false"
+    " WHERE e.ts >= $1::timestamptz AND (e.ts, e.id) > ($1::timestamptz, $2::bigint)"
+    " AND e.ts < (SELECT least(clock_timestamp() - make_interval(secs => $3::int / 1000.0),"
+    "             min(a.xact_start)) FROM pg_stat_activity a"
+    "             WHERE a.datname = current_database() AND a.pid <> pg_backend_pid()"
+    "             AND a.backend_type = 'client backend' AND a.xact_start IS NOT NULL)"
+    " ORDER BY e.ts, e.id LIMIT $4",
+    4};
 
 static const struct db_stmt st_seal = {
     "audit_seal",
     "SELECT aidc_audit_seal($1::bigint, $2::bigint[], $3::timestamptz[], $4::bytea[])", 4};
 
+static const struct db_stmt st_now = {"audit_now", "SELECT clock_timestamp()", 0};
+
 static const struct db_stmt st_head = {
-    "audit_head", "SELECT seq, encode(hash, 'hex') FROM aidc_audit_head()", 0};
+    "audit_head", "SELECT seq, encode(hash, 'hex'), upto_ts, upto_id FROM aidc_audit_head()", 0};
 
 static const struct db_stmt st_partitions = {
     "audit_partitions", "SELECT aidc_audit_partitions(now(), 3)", 0};
@@ -186,29 +171,22 @@ static const struct db_stmt st_retention_runs = {
     0};
 
 static const struct db_stmt st_unsealed_count = {
-    "audit_unsealed_count", "SELECT count(*) FROM audit_unsealed", 0};
+    "audit_unsealed_count",
+    "SELECT count(*) FROM audit_events e, aidc_audit_head() h"
+    " WHERE e.ts >= h.upto_ts AND (e.ts, e.id) > (h.upto_ts, h.upto_id)",
+    0};
 
 static const struct db_stmt st_ingest = {
     "audit_ingest",
-    "WITH r AS (SELECT * FROM jsonb_to_recordset($1::jsonb)"
-    "  AS r(ts timestamptz, host text, kind text, record_id text, job_id uuid, details jsonb)),"
-    " ins AS (INSERT INTO audit_events (ts, actor_user_id, actor_username, actor_token_id,"
-    "  actor_roles, tenant_id, tenant_slug, source_ip, user_agent, request_id, action,"
-    "  resource_type, resource_id, outcome, details, record_id)"
-    "  SELECT r.ts, $2::uuid, $3, $4::uuid, coalesce(string_to_array(nullif($5, ''), ','), '{}'),"
-    "   j.tenant_id, t.slug, $6::inet, $7, $8, 'node.' || r.kind, 'host', r.host, 'success',"
-    "   r.details, r.record_id"
-    "  FROM r LEFT JOIN jobs j ON j.id = r.job_id LEFT JOIN tenants t ON t.id = j.tenant_id"
-    "  ON CONFLICT (record_id, ts) WHERE record_id IS NOT NULL DO NOTHING RETURNING 1)"
-    " SELECT count(*) FROM ins",
+    "SELECT aidc_audit_ingest($1::jsonb, $2::uuid, $3, $4::uuid,"
+    " coalesce(string_to_array(nullif($5, ''), ','), '{}'), $6::inet, $7, $8)",
     8};
 
 const struct db_stmt *const db_audit_stmts[] = {
-    &st_custom,    &st_search,     &st_commands,       &st_export_sealed, &st_export_tail,
-    &st_max_id,    &st_unsealed,   &st_orphans,        &st_unqueue,       &st_seal,
-    &st_head,      &st_partitions, &st_retention,      &st_cp_insert,     &st_cp_last,
-    &st_chain_batch, &st_cp_between, &st_cp_page,      &st_seq_range,     &st_retention_runs,
-    &st_unsealed_count, &st_ingest, NULL};
+    &st_custom,       &st_search,     &st_commands,   &st_export,        &st_unsealed,
+    &st_seal,         &st_head,       &st_partitions, &st_retention,     &st_cp_insert,
+    &st_cp_last,      &st_chain_batch, &st_cp_between, &st_cp_page,      &st_seq_range,
+    &st_retention_runs, &st_unsealed_count, &st_ingest, &st_now, NULL};
 
 int db_audit_custom_plans(struct db *db)
 {
@@ -250,53 +228,25 @@ PGresult *db_audit_commands(struct db *db, const struct db_audit_cmd_filter *f,
     return db_query(db, &st_commands, p, err);
 }
 
-static PGresult *export_query(struct db *db, const struct db_stmt *st,
-                              const struct db_audit_filter *f, const char *after_seq,
-                              const char *max_id, const char *limit, int *err)
+PGresult *db_audit_export(struct db *db, const struct db_audit_filter *f, const char *after_ts,
+                          const char *after_id, const char *until, const char *limit, int *err)
 {
-    const char *p[14];
+    const char *p[15];
     filter_params(f, p);
-    p[11] = after_seq;
-    p[12] = max_id;
-    p[13] = limit;
-    return db_query(db, st, p, err);
+    p[11] = after_ts;
+    p[12] = after_id;
+    p[13] = until;
+    p[14] = limit;
+    return db_query(db, &st_export, p, err);
 }
 
-PGresult *db_audit_export_sealed(struct db *db, const struct db_audit_filter *f,
-                                 const char *after_seq, const char *max_id, const char *limit,
-                                 int *err)
+PGresult *db_audit_unsealed(struct db *db, const struct db_audit_head *h, const char *grace_ms,
+                            const char *limit, int *err)
 {
-    return export_query(db, &st_export_sealed, f, after_seq, max_id, limit, err);
-}
-
-PGresult *db_audit_export_tail(struct db *db, const struct db_audit_filter *f,
-                               const char *after_seq, const char *max_id, const char *limit,
-                               int *err)
-{
-    return export_query(db, &st_export_tail, f, after_seq, max_id, limit, err);
-}
-
-PGresult *db_audit_max_id(struct db *db, int *err)
-{
-    return db_query(db, &st_max_id, NULL, err);
-}
-
-PGresult *db_audit_unsealed(struct db *db, const char *grace_ms, const char *limit, int *err)
-{
-    const char *p[2] = {grace_ms, limit};
+    char id[24];
+    snprintf(id, sizeof id, "%lld", h->upto_id);
+    const char *p[4] = {h->upto_ts, id, grace_ms, limit};
     return db_query(db, &st_unsealed, p, err);
-}
-
-PGresult *db_audit_orphans(struct db *db, const char *grace_ms, int *err)
-{
-    const char *p[1] = {grace_ms};
-    return db_query(db, &st_orphans, p, err);
-}
-
-int db_audit_unqueue(struct db *db, const char *ids_array)
-{
-    const char *p[1] = {ids_array};
-    return db_exec(db, &st_unqueue, p);
 }
 
 int db_audit_seal(struct db *db, const char *old_seq, const char *ids_array,
@@ -312,7 +262,7 @@ int db_audit_seal(struct db *db, const char *old_seq, const char *ids_array,
     return 0;
 }
 
-int db_audit_head(struct db *db, long long *seq, char hash_hex[65])
+int db_audit_head(struct db *db, struct db_audit_head *h)
 {
     int e = 0;
     PGresult *r = db_query(db, &st_head, NULL, &e);
@@ -322,8 +272,21 @@ int db_audit_head(struct db *db, long long *seq, char hash_hex[65])
         PQclear(r);
         return AIDC_EINTERNAL;
     }
-    *seq = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
-    snprintf(hash_hex, 65, "%s", PQgetvalue(r, 0, 1));
+    h->seq = strtoll(PQgetvalue(r, 0, 0), NULL, 10);
+    snprintf(h->hash, sizeof h->hash, "%s", PQgetvalue(r, 0, 1));
+    snprintf(h->upto_ts, sizeof h->upto_ts, "%s", PQgetvalue(r, 0, 2));
+    h->upto_id = strtoll(PQgetvalue(r, 0, 3), NULL, 10);
+    PQclear(r);
+    return 0;
+}
+
+int db_audit_now(struct db *db, char *out, size_t n)
+{
+    int e = 0;
+    PGresult *r = db_query(db, &st_now, NULL, &e);
+    if (!r)
+        return e;
+    snprintf(out, n, "%s", PQntuples(r) == 1 ? PQgetvalue(r, 0, 0) : "infinity");
     PQclear(r);
     return 0;
 }

@@ -38,28 +38,32 @@ PGresult *db_audit_commands(struct db *db, const struct db_audit_cmd_filter *f,
                             const char *after_ts, const char *after_id, const char *limit,
                             int *err);
 
-/* Export, in chain order: sealed events with seq > after_seq and id <= max_id. Rows: json, _seq. */
-PGresult *db_audit_export_sealed(struct db *db, const struct db_audit_filter *f,
-                                 const char *after_seq, const char *max_id, const char *limit,
-                                 int *err);
-/* The rest in one snapshot: sealed after after_seq, then unsealed, id <= max_id. Rows: json, _seq. */
-PGresult *db_audit_export_tail(struct db *db, const struct db_audit_filter *f,
-                               const char *after_seq, const char *max_id, const char *limit,
-                               int *err);
-/* The newest event id (the export's upper bound). Row: id. */
-PGresult *db_audit_max_id(struct db *db, int *err);
+/*
+ * Export: events after the (after_ts, after_id) keyset cursor (NULL: from
+ * the start) written at or before until, in (ts, id) order - the chain's
+ * order. Rows: json, _seq, _prev (NULL while unsealed), _ts, _id.
+ */
+PGresult *db_audit_export(struct db *db, const struct db_audit_filter *f, const char *after_ts,
+                          const char *after_id, const char *until, const char *limit, int *err);
 
-/* Sealer: committed events older than grace_ms, oldest id first. Rows: id, ts, json. */
-PGresult *db_audit_unsealed(struct db *db, const char *grace_ms, const char *limit, int *err);
-/* Queue entries whose event is gone (deleted before sealing). Rows: id. */
-PGresult *db_audit_orphans(struct db *db, const char *grace_ms, int *err);
-int db_audit_unqueue(struct db *db, const char *ids_array);
+/* The chain head: position, hash (hex), and the last event chained. */
+struct db_audit_head {
+    long long seq;
+    char hash[65];
+    char upto_ts[48];
+    long long upto_id;
+};
+int db_audit_head(struct db *db, struct db_audit_head *h);
+
+/* Sealer: the next events to chain after the head, oldest first. Rows: id, ts, json. */
+PGresult *db_audit_unsealed(struct db *db, const struct db_audit_head *h, const char *grace_ms,
+                            const char *limit, int *err);
 /* Append to the chain; *moved = false when the head moved meanwhile (another sealer). */
 int db_audit_seal(struct db *db, const char *old_seq, const char *ids_array,
                   const char *ts_array, const char *hash_array, bool *moved);
-/* The chain head: seq and hash (hex). */
-int db_audit_head(struct db *db, long long *seq, char hash_hex[65]);
 int db_audit_partitions(struct db *db);
+/* The database's clock (timestamptz text) into out. */
+int db_audit_now(struct db *db, char *out, size_t n);
 /* Drop whole months older than days; *dropped partitions. */
 int db_audit_retention(struct db *db, const char *days, int *dropped);
 int db_audit_checkpoint_insert(struct db *db, const char *ts, const char *seq,
@@ -81,7 +85,7 @@ PGresult *db_audit_checkpoints_page(struct db *db, const char *before_id, const 
 PGresult *db_audit_seq_range(struct db *db, const char *from, const char *to, int *err);
 /* Runs of chain positions that retention removed. Rows: first_seq, last_seq, last_hash. */
 PGresult *db_audit_retention_runs(struct db *db, int *err);
-/* Row: n - events waiting to be sealed. */
+/* Row: n - events after the sealed frontier. */
 PGresult *db_audit_unsealed_count(struct db *db, int *err);
 
 /* Who stores node records (the agent's credential and address). */

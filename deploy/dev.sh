@@ -46,6 +46,11 @@ AIDC_MIGRATE_DATABASE_URL=$(sed -n "s/^DATABASE_URL_OWNER='\(.*\)'$/\1/p" <<<"$p
 export AIDC_DATABASE_URL AIDC_MIGRATE_DATABASE_URL
 export AIDC_DATA_DIR=${AIDC_DATA_DIR:-$state/data} AIDC_PORTAL_DIR=${AIDC_PORTAL_DIR:-$root/portal}
 export AIDC_LISTEN=$listen
+# the key that signs audit checkpoints (outside the database, like in production)
+mkdir -p "$AIDC_DATA_DIR" && chmod 700 "$AIDC_DATA_DIR"
+export AIDC_AUDIT_KEY_FILE=${AIDC_AUDIT_KEY_FILE:-$state/audit-key.pem}
+[ -f "$AIDC_AUDIT_KEY_FILE" ] || build/aidcd audit keygen "$AIDC_AUDIT_KEY_FILE" >/dev/null ||
+    die "cannot create the audit signing key $AIDC_AUDIT_KEY_FILE"
 
 aidcd_pid=
 cleanup() {

@@ -4,10 +4,13 @@
 -- audit_events stays strictly INSERT-only: the chain lives beside it in
 -- audit_chain (one row per sealed event: its chain position `seq` and
 -- hash = SHA-256(prev_hash || canonical JSON of the event)), written by the
--- sealer through aidc_audit_seal(). Committed events reach the sealer through
--- audit_unsealed, filled by a statement trigger, so an event whose
--- transaction commits late is sealed late - never skipped - and a rolled-back
--- transaction leaves only a gap in event ids, not in chain positions.
+-- sealer through aidc_audit_seal(). The chain runs in (ts, id) order, and the
+-- sealer only takes events written before every transaction still open
+-- (and before its grace period): an event's ts is the clock at its INSERT,
+-- which is never earlier than its transaction's start, so no event can
+-- appear later below the sealed frontier. A rolled-back transaction leaves a
+-- gap in event ids, never in chain positions. Writing costs no trigger and
+-- no queue: the sealer reads new events straight from the primary key.
 
 -- ---- audit_events, partitioned by month ----------------------------------------
 
@@ -37,7 +40,7 @@ CREATE TABLE audit_events (
     outcome        text NOT NULL CHECK (outcome IN ('success', 'denied', 'error')),
     status         integer,
     details        jsonb NOT NULL DEFAULT '{}',
-    record_id      text,   -- a node agent's id of the record (resends are dropped)
+    record_id      text,   -- a node agent's id of the record
     PRIMARY KEY (ts, id)
 ) PARTITION BY RANGE (ts);
 ALTER SEQUENCE audit_event_ids OWNED BY audit_events.id;
@@ -54,16 +57,20 @@ CREATE INDEX audit_events_refused_idx ON audit_events (ts) WHERE outcome <> 'suc
 -- node records: the node user, for "who ran what"
 CREATE INDEX audit_events_node_user_idx ON audit_events ((details ->> 'user'), ts)
     WHERE action LIKE 'node.%';
-CREATE UNIQUE INDEX audit_events_record_idx ON audit_events (record_id, ts)
-    WHERE record_id IS NOT NULL;
 
 -- `q`: words of the action, the resource and every key and value of details.
+-- `q`: the words of the action, the resource and the string values of
+-- details; of a node record, its command, host and user (cheaper: node
+-- records come by the ten thousand).
 CREATE FUNCTION aidc_audit_tsv(action text, rtype text, rid text, details jsonb)
 RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT to_tsvector('simple'::regconfig,
-                       action || ' ' || replace(action, '.', ' ') || ' ' ||
-                       coalesce(rtype, '') || ' ' || coalesce(rid, ''))
-        || jsonb_to_tsvector('simple'::regconfig, details, '["string", "numeric", "key"]')
+    SELECT CASE WHEN action LIKE 'node.%' THEN
+                to_tsvector('simple'::regconfig, coalesce(details ->> 'command', '') || ' ' ||
+                            coalesce(rid, '') || ' ' || coalesce(details ->> 'user', ''))
+           ELSE to_tsvector('simple'::regconfig,
+                            action || ' ' || replace(action, '.', ' ') || ' ' ||
+                            coalesce(rtype, '') || ' ' || coalesce(rid, ''))
+                || jsonb_to_tsvector('simple'::regconfig, details, '["string"]') END
 $$;
 CREATE INDEX audit_events_search_idx ON audit_events
     USING gin (aidc_audit_tsv(action, resource_type, resource_id, details));
@@ -90,29 +97,28 @@ ALTER TABLE audit_chain ENABLE ROW LEVEL SECURITY;
 CREATE POLICY audit_chain_read ON audit_chain FOR SELECT
     USING (aidc_ctx_role('platform_admin') OR aidc_ctx_role('auditor') OR aidc_ctx_role('system'));
 
--- the head of the chain: one row, moved only by aidc_audit_seal()
+-- the head of the chain: one row, moved only by aidc_audit_seal(); every
+-- event at or before (upto_ts, upto_id) is chained
 CREATE TABLE audit_chain_head (
-    id   boolean PRIMARY KEY DEFAULT true CHECK (id),
-    seq  bigint NOT NULL,
-    hash bytea NOT NULL CHECK (octet_length(hash) = 32)
+    id      boolean PRIMARY KEY DEFAULT true CHECK (id),
+    seq     bigint NOT NULL,
+    hash    bytea NOT NULL CHECK (octet_length(hash) = 32),
+    upto_ts timestamptz NOT NULL,
+    upto_id bigint NOT NULL
 );
-INSERT INTO audit_chain_head VALUES (true, 0, '\x0000000000000000000000000000000000000000000000000000000000000000');
+INSERT INTO audit_chain_head
+VALUES (true, 0, '\x0000000000000000000000000000000000000000000000000000000000000000',
+        '-infinity', 0);
 
--- committed, not yet sealed events (the sealer's queue)
-CREATE TABLE audit_unsealed (
-    id bigint NOT NULL,
-    ts timestamptz NOT NULL,
-    PRIMARY KEY (id)
+-- node records already stored, by the agent's record id: a resend of a
+-- spool file stores nothing twice (kept as long as the events)
+CREATE TABLE audit_record_ids (
+    host      text NOT NULL,
+    record_id text NOT NULL,
+    ts        timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (host, record_id)
 );
-
-CREATE FUNCTION aidc_audit_enqueue() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
-BEGIN
-    INSERT INTO audit_unsealed (id, ts) SELECT id, ts FROM new_events;
-    RETURN NULL;
-END $$;
-CREATE TRIGGER audit_events_enqueue AFTER INSERT ON audit_events
-    REFERENCING NEW TABLE AS new_events FOR EACH STATEMENT EXECUTE FUNCTION aidc_audit_enqueue();
+CREATE INDEX audit_record_ids_ts_idx ON audit_record_ids (ts);
 
 -- signed chain heads
 CREATE TABLE audit_checkpoints (
@@ -206,28 +212,53 @@ BEGIN
     IF cur <> old_seq OR n = 0 OR array_length(tss, 1) <> n OR array_length(hashes, 1) <> n THEN
         RETURN NULL;
     END IF;
+    -- the events must come after the frontier, in order: the chain's order is (ts, id)
+    IF EXISTS (SELECT 1 FROM unnest(ids, tss) WITH ORDINALITY AS u(i, t, o)
+                 JOIN audit_chain_head h ON (u.t, u.i) <= (h.upto_ts, h.upto_id))
+       OR EXISTS (SELECT 1 FROM (SELECT (t, i) > lag((t, i)) OVER (ORDER BY o) AS up
+                                   FROM unnest(ids, tss) WITH ORDINALITY AS u(i, t, o)) s
+                   WHERE NOT s.up) THEN
+        RAISE EXCEPTION 'audit events to seal must follow the chain in (ts, id) order';
+    END IF;
+    -- lag(), not hashes[o - 1]: subscripting a large array per row is quadratic
     INSERT INTO audit_chain (event_ts, event_id, seq, prev_hash, hash)
     SELECT t, i, old_seq + o,
-           CASE WHEN o = 1 THEN (SELECT hash FROM audit_chain_head) ELSE hashes[o - 1] END, h
+           coalesce(lag(h) OVER (ORDER BY o), (SELECT hash FROM audit_chain_head)), h
       FROM unnest(ids, tss, hashes) WITH ORDINALITY AS u(i, t, h, o);
-    DELETE FROM audit_unsealed WHERE id = ANY (ids);
-    UPDATE audit_chain_head SET seq = old_seq + n, hash = hashes[n];
+    UPDATE audit_chain_head SET seq = old_seq + n, hash = hashes[n], upto_ts = tss[n],
+                                upto_id = ids[n];
     RETURN old_seq + n;
 END $$;
 
--- An event deleted before it was sealed (only a superuser can) leaves its
--- queue entry behind; the sealer drops it and records that it did.
-CREATE FUNCTION aidc_audit_unqueue(ids bigint[]) RETURNS int
-LANGUAGE sql SECURITY DEFINER SET search_path = public, pg_temp AS $$
-    WITH d AS (DELETE FROM audit_unsealed u WHERE u.id = ANY (ids)
-                AND NOT EXISTS (SELECT 1 FROM audit_events e WHERE e.id = u.id AND e.ts = u.ts)
-               RETURNING 1)
-    SELECT count(*)::int FROM d
+CREATE FUNCTION aidc_audit_head(OUT seq bigint, OUT hash bytea, OUT upto_ts timestamptz,
+                                 OUT upto_id bigint)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $$
+    SELECT seq, hash, upto_ts, upto_id FROM audit_chain_head
 $$;
 
-CREATE FUNCTION aidc_audit_head(OUT seq bigint, OUT hash bytea)
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $$
-    SELECT seq, hash FROM audit_chain_head
+-- Store node records (a JSON array of {ts, host, kind, record_id, job_id,
+-- details}) for the calling actor; a record whose (host, record_id) was
+-- stored before is skipped. Returns how many were new.
+CREATE FUNCTION aidc_audit_ingest(records jsonb, actor_id uuid, actor_name text, token uuid,
+                                  roles text[], ip inet, agent text, request text)
+RETURNS bigint
+LANGUAGE sql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+    WITH r AS (SELECT * FROM jsonb_to_recordset(records)
+               AS r(ts timestamptz, host text, kind text, record_id text, job_id uuid,
+                    details jsonb)),
+    fresh AS (INSERT INTO audit_record_ids (host, record_id)
+              SELECT DISTINCT host, record_id FROM r WHERE record_id IS NOT NULL
+              ON CONFLICT DO NOTHING RETURNING host, record_id),
+    ins AS (INSERT INTO audit_events (actor_user_id, actor_username, actor_token_id,
+                actor_roles, tenant_id, tenant_slug, source_ip, user_agent, request_id, action,
+                resource_type, resource_id, outcome, details, record_id)
+            SELECT actor_id, actor_name, token, roles, j.tenant_id, t.slug, ip, agent, request,
+                   'node.' || r.kind, 'host', r.host, 'success', r.details, r.record_id
+              FROM r LEFT JOIN jobs j ON j.id = r.job_id LEFT JOIN tenants t ON t.id = j.tenant_id
+             WHERE r.record_id IS NULL
+                OR EXISTS (SELECT 1 FROM fresh f WHERE f.host = r.host AND f.record_id = r.record_id)
+            RETURNING 1)
+    SELECT count(*) FROM ins
 $$;
 
 -- ---- retention ------------------------------------------------------------------
@@ -257,9 +288,8 @@ BEGIN
          ORDER BY c.relname
     LOOP
         EXIT WHEN p.lo + interval '1 month' > now() - make_interval(days => days);
-        EXECUTE format('SELECT count(*) FROM %I e WHERE NOT EXISTS '
-                       '(SELECT 1 FROM %I c WHERE c.event_id = e.id AND c.event_ts = e.ts)',
-                       p.ev, p.ch) INTO cnt;
+        EXECUTE format('SELECT count(*) FROM %I e, audit_chain_head h '
+                       'WHERE (e.ts, e.id) > (h.upto_ts, h.upto_id)', p.ev) INTO cnt;
         IF cnt > 0 THEN
             RAISE WARNING 'audit retention: % holds % unsealed events; kept', p.ev, cnt;
             EXIT;
@@ -280,6 +310,7 @@ BEGIN
                                    'count', cnt, 'retention_days', days, 'runs', runs));
         EXECUTE format('DROP TABLE %I', p.ch);
         EXECUTE format('DROP TABLE %I', p.ev);
+        DELETE FROM audit_record_ids WHERE ts < p.lo + interval '1 month';
         dropped := dropped + 1;
     END LOOP;
     RETURN dropped;
@@ -333,8 +364,8 @@ BEGIN
     EXECUTE format('GRANT SELECT, INSERT ON audit_events, audit_checkpoints TO %s', app);
     EXECUTE format('GRANT USAGE ON SEQUENCE audit_event_ids TO %s', app);
     -- the chain, its head and queue change only through aidc_audit_seal()
-    EXECUTE format('REVOKE ALL ON audit_chain, audit_chain_head, audit_unsealed FROM %s', app);
-    EXECUTE format('GRANT SELECT ON audit_chain, audit_unsealed TO %s', app);
+    EXECUTE format('REVOKE ALL ON audit_chain, audit_chain_head, audit_record_ids FROM %s', app);
+    EXECUTE format('GRANT SELECT ON audit_chain TO %s', app);
     FOR f IN SELECT p.oid::regprocedure FROM pg_proc p
               WHERE p.pronamespace = 'public'::regnamespace AND p.proname LIKE 'aidc\_%'
                 AND p.prosecdef AND p.prorettype <> 'trigger'::regtype
