@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BATCH "1000"
-#define BATCH_N 1000
+#define BATCH "5000"
+#define BATCH_N 5000
 
 enum phase { PH_HEAD, PH_ROWS, PH_TRAILER, PH_DONE };
 

@@ -81,7 +81,10 @@ static const struct db_stmt st_commands = {
 static const struct db_stmt st_export = {
     "audit_export",
     "SELECT " EVENT_JSON " AS json, c.seq AS _seq, encode(c.prev_hash, 'hex') AS _prev,"
-    " e.ts::text AS _ts, e.id AS _id FROM audit_events e " CHAIN_JOIN
+    " e.ts::text AS _ts, e.id AS _id FROM audit_events e"
+    /* bounded on both sides, or a merge join would read the chain from its start per batch */
+    " LEFT JOIN audit_chain c ON c.event_ts = e.ts AND c.event_id = e.id"
+    "  AND ($12::timestamptz IS NULL OR c.event_ts >= $12) AND c.event_ts <= $14::timestamptz"
     " WHERE " FILTERS
     " AND ($12::timestamptz IS NULL OR (e.ts >= $12 AND (e.ts, e.id) > ($12, $13::bigint)))"
     " AND e.ts <= $14::timestamptz"

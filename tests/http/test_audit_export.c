@@ -113,18 +113,23 @@ static size_t on_data(char *p, size_t size, size_t n, void *arg)
     size_t len = size * n;
     if (fwrite(p, 1, len, s->out) != len)
         return 0;
-    for (size_t i = 0; i < len; i++) {
-        if (p[i] == '\n') {
-            line_done(s);
-            continue;
-        }
-        if (s->plen + 1 >= s->pcap) {
-            s->pcap = s->pcap ? s->pcap * 2 : 4096;
-            s->partial = realloc(s->partial, s->pcap);
-            if (!s->partial)
+    const char *q = p, *end = p + len;
+    while (q < end) {
+        const char *nl = memchr(q, '\n', (size_t)(end - q));
+        size_t take = (size_t)((nl ? nl : end) - q);
+        if (s->plen + take + 1 > s->pcap) {
+            s->pcap = (s->plen + take + 1) * 2;
+            char *grown = realloc(s->partial, s->pcap);
+            if (!grown)
                 return 0;
+            s->partial = grown;
         }
-        s->partial[s->plen++] = p[i];
+        memcpy(s->partial + s->plen, q, take);
+        s->plen += take;
+        if (!nl)
+            break;
+        line_done(s);
+        q = nl + 1;
     }
     s->bytes += len;
     if (s->bytes >= s->next_sample) { /* every 4 MiB received */
