@@ -37,14 +37,19 @@ int chain_link(const unsigned char prev[CHAIN_HASH_LEN], const json_t *event,
     return ok ? 0 : -1;
 }
 
-void chain_hex(const unsigned char h[CHAIN_HASH_LEN], char out[CHAIN_HEX_LEN + 1])
+void chain_hex_bytes(const unsigned char *b, size_t n, char *out)
 {
     static const char digits[] = "0123456789abcdef";
-    for (size_t i = 0; i < CHAIN_HASH_LEN; i++) {
-        out[2 * i] = digits[h[i] >> 4];
-        out[2 * i + 1] = digits[h[i] & 15];
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[b[i] >> 4];
+        out[2 * i + 1] = digits[b[i] & 15];
     }
-    out[CHAIN_HEX_LEN] = '\0';
+    out[2 * n] = '\0';
+}
+
+void chain_hex(const unsigned char h[CHAIN_HASH_LEN], char out[CHAIN_HEX_LEN + 1])
+{
+    chain_hex_bytes(h, CHAIN_HASH_LEN, out);
 }
 
 static int hexval(char c)
@@ -58,17 +63,25 @@ static int hexval(char c)
     return -1;
 }
 
-bool chain_unhex(const char *s, unsigned char out[CHAIN_HASH_LEN])
+bool chain_unhex_bytes(const char *s, unsigned char *out, size_t max, size_t *len)
 {
-    if (!s || strlen(s) != CHAIN_HEX_LEN)
+    size_t n = s ? strlen(s) : 0;
+    if (n == 0 || n % 2 || n / 2 > max)
         return false;
-    for (size_t i = 0; i < CHAIN_HASH_LEN; i++) {
+    for (size_t i = 0; i < n / 2; i++) {
         int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
         if (hi < 0 || lo < 0)
             return false;
         out[i] = (unsigned char)(hi << 4 | lo);
     }
+    *len = n / 2;
     return true;
+}
+
+bool chain_unhex(const char *s, unsigned char out[CHAIN_HASH_LEN])
+{
+    size_t len = 0;
+    return s && strlen(s) == CHAIN_HEX_LEN && chain_unhex_bytes(s, out, CHAIN_HASH_LEN, &len);
 }
 
 void chain_checkpoint_message(long long seq, const char *head_hex, const char *ts, char *out,

@@ -30,6 +30,10 @@ int chain_link(const unsigned char prev[CHAIN_HASH_LEN], const json_t *event,
 void chain_hex(const unsigned char h[CHAIN_HASH_LEN], char out[CHAIN_HEX_LEN + 1]);
 /* Parse 64 hex digits; false when s is not exactly that. */
 bool chain_unhex(const char *s, unsigned char out[CHAIN_HASH_LEN]);
+/* Lowercase hex of n bytes into out (2n+1 bytes). */
+void chain_hex_bytes(const unsigned char *b, size_t n, char *out);
+/* Parse an even number of hex digits (at most 2*max); false otherwise. */
+bool chain_unhex_bytes(const char *s, unsigned char *out, size_t max, size_t *len);
 
 /*
  * The text a checkpoint signature covers: the chain position and head hash

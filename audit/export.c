@@ -200,8 +200,8 @@ static void trailer(struct export *x)
         unsigned char sig[64];
         audit_export_message(x->rows, hex, msg, sizeof msg);
         int n = sign_message(x->key, msg, sig);
-        for (int i = 0; i < n; i++)
-            snprintf(sighex + 2 * i, 3, "%02x", sig[i]);
+        if (n > 0)
+            chain_hex_bytes(sig, (size_t)n, sighex);
         if (n > 0)
             json_object_set_new(t, "signature",
                                 json_pack("{s:s, s:s, s:s}", "alg", sign_key_alg(x->key),

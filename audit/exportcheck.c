@@ -34,22 +34,6 @@ static int bad(struct export_check *r, long long event, const char *fmt, ...)
     return 1;
 }
 
-static bool unhex_sig(const char *s, unsigned char *out, size_t *len)
-{
-    size_t n = s ? strlen(s) : 0;
-    if (n == 0 || n % 2 || n / 2 > 64)
-        return false;
-    for (size_t i = 0; i < n / 2; i++) {
-        char byte[3] = {s[2 * i], s[2 * i + 1], '\0'};
-        char *end;
-        out[i] = (unsigned char)strtoul(byte, &end, 16);
-        if (*end)
-            return false;
-    }
-    *len = n / 2;
-    return true;
-}
-
 static int event_line(struct state *s, json_t *ev)
 {
     struct export_check *r = s->r;
@@ -106,7 +90,7 @@ static int checkpoint_line(struct state *s, json_t *cp)
             return bad(r, 0, "checkpoint %lld is signed with key %s, not the given key %s", id,
                        key_id ? key_id : "?", sign_key_id(s->key));
         chain_checkpoint_message(seq, head, ts ? ts : "", msg, sizeof msg);
-        if (!unhex_sig(json_string_value(json_object_get(cp, "signature")), sig, &sl) ||
+        if (!chain_unhex_bytes(json_string_value(json_object_get(cp, "signature")), sig, sizeof sig, &sl) ||
             !sign_verify(s->key, msg, sig, sl))
             return bad(r, 0, "the signature of checkpoint %lld does not verify", id);
         r->checkpoints++;
@@ -143,7 +127,7 @@ static int trailer_line(struct state *s, json_t *t)
             return bad(r, 0, "the export is signed with key %s, not the given key %s",
                        key_id ? key_id : "?", sign_key_id(s->key));
         audit_export_message(r->events, hex, msg, sizeof msg);
-        if (!unhex_sig(json_string_value(json_object_get(sig, "value")), raw, &sl) ||
+        if (!chain_unhex_bytes(json_string_value(json_object_get(sig, "value")), raw, sizeof raw, &sl) ||
             !sign_verify(s->key, msg, raw, sl))
             return bad(r, 0, "the export's signature does not verify");
         r->signed_export = true;

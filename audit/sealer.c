@@ -147,8 +147,7 @@ int sealer_checkpoint(struct db *db, const struct sign_key *key, int every_s)
             log_error("audit sealer: cannot sign a checkpoint");
             return AIDC_EINTERNAL;
         }
-        for (int i = 0; i < len; i++)
-            snprintf(sighex + 2 * i, 3, "%02x", sig[i]);
+        chain_hex_bytes(sig, (size_t)len, sighex);
         alg = sign_key_alg(key);
         key_id = sign_key_id(key);
     }

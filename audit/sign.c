@@ -52,22 +52,21 @@ static char *read_small_file(const char *path, size_t *len, char *err, size_t er
 /* The id: SHA-256 of the public key (or, for HMAC, of a domain string and the key). */
 static void set_id(struct sign_key *k, const unsigned char *material, size_t n, const char *domain)
 {
-    size_t dl = strlen(domain);
-    unsigned char *buf = malloc(dl + n);
     unsigned char h[32];
+    unsigned int hl = 0;
     char hex[65];
-    if (!buf) {
+    EVP_MD_CTX *md = EVP_MD_CTX_new();
+    bool ok = md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) == 1 &&
+              EVP_DigestUpdate(md, domain, strlen(domain)) == 1 &&
+              EVP_DigestUpdate(md, material, n) == 1 && EVP_DigestFinal_ex(md, h, &hl) == 1 &&
+              hl == sizeof h;
+    EVP_MD_CTX_free(md);
+    if (!ok) {
         snprintf(k->id, sizeof k->id, "unknown");
         return;
     }
-    memcpy(buf, domain, dl);
-    memcpy(buf + dl, material, n);
-    crypto_sha256(buf, dl + n, h);
-    OPENSSL_cleanse(buf, dl + n);
-    free(buf);
     chain_hex(h, hex);
-    memcpy(k->id, hex, 16);
-    k->id[16] = '\0';
+    snprintf(k->id, sizeof k->id, "%.16s", hex);
 }
 
 static int finish_ed25519(struct sign_key *k)

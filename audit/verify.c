@@ -136,15 +136,8 @@ static int check_checkpoints(struct walk *w, long long seq, long long event_id,
         }
         char msg[256];
         unsigned char sig[64];
-        const char *sighex = PQgetvalue(r, w->cp, 6);
-        size_t sl = strlen(sighex) / 2;
-        bool parsed = sl > 0 && sl <= sizeof sig && strlen(sighex) % 2 == 0;
-        for (size_t i = 0; parsed && i < sl; i++) {
-            char byte[3] = {sighex[2 * i], sighex[2 * i + 1], '\0'};
-            char *end;
-            sig[i] = (unsigned char)strtoul(byte, &end, 16);
-            parsed = *end == '\0';
-        }
+        size_t sl = 0;
+        bool parsed = chain_unhex_bytes(PQgetvalue(r, w->cp, 6), sig, sizeof sig, &sl);
         chain_checkpoint_message(cseq, PQgetvalue(r, w->cp, 3), PQgetvalue(r, w->cp, 1), msg,
                                  sizeof msg);
         if (!parsed || !sign_verify(w->key, msg, sig, sl)) {

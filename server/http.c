@@ -344,7 +344,8 @@ static enum MHD_Result queue_stream(struct MHD_Connection *c, struct pending *p,
     *st = rs->stream;
     memset(&rs->stream, 0, sizeof rs->stream); /* the response owns it now */
     struct MHD_Response *r =
-        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64 * 1024, stream_read, st, stream_done);
+        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, (size_t)64 * 1024, stream_read, st,
+                                          stream_done);
     if (!r) {
         stream_done(st);
         return MHD_NO;
