@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # lint.sh BUILD_DIR - clang-tidy (bugprone-*, cert-*; see .clang-tidy) over
-# every C file of the server, with the build's compile_commands.json.
+# every C file of the server and of the node agent (deploy/agent), with the
+# build's compile_commands.json.
 set -euo pipefail
 build=$1
 cd "$(dirname "$0")/.."
-files=$(git ls-files 'server/*.c' 'api/*.c' 'db/*.c' 'audit/*.c' 'sched/*.c' 'backends/*.c' 2>/dev/null ||
-        ls server/*.c api/*.c db/*.c audit/*.c sched/*.c backends/*.c)
+files=$(git ls-files 'server/*.c' 'api/*.c' 'db/*.c' 'audit/*.c' 'sched/*.c' 'backends/*.c' \
+        'deploy/agent/*.c' 2>/dev/null ||
+        ls server/*.c api/*.c db/*.c audit/*.c sched/*.c backends/*.c deploy/agent/*.c)
 fail=0
 for f in $files; do
     out=$(clang-tidy -p "$build" --quiet "$f" 2>/dev/null) || fail=1
