@@ -9,12 +9,16 @@
 #include "../server/xalloc.h"
 #include "chain.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #define BATCH 2000
+
+/* figures for /metrics, of whichever sealer of this process ran last */
+static atomic_ulong sealed_total, checkpoints_total, lag_ms;
 #define HOUSEKEEPING_S 3600
 #define RETENTION_S 86400
 
@@ -79,6 +83,7 @@ int sealer_seal(struct db *db, int grace_ms, int max)
     if (!e)
         r = db_audit_unsealed(db, &head, grace, limit, &e);
     int n = r ? PQntuples(r) : 0;
+    atomic_store(&lag_ms, n ? (unsigned long)(strtod(PQgetvalue(r, 0, 3), NULL) * 1000.0) : 0UL);
     if (!e && n > 0)
         e = hash_rows(r, head.seq, head_hash, &ids, &tss, &hashes);
     if (!e && n > 0) {
@@ -98,7 +103,26 @@ int sealer_seal(struct db *db, int grace_ms, int max)
         return e;
     }
     e = db_commit(db);
+    if (!e)
+        atomic_fetch_add(&sealed_total, (unsigned long)n);
     return e ? e : n;
+}
+
+void sealer_metrics(struct sbuf *sb)
+{
+    sbuf_printf(sb,
+                "# HELP aidc_audit_sealed_total Audit events chained by this process.\n"
+                "# TYPE aidc_audit_sealed_total counter\n"
+                "aidc_audit_sealed_total %lu\n"
+                "# HELP aidc_audit_checkpoints_total Audit checkpoints written by this process.\n"
+                "# TYPE aidc_audit_checkpoints_total counter\n"
+                "aidc_audit_checkpoints_total %lu\n"
+                "# HELP aidc_audit_seal_lag_seconds Age of the oldest audit event not yet chained "
+                "at the sealer's last round (0: caught up).\n"
+                "# TYPE aidc_audit_seal_lag_seconds gauge\n"
+                "aidc_audit_seal_lag_seconds %.3f\n",
+                atomic_load(&sealed_total), atomic_load(&checkpoints_total),
+                (double)atomic_load(&lag_ms) / 1000.0);
 }
 
 /* The current time as RFC 3339 with microseconds, as PostgreSQL prints it back. */
@@ -156,6 +180,8 @@ int sealer_checkpoint(struct db *db, const struct sign_key *key, int every_s)
         e = db_commit(db);
     else
         db_rollback(db);
+    if (!e)
+        atomic_fetch_add(&checkpoints_total, 1);
     return e ? e : 1;
 }
 

@@ -28,6 +28,9 @@ void sealer_stop(struct sealer *s);
  * audit seal` and tests.
  */
 int sealer_seal(struct db *db, int grace_ms, int max);
+/* The sealer's figures for /metrics (Prometheus text appended to sb). */
+struct sbuf;
+void sealer_metrics(struct sbuf *sb);
 /* Write a checkpoint if the head moved since the last one; 1 written, 0 not, or an aidc_err. */
 int sealer_checkpoint(struct db *db, const struct sign_key *key, int every_s);
 

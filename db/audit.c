@@ -100,7 +100,9 @@ static const struct db_stmt st_export = {
  */
 static const struct db_stmt st_unsealed = {
     "audit_unsealed",
-    "SELECT e.id, e.ts, " EVENT_JSON " AS json FROM audit_events e LEFT JOIN audit_chain c ON false"
+    "SELECT e.id, e.ts, " EVENT_JSON " AS json,"
+    " extract(epoch FROM clock_timestamp() - e.ts) AS age"
+    " FROM audit_events e LEFT JOIN audit_chain c ON false"
     " WHERE e.ts >= $1::timestamptz AND (e.ts, e.id) > ($1::timestamptz, $2::bigint)"
     " AND e.ts < (SELECT least(clock_timestamp() - make_interval(secs => $3::int / 1000.0),"
     "             min(a.xact_start)) FROM pg_stat_activity a"

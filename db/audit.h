@@ -55,7 +55,7 @@ struct db_audit_head {
 };
 int db_audit_head(struct db *db, struct db_audit_head *h);
 
-/* Sealer: the next events to chain after the head, oldest first. Rows: id, ts, json. */
+/* Sealer: the next events to chain after the head, oldest first. Rows: id, ts, json, age (s). */
 PGresult *db_audit_unsealed(struct db *db, const struct db_audit_head *h, const char *grace_ms,
                             const char *limit, int *err);
 /* Append to the chain; *moved = false when the head moved meanwhile (another sealer). */

@@ -6,6 +6,8 @@
  */
 #include "metrics.h"
 
+#include "../audit/sealer.h"
+
 #include "../sched/schedstats.h"
 
 #include "../db/db.h"
@@ -161,5 +163,6 @@ char *metrics_render(void)
                 "aidc_db_connections %ld\n",
                 atomic_load(&inflight), db_reconnect_count(), db_connection_count());
     schedstats_render(&sb);
+    sealer_metrics(&sb);
     return sbuf_steal(&sb);
 }

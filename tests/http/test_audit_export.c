@@ -183,6 +183,14 @@ START_TEST(a_million_events_stream_in_constant_memory_and_verify)
     ck_assert_int_eq(left, 0);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     long total = scalar(owner, "SELECT count(*) FROM audit_events");
+    /* the sealer's figures: everything it chained is counted */
+    struct http_res m;
+    ck_assert_int_eq(http_do(&harness_srv, "GET", "/metrics", NULL, NULL, NULL, &m), 200);
+    const char *sealed = strstr(m.body, "\naidc_audit_sealed_total ");
+    ck_assert_ptr_nonnull(sealed);
+    ck_assert_int_ge(strtol(sealed + 25, NULL, 10), events);
+    ck_assert_ptr_nonnull(strstr(m.body, "\naidc_audit_seal_lag_seconds "));
+    http_res_free(&m);
     fprintf(stderr, "wrote and chained %ld events in %.1f s\n", events,
             (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 
