@@ -1,10 +1,12 @@
-/* backend.c - the backends this build has, by cluster kind. */
+/* backend.c - the backends this build has, by cluster kind, and what they share. */
 #include "backend.h"
 
 #include "local.h"
 #include "slurm.h"
 
+#include "../audit/audit.h"
 #include "../server/err.h"
+#include "../server/sbuf.h"
 #include "../server/xalloc.h"
 
 #include <fcntl.h>
@@ -20,6 +22,102 @@ const struct backend_ops *backend_find(const char *kind)
         if (strcmp(all[i]->kind, kind) == 0)
             return all[i];
     return NULL;
+}
+
+void backend_call_free(struct backend_call *call)
+{
+    if (!call)
+        return;
+    json_decref(call->request);
+    json_decref(call->lookup);
+    memset(call, 0, sizeof *call);
+}
+
+/* A JSON string of n bytes of s, whatever bytes it holds (new reference). */
+static json_t *text(const char *s, size_t n)
+{
+    char *copy = xstrndup(s, n);
+    struct sbuf b = SBUF_INIT;
+    sbuf_utf8(&b, copy);
+    json_t *j = json_string(sbuf_str(&b));
+    sbuf_free(&b);
+    free(copy);
+    return j;
+}
+
+/*
+ * url with the password of its user info ("http://u:pw@host") and the
+ * values of query arguments naming a secret ("?token=...") redacted.
+ */
+static json_t *url_redacted(const char *url)
+{
+    struct sbuf b = SBUF_INIT;
+    const char *p = url, *scheme = strstr(url, "://");
+    if (scheme) {
+        const char *host = scheme + 3, *end = host + strcspn(host, "/?#");
+        const char *at = memchr(host, '@', (size_t)(end - host));
+        const char *colon = at ? memchr(host, ':', (size_t)(at - host)) : NULL;
+        sbuf_append(&b, url, (size_t)(host - url));
+        if (colon) {
+            sbuf_append(&b, host, (size_t)(colon - host));
+            sbuf_puts(&b, ":[redacted]");
+            host = at;
+        }
+        sbuf_append(&b, host, (size_t)(end - host));
+        p = end;
+    }
+    const char *q = strchr(p, '?');
+    sbuf_append(&b, p, q ? (size_t)(q - p) : strlen(p));
+    while (q && *q && *q != '#') {
+        sbuf_putc(&b, *q++); /* '?' or '&' */
+        size_t arg = strcspn(q, "&#"), name = strcspn(q, "=&#");
+        char *key = xstrndup(q, name);
+        bool secret = name < arg && audit_key_is_secret(key);
+        free(key);
+        sbuf_append(&b, q, secret ? name + 1 : arg);
+        if (secret)
+            sbuf_puts(&b, "[redacted]");
+        q += arg;
+    }
+    if (q && *q == '#')
+        sbuf_puts(&b, q);
+    json_t *j = text(sbuf_str(&b), b.len);
+    sbuf_free(&b);
+    return j;
+}
+
+json_t *backend_call_http(const char *method, const char *url, const char *const *headers,
+                          size_t nheaders, const json_t *body)
+{
+    json_t *h = json_object();
+    for (size_t i = 0; i < nheaders; i++) {
+        const char *colon = strchr(headers[i], ':');
+        if (!colon)
+            continue;
+        char *name = xstrndup(headers[i], (size_t)(colon - headers[i]));
+        const char *value = colon + 1 + strspn(colon + 1, " \t");
+        /* the one place a token is in the clear: it never enters the record */
+        json_object_set_new(h, name,
+                            audit_key_is_secret(name) ? json_string("[redacted]")
+                                                      : text(value, strlen(value)));
+        free(name);
+    }
+    json_t *r = json_object();
+    json_object_set_new(r, "method", json_string(method));
+    json_object_set_new(r, "url", url_redacted(url));
+    json_object_set_new(r, "headers", h);
+    json_object_set_new(r, "body", body ? json_deep_copy(body) : json_null());
+    return r;
+}
+
+void backend_call_hide_env(json_t *env, const json_t *job_env)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)job_env, k, v) {
+        if (json_object_get(env, k))
+            json_object_set_new(env, k, json_string("[redacted]"));
+    }
 }
 
 int backend_tail_file(const char *path, int tail, char **text, size_t *textlen)

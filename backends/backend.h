@@ -12,7 +12,9 @@
  *   submitting a job that already exists reports success with its id;
  * - cancel and preempt of a job that already ended, or never arrived, succeed;
  * - calls may block (network) but never for longer than the backend's own
- *   timeouts; they are made from background workers, never from a request.
+ *   timeouts; they are made from background workers, never from a request;
+ * - submit, cancel and preempt say what they sent (struct backend_call):
+ *   every call that changes state in a scheduler is audited.
  */
 #ifndef AIDC_BACKEND_H
 #define AIDC_BACKEND_H
@@ -92,6 +94,45 @@ struct backend_resource {
     long long total;
 };
 
+/*
+ * What one call that changes state in the scheduler (submit, cancel,
+ * preempt) did, for the audit trail: the backend fills it, the dispatcher
+ * turns it into a "backend.<call>" event in the transaction that records the
+ * call's outcome. Secrets never enter it (backend_call_http redacts them as
+ * it records). Start it zeroed; backend_call_free releases it.
+ */
+struct backend_call {
+    /*
+     * The request that changes the job, as sent (new reference): over HTTP
+     * {"method","url","headers","body"}; for the local executor what it was
+     * handed ({"action","dir","spec"...}). NULL when nothing was sent.
+     */
+    json_t *request;
+    /* A retried submit: the read that looked for an earlier delivery's job (or NULL). */
+    json_t *lookup;
+    /* HTTP status of request's answer (lookup's when nothing was sent); 0: none, or not HTTP */
+    int status;
+    bool adopted; /* the run was there already (an earlier delivery): nothing was sent */
+};
+
+/* Release call's requests (accepts NULL); call is zeroed. */
+void backend_call_free(struct backend_call *call);
+/*
+ * The record of an HTTP request (new reference): headers ("Name: value"
+ * lines) as an object, the values of those naming a secret (Authorization,
+ * X-SLURM-USER-TOKEN, cookies...) and a user's password in url replaced by
+ * "[redacted]"; body (may be NULL) copied.
+ */
+json_t *backend_call_http(const char *method, const char *url, const char *const *headers,
+                          size_t nheaders, const json_t *body);
+/*
+ * In env, an environment inside a call's record, replace the value of every
+ * variable of the job's own env (job_env) with "[redacted]": users pass
+ * credentials to jobs there, so the record keeps their names only, as the
+ * job.submit event does. What aidc adds (AIDC_JOB_ID...) stays.
+ */
+void backend_call_hide_env(json_t *env, const json_t *job_env);
+
 struct backend_ops {
     const char *kind;
     /*
@@ -103,15 +144,17 @@ struct backend_ops {
      * Start job; backend_id receives the backend's id for it. 0 or an error
      * with err: AIDC_EINVAL when the cluster refuses the job as it is (the
      * job fails at once), anything else is tried again with backoff.
+     * submit, cancel and preempt describe what they sent in call (when not
+     * NULL; the caller frees it), also when they fail.
      */
     int (*submit)(const struct backend_cluster *c, const struct backend_job *job, char *backend_id,
-                  size_t idsz, char *err, size_t errsz);
+                  size_t idsz, struct backend_call *call, char *err, size_t errsz);
     /* Stop a job for good (SIGTERM, then SIGKILL after its grace period). */
     int (*cancel)(const struct backend_cluster *c, const char *job_id, const char *backend_id,
-                  char *err, size_t errsz);
+                  struct backend_call *call, char *err, size_t errsz);
     /* Stop a job so it can be requeued, after grace_seconds. */
     int (*preempt)(const struct backend_cluster *c, const char *job_id, const char *backend_id,
-                   int grace_seconds, char *err, size_t errsz);
+                   int grace_seconds, struct backend_call *call, char *err, size_t errsz);
     /* What became of one job. 0, or an error when the backend cannot tell now. */
     int (*poll)(const struct backend_cluster *c, const char *job_id, const char *backend_id,
                 struct backend_status *out, char *err, size_t errsz);

@@ -197,54 +197,83 @@ static int spawn_shim(const struct backend_cluster *c, const char *dir, char *er
     return 0;
 }
 
+/* What the shim runs: job.json (new reference). */
+static json_t *job_spec(const struct backend_job *job)
+{
+    json_t *idx = json_array();
+    for (size_t i = 0; i < job->ngpu_indexes; i++)
+        json_array_append_new(idx, json_integer(job->gpu_indexes[i]));
+    return json_pack("{s:s, s:s, s:s, s:s, s:O?, s:s?, s:O, s:o, s:i, s:i}", "job_id", job->id,
+                     "tenant", job->tenant, "project", job->project, "user", job->user, "command",
+                     job->command, "script", job->script, "env", job->env, "gpu_indexes", idx,
+                     "time_limit_seconds", job->time_limit_minutes * 60, "grace_seconds",
+                     job->grace_seconds);
+}
+
+/*
+ * The spec the job's shim runs (new reference): job.json as a delivery tried
+ * before wrote it, or else as written now. NULL with *rc and err.
+ */
+static json_t *spec_in(const char *dir, const struct backend_job *job, int *rc, char *err,
+                       size_t errsz)
+{
+    char *path = xasprintf("%s/job.json", dir), *text = NULL;
+    json_t *spec = json_load_file(path, 0, NULL);
+    *rc = 0;
+    if (spec)
+        goto out;
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        snprintf(err, errsz, "cannot create %s: %s", dir, strerror(errno));
+        *rc = AIDC_EIO;
+        goto out;
+    }
+    spec = job_spec(job);
+    text = spec ? json_dumps(spec, JSON_COMPACT) : NULL;
+    *rc = text ? write_file(path, text) : AIDC_EINTERNAL;
+    if (*rc) {
+        snprintf(err, errsz, "cannot write %s", path);
+        json_decref(spec);
+        spec = NULL;
+    }
+out:
+    free(text);
+    free(path);
+    return spec;
+}
+
 static int submit(const struct backend_cluster *c, const struct backend_job *job, char *backend_id,
-                  size_t idsz, char *err, size_t errsz)
+                  size_t idsz, struct backend_call *call, char *err, size_t errsz)
 {
     char *wd = workdir(c), *dir = job_dir(c, job->id);
     int rc = 0;
+    json_t *spec = NULL;
     snprintf(backend_id, idsz, "%s", job->id);
     if (mkdir(wd, 0700) != 0 && errno != EEXIST) {
         snprintf(err, errsz, "cannot create %s: %s", wd, strerror(errno));
         rc = AIDC_EIO;
         goto out;
     }
-    char *spec_path = xasprintf("%s/job.json", dir);
-    struct stat st;
-    bool delivered = stat(spec_path, &st) == 0;
-    if (!delivered) {
-        if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-            snprintf(err, errsz, "cannot create %s: %s", dir, strerror(errno));
-            free(spec_path);
-            rc = AIDC_EIO;
-            goto out;
-        }
-        json_t *idx = json_array();
-        for (size_t i = 0; i < job->ngpu_indexes; i++)
-            json_array_append_new(idx, json_integer(job->gpu_indexes[i]));
-        json_t *spec = json_pack("{s:s, s:s, s:s, s:s, s:O?, s:s?, s:O, s:o, s:i, s:i}", "job_id",
-                                 job->id, "tenant", job->tenant, "project", job->project, "user",
-                                 job->user, "command", job->command, "script", job->script, "env",
-                                 job->env, "gpu_indexes", idx, "time_limit_seconds",
-                                 job->time_limit_minutes * 60, "grace_seconds", job->grace_seconds);
-        char *text = spec ? json_dumps(spec, JSON_COMPACT) : NULL;
-        json_decref(spec);
-        rc = text ? write_file(spec_path, text) : AIDC_EINTERNAL;
-        free(text);
-        if (rc) {
-            snprintf(err, errsz, "cannot write %s", spec_path);
-            free(spec_path);
-            goto out;
-        }
-    }
-    free(spec_path);
+    spec = spec_in(dir, job, &rc, err, errsz);
+    if (!spec)
+        goto out;
     /* delivered before: started already unless the shim never wrote its pid */
     char *pid_path = xasprintf("%s/shim.pid", dir), *status_path = xasprintf("%s/status.json", dir);
+    struct stat st;
     bool started = stat(pid_path, &st) == 0 || stat(status_path, &st) == 0;
     free(pid_path);
     free(status_path);
     if (!started)
         rc = spawn_shim(c, dir, err, errsz);
+    if (call && started)
+        call->adopted = true;
+    else if (call) /* what the executor was handed, the user's environment values hidden */
+        call->request = json_pack("{s:s, s:s, s:o}", "action", "start", "dir", dir, "spec",
+                                  json_deep_copy(spec));
+    if (call && call->request)
+        backend_call_hide_env(json_object_get(json_object_get(call->request, "spec"), "env"),
+                              job->env);
 out:
+    json_decref(spec);
     free(wd);
     free(dir);
     return rc;
@@ -280,7 +309,8 @@ static pid_t live_shim(const char *dir)
     return strstr(cmd, "local-shim") && strstr(cmd, dir) ? (pid_t)pid : 0;
 }
 
-static int stop(const struct backend_cluster *c, const char *job_id, char *err, size_t errsz)
+static int stop(const struct backend_cluster *c, const char *job_id, struct backend_call *call,
+                char *err, size_t errsz)
 {
     char *dir = job_dir(c, job_id);
     int rc = 0;
@@ -298,23 +328,28 @@ static int stop(const struct backend_cluster *c, const char *job_id, char *err, 
         snprintf(err, errsz, "cannot signal the job's shim: %s", strerror(errno));
         rc = AIDC_EIO;
     }
+    /* the stop flag, and SIGTERM to a live shim (which passes it on with the grace period) */
+    if (call)
+        call->request =
+            json_pack("{s:s, s:s, s:s, s:o}", "action", "stop", "dir", dir, "signal", "SIGTERM",
+                      "shim_pid", shim > 0 ? json_integer(shim) : json_null());
     free(dir);
     return rc;
 }
 
 static int cancel(const struct backend_cluster *c, const char *job_id, const char *backend_id,
-                  char *err, size_t errsz)
+                  struct backend_call *call, char *err, size_t errsz)
 {
     (void)backend_id;
-    return stop(c, job_id, err, errsz);
+    return stop(c, job_id, call, err, errsz);
 }
 
 static int preempt(const struct backend_cluster *c, const char *job_id, const char *backend_id,
-                   int grace_seconds, char *err, size_t errsz)
+                   int grace_seconds, struct backend_call *call, char *err, size_t errsz)
 {
     (void)backend_id;
     (void)grace_seconds; /* the shim applies the job's grace period to every stop */
-    return stop(c, job_id, err, errsz);
+    return stop(c, job_id, call, err, errsz);
 }
 
 /* A shim that has not written its pid this long after job.json never will. */

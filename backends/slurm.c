@@ -444,15 +444,21 @@ json_t *slurm_submit_body(const struct backend_job *job, const json_t *options, 
 
 /* ---- operations --------------------------------------------------------------------- */
 
-/* The job list of GET jobs?update_time=since (new reference), NULL with err. */
-static json_t *jobs_since(const struct backend_cluster *c, time_t since, char *err, size_t errsz)
+/*
+ * The job list of GET jobs?update_time=since (new reference), NULL with err.
+ * A submit's look for an earlier delivery records it in call->lookup.
+ */
+static json_t *jobs_since(const struct backend_cluster *c, time_t since,
+                          struct backend_call *call, char *err, size_t errsz)
 {
     struct slurmrest_target t = target(c);
     struct slurmrest_answer a;
     char path[64];
     snprintf(path, sizeof path, "jobs?update_time=%lld", (long long)(since > 0 ? since : 0));
-    if (slurmrest_call(&t, "GET", path, NULL, &a, err, errsz))
+    if (slurmrest_call_record(&t, "GET", path, NULL, &a, call ? &call->lookup : NULL, err, errsz))
         return NULL;
+    if (call)
+        call->status = (int)a.status;
     json_t *jobs = NULL;
     /* nothing changed since then: slurmrestd says 304 Not Modified, with no body */
     if (a.status == 304)
@@ -492,29 +498,40 @@ static bool refused(const struct slurmrest_answer *a)
 }
 
 static int submit(const struct backend_cluster *c, const struct backend_job *job, char *backend_id,
-                  size_t idsz, char *err, size_t errsz)
+                  size_t idsz, struct backend_call *call, char *err, size_t errsz)
 {
     struct slurmrest_target t = target(c);
     /* a delivery tried before may have reached Slurm: adopt its job */
     if (job->retry) {
-        json_t *jobs = jobs_since(c, job->since - ADOPT_WINDOW_S, err, errsz);
+        json_t *jobs = jobs_since(c, job->since - ADOPT_WINDOW_S, call, err, errsz);
         if (!jobs)
             return AIDC_EUNAVAIL;
         const json_t *found = slurm_find_run(jobs, job->id, t.user);
         if (found)
             snprintf(backend_id, idsz, "%lld", ival(found, "job_id"));
         json_decref(jobs);
+        if (found && call)
+            call->adopted = true;
         if (found)
             return 0;
+        if (call)
+            call->status = 0; /* the status recorded is the submit's own */
     }
     json_t *body = slurm_submit_body(job, c->options, err, errsz);
     if (!body)
         return AIDC_EINVAL;
     struct slurmrest_answer a;
-    int e = slurmrest_call(&t, "POST", "job/submit", body, &a, err, errsz);
+    int e = slurmrest_call_record(&t, "POST", "job/submit", body, &a,
+                                  call ? &call->request : NULL, err, errsz);
     json_decref(body);
+    if (call) { /* the user's environment values stay out of the audit trail */
+        json_t *sent = json_object_get(json_object_get(call->request, "body"), "job");
+        backend_call_hide_env(json_object_get(sent, "environment"), job->env);
+    }
     if (e)
         return e;
+    if (call)
+        call->status = (int)a.status;
     if (slurmrest_ok(&a, err, errsz) && json_integer_value(json_object_get(a.json, "job_id")) > 0)
         snprintf(backend_id, idsz, "%lld", ival(a.json, "job_id"));
     else if (refused(&a))
@@ -540,25 +557,30 @@ static bool valid_id(const char *backend_id)
 }
 
 
-/* method on job/<backend_id> */
+/* method on job/<backend_id>; recorded in call (when not NULL) */
 static int job_call(const struct backend_cluster *c, const char *method, const char *backend_id,
-                    struct slurmrest_answer *a, char *err, size_t errsz)
+                    struct slurmrest_answer *a, struct backend_call *call, char *err,
+                    size_t errsz)
 {
     struct slurmrest_target t = target(c);
     char path[64];
     snprintf(path, sizeof path, "job/%s", backend_id);
-    return slurmrest_call(&t, method, path, NULL, a, err, errsz);
+    int e = slurmrest_call_record(&t, method, path, NULL, a, call ? &call->request : NULL, err,
+                                  errsz);
+    if (!e && call)
+        call->status = (int)a->status;
+    return e;
 }
 
 static int cancel(const struct backend_cluster *c, const char *job_id, const char *backend_id,
-                  char *err, size_t errsz)
+                  struct backend_call *call, char *err, size_t errsz)
 {
     (void)job_id;
     if (!valid_id(backend_id))
         return 0; /* never reached Slurm */
     struct slurmrest_answer a;
     /* Slurm sends SIGTERM, waits KillWait, then SIGKILL: the grace period */
-    int e = job_call(c, "DELETE", backend_id, &a, err, errsz);
+    int e = job_call(c, "DELETE", backend_id, &a, call, err, errsz);
     if (e)
         return e;
     if (!slurmrest_ok(&a, err, errsz) && error_number(&a) != SLURM_INVALID_JOB_ID)
@@ -570,10 +592,10 @@ static int cancel(const struct backend_cluster *c, const char *job_id, const cha
 }
 
 static int preempt(const struct backend_cluster *c, const char *job_id, const char *backend_id,
-                   int grace_seconds, char *err, size_t errsz)
+                   int grace_seconds, struct backend_call *call, char *err, size_t errsz)
 {
     (void)grace_seconds; /* Slurm's KillWait is the grace between SIGTERM and SIGKILL */
-    return cancel(c, job_id, backend_id, err, errsz);
+    return cancel(c, job_id, backend_id, call, err, errsz);
 }
 
 static int poll_job(const struct backend_cluster *c, const char *job_id, const char *backend_id,
@@ -585,7 +607,7 @@ static int poll_job(const struct backend_cluster *c, const char *job_id, const c
     if (!valid_id(backend_id))
         return 0; /* BS_UNKNOWN */
     struct slurmrest_answer a;
-    int e = job_call(c, "GET", backend_id, &a, err, errsz);
+    int e = job_call(c, "GET", backend_id, &a, NULL, err, errsz);
     if (e)
         return e;
     const json_t *job = json_array_get(json_object_get(a.json, "jobs"), 0);
@@ -604,7 +626,7 @@ static int poll_changed(const struct backend_cluster *c, time_t since,
                                        const struct backend_status *status),
                         void *arg, char *err, size_t errsz)
 {
-    json_t *jobs = jobs_since(c, since, err, errsz);
+    json_t *jobs = jobs_since(c, since, NULL, err, errsz);
     if (!jobs)
         return AIDC_EUNAVAIL;
     const char *user = opt(c->options, "user_name", "aidc");

@@ -5,6 +5,7 @@
 #include "../server/err.h"
 #include "../server/log.h"
 #include "../server/xalloc.h"
+#include "backend.h"
 #include "credref.h"
 
 #include <curl/curl.h>
@@ -215,7 +216,16 @@ static size_t on_data(char *data, size_t size, size_t nmemb, void *arg)
 int slurmrest_call(const struct slurmrest_target *t, const char *method, const char *path,
                    const json_t *body, struct slurmrest_answer *out, char *err, size_t errsz)
 {
+    return slurmrest_call_record(t, method, path, body, out, NULL, err, errsz);
+}
+
+int slurmrest_call_record(const struct slurmrest_target *t, const char *method, const char *path,
+                          const json_t *body, struct slurmrest_answer *out, json_t **sent,
+                          char *err, size_t errsz)
+{
     memset(out, 0, sizeof *out);
+    if (sent)
+        *sent = NULL;
     char token[4096];
     int e = target_token(t, token, sizeof token, err, errsz);
     if (e)
@@ -271,6 +281,8 @@ int slurmrest_call(const struct slurmrest_target *t, const char *method, const c
             rc = curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
         if (!rc)
             rc = curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
+        if (!rc && sent) /* before it goes: a call that times out was made all the same */
+            *sent = backend_call_http(method, url, lines, sizeof lines / sizeof lines[0], body);
         if (!rc)
             rc = curl_easy_perform(h);
     }

@@ -51,6 +51,15 @@ struct slurmrest_answer {
  */
 int slurmrest_call(const struct slurmrest_target *t, const char *method, const char *path,
                    const json_t *body, struct slurmrest_answer *out, char *err, size_t errsz);
+/*
+ * slurmrest_call that also records the request for the audit trail: *sent
+ * receives it (backend_call_http: the token redacted; new reference) once
+ * the request was made, also when no answer came; NULL when nothing was
+ * sent (the credential was not usable).
+ */
+int slurmrest_call_record(const struct slurmrest_target *t, const char *method, const char *path,
+                          const json_t *body, struct slurmrest_answer *out, json_t **sent,
+                          char *err, size_t errsz);
 void slurmrest_answer_free(struct slurmrest_answer *a);
 
 /*

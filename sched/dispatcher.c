@@ -1,6 +1,7 @@
 /* dispatcher.c - outbox delivery (see dispatcher.h). */
 #include "dispatcher.h"
 
+#include "../audit/audit.h"
 #include "../backends/backend.h"
 #include "../db/sched.h"
 #include "../server/config.h"
@@ -13,6 +14,7 @@
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define BATCH 32
 #define MAX_BACKOFF_SECONDS 300
@@ -38,7 +40,7 @@ static int ival(const PGresult *r, int i, int c)
     return (int)strtol(PQgetvalue(r, i, c), NULL, 10);
 }
 
-/* Run one small system transaction around fn's statements. */
+/* What one delivery did, recorded in one small system transaction (record). */
 struct outcome {
     const char *outbox_id;
     bool done;             /* delivered (or nothing left to deliver) */
@@ -47,12 +49,21 @@ struct outcome {
     const char *job_id;
     const char *backend_id; /* the backend took the job */
     struct db_transition t; /* a state change instead (t.to != NULL) */
+    /* the backend call made, as an audit event (ev.action NULL: none; ev.details owned) */
+    struct audit_event ev;
 };
 
+/*
+ * The outcome and the audit event of the call that led to it commit together:
+ * a crash before the commit loses both, and the delivery tried again records
+ * its own call - so no call goes unrecorded and none is recorded twice.
+ */
 static int record(struct db *db, const struct outcome *o)
 {
     const struct db_ctx ctx = {.roles = "system"};
     int e = db_begin(db, &ctx, false);
+    if (!e && o->ev.action)
+        e = audit_record_system(db, &o->ev, true);
     if (!e && o->t.to)
         e = db_job_transition(db, &o->t, NULL);
     if (!e && o->backend_id)
@@ -82,9 +93,56 @@ static size_t parse_indexes(const char *text, int *idx, size_t max)
     return n;
 }
 
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/*
+ * Describe the backend call of row i as o's audit event "backend.<what>":
+ * e its result, call what it sent (taken over), started its start (now_ms).
+ */
+static void audit_call(struct outcome *o, const char *what, const struct backend_cluster *cl,
+                       const PGresult *r, int i, struct backend_call *call, int e, const char *err,
+                       double started)
+{
+    static const char *const actions[][2] = {
+        {"submit", "backend.submit"}, {"cancel", "backend.cancel"}, {"preempt", "backend.preempt"}};
+    for (size_t k = 0; k < sizeof actions / sizeof actions[0]; k++)
+        if (strcmp(actions[k][0], what) == 0)
+            o->ev.action = actions[k][1];
+    json_t *response = json_object();
+    if (e) {
+        json_object_set_new(response, "error", json_string(err[0] ? err : aidc_err_name(e)));
+    } else {
+        const char *bid = o->backend_id ? o->backend_id : val(r, i, C_BACKEND_ID);
+        json_object_set_new(response, "backend_job_id", bid ? json_string(bid) : json_null());
+    }
+    if (call->adopted) /* an earlier delivery's job, found: nothing was sent */
+        json_object_set_new(response, "adopted", json_true());
+    json_t *d = json_object();
+    json_object_set_new(d, "cluster", json_string(cl->name));
+    json_object_set_new(d, "kind", json_string(cl->kind));
+    json_object_set_new(d, "run_key", json_string(PQgetvalue(r, i, C_RUN)));
+    json_object_set_new(d, "request", call->request ? call->request : json_null());
+    if (call->lookup)
+        json_object_set_new(d, "lookup", call->lookup);
+    call->request = call->lookup = NULL;
+    json_object_set_new(d, "response", response);
+    json_object_set_new(d, "duration_ms", json_integer((json_int_t)(now_ms() - started + 0.5)));
+    o->ev.resource_type = "job";
+    o->ev.resource_id = o->job_id;
+    o->ev.tenant_slug = PQgetvalue(r, i, C_TENANT); /* the claim has the tenant's slug */
+    o->ev.outcome = e ? "error" : "success";
+    o->ev.status = call->status;
+    o->ev.details = d;
+}
+
 static int submit(const struct config *cfg, const struct backend_ops *ops,
                   const struct backend_cluster *cl, const PGresult *r, int i, char *backend_id,
-                  size_t idsz, char *err, size_t errsz)
+                  size_t idsz, struct backend_call *call, char *err, size_t errsz)
 {
     json_t *command = val(r, i, C_COMMAND) ? json_loads(val(r, i, C_COMMAND), 0, NULL) : NULL;
     json_t *env = json_loads(PQgetvalue(r, i, C_ENV), 0, NULL);
@@ -114,7 +172,7 @@ static int submit(const struct config *cfg, const struct backend_ops *ops,
         .retry = ival(r, i, C_ATTEMPTS) > 1,
         .since = (time_t)strtoll(PQgetvalue(r, i, C_ADMITTED), NULL, 10),
     };
-    int e = ops->submit(cl, &job, backend_id, idsz, err, errsz);
+    int e = ops->submit(cl, &job, backend_id, idsz, call, err, errsz);
     json_decref(command);
     if (!env)
         json_decref((json_t *)job.env);
@@ -140,11 +198,15 @@ static void deliver_submit(const struct config *cfg, const struct backend_ops *o
                                       .exit_code = -1};
         return;
     }
-    int e = submit(cfg, ops, cl, r, i, backend_id, idsz, err, errsz);
-    if (e == 0) {
+    struct backend_call call = {0};
+    double started = now_ms();
+    int e = submit(cfg, ops, cl, r, i, backend_id, idsz, &call, err, errsz);
+    if (e == 0)
         o->backend_id = backend_id;
+    audit_call(o, "submit", cl, r, i, &call, e, err, started);
+    backend_call_free(&call);
+    if (e == 0)
         return;
-    }
     /* AIDC_EINVAL: the cluster refuses this job as it is; trying again changes nothing */
     if (e == AIDC_EINVAL) {
         log_warn("job %s: cluster %s refuses it: %s", o->job_id, cl->name, err);
@@ -173,10 +235,13 @@ static void deliver_stop(const struct backend_ops *ops, const struct backend_clu
                   strcmp(state, "admitted") == 0;
     if (!active || !bid)
         return; /* over already, or never delivered (its submit row handles it) */
-    const char *run = PQgetvalue(r, i, C_RUN);
-    int e = strcmp(PQgetvalue(r, i, C_ACTION), "cancel") == 0
-                ? ops->cancel(cl, run, bid, err, errsz)
-                : ops->preempt(cl, run, bid, grace, err, errsz);
+    const char *run = PQgetvalue(r, i, C_RUN), *action = PQgetvalue(r, i, C_ACTION);
+    struct backend_call call = {0};
+    double started = now_ms();
+    int e = strcmp(action, "cancel") == 0 ? ops->cancel(cl, run, bid, &call, err, errsz)
+                                          : ops->preempt(cl, run, bid, grace, &call, err, errsz);
+    audit_call(o, action, cl, r, i, &call, e, err, started);
+    backend_call_free(&call);
     if (e) {
         o->done = false;
         o->error = err;
@@ -221,6 +286,7 @@ static void deliver(struct db *db, const struct config *cfg, const PGresult *r, 
     if (e)
         log_warn("cannot record the delivery of outbox row %s: %s (the lease expires and it is "
                  "delivered again)", o.outbox_id, aidc_err_name(e));
+    json_decref(o.ev.details);
     if (!options)
         json_decref((json_t *)cl.options);
     json_decref(options);

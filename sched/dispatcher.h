@@ -5,6 +5,9 @@
  * cluster's backend, and records the delivery - or the failure, tried again
  * with exponential backoff. Backends make delivery idempotent (the backend
  * job carries the platform's run key), so a retry never starts a job twice.
+ * Every backend call it makes is an audit event (backend.submit, .cancel,
+ * .preempt: what was sent, what came back), written in the transaction that
+ * records the delivery.
  */
 #ifndef AIDC_DISPATCHER_H
 #define AIDC_DISPATCHER_H
