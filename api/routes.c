@@ -123,7 +123,7 @@ const struct route routes[] = {
     {"GET", "/api/v1/audit/events/export", api_audit_export, "audit.export", PA | AUD, TR_NONE,
      SC_AUDIT_READ, RF_AUDIT_READ, AUDIT_FILTERS ",resource_type,resource_id,format"},
     {"GET", "/api/v1/audit/verify", api_audit_verify, "audit.verify", PA | AUD, TR_NONE,
-     SC_AUDIT_READ, RF_AUDIT_READ, "from,to"},
+     SC_AUDIT_READ, RF_AUDIT_READ | RF_NO_TX, "from,to"},
     {"GET", "/api/v1/audit/checkpoints", api_audit_checkpoints, "audit.checkpoints", PA | AUD,
      TR_NONE, SC_AUDIT_READ, RF_AUDIT_READ, PAGE},
     {"GET", "/api/v1/audit/public-key", api_audit_public_key, "audit.public_key", PA | AUD,

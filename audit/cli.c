@@ -49,6 +49,13 @@ static struct db *connect_db(const struct config *cfg)
     return db;
 }
 
+static int begin_system(struct db *db, void *arg)
+{
+    (void)arg;
+    const struct db_ctx ctx = {.roles = "system"};
+    return db_begin(db, &ctx, false);
+}
+
 static int cmd_verify(const struct config *cfg, int argc, char **argv)
 {
     const char *from = NULL, *to = NULL;
@@ -70,12 +77,9 @@ static int cmd_verify(const struct config *cfg, int argc, char **argv)
         sign_key_free(key);
         return 2;
     }
-    const struct db_ctx ctx = {.roles = "system"};
     struct audit_verdict v;
-    int e = db_begin(db, &ctx, false);
-    if (!e)
-        e = audit_verify(db, key, from, to, &v);
-    db_rollback(db);
+    const struct audit_verify_io io = {.db = db, .begin = begin_system};
+    int e = audit_verify(&io, key, from, to, &v);
     int rc = 2;
     if (e) {
         fprintf(stderr, "aidcd audit verify: %s\n",

@@ -20,6 +20,7 @@ struct run {
 };
 
 struct walk {
+    const struct audit_verify_io *io;
     const struct sign_key *key;
     struct audit_verdict *v;
     struct run *runs;
@@ -204,17 +205,39 @@ static int start_hash(struct db *db, struct walk *w, long long first, unsigned c
     return 0;
 }
 
+/* Open the transaction of the next batch; each batch has its own, so a long check
+ * holds no transaction open (which would hold the sealer back). */
+static int begin(const struct audit_verify_io *io)
+{
+    return io->begin(io->db, io->arg);
+}
+
+static void end(const struct audit_verify_io *io, int e)
+{
+    if (e)
+        db_rollback(io->db);
+    else
+        db_commit_nowait(io->db);
+}
+
 static int walk_chain(struct db *db, struct walk *w, long long first, long long last)
 {
     unsigned char prev[CHAIN_HASH_LEN];
-    int e = start_hash(db, w, first, prev);
+    int e = begin(w->io);
+    if (!e)
+        e = start_hash(db, w, first, prev);
+    end(w->io, e);
     long long expect = first, after = first - 1;
     char a[24], b[24], lim[16];
     snprintf(b, sizeof b, "%lld", last);
     snprintf(lim, sizeof lim, "%d", BATCH);
     while (!e && after < last) {
         snprintf(a, sizeof a, "%lld", after);
-        PGresult *r = db_audit_chain_batch(db, a, b, lim, &e);
+        PGresult *r = NULL;
+        e = begin(w->io);
+        if (!e)
+            r = db_audit_chain_batch(db, a, b, lim, &e);
+        end(w->io, e);
         if (!r)
             break;
         int n = PQntuples(r);
@@ -229,14 +252,15 @@ static int walk_chain(struct db *db, struct walk *w, long long first, long long 
     return e;
 }
 
-int audit_verify(struct db *db, const struct sign_key *key, const char *from, const char *to,
-                 struct audit_verdict *v)
+int audit_verify(const struct audit_verify_io *io, const struct sign_key *key, const char *from,
+                 const char *to, struct audit_verdict *v)
 {
     memset(v, 0, sizeof *v);
     v->ok = true;
-    struct walk w = {.key = key, .v = v};
-    int e = 0;
-    PGresult *range = db_audit_seq_range(db, from, to, &e);
+    struct walk w = {.io = io, .key = key, .v = v};
+    struct db *db = io->db;
+    int e = begin(io);
+    PGresult *range = e ? NULL : db_audit_seq_range(db, from, to, &e);
     PGresult *cnt = e ? NULL : db_audit_unsealed_count(db, &e);
     if (!e)
         e = load_runs(db, &w);
@@ -247,9 +271,10 @@ int audit_verify(struct db *db, const struct sign_key *key, const char *from, co
         snprintf(a, sizeof a, "%lld", v->first_seq);
         snprintf(b, sizeof b, "%lld", v->last_seq);
         w.cps = db_audit_checkpoints_between(db, a, b, &e);
-        if (!e)
-            e = walk_chain(db, &w, v->first_seq, v->last_seq);
     }
+    end(io, e);
+    if (!e && v->first_seq)
+        e = walk_chain(db, &w, v->first_seq, v->last_seq);
     if (cnt && PQntuples(cnt) == 1)
         v->unsealed = num(cnt, 0, 0);
     PQclear(range);

@@ -27,13 +27,21 @@ struct audit_verdict {
     char reason[300];
 };
 
+/* Where verification reads: db, and how to open a transaction there whose actor may
+ * read the audit log (called before each batch; each is committed after it). */
+struct audit_verify_io {
+    struct db *db;
+    int (*begin)(struct db *db, void *arg);
+    void *arg;
+};
+
 /*
- * Verify the chain entries of events written in [from, to) (NULL: open) in
- * db's open transaction (whose actor may read the audit log). key NULL: signatures are not
- * checked (reported). Returns 0 (the verdict is in v) or an aidc_err.
+ * Verify the chain entries of events written in [from, to) (NULL: open).
+ * key NULL: signatures are not checked (reported). Returns 0 (the verdict is
+ * in v) or an aidc_err.
  */
-int audit_verify(struct db *db, const struct sign_key *key, const char *from, const char *to,
-                 struct audit_verdict *v);
+int audit_verify(const struct audit_verify_io *io, const struct sign_key *key, const char *from,
+                 const char *to, struct audit_verdict *v);
 
 /* The verdict as GET /api/v1/audit/verify answers it. */
 json_t *audit_verdict_json(const struct audit_verdict *v);

@@ -380,6 +380,19 @@ static int prepare_all(struct db *db)
     return e;
 }
 
+/* Server notices go to the log as JSON lines (libpq would print them raw on stderr). */
+static void on_notice(void *arg, const PGresult *r)
+{
+    (void)arg;
+    const char *msg = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
+    const char *sev = PQresultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED);
+    bool warning = sev && strcmp(sev, "WARNING") == 0;
+    if (warning)
+        log_warn("database: %s", msg ? msg : "(no message)");
+    else
+        log_debug("database %s: %s", sev ? sev : "notice", msg ? msg : "(no message)");
+}
+
 static int connect_now(struct db *db)
 {
     /* keepalives and tcp_user_timeout: a database that vanishes without a
@@ -394,6 +407,7 @@ static int connect_now(struct db *db)
         drop_conn(db);
         return AIDC_EUNAVAIL;
     }
+    PQsetNoticeReceiver(db->conn, on_notice, NULL);
     /* Session settings PgBouncer tracks per client, so they survive pooling. */
     char setup[256];
     snprintf(setup, sizeof setup,
