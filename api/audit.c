@@ -18,19 +18,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Split a "ts|id" cursor; false when it is not one we issued. */
+/* 1 to 18 digits: a bigint PostgreSQL takes. */
+static bool small_number(const char *s)
+{
+    size_t n = strlen(s);
+    return n >= 1 && n <= 18 && strspn(s, "0123456789") == n;
+}
+
+/*
+ * Split a "ts|id" cursor; false when it is not one we issued. The time is as
+ * PostgreSQL prints it in UTC: "2026-12-02 16:38:34.875053+00".
+ */
 static bool cursor_split(char *after, char **ts, char **id)
 {
+    static const char shape[] = "dddd-dd-dd dd:dd:dd";
     char *second = NULL;
     paging_split(after, &second);
-    if (!after || !second || !*second || strlen(after) > 40)
+    if (!after || !second || !small_number(second) || strlen(after) < sizeof shape - 1)
         return false;
-    for (const char *p = second; *p; p++)
-        if (!isdigit((unsigned char)*p))
+    for (size_t i = 0; i < sizeof shape - 1; i++)
+        if (shape[i] == 'd' ? !isdigit((unsigned char)after[i]) : after[i] != shape[i])
             return false;
-    for (const char *p = after; *p; p++)
-        if (!isdigit((unsigned char)*p) && !strchr(" -:.+", *p))
+    const char *p = after + sizeof shape - 1;
+    if (*p == '.') {
+        size_t nd = strspn(p + 1, "0123456789");
+        if (nd < 1 || nd > 6)
             return false;
+        p += 1 + nd;
+    }
+    if (strcmp(p, "+00") != 0)
+        return false;
     *ts = after;
     *id = second;
     return true;
@@ -152,11 +169,8 @@ int api_audit_checkpoints(struct req *rq, struct resp *rs)
     int e = paging_parse(rq, rs, &pg);
     if (e)
         return e;
-    if (pg.after) {
-        for (const char *p = pg.after; *p; p++)
-            if (!isdigit((unsigned char)*p))
-                return bad_cursor(rs, &pg);
-    }
+    if (pg.after && !small_number(pg.after))
+        return bad_cursor(rs, &pg);
     snprintf(limit, sizeof limit, "%d", pg.limit + 1);
     PGresult *r = db_audit_checkpoints_page(rq->db, pg.after, limit, &e);
     if (r) {

@@ -24,8 +24,9 @@ static int digits(const char *s, int n)
     return v;
 }
 
-bool auditfilter_time(const char *s, time_t *out)
+bool auditfilter_time(const char *s, time_t *out, long *nsec)
 {
+    long frac = 0;
     /* YYYY-MM-DDTHH:MM:SS[.frac](Z|+HH:MM|-HH:MM) */
     size_t n = strlen(s);
     if (n < 20 || n > 40 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't') ||
@@ -41,8 +42,12 @@ bool auditfilter_time(const char *s, time_t *out)
     if (*p == '.') {
         p++;
         const char *f = p;
-        while (isdigit((unsigned char)*p))
+        long scale = 100000000L;
+        while (isdigit((unsigned char)*p)) {
+            frac += (*p - '0') * scale;
+            scale /= 10;
             p++;
+        }
         if (p == f || p - f > 9)
             return false;
     }
@@ -51,7 +56,7 @@ bool auditfilter_time(const char *s, time_t *out)
         off = 0;
     } else if ((*p == '+' || *p == '-') && strlen(p) == 6 && p[3] == ':') {
         int oh = digits(p + 1, 2), om = digits(p + 4, 2);
-        if (oh < 0 || oh > 23 || om < 0 || om > 59)
+        if (oh < 0 || oh > 15 || om < 0 || om > 59)
             return false;
         off = (oh * 60L + om) * 60L * (*p == '-' ? -1 : 1);
     } else {
@@ -69,6 +74,8 @@ bool auditfilter_time(const char *s, time_t *out)
     if (se < 60 && back.tm_mday != d) /* 2026-02-30 */
         return false;
     *out = t - off;
+    if (nsec)
+        *nsec = frac;
     return true;
 }
 
@@ -82,10 +89,11 @@ static bool ip_or_network(const char *s)
     long bits = -1;
     if (slash) {
         *slash = '\0';
-        char *end;
-        bits = strtol(slash + 1, &end, 10);
-        if (*end || end == slash + 1)
+        const char *d = slash + 1;
+        size_t nd = strlen(d);
+        if (nd == 0 || nd > 3 || strspn(d, "0123456789") != nd) /* no sign, no spaces */
             return false;
+        bits = strtol(d, NULL, 10);
     }
     unsigned char a[16];
     if (inet_pton(AF_INET, buf, a) == 1)
@@ -119,12 +127,14 @@ static void check_texts(const struct req *rq, struct resp *rs, const char *const
 static void check_times(const struct req *rq, struct resp *rs)
 {
     time_t from = 0, to = 0;
+    long fns = 0, tns = 0;
     const char *f = req_query(rq, "from"), *t = req_query(rq, "to");
-    if (f && !auditfilter_time(f, &from))
+    bool fok = f && auditfilter_time(f, &from, &fns), tok = t && auditfilter_time(t, &to, &tns);
+    if (f && !fok)
         api_field_error(rs, "from", "must be an RFC 3339 time, e.g. 2026-12-01T00:00:00Z");
-    if (t && !auditfilter_time(t, &to))
+    if (t && !tok)
         api_field_error(rs, "to", "must be an RFC 3339 time, e.g. 2026-12-02T00:00:00Z");
-    if (f && t && from && to && to <= from)
+    if (fok && tok && (to < from || (to == from && tns <= fns)))
         api_field_error(rs, "to", "must be after from");
 }
 

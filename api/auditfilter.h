@@ -12,8 +12,12 @@
 #include <stdbool.h>
 #include <time.h>
 
-/* Parse an RFC 3339 time ("2026-12-02T08:00:00Z", fractions, offsets) into *out. */
-bool auditfilter_time(const char *s, time_t *out);
+/*
+ * Parse an RFC 3339 time ("2026-12-02T08:00:00Z", fractions, offsets up to
+ * ±15:59 as PostgreSQL takes them) into *out (seconds) and, if nsec is not
+ * NULL, its fraction in nanoseconds.
+ */
+bool auditfilter_time(const char *s, time_t *out, long *nsec);
 
 /*
  * Fill f from rq's query (pointers into rq, except f->action_prefix, which

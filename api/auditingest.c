@@ -110,7 +110,7 @@ static void one_record(struct batch *b, size_t i, const json_t *rec)
         ok &= text_field(b, i, rec, &texts[j], details);
     const char *ts = json_string_value(json_object_get(rec, "ts"));
     time_t t = 0;
-    if (!ts || !auditfilter_time(ts, &t)) {
+    if (!ts || !auditfilter_time(ts, &t, NULL)) {
         fail(b, i, "ts", "must be an RFC 3339 time");
         ok = false;
     } else if (t > b->now + FUTURE_S || t < b->oldest) {

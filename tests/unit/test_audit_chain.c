@@ -192,19 +192,26 @@ END_TEST
 START_TEST(rfc3339_times)
 {
     time_t t;
-    ck_assert(auditfilter_time("2026-12-02T08:00:00Z", &t));
+    long ns = -1;
+    ck_assert(auditfilter_time("2026-12-02T08:00:00Z", &t, &ns));
     ck_assert_int_eq(t, 1796198400);
-    ck_assert(auditfilter_time("2026-12-02T16:00:00+08:00", &t));
+    ck_assert_int_eq(ns, 0);
+    ck_assert(auditfilter_time("2026-12-02T16:00:00+08:00", &t, NULL));
     ck_assert_int_eq(t, 1796198400);
-    ck_assert(auditfilter_time("2026-12-02T08:00:00.123456789Z", &t));
-    ck_assert(auditfilter_time("2026-12-02t08:00:00z", &t));
+    ck_assert(auditfilter_time("2026-12-02T08:00:00.123456789Z", &t, &ns));
+    ck_assert_int_eq(ns, 123456789);
+    ck_assert(auditfilter_time("2026-12-02T08:00:00.5Z", &t, &ns));
+    ck_assert_int_eq(ns, 500000000);
+    ck_assert(auditfilter_time("2026-12-02t08:00:00z", &t, NULL));
+    ck_assert(auditfilter_time("2026-12-02T08:00:00-15:59", &t, NULL));
     static const char *const bad[] = {"2026-12-02", "2026-12-02 08:00:00Z", "2026-13-02T08:00:00Z",
                                       "2026-02-30T08:00:00Z", "2026-12-02T24:00:00Z",
                                       "2026-12-02T08:00:00", "2026-12-02T08:00:00.Z",
                                       "2026-12-02T08:00:00+0800", "x026-12-02T08:00:00Z",
-                                      "2026-12-02T08:00:00Zjunk", ""};
+                                      "2026-12-02T08:00:00Zjunk", "2026-12-02T08:00:00+20:00",
+                                      ""};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        ck_assert_msg(!auditfilter_time(bad[i], &t), "accepted \"%s\"", bad[i]);
+        ck_assert_msg(!auditfilter_time(bad[i], &t, NULL), "accepted \"%s\"", bad[i]);
 }
 END_TEST
 
