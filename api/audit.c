@@ -70,53 +70,58 @@ static void audit_read(struct resp *rs, const struct req *rq, const char *what, 
     resp_audit(rs, "audit_log", what, d);
 }
 
-int api_audit_events(struct req *rq, struct resp *rs)
+/* A search of either kind: the filter is parsed already, query runs one page. */
+typedef PGresult *(*search_fn)(struct db *db, const void *filter, const char *after_ts,
+                               const char *after_id, const char *limit, int *err);
+
+static PGresult *search_events(struct db *db, const void *f, const char *ts, const char *id,
+                               const char *limit, int *err)
 {
-    struct db_audit_filter f;
-    char prefix[512];
+    return db_audit_search(db, f, ts, id, limit, err);
+}
+
+static PGresult *search_commands(struct db *db, const void *f, const char *ts, const char *id,
+                                 const char *limit, int *err)
+{
+    return db_audit_commands(db, f, ts, id, limit, err);
+}
+
+static int search_page(struct req *rq, struct resp *rs, search_fn query, const void *filter,
+                       const char *what)
+{
     struct page pg;
     char *ts = NULL, *id = NULL, limit[16];
-    int e = auditfilter_events(rq, rs, &f, prefix, sizeof prefix);
-    if (e || (e = paging_parse(rq, rs, &pg)) != 0)
+    int e = paging_parse(rq, rs, &pg);
+    if (e)
         return e;
     if (pg.after && !cursor_split(pg.after, &ts, &id))
         return bad_cursor(rs, &pg);
     snprintf(limit, sizeof limit, "%d", pg.limit + 1);
     e = db_audit_custom_plans(rq->db);
-    PGresult *r = e ? NULL : db_audit_search(rq->db, &f, ts, id, limit, &e);
+    PGresult *r = e ? NULL : query(rq->db, filter, ts, id, limit, &e);
     if (r) {
         int n = PQntuples(r);
         e = paging_answer_prebuilt(rs, r, &pg);
-        audit_read(rs, rq, "events",
-                   json_pack("{s:i}", "returned", n > pg.limit ? pg.limit : n));
+        audit_read(rs, rq, what, json_pack("{s:i}", "returned", n > pg.limit ? pg.limit : n));
     }
     PQclear(r);
     paging_free(&pg);
     return e;
 }
 
+int api_audit_events(struct req *rq, struct resp *rs)
+{
+    struct db_audit_filter f;
+    char prefix[512];
+    int e = auditfilter_events(rq, rs, &f, prefix, sizeof prefix);
+    return e ? e : search_page(rq, rs, search_events, &f, "events");
+}
+
 int api_audit_commands(struct req *rq, struct resp *rs)
 {
     struct db_audit_cmd_filter f;
-    struct page pg;
-    char *ts = NULL, *id = NULL, limit[16];
     int e = auditfilter_commands(rq, rs, &f);
-    if (e || (e = paging_parse(rq, rs, &pg)) != 0)
-        return e;
-    if (pg.after && !cursor_split(pg.after, &ts, &id))
-        return bad_cursor(rs, &pg);
-    snprintf(limit, sizeof limit, "%d", pg.limit + 1);
-    e = db_audit_custom_plans(rq->db);
-    PGresult *r = e ? NULL : db_audit_commands(rq->db, &f, ts, id, limit, &e);
-    if (r) {
-        int n = PQntuples(r);
-        e = paging_answer_prebuilt(rs, r, &pg);
-        audit_read(rs, rq, "commands",
-                   json_pack("{s:i}", "returned", n > pg.limit ? pg.limit : n));
-    }
-    PQclear(r);
-    paging_free(&pg);
-    return e;
+    return e ? e : search_page(rq, rs, search_commands, &f, "commands");
 }
 
 int api_audit_export(struct req *rq, struct resp *rs)

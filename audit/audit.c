@@ -72,30 +72,40 @@ static char *details_text(const struct audit_event *ev)
     return text;
 }
 
-int audit_record_system(struct db *db, const struct audit_event *ev, bool queue)
+/*
+ * Store ev as row (whose actor and origin the caller filled): the event's own
+ * fields, its redacted details, queued or at once. 0 or an aidc_err.
+ */
+static int store(struct db *db, struct db_audit_row *row, const struct audit_event *ev,
+                 bool queue)
 {
     char status[16];
     snprintf(status, sizeof status, "%d", ev->status);
     char *details = details_text(ev);
     if (!details)
         return AIDC_EINTERNAL;
+    row->action = ev->action;
+    row->resource_type = ev->resource_type;
+    row->resource_id = ev->resource_id;
+    row->outcome = ev->outcome ? ev->outcome : "success";
+    row->status = ev->status ? status : NULL;
+    row->details = details;
+    int e = db_audit_insert(db, row, queue);
+    if (e)
+        log_error("cannot record audit event %s: %s", ev->action, aidc_err_name(e));
+    free(details);
+    return e;
+}
+
+int audit_record_system(struct db *db, const struct audit_event *ev, bool queue)
+{
     struct db_audit_row row = {
         .actor_username = "aidc",
         .actor_roles = "system",
         .tenant_id = ev->tenant_id && ev->tenant_id[0] ? ev->tenant_id : NULL,
         .tenant_slug = ev->tenant_slug && ev->tenant_slug[0] ? ev->tenant_slug : NULL,
-        .action = ev->action,
-        .resource_type = ev->resource_type,
-        .resource_id = ev->resource_id,
-        .outcome = ev->outcome ? ev->outcome : "success",
-        .status = ev->status ? status : NULL,
-        .details = details,
     };
-    int e = db_audit_insert(db, &row, queue);
-    if (e)
-        log_error("cannot record audit event %s: %s", ev->action, aidc_err_name(e));
-    free(details);
-    return e;
+    return store(db, &row, ev, queue);
 }
 
 static int record(struct req *rq, const struct audit_event *ev, bool queue)
@@ -106,12 +116,8 @@ static int record(struct req *rq, const struct audit_event *ev, bool queue)
     (void)queue;
     return 0; /* benchmark build: what auditing costs is the difference */
 #endif
-    char roles[64], status[16];
+    char roles[64];
     auth_roles_csv(rq->actor.roles, roles, sizeof roles);
-    snprintf(status, sizeof status, "%d", ev->status);
-    char *details = details_text(ev);
-    if (!details)
-        return AIDC_EINTERNAL;
     const struct actor *a = &rq->actor;
     const char *tenant_id = ev->tenant_id ? ev->tenant_id : rq->tenant.id;
     const char *tenant_slug = ev->tenant_slug ? ev->tenant_slug : rq->tenant.slug;
@@ -125,18 +131,8 @@ static int record(struct req *rq, const struct audit_event *ev, bool queue)
         .source_ip = rq->source_ip[0] ? rq->source_ip : NULL,
         .user_agent = rq->user_agent,
         .request_id = rq->request_id,
-        .action = ev->action,
-        .resource_type = ev->resource_type,
-        .resource_id = ev->resource_id,
-        .outcome = ev->outcome ? ev->outcome : "success",
-        .status = ev->status ? status : NULL,
-        .details = details,
     };
-    int e = db_audit_insert(rq->db, &row, queue);
-    if (e)
-        log_error("cannot record audit event %s: %s", ev->action, aidc_err_name(e));
-    free(details);
-    return e;
+    return store(rq->db, &row, ev, queue);
 }
 
 int audit_record(struct req *rq, const struct audit_event *ev)

@@ -49,6 +49,21 @@ static struct db *connect_db(const struct config *cfg)
     return db;
 }
 
+/* The configured key (if any) and the database; nonzero (reported) when either fails. */
+static int open_key_and_db(const struct config *cfg, struct sign_key **key, struct db **db)
+{
+    *key = NULL;
+    if (cfg->audit_key_file[0] && !(*key = load_key(cfg->audit_key_file, false)))
+        return 1;
+    *db = connect_db(cfg);
+    if (!*db) {
+        sign_key_free(*key);
+        *key = NULL;
+        return 1;
+    }
+    return 0;
+}
+
 static int begin_system(struct db *db, void *arg)
 {
     (void)arg;
@@ -70,13 +85,9 @@ static int cmd_verify(const struct config *cfg, int argc, char **argv)
         }
     }
     struct sign_key *key = NULL;
-    if (cfg->audit_key_file[0] && !(key = load_key(cfg->audit_key_file, false)))
+    struct db *db = NULL;
+    if (open_key_and_db(cfg, &key, &db))
         return 2;
-    struct db *db = connect_db(cfg);
-    if (!db) {
-        sign_key_free(key);
-        return 2;
-    }
     struct audit_verdict v;
     const struct audit_verify_io io = {.db = db, .begin = begin_system};
     int e = audit_verify(&io, key, from, to, &v);
@@ -149,13 +160,9 @@ static int cmd_verify_export(const struct config *cfg, int argc, char **argv)
 static int cmd_seal(const struct config *cfg)
 {
     struct sign_key *key = NULL;
-    if (cfg->audit_key_file[0] && !(key = load_key(cfg->audit_key_file, false)))
+    struct db *db = NULL;
+    if (open_key_and_db(cfg, &key, &db))
         return 2;
-    struct db *db = connect_db(cfg);
-    if (!db) {
-        sign_key_free(key);
-        return 2;
-    }
     long long total = 0;
     int n;
     while ((n = sealer_seal(db, 0, 5000)) > 0)
