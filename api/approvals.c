@@ -1,36 +1,400 @@
-/* approvals.c - dual control (see approvals.h). Work in progress. */
+/*
+ * approvals.c - dual control (see approvals.h).
+ *
+ * A sensitive operation is stored as the request that would perform it
+ * (method, path, body) and answered 202. Approving runs that request then,
+ * in the approver's transaction: the approval row is locked FOR UPDATE, so
+ * of two concurrent approvals one runs it and the other finds it decided
+ * (409) - the operation runs at most once, and it commits together with the
+ * "approved" state or not at all. The approver must be another person than
+ * the requester; the requester may withdraw (reject) its own request.
+ *
+ * Failures of the operation itself (the tenant vanished: 404; the quota no
+ * longer fits: 422) are rolled back to a savepoint and decide the approval
+ * all the same, with result.status saying so; a database failure fails the
+ * whole approve and the request stays pending. Every approved operation is
+ * audited under its own action with both names and the approval's id.
+ */
 #include "approvals.h"
 
+#include "../audit/audit.h"
+#include "../db/approvals.h"
+#include "../db/tenants.h"
+#include "../server/config.h"
+#include "../server/crypto.h"
+#include "../server/err.h"
+#include "../server/log.h"
+#include "../server/router.h"
+#include "../server/validate.h"
+#include "../server/xalloc.h"
+#include "paging.h"
+
 #include <microhttpd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const states[] = {"pending", "approved", "rejected", "expired"};
+
+static int id_param(struct req *rq, struct resp *rs, const char **out)
+{
+    *out = req_param(rq, "id");
+    if (!crypto_uuid_valid(*out)) {
+        api_field_error(rs, "id", "must be a UUID");
+        return api_fail_fields(rs);
+    }
+    return 0;
+}
+
+static int not_found(struct resp *rs, const char *id)
+{
+    return api_fail(rs, MHD_HTTP_NOT_FOUND, "approval %s not found", id);
+}
 
 int api_approval_list(struct req *rq, struct resp *rs)
 {
-    (void)rq;
-    return api_fail(rs, MHD_HTTP_NOT_IMPLEMENTED, "approvals are not built yet");
+    const char *state = req_query(rq, "state");
+    bool known = state == NULL;
+    for (size_t i = 0; !known && i < sizeof states / sizeof states[0]; i++)
+        known = strcmp(state, states[i]) == 0;
+    if (!known) {
+        api_field_error(rs, "state", "must be pending, approved, rejected or expired");
+        return api_fail_fields(rs);
+    }
+    struct page pg;
+    char *after_id = NULL;
+    int e = paging_parse_keyed(rq, rs, &pg, &after_id);
+    if (e)
+        return e;
+    PGresult *r = NULL;
+    e = db_approval_list(rq->db, state, pg.after, after_id, pg.limit, &r);
+    if (!e)
+        e = paging_answer(rs, r, &pg);
+    PQclear(r);
+    paging_free(&pg);
+    return e;
 }
 
 int api_approval_get(struct req *rq, struct resp *rs)
 {
-    (void)rq;
-    return api_fail(rs, MHD_HTTP_NOT_IMPLEMENTED, "approvals are not built yet");
+    const char *id;
+    int e = id_param(rq, rs, &id);
+    if (e)
+        return e;
+    json_t *out = NULL;
+    e = db_approval_get(rq->db, id, &out);
+    if (e == AIDC_ENOTFOUND)
+        return not_found(rs, id);
+    return e ? e : resp_json(rs, MHD_HTTP_OK, out);
 }
 
-int api_approval_approve(struct req *rq, struct resp *rs)
-{
-    (void)rq;
-    return api_fail(rs, MHD_HTTP_NOT_IMPLEMENTED, "approvals are not built yet");
-}
+/* ---- asking ------------------------------------------------------------------------- */
 
-int api_approval_reject(struct req *rq, struct resp *rs)
+int approval_request(struct req *rq, struct resp *rs, const char *method, const char *path,
+                     const json_t *body, const char *summary)
 {
-    (void)rq;
-    return api_fail(rs, MHD_HTTP_NOT_IMPLEMENTED, "approvals are not built yet");
+    /* the operation must be one the route table runs: its action names it */
+    struct req probe = {0};
+    const struct route *rt = NULL;
+    enum route_match_result m =
+        router_match(routes, routes_count, method, path, &probe, &rt, NULL, 0);
+    for (size_t i = 0; i < probe.nparams; i++) {
+        free(probe.params[i].key);
+        free(probe.params[i].value);
+    }
+    if (m != ROUTE_FOUND) {
+        log_error("approval for %s %s: no such route", method, path);
+        return AIDC_EINTERNAL;
+    }
+    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    if (body && !text)
+        return AIDC_EINTERNAL;
+    struct db_approval_new n = {
+        .method = method,
+        .path = path,
+        .action = rt->action,
+        .summary = summary,
+        .body = text,
+        .requested_by = rq->actor.user_id,
+        .ttl_hours = rq->cfg->approval_ttl_hours,
+    };
+    json_t *approval = NULL;
+    bool created = false;
+    /* overdue requests give way: a new one for the same operation may start */
+    int e = db_approval_sweep(rq->db);
+    if (!e)
+        e = db_approval_insert(rq->db, &n, &approval, &created);
+    free(text);
+    if (e)
+        return e;
+    json_t *d = json_pack("{s:{s:s, s:s, s:s, s:s, s:O?}, s:b}", "operation", "method", method,
+                          "path", path, "action", rt->action, "summary", summary, "body",
+                          (json_t *)body, "created", created);
+    struct audit_event ev = {
+        .action = "approval.request",
+        .resource_type = "approval",
+        .resource_id = json_string_value(json_object_get(approval, "id")),
+        .status = MHD_HTTP_ACCEPTED,
+        .details = d,
+    };
+    e = audit_record(rq, &ev);
+    json_decref(d);
+    if (e) {
+        json_decref(approval);
+        return e;
+    }
+    return resp_json(rs, MHD_HTTP_ACCEPTED, json_pack("{s:o}", "approval", approval));
 }
 
 int approval_required(struct req *rq, struct resp *rs, const char *summary)
 {
-    (void)rq;
-    (void)rs;
-    (void)summary;
+    if (rq->approval_id)
+        return 0; /* this is the approved run */
+    int e = approval_request(rq, rs, rq->method, rq->path, rq->json, summary);
+    if (e)
+        return e;
+    /* nothing happened yet: the request's own event is the approval.request */
+    rs->audit.skip = true;
+    const char *id =
+        json_string_value(json_object_get(json_object_get(rs->body, "approval"), "id"));
+    char *loc = xasprintf("/api/v1/approvals/%s", id ? id : "");
+    resp_header(rs, MHD_HTTP_HEADER_LOCATION, loc);
+    free(loc);
+    return 1;
+}
+
+/* ---- running an approved operation ------------------------------------------------- */
+
+/* A request for the stored operation, acting as the approver. */
+struct op {
+    struct req rq;
+    struct resp rs;
+};
+
+static void op_free(struct op *o)
+{
+    free(o->rq.path);
+    for (size_t i = 0; i < o->rq.nparams; i++) {
+        free(o->rq.params[i].key);
+        free(o->rq.params[i].value);
+    }
+    free(o->rq.body);
+    json_decref(o->rq.json);
+    free(o->rq.tenant.slug);
+    resp_free(&o->rs);
+    /* the actor and everything else were borrowed from the approver's request */
+}
+
+/*
+ * Build o for ap and check what the dispatcher would: the route, the
+ * approver's role and token scope, the {tenant}. A refusal is the
+ * operation's failure (o->rs.err set, 0 returned); an error is fatal.
+ */
+static int op_prepare(struct req *rq, const struct db_approval_row *ap, const char *id,
+                      struct op *o)
+{
+    struct req *q = &o->rq;
+    const struct route *rt = NULL;
+    q->method = ap->method;
+    q->path = xstrdup(ap->path);
+    q->actor = rq->actor; /* borrowed: op_free leaves it */
+    q->db = rq->db;
+    q->cfg = rq->cfg;
+    q->started = rq->started;
+    q->user_agent = rq->user_agent;
+    memcpy(q->request_id, rq->request_id, sizeof q->request_id);
+    memcpy(q->source_ip, rq->source_ip, sizeof q->source_ip);
+    q->approval_id = id;
+    q->approved_by = rq->actor.username;
+    if (router_match(routes, routes_count, ap->method, ap->path, q, &rt, NULL, 0) != ROUTE_FOUND) {
+        api_fail(&o->rs, MHD_HTTP_NOT_FOUND, "%s %s is no operation of this server", ap->method,
+                 ap->path);
+        return 0;
+    }
+    q->route = rt;
+    if (!(rq->actor.roles & rt->global_roles) ||
+        (rq->actor.via_token && rt->scope && !(rq->actor.scopes & rt->scope))) {
+        api_fail(&o->rs, MHD_HTTP_FORBIDDEN, "the approver may not perform %s", rt->action);
+        return 0;
+    }
+    if (ap->body) {
+        q->body = xstrdup(ap->body);
+        q->body_len = strlen(q->body);
+        q->json = json_loads(ap->body, 0, NULL);
+        if (!q->json)
+            return AIDC_EINTERNAL;
+    }
+    const char *slug = req_param(q, "tenant");
+    if (slug) {
+        bool suspended = false;
+        int e = db_tenant_resolve(rq->db, slug, q->tenant.id, &suspended);
+        if (e == AIDC_ENOTFOUND) {
+            api_fail(&o->rs, MHD_HTTP_NOT_FOUND, "tenant \"%s\" not found", slug);
+            return 0;
+        }
+        if (e)
+            return e;
+        q->tenant.slug = xstrdup(slug);
+        q->tenant.role = TR_NONE;
+        q->tenant.suspended = suspended;
+    }
     return 0;
+}
+
+/* Run the operation's handler; a failure of it leaves nothing behind. */
+static int op_run(struct op *o)
+{
+    int e = db_approval_savepoint(o->rq.db);
+    if (e)
+        return e;
+    e = o->rq.route->handler(&o->rq, &o->rs);
+    if (o->rs.err.status) /* refused or failed as the API says: undo what it did */
+        return db_approval_savepoint_rollback(o->rq.db);
+    if (e)
+        return e; /* the database failed: so does the approval */
+    return db_approval_savepoint_release(o->rq.db);
+}
+
+/* Audit the operation under its own action, naming both people. */
+static int op_audit(struct op *o, const struct db_approval_row *ap, const char *id)
+{
+    bool failed = o->rs.err.status != 0;
+    json_t *d = json_object();
+    if (json_is_object(o->rs.audit.details))
+        json_object_update(d, o->rs.audit.details);
+    const char *requester = json_string_value(json_object_get(ap->obj, "requested_by"));
+    json_object_set_new(d, "approval_id", json_string(id));
+    json_object_set_new(d, "requested_by", json_string(requester ? requester : ""));
+    json_object_set_new(d, "approved_by", json_string(o->rq.actor.username));
+    if (failed)
+        json_object_set_new(d, "error", json_string(o->rs.err.detail ? o->rs.err.detail : ""));
+    struct audit_event ev = {
+        .action = ap->action,
+        .resource_type = o->rs.audit.resource_type,
+        .resource_id = o->rs.audit.resource_id,
+        .outcome = failed ? "error" : "success",
+        .status = failed ? o->rs.err.status : o->rs.status,
+        .details = d,
+        /* a tenant that vanished before the approval is still named */
+        .tenant_slug = o->rq.tenant.slug ? NULL : req_param(&o->rq, "tenant"),
+    };
+    int e = audit_record(&o->rq, &ev);
+    json_decref(d);
+    return e;
+}
+
+/* {"status", "body"} of the operation's answer (a failure: its problem). */
+static json_t *op_result(const struct op *o)
+{
+    if (o->rs.err.status)
+        return json_pack("{s:i, s:{s:i, s:s}}", "status", o->rs.err.status, "body", "status",
+                         o->rs.err.status, "detail", o->rs.err.detail ? o->rs.err.detail : "");
+    return json_pack("{s:i, s:O?}", "status", o->rs.status, "body", o->rs.body);
+}
+
+/* Lock approval id and refuse unless it is pending and in time. */
+static int lock_pending(struct req *rq, struct resp *rs, const char *id, struct db_approval_row *ap)
+{
+    int e = db_approval_lock(rq->db, id, ap);
+    if (e == AIDC_ENOTFOUND)
+        return not_found(rs, id);
+    if (e)
+        return e;
+    if (ap->overdue)
+        return api_fail(rs, MHD_HTTP_CONFLICT, "approval %s expired at %s", id,
+                        json_string_value(json_object_get(ap->obj, "expires_at")));
+    if (strcmp(ap->state, "pending") != 0)
+        return api_fail(rs, MHD_HTTP_CONFLICT, "approval %s is already %s", id, ap->state);
+    return 0;
+}
+
+static json_t *decision_details(const struct db_approval_row *ap)
+{
+    return json_pack("{s:O?, s:O?}", "operation", json_object_get(ap->obj, "operation"),
+                     "requested_by", json_object_get(ap->obj, "requested_by"));
+}
+
+int api_approval_approve(struct req *rq, struct resp *rs)
+{
+    const char *id;
+    struct db_approval_row ap = {0};
+    struct op o = {0};
+    json_t *result = NULL, *out = NULL;
+    char *result_text = NULL;
+    int e = id_param(rq, rs, &id);
+    if (!e)
+        e = db_approval_sweep(rq->db);
+    if (!e)
+        e = lock_pending(rq, rs, id, &ap);
+    if (e)
+        goto out;
+    resp_audit(rs, "approval", id, decision_details(&ap));
+    if (strcmp(ap.requested_by, rq->actor.user_id) == 0) {
+        e = api_fail(rs, MHD_HTTP_FORBIDDEN,
+                     "you requested approval %s: another platform admin must approve it", id);
+        goto out;
+    }
+    e = op_prepare(rq, &ap, id, &o);
+    if (!e && !o.rs.err.status)
+        e = op_run(&o);
+    if (!e)
+        e = op_audit(&o, &ap, id);
+    if (e)
+        goto out;
+    result = op_result(&o);
+    result_text = result ? json_dumps(result, JSON_COMPACT) : NULL;
+    if (!result_text) {
+        e = AIDC_EINTERNAL;
+        goto out;
+    }
+    e = db_approval_decide(rq->db, id, "approved", rq->actor.user_id, NULL, result_text, &out);
+    if (e == AIDC_ECONFLICT)
+        e = api_fail(rs, MHD_HTTP_CONFLICT, "approval %s was decided meanwhile", id);
+    if (e)
+        goto out;
+    json_object_set(rs->audit.details, "result_status", json_object_get(result, "status"));
+    e = resp_json(rs, MHD_HTTP_OK, out);
+out:
+    json_decref(result);
+    free(result_text);
+    op_free(&o);
+    db_approval_row_free(&ap);
+    return e;
+}
+
+static const struct vfield reject_fields[] = {
+    {"reason", V_STRING, V_NULLABLE, 0, 1000, NULL, NULL},
+};
+
+int api_approval_reject(struct req *rq, struct resp *rs)
+{
+    const char *id;
+    struct db_approval_row ap = {0};
+    json_t *out = NULL;
+    int e = id_param(rq, rs, &id);
+    if (e)
+        return e;
+    if (!validate_object(rq->json, reject_fields, 1, rs))
+        return api_fail_fields(rs);
+    const char *reason = vstr(rq->json, "reason");
+    e = db_approval_sweep(rq->db);
+    if (!e)
+        e = lock_pending(rq, rs, id, &ap);
+    if (e)
+        goto out;
+    /* anyone of the platform admins may say no; the requester so withdraws */
+    bool withdrawn = strcmp(ap.requested_by, rq->actor.user_id) == 0;
+    e = db_approval_decide(rq->db, id, "rejected", rq->actor.user_id, reason, NULL, &out);
+    if (e == AIDC_ECONFLICT)
+        e = api_fail(rs, MHD_HTTP_CONFLICT, "approval %s was decided meanwhile", id);
+    if (e)
+        goto out;
+    json_t *d = decision_details(&ap);
+    json_object_set_new(d, "reason", reason ? json_string(reason) : json_null());
+    json_object_set_new(d, "withdrawn", json_boolean(withdrawn));
+    resp_audit(rs, "approval", id, d);
+    e = resp_json(rs, MHD_HTTP_OK, out);
+out:
+    db_approval_row_free(&ap);
+    return e;
 }

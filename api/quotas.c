@@ -10,10 +10,12 @@
 
 #include "../db/projects.h"
 #include "../db/quotas.h"
+#include "../server/config.h"
 #include "../server/err.h"
 #include "../server/sbuf.h"
 #include "../server/validate.h"
 #include "../server/xalloc.h"
+#include "approvals.h"
 #include "jobspec.h"
 
 #include <math.h>
@@ -246,15 +248,54 @@ static int check_capacity(struct req *rq, struct resp *rs, const struct parsed *
     return 0;
 }
 
+/*
+ * Whether p raises some resource's guarantee by more than the threshold
+ * (AIDC_APPROVAL_QUOTA_THRESHOLD): that needs dual approval. Lowering, or
+ * keeping, never does. The summary names the raises ("gpu:a100 4 -> 8").
+ */
+static int raises_guarantee(struct req *rq, const struct parsed *p, struct sbuf *summary,
+                            bool *raise)
+{
+    PGresult *q = NULL;
+    int e = db_quota_tenant_get(rq->db, rq->tenant.id, &q);
+    if (e)
+        return e;
+    *raise = false;
+    sbuf_printf(summary, "raise the guaranteed quota of tenant \"%s\":", rq->tenant.slug);
+    for (size_t i = 0; i < p->n; i++) {
+        double cur = 0; /* absent: nothing guaranteed */
+        for (int k = 0; k < PQntuples(q); k++)
+            if (strcmp(PQgetvalue(q, k, 0), p->name[i]) == 0)
+                cur = strtod(PQgetvalue(q, k, 1), NULL);
+        if (p->g[i] - cur > rq->cfg->approval_quota_threshold + 1e-9) {
+            sbuf_printf(summary, "%s %s %g -> %g", *raise ? "," : "", p->name[i], cur, p->g[i]);
+            *raise = true;
+        }
+    }
+    PQclear(q);
+    return 0;
+}
+
 int api_quota_tenant_put(struct req *rq, struct resp *rs)
 {
     struct parsed p;
+    struct sbuf summary = SBUF_INIT;
+    bool raise = false;
     int e;
     if (!parse_body(rq->json, true, rs, &p)) {
         e = api_fail_fields(rs);
         goto out;
     }
     e = check_capacity(rq, rs, &p);
+    if (!e)
+        e = raises_guarantee(rq, &p, &summary, &raise);
+    if (!e && raise) {
+        e = approval_required(rq, rs, sbuf_str(&summary));
+        if (e) {
+            e = e < 0 ? e : 0;
+            goto out;
+        }
+    }
     if (!e)
         e = db_quota_tenant_put(rq->db, rq->tenant.id, sbuf_str(&p.names), sbuf_str(&p.guaranteed),
                                 sbuf_str(&p.limits));
@@ -263,6 +304,7 @@ int api_quota_tenant_put(struct req *rq, struct resp *rs)
         e = document(rq, NULL, rs, MHD_HTTP_OK);
     }
 out:
+    sbuf_free(&summary);
     parsed_free(&p);
     return e;
 }

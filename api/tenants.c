@@ -5,11 +5,13 @@
  */
 #include "tenants.h"
 
+#include "../db/jobs.h"
 #include "../db/tenants.h"
 #include "../server/auth.h"
 #include "../server/err.h"
 #include "../server/validate.h"
 #include "../server/xalloc.h"
+#include "approvals.h"
 #include "paging.h"
 
 #include <microhttpd.h>
@@ -44,8 +46,11 @@ int api_tenant_create(struct req *rq, struct resp *rs)
     const char *slug = vstr(rq->json, "slug");
     json_t *out = NULL;
     int e = db_tenant_create(rq->db, slug, vstr(rq->json, "name"), &out);
-    if (e == AIDC_ECONFLICT)
-        return api_fail(rs, MHD_HTTP_CONFLICT, "tenant \"%s\" already exists", slug);
+    if (e == AIDC_ECONFLICT) /* deleted tenants keep their slug (their records name it) */
+        return api_fail(rs, MHD_HTTP_CONFLICT,
+                        "tenant slug \"%s\" is taken (by a tenant, or by a deleted one: slugs "
+                        "are never reused)",
+                        slug);
     if (e)
         return e;
     char *loc = xasprintf("/api/v1/tenants/%s", slug);
@@ -97,12 +102,56 @@ int api_tenant_update(struct req *rq, struct resp *rs)
     return resp_json(rs, MHD_HTTP_OK, out);
 }
 
+/* Cancel every job of the tenant that has not ended; *n counts them. */
+static int cancel_jobs(struct req *rq, int *n)
+{
+    PGresult *r = NULL;
+    int e = db_job_active(rq->db, rq->tenant.id, &r);
+    *n = 0;
+    for (int i = 0; !e && i < PQntuples(r); i++) {
+        char state[16] = "";
+        json_t *job = NULL;
+        /* the job cancel path itself: queued jobs end now, the others get a
+         * stop request the dispatcher carries to their cluster */
+        e = db_job_cancel(rq->db, rq->tenant.id, PQgetvalue(r, i, 0), "tenant deletion", state,
+                          sizeof state, &job);
+        json_decref(job);
+        if (e == AIDC_ECONFLICT || e == AIDC_ENOTFOUND)
+            e = 0; /* it ended meanwhile */
+        else if (!e)
+            (*n)++;
+    }
+    PQclear(r);
+    return e;
+}
+
+/*
+ * Needs dual approval. Once approved: a soft delete (the rows stay for the
+ * audit retention period; see db_tenant_delete) and a cancel of its jobs.
+ */
 int api_tenant_delete(struct req *rq, struct resp *rs)
 {
-    return api_fail(rs, MHD_HTTP_NOT_IMPLEMENTED,
-                    "deleting tenant \"%s\" needs dual approval, which this version does not "
-                    "offer yet; suspend the tenant instead (PATCH suspended=true)",
-                    rq->tenant.slug);
+    char summary[128];
+    snprintf(summary, sizeof summary, "delete tenant \"%s\"", rq->tenant.slug);
+    int e = approval_required(rq, rs, summary);
+    if (e)
+        return e < 0 ? e : 0;
+    json_t *out = NULL;
+    e = db_tenant_delete(rq->db, rq->tenant.id, &out);
+    if (e == AIDC_ENOTFOUND)
+        return api_fail(rs, MHD_HTTP_NOT_FOUND, "tenant \"%s\" not found", rq->tenant.slug);
+    if (e)
+        return e;
+    int cancelled = 0;
+    e = cancel_jobs(rq, &cancelled);
+    if (e) {
+        json_decref(out);
+        return e;
+    }
+    json_object_set_new(out, "jobs_cancelled", json_integer(cancelled));
+    resp_audit(rs, "tenant", rq->tenant.slug,
+               json_pack("{s:s, s:i}", "tenant_id", rq->tenant.id, "jobs_cancelled", cancelled));
+    return resp_json(rs, MHD_HTTP_OK, out);
 }
 
 int api_member_list(struct req *rq, struct resp *rs)

@@ -3,6 +3,8 @@
  * first statement is sent, so the scrypt work never holds a transaction open.
  * An admin cannot lock the platform out: the last enabled platform admin can
  * neither be disabled nor lose the role, and nobody disables themselves.
+ * Granting a global role needs dual approval (api/approvals.h); removing one
+ * does not.
  */
 #include "users.h"
 
@@ -13,6 +15,7 @@
 #include "../server/sbuf.h"
 #include "../server/validate.h"
 #include "../server/xalloc.h"
+#include "approvals.h"
 #include "paging.h"
 
 #include <microhttpd.h>
@@ -43,15 +46,21 @@ static const struct vfield update_fields[] = {
     {"disabled", V_BOOL, 0, 0, 0, NULL, NULL},
 };
 
-/* Roles array as a canonical comma-separated list (sorted, no duplicates). */
-static char *roles_csv(const json_t *roles)
+/* Global roles of a JSON array of role names, as bits. */
+static unsigned role_bits(const json_t *roles)
 {
     unsigned bits = 0;
     size_t i;
     json_t *r;
     json_array_foreach(roles, i, r) bits |= auth_global_role_parse(json_string_value(r));
+    return bits;
+}
+
+/* Roles array as a canonical comma-separated list (sorted, no duplicates). */
+static char *roles_csv(const json_t *roles)
+{
     char buf[64];
-    auth_roles_csv(bits, buf, sizeof buf);
+    auth_roles_csv(role_bits(roles), buf, sizeof buf);
     return xstrdup(buf);
 }
 
@@ -73,6 +82,33 @@ static int check_username_param(struct req *rq, struct resp *rs, const char **ou
     return 0;
 }
 
+/*
+ * The new user exists (out, its audit details d: both stolen); its roles
+ * wait for approval as PATCH /users/{username} {"roles": [...]}, the request
+ * that grants them. Answers 202 {"approval": {...}, "user": {...}}.
+ */
+static int request_grant(struct req *rq, struct resp *rs, const char *username, const json_t *roles,
+                         json_t *out, json_t *d)
+{
+    char names[64], summary[160];
+    auth_roles_csv(role_bits(roles), names, sizeof names);
+    snprintf(summary, sizeof summary, "grant %s to the new user \"%s\"", names, username);
+    char *path = xasprintf("/api/v1/users/%s", username);
+    json_t *body = json_pack("{s:O}", "roles", (json_t *)roles);
+    int e = body ? approval_request(rq, rs, "PATCH", path, body, summary) : AIDC_EINTERNAL;
+    json_decref(body);
+    free(path);
+    if (e) {
+        json_decref(out);
+        json_decref(d);
+        return e;
+    }
+    json_object_set_new(d, "roles_pending_approval", json_deep_copy(roles));
+    resp_audit(rs, "user", username, d);
+    json_object_set_new(rs->body, "user", out);
+    return 0;
+}
+
 int api_user_create(struct req *rq, struct resp *rs)
 {
     json_t *b = rq->json;
@@ -85,9 +121,12 @@ int api_user_create(struct req *rq, struct resp *rs)
     if (!hash)
         return AIDC_EINTERNAL;
     char *roles = roles_csv(json_object_get(b, "roles"));
+    /* every global role is granted only with a second admin's approval: the
+     * user is created without them, and their grant waits (see below) */
+    bool grant = roles[0] && !rq->approval_id;
     json_t *out = NULL;
     int e = db_user_create(rq->db, username, hash, vstr(b, "email"), vstr(b, "display_name"),
-                           roles, rq->actor.user_id, &out);
+                           grant ? "" : roles, rq->actor.user_id, &out);
     free(hash);
     free(roles);
     if (e == AIDC_ECONFLICT)
@@ -98,6 +137,8 @@ int api_user_create(struct req *rq, struct resp *rs)
     resp_header(rs, MHD_HTTP_HEADER_LOCATION, loc);
     free(loc);
     json_t *d = json_deep_copy(out);
+    if (grant)
+        return request_grant(rq, rs, username, json_object_get(b, "roles"), out, d);
     resp_audit(rs, "user", username, d);
     return resp_json(rs, MHD_HTTP_CREATED, out);
 }
@@ -161,6 +202,38 @@ static int guard_admins(struct req *rq, struct resp *rs, const char *username, b
     return 0;
 }
 
+/* The global roles the array `want` would add to what username has now. */
+static int new_roles(struct req *rq, const char *username, const json_t *want, unsigned *added)
+{
+    json_t *cur = NULL;
+    int e = db_user_get(rq->db, username, &cur);
+    if (e)
+        return e;
+    *added = role_bits(want) & ~role_bits(json_object_get(cur, "roles"));
+    json_decref(cur);
+    return 0;
+}
+
+/*
+ * This change grants roles: it waits for a second admin's approval, as it
+ * is. A password cannot wait with it (the request is stored as it is, and a
+ * password is stored nowhere but as its hash).
+ */
+static int request_roles(struct req *rq, struct resp *rs, const char *username, unsigned added)
+{
+    if (vhas(rq->json, "password")) {
+        api_field_error(rs, "password",
+                        "cannot be changed together with a grant of roles, which waits for "
+                        "approval; change it in a request of its own");
+        return api_fail_fields(rs);
+    }
+    char names[64], summary[160];
+    auth_roles_csv(added, names, sizeof names);
+    snprintf(summary, sizeof summary, "grant %s to user \"%s\"", names, username);
+    int e = approval_required(rq, rs, summary);
+    return e < 0 ? e : 0;
+}
+
 int api_user_update(struct req *rq, struct resp *rs)
 {
     const char *username;
@@ -179,15 +252,23 @@ int api_user_update(struct req *rq, struct resp *rs)
     char *roles = vhas(b, "roles") ? roles_csv(json_object_get(b, "roles")) : NULL;
     char *hash = NULL;
     json_t *out = NULL;
+    unsigned granted = 0;
     if (vstr(b, "password") && !(hash = password_hash(vstr(b, "password")))) {
         e = AIDC_EINTERNAL;
         goto out;
     }
-    e = guard_admins(rq, rs, username, json_is_true(dj), roles);
+    e = roles && !rq->approval_id ? new_roles(rq, username, json_object_get(b, "roles"), &granted)
+                                  : 0;
+    if (!e)
+        e = guard_admins(rq, rs, username, json_is_true(dj), roles);
     if (e == AIDC_ENOTFOUND)
         e = api_fail(rs, MHD_HTTP_NOT_FOUND, "user \"%s\" not found", username);
     if (e)
         goto out;
+    if (granted) { /* the whole change waits for a second admin */
+        e = request_roles(rq, rs, username, granted);
+        goto out;
+    }
     e = db_user_update(rq->db, username, vstr(b, "display_name"), vstr(b, "email"), hash, disabled,
                        roles, rq->actor.user_id, &out);
     if (e == AIDC_ENOTFOUND)

@@ -98,8 +98,15 @@ static const struct db_stmt st_placement = {
     " WHERE j.tenant_id = $1::uuid AND j.id = $2::uuid",
     2};
 
-const struct db_stmt *const db_jobs_stmts[] = {&st_insert, &st_get,    &st_list, &st_events,
-                                               &st_cancel, &st_placement, NULL};
+/* Jobs not yet ended, oldest first (a tenant's deletion cancels each). */
+static const struct db_stmt st_active = {
+    "job_active",
+    "SELECT id FROM jobs WHERE tenant_id = $1::uuid"
+    " AND state IN ('queued', 'admitted', 'pending', 'running') ORDER BY submitted_at, id",
+    1};
+
+const struct db_stmt *const db_jobs_stmts[] = {&st_insert, &st_get,       &st_list,   &st_events,
+                                               &st_cancel, &st_placement, &st_active, NULL};
 
 int db_job_insert(struct db *db, const struct db_job_new *j, json_t **out)
 {
@@ -164,6 +171,14 @@ int db_job_cancel(struct db *db, const char *tenant_id, const char *id, const ch
         strcmp(state, "cancelled") == 0)
         return AIDC_ECONFLICT;
     return db_job_get(db, tenant_id, id, out);
+}
+
+int db_job_active(struct db *db, const char *tenant_id, PGresult **out)
+{
+    const char *p[1] = {tenant_id};
+    int e;
+    *out = db_query(db, &st_active, p, &e);
+    return e;
 }
 
 int db_job_placement(struct db *db, const char *tenant_id, const char *id,

@@ -42,6 +42,8 @@ int db_job_events(struct db *db, const char *tenant_id, const char *id, const ch
  */
 int db_job_cancel(struct db *db, const char *tenant_id, const char *id, const char *by,
                   char *state, size_t statesz, json_t **out);
+/* Ids (column 0) of the tenant's jobs that have not ended. */
+int db_job_active(struct db *db, const char *tenant_id, PGresult **out);
 /* Where a job runs (for its logs). */
 struct db_job_placement {
     char user[64], state[16];

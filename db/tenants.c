@@ -10,23 +10,41 @@
 
 #define TENANT_COLS "id, slug, name, suspended, created_at, updated_at"
 
+/* A deleted tenant keeps its row (and its slug) for the audit retention period,
+ * but no lookup or list finds it any more. */
 static const struct db_stmt st_resolve = {
-    "tenant_resolve", "SELECT id, suspended FROM tenants WHERE slug = $1", 1};
+    "tenant_resolve", "SELECT id, suspended FROM tenants WHERE slug = $1 AND deleted_at IS NULL",
+    1};
 static const struct db_stmt st_create = {
     "tenant_create",
     "INSERT INTO tenants (slug, name) VALUES ($1, $2) RETURNING " TENANT_COLS, 2};
 static const struct db_stmt st_list = {
     "tenant_list",
     "SELECT " TENANT_COLS ", slug AS _cursor FROM tenants"
-    " WHERE $1::text IS NULL OR slug > $1 ORDER BY slug LIMIT $2::int + 1",
+    " WHERE deleted_at IS NULL AND ($1::text IS NULL OR slug > $1) ORDER BY slug LIMIT $2::int + 1",
     2};
 static const struct db_stmt st_get = {
-    "tenant_get", "SELECT " TENANT_COLS " FROM tenants WHERE id = $1::uuid", 1};
+    "tenant_get", "SELECT " TENANT_COLS " FROM tenants WHERE id = $1::uuid AND deleted_at IS NULL",
+    1};
 static const struct db_stmt st_update = {
     "tenant_update",
     "UPDATE tenants SET name = coalesce($2, name), suspended = coalesce($3::boolean, suspended),"
-    " updated_at = now() WHERE id = $1::uuid RETURNING " TENANT_COLS,
+    " updated_at = now() WHERE id = $1::uuid AND deleted_at IS NULL RETURNING " TENANT_COLS,
     3};
+/*
+ * Soft delete. FOR UPDATE first: it waits for transactions still inserting
+ * jobs of the tenant (their foreign-key check holds a key-share lock on the
+ * row, which an UPDATE of other columns would not wait for), so the caller's
+ * cancel afterwards sees their jobs. Suspended too, so that a job slipping in
+ * later is never admitted (the admitter holds back suspended tenants' jobs).
+ */
+static const struct db_stmt st_delete = {
+    "tenant_delete",
+    "WITH l AS (SELECT id FROM tenants WHERE id = $1::uuid AND deleted_at IS NULL FOR UPDATE)"
+    " UPDATE tenants t SET deleted_at = now(), suspended = true, updated_at = now() FROM l"
+    " WHERE t.id = l.id RETURNING t.id, t.slug, t.name, t.suspended, t.created_at, t.updated_at,"
+    " t.deleted_at",
+    1};
 
 #define MEMBER_COLS                                                                               \
     "u.username, u.display_name, m.role, m.created_at, m.updated_at"
@@ -55,8 +73,8 @@ static const struct db_stmt st_member_delete = {
     2};
 
 const struct db_stmt *const db_tenants_stmts[] = {
-    &st_resolve, &st_create, &st_list, &st_get, &st_update,
-    &st_member_list, &st_member_put, &st_member_delete, NULL};
+    &st_resolve, &st_create,      &st_list,       &st_get,           &st_update,
+    &st_delete,  &st_member_list, &st_member_put, &st_member_delete, NULL};
 
 int db_tenant_resolve(struct db *db, const char *slug, char *id_out, bool *suspended)
 {
@@ -102,6 +120,12 @@ int db_tenant_update(struct db *db, const char *tenant_id, const char *name,
 {
     const char *p[3] = {tenant_id, name, suspended};
     return rowjson_query_one(db, &st_update, p, out);
+}
+
+int db_tenant_delete(struct db *db, const char *tenant_id, json_t **out)
+{
+    const char *p[1] = {tenant_id};
+    return rowjson_query_one(db, &st_delete, p, out);
 }
 
 int db_member_list(struct db *db, const char *tenant_id, const char *after, int limit,

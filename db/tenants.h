@@ -10,7 +10,10 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-/* Tenant id (out[37]) and suspension of slug; AIDC_ENOTFOUND if not visible. */
+/*
+ * Tenant id (out[37]) and suspension of slug; AIDC_ENOTFOUND if not visible
+ * or deleted. Deleted tenants are left out of the list, get and update too.
+ */
 int db_tenant_resolve(struct db *db, const char *slug, char *id_out, bool *suspended);
 /* Create a tenant; *out is the new tenant object. AIDC_ECONFLICT: slug taken. */
 int db_tenant_create(struct db *db, const char *slug, const char *name, json_t **out);
@@ -20,6 +23,13 @@ int db_tenant_get(struct db *db, const char *tenant_id, json_t **out);
 /* Change name and/or suspended (NULL = keep). */
 int db_tenant_update(struct db *db, const char *tenant_id, const char *name,
                      const char *suspended, json_t **out);
+
+/*
+ * Soft-delete a tenant (deleted_at set, suspended): its rows stay, it
+ * vanishes from every lookup; its slug stays taken. *out is the tenant with
+ * deleted_at. AIDC_ENOTFOUND when it is gone already.
+ */
+int db_tenant_delete(struct db *db, const char *tenant_id, json_t **out);
 
 /* Members of a tenant with username > after, by username (limit+1 rows). */
 int db_member_list(struct db *db, const char *tenant_id, const char *after, int limit,

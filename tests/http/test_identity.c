@@ -379,14 +379,27 @@ START_TEST(user_administration)
     const char *body = "{\"username\":\"ursula\",\"password\":\"ursula-password-1\","
                        "\"email\":\"ursula@example.org\",\"display_name\":\"Ursula 王\","
                        "\"roles\":[\"finance\"]}";
-    ck_assert_int_eq(reqj("POST", "/api/v1/users", harness_srv.admin_token, body, &r), 201);
-    ck_assert_str_eq(json_string_value(json_object_get(r.json, "display_name")), "Ursula 王");
-    ck_assert_ptr_null(json_object_get(r.json, "password"));
-    ck_assert_ptr_null(json_object_get(r.json, "password_hash"));
+    /* the user is created at once; the global role waits for a second admin */
+    ck_assert_int_eq(reqj("POST", "/api/v1/users", harness_srv.admin_token, body, &r), 202);
+    json_t *user = json_object_get(r.json, "user");
+    ck_assert_str_eq(json_string_value(json_object_get(user, "display_name")), "Ursula 王");
+    ck_assert_int_eq(json_array_size(json_object_get(user, "roles")), 0);
+    ck_assert_ptr_null(json_object_get(user, "password"));
+    ck_assert_ptr_null(json_object_get(user, "password_hash"));
+    ck_assert_ptr_null(strstr(r.body, "ursula-password-1"));
+    json_t *op = json_object_get(json_object_get(r.json, "approval"), "operation");
+    ck_assert_str_eq(json_string_value(json_object_get(op, "method")), "PATCH");
+    ck_assert_str_eq(json_string_value(json_object_get(op, "path")), "/api/v1/users/ursula");
+    char *grant1 =
+        strdup(json_string_value(json_object_get(json_object_get(r.json, "approval"), "id")));
     char *loc = http_header(&r, "Location");
     ck_assert_str_eq(loc, "/api/v1/users/ursula");
     free(loc);
     http_res_free(&r);
+    make_user("second", "second-password-1", "[\"platform_admin\"]");
+    char *second = login("second", "second-password-1");
+    ck_assert_int_eq(req("POST", fmt("/api/v1/approvals/%s/approve", grant1), second, NULL), 200);
+    free(grant1);
     ck_assert_int_eq(req("POST", "/api/v1/users", harness_srv.admin_token, body), 409);
     ck_assert_int_eq(req("POST", "/api/v1/users", harness_srv.admin_token,
                          "{\"username\":\"weak\",\"password\":\"short\"}"),
@@ -395,12 +408,26 @@ START_TEST(user_administration)
     ck_assert_str_eq(json_string_value(json_array_get(json_object_get(r.json, "roles"), 0)),
                      "finance");
     http_res_free(&r);
+    /* a password cannot wait for approval with a grant */
+    ck_assert_int_eq(req("PATCH", "/api/v1/users/ursula", harness_srv.admin_token,
+                         "{\"roles\":[\"auditor\",\"finance\"],\"password\":\"new-password-1\"}"),
+                     400);
     ck_assert_int_eq(reqj("PATCH", "/api/v1/users/ursula", harness_srv.admin_token,
                           "{\"roles\":[\"auditor\",\"finance\"],\"email\":\"u@example.org\"}", &r),
-                     200);
-    ck_assert_int_eq(json_array_size(json_object_get(r.json, "roles")), 2);
-    ck_assert_str_eq(json_string_value(json_object_get(r.json, "email")), "u@example.org");
+                     202);
+    char *grant2 =
+        strdup(json_string_value(json_object_get(json_object_get(r.json, "approval"), "id")));
     http_res_free(&r);
+    ck_assert_int_eq(reqj("POST", fmt("/api/v1/approvals/%s/approve", grant2), second, NULL, &r),
+                     200);
+    json_t *result = json_object_get(r.json, "result"); /* the approval, with the outcome */
+    ck_assert_int_eq(json_integer_value(json_object_get(result, "status")), 200);
+    json_t *changed = json_object_get(result, "body");
+    ck_assert_int_eq(json_array_size(json_object_get(changed, "roles")), 2);
+    ck_assert_str_eq(json_string_value(json_object_get(changed, "email")), "u@example.org");
+    http_res_free(&r);
+    free(grant2);
+    free(second);
     ck_assert_int_eq(req("GET", "/api/v1/users/nobody-here", harness_srv.admin_token, NULL), 404);
     ck_assert_int_eq(req("PATCH", "/api/v1/users/nobody-here", harness_srv.admin_token,
                          "{\"display_name\":\"x\"}"),

@@ -69,15 +69,20 @@ START_TEST(tenant_lifecycle)
 }
 END_TEST
 
-START_TEST(tenant_delete_is_not_available_and_deletes_nothing)
+/* Deleting waits for a second admin (test_approvals.c approves it): nothing goes yet. */
+START_TEST(tenant_delete_waits_for_approval_and_deletes_nothing)
 {
     make_tenant("keepme");
     struct http_res r;
     ck_assert_int_eq(reqj("DELETE", "/api/v1/tenants/keepme", harness_srv.admin_token, NULL, &r),
-                     501);
-    ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(r.json, "detail")), "approval"));
+                     202);
+    ck_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(r.json, "approval"), "state")),
+        "pending");
     http_res_free(&r);
     ck_assert_int_eq(req("GET", "/api/v1/tenants/keepme", harness_srv.admin_token, NULL), 200);
+    ck_assert_int_eq(audit_events("tenant.delete", NULL, NULL), 0);
+    ck_assert_int_eq(audit_events("approval.request", NULL, NULL), 1);
 }
 END_TEST
 
@@ -234,7 +239,7 @@ int main(void)
     tcase_add_unchecked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, tenant_lifecycle);
-    tcase_add_test(tc, tenant_delete_is_not_available_and_deletes_nothing);
+    tcase_add_test(tc, tenant_delete_waits_for_approval_and_deletes_nothing);
     tcase_add_test(tc, membership_changes_apply_at_the_next_request);
     tcase_add_test(tc, suspended_tenant_is_locked_for_its_members);
     tcase_add_test(tc, project_lifecycle);

@@ -43,7 +43,10 @@ long reqj(const char *method, const char *path, const char *token, const char *b
 
 /* Log in; returns the JWT (malloc'd) or NULL. */
 char *login(const char *username, const char *password);
-/* As the admin: create a user with global roles (JSON array text, or NULL). */
+/*
+ * As the admin: create a user; global roles (JSON array text, or NULL) are
+ * granted as the database owner, since through the API they need approval.
+ */
 void make_user(const char *username, const char *password, const char *roles_json);
 /* As the admin: create a tenant. */
 void make_tenant(const char *slug);
