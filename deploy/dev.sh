@@ -68,6 +68,8 @@ build/aidcd migrate ||
     die "migrating the dev database failed (above). A dev database made by an older checkout can
      be started afresh: remove $pgdata and run this again"
 AIDC_ADMIN_PASSWORD=$admin_pw build/aidcd bootstrap --admin admin >/dev/null
+# a second platform admin: sensitive operations wait for another admin's approval
+AIDC_ADMIN_PASSWORD=$admin_pw build/aidcd bootstrap --admin admin2 >/dev/null
 
 say "starting aidcd on http://$listen"
 build/aidcd serve &
@@ -98,13 +100,28 @@ case "$st" in 201|409) ;; *) die "seeding the demo project failed ($st)";; esac
 # room for 16 cores of jobs so a laptop with few cores can still queue work.
 st=$(api POST /api/v1/clusters '{"name":"local","kind":"local","options":{"gpus":{"a100":4},"cpus":16,"memory_gib":64}}')
 case "$st" in 201|409) ;; *) die "registering the local cluster failed ($st)";; esac
-st=$(api PUT /api/v1/tenants/demo/quota '{"resources":{"gpu:a100":{"guaranteed":2,"limit":4}}}')
+# Raising a guarantee needs a second admin's approval (docs/approvals.md): admin asks, admin2 approves.
+quota='{"resources":{"gpu:a100":{"guaranteed":2,"limit":4}}}'
+out=$(curl -sS -w '\n%{http_code}' -X PUT "$base/api/v1/tenants/demo/quota" \
+      -H "Authorization: Bearer $token" -H 'Content-Type: application/json' -d "$quota")
+st=${out##*$'\n'}
+if [ "$st" = 202 ]; then
+    approval=$(sed -n 's/.*"approval":{"id":"\([^"]*\)".*/\1/p' <<<"${out%$'\n'*}")
+    token2=$(curl -fsS -X POST "$base/api/v1/auth/login" -H 'Content-Type: application/json' \
+             -d "{\"username\":\"admin2\",\"password\":\"$admin_pw\"}" |
+             sed -n 's/.*"access_token":"\([^"]*\)".*/\1/p')
+    st=$(curl -sS -o /dev/null -w '%{http_code}' -X POST \
+         "$base/api/v1/approvals/$approval/approve" -H "Authorization: Bearer $token2")
+    # once the approved PUT has run, the same PUT raises nothing and answers 200 at once
+    [ "$st" != 200 ] || st=$(api PUT /api/v1/tenants/demo/quota "$quota")
+fi
 [ "$st" = 200 ] || die "setting the demo quota failed ($st)"
 
 cat >&2 <<MSG
 
   aidc is running:   $base
   portal login:      admin / $admin_pw      (kept in $state/admin-password)
+  second admin:      admin2, same password  (approves what admin asks for: docs/approvals.md)
   API:               curl -X POST $base/api/v1/auth/login -H 'Content-Type: application/json' \\
                           -d '{"username":"admin","password":"$admin_pw"}'
   spec:              $base/api/v1/openapi.json
