@@ -83,7 +83,9 @@ static int checkpoint_line(struct state *s, json_t *cp)
     size_t sl = 0;
     if (seq != s->last_seq || !chain_unhex(head, h) || memcmp(h, s->last_hash, sizeof h) != 0)
         return bad(r, 0, "checkpoint %lld does not match the event before it", id);
-    if (s->key && alg && strcmp(alg, "none") != 0) {
+    if (s->key && (!alg || strcmp(alg, "none") == 0))
+        return bad(r, 0, "checkpoint %lld is not signed, but a key was given", id);
+    if (s->key) {
         char msg[256];
         if (strcmp(alg, sign_key_alg(s->key)) != 0 || !key_id ||
             strcmp(key_id, sign_key_id(s->key)) != 0)

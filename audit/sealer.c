@@ -70,7 +70,11 @@ int sealer_seal(struct db *db, int grace_ms, int max)
     char grace[16], limit[16];
     snprintf(grace, sizeof grace, "%d", grace_ms);
     snprintf(limit, sizeof limit, "%d", max);
-    int e = db_begin(db, &system_ctx, false);
+    char frontier[48];
+    /* alone, before the transaction: its snapshot must come after this look */
+    int e = db_audit_frontier(db, grace, frontier, sizeof frontier);
+    if (!e)
+        e = db_begin(db, &system_ctx, false);
     if (e)
         return e;
     struct db_audit_head head;
@@ -81,7 +85,7 @@ int sealer_seal(struct db *db, int grace_ms, int max)
     if (!e && !chain_unhex(head.hash, head_hash))
         e = AIDC_EINTERNAL;
     if (!e)
-        r = db_audit_unsealed(db, &head, grace, limit, &e);
+        r = db_audit_unsealed(db, &head, frontier, limit, &e);
     int n = r ? PQntuples(r) : 0;
     atomic_store(&lag_ms, n ? (unsigned long)(strtod(PQgetvalue(r, 0, 3), NULL) * 1000.0) : 0UL);
     if (!e && n > 0)

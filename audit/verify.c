@@ -64,16 +64,16 @@ static bool hole_recorded(const struct walk *w, long long first, long long last,
 {
     long long at = last;
     const struct run *end = NULL;
-    while (at >= first) {
+    /* first == 0: the chain's start was dropped; the runs reach back as far as they go */
+    while (at >= first && at > 0) {
         const struct run *r = run_ending(w, at);
         if (!r)
-            return false;
+            return first == 0 && end != NULL;
         if (!end)
             end = r;
         at = r->first - 1;
     }
-    /* first == 0: the chain's start was dropped; anything before counts */
-    if (at != first - 1 && first != 0)
+    if (!end || (first != 0 && at != first - 1))
         return false;
     memcpy(prev, end->last_hash, CHAIN_HASH_LEN);
     return true;
@@ -119,6 +119,15 @@ static int check_checkpoints(struct walk *w, long long seq, long long event_id,
             return broken(v, event_id, seq,
                           "checkpoint %lld names another chain head at position %lld: the "
                           "chain was rewritten, or the checkpoint altered", cid, seq);
+        }
+        if (strcmp(alg, "none") == 0 && w->key) {
+            /* with a key, an unsigned head is a downgrade: whoever rewrote the chain
+             * could write those too */
+            v->checkpoint_id = cid;
+            return broken(v, event_id, seq,
+                          "checkpoint %lld is not signed although a signing key is configured "
+                          "(forged, or written before the key was: verify from a later "
+                          "time with from=)", cid);
         }
         if (strcmp(alg, "none") == 0) {
             v->unsigned_checkpoints++;

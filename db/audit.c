@@ -98,17 +98,21 @@ static const struct db_stmt st_export = {
  * its INSERT, never before its transaction began). Sessions of other roles
  * show no transaction start; only the application role writes events.
  */
+static const struct db_stmt st_frontier = {
+    "audit_frontier",
+    "SELECT least(clock_timestamp() - make_interval(secs => $1::int / 1000.0), min(a.xact_start))"
+    " FROM pg_stat_activity a"
+    " WHERE a.datname = current_database() AND a.pid <> pg_backend_pid()"
+    " AND a.backend_type = 'client backend' AND a.xact_start IS NOT NULL",
+    1};
+
 static const struct db_stmt st_unsealed = {
     "audit_unsealed",
     "SELECT e.id, e.ts, " EVENT_JSON " AS json,"
     " extract(epoch FROM clock_timestamp() - e.ts) AS age"
     " FROM audit_events e LEFT JOIN audit_chain c ON false"
     " WHERE e.ts >= $1::timestamptz AND (e.ts, e.id) > ($1::timestamptz, $2::bigint)"
-    " AND e.ts < (SELECT least(clock_timestamp() - make_interval(secs => $3::int / 1000.0),"
-    "             min(a.xact_start)) FROM pg_stat_activity a"
-    "             WHERE a.datname = current_database() AND a.pid <> pg_backend_pid()"
-    "             AND a.backend_type = 'client backend' AND a.xact_start IS NOT NULL)"
-    " ORDER BY e.ts, e.id LIMIT $4",
+    " AND e.ts < $3::timestamptz ORDER BY e.ts, e.id LIMIT $4",
     4};
 
 static const struct db_stmt st_seal = {
@@ -191,7 +195,7 @@ const struct db_stmt *const db_audit_stmts[] = {
     &st_custom,       &st_search,     &st_commands,   &st_export,        &st_unsealed,
     &st_seal,         &st_head,       &st_partitions, &st_retention,     &st_cp_insert,
     &st_cp_last,      &st_chain_batch, &st_cp_between, &st_cp_page,      &st_seq_range,
-    &st_retention_runs, &st_unsealed_count, &st_ingest, &st_now, NULL};
+    &st_retention_runs, &st_unsealed_count, &st_ingest, &st_now, &st_frontier, NULL};
 
 int db_audit_custom_plans(struct db *db)
 {
@@ -245,12 +249,24 @@ PGresult *db_audit_export(struct db *db, const struct db_audit_filter *f, const 
     return db_query(db, &st_export, p, err);
 }
 
-PGresult *db_audit_unsealed(struct db *db, const struct db_audit_head *h, const char *grace_ms,
+int db_audit_frontier(struct db *db, const char *grace_ms, char *out, size_t n)
+{
+    const char *p[1] = {grace_ms};
+    int e = 0;
+    PGresult *r = db_query(db, &st_frontier, p, &e);
+    if (!r)
+        return e;
+    snprintf(out, n, "%s", PQntuples(r) == 1 ? PQgetvalue(r, 0, 0) : "-infinity");
+    PQclear(r);
+    return 0;
+}
+
+PGresult *db_audit_unsealed(struct db *db, const struct db_audit_head *h, const char *frontier,
                             const char *limit, int *err)
 {
     char id[24];
     snprintf(id, sizeof id, "%lld", h->upto_id);
-    const char *p[4] = {h->upto_ts, id, grace_ms, limit};
+    const char *p[4] = {h->upto_ts, id, frontier, limit};
     return db_query(db, &st_unsealed, p, err);
 }
 

@@ -55,8 +55,16 @@ struct db_audit_head {
 };
 int db_audit_head(struct db *db, struct db_audit_head *h);
 
-/* Sealer: the next events to chain after the head, oldest first. Rows: id, ts, json, age (s). */
-PGresult *db_audit_unsealed(struct db *db, const struct db_audit_head *h, const char *grace_ms,
+/*
+ * Sealer: how far it may chain - before the grace period and before the start
+ * of every transaction open in another session (an event's ts is the clock
+ * at its INSERT, never before its transaction began). Must be read before
+ * the snapshot that reads the events: a transaction that commits in between
+ * is then visible to it. out: timestamptz text.
+ */
+int db_audit_frontier(struct db *db, const char *grace_ms, char *out, size_t n);
+/* Sealer: events after the head and before frontier, oldest first. Rows: id, ts, json, age (s). */
+PGresult *db_audit_unsealed(struct db *db, const struct db_audit_head *h, const char *frontier,
                             const char *limit, int *err);
 /* Append to the chain; *moved = false when the head moved meanwhile (another sealer). */
 int db_audit_seal(struct db *db, const char *old_seq, const char *ids_array,

@@ -308,8 +308,9 @@ BEGIN
                                    'from', to_char(p.lo, 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
                                    'to', to_char(p.lo + interval '1 month', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
                                    'count', cnt, 'retention_days', days, 'runs', runs));
-        EXECUTE format('DROP TABLE %I', p.ch);
+        -- events before chain: the order in which readers lock them (no deadlock)
         EXECUTE format('DROP TABLE %I', p.ev);
+        EXECUTE format('DROP TABLE %I', p.ch);
         DELETE FROM audit_record_ids WHERE ts < p.lo + interval '1 month';
         dropped := dropped + 1;
     END LOOP;
@@ -361,7 +362,15 @@ BEGIN
     EXECUTE format('REVOKE UPDATE, DELETE, TRUNCATE ON job_events FROM %s', app);
     EXECUTE format('GRANT SELECT, INSERT ON job_events TO %s', app);
     EXECUTE format('REVOKE UPDATE, DELETE, TRUNCATE ON audit_events, audit_checkpoints FROM %s', app);
-    EXECUTE format('GRANT SELECT, INSERT ON audit_events, audit_checkpoints TO %s', app);
+    EXECUTE format('GRANT SELECT, INSERT ON audit_checkpoints TO %s', app);
+    -- every column but id and ts: the application cannot backdate an event below the
+    -- chain's frontier (where the sealer would never see it); ts is the clock at INSERT
+    EXECUTE format('REVOKE INSERT ON audit_events FROM %s', app);
+    EXECUTE format('GRANT SELECT ON audit_events TO %s', app);
+    EXECUTE format('GRANT INSERT (actor_user_id, actor_username, actor_token_id, actor_roles,'
+                   ' tenant_id, tenant_slug, source_ip, user_agent, request_id, action,'
+                   ' resource_type, resource_id, outcome, status, details, record_id)'
+                   ' ON audit_events TO %s', app);
     EXECUTE format('GRANT USAGE ON SEQUENCE audit_event_ids TO %s', app);
     -- the chain, its head and queue change only through aidc_audit_seal()
     EXECUTE format('REVOKE ALL ON audit_chain, audit_chain_head, audit_record_ids FROM %s', app);

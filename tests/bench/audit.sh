@@ -31,6 +31,7 @@
 #   BENCH_INGEST_PARALLEL    bodies in flight                  (default 4)
 #   BENCH_PGDATA_DIR, BENCH_PGPORT  the bench cluster  (default /tmp/aidc-bench-audit-pg, 15452)
 #   BENCH_KEEP_PG=1          leave the cluster running at the end
+#   BENCH_REUSE=1            keep the events of the last run (skip parts 1 and 2)
 #   BENCH_OUT                raw outputs                       (default /tmp/aidc-bench-audit-out)
 set -euo pipefail
 
@@ -85,14 +86,17 @@ say "PostgreSQL: own cluster in $BENCH_PGDATA_DIR on port $BENCH_PGPORT"
 pg_up() { PGDATA_DIR=$BENCH_PGDATA_DIR PGPORT=$BENCH_PGPORT AIDC_DB=$DB "$ROOT/deploy/pg-up.sh"; }
 env_out=$(pg_up)
 eval "$env_out"
-"$PSQL" -X -q -v ON_ERROR_STOP=1 -d "$DATABASE_URL_ADMIN" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)"
+[ "${BENCH_REUSE:-0}" = 1 ] ||
+    "$PSQL" -X -q -v ON_ERROR_STOP=1 -d "$DATABASE_URL_ADMIN" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)"
 env_out=$(pg_up)
 eval "$env_out"
 export AIDC_DATABASE_URL=$DATABASE_URL AIDC_MIGRATE_DATABASE_URL=$DATABASE_URL_OWNER
 export AIDC_LOG_LEVEL=warn AIDC_DATA_DIR="$TMP/data" AIDC_THREADS="$THREADS" AIDC_WORKERS=1
 "$AIDCD" migrate
-"$AIDCD" audit keygen "$TMP/audit.pem" >/dev/null
-export AIDC_AUDIT_KEY_FILE="$TMP/audit.pem"
+# the key lives beside the cluster, so a reused database keeps verifying
+KEY="$BENCH_PGDATA_DIR.audit-key.pem"
+[ -f "$KEY" ] && [ "${BENCH_REUSE:-0}" = 1 ] || { rm -f "$KEY"; "$AIDCD" audit keygen "$KEY" >/dev/null; }
+export AIDC_AUDIT_KEY_FILE="$KEY"
 q() { "$PSQL" -X -qAt -v ON_ERROR_STOP=1 -d "$DATABASE_URL_OWNER" "$@"; }
 rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
 declare -A FIG
@@ -103,6 +107,7 @@ serve() {  # serve BINARY: (re)start aidcd from BINARY
     aidcd_start 18600
 }
 
+if [ "${BENCH_REUSE:-0}" != 1 ]; then
 # ---- 1. the cost of auditing --------------------------------------------------------
 serve "$TMP/aidcd"
 admin_token
@@ -121,7 +126,7 @@ for round in 1 2; do
         FIG[$kind]=$(awk -v a="${FIG[$kind]:-0}" -v b="$rps" 'BEGIN { print a + b }')
     done
 done
-FIG[cost]=$(awk -v a="${FIG[audit]}" -v n="${FIG[noaudit]}" 'BEGIN { printf "%.1f", (1 - a / n) * 100 }')
+FIG[cost]=$(awk -v a="${FIG[audit]:--}" -v n="${FIG[noaudit]:--}" 'BEGIN { printf "%.1f", (1 - a / n) * 100 }')
 echo "  audit cost: ${FIG[cost]} % of the throughput without audit writes"
 
 # ---- 2. the sealer ------------------------------------------------------------------
@@ -145,7 +150,8 @@ t2=$(date +%s.%N)
 FIG[insert]=$(awk -v n="$EVENTS" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", n / (b - a) }')
 FIG[seal]=$(awk -v n="$EVENTS" -v a="$t1" -v b="$t2" 'BEGIN { printf "%.0f", n / (b - a) }')
 echo "  insert: ${FIG[insert]} events/s; seal: ${FIG[seal]} events/s ($(cat "$OUT/seal.out"))"
-q -c "VACUUM ANALYZE audit_events; VACUUM ANALYZE audit_chain"
+q -c "VACUUM ANALYZE audit_events" -c "VACUUM ANALYZE audit_chain"
+fi
 
 # ---- 3. search ----------------------------------------------------------------------
 serve "$TMP/aidcd"
@@ -179,7 +185,9 @@ lines=$(wc -l < "$TMP/export.ndjson")
 FIG[export]=$(awk -v n="$lines" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", n / (b - a) }')
 echo "  $lines lines, $((bytes / 1048576)) MiB: ${FIG[export]} lines/s; aidcd RSS $rss0 KiB before, $peak KiB at most"
 t0=$(date +%s.%N)
-env -u AIDC_AUDIT_KEY_FILE "$AIDCD" audit verify-export "$TMP/export.ndjson" --key "$TMP/audit.pem" \
+# a reused database holds checkpoints signed with the key of its first run
+keyarg=(--key "$KEY"); [ "${BENCH_REUSE:-0}" = 1 ] && keyarg=()
+env -u AIDC_AUDIT_KEY_FILE "$AIDCD" audit verify-export "$TMP/export.ndjson" "${keyarg[@]}" \
     | tee "$OUT/verify-export.out"
 t1=$(date +%s.%N)
 FIG[verify_export]=$(awk -v n="$lines" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", n / (b - a) }')
@@ -208,14 +216,14 @@ echo "  $ok of $INGEST_BATCHES bodies accepted: ${FIG[ingest]} records/s"
 
 say "figures ($(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg))"
 printf '  %-44s %s\n' \
-    "POST projects, audited (req/s, sum of 2)" "${FIG[audit]}" \
-    "POST projects, no audit writes (req/s, sum)" "${FIG[noaudit]}" \
-    "audit cost (target < 15 %)" "${FIG[cost]} %" \
-    "events written by one INSERT (events/s)" "${FIG[insert]}" \
-    "sealer (events/s)" "${FIG[seal]}" \
-    "search p50 / p99 (target p99 < 50 ms)" "${FIG[search_p50]} / ${FIG[search_p99]}" \
-    "searches/s (8 connections)" "${FIG[search_rps]}" \
-    "export (lines/s)" "${FIG[export]}" \
-    "export: aidcd RSS before / peak (KiB)" "${FIG[rss0]} / ${FIG[rss_peak]}" \
-    "verify-export (lines/s)" "${FIG[verify_export]}" \
-    "ingest (records/s, target > 50,000)" "${FIG[ingest]}"
+    "POST projects, audited (req/s, sum of 2)" "${FIG[audit]:--}" \
+    "POST projects, no audit writes (req/s, sum)" "${FIG[noaudit]:--}" \
+    "audit cost (target < 15 %)" "${FIG[cost]:--} %" \
+    "events written by one INSERT (events/s)" "${FIG[insert]:--}" \
+    "sealer (events/s)" "${FIG[seal]:--}" \
+    "search p50 / p99 (target p99 < 50 ms)" "${FIG[search_p50]:--} / ${FIG[search_p99]:--}" \
+    "searches/s (8 connections)" "${FIG[search_rps]:--}" \
+    "export (lines/s)" "${FIG[export]:--}" \
+    "export: aidcd RSS before / peak (KiB)" "${FIG[rss0]:--} / ${FIG[rss_peak]:--}" \
+    "verify-export (lines/s)" "${FIG[verify_export]:--}" \
+    "ingest (records/s, target > 50,000)" "${FIG[ingest]:--}"
