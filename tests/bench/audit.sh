@@ -201,7 +201,7 @@ ingest_token=$(curl -s -H "Authorization: Bearer $TOKEN" -H 'Content-Type: appli
 now=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)
 mkdir -p "$TMP/ingest"
 for b in $(seq "$INGEST_BATCHES"); do
-    awk -v b="$b" -v now="$now" 'BEGIN { for (i = 0; i < 10000; i++)
+    awk -v b="$b-$$" -v now="$now" 'BEGIN { for (i = 0; i < 10000; i++)
         printf "{\"ts\":\"%s\",\"host\":\"gpu%02d\",\"user\":\"u%d\",\"uid\":%d,\"session\":\"s%d\",\"cwd\":\"/home/u%d\",\"command\":\"python train.py --epochs %d --lr 0.001\",\"exit_code\":0,\"record_id\":\"b%d-%d\"}\n",
                now, i % 16, i % 50, 1000 + i % 50, i % 100, i % 50, i, b, i }' > "$TMP/ingest/$b.ndjson"
 done
