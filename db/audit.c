@@ -45,13 +45,18 @@
 static const struct db_stmt st_custom = {
     "audit_custom_plans", "SELECT set_config('plan_cache_mode', 'force_custom_plan', true)", 0};
 
+/*
+ * A search: one page of (ts, id) from aidc_audit_search() (see 0004_audit.sql:
+ * it plans for the actual filters, ordered by the index of the most selective
+ * equality filter given), then the events. $15 names that lead.
+ */
 static const struct db_stmt st_search = {
     "audit_search",
-    "SELECT " EVENT_JSON " AS json, e.ts::text || '|' || e.id AS _cursor FROM audit_events e " CHAIN_JOIN
-    " WHERE " FILTERS
-    " AND ($12::timestamptz IS NULL OR (e.ts, e.id) < ($12, $13::bigint))"
-    " ORDER BY e.ts DESC, e.id DESC LIMIT $14",
-    14};
+    "SELECT " EVENT_JSON " AS json, e.ts::text || '|' || e.id AS _cursor"
+    " FROM aidc_audit_search($1, $2, $3, $4, $5, $6::inet, $7::timestamptz, $8::timestamptz, $9,"
+    "  $10, $11, $12::timestamptz, $13::bigint, $14::int, $15) s"
+    " JOIN audit_events e ON e.ts = s.ts AND e.id = s.id " CHAIN_JOIN " ORDER BY s.ord",
+    15};
 
 /* A node record as GET /audit/commands shows it. */
 #define COMMAND_JSON                                                                          \
@@ -60,23 +65,29 @@ static const struct db_stmt st_search = {
     " 'record_id', e.record_id, 'ingested_by', e.actor_username, 'seq', c.seq,"               \
     " 'hash', encode(c.hash, 'hex')) || e.details"
 
-static const struct db_stmt st_commands = {
-    "audit_commands",
-    "SELECT " COMMAND_JSON " AS json, e.ts::text || '|' || e.id AS _cursor FROM audit_events e " CHAIN_JOIN
-    " WHERE e.action LIKE 'node.%'"
-    " AND ($1::text IS NULL OR e.resource_id = $1)"
-    " AND ($2::text IS NULL OR e.details ->> 'user' = $2)"
-    " AND ($3::text IS NULL OR e.tenant_slug = $3)"
-    " AND ($4::text IS NULL OR aidc_audit_tsv(e.action, e.resource_type, e.resource_id,"
-    "      e.details) @@ websearch_to_tsquery('simple', $4))"
-    " AND ($5::timestamptz IS NULL OR e.ts >= $5)"
-    " AND ($6::timestamptz IS NULL OR e.ts < $6)"
-    " AND ($7::text IS NULL OR e.details ->> 'job_id' = $7)"
-    " AND ($8::text IS NULL OR e.action = 'node.' || $8)"
-    " AND ($9::timestamptz IS NULL OR (e.ts, e.id) < ($9, $10::bigint))"
-    " ORDER BY e.ts DESC, e.id DESC LIMIT $11",
-    11};
+#define COMMANDS(name, lead)                                                                  \
+    {name,                                                                                    \
+     "SELECT " COMMAND_JSON " AS json, e.ts::text || '|' || e.id AS _cursor"                 \
+     " FROM audit_events e " CHAIN_JOIN " WHERE e.action LIKE 'node.%'"                       \
+     " AND ($1::text IS NULL OR e.resource_id = $1)"                                          \
+     " AND ($2::text IS NULL OR e.details ->> 'user' = $2)"                                   \
+     " AND ($3::text IS NULL OR e.tenant_slug = $3)"                                          \
+     " AND ($4::text IS NULL OR aidc_audit_tsv(e.action, e.resource_type, e.resource_id,"     \
+     "      e.details) @@ websearch_to_tsquery('simple', $4))"                                \
+     " AND ($5::timestamptz IS NULL OR e.ts >= $5)"                                           \
+     " AND ($6::timestamptz IS NULL OR e.ts < $6)"                                            \
+     " AND ($7::text IS NULL OR e.details ->> 'job_id' = $7)"                                 \
+     " AND ($8::text IS NULL OR e.action = 'node.' || $8)"                                    \
+     " AND ($9::timestamptz IS NULL OR (e.ts, e.id) < ($9, $10::bigint))"                     \
+     " ORDER BY " lead "e.ts DESC, e.id DESC LIMIT $11",                                      \
+     11}
 
+/* As the searches: led by the host's or the node user's index when one is given. */
+static const struct db_stmt st_commands[3] = {
+    COMMANDS("audit_commands", ""),
+    COMMANDS("audit_commands_host", "e.resource_id DESC, "),
+    COMMANDS("audit_commands_user", "(e.details ->> 'user') DESC, "),
+};
 
 static const struct db_stmt st_export = {
     "audit_export",
@@ -192,7 +203,8 @@ static const struct db_stmt st_ingest = {
     8};
 
 const struct db_stmt *const db_audit_stmts[] = {
-    &st_custom,       &st_search,     &st_commands,   &st_export,        &st_unsealed,
+    &st_custom,       &st_search,
+    &st_commands[0],  &st_commands[1], &st_commands[2], &st_export,   &st_unsealed,
     &st_seal,         &st_head,       &st_partitions, &st_retention,     &st_cp_insert,
     &st_cp_last,      &st_chain_batch, &st_cp_between, &st_cp_page,      &st_seq_range,
     &st_retention_runs, &st_unsealed_count, &st_ingest, &st_now, &st_frontier, NULL};
@@ -220,11 +232,20 @@ static void filter_params(const struct db_audit_filter *f, const char **p)
 PGresult *db_audit_search(struct db *db, const struct db_audit_filter *f, const char *after_ts,
                           const char *after_id, const char *limit, int *err)
 {
-    const char *p[14];
+    const char *p[15];
     filter_params(f, p);
     p[11] = after_ts;
     p[12] = after_id;
     p[13] = limit;
+    /* an address leads only when it is one (a network spans many, in another order) */
+    bool one_address = f->source_ip && !strchr(f->source_ip, '/');
+    p[14] = f->resource_id ? "resource"
+            : f->actor     ? "actor"
+            : one_address  ? "address"
+            : f->tenant    ? "tenant"
+            : f->action    ? "action"
+            : f->q         ? "words"
+                           : "time";
     return db_query(db, &st_search, p, err);
 }
 
@@ -234,7 +255,7 @@ PGresult *db_audit_commands(struct db *db, const struct db_audit_cmd_filter *f,
 {
     const char *p[11] = {f->host, f->user,   f->tenant,  f->q,     f->from, f->to,
                          f->job_id, f->kind, after_ts,   after_id, limit};
-    return db_query(db, &st_commands, p, err);
+    return db_query(db, &st_commands[f->host ? 1 : f->user ? 2 : 0], p, err);
 }
 
 PGresult *db_audit_export(struct db *db, const struct db_audit_filter *f, const char *after_ts,

@@ -263,6 +263,55 @@ LANGUAGE sql SECURITY DEFINER SET search_path = public, pg_temp AS $$
     SELECT count(*) FROM ins
 $$;
 
+-- ---- search -----------------------------------------------------------------------
+
+-- One page of an audit search: the (ts, id) of the newest matching events.
+-- A definer function, for two reasons. Row-level security would keep the
+-- planner from using an index for any filter whose operator is not
+-- leakproof (LIKE, <<= of a network, full-text @@): behind a policy those
+-- run only as filters after it, over millions of rows. And each call plans
+-- for its actual arguments (EXECUTE), ordered by the index of the most
+-- selective equality filter given (see db/audit.c). The function checks
+-- what the policy would: platform admins, auditors and the system only.
+CREATE FUNCTION aidc_audit_search(p_actor text, p_tenant text, p_action text, p_prefix text,
+                                  p_outcome text, p_ip inet, p_from timestamptz,
+                                  p_to timestamptz, p_q text, p_rtype text, p_rid text,
+                                  p_after_ts timestamptz, p_after_id bigint, p_limit int,
+                                  p_lead text)
+RETURNS TABLE (ts timestamptz, id bigint, ord bigint)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $$
+DECLARE
+    ord_by text := CASE p_lead
+        WHEN 'resource' THEN 'e.resource_id DESC, e.ts DESC, e.id DESC'
+        WHEN 'actor' THEN 'e.actor_username DESC, e.ts DESC, e.id DESC'
+        WHEN 'address' THEN 'e.source_ip DESC, e.ts DESC, e.id DESC'
+        WHEN 'tenant' THEN 'e.tenant_slug DESC, e.ts DESC, e.id DESC'
+        WHEN 'action' THEN 'e.action DESC, e.ts DESC, e.id DESC'
+        -- words alone: an order no index gives, so the matches come from the
+        -- full-text index and are sorted
+        WHEN 'words' THEN 'e.ts + interval ''0'' DESC, e.id DESC'
+        ELSE 'e.ts DESC, e.id DESC' END;
+BEGIN
+    IF NOT (aidc_ctx_role('platform_admin') OR aidc_ctx_role('auditor') OR aidc_ctx_role('system')) THEN
+        RAISE EXCEPTION 'reading the audit log needs platform_admin or auditor'
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    RETURN QUERY EXECUTE format(
+        'SELECT e.ts, e.id, row_number() OVER () FROM (SELECT e.ts, e.id FROM audit_events e'
+        ' WHERE ($1 IS NULL OR e.actor_username = $1) AND ($2 IS NULL OR e.tenant_slug = $2)'
+        ' AND ($3 IS NULL OR e.action = $3) AND ($4 IS NULL OR e.action LIKE $4)'
+        ' AND ($5 IS NULL OR e.outcome = $5)'
+        ' AND ($6 IS NULL OR e.source_ip <<= $6) AND ($15 <> ''address'' OR e.source_ip = $6)'
+        ' AND ($7 IS NULL OR e.ts >= $7) AND ($8 IS NULL OR e.ts < $8)'
+        ' AND ($9 IS NULL OR aidc_audit_tsv(e.action, e.resource_type, e.resource_id, e.details)'
+        '      @@ websearch_to_tsquery(''simple'', $9))'
+        ' AND ($10 IS NULL OR e.resource_type = $10) AND ($11 IS NULL OR e.resource_id = $11)'
+        ' AND ($12 IS NULL OR (e.ts, e.id) < ($12, $13))'
+        ' ORDER BY %s LIMIT $14) e', ord_by)
+    USING p_actor, p_tenant, p_action, p_prefix, p_outcome, p_ip, p_from, p_to, p_q, p_rtype,
+          p_rid, p_after_ts, p_after_id, p_limit, p_lead;
+END $$;
+
 -- ---- retention ------------------------------------------------------------------
 
 -- Drop the monthly partitions that ended more than `days` days ago. Only
