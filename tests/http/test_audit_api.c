@@ -18,6 +18,7 @@
 #include "server/crypto.h"
 #include "server/router.h"
 #include "tests/support/client.h"
+#include "tests/support/audittest.h"
 #include "tests/support/harness.h"
 #include "tests/support/suite.h"
 
@@ -32,25 +33,14 @@
 #define AUD_PW   "auditor-password-1"
 #define WAIT_S   30.0
 
-static char key_path[300], pub_path[300];
+static char key_dir[64], key_path[300], pub_path[300];
 static char aud[1024]; /* JWT of the auditor */
 
 static void setup(void)
 {
-    snprintf(key_path, sizeof key_path, "/tmp/aidc-test-auditapi-key-%d.pem", (int)getpid());
-    snprintf(pub_path, sizeof pub_path, "/tmp/aidc-test-auditapi-pub-%d.pem", (int)getpid());
-    unlink(key_path);
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd,
-             "'%s' audit keygen '%s' > /dev/null && AIDC_AUDIT_KEY_FILE='%s' '%s' audit "
-             "public-key > '%s'",
-             AIDC_BIN, key_path, key_path, AIDC_BIN, pub_path);
-    if (system(cmd) != 0) {
-        fprintf(stderr, "test setup: cannot make the audit key\n");
-        exit(1);
-    }
-    char env_key[400];
-    snprintf(env_key, sizeof env_key, "AIDC_AUDIT_KEY_FILE=%s", key_path);
+    static char env_key[700];
+    audittest_key("auditapi", key_dir, sizeof key_dir, key_path, sizeof key_path, pub_path,
+                  sizeof pub_path, env_key, sizeof env_key);
     const char *env[] = {env_key, "AIDC_AUDIT_SEAL_GRACE_MS=0", "AIDC_AUDIT_CHECKPOINT_SECONDS=1",
                          "AIDC_TRUSTED_PROXIES=127.0.0.1", NULL};
     harness_setup("auditapi", env);
@@ -67,8 +57,7 @@ static void setup(void)
 static void teardown(void)
 {
     harness_teardown();
-    unlink(key_path);
-    unlink(pub_path);
+    audittest_key_remove(key_dir);
 }
 
 /* ---- helpers ------------------------------------------------------------------------ */

@@ -15,6 +15,7 @@
  * (hundreds of MiB) could not meet. The client itself streams to a file.
  */
 #include "tests/support/client.h"
+#include "tests/support/audittest.h"
 #include "tests/support/harness.h"
 #include "tests/support/suite.h"
 
@@ -33,26 +34,16 @@
 #endif
 #define RSS_GROWTH_MAX_KIB (48L * 1024)
 
-static char key_path[300], pub_path[300];
+static char key_dir[64], key_path[300], pub_path[300];
 static long events;
 
 static void setup(void)
 {
     const char *n = getenv("AIDC_TEST_EXPORT_EVENTS");
     events = n ? strtol(n, NULL, 10) : DEFAULT_EVENTS;
-    snprintf(key_path, sizeof key_path, "/tmp/aidc-test-export-key-%d.pem", (int)getpid());
-    snprintf(pub_path, sizeof pub_path, "/tmp/aidc-test-export-pub-%d.pem", (int)getpid());
-    unlink(key_path);
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "'%s' audit keygen '%s' > /dev/null && AIDC_AUDIT_KEY_FILE='%s' '%s' "
-                              "audit public-key > '%s'",
-             AIDC_BIN, key_path, key_path, AIDC_BIN, pub_path);
-    if (system(cmd) != 0) {
-        fprintf(stderr, "cannot make the audit key\n");
-        exit(1);
-    }
-    char env_key[400];
-    snprintf(env_key, sizeof env_key, "AIDC_AUDIT_KEY_FILE=%s", key_path);
+    static char env_key[700];
+    audittest_key("auditexport", key_dir, sizeof key_dir, key_path, sizeof key_path, pub_path,
+                  sizeof pub_path, env_key, sizeof env_key);
     const char *env[] = {env_key, "AIDC_AUDIT_SEAL_GRACE_MS=0", "AIDC_AUDIT_CHECKPOINT_SECONDS=1",
                          NULL};
     harness_setup("auditexport", env);
@@ -61,8 +52,7 @@ static void setup(void)
 static void teardown(void)
 {
     harness_teardown();
-    unlink(key_path);
-    unlink(pub_path);
+    audittest_key_remove(key_dir);
 }
 
 static long scalar(const char *url, const char *sql)

@@ -18,6 +18,7 @@
  * with a key made by `aidcd audit keygen`.
  */
 #include "tests/support/client.h"
+#include "tests/support/audittest.h"
 #include "tests/support/harness.h"
 #include "tests/support/suite.h"
 
@@ -34,26 +35,15 @@
 #define CMDS     "/api/v1/audit/commands"
 #define WAIT_S   30.0
 
-static char key_path[300], pub_path[300];
+static char key_dir[64], key_path[300], pub_path[300];
 static char aud[1024];    /* JWT of the auditor */
 static char *ingest_only; /* the admin's API token with only audit:ingest */
 
 static void setup(void)
 {
-    snprintf(key_path, sizeof key_path, "/tmp/aidc-test-auditingest-key-%d.pem", (int)getpid());
-    snprintf(pub_path, sizeof pub_path, "/tmp/aidc-test-auditingest-pub-%d.pem", (int)getpid());
-    unlink(key_path);
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd,
-             "'%s' audit keygen '%s' > /dev/null && AIDC_AUDIT_KEY_FILE='%s' '%s' audit "
-             "public-key > '%s'",
-             AIDC_BIN, key_path, key_path, AIDC_BIN, pub_path);
-    if (system(cmd) != 0) {
-        fprintf(stderr, "test setup: cannot make the audit key\n");
-        exit(1);
-    }
-    char env_key[400];
-    snprintf(env_key, sizeof env_key, "AIDC_AUDIT_KEY_FILE=%s", key_path);
+    static char env_key[700];
+    audittest_key("auditingest", key_dir, sizeof key_dir, key_path, sizeof key_path, pub_path,
+                  sizeof pub_path, env_key, sizeof env_key);
     const char *env[] = {env_key,
                          "AIDC_AUDIT_SEAL_GRACE_MS=0",
                          "AIDC_AUDIT_CHECKPOINT_SECONDS=1",
@@ -76,8 +66,7 @@ static void teardown(void)
 {
     free(ingest_only);
     harness_teardown();
-    unlink(key_path);
-    unlink(pub_path);
+    audittest_key_remove(key_dir);
 }
 
 /* ---- helpers ------------------------------------------------------------------------ */

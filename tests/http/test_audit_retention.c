@@ -21,6 +21,7 @@
  * aidcd's settings.
  */
 #include "tests/support/client.h"
+#include "tests/support/audittest.h"
 #include "tests/support/harness.h"
 #include "tests/support/suite.h"
 
@@ -43,60 +44,9 @@
 
 static char keydir[64], keyfile[96];
 
-static _Noreturn void setup_fail(const char *what)
-{
-    fprintf(stderr, "setup: %s (aidcd log: %s)\n", what, harness_srv.log_path);
-    if (harness_srv.pid > 0) /* leave no aidcd behind, nor its database */
-        harness_server_stop(&harness_srv);
-    if (harness_srv.dbname[0])
-        harness_db_drop(&harness_srv);
-    exit(1);
-}
 
 /* ---- aidcd's command line ----------------------------------------------------------- */
 
-/*
- * Run `aidcd args...` with env added to ours, stdout and stderr to files of
- * their own. A deadline (SIGALRM, which survives exec) ends an aidcd that
- * hangs instead of leaving it behind.
- */
-static int run_aidcd(const char *const *args, const char *const *env, const char *out,
-                     const char *err)
-{
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        for (size_t i = 0; env && env[i]; i++) {
-            char *kv = strdup(env[i]);
-            char *eq = kv ? strchr(kv, '=') : NULL;
-            if (eq) {
-                *eq = '\0';
-                setenv(kv, eq + 1, 1);
-            }
-            free(kv);
-        }
-        int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (fo < 0 || fe < 0)
-            _exit(126);
-        dup2(fo, 1);
-        dup2(fe, 2);
-        close(fo);
-        close(fe);
-        alarm(CLI_DEADLINE_S);
-        const char *argv[16] = {AIDC_BIN};
-        for (int i = 0; args && args[i] && i < 14; i++)
-            argv[i + 1] = args[i];
-        execv(AIDC_BIN, (char *const *)argv);
-        _exit(127);
-    }
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
 
 /* `aidcd audit SUB` on database s with the key; stdout (malloc'd) in *out, exit status returned. */
 static int cli_audit(const struct aidc_server *s, const char *sub, char **out)
@@ -110,7 +60,7 @@ static int cli_audit(const struct aidc_server *s, const char *sub, char **out)
     snprintf(dir, sizeof dir, "AIDC_DATA_DIR=%s", s->data_dir);
     snprintf(key, sizeof key, "AIDC_AUDIT_KEY_FILE=%s", keyfile);
     const char *env[] = {db, dir, key, NULL};
-    int rc = run_aidcd(args, env, o, e);
+    int rc = audittest_run_aidcd(args, env, o, e, CLI_DEADLINE_S);
     *out = harness_read_file(o);
     if (rc != 0 && rc != 1) {
         char *text = harness_read_file(e);
@@ -157,19 +107,10 @@ static void write_file(const char *path, const char *data, size_t len)
     ck_assert_int_eq(fclose(f), 0);
 }
 
-/* ---- SQL ------------------------------------------------------------------------------ */
-
-static char *sql_value(const char *url, const char *sql, int n, const char *const *params)
-{
-    PGresult *r = harness_sql(url, sql, n, params);
-    char *v = r && PQntuples(r) > 0 && !PQgetisnull(r, 0, 0) ? strdup(PQgetvalue(r, 0, 0)) : NULL;
-    PQclear(r);
-    return v;
-}
 
 static long long num(const char *url, const char *sql, int n, const char *const *params)
 {
-    char *v = sql_value(url, sql, n, params);
+    char *v = audittest_sql_value(url, sql, n, params);
     ck_assert_msg(v != NULL, "no value from: %s", sql);
     long long x = strtoll(v, NULL, 10);
     free(v);
@@ -223,7 +164,7 @@ static long long wait_quiet(void)
 /* The monthly audit_events partitions of s's database (a JSON array of names). */
 static json_t *month_partitions(const char *url)
 {
-    char *v = sql_value(url,
+    char *v = audittest_sql_value(url,
                         "SELECT coalesce(json_agg(c.relname ORDER BY c.relname), '[]')"
                         " FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
                         " WHERE i.inhparent = 'audit_events'::regclass"
@@ -248,7 +189,7 @@ static bool month_expired(const char *name, int days)
 static bool relation_exists(const char *url, const char *name)
 {
     const char *p[1] = {name};
-    char *v = sql_value(url, "SELECT to_regclass($1) IS NOT NULL", 1, p);
+    char *v = audittest_sql_value(url, "SELECT to_regclass($1) IS NOT NULL", 1, p);
     bool yes = v && strcmp(v, "t") == 0;
     free(v);
     return yes;
@@ -292,14 +233,14 @@ static void setup(void)
     signal(SIGPIPE, SIG_IGN);
     snprintf(keydir, sizeof keydir, "/tmp/aidc-auditret-key-XXXXXX");
     if (!mkdtemp(keydir))
-        setup_fail("cannot make a directory for the key");
+        audittest_setup_fail("cannot make a directory for the key");
     snprintf(keyfile, sizeof keyfile, "%s/audit.pem", keydir);
     char out[128], err[128];
     snprintf(out, sizeof out, "%s/keygen.out", keydir);
     snprintf(err, sizeof err, "%s/keygen.err", keydir);
     const char *kargs[] = {"audit", "keygen", keyfile, NULL};
-    if (run_aidcd(kargs, NULL, out, err) != 0)
-        setup_fail("aidcd audit keygen failed");
+    if (audittest_run_aidcd(kargs, NULL, out, err, CLI_DEADLINE_S) != 0)
+        audittest_setup_fail("aidcd audit keygen failed");
     static char envkey[128];
     snprintf(envkey, sizeof envkey, "AIDC_AUDIT_KEY_FILE=%s", keyfile);
     const char *env[] = {envkey, "AIDC_AUDIT_SEAL_GRACE_MS=0", "AIDC_AUDIT_CHECKPOINT_SECONDS=1",
@@ -308,23 +249,23 @@ static void setup(void)
     PGresult *r = harness_sql(harness_srv.owner_url,
                               "SELECT aidc_audit_partitions('2025-01-01', 3)", 0, NULL);
     if (!r)
-        setup_fail("cannot make the old partitions");
+        audittest_setup_fail("cannot make the old partitions");
     PQclear(r);
     if (!old_events(harness_srv.owner_url, "2025-01-15T10:00:00Z", "2025-01-20T11:30:00Z", "jan") ||
         !old_events(harness_srv.owner_url, "2025-02-10T09:00:00Z", "2025-02-27T23:59:59Z", "feb"))
-        setup_fail("cannot write the old events");
+        audittest_setup_fail("cannot write the old events");
     unlink(harness_srv.log_path);
     if (harness_server_start(&harness_srv, env) != 0)
-        setup_fail("aidcd did not start");
+        audittest_setup_fail("aidcd did not start");
     char *tok = login(ADMIN_USER, ADMIN_PASSWORD);
     if (!tok)
-        setup_fail("cannot log in");
+        audittest_setup_fail("cannot log in");
     snprintf(harness_srv.admin_token, sizeof harness_srv.admin_token, "%s", tok);
     free(tok);
     for (int t = 0; t < 4; t++)
         make_tenant(fmt("rt%d", t));
     if (wait_quiet() < 8)
-        setup_fail("the events were not chained and signed in time");
+        audittest_setup_fail("the events were not chained and signed in time");
 }
 
 static void teardown(void)
@@ -380,7 +321,7 @@ END_TEST
 static json_t *run_of(const char *tag)
 {
     const char *p[1] = {tag};
-    char *v = sql_value(harness_srv.owner_url,
+    char *v = audittest_sql_value(harness_srv.owner_url,
                         "SELECT json_build_array(json_build_object('first_seq', min(c.seq),"
                         " 'last_seq', max(c.seq), 'last_hash',"
                         " encode((array_agg(c.hash ORDER BY c.seq DESC))[1], 'hex')))"
@@ -429,7 +370,7 @@ static int retention_as_app(int days)
 static json_t *retention_details(const char *name)
 {
     const char *p[1] = {name};
-    char *v = sql_value(harness_srv.owner_url,
+    char *v = audittest_sql_value(harness_srv.owner_url,
                         "SELECT details FROM audit_events WHERE action = 'audit.retention'"
                         " AND resource_type = 'audit_partition' AND resource_id = $1",
                         1, p);
@@ -571,7 +512,7 @@ START_TEST(an_export_after_retention_verifies_offline)
     ck_assert_ptr_nonnull(strstr(r.body, "\"checkpoint\":"));
     write_file(exportfile, r.body, r.body_len);
     const char *vargs[] = {"audit", "verify-export", exportfile, "--key", pubfile, NULL};
-    int rc = run_aidcd(vargs, NULL, verout, vererr);
+    int rc = audittest_run_aidcd(vargs, NULL, verout, vererr, CLI_DEADLINE_S);
     char *said = harness_read_file(verout);
     ck_assert_msg(rc == 0 && said && strncmp(said, "OK: ", 4) == 0 &&
                       strstr(said, "export signature verified"),
@@ -585,7 +526,7 @@ START_TEST(an_export_after_retention_verifies_offline)
     write_file(exportfile, edited, r.body_len);
     free(edited);
     http_res_free(&r);
-    ck_assert_int_eq(run_aidcd(vargs, NULL, verout, vererr), 1);
+    ck_assert_int_eq(audittest_run_aidcd(vargs, NULL, verout, vererr, CLI_DEADLINE_S), 1);
     said = harness_read_file(verout);
     ck_assert_msg(said && strncmp(said, "FAILED", 6) == 0, "verify-export of an edit: %s",
                   said ? said : "");

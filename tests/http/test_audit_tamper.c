@@ -35,6 +35,7 @@
  * TRUNCATE audit events, chain entries or checkpoints.
  */
 #include "tests/support/client.h"
+#include "tests/support/audittest.h"
 #include "tests/support/harness.h"
 #include "tests/support/suite.h"
 
@@ -65,60 +66,9 @@ static char keydir[64], keyfile[96];
 static char su_url[512];
 static long long chain_len; /* entries chained once set-up made its events */
 
-static _Noreturn void setup_fail(const char *what)
-{
-    fprintf(stderr, "setup: %s (aidcd log: %s)\n", what, harness_srv.log_path);
-    if (harness_srv.pid > 0) /* leave no aidcd behind, nor its database */
-        harness_server_stop(&harness_srv);
-    if (harness_srv.dbname[0])
-        harness_db_drop(&harness_srv);
-    exit(1);
-}
 
 /* ---- aidcd's command line ----------------------------------------------------------- */
 
-/*
- * Run `aidcd args...` with env added to ours, stdout and stderr to files of
- * their own (stdout must be the JSON verdict alone). A deadline (SIGALRM,
- * which survives exec) ends an aidcd that hangs instead of leaving it behind.
- */
-static int run_aidcd(const char *const *args, const char *const *env, const char *out,
-                     const char *err)
-{
-    pid_t pid = fork();
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        for (size_t i = 0; env && env[i]; i++) {
-            char *kv = strdup(env[i]);
-            char *eq = kv ? strchr(kv, '=') : NULL;
-            if (eq) {
-                *eq = '\0';
-                setenv(kv, eq + 1, 1);
-            }
-            free(kv);
-        }
-        int fo = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int fe = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        if (fo < 0 || fe < 0)
-            _exit(126);
-        dup2(fo, 1);
-        dup2(fe, 2);
-        close(fo);
-        close(fe);
-        alarm(CLI_DEADLINE_S);
-        const char *argv[16] = {AIDC_BIN};
-        for (int i = 0; args && args[i] && i < 14; i++)
-            argv[i + 1] = args[i];
-        execv(AIDC_BIN, (char *const *)argv);
-        _exit(127);
-    }
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
 
 /* `aidcd audit verify` on this test's database with the key: its verdict, exit status in *rc. */
 static json_t *cli_verify(int *rc)
@@ -130,7 +80,7 @@ static json_t *cli_verify(int *rc)
     const char *env[] = {fmt("AIDC_DATABASE_URL=%s", harness_srv.app_url),
                          fmt("AIDC_DATA_DIR=%s", harness_srv.data_dir),
                          fmt("AIDC_AUDIT_KEY_FILE=%s", keyfile), NULL};
-    *rc = run_aidcd(args, env, out, err);
+    *rc = audittest_run_aidcd(args, env, out, err, CLI_DEADLINE_S);
     json_error_t jerr;
     json_t *v = json_load_file(out, 0, &jerr);
     if (!v) {
@@ -157,17 +107,10 @@ static json_t *api_verify(void)
 /* ---- SQL ------------------------------------------------------------------------------ */
 
 /* The first value of the first row of sql over url (malloc'd), or NULL. */
-static char *sql_value(const char *url, const char *sql, int n, const char *const *params)
-{
-    PGresult *r = harness_sql(url, sql, n, params);
-    char *v = r && PQntuples(r) > 0 && !PQgetisnull(r, 0, 0) ? strdup(PQgetvalue(r, 0, 0)) : NULL;
-    PQclear(r);
-    return v;
-}
 
 static long long owner_num(const char *sql, int n, const char *const *params)
 {
-    char *v = sql_value(harness_srv.owner_url, sql, n, params);
+    char *v = audittest_sql_value(harness_srv.owner_url, sql, n, params);
     ck_assert_msg(v != NULL, "no value from: %s", sql);
     long long x = strtoll(v, NULL, 10);
     free(v);
@@ -365,14 +308,14 @@ static void setup(void)
     }
     snprintf(keydir, sizeof keydir, "/tmp/aidc-audittamper-key-XXXXXX");
     if (!mkdtemp(keydir))
-        setup_fail("cannot make a directory for the key");
+        audittest_setup_fail("cannot make a directory for the key");
     snprintf(keyfile, sizeof keyfile, "%s/audit.pem", keydir);
     char out[128], err[128];
     snprintf(out, sizeof out, "%s/keygen.out", keydir);
     snprintf(err, sizeof err, "%s/keygen.err", keydir);
     const char *kargs[] = {"audit", "keygen", keyfile, NULL};
-    if (run_aidcd(kargs, NULL, out, err) != 0)
-        setup_fail("aidcd audit keygen failed");
+    if (audittest_run_aidcd(kargs, NULL, out, err, CLI_DEADLINE_S) != 0)
+        audittest_setup_fail("aidcd audit keygen failed");
     static char envkey[128];
     snprintf(envkey, sizeof envkey, "AIDC_AUDIT_KEY_FILE=%s", keyfile);
     const char *env[] = {envkey, "AIDC_AUDIT_SEAL_GRACE_MS=0", "AIDC_AUDIT_CHECKPOINT_SECONDS=1",
@@ -386,7 +329,7 @@ static void setup(void)
     }
     chain_len = wait_quiet();
     if (chain_len < NTENANTS * (1 + NPROJECTS))
-        setup_fail("the events were not chained and signed in time");
+        audittest_setup_fail("the events were not chained and signed in time");
 }
 
 static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
@@ -640,7 +583,7 @@ static char *app_error(const char *sql)
 START_TEST(the_application_role_cannot_rewrite_the_audit_tables)
 {
     /* a monthly partition, named directly, is no way round */
-    char *part = sql_value(harness_srv.owner_url,
+    char *part = audittest_sql_value(harness_srv.owner_url,
                            "SELECT c.relname FROM audit_chain x JOIN pg_class c"
                            " ON c.oid = x.tableoid WHERE x.seq = 1",
                            0, NULL);
