@@ -17,8 +17,8 @@
  */
 #include "server/crypto.h"
 #include "server/router.h"
-#include "tests/support/client.h"
 #include "tests/support/audittest.h"
+#include "tests/support/client.h"
 #include "tests/support/harness.h"
 #include "tests/support/suite.h"
 
@@ -44,14 +44,7 @@ static void setup(void)
     const char *env[] = {env_key, "AIDC_AUDIT_SEAL_GRACE_MS=0", "AIDC_AUDIT_CHECKPOINT_SECONDS=1",
                          "AIDC_TRUSTED_PROXIES=127.0.0.1", NULL};
     harness_setup("auditapi", env);
-    make_user(AUD_USER, AUD_PW, "[\"auditor\"]");
-    char *t = login(AUD_USER, AUD_PW);
-    if (!t) {
-        fprintf(stderr, "test setup: cannot log in as the auditor\n");
-        exit(1);
-    }
-    snprintf(aud, sizeof aud, "%s", t);
-    free(t);
+    audittest_auditor(AUD_USER, AUD_PW, aud, sizeof aud);
 }
 
 static void teardown(void)
@@ -61,47 +54,6 @@ static void teardown(void)
 }
 
 /* ---- helpers ------------------------------------------------------------------------ */
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void nap(void) /* between two polls of a condition */
-{
-    struct timespec ts = {0, 50 * 1000 * 1000};
-    nanosleep(&ts, NULL);
-}
-
-static const char *jstr(const json_t *o, const char *k)
-{
-    return json_string_value(json_object_get(o, k));
-}
-
-static bool str_is(const char *a, const char *b)
-{
-    return a && b && strcmp(a, b) == 0;
-}
-
-/* Percent-encode a query value (rotating static buffers, like fmt). */
-static const char *esc(const char *s)
-{
-    static char bufs[4][1024];
-    static int next;
-    char *b = bufs[next++ % 4];
-    size_t o = 0;
-    for (const unsigned char *p = (const unsigned char *)s; *p && o + 4 < sizeof bufs[0]; p++) {
-        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-            strchr("-._~", *p))
-            b[o++] = (char)*p;
-        else
-            o += (size_t)snprintf(b + o, sizeof bufs[0] - o, "%%%02X", *p);
-    }
-    b[o] = '\0';
-    return b;
-}
 
 /* method path as token (NULL: none) from address ip (NULL: 127.0.0.1) with an optional
  * User-Agent; the answer in *out. */
@@ -150,7 +102,7 @@ static json_t *find(json_t *items, const char *field, const char *value)
     json_t *ev;
     json_array_foreach(items, i, ev)
     {
-        if (str_is(jstr(ev, field), value))
+        if (audittest_str_is(audittest_jstr(ev, field), value))
             return ev;
     }
     return NULL;
@@ -160,7 +112,7 @@ static json_t *find(json_t *items, const char *field, const char *value)
  * a new reference. */
 static json_t *wait_event(const char *query, const char *rid, bool sealed)
 {
-    double end = now_s() + WAIT_S;
+    double end = audittest_now() + WAIT_S;
     for (;;) {
         json_t *items = events(query);
         json_t *ev = find(items, "request_id", rid);
@@ -170,9 +122,9 @@ static json_t *wait_event(const char *query, const char *rid, bool sealed)
             return ev;
         }
         json_decref(items);
-        ck_assert_msg(now_s() < end, "no %sevent of request %s in %s after %.0f s",
+        ck_assert_msg(audittest_now() < end, "no %sevent of request %s in %s after %.0f s",
                       sealed ? "chained " : "", rid, query, WAIT_S);
-        nap();
+        audittest_nap();
     }
 }
 
@@ -190,7 +142,7 @@ static void check_get(const char *path, const char *field, long want, char *errs
     json_t *e;
     json_array_foreach(json_object_get(r.json, "errors"), i, e)
     {
-        found |= str_is(jstr(e, "field"), field);
+        found |= audittest_str_is(audittest_jstr(e, "field"), field);
     }
     named = named && found;
     bool ok = want == 400 ? st == 400 && named
@@ -216,24 +168,6 @@ static void export_events(const char *query, struct http_res *out)
     ck_assert_msg(st == 200, "export%s: %ld %s", query, st, out->body);
 }
 
-/* Wait until verification counts a signed checkpoint at or after chain position seq. */
-static void wait_checkpoint(long long seq)
-{
-    double end = now_s() + WAIT_S;
-    for (;;) {
-        struct http_res r;
-        ck_assert_int_eq(
-            call(aud, "GET", "/api/v1/audit/checkpoints?limit=1", NULL, NULL, NULL, &r), 200);
-        json_t *cp = json_array_get(json_object_get(r.json, "items"), 0);
-        bool ok = cp && json_integer_value(json_object_get(cp, "seq")) >= seq;
-        http_res_free(&r);
-        if (ok)
-            return;
-        ck_assert_msg(now_s() < end, "no checkpoint at position %lld after %.0f s", seq, WAIT_S);
-        nap();
-    }
-}
-
 /* ---- search ------------------------------------------------------------------------- */
 
 static bool all_have(json_t *items, const char *field, const char *value, bool prefix)
@@ -242,7 +176,7 @@ static bool all_have(json_t *items, const char *field, const char *value, bool p
     json_t *ev;
     json_array_foreach(items, i, ev)
     {
-        const char *v = jstr(ev, field);
+        const char *v = audittest_jstr(ev, field);
         if (!v || (prefix ? strncmp(v, value, strlen(value)) != 0 : strcmp(v, value) != 0))
             return false;
     }
@@ -269,13 +203,13 @@ START_TEST(search_filters)
     ck_assert_int_eq(json_array_size(it), 1);
     json_t *p1 = json_incref(json_array_get(it, 0));
     json_decref(it);
-    ck_assert_str_eq(jstr(p1, "request_id"), r1);
-    ck_assert_str_eq(jstr(p1, "source_ip"), "10.71.1.1");
-    ck_assert_str_eq(jstr(p1, "outcome"), "success");
+    ck_assert_str_eq(audittest_jstr(p1, "request_id"), r1);
+    ck_assert_str_eq(audittest_jstr(p1, "source_ip"), "10.71.1.1");
+    ck_assert_str_eq(audittest_jstr(p1, "outcome"), "success");
     ck_assert_int_eq(json_integer_value(json_object_get(p1, "status")), 201);
-    ck_assert_str_eq(jstr(json_object_get(p1, "actor"), "user"), ADMIN_USER);
-    ck_assert_str_eq(jstr(json_object_get(p1, "resource"), "type"), "project");
-    const char *pid = jstr(json_object_get(p1, "resource"), "id");
+    ck_assert_str_eq(audittest_jstr(json_object_get(p1, "actor"), "user"), ADMIN_USER);
+    ck_assert_str_eq(audittest_jstr(json_object_get(p1, "resource"), "type"), "project");
+    const char *pid = audittest_jstr(json_object_get(p1, "resource"), "id");
     ck_assert_ptr_nonnull(pid);
 
     /* actor: only the admin's events, the tenant's among them */
@@ -285,8 +219,8 @@ START_TEST(search_filters)
     json_t *ev;
     json_array_foreach(it, i, ev)
     {
-        ck_assert_str_eq(jstr(json_object_get(ev, "actor"), "user"), ADMIN_USER);
-        ck_assert_str_eq(jstr(ev, "tenant"), "sb");
+        ck_assert_str_eq(audittest_jstr(json_object_get(ev, "actor"), "user"), ADMIN_USER);
+        ck_assert_str_eq(audittest_jstr(ev, "tenant"), "sb");
     }
     json_decref(it);
     it = events("actor=nobody-at-all");
@@ -294,7 +228,7 @@ START_TEST(search_filters)
     json_decref(it);
 
     /* action prefix; outcome */
-    it = events(fmt("action=%s&limit=1000", esc("auth.*")));
+    it = events(fmt("action=%s&limit=1000", qesc("auth.*")));
     ck_assert_msg(all_have(it, "action", "auth.", true), "auth.* matched another action");
     ck_assert_ptr_nonnull(find(it, "request_id", r3));
     ck_assert_ptr_nonnull(find(it, "action", "auth.login"));
@@ -313,13 +247,13 @@ START_TEST(search_filters)
     ck_assert_int_ge(json_array_size(it), 2);
     ck_assert_msg(all_have(it, "source_ip", "10.71.1.1", false), "source_ip=10.71.1.1");
     json_decref(it);
-    it = events(fmt("source_ip=%s&limit=1000", esc("10.71.0.0/16")));
+    it = events(fmt("source_ip=%s&limit=1000", qesc("10.71.0.0/16")));
     ck_assert_msg(all_have(it, "source_ip", "10.71.", true), "10.71.0.0/16 matched another");
     ck_assert_ptr_nonnull(find(it, "request_id", r1));
     ck_assert_ptr_nonnull(find(it, "request_id", r2));
     ck_assert_ptr_nonnull(find(it, "request_id", r3));
     json_decref(it);
-    it = events(fmt("source_ip=%s&limit=1000", esc("10.71.2.0/24")));
+    it = events(fmt("source_ip=%s&limit=1000", qesc("10.71.2.0/24")));
     ck_assert_msg(all_have(it, "source_ip", "10.71.2.2", false), "10.71.2.0/24 matched another");
     ck_assert_ptr_nonnull(find(it, "request_id", r2));
     json_decref(it);
@@ -329,11 +263,11 @@ START_TEST(search_filters)
     ck_assert_ptr_nonnull(find(it, "request_id", r1));
     ck_assert_ptr_null(find(it, "request_id", r2));
     json_decref(it);
-    it = events(fmt("q=%s", esc("wombat burrow")));
+    it = events(fmt("q=%s", qesc("wombat burrow")));
     ck_assert_ptr_nonnull(find(it, "request_id", r2));
     ck_assert_ptr_null(find(it, "request_id", r1));
     json_decref(it);
-    it = events(fmt("q=%s&limit=1000", esc("project create")));
+    it = events(fmt("q=%s&limit=1000", qesc("project create")));
     ck_assert_ptr_nonnull(find(it, "request_id", r1));
     ck_assert_ptr_nonnull(find(it, "request_id", r2));
     json_decref(it);
@@ -344,25 +278,25 @@ START_TEST(search_filters)
     /* resource */
     it = events(fmt("resource_type=project&resource_id=%s", pid));
     ck_assert_int_eq(json_array_size(it), 1);
-    ck_assert_str_eq(jstr(json_array_get(it, 0), "request_id"), r1);
+    ck_assert_str_eq(audittest_jstr(json_array_get(it, 0), "request_id"), r1);
     json_decref(it);
 
     /* from (inclusive) and to (exclusive), at the events' own times */
     it = events("action=project.create&tenant=sb");
     json_t *p2 = json_incref(json_array_get(it, 0));
     json_decref(it);
-    const char *t1 = jstr(p1, "ts"), *t2 = jstr(p2, "ts");
+    const char *t1 = audittest_jstr(p1, "ts"), *t2 = audittest_jstr(p2, "ts");
     ck_assert_msg(strcmp(t1, t2) < 0, "%s !< %s", t1, t2);
-    it = events(fmt("action=project.create&from=%s&limit=1000", esc(t2)));
+    it = events(fmt("action=project.create&from=%s&limit=1000", qesc(t2)));
     ck_assert_ptr_nonnull(find(it, "request_id", r2));
     ck_assert_ptr_null(find(it, "request_id", r1));
     json_decref(it);
-    it = events(fmt("action=project.create&to=%s&limit=1000", esc(t2)));
+    it = events(fmt("action=project.create&to=%s&limit=1000", qesc(t2)));
     ck_assert_ptr_nonnull(find(it, "request_id", r1));
     ck_assert_ptr_null(find(it, "request_id", r2));
     json_decref(it);
-    it = events(fmt("action=project.create&from=%s&to=%s", esc("2000-01-01T02:00:00+02:00"),
-                    esc("2100-01-01T00:00:00-05:30")));
+    it = events(fmt("action=project.create&from=%s&to=%s", qesc("2000-01-01T02:00:00+02:00"),
+                    qesc("2100-01-01T00:00:00-05:30")));
     ck_assert_ptr_nonnull(find(it, "request_id", r1));
     json_decref(it);
 
@@ -370,7 +304,7 @@ START_TEST(search_filters)
     it = events("limit=200");
     for (i = 1; i < json_array_size(it); i++) {
         json_t *a = json_array_get(it, i - 1), *b = json_array_get(it, i);
-        int c = strcmp(jstr(a, "ts"), jstr(b, "ts"));
+        int c = strcmp(audittest_jstr(a, "ts"), audittest_jstr(b, "ts"));
         ck_assert_msg(c > 0 || (c == 0 && json_integer_value(json_object_get(a, "id")) >
                                               json_integer_value(json_object_get(b, "id"))),
                       "items %zu and %zu are not newest first", i - 1, i);
@@ -392,7 +326,7 @@ static json_t *walk(const char *query, int *pages)
     *pages = 0;
     do {
         struct http_res r;
-        const char *path = cursor ? fmt("/api/v1/audit/events?%s&cursor=%s", query, esc(cursor))
+        const char *path = cursor ? fmt("/api/v1/audit/events?%s&cursor=%s", query, qesc(cursor))
                                   : fmt("/api/v1/audit/events?%s", query);
         ck_assert_int_eq(call(aud, "GET", path, NULL, NULL, NULL, &r), 200);
         size_t i;
@@ -403,7 +337,7 @@ static json_t *walk(const char *query, int *pages)
                 seen, json_pack("[O, O]", json_object_get(ev, "id"), json_object_get(ev, "ts")));
         }
         free(cursor);
-        const char *next = jstr(r.json, "next_cursor");
+        const char *next = audittest_jstr(r.json, "next_cursor");
         cursor = next ? strdup(next) : NULL;
         (*pages)++;
         ck_assert_int_lt(*pages, 10000);
@@ -469,8 +403,8 @@ START_TEST(bad_search_arguments_are_400_naming_the_field)
     expect_400(fmt("%s?from=2026-01-01T00:00:00Z&to=2026-01-01T00:00:00Z", e), "to");
     expect_400(fmt("%s?outcome=maybe", e), "outcome");
     expect_400(fmt("%s?source_ip=nonsense", e), "source_ip");
-    expect_400(fmt("%s?source_ip=%s", e, esc("10.0.0.0/33")), "source_ip");
-    expect_400(fmt("%s?source_ip=%s", e, esc("::1/129")), "source_ip");
+    expect_400(fmt("%s?source_ip=%s", e, qesc("10.0.0.0/33")), "source_ip");
+    expect_400(fmt("%s?source_ip=%s", e, qesc("::1/129")), "source_ip");
     expect_400(fmt("%s?limit=0", e), "limit");
     expect_400(fmt("%s?limit=1001", e), "limit");
     expect_400(fmt("%s?limit=ten", e), "limit");
@@ -492,11 +426,11 @@ START_TEST(time_windows_are_compared_exactly)
 {
     char errs[2048] = "";
     const char *e = "/api/v1/audit/events";
-    check_get(fmt("%s?from=%s&to=%s", e, esc("2030-01-01T00:00:00.100Z"),
-                  esc("2030-01-01T00:00:00.900Z")),
+    check_get(fmt("%s?from=%s&to=%s", e, qesc("2030-01-01T00:00:00.100Z"),
+                  qesc("2030-01-01T00:00:00.900Z")),
               "to", 200, errs, sizeof errs);
-    check_get(fmt("%s?from=%s&to=%s", e, esc("2030-01-01T00:00:00.900Z"),
-                  esc("2030-01-01T00:00:00.100Z")),
+    check_get(fmt("%s?from=%s&to=%s", e, qesc("2030-01-01T00:00:00.900Z"),
+                  qesc("2030-01-01T00:00:00.100Z")),
               "to", 400, errs, sizeof errs);
     check_get(fmt("%s?from=1970-01-01T00:00:00Z&to=1970-01-01T00:00:00Z", e), "to", 400, errs,
               sizeof errs);
@@ -512,11 +446,11 @@ START_TEST(filters_and_cursors_are_checked_before_the_database)
     char errs[4096] = "";
     static const char *const nets[] = {"10.0.0.0/-1", "10.0.0.0/+8", "10.0.0.0/ 8", "::1/-5"};
     for (size_t i = 0; i < sizeof nets / sizeof nets[0]; i++)
-        check_get(fmt("/api/v1/audit/events?source_ip=%s", esc(nets[i])), "source_ip", 400, errs,
+        check_get(fmt("/api/v1/audit/events?source_ip=%s", qesc(nets[i])), "source_ip", 400, errs,
                   sizeof errs);
-    check_get(fmt("/api/v1/audit/events?to=%s", esc("2026-01-01T00:00:00-23:59")), "to", 0, errs,
+    check_get(fmt("/api/v1/audit/events?to=%s", qesc("2026-01-01T00:00:00-23:59")), "to", 0, errs,
               sizeof errs);
-    check_get(fmt("/api/v1/audit/commands?from=%s", esc("2026-01-01T00:00:00+20:00")), "from", 0,
+    check_get(fmt("/api/v1/audit/commands?from=%s", qesc("2026-01-01T00:00:00+20:00")), "from", 0,
               errs, sizeof errs);
     /* cursors of the right shape that no server issued */
     static const char *const forged[][2] = {
@@ -542,12 +476,12 @@ static void expect_denied(const char *action, const char *rid, long status, cons
                           const char *user)
 {
     json_t *ev = wait_event(fmt("action=%s&outcome=denied&limit=1000", action), rid, false);
-    ck_assert_str_eq(jstr(ev, "outcome"), "denied");
+    ck_assert_str_eq(audittest_jstr(ev, "outcome"), "denied");
     ck_assert_int_eq(json_integer_value(json_object_get(ev, "status")), status);
-    ck_assert_str_eq(jstr(ev, "source_ip"), ip);
-    const char *who = jstr(json_object_get(ev, "actor"), "user");
+    ck_assert_str_eq(audittest_jstr(ev, "source_ip"), ip);
+    const char *who = audittest_jstr(json_object_get(ev, "actor"), "user");
     if (user)
-        ck_assert_msg(str_is(who, user), "%s: actor %s, expected %s", rid, who, user);
+        ck_assert_msg(audittest_str_is(who, user), "%s: actor %s, expected %s", rid, who, user);
     json_decref(ev);
 }
 
@@ -594,7 +528,7 @@ START_TEST(refusals_are_findable_by_their_request_id)
                    "{\"username\":\"plain\",\"password\":\"wrong-password-1\"}", "10.72.0.7", 401);
     expect_denied("auth.login", rid, 401, "10.72.0.7", NULL);
     json_t *ev = wait_event("action=auth.login&outcome=denied&limit=1000", rid, false);
-    ck_assert_str_eq(jstr(json_object_get(ev, "details"), "username"), "plain");
+    ck_assert_str_eq(audittest_jstr(json_object_get(ev, "details"), "username"), "plain");
     char *text = json_dumps(ev, 0);
     ck_assert_ptr_null(strstr(text, "wrong-password-1"));
     free(text);
@@ -625,11 +559,11 @@ START_TEST(reading_the_audit_log_is_audited)
     http_res_free(&r);
     json_t *ev = read_event("audit.search", rid);
     json_t *d = json_object_get(ev, "details");
-    ck_assert_str_eq(jstr(d, "actor"), ADMIN_USER);
-    ck_assert_str_eq(jstr(d, "outcome"), "success");
-    ck_assert_str_eq(jstr(d, "limit"), "3");
+    ck_assert_str_eq(audittest_jstr(d, "actor"), ADMIN_USER);
+    ck_assert_str_eq(audittest_jstr(d, "outcome"), "success");
+    ck_assert_str_eq(audittest_jstr(d, "limit"), "3");
     ck_assert_int_eq(json_integer_value(json_object_get(d, "returned")), 3);
-    ck_assert_str_eq(jstr(ev, "outcome"), "success");
+    ck_assert_str_eq(audittest_jstr(ev, "outcome"), "success");
     json_decref(ev);
     free(rid);
 
@@ -637,8 +571,8 @@ START_TEST(reading_the_audit_log_is_audited)
     rid = http_header(&r, "X-Request-Id");
     http_res_free(&r);
     ev = read_event("audit.export", rid);
-    ck_assert_str_eq(jstr(json_object_get(ev, "details"), "format"), "ndjson");
-    ck_assert_str_eq(jstr(json_object_get(ev, "details"), "action"), "auth.login");
+    ck_assert_str_eq(audittest_jstr(json_object_get(ev, "details"), "format"), "ndjson");
+    ck_assert_str_eq(audittest_jstr(json_object_get(ev, "details"), "action"), "auth.login");
     json_decref(ev);
     free(rid);
 
@@ -654,7 +588,7 @@ START_TEST(reading_the_audit_log_is_audited)
     rid = http_header(&r, "X-Request-Id");
     http_res_free(&r);
     ev = read_event("audit.commands", rid);
-    ck_assert_str_eq(jstr(json_object_get(ev, "details"), "host"), "h1");
+    ck_assert_str_eq(audittest_jstr(json_object_get(ev, "details"), "host"), "h1");
     json_decref(ev);
     free(rid);
 }
@@ -747,12 +681,12 @@ START_TEST(an_auditor_reads_everything_and_changes_nothing)
     json_t *w;
     json_array_foreach(rids, i, w)
     {
-        json_t *ev = find(denied, "request_id", jstr(w, "rid"));
-        ck_assert_msg(ev != NULL, "the refusal of %s (%s) is not in the log", jstr(w, "action"),
-                      jstr(w, "rid"));
-        ck_assert_str_eq(jstr(ev, "action"), jstr(w, "action"));
+        json_t *ev = find(denied, "request_id", audittest_jstr(w, "rid"));
+        ck_assert_msg(ev != NULL, "the refusal of %s (%s) is not in the log",
+                      audittest_jstr(w, "action"), audittest_jstr(w, "rid"));
+        ck_assert_str_eq(audittest_jstr(ev, "action"), audittest_jstr(w, "action"));
         ck_assert_int_eq(json_integer_value(json_object_get(ev, "status")), 403);
-        ck_assert_str_eq(jstr(ev, "source_ip"), "10.74.0.1");
+        ck_assert_str_eq(audittest_jstr(ev, "source_ip"), "10.74.0.1");
     }
     json_decref(denied);
     json_decref(rids);
@@ -778,8 +712,8 @@ START_TEST(verify_checkpoints_and_public_key)
     json_t *ev = wait_event("action=project.create&tenant=vf", rid, true);
     long long seq = json_integer_value(json_object_get(ev, "seq"));
     ck_assert_int_gt(seq, 0);
-    ck_assert_uint_eq(strlen(jstr(ev, "hash")), 64);
-    wait_checkpoint(seq);
+    ck_assert_uint_eq(strlen(audittest_jstr(ev, "hash")), 64);
+    audittest_wait_checkpoint(aud, seq, WAIT_S);
     json_decref(ev);
     free(rid);
 
@@ -791,7 +725,7 @@ START_TEST(verify_checkpoints_and_public_key)
     ck_assert_int_eq(json_integer_value(json_object_get(r.json, "unsigned_checkpoints")), 0);
     http_res_free(&r);
     ck_assert_int_eq(call(aud, "GET",
-                          fmt("/api/v1/audit/verify?from=%s", esc("2000-01-01T00:00:00Z")), NULL,
+                          fmt("/api/v1/audit/verify?from=%s", qesc("2000-01-01T00:00:00Z")), NULL,
                           NULL, NULL, &r),
                      200);
     ck_assert(json_is_true(json_object_get(r.json, "ok")));
@@ -801,18 +735,19 @@ START_TEST(verify_checkpoints_and_public_key)
 
     struct http_res k;
     ck_assert_int_eq(call(aud, "GET", "/api/v1/audit/public-key", NULL, NULL, NULL, &k), 200);
-    ck_assert_str_eq(jstr(k.json, "alg"), "ed25519");
-    ck_assert_ptr_nonnull(strstr(jstr(k.json, "public_key_pem"), "-----BEGIN PUBLIC KEY-----"));
+    ck_assert_str_eq(audittest_jstr(k.json, "alg"), "ed25519");
+    ck_assert_ptr_nonnull(
+        strstr(audittest_jstr(k.json, "public_key_pem"), "-----BEGIN PUBLIC KEY-----"));
     ck_assert_int_eq(call(aud, "GET", "/api/v1/audit/checkpoints?limit=1", NULL, NULL, NULL, &r),
                      200);
     json_t *cp = json_array_get(json_object_get(r.json, "items"), 0);
-    ck_assert_str_eq(jstr(cp, "alg"), "ed25519");
-    ck_assert_str_eq(jstr(cp, "key_id"), jstr(k.json, "key_id"));
-    ck_assert_uint_eq(strlen(jstr(cp, "signature")), 128);
-    ck_assert_uint_eq(strlen(jstr(cp, "head_hash")), 64);
+    ck_assert_str_eq(audittest_jstr(cp, "alg"), "ed25519");
+    ck_assert_str_eq(audittest_jstr(cp, "key_id"), audittest_jstr(k.json, "key_id"));
+    ck_assert_uint_eq(strlen(audittest_jstr(cp, "signature")), 128);
+    ck_assert_uint_eq(strlen(audittest_jstr(cp, "head_hash")), 64);
     ck_assert_int_ge(json_integer_value(json_object_get(cp, "seq")), seq);
     long long newest = json_integer_value(json_object_get(cp, "id"));
-    const char *next = jstr(r.json, "next_cursor");
+    const char *next = audittest_jstr(r.json, "next_cursor");
     if (next) { /* the next page goes on below */
         struct http_res r2;
         ck_assert_int_eq(call(aud, "GET", fmt("/api/v1/audit/checkpoints?limit=1&cursor=%s", next),
@@ -820,7 +755,7 @@ START_TEST(verify_checkpoints_and_public_key)
                          200);
         json_t *cp2 = json_array_get(json_object_get(r2.json, "items"), 0);
         ck_assert_int_lt(json_integer_value(json_object_get(cp2, "id")), newest);
-        ck_assert_str_eq(jstr(cp2, "alg"), "ed25519");
+        ck_assert_str_eq(audittest_jstr(cp2, "alg"), "ed25519");
         http_res_free(&r2);
     }
     http_res_free(&r);

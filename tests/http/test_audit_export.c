@@ -14,8 +14,8 @@
  * whole export must stay under a bound that a server holding the rows
  * (hundreds of MiB) could not meet. The client itself streams to a file.
  */
-#include "tests/support/client.h"
 #include "tests/support/audittest.h"
+#include "tests/support/client.h"
 #include "tests/support/harness.h"
 #include "tests/support/suite.h"
 
@@ -149,16 +149,18 @@ START_TEST(a_million_events_stream_in_constant_memory_and_verify)
     char sql[1200];
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    snprintf(sql, sizeof sql,
-             "INSERT INTO audit_events (actor_username, actor_roles, tenant_slug, source_ip,"
-             " user_agent, request_id, action, resource_type, resource_id, outcome, status, details)"
-             " SELECT 'user' || (g %% 500), '{}', 'tenant' || (g %% 40), ('10.1.' || (g %% 200) || '.7')::inet,"
-             " 'bench/1.0', md5(g::text), (ARRAY['job.submit','job.cancel','project.create',"
-             "'auth.login'])[1 + g %% 4], 'job', md5((g * 7)::text), 'success', 201,"
-             " jsonb_build_object('project', 'p' || (g %% 90), 'gpus', g %% 8, 'image',"
-             " 'registry.local/pytorch:2.' || (g %% 5), 'note', 'bulk event ' || g)"
-             " FROM generate_series(1, %ld) g",
-             events);
+    snprintf(
+        sql, sizeof sql,
+        "INSERT INTO audit_events (actor_username, actor_roles, tenant_slug, source_ip,"
+        " user_agent, request_id, action, resource_type, resource_id, outcome, status, details)"
+        " SELECT 'user' || (g %% 500), '{}', 'tenant' || (g %% 40), ('10.1.' || (g %% 200) || "
+        "'.7')::inet,"
+        " 'bench/1.0', md5(g::text), (ARRAY['job.submit','job.cancel','project.create',"
+        "'auth.login'])[1 + g %% 4], 'job', md5((g * 7)::text), 'success', 201,"
+        " jsonb_build_object('project', 'p' || (g %% 90), 'gpus', g %% 8, 'image',"
+        " 'registry.local/pytorch:2.' || (g %% 5), 'note', 'bulk event ' || g)"
+        " FROM generate_series(1, %ld) g",
+        events);
     PGresult *r = harness_sql(owner, sql, 0, NULL);
     ck_assert_ptr_nonnull(r);
     PQclear(r);
@@ -166,7 +168,7 @@ START_TEST(a_million_events_stream_in_constant_memory_and_verify)
     long left = -1;
     for (int i = 0; i < 6000 && left != 0; i++) {
         left = scalar(owner, "SELECT count(*) FROM audit_events e, audit_chain_head h"
-                                " WHERE (e.ts, e.id) > (h.upto_ts, h.upto_id)");
+                             " WHERE (e.ts, e.id) > (h.upto_ts, h.upto_id)");
         if (left)
             usleep(100 * 1000); /* polling the sealer's progress */
     }
@@ -190,8 +192,8 @@ START_TEST(a_million_events_stream_in_constant_memory_and_verify)
     struct sink s = {.out = fopen(file, "w"), .rss_first = -1};
     ck_assert_ptr_nonnull(s.out);
     CURL *c = curl_easy_init();
-    struct curl_slist *h = curl_slist_append(NULL, fmt("Authorization: Bearer %s",
-                                                       harness_srv.admin_token));
+    struct curl_slist *h =
+        curl_slist_append(NULL, fmt("Authorization: Bearer %s", harness_srv.admin_token));
     curl_easy_setopt(c, CURLOPT_URL, fmt("%s/api/v1/audit/events/export", harness_srv.base));
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
@@ -206,8 +208,9 @@ START_TEST(a_million_events_stream_in_constant_memory_and_verify)
     fclose(s.out);
     free(s.partial);
     double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-    fprintf(stderr, "exported %ld lines (%.0f MiB) in %.1f s: %.0f lines/s; aidcd RSS %ld KiB "
-                    "at the start, %ld KiB at most (%ld samples)\n",
+    fprintf(stderr,
+            "exported %ld lines (%.0f MiB) in %.1f s: %.0f lines/s; aidcd RSS %ld KiB "
+            "at the start, %ld KiB at most (%ld samples)\n",
             s.lines, (double)s.bytes / 1048576.0, secs, (double)s.lines / secs, s.rss_first,
             s.rss_max, s.samples);
     ck_assert_int_eq(rc, CURLE_OK);

@@ -17,8 +17,8 @@
  * limits are cheap to reach; it chains events at once and signs every second
  * with a key made by `aidcd audit keygen`.
  */
-#include "tests/support/client.h"
 #include "tests/support/audittest.h"
+#include "tests/support/client.h"
 #include "tests/support/harness.h"
 #include "tests/support/suite.h"
 
@@ -51,14 +51,7 @@ static void setup(void)
                          "AIDC_AUDIT_INGEST_MAX_BYTES=4096",
                          NULL};
     harness_setup("auditingest", env);
-    make_user(AUD_USER, AUD_PW, "[\"auditor\"]");
-    char *t = login(AUD_USER, AUD_PW);
-    if (!t) {
-        fprintf(stderr, "test setup: cannot log in as the auditor\n");
-        exit(1);
-    }
-    snprintf(aud, sizeof aud, "%s", t);
-    free(t);
+    audittest_auditor(AUD_USER, AUD_PW, aud, sizeof aud);
     ingest_only = make_token(harness_srv.admin_token, "[\"audit:ingest\"]", NULL);
 }
 
@@ -70,29 +63,6 @@ static void teardown(void)
 }
 
 /* ---- helpers ------------------------------------------------------------------------ */
-
-static const char *jstr(const json_t *o, const char *k)
-{
-    return json_string_value(json_object_get(o, k));
-}
-
-static bool str_is(const char *a, const char *b)
-{
-    return a && b && strcmp(a, b) == 0;
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void nap(void) /* between two polls of a condition */
-{
-    struct timespec ts = {0, 50 * 1000 * 1000};
-    nanosleep(&ts, NULL);
-}
 
 /* Run a shell command; its exit status, its output (stdout and stderr) into out. */
 static int run(const char *cmd, char *out, size_t n)
@@ -208,7 +178,7 @@ static int count(json_t *items, const char *field, const char *value)
     json_t *it;
     json_array_foreach(items, i, it)
     {
-        n += str_is(jstr(it, field), value);
+        n += audittest_str_is(audittest_jstr(it, field), value);
     }
     return n;
 }
@@ -226,7 +196,8 @@ static void expect_named(const struct http_res *r, const char *field, const char
     json_t *e;
     json_array_foreach(json_object_get(r->json, "errors"), i, e)
     {
-        named |= str_is(jstr(e, "field"), field) && (!needle || strstr(jstr(e, "message"), needle));
+        named |= audittest_str_is(audittest_jstr(e, "field"), field) &&
+                 (!needle || strstr(audittest_jstr(e, "message"), needle));
     }
     ck_assert_msg(named, "%s: the 400 does not name %s (%s): %s", what, field, needle ? needle : "",
                   r->body);
@@ -268,14 +239,14 @@ START_TEST(batches_are_accepted_and_resends_stored_once)
     for (int i = 1; i <= 6; i++)
         ck_assert_int_eq(count(items, "record_id", fmt("n1-%d", i)), 1);
     json_t *one = json_array_get(items, 0);
-    ck_assert_str_eq(jstr(one, "host"), "n1");
-    ck_assert_str_eq(jstr(one, "user"), "alice");
-    ck_assert_str_eq(jstr(one, "cwd"), "/home/alice");
-    ck_assert_str_eq(jstr(one, "kind"), "command");
-    ck_assert_str_eq(jstr(one, "ingested_by"), ADMIN_USER);
+    ck_assert_str_eq(audittest_jstr(one, "host"), "n1");
+    ck_assert_str_eq(audittest_jstr(one, "user"), "alice");
+    ck_assert_str_eq(audittest_jstr(one, "cwd"), "/home/alice");
+    ck_assert_str_eq(audittest_jstr(one, "kind"), "command");
+    ck_assert_str_eq(audittest_jstr(one, "ingested_by"), ADMIN_USER);
     ck_assert_int_eq(json_integer_value(json_object_get(one, "exit_code")), 0);
     ck_assert_int_eq(json_integer_value(json_object_get(one, "uid")), 1000);
-    ck_assert_ptr_nonnull(jstr(one, "ran_at"));
+    ck_assert_ptr_nonnull(audittest_jstr(one, "ran_at"));
     json_decref(items);
 
     /* the token delivers and reads nothing */
@@ -447,32 +418,32 @@ START_TEST(command_search_filters_and_pages)
 
     json_t *it = commands("host=n3");
     ck_assert_int_eq(json_array_size(it), 1);
-    ck_assert_str_eq(jstr(json_array_get(it, 0), "record_id"), "f-4");
+    ck_assert_str_eq(audittest_jstr(json_array_get(it, 0), "record_id"), "f-4");
     json_decref(it);
     it = commands("user=bob");
     ck_assert_int_eq(json_array_size(it), 1);
-    ck_assert_str_eq(jstr(json_array_get(it, 0), "record_id"), "f-2");
+    ck_assert_str_eq(audittest_jstr(json_array_get(it, 0), "record_id"), "f-2");
     json_decref(it);
     it = commands("q=finetune");
     ck_assert_int_eq(json_array_size(it), 1);
-    ck_assert_str_eq(jstr(json_array_get(it, 0), "record_id"), "f-1");
+    ck_assert_str_eq(audittest_jstr(json_array_get(it, 0), "record_id"), "f-1");
     json_decref(it);
     it = commands("kind=module");
     ck_assert_int_eq(json_array_size(it), 1);
-    ck_assert_str_eq(jstr(json_array_get(it, 0), "kind"), "module");
+    ck_assert_str_eq(audittest_jstr(json_array_get(it, 0), "kind"), "module");
     json_decref(it);
     it = commands("kind=image_pull&host=n2");
     ck_assert_int_eq(json_array_size(it), 1);
-    ck_assert_str_eq(jstr(json_array_get(it, 0), "record_id"), "f-3");
+    ck_assert_str_eq(audittest_jstr(json_array_get(it, 0), "record_id"), "f-3");
     json_decref(it);
     it = commands(fmt("job_id=%s", job));
     ck_assert_int_eq(json_array_size(it), 1);
-    ck_assert_str_eq(jstr(json_array_get(it, 0), "job_id"), job);
+    ck_assert_str_eq(audittest_jstr(json_array_get(it, 0), "job_id"), job);
     json_decref(it);
     /* from and to bound when the record was written; when it ran is ran_at */
     it = commands(fmt("host=n3&from=%s&to=%s", ts_at(-60), ts_at(60)));
     ck_assert_int_eq(json_array_size(it), 1);
-    ck_assert_str_eq(jstr(json_array_get(it, 0), "ran_at"), jstr(d, "ts"));
+    ck_assert_str_eq(audittest_jstr(json_array_get(it, 0), "ran_at"), audittest_jstr(d, "ts"));
     ck_assert(json_is_null(json_object_get(json_array_get(it, 0), "exit_code")));
     json_decref(it);
     it = commands(fmt("host=n3&from=%s", ts_at(3600)));
@@ -507,60 +478,21 @@ START_TEST(command_search_filters_and_pages)
                          json_integer_value(json_object_get(json_array_get(all, seen), "id")));
         seen++;
         free(cursor);
-        cursor = jstr(r.json, "next_cursor") ? strdup(jstr(r.json, "next_cursor")) : NULL;
+        cursor = audittest_jstr(r.json, "next_cursor")
+                     ? strdup(audittest_jstr(r.json, "next_cursor"))
+                     : NULL;
         http_res_free(&r);
     } while (cursor);
     ck_assert_int_eq(seen, 3);
     for (size_t i = 1; i < 3; i++)
-        ck_assert_str_ge(jstr(json_array_get(all, i - 1), "ts"),
-                         jstr(json_array_get(all, i), "ts"));
+        ck_assert_str_ge(audittest_jstr(json_array_get(all, i - 1), "ts"),
+                         audittest_jstr(json_array_get(all, i), "ts"));
     json_decref(all);
     json_decref(d);
 }
 END_TEST
 
 /* ---- the CSV export of outside text --------------------------------------------------- */
-
-/* RFC 4180: the records of text (CRLF ends, "" inside quoted cells) as arrays of strings. */
-static json_t *csv_parse(const char *text)
-{
-    json_t *rows = json_array(), *row = json_array();
-    static char cell[65536];
-    for (const char *p = text; *p;) {
-        size_t n = 0;
-        if (*p == '"') {
-            for (p++;; p++) {
-                ck_assert_msg(*p != '\0', "an unterminated quoted cell");
-                if (*p == '"' && p[1] != '"') {
-                    p++;
-                    break;
-                }
-                if (*p == '"')
-                    p++;
-                if (n + 1 < sizeof cell)
-                    cell[n++] = *p;
-            }
-        } else {
-            for (; *p && *p != ',' && *p != '\r'; p++) {
-                ck_assert_msg(*p != '"' && *p != '\n', "a bare quote or newline in a cell");
-                if (n + 1 < sizeof cell)
-                    cell[n++] = *p;
-            }
-        }
-        cell[n] = '\0';
-        json_array_append_new(row, json_string(cell));
-        if (*p == ',') {
-            p++;
-            continue;
-        }
-        ck_assert_msg(p[0] == '\r' && p[1] == '\n', "a record does not end with CRLF");
-        p += 2;
-        json_array_append_new(rows, row);
-        row = json_array();
-    }
-    json_decref(row);
-    return rows;
-}
 
 START_TEST(csv_export_quotes_and_defuses_formulas)
 {
@@ -587,7 +519,7 @@ START_TEST(csv_export_quotes_and_defuses_formulas)
                                  "source_ip,user_agent,request_id,action,resource_type,"
                                  "resource_id,outcome,status,details,record_id,prev_hash,hash\r\n";
     ck_assert_msg(strncmp(r.body, header, strlen(header)) == 0, "header: %.200s", r.body);
-    json_t *rows = csv_parse(r.body);
+    json_t *rows = audittest_csv_parse(r.body);
     ck_assert_int_gt(json_array_size(rows), 7);
     int seen = 0, node = 0;
     size_t i;
@@ -602,18 +534,18 @@ START_TEST(csv_export_quotes_and_defuses_formulas)
                           "record %zu cell %zu is a formula: %s", i, c, v);
         }
         for (int a = 0; a < 5; a++) {
-            if (!str_is(json_string_value(json_array_get(row, 11)), rids[a]))
+            if (!audittest_str_is(json_string_value(json_array_get(row, 11)), rids[a]))
                 continue;
             const char *ua = json_string_value(json_array_get(row, 10));
             const char *want = a < 4 ? fmt("'%s", agents[a]) : agents[a];
-            ck_assert_msg(str_is(ua, want), "user agent cell %s, expected %s", ua, want);
+            ck_assert_msg(audittest_str_is(ua, want), "user agent cell %s, expected %s", ua, want);
             seen++;
         }
-        if (str_is(json_string_value(json_array_get(row, 18)), "csv-1")) {
+        if (audittest_str_is(json_string_value(json_array_get(row, 18)), "csv-1")) {
             node++;
             ck_assert_str_eq(json_string_value(json_array_get(row, 14)), "'=cmd|' /C calc'!A0");
             json_t *details = json_loads(json_string_value(json_array_get(row, 17)), 0, NULL);
-            ck_assert_str_eq(jstr(details, "command"), "line one\nline \"two\", end");
+            ck_assert_str_eq(audittest_jstr(details, "command"), "line one\nline \"two\", end");
             json_decref(details);
         }
     }
@@ -645,7 +577,7 @@ static void export_events(const char *query, struct http_res *out)
 static json_t *chained_record(const char *host, const char *command)
 {
     ingest(harness_srv.admin_token, json_pack("[o]", rec(host, "chained-1", command)), true, 1, 0);
-    double end = now_s() + WAIT_S;
+    double end = audittest_now() + WAIT_S;
     for (;;) {
         json_t *it = commands(fmt("host=%s", host));
         json_t *one = json_array_get(it, 0);
@@ -662,13 +594,14 @@ static json_t *chained_record(const char *host, const char *command)
                 http_res_free(&r);
                 if (ok)
                     return one;
-                ck_assert_msg(now_s() < end, "no checkpoint at %lld after %.0f s", seq, WAIT_S);
-                nap();
+                ck_assert_msg(audittest_now() < end, "no checkpoint at %lld after %.0f s", seq,
+                              WAIT_S);
+                audittest_nap();
             }
         }
         json_decref(it);
-        ck_assert_msg(now_s() < end, "record of %s not chained after %.0f s", host, WAIT_S);
-        nap();
+        ck_assert_msg(audittest_now() < end, "record of %s not chained after %.0f s", host, WAIT_S);
+        audittest_nap();
     }
 }
 
@@ -710,18 +643,19 @@ START_TEST(ndjson_export_verifies_offline_and_edits_are_caught)
     ck_assert_int_ge(cplines, 1);
     ck_assert_int_gt(target_line, 0);
     ck_assert(json_is_true(json_object_get(trailer, "complete")));
-    ck_assert_str_eq(jstr(json_object_get(trailer, "signature"), "alg"), "ed25519");
+    ck_assert_str_eq(audittest_jstr(json_object_get(trailer, "signature"), "alg"), "ed25519");
     json_decref(trailer);
 
     /* the public key of the API is the one `aidcd audit public-key` printed */
     struct http_res k;
     ck_assert_int_eq(reqj("GET", "/api/v1/audit/public-key", aud, NULL, &k), 200);
     char *pub = harness_read_file(pub_path);
-    ck_assert_str_eq(jstr(k.json, "public_key_pem"), pub);
+    ck_assert_str_eq(audittest_jstr(k.json, "public_key_pem"), pub);
     free(pub);
     char api_pub[320], file[320], out[4096];
     snprintf(api_pub, sizeof api_pub, "%s/api-pub.pem", harness_srv.data_dir);
-    write_file(api_pub, jstr(k.json, "public_key_pem"), strlen(jstr(k.json, "public_key_pem")));
+    write_file(api_pub, audittest_jstr(k.json, "public_key_pem"),
+               strlen(audittest_jstr(k.json, "public_key_pem")));
     http_res_free(&k);
 
     snprintf(file, sizeof file, "%s/export.ndjson", harness_srv.data_dir);
@@ -805,7 +739,7 @@ START_TEST(passwords_and_token_secrets_are_never_written)
         200);
     json_t *it = json_object_get(ev.json, "items");
     ck_assert_int_eq(json_array_size(it), 1);
-    ck_assert_str_eq(jstr(json_object_get(json_array_get(it, 0), "details"), "password"),
+    ck_assert_str_eq(audittest_jstr(json_object_get(json_array_get(it, 0), "details"), "password"),
                      "[redacted]");
     http_res_free(&ev);
     free(log);

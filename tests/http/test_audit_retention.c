@@ -20,8 +20,8 @@
  * Retention below 180 days is refused both by the database function and by
  * aidcd's settings.
  */
-#include "tests/support/client.h"
 #include "tests/support/audittest.h"
+#include "tests/support/client.h"
 #include "tests/support/harness.h"
 #include "tests/support/suite.h"
 
@@ -44,9 +44,7 @@
 
 static char keydir[64], keyfile[96];
 
-
 /* ---- aidcd's command line ----------------------------------------------------------- */
-
 
 /* `aidcd audit SUB` on database s with the key; stdout (malloc'd) in *out, exit status returned. */
 static int cli_audit(const struct aidc_server *s, const char *sub, char **out)
@@ -70,30 +68,6 @@ static int cli_audit(const struct aidc_server *s, const char *sub, char **out)
     return rc;
 }
 
-/* `aidcd audit verify` on s: its verdict (NULL if stdout is not JSON), exit status in *rc. */
-static json_t *cli_verify(const struct aidc_server *s, int *rc)
-{
-    char *out = NULL;
-    *rc = cli_audit(s, "verify", &out);
-    json_t *v = out ? json_loads(out, 0, NULL) : NULL;
-    if (!v)
-        fprintf(stderr, "aidcd audit verify: stdout is not a verdict: %s\n", out ? out : "");
-    free(out);
-    return v;
-}
-
-/* GET /api/v1/audit/verify as the admin: its verdict. */
-static json_t *api_verify(void)
-{
-    struct http_res r;
-    long st = reqj("GET", "/api/v1/audit/verify", harness_srv.admin_token, NULL, &r);
-    json_t *v = st == 200 ? json_incref(r.json) : NULL;
-    if (!v)
-        fprintf(stderr, "GET /api/v1/audit/verify answered %ld: %s\n", st, r.body);
-    http_res_free(&r);
-    return v;
-}
-
 static long long jint(const json_t *o, const char *k)
 {
     return json_integer_value(json_object_get(o, k));
@@ -105,16 +79,6 @@ static void write_file(const char *path, const char *data, size_t len)
     ck_assert_msg(f != NULL, "cannot write %s", path);
     ck_assert_int_eq(fwrite(data, 1, len, f), len);
     ck_assert_int_eq(fclose(f), 0);
-}
-
-
-static long long num(const char *url, const char *sql, int n, const char *const *params)
-{
-    char *v = audittest_sql_value(url, sql, n, params);
-    ck_assert_msg(v != NULL, "no value from: %s", sql);
-    long long x = strtoll(v, NULL, 10);
-    free(v);
-    return x;
 }
 
 /* The error of sql run over url (malloc'd "SQLSTATE message"), NULL if none. */
@@ -135,41 +99,15 @@ static char *sql_error(const char *url, const char *sql)
     return e;
 }
 
-/* Wait until no event lies after the sealer's frontier and a checkpoint names the head. */
-static long long wait_quiet(void)
-{
-    struct timespec start, now;
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    for (;;) {
-        PGresult *r = harness_sql(
-            harness_srv.owner_url,
-            "SELECT NOT EXISTS (SELECT 1 FROM audit_events e WHERE e.ts >= h.upto_ts"
-            "                   AND (e.ts, e.id) > (h.upto_ts, h.upto_id))"
-            " AND h.seq > 0 AND coalesce((SELECT max(seq) FROM audit_checkpoints), 0) = h.seq,"
-            " h.seq FROM audit_chain_head h",
-            0, NULL);
-        bool quiet = r && PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
-        long long head = quiet ? strtoll(PQgetvalue(r, 0, 1), NULL, 10) : 0;
-        PQclear(r);
-        if (quiet)
-            return head;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if (now.tv_sec - start.tv_sec > QUIET_WAIT_S)
-            return -1;
-        struct timespec nap = {0, 20 * 1000 * 1000};
-        nanosleep(&nap, NULL); /* polling the sealer's progress: nothing to block on */
-    }
-}
-
 /* The monthly audit_events partitions of s's database (a JSON array of names). */
 static json_t *month_partitions(const char *url)
 {
     char *v = audittest_sql_value(url,
-                        "SELECT coalesce(json_agg(c.relname ORDER BY c.relname), '[]')"
-                        " FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
-                        " WHERE i.inhparent = 'audit_events'::regclass"
-                        " AND c.relname ~ '^audit_events_[0-9]{6}$'",
-                        0, NULL);
+                                  "SELECT coalesce(json_agg(c.relname ORDER BY c.relname), '[]')"
+                                  " FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid"
+                                  " WHERE i.inhparent = 'audit_events'::regclass"
+                                  " AND c.relname ~ '^audit_events_[0-9]{6}$'",
+                                  0, NULL);
     ck_assert_ptr_nonnull(v);
     json_t *a = json_loads(v, 0, NULL);
     free(v);
@@ -264,7 +202,7 @@ static void setup(void)
     free(tok);
     for (int t = 0; t < 4; t++)
         make_tenant(fmt("rt%d", t));
-    if (wait_quiet() < 8)
+    if (audittest_wait_quiet(QUIET_WAIT_S) < 8)
         audittest_setup_fail("the events were not chained and signed in time");
 }
 
@@ -321,13 +259,14 @@ END_TEST
 static json_t *run_of(const char *tag)
 {
     const char *p[1] = {tag};
-    char *v = audittest_sql_value(harness_srv.owner_url,
-                        "SELECT json_build_array(json_build_object('first_seq', min(c.seq),"
-                        " 'last_seq', max(c.seq), 'last_hash',"
-                        " encode((array_agg(c.hash ORDER BY c.seq DESC))[1], 'hex')))"
-                        " FROM audit_events e JOIN audit_chain c ON c.event_id = e.id"
-                        " AND c.event_ts = e.ts WHERE e.details ->> 'tag' = $1",
-                        1, p);
+    char *v =
+        audittest_sql_value(harness_srv.owner_url,
+                            "SELECT json_build_array(json_build_object('first_seq', min(c.seq),"
+                            " 'last_seq', max(c.seq), 'last_hash',"
+                            " encode((array_agg(c.hash ORDER BY c.seq DESC))[1], 'hex')))"
+                            " FROM audit_events e JOIN audit_chain c ON c.event_id = e.id"
+                            " AND c.event_ts = e.ts WHERE e.details ->> 'tag' = $1",
+                            1, p);
     ck_assert_ptr_nonnull(v);
     json_t *runs = json_loads(v, 0, NULL);
     free(v);
@@ -370,10 +309,11 @@ static int retention_as_app(int days)
 static json_t *retention_details(const char *name)
 {
     const char *p[1] = {name};
-    char *v = audittest_sql_value(harness_srv.owner_url,
-                        "SELECT details FROM audit_events WHERE action = 'audit.retention'"
-                        " AND resource_type = 'audit_partition' AND resource_id = $1",
-                        1, p);
+    char *v =
+        audittest_sql_value(harness_srv.owner_url,
+                            "SELECT details FROM audit_events WHERE action = 'audit.retention'"
+                            " AND resource_type = 'audit_partition' AND resource_id = $1",
+                            1, p);
     json_t *d = v ? json_loads(v, 0, NULL) : NULL;
     free(v);
     return d;
@@ -389,8 +329,8 @@ START_TEST(retention_drops_the_old_months_and_records_their_runs)
     ck_assert_int_eq(jint(jan, "last_seq"), 2);
     ck_assert_int_eq(jint(feb, "first_seq"), 3);
     ck_assert_int_eq(jint(feb, "last_seq"), 4);
-    ck_assert_int_gt(wait_quiet(), 0);
-    json_t *v = api_verify();
+    ck_assert_int_gt(audittest_wait_quiet(QUIET_WAIT_S), 0);
+    json_t *v = audittest_api_verify();
     ck_assert_ptr_nonnull(v);
     ck_assert_msg(json_is_true(json_object_get(v, "ok")), "before retention: %s",
                   json_string_value(json_object_get(v, "reason")));
@@ -407,7 +347,8 @@ START_TEST(retention_drops_the_old_months_and_records_their_runs)
     }
     ck_assert_int_ge(expired, 2); /* January and February 2025 at least */
     ck_assert_int_eq(
-        num(owner, "SELECT count(*) FROM audit_events WHERE ts < '2025-03-01'", 0, NULL), 4);
+        audittest_num(owner, "SELECT count(*) FROM audit_events WHERE ts < '2025-03-01'", 0, NULL),
+        4);
 
     /* as aidcd's sealer does it: the application role */
     ck_assert_int_eq(retention_as_app(RETENTION_DAYS), expired);
@@ -443,10 +384,13 @@ START_TEST(retention_drops_the_old_months_and_records_their_runs)
         json_decref(d);
     }
     ck_assert_int_eq(
-        num(owner, "SELECT count(*) FROM audit_events WHERE ts < '2025-03-01'", 0, NULL), 0);
-    ck_assert_int_eq(num(owner, "SELECT count(*) FROM audit_chain WHERE seq <= 4", 0, NULL), 0);
+        audittest_num(owner, "SELECT count(*) FROM audit_events WHERE ts < '2025-03-01'", 0, NULL),
+        0);
     ck_assert_int_eq(
-        num(owner, "SELECT count(*) FROM audit_events WHERE action = 'audit.retention'", 0, NULL),
+        audittest_num(owner, "SELECT count(*) FROM audit_chain WHERE seq <= 4", 0, NULL), 0);
+    ck_assert_int_eq(
+        audittest_num(owner, "SELECT count(*) FROM audit_events WHERE action = 'audit.retention'",
+                      0, NULL),
         expired);
     json_decref(parts);
     json_decref(jan_runs);
@@ -457,13 +401,14 @@ END_TEST
 /* After the drop: positions 1..4 are gone, and recorded as runs {1..2} and {3..4}. */
 START_TEST(the_chain_verifies_after_retention)
 {
-    long long head = wait_quiet();
+    long long head = audittest_wait_quiet(QUIET_WAIT_S);
     ck_assert_int_gt(head, 4);
-    long long entries = num(harness_srv.owner_url, "SELECT count(*) FROM audit_chain", 0, NULL);
+    long long entries =
+        audittest_num(harness_srv.owner_url, "SELECT count(*) FROM audit_chain", 0, NULL);
     ck_assert_int_eq(entries, head - 4);
     /* both verdicts first, so that a failure shows both */
     int rc;
-    json_t *cli = cli_verify(&harness_srv, &rc), *api = api_verify();
+    json_t *cli = audittest_cli_verify(&harness_srv, keyfile, &rc), *api = audittest_api_verify();
     ck_assert_ptr_nonnull(cli);
     ck_assert_ptr_nonnull(api);
     char *ct = json_dumps(cli, JSON_COMPACT), *at = json_dumps(api, JSON_COMPACT);
@@ -486,7 +431,7 @@ END_TEST
  */
 START_TEST(an_export_after_retention_verifies_offline)
 {
-    ck_assert_int_gt(wait_quiet(), 4);
+    ck_assert_int_gt(audittest_wait_quiet(QUIET_WAIT_S), 4);
     struct http_res r;
     ck_assert_int_eq(reqj("GET", "/api/v1/audit/public-key", harness_srv.admin_token, NULL, &r),
                      200);

@@ -34,8 +34,8 @@
  * entries, and the application's database role cannot UPDATE, DELETE or
  * TRUNCATE audit events, chain entries or checkpoints.
  */
-#include "tests/support/client.h"
 #include "tests/support/audittest.h"
+#include "tests/support/client.h"
 #include "tests/support/harness.h"
 #include "tests/support/suite.h"
 
@@ -66,92 +66,18 @@ static char keydir[64], keyfile[96];
 static char su_url[512];
 static long long chain_len; /* entries chained once set-up made its events */
 
-
 /* ---- aidcd's command line ----------------------------------------------------------- */
-
-
-/* `aidcd audit verify` on this test's database with the key: its verdict, exit status in *rc. */
-static json_t *cli_verify(int *rc)
-{
-    char out[320], err[320];
-    snprintf(out, sizeof out, "%s/verify.out", harness_srv.data_dir);
-    snprintf(err, sizeof err, "%s/verify.err", harness_srv.data_dir);
-    const char *args[] = {"audit", "verify", NULL};
-    const char *env[] = {fmt("AIDC_DATABASE_URL=%s", harness_srv.app_url),
-                         fmt("AIDC_DATA_DIR=%s", harness_srv.data_dir),
-                         fmt("AIDC_AUDIT_KEY_FILE=%s", keyfile), NULL};
-    *rc = audittest_run_aidcd(args, env, out, err, CLI_DEADLINE_S);
-    json_error_t jerr;
-    json_t *v = json_load_file(out, 0, &jerr);
-    if (!v) {
-        char *e = harness_read_file(err);
-        fprintf(stderr, "aidcd audit verify (exit %d): stdout is not JSON (%s); stderr: %s\n", *rc,
-                jerr.text, e ? e : "");
-        free(e);
-    }
-    return v;
-}
-
-/* GET /api/v1/audit/verify as the admin: its verdict. */
-static json_t *api_verify(void)
-{
-    struct http_res r;
-    long st = reqj("GET", "/api/v1/audit/verify", harness_srv.admin_token, NULL, &r);
-    json_t *v = st == 200 ? json_incref(r.json) : NULL;
-    if (!v)
-        fprintf(stderr, "GET /api/v1/audit/verify answered %ld: %s\n", st, r.body);
-    http_res_free(&r);
-    return v;
-}
 
 /* ---- SQL ------------------------------------------------------------------------------ */
 
 /* The first value of the first row of sql over url (malloc'd), or NULL. */
 
-static long long owner_num(const char *sql, int n, const char *const *params)
-{
-    char *v = audittest_sql_value(harness_srv.owner_url, sql, n, params);
-    ck_assert_msg(v != NULL, "no value from: %s", sql);
-    long long x = strtoll(v, NULL, 10);
-    free(v);
-    return x;
-}
-
 /* The event at chain position seq. */
 static long long event_at(long long seq)
 {
     const char *p[1] = {fmt("%lld", seq)};
-    return owner_num("SELECT event_id FROM audit_chain WHERE seq = $1::bigint", 1, p);
-}
-
-/*
- * Wait until no event lies after the sealer's frontier and a checkpoint
- * names the head: the chain is at rest (nothing else writes events while
- * the test is idle). Returns the head's position.
- */
-static long long wait_quiet(void)
-{
-    struct timespec start, now;
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    for (;;) {
-        PGresult *r = harness_sql(
-            harness_srv.owner_url,
-            "SELECT NOT EXISTS (SELECT 1 FROM audit_events e WHERE e.ts >= h.upto_ts"
-            "                   AND (e.ts, e.id) > (h.upto_ts, h.upto_id))"
-            " AND h.seq > 0 AND coalesce((SELECT max(seq) FROM audit_checkpoints), 0) = h.seq,"
-            " h.seq FROM audit_chain_head h",
-            0, NULL);
-        bool quiet = r && PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
-        long long head = quiet ? strtoll(PQgetvalue(r, 0, 1), NULL, 10) : 0;
-        PQclear(r);
-        if (quiet)
-            return head;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if (now.tv_sec - start.tv_sec > QUIET_WAIT_S)
-            return -1;
-        struct timespec nap = {0, 20 * 1000 * 1000};
-        nanosleep(&nap, NULL); /* polling the sealer's progress: nothing to block on */
-    }
+    return audittest_num(harness_srv.owner_url,
+                         "SELECT event_id FROM audit_chain WHERE seq = $1::bigint", 1, p);
 }
 
 /* A superuser session on this test's database whose writes fire no (user) triggers. */
@@ -219,10 +145,11 @@ struct before {
 
 static void before_take(PGconn *c, struct before *b)
 {
-    b->head = wait_quiet();
+    b->head = audittest_wait_quiet(QUIET_WAIT_S);
     ck_assert_msg(b->head >= chain_len, "the chain did not come to rest");
-    b->max_id = owner_num("SELECT max(id) FROM audit_events", 0, NULL);
-    b->max_cp = owner_num("SELECT max(id) FROM audit_checkpoints", 0, NULL);
+    b->max_id = audittest_num(harness_srv.owner_url, "SELECT max(id) FROM audit_events", 0, NULL);
+    b->max_cp =
+        audittest_num(harness_srv.owner_url, "SELECT max(id) FROM audit_checkpoints", 0, NULL);
     b->digest = fingerprint(c, b->max_id, b->head, b->max_cp);
 }
 
@@ -234,8 +161,8 @@ struct seen {
 
 static void observe(struct seen *s)
 {
-    s->api = api_verify();
-    s->cli = cli_verify(&s->cli_rc);
+    s->api = audittest_api_verify();
+    s->cli = audittest_cli_verify(&harness_srv, keyfile, &s->cli_rc);
 }
 
 static void seen_free(struct seen *s)
@@ -283,13 +210,13 @@ static void expect_restored(PGconn *c, struct before *b)
     ck_assert_str_eq(now, b->digest);
     free(now);
     free(b->digest);
-    json_t *v = api_verify();
+    json_t *v = audittest_api_verify();
     ck_assert_ptr_nonnull(v);
     ck_assert_msg(json_is_true(json_object_get(v, "ok")), "after the undo: %s",
                   json_string_value(json_object_get(v, "reason")));
     json_decref(v);
     int rc;
-    v = cli_verify(&rc);
+    v = audittest_cli_verify(&harness_srv, keyfile, &rc);
     ck_assert_ptr_nonnull(v);
     ck_assert(json_is_true(json_object_get(v, "ok")));
     ck_assert_int_eq(rc, 0);
@@ -327,7 +254,7 @@ static void setup(void)
         for (int p = 0; p < NPROJECTS; p++)
             make_project(fmt("tt%d", t), fmt("p%d", p));
     }
-    chain_len = wait_quiet();
+    chain_len = audittest_wait_quiet(QUIET_WAIT_S);
     if (chain_len < NTENANTS * (1 + NPROJECTS))
         audittest_setup_fail("the events were not chained and signed in time");
 }
@@ -351,18 +278,22 @@ static void teardown(void)
 
 START_TEST(an_untouched_chain_verifies)
 {
-    long long head = wait_quiet();
+    long long head = audittest_wait_quiet(QUIET_WAIT_S);
     ck_assert_int_ge(head, chain_len);
-    long long entries = owner_num("SELECT count(*) FROM audit_chain", 0, NULL);
+    long long entries =
+        audittest_num(harness_srv.owner_url, "SELECT count(*) FROM audit_chain", 0, NULL);
     long long signed_cps =
-        owner_num("SELECT count(*) FROM audit_checkpoints WHERE alg = 'ed25519'", 0, NULL);
+        audittest_num(harness_srv.owner_url,
+                      "SELECT count(*) FROM audit_checkpoints WHERE alg = 'ed25519'", 0, NULL);
     ck_assert_int_eq(entries, head); /* positions 1..head, no gap */
     ck_assert_int_ge(signed_cps, 1);
-    ck_assert_int_eq(
-        owner_num("SELECT count(*) FROM audit_checkpoints WHERE alg <> 'ed25519'", 0, NULL), 0);
+    ck_assert_int_eq(audittest_num(harness_srv.owner_url,
+                                   "SELECT count(*) FROM audit_checkpoints WHERE alg <> 'ed25519'",
+                                   0, NULL),
+                     0);
     /* the command line writes no event: the chain stays as counted */
     int rc;
-    json_t *v = cli_verify(&rc);
+    json_t *v = audittest_cli_verify(&harness_srv, keyfile, &rc);
     ck_assert_ptr_nonnull(v);
     ck_assert_int_eq(rc, 0);
     ck_assert(json_is_true(json_object_get(v, "ok")));
@@ -375,7 +306,7 @@ START_TEST(an_untouched_chain_verifies)
     ck_assert_ptr_null(json_object_get(v, "broken_at"));
     json_decref(v);
     /* the API's own read is recorded after it verified: the same count */
-    v = api_verify();
+    v = audittest_api_verify();
     ck_assert_ptr_nonnull(v);
     ck_assert(json_is_true(json_object_get(v, "ok")));
     ck_assert_int_eq(jint(v, "verified"), entries);
@@ -478,9 +409,10 @@ START_TEST(swapped_events_are_found_at_the_first)
     char ab[24], zb[24];
     const char *p[2] = {NUM(ab, a), NUM(zb, z)};
     /* two different events, or the swap would change nothing */
-    ck_assert_int_eq(owner_num("SELECT count(DISTINCT (action, resource_type, resource_id,"
-                               " details::text)) FROM audit_events WHERE id IN ($1, $2)",
-                               2, p),
+    ck_assert_int_eq(audittest_num(harness_srv.owner_url,
+                                   "SELECT count(DISTINCT (action, resource_type, resource_id,"
+                                   " details::text)) FROM audit_events WHERE id IN ($1, $2)",
+                                   2, p),
                      2);
     su_change(c, SWAP_CONTENTS, 2, p, 2);
     struct seen s;
@@ -533,9 +465,11 @@ static void altered_checkpoint_case(const char *column, const char *reason_has)
     struct before b;
     before_take(c, &b);
     /* the first checkpoint: every one before it (none) verifies */
-    long long cp = owner_num("SELECT min(id) FROM audit_checkpoints", 0, NULL);
+    long long cp =
+        audittest_num(harness_srv.owner_url, "SELECT min(id) FROM audit_checkpoints", 0, NULL);
     const char *p[1] = {fmt("%lld", cp)};
-    long long seq = owner_num("SELECT seq FROM audit_checkpoints WHERE id = $1::bigint", 1, p);
+    long long seq = audittest_num(harness_srv.owner_url,
+                                  "SELECT seq FROM audit_checkpoints WHERE id = $1::bigint", 1, p);
     long long id = event_at(seq);
     flip(c, column, cp);
     struct seen s;
@@ -584,9 +518,9 @@ START_TEST(the_application_role_cannot_rewrite_the_audit_tables)
 {
     /* a monthly partition, named directly, is no way round */
     char *part = audittest_sql_value(harness_srv.owner_url,
-                           "SELECT c.relname FROM audit_chain x JOIN pg_class c"
-                           " ON c.oid = x.tableoid WHERE x.seq = 1",
-                           0, NULL);
+                                     "SELECT c.relname FROM audit_chain x JOIN pg_class c"
+                                     " ON c.oid = x.tableoid WHERE x.seq = 1",
+                                     0, NULL);
     ck_assert_ptr_nonnull(part);
     char *evpart = strdup(fmt("audit_events_%s", part + strlen("audit_chain_")));
     const char *tables[] = {"audit_events", "audit_chain", "audit_checkpoints", part, evpart};
@@ -617,7 +551,7 @@ START_TEST(the_application_role_cannot_rewrite_the_audit_tables)
     free(part);
     free(evpart);
     /* and nothing changed */
-    json_t *v = api_verify();
+    json_t *v = audittest_api_verify();
     ck_assert_ptr_nonnull(v);
     ck_assert(json_is_true(json_object_get(v, "ok")));
     json_decref(v);
@@ -671,11 +605,13 @@ struct first_cp {
 static void first_cp_after_edit(struct first_cp *f)
 {
     const char *p[1] = {fmt("%d", REWRITE_AT)};
-    f->id = owner_num("SELECT id FROM audit_checkpoints WHERE seq >= $1::bigint"
-                      " ORDER BY seq, id LIMIT 1",
-                      1, p);
+    f->id = audittest_num(harness_srv.owner_url,
+                          "SELECT id FROM audit_checkpoints WHERE seq >= $1::bigint"
+                          " ORDER BY seq, id LIMIT 1",
+                          1, p);
     const char *pc[1] = {fmt("%lld", f->id)};
-    f->seq = owner_num("SELECT seq FROM audit_checkpoints WHERE id = $1::bigint", 1, pc);
+    f->seq = audittest_num(harness_srv.owner_url,
+                           "SELECT seq FROM audit_checkpoints WHERE id = $1::bigint", 1, pc);
     f->event = event_at(f->seq);
 }
 
@@ -687,7 +623,7 @@ static void first_cp_after_edit(struct first_cp *f)
  */
 static void rewrite_chain(PGconn *c, const char *patch)
 {
-    long long head = wait_quiet();
+    long long head = audittest_wait_quiet(QUIET_WAIT_S);
     ck_assert_int_ge(head, chain_len);
     char kb[24];
     const char *pk[1] = {NUM(kb, REWRITE_AT)};
@@ -741,14 +677,15 @@ START_TEST(a_consistent_rewrite_is_caught_by_the_signed_checkpoints)
 {
     struct first_cp cp;
     first_cp_after_edit(&cp);
-    long long cp_last = owner_num("SELECT max(id) FROM audit_checkpoints", 0, NULL);
+    long long cp_last =
+        audittest_num(harness_srv.owner_url, "SELECT max(id) FROM audit_checkpoints", 0, NULL);
     PGconn *c = su_connect();
     rewrite_chain(c, "{\"approved_by\":\"nobody\"}");
 
     /* every hash and link holds: only the signed heads tell */
     struct seen s;
-    s.cli = cli_verify(&s.cli_rc); /* first: it writes no event */
-    s.api = api_verify();
+    s.cli = audittest_cli_verify(&harness_srv, keyfile, &s.cli_rc); /* first: it writes no event */
+    s.api = audittest_api_verify();
     expect_broken(&s, cp.event, cp.id, "names another chain head");
     ck_assert_int_eq(jint(s.cli, "verified"), cp.seq);
     seen_free(&s);
@@ -762,8 +699,8 @@ START_TEST(a_consistent_rewrite_is_caught_by_the_signed_checkpoints)
                      2, pcp);
     ck_assert_int_ge(atoi(PQcmdTuples(u)), 1);
     PQclear(u);
-    s.cli = cli_verify(&s.cli_rc);
-    s.api = api_verify();
+    s.cli = audittest_cli_verify(&harness_srv, keyfile, &s.cli_rc);
+    s.api = audittest_api_verify();
     expect_broken(&s, cp.event, cp.id, "does not verify");
     seen_free(&s);
     PQfinish(c);
@@ -793,8 +730,8 @@ START_TEST(checkpoints_made_unsigned_do_not_hide_a_rewrite)
     ck_assert_int_ge(atoi(PQcmdTuples(u)), 1);
     PQclear(u);
     struct seen s;
-    s.cli = cli_verify(&s.cli_rc);
-    s.api = api_verify();
+    s.cli = audittest_cli_verify(&harness_srv, keyfile, &s.cli_rc);
+    s.api = audittest_api_verify();
     expect_broken(&s, cp.event, cp.id, "");
     seen_free(&s);
     PQfinish(c);

@@ -1,11 +1,16 @@
 /* audittest.c - what the audit tests share (see audittest.h). */
 #include "audittest.h"
 
+#include "client.h"
 #include "harness.h"
+
+#include <check.h>
+#include <time.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,8 +61,8 @@ static _Noreturn void key_fail(const char *what, const char *where)
     exit(1);
 }
 
-void audittest_key(const char *name, char *dir, size_t dirsz, char *key, size_t keysz,
-                   char *pub, size_t pubsz, char *env_key, size_t envsz)
+void audittest_key(const char *name, char *dir, size_t dirsz, char *key, size_t keysz, char *pub,
+                   size_t pubsz, char *env_key, size_t envsz)
 {
     snprintf(dir, dirsz, "/tmp/aidc-%s-key-XXXXXX", name);
     if (!mkdtemp(dir))
@@ -107,4 +112,163 @@ _Noreturn void audittest_setup_fail(const char *what)
     if (harness_srv.dbname[0])
         harness_db_drop(&harness_srv);
     exit(1);
+}
+
+long long audittest_num(const char *url, const char *sql, int n, const char *const *params)
+{
+    char *v = audittest_sql_value(url, sql, n, params);
+    ck_assert_msg(v != NULL, "no value from: %s", sql);
+    long long x = strtoll(v, NULL, 10);
+    free(v);
+    return x;
+}
+
+long long audittest_wait_quiet(int deadline_s)
+{
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
+        PGresult *r = harness_sql(
+            harness_srv.owner_url,
+            "SELECT NOT EXISTS (SELECT 1 FROM audit_events e WHERE e.ts >= h.upto_ts"
+            "                   AND (e.ts, e.id) > (h.upto_ts, h.upto_id))"
+            " AND h.seq > 0 AND coalesce((SELECT max(seq) FROM audit_checkpoints), 0) = h.seq,"
+            " h.seq FROM audit_chain_head h",
+            0, NULL);
+        bool quiet = r && PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
+        long long head = quiet ? strtoll(PQgetvalue(r, 0, 1), NULL, 10) : 0;
+        PQclear(r);
+        if (quiet)
+            return head;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - start.tv_sec > deadline_s)
+            return -1;
+        struct timespec nap = {0, 20 * 1000 * 1000};
+        nanosleep(&nap, NULL); /* polling the sealer's progress: nothing to block on */
+    }
+}
+
+json_t *audittest_api_verify(void)
+{
+    struct http_res r;
+    long st = reqj("GET", "/api/v1/audit/verify", harness_srv.admin_token, NULL, &r);
+    json_t *v = st == 200 ? json_incref(r.json) : NULL;
+    if (!v)
+        fprintf(stderr, "GET /api/v1/audit/verify answered %ld: %s\n", st, r.body);
+    http_res_free(&r);
+    return v;
+}
+
+json_t *audittest_cli_verify(const struct aidc_server *s, const char *keyfile, int *rc)
+{
+    char out[320], err[320], db[600], dir[300], key[400];
+    snprintf(out, sizeof out, "%s/verify.out", s->data_dir);
+    snprintf(err, sizeof err, "%s/verify.err", s->data_dir);
+    snprintf(db, sizeof db, "AIDC_DATABASE_URL=%s", s->app_url);
+    snprintf(dir, sizeof dir, "AIDC_DATA_DIR=%s", s->data_dir);
+    snprintf(key, sizeof key, "AIDC_AUDIT_KEY_FILE=%s", keyfile);
+    const char *args[] = {"audit", "verify", NULL};
+    const char *env[] = {db, dir, key, NULL};
+    *rc = audittest_run_aidcd(args, env, out, err, 60);
+    json_error_t jerr;
+    json_t *v = json_load_file(out, 0, &jerr);
+    if (!v) {
+        char *e = harness_read_file(err);
+        fprintf(stderr, "aidcd audit verify (exit %d): stdout is not JSON (%s); stderr: %s\n", *rc,
+                jerr.text, e ? e : "");
+        free(e);
+    }
+    return v;
+}
+
+double audittest_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void audittest_nap(void)
+{
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    nanosleep(&ts, NULL); /* between two polls of a condition */
+}
+
+void audittest_auditor(const char *user, const char *pw, char *jwt, size_t n)
+{
+    make_user(user, pw, "[\"auditor\"]");
+    char *t = login(user, pw);
+    if (!t) {
+        fprintf(stderr, "test setup: cannot log in as the auditor\n");
+        exit(1);
+    }
+    snprintf(jwt, n, "%s", t);
+    free(t);
+}
+
+json_t *audittest_csv_parse(const char *text)
+{
+    json_t *rows = json_array(), *row = json_array();
+    static char cell[65536];
+    for (const char *p = text; *p;) {
+        size_t n = 0;
+        if (*p == '"') {
+            for (p++;; p++) {
+                ck_assert_msg(*p != '\0', "an unterminated quoted cell");
+                if (*p == '"' && p[1] != '"') {
+                    p++;
+                    break;
+                }
+                if (*p == '"')
+                    p++;
+                if (n + 1 < sizeof cell)
+                    cell[n++] = *p;
+            }
+        } else {
+            for (; *p && *p != ',' && *p != '\r'; p++) {
+                ck_assert_msg(*p != '"' && *p != '\n', "a bare quote or newline in a cell");
+                if (n + 1 < sizeof cell)
+                    cell[n++] = *p;
+            }
+        }
+        cell[n] = '\0';
+        json_array_append_new(row, json_string(cell));
+        if (*p == ',') {
+            p++;
+            continue;
+        }
+        ck_assert_msg(p[0] == '\r' && p[1] == '\n', "a record does not end with CRLF");
+        p += 2;
+        json_array_append_new(rows, row);
+        row = json_array();
+    }
+    json_decref(row);
+    return rows;
+}
+
+const char *audittest_jstr(const json_t *o, const char *k)
+{
+    return json_string_value(json_object_get(o, k));
+}
+
+bool audittest_str_is(const char *a, const char *b)
+{
+    return a && b && strcmp(a, b) == 0;
+}
+
+void audittest_wait_checkpoint(const char *jwt, long long seq, double wait_s)
+{
+    double end = audittest_now() + wait_s;
+    for (;;) {
+        struct http_res r;
+        ck_assert_int_eq(reqj("GET", "/api/v1/audit/checkpoints?limit=1", jwt, NULL, &r), 200);
+        json_t *cp = json_array_get(json_object_get(r.json, "items"), 0);
+        bool ok = cp && json_integer_value(json_object_get(cp, "seq")) >= seq;
+        http_res_free(&r);
+        if (ok)
+            return;
+        ck_assert_msg(audittest_now() < end, "no checkpoint at position %lld after %.0f s", seq,
+                      wait_s);
+        audittest_nap();
+    }
 }

@@ -6,6 +6,8 @@
 #ifndef AIDC_TEST_AUDITTEST_H
 #define AIDC_TEST_AUDITTEST_H
 
+#include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -23,13 +25,50 @@ int audittest_run_aidcd(const char *const *args, const char *const *env, const c
  * AIDC_AUDIT_KEY_FILE=... setting for aidcd into env_key. Exits the program
  * on failure (nothing can be tested without it).
  */
-void audittest_key(const char *name, char *dir, size_t dirsz, char *key, size_t keysz,
-                   char *pub, size_t pubsz, char *env_key, size_t envsz);
+void audittest_key(const char *name, char *dir, size_t dirsz, char *key, size_t keysz, char *pub,
+                   size_t pubsz, char *env_key, size_t envsz);
 /* Remove a directory made by audittest_key. */
 void audittest_key_remove(const char *dir);
 
 /* The first value of the first row of sql over url (malloc'd), or NULL. */
 char *audittest_sql_value(const char *url, const char *sql, int n, const char *const *params);
+
+/* As audittest_sql_value, as a number; the test fails when there is none. */
+long long audittest_num(const char *url, const char *sql, int n, const char *const *params);
+
+/*
+ * Wait (up to deadline_s) until no event lies after the sealer's frontier and
+ * a checkpoint names the head: the chain of the harness's server is at rest.
+ * Returns the head's position, or -1 at the deadline.
+ */
+long long audittest_wait_quiet(int deadline_s);
+
+/* GET /api/v1/audit/verify as the harness's admin: its verdict (NULL, reported, if not 200). */
+json_t *audittest_api_verify(void);
+
+/*
+ * `aidcd audit verify` on s's database with keyfile: its verdict (NULL,
+ * reported, if stdout is not JSON), exit status in *rc.
+ */
+struct aidc_server;
+json_t *audittest_cli_verify(const struct aidc_server *s, const char *keyfile, int *rc);
+
+/* obj[k] as a string (NULL if absent or not one); whether a and b are equal strings. */
+const char *audittest_jstr(const json_t *o, const char *k);
+bool audittest_str_is(const char *a, const char *b);
+
+/* Wait (up to wait_s, as jwt) until a signed checkpoint lies at or after chain position seq. */
+void audittest_wait_checkpoint(const char *jwt, long long seq, double wait_s);
+
+/* Seconds of the monotonic clock; and a pause between two polls of a condition. */
+double audittest_now(void);
+void audittest_nap(void);
+
+/* Make user (password pw) an auditor and log it in: its JWT into jwt (exits on failure). */
+void audittest_auditor(const char *user, const char *pw, char *jwt, size_t n);
+
+/* RFC 4180: the records of text (CRLF ends, "" inside quoted cells) as arrays of strings. */
+json_t *audittest_csv_parse(const char *text);
 
 /* Print what failed in set-up, stop the harness's aidcd, drop its database, exit 1. */
 _Noreturn void audittest_setup_fail(const char *what);

@@ -214,3 +214,21 @@ const char *fmt(const char *f, ...)
     va_end(ap);
     return b;
 }
+
+const char *qesc(const char *s)
+{
+    static char bufs[4][1024];
+    static int next;
+    char *b = bufs[next++ % 4];
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p && o + 4 < sizeof bufs[0]; p++) {
+        if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+            strchr("-._~", *p))
+            b[o++] = (char)*p;
+        else
+            o += (size_t)snprintf(b + o, sizeof bufs[0] - o, "%%%02X", *p);
+    }
+    b[o] = '\0';
+    return b;
+}
+

@@ -59,5 +59,7 @@ char *make_token(const char *token, const char *scopes_json, const char *tenant)
 
 /* printf into a static rotating buffer (for paths in tests). */
 const char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+/* Percent-encode a query value (rotating static buffers, like fmt). */
+const char *qesc(const char *s);
 
 #endif
