@@ -335,10 +335,8 @@ static void stream_done(void *cls)
     free(st);
 }
 
-static void common_headers(struct MHD_Response *r, const char *request_id, bool api);
-
-/* A 200 whose body is produced as it is sent (chunked), e.g. an audit export. */
-static enum MHD_Result queue_stream(struct MHD_Connection *c, struct pending *p, struct resp *rs)
+/* A response whose body is produced as it is sent (chunked), e.g. an audit export. */
+static struct MHD_Response *stream_response(struct resp *rs)
 {
     struct resp_stream *st = xmalloc(sizeof *st);
     *st = rs->stream;
@@ -346,23 +344,9 @@ static enum MHD_Result queue_stream(struct MHD_Connection *c, struct pending *p,
     struct MHD_Response *r =
         MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, (size_t)64 * 1024, stream_read, st,
                                           stream_done);
-    if (!r) {
+    if (!r)
         stream_done(st);
-        return MHD_NO;
-    }
-    common_headers(r, p->rq->request_id, true);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-                            rs->content_type ? rs->content_type : "application/octet-stream");
-    for (size_t i = 0; i < rs->nheaders; i++)
-        MHD_add_response_header(r, rs->headers[i].name, rs->headers[i].value);
-    if (atomic_load(&draining))
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
-    int status = rs->status ? rs->status : MHD_HTTP_OK;
-    enum MHD_Result ok = MHD_queue_response(c, (unsigned)status, r);
-    MHD_destroy_response(r);
-    p->status = status;
-    p->answered = true;
-    return ok;
+    return r;
 }
 
 static enum MHD_Result queue(struct MHD_Connection *c, struct pending *p, struct resp *rs)
@@ -372,6 +356,7 @@ static enum MHD_Result queue(struct MHD_Connection *c, struct pending *p, struct
     char *body = NULL;
     size_t len = 0;
     const char *ctype = "application/json";
+    bool streamed = false;
     if (rs->err.status || !status) {
         if (!rs->err.status)
             rs->err.status = MHD_HTTP_INTERNAL_SERVER_ERROR;
@@ -380,7 +365,8 @@ static enum MHD_Result queue(struct MHD_Connection *c, struct pending *p, struct
         len = strlen(body);
         ctype = "application/problem+json";
     } else if (rs->stream.next) {
-        return queue_stream(c, p, rs);
+        streamed = true;
+        ctype = rs->content_type ? rs->content_type : "application/octet-stream";
     } else if (rs->raw) {
         body = rs->raw;
         len = rs->raw_len;
@@ -398,13 +384,14 @@ static enum MHD_Result queue(struct MHD_Connection *c, struct pending *p, struct
         len = strlen(body);
     }
     struct MHD_Response *r =
-        MHD_create_response_from_buffer_with_free_callback(len, body, free);
+        streamed ? stream_response(rs)
+                 : MHD_create_response_from_buffer_with_free_callback(len, body, free);
     if (!r) {
         free(body);
         return MHD_NO;
     }
     common_headers(r, rq->request_id, true);
-    if (len || status != MHD_HTTP_NO_CONTENT)
+    if (len || streamed || status != MHD_HTTP_NO_CONTENT)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
     if (rs->err.allow)
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, rs->err.allow);
@@ -509,20 +496,11 @@ static bool is_api_path(const char *path)
            strcmp(path, "/metrics") == 0;
 }
 
-static bool is_json_type(const char *ct)
+/* Whether the Content-Type ct is the media type want (parameters ignored). */
+static bool is_type(const char *ct, const char *want)
 {
-    if (!ct)
-        return false;
-    size_t n = strcspn(ct, "; ");
-    return n == 16 && strncasecmp(ct, "application/json", 16) == 0;
-}
-
-static bool is_ndjson_type(const char *ct)
-{
-    if (!ct)
-        return false;
-    size_t n = strcspn(ct, "; ");
-    return n == 20 && strncasecmp(ct, "application/x-ndjson", 20) == 0;
+    size_t n = ct ? strcspn(ct, "; ") : 0;
+    return ct && n == strlen(want) && strncasecmp(ct, want, n) == 0;
 }
 
 /* The largest body the request's route takes (before routing: the default). */
@@ -571,11 +549,11 @@ static enum MHD_Result on_headers(struct MHD_Connection *c, struct pending *p)
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (cl && strtoull(cl, NULL, 10) > (unsigned long long)body_limit(rq))
         return refuse(c, p, MHD_HTTP_CONTENT_TOO_LARGE, "request body is too large", NULL);
-    if ((rt->flags & RF_BODY) && !is_json_type(rq->content_type))
+    if ((rt->flags & RF_BODY) && !is_type(rq->content_type, "application/json"))
         return refuse(c, p, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
                             "request body must be application/json", NULL);
-    if ((rt->flags & RF_INGEST) && !is_json_type(rq->content_type) &&
-        !is_ndjson_type(rq->content_type))
+    if ((rt->flags & RF_INGEST) && !is_type(rq->content_type, "application/json") &&
+        !is_type(rq->content_type, "application/x-ndjson"))
         return refuse(c, p, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
                       "request body must be application/json or application/x-ndjson", NULL);
     return MHD_YES;
