@@ -9,6 +9,7 @@
 #include "../server/router.h"
 #include "approvals.h"
 #include "audit.h"
+#include "billing.h"
 #include "clusters.h"
 #include "drift.h"
 #include "identity.h"
@@ -18,12 +19,14 @@
 #include "quotas.h"
 #include "tenants.h"
 #include "tokens.h"
+#include "usage.h"
 #include "users.h"
 
 #define PA GR_PLATFORM_ADMIN
 #define FIN GR_FINANCE
 #define AUD GR_AUDITOR
 #define PAGE "limit,cursor"
+#define USAGE_ARGS "from,to,group_by,project,user,resource,format"
 #define AUDIT_FILTERS "actor,tenant,action,outcome,source_ip,from,to,q"
 
 const struct route routes[] = {
@@ -116,6 +119,32 @@ const struct route routes[] = {
      TR_MEMBER, SC_JOBS_WRITE, 0, NULL},
     {"GET", "/api/v1/tenants/{tenant}/jobs/{id}/logs", api_job_logs, "job.logs", PA, TR_MEMBER,
      SC_JOBS_READ, 0, "stream,tail"},
+    {"POST", "/api/v1/tenants/{tenant}/jobs/{id}/checkpoint", api_job_checkpoint,
+     "job.checkpoint", PA, TR_MEMBER, SC_JOBS_WRITE, 0, NULL},
+
+    /* usage and billing */
+    {"GET", "/api/v1/tenants/{tenant}/usage", api_usage_tenant, "usage.read", PA | FIN,
+     TR_VIEWER, SC_USAGE_READ, 0, USAGE_ARGS},
+    {"GET", "/api/v1/tenants/{tenant}/usage/jobs", api_usage_tenant_jobs, "usage.jobs", PA | FIN,
+     TR_VIEWER, SC_USAGE_READ, 0, USAGE_ARGS "," PAGE},
+    {"GET", "/api/v1/usage", api_usage_platform, "usage.platform", PA | FIN, TR_NONE,
+     SC_USAGE_READ, 0, USAGE_ARGS ",tenant"},
+    {"GET", "/api/v1/usage/jobs", api_usage_platform_jobs, "usage.platform_jobs", PA | FIN,
+     TR_NONE, SC_USAGE_READ, 0, USAGE_ARGS ",tenant," PAGE},
+    {"GET", "/api/v1/usage/utilization", api_usage_utilization, "usage.utilization", PA | FIN,
+     TR_NONE, SC_USAGE_READ, 0, "cluster,gpu_type,from,to"},
+    {"GET", "/api/v1/prices", api_price_list, "price.list", 0, TR_NONE, SC_USAGE_READ,
+     RF_ANY_USER, "resource,tenant," PAGE},
+    {"POST", "/api/v1/prices", api_price_create, "price.create", PA | FIN, TR_NONE,
+     SC_BILLING_WRITE, RF_BODY | RF_CREATES, NULL},
+    {"POST", "/api/v1/invoices", api_invoice_create, "invoice.generate", PA | FIN, TR_NONE,
+     SC_BILLING_WRITE, RF_BODY | RF_CREATES, NULL},
+    {"GET", "/api/v1/invoices", api_invoice_list, "invoice.list", 0, TR_NONE, SC_USAGE_READ,
+     RF_ANY_USER, "tenant,period," PAGE},
+    {"GET", "/api/v1/invoices/{id}", api_invoice_get, "invoice.read", 0, TR_NONE, SC_USAGE_READ,
+     RF_ANY_USER, "format"},
+    {"POST", "/api/v1/invoices/{id}/finalize", api_invoice_finalize, "invoice.finalize",
+     PA | FIN, TR_NONE, SC_BILLING_WRITE, 0, NULL},
 
     /* audit */
     {"GET", "/api/v1/audit/events", api_audit_events, "audit.search", PA | AUD, TR_NONE,

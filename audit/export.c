@@ -1,6 +1,8 @@
 /* export.c - streaming audit exports (see export.h). */
 #include "export.h"
 
+#include "../server/csv.h"
+
 #include "../server/dispatch.h"
 #include "../server/err.h"
 #include "../server/log.h"
@@ -39,26 +41,6 @@ static const char *const csv_columns[] = {
     "source_ip", "user_agent", "request_id", "action", "resource_type", "resource_id", "outcome",
     "status", "details", "record_id", "prev_hash", "hash"};
 
-void audit_csv_cell(struct sbuf *sb, const char *s)
-{
-    if (!s)
-        return;
-    /* =, +, -, @ (and tab/CR, which some spreadsheets skip first) start a formula */
-    bool formula = strchr("=+-@\t\r", s[0]) != NULL && s[0] != '\0';
-    bool quote = formula || strpbrk(s, ",\"\r\n") != NULL;
-    if (quote)
-        sbuf_putc(sb, '"');
-    if (formula)
-        sbuf_putc(sb, '\'');
-    for (const char *p = s; *p; p++) {
-        if (*p == '"')
-            sbuf_putc(sb, '"');
-        sbuf_putc(sb, *p);
-    }
-    if (quote)
-        sbuf_putc(sb, '"');
-}
-
 void audit_export_message(long long rows, const char *digest_hex, char *out, size_t n)
 {
     snprintf(out, n, "aidc-audit-export/1\nrows=%lld\nsha256=%s\n", rows, digest_hex);
@@ -70,11 +52,11 @@ static void csv_value(struct sbuf *sb, const json_t *v)
     if (!v || json_is_null(v))
         return;
     if (json_is_string(v)) {
-        audit_csv_cell(sb, json_string_value(v));
+        csv_cell(sb, json_string_value(v));
         return;
     }
     char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-    audit_csv_cell(sb, text ? text : "");
+    csv_cell(sb, text ? text : "");
     free(text);
 }
 
@@ -102,7 +84,7 @@ static void csv_row(struct export *x, json_t *ev)
             json_t *r;
             json_array_foreach(json_object_get(actor, "roles"), k, r)
                 sbuf_printf(&roles, "%s%s", k ? ";" : "", json_string_value(r));
-            audit_csv_cell(&x->out, sbuf_str(&roles));
+            csv_cell(&x->out, sbuf_str(&roles));
             sbuf_free(&roles);
         } else {
             csv_value(&x->out, cells[i]);

@@ -27,10 +27,6 @@
 int audit_export_start(struct req *rq, struct resp *rs, const struct db_audit_filter *f, bool csv,
                        const struct sign_key *key);
 
-/* Append s to sb as one CSV cell (quoted when needed, formula-escaped). */
-struct sbuf;
-void audit_csv_cell(struct sbuf *sb, const char *s);
-
 /* The message an export trailer's signature covers. */
 void audit_export_message(long long rows, const char *digest_hex, char *out, size_t n);
 

@@ -42,6 +42,9 @@ static const struct db_stmt st_synced = {
     " UPDATE clusters SET healthy = $2::boolean, last_error = $3, last_sync_at = now()"
     " WHERE id = $1::uuid",
     5};
+/* the cluster answered for all its jobs (metering cuts open runs up to here) */
+static const struct db_stmt st_jobs_seen = {
+    "cluster_jobs_seen", "UPDATE clusters SET jobs_seen_at = now() WHERE id = $1::uuid", 1};
 static const struct db_stmt st_ledger = {
     "cluster_ledger",
     "SELECT j.id, t.slug, j.state, j.backend_job_id FROM jobs j"
@@ -67,7 +70,7 @@ static const struct db_stmt st_lookup = {
     "cluster_lookup", "SELECT id, kind, options::text FROM clusters WHERE name = $1", 1};
 
 const struct db_stmt *const db_clusters_stmts[] = {&st_create, &st_list,    &st_get,    &st_all,
-                                                   &st_synced, &st_lookup, &st_candidates,
+                                                   &st_synced, &st_jobs_seen, &st_lookup, &st_candidates,
                                                    &st_ledger, NULL};
 
 int db_cluster_create(struct db *db, const char *name, const char *kind, const char *endpoint,
@@ -111,6 +114,12 @@ int db_cluster_ledger(struct db *db, const char *cluster_id, const char *backend
     int e;
     *out = db_query(db, &st_ledger, p, &e);
     return e;
+}
+
+int db_cluster_jobs_seen(struct db *db, const char *cluster_id)
+{
+    const char *p[1] = {cluster_id};
+    return db_exec(db, &st_jobs_seen, p);
 }
 
 int db_cluster_synced(struct db *db, const char *cluster_id, bool healthy, const char *error,

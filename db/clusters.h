@@ -25,6 +25,8 @@ int db_cluster_get(struct db *db, const char *name, json_t **out);
  */
 int db_cluster_all(struct db *db, PGresult **out);
 /* Record a sync: healthy or not (error), and the inventory (resource names and totals). */
+/* The cluster has just answered for every job it holds (at this transaction's time). */
+int db_cluster_jobs_seen(struct db *db, const char *cluster_id);
 int db_cluster_synced(struct db *db, const char *cluster_id, bool healthy, const char *error,
                       const char *resources_csv, const char *totals_csv);
 /* The cluster named name: its id, kind and options (malloc'd json text); AIDC_ENOTFOUND. */

@@ -14,12 +14,6 @@ static const struct db_stmt st_project_get = {
     " ORDER BY resource",
     1};
 
-/* A run's seconds within the current calendar month (UTC). */
-#define MONTH_OVERLAP                                                                             \
-    "greatest(0, extract(epoch FROM least(coalesce(r.ended_at, now()),"                          \
-    "   date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' + interval '1 month')"  \
-    " - greatest(r.started_at, date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC')))"
-
 static const struct db_stmt st_usage = {
     "quota_usage",
     "WITH a AS (SELECT * FROM jobs WHERE tenant_id = $1::uuid"
@@ -33,11 +27,14 @@ static const struct db_stmt st_usage = {
     " UNION ALL SELECT 'memory_gib', coalesce(sum(memory_gib * nodes), 0)::text,"
     "        coalesce(sum(memory_gib * nodes) FILTER (WHERE preemptible), 0)::text FROM a"
     " UNION ALL SELECT 'jobs', count(*)::text, count(*) FILTER (WHERE preemptible)::text FROM a"
-    " UNION ALL SELECT 'gpu_hours_month',"
-    "        round(coalesce(sum(r.gpus * " MONTH_OVERLAP ") / 3600, 0), 6)::text, '0'"
-    "   FROM job_runs r WHERE r.tenant_id = $1::uuid AND ($2::uuid IS NULL OR r.project_id = $2::uuid)"
-    "    AND r.gpus > 0 AND coalesce(r.ended_at, now())"
-    "        > date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'",
+    /* the same GPU-seconds the admission worker counts and the invoice bills */
+    " UNION ALL SELECT 'gpu_hours_month', round(coalesce(sum(s) / 3600, 0), 6)::text, '0' FROM"
+    "  (SELECT gpu_seconds AS s FROM usage_monthly WHERE tenant_id = $1::uuid"
+    "     AND ($2::uuid IS NULL OR project_id = $2::uuid)"
+    "     AND period = (date_trunc('month', now(), 'UTC') AT TIME ZONE 'UTC')::date"
+    "   UNION ALL SELECT gpus * extract(epoch FROM e - s)"
+    "   FROM aidc_usage_unmetered(date_trunc('month', now(), 'UTC'), now())"
+    "   WHERE tenant_id = $1::uuid AND ($2::uuid IS NULL OR project_id = $2::uuid) AND gpus > 0) x",
     2};
 
 static const struct db_stmt st_tenant_put = {

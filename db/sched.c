@@ -8,6 +8,10 @@
 #include <string.h>
 
 #define ACTIVE "('admitted', 'pending', 'running')"
+/* A run ends when its backend says (at), never before its start nor before
+ * what the metering worker has already cut of it (which it cuts only up to
+ * where the cluster last said the job still ran). */
+#define RUN_END(at) "greatest(r.started_at, coalesce(r.metered_to, r.started_at), " at ")"
 /* The name a job's current run carries in its backend: the job id, and after
  * a preemption the id with the run number, so a re-run never meets the
  * remains of the run before it. */
@@ -39,15 +43,15 @@ static const struct db_stmt st_tquotas = {
 static const struct db_stmt st_pquotas = {
     "snap_pquotas",
     "SELECT project_id, tenant_id, resource, \"limit\"::float8 FROM project_quotas", 0};
-/* GPU-hours of runs within this calendar month (UTC) */
+/* GPU-hours of this calendar month (UTC): metered, plus what is not yet */
 static const struct db_stmt st_hours = {
     "snap_hours",
-    "WITH m AS (SELECT date_trunc('month', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS s)"
-    " SELECT r.tenant_id, r.project_id,"
-    "        sum(r.gpus * extract(epoch FROM coalesce(r.ended_at, now())"
-    "                                        - greatest(r.started_at, m.s))) / 3600"
-    "   FROM job_runs r, m WHERE r.gpus > 0 AND coalesce(r.ended_at, now()) > m.s"
-    "  GROUP BY r.tenant_id, r.project_id",
+    "SELECT tenant_id, project_id, sum(s) / 3600 FROM"
+    " (SELECT tenant_id, project_id, gpu_seconds AS s FROM usage_monthly"
+    "   WHERE period = (date_trunc('month', now(), 'UTC') AT TIME ZONE 'UTC')::date"
+    "  UNION ALL SELECT tenant_id, project_id, gpus * extract(epoch FROM e - s)"
+    "   FROM aidc_usage_unmetered(date_trunc('month', now(), 'UTC'), now()) WHERE gpus > 0) x"
+    " GROUP BY tenant_id, project_id",
     0};
 static const struct db_stmt st_queued = {
     "snap_queued",
@@ -189,12 +193,12 @@ static const struct db_stmt st_to_active = {
     "             reason = CASE WHEN stop_requested IS NULL THEN NULL ELSE reason END"
     "           WHERE id = $1::uuid AND state = $2"
     "           RETURNING id, tenant_id, project_id, gpus * nodes AS g, gpu_type,"
-    "             cpus * nodes AS c, memory_gib * nodes AS m, started_at),"
+    "             cpus * nodes AS c, memory_gib * nodes AS m, started_at, cluster_id),"
     " r AS (INSERT INTO job_runs (job_id, tenant_id, project_id, gpus, gpu_type, cpus,"
-    "         memory_gib, started_at)"
-    "       SELECT id, tenant_id, project_id, g, gpu_type, c, m, started_at FROM u"
+    "         memory_gib, started_at, cluster_id)"
+    "       SELECT id, tenant_id, project_id, g, gpu_type, c, m, started_at, cluster_id FROM u"
     "        WHERE $3 = 'running'),"
-    " closed AS (UPDATE job_runs r SET ended_at = greatest(r.started_at, now()) FROM u"
+    " closed AS (UPDATE job_runs r SET ended_at = " RUN_END("now()") " FROM u"
     "            WHERE $2 = 'running' AND $3 = 'pending' AND r.job_id = u.id"
     "              AND r.ended_at IS NULL),"
     " e AS (INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason)"
@@ -211,13 +215,13 @@ static const struct db_stmt st_to_final = {
     "             exit_code = $6::int, reason = $7, estimated_start = NULL"
     "           WHERE id = $1::uuid AND state = $2"
     "           RETURNING id, tenant_id, project_id, gpus * nodes AS g, gpu_type,"
-    "             cpus * nodes AS c, memory_gib * nodes AS m, started_at, finished_at),"
-    " closed AS (UPDATE job_runs r SET ended_at = greatest(r.started_at, u.finished_at)"
+    "             cpus * nodes AS c, memory_gib * nodes AS m, started_at, finished_at, cluster_id),"
+    " closed AS (UPDATE job_runs r SET ended_at = " RUN_END("u.finished_at")
     "            FROM u WHERE r.job_id = u.id AND r.ended_at IS NULL),"
     " whole AS (INSERT INTO job_runs (job_id, tenant_id, project_id, gpus, gpu_type, cpus,"
-    "             memory_gib, started_at, ended_at)"
+    "             memory_gib, started_at, ended_at, cluster_id)"
     "           SELECT id, tenant_id, project_id, g, gpu_type, c, m, started_at,"
-    "                  greatest(started_at, finished_at) FROM u"
+    "                  greatest(started_at, finished_at), cluster_id FROM u"
     "            WHERE u.started_at IS NOT NULL AND NOT EXISTS"
     "              (SELECT 1 FROM job_runs r WHERE r.job_id = u.id AND r.ended_at IS NULL)),"
     " e AS (INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason, details)"
@@ -229,7 +233,7 @@ static const struct db_stmt st_to_final = {
 /* preempted: back to the queue, naming who took the GPUs and how long it ran */
 static const struct db_stmt st_requeue = {
     "job_requeue",
-    "WITH info AS (SELECT j.id, j.tenant_id, j.preempt_by, t.slug AS by_tenant,"
+    "WITH info AS (SELECT j.id, j.tenant_id, j.preempt_by, t.slug AS by_tenant, j.checkpoint_at,"
     "                coalesce(extract(epoch FROM coalesce(to_timestamp($3::float8), now())"
     "                                            - j.started_at)::bigint, 0) AS ran"
     "               FROM jobs j LEFT JOIN jobs b ON b.id = j.preempt_by"
@@ -239,11 +243,13 @@ static const struct db_stmt st_requeue = {
     "         cluster_id = NULL, backend_job_id = NULL, gpu_indexes = NULL,"
     "         stop_requested = NULL, stop_requested_at = NULL, preempt_by = NULL,"
     "         admitted_at = NULL, started_at = NULL, preemptible = false, exit_code = NULL,"
-    "         reason = 'preempted', updated_at = now()"
+    "         checkpoint_at = NULL, reason = 'preempted', updated_at = now()"
     "       FROM info WHERE j.id = info.id AND j.state = $2 RETURNING j.id),"
     " closed AS (UPDATE job_runs r"
-    "              SET ended_at = greatest(r.started_at, coalesce(to_timestamp($3::float8), now()))"
-    "             FROM u WHERE r.job_id = u.id AND r.ended_at IS NULL),"
+    "              SET ended_at = " RUN_END("coalesce(to_timestamp($3::float8), now())") ","
+    "                  end_reason = 'preempted', checkpoint_at = info.checkpoint_at"
+    "             FROM u JOIN info ON info.id = u.id"
+    "            WHERE r.job_id = u.id AND r.ended_at IS NULL),"
     " e AS (INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason, details)"
     "       SELECT info.id, info.tenant_id, $2, 'preempted',"
     "              'preempted by job ' || coalesce(info.preempt_by::text, 'unknown')"

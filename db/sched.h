@@ -17,7 +17,7 @@
 #include <stdbool.h>
 
 /* Advisory-lock keys of the workers that must run on one replica at a time. */
-enum db_sched_lock { DB_LOCK_ADMITTER = 1, DB_LOCK_SYNCER = 2 };
+enum db_sched_lock { DB_LOCK_ADMITTER = 1, DB_LOCK_SYNCER = 2, DB_LOCK_METER = 3 };
 
 /* NOTIFY channel (aidc_jobs, aidc_outbox or aidc_sync) when the transaction commits. */
 int db_sched_wake(struct db *db, const char *channel);

@@ -196,6 +196,8 @@ static int sync_changed(struct syncer *s, struct db *db, struct cluster *c, cons
             b.e = apply(db, r, rows[k], &gone);
     }
     free(b.reported);
+    if (!b.e)
+        b.e = db_cluster_jobs_seen(db, c->bc.id);
     if (!b.e && sn) {
         sn->last_poll = now;
         if (full)
@@ -225,6 +227,7 @@ static int sync_jobs(struct syncer *s, struct db *db, struct cluster *cl, size_t
             e = sync_changed(s, db, c, r, rows, n);
             continue;
         }
+        bool all = true;
         for (size_t j = 0; !e && j < n; j++) {
             int i = rows[j];
             struct backend_status bs;
@@ -234,10 +237,13 @@ static int sync_jobs(struct syncer *s, struct db *db, struct cluster *cl, size_t
                              sizeof err)) {
                 log_warn("cannot ask cluster %s about job %s: %s", c->bc.name,
                          PQgetvalue(r, i, 0), err);
+                all = false;
                 continue;
             }
             e = apply(db, r, i, &bs);
         }
+        if (!e && all)
+            e = db_cluster_jobs_seen(db, c->bc.id);
     }
     free(rows);
     PQclear(r);

@@ -353,7 +353,7 @@ static const char *find_header(const struct resp *rs, const char *name)
 
 static int idem_store(struct req *rq, struct resp *rs, const char *hash)
 {
-    char *body = rs->body ? json_dumps(rs->body, JSON_COMPACT) : xstrdup("");
+    char *body = rs->body ? json_dumps(rs->body, JSON_COMPACT | JSON_REAL_PRECISION(15)) : xstrdup("");
     /* sealed: the answer may hold a secret shown once (a new API token) */
     char *sealed = body ? seal_text(body, idem_aad(rq, hash)) : NULL;
     free(body);

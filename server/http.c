@@ -373,7 +373,7 @@ static enum MHD_Result queue(struct MHD_Connection *c, struct pending *p, struct
         rs->raw = NULL;
         ctype = rs->content_type ? rs->content_type : "application/octet-stream";
     } else if (rs->body && status != MHD_HTTP_NO_CONTENT) {
-        body = json_dumps(rs->body, JSON_COMPACT);
+        body = json_dumps(rs->body, JSON_COMPACT | JSON_REAL_PRECISION(15));
         if (!body) {
             log_error("cannot encode the response");
             status = MHD_HTTP_INTERNAL_SERVER_ERROR;

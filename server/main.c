@@ -10,6 +10,7 @@
 #include "../audit/audit.h"
 #include "../audit/cli.h"
 #include "../audit/sealer.h"
+#include "../billing/meter.h"
 #include "../audit/sign.h"
 #include "../backends/shim.h"
 #include "../db/db.h"
@@ -261,12 +262,14 @@ static int cmd_serve(const struct config *cfg)
     struct worker *admitter = NULL, *dispatcher = NULL;
     struct syncer *syncer = NULL;
     struct sealer *sealer = NULL;
+    struct meter *meter = NULL;
     if (cfg->workers) {
         admitter = admitter_start(cfg);
         dispatcher = dispatcher_start(cfg);
         syncer = syncer_start(cfg);
         sealer = sealer_start(cfg, audit_signing);
-        if (!admitter || !dispatcher || !syncer || !sealer)
+        meter = meter_start(cfg);
+        if (!admitter || !dispatcher || !syncer || !sealer || !meter)
             log_error("a background worker did not start: jobs will not move");
     }
     struct sbuf line = SBUF_INIT;
@@ -289,6 +292,7 @@ static int cmd_serve(const struct config *cfg)
     worker_stop(dispatcher);
     syncer_stop(syncer);
     sealer_stop(sealer);
+    meter_stop(meter);
     janitor_stop(jan);
     http_stop(srv);
     audit_key_set(NULL);

@@ -7,6 +7,7 @@
 #include "metrics.h"
 
 #include "../audit/sealer.h"
+#include "../billing/meter.h"
 
 #include "../sched/schedstats.h"
 
@@ -164,5 +165,6 @@ char *metrics_render(void)
                 atomic_load(&inflight), db_reconnect_count(), db_connection_count());
     schedstats_render(&sb);
     sealer_metrics(&sb);
+    meter_metrics(&sb);
     return sbuf_steal(&sb);
 }

@@ -12,6 +12,7 @@
 #include "audit/chain.h"
 #include "audit/export.h"
 #include "audit/sign.h"
+#include "server/csv.h"
 #include "server/sbuf.h"
 
 #include <check.h>
@@ -167,7 +168,7 @@ static const char *cell(const char *s)
 {
     static char out[256];
     struct sbuf sb = SBUF_INIT;
-    audit_csv_cell(&sb, s);
+    csv_cell(&sb, s);
     snprintf(out, sizeof out, "%s", sbuf_str(&sb));
     sbuf_free(&sb);
     return out;

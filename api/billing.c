@@ -1,0 +1,385 @@
+/*
+ * billing.c - prices (effective-dated, never edited, each change approved by
+ * a second person), invoices (draft, regenerate, finalize; JSON and CSV) and
+ * the checkpoints a job reports (preemption credit counts from the last one).
+ */
+#include "billing.h"
+
+#include "../db/billing.h"
+#include "../db/tenants.h"
+#include "../server/crypto.h"
+#include "../server/csv.h"
+#include "../server/err.h"
+#include "../server/sbuf.h"
+#include "../server/validate.h"
+#include "../server/xalloc.h"
+#include "approvals.h"
+#include "auditfilter.h"
+#include "jobspec.h"
+#include "paging.h"
+
+#include <ctype.h>
+#include <microhttpd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- prices -------------------------------------------------------------------------- */
+
+static bool is_billable(const char *s)
+{
+    return strcmp(s, "cpu") == 0 || strcmp(s, "memory_gib") == 0 ||
+           (strncmp(s, "gpu:", 4) == 0 && jobspec_gpu_type_valid(s + 4));
+}
+
+/* A price as exact decimal text: up to 12 integer and 10 fraction digits. */
+static bool decimal_text(const char *s)
+{
+    size_t i = 0, intd = 0, frac = 0;
+    while (isdigit((unsigned char)s[i]))
+        i++, intd++;
+    if (s[i] == '.') {
+        i++;
+        while (isdigit((unsigned char)s[i]))
+            i++, frac++;
+        if (!frac)
+            return false;
+    }
+    return s[i] == '\0' && intd >= 1 && intd <= 12 && frac <= 10;
+}
+
+static bool is_currency(const char *s)
+{
+    return strlen(s) == 3 && isupper((unsigned char)s[0]) && isupper((unsigned char)s[1]) &&
+           isupper((unsigned char)s[2]);
+}
+
+int api_price_list(struct req *rq, struct resp *rs)
+{
+    struct page pg;
+    int e = paging_parse(rq, rs, &pg);
+    if (e)
+        return e;
+    const char *resource = req_query(rq, "resource"), *tenant = req_query(rq, "tenant");
+    char tenant_id[UUID_LEN + 1];
+    bool suspended;
+    if (resource && !is_billable(resource)) {
+        api_field_error(rs, "resource", "must be gpu:<type>, cpu or memory_gib");
+        e = api_fail_fields(rs);
+    } else if (tenant && !validate_slug(tenant)) {
+        api_field_error(rs, "tenant", "must be a tenant's slug");
+        e = api_fail_fields(rs);
+    } else if (tenant) {
+        e = db_tenant_resolve(rq->db, tenant, tenant_id, &suspended);
+        if (e == AIDC_ENOTFOUND)
+            e = api_fail(rs, MHD_HTTP_NOT_FOUND, "tenant \"%s\" not found", tenant);
+    }
+    PGresult *r = NULL;
+    if (!e)
+        e = db_price_list(rq->db, resource, tenant ? tenant_id : NULL, pg.after, pg.limit, &r);
+    if (!e)
+        e = paging_answer(rs, r, &pg);
+    PQclear(r);
+    paging_free(&pg);
+    return e;
+}
+
+static const struct vfield price_fields[] = {
+    {"resource", V_STRING, V_REQUIRED, 1, 36, is_billable, "gpu:<type>, cpu or memory_gib"},
+    {"unit_price", V_STRING, V_REQUIRED, 1, 24, decimal_text,
+     "a decimal string, e.g. \"12.50\" (at most 12 digits before the point and 10 after)"},
+    {"currency", V_STRING, V_REQUIRED, 3, 3, is_currency, "an ISO 4217 code, e.g. CNY"},
+    {"effective_from", V_STRING, V_REQUIRED, 20, 40, NULL, NULL},
+    {"tenant", V_STRING, V_NULLABLE, 2, 63, validate_slug, "a tenant's slug"},
+};
+
+int api_price_create(struct req *rq, struct resp *rs)
+{
+    json_t *b = rq->json;
+    /* a JSON number is not exact decimal: ask for the text of the price instead */
+    if (json_is_number(json_object_get(b, "unit_price")))
+        api_field_error(rs, "unit_price", "must be a decimal string, e.g. \"12.50\" (a JSON "
+                                          "number would lose cents)");
+    if (!validate_object(b, price_fields, sizeof price_fields / sizeof price_fields[0], rs) ||
+        rs->err.nfields)
+        return api_fail_fields(rs);
+    const char *from = vstr(b, "effective_from"), *tenant = vstr(b, "tenant");
+    time_t t;
+    if (!auditfilter_time(from, &t, NULL)) {
+        api_field_error(rs, "effective_from", "must be an RFC 3339 time, e.g. 2026-12-01T00:00:00Z");
+        return api_fail_fields(rs);
+    }
+    if (t % 3600 != 0) {
+        api_field_error(rs, "effective_from", "must be a whole UTC hour (usage is metered by "
+                                              "the hour, and each hour has one price)");
+        return api_fail_fields(rs);
+    }
+    char tenant_id[UUID_LEN + 1];
+    bool suspended;
+    if (tenant) {
+        int e = db_tenant_resolve(rq->db, tenant, tenant_id, &suspended);
+        if (e == AIDC_ENOTFOUND)
+            return api_fail(rs, MHD_HTTP_UNPROCESSABLE_CONTENT, "tenant \"%s\" not found", tenant);
+        if (e)
+            return e;
+    }
+    char summary[200];
+    snprintf(summary, sizeof summary, "price of %s%s%s: %s %s from %s", vstr(b, "resource"),
+             tenant ? " for " : "", tenant ? tenant : "", vstr(b, "unit_price"),
+             vstr(b, "currency"), from);
+    int e = approval_required(rq, rs, summary);
+    if (e)
+        return e < 0 ? e : 0;
+    const char *f[7] = {vstr(b, "resource"), tenant ? tenant_id : NULL, vstr(b, "unit_price"),
+                        vstr(b, "currency"), from, rq->actor.username, rq->approval_id};
+    json_t *out = NULL;
+    e = db_price_create(rq->db, f, &out);
+    if (e == AIDC_ECONFLICT)
+        return api_fail(rs, MHD_HTTP_CONFLICT,
+                        "a price of %s%s%s from %s exists already; prices are never edited - "
+                        "add one effective later",
+                        vstr(b, "resource"), tenant ? " for " : "", tenant ? tenant : "", from);
+    if (e)
+        return e;
+    resp_audit(rs, "price", json_string_value(json_object_get(out, "id")),
+               json_pack("{s:O, s:O, s:O, s:O}", "resource", json_object_get(out, "resource"),
+                         "unit_price", json_object_get(out, "unit_price"), "currency",
+                         json_object_get(out, "currency"), "effective_from",
+                         json_object_get(out, "effective_from")));
+    return resp_json(rs, MHD_HTTP_CREATED, out);
+}
+
+/* ---- invoices ------------------------------------------------------------------------ */
+
+/* "2026-11" -> "2026-11-01"; false for anything else. */
+static bool period_date(const char *s, char out[11])
+{
+    if (!s || strlen(s) != 7 || s[4] != '-')
+        return false;
+    for (int i = 0; i < 7; i++)
+        if (i != 4 && !isdigit((unsigned char)s[i]))
+            return false;
+    int y = atoi(s), m = atoi(s + 5);
+    if (y < 2000 || y > 9999 || m < 1 || m > 12)
+        return false;
+    snprintf(out, 11, "%04d-%02d-01", y, m);
+    return true;
+}
+
+static bool is_period(const char *s)
+{
+    char d[11];
+    return period_date(s, d);
+}
+
+static const struct vfield invoice_fields[] = {
+    {"tenant", V_STRING, V_REQUIRED, 2, 63, validate_slug, "a tenant's slug"},
+    {"period", V_STRING, V_REQUIRED, 7, 7, is_period, "a month, YYYY-MM"},
+};
+
+int api_invoice_create(struct req *rq, struct resp *rs)
+{
+    if (!validate_object(rq->json, invoice_fields, 2, rs))
+        return api_fail_fields(rs);
+    const char *tenant = vstr(rq->json, "tenant"), *period = vstr(rq->json, "period");
+    char pdate[11], tenant_id[UUID_LEN + 1], id[UUID_LEN + 1];
+    period_date(period, pdate);
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    char current[8];
+    strftime(current, sizeof current, "%Y-%m", &tm);
+    if (strcmp(period, current) > 0)
+        return api_fail(rs, MHD_HTTP_UNPROCESSABLE_CONTENT,
+                        "period %s has not started; a draft can cover the current month at most",
+                        period);
+    bool suspended;
+    int e = db_tenant_resolve(rq->db, tenant, tenant_id, &suspended);
+    if (e == AIDC_ENOTFOUND)
+        return api_fail(rs, MHD_HTTP_UNPROCESSABLE_CONTENT, "tenant \"%s\" not found", tenant);
+    char *problem = NULL;
+    if (!e)
+        e = db_invoice_generate(rq->db, tenant_id, pdate, rq->actor.username, id, &problem);
+    if (e == AIDC_ECONFLICT)
+        return api_fail(rs, MHD_HTTP_CONFLICT,
+                        "the invoice of %s for %s is final; late usage goes to a later month's "
+                        "invoice as an adjustment", tenant, period);
+    if (!e && problem) {
+        e = api_fail(rs, MHD_HTTP_UNPROCESSABLE_CONTENT, "%s", problem);
+        free(problem);
+        return e;
+    }
+    json_t *out = NULL;
+    if (!e)
+        e = db_invoice_get(rq->db, id, &out);
+    if (e)
+        return e;
+    resp_audit(rs, "invoice", id,
+               json_pack("{s:s, s:s, s:O}", "tenant", tenant, "period", period, "total",
+                         json_object_get(out, "total")));
+    return resp_json(rs, MHD_HTTP_CREATED, out);
+}
+
+static int invoice_id(struct req *rq, struct resp *rs, const char **id)
+{
+    *id = req_param(rq, "id");
+    if (!*id || !crypto_uuid_valid(*id))
+        return api_fail(rs, MHD_HTTP_NOT_FOUND, "invoice \"%s\" not found", *id ? *id : "");
+    return 0;
+}
+
+static int answer_csv(struct resp *rs, const json_t *inv)
+{
+    struct sbuf sb = SBUF_INIT;
+    sbuf_puts(&sb, "tenant,period,state,project,resource,kind,original_period,quantity,unit,"
+                   "unit_price,amount,currency\r\n");
+    const json_t *total = json_object_get(inv, "total");
+    const char *cur = json_string_value(json_object_get(total, "currency"));
+    size_t i;
+    json_t *l;
+    json_array_foreach(json_object_get(inv, "lines"), i, l)
+    {
+        const char *text[] = {json_string_value(json_object_get(inv, "tenant")),
+                              json_string_value(json_object_get(inv, "period")),
+                              json_string_value(json_object_get(inv, "state")),
+                              json_string_value(json_object_get(l, "project")),
+                              json_string_value(json_object_get(l, "resource")),
+                              json_string_value(json_object_get(l, "kind")),
+                              json_string_value(json_object_get(l, "original_period"))};
+        for (size_t k = 0; k < sizeof text / sizeof text[0]; k++) {
+            csv_cell(&sb, text[k]);
+            sbuf_putc(&sb, ',');
+        }
+        csv_number(&sb, json_string_value(json_object_get(l, "quantity")));
+        sbuf_putc(&sb, ',');
+        csv_cell(&sb, json_string_value(json_object_get(l, "unit")));
+        sbuf_putc(&sb, ',');
+        csv_number(&sb, json_string_value(json_object_get(l, "unit_price")));
+        sbuf_putc(&sb, ',');
+        csv_number(&sb, json_string_value(json_object_get(l, "amount")));
+        sbuf_putc(&sb, ',');
+        csv_cell(&sb, cur);
+        sbuf_puts(&sb, "\r\n");
+    }
+    /* the total, as a line of its own that a spreadsheet can check */
+    csv_cell(&sb, json_string_value(json_object_get(inv, "tenant")));
+    sbuf_putc(&sb, ',');
+    csv_cell(&sb, json_string_value(json_object_get(inv, "period")));
+    sbuf_putc(&sb, ',');
+    csv_cell(&sb, json_string_value(json_object_get(inv, "state")));
+    sbuf_puts(&sb, ",,,total,,,,,");
+    csv_number(&sb, json_string_value(json_object_get(total, "amount")));
+    sbuf_putc(&sb, ',');
+    csv_cell(&sb, cur);
+    sbuf_puts(&sb, "\r\n");
+    char name[128];
+    snprintf(name, sizeof name, "invoice-%s-%s.csv",
+             json_string_value(json_object_get(inv, "tenant")),
+             json_string_value(json_object_get(inv, "period")));
+    csv_answer(rs, &sb, name);
+    return 0;
+}
+
+int api_invoice_get(struct req *rq, struct resp *rs)
+{
+    const char *id;
+    int e = invoice_id(rq, rs, &id);
+    if (e)
+        return e;
+    const char *format = req_query(rq, "format");
+    if (format && strcmp(format, "csv") != 0 && strcmp(format, "json") != 0) {
+        api_field_error(rs, "format", "must be json or csv");
+        return api_fail_fields(rs);
+    }
+    bool csv = format ? strcmp(format, "csv") == 0
+                      : rq->accept && strstr(rq->accept, "text/csv") != NULL;
+    json_t *out = NULL;
+    e = db_invoice_get(rq->db, id, &out);
+    if (e == AIDC_ENOTFOUND)
+        return api_fail(rs, MHD_HTTP_NOT_FOUND, "invoice \"%s\" not found", id);
+    if (e)
+        return e;
+    if (!csv)
+        return resp_json(rs, MHD_HTTP_OK, out);
+    e = answer_csv(rs, out);
+    json_decref(out);
+    return e;
+}
+
+int api_invoice_list(struct req *rq, struct resp *rs)
+{
+    struct page pg;
+    int e = paging_parse(rq, rs, &pg);
+    if (e)
+        return e;
+    const char *tenant = req_query(rq, "tenant"), *period = req_query(rq, "period");
+    char pdate[11];
+    if (tenant && !validate_slug(tenant))
+        api_field_error(rs, "tenant", "must be a tenant's slug");
+    if (period && !period_date(period, pdate))
+        api_field_error(rs, "period", "must be a month, YYYY-MM");
+    PGresult *r = NULL;
+    if (rs->err.nfields)
+        e = api_fail_fields(rs);
+    if (!e)
+        e = db_invoice_list(rq->db, tenant, period ? pdate : NULL, pg.after, pg.limit, &r);
+    if (!e)
+        e = paging_answer_prebuilt(rs, r, &pg);
+    PQclear(r);
+    paging_free(&pg);
+    return e;
+}
+
+int api_invoice_finalize(struct req *rq, struct resp *rs)
+{
+    const char *id;
+    int e = invoice_id(rq, rs, &id);
+    if (e)
+        return e;
+    char *problem = NULL;
+    e = db_invoice_finalize(rq->db, id, rq->actor.username, &problem);
+    if (e == AIDC_ENOTFOUND)
+        return api_fail(rs, MHD_HTTP_NOT_FOUND, "invoice \"%s\" not found", id);
+    if (e == AIDC_ECONFLICT) {
+        e = api_fail(rs, MHD_HTTP_CONFLICT, "%s", problem ? problem : "the invoice changed");
+        free(problem);
+        return e;
+    }
+    json_t *out = NULL;
+    if (!e)
+        e = db_invoice_get(rq->db, id, &out);
+    if (e)
+        return e;
+    resp_audit(rs, "invoice", id,
+               json_pack("{s:O, s:O, s:O}", "tenant", json_object_get(out, "tenant"), "period",
+                         json_object_get(out, "period"), "total", json_object_get(out, "total")));
+    return resp_json(rs, MHD_HTTP_OK, out);
+}
+
+/* ---- checkpoints --------------------------------------------------------------------- */
+
+int api_job_checkpoint(struct req *rq, struct resp *rs)
+{
+    const char *id = req_param(rq, "id");
+    if (!id || !crypto_uuid_valid(id))
+        return api_fail(rs, MHD_HTTP_NOT_FOUND, "job \"%s\" not found", id ? id : "");
+    json_t *out = NULL;
+    int e = db_job_checkpoint(rq->db, rq->tenant.id, id, &out);
+    if (e == AIDC_ENOTFOUND)
+        return api_fail(rs, MHD_HTTP_NOT_FOUND, "job \"%s\" not found", id);
+    if (e)
+        return e;
+    if (json_is_null(json_object_get(out, "checkpoint_at"))) {
+        const char *state = json_string_value(json_object_get(out, "state"));
+        if (state && strcmp(state, "running") == 0) /* row-level security kept it */
+            e = api_fail(rs, MHD_HTTP_FORBIDDEN, "only the job's owner or a tenant admin may "
+                                                 "report its checkpoints");
+        else
+            e = api_fail(rs, MHD_HTTP_CONFLICT, "job %s is %s: only a running job checkpoints",
+                         id, state ? state : "not running");
+        json_decref(out);
+        return e;
+    }
+    resp_audit(rs, "job", id, NULL);
+    return resp_json(rs, MHD_HTTP_OK, out);
+}

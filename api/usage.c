@@ -1,0 +1,374 @@
+/*
+ * usage.c - usage reports (a tenant's, and platform-wide), the jobs and
+ * intervals behind a report row, and GPU utilization over time, in JSON or
+ * CSV. Quantities are hours of a resource: GPU-hours, core-hours, GiB-hours.
+ */
+#include "usage.h"
+
+#include "../db/billing.h"
+#include "../db/clusters.h"
+#include "../db/tenants.h"
+#include "../server/crypto.h"
+#include "../server/csv.h"
+#include "../server/err.h"
+#include "../server/sbuf.h"
+#include "../server/validate.h"
+#include "../server/xalloc.h"
+#include "auditfilter.h"
+#include "jobspec.h"
+#include "paging.h"
+
+#include <microhttpd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define USAGE_MAX_ROWS 100000
+#define USAGE_MAX_DAYS 366
+#define USAGE_JOBS_MAX 200
+#define UTIL_MAX_DAYS 93
+#define UTIL_DEFAULT_DAYS 7
+
+static const char *const group_names[] = {"tenant", "project", "user", "day", "week", "month",
+                                          "resource"};
+#define NGROUPS (sizeof group_names / sizeof group_names[0])
+
+struct usage_args {
+    struct db_usage_query q;
+    char from[40], to[40];
+    char tenant_id[UUID_LEN + 1];
+    char group_pg[128];       /* {day,project} */
+    const char *order[NGROUPS]; /* the group_by keys as given, for the answer and CSV columns */
+    size_t norder;
+    bool csv;
+};
+
+static void rfc3339(time_t t, char *out, size_t n)
+{
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* from and to (defaults given), checked: RFC 3339, to after from, at most max_days apart */
+static void parse_range(const struct req *rq, struct resp *rs, time_t dfrom, time_t dto,
+                        long max_days, char *from, char *to, size_t n)
+{
+    const char *f = req_query(rq, "from"), *t = req_query(rq, "to");
+    time_t tf = dfrom, tt = dto;
+    if (f && !auditfilter_time(f, &tf, NULL))
+        api_field_error(rs, "from", "must be an RFC 3339 time, e.g. 2026-11-01T00:00:00Z");
+    if (t && !auditfilter_time(t, &tt, NULL))
+        api_field_error(rs, "to", "must be an RFC 3339 time, e.g. 2026-12-01T00:00:00Z");
+    if (tt <= tf)
+        api_field_error(rs, "to", "must be after from");
+    else if (tt - tf > max_days * 86400L)
+        api_field_error(rs, "to", "must be at most %ld days after from", max_days);
+    /* the texts as given keep their fractions; defaults are whole seconds */
+    snprintf(from, n, "%s", f ? f : "");
+    snprintf(to, n, "%s", t ? t : "");
+    if (!f)
+        rfc3339(tf, from, n);
+    if (!t)
+        rfc3339(tt, to, n);
+}
+
+static time_t month_start(time_t now)
+{
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    tm.tm_mday = 1;
+    tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+    return timegm(&tm);
+}
+
+static bool is_resource(const char *s)
+{
+    return strcmp(s, "cpu") == 0 || strcmp(s, "memory_gib") == 0 ||
+           (strncmp(s, "gpu:", 4) == 0 && jobspec_gpu_type_valid(s + 4));
+}
+
+static bool wants_csv(const struct req *rq, struct resp *rs)
+{
+    const char *format = req_query(rq, "format");
+    if (format && strcmp(format, "csv") != 0 && strcmp(format, "json") != 0)
+        api_field_error(rs, "format", "must be json or csv");
+    if (format)
+        return strcmp(format, "csv") == 0;
+    return rq->accept && strstr(rq->accept, "text/csv") != NULL;
+}
+
+static void parse_groups(const struct req *rq, struct resp *rs, bool platform,
+                         struct usage_args *a)
+{
+    const char *g = req_query(rq, "group_by");
+    struct sbuf pg = SBUF_INIT;
+    sbuf_putc(&pg, '{');
+    char buf[128];
+    if (g && strlen(g) >= sizeof buf) {
+        api_field_error(rs, "group_by", "is too long");
+        g = NULL;
+    }
+    snprintf(buf, sizeof buf, "%s", g ? g : "");
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        size_t k = 0;
+        while (k < NGROUPS && strcmp(group_names[k], tok) != 0)
+            k++;
+        if (k == NGROUPS || (k == 0 && !platform)) {
+            api_field_error(rs, "group_by", "must be a comma-separated list of %s",
+                            platform ? "tenant, project, user, day, week, month, resource"
+                                     : "project, user, day, week, month, resource");
+            break;
+        }
+        bool dup = false;
+        for (size_t i = 0; i < a->norder; i++)
+            dup = dup || a->order[i] == group_names[k];
+        if (dup || k == NGROUPS - 1) /* every row names its resource anyway */
+            continue;
+        a->order[a->norder++] = group_names[k];
+        sbuf_printf(&pg, "%s%s", a->norder > 1 ? "," : "", group_names[k]);
+    }
+    sbuf_putc(&pg, '}');
+    snprintf(a->group_pg, sizeof a->group_pg, "%s", sbuf_str(&pg));
+    sbuf_free(&pg);
+}
+
+/* Every argument of a usage route; 0, or an error filled into rs. */
+static int parse_args(struct req *rq, struct resp *rs, bool platform, struct usage_args *a)
+{
+    memset(a, 0, sizeof *a);
+    time_t now = time(NULL);
+    parse_range(rq, rs, month_start(now), now, USAGE_MAX_DAYS, a->from, a->to, sizeof a->from);
+    parse_groups(rq, rs, platform, a);
+    a->csv = wants_csv(rq, rs);
+    const char *project = req_query(rq, "project"), *user = req_query(rq, "user");
+    const char *resource = req_query(rq, "resource");
+    if (project && !validate_slug(project))
+        api_field_error(rs, "project", "must be a project's slug");
+    if (user && !validate_username(user))
+        api_field_error(rs, "user", "must be a user name");
+    if (resource && !is_resource(resource))
+        api_field_error(rs, "resource", "must be gpu:<type>, cpu or memory_gib");
+    if (rs->err.nfields)
+        return api_fail_fields(rs);
+    a->q = (struct db_usage_query){.from = a->from, .to = a->to, .group_by = a->group_pg,
+                                   .project = project, .user = user, .resource = resource,
+                                   .limit = USAGE_MAX_ROWS};
+    if (!platform) {
+        a->q.tenant_id = rq->tenant.id;
+        return 0;
+    }
+    const char *slug = req_query(rq, "tenant");
+    if (!slug)
+        return 0;
+    bool suspended;
+    if (!validate_slug(slug)) {
+        api_field_error(rs, "tenant", "must be a tenant's slug");
+        return api_fail_fields(rs);
+    }
+    int e = db_tenant_resolve(rq->db, slug, a->tenant_id, &suspended);
+    if (e == AIDC_ENOTFOUND)
+        return api_fail(rs, MHD_HTTP_NOT_FOUND, "tenant \"%s\" not found", slug);
+    a->q.tenant_id = a->tenant_id;
+    return e;
+}
+
+static json_t *quantity(const char *text)
+{
+    return json_real(strtod(text, NULL));
+}
+
+/* Columns of the report statement: the group keys, then resource, unit, quantity. */
+enum { C_TENANT, C_PROJECT, C_USER, C_DAY, C_WEEK, C_MONTH, C_RESOURCE, C_UNIT, C_QTY };
+
+static int column_of(const char *group)
+{
+    for (int k = 0; k < C_RESOURCE; k++)
+        if (strcmp(group_names[k], group) == 0)
+            return k;
+    return -1;
+}
+
+static int answer_csv(struct resp *rs, const struct usage_args *a, const PGresult *r)
+{
+    struct sbuf sb = SBUF_INIT;
+    for (size_t k = 0; k < a->norder; k++)
+        sbuf_printf(&sb, "%s,", a->order[k]);
+    sbuf_puts(&sb, "resource,quantity,unit\r\n");
+    for (int i = 0; i < PQntuples(r); i++) {
+        for (size_t k = 0; k < a->norder; k++) {
+            csv_cell(&sb, PQgetvalue(r, i, column_of(a->order[k])));
+            sbuf_putc(&sb, ',');
+        }
+        csv_cell(&sb, PQgetvalue(r, i, C_RESOURCE));
+        sbuf_putc(&sb, ',');
+        csv_number(&sb, PQgetvalue(r, i, C_QTY));
+        sbuf_putc(&sb, ',');
+        csv_cell(&sb, PQgetvalue(r, i, C_UNIT));
+        sbuf_puts(&sb, "\r\n");
+    }
+    csv_answer(rs, &sb, "usage.csv");
+    return 0;
+}
+
+static int report(struct req *rq, struct resp *rs, bool platform)
+{
+    struct usage_args a;
+    int e = parse_args(rq, rs, platform, &a);
+    if (e)
+        return e;
+    PGresult *r = NULL;
+    if ((e = db_usage_report(rq->db, &a.q, &r)))
+        return e;
+    if (PQntuples(r) > USAGE_MAX_ROWS) {
+        PQclear(r);
+        return api_fail(rs, MHD_HTTP_UNPROCESSABLE_CONTENT,
+                        "the report has more than %d rows: narrow from/to, filter, or group by "
+                        "less", USAGE_MAX_ROWS);
+    }
+    if (a.csv) {
+        e = answer_csv(rs, &a, r);
+        PQclear(r);
+        return e;
+    }
+    json_t *rows = json_array(), *groups = json_array();
+    for (size_t k = 0; k < a.norder; k++)
+        json_array_append_new(groups, json_string(a.order[k]));
+    for (int i = 0; i < PQntuples(r); i++) {
+        json_t *key = json_object();
+        for (size_t k = 0; k < a.norder; k++)
+            json_object_set_new(key, a.order[k],
+                                json_string(PQgetvalue(r, i, column_of(a.order[k]))));
+        json_array_append_new(rows, json_pack("{s:o, s:s, s:o, s:s}", "key", key, "resource",
+                                              PQgetvalue(r, i, C_RESOURCE), "quantity",
+                                              quantity(PQgetvalue(r, i, C_QTY)), "unit",
+                                              PQgetvalue(r, i, C_UNIT)));
+    }
+    PQclear(r);
+    return resp_json(rs, MHD_HTTP_OK,
+                     json_pack("{s:s, s:s, s:o, s:o}", "from", a.from, "to", a.to, "group_by",
+                               groups, "rows", rows));
+}
+
+int api_usage_tenant(struct req *rq, struct resp *rs)
+{
+    return report(rq, rs, false);
+}
+
+int api_usage_platform(struct req *rq, struct resp *rs)
+{
+    return report(rq, rs, true);
+}
+
+static int jobs(struct req *rq, struct resp *rs, bool platform)
+{
+    struct page pg;
+    int e = paging_parse(rq, rs, &pg);
+    if (e)
+        return e;
+    struct usage_args a;
+    if (pg.limit > USAGE_JOBS_MAX) {
+        api_field_error(rs, "limit", "must be at most %d here (each job lists its intervals)",
+                        USAGE_JOBS_MAX);
+        e = api_fail_fields(rs);
+    } else if (pg.after && !crypto_uuid_valid(pg.after)) {
+        e = api_fail(rs, MHD_HTTP_BAD_REQUEST, "cursor is not one this server gave");
+    }
+    if (!e)
+        e = parse_args(rq, rs, platform, &a);
+    if (!e && a.csv)
+        e = api_fail(rs, MHD_HTTP_NOT_ACCEPTABLE, "the jobs behind usage are JSON only");
+    PGresult *r = NULL;
+    if (!e) {
+        a.q.limit = pg.limit;
+        a.q.after = pg.after;
+        e = db_usage_jobs(rq->db, &a.q, &r);
+    }
+    if (!e)
+        e = paging_answer_prebuilt(rs, r, &pg);
+    if (!e) {
+        json_object_set_new(rs->body, "from", json_string(a.from));
+        json_object_set_new(rs->body, "to", json_string(a.to));
+    }
+    PQclear(r);
+    paging_free(&pg);
+    return e;
+}
+
+int api_usage_tenant_jobs(struct req *rq, struct resp *rs)
+{
+    return jobs(rq, rs, false);
+}
+
+int api_usage_platform_jobs(struct req *rq, struct resp *rs)
+{
+    return jobs(rq, rs, true);
+}
+
+/* Allocated over capacity, or null when there was no capacity. */
+static json_t *ratio(double alloc, double cap)
+{
+    return cap > 0 ? json_real((double)(long long)(alloc / cap * 1e6 + 0.5) / 1e6) : json_null();
+}
+
+int api_usage_utilization(struct req *rq, struct resp *rs)
+{
+    char from[40], to[40], cluster_id[UUID_LEN + 1] = "";
+    time_t now = time(NULL);
+    time_t hour = now - now % 3600;
+    parse_range(rq, rs, hour - UTIL_DEFAULT_DAYS * 86400L, hour + 3600, UTIL_MAX_DAYS, from, to,
+                sizeof from);
+    const char *cluster = req_query(rq, "cluster"), *gpu_type = req_query(rq, "gpu_type");
+    if (gpu_type && (!jobspec_gpu_type_valid(gpu_type)))
+        api_field_error(rs, "gpu_type", "must be a GPU type, e.g. a100");
+    if (cluster && !validate_slug(cluster))
+        api_field_error(rs, "cluster", "must be a cluster's name");
+    if (rs->err.nfields)
+        return api_fail_fields(rs);
+    int e = 0;
+    if (cluster) {
+        char kind[16];
+        e = db_cluster_lookup(rq->db, cluster, cluster_id, kind, sizeof kind, NULL);
+        if (e == AIDC_ENOTFOUND)
+            return api_fail(rs, MHD_HTTP_NOT_FOUND, "cluster \"%s\" not found", cluster);
+        if (e)
+            return e;
+    }
+    PGresult *r = NULL;
+    if ((e = db_usage_utilization(rq->db, cluster ? cluster_id : NULL, gpu_type, from, to, &r)))
+        return e;
+    double hw_alloc[7][24] = {{0}}, hw_cap[7][24] = {{0}};
+    double total_alloc = 0, total_cap = 0;
+    json_t *hours = json_array();
+    for (int i = 0; i < PQntuples(r); i++) {
+        double alloc = strtod(PQgetvalue(r, i, 1), NULL), cap = strtod(PQgetvalue(r, i, 2), NULL);
+        int dow = atoi(PQgetvalue(r, i, 3)) - 1, h = atoi(PQgetvalue(r, i, 4));
+        if (dow >= 0 && dow < 7 && h >= 0 && h < 24) {
+            hw_alloc[dow][h] += alloc;
+            hw_cap[dow][h] += cap;
+        }
+        total_alloc += alloc;
+        total_cap += cap;
+        json_array_append_new(hours, json_pack("{s:s, s:o, s:f, s:o}", "hour",
+                                               PQgetvalue(r, i, 0), "allocated_gpu_hours",
+                                               quantity(PQgetvalue(r, i, 1)), "capacity_gpu_hours",
+                                               cap, "utilization", ratio(alloc, cap)));
+    }
+    PQclear(r);
+    json_t *heat = json_array();
+    for (int d = 0; d < 7; d++) {
+        json_t *row = json_array();
+        for (int h = 0; h < 24; h++)
+            json_array_append_new(row, ratio(hw_alloc[d][h], hw_cap[d][h]));
+        json_array_append_new(heat, row);
+    }
+    json_t *out = json_pack(
+        "{s:o, s:o, s:s, s:s, s:o, s:{s:o, s:f, s:o}, s:{s:s, s:o}}", "cluster",
+        cluster ? json_string(cluster) : json_null(), "gpu_type",
+        gpu_type ? json_string(gpu_type) : json_null(), "from", from, "to", to, "hours", hours,
+        "total", "allocated_gpu_hours", json_real((double)(long long)(total_alloc * 1e6 + 0.5) / 1e6),
+        "capacity_gpu_hours", total_cap, "utilization", ratio(total_alloc, total_cap), "heatmap",
+        "rows", "isodow 1 (Monday) to 7, hours 0-23 UTC", "utilization", heat);
+    return resp_json(rs, MHD_HTTP_OK, out);
+}

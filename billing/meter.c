@@ -1,0 +1,110 @@
+/* meter.c - the metering worker (see meter.h). */
+#include "meter.h"
+
+#include "../db/billing.h"
+#include "../db/db.h"
+#include "../db/sched.h"
+#include "../sched/worker.h"
+#include "../server/err.h"
+#include "../server/log.h"
+#include "../server/sbuf.h"
+#include "../server/xalloc.h"
+
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#define BATCH 2000
+/* a round every minute at most: an hour boundary is cut within a minute of the
+ * cluster's first report after it; a job's end wakes the worker at once */
+#define INTERVAL_MS 60000
+
+/* figures for /metrics, of whichever meter of this process ran last */
+static atomic_ulong intervals_total, runs_total, lag_ms;
+
+struct meter {
+    struct worker *w;
+};
+
+static const struct db_ctx system_ctx = {.roles = "system"};
+
+int meter_run(struct db *db, int max)
+{
+    int e = db_begin(db, &system_ctx, false);
+    bool got = false;
+    if (!e)
+        e = db_sched_lock(db, DB_LOCK_METER, &got);
+    if (e || !got) {
+        db_rollback(db);
+        return e;
+    }
+    long runs = 0, intervals = 0;
+    double lag = 0;
+    e = db_meter_capacity(db);
+    if (!e)
+        e = db_meter_cut(db, max, &runs, &intervals);
+    if (!e)
+        e = db_meter_lag(db, &lag);
+    if (e) {
+        db_rollback(db);
+        return e;
+    }
+    if ((e = db_commit(db)))
+        return e;
+    atomic_fetch_add(&runs_total, (unsigned long)runs);
+    atomic_fetch_add(&intervals_total, (unsigned long)intervals);
+    atomic_store(&lag_ms, (unsigned long)(lag * 1000.0));
+    if (intervals)
+        log_debug("metered %ld run(s) into %ld interval(s)", runs, intervals);
+    return (int)runs;
+}
+
+void meter_metrics(struct sbuf *sb)
+{
+    sbuf_printf(sb,
+                "# HELP aidc_metering_intervals_total Usage intervals written by this process.\n"
+                "# TYPE aidc_metering_intervals_total counter\n"
+                "aidc_metering_intervals_total %lu\n"
+                "# HELP aidc_metering_runs_total Run cuts made by this process.\n"
+                "# TYPE aidc_metering_runs_total counter\n"
+                "aidc_metering_runs_total %lu\n"
+                "# HELP aidc_metering_lag_seconds Age of the oldest run end not yet metered at "
+                "the last round (0: caught up).\n"
+                "# TYPE aidc_metering_lag_seconds gauge\n"
+                "aidc_metering_lag_seconds %.3f\n",
+                atomic_load(&intervals_total), atomic_load(&runs_total),
+                (double)atomic_load(&lag_ms) / 1000.0);
+}
+
+static int round_fn(struct db *db, bool notified, void *arg)
+{
+    (void)notified;
+    (void)arg;
+    int n = meter_run(db, BATCH);
+    return n < 0 ? n : n == BATCH;
+}
+
+struct meter *meter_start(const struct config *cfg)
+{
+    struct meter *m = xcalloc(1, sizeof *m);
+    struct worker_spec spec = {
+        .name = "meter",
+        .channels = {"aidc_jobs", NULL},
+        .interval_ms = INTERVAL_MS,
+        .round = round_fn,
+        .arg = m,
+    };
+    m->w = worker_start(cfg->database_url, &spec);
+    if (!m->w) {
+        free(m);
+        return NULL;
+    }
+    return m;
+}
+
+void meter_stop(struct meter *m)
+{
+    if (!m)
+        return;
+    worker_stop(m->w);
+    free(m);
+}

@@ -1,0 +1,95 @@
+/*
+ * billing.h - statements of metering, usage reports, prices and invoices.
+ *
+ * The rules (hour-cut intervals, pricing, late usage, credits) are in
+ * migrations/0006_billing.sql and docs/billing.md; this module only runs
+ * them. Times are passed as RFC 3339 text and periods as "YYYY-MM-01".
+ */
+#ifndef AIDC_DB_BILLING_H
+#define AIDC_DB_BILLING_H
+
+#include "db.h"
+
+#include <jansson.h>
+#include <libpq-fe.h>
+#include <stdbool.h>
+
+extern const struct db_stmt *const db_billing_stmts[];
+
+/* ---- metering (the worker, in its own transaction) ---- */
+
+/*
+ * Cut up to max runs into hour intervals as far as they can be cut: closed
+ * runs to their end, open ones to the last hour boundary their cluster has
+ * reported them running past. *runs and *intervals say what was done.
+ */
+int db_meter_cut(struct db *db, int max, long *runs, long *intervals);
+/* Record every cluster's GPU capacity for the current hour. */
+int db_meter_capacity(struct db *db);
+/* Seconds since the oldest unmetered end of a closed run (0: none). */
+int db_meter_lag(struct db *db, double *seconds);
+
+/* ---- usage ---- */
+
+struct db_usage_query {
+    const char *from, *to;   /* RFC 3339 */
+    const char *tenant_id;   /* NULL: every tenant the actor may read */
+    const char *group_by;    /* PostgreSQL text[] literal, e.g. {day,project} */
+    const char *project;     /* filters (slugs, user name, resource), or NULL */
+    const char *user;
+    const char *resource;
+    long limit;              /* rows (jobs for usage_jobs) to return at most; one more is asked */
+    const char *after;       /* usage_jobs: the last job id of the previous page */
+};
+
+/* Rows: tenant, project, user, day, week, month, resource, quantity (NULL when not grouped). */
+int db_usage_report(struct db *db, const struct db_usage_query *q, PGresult **out);
+/* Rows: job (json: id, name, tenant, project, user, resource, quantity, intervals), _cursor. */
+int db_usage_jobs(struct db *db, const struct db_usage_query *q, PGresult **out);
+/* Rows per hour: hour, allocated GPU-hours, capacity GPUs. cluster_id/gpu_type may be NULL. */
+int db_usage_utilization(struct db *db, const char *cluster_id, const char *gpu_type,
+                         const char *from, const char *to, PGresult **out);
+
+/* ---- prices ---- */
+
+/* Rows of prices (json-ready columns); filters may be NULL. */
+int db_price_list(struct db *db, const char *resource, const char *tenant_id, const char *after,
+                  int limit, PGresult **out);
+/*
+ * Insert one price: resource, tenant id (or NULL), unit price, currency,
+ * effective_from, the actor's name, the approval id (or NULL; the requester
+ * then comes from the approval and the actor is the approver).
+ * AIDC_ECONFLICT when one exists for the same key and time.
+ */
+int db_price_create(struct db *db, const char *const fields[7], json_t **out);
+
+/* ---- invoices ---- */
+
+/*
+ * Create or regenerate the draft of tenant_id for period: *id is the
+ * invoice's. AIDC_ECONFLICT when it is final. When prices are missing or
+ * disagree on the currency, *problem (malloc'd) says which and nothing is
+ * kept (the caller rolls back).
+ */
+int db_invoice_generate(struct db *db, const char *tenant_id, const char *period,
+                        const char *by, char id[37], char **problem);
+/*
+ * Finalize invoice id. AIDC_ENOTFOUND, or AIDC_ECONFLICT with *problem
+ * (malloc'd) saying why (already final, period not over, usage not yet
+ * metered, or usage changed since the draft). 0 when it is final now.
+ */
+int db_invoice_finalize(struct db *db, const char *id, const char *by, char **problem);
+/* The invoice with its lines and subtotals, as JSON. AIDC_ENOTFOUND when not visible. */
+int db_invoice_get(struct db *db, const char *id, json_t **out);
+/* Rows of invoices (the summary, as json in column 0) with _cursor; filters may be NULL. */
+int db_invoice_list(struct db *db, const char *tenant_slug, const char *period, const char *after,
+                    int limit, PGresult **out);
+
+/*
+ * A job's report of a checkpoint (preemption credit counts from the last
+ * one): {id, state, checkpoint_at}, checkpoint_at null when the job is not
+ * running. AIDC_ENOTFOUND when there is no such job (or it may not change it).
+ */
+int db_job_checkpoint(struct db *db, const char *tenant_id, const char *job_id, json_t **out);
+
+#endif

@@ -1,0 +1,54 @@
+/* csv.c - CSV cells (see csv.h). */
+#include "csv.h"
+
+#include "request.h"
+#include "sbuf.h"
+#include "xalloc.h"
+
+#include <microhttpd.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+void csv_cell(struct sbuf *sb, const char *s)
+{
+    if (!s)
+        return;
+    /* =, +, -, @ (and tab/CR, which some spreadsheets skip first) start a formula */
+    bool formula = s[0] != '\0' && strchr("=+-@\t\r", s[0]) != NULL;
+    bool quote = formula || strpbrk(s, ",\"\r\n") != NULL;
+    if (quote)
+        sbuf_putc(sb, '"');
+    if (formula)
+        sbuf_putc(sb, '\'');
+    for (const char *p = s; *p; p++) {
+        if (*p == '"')
+            sbuf_putc(sb, '"');
+        sbuf_putc(sb, *p);
+    }
+    if (quote)
+        sbuf_putc(sb, '"');
+}
+
+void csv_number(struct sbuf *sb, const char *s)
+{
+    /* only digits, one sign and a point pass as a number; anything else is text */
+    bool num = s && s[0] != '\0';
+    for (const char *p = s; num && *p; p++)
+        num = (*p >= '0' && *p <= '9') || *p == '.' || (p == s && *p == '-');
+    if (num)
+        sbuf_puts(sb, s);
+    else
+        csv_cell(sb, s);
+}
+
+void csv_answer(struct resp *rs, struct sbuf *sb, const char *filename)
+{
+    rs->status = MHD_HTTP_OK;
+    rs->raw_len = sb->len;
+    rs->raw = sbuf_steal(sb);
+    rs->content_type = "text/csv; charset=utf-8";
+    char *disp = xasprintf("attachment; filename=\"%s\"", filename);
+    resp_header(rs, "Content-Disposition", disp);
+    free(disp);
+}
