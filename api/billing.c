@@ -211,13 +211,28 @@ int api_invoice_create(struct req *rq, struct resp *rs)
     }
     json_t *out = NULL;
     if (!e)
-        e = db_invoice_get(rq->db, id, &out);
+        e = db_invoice_get(rq->db, id, NULL, &out);
     if (e)
         return e;
     resp_audit(rs, "invoice", id,
                json_pack("{s:s, s:s, s:O}", "tenant", tenant, "period", period, "total",
                          json_object_get(out, "total")));
     return resp_json(rs, MHD_HTTP_CREATED, out);
+}
+
+/*
+ * Whose invoices the actor may read: NULL for finance and platform admins
+ * (all), else the tenants it administers (malloc'd; "" for none).
+ */
+static char *readable_tenants(const struct req *rq)
+{
+    if (rq->actor.roles & (GR_PLATFORM_ADMIN | GR_FINANCE))
+        return NULL;
+    struct sbuf sb = SBUF_INIT;
+    for (size_t i = 0; i < rq->actor.nmemberships; i++)
+        if (rq->actor.memberships[i].role >= TR_ADMIN)
+            sbuf_printf(&sb, "%s%s", sb.len ? "," : "", rq->actor.memberships[i].tenant_id);
+    return sbuf_steal(&sb);
 }
 
 static int invoice_id(struct req *rq, struct resp *rs, const char **id)
@@ -231,8 +246,8 @@ static int invoice_id(struct req *rq, struct resp *rs, const char **id)
 static int answer_csv(struct resp *rs, const json_t *inv)
 {
     struct sbuf sb = SBUF_INIT;
-    sbuf_puts(&sb, "tenant,period,state,project,resource,kind,original_period,quantity,unit,"
-                   "unit_price,amount,currency\r\n");
+    sbuf_puts(&sb, "tenant,period,state,project,project_name,resource,kind,original_period,"
+                   "quantity,unit,unit_price,amount,currency\r\n");
     const json_t *total = json_object_get(inv, "total");
     const char *cur = json_string_value(json_object_get(total, "currency"));
     size_t i;
@@ -243,6 +258,7 @@ static int answer_csv(struct resp *rs, const json_t *inv)
                               json_string_value(json_object_get(inv, "period")),
                               json_string_value(json_object_get(inv, "state")),
                               json_string_value(json_object_get(l, "project")),
+                              json_string_value(json_object_get(l, "project_name")),
                               json_string_value(json_object_get(l, "resource")),
                               json_string_value(json_object_get(l, "kind")),
                               json_string_value(json_object_get(l, "original_period"))};
@@ -267,7 +283,7 @@ static int answer_csv(struct resp *rs, const json_t *inv)
     csv_cell(&sb, json_string_value(json_object_get(inv, "period")));
     sbuf_putc(&sb, ',');
     csv_cell(&sb, json_string_value(json_object_get(inv, "state")));
-    sbuf_puts(&sb, ",,,total,,,,,");
+    sbuf_puts(&sb, ",,,,total,,,,,");
     csv_number(&sb, json_string_value(json_object_get(total, "amount")));
     sbuf_putc(&sb, ',');
     csv_cell(&sb, cur);
@@ -294,7 +310,9 @@ int api_invoice_get(struct req *rq, struct resp *rs)
     bool csv = format ? strcmp(format, "csv") == 0
                       : rq->accept && strstr(rq->accept, "text/csv") != NULL;
     json_t *out = NULL;
-    e = db_invoice_get(rq->db, id, &out);
+    char *only = readable_tenants(rq);
+    e = only && !*only ? AIDC_ENOTFOUND : db_invoice_get(rq->db, id, only, &out);
+    free(only);
     if (e == AIDC_ENOTFOUND)
         return api_fail(rs, MHD_HTTP_NOT_FOUND, "invoice \"%s\" not found", id);
     if (e)
@@ -321,8 +339,11 @@ int api_invoice_list(struct req *rq, struct resp *rs)
     PGresult *r = NULL;
     if (rs->err.nfields)
         e = api_fail_fields(rs);
+    char *only = readable_tenants(rq);
     if (!e)
-        e = db_invoice_list(rq->db, tenant, period ? pdate : NULL, pg.after, pg.limit, &r);
+        e = db_invoice_list(rq->db, tenant, period ? pdate : NULL, pg.after, pg.limit,
+                            only && !*only ? "00000000-0000-0000-0000-000000000000" : only, &r);
+    free(only);
     if (!e)
         e = paging_answer_prebuilt(rs, r, &pg);
     PQclear(r);
@@ -347,7 +368,7 @@ int api_invoice_finalize(struct req *rq, struct resp *rs)
     }
     json_t *out = NULL;
     if (!e)
-        e = db_invoice_get(rq->db, id, &out);
+        e = db_invoice_get(rq->db, id, NULL, &out);
     if (e)
         return e;
     resp_audit(rs, "invoice", id,

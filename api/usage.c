@@ -180,7 +180,18 @@ static json_t *quantity(const char *text)
 }
 
 /* Columns of the report statement: the group keys, then resource, unit, quantity. */
-enum { C_TENANT, C_PROJECT, C_USER, C_DAY, C_WEEK, C_MONTH, C_RESOURCE, C_UNIT, C_QTY };
+enum {
+    C_TENANT, C_PROJECT, C_USER, C_DAY, C_WEEK, C_MONTH, C_RESOURCE, C_UNIT, C_QTY,
+    C_TENANT_NAME, C_PROJECT_NAME
+};
+
+/* The display name that goes with a group key (tenants and projects have one), or -1. */
+static int name_column_of(const char *group)
+{
+    return strcmp(group, "tenant") == 0    ? C_TENANT_NAME
+           : strcmp(group, "project") == 0 ? C_PROJECT_NAME
+                                           : -1;
+}
 
 static int column_of(const char *group)
 {
@@ -194,12 +205,18 @@ static int answer_csv(struct resp *rs, const struct usage_args *a, const PGresul
 {
     struct sbuf sb = SBUF_INIT;
     for (size_t k = 0; k < a->norder; k++)
-        sbuf_printf(&sb, "%s,", a->order[k]);
+        sbuf_printf(&sb, name_column_of(a->order[k]) >= 0 ? "%s,%s_name," : "%s,", a->order[k],
+                    a->order[k]);
     sbuf_puts(&sb, "resource,quantity,unit\r\n");
     for (int i = 0; i < PQntuples(r); i++) {
         for (size_t k = 0; k < a->norder; k++) {
             csv_cell(&sb, PQgetvalue(r, i, column_of(a->order[k])));
             sbuf_putc(&sb, ',');
+            int nc = name_column_of(a->order[k]);
+            if (nc >= 0) {
+                csv_cell(&sb, PQgetvalue(r, i, nc));
+                sbuf_putc(&sb, ',');
+            }
         }
         csv_cell(&sb, PQgetvalue(r, i, C_RESOURCE));
         sbuf_putc(&sb, ',');
@@ -236,14 +253,18 @@ static int report(struct req *rq, struct resp *rs, bool platform)
     for (size_t k = 0; k < a.norder; k++)
         json_array_append_new(groups, json_string(a.order[k]));
     for (int i = 0; i < PQntuples(r); i++) {
-        json_t *key = json_object();
-        for (size_t k = 0; k < a.norder; k++)
+        json_t *key = json_object(), *names = json_object();
+        for (size_t k = 0; k < a.norder; k++) {
             json_object_set_new(key, a.order[k],
                                 json_string(PQgetvalue(r, i, column_of(a.order[k]))));
-        json_array_append_new(rows, json_pack("{s:o, s:s, s:o, s:s}", "key", key, "resource",
-                                              PQgetvalue(r, i, C_RESOURCE), "quantity",
-                                              quantity(PQgetvalue(r, i, C_QTY)), "unit",
-                                              PQgetvalue(r, i, C_UNIT)));
+            int nc = name_column_of(a.order[k]);
+            if (nc >= 0)
+                json_object_set_new(names, a.order[k], json_string(PQgetvalue(r, i, nc)));
+        }
+        json_array_append_new(rows, json_pack("{s:o, s:o, s:s, s:o, s:s}", "key", key, "names",
+                                              names, "resource", PQgetvalue(r, i, C_RESOURCE),
+                                              "quantity", quantity(PQgetvalue(r, i, C_QTY)),
+                                              "unit", PQgetvalue(r, i, C_UNIT)));
     }
     PQclear(r);
     return resp_json(rs, MHD_HTTP_OK,

@@ -189,7 +189,7 @@ int db_approval_savepoint(struct db *db)
 
 int db_approval_savepoint_rollback(struct db *db)
 {
-    return db_exec(db, &st_savepoint_rollback, NULL);
+    return db_exec_recover(db, &st_savepoint_rollback);
 }
 
 int db_approval_savepoint_release(struct db *db)

@@ -89,11 +89,13 @@ static const struct db_stmt st_usage_report = {
     "       " GROUP_KEY("week", "to_char(p.s AT TIME ZONE 'UTC', 'IYYY-\"W\"IW')") " AS week,"
     "       " GROUP_KEY("month", "to_char(p.s AT TIME ZONE 'UTC', 'YYYY-MM')") " AS month,"
     "       v.res AS resource, min(v.unit) AS unit,"
-    "       round(sum(v.n * extract(epoch FROM p.e - p.s)) / 3600, 6)::text AS quantity"
+    "       round(sum(v.n * extract(epoch FROM p.e - p.s)) / 3600, 6)::text AS quantity,"
+    "       " GROUP_KEY("tenant", "t.name") " AS tenant_name,"
+    "       " GROUP_KEY("project", "pr.name") " AS project_name"
     "  FROM aidc_usage_pieces($1::timestamptz, $2::timestamptz) p"
     "  JOIN tenants t ON t.id = p.tenant_id LEFT JOIN projects pr ON pr.id = p.project_id"
     PER_RESOURCE USAGE_WHERE
-    " GROUP BY 1, 2, 3, 4, 5, 6, 7 ORDER BY 6, 5, 4, 1, 2, 3, 7 LIMIT $8::int",
+    " GROUP BY 1, 2, 3, 4, 5, 6, 7, 10, 11 ORDER BY 6, 5, 4, 1, 2, 3, 7 LIMIT $8::int",
     8};
 
 /* The jobs behind a usage row, each with its intervals, keyset by job id. */
@@ -200,10 +202,11 @@ static const struct db_stmt st_inv_fill = {
     "                (SELECT string_agg(DISTINCT currency, ', ' ORDER BY currency) FROM c) AS cur,"
     "                (SELECT count(DISTINCT currency) FROM c) AS ncur),"
     " ins AS (INSERT INTO invoice_lines (invoice_id, line_no, tenant_id, project_id, project,"
-    "           resource, kind, original_period, quantity, unit, unit_price, amount)"
+    "           project_name, resource, kind, original_period, quantity, unit, unit_price, amount)"
     "         SELECT $1::uuid, row_number() OVER (ORDER BY pr.slug, c.project_id, c.resource,"
     "                  c.kind DESC, c.original_period, c.unit_price),"
-    "                $2::uuid, c.project_id, coalesce(pr.slug, c.project_id::text), c.resource,"
+    "                $2::uuid, c.project_id, coalesce(pr.slug, c.project_id::text),"
+    "                coalesce(pr.name, ''), c.resource,"
     "                c.kind, c.original_period, round(c.quantity, 6),"
     "                CASE WHEN c.resource LIKE 'gpu:%' THEN 'gpu_hour'"
     "                     WHEN c.resource = 'cpu' THEN 'core_hour' ELSE 'gib_hour' END,"
@@ -261,6 +264,7 @@ static const struct db_stmt st_inv_get = {
     "invoice_get",
     "SELECT json_build_object(" INVOICE_SUMMARY ","
     "  'lines', coalesce((SELECT json_agg(json_build_object('project', l.project,"
+    "      'project_name', l.project_name,"
     "      'resource', l.resource, 'kind', l.kind,"
     "      'original_period', to_char(l.original_period, 'YYYY-MM'), 'quantity', l.quantity::text,"
     "      'unit', l.unit, 'unit_price', l.unit_price::text, 'amount', l.amount::text)"
@@ -269,8 +273,9 @@ static const struct db_stmt st_inv_get = {
     "      'amount', s.amount::text) ORDER BY s.project)"
     "      FROM (SELECT project, sum(amount) AS amount FROM invoice_lines"
     "             WHERE invoice_id = i.id GROUP BY project) s), '[]'))"
-    " FROM invoices i JOIN tenants t ON t.id = i.tenant_id WHERE i.id = $1::uuid",
-    1};
+    " FROM invoices i JOIN tenants t ON t.id = i.tenant_id WHERE i.id = $1::uuid"
+    "   AND ($2::text IS NULL OR i.tenant_id = ANY (string_to_array($2, ',')::uuid[]))",
+    2};
 static const struct db_stmt st_inv_list = {
     "invoice_list",
     "SELECT json_build_object(" INVOICE_SUMMARY "),"
@@ -279,8 +284,9 @@ static const struct db_stmt st_inv_list = {
     " WHERE ($1::text IS NULL OR t.slug = $1) AND ($2::date IS NULL OR i.period = $2::date)"
     "   AND ($3::text IS NULL OR (i.period, i.id) < (split_part($3, '|', 1)::date,"
     "                                              split_part($3, '|', 2)::uuid))"
+    "   AND ($5::text IS NULL OR i.tenant_id = ANY (string_to_array($5, ',')::uuid[]))"
     " ORDER BY i.period DESC, i.id DESC LIMIT $4::int + 1",
-    4};
+    5};
 
 static const struct db_stmt st_checkpoint = {
     "job_checkpoint",
@@ -481,9 +487,9 @@ int db_invoice_finalize(struct db *db, const char *id, const char *by, char **pr
     return db_exec(db, &st_inv_final, pf);
 }
 
-int db_invoice_get(struct db *db, const char *id, json_t **out)
+int db_invoice_get(struct db *db, const char *id, const char *only, json_t **out)
 {
-    const char *p[1] = {id};
+    const char *p[2] = {id, only};
     int e;
     PGresult *r = db_query(db, &st_inv_get, p, &e);
     if (!r)
@@ -498,11 +504,11 @@ int db_invoice_get(struct db *db, const char *id, json_t **out)
 }
 
 int db_invoice_list(struct db *db, const char *tenant_slug, const char *period, const char *after,
-                    int limit, PGresult **out)
+                    int limit, const char *only, PGresult **out)
 {
     char n[16];
     snprintf(n, sizeof n, "%d", limit);
-    const char *p[4] = {tenant_slug, period, after, n};
+    const char *p[5] = {tenant_slug, period, after, n, only};
     int e;
     *out = db_query(db, &st_inv_list, p, &e);
     return *out ? 0 : e;

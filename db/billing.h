@@ -79,11 +79,15 @@ int db_invoice_generate(struct db *db, const char *tenant_id, const char *period
  * metered, or usage changed since the draft). 0 when it is final now.
  */
 int db_invoice_finalize(struct db *db, const char *id, const char *by, char **problem);
-/* The invoice with its lines and subtotals, as JSON. AIDC_ENOTFOUND when not visible. */
-int db_invoice_get(struct db *db, const char *id, json_t **out);
+/*
+ * The invoice with its lines and subtotals, as JSON. only: NULL, or the
+ * comma-separated tenant ids whose invoices the actor may see (its tenant
+ * admin roles). AIDC_ENOTFOUND when not visible.
+ */
+int db_invoice_get(struct db *db, const char *id, const char *only, json_t **out);
 /* Rows of invoices (the summary, as json in column 0) with _cursor; filters may be NULL. */
 int db_invoice_list(struct db *db, const char *tenant_slug, const char *period, const char *after,
-                    int limit, PGresult **out);
+                    int limit, const char *only, PGresult **out);
 
 /*
  * A job's report of a checkpoint (preemption credit counts from the last

@@ -682,6 +682,20 @@ int db_exec(struct db *db, const struct db_stmt *stmt, const char *const *params
     return e;
 }
 
+int db_exec_recover(struct db *db, const struct db_stmt *stmt)
+{
+    bool failed = db->tx_failed;
+    int err = db->tx_err;
+    db->tx_failed = false;
+    db->tx_err = 0;
+    int e = db_exec(db, stmt, NULL);
+    if (e && !db->tx_failed) {
+        db->tx_failed = true;
+        db->tx_err = failed ? err : e;
+    }
+    return e;
+}
+
 int db_queue(struct db *db, const struct db_stmt *stmt, const char *const *params)
 {
     if (db->scope_lost)

@@ -120,6 +120,12 @@ PGresult *db_query(struct db *db, const struct db_stmt *stmt, const char *const 
 /* Like db_query, for statements returning nothing of interest: 0 or an error. */
 int db_exec(struct db *db, const struct db_stmt *stmt, const char *const *params);
 /*
+ * Run stmt - a ROLLBACK TO SAVEPOINT - even after a statement of the
+ * transaction failed (which makes every other statement fail at once); when
+ * it succeeds the transaction is usable again.
+ */
+int db_exec_recover(struct db *db, const struct db_stmt *stmt);
+/*
  * Queue stmt without waiting; its error (if any) surfaces at the next
  * db_query/db_commit of the transaction. Only valid inside a transaction.
  */

@@ -161,6 +161,13 @@ CREATE POLICY prices_read ON prices FOR SELECT USING (tenant_id IS NULL OR aidc_
 CREATE POLICY prices_insert ON prices FOR INSERT
     WITH CHECK (aidc_ctx_platform_admin() OR aidc_ctx_role('finance'));
 
+-- Finance asks for price changes itself (a platform admin approves them): it
+-- may file those requests and read its own.
+CREATE POLICY approvals_finance_request ON approvals FOR INSERT
+    WITH CHECK (aidc_ctx_role('finance') AND requested_by = aidc_ctx_user()
+                AND action = 'price.create');
+CREATE POLICY approvals_own_read ON approvals FOR SELECT USING (requested_by = aidc_ctx_user());
+
 -- ---- invoices -------------------------------------------------------------------------
 
 CREATE TABLE invoices (
@@ -178,9 +185,11 @@ CREATE TABLE invoices (
 );
 CREATE INDEX invoices_period ON invoices (period DESC, tenant_id);
 ALTER TABLE invoices ENABLE ROW LEVEL SECURITY;
--- finance and platform admins see all; a tenant's admins see theirs
+-- finance and platform admins see all; a tenant's readers pass here, and the
+-- statements narrow them to its admins (read-only transactions carry only the
+-- tenants an actor reads, not the ones it administers)
 CREATE POLICY invoices_read ON invoices FOR SELECT
-    USING (aidc_ctx_role('finance') OR aidc_can_admin(tenant_id));
+    USING (aidc_ctx_role('finance') OR aidc_can_read(tenant_id));
 CREATE POLICY invoices_write ON invoices FOR ALL
     USING (aidc_ctx_platform_admin() OR aidc_ctx_role('finance'))
     WITH CHECK (aidc_ctx_platform_admin() OR aidc_ctx_role('finance'));
@@ -190,7 +199,8 @@ CREATE TABLE invoice_lines (
     line_no         integer NOT NULL,
     tenant_id       uuid NOT NULL,
     project_id      uuid NOT NULL,
-    project         text NOT NULL,
+    project         text NOT NULL,  -- slug and name as they were when it was billed
+    project_name    text NOT NULL,
     resource        text NOT NULL,
     kind            text NOT NULL CHECK (kind IN ('usage', 'credit', 'adjustment')),
     original_period date,  -- an adjustment's own month
@@ -202,7 +212,7 @@ CREATE TABLE invoice_lines (
 );
 ALTER TABLE invoice_lines ENABLE ROW LEVEL SECURITY;
 CREATE POLICY invoice_lines_read ON invoice_lines FOR SELECT
-    USING (aidc_ctx_role('finance') OR aidc_can_admin(tenant_id));
+    USING (aidc_ctx_role('finance') OR aidc_can_read(tenant_id));
 CREATE POLICY invoice_lines_write ON invoice_lines FOR ALL
     USING (aidc_ctx_platform_admin() OR aidc_ctx_role('finance'))
     WITH CHECK (aidc_ctx_platform_admin() OR aidc_ctx_role('finance'));

@@ -32,10 +32,13 @@ void csv_cell(struct sbuf *sb, const char *s)
 
 void csv_number(struct sbuf *sb, const char *s)
 {
-    /* only digits, one sign and a point pass as a number; anything else is text */
-    bool num = s && s[0] != '\0';
-    for (const char *p = s; num && *p; p++)
+    /* a leading minus, digits and points pass as a number; anything else is text */
+    bool num = s && s[0] != '\0', digit = false;
+    for (const char *p = s; num && *p; p++) {
+        digit = digit || (*p >= '0' && *p <= '9');
         num = (*p >= '0' && *p <= '9') || *p == '.' || (p == s && *p == '-');
+    }
+    num = num && digit;
     if (num)
         sbuf_puts(sb, s);
     else
