@@ -8,6 +8,7 @@
 #include "../db/billing.h"
 #include "../db/clusters.h"
 #include "../db/tenants.h"
+#include "../server/config.h"
 #include "../server/crypto.h"
 #include "../server/csv.h"
 #include "../server/err.h"
@@ -23,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define USAGE_MAX_ROWS 100000
 #define USAGE_MAX_DAYS 366
 #define USAGE_JOBS_MAX 200
 #define UTIL_MAX_DAYS 93
@@ -154,7 +154,7 @@ static int parse_args(struct req *rq, struct resp *rs, bool platform, struct usa
         return api_fail_fields(rs);
     a->q = (struct db_usage_query){.from = a->from, .to = a->to, .group_by = a->group_pg,
                                    .project = project, .user = user, .resource = resource,
-                                   .limit = USAGE_MAX_ROWS};
+                                   .limit = rq->cfg->usage_max_rows};
     if (!platform) {
         a->q.tenant_id = rq->tenant.id;
         return 0;
@@ -238,11 +238,11 @@ static int report(struct req *rq, struct resp *rs, bool platform)
     PGresult *r = NULL;
     if ((e = db_usage_report(rq->db, &a.q, &r)))
         return e;
-    if (PQntuples(r) > USAGE_MAX_ROWS) {
+    if (PQntuples(r) > rq->cfg->usage_max_rows) {
         PQclear(r);
         return api_fail(rs, MHD_HTTP_UNPROCESSABLE_CONTENT,
                         "the report has more than %d rows: narrow from/to, filter, or group by "
-                        "less", USAGE_MAX_ROWS);
+                        "less", rq->cfg->usage_max_rows);
     }
     if (a.csv) {
         e = answer_csv(rs, &a, r);

@@ -12,6 +12,7 @@
 
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define BATCH 2000
 /* a round every minute at most: an hour boundary is cut within a minute of the
@@ -21,8 +22,13 @@
 /* figures for /metrics, of whichever meter of this process ran last */
 static atomic_ulong intervals_total, runs_total, lag_ms;
 
+/* at most a round a second: every job submit notifies aidc_jobs, and a storm of
+ * them must not turn into a storm of metering rounds */
+#define MIN_ROUND_GAP_MS 1000
+
 struct meter {
     struct worker *w;
+    struct timespec last;
 };
 
 static const struct db_ctx system_ctx = {.roles = "system"};
@@ -77,9 +83,16 @@ void meter_metrics(struct sbuf *sb)
 
 static int round_fn(struct db *db, bool notified, void *arg)
 {
-    (void)notified;
-    (void)arg;
+    struct meter *m = arg;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    long gap_ms = (now.tv_sec - m->last.tv_sec) * 1000L + (now.tv_nsec - m->last.tv_nsec) / 1000000L;
+    if (notified && gap_ms >= 0 && gap_ms < MIN_ROUND_GAP_MS) {
+        struct timespec nap = {0, (MIN_ROUND_GAP_MS - gap_ms) * 1000000L};
+        nanosleep(&nap, NULL);
+    }
     int n = meter_run(db, BATCH);
+    clock_gettime(CLOCK_MONOTONIC, &m->last);
     return n < 0 ? n : n == BATCH;
 }
 

@@ -100,22 +100,38 @@ case "$st" in 201|409) ;; *) die "seeding the demo project failed ($st)";; esac
 # room for 16 cores of jobs so a laptop with few cores can still queue work.
 st=$(api POST /api/v1/clusters '{"name":"local","kind":"local","options":{"gpus":{"a100":4},"cpus":16,"memory_gib":64}}')
 case "$st" in 201|409) ;; *) die "registering the local cluster failed ($st)";; esac
-# Raising a guarantee needs a second admin's approval (docs/approvals.md): admin asks, admin2 approves.
+# Sensitive changes need a second admin's approval (docs/approvals.md): admin asks,
+# admin2 approves. approved METHOD PATH BODY -> the status of the operation itself.
+token2=$(curl -fsS -X POST "$base/api/v1/auth/login" -H 'Content-Type: application/json' \
+         -d "{\"username\":\"admin2\",\"password\":\"$admin_pw\"}" |
+         sed -n 's/.*"access_token":"\([^"]*\)".*/\1/p')
+approved() {
+    local out st approval
+    out=$(curl -sS -w '\n%{http_code}' -X "$1" "$base$2" \
+          -H "Authorization: Bearer $token" -H 'Content-Type: application/json' -d "$3")
+    st=${out##*$'\n'}
+    if [ "$st" = 202 ]; then
+        approval=$(sed -n 's/.*"approval":{"id":"\([^"]*\)".*/\1/p' <<<"${out%$'\n'*}")
+        out=$(curl -sS -X POST "$base/api/v1/approvals/$approval/approve" \
+              -H "Authorization: Bearer $token2")
+        st=$(sed -n 's/.*"result":{"status":\([0-9]*\).*/\1/p' <<<"$out")
+    fi
+    echo "${st:-000}"
+}
 quota='{"resources":{"gpu:a100":{"guaranteed":2,"limit":4}}}'
-out=$(curl -sS -w '\n%{http_code}' -X PUT "$base/api/v1/tenants/demo/quota" \
-      -H "Authorization: Bearer $token" -H 'Content-Type: application/json' -d "$quota")
-st=${out##*$'\n'}
-if [ "$st" = 202 ]; then
-    approval=$(sed -n 's/.*"approval":{"id":"\([^"]*\)".*/\1/p' <<<"${out%$'\n'*}")
-    token2=$(curl -fsS -X POST "$base/api/v1/auth/login" -H 'Content-Type: application/json' \
-             -d "{\"username\":\"admin2\",\"password\":\"$admin_pw\"}" |
-             sed -n 's/.*"access_token":"\([^"]*\)".*/\1/p')
-    st=$(curl -sS -o /dev/null -w '%{http_code}' -X POST \
-         "$base/api/v1/approvals/$approval/approve" -H "Authorization: Bearer $token2")
-    # once the approved PUT has run, the same PUT raises nothing and answers 200 at once
-    [ "$st" != 200 ] || st=$(api PUT /api/v1/tenants/demo/quota "$quota")
-fi
+st=$(approved PUT /api/v1/tenants/demo/quota "$quota")
 [ "$st" = 200 ] || die "setting the demo quota failed ($st)"
+# Demo prices from the start of this month, so usage and invoices have something to show.
+month=$(date -u +%Y-%m-01T00:00:00Z)
+for price in 'gpu:a100 8.00' 'cpu 0.05' 'memory_gib 0.01'; do
+    set -- $price
+    if ! curl -fsS "$base/api/v1/prices?resource=$1" -H "Authorization: Bearer $token" |
+         grep -q '"resource"'; then
+        st=$(approved POST /api/v1/prices \
+             "{\"resource\":\"$1\",\"unit_price\":\"$2\",\"currency\":\"CNY\",\"effective_from\":\"$month\"}")
+        [ "$st" = 201 ] || die "setting the demo price of $1 failed ($st)"
+    fi
+done
 
 cat >&2 <<MSG
 
@@ -127,6 +143,8 @@ cat >&2 <<MSG
   spec:              $base/api/v1/openapi.json
   demo tenant:       demo (project getting-started; 2 a100 guaranteed, 4 with borrowing)
   local cluster:     local (4 a100 GPU slots; jobs run as child processes of this machine)
+  prices:            8.00 CNY per a100 GPU-hour, 0.05 per core-hour, 0.01 per GiB-hour
+                     (usage: GET /api/v1/tenants/demo/usage; invoices: docs/billing.md)
 
   Submit a job:
     curl -X POST $base/api/v1/tenants/demo/jobs -H "Authorization: Bearer \$TOKEN" \\

@@ -107,6 +107,8 @@ static const struct setting settings[] = {
      "a pending dual-approval request expires after this"},
     {"AIDC_APPROVAL_QUOTA_THRESHOLD", T_INT, OFF(approval_quota_threshold), "0", 0, 1000000,
      "raising a quota's guaranteed amount of a resource by more than this needs dual approval"},
+    {"AIDC_USAGE_MAX_ROWS", T_INT, OFF(usage_max_rows), "100000", 1, 10000000,
+     "most rows of one usage report (a larger one is refused: narrow it)"},
 };
 
 #define NSETTINGS (sizeof settings / sizeof settings[0])

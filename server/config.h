@@ -51,6 +51,7 @@ struct config {
     int audit_ingest_max_records;
     int approval_ttl_hours;
     int approval_quota_threshold;
+    int usage_max_rows;
     char *self_exe;             /* derived: this binary (the local executor runs its shim) */
 };
 

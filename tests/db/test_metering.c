@@ -252,6 +252,22 @@ START_TEST(a_job_preempted_twice_has_three_runs_and_credits_after_checkpoints)
 }
 END_TEST
 
+START_TEST(a_run_that_ends_as_it_starts_is_metered_without_an_interval)
+{
+    char job[37];
+    new_job(job, 1, "a100", 1);
+    transition(job, "pending", "running", at("2026-11-12T10:20:00Z"), 0);
+    transition(job, "running", "failed", 0, at("2026-11-12T10:20:00Z"));
+    meter_all();
+    const char *p[1] = {job};
+    ck_assert_int_eq((long)owner_num("SELECT count(*) FROM job_runs WHERE job_id = $1::uuid"
+                                     " AND metered_to = ended_at AND ended_at = started_at",
+                                     1, p),
+                     1);
+    ck_assert_int_eq(intervals_of(job), 0);
+}
+END_TEST
+
 /* ---- random sequences ---------------------------------------------------------------- */
 
 #define NJOBS 24
@@ -393,6 +409,7 @@ int main(void)
     tcase_add_test(tc, a_run_across_hour_day_and_month_boundaries_sums_exactly);
     tcase_add_test(tc, an_open_run_is_cut_only_where_its_cluster_saw_it_running);
     tcase_add_test(tc, a_job_preempted_twice_has_three_runs_and_credits_after_checkpoints);
+    tcase_add_test(tc, a_run_that_ends_as_it_starts_is_metered_without_an_interval);
     tcase_add_test(tc, random_start_stop_preempt_sequences_keep_every_invariant);
     suite_add_tcase(s, tc);
     return suite_run(s);

@@ -1,18 +1,20 @@
 /*
- * permissions_fixture.h - what the two permission test programs share
- * (test_permissions_matrix.c and test_permissions.c): the actors (global
- * roles, tenant roles, foreign tenant admin, user without membership,
- * anonymous, API tokens with and without the admin scope, a tenant-bound
- * token, cookie sessions with and without X-Requested-With), tenants "own"
- * and "other", the collected mismatches, requests as an actor, the admin's
- * checks afterwards, and the setup that creates all of it: besides the
- * actors, the local cluster, a project "held" in each tenant whose quota
- * admits no job (jobs submitted there stay queued), and in each tenant one
- * job of the admin that has run to completion (its logs say "hello").
+ * permissions_fixture.h - what the permission test programs share
+ * (test_permissions_matrix.c, test_permissions_billing.c and
+ * test_permissions.c): the routes whose matrix rows are in
+ * test_permissions_billing.c, the actors (global roles, tenant roles,
+ * foreign tenant admin, user without membership, anonymous, API tokens with
+ * and without the admin scope, a tenant-bound token, cookie sessions with
+ * and without X-Requested-With), tenants "own" and "other", the collected
+ * mismatches, requests as an actor, the admin's checks afterwards, and the
+ * setup that creates all of it: besides the actors, the local cluster, a
+ * project "held" in each tenant whose quota admits no job (jobs submitted
+ * there stay queued), and in each tenant one job of the admin that has run
+ * to completion (its logs say "hello").
  *
  * The definitions are static and each program includes this header once, so
- * each has its own copy: they serve these two programs only, which is why
- * they are not in the test support library.
+ * each has its own copy: they serve these programs only, which is why they
+ * are not in the test support library.
  */
 #ifndef AIDC_TEST_PERMISSIONS_FIXTURE_H
 #define AIDC_TEST_PERMISSIONS_FIXTURE_H
@@ -29,6 +31,31 @@
 #include <time.h>
 
 #define PW "perm-password-1"
+
+/* ---- the matrix in two files ------------------------------------------------------ */
+
+/*
+ * The routes ("METHOD pattern") whose permission matrix rows are in
+ * test_permissions_billing.c; test_permissions_matrix.c has rows for every
+ * other authenticated route. Each program fails when a route of its part has
+ * no row, so a new route needs rows in one of them (and, for the billing
+ * part, an entry here).
+ */
+static const char *const billing_matrix_routes[] = {
+    "POST /api/v1/tenants/{tenant}/jobs/{id}/checkpoint",
+    "GET /api/v1/tenants/{tenant}/usage",
+    "GET /api/v1/tenants/{tenant}/usage/jobs",
+    "GET /api/v1/usage",
+    "GET /api/v1/usage/jobs",
+    "GET /api/v1/usage/utilization",
+    "GET /api/v1/prices",
+    "POST /api/v1/prices",
+    "POST /api/v1/invoices",
+    "GET /api/v1/invoices",
+    "GET /api/v1/invoices/{id}",
+    "POST /api/v1/invoices/{id}/finalize",
+};
+#define NBILLING_ROUTES (sizeof billing_matrix_routes / sizeof billing_matrix_routes[0])
 
 /* ---- actors ------------------------------------------------------------------------ */
 

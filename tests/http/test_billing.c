@@ -99,7 +99,9 @@ static json_t *price(const char *body)
 
 static void setup(void)
 {
-    harness_setup("billing", NULL);
+    /* a small row limit, so the refusal of a larger report is testable */
+    const char *env[] = {"AIDC_USAGE_MAX_ROWS=12", NULL};
+    harness_setup("billing", env);
     make_user("fin", PW, "[\"finance\"]");
     make_user("adm2", PW, "[\"platform_admin\"]");
     make_user("pa", PW, NULL);
@@ -243,6 +245,12 @@ START_TEST(usage_groups_clips_and_refuses_bad_arguments)
     for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++)
         ck_assert_msg(req("GET", bad[b], pa, NULL) == 400, "%s was not refused", bad[b]);
     ck_assert_int_eq(req("GET", "/api/v1/usage?tenant=nope", fin, NULL), 404);
+    /* more rows than AIDC_USAGE_MAX_ROWS (12): refused, not cut short */
+    ck_assert_int_eq(reqj("GET", "/api/v1/usage?" NOV "&group_by=tenant,project,day", fin, NULL,
+                          &r),
+                     422);
+    ck_assert_ptr_nonnull(strstr(audittest_jstr(r.json, "detail"), "more than 12 rows"));
+    http_res_free(&r);
 }
 END_TEST
 

@@ -1,7 +1,8 @@
 /*
  * test_permissions_matrix.c - the permission matrix of the API: every actor
  * of permissions_fixture.h against every authenticated endpoint of
- * api/routes.c, on its own tenant and on another one.
+ * api/routes.c, on its own tenant and on another one. The rows of usage,
+ * prices, invoices and checkpoints are in test_permissions_billing.c.
  *
  * The expectations are written down by hand from docs API.md ("Roles", and
  * "objects of another tenant answer 404, never 403 and never data") and the
@@ -792,7 +793,8 @@ START_TEST(matrix)
 }
 END_TEST
 
-/* Every authenticated route of the table has a matrix row; the public ones are known. */
+/* Every authenticated route of the table has a matrix row, here or in
+ * test_permissions_billing.c; the public ones are known. */
 START_TEST(every_route_is_in_the_matrix)
 {
     reset_notes();
@@ -807,6 +809,8 @@ START_TEST(every_route_is_in_the_matrix)
         } else if (strcmp(key, "POST /api/v1/auth/logout") == 0) {
             found = true; /* see test_permissions.c, logout_for_every_kind_of_caller */
         } else {
+            for (size_t k = 0; k < NBILLING_ROUTES; k++) /* rows in test_permissions_billing.c */
+                found |= strcmp(billing_matrix_routes[k], key) == 0;
             for (size_t k = 0; k < NROWS; k++)
                 found |= strcmp(rows[k].method, rt->method) == 0 &&
                          strcmp(rows[k].pattern, rt->pattern) == 0;
