@@ -101,7 +101,8 @@ case "$st" in 201|409) ;; *) die "seeding the demo project failed ($st)";; esac
 st=$(api POST /api/v1/clusters '{"name":"local","kind":"local","options":{"gpus":{"a100":4},"cpus":16,"memory_gib":64}}')
 case "$st" in 201|409) ;; *) die "registering the local cluster failed ($st)";; esac
 # Sensitive changes need a second admin's approval (docs/approvals.md): admin asks,
-# admin2 approves. approved METHOD PATH BODY -> the status of the operation itself.
+# admin2 approves. approved METHOD PATH BODY -> the request's status, or the approve
+# call's once it needed one (the caller checks that the change happened).
 token2=$(curl -fsS -X POST "$base/api/v1/auth/login" -H 'Content-Type: application/json' \
          -d "{\"username\":\"admin2\",\"password\":\"$admin_pw\"}" |
          sed -n 's/.*"access_token":"\([^"]*\)".*/\1/p')
@@ -112,25 +113,28 @@ approved() {
     st=${out##*$'\n'}
     if [ "$st" = 202 ]; then
         approval=$(sed -n 's/.*"approval":{"id":"\([^"]*\)".*/\1/p' <<<"${out%$'\n'*}")
-        out=$(curl -sS -X POST "$base/api/v1/approvals/$approval/approve" \
-              -H "Authorization: Bearer $token2")
-        st=$(sed -n 's/.*"result":{"status":\([0-9]*\).*/\1/p' <<<"$out")
+        st=$(curl -sS -o /dev/null -w '%{http_code}' -X POST \
+             "$base/api/v1/approvals/$approval/approve" -H "Authorization: Bearer $token2")
     fi
-    echo "${st:-000}"
+    echo "$st"
 }
 quota='{"resources":{"gpu:a100":{"guaranteed":2,"limit":4}}}'
 st=$(approved PUT /api/v1/tenants/demo/quota "$quota")
+# once the approved PUT has run, the same PUT raises nothing and answers 200 at once
+[ "$st" != 200 ] || st=$(api PUT /api/v1/tenants/demo/quota "$quota")
 [ "$st" = 200 ] || die "setting the demo quota failed ($st)"
 # Demo prices from the start of this month, so usage and invoices have something to show.
 month=$(date -u +%Y-%m-01T00:00:00Z)
+has_price() {
+    curl -fsS "$base/api/v1/prices?resource=$1" -H "Authorization: Bearer $token" |
+        grep -q '"resource"'
+}
 for price in 'gpu:a100 8.00' 'cpu 0.05' 'memory_gib 0.01'; do
     set -- $price
-    if ! curl -fsS "$base/api/v1/prices?resource=$1" -H "Authorization: Bearer $token" |
-         grep -q '"resource"'; then
-        st=$(approved POST /api/v1/prices \
-             "{\"resource\":\"$1\",\"unit_price\":\"$2\",\"currency\":\"CNY\",\"effective_from\":\"$month\"}")
-        [ "$st" = 201 ] || die "setting the demo price of $1 failed ($st)"
-    fi
+    has_price "$1" && continue
+    st=$(approved POST /api/v1/prices \
+         "{\"resource\":\"$1\",\"unit_price\":\"$2\",\"currency\":\"CNY\",\"effective_from\":\"$month\"}")
+    has_price "$1" || die "setting the demo price of $1 failed ($st)"
 done
 
 cat >&2 <<MSG
