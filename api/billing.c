@@ -159,10 +159,10 @@ static bool period_date(const char *s, char out[11])
     for (int i = 0; i < 7; i++)
         if (i != 4 && !isdigit((unsigned char)s[i]))
             return false;
-    int y = atoi(s), m = atoi(s + 5);
+    long y = strtol(s, NULL, 10), m = strtol(s + 5, NULL, 10);
     if (y < 2000 || y > 9999 || m < 1 || m > 12)
         return false;
-    snprintf(out, 11, "%04d-%02d-01", y, m);
+    snprintf(out, 11, "%04ld-%02ld-01", y, m);
     return true;
 }
 

@@ -364,7 +364,8 @@ int api_usage_utilization(struct req *rq, struct resp *rs)
     json_t *hours = json_array();
     for (int i = 0; i < PQntuples(r); i++) {
         double alloc = strtod(PQgetvalue(r, i, 1), NULL), cap = strtod(PQgetvalue(r, i, 2), NULL);
-        int dow = atoi(PQgetvalue(r, i, 3)) - 1, h = atoi(PQgetvalue(r, i, 4));
+        long dow = strtol(PQgetvalue(r, i, 3), NULL, 10) - 1;
+        long h = strtol(PQgetvalue(r, i, 4), NULL, 10);
         if (dow >= 0 && dow < 7 && h >= 0 && h < 24) {
             hw_alloc[dow][h] += alloc;
             hw_cap[dow][h] += cap;
