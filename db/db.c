@@ -684,16 +684,9 @@ int db_exec(struct db *db, const struct db_stmt *stmt, const char *const *params
 
 int db_exec_recover(struct db *db, const struct db_stmt *stmt)
 {
-    bool failed = db->tx_failed;
-    int err = db->tx_err;
-    db->tx_failed = false;
+    db->tx_failed = false; /* a failure of stmt itself marks the transaction again */
     db->tx_err = 0;
-    int e = db_exec(db, stmt, NULL);
-    if (e && !db->tx_failed) {
-        db->tx_failed = true;
-        db->tx_err = failed ? err : e;
-    }
-    return e;
+    return db_exec(db, stmt, NULL);
 }
 
 int db_queue(struct db *db, const struct db_stmt *stmt, const char *const *params)
