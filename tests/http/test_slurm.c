@@ -79,6 +79,26 @@ START_TEST(two_gpu_job_runs_with_slurms_times)
                   json_integer_value(json_object_get(sj, "start_time")));
     ck_assert((long long)epoch_of(job, "finished_at") ==
               json_integer_value(json_object_get(sj, "end_time")));
+    /* and metered from them: 2 GPUs for Slurm's end - start, traced to this job */
+    long long ran = json_integer_value(json_object_get(sj, "end_time")) -
+                    json_integer_value(json_object_get(sj, "start_time"));
+    struct http_res u;
+    ck_assert_int_eq(reqj("GET", "/api/v1/tenants/" T "/usage/jobs?resource=gpu:a100", ann, NULL,
+                          &u),
+                     200);
+    double gpu_hours = -1;
+    size_t i;
+    json_t *it;
+    json_array_foreach(json_object_get(u.json, "items"), i, it)
+    {
+        if (strcmp(json_string_value(json_object_get(json_object_get(it, "job"), "id")), id) == 0)
+            gpu_hours = json_number_value(
+                json_object_get(json_array_get(json_object_get(it, "resources"), 0), "quantity"));
+    }
+    ck_assert_msg(gpu_hours > 2.0 * (double)ran / 3600 - 1e-6 &&
+                      gpu_hours < 2.0 * (double)ran / 3600 + 1e-6,
+                  "metered %.6f GPU-hours for %lld s of 2 GPUs", gpu_hours, ran);
+    http_res_free(&u);
     /* the job saw two GPUs and its platform id */
     char *out = harness_read_file(fmt("%s/jobs/%s.out", slurm_dir, id));
     ck_assert_msg(out != NULL, "no stdout in %s/jobs", slurm_dir);
