@@ -1,8 +1,9 @@
 /*
  * permissions_fixture.h - what the permission test programs share
- * (test_permissions_matrix.c, test_permissions_billing.c and
- * test_permissions.c): the routes whose matrix rows are in
- * test_permissions_billing.c, the actors (global roles, tenant roles,
+ * (test_permissions_matrix.c, the parts of its matrix in
+ * test_permissions_billing.c and test_permissions_audit.c, and
+ * test_permissions.c): which routes' matrix rows are in which of those
+ * programs and the check of it, the actors (global roles, tenant roles,
  * foreign tenant admin, user without membership, anonymous, API tokens with
  * and without the admin scope, a tenant-bound token, cookie sessions with
  * and without X-Requested-With), tenants "own" and "other", the collected
@@ -12,13 +13,15 @@
  * there stay queued), and in each tenant one job of the admin that has run
  * to completion (its logs say "hello").
  *
- * The definitions are static and each program includes this header once, so
- * each has its own copy: they serve these programs only, which is why they
- * are not in the test support library.
+ * The definitions are static (static inline where not every program uses
+ * them) and each program includes this header once, so each has its own
+ * copy: they serve these programs only, which is why they are not in the
+ * test support library.
  */
 #ifndef AIDC_TEST_PERMISSIONS_FIXTURE_H
 #define AIDC_TEST_PERMISSIONS_FIXTURE_H
 
+#include "server/router.h"
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
 
@@ -32,30 +35,51 @@
 
 #define PW "perm-password-1"
 
-/* ---- the matrix in two files ------------------------------------------------------ */
+/* ---- the matrix in several files ------------------------------------------------- */
+
+/* The programs that hold part of the matrix besides test_permissions_matrix.c. */
+#define BILLING_ROWS "test_permissions_billing.c"
+#define AUDIT_ROWS   "test_permissions_audit.c"
 
 /*
- * The routes ("METHOD pattern") whose permission matrix rows are in
- * test_permissions_billing.c; test_permissions_matrix.c has rows for every
- * other authenticated route. Each program fails when a route of its part has
- * no row, so a new route needs rows in one of them (and, for the billing
- * part, an entry here).
+ * The routes ("METHOD pattern") whose permission matrix rows are in another
+ * program than test_permissions_matrix.c, and that program;
+ * test_permissions_matrix.c has rows for every other authenticated route.
+ * Each program fails when a route of its part has no row (see
+ * check_split_rows), so a new route needs rows in one of them (and, outside
+ * test_permissions_matrix.c, an entry here).
  */
-static const char *const billing_matrix_routes[] = {
-    "POST /api/v1/tenants/{tenant}/jobs/{id}/checkpoint",
-    "GET /api/v1/tenants/{tenant}/usage",
-    "GET /api/v1/tenants/{tenant}/usage/jobs",
-    "GET /api/v1/usage",
-    "GET /api/v1/usage/jobs",
-    "GET /api/v1/usage/utilization",
-    "GET /api/v1/prices",
-    "POST /api/v1/prices",
-    "POST /api/v1/invoices",
-    "GET /api/v1/invoices",
-    "GET /api/v1/invoices/{id}",
-    "POST /api/v1/invoices/{id}/finalize",
+struct split_route {
+    const char *route; /* "METHOD pattern" */
+    const char *file;  /* the program with its rows */
 };
-#define NBILLING_ROUTES (sizeof billing_matrix_routes / sizeof billing_matrix_routes[0])
+
+static const struct split_route split_routes[] = {
+    {"POST /api/v1/tenants/{tenant}/jobs/{id}/checkpoint", BILLING_ROWS},
+    {"GET /api/v1/tenants/{tenant}/usage", BILLING_ROWS},
+    {"GET /api/v1/tenants/{tenant}/usage/jobs", BILLING_ROWS},
+    {"GET /api/v1/usage", BILLING_ROWS},
+    {"GET /api/v1/usage/jobs", BILLING_ROWS},
+    {"GET /api/v1/usage/utilization", BILLING_ROWS},
+    {"GET /api/v1/prices", BILLING_ROWS},
+    {"POST /api/v1/prices", BILLING_ROWS},
+    {"POST /api/v1/invoices", BILLING_ROWS},
+    {"GET /api/v1/invoices", BILLING_ROWS},
+    {"GET /api/v1/invoices/{id}", BILLING_ROWS},
+    {"POST /api/v1/invoices/{id}/finalize", BILLING_ROWS},
+    {"GET /api/v1/audit/events", AUDIT_ROWS},
+    {"GET /api/v1/audit/events/export", AUDIT_ROWS},
+    {"GET /api/v1/audit/verify", AUDIT_ROWS},
+    {"GET /api/v1/audit/checkpoints", AUDIT_ROWS},
+    {"GET /api/v1/audit/public-key", AUDIT_ROWS},
+    {"POST /api/v1/audit/commands", AUDIT_ROWS},
+    {"GET /api/v1/audit/commands", AUDIT_ROWS},
+    {"GET /api/v1/approvals", AUDIT_ROWS},
+    {"GET /api/v1/approvals/{id}", AUDIT_ROWS},
+    {"POST /api/v1/approvals/{id}/approve", AUDIT_ROWS},
+    {"POST /api/v1/approvals/{id}/reject", AUDIT_ROWS},
+};
+#define NSPLIT_ROUTES (sizeof split_routes / sizeof split_routes[0])
 
 /* ---- actors ------------------------------------------------------------------------ */
 
@@ -160,6 +184,65 @@ static void finish(void)
     ck_assert_msg(nerrs == 0, "%d mismatch(es):%s", nerrs, errs);
 }
 
+/* ---- the matrix in several files: which rows are where ------------------------------ */
+
+/* The program of split_routes with the rows of route key ("METHOD pattern"), or NULL. */
+static inline const char *split_route_file(const char *key)
+{
+    for (size_t k = 0; k < NSPLIT_ROUTES; k++)
+        if (strcmp(split_routes[k].route, key) == 0)
+            return split_routes[k].file;
+    return NULL;
+}
+
+/* Whether api/routes.c has route key ("METHOD pattern"). */
+static inline bool route_in_table(const char *key)
+{
+    char rk[300];
+    for (size_t i = 0; i < routes_count; i++) {
+        snprintf(rk, sizeof rk, "%s %s", routes[i].method, routes[i].pattern);
+        if (strcmp(rk, key) == 0)
+            return true;
+    }
+    return false;
+}
+
+/*
+ * For a program with part of the matrix (file, as in split_routes; row_route
+ * writes the route of its row i as "METHOD pattern"): every route that
+ * split_routes gives to file is a route of api/routes.c with a row there,
+ * and each of its nrows rows is of such a route (test_permissions_matrix.c
+ * relies on split_routes for the routes it has no rows for). Mismatches are
+ * noted.
+ */
+static inline void check_split_rows(const char *file, size_t nrows,
+                                    void (*row_route)(size_t i, char *key, size_t n))
+{
+    char key[300];
+    for (size_t k = 0; k < NSPLIT_ROUTES; k++) {
+        const char *want = split_routes[k].route;
+        if (strcmp(split_routes[k].file, file) != 0)
+            continue;
+        bool has_row = false;
+        for (size_t i = 0; i < nrows; i++) {
+            row_route(i, key, sizeof key);
+            has_row |= strcmp(key, want) == 0;
+        }
+        if (!route_in_table(want))
+            note("%s is in split_routes but not in the route table", want);
+        if (!has_row)
+            note("route %s has no row in the permission matrix of %s", want, file);
+    }
+    for (size_t i = 0; i < nrows; i++) {
+        row_route(i, key, sizeof key);
+        const char *owner = split_route_file(key);
+        if (!owner)
+            note("the row of %s in %s is not listed in split_routes", key, file);
+        else if (strcmp(owner, file) != 0)
+            note("the row of %s in %s is listed in split_routes for %s", key, file, owner);
+    }
+}
+
 /* ---- requests ------------------------------------------------------------------- */
 
 static long as(int a, const char *method, const char *path, const char *body, struct http_res *out)
@@ -209,7 +292,12 @@ static void check_no_leak(const char *what, const struct http_res *r)
 
 /* ---- admin-side checks ---------------------------------------------------------- */
 
-static long adm_status(const char *path)
+static inline bool is_2xx(long st)
+{
+    return st >= 200 && st < 300;
+}
+
+static inline long adm_status(const char *path)
 {
     struct http_res r;
     long st = adm("GET", path, NULL, &r);
@@ -248,7 +336,7 @@ static bool list_has(const char *token, const char *path, const char *key, const
     return found;
 }
 
-static bool is_member(int t, const char *username)
+static inline bool is_member(int t, const char *username)
 {
     char path[256];
     snprintf(path, sizeof path, "/api/v1/tenants/%s/members?limit=1000", tenants[t].slug);

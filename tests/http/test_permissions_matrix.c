@@ -1,8 +1,10 @@
 /*
  * test_permissions_matrix.c - the permission matrix of the API: every actor
  * of permissions_fixture.h against every authenticated endpoint of
- * api/routes.c, on its own tenant and on another one. The rows of usage,
- * prices, invoices and checkpoints are in test_permissions_billing.c.
+ * api/routes.c, on its own tenant and on another one. The rows of the
+ * routes that split_routes (permissions_fixture.h) lists are in other
+ * programs: usage, prices, invoices and checkpoints in
+ * test_permissions_billing.c, audit and approvals in test_permissions_audit.c.
  *
  * The expectations are written down by hand from docs API.md ("Roles", and
  * "objects of another tenant answer 404, never 403 and never data") and the
@@ -14,9 +16,7 @@
  * into the project "held", where they stay queued; job reads and logs use
  * the admin's finished job of the setup. The setup registers the one local
  * cluster this build allows, so a permitted POST /clusters answers 409.
- * Approvals to read and decide are grants of a role to a user of the cell,
- * asked by another platform admin than the deciding one (self-approval is
- * test_approvals.c's); deleting a tenant only asks (202), so it stays.
+ * Deleting a tenant only asks (202), so it stays.
  * Refusals (401/403/404) must be problem+json, and a 404 must not carry the
  * tenant's name or id.
  *
@@ -33,7 +33,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* ---- admin-side helpers of the matrix ------------------------------------------ */
 
@@ -49,11 +48,6 @@ static void new_token(const char *jwt, const char *name, char *secret, size_t sn
     snprintf(secret, sn, "%s", jstr(r.json, "token"));
     snprintf(id, idn, "%s", jstr(r.json, "id"));
     http_res_free(&r);
-}
-
-static bool is_2xx(long st)
-{
-    return st >= 200 && st < 300;
 }
 
 /* As the admin: submit a job named name into the tenant's "held" project (it stays queued). */
@@ -84,28 +78,6 @@ static void cpu_limit(const char *path, char *out, size_t n)
         free(text);
     }
     http_res_free(&r);
-}
-
-/* As jwt: ask for method path body, which needs approval (202); the approval's id. */
-static void approval_for(const char *jwt, const char *method, const char *path, const char *body,
-                         char *id, size_t idn)
-{
-    struct http_res r;
-    long st = reqj(method, path, jwt, body, &r);
-    const char *v = jstr(json_object_get(r.json, "approval"), "id");
-    ck_assert_msg(st == 202 && v, "asking for %s %s answered %ld: %s", method, path, st,
-                  r.body ? r.body : "");
-    snprintf(id, idn, "%s", v);
-    http_res_free(&r);
-}
-
-/* An RFC 3339 timestamp of now, as a node agent sends it. */
-static void now_rfc3339(char *out, size_t n)
-{
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
 /* ---- the matrix ----------------------------------------------------------------- */
@@ -147,17 +119,6 @@ enum kind {
     K_JOB_EVENTS,
     K_JOB_CANCEL,
     K_JOB_LOGS,
-    K_AUDIT_EVENTS,
-    K_AUDIT_EXPORT,
-    K_AUDIT_VERIFY,
-    K_AUDIT_CHECKPOINTS,
-    K_AUDIT_KEY,
-    K_AUDIT_INGEST,
-    K_AUDIT_COMMANDS,
-    K_APPROVAL_LIST,
-    K_APPROVAL_GET,
-    K_APPROVAL_APPROVE,
-    K_APPROVAL_REJECT,
 };
 
 /*
@@ -282,35 +243,6 @@ static const struct row rows[] = {
     {"GET", "/api/v1/tenants/{tenant}/jobs/{id}/logs", K_JOB_LOGS,
         {200, 200, 403, 403, 200, 403, 403, 404, 404, 401, 200, 200, 200, 200, 200},
         {200, 200, 403, 403, 404, 404, 404, 200, 404, 401, 404, 404, 404, 404, 404}},
-    /* audit reads: platform admins and auditors, tokens with audit:read (none here has it) */
-    {"GET", "/api/v1/audit/events", K_AUDIT_EVENTS,
-        {200, 200, 403, 200, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
-    {"GET", "/api/v1/audit/events/export", K_AUDIT_EXPORT,
-        {200, 200, 403, 200, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
-    {"GET", "/api/v1/audit/verify", K_AUDIT_VERIFY,
-        {200, 200, 403, 200, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
-    {"GET", "/api/v1/audit/checkpoints", K_AUDIT_CHECKPOINTS,
-        {200, 200, 403, 200, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
-    {"GET", "/api/v1/audit/public-key", K_AUDIT_KEY,
-        {200, 200, 403, 200, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
-    /* node agents: platform_admin with audit:ingest (no token here has it; a cookie
-     * without the portal header is refused before the role) */
-    {"POST", "/api/v1/audit/commands", K_AUDIT_INGEST,
-        {202, 202, 403, 403, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
-    {"GET", "/api/v1/audit/commands", K_AUDIT_COMMANDS,
-        {200, 200, 403, 200, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
-    /* approvals: platform admins only (scope admin: the own-admin's admin token is no
-     * platform admin, a tenant-bound token has no global role) */
-    {"GET", "/api/v1/approvals", K_APPROVAL_LIST,
-        {200, 200, 403, 403, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
-    {"GET", "/api/v1/approvals/{id}", K_APPROVAL_GET,
-        {200, 200, 403, 403, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
-    /* a role grant asked by another platform admin than the approver */
-    {"POST", "/api/v1/approvals/{id}/approve", K_APPROVAL_APPROVE,
-        {200, 200, 403, 403, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
-    /* a role grant asked by the admin (who may withdraw it: 200) */
-    {"POST", "/api/v1/approvals/{id}/reject", K_APPROVAL_REJECT,
-        {200, 200, 403, 403, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
 };
 /* clang-format on */
 #define NROWS (sizeof rows / sizeof rows[0])
@@ -486,57 +418,6 @@ static void prep(struct cell *c)
     case K_JOB_LOGS:
         snprintf(c->path, sizeof c->path, "/api/v1/tenants/%s/jobs/%s/logs", ts, tn->done_job);
         break;
-    case K_AUDIT_EVENTS:
-        snprintf(c->path, sizeof c->path, "/api/v1/audit/events");
-        break;
-    case K_AUDIT_EXPORT:
-        snprintf(c->path, sizeof c->path, "/api/v1/audit/events/export");
-        break;
-    case K_AUDIT_VERIFY:
-        snprintf(c->path, sizeof c->path, "/api/v1/audit/verify");
-        break;
-    case K_AUDIT_CHECKPOINTS:
-        snprintf(c->path, sizeof c->path, "/api/v1/audit/checkpoints");
-        break;
-    case K_AUDIT_KEY:
-        snprintf(c->path, sizeof c->path, "/api/v1/audit/public-key");
-        break;
-    case K_AUDIT_INGEST: {
-        char now[32];
-        now_rfc3339(now, sizeof now);
-        snprintf(c->path, sizeof c->path, "/api/v1/audit/commands");
-        snprintf(c->body, sizeof c->body,
-                 "{\"commands\":[{\"ts\":\"%s\",\"host\":\"n1\",\"user\":\"u\","
-                 "\"command\":\"ls %s\"}]}",
-                 now, tag);
-        break;
-    }
-    case K_AUDIT_COMMANDS:
-        snprintf(c->path, sizeof c->path, "/api/v1/audit/commands");
-        break;
-    case K_APPROVAL_LIST:
-        snprintf(c->path, sizeof c->path, "/api/v1/approvals");
-        break;
-    case K_APPROVAL_GET:
-    case K_APPROVAL_APPROVE:
-    case K_APPROVAL_REJECT: {
-        /* a grant of a role to a user of this cell; the approver must not be the asker */
-        const char *asker = c->r->kind == K_APPROVAL_APPROVE && c->a == A_ADMIN
-                                ? actors[A_PA].user_jwt
-                                : harness_srv.admin_token;
-        char id[64];
-        make_user(tag, PW, NULL);
-        approval_for(asker, "PATCH", fmt("/api/v1/users/%s", tag), "{\"roles\":[\"finance\"]}", id,
-                     sizeof id);
-        snprintf(c->check, sizeof c->check, "/api/v1/approvals/%.64s", id);
-        snprintf(c->path, sizeof c->path, "/api/v1/approvals/%.64s%s", id,
-                 c->r->kind == K_APPROVAL_GET       ? ""
-                 : c->r->kind == K_APPROVAL_APPROVE ? "/approve"
-                                                    : "/reject");
-        if (c->r->kind == K_APPROVAL_REJECT)
-            snprintf(c->body, sizeof c->body, "{\"reason\":\"matrix %s\"}", tag);
-        break;
-    }
     }
     if (c->r->kind == K_TENANT_PATCH) {
         char *name = adm_field(c->path, "name");
@@ -548,8 +429,7 @@ static void prep(struct cell *c)
         free(v);
     } else if (c->r->kind == K_QUOTA_PUT || c->r->kind == K_PQUOTA_PUT) {
         cpu_limit(c->path, c->before, sizeof c->before);
-    } else if (c->r->kind == K_JOB_CANCEL || c->r->kind == K_APPROVAL_APPROVE ||
-               c->r->kind == K_APPROVAL_REJECT) {
+    } else if (c->r->kind == K_JOB_CANCEL) {
         char *v = adm_field(c->check, "state");
         snprintf(c->before, sizeof c->before, "%s", v ? v : "");
         free(v);
@@ -732,30 +612,6 @@ static void verify(const struct cell *c, long got, const struct http_res *res)
         if (got == 200 && (!res->body || !strstr(res->body, "hello")))
             note("%s: 200 without the job's output: %s", c->what, res->body ? res->body : "");
         break;
-    case K_AUDIT_EVENTS: /* the audit routes' own tests check what they answer */
-    case K_AUDIT_EXPORT:
-    case K_AUDIT_VERIFY:
-    case K_AUDIT_CHECKPOINTS:
-    case K_AUDIT_KEY:
-    case K_AUDIT_INGEST:
-    case K_AUDIT_COMMANDS:
-        break;
-    case K_APPROVAL_LIST:
-        if (got == 200 && json_array_size(json_object_get(res->json, "items")) == 0)
-            note("%s: 200 without items (there are some)", c->what);
-        break;
-    case K_APPROVAL_GET:
-        if (got == 200 &&
-            (!jstr(res->json, "state") || strcmp(jstr(res->json, "state"), "pending")))
-            note("%s: 200 is not the pending approval: %s", c->what, res->body ? res->body : "");
-        break;
-    case K_APPROVAL_APPROVE:
-    case K_APPROVAL_REJECT:
-        if (strcmp(c->before, "pending") != 0)
-            note("%s: the approval was %s before, not pending", c->what, c->before);
-        check_changed(c, got, c->check, "state",
-                      c->r->kind == K_APPROVAL_APPROVE ? "approved" : "rejected");
-        break;
     }
 }
 
@@ -793,8 +649,8 @@ START_TEST(matrix)
 }
 END_TEST
 
-/* Every authenticated route of the table has a matrix row, here or in
- * test_permissions_billing.c; the public ones are known. */
+/* Every authenticated route of the table has a matrix row, here or (split_routes) in
+ * another program, which checks it has; the public ones are known. */
 START_TEST(every_route_is_in_the_matrix)
 {
     reset_notes();
@@ -809,8 +665,7 @@ START_TEST(every_route_is_in_the_matrix)
         } else if (strcmp(key, "POST /api/v1/auth/logout") == 0) {
             found = true; /* see test_permissions.c, logout_for_every_kind_of_caller */
         } else {
-            for (size_t k = 0; k < NBILLING_ROUTES; k++) /* rows in test_permissions_billing.c */
-                found |= strcmp(billing_matrix_routes[k], key) == 0;
+            found = split_route_file(key) != NULL; /* rows in that program */
             for (size_t k = 0; k < NROWS; k++)
                 found |= strcmp(rows[k].method, rt->method) == 0 &&
                          strcmp(rows[k].pattern, rt->pattern) == 0;

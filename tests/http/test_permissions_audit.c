@@ -1,0 +1,300 @@
+/*
+ * test_permissions_audit.c - the permission matrix of the audit routes and of
+ * dual approval: every actor of permissions_fixture.h against the routes
+ * that split_routes (permissions_fixture.h) gives to this program. These
+ * rows belong to the matrix of test_permissions_matrix.c and follow its
+ * conventions (expectations written by hand from docs API.md and the route
+ * table; refusals are problem+json and a 404 carries neither the tenant's
+ * name nor its id); they live in a program of their own so that neither
+ * file outgrows the house limit. That program checks that every other route
+ * has a row there; this one, that every route listed for it has one here.
+ *
+ * Commands sent by a node agent are one line each, unique to the cell.
+ * Approvals to read and decide are grants of a role to a user of the cell,
+ * asked by another platform admin than the deciding one (self-approval is
+ * test_approvals.c's); the setup asks for one more, so that the list of
+ * approvals is never empty.
+ */
+#include "server/router.h"
+#include "tests/http/permissions_fixture.h"
+#include "tests/support/client.h"
+#include "tests/support/harness.h"
+#include "tests/support/suite.h"
+
+#include <check.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- helpers and setup ---------------------------------------------------------------- */
+
+/* As jwt: ask for method path body, which needs approval (202); the approval's id. */
+static void approval_for(const char *jwt, const char *method, const char *path, const char *body,
+                         char *id, size_t idn)
+{
+    struct http_res r;
+    long st = reqj(method, path, jwt, body, &r);
+    const char *v = jstr(json_object_get(r.json, "approval"), "id");
+    ck_assert_msg(st == 202 && v, "asking for %s %s answered %ld: %s", method, path, st,
+                  r.body ? r.body : "");
+    snprintf(id, idn, "%s", v);
+    http_res_free(&r);
+}
+
+/* An RFC 3339 timestamp of now, as a node agent sends it. */
+static void now_rfc3339(char *out, size_t n)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* One pending approval before any cell: a role grant asked by the admin. */
+static void audit_setup(void)
+{
+    make_user("asked", PW, NULL);
+    setup_request("PATCH", "/api/v1/users/asked", "{\"roles\":[\"finance\"]}", 202, NULL);
+}
+
+/* ---- the rows ------------------------------------------------------------------------- */
+
+enum kind {
+    K_AUDIT_EVENTS,
+    K_AUDIT_EXPORT,
+    K_AUDIT_VERIFY,
+    K_AUDIT_CHECKPOINTS,
+    K_AUDIT_KEY,
+    K_AUDIT_INGEST,
+    K_AUDIT_COMMANDS,
+    K_APPROVAL_LIST,
+    K_APPROVAL_GET,
+    K_APPROVAL_APPROVE,
+    K_APPROVAL_REJECT,
+};
+
+/* As in test_permissions_matrix.c: own and other columns, all 0 where there is no other. */
+struct row {
+    const char *method;
+    const char *pattern;
+    enum kind kind;
+    int own[NACTORS];
+    int other[NACTORS];
+};
+
+/* clang-format off */
+static const struct row rows[] = {
+    /*                                            ADM  PA   FIN  AUD  TA   MEM  VIEW FOR  NOM  ANON TKNA TKAD TKTN CKNH CKH */
+    /* audit reads: platform admins and auditors, tokens with audit:read (none here has it) */
+    {"GET", "/api/v1/audit/events", K_AUDIT_EVENTS,
+        {200, 200, 403, 200, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
+    {"GET", "/api/v1/audit/events/export", K_AUDIT_EXPORT,
+        {200, 200, 403, 200, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
+    {"GET", "/api/v1/audit/verify", K_AUDIT_VERIFY,
+        {200, 200, 403, 200, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
+    {"GET", "/api/v1/audit/checkpoints", K_AUDIT_CHECKPOINTS,
+        {200, 200, 403, 200, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
+    {"GET", "/api/v1/audit/public-key", K_AUDIT_KEY,
+        {200, 200, 403, 200, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
+    /* node agents: platform_admin with audit:ingest (no token here has it; a cookie
+     * without the portal header is refused before the role) */
+    {"POST", "/api/v1/audit/commands", K_AUDIT_INGEST,
+        {202, 202, 403, 403, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
+    {"GET", "/api/v1/audit/commands", K_AUDIT_COMMANDS,
+        {200, 200, 403, 200, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
+    /* approvals: platform admins only (scope admin: the own-admin's admin token is no
+     * platform admin, a tenant-bound token has no global role) */
+    {"GET", "/api/v1/approvals", K_APPROVAL_LIST,
+        {200, 200, 403, 403, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
+    {"GET", "/api/v1/approvals/{id}", K_APPROVAL_GET,
+        {200, 200, 403, 403, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
+    /* a role grant asked by another platform admin than the approver */
+    {"POST", "/api/v1/approvals/{id}/approve", K_APPROVAL_APPROVE,
+        {200, 200, 403, 403, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
+    /* a role grant asked by the admin (who may withdraw it: 200) */
+    {"POST", "/api/v1/approvals/{id}/reject", K_APPROVAL_REJECT,
+        {200, 200, 403, 403, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
+};
+/* clang-format on */
+#define NROWS (sizeof rows / sizeof rows[0])
+
+struct cell {
+    const struct row *r;
+    int a, t;       /* actor, column (0 own, 1 other) */
+    char what[500]; /* for messages */
+    char tag[32];   /* unique name for what this cell creates */
+    char path[300];
+    char body[400];
+    char check[300];  /* where the admin looks afterwards */
+    char before[256]; /* a value that a refusal must leave as it was */
+};
+
+static void prep(struct cell *c)
+{
+    const char *tag = c->tag;
+    c->body[0] = '\0';
+    switch (c->r->kind) {
+    case K_AUDIT_EVENTS:
+        snprintf(c->path, sizeof c->path, "/api/v1/audit/events");
+        break;
+    case K_AUDIT_EXPORT:
+        snprintf(c->path, sizeof c->path, "/api/v1/audit/events/export");
+        break;
+    case K_AUDIT_VERIFY:
+        snprintf(c->path, sizeof c->path, "/api/v1/audit/verify");
+        break;
+    case K_AUDIT_CHECKPOINTS:
+        snprintf(c->path, sizeof c->path, "/api/v1/audit/checkpoints");
+        break;
+    case K_AUDIT_KEY:
+        snprintf(c->path, sizeof c->path, "/api/v1/audit/public-key");
+        break;
+    case K_AUDIT_INGEST: {
+        char now[32];
+        now_rfc3339(now, sizeof now);
+        snprintf(c->path, sizeof c->path, "/api/v1/audit/commands");
+        snprintf(c->body, sizeof c->body,
+                 "{\"commands\":[{\"ts\":\"%s\",\"host\":\"n1\",\"user\":\"u\","
+                 "\"command\":\"ls %s\"}]}",
+                 now, tag);
+        break;
+    }
+    case K_AUDIT_COMMANDS:
+        snprintf(c->path, sizeof c->path, "/api/v1/audit/commands");
+        break;
+    case K_APPROVAL_LIST:
+        snprintf(c->path, sizeof c->path, "/api/v1/approvals");
+        break;
+    case K_APPROVAL_GET:
+    case K_APPROVAL_APPROVE:
+    case K_APPROVAL_REJECT: {
+        /* a grant of a role to a user of this cell; the approver must not be the asker */
+        const char *asker = c->r->kind == K_APPROVAL_APPROVE && c->a == A_ADMIN
+                                ? actors[A_PA].user_jwt
+                                : harness_srv.admin_token;
+        char id[64];
+        make_user(tag, PW, NULL);
+        approval_for(asker, "PATCH", fmt("/api/v1/users/%s", tag), "{\"roles\":[\"finance\"]}", id,
+                     sizeof id);
+        snprintf(c->check, sizeof c->check, "/api/v1/approvals/%.64s", id);
+        snprintf(c->path, sizeof c->path, "/api/v1/approvals/%.64s%s", id,
+                 c->r->kind == K_APPROVAL_GET       ? ""
+                 : c->r->kind == K_APPROVAL_APPROVE ? "/approve"
+                                                    : "/reject");
+        if (c->r->kind == K_APPROVAL_REJECT)
+            snprintf(c->body, sizeof c->body, "{\"reason\":\"matrix %s\"}", tag);
+        break;
+    }
+    }
+    if (c->r->kind == K_APPROVAL_APPROVE || c->r->kind == K_APPROVAL_REJECT) {
+        char *v = adm_field(c->check, "state");
+        snprintf(c->before, sizeof c->before, "%s", v ? v : "");
+        free(v);
+    }
+}
+
+static void verify(const struct cell *c, long got, const struct http_res *res)
+{
+    switch (c->r->kind) {
+    case K_AUDIT_EVENTS: /* the audit routes' own tests check what they answer */
+    case K_AUDIT_EXPORT:
+    case K_AUDIT_VERIFY:
+    case K_AUDIT_CHECKPOINTS:
+    case K_AUDIT_KEY:
+    case K_AUDIT_INGEST:
+    case K_AUDIT_COMMANDS:
+        break;
+    case K_APPROVAL_LIST:
+        if (got == 200 && json_array_size(json_object_get(res->json, "items")) == 0)
+            note("%s: 200 without items (there are some)", c->what);
+        break;
+    case K_APPROVAL_GET:
+        if (got == 200 &&
+            (!jstr(res->json, "state") || strcmp(jstr(res->json, "state"), "pending")))
+            note("%s: 200 is not the pending approval: %s", c->what, res->body ? res->body : "");
+        break;
+    case K_APPROVAL_APPROVE:
+    case K_APPROVAL_REJECT: {
+        /* decided after a 2xx, else as before */
+        const char *want = c->r->kind == K_APPROVAL_APPROVE ? "approved" : "rejected";
+        if (strcmp(c->before, "pending") != 0)
+            note("%s: the approval was %s before, not pending", c->what, c->before);
+        char *now = adm_field(c->check, "state");
+        if (is_2xx(got) && (!now || strcmp(now, want) != 0))
+            note("%s: answered %ld but state is \"%s\", not \"%s\"", c->what, got,
+                 now ? now : "(none)", want);
+        if (!is_2xx(got) && (!now || strcmp(now, c->before) != 0))
+            note("%s: refused (%ld) but state changed from \"%s\" to \"%s\"", c->what, got,
+                 c->before, now ? now : "(none)");
+        free(now);
+        break;
+    }
+    }
+}
+
+static void run_cell(const struct row *r, int ri, int a, int t)
+{
+    struct cell c = {.r = r, .a = a, .t = t};
+    int want = t ? r->other[a] : r->own[a];
+    snprintf(c.tag, sizeof c.tag, "au%02da%02d%c", ri, a, t ? 'x' : 'o');
+    prep(&c);
+    snprintf(c.what, sizeof c.what, "%s %s as %s (%s)", r->method, c.path, actors[a].label,
+             t ? "tenant other" : "tenant own");
+    struct http_res res;
+    long got = as(a, r->method, c.path, c.body[0] ? c.body : NULL, &res);
+    if (got != want)
+        note("%s: expected %d, got %ld %s", c.what, want, got, res.body ? res.body : "");
+    if ((got == 401 || got == 403 || got == 404 || got == 501) && !is_problem(&res, got))
+        note("%s: %ld is not problem+json", c.what, got);
+    if (got == 404)
+        check_no_leak(c.what, &res);
+    verify(&c, got, &res);
+    http_res_free(&res);
+}
+
+START_TEST(matrix)
+{
+    const struct row *r = &rows[_i];
+    reset_notes();
+    for (int a = 0; a < NACTORS; a++) {
+        run_cell(r, _i, a, 0);
+        if (r->other[0])
+            run_cell(r, _i, a, 1);
+    }
+    finish();
+}
+END_TEST
+
+static void row_route(size_t i, char *key, size_t n)
+{
+    snprintf(key, n, "%s %s", rows[i].method, rows[i].pattern);
+}
+
+/* The routes split_routes gives to this program have rows here, and only they. */
+START_TEST(every_listed_route_is_in_this_matrix)
+{
+    reset_notes();
+    check_split_rows(AUDIT_ROWS, NROWS, row_route);
+    finish();
+}
+END_TEST
+
+int main(void)
+{
+    harness_require_pg();
+    global_setup("permissions_audit");
+    audit_setup();
+    Suite *s = suite_create("permissions_audit");
+
+    TCase *tc = tcase_create("matrix");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, every_listed_route_is_in_this_matrix);
+    tcase_add_loop_test(tc, matrix, 0, (int)NROWS);
+    suite_add_tcase(s, tc);
+
+    int failed = suite_run(s);
+    harness_teardown();
+    return failed;
+}
