@@ -6,6 +6,7 @@
 #include "../audit/sign.h"
 #include "../audit/verify.h"
 #include "../db/audit.h"
+#include "../db/plans.h"
 #include "../server/crypto.h"
 #include "../server/dispatch.h"
 #include "../server/err.h"
@@ -97,7 +98,7 @@ static int search_page(struct req *rq, struct resp *rs, search_fn query, const v
     if (pg.after && !cursor_split(pg.after, &ts, &id))
         return bad_cursor(rs, &pg);
     snprintf(limit, sizeof limit, "%d", pg.limit + 1);
-    e = db_audit_custom_plans(rq->db);
+    e = db_custom_plans(rq->db);
     PGresult *r = e ? NULL : query(rq->db, filter, ts, id, limit, &e);
     if (r) {
         int n = PQntuples(r);

@@ -1,6 +1,7 @@
 /* export.c - streaming audit exports (see export.h). */
 #include "export.h"
 
+#include "../db/plans.h"
 #include "../server/csv.h"
 
 #include "../server/dispatch.h"
@@ -208,7 +209,7 @@ static int fetch(struct export *x)
     x->row = x->cp = 0;
     int e = dispatch_begin_read(x->rq);
     if (!e)
-        e = db_audit_custom_plans(x->rq->db);
+        e = db_custom_plans(x->rq->db);
     if (!e)
         x->res = db_audit_export(x->rq->db, &x->f, x->after_ts[0] ? x->after_ts : NULL,
                                  x->after_id[0] ? x->after_id : NULL, x->until, BATCH, &e);

@@ -42,9 +42,6 @@
     " AND ($10::text IS NULL OR e.resource_type = $10)"                                       \
     " AND ($11::text IS NULL OR e.resource_id = $11)"
 
-static const struct db_stmt st_custom = {
-    "audit_custom_plans", "SELECT set_config('plan_cache_mode', 'force_custom_plan', true)", 0};
-
 /*
  * A search: one page of (ts, id) from aidc_audit_search() (see 0004_audit.sql:
  * it plans for the actual filters, ordered by the index of the most selective
@@ -203,16 +200,11 @@ static const struct db_stmt st_ingest = {
     8};
 
 const struct db_stmt *const db_audit_stmts[] = {
-    &st_custom,       &st_search,
+    &st_search,
     &st_commands[0],  &st_commands[1], &st_commands[2], &st_export,   &st_unsealed,
     &st_seal,         &st_head,       &st_partitions, &st_retention,     &st_cp_insert,
     &st_cp_last,      &st_chain_batch, &st_cp_between, &st_cp_page,      &st_seq_range,
     &st_retention_runs, &st_unsealed_count, &st_ingest, &st_now, &st_frontier, NULL};
-
-int db_audit_custom_plans(struct db *db)
-{
-    return db_exec(db, &st_custom, NULL);
-}
 
 static void filter_params(const struct db_audit_filter *f, const char **p)
 {

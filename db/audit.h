@@ -24,13 +24,6 @@ struct db_audit_cmd_filter {
     const char *host, *user, *tenant, *q, *from, *to, *job_id, *kind;
 };
 
-/*
- * Plan this transaction's searches for their actual arguments: the
- * connection's default generic plans cannot pick the index of whichever
- * filter a search uses.
- */
-int db_audit_custom_plans(struct db *db);
-
 /* Newest first; rows: json, _cursor ("ts|id"). after_ts/after_id: the keyset cursor (NULL: first page). */
 PGresult *db_audit_search(struct db *db, const struct db_audit_filter *f, const char *after_ts,
                           const char *after_id, const char *limit, int *err);

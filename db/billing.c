@@ -3,6 +3,7 @@
 
 #include "../server/err.h"
 #include "../server/xalloc.h"
+#include "plans.h"
 #include "rowjson.h"
 
 #include <stdio.h>
@@ -83,22 +84,35 @@ static const struct db_stmt st_meter_lag = {
     "   p.username = $6) AND ($7::text IS NULL OR v.res = $7)"
 #define GROUP_KEY(name, expr) "CASE WHEN '" name "' = ANY ($4::text[]) THEN " expr " END"
 
+/*
+ * The report sums each group's GPU-, core- and GiB-seconds per GPU type
+ * first and splits them into resources after: a month of a platform is
+ * hundreds of thousands of intervals, and the split is three times that.
+ */
 static const struct db_stmt st_usage_report = {
     "usage_report",
-    "SELECT " GROUP_KEY("tenant", "t.slug") " AS tenant,"
-    "       " GROUP_KEY("project", "coalesce(pr.slug, p.project_id::text)") " AS project,"
-    "       " GROUP_KEY("user", "p.username") " AS \"user\","
-    "       " GROUP_KEY("day", "to_char(p.s AT TIME ZONE 'UTC', 'YYYY-MM-DD')") " AS day,"
-    "       " GROUP_KEY("week", "to_char(p.s AT TIME ZONE 'UTC', 'IYYY-\"W\"IW')") " AS week,"
-    "       " GROUP_KEY("month", "to_char(p.s AT TIME ZONE 'UTC', 'YYYY-MM')") " AS month,"
-    "       v.res AS resource, min(v.unit) AS unit,"
-    "       round(sum(v.n * extract(epoch FROM p.e - p.s)) / 3600, 6)::text AS quantity,"
-    "       " GROUP_KEY("tenant", "t.name") " AS tenant_name,"
-    "       " GROUP_KEY("project", "pr.name") " AS project_name"
-    "  FROM aidc_usage_pieces($1::timestamptz, $2::timestamptz) p"
-    "  JOIN tenants t ON t.id = p.tenant_id LEFT JOIN projects pr ON pr.id = p.project_id"
-    PER_RESOURCE USAGE_WHERE
-    " GROUP BY 1, 2, 3, 4, 5, 6, 7, 10, 11 ORDER BY 6, 5, 4, 1, 2, 3, 7 LIMIT $8::int",
+    "WITH a AS (SELECT " GROUP_KEY("tenant", "t.slug") " AS tenant,"
+    "         " GROUP_KEY("project", "coalesce(pr.slug, p.project_id::text)") " AS project,"
+    "         " GROUP_KEY("user", "p.username") " AS \"user\","
+    "         " GROUP_KEY("day", "to_char(p.s AT TIME ZONE 'UTC', 'YYYY-MM-DD')") " AS day,"
+    "         " GROUP_KEY("week", "to_char(p.s AT TIME ZONE 'UTC', 'IYYY-\"W\"IW')") " AS week,"
+    "         " GROUP_KEY("month", "to_char(p.s AT TIME ZONE 'UTC', 'YYYY-MM')") " AS month,"
+    "         " GROUP_KEY("tenant", "t.name") " AS tenant_name,"
+    "         " GROUP_KEY("project", "pr.name") " AS project_name, p.gpu_type,"
+    "         sum(p.gpus * x.secs) AS g, sum(p.cpus * x.secs) AS c, sum(p.memory_gib * x.secs) AS m"
+    "    FROM aidc_usage_pieces($1::timestamptz, $2::timestamptz) p"
+    "    JOIN tenants t ON t.id = p.tenant_id LEFT JOIN projects pr ON pr.id = p.project_id"
+    "    CROSS JOIN LATERAL (SELECT extract(epoch FROM p.e - p.s) AS secs) x"
+    "   WHERE ($3::uuid IS NULL OR p.tenant_id = $3::uuid) AND p.e > p.s"
+    "     AND ($5::text IS NULL OR pr.slug = $5) AND ($6::text IS NULL OR p.username = $6)"
+    "   GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9)"
+    " SELECT a.tenant, a.project, a.\"user\", a.day, a.week, a.month, v.res AS resource,"
+    "        min(v.unit) AS unit, round(sum(v.n) / 3600, 6)::text AS quantity,"
+    "        a.tenant_name, a.project_name"
+    "   FROM a CROSS JOIN LATERAL (VALUES ('gpu:' || a.gpu_type, a.g, 'gpu_hour'),"
+    "        ('cpu', a.c, 'core_hour'), ('memory_gib', a.m, 'gib_hour')) v(res, n, unit)"
+    "  WHERE v.n > 0 AND v.res IS NOT NULL AND ($7::text IS NULL OR v.res = $7)"
+    "  GROUP BY 1, 2, 3, 4, 5, 6, 7, 10, 11 ORDER BY 6, 5, 4, 1, 2, 3, 7 LIMIT $8::int",
     8};
 
 /* The jobs behind a usage row, each with its intervals, keyset by job id. */
@@ -353,7 +367,9 @@ int db_usage_report(struct db *db, const struct db_usage_query *q, PGresult **ou
     char limit[24];
     const char *p[8];
     usage_params(q, limit, p);
-    int e;
+    int e = db_custom_plans(db); /* the tenant's index when a tenant is given */
+    if (e)
+        return e;
     *out = db_query(db, &st_usage_report, p, &e);
     return *out ? 0 : e;
 }
@@ -364,7 +380,9 @@ int db_usage_jobs(struct db *db, const struct db_usage_query *q, PGresult **out)
     const char *p[8];
     usage_params(q, limit, p);
     p[3] = q->after; /* no grouping here: the slot carries the cursor */
-    int e;
+    int e = db_custom_plans(db);
+    if (e)
+        return e;
     *out = db_query(db, &st_usage_jobs, p, &e);
     return *out ? 0 : e;
 }
@@ -373,7 +391,9 @@ int db_usage_utilization(struct db *db, const char *cluster_id, const char *gpu_
                          const char *from, const char *to, PGresult **out)
 {
     const char *p[4] = {cluster_id, gpu_type, from, to};
-    int e;
+    int e = db_custom_plans(db);
+    if (e)
+        return e;
     *out = db_query(db, &st_utilization, p, &e);
     return *out ? 0 : e;
 }
@@ -403,7 +423,9 @@ int db_invoice_generate(struct db *db, const char *tenant_id, const char *period
 {
     *problem = NULL;
     const char *p[3] = {tenant_id, period, by};
-    int e;
+    int e = db_custom_plans(db);
+    if (e)
+        return e;
     PGresult *r = db_query(db, &st_inv_upsert, p, &e);
     if (!r)
         return e;
@@ -476,7 +498,7 @@ int db_invoice_finalize(struct db *db, const char *id, const char *by, char **pr
         return AIDC_ECONFLICT;
     }
     const char *pm[3] = {id, tenant, period};
-    if ((e = db_exec(db, &st_inv_mark, pm)))
+    if ((e = db_custom_plans(db)) || (e = db_exec(db, &st_inv_mark, pm)))
         return e;
     long diff = count_of(db, &st_inv_diff, pm, &e);
     if (diff < 0)
