@@ -85,31 +85,34 @@ static const struct db_stmt st_meter_lag = {
 #define GROUP_KEY(name, expr) "CASE WHEN '" name "' = ANY ($4::text[]) THEN " expr " END"
 
 /*
- * The report sums each group's GPU-, core- and GiB-seconds per GPU type
- * first and splits them into resources after: a month of a platform is
- * hundreds of thousands of intervals, and the split is three times that.
+ * The report sums each group's GPU-, core- and GiB-seconds per GPU type by
+ * ids first, and names and splits them into resources after: a month of a
+ * platform is hundreds of thousands of intervals, and the planner (behind
+ * row-level security, with clipped ranges) expects a handful, so any join
+ * made before the grouping would run once per interval.
  */
 static const struct db_stmt st_usage_report = {
     "usage_report",
-    "WITH a AS (SELECT " GROUP_KEY("tenant", "t.slug") " AS tenant,"
-    "         " GROUP_KEY("project", "coalesce(pr.slug, p.project_id::text)") " AS project,"
+    "WITH a AS (SELECT " GROUP_KEY("tenant", "p.tenant_id") " AS tid,"
+    "         " GROUP_KEY("project", "p.project_id") " AS pid,"
     "         " GROUP_KEY("user", "p.username") " AS \"user\","
     "         " GROUP_KEY("day", "to_char(p.s AT TIME ZONE 'UTC', 'YYYY-MM-DD')") " AS day,"
     "         " GROUP_KEY("week", "to_char(p.s AT TIME ZONE 'UTC', 'IYYY-\"W\"IW')") " AS week,"
     "         " GROUP_KEY("month", "to_char(p.s AT TIME ZONE 'UTC', 'YYYY-MM')") " AS month,"
-    "         " GROUP_KEY("tenant", "t.name") " AS tenant_name,"
-    "         " GROUP_KEY("project", "pr.name") " AS project_name, p.gpu_type,"
-    "         sum(p.gpus * x.secs) AS g, sum(p.cpus * x.secs) AS c, sum(p.memory_gib * x.secs) AS m"
+    "         p.gpu_type, sum(p.gpus * x.secs) AS g, sum(p.cpus * x.secs) AS c,"
+    "         sum(p.memory_gib * x.secs) AS m"
     "    FROM aidc_usage_pieces($1::timestamptz, $2::timestamptz) p"
-    "    JOIN tenants t ON t.id = p.tenant_id LEFT JOIN projects pr ON pr.id = p.project_id"
     "    CROSS JOIN LATERAL (SELECT extract(epoch FROM p.e - p.s) AS secs) x"
     "   WHERE ($3::uuid IS NULL OR p.tenant_id = $3::uuid) AND p.e > p.s"
-    "     AND ($5::text IS NULL OR pr.slug = $5) AND ($6::text IS NULL OR p.username = $6)"
-    "   GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9)"
-    " SELECT a.tenant, a.project, a.\"user\", a.day, a.week, a.month, v.res AS resource,"
-    "        min(v.unit) AS unit, round(sum(v.n) / 3600, 6)::text AS quantity,"
-    "        a.tenant_name, a.project_name"
-    "   FROM a CROSS JOIN LATERAL (VALUES ('gpu:' || a.gpu_type, a.g, 'gpu_hour'),"
+    "     AND ($5::text IS NULL OR p.project_id IN (SELECT id FROM projects WHERE slug = $5))"
+    "     AND ($6::text IS NULL OR p.username = $6)"
+    "   GROUP BY 1, 2, 3, 4, 5, 6, 7)"
+    " SELECT t.slug AS tenant, coalesce(pr.slug, a.pid::text) AS project, a.\"user\", a.day,"
+    "        a.week, a.month, v.res AS resource, min(v.unit) AS unit,"
+    "        round(sum(v.n) / 3600, 6)::text AS quantity, t.name AS tenant_name,"
+    "        pr.name AS project_name"
+    "   FROM a LEFT JOIN tenants t ON t.id = a.tid LEFT JOIN projects pr ON pr.id = a.pid"
+    "   CROSS JOIN LATERAL (VALUES ('gpu:' || a.gpu_type, a.g, 'gpu_hour'),"
     "        ('cpu', a.c, 'core_hour'), ('memory_gib', a.m, 'gib_hour')) v(res, n, unit)"
     "  WHERE v.n > 0 AND v.res IS NOT NULL AND ($7::text IS NULL OR v.res = $7)"
     "  GROUP BY 1, 2, 3, 4, 5, 6, 7, 10, 11 ORDER BY 6, 5, 4, 1, 2, 3, 7 LIMIT $8::int",

@@ -408,11 +408,14 @@ static int connect_now(struct db *db)
         return AIDC_EUNAVAIL;
     }
     PQsetNoticeReceiver(db->conn, on_notice, NULL);
-    /* Session settings PgBouncer tracks per client, so they survive pooling. */
+    /* Session settings PgBouncer tracks per client, so they survive pooling. JIT
+     * off: it compiles every statement whose plan merely looks costly, and for
+     * aidc's statements compiling takes longer than running (an invoice: ~1 s
+     * of JIT for 25 ms of work, tests/bench/billing.sh). */
     char setup[256];
     snprintf(setup, sizeof setup,
              "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET statement_timeout = %d;"
-             " SET plan_cache_mode = force_generic_plan",
+             " SET plan_cache_mode = force_generic_plan; SET jit = off",
              db->statement_timeout_ms);
     PGresult *r = PQexec(db->conn, setup);
     bool ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
