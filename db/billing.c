@@ -26,7 +26,8 @@ static const struct db_stmt st_meter_cut = {
     "                     ELSE date_trunc('hour', least(now(), CASE WHEN r.cluster_id IS NULL"
     "                            THEN now() ELSE coalesce(c.jobs_seen_at, '-infinity') END), 'UTC')"
     "                END AS m1,"
-    "                aidc_gpu_fraction(c.options, r.gpu_type) AS frac, r.ended_at IS NOT NULL AS closed"
+    "                aidc_gpu_fraction(c.options, r.gpu_type) AS frac, r.ended_at IS NOT NULL AS "
+    "closed"
     "           FROM job_runs r LEFT JOIN clusters c ON c.id = r.cluster_id"
     "          WHERE r.metered_to IS NULL OR r.ended_at IS NULL OR r.metered_to < r.ended_at),"
     /* a run that ended as it started is done too, with no interval */
@@ -74,13 +75,13 @@ static const struct db_stmt st_meter_lag = {
 /* ---- usage --------------------------------------------------------------------------- */
 
 /* Each piece of usage once per resource it holds, with its quantity in hours. */
-#define PER_RESOURCE                                                                              \
-    " CROSS JOIN LATERAL (VALUES ('gpu:' || p.gpu_type, p.gpus, 'gpu_hour'),"                     \
+#define PER_RESOURCE                                                                               \
+    " CROSS JOIN LATERAL (VALUES ('gpu:' || p.gpu_type, p.gpus, 'gpu_hour'),"                      \
     "   ('cpu', p.cpus::numeric, 'core_hour'), ('memory_gib', p.memory_gib::numeric, 'gib_hour'))" \
     "   v(res, n, unit)"
-#define USAGE_WHERE                                                                               \
-    " WHERE ($3::uuid IS NULL OR p.tenant_id = $3::uuid) AND v.n > 0 AND v.res IS NOT NULL"       \
-    "   AND p.e > p.s AND ($5::text IS NULL OR pr.slug = $5) AND ($6::text IS NULL OR"            \
+#define USAGE_WHERE(tenant)                                                                        \
+    " WHERE " tenant " AND v.n > 0 AND v.res IS NOT NULL"                                          \
+    "   AND p.e > p.s AND ($5::text IS NULL OR pr.slug = $5) AND ($6::text IS NULL OR"             \
     "   p.username = $6) AND ($7::text IS NULL OR v.res = $7)"
 #define GROUP_KEY(name, expr) "CASE WHEN '" name "' = ANY ($4::text[]) THEN " expr " END"
 
@@ -91,59 +92,107 @@ static const struct db_stmt st_meter_lag = {
  * row-level security, with clipped ranges) expects a handful, so any join
  * made before the grouping would run once per interval.
  */
-static const struct db_stmt st_usage_report = {
-    "usage_report",
-    "WITH a AS (SELECT " GROUP_KEY("tenant", "p.tenant_id") " AS tid,"
-    "         " GROUP_KEY("project", "p.project_id") " AS pid,"
-    "         " GROUP_KEY("user", "p.username") " AS \"user\","
-    "         " GROUP_KEY("day", "to_char(p.s AT TIME ZONE 'UTC', 'YYYY-MM-DD')") " AS day,"
-    "         " GROUP_KEY("week", "to_char(p.s AT TIME ZONE 'UTC', 'IYYY-\"W\"IW')") " AS week,"
-    "         " GROUP_KEY("month", "to_char(p.s AT TIME ZONE 'UTC', 'YYYY-MM')") " AS month,"
-    "         p.gpu_type, sum(p.gpus * x.secs) AS g, sum(p.cpus * x.secs) AS c,"
-    "         sum(p.memory_gib * x.secs) AS m"
-    "    FROM aidc_usage_pieces($1::timestamptz, $2::timestamptz) p"
-    "    CROSS JOIN LATERAL (SELECT extract(epoch FROM p.e - p.s) AS secs) x"
-    "   WHERE ($3::uuid IS NULL OR p.tenant_id = $3::uuid) AND p.e > p.s"
-    "     AND ($5::text IS NULL OR p.project_id IN (SELECT id FROM projects WHERE slug = $5))"
-    "     AND ($6::text IS NULL OR p.username = $6)"
-    "   GROUP BY 1, 2, 3, 4, 5, 6, 7)"
-    " SELECT t.slug AS tenant, coalesce(pr.slug, a.pid::text) AS project, a.\"user\", a.day,"
-    "        a.week, a.month, v.res AS resource, min(v.unit) AS unit,"
-    "        round(sum(v.n) / 3600, 6)::text AS quantity, t.name AS tenant_name,"
-    "        pr.name AS project_name"
-    "   FROM a LEFT JOIN tenants t ON t.id = a.tid LEFT JOIN projects pr ON pr.id = a.pid"
-    "   CROSS JOIN LATERAL (VALUES ('gpu:' || a.gpu_type, a.g, 'gpu_hour'),"
-    "        ('cpu', a.c, 'core_hour'), ('memory_gib', a.m, 'gib_hour')) v(res, n, unit)"
-    "  WHERE v.n > 0 AND v.res IS NOT NULL AND ($7::text IS NULL OR v.res = $7)"
-    "  GROUP BY 1, 2, 3, 4, 5, 6, 7, 10, 11 ORDER BY 6, 5, 4, 1, 2, 3, 7 LIMIT $8::int",
-    8};
+#define USAGE_REPORT(tenant)                                                                                                                                                                                                                   \
+    "WITH a AS (SELECT " GROUP_KEY(                                                                                                                                                                                                            \
+        "tenant",                                                                                                                                                                                                                              \
+        "p.tenant_id") " AS tid,"                                                                                                                                                                                                              \
+                       "         " GROUP_KEY(                                                                                                                                                                                                  \
+                           "project", "p.project_id") " AS pid,"                                                                                                                                                                               \
+                                                      "         " GROUP_KEY(                                                                                                                                                                   \
+                                                          "user",                                                                                                                                                                              \
+                                                          "p.username") " AS \"user\","                                                                                                                                                        \
+                                                                        "         " GROUP_KEY(                                                                                                                                                 \
+                                                                            "day", "to_char(p.s "                                                                                                                                              \
+                                                                                   "AT TIME ZONE "                                                                                                                                             \
+                                                                                   "'UTC', "                                                                                                                                                   \
+                                                                                   "'YYYY-MM-DD'"                                                                                                                                              \
+                                                                                   ")") " AS day,"                                                                                                                                             \
+                                                                                        "        "                                                                                                                                             \
+                                                                                        " " GROUP_KEY(                                                                                                                                         \
+                                                                                            "wee"                                                                                                                                              \
+                                                                                            "k",                                                                                                                                               \
+                                                                                            "to_"                                                                                                                                              \
+                                                                                            "char"                                                                                                                                             \
+                                                                                            "(p."                                                                                                                                              \
+                                                                                            "s "                                                                                                                                               \
+                                                                                            "AT "                                                                                                                                              \
+                                                                                            "TIME"                                                                                                                                             \
+                                                                                            " ZON"                                                                                                                                             \
+                                                                                            "E "                                                                                                                                               \
+                                                                                            "'UTC"                                                                                                                                             \
+                                                                                            "', "                                                                                                                                              \
+                                                                                            "'IYY"                                                                                                                                             \
+                                                                                            "Y-"                                                                                                                                               \
+                                                                                            "\"W"                                                                                                                                              \
+                                                                                            "\"IW"                                                                                                                                             \
+                                                                                            "')") " AS week,"                                                                                                                                  \
+                                                                                                  "         " GROUP_KEY(                                                                                                                       \
+                                                                                                      "month",                                                                                                                                 \
+                                                                                                      "to_char(p.s AT TIME ZONE 'UTC', 'YYYY-MM')") " AS month,"                                                                               \
+                                                                                                                                                    "         p.gpu_type, sum(p.gpus * x.secs) AS g, sum(p.cpus * x.secs) AS c,"               \
+                                                                                                                                                    "         sum(p.memory_gib * x.secs) AS m"                                                 \
+                                                                                                                                                    "    FROM aidc_usage_pieces($1::timestamptz, $2::timestamptz) p"                           \
+                                                                                                                                                    "    CROSS JOIN LATERAL (SELECT extract(epoch FROM p.e - p.s) AS secs) x"                  \
+                                                                                                                                                    "   WHERE " tenant                                                                         \
+                                                                                                                                                    " AND p.e > p.s"                                                                           \
+                                                                                                                                                    "     AND ($5::text IS NULL OR p.project_id IN (SELECT id FROM projects WHERE slug = $5))" \
+                                                                                                                                                    "     AND ($6::text IS NULL OR p.username = $6)"                                           \
+                                                                                                                                                    "   GROUP BY 1, 2, 3, 4, 5, 6, 7)"                                                         \
+                                                                                                                                                    " SELECT t.slug AS tenant, coalesce(pr.slug, a.pid::text) AS project, a.\"user\", a.day,"  \
+                                                                                                                                                    "        a.week, a.month, v.res AS resource, min(v.unit) AS unit,"                         \
+                                                                                                                                                    "        round(sum(v.n) / 3600, 6)::text AS quantity, t.name AS tenant_name,"              \
+                                                                                                                                                    "        pr.name AS project_name"                                                          \
+                                                                                                                                                    "   FROM a LEFT JOIN tenants t ON t.id = a.tid LEFT JOIN projects pr ON pr.id = a.pid"     \
+                                                                                                                                                    "   CROSS JOIN LATERAL (VALUES ('gpu:' || a.gpu_type, a.g, 'gpu_hour'),"                   \
+                                                                                                                                                    "        ('cpu', a.c, 'core_hour'), ('memory_gib', a.m, 'gib_hour')) v(res, n, unit)"      \
+                                                                                                                                                    "  WHERE v.n > 0 AND v.res IS NOT NULL AND ($7::text IS NULL OR v.res = $7)"               \
+                                                                                                                                                    "  GROUP BY 1, 2, 3, 4, 5, 6, 7, 10, 11 ORDER BY 6, 5, 4, 1, 2, 3, 7 LIMIT $8::int"
+
+/*
+ * One statement per scope: GET requests run without a transaction, so with
+ * the connection's generic plans - where "$3 IS NULL OR tenant_id = $3"
+ * would keep a tenant's report off the tenant's index.
+ */
+static const struct db_stmt st_usage_report = {"usage_report",
+                                               USAGE_REPORT("p.tenant_id = $3::uuid"), 8};
+static const struct db_stmt st_usage_report_all = {"usage_report_all",
+                                                   USAGE_REPORT("$3::uuid IS NULL"), 8};
 
 /* The jobs behind a usage row, each with its intervals, keyset by job id. */
-static const struct db_stmt st_usage_jobs = {
-    "usage_jobs",
-    "WITH x AS (SELECT p.job_id, t.slug AS tenant, coalesce(pr.slug, p.project_id::text) AS project,"
-    "                  p.username, v.res, v.unit, p.s, p.e,"
-    "                  v.n * extract(epoch FROM p.e - p.s) / 3600 AS q"
-    "             FROM aidc_usage_pieces($1::timestamptz, $2::timestamptz) p"
-    "             JOIN tenants t ON t.id = p.tenant_id LEFT JOIN projects pr ON pr.id = p.project_id"
-    PER_RESOURCE USAGE_WHERE
-    "              AND ($4::uuid IS NULL OR p.job_id > $4::uuid)),"
-    " ids AS (SELECT DISTINCT job_id FROM x ORDER BY job_id LIMIT $8::int)"
-    " SELECT json_build_object('job', json_build_object('id', j.id, 'name', j.name,"
-    "          'state', j.state),"
-    "          'tenant', min(x.tenant), 'project', min(x.project), 'user', min(x.username),"
-    "          'resources', (SELECT json_agg(json_build_object('resource', y.res, 'unit', y.unit,"
-    "                          'quantity', round(y.q, 6)) ORDER BY y.res)"
-    "                          FROM (SELECT res, min(unit) AS unit, sum(q) AS q FROM x x2"
-    "                                 WHERE x2.job_id = j.id GROUP BY res) y),"
-    "          'intervals', json_agg(json_build_object('resource', x.res, 'started_at',"
-    "             to_char(x.s AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),"
-    "             'ended_at', to_char(x.e AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),"
-    "             'quantity', round(x.q, 6)) ORDER BY x.s, x.res)),"
-    "        j.id::text AS _cursor"
-    "   FROM ids JOIN x ON x.job_id = ids.job_id JOIN jobs j ON j.id = ids.job_id"
-    "  GROUP BY j.id ORDER BY j.id",
-    8};
+#define USAGE_JOBS(tenant)                                                                         \
+    "WITH x AS (SELECT p.job_id, t.slug AS tenant, coalesce(pr.slug, p.project_id::text) AS "      \
+    "project,"                                                                                     \
+    "                  p.username, v.res, v.unit, p.s, p.e,"                                       \
+    "                  v.n * extract(epoch FROM p.e - p.s) / 3600 AS q"                            \
+    "             FROM aidc_usage_pieces($1::timestamptz, $2::timestamptz) p"                      \
+    "             JOIN tenants t ON t.id = p.tenant_id LEFT JOIN projects pr ON pr.id = "          \
+    "p.project_id" PER_RESOURCE                                                                    \
+    USAGE_WHERE(                                                                                   \
+        tenant) "              AND ($4::uuid IS NULL OR p.job_id > $4::uuid)),"                    \
+                " ids AS (SELECT DISTINCT job_id FROM x ORDER BY job_id LIMIT $8::int)"            \
+                " SELECT json_build_object('job', json_build_object('id', j.id, 'name', j.name,"   \
+                "          'state', j.state),"                                                     \
+                "          'tenant', min(x.tenant), 'project', min(x.project), 'user', "           \
+                "min(x.username),"                                                                 \
+                "          'resources', (SELECT json_agg(json_build_object('resource', y.res, "    \
+                "'unit', y.unit,"                                                                  \
+                "                          'quantity', round(y.q, 6)) ORDER BY y.res)"             \
+                "                          FROM (SELECT res, min(unit) AS unit, sum(q) AS q FROM " \
+                "x x2"                                                                             \
+                "                                 WHERE x2.job_id = j.id GROUP BY res) y),"        \
+                "          'intervals', json_agg(json_build_object('resource', x.res, "            \
+                "'started_at',"                                                                    \
+                "             to_char(x.s AT TIME ZONE 'UTC', "                                    \
+                "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),"                                            \
+                "             'ended_at', to_char(x.e AT TIME ZONE 'UTC', "                        \
+                "'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),"                                            \
+                "             'quantity', round(x.q, 6)) ORDER BY x.s, x.res)),"                   \
+                "        j.id::text AS _cursor"                                                    \
+                "   FROM ids JOIN x ON x.job_id = ids.job_id JOIN jobs j ON j.id = ids.job_id"     \
+                "  GROUP BY j.id ORDER BY j.id"
+static const struct db_stmt st_usage_jobs = {"usage_jobs", USAGE_JOBS("p.tenant_id = $3::uuid"), 8};
+static const struct db_stmt st_usage_jobs_all = {"usage_jobs_all", USAGE_JOBS("$3::uuid IS NULL"),
+                                                 8};
 
 /* Allocated GPU-hours and capacity, hour by hour (capacity as recorded then, else now). */
 static const struct db_stmt st_utilization = {
@@ -172,10 +221,10 @@ static const struct db_stmt st_utilization = {
 
 /* ---- prices -------------------------------------------------------------------------- */
 
-#define PRICE_COLS                                                                                \
-    "p.id, p.resource, t.slug AS tenant, p.unit_price::text AS unit_price, p.currency,"           \
+#define PRICE_COLS                                                                                 \
+    "p.id, p.resource, t.slug AS tenant, p.unit_price::text AS unit_price, p.currency,"            \
     " CASE WHEN p.resource LIKE 'gpu:%' THEN 'gpu_hour' WHEN p.resource = 'cpu' THEN 'core_hour'"  \
-    " ELSE 'gib_hour' END AS unit, p.effective_from, p.created_by, p.approved_by,"  \
+    " ELSE 'gib_hour' END AS unit, p.effective_from, p.created_by, p.approved_by,"                 \
     " p.approval_id, p.created_at"
 
 static const struct db_stmt st_price_list = {
@@ -261,7 +310,8 @@ static const struct db_stmt st_inv_mark = {
 static const struct db_stmt st_inv_diff = {
     "invoice_diff",
     "WITH now_ AS (SELECT project_id, resource, kind, original_period, unit_price,"
-    "                     round(quantity, 6) AS q FROM aidc_invoice_compute($2::uuid, $3::date, $1::uuid)"
+    "                     round(quantity, 6) AS q FROM aidc_invoice_compute($2::uuid, $3::date, "
+    "$1::uuid)"
     "               WHERE round(quantity, 6) <> 0),"
     " was AS (SELECT project_id, resource, kind, original_period, unit_price, quantity AS q"
     "           FROM invoice_lines WHERE invoice_id = $1::uuid)"
@@ -273,12 +323,14 @@ static const struct db_stmt st_inv_final = {
     "UPDATE invoices SET state = 'final', finalized_at = now(), finalized_by = $2"
     " WHERE id = $1::uuid",
     2};
-#define INVOICE_SUMMARY                                                                           \
-    "'id', i.id, 'tenant', t.slug, 'period', to_char(i.period, 'YYYY-MM'), 'state', i.state,"     \
-    " 'total', json_build_object('amount', i.total::text, 'currency', i.currency),"               \
-    " 'generated_at', to_char(i.generated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"  \
-    " 'generated_by', i.generated_by,"                                                           \
-    " 'finalized_at', to_char(i.finalized_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')," \
+#define INVOICE_SUMMARY                                                                            \
+    "'id', i.id, 'tenant', t.slug, 'period', to_char(i.period, 'YYYY-MM'), 'state', i.state,"      \
+    " 'total', json_build_object('amount', i.total::text, 'currency', i.currency),"                \
+    " 'generated_at', to_char(i.generated_at AT TIME ZONE 'UTC', "                                 \
+    "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"                                                           \
+    " 'generated_by', i.generated_by,"                                                             \
+    " 'finalized_at', to_char(i.finalized_at AT TIME ZONE 'UTC', "                                 \
+    "'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"                                                           \
     " 'finalized_by', i.finalized_by"
 static const struct db_stmt st_inv_get = {
     "invoice_get",
@@ -316,11 +368,17 @@ static const struct db_stmt st_checkpoint = {
     " SELECT j.id, j.state, u.checkpoint_at FROM j LEFT JOIN u ON u.id = j.id",
     2};
 
-const struct db_stmt *const db_billing_stmts[] = {
-    &st_meter_cut,   &st_meter_capacity, &st_meter_lag,   &st_usage_report, &st_usage_jobs,
-    &st_utilization, &st_price_list,     &st_price_create, &st_inv_upsert,  &st_inv_clear,
-    &st_inv_fill,    &st_inv_lock,       &st_inv_unmetered, &st_inv_mark,   &st_inv_diff,
-    &st_inv_final,   &st_inv_get,        &st_inv_list,     &st_checkpoint,  NULL};
+const struct db_stmt *const db_billing_stmts[] = {&st_meter_cut,      &st_meter_capacity,
+                                                  &st_meter_lag,      &st_usage_report,
+                                                  &st_usage_jobs,     &st_usage_report_all,
+                                                  &st_usage_jobs_all, &st_utilization,
+                                                  &st_price_list,     &st_price_create,
+                                                  &st_inv_upsert,     &st_inv_clear,
+                                                  &st_inv_fill,       &st_inv_lock,
+                                                  &st_inv_unmetered,  &st_inv_mark,
+                                                  &st_inv_diff,       &st_inv_final,
+                                                  &st_inv_get,        &st_inv_list,
+                                                  &st_checkpoint,     NULL};
 
 /* ---- metering ---- */
 
@@ -370,10 +428,8 @@ int db_usage_report(struct db *db, const struct db_usage_query *q, PGresult **ou
     char limit[24];
     const char *p[8];
     usage_params(q, limit, p);
-    int e = db_custom_plans(db); /* the tenant's index when a tenant is given */
-    if (e)
-        return e;
-    *out = db_query(db, &st_usage_report, p, &e);
+    int e;
+    *out = db_query(db, q->tenant_id ? &st_usage_report : &st_usage_report_all, p, &e);
     return *out ? 0 : e;
 }
 
@@ -383,10 +439,8 @@ int db_usage_jobs(struct db *db, const struct db_usage_query *q, PGresult **out)
     const char *p[8];
     usage_params(q, limit, p);
     p[3] = q->after; /* no grouping here: the slot carries the cursor */
-    int e = db_custom_plans(db);
-    if (e)
-        return e;
-    *out = db_query(db, &st_usage_jobs, p, &e);
+    int e;
+    *out = db_query(db, q->tenant_id ? &st_usage_jobs : &st_usage_jobs_all, p, &e);
     return *out ? 0 : e;
 }
 
@@ -394,9 +448,7 @@ int db_usage_utilization(struct db *db, const char *cluster_id, const char *gpu_
                          const char *from, const char *to, PGresult **out)
 {
     const char *p[4] = {cluster_id, gpu_type, from, to};
-    int e = db_custom_plans(db);
-    if (e)
-        return e;
+    int e;
     *out = db_query(db, &st_utilization, p, &e);
     return *out ? 0 : e;
 }
@@ -421,8 +473,8 @@ int db_price_create(struct db *db, const char *const fields[7], json_t **out)
 
 /* ---- invoices ---- */
 
-int db_invoice_generate(struct db *db, const char *tenant_id, const char *period,
-                        const char *by, char id[37], char **problem)
+int db_invoice_generate(struct db *db, const char *tenant_id, const char *period, const char *by,
+                        char id[37], char **problem)
 {
     *problem = NULL;
     const char *p[3] = {tenant_id, period, by};
@@ -446,10 +498,12 @@ int db_invoice_generate(struct db *db, const char *tenant_id, const char *period
         return e;
     if (!PQgetisnull(r, 0, 0))
         *problem = xasprintf("no price in effect for %s (the time of some usage); add one with "
-                             "POST /api/v1/prices", PQgetvalue(r, 0, 0));
+                             "POST /api/v1/prices",
+                             PQgetvalue(r, 0, 0));
     else if (strtol(PQgetvalue(r, 0, 1), NULL, 10) > 1)
         *problem = xasprintf("the prices in effect are in several currencies (%s); an invoice has "
-                             "one", PQgetvalue(r, 0, 2));
+                             "one",
+                             PQgetvalue(r, 0, 2));
     PQclear(r);
     return 0;
 }
@@ -487,7 +541,8 @@ int db_invoice_finalize(struct db *db, const char *id, const char *by, char **pr
         *problem = xasprintf("the invoice is final already");
     else if (open)
         *problem = xasprintf("the period %.7s has not ended; an invoice is finalized after its "
-                             "month", period);
+                             "month",
+                             period);
     if (*problem)
         return AIDC_ECONFLICT;
     const char *pu[2] = {tenant, period};
@@ -508,7 +563,8 @@ int db_invoice_finalize(struct db *db, const char *id, const char *by, char **pr
         return e;
     if (diff > 0) {
         *problem = xasprintf("usage changed since the draft was generated (%s): generate it "
-                             "again, review it, then finalize", generated);
+                             "again, review it, then finalize",
+                             generated);
         return AIDC_ECONFLICT;
     }
     const char *pf[2] = {id, by};
