@@ -269,14 +269,19 @@ LANGUAGE sql STABLE AS $$
                                   - greatest(iv.started_at, coalesce(r.checkpoint_at, r.started_at))) / 3600
           FROM iv JOIN job_runs r ON r.id = iv.run_id
          WHERE r.end_reason = 'preempted' AND iv.gpus > 0
-           AND iv.ended_at > coalesce(r.checkpoint_at, r.started_at))
-    SELECT q.project_id, q.res, q.kind,
-           CASE WHEN q.kind = 'adjustment' THEN q.period END,
-           pr.unit_price, pr.currency, sum(q.hours)
-      FROM q LEFT JOIN LATERAL (
+           AND iv.ended_at > coalesce(r.checkpoint_at, r.started_at)),
+    -- prices start on whole hours: every interval of an hour has the hour's price, so
+    -- the hours are priced once each, not every interval
+    h AS (SELECT q.project_id, q.res, q.kind, q.period,
+                 date_trunc('hour', q.started_at, 'UTC') AS hour, sum(q.hours) AS hours
+            FROM q GROUP BY 1, 2, 3, 4, 5)
+    SELECT h.project_id, h.res, h.kind,
+           CASE WHEN h.kind = 'adjustment' THEN h.period END,
+           pr.unit_price, pr.currency, sum(h.hours)
+      FROM h LEFT JOIN LATERAL (
                SELECT x.unit_price, x.currency FROM prices x
-                WHERE x.resource = q.res AND (x.tenant_id = t OR x.tenant_id IS NULL)
-                  AND x.effective_from <= q.started_at
+                WHERE x.resource = h.res AND (x.tenant_id = t OR x.tenant_id IS NULL)
+                  AND x.effective_from <= h.hour
                 ORDER BY x.tenant_id IS NULL, x.effective_from DESC LIMIT 1) pr ON true
      GROUP BY 1, 2, 3, 4, 5, 6
 $$;

@@ -82,15 +82,7 @@ cmake --build "$ROOT/build-bench-noaudit" -j"$(nproc)" --target aidcd >"$OUT/bui
 cp "$BUILD_DIR/aidcd" "$TMP/aidcd" && cp "$ROOT/build-bench-noaudit/aidcd" "$TMP/aidcd-noaudit"
 AIDCD="$TMP/aidcd"
 
-say "PostgreSQL: own cluster in $BENCH_PGDATA_DIR on port $BENCH_PGPORT"
-pg_up() { PGDATA_DIR=$BENCH_PGDATA_DIR PGPORT=$BENCH_PGPORT AIDC_DB=$DB "$ROOT/deploy/pg-up.sh"; }
-env_out=$(pg_up)
-eval "$env_out"
-[ "${BENCH_REUSE:-0}" = 1 ] ||
-    "$PSQL" -X -q -v ON_ERROR_STOP=1 -d "$DATABASE_URL_ADMIN" -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)"
-env_out=$(pg_up)
-eval "$env_out"
-export AIDC_DATABASE_URL=$DATABASE_URL AIDC_MIGRATE_DATABASE_URL=$DATABASE_URL_OWNER
+own_pg
 export AIDC_LOG_LEVEL=warn AIDC_DATA_DIR="$TMP/data" AIDC_THREADS="$THREADS" AIDC_WORKERS=1
 "$AIDCD" migrate
 # the key lives beside the cluster, so a reused database keeps verifying

@@ -67,15 +67,32 @@ expect() {  # expect STATUS curl-args...: one request, die unless it answers STA
                               die "expected $want, got $got from: curl $*"; }
 }
 
-admin_token() {  # log in as "bench" and make an API token; sets TOKEN and AUTH (curl args)
+user_token() {  # user scopes-json: log in and make an API token; sets TOKEN and AUTH (curl args)
     local jwt
     expect 200 -X POST -H 'Content-Type: application/json' \
-        -d "{\"username\":\"bench\",\"password\":\"$PASSWORD\"}" "$BASE/api/v1/auth/login"
+        -d "{\"username\":\"$1\",\"password\":\"$PASSWORD\"}" "$BASE/api/v1/auth/login"
     jwt=$(jq -r .access_token "$TMP/resp")
     expect 201 -X POST -H "Authorization: Bearer $jwt" -H 'Content-Type: application/json' \
-        -d '{"name":"bench","scopes":["admin","jobs:read","jobs:write"],"expires_in_days":1}' \
-        "$BASE/api/v1/tokens"
+        -d "{\"name\":\"bench\",\"scopes\":$2,\"expires_in_days\":1}" "$BASE/api/v1/tokens"
     TOKEN=$(jq -r .token "$TMP/resp")
     if [ -z "$TOKEN" ] || [ "$TOKEN" = null ]; then die "no API token"; fi
     AUTH=(-H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json')
+}
+
+admin_token() {  # log in as "bench" and make an API token; sets TOKEN and AUTH (curl args)
+    user_token bench '["admin","jobs:read","jobs:write"]'
+}
+
+own_pg() {  # the bench's own PostgreSQL cluster with database $DB (kept when BENCH_REUSE=1)
+    say "PostgreSQL: own cluster in $BENCH_PGDATA_DIR on port $BENCH_PGPORT"
+    local env_out
+    env_out=$(PGDATA_DIR=$BENCH_PGDATA_DIR PGPORT=$BENCH_PGPORT AIDC_DB=$DB "$ROOT/deploy/pg-up.sh")
+    eval "$env_out"
+    if [ "${BENCH_REUSE:-0}" != 1 ]; then
+        "$PSQL" -X -q -v ON_ERROR_STOP=1 -d "$DATABASE_URL_ADMIN" \
+            -c "DROP DATABASE IF EXISTS $DB WITH (FORCE)"
+        env_out=$(PGDATA_DIR=$BENCH_PGDATA_DIR PGPORT=$BENCH_PGPORT AIDC_DB=$DB "$ROOT/deploy/pg-up.sh")
+        eval "$env_out"
+    fi
+    export AIDC_DATABASE_URL=$DATABASE_URL AIDC_MIGRATE_DATABASE_URL=$DATABASE_URL_OWNER
 }
