@@ -105,11 +105,12 @@ int api_price_create(struct req *rq, struct resp *rs)
         return api_fail_fields(rs);
     const char *from = vstr(b, "effective_from"), *tenant = vstr(b, "tenant");
     time_t t;
-    if (!auditfilter_time(from, &t, NULL)) {
+    long nsec = 0;
+    if (!auditfilter_time(from, &t, &nsec)) {
         api_field_error(rs, "effective_from", "must be an RFC 3339 time, e.g. 2026-12-01T00:00:00Z");
         return api_fail_fields(rs);
     }
-    if (t % 3600 != 0) {
+    if (t % 3600 != 0 || nsec != 0) {
         api_field_error(rs, "effective_from", "must be a whole UTC hour (usage is metered by "
                                               "the hour, and each hour has one price)");
         return api_fail_fields(rs);

@@ -26,6 +26,8 @@
 
 #define USAGE_MAX_DAYS 366
 #define USAGE_JOBS_MAX 200
+/* each job lists its hour intervals: a month of them at most (744 per job) */
+#define USAGE_JOBS_MAX_DAYS 31
 #define UTIL_MAX_DAYS 93
 #define UTIL_DEFAULT_DAYS 7
 
@@ -135,11 +137,12 @@ static void parse_groups(const struct req *rq, struct resp *rs, bool platform,
 }
 
 /* Every argument of a usage route; 0, or an error filled into rs. */
-static int parse_args(struct req *rq, struct resp *rs, bool platform, struct usage_args *a)
+static int parse_args(struct req *rq, struct resp *rs, bool platform, long max_days,
+                      struct usage_args *a)
 {
     memset(a, 0, sizeof *a);
     time_t now = time(NULL);
-    parse_range(rq, rs, month_start(now), now, USAGE_MAX_DAYS, a->from, a->to, sizeof a->from);
+    parse_range(rq, rs, month_start(now), now, max_days, a->from, a->to, sizeof a->from);
     parse_groups(rq, rs, platform, a);
     a->csv = wants_csv(rq, rs);
     const char *project = req_query(rq, "project"), *user = req_query(rq, "user");
@@ -277,7 +280,7 @@ static void answer_json(struct resp *rs, const struct usage_args *a, const PGres
 static int report(struct req *rq, struct resp *rs, bool platform)
 {
     struct usage_args a;
-    int e = parse_args(rq, rs, platform, &a);
+    int e = parse_args(rq, rs, platform, USAGE_MAX_DAYS, &a);
     if (e)
         return e;
     PGresult *r = NULL;
@@ -324,7 +327,7 @@ static int jobs(struct req *rq, struct resp *rs, bool platform)
         e = api_fail(rs, MHD_HTTP_BAD_REQUEST, "cursor is not one this server gave");
     }
     if (!e)
-        e = parse_args(rq, rs, platform, &a);
+        e = parse_args(rq, rs, platform, USAGE_JOBS_MAX_DAYS, &a);
     if (!e && a.csv)
         e = api_fail(rs, MHD_HTTP_NOT_ACCEPTABLE, "the jobs behind usage are JSON only");
     PGresult *r = NULL;

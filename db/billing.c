@@ -283,7 +283,8 @@ static const struct db_stmt st_inv_fill = {
     "           FROM c LEFT JOIN projects pr ON pr.id = c.project_id, chk"
     "          WHERE chk.missing IS NULL AND chk.ncur <= 1 AND round(c.quantity, 6) <> 0"
     "         RETURNING amount),"
-    " up AS (UPDATE invoices SET currency = chk.cur, total = (SELECT coalesce(sum(amount), 0)"
+    " up AS (UPDATE invoices SET currency = CASE WHEN chk.ncur <= 1 THEN chk.cur END,"
+    "          total = (SELECT coalesce(sum(amount), 0)"
     "          FROM ins) FROM chk WHERE id = $1::uuid RETURNING 1)"
     " SELECT chk.missing, chk.ncur, chk.cur, (SELECT count(*) FROM up) FROM chk",
     3};

@@ -10,8 +10,9 @@ ALTER TABLE job_runs ADD COLUMN metered_to timestamptz;
 ALTER TABLE job_runs ADD COLUMN end_reason text;
 -- the last checkpoint the job reported during this run (preemption credit)
 ALTER TABLE job_runs ADD COLUMN checkpoint_at timestamptz;
-UPDATE job_runs r SET cluster_id = j.cluster_id FROM jobs j
- WHERE j.id = r.job_id AND r.ended_at IS NULL;
+-- the job's cluster is the run's for open runs, and the best there is for closed ones
+-- (a requeue clears it): their MIG fractions are then known when they are metered
+UPDATE job_runs r SET cluster_id = j.cluster_id FROM jobs j WHERE j.id = r.job_id;
 -- the metering worker's work list: open runs and closed runs not metered to their end
 CREATE INDEX job_runs_unmetered ON job_runs (id)
     WHERE metered_to IS NULL OR ended_at IS NULL OR metered_to < ended_at;
@@ -75,6 +76,12 @@ BEGIN
     IF OLD.invoice_id IS NOT NULL OR (to_jsonb(NEW) - 'invoice_id') <> (to_jsonb(OLD) - 'invoice_id') THEN
         RAISE EXCEPTION 'usage intervals are never changed' USING ERRCODE = 'insufficient_privilege';
     END IF;
+    -- only an invoice of the interval's tenant, for its month or a later one, bills it
+    IF NOT EXISTS (SELECT 1 FROM invoices i WHERE i.id = NEW.invoice_id
+                      AND i.tenant_id = NEW.tenant_id AND i.period >= NEW.period) THEN
+        RAISE EXCEPTION 'invoice % cannot bill this interval', NEW.invoice_id
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
     RETURN NEW;
 END $$;
 CREATE TRIGGER usage_intervals_guard BEFORE UPDATE ON usage_intervals
@@ -102,11 +109,17 @@ RETURNS TABLE (tenant_id uuid, project_id uuid, username text, job_id uuid, run_
                cluster_id uuid, gpu_type text, gpus numeric, cpus integer, memory_gib integer,
                s timestamptz, e timestamptz)
 LANGUAGE sql STABLE AS $$
+    -- cut at UTC hours as the metering worker will, so reports by day or hour agree
+    -- before and after it did
     SELECT r.tenant_id, r.project_id, j.username, r.job_id, r.id, r.cluster_id, r.gpu_type,
            r.gpus * aidc_gpu_fraction(c.options, r.gpu_type), r.cpus, r.memory_gib,
-           greatest(coalesce(r.metered_to, r.started_at), f),
-           least(coalesce(r.ended_at, now()), t)
+           greatest(coalesce(r.metered_to, r.started_at), f, h.h),
+           least(coalesce(r.ended_at, now()), t, h.h + interval '1 hour')
       FROM job_runs r JOIN jobs j ON j.id = r.job_id LEFT JOIN clusters c ON c.id = r.cluster_id
+     CROSS JOIN LATERAL generate_series(
+           date_trunc('hour', greatest(coalesce(r.metered_to, r.started_at), f), 'UTC'),
+           least(coalesce(r.ended_at, now()), t) - interval '1 microsecond',
+           interval '1 hour') h(h)
      WHERE (r.metered_to IS NULL OR r.ended_at IS NULL OR r.metered_to < r.ended_at)
        AND coalesce(r.metered_to, r.started_at) < t AND coalesce(r.ended_at, now()) > f
 $$;
@@ -157,16 +170,29 @@ CREATE TABLE prices (
 CREATE INDEX prices_lookup ON prices (resource, tenant_id, effective_from DESC);
 ALTER TABLE prices ENABLE ROW LEVEL SECURITY;
 -- defaults are public; a tenant's own prices are its business (and finance's)
-CREATE POLICY prices_read ON prices FOR SELECT USING (tenant_id IS NULL OR aidc_can_read(tenant_id));
+CREATE POLICY prices_read ON prices FOR SELECT
+    USING (tenant_id IS NULL OR aidc_ctx_platform_admin() OR aidc_ctx_role('finance')
+           OR tenant_id = ANY (aidc_ctx_uuids('aidc.read_tenants')));
+-- only as an approved operation: a second person said yes
 CREATE POLICY prices_insert ON prices FOR INSERT
-    WITH CHECK (aidc_ctx_platform_admin() OR aidc_ctx_role('finance'));
+    WITH CHECK ((aidc_ctx_platform_admin() OR aidc_ctx_role('finance'))
+                AND approval_id IS NOT NULL AND approved_by IS NOT NULL);
 
 -- Finance asks for price changes itself (a platform admin approves them): it
 -- may file those requests and read its own.
 CREATE POLICY approvals_finance_request ON approvals FOR INSERT
     WITH CHECK (aidc_ctx_role('finance') AND requested_by = aidc_ctx_user()
-                AND action = 'price.create');
-CREATE POLICY approvals_own_read ON approvals FOR SELECT USING (requested_by = aidc_ctx_user());
+                AND action = 'price.create' AND method = 'POST' AND path = '/api/v1/prices'
+                AND state = 'pending' AND decided_by IS NULL AND result IS NULL);
+-- finance sees its own requests and the pending price requests (asking again for one
+-- finds it), and lets expired price requests lapse as every request path does
+CREATE POLICY approvals_own_read ON approvals FOR SELECT
+    USING (requested_by = aidc_ctx_user()
+           OR (aidc_ctx_role('finance') AND action = 'price.create'));
+CREATE POLICY approvals_finance_expire ON approvals FOR UPDATE
+    USING (aidc_ctx_role('finance') AND action = 'price.create' AND state = 'pending'
+           AND expires_at <= now())
+    WITH CHECK (state = 'expired');
 
 -- ---- invoices -------------------------------------------------------------------------
 
@@ -235,6 +261,25 @@ CREATE TRIGGER invoices_guard BEFORE UPDATE OR DELETE ON invoices
 CREATE TRIGGER invoice_lines_guard BEFORE UPDATE OR DELETE ON invoice_lines
     FOR EACH ROW EXECUTE FUNCTION aidc_invoice_guard();
 
+-- ... nor gains lines, and no invoice is born final (finalizing is an UPDATE of a draft)
+CREATE FUNCTION aidc_invoice_insert_guard() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    -- nested: NEW of the other table has no such field
+    IF TG_TABLE_NAME = 'invoices' THEN
+        IF NEW.state <> 'draft' THEN
+            RAISE EXCEPTION 'an invoice starts as a draft' USING ERRCODE = 'insufficient_privilege';
+        END IF;
+    ELSIF EXISTS (SELECT 1 FROM invoices WHERE id = NEW.invoice_id AND state = 'final') THEN
+        RAISE EXCEPTION 'invoice % is final', NEW.invoice_id USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER invoices_insert_guard BEFORE INSERT ON invoices
+    FOR EACH ROW EXECUTE FUNCTION aidc_invoice_insert_guard();
+CREATE TRIGGER invoice_lines_insert_guard BEFORE INSERT ON invoice_lines
+    FOR EACH ROW EXECUTE FUNCTION aidc_invoice_insert_guard();
+
 -- The lines of tenant t's invoice for month p, rated at the prices in effect
 -- when each interval happened (the tenant's own first, else the default).
 -- marked NULL: what a draft bills now - the month's unbilled intervals plus
@@ -264,12 +309,15 @@ LANGUAGE sql STABLE AS $$
                                              ('memory_gib', iv.memory_gib::numeric)) v(res, n)
          WHERE v.n > 0 AND v.res IS NOT NULL
         UNION ALL
-        SELECT iv.project_id, 'gpu:' || iv.gpu_type, iv.period, iv.started_at, 'credit',
-               -iv.gpus * extract(epoch FROM iv.ended_at
-                                  - greatest(iv.started_at, coalesce(r.checkpoint_at, r.started_at))) / 3600
-          FROM iv JOIN job_runs r ON r.id = iv.run_id
-         WHERE r.end_reason = 'preempted' AND iv.gpus > 0
-           AND iv.ended_at > coalesce(r.checkpoint_at, r.started_at)),
+        -- a preempted run is credited once, by the invoice that bills its last interval,
+        -- for all its GPU time after the checkpoint - also hours an earlier invoice billed
+        SELECT u.project_id, 'gpu:' || u.gpu_type, iv.period, u.started_at, 'credit',
+               -u.gpus * extract(epoch FROM u.ended_at
+                                 - greatest(u.started_at, coalesce(r.checkpoint_at, r.started_at))) / 3600
+          FROM iv JOIN job_runs r ON r.id = iv.run_id AND r.ended_at = iv.ended_at
+          JOIN usage_intervals u ON u.run_id = r.id
+         WHERE r.end_reason = 'preempted' AND u.gpus > 0
+           AND u.ended_at > coalesce(r.checkpoint_at, r.started_at)),
     -- prices start on whole hours: every interval of an hour has the hour's price, so
     -- the hours are priced once each, not every interval
     h AS (SELECT q.project_id, q.res, q.kind, q.period,

@@ -16,7 +16,8 @@ void csv_cell(struct sbuf *sb, const char *s)
         return;
     /* =, +, -, @ (and tab/CR, which some spreadsheets skip first) start a formula */
     bool formula = s[0] != '\0' && strchr("=+-@\t\r", s[0]) != NULL;
-    bool quote = formula || strpbrk(s, ",\"\r\n") != NULL;
+    /* ';' and tab too: spreadsheets in many locales split cells on them */
+    bool quote = formula || strpbrk(s, ",;\t\"\r\n") != NULL;
     if (quote)
         sbuf_putc(sb, '"');
     if (formula)

@@ -268,6 +268,29 @@ START_TEST(a_run_that_ends_as_it_starts_is_metered_without_an_interval)
 }
 END_TEST
 
+START_TEST(a_preempted_run_across_months_is_credited_whole_by_its_last_month)
+{
+    char job[37];
+    new_job(job, 2, "a100", 1);
+    transition(job, "pending", "running", at("2026-10-31T23:00:00Z"), 0);
+    transition(job, "running", "queued", 0, at("2026-11-01T01:00:00Z"));
+    meter_all();
+    const char *p[1] = {job};
+    /* October bills its hour and credits nothing; November credits both hours */
+    PGresult *r = owner("SELECT coalesce(sum(quantity) FILTER (WHERE kind = 'credit'), 0)::text"
+                        " FROM aidc_invoice_compute((SELECT tenant_id FROM jobs WHERE id ="
+                        " $1::uuid), '2026-10-01', NULL)",
+                        1, p);
+    ck_assert_str_eq(PQgetvalue(r, 0, 0), "0");
+    PQclear(r);
+    r = owner("SELECT round(sum(quantity), 6)::text FROM aidc_invoice_compute((SELECT tenant_id"
+              " FROM jobs WHERE id = $1::uuid), '2026-11-01', NULL) WHERE kind = 'credit'",
+              1, p);
+    ck_assert_str_eq(PQgetvalue(r, 0, 0), "-4.000000");
+    PQclear(r);
+}
+END_TEST
+
 /* ---- random sequences ---------------------------------------------------------------- */
 
 #define NJOBS 24
@@ -410,6 +433,7 @@ int main(void)
     tcase_add_test(tc, an_open_run_is_cut_only_where_its_cluster_saw_it_running);
     tcase_add_test(tc, a_job_preempted_twice_has_three_runs_and_credits_after_checkpoints);
     tcase_add_test(tc, a_run_that_ends_as_it_starts_is_metered_without_an_interval);
+    tcase_add_test(tc, a_preempted_run_across_months_is_credited_whole_by_its_last_month);
     tcase_add_test(tc, random_start_stop_preempt_sequences_keep_every_invariant);
     suite_add_tcase(s, tc);
     return suite_run(s);

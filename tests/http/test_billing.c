@@ -241,6 +241,7 @@ START_TEST(usage_groups_clips_and_refuses_bad_arguments)
         "/api/v1/tenants/physics/usage?project=Not%20A%20Slug",
         "/api/v1/tenants/physics/usage?format=xml",
         "/api/v1/tenants/physics/usage/jobs?limit=201",
+        "/api/v1/tenants/physics/usage/jobs?from=2026-09-01T00:00:00Z&to=2026-11-01T00:00:00Z",
     };
     for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++)
         ck_assert_msg(req("GET", bad[b], pa, NULL) == 400, "%s was not refused", bad[b]);
@@ -397,6 +398,10 @@ START_TEST(prices_invoices_credits_finalization_and_late_usage)
                          "{\"resource\":\"gpu:a100\",\"unit_price\":\"10\",\"currency\":\"CNY\","
                          "\"effective_from\":\"2026-10-01T00:30:00Z\"}"),
                      400);
+    ck_assert_int_eq(req("POST", "/api/v1/prices", fin,
+                         "{\"resource\":\"gpu:a100\",\"unit_price\":\"10\",\"currency\":\"CNY\","
+                         "\"effective_from\":\"2026-10-01T00:00:00.5Z\"}"),
+                     400);
     ck_assert_int_eq(req("POST", "/api/v1/prices", pa,
                          "{\"resource\":\"gpu:a100\",\"unit_price\":\"1\",\"currency\":\"CNY\","
                          "\"effective_from\":\"2026-10-01T00:00:00Z\"}"),
@@ -506,6 +511,12 @@ START_TEST(prices_invoices_credits_finalization_and_late_usage)
                      409);
     ck_assert_ptr_null(harness_sql(harness_srv.owner_url,
                                    "UPDATE invoice_lines SET amount = 0", 0, NULL));
+    ck_assert_ptr_null(harness_sql(harness_srv.owner_url,
+                                   "INSERT INTO invoice_lines SELECT invoice_id, 99, tenant_id,"
+                                   " project_id, project, project_name, resource, kind,"
+                                   " original_period, quantity, unit, unit_price, amount"
+                                   " FROM invoice_lines LIMIT 1",
+                                   0, NULL));
     ck_assert_int_eq(audittest_num(harness_srv.owner_url,
                                    "SELECT count(*) FROM usage_intervals WHERE invoice_id IS NULL"
                                    " AND tenant_id = (SELECT id FROM tenants WHERE slug ="
@@ -558,6 +569,19 @@ START_TEST(prices_invoices_credits_finalization_and_late_usage)
                      "36.00");
     http_res_free(&r);
     json_decref(inv);
+
+    /* a tenant whose GPUs are priced in USD and the rest in CNY: no invoice, and why */
+    make_tenant("bio");
+    make_project("bio", "cells");
+    run("bio", "cells", "ca", 1, "a100", "2026-10-05T00:00:00Z", "2026-10-05T01:00:00Z", NULL, NULL);
+    metered();
+    json_decref(price("{\"resource\":\"gpu:a100\",\"unit_price\":\"2\",\"currency\":\"USD\","
+                      "\"effective_from\":\"2026-10-01T00:00:00Z\",\"tenant\":\"bio\"}"));
+    ck_assert_int_eq(reqj("POST", "/api/v1/invoices", fin,
+                          "{\"tenant\":\"bio\",\"period\":\"2026-10\"}", &r),
+                     422);
+    ck_assert_ptr_nonnull(strstr(audittest_jstr(r.json, "detail"), "CNY, USD"));
+    http_res_free(&r);
 }
 END_TEST
 

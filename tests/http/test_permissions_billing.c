@@ -187,10 +187,11 @@ static bool as_own_admin(int a)
     return actors[a].user && strcmp(actors[a].user, actors[A_TA].user) == 0;
 }
 
-/* Whether actor a sees tenant t's own prices (the tenant's readers, finance, auditors, admins). */
+/* Whether actor a sees tenant t's own prices (the tenant's readers, finance, admins; not
+ * auditors, whose reading is the audit log's). */
 static bool sees_price(int a, int t)
 {
-    if (a == A_ADMIN || a == A_PA || a == A_FIN || a == A_AUD)
+    if (a == A_ADMIN || a == A_PA || a == A_FIN)
         return true;
     return t == 0 ? a == A_MEM || a == A_VIEW || as_own_admin(a) : a == A_FOREIGN;
 }

@@ -39,6 +39,8 @@ START_TEST(text_is_quoted_only_when_it_must_be)
     is("two\nlines", 0, "\"two\nlines\"");
     is("cr\rhere", 0, "\"cr\rhere\"");
     is("视觉组", 0, "视觉组");
+    is("a;=cmd", 0, "\"a;=cmd\"");
+    is("tab\there", 0, "\"tab\there\"");
 }
 END_TEST
 
