@@ -7,7 +7,11 @@
 #   deploy/install-deps.sh test     Check, libcurl, clang-tidy (tests and lint), and
 #                                   Slurm 22.05 for deploy/slurm-up.sh: munged,
 #                                   slurmctld, slurmd, slurmrestd with JWT auth,
-#                                   the CLI (scontrol, sinfo, ...), setpriv, ss
+#                                   the CLI (scontrol, sinfo, ...), setpriv, ss;
+#                                   a container image registry for
+#                                   deploy/registry-up.sh (docker-registry,
+#                                   apache2-utils for htpasswd; jq, tar, gzip for
+#                                   registry-seed.sh and tests/support/registry-push.sh)
 #   deploy/install-deps.sh bench    wrk and pgbench (benchmarks)
 #
 # Several groups may be given. As root it runs apt-get; otherwise it prints
@@ -22,7 +26,8 @@ for group in "$@"; do
         run)   pkgs+=(postgresql-15 postgresql-client-15 curl ca-certificates) ;;
         test)  pkgs+=(check libcurl4-openssl-dev clang-tidy curl
                       munge slurmctld slurmd slurm-client slurmrestd slurm-wlm-jwt-plugin
-                      util-linux iproute2) ;;
+                      util-linux iproute2
+                      docker-registry apache2-utils jq tar gzip coreutils) ;;
         bench) pkgs+=(wrk postgresql-contrib jq linux-perf) ;;
         *) echo "install-deps: unknown group '$group' (build, run, test, bench)" >&2; exit 2 ;;
     esac
@@ -57,4 +62,12 @@ apt_get() { apt-get -o Dpkg::Use-Pty=0 -o APT::Color=0 -qq "$@"; }
 if ! apt_get install -y --no-install-recommends "${missing[@]}" >/dev/null 2>&1; then
     apt_get update >/dev/null
     apt_get install -y --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# docker-registry comes with a system service: an open registry on every
+# interface, port 5000, that aidc never uses (deploy/registry-up.sh runs its own
+# on loopback, by default on 127.0.0.1:5000 too). When we installed it, and
+# systemd runs, stop and disable that service.
+if [[ " ${missing[*]} " == *" docker-registry "* ]] && [ -d /run/systemd/system ]; then
+    systemctl disable --now docker-registry.service >/dev/null 2>&1 || true
 fi

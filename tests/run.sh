@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # tests/run.sh - the whole test suite, from a fresh Debian 12 machine:
-# installs what is missing, starts a private PostgreSQL and (as root) a private
-# Slurm, builds aidc twice (warnings as errors; then with AddressSanitizer +
-# UndefinedBehaviorSanitizer), runs every test of both builds through ctest,
-# and stops what it started.
+# installs what is missing, starts a private PostgreSQL, (as root) a private
+# Slurm and two seeded container image registries, builds aidc twice (warnings
+# as errors; then with AddressSanitizer + UndefinedBehaviorSanitizer), runs
+# every test of both builds through ctest, and stops what it started.
 #
 # Environment (optional):
 #   AIDC_TEST_PGPORT     port of the test PostgreSQL   (default 15434)
 #   AIDC_TEST_PGDATA     its data directory            (default /tmp/aidc-test-pg)
 #   AIDC_TEST_SLURM_DIR  directory of the test Slurm   (default /tmp/aidc-slurm)
 #   AIDC_TEST_SKIP_SLURM 1 = no Slurm (its tests skip)
+#   AIDC_TEST_SKIP_REGISTRY 1 = no image registries (their tests skip)
 #   AIDC_TEST_JOBS       parallel ctest jobs           (default 2)
 #   AIDC_TEST_SKIP_ASAN  1 = only the normal build (quicker local runs)
 #   CTEST_ARGS           extra arguments for ctest (e.g. "-R http/")
@@ -84,6 +85,82 @@ else
         echo "Slurm did not come up (above; logs in $slurm_dir/log): its tests skip" >&2
         stop_slurm   # what slurm-up.sh started before it failed
         slurm_was_running=1
+    fi
+fi
+
+# Container image registries (deploy/registry-up.sh) for the image sync tests:
+# an anonymous one and one with HTTP basic auth, each purged first and seeded
+# with deploy/registry-seed.sh, so every run starts from the seed (tests push and
+# delete images with tests/support/registry-push.sh). The tests skip without
+# AIDC_TEST_REGISTRY_URL (anonymous) or AIDC_TEST_REGISTRY_AUTH_URL (basic auth),
+# so where a registry cannot start we say why and go on.
+registry_dir=/tmp/aidc-test-registry           registry_addr=127.0.0.1:15500
+registry_auth_dir=/tmp/aidc-test-registry-auth registry_auth_addr=127.0.0.1:15501
+unset AIDC_TEST_REGISTRY_URL AIDC_TEST_REGISTRY_AUTH_URL AIDC_TEST_REGISTRY_USER AIDC_TEST_REGISTRY_PASSWORD
+registry_stop=()   # the registries run.sh started: stopped (and purged) at exit
+stop_registries() {
+    [ ${#registry_stop[@]} -gt 0 ] || return 0
+    say "stopping the test registries"
+    local d
+    for d in "${registry_stop[@]}"; do REGISTRY_DIR=$d deploy/registry-down.sh --purge || true; done
+}
+trap 'stop_registries; stop_slurm; stop_pg' EXIT
+reg_var() { sed -n "s/^$1='\(.*\)'$/\1/p" <<<"$2"; }  # NAME ENV_TEXT
+# registry_ours DIR: unless a registry already runs from DIR (someone's: it is
+# purged and restarted all the same, but left running at exit), stop it at exit
+registry_ours() {
+    local pid cmd=
+    pid=$(tr -dc '0-9' 2>/dev/null <"$1/registry.pid" || true)
+    [ -n "$pid" ] && cmd=$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" || true)
+    case "$cmd" in *"serve $1/config.yml"*) ;; *) registry_stop+=("$1") ;; esac
+}
+# start_registry DIR ADDR AUTH(none|htpasswd): purge, start, seed; its
+# registry-up.sh output (KEY='value') on stdout. Fails with the reason on stderr.
+start_registry() {
+    local dir=$1 addr=$2 auth=$3 out
+    REGISTRY_DIR=$dir deploy/registry-down.sh --purge 2>/dev/null ||
+        { echo "cannot purge $dir (not a registry-up.sh directory?)" >&2; return 1; }
+    out=$(REGISTRY_DIR=$dir REGISTRY_ADDR=$addr REGISTRY_AUTH=$auth \
+          REGISTRY_USER=aidc REGISTRY_PASSWORD=aidc_registry_pw deploy/registry-up.sh 2>&1) ||
+        { echo "$out" >&2; return 1; }
+    if ! REGISTRY_URL=$(reg_var REGISTRY_URL "$out") REGISTRY_USER=$(reg_var REGISTRY_USER "$out") \
+         REGISTRY_PASSWORD=$(reg_var REGISTRY_PASSWORD "$out") SEED_OUT=$dir/seed.tsv \
+         deploy/registry-seed.sh >/dev/null 2>"$dir/seed.log"; then
+        tail -20 "$dir/seed.log" >&2
+        echo "registry-seed.sh failed" >&2
+        return 1
+    fi
+    echo "$out"
+}
+registry_skip=
+if [ "${AIDC_TEST_SKIP_REGISTRY:-0}" = 1 ]; then
+    registry_skip="AIDC_TEST_SKIP_REGISTRY=1"
+elif [ ! -x /usr/bin/docker-registry ]; then
+    registry_skip="docker-registry is not installed (deploy/install-deps.sh test)"
+fi
+if [ -n "$registry_skip" ]; then
+    say "image registries: not started, their tests skip: $registry_skip"
+else
+    say "image registries on $registry_addr and $registry_auth_addr (basic auth)"
+    registry_ours "$registry_dir"
+    if reg_env=$(start_registry "$registry_dir" "$registry_addr" none); then
+        AIDC_TEST_REGISTRY_URL=$(reg_var REGISTRY_URL "$reg_env")
+        export AIDC_TEST_REGISTRY_URL
+        echo "anonymous registry at $AIDC_TEST_REGISTRY_URL ($registry_dir), seeded"
+    else
+        echo "the anonymous registry did not come up (above): its tests skip" >&2
+    fi
+    if ! command -v htpasswd >/dev/null; then
+        echo "htpasswd is not installed (deploy/install-deps.sh test): the basic-auth registry's tests skip" >&2
+    elif registry_ours "$registry_auth_dir" &&
+         reg_env=$(start_registry "$registry_auth_dir" "$registry_auth_addr" htpasswd); then
+        AIDC_TEST_REGISTRY_AUTH_URL=$(reg_var REGISTRY_URL "$reg_env")
+        AIDC_TEST_REGISTRY_USER=$(reg_var REGISTRY_USER "$reg_env")
+        AIDC_TEST_REGISTRY_PASSWORD=$(reg_var REGISTRY_PASSWORD "$reg_env")
+        export AIDC_TEST_REGISTRY_AUTH_URL AIDC_TEST_REGISTRY_USER AIDC_TEST_REGISTRY_PASSWORD
+        echo "basic-auth registry at $AIDC_TEST_REGISTRY_AUTH_URL as $AIDC_TEST_REGISTRY_USER ($registry_auth_dir), seeded"
+    else
+        echo "the basic-auth registry did not come up (above): its tests skip" >&2
     fi
 fi
 
