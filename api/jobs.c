@@ -7,9 +7,11 @@
 
 #include "../backends/backend.h"
 #include "../db/clusters.h"
+#include "../db/images.h"
 #include "../db/jobs.h"
 #include "../db/projects.h"
 #include "../db/quotas.h"
+#include "../images/manifest.h"
 #include "../server/config.h"
 #include "../server/crypto.h"
 #include "../server/err.h"
@@ -19,6 +21,7 @@
 #include "paging.h"
 
 #include <microhttpd.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -179,6 +182,51 @@ static json_t *submit_audit(const struct jobspec *js)
                      "env_keys", keys, "cluster", js->cluster);
 }
 
+/* The image a job names, resolved among those its tenant may use. */
+struct resolved {
+    char id[37];
+    char digest[IMAGE_DIGEST_LEN + 1];
+    char *ref; /* pinned: [host/]repository@digest (malloc'd) */
+};
+
+static int resolve_image(struct req *rq, struct resp *rs, const char *image, struct resolved *out)
+{
+    struct imgref ref;
+    char err[256];
+    if (!imgref_parse(image, &ref, err, sizeof err)) {
+        api_field_error(rs, "image", "%s", err);
+        return api_fail_fields(rs);
+    }
+    PGresult *r = NULL;
+    int e = db_image_resolve(rq->db, rq->tenant.id, ref.repository, ref.tag[0] ? ref.tag : NULL,
+                             ref.digest[0] ? ref.digest : NULL, ref.host[0] ? ref.host : NULL, &r);
+    if (e)
+        return e;
+    int n = PQntuples(r);
+    if (n == 0)
+        api_field_error(rs, "image", "image %s is not available to tenant \"%s\": use a public "
+                                     "image or one of the tenant's (GET /api/v1/images), or "
+                                     "register it (POST /api/v1/tenants/%s/images)",
+                        image, rq->tenant.slug, rq->tenant.slug);
+    else if (PQgetvalue(r, 0, 5)[0] == 't')
+        api_field_error(rs, "image", "image %s is gone from registry %s (found missing by its "
+                                     "last sync)", image, PQgetvalue(r, 0, 6));
+    else if (n > 1 && strcmp(PQgetvalue(r, 0, 7), PQgetvalue(r, 1, 7)) == 0 &&
+             strcmp(PQgetvalue(r, 0, 1), PQgetvalue(r, 1, 1)) != 0)
+        api_field_error(rs, "image", "image %s names different images in registries %s and %s: "
+                                     "prefix it with the registry's host (%s/...)",
+                        image, PQgetvalue(r, 0, 6), PQgetvalue(r, 1, 6), PQgetvalue(r, 0, 2));
+    if (!rs->err.nfields) {
+        snprintf(out->id, sizeof out->id, "%s", PQgetvalue(r, 0, 0));
+        snprintf(out->digest, sizeof out->digest, "%s", PQgetvalue(r, 0, 1));
+        out->ref = PQgetisnull(r, 0, 2)
+                       ? xasprintf("%s@%s", PQgetvalue(r, 0, 3), out->digest)
+                       : xasprintf("%s/%s@%s", PQgetvalue(r, 0, 2), PQgetvalue(r, 0, 3), out->digest);
+    }
+    PQclear(r);
+    return rs->err.nfields ? unprocessable(rs) : 0;
+}
+
 int api_job_submit(struct req *rq, struct resp *rs)
 {
     if (rq->tenant.suspended) /* platform admins pass the dispatcher; no new work either */
@@ -196,6 +244,9 @@ int api_job_submit(struct req *rq, struct resp *rs)
                         rq->tenant.slug);
         e = unprocessable(rs);
     }
+    struct resolved img = {0};
+    if (!e && js.image)
+        e = resolve_image(rq, rs, js.image, &img);
     if (!e)
         e = check_clusters(rq, rs, &js, cluster_id);
     if (!e)
@@ -209,7 +260,9 @@ int api_job_submit(struct req *rq, struct resp *rs)
             .image = js.image, .command_json = js.command_json, .script = js.script,
             .env_json = js.env_json, .gpus = js.gpus, .cpus = js.cpus,
             .memory_gib = js.memory_gib, .nodes = js.nodes,
-            .time_limit_minutes = js.time_limit_minutes};
+            .time_limit_minutes = js.time_limit_minutes,
+            .image_id = img.ref ? img.id : NULL, .image_digest = img.ref ? img.digest : NULL,
+            .image_ref = img.ref};
         e = db_job_insert(rq->db, &j, &out);
     }
     if (!e) {
@@ -217,9 +270,13 @@ int api_job_submit(struct req *rq, struct resp *rs)
         char *loc = xasprintf("/api/v1/tenants/%s/jobs/%s", rq->tenant.slug, id);
         resp_header(rs, MHD_HTTP_HEADER_LOCATION, loc);
         free(loc);
-        resp_audit(rs, "job", id, submit_audit(&js));
+        json_t *d = submit_audit(&js);
+        if (img.ref) /* what runs is what was audited */
+            json_object_set_new(d, "image_digest", json_string(img.digest));
+        resp_audit(rs, "job", id, d);
         e = resp_json(rs, MHD_HTTP_CREATED, out);
     }
+    free(img.ref);
     jobspec_free(&js);
     return e;
 }

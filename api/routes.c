@@ -13,6 +13,7 @@
 #include "clusters.h"
 #include "drift.h"
 #include "identity.h"
+#include "images.h"
 #include "jobs.h"
 #include "meta.h"
 #include "projects.h"
@@ -27,6 +28,7 @@
 #define AUD GR_AUDITOR
 #define PAGE "limit,cursor"
 #define USAGE_ARGS "from,to,group_by,project,user,resource,format"
+#define IMAGE_FILTERS "q,label,visibility,registry"
 #define AUDIT_FILTERS "actor,tenant,action,outcome,source_ip,from,to,q"
 
 const struct route routes[] = {
@@ -104,6 +106,28 @@ const struct route routes[] = {
     {"POST", "/api/v1/clusters/{name}/sync", api_cluster_sync, "cluster.sync", PA, TR_NONE,
      SC_ADMIN, 0, NULL},
     {"GET", "/api/v1/clusters/{name}/drift", api_cluster_drift, "cluster.drift", PA, TR_NONE,
+     SC_ADMIN, 0, NULL},
+
+    /* images and registries */
+    {"GET", "/api/v1/images", api_image_list, "image.list", 0, TR_NONE, SC_IMAGES_READ,
+     RF_ANY_USER, "tenant," IMAGE_FILTERS "," PAGE},
+    {"GET", "/api/v1/tenants/{tenant}/images", api_image_tenant_list, "image.tenant_list",
+     PA | FIN | AUD, TR_VIEWER, SC_IMAGES_READ, 0, IMAGE_FILTERS "," PAGE},
+    {"POST", "/api/v1/tenants/{tenant}/images", api_image_create, "image.create", PA, TR_MEMBER,
+     SC_IMAGES_WRITE, RF_BODY | RF_CREATES, NULL},
+    {"GET", "/api/v1/tenants/{tenant}/images/{id}", api_image_get, "image.read", PA | FIN | AUD,
+     TR_VIEWER, SC_IMAGES_READ, 0, NULL},
+    {"PATCH", "/api/v1/tenants/{tenant}/images/{id}", api_image_update, "image.update", PA,
+     TR_MEMBER, SC_IMAGES_WRITE, RF_BODY, NULL},
+    {"DELETE", "/api/v1/tenants/{tenant}/images/{id}", api_image_delete, "image.delete", PA,
+     TR_MEMBER, SC_IMAGES_WRITE, 0, NULL},
+    {"POST", "/api/v1/registries", api_registry_create, "registry.create", PA, TR_NONE, SC_ADMIN,
+     RF_BODY | RF_CREATES, NULL},
+    {"GET", "/api/v1/registries", api_registry_list, "registry.list", PA, TR_NONE, SC_ADMIN, 0,
+     PAGE},
+    {"GET", "/api/v1/registries/{name}", api_registry_get, "registry.read", PA, TR_NONE, SC_ADMIN,
+     0, NULL},
+    {"POST", "/api/v1/registries/{name}/sync", api_registry_sync, "registry.sync", PA, TR_NONE,
      SC_ADMIN, 0, NULL},
 
     /* jobs */

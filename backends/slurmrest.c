@@ -7,6 +7,7 @@
 #include "../server/xalloc.h"
 #include "backend.h"
 #include "credref.h"
+#include "curlglobal.h"
 
 #include <curl/curl.h>
 #include <jwt.h>
@@ -30,13 +31,6 @@ static struct {
     time_t warned_at; /* last warning about a token near its expiry */
 } pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static CURLcode curl_init_rc = CURLE_FAILED_INIT;
-
-static void curl_init(void)
-{
-    curl_init_rc = curl_global_init(CURL_GLOBAL_DEFAULT);
-}
 
 static CURL *handle_get(void)
 {
@@ -49,8 +43,7 @@ static CURL *handle_get(void)
         curl_easy_reset(h); /* options go, connections and DNS cache stay */
         return h;
     }
-    pthread_once(&curl_once, curl_init);
-    return curl_init_rc == CURLE_OK ? curl_easy_init() : NULL;
+    return curlglobal_init() ? curl_easy_init() : NULL;
 }
 
 static void handle_put(CURL *h)

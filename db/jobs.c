@@ -19,7 +19,7 @@
     " json_build_object('gpus', j.gpus, 'gpu_type', j.gpu_type, 'cpus', j.cpus,"                  \
     "   'memory_gib', j.memory_gib, 'nodes', j.nodes, 'time_limit_minutes',"                      \
     "   j.time_limit_minutes) AS resources,"                                                      \
-    " j.image, j.command, j.script, j.env, j.submitted_at, j.admitted_at, j.started_at,"          \
+    " j.image, j.image_digest, j.command, j.script, j.env, j.submitted_at, j.admitted_at, j.started_at,"          \
     " j.finished_at, j.exit_code, j.preemption_count,"                                            \
     " CASE WHEN j.state = 'queued' THEN " POS " END AS queue_position,"                           \
     " j.estimated_start, j.stop_requested, to_json(j.gpu_indexes) AS gpu_indexes"
@@ -31,9 +31,10 @@ static const struct db_stmt st_insert = {
     "             AND deleted_at IS NULL),"
     " j AS (INSERT INTO jobs (tenant_id, project_id, user_id, username, name, priority,"
     "         requested_cluster, gpus, gpu_type, cpus, memory_gib, nodes, time_limit_minutes,"
-    "         image, command, script, env, reason)"
+    "         image, command, script, env, reason, image_id, image_digest, image_ref)"
     "       SELECT $1::uuid, p.id, $3::uuid, $4, $5, $6, $7::uuid, $8::int, $9, $10::int,"
-    "         $11::int, $12::int, $13::int, $14, $15::jsonb, $16, $17::jsonb, 'submitted' FROM p"
+    "         $11::int, $12::int, $13::int, $14, $15::jsonb, $16, $17::jsonb, 'submitted',"
+    "         $18::uuid, $19, $20 FROM p"
     "       RETURNING *),"
     " e AS (INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason)"
     "       SELECT id, tenant_id, NULL, 'queued', 'submitted' FROM j RETURNING 1),"
@@ -42,7 +43,7 @@ static const struct db_stmt st_insert = {
     " SELECT " JOB_COLS_AT("aidc_queue_position_at(j.gpu_type, j.queue_rank, j.submitted_at,"
                            " j.id)") " FROM j JOIN tenants t ON t.id = j.tenant_id"
     " JOIN projects p ON p.id = j.project_id, n",
-    17};
+    20};
 static const struct db_stmt st_get = {
     "job_get",
     "SELECT " JOB_COLS " FROM jobs j JOIN tenants t ON t.id = j.tenant_id"
@@ -116,11 +117,11 @@ int db_job_insert(struct db *db, const struct db_job_new *j, json_t **out)
     snprintf(mem, sizeof mem, "%d", j->memory_gib);
     snprintf(nodes, sizeof nodes, "%d", j->nodes);
     snprintf(tl, sizeof tl, "%d", j->time_limit_minutes);
-    const char *p[17] = {j->tenant_id, j->project_slug, j->user_id,     j->username,
-                         j->name,      j->priority,     j->requested_cluster, gpus,
-                         j->gpu_type,  cpus,            mem,            nodes,
-                         tl,           j->image,        j->command_json, j->script,
-                         j->env_json};
+    const char *p[20] = {j->tenant_id,  j->project_slug, j->user_id,     j->username,
+                         j->name,       j->priority,     j->requested_cluster, gpus,
+                         j->gpu_type,   cpus,            mem,            nodes,
+                         tl,            j->image,        j->command_json, j->script,
+                         j->env_json,   j->image_id,     j->image_digest, j->image_ref};
     return rowjson_query_one(db, &st_insert, p, out);
 }
 

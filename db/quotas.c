@@ -34,7 +34,11 @@ static const struct db_stmt st_usage = {
     "     AND period = (date_trunc('month', now(), 'UTC') AT TIME ZONE 'UTC')::date"
     "   UNION ALL SELECT gpus * extract(epoch FROM e - s)"
     "   FROM aidc_usage_unmetered(date_trunc('month', now(), 'UTC'), now())"
-    "   WHERE tenant_id = $1::uuid AND ($2::uuid IS NULL OR project_id = $2::uuid) AND gpus > 0) x",
+    "   WHERE tenant_id = $1::uuid AND ($2::uuid IS NULL OR project_id = $2::uuid) AND gpus > 0) x"
+    /* image storage belongs to the tenant, not to a project */
+    " UNION ALL SELECT 'storage_gib', round(coalesce(sum(size_bytes), 0) / 1073741824.0, 6)::text,"
+    "        '0' FROM images WHERE tenant_id = $1::uuid AND $2::uuid IS NULL"
+    "        AND deleted_at IS NULL AND upstream_deleted_at IS NULL",
     2};
 
 static const struct db_stmt st_tenant_put = {

@@ -25,6 +25,8 @@ static const struct db_stmt st_notify_outbox = {"sched_notify_outbox",
                                                 "SELECT pg_notify('aidc_outbox', '')", 0};
 static const struct db_stmt st_notify_sync = {"sched_notify_sync",
                                               "SELECT pg_notify('aidc_sync', '')", 0};
+static const struct db_stmt st_notify_registries = {"sched_notify_registries",
+                                                    "SELECT pg_notify('aidc_registries', '')", 0};
 /* 0x61696463 = "aidc": the high half keeps clear of other users' advisory locks */
 static const struct db_stmt st_lock = {
     "sched_lock", "SELECT pg_try_advisory_xact_lock(1634296931, $1::int)", 1};
@@ -139,11 +141,12 @@ static const struct db_stmt st_claim = {
     "         next_attempt_at = now() + $2::int * interval '1 second'"
     "       FROM c WHERE o.id = c.id RETURNING o.*)"
     " SELECT u.id, u.action, u.attempts, j.id, " RUN_KEY("j") ", j.state, j.stop_requested,"
-    "  j.backend_job_id, t.slug, p.slug, j.username, j.name, j.image, j.command::text, j.script,"
+    "  j.backend_job_id, t.slug, p.slug, j.username, j.name, coalesce(j.image_ref, j.image),"
+    "  j.command::text, j.script,"
     "  j.env::text, j.gpus, j.gpu_type, j.cpus, j.memory_gib, j.nodes, j.time_limit_minutes,"
     "  j.preemptible, j.gpu_indexes::text, cl.id, cl.name, cl.kind, cl.endpoint,"
     "  cl.credentials_ref, cl.options::text, j.priority,"
-    "  floor(extract(epoch FROM coalesce(j.admitted_at, now())))::bigint"
+    "  floor(extract(epoch FROM coalesce(j.admitted_at, now())))::bigint, j.image_digest"
     " FROM u JOIN jobs j ON j.id = u.job_id JOIN tenants t ON t.id = j.tenant_id"
     " JOIN projects p ON p.id = j.project_id JOIN clusters cl ON cl.id = u.cluster_id"
     " ORDER BY u.id",
@@ -266,7 +269,7 @@ static const struct db_stmt st_requeue = {
     4};
 
 const struct db_stmt *const db_sched_stmts[] = {
-    &st_notify_jobs, &st_notify_outbox, &st_notify_sync, &st_lock,      &st_clusters,
+    &st_notify_jobs, &st_notify_outbox, &st_notify_sync, &st_notify_registries, &st_lock,      &st_clusters,
     &st_inventory,   &st_tenants,       &st_tquotas,     &st_pquotas,   &st_hours,
     &st_queued,      &st_active,        &st_admit,       &st_preempt,   &st_waits,
     &st_claim,       &st_done,          &st_failed,      &st_delivered, &st_sync_active,
@@ -277,7 +280,8 @@ int db_sched_wake(struct db *db, const char *channel)
 {
     const struct db_stmt *st = strcmp(channel, "aidc_outbox") == 0 ? &st_notify_outbox
                                : strcmp(channel, "aidc_sync") == 0 ? &st_notify_sync
-                                                                   : &st_notify_jobs;
+                               : strcmp(channel, "aidc_registries") == 0 ? &st_notify_registries
+                                                                         : &st_notify_jobs;
     return db_queue(db, st, NULL);
 }
 

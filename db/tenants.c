@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#define TENANT_COLS "id, slug, name, suspended, created_at, updated_at"
+/* storage_over_quota_since: a registry sync found its images over storage_gib */
+#define TENANT_COLS                                                                               \
+    "id, slug, name, suspended, created_at, updated_at,"                                         \
+    " storage_over_quota_at AS storage_over_quota_since"
 
 /* A deleted tenant keeps its row (and its slug) for the audit retention period,
  * but no lookup or list finds it any more. */

@@ -11,6 +11,7 @@
 #   AIDC_DEV_PGDATA      PostgreSQL data directory           (default /var/tmp/aidc-dev-pg-$UID)
 #   AIDC_DEV_PGPORT      PostgreSQL port on 127.0.0.1        (default 15433)
 #   AIDC_DEV_KEEP_PG=1   leave PostgreSQL running on exit
+#   AIDC_DEV_REGISTRY    address of the demo image registry  (default 127.0.0.1:15435; "none": no registry)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -21,7 +22,7 @@ listen=${AIDC_LISTEN:-127.0.0.1:8080}
 say() { printf 'dev: %s\n' "$*" >&2; }
 die() { printf 'dev: %s\n' "$*" >&2; exit 1; }
 
-deploy/install-deps.sh build run
+deploy/install-deps.sh build run dev
 
 say "building"
 cmake -S . -B build >/dev/null
@@ -53,8 +54,12 @@ export AIDC_AUDIT_KEY_FILE=${AIDC_AUDIT_KEY_FILE:-$state/audit-key.pem}
     die "cannot create the audit signing key $AIDC_AUDIT_KEY_FILE"
 
 aidcd_pid=
+registry_dir=/var/tmp/aidc-dev-registry-$(id -u)
+registry_addr=${AIDC_DEV_REGISTRY:-127.0.0.1:15435}
+registry_up=0
 cleanup() {
     [ -n "$aidcd_pid" ] && kill "$aidcd_pid" 2>/dev/null && wait "$aidcd_pid" 2>/dev/null
+    [ "$registry_up" = 1 ] && REGISTRY_DIR=$registry_dir deploy/registry-down.sh >/dev/null 2>&1
     if [ "${AIDC_DEV_KEEP_PG:-0}" != 1 ]; then
         say "stopping PostgreSQL"
         PGDATA_DIR=$pgdata deploy/pg-down.sh >/dev/null 2>&1 || true
@@ -118,7 +123,7 @@ approved() {
     fi
     echo "$st"
 }
-quota='{"resources":{"gpu:a100":{"guaranteed":2,"limit":4}}}'
+quota='{"resources":{"gpu:a100":{"guaranteed":2,"limit":4},"storage_gib":{"guaranteed":0,"limit":50}}}'
 st=$(approved PUT /api/v1/tenants/demo/quota "$quota")
 # once the approved PUT has run, the same PUT raises nothing and answers 200 at once
 [ "$st" != 200 ] || st=$(api PUT /api/v1/tenants/demo/quota "$quota")
@@ -137,6 +142,25 @@ for price in 'gpu:a100 8.00' 'cpu 0.05' 'memory_gib 0.01'; do
     has_price "$1" || die "setting the demo price of $1 failed ($st)"
 done
 
+# A demo image registry (Debian's CNCF distribution on loopback) with four small framework
+# images, synced by aidc as public presets; not fatal: without it there are no images.
+registry_msg="none (AIDC_DEV_REGISTRY=none)"
+if [ "$registry_addr" != none ]; then
+    say "starting the demo image registry ($registry_addr)"
+    if REGISTRY_DIR=$registry_dir REGISTRY_ADDR=$registry_addr deploy/registry-up.sh >/dev/null &&
+       REGISTRY_DIR=$registry_dir deploy/registry-seed.sh >/dev/null 2>"$state/registry-seed.log"; then
+        registry_up=1
+        st=$(api POST /api/v1/registries "{\"name\":\"demo\",\"url\":\"http://$registry_addr\",
+              \"options\":{\"public_prefixes\":[\"pytorch/\",\"tensorflow/\"]}}")
+        case "$st" in 201|409) ;; *) die "registering the demo registry failed ($st)";; esac
+        [ "$st" = 409 ] && api POST /api/v1/registries/demo/sync >/dev/null
+        registry_msg="demo (http://$registry_addr; pytorch/pytorch, tensorflow/tensorflow: GET /api/v1/images)"
+    else
+        say "the demo image registry did not start (see above, $state/registry-seed.log): no images"
+        registry_msg="not running (see $state/registry-seed.log)"
+    fi
+fi
+
 cat >&2 <<MSG
 
   aidc is running:   $base
@@ -147,6 +171,7 @@ cat >&2 <<MSG
   spec:              $base/api/v1/openapi.json
   demo tenant:       demo (project getting-started; 2 a100 guaranteed, 4 with borrowing)
   local cluster:     local (4 a100 GPU slots; jobs run as child processes of this machine)
+  image registry:    $registry_msg
   prices:            8.00 CNY per a100 GPU-hour, 0.05 per core-hour, 0.01 per GiB-hour
                      (usage: GET /api/v1/tenants/demo/usage; invoices: docs/billing.md)
 

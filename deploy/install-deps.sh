@@ -12,6 +12,8 @@
 #                                   deploy/registry-up.sh (docker-registry,
 #                                   apache2-utils for htpasswd; jq, tar, gzip for
 #                                   registry-seed.sh and tests/support/registry-push.sh)
+#   deploy/install-deps.sh dev      the demo registry of deploy/dev.sh (docker-registry,
+#                                   jq, tar, gzip)
 #   deploy/install-deps.sh bench    wrk and pgbench (benchmarks)
 #
 # Several groups may be given. As root it runs apt-get; otherwise it prints
@@ -28,8 +30,9 @@ for group in "$@"; do
                       munge slurmctld slurmd slurm-client slurmrestd slurm-wlm-jwt-plugin
                       util-linux iproute2
                       docker-registry apache2-utils jq tar gzip coreutils) ;;
+        dev)   pkgs+=(docker-registry jq tar gzip coreutils curl) ;;
         bench) pkgs+=(wrk postgresql-contrib jq linux-perf) ;;
-        *) echo "install-deps: unknown group '$group' (build, run, test, bench)" >&2; exit 2 ;;
+        *) echo "install-deps: unknown group '$group' (build, run, dev, test, bench)" >&2; exit 2 ;;
     esac
 done
 

@@ -27,7 +27,7 @@ enum {
     C_ID, C_ACTION, C_ATTEMPTS, C_JOB, C_RUN, C_STATE, C_STOP, C_BACKEND_ID, C_TENANT, C_PROJECT,
     C_USER, C_NAME, C_IMAGE, C_COMMAND, C_SCRIPT, C_ENV, C_GPUS, C_GPU_TYPE, C_CPUS, C_MEM,
     C_NODES, C_TIME, C_PREEMPTIBLE, C_INDEXES, C_CL_ID, C_CL_NAME, C_CL_KIND, C_CL_ENDPOINT,
-    C_CL_CRED, C_CL_OPTIONS, C_PRIORITY, C_ADMITTED
+    C_CL_CRED, C_CL_OPTIONS, C_PRIORITY, C_ADMITTED, C_IMAGE_DIGEST
 };
 
 static const char *val(const PGresult *r, int i, int c)
@@ -51,6 +51,8 @@ struct outcome {
     struct db_transition t; /* a state change instead (t.to != NULL) */
     /* the backend call made, as an audit event (ev.action NULL: none; ev.details owned) */
     struct audit_event ev;
+    /* the cluster pulls the job's image: that pull as its own event (NULL: none; owned) */
+    json_t *pull;
 };
 
 /*
@@ -64,6 +66,12 @@ static int record(struct db *db, const struct outcome *o)
     int e = db_begin(db, &ctx, false);
     if (!e && o->ev.action)
         e = audit_record_system(db, &o->ev, true);
+    if (!e && o->pull) {
+        struct audit_event pull = {.action = "image.pull", .resource_type = "job",
+                                   .resource_id = o->job_id, .tenant_slug = o->ev.tenant_slug,
+                                   .details = o->pull};
+        e = audit_record_system(db, &pull, true);
+    }
     if (!e && o->t.to)
         e = db_job_transition(db, &o->t, NULL);
     if (!e && o->backend_id)
@@ -203,6 +211,10 @@ static void deliver_submit(const struct config *cfg, const struct backend_ops *o
     int e = submit(cfg, ops, cl, r, i, backend_id, idsz, &call, err, errsz);
     if (e == 0)
         o->backend_id = backend_id;
+    if (e == 0 && val(r, i, C_IMAGE))
+        o->pull = json_pack("{s:s, s:s?, s:s, s:s}", "image", val(r, i, C_IMAGE), "digest",
+                            val(r, i, C_IMAGE_DIGEST), "cluster", cl->name, "backend_job_id",
+                            backend_id);
     audit_call(o, "submit", cl, r, i, &call, e, err, started);
     backend_call_free(&call);
     if (e == 0)
@@ -287,6 +299,7 @@ static void deliver(struct db *db, const struct config *cfg, const PGresult *r, 
         log_warn("cannot record the delivery of outbox row %s: %s (the lease expires and it is "
                  "delivered again)", o.outbox_id, aidc_err_name(e));
     json_decref(o.ev.details);
+    json_decref(o.pull);
     if (!options)
         json_decref((json_t *)cl.options);
     json_decref(options);

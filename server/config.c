@@ -109,6 +109,8 @@ static const struct setting settings[] = {
      "raising a quota's guaranteed amount of a resource by more than this needs dual approval"},
     {"AIDC_USAGE_MAX_ROWS", T_INT, OFF(usage_max_rows), "100000", 1, 10000000,
      "most rows of one usage report (a larger one is refused: narrow it)"},
+    {"AIDC_REGISTRY_SYNC_SECONDS", T_INT, OFF(registry_sync_seconds), "3600", 0, 604800,
+     "each registry is synced this often (0: only when asked, POST .../sync)"},
 };
 
 #define NSETTINGS (sizeof settings / sizeof settings[0])

@@ -52,6 +52,7 @@ struct config {
     int approval_ttl_hours;
     int approval_quota_threshold;
     int usage_max_rows;
+    int registry_sync_seconds;
     char *self_exe;             /* derived: this binary (the local executor runs its shim) */
 };
 

@@ -11,6 +11,7 @@
 #include "../audit/cli.h"
 #include "../audit/sealer.h"
 #include "../billing/meter.h"
+#include "../images/sync.h"
 #include "../audit/sign.h"
 #include "../backends/shim.h"
 #include "../db/db.h"
@@ -263,13 +264,15 @@ static int cmd_serve(const struct config *cfg)
     struct syncer *syncer = NULL;
     struct sealer *sealer = NULL;
     struct meter *meter = NULL;
+    struct regsync *regsync = NULL;
     if (cfg->workers) {
         admitter = admitter_start(cfg);
         dispatcher = dispatcher_start(cfg);
         syncer = syncer_start(cfg);
         sealer = sealer_start(cfg, audit_signing);
         meter = meter_start(cfg);
-        if (!admitter || !dispatcher || !syncer || !sealer || !meter)
+        regsync = regsync_start(cfg);
+        if (!admitter || !dispatcher || !syncer || !sealer || !meter || !regsync)
             log_error("a background worker did not start: jobs will not move");
     }
     struct sbuf line = SBUF_INIT;
@@ -293,6 +296,7 @@ static int cmd_serve(const struct config *cfg)
     syncer_stop(syncer);
     sealer_stop(sealer);
     meter_stop(meter);
+    regsync_stop(regsync);
     janitor_stop(jan);
     http_stop(srv);
     audit_key_set(NULL);

@@ -78,6 +78,16 @@ static const struct split_route split_routes[] = {
     {"GET /api/v1/approvals/{id}", AUDIT_ROWS},
     {"POST /api/v1/approvals/{id}/approve", AUDIT_ROWS},
     {"POST /api/v1/approvals/{id}/reject", AUDIT_ROWS},
+    {"GET /api/v1/images", "test_permissions_images.c"},
+    {"GET /api/v1/tenants/{tenant}/images", "test_permissions_images.c"},
+    {"POST /api/v1/tenants/{tenant}/images", "test_permissions_images.c"},
+    {"GET /api/v1/tenants/{tenant}/images/{id}", "test_permissions_images.c"},
+    {"PATCH /api/v1/tenants/{tenant}/images/{id}", "test_permissions_images.c"},
+    {"DELETE /api/v1/tenants/{tenant}/images/{id}", "test_permissions_images.c"},
+    {"POST /api/v1/registries", "test_permissions_images.c"},
+    {"GET /api/v1/registries", "test_permissions_images.c"},
+    {"GET /api/v1/registries/{name}", "test_permissions_images.c"},
+    {"POST /api/v1/registries/{name}/sync", "test_permissions_images.c"},
 };
 #define NSPLIT_ROUTES (sizeof split_routes / sizeof split_routes[0])
 

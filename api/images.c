@@ -1,0 +1,370 @@
+/*
+ * images.c - image metadata: the images a caller may use (public ones and
+ * its tenants'), registering a tenant's own, labels, immutability. Images
+ * found in registries come from the sync worker (images/sync.c).
+ */
+#include "images.h"
+
+#include "../db/images.h"
+#include "../db/tenants.h"
+#include "../images/manifest.h"
+#include "../images/sync.h"
+#include "../server/crypto.h"
+#include "../server/err.h"
+#include "../server/validate.h"
+#include "../server/xalloc.h"
+#include "paging.h"
+
+#include <microhttpd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SIZE_MAX_BYTES (1L << 50)
+#define GIB 1073741824.0
+
+static bool repo_ok(const char *s)
+{
+    return image_repository_valid(s);
+}
+static bool tag_ok(const char *s)
+{
+    return image_tag_valid(s);
+}
+static bool digest_ok(const char *s)
+{
+    return image_digest_valid(s);
+}
+
+static const struct vfield create_fields[] = {
+    {"repository", V_STRING, V_REQUIRED, 1, IMAGE_REPO_MAX, repo_ok,
+     "must be lowercase path components ([a-z0-9] joined by '.', '_', '__' or '-', split by '/')"},
+    {"tag", V_STRING, V_REQUIRED, 1, IMAGE_TAG_MAX, tag_ok,
+     "must match [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"},
+    {"digest", V_STRING, V_REQUIRED, 0, 0, digest_ok, "must be sha256: and 64 lowercase hex digits"},
+    {"size_bytes", V_INT, V_REQUIRED, 0, SIZE_MAX_BYTES, NULL, NULL},
+    {"labels", V_OBJECT, 0, 0, 0, NULL, NULL},
+    {"registry", V_STRING, V_NULLABLE, 0, 0, validate_slug, "must be a registry's name"},
+    {"immutable", V_BOOL, 0, 0, 0, NULL, NULL},
+};
+
+static const struct vfield update_fields[] = {
+    {"labels", V_OBJECT, 0, 0, 0, NULL, NULL},
+    {"immutable", V_BOOL, 0, 0, 0, NULL, NULL},
+    {"tag", V_STRING, 0, 1, IMAGE_TAG_MAX, tag_ok, "must match [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"},
+    {"digest", V_STRING, 0, 0, 0, digest_ok, "must be sha256: and 64 lowercase hex digits"},
+};
+
+/* labels: at most IMAGE_LABELS_MAX string values, keys 1-128 and values up to 256 characters */
+static bool labels_valid(struct resp *rs, const json_t *labels)
+{
+    if (!labels)
+        return true;
+    if (json_object_size(labels) > IMAGE_LABELS_MAX) {
+        api_field_error(rs, "labels", "at most %d labels", IMAGE_LABELS_MAX);
+        return false;
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)labels, k, v) {
+        size_t kl = validate_utf8_len(k);
+        if (kl == 0 || kl > 128 || !json_is_string(v) ||
+            validate_utf8_len(json_string_value(v)) > IMAGE_LABEL_VALUE_MAX) {
+            api_field_error(rs, "labels", "keys must be 1-128 characters and values strings of "
+                                          "at most %d characters", IMAGE_LABEL_VALUE_MAX);
+            return false;
+        }
+        for (const char *p = k; *p; p++)
+            if ((unsigned char)*p < ' ' || *p == '=' || *p == ',') {
+                api_field_error(rs, "labels", "keys may not contain control characters, "
+                                              "'=' or ','");
+                return false;
+            }
+    }
+    return true;
+}
+
+/* "k=v,k2=v2" of ?label= into a JSON object text (malloc'd), or NULL with a 400 filled. */
+static char *label_filter(struct resp *rs, const char *arg)
+{
+    json_t *o = json_object();
+    char *copy = xstrdup(arg), *save = NULL;
+    bool ok = strlen(arg) <= 2048;
+    for (char *pair = strtok_r(copy, ",", &save); pair && ok; pair = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(pair, '=');
+        ok = eq && eq != pair && json_object_size(o) < 16;
+        if (ok) {
+            *eq = '\0';
+            ok = json_object_set_new(o, pair, json_string(eq + 1)) == 0;
+        }
+    }
+    char *text = ok && json_object_size(o) ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    free(copy);
+    if (!text)
+        api_field_error(rs, "label", "must be key=value pairs joined by ',' (framework=pytorch)");
+    return text;
+}
+
+static int list(struct req *rq, struct resp *rs, const char *tenant_id, bool tenant_only)
+{
+    struct db_image_filter f = {.tenant_id = tenant_id, .tenant_only = tenant_only};
+    struct page pg;
+    char *after_id = NULL;
+    int e = paging_parse_keyed(rq, rs, &pg, &after_id);
+    if (e)
+        return e;
+    f.after = pg.after;
+    f.after_id = after_id;
+    f.limit = pg.limit;
+    f.visibility = req_query(rq, "visibility");
+    if (f.visibility && strcmp(f.visibility, "public") != 0 && strcmp(f.visibility, "tenant") != 0)
+        api_field_error(rs, "visibility", "must be public or tenant");
+    f.q = req_query(rq, "q");
+    if (f.q && (!f.q[0] || strlen(f.q) > 200))
+        api_field_error(rs, "q", "must be 1 to 200 characters");
+    f.registry = req_query(rq, "registry");
+    if (f.registry && !validate_slug(f.registry))
+        api_field_error(rs, "registry", "must be a registry's name");
+    char *labels = NULL;
+    if (req_query(rq, "label"))
+        labels = label_filter(rs, req_query(rq, "label"));
+    f.labels = labels;
+    PGresult *r = NULL;
+    if (rs->err.nfields)
+        e = api_fail_fields(rs);
+    else
+        e = db_image_list(rq->db, &f, &r);
+    if (!e)
+        e = paging_answer(rs, r, &pg);
+    PQclear(r);
+    free(labels);
+    paging_free(&pg);
+    return e;
+}
+
+int api_image_list(struct req *rq, struct resp *rs)
+{
+    const char *slug = req_query(rq, "tenant");
+    char tenant_id[37] = "";
+    if (slug) {
+        bool suspended;
+        if (!validate_slug(slug)) {
+            api_field_error(rs, "tenant", "must be a tenant's slug");
+            return api_fail_fields(rs);
+        }
+        int e = db_tenant_resolve(rq->db, slug, tenant_id, &suspended);
+        if (e == AIDC_ENOTFOUND)
+            return api_fail(rs, MHD_HTTP_NOT_FOUND, "tenant \"%s\" not found", slug);
+        if (e)
+            return e;
+    }
+    return list(rq, rs, tenant_id[0] ? tenant_id : NULL, false);
+}
+
+int api_image_tenant_list(struct req *rq, struct resp *rs)
+{
+    return list(rq, rs, rq->tenant.id, true);
+}
+
+static int id_param(struct req *rq, struct resp *rs, const char **out)
+{
+    *out = req_param(rq, "id");
+    if (!crypto_uuid_valid(*out)) {
+        api_field_error(rs, "id", "must be a UUID");
+        return api_fail_fields(rs);
+    }
+    return 0;
+}
+
+static int not_found(struct req *rq, struct resp *rs, const char *id)
+{
+    return api_fail(rs, MHD_HTTP_NOT_FOUND, "image %s not found in tenant \"%s\"", id,
+                    rq->tenant.slug);
+}
+
+static int unprocessable(struct resp *rs)
+{
+    rs->err.status = MHD_HTTP_UNPROCESSABLE_CONTENT;
+    return api_fail_fields(rs);
+}
+
+/*
+ * A repository registered in a registry must be one the registry's mapping
+ * gives this tenant: otherwise a tenant could claim another's private
+ * repository (or a platform one) and run it with aidc's pull credentials.
+ */
+static int check_registry(struct req *rq, struct resp *rs, const char *name, const char *repo,
+                          char registry_id[37])
+{
+    char host[256];
+    char *options_text = NULL;
+    int e = db_image_registry(rq->db, name, registry_id, host, sizeof host, &options_text);
+    if (e == AIDC_ENOTFOUND) {
+        api_field_error(rs, "registry", "no registry \"%s\"", name);
+        return unprocessable(rs);
+    }
+    if (e)
+        return e;
+    json_t *options = json_loads(options_text, 0, NULL);
+    free(options_text);
+    bool pub = false;
+    char slug[64];
+    bool mapped = regsync_owner(options, repo, &pub, slug, sizeof slug);
+    const char *prefix = json_string_value(json_object_get(options, "tenant_prefix"));
+    if (pub)
+        api_field_error(rs, "repository", "\"%s\" is a platform repository of registry \"%s\": "
+                                          "its images come from the registry's sync", repo, name);
+    else if (!mapped || strcmp(slug, rq->tenant.slug) != 0)
+        api_field_error(rs, "repository", "repositories of tenant \"%s\" in registry \"%s\" "
+                                          "start with \"%s%s/\"", rq->tenant.slug, name,
+                        prefix ? prefix : "", rq->tenant.slug);
+    json_decref(options);
+    return rs->err.nfields ? unprocessable(rs) : 0;
+}
+
+/* The storage_gib quota: the tenant's images plus size must fit. */
+static int check_storage(struct req *rq, struct resp *rs, long long size)
+{
+    long long used = 0;
+    double limit = 0;
+    bool has_limit = false;
+    int e = db_image_storage(rq->db, rq->tenant.id, &used, &limit, &has_limit);
+    if (e)
+        return e;
+    if (has_limit && (double)(used + size) > limit * GIB) {
+        api_field_error(rs, "size_bytes",
+                        "tenant \"%s\" stores %.3f GiB of images; %.3f GiB more exceeds its "
+                        "storage_gib quota of %g GiB",
+                        rq->tenant.slug, (double)used / GIB, (double)size / GIB, limit);
+        return unprocessable(rs);
+    }
+    return 0;
+}
+
+int api_image_create(struct req *rq, struct resp *rs)
+{
+    const json_t *body = rq->json;
+    if (!validate_object(body, create_fields, sizeof create_fields / sizeof create_fields[0], rs) ||
+        !labels_valid(rs, json_object_get(body, "labels")))
+        return api_fail_fields(rs);
+    const char *repo = vstr(body, "repository"), *tag = vstr(body, "tag");
+    const char *registry = vstr(body, "registry");
+    long long size = (long long)json_integer_value(json_object_get(body, "size_bytes"));
+    char registry_id[37] = "";
+    int e = registry ? check_registry(rq, rs, registry, repo, registry_id) : 0;
+    if (!e)
+        e = check_storage(rq, rs, size);
+    if (e)
+        return e;
+    json_t *labels = json_object_get(body, "labels");
+    char *lj = json_dumps(labels ? labels : json_object(), JSON_COMPACT);
+    char sz[24];
+    snprintf(sz, sizeof sz, "%lld", size);
+    struct db_image_new im = {
+        .tenant_id = rq->tenant.id, .registry_id = registry_id[0] ? registry_id : NULL,
+        .repository = repo, .tag = tag, .digest = vstr(body, "digest"), .size_bytes = sz,
+        .labels_json = lj, .created_by = rq->actor.user_id[0] ? rq->actor.user_id : NULL,
+        .immutable = json_is_true(json_object_get(body, "immutable"))};
+    json_t *out = NULL;
+    e = lj ? db_image_create(rq->db, &im, &out) : AIDC_EINTERNAL;
+    free(lj);
+    if (e == AIDC_ECONFLICT)
+        return api_fail(rs, MHD_HTTP_CONFLICT, "image %s:%s is registered already%s%s", repo, tag,
+                        registry ? " in registry " : "", registry ? registry : "");
+    if (e)
+        return e;
+    const char *id = json_string_value(json_object_get(out, "id"));
+    char *loc = xasprintf("/api/v1/tenants/%s/images/%s", rq->tenant.slug, id);
+    resp_header(rs, MHD_HTTP_HEADER_LOCATION, loc);
+    free(loc);
+    resp_audit(rs, "image", id,
+               json_pack("{s:s, s:s, s:s, s:I, s:s?, s:b}", "repository", repo, "tag", tag,
+                         "digest", im.digest, "size_bytes", (json_int_t)size, "registry", registry,
+                         "immutable", im.immutable));
+    return resp_json(rs, MHD_HTTP_CREATED, out);
+}
+
+int api_image_get(struct req *rq, struct resp *rs)
+{
+    const char *id;
+    int e = id_param(rq, rs, &id);
+    if (e)
+        return e;
+    json_t *out = NULL;
+    e = db_image_get(rq->db, rq->tenant.id, id, &out);
+    if (e == AIDC_ENOTFOUND)
+        return not_found(rq, rs, id);
+    return e ? e : resp_json(rs, MHD_HTTP_OK, out);
+}
+
+/* Lock the image for a change: 0, or the answer (404, 403 for another member's image). */
+static int lock_for_change(struct req *rq, struct resp *rs, const char *id, struct db_image_lock *l)
+{
+    int e = db_image_lock(rq->db, rq->tenant.id, id, false, l);
+    if (e == AIDC_ENOTFOUND)
+        return not_found(rq, rs, id);
+    if (e)
+        return e;
+    bool admin = (rq->actor.roles & GR_PLATFORM_ADMIN) || rq->tenant.role >= TR_ADMIN;
+    if (!admin && strcmp(l->created_by, rq->actor.user_id) != 0)
+        return api_fail(rs, MHD_HTTP_FORBIDDEN, "only a tenant admin or the member who "
+                                                "registered image %s may change it", id);
+    /* allowed: lock it and decide on what it is now */
+    e = db_image_lock(rq->db, rq->tenant.id, id, true, l);
+    return e == AIDC_ENOTFOUND ? not_found(rq, rs, id) : e;
+}
+
+int api_image_update(struct req *rq, struct resp *rs)
+{
+    const char *id;
+    int e = id_param(rq, rs, &id);
+    if (e)
+        return e;
+    const json_t *body = rq->json;
+    if (!validate_object(body, update_fields, sizeof update_fields / sizeof update_fields[0], rs) ||
+        !labels_valid(rs, json_object_get(body, "labels")))
+        return api_fail_fields(rs);
+    struct db_image_lock l;
+    if ((e = lock_for_change(rq, rs, id, &l)) || rs->err.status)
+        return e;
+    const char *tag = vstr(body, "tag"), *digest = vstr(body, "digest");
+    json_t *imm = json_object_get(body, "immutable");
+    if (l.immutable && json_is_false(imm))
+        return api_fail(rs, MHD_HTTP_CONFLICT, "image %s is immutable: that cannot be undone", id);
+    if (l.immutable && (tag || digest))
+        return api_fail(rs, MHD_HTTP_CONFLICT, "image %s is immutable: it cannot be re-tagged", id);
+    if (l.synced && (tag || digest))
+        return api_fail(rs, MHD_HTTP_CONFLICT, "image %s comes from a registry sync: its tag and "
+                                               "digest are the registry's", id);
+    json_t *labels = json_object_get(body, "labels");
+    char *lj = labels ? json_dumps(labels, JSON_COMPACT) : NULL;
+    json_t *out = NULL;
+    e = labels && !lj ? AIDC_EINTERNAL
+                      : db_image_update(rq->db, id, lj, json_is_true(imm), tag, digest, &out);
+    free(lj);
+    if (e == AIDC_ECONFLICT)
+        return api_fail(rs, MHD_HTTP_CONFLICT, "another image of this tenant has tag %s", tag);
+    if (e)
+        return e;
+    resp_audit(rs, "image", id, json_deep_copy(body));
+    return resp_json(rs, MHD_HTTP_OK, out);
+}
+
+int api_image_delete(struct req *rq, struct resp *rs)
+{
+    const char *id;
+    int e = id_param(rq, rs, &id);
+    if (e)
+        return e;
+    struct db_image_lock l;
+    if ((e = lock_for_change(rq, rs, id, &l)) || rs->err.status)
+        return e;
+    if (l.immutable)
+        return api_fail(rs, MHD_HTTP_CONFLICT, "image %s is immutable: it cannot be deleted", id);
+    e = db_image_delete(rq->db, id);
+    if (e)
+        return e;
+    resp_audit(rs, "image", id, NULL);
+    return resp_json(rs, MHD_HTTP_NO_CONTENT, NULL);
+}

@@ -1,0 +1,100 @@
+/*
+ * images.h - registries and image metadata: what the images and registries
+ * routes, the registry sync worker and job submission read and write.
+ */
+#ifndef AIDC_DB_IMAGES_H
+#define AIDC_DB_IMAGES_H
+
+#include "db.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+
+extern const struct db_stmt *const db_images_stmts[];
+
+/* ---- registries ---- */
+int db_registry_create(struct db *db, const char *name, const char *url, const char *host,
+                       const char *credref, const char *options_json, json_t **out);
+int db_registry_list(struct db *db, const char *after, int limit, PGresult **out);
+int db_registry_get(struct db *db, const char *name, json_t **out);
+/* Ask for a sync of name (AIDC_ENOTFOUND when there is no such registry). */
+int db_registry_request_sync(struct db *db, const char *name, json_t **out);
+/*
+ * Claim one registry whose sync is asked for, or due (every_s > 0: last
+ * sync older than that), and not running elsewhere (or running with a heartbeat
+ * older than stale_s): its id, name, url, credentials_ref, options (text).
+ * *out NULL when there is none.
+ */
+int db_registry_claim(struct db *db, int every_s, int stale_s, PGresult **out);
+int db_registry_progress(struct db *db, const char *id, const char *progress_json);
+int db_registry_finish(struct db *db, const char *id, bool ok, const char *report_json);
+
+/* ---- images ---- */
+struct db_image_filter {
+    const char *tenant_id;  /* only public images and this tenant's (NULL: all visible) */
+    bool tenant_only;       /* ... only this tenant's */
+    const char *visibility; /* "public" | "tenant" | NULL */
+    const char *q;          /* substring of repository:tag or a label value */
+    const char *labels;     /* JSON object the labels must contain */
+    const char *registry;   /* registry name */
+    const char *after;      /* cursor: "repository:tag" */
+    const char *after_id;
+    int limit;
+};
+int db_image_list(struct db *db, const struct db_image_filter *f, PGresult **out);
+int db_image_get(struct db *db, const char *tenant_id, const char *id, json_t **out);
+/*
+ * The tenant's image storage (bytes of its live images) and its storage_gib
+ * limit (*has_limit false: none), under a lock that serialises registrations.
+ */
+int db_image_storage(struct db *db, const char *tenant_id, long long *used_bytes, double *limit_gib,
+                     bool *has_limit);
+struct db_image_new {
+    const char *tenant_id, *registry_id, *repository, *tag, *digest, *size_bytes;
+    const char *labels_json, *media_type, *created_by;
+    bool immutable;
+};
+int db_image_create(struct db *db, const struct db_image_new *im, json_t **out);
+/*
+ * An image to change: whether immutable, synced, and who registered it. Read
+ * first without lock (row-level security hides another member's image from
+ * FOR UPDATE), then with lock once the change is allowed.
+ */
+struct db_image_lock {
+    bool immutable, synced;
+    char created_by[37]; /* "" when the sync found it */
+};
+int db_image_lock(struct db *db, const char *tenant_id, const char *id, bool lock,
+                  struct db_image_lock *l);
+/* Change what is given (NULL: keep). */
+int db_image_update(struct db *db, const char *id, const char *labels_json, bool immutable,
+                    const char *tag, const char *digest, json_t **out);
+int db_image_delete(struct db *db, const char *id);
+/* A registry by name: its id and host. */
+int db_image_registry(struct db *db, const char *name, char id[37], char *host, size_t hostsz,
+                      char **options_json);
+
+/* ---- sync ---- */
+/* Live images of a registry: id, repository, tag, digest, immutable, gone (bool), tenant_id. */
+int db_sync_known(struct db *db, const char *registry_id, PGresult **out);
+/* Tenants that may own repositories: id, slug. */
+int db_sync_tenants(struct db *db, PGresult **out);
+int db_sync_insert(struct db *db, const struct db_image_new *im, bool public_image);
+int db_sync_update(struct db *db, const char *id, const char *digest, const char *size_bytes,
+                   const char *labels_json, const char *media_type);
+int db_sync_restore(struct db *db, const char *id);
+/* Flag images not found upstream ("{uuid,...}"); *n how many were newly flagged. */
+int db_sync_gone(struct db *db, const char *ids_array, long *n);
+/* Set or clear tenants' storage flags: rows slug, used_bytes, limit_gib, newly (bool) over quota. */
+int db_sync_storage(struct db *db, PGresult **out);
+
+/* ---- jobs ---- */
+/*
+ * Images of tenant_id's visibility matching a reference (tag and/or digest;
+ * host NULL: any registry): id, digest, host, repository, tag, gone, registry,
+ * public (bool); the tenant's own first. Up to 3 rows.
+ */
+int db_image_resolve(struct db *db, const char *tenant_id, const char *repository, const char *tag,
+                     const char *digest, const char *host, PGresult **out);
+
+#endif

@@ -1,0 +1,463 @@
+/* manifest.c - registry answers and image references, parsed (see manifest.h). */
+#include "manifest.h"
+
+#include "../server/crypto.h"
+#include "../server/err.h"
+#include "../server/xalloc.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+/* a size no real image has: a registry claiming more is broken or hostile */
+#define SIZE_MAX_BYTES (1LL << 50)
+#define CHILDREN_MAX 64
+
+bool image_digest_valid(const char *s)
+{
+    if (!s || strncmp(s, "sha256:", 7) != 0 || strlen(s) != IMAGE_DIGEST_LEN)
+        return false;
+    for (const char *p = s + 7; *p; p++)
+        if (!isdigit((unsigned char)*p) && !(*p >= 'a' && *p <= 'f'))
+            return false;
+    return true;
+}
+
+static bool is_alnum_lower(char c)
+{
+    return isdigit((unsigned char)c) || (c >= 'a' && c <= 'z');
+}
+
+/* One path component: [a-z0-9]+ ((\.|_|__|-+) [a-z0-9]+)* of exactly n characters. */
+static bool component_valid(const char *s, size_t n)
+{
+    size_t i = 0;
+    if (n == 0 || !is_alnum_lower(s[0]))
+        return false;
+    while (i < n) {
+        while (i < n && is_alnum_lower(s[i]))
+            i++;
+        if (i == n)
+            return true;
+        size_t sep = i;
+        if (s[i] == '.')
+            i++;
+        else if (s[i] == '_')
+            i += i + 1 < n && s[i + 1] == '_' ? 2 : 1;
+        else if (s[i] == '-')
+            while (i < n && s[i] == '-')
+                i++;
+        else
+            return false;
+        if (i == sep || i == n || !is_alnum_lower(s[i]))
+            return false;
+    }
+    return true;
+}
+
+bool image_repository_valid(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (n == 0 || n > IMAGE_REPO_MAX)
+        return false;
+    const char *p = s;
+    for (;;) {
+        const char *slash = strchr(p, '/');
+        size_t len = slash ? (size_t)(slash - p) : strlen(p);
+        if (!component_valid(p, len))
+            return false;
+        if (!slash)
+            return true;
+        p = slash + 1;
+    }
+}
+
+bool image_tag_valid(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (n == 0 || n > IMAGE_TAG_MAX || !(isalnum((unsigned char)s[0]) || s[0] == '_'))
+        return false;
+    for (size_t i = 1; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '.' && s[i] != '-')
+            return false;
+    return true;
+}
+
+static bool host_valid(const char *s, size_t n)
+{
+    if (n == 0 || n > IMAGE_HOST_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '.' && s[i] != '-' && s[i] != ':' &&
+            s[i] != '[' && s[i] != ']')
+            return false;
+    return true;
+}
+
+bool imgref_parse(const char *s, struct imgref *out, char *err, size_t errsz)
+{
+    memset(out, 0, sizeof *out);
+    size_t n = s ? strlen(s) : 0;
+    if (n == 0 || n > IMAGE_HOST_MAX + IMAGE_REPO_MAX + IMAGE_TAG_MAX + IMAGE_DIGEST_LEN + 3) {
+        snprintf(err, errsz, "an image reference is host/repository:tag or repository@digest");
+        return false;
+    }
+    char *buf = xstrdup(s);
+    char *rest = buf;
+    char *at = strchr(rest, '@');
+    bool ok = true;
+    if (at) {
+        *at = '\0';
+        if (!image_digest_valid(at + 1)) {
+            snprintf(err, errsz, "the digest after '@' must be sha256: and 64 lowercase hex digits");
+            ok = false;
+        } else {
+            snprintf(out->digest, sizeof out->digest, "%s", at + 1);
+        }
+    }
+    char *slash = strchr(rest, '/');
+    if (ok && slash) {
+        size_t hl = (size_t)(slash - rest);
+        bool is_host = memchr(rest, '.', hl) || memchr(rest, ':', hl) ||
+                       (hl == 9 && strncmp(rest, "localhost", 9) == 0);
+        if (is_host) {
+            if (!host_valid(rest, hl)) {
+                snprintf(err, errsz, "the registry host of the image is not a host[:port]");
+                ok = false;
+            } else {
+                memcpy(out->host, rest, hl);
+                out->host[hl] = '\0';
+                rest = slash + 1;
+            }
+        }
+    }
+    /* a ':' after the last '/' starts the tag */
+    char *lastslash = strrchr(rest, '/');
+    char *colon = strchr(lastslash ? lastslash : rest, ':');
+    if (ok && colon) {
+        *colon = '\0';
+        if (!image_tag_valid(colon + 1)) {
+            snprintf(err, errsz, "the tag must match [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}");
+            ok = false;
+        } else {
+            snprintf(out->tag, sizeof out->tag, "%s", colon + 1);
+        }
+    }
+    if (ok && !image_repository_valid(rest)) {
+        snprintf(err, errsz, "the repository must be lowercase path components "
+                             "([a-z0-9] separated by '.', '_', '__' or '-'), at most 255 characters");
+        ok = false;
+    }
+    if (ok) {
+        snprintf(out->repository, sizeof out->repository, "%s", rest);
+        if (!out->tag[0] && !out->digest[0])
+            snprintf(out->tag, sizeof out->tag, "latest");
+    }
+    free(buf);
+    return ok;
+}
+
+/* ---- headers -------------------------------------------------------------------------- */
+
+/* Copy a quoted or bare parameter value starting at p into out; returns past it. */
+static const char *param_value(const char *p, char *out, size_t n)
+{
+    size_t k = 0;
+    if (*p == '"') {
+        p++;
+        while (*p && *p != '"') {
+            if (*p == '\\' && p[1])
+                p++;
+            if (k + 1 < n)
+                out[k++] = *p;
+            p++;
+        }
+        if (*p == '"')
+            p++;
+    } else {
+        while (*p && *p != ',' && !isspace((unsigned char)*p)) {
+            if (k + 1 < n)
+                out[k++] = *p;
+            p++;
+        }
+    }
+    out[k] = '\0';
+    return p;
+}
+
+bool registry_parse_challenge(const char *header, struct regchallenge *c)
+{
+    memset(c, 0, sizeof *c);
+    if (!header)
+        return false;
+    const char *p = header;
+    while (isspace((unsigned char)*p))
+        p++;
+    size_t k = 0;
+    while (isalpha((unsigned char)*p) && k + 1 < sizeof c->scheme)
+        c->scheme[k++] = *p++;
+    c->scheme[k] = '\0';
+    if (k == 0 || (*p && !isspace((unsigned char)*p)))
+        return false;
+    while (*p) {
+        while (isspace((unsigned char)*p) || *p == ',')
+            p++;
+        const char *name = p;
+        while (*p && *p != '=' && *p != ',' && !isspace((unsigned char)*p))
+            p++;
+        size_t nl = (size_t)(p - name);
+        if (*p != '=') {
+            if (nl == 0)
+                break;
+            continue;
+        }
+        p++;
+        char value[1024];
+        p = param_value(p, value, sizeof value);
+        if (nl == 5 && strncasecmp(name, "realm", 5) == 0)
+            snprintf(c->realm, sizeof c->realm, "%s", value);
+        else if (nl == 7 && strncasecmp(name, "service", 7) == 0)
+            snprintf(c->service, sizeof c->service, "%.255s", value);
+        else if (nl == 5 && strncasecmp(name, "scope", 5) == 0)
+            snprintf(c->scope, sizeof c->scope, "%.511s", value);
+    }
+    if (strcasecmp(c->scheme, "Bearer") == 0)
+        return strncmp(c->realm, "https://", 8) == 0 || strncmp(c->realm, "http://", 7) == 0;
+    return true;
+}
+
+char *registry_next_link(const char *header)
+{
+    if (!header)
+        return NULL;
+    const char *p = header;
+    while ((p = strchr(p, '<'))) {
+        const char *end = strchr(p, '>');
+        if (!end)
+            return NULL;
+        const char *params = end + 1;
+        const char *next = strchr(params, '<');
+        size_t plen = next ? (size_t)(next - params) : strlen(params);
+        char *ps = xstrndup(params, plen);
+        bool is_next = strstr(ps, "rel=\"next\"") || strstr(ps, "rel=next");
+        free(ps);
+        if (is_next) {
+            const char *u = p + 1;
+            size_t ul = (size_t)(end - u);
+            /* the registry's own path only; an absolute URL is never followed */
+            if (ul < 4 || strncmp(u, "/v2/", 4) != 0 || memchr(u, '\r', ul) || memchr(u, '\n', ul) ||
+                memchr(u, ' ', ul))
+                return NULL;
+            return xstrndup(u, ul);
+        }
+        p = end + 1;
+    }
+    return NULL;
+}
+
+char *registry_parse_token(const char *body, size_t len)
+{
+    json_t *doc = json_loadb(body, len, 0, NULL);
+    const char *t = json_string_value(json_object_get(doc, "token"));
+    if (!t || !t[0])
+        t = json_string_value(json_object_get(doc, "access_token"));
+    char *out = NULL;
+    /* a token is header material: printable, no spaces, bounded */
+    if (t && t[0] && strlen(t) < 8192) {
+        bool ok = true;
+        for (const char *q = t; *q && ok; q++)
+            ok = *q > ' ' && *q < 127;
+        if (ok)
+            out = xstrdup(t);
+    }
+    json_decref(doc);
+    return out;
+}
+
+/* ---- manifests ------------------------------------------------------------------------- */
+
+static bool size_ok(const json_t *v, long long *out)
+{
+    if (!json_is_integer(v) || json_integer_value(v) < 0 || json_integer_value(v) > SIZE_MAX_BYTES)
+        return false;
+    *out = (long long)json_integer_value(v);
+    return true;
+}
+
+/* A descriptor {mediaType?, size, digest}: its digest into d and size into *size. */
+static bool descriptor(const json_t *v, char d[IMAGE_DIGEST_LEN + 1], long long *size)
+{
+    const char *dg = json_string_value(json_object_get(v, "digest"));
+    if (!json_is_object(v) || !image_digest_valid(dg) || !size_ok(json_object_get(v, "size"), size))
+        return false;
+    snprintf(d, IMAGE_DIGEST_LEN + 1, "%s", dg);
+    return true;
+}
+
+static int parse_image(const json_t *doc, struct manifest *m, char *err, size_t errsz)
+{
+    long long sz = 0, total = 0;
+    if (!descriptor(json_object_get(doc, "config"), m->config_digest, &sz)) {
+        snprintf(err, errsz, "the manifest's config is not a descriptor (digest, size)");
+        return AIDC_EINVAL;
+    }
+    total = sz;
+    json_t *layers = json_object_get(doc, "layers");
+    if (!json_is_array(layers)) {
+        snprintf(err, errsz, "the manifest has no layers array");
+        return AIDC_EINVAL;
+    }
+    size_t i;
+    json_t *l;
+    json_array_foreach(layers, i, l) {
+        char d[IMAGE_DIGEST_LEN + 1];
+        if (!descriptor(l, d, &sz)) {
+            snprintf(err, errsz, "layer %zu of the manifest is not a descriptor (digest, size)", i);
+            return AIDC_EINVAL;
+        }
+        total += sz;
+        if (total > SIZE_MAX_BYTES) {
+            snprintf(err, errsz, "the manifest's layers add up to an impossible size");
+            return AIDC_EINVAL;
+        }
+    }
+    m->size = total;
+    return 0;
+}
+
+static int parse_index(const json_t *doc, struct manifest *m, char *err, size_t errsz)
+{
+    json_t *list = json_object_get(doc, "manifests");
+    if (!json_is_array(list) || json_array_size(list) == 0 ||
+        json_array_size(list) > CHILDREN_MAX) {
+        snprintf(err, errsz, "the index's manifests must be an array of 1 to %d entries",
+                 CHILDREN_MAX);
+        return AIDC_EINVAL;
+    }
+    m->children = xcalloc(json_array_size(list), sizeof *m->children);
+    size_t i;
+    json_t *c;
+    json_array_foreach(list, i, c) {
+        struct manifest_child *ch = &m->children[m->nchildren];
+        if (!descriptor(c, ch->digest, &ch->size)) {
+            snprintf(err, errsz, "entry %zu of the index is not a descriptor (digest, size)", i);
+            return AIDC_EINVAL;
+        }
+        const char *mt = json_string_value(json_object_get(c, "mediaType"));
+        snprintf(ch->media_type, sizeof ch->media_type, "%s", mt ? mt : "");
+        json_t *pf = json_object_get(c, "platform");
+        const char *os = json_string_value(json_object_get(pf, "os"));
+        const char *arch = json_string_value(json_object_get(pf, "architecture"));
+        const char *var = json_string_value(json_object_get(pf, "variant"));
+        /* attestations and other artifacts ride in indexes as "unknown/unknown" */
+        if (os && arch && strcmp(os, "unknown") != 0)
+            snprintf(ch->platform, sizeof ch->platform, "%.20s/%.20s%s%.16s", os, arch,
+                     var ? "/" : "", var ? var : "");
+        m->nchildren++;
+    }
+    return 0;
+}
+
+int manifest_parse(const char *body, size_t len, const char *content_type, struct manifest *m,
+                   char *err, size_t errsz)
+{
+    memset(m, 0, sizeof *m);
+    json_error_t jerr;
+    json_t *doc = json_loadb(body, len, 0, &jerr);
+    if (!json_is_object(doc)) {
+        snprintf(err, errsz, "the manifest is not a JSON object");
+        json_decref(doc);
+        return AIDC_EINVAL;
+    }
+    /* the body's own mediaType wins over a generic Content-Type */
+    const char *mt = json_string_value(json_object_get(doc, "mediaType"));
+    char ct[128] = "";
+    if (content_type) {
+        snprintf(ct, sizeof ct, "%s", content_type);
+        ct[strcspn(ct, "; ")] = '\0';
+    }
+    if (!mt)
+        mt = ct;
+    json_t *sv = json_object_get(doc, "schemaVersion");
+    int e = 0;
+    if (!json_is_integer(sv) || json_integer_value(sv) != 2) {
+        snprintf(err, errsz, "schema %lld manifests are not supported (only schema 2 and OCI)",
+                 json_is_integer(sv) ? (long long)json_integer_value(sv) : 0LL);
+        e = AIDC_EINVAL;
+    } else if (strcmp(mt, MT_DOCKER_MANIFEST) == 0 || strcmp(mt, MT_OCI_MANIFEST) == 0 ||
+               (!mt[0] && json_object_get(doc, "config"))) {
+        e = parse_image(doc, m, err, errsz);
+    } else if (strcmp(mt, MT_DOCKER_LIST) == 0 || strcmp(mt, MT_OCI_INDEX) == 0 ||
+               (!mt[0] && json_object_get(doc, "manifests"))) {
+        m->index = true;
+        e = parse_index(doc, m, err, errsz);
+    } else {
+        snprintf(err, errsz, "unsupported manifest media type \"%.80s\"", mt);
+        e = AIDC_EINVAL;
+    }
+    if (!e)
+        snprintf(m->media_type, sizeof m->media_type, "%s",
+                 mt[0] ? mt : (m->index ? MT_OCI_INDEX : MT_OCI_MANIFEST));
+    json_decref(doc);
+    if (e)
+        manifest_free(m);
+    return e;
+}
+
+void manifest_free(struct manifest *m)
+{
+    free(m->children);
+    m->children = NULL;
+    m->nchildren = 0;
+}
+
+static bool printable(const char *s)
+{
+    for (; *s; s++)
+        if ((unsigned char)*s < ' ' || *s == 127)
+            return false;
+    return true;
+}
+
+json_t *manifest_config_labels(const char *body, size_t len, char *err, size_t errsz)
+{
+    json_t *doc = json_loadb(body, len, 0, NULL);
+    if (!json_is_object(doc)) {
+        snprintf(err, errsz, "the image config is not a JSON object");
+        json_decref(doc);
+        return NULL;
+    }
+    json_t *out = json_object();
+    json_t *labels = json_object_get(json_object_get(doc, "config"), "Labels");
+    const char *k;
+    json_t *v;
+    json_object_foreach(labels, k, v) {
+        const char *s = json_string_value(v);
+        if (json_object_size(out) >= IMAGE_LABELS_MAX)
+            break;
+        if (!s || strlen(k) > 128 || !k[0] || !printable(k) || !printable(s))
+            continue;
+        size_t n = strnlen(s, IMAGE_LABEL_VALUE_MAX);
+        while (n > 0 && s[n] && ((unsigned char)s[n] & 0xC0) == 0x80)
+            n--; /* cut before a character, not inside one */
+        json_object_set_new(out, k, json_stringn(s, n));
+    }
+    static const char *const plat[] = {"architecture", "os"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *s = json_string_value(json_object_get(doc, plat[i]));
+        if (s && s[0] && strlen(s) <= 32 && printable(s))
+            json_object_set_new(out, plat[i], json_string(s));
+    }
+    json_decref(doc);
+    return out;
+}
+
+bool manifest_digest_matches(const char *body, size_t len, const char *digest)
+{
+    if (!image_digest_valid(digest))
+        return false;
+    char hex[65];
+    crypto_sha256_hex(body, len, hex);
+    return strcmp(hex, digest + 7) == 0;
+}

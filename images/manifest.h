@@ -1,0 +1,101 @@
+/*
+ * manifest.h - what aidc reads from a container registry, parsed: image
+ * references as users write them, the registry's auth challenge and paging
+ * links, manifests (Docker schema 2, OCI image manifests and indexes) and
+ * image configs. Pure functions over text, no I/O: every answer of a
+ * registry is untrusted input and is checked here (types, sizes, digests).
+ */
+#ifndef AIDC_MANIFEST_H
+#define AIDC_MANIFEST_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#define IMAGE_DIGEST_LEN 71   /* "sha256:" + 64 hex */
+#define IMAGE_REPO_MAX 255
+#define IMAGE_TAG_MAX 128
+#define IMAGE_HOST_MAX 253
+/* labels kept from an image config: at most this many, each value this long */
+#define IMAGE_LABELS_MAX 64
+#define IMAGE_LABEL_VALUE_MAX 256
+
+/* The media types aidc asks for (the Accept header) and understands. */
+#define MT_DOCKER_MANIFEST "application/vnd.docker.distribution.manifest.v2+json"
+#define MT_DOCKER_LIST "application/vnd.docker.distribution.manifest.list.v2+json"
+#define MT_OCI_MANIFEST "application/vnd.oci.image.manifest.v1+json"
+#define MT_OCI_INDEX "application/vnd.oci.image.index.v1+json"
+
+bool image_digest_valid(const char *s);
+/* Docker's repository grammar: lowercase components separated by '/'. */
+bool image_repository_valid(const char *s);
+bool image_tag_valid(const char *s);
+
+/*
+ * An image reference as a job names it: [host[:port]/]repository[:tag][@digest].
+ * The first component is a host when it has a '.' or ':' or is "localhost"
+ * (Docker's rule). Neither tag nor digest means tag "latest".
+ */
+struct imgref {
+    char host[IMAGE_HOST_MAX + 1]; /* "" when none */
+    char repository[IMAGE_REPO_MAX + 1];
+    char tag[IMAGE_TAG_MAX + 1];            /* "" when only a digest is given */
+    char digest[IMAGE_DIGEST_LEN + 1];      /* "" when none */
+};
+/* false with a reason in err when s is no valid reference. */
+bool imgref_parse(const char *s, struct imgref *out, char *err, size_t errsz);
+
+/*
+ * A WWW-Authenticate challenge: scheme ("Bearer", "Basic") and the Bearer
+ * parameters. false when the header cannot be read.
+ */
+struct regchallenge {
+    char scheme[16];
+    char realm[1024];
+    char service[256];
+    char scope[512];
+};
+bool registry_parse_challenge(const char *header, struct regchallenge *c);
+/*
+ * The path and query of a Link header's rel="next" target, when it is a
+ * path on the same registry below /v2/ (malloc'd); NULL when there is none
+ * or it points elsewhere (never followed: credentials would go with it).
+ */
+char *registry_next_link(const char *header);
+/* The token of a token service's JSON answer ("token" or "access_token"), malloc'd. */
+char *registry_parse_token(const char *body, size_t len);
+
+struct manifest_child {
+    char digest[IMAGE_DIGEST_LEN + 1];
+    char media_type[128];
+    char platform[64]; /* "linux/amd64", "linux/arm64/v8", or "" */
+    long long size;    /* of the child manifest itself */
+};
+struct manifest {
+    bool index;                /* an image index / manifest list */
+    char media_type[128];
+    /* an image manifest */
+    char config_digest[IMAGE_DIGEST_LEN + 1];
+    long long size; /* config + layers: the compressed bytes a pull transfers */
+    /* an index */
+    struct manifest_child *children;
+    size_t nchildren;
+};
+/*
+ * Parse a manifest answer (body and its Content-Type). Refuses schema 1,
+ * unknown media types, missing or ill-typed fields, bad digests, negative
+ * or absurd sizes. 0, or AIDC_EINVAL with err.
+ */
+int manifest_parse(const char *body, size_t len, const char *content_type, struct manifest *m,
+                   char *err, size_t errsz);
+void manifest_free(struct manifest *m);
+/*
+ * The labels of an image config (its config.Labels, strings only, at most
+ * IMAGE_LABELS_MAX, long values cut) plus "architecture" and "os" when the
+ * config has them: a new object, or NULL with err when the body is no config.
+ */
+json_t *manifest_config_labels(const char *body, size_t len, char *err, size_t errsz);
+/* Whether body's sha256 is digest ("sha256:<hex>"). */
+bool manifest_digest_matches(const char *body, size_t len, const char *digest);
+
+#endif

@@ -1,0 +1,661 @@
+/* sync.c - bringing the images table in line with a registry (see sync.h). */
+#include "sync.h"
+
+#include "../audit/audit.h"
+#include "../db/db.h"
+#include "../db/images.h"
+#include "../sched/worker.h"
+#include "../server/err.h"
+#include "../server/log.h"
+#include "../server/sbuf.h"
+#include "../server/xalloc.h"
+#include "registry.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* a round looks for due registries this often (a request wakes it at once) */
+#define INTERVAL_MS 15000
+/* entries of each list in a report; the counts stay exact */
+#define REPORT_CHANGES 200
+#define REPORT_PROBLEMS 100
+
+static const struct db_ctx system_ctx = {.roles = "system"};
+
+/* ---- options --------------------------------------------------------------------------- */
+
+static bool prefix_valid(const char *p)
+{
+    size_t n = strlen(p);
+    if (n == 0 || n > 128 || p[n - 1] != '/')
+        return false;
+    char *copy = xstrndup(p, n - 1);
+    bool ok = image_repository_valid(copy);
+    free(copy);
+    return ok;
+}
+
+bool regsync_options_valid(const json_t *options, char *msg, size_t msgsz)
+{
+    static const char *const known[] = {"public_prefixes", "tenant_prefix", "page_size",
+                                        "timeout_seconds"};
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)options, k, v) {
+        bool ok = false;
+        for (size_t i = 0; i < sizeof known / sizeof known[0] && !ok; i++)
+            ok = strcmp(k, known[i]) == 0;
+        if (!ok) {
+            snprintf(msg, msgsz, "unknown option \"%.64s\" (public_prefixes, tenant_prefix, "
+                                 "page_size, timeout_seconds)", k);
+            return false;
+        }
+    }
+    json_t *pp = json_object_get(options, "public_prefixes");
+    if (pp && (!json_is_array(pp) || json_array_size(pp) > 32)) {
+        snprintf(msg, msgsz, "public_prefixes must be an array of at most 32 prefixes");
+        return false;
+    }
+    size_t i;
+    json_array_foreach(pp, i, v) {
+        if (!json_is_string(v) || !prefix_valid(json_string_value(v))) {
+            snprintf(msg, msgsz, "public_prefixes[%zu] must be repository path components "
+                                 "ending in '/' (\"library/\")", i);
+            return false;
+        }
+    }
+    json_t *tp = json_object_get(options, "tenant_prefix");
+    if (tp && !(json_is_string(tp) &&
+                (!json_string_value(tp)[0] || prefix_valid(json_string_value(tp))))) {
+        snprintf(msg, msgsz, "tenant_prefix must be \"\" or path components ending in '/' "
+                             "(\"teams/\")");
+        return false;
+    }
+    json_t *ps = json_object_get(options, "page_size");
+    if (ps && (!json_is_integer(ps) || json_integer_value(ps) < 1 ||
+               json_integer_value(ps) > 1000)) {
+        snprintf(msg, msgsz, "page_size must be an integer from 1 to 1000");
+        return false;
+    }
+    json_t *ts = json_object_get(options, "timeout_seconds");
+    if (ts && (!json_is_integer(ts) || json_integer_value(ts) < 1 ||
+               json_integer_value(ts) > 300)) {
+        snprintf(msg, msgsz, "timeout_seconds must be an integer from 1 to 300");
+        return false;
+    }
+    return true;
+}
+
+bool regsync_owner(const json_t *options, const char *repository, bool *public_repo, char *slug,
+                   size_t slugsz)
+{
+    *public_repo = false;
+    slug[0] = '\0';
+    json_t *pp = json_object_get(options, "public_prefixes");
+    static const char *const default_public = "library/";
+    if (!pp) {
+        if (strncmp(repository, default_public, strlen(default_public)) == 0)
+            return *public_repo = true;
+    }
+    size_t i;
+    json_t *v;
+    json_array_foreach(pp, i, v) {
+        const char *p = json_string_value(v);
+        if (p && strncmp(repository, p, strlen(p)) == 0)
+            return *public_repo = true;
+    }
+    const char *tp = json_string_value(json_object_get(options, "tenant_prefix"));
+    size_t tl = tp ? strlen(tp) : 0;
+    if (tl && strncmp(repository, tp, tl) != 0)
+        return false;
+    const char *rest = repository + tl;
+    const char *slash = strchr(rest, '/');
+    if (!slash || (size_t)(slash - rest) >= slugsz)
+        return false;
+    memcpy(slug, rest, (size_t)(slash - rest));
+    slug[slash - rest] = '\0';
+    return true;
+}
+
+/* ---- one sync ------------------------------------------------------------------------------- */
+
+struct run {
+    struct db *db;
+    struct regclient *rc;
+    const char *registry_id, *registry_name;
+    const json_t *options;
+    json_t *known;   /* "repo:tag" -> {id, digest, immutable, gone, repo, seen} */
+    json_t *tenants; /* slug -> id */
+    json_t *report;
+    json_t *changes, *problems;
+    long added, updated, unchanged, restored, conflicts, skipped, errors, tags;
+    time_t last_progress;
+};
+
+static void count_change(struct run *r, const char *change, const char *repo, const char *tag,
+                         const char *digest, const char *previous)
+{
+    if (json_array_size(r->changes) < REPORT_CHANGES)
+        json_array_append_new(r->changes,
+                              json_pack("{s:s, s:s, s:s, s:s?, s:s?}", "change", change,
+                                        "repository", repo, "tag", tag, "digest", digest,
+                                        "previous_digest", previous));
+}
+
+static void problem(struct run *r, const char *repo, const char *tag, const char *msg)
+{
+    if (json_array_size(r->problems) < REPORT_PROBLEMS)
+        json_array_append_new(r->problems, json_pack("{s:s?, s:s?, s:s}", "repository", repo,
+                                                     "tag", tag, "message", msg));
+}
+
+/* A write in a short transaction of its own (progress is kept if the sync dies). */
+typedef int (*write_fn)(struct db *db, const void *arg);
+
+static int in_tx(struct db *db, write_fn fn, const void *arg)
+{
+    int e = db_begin(db, &system_ctx, false);
+    if (!e)
+        e = fn(db, arg);
+    if (!e)
+        e = db_commit(db);
+    else
+        db_rollback(db);
+    return e;
+}
+
+struct found {
+    const char *id; /* known image, or NULL */
+    struct db_image_new im;
+    bool public_image;
+};
+
+static int write_found(struct db *db, const void *arg)
+{
+    const struct found *f = arg;
+    if (f->id)
+        return db_sync_update(db, f->id, f->im.digest, f->im.size_bytes, f->im.labels_json,
+                              f->im.media_type);
+    return db_sync_insert(db, &f->im, f->public_image);
+}
+
+static int write_restore(struct db *db, const void *arg)
+{
+    return db_sync_restore(db, arg);
+}
+
+/* Size and labels of the image at digest (an index: all its platforms). */
+static int inspect(struct run *r, const char *repo, const char *digest, long long *size,
+                   json_t **labels, char *media_type, size_t mtsz, char *err, size_t errsz)
+{
+    struct manifest m;
+    char got[IMAGE_DIGEST_LEN + 1];
+    int e = registry_manifest(r->rc, repo, digest, &m, got, err, errsz);
+    if (e)
+        return e;
+    snprintf(media_type, mtsz, "%s", m.media_type);
+    *labels = NULL;
+    if (!m.index) {
+        *size = m.size;
+        e = registry_config_labels(r->rc, repo, m.config_digest, labels, err, errsz);
+        manifest_free(&m);
+        return e;
+    }
+    *size = 0;
+    char platforms[512] = "";
+    for (size_t i = 0; i < m.nchildren && !e; i++) {
+        if (!m.children[i].platform[0])
+            continue; /* attestations and other artifacts: not runnable */
+        struct manifest child;
+        e = registry_manifest(r->rc, repo, m.children[i].digest, &child, got, err, errsz);
+        if (!e && child.index) {
+            snprintf(err, errsz, "%s@%s: an index inside an index", repo, m.children[i].digest);
+            e = AIDC_EINVAL;
+        }
+        if (!e) {
+            *size += child.size;
+            size_t pl = strlen(platforms);
+            snprintf(platforms + pl, sizeof platforms - pl, "%s%s", pl ? "," : "",
+                     m.children[i].platform);
+            /* the labels of the first platform stand for the image */
+            if (!*labels)
+                e = registry_config_labels(r->rc, repo, child.config_digest, labels, err, errsz);
+        }
+        manifest_free(&child);
+    }
+    if (!e && !*labels) {
+        snprintf(err, errsz, "%s@%s: the index names no platform image", repo, digest);
+        e = AIDC_EINVAL;
+    }
+    if (!e)
+        json_object_set_new(*labels, "platforms", json_string(platforms));
+    manifest_free(&m);
+    if (e) {
+        json_decref(*labels);
+        *labels = NULL;
+    }
+    return e;
+}
+
+/* One tag of repo, owned by tenant_id (NULL: public). */
+static void sync_tag(struct run *r, const char *repo, const char *tag, const char *tenant_id)
+{
+    char key[IMAGE_REPO_MAX + IMAGE_TAG_MAX + 2];
+    snprintf(key, sizeof key, "%s:%s", repo, tag);
+    json_t *k = json_object_get(r->known, key);
+    if (k)
+        json_object_set_new(k, "seen", json_true());
+    char digest[IMAGE_DIGEST_LEN + 1], err[512];
+    int e = registry_digest(r->rc, repo, tag, digest, err, sizeof err);
+    if (e) {
+        r->errors++;
+        problem(r, repo, tag, err);
+        return;
+    }
+    const char *kid = json_string_value(json_object_get(k, "id"));
+    const char *kdigest = json_string_value(json_object_get(k, "digest"));
+    if (k && strcmp(kdigest, digest) == 0) {
+        if (!json_is_true(json_object_get(k, "gone"))) {
+            r->unchanged++;
+        } else if (in_tx(r->db, write_restore, kid) == 0) {
+            r->restored++;
+            count_change(r, "restored", repo, tag, digest, NULL);
+        } else {
+            r->errors++;
+            problem(r, repo, tag, "the database refused the change");
+        }
+        return;
+    }
+    if (k && json_is_true(json_object_get(k, "immutable"))) {
+        r->conflicts++;
+        count_change(r, "conflict", repo, tag, digest, kdigest);
+        return;
+    }
+    long long size = 0;
+    json_t *labels = NULL;
+    char mt[128];
+    e = inspect(r, repo, digest, &size, &labels, mt, sizeof mt, err, sizeof err);
+    if (e) {
+        r->errors++;
+        problem(r, repo, tag, err);
+        return;
+    }
+    char sz[24];
+    snprintf(sz, sizeof sz, "%lld", size);
+    char *lj = json_dumps(labels, JSON_COMPACT);
+    json_decref(labels);
+    struct found f = {.id = kid,
+                      .public_image = !tenant_id,
+                      .im = {.tenant_id = tenant_id, .registry_id = r->registry_id,
+                             .repository = repo, .tag = tag, .digest = digest, .size_bytes = sz,
+                             .labels_json = lj, .media_type = mt}};
+    e = lj ? in_tx(r->db, write_found, &f) : AIDC_EINTERNAL;
+    free(lj);
+    if (e) {
+        r->errors++;
+        problem(r, repo, tag, e == AIDC_ECONFLICT ? "an image of this reference exists already"
+                                                  : "the database refused the image");
+    } else if (k) {
+        r->updated++;
+        count_change(r, "updated", repo, tag, digest, kdigest);
+    } else {
+        r->added++;
+        count_change(r, "added", repo, tag, digest, NULL);
+    }
+}
+
+/* Every known image of repo not seen now: gone upstream (ids appended to gone). */
+static void collect_gone(struct run *r, const char *repo, json_t *gone)
+{
+    const char *key;
+    json_t *k;
+    json_object_foreach(r->known, key, k) {
+        if (repo && strcmp(json_string_value(json_object_get(k, "repo")), repo) != 0)
+            continue;
+        if (!json_is_true(json_object_get(k, "seen")) &&
+            !json_is_true(json_object_get(k, "gone")))
+            json_array_append(gone, json_object_get(k, "id"));
+        json_object_set_new(k, "seen", json_true()); /* settled */
+    }
+}
+
+struct progress_arg {
+    const char *id, *json;
+};
+
+static int write_progress(struct db *db, const void *arg)
+{
+    const struct progress_arg *a = arg;
+    return db_registry_progress(db, a->id, a->json);
+}
+
+static void progress(struct run *r, size_t done, size_t total, bool force)
+{
+    time_t now = time(NULL);
+    if (!force && now - r->last_progress < 2)
+        return;
+    r->last_progress = now;
+    json_t *p = json_pack("{s:I, s:I, s:I, s:I}", "repositories_done", (json_int_t)done,
+                          "repositories_total", (json_int_t)total, "tags_seen", (json_int_t)r->tags,
+                          "errors", (json_int_t)r->errors);
+    char *text = p ? json_dumps(p, JSON_COMPACT) : NULL;
+    json_decref(p);
+    struct progress_arg a = {r->registry_id, text};
+    if (text && in_tx(r->db, write_progress, &a) != 0)
+        log_warn("registry %s: cannot record sync progress", r->registry_name);
+    free(text);
+}
+
+/* One repository: its tags, each synced; its vanished tags into gone. */
+static void sync_repo(struct run *r, const char *repo, json_t *gone)
+{
+    bool pub = false;
+    char slug[64];
+    const char *tenant_id = NULL;
+    if (!image_repository_valid(repo)) {
+        r->skipped++;
+        problem(r, repo, NULL, "not a valid repository name: skipped");
+        return;
+    }
+    if (!regsync_owner(r->options, repo, &pub, slug, sizeof slug) ||
+        (!pub && !(tenant_id = json_string_value(json_object_get(r->tenants, slug))))) {
+        r->skipped++;
+        problem(r, repo, NULL, "under no public prefix and no tenant's prefix: skipped");
+        return;
+    }
+    json_t *tags = NULL;
+    char err[512];
+    int e = registry_tags(r->rc, repo, &tags, err, sizeof err);
+    if (e == AIDC_ENOTFOUND) { /* listed in the catalog, but no tags any more */
+        tags = json_array();
+        e = 0;
+    }
+    if (e) {
+        r->errors++;
+        problem(r, repo, NULL, err);
+        /* its images stay as they are: nothing is known about them */
+        const char *key;
+        json_t *k;
+        json_object_foreach(r->known, key, k)
+            if (strcmp(json_string_value(json_object_get(k, "repo")), repo) == 0)
+                json_object_set_new(k, "seen", json_true());
+        return;
+    }
+    size_t i;
+    json_t *t;
+    json_array_foreach(tags, i, t) {
+        const char *tag = json_string_value(t);
+        r->tags++;
+        if (!image_tag_valid(tag)) {
+            r->skipped++;
+            problem(r, repo, tag, "not a valid tag: skipped");
+            continue;
+        }
+        sync_tag(r, repo, tag, tenant_id);
+    }
+    json_decref(tags);
+    collect_gone(r, repo, gone);
+}
+
+/* A read of the sync: in a transaction of the system's context (row-level security). */
+static PGresult *system_read(struct db *db, int (*fn)(struct db *, const char *, PGresult **),
+                             const char *arg)
+{
+    PGresult *res = NULL;
+    int e = db_begin(db, &system_ctx, false);
+    if (!e)
+        e = fn(db, arg, &res);
+    if (!e)
+        e = db_commit(db);
+    else
+        db_rollback(db);
+    if (e) {
+        PQclear(res);
+        return NULL;
+    }
+    return res;
+}
+
+static int read_tenants(struct db *db, const char *unused, PGresult **out)
+{
+    (void)unused;
+    return db_sync_tenants(db, out);
+}
+
+static json_t *load_known(struct db *db, const char *registry_id)
+{
+    PGresult *res = system_read(db, db_sync_known, registry_id);
+    if (!res)
+        return NULL;
+    json_t *m = json_object();
+    for (int i = 0; i < PQntuples(res); i++) {
+        char key[IMAGE_REPO_MAX + IMAGE_TAG_MAX + 2];
+        snprintf(key, sizeof key, "%s:%s", PQgetvalue(res, i, 1), PQgetvalue(res, i, 2));
+        json_object_set_new(m, key,
+                            json_pack("{s:s, s:s, s:s, s:b, s:b, s:b}", "id", PQgetvalue(res, i, 0),
+                                      "repo", PQgetvalue(res, i, 1), "digest",
+                                      PQgetvalue(res, i, 3), "immutable",
+                                      PQgetvalue(res, i, 4)[0] == 't', "gone",
+                                      PQgetvalue(res, i, 5)[0] == 't', "seen", 0));
+    }
+    PQclear(res);
+    return m;
+}
+
+static json_t *load_tenants(struct db *db)
+{
+    PGresult *res = system_read(db, read_tenants, NULL);
+    if (!res)
+        return NULL;
+    json_t *m = json_object();
+    for (int i = 0; i < PQntuples(res); i++)
+        json_object_set_new(m, PQgetvalue(res, i, 1), json_string(PQgetvalue(res, i, 0)));
+    PQclear(res);
+    return m;
+}
+
+struct ending {
+    const char *registry_id, *registry_name;
+    json_t *gone; /* ids */
+    json_t *report;
+    bool ok;
+    long gone_n;
+};
+
+/*
+ * The end of a sync, in one transaction: images gone upstream flagged,
+ * tenants' storage flags set or cleared (newly over-quota tenants audited),
+ * the report stored and the sync audited.
+ */
+static int write_ending(struct db *db, const void *arg)
+{
+    struct ending *en = (struct ending *)arg;
+    int e = 0;
+    if (json_array_size(en->gone)) {
+        struct sbuf ids = SBUF_INIT;
+        sbuf_putc(&ids, '{');
+        for (size_t i = 0; i < json_array_size(en->gone); i++)
+            sbuf_printf(&ids, "%s%s", i ? "," : "", json_string_value(json_array_get(en->gone, i)));
+        sbuf_putc(&ids, '}');
+        e = db_sync_gone(db, sbuf_str(&ids), &en->gone_n);
+        sbuf_free(&ids);
+    }
+    PGresult *res = NULL;
+    if (!e)
+        e = db_sync_storage(db, &res);
+    json_t *over = json_array();
+    for (int i = 0; !e && i < PQntuples(res); i++) {
+        const char *slug = PQgetvalue(res, i, 0);
+        json_array_append_new(over, json_pack("{s:s, s:I, s:f}", "tenant", slug, "used_bytes",
+                                              (json_int_t)strtoll(PQgetvalue(res, i, 1), NULL, 10),
+                                              "limit_gib", strtod(PQgetvalue(res, i, 2), NULL)));
+        if (PQgetvalue(res, i, 3)[0] != 't')
+            continue;
+        log_warn("tenant %s: its images exceed its storage_gib quota", slug);
+        json_t *d = json_pack("{s:s, s:s}", "registry", en->registry_name, "reason",
+                              "images over the storage_gib quota");
+        struct audit_event ev = {.action = "tenant.storage_over_quota", .resource_type = "tenant",
+                                 .resource_id = slug, .details = d, .tenant_slug = slug};
+        e = audit_record_system(db, &ev, true);
+        json_decref(d);
+    }
+    PQclear(res);
+    json_object_set_new(en->report, "deleted_upstream", json_integer(en->gone_n));
+    json_object_set_new(en->report, "over_quota", over);
+    char *text = json_dumps(en->report, JSON_COMPACT);
+    if (!e)
+        e = text ? db_registry_finish(db, en->registry_id, en->ok, text) : AIDC_EINTERNAL;
+    free(text);
+    if (!e) {
+        json_t *d = json_deep_copy(en->report);
+        json_object_del(d, "changes"); /* the counts; the changes are in the registry's report */
+        json_object_del(d, "problems");
+        struct audit_event ev = {.action = "registry.sync", .resource_type = "registry",
+                                 .resource_id = en->registry_name,
+                                 .outcome = en->ok ? "success" : "error", .details = d};
+        e = audit_record_system(db, &ev, true);
+        json_decref(d);
+    }
+    return e;
+}
+
+static void sync_registry(struct db *db, const char *id, const char *name, const char *url,
+                          const char *credref, const json_t *options)
+{
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    struct run r = {.db = db, .registry_id = id, .registry_name = name, .options = options};
+    r.report = json_object();
+    r.changes = json_array();
+    r.problems = json_array();
+    char err[512] = "";
+    struct registry_target t = {
+        .url = url,
+        .credref = credref,
+        .timeout_seconds = (int)json_integer_value(json_object_get(options, "timeout_seconds")),
+        .page_size = (int)json_integer_value(json_object_get(options, "page_size")),
+    };
+    json_t *repos = NULL;
+    json_t *gone = json_array();
+    int e = regclient_open(&t, &r.rc, err, sizeof err);
+    if (!e)
+        e = registry_ping(r.rc, err, sizeof err);
+    if (!e) {
+        r.known = load_known(db, id);
+        r.tenants = load_tenants(db);
+        if (!r.known || !r.tenants) {
+            snprintf(err, sizeof err, "cannot read the images known from the database");
+            e = AIDC_EUNAVAIL;
+        }
+    }
+    if (!e)
+        e = registry_catalog(r.rc, &repos, err, sizeof err);
+    size_t i, nrepos = json_array_size(repos);
+    json_t *v;
+    json_array_foreach(e ? NULL : repos, i, v) {
+        progress(&r, i, nrepos, i == 0);
+        sync_repo(&r, json_string_value(v), gone);
+    }
+    /* the catalog was read whole: what is not in it any more is gone */
+    if (!e)
+        collect_gone(&r, NULL, gone);
+    regclient_close(r.rc);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    json_int_t ms = (json_int_t)(t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    json_object_set_new(r.report, "ok", json_boolean(!e && r.errors == 0));
+    if (e)
+        json_object_set_new(r.report, "error", json_string(err));
+    json_t *counts = json_pack(
+        "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "duration_ms", ms, "repositories",
+        (json_int_t)nrepos, "tags", (json_int_t)r.tags, "added", (json_int_t)r.added, "updated",
+        (json_int_t)r.updated, "unchanged", (json_int_t)r.unchanged, "restored",
+        (json_int_t)r.restored, "conflicts", (json_int_t)r.conflicts, "skipped",
+        (json_int_t)r.skipped, "errors", (json_int_t)r.errors + (e ? 1 : 0));
+    json_object_update(r.report, counts);
+    json_decref(counts);
+    json_object_set(r.report, "changes", r.changes);
+    json_object_set(r.report, "problems", r.problems);
+    struct ending en = {.registry_id = id, .registry_name = name, .gone = gone,
+                        .report = r.report, .ok = !e && r.errors == 0};
+    int we = in_tx(db, write_ending, &en);
+    if (we)
+        log_error("registry %s: cannot store the sync's outcome: %s", name, aidc_err_name(we));
+    if (e)
+        log_warn("registry %s: sync failed: %s", name, err);
+    else
+        log_info("registry %s: synced %zu repositories, %ld tags (%ld added, %ld updated, %ld "
+                 "gone upstream, %ld errors) in %lld ms",
+                 name, nrepos, r.tags, r.added, r.updated, en.gone_n, r.errors, (long long)ms);
+    json_decref(repos);
+    json_decref(gone);
+    json_decref(r.known);
+    json_decref(r.tenants);
+    json_decref(r.changes);
+    json_decref(r.problems);
+    json_decref(r.report);
+}
+
+int regsync_run(struct db *db, int every_s)
+{
+    int e = db_begin(db, &system_ctx, false);
+    PGresult *res = NULL;
+    if (!e)
+        e = db_registry_claim(db, every_s, SYNC_STALE_SECONDS, &res);
+    if (!e)
+        e = db_commit(db);
+    else
+        db_rollback(db);
+    if (e || !res) {
+        PQclear(res);
+        return e;
+    }
+    json_t *options = json_loads(PQgetvalue(res, 0, 4), 0, NULL);
+    if (!options)
+        options = json_object();
+    sync_registry(db, PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2),
+                  PQgetvalue(res, 0, 3), options);
+    json_decref(options);
+    PQclear(res);
+    return 1;
+}
+
+struct regsync {
+    struct worker *w;
+    int every_s;
+};
+
+static int round_fn(struct db *db, bool notified, void *arg)
+{
+    (void)notified;
+    struct regsync *s = arg;
+    return regsync_run(db, s->every_s);
+}
+
+struct regsync *regsync_start(const struct config *cfg)
+{
+    struct regsync *s = xcalloc(1, sizeof *s);
+    s->every_s = cfg->registry_sync_seconds;
+    struct worker_spec spec = {
+        .name = "regsync",
+        .channels = {"aidc_registries", NULL},
+        .interval_ms = INTERVAL_MS,
+        .round = round_fn,
+        .arg = s,
+    };
+    s->w = worker_start(cfg->database_url, &spec);
+    if (!s->w) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void regsync_stop(struct regsync *s)
+{
+    if (!s)
+        return;
+    worker_stop(s->w);
+    free(s);
+}
