@@ -227,6 +227,40 @@ bool registry_parse_challenge(const char *header, struct regchallenge *c)
     return true;
 }
 
+/* Whether link parameters ("; rel=\"next\"; ...") of n bytes name rel next. */
+static bool rel_next(const char *params, size_t n)
+{
+    char *ps = xstrndup(params, n);
+    bool found = false;
+    char *save = NULL;
+    for (char *p = strtok_r(ps, ";", &save); p && !found; p = strtok_r(NULL, ";", &save)) {
+        while (isspace((unsigned char)*p))
+            p++;
+        if (strncasecmp(p, "rel", 3) != 0)
+            continue;
+        p += 3;
+        while (isspace((unsigned char)*p))
+            p++;
+        if (*p++ != '=')
+            continue;
+        while (isspace((unsigned char)*p))
+            p++;
+        bool quoted = *p == '"';
+        p += quoted;
+        /* rel may list several relation types: "prev next" */
+        for (char *w = p; *w && !found;) {
+            size_t wl = strcspn(w, quoted ? " \"" : " ,");
+            found = wl == 4 && strncasecmp(w, "next", 4) == 0;
+            w += wl;
+            if (*w != ' ')
+                break;
+            w++;
+        }
+    }
+    free(ps);
+    return found;
+}
+
 char *registry_next_link(const char *header)
 {
     if (!header)
@@ -239,16 +273,16 @@ char *registry_next_link(const char *header)
         const char *params = end + 1;
         const char *next = strchr(params, '<');
         size_t plen = next ? (size_t)(next - params) : strlen(params);
-        char *ps = xstrndup(params, plen);
-        bool is_next = strstr(ps, "rel=\"next\"") || strstr(ps, "rel=next");
-        free(ps);
+        bool is_next = rel_next(params, plen);
         if (is_next) {
             const char *u = p + 1;
             size_t ul = (size_t)(end - u);
             /* the registry's own path only; an absolute URL is never followed */
-            if (ul < 4 || strncmp(u, "/v2/", 4) != 0 || memchr(u, '\r', ul) || memchr(u, '\n', ul) ||
-                memchr(u, ' ', ul))
+            if (ul < 4 || strncmp(u, "/v2/", 4) != 0)
                 return NULL;
+            for (size_t i = 0; i < ul; i++)
+                if ((unsigned char)u[i] <= ' ' || (unsigned char)u[i] >= 127)
+                    return NULL;
             return xstrndup(u, ul);
         }
         p = end + 1;
@@ -326,6 +360,18 @@ static int parse_image(const json_t *doc, struct manifest *m, char *err, size_t 
     return 0;
 }
 
+/* linux, amd64, v8: [a-z0-9._-], 1 to max characters */
+static bool platform_word(const char *s, size_t max)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (n == 0 || n > max)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!is_alnum_lower(s[i]) && s[i] != '.' && s[i] != '_' && s[i] != '-')
+            return false;
+    return true;
+}
+
 static int parse_index(const json_t *doc, struct manifest *m, char *err, size_t errsz)
 {
     json_t *list = json_object_get(doc, "manifests");
@@ -350,10 +396,14 @@ static int parse_index(const json_t *doc, struct manifest *m, char *err, size_t 
         const char *os = json_string_value(json_object_get(pf, "os"));
         const char *arch = json_string_value(json_object_get(pf, "architecture"));
         const char *var = json_string_value(json_object_get(pf, "variant"));
-        /* attestations and other artifacts ride in indexes as "unknown/unknown" */
-        if (os && arch && strcmp(os, "unknown") != 0)
-            snprintf(ch->platform, sizeof ch->platform, "%.20s/%.20s%s%.16s", os, arch,
-                     var ? "/" : "", var ? var : "");
+        if (var && !var[0])
+            var = NULL;
+        /* attestations and other artifacts ride in indexes as "unknown/unknown"; a
+         * platform that is not plain words (it ends up in a label) is no platform */
+        if (platform_word(os, 20) && platform_word(arch, 20) && (!var || platform_word(var, 16)) &&
+            strcmp(os, "unknown") != 0 && strcmp(arch, "unknown") != 0)
+            snprintf(ch->platform, sizeof ch->platform, "%s/%s%s%s", os, arch, var ? "/" : "",
+                     var ? var : "");
         m->nchildren++;
     }
     return 0;
