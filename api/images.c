@@ -258,7 +258,7 @@ int api_image_create(struct req *rq, struct resp *rs)
     if (e)
         return e;
     json_t *labels = json_object_get(body, "labels");
-    char *lj = json_dumps(labels ? labels : json_object(), JSON_COMPACT);
+    char *lj = labels ? json_dumps(labels, JSON_COMPACT) : strdup("{}");
     char sz[24];
     snprintf(sz, sizeof sz, "%lld", size);
     struct db_image_new im = {

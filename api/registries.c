@@ -19,6 +19,7 @@
 #include <ctype.h>
 #include <microhttpd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static bool is_credentials_ref(const char *s)
@@ -81,7 +82,7 @@ int api_registry_create(struct req *rq, struct resp *rs)
     url_host(url, host, sizeof host);
     size_t ul = strlen(url);
     char *clean = xstrndup(url, ul && url[ul - 1] == '/' ? ul - 1 : ul);
-    char *opts = json_dumps(options ? options : json_object(), JSON_COMPACT);
+    char *opts = options ? json_dumps(options, JSON_COMPACT) : strdup("{}");
     json_t *out = NULL;
     int e = opts ? db_registry_create(rq->db, name, clean, host, vstr(rq->json, "credentials_ref"),
                                       opts, &out)
