@@ -223,6 +223,33 @@ static int check_registry(struct req *rq, struct resp *rs, const char *name, con
     return rs->err.nfields ? unprocessable(rs) : 0;
 }
 
+/*
+ * An image of no registry is pulled by its bare name, which a node may
+ * resolve through a mirror of any registry: a name that some registry gives
+ * the platform or another tenant is not the tenant's to register.
+ */
+static int check_unclaimed(struct req *rq, struct resp *rs, const char *repo)
+{
+    PGresult *r = NULL;
+    int e = db_registry_mappings(rq->db, &r);
+    for (int i = 0; !e && i < PQntuples(r) && !rs->err.nfields; i++) {
+        json_t *options = json_loads(PQgetvalue(r, i, 1), 0, NULL);
+        bool pub = false;
+        char slug[64];
+        bool mapped = regsync_owner(options, repo, &pub, slug, sizeof slug);
+        json_decref(options);
+        if (pub || (mapped && strcmp(slug, rq->tenant.slug) != 0))
+            api_field_error(rs, "repository", "\"%s\" is a %s repository of registry \"%s\": "
+                                              "register the tenant's images under its own name "
+                                              "there, or name the registry",
+                            repo, pub ? "platform" : "another tenant's", PQgetvalue(r, i, 0));
+    }
+    PQclear(r);
+    if (e)
+        return e;
+    return rs->err.nfields ? unprocessable(rs) : 0;
+}
+
 /* The storage_gib quota: the tenant's images plus size must fit. */
 static int check_storage(struct req *rq, struct resp *rs, long long size)
 {
@@ -252,7 +279,8 @@ int api_image_create(struct req *rq, struct resp *rs)
     const char *registry = vstr(body, "registry");
     long long size = (long long)json_integer_value(json_object_get(body, "size_bytes"));
     char registry_id[37] = "";
-    int e = registry ? check_registry(rq, rs, registry, repo, registry_id) : 0;
+    int e = registry ? check_registry(rq, rs, registry, repo, registry_id)
+                     : check_unclaimed(rq, rs, repo);
     if (!e)
         e = check_storage(rq, rs, size);
     if (e)
@@ -362,6 +390,9 @@ int api_image_delete(struct req *rq, struct resp *rs)
         return e;
     if (l.immutable)
         return api_fail(rs, MHD_HTTP_CONFLICT, "image %s is immutable: it cannot be deleted", id);
+    if (l.synced) /* the next sync would find it again */
+        return api_fail(rs, MHD_HTTP_CONFLICT, "image %s comes from a registry sync: delete it in "
+                                               "the registry", id);
     e = db_image_delete(rq->db, id);
     if (e)
         return e;

@@ -187,6 +187,7 @@ struct resolved {
     char id[37];
     char digest[IMAGE_DIGEST_LEN + 1];
     char *ref; /* pinned: [host/]repository@digest (malloc'd) */
+    char tagged[IMAGE_HOST_MAX + IMAGE_REPO_MAX + IMAGE_TAG_MAX + 3]; /* [host/]repository:tag */
 };
 
 static int resolve_image(struct req *rq, struct resp *rs, const char *image, struct resolved *out)
@@ -202,26 +203,41 @@ static int resolve_image(struct req *rq, struct resp *rs, const char *image, str
                              ref.digest[0] ? ref.digest : NULL, ref.host[0] ? ref.host : NULL, &r);
     if (e)
         return e;
-    int n = PQntuples(r);
+    int n = PQntuples(r), pick = -1, other = -1;
+    /* the first live one (the tenant's own before public ones); another live one of the
+     * same kind with another digest makes the reference ambiguous */
+    for (int i = 0; i < n; i++) {
+        if (PQgetvalue(r, i, 5)[0] == 't')
+            continue;
+        if (pick < 0)
+            pick = i;
+        else if (other < 0 && strcmp(PQgetvalue(r, i, 7), PQgetvalue(r, pick, 7)) == 0 &&
+                 strcmp(PQgetvalue(r, i, 1), PQgetvalue(r, pick, 1)) != 0)
+            other = i;
+    }
     if (n == 0)
         api_field_error(rs, "image", "image %s is not available to tenant \"%s\": use a public "
                                      "image or one of the tenant's (GET /api/v1/images), or "
                                      "register it (POST /api/v1/tenants/%s/images)",
                         image, rq->tenant.slug, rq->tenant.slug);
-    else if (PQgetvalue(r, 0, 5)[0] == 't')
-        api_field_error(rs, "image", "image %s is gone from registry %s (found missing by its "
-                                     "last sync)", image, PQgetvalue(r, 0, 6));
-    else if (n > 1 && strcmp(PQgetvalue(r, 0, 7), PQgetvalue(r, 1, 7)) == 0 &&
-             strcmp(PQgetvalue(r, 0, 1), PQgetvalue(r, 1, 1)) != 0)
+    else if (pick < 0)
+        api_field_error(rs, "image", "image %s is gone from its registry%s%s (found missing by its "
+                                     "last sync)", image, PQgetisnull(r, 0, 6) ? "" : " ",
+                        PQgetvalue(r, 0, 6));
+    else if (other >= 0)
         api_field_error(rs, "image", "image %s names different images in registries %s and %s: "
                                      "prefix it with the registry's host (%s/...)",
-                        image, PQgetvalue(r, 0, 6), PQgetvalue(r, 1, 6), PQgetvalue(r, 0, 2));
+                        image, PQgetvalue(r, pick, 6), PQgetvalue(r, other, 6),
+                        PQgetvalue(r, pick, 2));
     if (!rs->err.nfields) {
-        snprintf(out->id, sizeof out->id, "%s", PQgetvalue(r, 0, 0));
-        snprintf(out->digest, sizeof out->digest, "%s", PQgetvalue(r, 0, 1));
-        out->ref = PQgetisnull(r, 0, 2)
-                       ? xasprintf("%s@%s", PQgetvalue(r, 0, 3), out->digest)
-                       : xasprintf("%s/%s@%s", PQgetvalue(r, 0, 2), PQgetvalue(r, 0, 3), out->digest);
+        snprintf(out->id, sizeof out->id, "%s", PQgetvalue(r, pick, 0));
+        snprintf(out->digest, sizeof out->digest, "%s", PQgetvalue(r, pick, 1));
+        snprintf(out->tagged, sizeof out->tagged, "%s%s%s:%s", PQgetvalue(r, pick, 2),
+                 PQgetisnull(r, pick, 2) ? "" : "/", PQgetvalue(r, pick, 3), PQgetvalue(r, pick, 4));
+        out->ref = PQgetisnull(r, pick, 2)
+                       ? xasprintf("%s@%s", PQgetvalue(r, pick, 3), out->digest)
+                       : xasprintf("%s/%s@%s", PQgetvalue(r, pick, 2), PQgetvalue(r, pick, 3),
+                                   out->digest);
     }
     PQclear(r);
     return rs->err.nfields ? unprocessable(rs) : 0;
@@ -262,7 +278,7 @@ int api_job_submit(struct req *rq, struct resp *rs)
             .memory_gib = js.memory_gib, .nodes = js.nodes,
             .time_limit_minutes = js.time_limit_minutes,
             .image_id = img.ref ? img.id : NULL, .image_digest = img.ref ? img.digest : NULL,
-            .image_ref = img.ref};
+            .image_ref = img.ref, .image_tagged = img.ref ? img.tagged : NULL};
         e = db_job_insert(rq->db, &j, &out);
     }
     if (!e) {

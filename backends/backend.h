@@ -48,7 +48,10 @@ struct backend_job {
     const char *project;
     const char *user;
     const char *name;
-    const char *image;     /* may be NULL */
+    const char *image;     /* may be NULL; pinned to its digest when aidc knows the image */
+    /* the same image by tag (host/repository:tag), for runtimes that cannot pull by
+     * digest (enroot/pyxis); NULL when aidc does not know the image */
+    const char *image_tagged;
     const json_t *command; /* array of strings, or NULL when script is set */
     const char *script;
     const json_t *env;     /* object of strings */

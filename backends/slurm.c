@@ -2,6 +2,7 @@
 #include "slurm.h"
 
 #include "../api/jobspec.h"
+#include "../images/manifest.h"
 #include "../server/err.h"
 #include "../server/sbuf.h"
 #include "../server/xalloc.h"
@@ -335,6 +336,16 @@ static void sh_quote(struct sbuf *b, const char *s)
     sbuf_putc(b, '\'');
 }
 
+/* host/repository:tag as enroot wants it: host#repository:tag (malloc'd). */
+static char *enroot_ref(const char *tagged)
+{
+    struct imgref r;
+    char err[128];
+    if (!imgref_parse(tagged, &r, err, sizeof err) || !r.host[0])
+        return xstrdup(tagged);
+    return xasprintf("%s#%s:%s", r.host, r.repository, r.tag);
+}
+
 /* The batch script: the job's script (with a #! line: Slurm refuses none) or its command. */
 static char *batch_script(const struct backend_job *job, const char *container, char *err,
                           size_t errsz)
@@ -362,7 +373,10 @@ static char *batch_script(const struct backend_job *job, const char *container, 
         free(ref);
     } else if (wrap) { /* pyxis: the container is a property of the job step */
         sbuf_puts(&b, "exec srun --container-image=");
-        sh_quote(&b, job->image);
+        /* enroot names images [REGISTRY#]IMAGE[:TAG] and cannot pull by digest */
+        char *ref = job->image_tagged ? enroot_ref(job->image_tagged) : xstrdup(job->image);
+        sh_quote(&b, ref);
+        free(ref);
     } else {
         sbuf_puts(&b, "exec");
     }

@@ -34,25 +34,27 @@ static const struct db_stmt st_reg_request = {
     1};
 static const struct db_stmt st_reg_claim = {
     "registry_claim",
-    "UPDATE registries r SET sync_started_at = now(), sync_heartbeat = now(),"
-    "       sync_requested_at = NULL, sync_progress = NULL"
+    "UPDATE registries r SET sync_owner = gen_random_uuid(), sync_started_at = now(),"
+    "       sync_heartbeat = now(), sync_requested_at = NULL, sync_progress = NULL"
     " WHERE r.id = (SELECT x.id FROM registries x"
     "  WHERE (x.sync_started_at IS NULL OR x.sync_heartbeat < now() - make_interval(secs => $2))"
     "    AND (x.sync_requested_at IS NOT NULL OR ($1::int > 0 AND (x.last_sync_at IS NULL"
     "         OR x.last_sync_at < now() - make_interval(secs => $1))))"
     "  ORDER BY x.sync_requested_at NULLS LAST, x.last_sync_at NULLS FIRST"
     "  LIMIT 1 FOR UPDATE SKIP LOCKED)"
-    " RETURNING r.id, r.name, r.url, r.credentials_ref, r.options::text",
+    " RETURNING r.id, r.name, r.url, r.credentials_ref, r.options::text, r.sync_owner",
     2};
 static const struct db_stmt st_reg_progress = {
     "registry_progress",
-    "UPDATE registries SET sync_heartbeat = now(), sync_progress = $2::jsonb WHERE id = $1::uuid",
-    2};
+    "UPDATE registries SET sync_heartbeat = now(), sync_progress = $2::jsonb"
+    " WHERE id = $1::uuid AND sync_owner = $3::uuid",
+    3};
 static const struct db_stmt st_reg_finish = {
     "registry_finish",
-    "UPDATE registries SET sync_started_at = NULL, sync_heartbeat = NULL, sync_progress = NULL,"
-    " last_sync_at = now(), last_sync_ok = $2::boolean, last_sync = $3::jsonb WHERE id = $1::uuid",
-    3};
+    "UPDATE registries SET sync_owner = NULL, sync_started_at = NULL, sync_heartbeat = NULL,"
+    " sync_progress = NULL, last_sync_at = now(), last_sync_ok = $2::boolean,"
+    " last_sync = $3::jsonb WHERE id = $1::uuid AND sync_owner = $4::uuid",
+    4};
 
 #define IMAGE_COLS                                                                                \
     "i.id, i.repository, i.tag, i.digest, i.size_bytes, i.labels, i.visibility,"                  \
@@ -121,6 +123,8 @@ static const struct db_stmt st_img_update = {
     5};
 static const struct db_stmt st_img_delete = {
     "image_delete", "UPDATE images SET deleted_at = now() WHERE id = $1::uuid", 1};
+static const struct db_stmt st_reg_mappings = {
+    "registry_mappings", "SELECT name, options::text FROM registries ORDER BY name", 0};
 static const struct db_stmt st_img_registry = {
     "image_registry", "SELECT id, host, options::text FROM registries WHERE name = $1", 1};
 
@@ -172,7 +176,7 @@ static const struct db_stmt st_img_resolve = {
     " WHERE i.deleted_at IS NULL AND (i.tenant_id IS NULL OR i.tenant_id = $1::uuid)"
     "   AND i.repository = $2 AND ($3::text IS NULL OR i.tag = $3)"
     "   AND ($4::text IS NULL OR i.digest = $4) AND ($5::text IS NULL OR r.host = $5)"
-    " ORDER BY i.tenant_id IS NULL, i.upstream_deleted_at IS NOT NULL, r.name, i.tag LIMIT 3",
+    " ORDER BY i.tenant_id IS NULL, i.upstream_deleted_at IS NOT NULL, r.name, i.tag LIMIT 10",
     5};
 
 const struct db_stmt *const db_images_stmts[] = {
@@ -180,7 +184,7 @@ const struct db_stmt *const db_images_stmts[] = {
     &st_reg_progress, &st_reg_finish,   &st_img_list,     &st_img_get,      &st_img_storage,
     &st_img_create,   &st_img_peek,     &st_img_lock,     &st_img_update,   &st_img_delete,   &st_img_registry,
     &st_sync_known,   &st_sync_tenants, &st_sync_insert,  &st_sync_update,  &st_sync_restore,
-    &st_sync_gone,    &st_sync_storage, &st_img_resolve,  NULL};
+    &st_sync_gone,    &st_sync_storage, &st_img_resolve,  &st_reg_mappings, NULL};
 
 static int query(struct db *db, const struct db_stmt *st, const char *const *p, PGresult **out)
 {
@@ -230,16 +234,30 @@ int db_registry_claim(struct db *db, int every_s, int stale_s, PGresult **out)
     return e;
 }
 
-int db_registry_progress(struct db *db, const char *id, const char *progress_json)
+/* An UPDATE that must change one row: AIDC_ENOTFOUND when it changed none. */
+static int update_one(struct db *db, const struct db_stmt *st, const char *const *p)
 {
-    const char *p[2] = {id, progress_json};
-    return db_exec(db, &st_reg_progress, p);
+    PGresult *r;
+    int e = query(db, st, p, &r);
+    if (e)
+        return e;
+    e = strcmp(PQcmdTuples(r), "1") == 0 ? 0 : AIDC_ENOTFOUND;
+    PQclear(r);
+    return e;
 }
 
-int db_registry_finish(struct db *db, const char *id, bool ok, const char *report_json)
+int db_registry_progress(struct db *db, const char *id, const char *owner,
+                         const char *progress_json)
 {
-    const char *p[3] = {id, ok ? "true" : "false", report_json};
-    return db_exec(db, &st_reg_finish, p);
+    const char *p[3] = {id, progress_json, owner};
+    return update_one(db, &st_reg_progress, p);
+}
+
+int db_registry_finish(struct db *db, const char *id, const char *owner, bool ok,
+                       const char *report_json)
+{
+    const char *p[4] = {id, ok ? "true" : "false", report_json, owner};
+    return update_one(db, &st_reg_finish, p);
 }
 
 int db_image_list(struct db *db, const struct db_image_filter *f, PGresult **out)
@@ -332,6 +350,11 @@ int db_image_registry(struct db *db, const char *name, char id[37], char *host, 
         *options_json = strdup(PQgetvalue(r, 0, 2));
     PQclear(r);
     return options_json && !*options_json ? AIDC_EINTERNAL : 0;
+}
+
+int db_registry_mappings(struct db *db, PGresult **out)
+{
+    return query(db, &st_reg_mappings, NULL, out);
 }
 
 int db_sync_known(struct db *db, const char *registry_id, PGresult **out)

@@ -22,12 +22,16 @@ int db_registry_request_sync(struct db *db, const char *name, json_t **out);
 /*
  * Claim one registry whose sync is asked for, or due (every_s > 0: last
  * sync older than that), and not running elsewhere (or running with a heartbeat
- * older than stale_s): its id, name, url, credentials_ref, options (text).
+ * older than stale_s): its id, name, url, credentials_ref, options (text) and
+ * the claim's owner token.
  * *out NULL when there is none.
  */
 int db_registry_claim(struct db *db, int every_s, int stale_s, PGresult **out);
-int db_registry_progress(struct db *db, const char *id, const char *progress_json);
-int db_registry_finish(struct db *db, const char *id, bool ok, const char *report_json);
+/* The running sync of owner (AIDC_ENOTFOUND: it is not owner's any more). */
+int db_registry_progress(struct db *db, const char *id, const char *owner,
+                         const char *progress_json);
+int db_registry_finish(struct db *db, const char *id, const char *owner, bool ok,
+                       const char *report_json);
 
 /* ---- images ---- */
 struct db_image_filter {
@@ -74,6 +78,9 @@ int db_image_delete(struct db *db, const char *id);
 int db_image_registry(struct db *db, const char *name, char id[37], char *host, size_t hostsz,
                       char **options_json);
 
+/* Every registry's name and options (text): how each maps repositories to owners. */
+int db_registry_mappings(struct db *db, PGresult **out);
+
 /* ---- sync ---- */
 /* Live images of a registry: id, repository, tag, digest, immutable, gone (bool), tenant_id. */
 int db_sync_known(struct db *db, const char *registry_id, PGresult **out);
@@ -92,7 +99,7 @@ int db_sync_storage(struct db *db, PGresult **out);
 /*
  * Images of tenant_id's visibility matching a reference (tag and/or digest;
  * host NULL: any registry): id, digest, host, repository, tag, gone, registry,
- * public (bool); the tenant's own first. Up to 3 rows.
+ * public (bool); the tenant's own first, live before gone. Up to 10 rows.
  */
 int db_image_resolve(struct db *db, const char *tenant_id, const char *repository, const char *tag,
                      const char *digest, const char *host, PGresult **out);

@@ -31,10 +31,11 @@ static const struct db_stmt st_insert = {
     "             AND deleted_at IS NULL),"
     " j AS (INSERT INTO jobs (tenant_id, project_id, user_id, username, name, priority,"
     "         requested_cluster, gpus, gpu_type, cpus, memory_gib, nodes, time_limit_minutes,"
-    "         image, command, script, env, reason, image_id, image_digest, image_ref)"
+    "         image, command, script, env, reason, image_id, image_digest, image_ref,"
+    "         image_tagged)"
     "       SELECT $1::uuid, p.id, $3::uuid, $4, $5, $6, $7::uuid, $8::int, $9, $10::int,"
     "         $11::int, $12::int, $13::int, $14, $15::jsonb, $16, $17::jsonb, 'submitted',"
-    "         $18::uuid, $19, $20 FROM p"
+    "         $18::uuid, $19, $20, $21 FROM p"
     "       RETURNING *),"
     " e AS (INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason)"
     "       SELECT id, tenant_id, NULL, 'queued', 'submitted' FROM j RETURNING 1),"
@@ -43,7 +44,7 @@ static const struct db_stmt st_insert = {
     " SELECT " JOB_COLS_AT("aidc_queue_position_at(j.gpu_type, j.queue_rank, j.submitted_at,"
                            " j.id)") " FROM j JOIN tenants t ON t.id = j.tenant_id"
     " JOIN projects p ON p.id = j.project_id, n",
-    20};
+    21};
 static const struct db_stmt st_get = {
     "job_get",
     "SELECT " JOB_COLS " FROM jobs j JOIN tenants t ON t.id = j.tenant_id"
@@ -117,11 +118,12 @@ int db_job_insert(struct db *db, const struct db_job_new *j, json_t **out)
     snprintf(mem, sizeof mem, "%d", j->memory_gib);
     snprintf(nodes, sizeof nodes, "%d", j->nodes);
     snprintf(tl, sizeof tl, "%d", j->time_limit_minutes);
-    const char *p[20] = {j->tenant_id,  j->project_slug, j->user_id,     j->username,
+    const char *p[21] = {j->tenant_id,  j->project_slug, j->user_id,     j->username,
                          j->name,       j->priority,     j->requested_cluster, gpus,
                          j->gpu_type,   cpus,            mem,            nodes,
                          tl,            j->image,        j->command_json, j->script,
-                         j->env_json,   j->image_id,     j->image_digest, j->image_ref};
+                         j->env_json,   j->image_id,     j->image_digest, j->image_ref,
+                         j->image_tagged};
     return rowjson_query_one(db, &st_insert, p, out);
 }
 

@@ -16,7 +16,7 @@ struct db_job_new {
     const char *requested_cluster; /* cluster id or NULL */
     const char *gpu_type, *image, *command_json, *script, *env_json;
     /* the image resolved at submission (NULL: the job names none) */
-    const char *image_id, *image_digest, *image_ref;
+    const char *image_id, *image_digest, *image_ref, *image_tagged;
     int gpus, cpus, memory_gib, nodes, time_limit_minutes;
 };
 

@@ -146,7 +146,8 @@ static const struct db_stmt st_claim = {
     "  j.env::text, j.gpus, j.gpu_type, j.cpus, j.memory_gib, j.nodes, j.time_limit_minutes,"
     "  j.preemptible, j.gpu_indexes::text, cl.id, cl.name, cl.kind, cl.endpoint,"
     "  cl.credentials_ref, cl.options::text, j.priority,"
-    "  floor(extract(epoch FROM coalesce(j.admitted_at, now())))::bigint, j.image_digest"
+    "  floor(extract(epoch FROM coalesce(j.admitted_at, now())))::bigint, j.image_digest,"
+    "  j.image_tagged"
     " FROM u JOIN jobs j ON j.id = u.job_id JOIN tenants t ON t.id = j.tenant_id"
     " JOIN projects p ON p.id = j.project_id JOIN clusters cl ON cl.id = u.cluster_id"
     " ORDER BY u.id",

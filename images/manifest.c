@@ -105,6 +105,11 @@ bool imgref_parse(const char *s, struct imgref *out, char *err, size_t errsz)
     }
     char *buf = xstrdup(s);
     char *rest = buf;
+    /* enroot's (pyxis') spelling: host#repository:tag */
+    char *hash = strchr(rest, '#');
+    bool hash_host = hash && !memchr(rest, '/', (size_t)(hash - rest));
+    if (hash_host)
+        *hash = '/';
     char *at = strchr(rest, '@');
     bool ok = true;
     if (at) {
@@ -119,7 +124,7 @@ bool imgref_parse(const char *s, struct imgref *out, char *err, size_t errsz)
     char *slash = strchr(rest, '/');
     if (ok && slash) {
         size_t hl = (size_t)(slash - rest);
-        bool is_host = memchr(rest, '.', hl) || memchr(rest, ':', hl) ||
+        bool is_host = hash_host || memchr(rest, '.', hl) || memchr(rest, ':', hl) ||
                        (hl == 9 && strncmp(rest, "localhost", 9) == 0);
         if (is_host) {
             if (!host_valid(rest, hl)) {
@@ -261,8 +266,9 @@ static bool rel_next(const char *params, size_t n)
     return found;
 }
 
-char *registry_next_link(const char *header)
+char *registry_next_link(const char *header, const char *origin, bool *unfollowable)
 {
+    *unfollowable = false;
     if (!header)
         return NULL;
     const char *p = header;
@@ -273,16 +279,22 @@ char *registry_next_link(const char *header)
         const char *params = end + 1;
         const char *next = strchr(params, '<');
         size_t plen = next ? (size_t)(next - params) : strlen(params);
-        bool is_next = rel_next(params, plen);
-        if (is_next) {
+        if (rel_next(params, plen)) {
             const char *u = p + 1;
             size_t ul = (size_t)(end - u);
-            /* the registry's own path only; an absolute URL is never followed */
+            /* an absolute link to the registry itself (Quay sends those) is its path */
+            size_t ol = origin ? strlen(origin) : 0;
+            if (ol && ul > ol && strncmp(u, origin, ol) == 0 && u[ol] == '/') {
+                u += ol;
+                ul -= ol;
+            }
+            *unfollowable = true; /* until it proves to be a path of this registry */
             if (ul < 4 || strncmp(u, "/v2/", 4) != 0)
                 return NULL;
             for (size_t i = 0; i < ul; i++)
                 if ((unsigned char)u[i] <= ' ' || (unsigned char)u[i] >= 127)
                     return NULL;
+            *unfollowable = false;
             return xstrndup(u, ul);
         }
         p = end + 1;
@@ -332,6 +344,15 @@ static bool descriptor(const json_t *v, char d[IMAGE_DIGEST_LEN + 1], long long 
 static int parse_image(const json_t *doc, struct manifest *m, char *err, size_t errsz)
 {
     long long sz = 0, total = 0;
+    /* signatures, SBOMs, Helm charts ride in registries as manifests too: not runnable */
+    const char *cmt = json_string_value(json_object_get(json_object_get(doc, "config"), "mediaType"));
+    if (json_object_get(doc, "artifactType") ||
+        (cmt && strcmp(cmt, "application/vnd.docker.container.image.v1+json") != 0 &&
+         strcmp(cmt, "application/vnd.oci.image.config.v1+json") != 0)) {
+        snprintf(err, errsz, "not a container image (an artifact: %.80s)",
+                 cmt ? cmt : "artifactType");
+        return AIDC_EINVAL;
+    }
     if (!descriptor(json_object_get(doc, "config"), m->config_digest, &sz)) {
         snprintf(err, errsz, "the manifest's config is not a descriptor (digest, size)");
         return AIDC_EINVAL;

@@ -32,9 +32,10 @@ bool image_repository_valid(const char *s);
 bool image_tag_valid(const char *s);
 
 /*
- * An image reference as a job names it: [host[:port]/]repository[:tag][@digest].
- * The first component is a host when it has a '.' or ':' or is "localhost"
- * (Docker's rule). Neither tag nor digest means tag "latest".
+ * An image reference as a job names it: [host[:port]/]repository[:tag][@digest],
+ * or enroot's host#repository[:tag]. The first component is a host when it
+ * has a '.' or ':' or is "localhost" (Docker's rule). Neither tag nor digest
+ * means tag "latest".
  */
 struct imgref {
     char host[IMAGE_HOST_MAX + 1]; /* "" when none */
@@ -57,11 +58,13 @@ struct regchallenge {
 };
 bool registry_parse_challenge(const char *header, struct regchallenge *c);
 /*
- * The path and query of a Link header's rel="next" target, when it is a
- * path on the same registry below /v2/ (malloc'd); NULL when there is none
- * or it points elsewhere (never followed: credentials would go with it).
+ * The path and query of a Link header's rel="next" target below /v2/ of
+ * this registry - a path, or an absolute URL starting with origin
+ * ("http://host:port") - malloc'd. NULL when there is none, or when it
+ * points elsewhere (never followed: credentials would go with it); then
+ * *unfollowable is set, since a listing that stops there is incomplete.
  */
-char *registry_next_link(const char *header);
+char *registry_next_link(const char *header, const char *origin, bool *unfollowable);
 /* The token of a token service's JSON answer ("token" or "access_token"), malloc'd. */
 char *registry_parse_token(const char *body, size_t len);
 

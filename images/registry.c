@@ -40,8 +40,10 @@ struct answer {
     bool too_big;
     char content_type[128];
     char digest[IMAGE_DIGEST_LEN + 1];
-    char link[1024];
+    char link[4096]; /* every Link header, joined with ", " */
+    bool link_cut;    /* ... did not fit: the listing cannot be trusted to be whole */
     char challenge[1024];
+    long redirects;   /* a challenge after a redirect comes from another server */
 };
 
 static void answer_free(struct answer *a)
@@ -97,12 +99,22 @@ static size_t on_header(char *data, size_t size, size_t nmemb, void *arg)
     size_t n = size * nmemb;
     if (n >= 5 && strncmp(data, "HTTP/", 5) == 0) { /* a new response (after a redirect) */
         a->content_type[0] = a->digest[0] = a->link[0] = a->challenge[0] = '\0';
+        a->link_cut = false;
         return n;
     }
     header_value(data, n, "Content-Type", a->content_type, sizeof a->content_type);
     header_value(data, n, "Docker-Content-Digest", a->digest, sizeof a->digest);
-    header_value(data, n, "Link", a->link, sizeof a->link);
     header_value(data, n, "WWW-Authenticate", a->challenge, sizeof a->challenge);
+    char link[sizeof a->link];
+    link[0] = '\0';
+    header_value(data, n, "Link", link, sizeof link);
+    if (link[0]) {
+        size_t have = strlen(a->link), add = strlen(link);
+        if (strlen(link) + 1 >= sizeof link || have + add + 3 >= sizeof a->link)
+            a->link_cut = true;
+        else
+            snprintf(a->link + have, sizeof a->link - have, "%s%s", have ? ", " : "", link);
+    }
     return n;
 }
 
@@ -197,9 +209,14 @@ static const char *token_for(const struct regclient *c, const char *scope)
     return NULL;
 }
 
-/* One HTTP exchange: GET (or HEAD) url with the given headers; the answer in a. */
-static int perform(struct regclient *c, const char *url, bool head, struct curl_slist *hdr,
-                   const char *userpwd, long max, struct answer *a, char *err, size_t errsz)
+/*
+ * One HTTP exchange: GET (or HEAD) url with the given headers; the answer in
+ * a. Redirects are followed only where registries use them (blobs, to their
+ * storage), never from https to http.
+ */
+static int perform(struct regclient *c, const char *url, bool head, bool redirects,
+                   struct curl_slist *hdr, const char *userpwd, long max, struct answer *a,
+                   char *err, size_t errsz)
 {
     memset(a, 0, sizeof *a);
     a->max = (size_t)max;
@@ -226,11 +243,11 @@ static int perform(struct regclient *c, const char *url, bool head, struct curl_
     if (!rc)
         rc = curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     if (!rc)
-        rc = curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-    /* blobs may live behind a redirect to storage; credentials never follow it
-     * to another host (libcurl's default) */
+        rc = curl_easy_setopt(h, CURLOPT_REDIR_PROTOCOLS_STR,
+                              strncmp(url, "https:", 6) == 0 ? "https" : "http,https");
+    /* credentials never follow a redirect to another host (libcurl's default) */
     if (!rc)
-        rc = curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, 1L);
+        rc = curl_easy_setopt(h, CURLOPT_FOLLOWLOCATION, redirects ? 1L : 0L);
     if (!rc)
         rc = curl_easy_setopt(h, CURLOPT_MAXREDIRS, 3L);
     if (!rc)
@@ -253,6 +270,7 @@ static int perform(struct regclient *c, const char *url, bool head, struct curl_
         return AIDC_EUNAVAIL;
     }
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &a->status);
+    curl_easy_getinfo(h, CURLINFO_REDIRECT_COUNT, &a->redirects);
     if (!a->body)
         a->body = xstrdup("");
     return 0;
@@ -274,7 +292,7 @@ static int fetch_token(struct regclient *c, const struct regchallenge *ch, char 
     curl_free(svc);
     curl_free(scope);
     struct answer a;
-    int e = perform(c, url, false, NULL, c->userpwd, 1L << 20, &a, err, errsz);
+    int e = perform(c, url, false, false, NULL, c->userpwd, 1L << 20, &a, err, errsz);
     if (!e && a.status != 200) {
         snprintf(err, errsz, "the token service %s answered %ld%s", ch->realm, a.status,
                  a.status == 401 || a.status == 403 ? ": credentials refused" : "");
@@ -305,7 +323,9 @@ static int fetch_token(struct regclient *c, const struct regchallenge *ch, char 
 static int call(struct regclient *c, const char *path, const char *accept, bool head, long max,
                 struct answer *a, char *err, size_t errsz)
 {
+    memset(a, 0, sizeof *a);
     char *url = xasprintf("%s%s", c->base, path);
+    bool blob = strstr(path, "/blobs/") != NULL;
     char *scope = scope_of(path);
     int e = 0;
     for (int attempt = 0; attempt < 2; attempt++) {
@@ -322,15 +342,24 @@ static int call(struct regclient *c, const char *path, const char *accept, bool 
             if (tmp)
                 hdr = tmp;
         }
-        e = ok ? perform(c, url, head, hdr, token ? NULL : c->userpwd, max, a, err, errsz)
+        e = ok ? perform(c, url, head, blob, hdr, token ? NULL : c->userpwd, max, a, err, errsz)
                : AIDC_EINTERNAL;
         curl_slist_free_all(hdr);
         wipe(auth);
         if (e || a->status != 401 || attempt == 1)
             break;
         struct regchallenge ch;
-        if (!registry_parse_challenge(a->challenge, &ch) || strcasecmp(ch.scheme, "Bearer") != 0)
+        /* a challenge from where a redirect led is not the registry's: no credentials for it */
+        if (a->redirects > 0 || !registry_parse_challenge(a->challenge, &ch) ||
+            strcasecmp(ch.scheme, "Bearer") != 0)
             break; /* basic: the credentials were sent already */
+        if (strncmp(c->base, "https:", 6) == 0 && strncmp(ch.realm, "https:", 6) != 0) {
+            snprintf(err, errsz, "%s: the registry names a token service over plain http (%.200s):"
+                                 " refused for an https registry", url, ch.realm);
+            answer_free(a);
+            e = AIDC_EFORBIDDEN;
+            break;
+        }
         if (!ch.scope[0] && scope)
             snprintf(ch.scope, sizeof ch.scope, "%s", scope);
         free(scope);
@@ -385,8 +414,8 @@ int registry_ping(struct regclient *c, char *err, size_t errsz)
 }
 
 /* Every string of key (an array or null) over all pages of path. */
-static int list_all(struct regclient *c, const char *first, const char *key, json_t **out,
-                    char *err, size_t errsz)
+static int list_all(struct regclient *c, const char *first, const char *key, bool null_ok,
+                    json_t **out, char *err, size_t errsz)
 {
     *out = json_array();
     char *path = c->page_size > 0 ? xasprintf("%s?n=%d", first, c->page_size) : xstrdup(first);
@@ -398,7 +427,7 @@ static int list_all(struct regclient *c, const char *first, const char *key, jso
             e = status_err(&a, path, err, errsz);
         json_t *doc = e ? NULL : json_loadb(a.body, a.len, 0, NULL);
         json_t *items = json_object_get(doc, key);
-        if (!e && (!json_is_object(doc) || !(json_is_array(items) || json_is_null(items)))) {
+        if (!e && (!json_is_object(doc) || !(json_is_array(items) || (null_ok && json_is_null(items))))) {
             snprintf(err, errsz, "%s: the answer has no \"%s\" list", path, key);
             e = AIDC_EINVAL;
         }
@@ -422,8 +451,15 @@ static int list_all(struct regclient *c, const char *first, const char *key, jso
             snprintf(err, errsz, "%s: the pages do not end", first);
             e = AIDC_EINVAL;
         }
+        bool unfollowable = false;
         if (!e && a.link[0])
-            path = registry_next_link(a.link);
+            path = registry_next_link(a.link, c->base, &unfollowable);
+        /* a listing that stops early would make every later entry look deleted */
+        if (!e && (unfollowable || a.link_cut)) {
+            snprintf(err, errsz, "%s: its next page is not on this registry (Link: %.200s)", first,
+                     a.link);
+            e = AIDC_EINVAL;
+        }
         json_decref(doc);
         answer_free(&a);
     }
@@ -437,13 +473,14 @@ static int list_all(struct regclient *c, const char *first, const char *key, jso
 
 int registry_catalog(struct regclient *c, json_t **repos, char *err, size_t errsz)
 {
-    return list_all(c, "/v2/_catalog", "repositories", repos, err, errsz);
+    return list_all(c, "/v2/_catalog", "repositories", false, repos, err, errsz);
 }
 
 int registry_tags(struct regclient *c, const char *repo, json_t **tags, char *err, size_t errsz)
 {
     char *path = xasprintf("/v2/%s/tags/list", repo);
-    int e = list_all(c, path, "tags", tags, err, errsz);
+    /* a repository whose tags were all deleted lists "tags": null */
+    int e = list_all(c, path, "tags", true, tags, err, errsz);
     free(path);
     return e;
 }

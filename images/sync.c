@@ -124,31 +124,55 @@ bool regsync_owner(const json_t *options, const char *repository, bool *public_r
 struct run {
     struct db *db;
     struct regclient *rc;
-    const char *registry_id, *registry_name;
+    const char *registry_id, *registry_name, *owner;
     const json_t *options;
-    json_t *known;   /* "repo:tag" -> {id, digest, immutable, gone, repo, seen} */
+    json_t *known;   /* repo -> tag -> {id, digest, immutable, gone, seen} */
     json_t *tenants; /* slug -> id */
     json_t *report;
     json_t *changes, *problems;
     long added, updated, unchanged, restored, conflicts, skipped, errors, tags;
     time_t last_progress;
+    size_t repos_done, repos_total;
+    bool lost; /* another replica took the sync over (a stale heartbeat): stop */
 };
+
+/*
+ * A registry's text as a JSON string: as it is when it is UTF-8, else with
+ * every non-ASCII byte a '?' (a cut message must not lose the whole entry);
+ * at most 300 bytes.
+ */
+static json_t *text(const char *s)
+{
+    if (!s)
+        return json_null();
+    size_t n = strnlen(s, 300);
+    json_t *v = json_stringn(s, n);
+    if (v)
+        return v;
+    char *copy = xstrndup(s, n);
+    for (char *p = copy; *p; p++)
+        if ((unsigned char)*p >= 0x80 || (unsigned char)*p < ' ')
+            *p = '?';
+    v = json_string(copy);
+    free(copy);
+    return v;
+}
 
 static void count_change(struct run *r, const char *change, const char *repo, const char *tag,
                          const char *digest, const char *previous)
 {
     if (json_array_size(r->changes) < REPORT_CHANGES)
         json_array_append_new(r->changes,
-                              json_pack("{s:s, s:s, s:s, s:s?, s:s?}", "change", change,
-                                        "repository", repo, "tag", tag, "digest", digest,
-                                        "previous_digest", previous));
+                              json_pack("{s:s, s:o, s:o, s:s?, s:s?}", "change", change,
+                                        "repository", text(repo), "tag", text(tag), "digest",
+                                        digest, "previous_digest", previous));
 }
 
 static void problem(struct run *r, const char *repo, const char *tag, const char *msg)
 {
     if (json_array_size(r->problems) < REPORT_PROBLEMS)
-        json_array_append_new(r->problems, json_pack("{s:s?, s:s?, s:s}", "repository", repo,
-                                                     "tag", tag, "message", msg));
+        json_array_append_new(r->problems, json_pack("{s:o, s:o, s:o}", "repository", text(repo),
+                                                     "tag", text(tag), "message", text(msg)));
 }
 
 /* A write in a short transaction of its own (progress is kept if the sync dies). */
@@ -214,6 +238,11 @@ static int inspect(struct run *r, const char *repo, const char *digest, long lon
             snprintf(err, errsz, "%s@%s: an index inside an index", repo, m.children[i].digest);
             e = AIDC_EINVAL;
         }
+        if (!e && *size + child.size > (1LL << 50)) {
+            snprintf(err, errsz, "%s@%s: the index's platforms add up to an impossible size", repo,
+                     digest);
+            e = AIDC_EINVAL;
+        }
         if (!e) {
             *size += child.size;
             size_t pl = strlen(platforms);
@@ -242,9 +271,7 @@ static int inspect(struct run *r, const char *repo, const char *digest, long lon
 /* One tag of repo, owned by tenant_id (NULL: public). */
 static void sync_tag(struct run *r, const char *repo, const char *tag, const char *tenant_id)
 {
-    char key[IMAGE_REPO_MAX + IMAGE_TAG_MAX + 2];
-    snprintf(key, sizeof key, "%s:%s", repo, tag);
-    json_t *k = json_object_get(r->known, key);
+    json_t *k = json_object_get(json_object_get(r->known, repo), tag);
     if (k)
         json_object_set_new(k, "seen", json_true());
     char digest[IMAGE_DIGEST_LEN + 1], err[512];
@@ -306,46 +333,62 @@ static void sync_tag(struct run *r, const char *repo, const char *tag, const cha
     }
 }
 
-/* Every known image of repo not seen now: gone upstream (ids appended to gone). */
-static void collect_gone(struct run *r, const char *repo, json_t *gone)
+/*
+ * Settle the known images of one repository's tags: those not seen now are gone
+ * upstream (ids appended to gone; NULL: nothing is known about them, keep them).
+ */
+static void settle(json_t *tags, json_t *gone)
 {
-    const char *key;
+    const char *tag;
     json_t *k;
-    json_object_foreach(r->known, key, k) {
-        if (repo && strcmp(json_string_value(json_object_get(k, "repo")), repo) != 0)
-            continue;
-        if (!json_is_true(json_object_get(k, "seen")) &&
+    json_object_foreach(tags, tag, k) {
+        if (gone && !json_is_true(json_object_get(k, "seen")) &&
             !json_is_true(json_object_get(k, "gone")))
             json_array_append(gone, json_object_get(k, "id"));
-        json_object_set_new(k, "seen", json_true()); /* settled */
+        json_object_set_new(k, "seen", json_true());
     }
 }
 
+/* After the whole catalog: repositories not in it any more are gone. */
+static void collect_gone(struct run *r, json_t *gone)
+{
+    const char *repo;
+    json_t *tags;
+    json_object_foreach(r->known, repo, tags) settle(tags, gone);
+}
+
 struct progress_arg {
-    const char *id, *json;
+    const char *id, *owner, *json;
 };
 
 static int write_progress(struct db *db, const void *arg)
 {
     const struct progress_arg *a = arg;
-    return db_registry_progress(db, a->id, a->json);
+    return db_registry_progress(db, a->id, a->owner, a->json);
 }
 
-static void progress(struct run *r, size_t done, size_t total, bool force)
+/* Progress and heartbeat, every few seconds (force: now). */
+static void progress(struct run *r, bool force)
 {
     time_t now = time(NULL);
     if (!force && now - r->last_progress < 2)
         return;
     r->last_progress = now;
-    json_t *p = json_pack("{s:I, s:I, s:I, s:I}", "repositories_done", (json_int_t)done,
-                          "repositories_total", (json_int_t)total, "tags_seen", (json_int_t)r->tags,
-                          "errors", (json_int_t)r->errors);
-    char *text = p ? json_dumps(p, JSON_COMPACT) : NULL;
+    json_t *p = json_pack("{s:I, s:I, s:I, s:I}", "repositories_done", (json_int_t)r->repos_done,
+                          "repositories_total", (json_int_t)r->repos_total, "tags_seen",
+                          (json_int_t)r->tags, "errors", (json_int_t)r->errors);
+    char *js = p ? json_dumps(p, JSON_COMPACT) : NULL;
     json_decref(p);
-    struct progress_arg a = {r->registry_id, text};
-    if (text && in_tx(r->db, write_progress, &a) != 0)
+    struct progress_arg a = {r->registry_id, r->owner, js};
+    int e = js ? in_tx(r->db, write_progress, &a) : AIDC_EINTERNAL;
+    if (e == AIDC_ENOTFOUND) {
+        log_warn("registry %s: another aidcd took this sync over (no heartbeat for %d s): "
+                 "stopping", r->registry_name, SYNC_STALE_SECONDS);
+        r->lost = true;
+    } else if (e) {
         log_warn("registry %s: cannot record sync progress", r->registry_name);
-    free(text);
+    }
+    free(js);
 }
 
 /* One repository: its tags, each synced; its vanished tags into gone. */
@@ -354,6 +397,7 @@ static void sync_repo(struct run *r, const char *repo, json_t *gone)
     bool pub = false;
     char slug[64];
     const char *tenant_id = NULL;
+    json_t *known = json_object_get(r->known, repo);
     if (!image_repository_valid(repo)) {
         r->skipped++;
         problem(r, repo, NULL, "not a valid repository name: skipped");
@@ -363,6 +407,7 @@ static void sync_repo(struct run *r, const char *repo, json_t *gone)
         (!pub && !(tenant_id = json_string_value(json_object_get(r->tenants, slug))))) {
         r->skipped++;
         problem(r, repo, NULL, "under no public prefix and no tenant's prefix: skipped");
+        settle(known, NULL); /* still there upstream: not gone */
         return;
     }
     json_t *tags = NULL;
@@ -375,18 +420,16 @@ static void sync_repo(struct run *r, const char *repo, json_t *gone)
     if (e) {
         r->errors++;
         problem(r, repo, NULL, err);
-        /* its images stay as they are: nothing is known about them */
-        const char *key;
-        json_t *k;
-        json_object_foreach(r->known, key, k)
-            if (strcmp(json_string_value(json_object_get(k, "repo")), repo) == 0)
-                json_object_set_new(k, "seen", json_true());
+        settle(known, NULL); /* its images stay as they are: nothing is known about them */
         return;
     }
     size_t i;
     json_t *t;
     json_array_foreach(tags, i, t) {
         const char *tag = json_string_value(t);
+        if (r->lost)
+            break;
+        progress(r, false);
         r->tags++;
         if (!image_tag_valid(tag)) {
             r->skipped++;
@@ -396,7 +439,7 @@ static void sync_repo(struct run *r, const char *repo, json_t *gone)
         sync_tag(r, repo, tag, tenant_id);
     }
     json_decref(tags);
-    collect_gone(r, repo, gone);
+    settle(known, r->lost ? NULL : gone);
 }
 
 /* A read of the sync: in a transaction of the system's context (row-level security). */
@@ -431,12 +474,15 @@ static json_t *load_known(struct db *db, const char *registry_id)
         return NULL;
     json_t *m = json_object();
     for (int i = 0; i < PQntuples(res); i++) {
-        char key[IMAGE_REPO_MAX + IMAGE_TAG_MAX + 2];
-        snprintf(key, sizeof key, "%s:%s", PQgetvalue(res, i, 1), PQgetvalue(res, i, 2));
-        json_object_set_new(m, key,
-                            json_pack("{s:s, s:s, s:s, s:b, s:b, s:b}", "id", PQgetvalue(res, i, 0),
-                                      "repo", PQgetvalue(res, i, 1), "digest",
-                                      PQgetvalue(res, i, 3), "immutable",
+        const char *repo = PQgetvalue(res, i, 1);
+        json_t *tags = json_object_get(m, repo);
+        if (!tags) {
+            tags = json_object();
+            json_object_set_new(m, repo, tags);
+        }
+        json_object_set_new(tags, PQgetvalue(res, i, 2),
+                            json_pack("{s:s, s:s, s:b, s:b, s:b}", "id", PQgetvalue(res, i, 0),
+                                      "digest", PQgetvalue(res, i, 3), "immutable",
                                       PQgetvalue(res, i, 4)[0] == 't', "gone",
                                       PQgetvalue(res, i, 5)[0] == 't', "seen", 0));
     }
@@ -457,7 +503,7 @@ static json_t *load_tenants(struct db *db)
 }
 
 struct ending {
-    const char *registry_id, *registry_name;
+    const char *registry_id, *registry_name, *owner;
     json_t *gone; /* ids */
     json_t *report;
     bool ok;
@@ -504,10 +550,11 @@ static int write_ending(struct db *db, const void *arg)
     PQclear(res);
     json_object_set_new(en->report, "deleted_upstream", json_integer(en->gone_n));
     json_object_set_new(en->report, "over_quota", over);
-    char *text = json_dumps(en->report, JSON_COMPACT);
+    char *report = json_dumps(en->report, JSON_COMPACT);
     if (!e)
-        e = text ? db_registry_finish(db, en->registry_id, en->ok, text) : AIDC_EINTERNAL;
-    free(text);
+        e = report ? db_registry_finish(db, en->registry_id, en->owner, en->ok, report)
+                   : AIDC_EINTERNAL;
+    free(report);
     if (!e) {
         json_t *d = json_deep_copy(en->report);
         json_object_del(d, "changes"); /* the counts; the changes are in the registry's report */
@@ -521,19 +568,27 @@ static int write_ending(struct db *db, const void *arg)
     return e;
 }
 
-static void sync_registry(struct db *db, const char *id, const char *name, const char *url,
-                          const char *credref, const json_t *options)
+/* The claimed registry of a sync (columns of db_registry_claim). */
+struct claimed {
+    const char *id, *name, *url, *credref, *owner;
+    const json_t *options;
+};
+
+static void sync_registry(struct db *db, const struct claimed *c)
 {
+    const char *id = c->id, *name = c->name;
+    const json_t *options = c->options;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    struct run r = {.db = db, .registry_id = id, .registry_name = name, .options = options};
+    struct run r = {.db = db, .registry_id = id, .registry_name = name, .owner = c->owner,
+                    .options = options};
     r.report = json_object();
     r.changes = json_array();
     r.problems = json_array();
     char err[512] = "";
     struct registry_target t = {
-        .url = url,
-        .credref = credref,
+        .url = c->url,
+        .credref = c->credref,
         .timeout_seconds = (int)json_integer_value(json_object_get(options, "timeout_seconds")),
         .page_size = (int)json_integer_value(json_object_get(options, "page_size")),
     };
@@ -553,20 +608,24 @@ static void sync_registry(struct db *db, const char *id, const char *name, const
     if (!e)
         e = registry_catalog(r.rc, &repos, err, sizeof err);
     size_t i, nrepos = json_array_size(repos);
+    r.repos_total = nrepos;
     json_t *v;
     json_array_foreach(e ? NULL : repos, i, v) {
-        progress(&r, i, nrepos, i == 0);
+        r.repos_done = i;
+        progress(&r, i == 0);
+        if (r.lost)
+            break;
         sync_repo(&r, json_string_value(v), gone);
     }
     /* the catalog was read whole: what is not in it any more is gone */
-    if (!e)
-        collect_gone(&r, NULL, gone);
+    if (!e && !r.lost)
+        collect_gone(&r, gone);
     regclient_close(r.rc);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     json_int_t ms = (json_int_t)(t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
     json_object_set_new(r.report, "ok", json_boolean(!e && r.errors == 0));
     if (e)
-        json_object_set_new(r.report, "error", json_string(err));
+        json_object_set_new(r.report, "error", text(err));
     json_t *counts = json_pack(
         "{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "duration_ms", ms, "repositories",
         (json_int_t)nrepos, "tags", (json_int_t)r.tags, "added", (json_int_t)r.added, "updated",
@@ -577,10 +636,14 @@ static void sync_registry(struct db *db, const char *id, const char *name, const
     json_decref(counts);
     json_object_set(r.report, "changes", r.changes);
     json_object_set(r.report, "problems", r.problems);
-    struct ending en = {.registry_id = id, .registry_name = name, .gone = gone,
-                        .report = r.report, .ok = !e && r.errors == 0};
-    int we = in_tx(db, write_ending, &en);
-    if (we)
+    struct ending en = {.registry_id = id, .registry_name = name, .owner = c->owner,
+                        .gone = gone, .report = r.report, .ok = !e && r.errors == 0};
+    /* a sync taken over by another replica leaves the ending to it */
+    int we = r.lost ? 0 : in_tx(db, write_ending, &en);
+    if (we == AIDC_ENOTFOUND)
+        log_warn("registry %s: another aidcd took this sync over: its outcome is not stored",
+                 name);
+    else if (we)
         log_error("registry %s: cannot store the sync's outcome: %s", name, aidc_err_name(we));
     if (e)
         log_warn("registry %s: sync failed: %s", name, err);
@@ -614,8 +677,10 @@ int regsync_run(struct db *db, int every_s)
     json_t *options = json_loads(PQgetvalue(res, 0, 4), 0, NULL);
     if (!options)
         options = json_object();
-    sync_registry(db, PQgetvalue(res, 0, 0), PQgetvalue(res, 0, 1), PQgetvalue(res, 0, 2),
-                  PQgetvalue(res, 0, 3), options);
+    struct claimed c = {.id = PQgetvalue(res, 0, 0), .name = PQgetvalue(res, 0, 1),
+                        .url = PQgetvalue(res, 0, 2), .credref = PQgetvalue(res, 0, 3),
+                        .owner = PQgetvalue(res, 0, 5), .options = options};
+    sync_registry(db, &c);
     json_decref(options);
     PQclear(res);
     return 1;

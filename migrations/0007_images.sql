@@ -14,7 +14,9 @@ CREATE TABLE registries (
     created_at        timestamptz NOT NULL DEFAULT now(),
     -- a sync asked for (POST .../sync); the worker clears it when it starts
     sync_requested_at timestamptz,
-    -- a running sync: who runs it and its heartbeat (a stale one is taken over)
+    -- a running sync: its owner (a claim's token), start and heartbeat (a stale
+    -- one is taken over; the old owner's writes then find no row and stop)
+    sync_owner        uuid,
     sync_started_at   timestamptz,
     sync_heartbeat    timestamptz,
     sync_progress     jsonb,
@@ -60,7 +62,8 @@ CREATE TABLE images (
 -- one live image per reference; for images of no registry, per tenant
 CREATE UNIQUE INDEX images_ref_key ON images (registry_id, tenant_id, repository, tag)
     NULLS NOT DISTINCT WHERE deleted_at IS NULL;
-CREATE INDEX images_list ON images (created_at DESC, id DESC) WHERE deleted_at IS NULL;
+-- the lists' order (repository:tag, id)
+CREATE INDEX images_list ON images ((repository || ':' || tag), id) WHERE deleted_at IS NULL;
 CREATE INDEX images_tenant ON images (tenant_id) WHERE deleted_at IS NULL;
 CREATE INDEX images_registry ON images (registry_id, repository) WHERE deleted_at IS NULL;
 CREATE INDEX images_labels ON images USING gin (labels jsonb_path_ops) WHERE deleted_at IS NULL;
@@ -68,9 +71,12 @@ CREATE INDEX images_labels ON images USING gin (labels jsonb_path_ops) WHERE del
 ALTER TABLE images ENABLE ROW LEVEL SECURITY;
 CREATE POLICY images_read ON images FOR SELECT
     USING (tenant_id IS NULL OR aidc_can_read(tenant_id));
+-- registrations name their registrant; only the sync worker writes synced images
 CREATE POLICY images_insert ON images FOR INSERT
     WITH CHECK (CASE WHEN tenant_id IS NULL THEN aidc_ctx_platform_admin()
-                     ELSE aidc_can_submit(tenant_id) END);
+                     ELSE aidc_can_submit(tenant_id) END
+                AND CASE WHEN source = 'sync' THEN aidc_ctx_role('system')
+                         ELSE created_by = aidc_ctx_user() END);
 -- tenant admins change any image of theirs, members the ones they registered
 CREATE POLICY images_update ON images FOR UPDATE
     USING (CASE WHEN tenant_id IS NULL THEN aidc_ctx_platform_admin()
@@ -96,7 +102,9 @@ CREATE TRIGGER images_guard BEFORE UPDATE ON images
 -- image_ref is what the backend is given: the reference pinned to that digest.
 ALTER TABLE jobs ADD COLUMN image_id uuid REFERENCES images (id),
                  ADD COLUMN image_digest text CHECK (image_digest ~ '^sha256:[0-9a-f]{64}$'),
-                 ADD COLUMN image_ref text;
+                 ADD COLUMN image_ref text,
+                 -- by tag, for runtimes that cannot pull by digest (enroot)
+                 ADD COLUMN image_tagged text;
 
 -- A sync that finds a tenant's images over its storage quota flags the tenant.
 ALTER TABLE tenants ADD COLUMN storage_over_quota_at timestamptz;

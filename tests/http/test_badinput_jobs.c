@@ -47,12 +47,33 @@
  * acme (a100 guaranteed 2, limit 4) with projects base and capped (a100
  * limit 1, 2 cores); tenant small (a100 limit 2, 8 cores, 64 GiB) with project tiny;
  * tenant rival (no a100 quota) with project secret-proj; tenant frozen
- * (suspended) with project ice and member fred.
+ * (suspended) with project ice and member fred. Two public images a job may
+ * name: img:latest and the longest reference (repository 255, tag 128).
  */
+static char *long_ref;
+
+static void public_image(const char *repo, const char *tag)
+{
+    const char *p[2] = {repo, tag};
+    PGresult *r = harness_sql(harness_srv.owner_url,
+                              "INSERT INTO images (visibility, repository, tag, digest, size_bytes,"
+                              " source) VALUES ('public', $1, $2, 'sha256:' || repeat('ab', 32), 1,"
+                              " 'sync') RETURNING 1",
+                              2, p);
+    ck_assert_ptr_nonnull(r);
+    PQclear(r);
+}
+
 static void setup(void)
 {
     static const char *const env[] = {"AIDC_SYNC_INTERVAL_MS=100", NULL};
     harness_setup("badinput_jobs", env);
+    public_image("img", "latest");
+    char *repo = soft_rep("r", 255), *tag = soft_rep("T", 128);
+    public_image(repo, tag);
+    long_ref = soft_jdump(json_string(fmt("%s:%s", repo, tag)), JSON_ENCODE_ANY);
+    free(repo);
+    free(tag);
     jobs_admin_ok("POST", "/api/v1/clusters",
                   "{\"name\":\"local\",\"kind\":\"local\",\"options\":{\"gpus\":{\"a100\":4},"
                   "\"max_time_limit_minutes\":600,\"cpus\":64,\"memory_gib\":512}}",
@@ -177,6 +198,12 @@ static char *cmd_body(size_t n, const char *item)
                       0);
 }
 
+static void teardown(void)
+{
+    free(long_ref);
+    harness_teardown();
+}
+
 /* ---- the limits are inclusive --------------------------------------------------- */
 
 START_TEST(valid_submissions_at_every_limit)
@@ -193,7 +220,10 @@ START_TEST(valid_submissions_at_every_limit)
     OK("nulls", strdup("{" B ",\"image\":null,\"env\":null,\"cluster\":null,\"gpu_type\":null}"));
     OK("name 200 characters", str_body("name", "n", 200));
     OK("name 200 CJK characters", str_body("name", "\xe4\xb8\xad", 200));
-    OK("image 512 characters", str_body("image", "i", 512));
+    /* the longest reference (384 characters); longer ones are not references (below) */
+    OK("image repository 255 and tag 128 characters",
+       strdup(fmt("{\"project\":\"base\",\"name\":\"j\",\"command\":[\"true\"],\"image\":%s}",
+                  long_ref)));
     OK("script 262144 bytes", str_body("script", "#", 262144));
     OK("command 1024 items", cmd_body(1024, "a"));
     char *item = soft_rep("a", 32768);
@@ -337,6 +367,10 @@ static const struct fcase field_cases[] = {
     {"{" B ",\"image\":\"\"}", "image"},
     {"{" B ",\"image\":\"img\\u0001\"}", "image"},
     {"{" B ",\"image\":\"img\\u009b\"}", "image"},
+    /* not an image reference */
+    {"{" B ",\"image\":\"UPPER/case\"}", "image"},
+    {"{" B ",\"image\":\"img@sha256:1234\"}", "image"},
+    {"{" B ",\"image\":\"img:-bad\"}", "image"},
     {"{" B ",\"cluster\":\"Bad_Name\"}", "cluster"},
     {"{" B ",\"cluster\":\"\"}", "cluster"},
     {"{" B ",\"cluster\":\"a\"}", "cluster"},
@@ -408,6 +442,11 @@ END_TEST
 /* ---- 422: valid, but impossible ------------------------------------------------- */
 
 static const struct fcase impossible_acme[] = {
+    /* images the tenant may not use: unknown, a tag or digest it does not have */
+    {"{" B ",\"image\":\"nvcr.io/nvidia/pytorch:24.01-py3\"}", "image"},
+    {"{" B ",\"image\":\"img:other\"}", "image"},
+    {"{" B ",\"image\":\"img@sha256:cdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcdcd\"}",
+     "image"},
     {"{" B ",\"gpus\":1,\"gpu_type\":\"h100\"}", "gpu_type"},
     {"{" B ",\"gpus\":1,\"gpu_type\":\"h100\",\"cluster\":\"local\"}", "gpu_type"},
     {"{" B ",\"gpus\":5," G "}", "gpus"},
@@ -721,7 +760,7 @@ int main(void)
     curl_global_init(CURL_GLOBAL_DEFAULT);
     Suite *s = suite_create("badinput_jobs");
     TCase *tc = tcase_create("badinput_jobs");
-    tcase_add_unchecked_fixture(tc, setup, harness_teardown);
+    tcase_add_unchecked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, valid_submissions_at_every_limit);
     tcase_add_test(tc, submission_fields_are_400);

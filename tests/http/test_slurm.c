@@ -239,9 +239,15 @@ END_TEST
 /* a job the cluster cannot take as it is fails at once, saying why (no retries) */
 START_TEST(a_job_slurm_cannot_take_fails_at_once)
 {
+    /* an image the tenant may use (its own), on a cluster that runs no containers */
+    ck_assert_int_eq(req("POST", "/api/v1/tenants/" T "/images", ann,
+                         "{\"repository\":\"nvidia/pytorch\",\"tag\":\"24.01-py3\",\"digest\":"
+                         "\"sha256:2222222222222222222222222222222222222222222222222222222222222222\","
+                         "\"size_bytes\":1}"),
+                     201);
     char *id = jobs_submit(ann, T,
                            "{\"project\":\"lab\",\"name\":\"boxed\",\"gpus\":1,\"gpu_type\":"
-                           "\"a100\",\"image\":\"nvcr.io/nvidia/pytorch:24.01-py3\","
+                           "\"a100\",\"image\":\"nvidia/pytorch:24.01-py3\","
                            "\"command\":[\"python\",\"train.py\"]}");
     json_t *job = jobs_wait(ann, T, id, "failed,succeeded,cancelled", 20);
     ck_assert_str_eq(json_string_value(json_object_get(job, "state")), "failed");
