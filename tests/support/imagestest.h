@@ -1,0 +1,73 @@
+/*
+ * imagestest.h - what the image tests (tests/http/test_images*.c) share:
+ * their users and the tenants, registry and public image both programs stand
+ * on, image bodies with digests of their own, registration that must succeed,
+ * refusals that must be problem documents, and counts in the database.
+ */
+#ifndef AIDC_TEST_IMAGESTEST_H
+#define AIDC_TEST_IMAGESTEST_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+/*
+ * After harness_setup: tenants alpha and beta; the registry "reg" at an
+ * address nothing listens at (its syncs fail at once and change nothing),
+ * which maps library/ to everyone and teams/<tenant>/ to that tenant; and the
+ * public image library/pub:1 (digest of 0xb0b), as a sync of a platform
+ * repository would have found it: its id into pub_id (if not NULL).
+ */
+void imagestest_world(char *pub_id);
+
+/*
+ * As the admin: make user name (global roles as JSON text, or NULL), a member
+ * of tenant as role (tenant NULL: of none), and log it in: its JWT (malloc'd).
+ */
+char *imagestest_user(const char *name, const char *roles, const char *tenant, const char *role);
+
+/* A digest of its own for n ("sha256:" and 64 hex digits). */
+void imagestest_digest_of(unsigned n, char out[72]);
+
+/* o[k] as a string (NULL if absent or not one). */
+const char *imagestest_sv(const json_t *o, const char *k);
+/* Whether o[k] is the string want. */
+bool imagestest_is(const json_t *o, const char *k, const char *want);
+
+/*
+ * The body of an image: repository, tag, digest of n, size; extra JSON
+ * members (or ""). An fmt() buffer.
+ */
+const char *imagestest_image_body(const char *repo, const char *tag, unsigned n, long long size,
+                                  const char *extra);
+
+/*
+ * As jwt, register an image in tenant; it must be 201: its id into id. The id
+ * is looked up in the database, not taken from the answer, so that a wrong
+ * echo fails the test of the echo and not every other one.
+ */
+void imagestest_reg_ok(const char *jwt, const char *tenant, const char *body, char id[37]);
+/* imagestest_reg_ok of imagestest_image_body(repo, tag, n, size, extra). */
+void imagestest_reg(const char *jwt, const char *tenant, const char *repo, const char *tag,
+                    unsigned n, long long size, const char *extra, char id[37]);
+
+/* Whether the problem document names field in its errors (and, if given, says want there). */
+bool imagestest_names_field(const json_t *problem, const char *field, const char *want);
+
+/*
+ * method path as jwt must answer a problem document of status naming field
+ * (NULL: any) that does not hold absent (NULL: anything may be in it); what
+ * says which case failed.
+ */
+void imagestest_refused_hiding(const char *method, const char *path, const char *jwt,
+                               const char *body, long status, const char *field, const char *what,
+                               const char *absent);
+/* As imagestest_refused_hiding, whatever the answer holds. */
+void imagestest_refused(const char *method, const char *path, const char *jwt, const char *body,
+                        long status, const char *field, const char *what);
+
+/* The number sql (with n params) answers as the owner; the test fails when there is none. */
+long long imagestest_sql_num(const char *sql, int n, const char *const *p);
+/* The count sql (as the owner) must be want. */
+void imagestest_count_is(long long want, const char *sql, int n, const char *const *p);
+
+#endif
