@@ -1,6 +1,7 @@
 /* backend.c - the backends this build has, by cluster kind, and what they share. */
 #include "backend.h"
 
+#include "kubernetes.h"
 #include "local.h"
 #include "slurm.h"
 
@@ -14,7 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static const struct backend_ops *const all[] = {&backend_local, &backend_slurm, NULL};
+static const struct backend_ops *const all[] = {&backend_local, &backend_slurm,
+                                                &backend_kubernetes, NULL};
 
 const struct backend_ops *backend_find(const char *kind)
 {

@@ -7,56 +7,21 @@
 #include "../server/xalloc.h"
 #include "backend.h"
 #include "credref.h"
-#include "curlglobal.h"
+#include "httpcall.h"
 
-#include <curl/curl.h>
 #include <jwt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/*
- * The pool: idle curl handles keep their connections open between calls
- * (one per worker thread at a time is the usual load). The only process
- * state of this module besides libcurl's global init.
- */
-#define POOL_MAX 8
 #define EXPIRY_WARN_SECONDS (24L * 3600)
 
+/* The only process state of this module: when a token near its expiry was last warned about. */
 static struct {
     pthread_mutex_t lock;
-    CURL *idle[POOL_MAX];
-    size_t nidle;
-    time_t warned_at; /* last warning about a token near its expiry */
-} pool = {.lock = PTHREAD_MUTEX_INITIALIZER};
-
-
-static CURL *handle_get(void)
-{
-    CURL *h = NULL;
-    pthread_mutex_lock(&pool.lock);
-    if (pool.nidle)
-        h = pool.idle[--pool.nidle];
-    pthread_mutex_unlock(&pool.lock);
-    if (h) {
-        curl_easy_reset(h); /* options go, connections and DNS cache stay */
-        return h;
-    }
-    return curlglobal_init() ? curl_easy_init() : NULL;
-}
-
-static void handle_put(CURL *h)
-{
-    pthread_mutex_lock(&pool.lock);
-    if (pool.nidle < POOL_MAX) {
-        pool.idle[pool.nidle++] = h;
-        h = NULL;
-    }
-    pthread_mutex_unlock(&pool.lock);
-    if (h)
-        curl_easy_cleanup(h);
-}
+    time_t warned_at;
+} warn = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 /* ---- tokens ------------------------------------------------------------------------- */
 
@@ -162,14 +127,14 @@ static int target_token(const struct slurmrest_target *t, char *out, size_t n, c
         return AIDC_EFORBIDDEN;
     }
     if (expires - now < EXPIRY_WARN_SECONDS) {
-        bool warn = false;
-        pthread_mutex_lock(&pool.lock);
-        if (now - pool.warned_at >= 3600) {
-            pool.warned_at = now;
-            warn = true;
+        bool say = false;
+        pthread_mutex_lock(&warn.lock);
+        if (now - warn.warned_at >= 3600) {
+            warn.warned_at = now;
+            say = true;
         }
-        pthread_mutex_unlock(&pool.lock);
-        if (warn)
+        pthread_mutex_unlock(&warn.lock);
+        if (say)
             log_warn("the Slurm token of %s expires in %ld minutes: issue a new one (or use "
                      "jwt_hs256.key, and aidcd makes its own)",
                      t->credref, (long)(expires - now) / 60);
@@ -178,33 +143,6 @@ static int target_token(const struct slurmrest_target *t, char *out, size_t n, c
 }
 
 /* ---- calls -------------------------------------------------------------------------- */
-
-struct sink {
-    char *buf;
-    size_t len, cap;
-    bool too_big;
-};
-
-static size_t on_data(char *data, size_t size, size_t nmemb, void *arg)
-{
-    struct sink *s = arg;
-    size_t n = size * nmemb;
-    if (s->len + n + 1 > (size_t)SLURMREST_MAX_ANSWER) {
-        s->too_big = true;
-        return 0; /* curl stops with CURLE_WRITE_ERROR */
-    }
-    if (s->len + n + 1 > s->cap) {
-        size_t cap = s->cap ? s->cap : 16384;
-        while (cap < s->len + n + 1)
-            cap *= 2;
-        s->buf = xrealloc(s->buf, cap);
-        s->cap = cap;
-    }
-    memcpy(s->buf + s->len, data, n);
-    s->len += n;
-    s->buf[s->len] = '\0';
-    return n;
-}
 
 int slurmrest_call(const struct slurmrest_target *t, const char *method, const char *path,
                    const json_t *body, struct slurmrest_answer *out, char *err, size_t errsz)
@@ -223,11 +161,6 @@ int slurmrest_call_record(const struct slurmrest_target *t, const char *method, 
     int e = target_token(t, token, sizeof token, err, errsz);
     if (e)
         return e;
-    CURL *h = handle_get();
-    if (!h) {
-        snprintf(err, errsz, "libcurl could not start");
-        return AIDC_EINTERNAL;
-    }
     size_t el = strlen(t->endpoint);
     char *url = xasprintf("%.*s/slurm/%s/%s", (int)(el && t->endpoint[el - 1] == '/' ? el - 1 : el),
                           t->endpoint, t->api_version, path);
@@ -235,69 +168,34 @@ int slurmrest_call_record(const struct slurmrest_target *t, const char *method, 
     char *token_h = xasprintf("X-SLURM-USER-TOKEN: %s", token);
     memset(token, 0, sizeof token);
     char *json = body ? json_dumps(body, JSON_COMPACT) : NULL;
-    struct curl_slist *hdr = NULL, *tmp;
     /* slurmrestd refuses a body without this type (400 "Unable to parse query") */
     const char *lines[] = {"Content-Type: application/json", "Accept: application/json",
                            user_h, token_h};
-    bool ok = !body || json;
-    for (size_t i = 0; ok && i < sizeof lines / sizeof lines[0]; i++) {
-        tmp = curl_slist_append(hdr, lines[i]);
-        ok = tmp != NULL;
-        if (tmp)
-            hdr = tmp;
-    }
-    struct sink sink = {0};
-    CURLcode rc = CURLE_OK;
-    if (ok) {
-        rc = curl_easy_setopt(h, CURLOPT_URL, url);
-        if (!rc)
-            rc = curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-        if (!rc)
-            rc = curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
-        if (!rc && json)
-            rc = curl_easy_setopt(h, CURLOPT_POSTFIELDS, json);
-        if (!rc)
-            rc = curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT,
-                                  (long)(t->timeout_seconds > 0 && t->timeout_seconds <
-                                                                       SLURMREST_CONNECT_TIMEOUT
-                                             ? t->timeout_seconds
-                                             : SLURMREST_CONNECT_TIMEOUT));
-        if (!rc)
-            rc = curl_easy_setopt(h, CURLOPT_TIMEOUT,
-                                  (long)(t->timeout_seconds > 0 ? t->timeout_seconds
-                                                                : SLURMREST_TIMEOUT));
-        if (!rc)
-            rc = curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L); /* threads: no SIGALRM */
-        if (!rc)
-            rc = curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
-        if (!rc)
-            rc = curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
-        if (!rc)
-            rc = curl_easy_setopt(h, CURLOPT_WRITEDATA, &sink);
-        if (!rc && sent) /* before it goes: a call that times out was made all the same */
-            *sent = backend_call_http(method, url, lines, sizeof lines / sizeof lines[0], body);
-        if (!rc)
-            rc = curl_easy_perform(h);
-    }
-    if (!ok) {
+    if (body && !json) {
         snprintf(err, errsz, "out of memory building a request");
         e = AIDC_EINTERNAL;
-    } else if (rc != CURLE_OK) {
-        snprintf(err, errsz, "%s %s: %s", method, url,
-                 sink.too_big ? "the answer is too large" : curl_easy_strerror(rc));
-        e = AIDC_EUNAVAIL;
     } else {
-        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &out->status);
-        out->body = sink.buf ? sink.buf : xstrdup("");
-        out->len = sink.len;
-        sink.buf = NULL;
-        out->json = json_loadb(out->body, out->len, 0, NULL);
+        struct httpcall c = {
+            .method = method, .url = url, .headers = lines,
+            .nheaders = sizeof lines / sizeof lines[0], .body = json,
+            .connect_timeout_s = t->timeout_seconds > 0 && t->timeout_seconds <
+                                                            SLURMREST_CONNECT_TIMEOUT
+                                     ? t->timeout_seconds
+                                     : SLURMREST_CONNECT_TIMEOUT,
+            .timeout_s = t->timeout_seconds > 0 ? t->timeout_seconds : SLURMREST_TIMEOUT,
+            .max_answer = SLURMREST_MAX_ANSWER};
+        /* before it goes: a call that times out was made all the same */
+        if (sent)
+            *sent = backend_call_http(method, url, lines, sizeof lines / sizeof lines[0], body);
+        struct httpcall_answer a;
+        e = httpcall_do(&c, &a, err, errsz);
+        if (!e) {
+            out->status = a.status;
+            out->body = a.body;
+            out->len = a.len;
+            out->json = a.json;
+        }
     }
-    free(sink.buf);
-    curl_slist_free_all(hdr);
-    /* the token must not linger in the handle kept for reuse */
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
-    handle_put(h);
     if (json)
         memset(json, 0, strlen(json));
     free(json);

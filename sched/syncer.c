@@ -107,12 +107,15 @@ static size_t plan(const char *id, const char *state, const char *stop,
     t[n].finished_at = (double)bs->finished_at;
     t[n].exit_code = bs->exit_code;
     t[n].reason = bs->reason[0] ? bs->reason : NULL;
+    /* a job aidc stopped and the cluster no longer has (Kubernetes deletes the Job)
+     * ended as asked */
+    bool stopped = bs->state == BS_STOPPED || (bs->state == BS_UNKNOWN && stop);
     if (bs->state == BS_SUCCEEDED) {
         t[n].to = "succeeded";
-    } else if (bs->state == BS_STOPPED && stop && strcmp(stop, "preempt") == 0) {
+    } else if (stopped && stop && strcmp(stop, "preempt") == 0) {
         t[n].to = "queued";
         t[n].reason = "requeued after preemption";
-    } else if (bs->state == BS_STOPPED && stop) {
+    } else if (stopped && stop) {
         t[n].to = "cancelled";
         t[n].reason = "cancelled";
     } else if (bs->state == BS_STOPPED) {

@@ -22,6 +22,23 @@ say() { printf '\n== %s\n' "$*"; }
 say "dependencies"
 deploy/install-deps.sh build run test
 
+# A real kube-apiserver for the Kubernetes backend's tests, built from Debian's source
+# package (deploy/k8s-build.sh: ~8-10 minutes once per machine, kept in $k8s_bin). The
+# build runs in the background while the other services start and aidc builds.
+k8s_bin=${AIDC_TEST_K8S_BIN:-/tmp/aidc-k8s-bin}
+k8s_dir=/tmp/aidc-test-k8s
+k8s_skip= k8s_build_pid=
+unset AIDC_TEST_K8S_URL AIDC_TEST_K8S_TOKEN AIDC_TEST_K8S_CA AIDC_TEST_K8S_DIR
+if [ "${AIDC_TEST_SKIP_K8S:-0}" = 1 ]; then
+    k8s_skip="AIDC_TEST_SKIP_K8S=1"
+elif [ "$(id -u)" -ne 0 ]; then
+    k8s_skip="not root (deploy/k8s-build.sh installs Go and etcd with apt)"
+else
+    mkdir -p "$root/build"
+    K8S_BIN_DIR=$k8s_bin deploy/k8s-build.sh >"$root/build/k8s-build.log" 2>&1 &
+    k8s_build_pid=$!
+fi
+
 # below the ephemeral range (32768-60999): no client socket can hold it
 port=${AIDC_TEST_PGPORT:-15434}
 pgdata=${AIDC_TEST_PGDATA:-/tmp/aidc-test-pg}
@@ -163,6 +180,35 @@ else
         echo "the basic-auth registry did not come up (above): its tests skip" >&2
     fi
 fi
+
+# the Kubernetes control plane, once its build is done
+k8s_started=0
+stop_k8s() {
+    if [ "$k8s_started" = 1 ]; then
+        say "stopping the test Kubernetes API server"
+        K8S_DIR=$k8s_dir deploy/k8s-down.sh --purge >/dev/null 2>&1 || true
+    fi
+}
+trap 'stop_k8s; stop_registries; stop_slurm; stop_pg' EXIT
+if [ -n "$k8s_build_pid" ]; then
+    say "Kubernetes API server ($k8s_dir; waiting for deploy/k8s-build.sh, log build/k8s-build.log)"
+    if ! wait "$k8s_build_pid"; then
+        tail -20 "$root/build/k8s-build.log" >&2
+        k8s_skip="deploy/k8s-build.sh failed (above)"
+    elif k8s_env=$(K8S_DIR=$k8s_dir K8S_BIN_DIR=$k8s_bin K8S_PORT=16443 K8S_ETCD_PORT=23890 \
+                   deploy/k8s-up.sh 2>"$root/build/k8s-up.log"); then
+        k8s_started=1
+        k8s_var() { sed -n "s/^$1='\(.*\)'$/\1/p" <<<"$k8s_env"; }
+        AIDC_TEST_K8S_URL=$(k8s_var K8S_API_URL) AIDC_TEST_K8S_TOKEN=$(k8s_var K8S_TOKEN)
+        AIDC_TEST_K8S_CA=$(k8s_var K8S_CA_FILE) AIDC_TEST_K8S_DIR=$(k8s_var K8S_DIR)
+        export AIDC_TEST_K8S_URL AIDC_TEST_K8S_TOKEN AIDC_TEST_K8S_CA AIDC_TEST_K8S_DIR
+        echo "kube-apiserver at $AIDC_TEST_K8S_URL"
+    else
+        tail -20 "$root/build/k8s-up.log" >&2
+        k8s_skip="deploy/k8s-up.sh failed (above)"
+    fi
+fi
+[ -z "$k8s_skip" ] || say "Kubernetes: not started, its tests skip: $k8s_skip"
 
 run_build() {  # name, cmake options...
     local dir=$1; shift

@@ -1,0 +1,494 @@
+/* kubejob.c - the Kubernetes backend's data (see kubejob.h). */
+#include "kubejob.h"
+
+#include "../api/jobspec.h"
+#include "../server/sbuf.h"
+#include "../server/xalloc.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define DNS_LABEL_MAX 63
+
+/* ---- names --------------------------------------------------------------------------- */
+
+/* [a-z0-9]([-a-z0-9]*[a-z0-9])?, at most max */
+static bool dns_label(const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > max || s[0] == '-' || s[n - 1] == '-')
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!islower((unsigned char)s[i]) && !isdigit((unsigned char)s[i]) && s[i] != '-')
+            return false;
+    return true;
+}
+
+/* DNS subdomain: labels joined by '.', at most 253 */
+static bool dns_subdomain(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 253)
+        return false;
+    char *copy = xstrdup(s), *save = NULL;
+    bool ok = s[0] != '.' && s[n - 1] != '.' && !strstr(s, "..");
+    for (char *p = strtok_r(copy, ".", &save); ok && p; p = strtok_r(NULL, ".", &save))
+        ok = dns_label(p, DNS_LABEL_MAX);
+    free(copy);
+    return ok;
+}
+
+/* a label value: [A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?, at most 63 */
+static bool label_value(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > DNS_LABEL_MAX || !isalnum((unsigned char)s[0]) ||
+        !isalnum((unsigned char)s[n - 1]))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && !strchr("-_.", s[i]))
+            return false;
+    return true;
+}
+
+/* a qualified name: [prefix/]name, prefix a DNS subdomain, name a label value */
+static bool qualified_name(const char *s)
+{
+    const char *slash = strchr(s, '/');
+    if (!slash)
+        return label_value(s);
+    char *prefix = xstrndup(s, (size_t)(slash - s));
+    bool ok = dns_subdomain(prefix) && label_value(slash + 1);
+    free(prefix);
+    return ok;
+}
+
+/* template with {tenant} and {project} replaced (malloc'd) */
+static char *expand(const char *tpl, const char *tenant, const char *project)
+{
+    struct sbuf b = SBUF_INIT;
+    for (const char *p = tpl; *p;) {
+        if (strncmp(p, "{tenant}", 8) == 0) {
+            sbuf_puts(&b, tenant);
+            p += 8;
+        } else if (strncmp(p, "{project}", 9) == 0) {
+            sbuf_puts(&b, project);
+            p += 9;
+        } else {
+            sbuf_putc(&b, *p++);
+        }
+    }
+    return sbuf_steal(&b);
+}
+
+/* ---- options ------------------------------------------------------------------------- */
+
+static bool str_opt(json_t *o, const char *key, const char *def, bool (*valid)(const char *),
+                    const char *what, char *err, size_t errsz)
+{
+    json_t *v = json_object_get(o, key);
+    if (!v)
+        return !def || json_object_set_new(o, key, json_string(def)) == 0;
+    if (!json_is_string(v) || !valid(json_string_value(v))) {
+        snprintf(err, errsz, "options.%s must be %s", key, what);
+        return false;
+    }
+    return true;
+}
+
+/* a template of a name: with one-letter slugs it must be a DNS label (the real slugs are
+ * checked when a job is submitted: a name that grows too long fails that job, named) */
+static bool template_ok(const char *s)
+{
+    if (strlen(s) > DNS_LABEL_MAX)
+        return false;
+    char *worst = expand(s, "t", "p"); /* the characters around the placeholders */
+    bool ok = dns_label(worst, DNS_LABEL_MAX);
+    free(worst);
+    return ok;
+}
+
+static bool abs_path(const char *s)
+{
+    return s[0] == '/' && strlen(s) < 4096;
+}
+
+static bool map_opt(json_t *o, const char *key, bool (*key_ok)(const char *),
+                    bool (*value_ok)(const char *), const char *what, char *err, size_t errsz)
+{
+    json_t *m = json_object_get(o, key);
+    if (!m)
+        return true;
+    const char *k;
+    json_t *v;
+    bool ok = json_is_object(m) && json_object_size(m) <= 256;
+    json_object_foreach(ok ? m : NULL, k, v) {
+        if (!key_ok(k) || !json_is_string(v) || !value_ok(json_string_value(v))) {
+            ok = false;
+            break;
+        }
+    }
+    if (!ok)
+        snprintf(err, errsz, "options.%s must be %s", key, what);
+    return ok;
+}
+
+static bool is_priority(const char *s)
+{
+    return strcmp(s, "high") == 0 || strcmp(s, "normal") == 0 || strcmp(s, "low") == 0;
+}
+
+static bool int_opt(const json_t *o, const char *key, long min, long max, char *err, size_t errsz)
+{
+    json_t *v = json_object_get(o, key);
+    if (v && (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max)) {
+        snprintf(err, errsz, "options.%s must be an integer from %ld to %ld", key, min, max);
+        return false;
+    }
+    return true;
+}
+
+bool kubejob_check_options(json_t *o, char *err, size_t errsz)
+{
+    static const char *const known[] = {
+        "namespace",    "gpu_resource",  "gpu_type_label", "gpu_types",
+        "priority_classes", "queue_name", "scheduler_name", "ca_file",
+        "timeout_seconds", "page_size",  "max_time_limit_minutes", NULL};
+    const char *key;
+    json_t *v;
+    json_object_foreach(o, key, v) {
+        bool ok = false;
+        for (size_t i = 0; known[i]; i++)
+            ok |= strcmp(key, known[i]) == 0;
+        if (!ok) {
+            snprintf(err, errsz, "options.%.64s is not an option of the kubernetes backend", key);
+            return false;
+        }
+    }
+    return str_opt(o, "namespace", KUBE_DEFAULT_NAMESPACE, template_ok,
+                   "a namespace, {tenant} and {project} standing for slugs (aidc-{tenant})",
+                   err, errsz) &&
+           str_opt(o, "gpu_resource", KUBE_DEFAULT_GPU_RESOURCE, qualified_name,
+                   "a resource name (nvidia.com/gpu)", err, errsz) &&
+           str_opt(o, "gpu_type_label", KUBE_DEFAULT_GPU_LABEL, qualified_name,
+                   "a node label (nvidia.com/gpu.product)", err, errsz) &&
+           map_opt(o, "gpu_types", jobspec_gpu_type_valid, label_value,
+                   "an object of GPU type -> value of the GPU label (\"a100\": "
+                   "\"NVIDIA-A100-SXM4-80GB\")", err, errsz) &&
+           map_opt(o, "priority_classes", is_priority, dns_subdomain,
+                   "an object of high/normal/low -> PriorityClass name", err, errsz) &&
+           str_opt(o, "queue_name", NULL, template_ok,
+                   "a Kueue LocalQueue name, {tenant} and {project} standing for slugs", err,
+                   errsz) &&
+           str_opt(o, "scheduler_name", NULL, dns_subdomain, "a scheduler's name (volcano)", err,
+                   errsz) &&
+           str_opt(o, "ca_file", NULL, abs_path, "the absolute path of a PEM CA bundle", err,
+                   errsz) &&
+           int_opt(o, "timeout_seconds", 1, 300, err, errsz) &&
+           int_opt(o, "page_size", 1, 5000, err, errsz) &&
+           int_opt(o, "max_time_limit_minutes", 1, 525600, err, errsz);
+}
+
+bool kubejob_namespace(const json_t *o, const char *tenant, const char *project, char *out,
+                       size_t n, char *err, size_t errsz)
+{
+    const char *tpl = json_string_value(json_object_get(o, "namespace"));
+    char *ns = expand(tpl ? tpl : KUBE_DEFAULT_NAMESPACE, tenant, project ? project : "");
+    bool ok = dns_label(ns, DNS_LABEL_MAX) && strlen(ns) < n;
+    if (ok)
+        snprintf(out, n, "%s", ns);
+    else
+        snprintf(err, errsz, "namespace \"%.80s\" (options.namespace for tenant %s) is no DNS "
+                             "label of at most 63 characters", ns, tenant);
+    free(ns);
+    return ok;
+}
+
+void kubejob_name(const char *run_key, char *out, size_t n)
+{
+    snprintf(out, n, "aidc-%s", run_key);
+    for (char *p = out; *p; p++)
+        *p = (char)tolower((unsigned char)*p);
+}
+
+/* ---- the Job ------------------------------------------------------------------------- */
+
+static json_t *labels(const json_t *o, const struct backend_job *job)
+{
+    /* the run key is <job id> or <job id>-r<N> */
+    char jid[37];
+    snprintf(jid, sizeof jid, "%.36s", job->id);
+    json_t *l = json_pack("{s:s, s:s, s:s, s:s, s:s}", KUBE_LABEL_MANAGED, "aidc", KUBE_LABEL_RUN,
+                          job->id, KUBE_LABEL_JOB, jid, KUBE_LABEL_TENANT, job->tenant,
+                          KUBE_LABEL_PROJECT, job->project);
+    const char *queue = json_string_value(json_object_get(o, "queue_name"));
+    if (l && queue) {
+        char *q = expand(queue, job->tenant, job->project);
+        json_object_set_new(l, KUBE_LABEL_QUEUE, json_string(q));
+        free(q);
+    }
+    return l;
+}
+
+static json_t *env_list(const struct backend_job *job)
+{
+    json_t *env = json_array();
+    const char *k;
+    json_t *v;
+    json_object_foreach((json_t *)job->env, k, v)
+        json_array_append_new(env, json_pack("{s:s, s:s}", "name", k, "value",
+                                             json_string_value(v) ? json_string_value(v) : ""));
+    char jid[37];
+    snprintf(jid, sizeof jid, "%.36s", job->id);
+    json_array_append_new(env, json_pack("{s:s, s:s}", "name", "AIDC_JOB_ID", "value", jid));
+    json_array_append_new(env, json_pack("{s:s, s:s}", "name", "AIDC_RUN", "value", job->id));
+    return env;
+}
+
+/* requests = limits: the pod gets exactly what aidc admitted (Guaranteed QoS) */
+static json_t *resources(const json_t *o, const struct backend_job *job)
+{
+    json_t *r = json_object();
+    char buf[32];
+    if (job->cpus > 0) {
+        snprintf(buf, sizeof buf, "%d", job->cpus);
+        json_object_set_new(r, "cpu", json_string(buf));
+    }
+    if (job->memory_gib > 0) {
+        snprintf(buf, sizeof buf, "%dGi", job->memory_gib);
+        json_object_set_new(r, "memory", json_string(buf));
+    }
+    if (job->gpus > 0) {
+        snprintf(buf, sizeof buf, "%d", job->gpus);
+        json_object_set_new(r, json_string_value(json_object_get(o, "gpu_resource")), json_string(buf));
+    }
+    return json_pack("{s:O, s:o}", "requests", r, "limits", r);
+}
+
+json_t *kubejob_build(const json_t *o, const struct backend_job *job, const char *ns, char *err,
+                      size_t errsz)
+{
+    if (!job->image) {
+        snprintf(err, errsz, "a Kubernetes cluster runs jobs in containers: the job names no "
+                             "image");
+        return NULL;
+    }
+    if (job->nodes > 1) {
+        snprintf(err, errsz, "a Kubernetes job of this backend runs on one node (%d asked)",
+                 job->nodes);
+        return NULL;
+    }
+    char name[64];
+    kubejob_name(job->id, name, sizeof name);
+    json_t *command = job->command ? json_deep_copy(job->command)
+                                   : json_pack("[s, s, s]", "/bin/sh", "-c",
+                                               job->script ? job->script : "");
+    json_t *container = json_pack("{s:s, s:s, s:o, s:o, s:o}", "name", "main", "image",
+                                  job->image, "command", command, "env", env_list(job),
+                                  "resources", resources(o, job));
+    json_t *pod = json_pack("{s:s, s:i, s:[o]}", "restartPolicy", "Never",
+                            "terminationGracePeriodSeconds", job->grace_seconds, "containers",
+                            container);
+    const char *gpu_type = job->gpus > 0 ? job->gpu_type : NULL;
+    if (gpu_type) {
+        const char *value =
+            json_string_value(json_object_get(json_object_get(o, "gpu_types"), gpu_type));
+        json_object_set_new(pod, "nodeSelector",
+                            json_pack("{s:s}", json_string_value(json_object_get(o, "gpu_type_label")),
+                                      value ? value : gpu_type));
+    }
+    const char *pc = json_string_value(
+        json_object_get(json_object_get(o, "priority_classes"), job->priority ? job->priority : ""));
+    if (pc)
+        json_object_set_new(pod, "priorityClassName", json_string(pc));
+    const char *sched = json_string_value(json_object_get(o, "scheduler_name"));
+    if (sched)
+        json_object_set_new(pod, "schedulerName", json_string(sched));
+    json_t *l = labels(o, job);
+    json_t *spec = json_pack("{s:i, s:{s:{s:O}, s:o}}", "backoffLimit", 0, "template", "metadata",
+                             "labels", l, "spec", pod);
+    if (job->time_limit_minutes > 0)
+        json_object_set_new(spec, "activeDeadlineSeconds",
+                            json_integer((json_int_t)job->time_limit_minutes * 60));
+    json_t *out = json_pack("{s:s, s:s, s:{s:s, s:s, s:o}, s:o}", "apiVersion", "batch/v1", "kind",
+                            "Job", "metadata", "name", name, "namespace", ns, "labels", l, "spec",
+                            spec);
+    if (!out)
+        snprintf(err, errsz, "out of memory building the Job");
+    return out;
+}
+
+/* ---- what a Job says ------------------------------------------------------------------ */
+
+time_t kubejob_time(const char *s)
+{
+    struct tm tm;
+    memset(&tm, 0, sizeof tm);
+    if (!s)
+        return 0;
+    const char *end = strptime(s, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (!end || (*end != 'Z' && *end != '.'))
+        return 0;
+    return timegm(&tm);
+}
+
+/* The condition of type with status "True", or NULL (conditions are read by type). */
+static const json_t *condition(const json_t *status, const char *type)
+{
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(status, "conditions"), i, c) {
+        const char *t = json_string_value(json_object_get(c, "type"));
+        const char *s = json_string_value(json_object_get(c, "status"));
+        if (t && s && strcmp(t, type) == 0 && strcmp(s, "True") == 0)
+            return c;
+    }
+    return NULL;
+}
+
+void kubejob_status(const json_t *job, struct backend_status *out)
+{
+    memset(out, 0, sizeof *out);
+    out->exit_code = -1;
+    const json_t *st = json_object_get(job, "status");
+    out->started_at = kubejob_time(json_string_value(json_object_get(st, "startTime")));
+    const json_t *done = condition(st, "Complete"), *failed = condition(st, "Failed");
+    if (done) {
+        out->state = BS_SUCCEEDED;
+        out->exit_code = 0;
+        out->finished_at = kubejob_time(json_string_value(json_object_get(st, "completionTime")));
+        if (!out->finished_at)
+            out->finished_at =
+                kubejob_time(json_string_value(json_object_get(done, "lastTransitionTime")));
+    } else if (failed) {
+        out->state = BS_FAILED;
+        out->finished_at =
+            kubejob_time(json_string_value(json_object_get(failed, "lastTransitionTime")));
+        const char *reason = json_string_value(json_object_get(failed, "reason"));
+        const char *msg = json_string_value(json_object_get(failed, "message"));
+        if (reason && strcmp(reason, "DeadlineExceeded") == 0)
+            snprintf(out->reason, sizeof out->reason, "time limit (DeadlineExceeded)");
+        else
+            snprintf(out->reason, sizeof out->reason, "%.40s%s%.80s",
+                     reason ? reason : "failed", msg ? ": " : "", msg ? msg : "");
+    } else if (json_is_string(json_object_get(json_object_get(job, "metadata"),
+                                              "deletionTimestamp"))) {
+        out->state = BS_STOPPED;
+    } else {
+        /* a suspended Job (Kueue holds it) has no active pods: pending too. Servers that
+         * count ready pods (1.24+) tell a running pod from one still waiting for its
+         * node or image; 1.20 only counts active ones, waiting included */
+        const json_t *ready = json_object_get(st, "ready");
+        bool active = json_integer_value(json_is_integer(ready) ? ready
+                                                                : json_object_get(st, "active")) > 0 &&
+                      out->started_at;
+        out->state = active && !condition(st, "Suspended") ? BS_RUNNING : BS_PENDING;
+    }
+    if (out->state != BS_RUNNING && out->state != BS_SUCCEEDED && out->state != BS_FAILED)
+        out->started_at = out->state == BS_STOPPED ? out->started_at : 0;
+}
+
+/* ---- inventory ----------------------------------------------------------------------- */
+
+long long kubejob_quantity(const char *s, bool gib)
+{
+    if (!s || !*s)
+        return -1;
+    char *end = NULL;
+    double v = strtod(s, &end);
+    if (end == s || !(v >= 0) || v > 1e18)
+        return -1;
+    static const struct {
+        const char *suffix;
+        double factor;
+    } units[] = {{"Ki", 1024.0},     {"Mi", 1048576.0},     {"Gi", 1073741824.0},
+                 {"Ti", 1099511627776.0}, {"Pi", 1125899906842624.0}, {"m", 1e-3},
+                 {"k", 1e3},         {"M", 1e6},            {"G", 1e9},
+                 {"T", 1e12},        {"P", 1e15},           {"", 1.0}};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (strcmp(end, units[i].suffix) == 0) {
+            double x = v * units[i].factor / (gib ? 1073741824.0 : 1.0);
+            return x > 9e15 ? -1 : (long long)floor(x + 1e-9);
+        }
+    return -1;
+}
+
+static bool node_usable(const json_t *node)
+{
+    if (json_is_true(json_object_get(json_object_get(node, "spec"), "unschedulable")))
+        return false;
+    size_t i;
+    json_t *c;
+    json_array_foreach(json_object_get(json_object_get(node, "status"), "conditions"), i, c) {
+        const char *t = json_string_value(json_object_get(c, "type"));
+        if (t && strcmp(t, "Ready") == 0)
+            return strcmp(json_string_value(json_object_get(c, "status")) ?
+                              json_string_value(json_object_get(c, "status")) : "", "True") == 0;
+    }
+    return false; /* no Ready condition: not (yet) a working node */
+}
+
+static void add(struct backend_resource *out, size_t max, int *n, const char *name, long long v)
+{
+    for (int i = 0; i < *n; i++)
+        if (strcmp(out[i].name, name) == 0) {
+            out[i].total += v;
+            return;
+        }
+    if ((size_t)*n < max) {
+        snprintf(out[*n].name, sizeof out[*n].name, "%s", name);
+        out[(*n)++].total = v;
+    }
+}
+
+/*
+ * The aidc GPU type of a node label value: through options.gpu_types, else the
+ * value itself when it is a GPU type as it stands - the job's nodeSelector
+ * names the same value, and label selectors are case-sensitive (NVIDIA's
+ * product labels, "NVIDIA-A100-SXM4-80GB", need gpu_types).
+ */
+static const char *gpu_type_of(const json_t *o, const char *value)
+{
+    const char *k;
+    json_t *v;
+    json_object_foreach(json_object_get(o, "gpu_types"), k, v)
+        if (json_string_value(v) && strcmp(json_string_value(v), value) == 0)
+            return k;
+    return jobspec_gpu_type_valid(value) ? value : NULL;
+}
+
+int kubejob_inventory_add(const json_t *o, const json_t *items, struct backend_resource *out,
+                          size_t max, int n)
+{
+    const char *res = json_string_value(json_object_get(o, "gpu_resource"));
+    const char *label = json_string_value(json_object_get(o, "gpu_type_label"));
+    size_t i;
+    json_t *node;
+    json_array_foreach(items, i, node) {
+        if (!node_usable(node))
+            continue;
+        const json_t *alloc = json_object_get(json_object_get(node, "status"), "allocatable");
+        long long cpu = kubejob_quantity(json_string_value(json_object_get(alloc, "cpu")), false);
+        long long mem = kubejob_quantity(json_string_value(json_object_get(alloc, "memory")), true);
+        long long gpus = kubejob_quantity(
+            json_string_value(json_object_get(alloc, res ? res : KUBE_DEFAULT_GPU_RESOURCE)), false);
+        if (cpu > 0)
+            add(out, max, &n, "cpu", cpu);
+        if (mem > 0)
+            add(out, max, &n, "memory_gib", mem);
+        const char *value = json_string_value(json_object_get(
+            json_object_get(json_object_get(node, "metadata"), "labels"),
+            label ? label : KUBE_DEFAULT_GPU_LABEL));
+        char name[48];
+        const char *type = value ? gpu_type_of(o, value) : NULL;
+        if (gpus > 0 && type) {
+            snprintf(name, sizeof name, "gpu:%.40s", type);
+            add(out, max, &n, name, gpus);
+        }
+    }
+    return n;
+}

@@ -1,0 +1,475 @@
+/* kubernetes.c - the Kubernetes backend (see kubernetes.h). */
+#include "kubernetes.h"
+
+#include "../server/err.h"
+#include "../server/xalloc.h"
+#include "credref.h"
+#include "httpcall.h"
+#include "kubejob.h"
+
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CONNECT_TIMEOUT 5
+#define TIMEOUT 30
+#define MAX_ANSWER (64L * 1024 * 1024)
+#define PAGE 500
+#define MAX_PAGES 10000
+#define SELECTOR "labelSelector=app.kubernetes.io%2Fmanaged-by%3Daidc"
+
+/* ---- calls --------------------------------------------------------------------------- */
+
+/* The bearer token of the cluster (malloc'd), or NULL with err. */
+static char *token_of(const struct backend_cluster *c, char *err, size_t errsz)
+{
+    unsigned char *secret = xmalloc(CREDREF_MAX + 1);
+    size_t len = 0;
+    char *token = NULL;
+    if (credref_read(c->credentials_ref, secret, CREDREF_MAX + 1, &len, err, errsz) == 0) {
+        while (len && (secret[len - 1] == '\n' || secret[len - 1] == '\r' || secret[len - 1] == ' '))
+            len--;
+        bool ok = len > 0;
+        for (size_t i = 0; i < len && ok; i++)
+            ok = secret[i] > ' ' && secret[i] < 127;
+        if (ok)
+            token = xstrndup((const char *)secret, len);
+        else
+            snprintf(err, errsz, "the token of %s is empty or not one printable line",
+                     c->credentials_ref);
+    }
+    memset(secret, 0, CREDREF_MAX + 1);
+    free(secret);
+    return token;
+}
+
+/*
+ * One call to the API server: method, path (below the endpoint), body (NULL:
+ * none) sent as content_type. The answer whatever its status; *sent (when
+ * not NULL) the request as sent, token redacted.
+ */
+static int kube_call(const struct backend_cluster *c, const char *method, const char *path,
+                     const json_t *body, const char *content_type, struct httpcall_answer *a,
+                     json_t **sent, char *err, size_t errsz)
+{
+    memset(a, 0, sizeof *a);
+    if (sent)
+        *sent = NULL;
+    char *token = token_of(c, err, errsz);
+    if (!token)
+        return AIDC_EFORBIDDEN;
+    size_t el = strlen(c->endpoint);
+    char *url = xasprintf("%.*s%s", (int)(el && c->endpoint[el - 1] == '/' ? el - 1 : el),
+                          c->endpoint, path);
+    char *auth = xasprintf("Authorization: Bearer %s", token);
+    memset(token, 0, strlen(token));
+    free(token);
+    char *ct = xasprintf("Content-Type: %s", content_type ? content_type : "application/json");
+    const char *lines[] = {"Accept: application/json", auth, ct};
+    char *json = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    int to = (int)json_integer_value(json_object_get(c->options, "timeout_seconds"));
+    struct httpcall hc = {.method = method, .url = url, .headers = lines,
+                          .nheaders = body ? 3 : 2, .body = json,
+                          .ca_file = json_string_value(json_object_get(c->options, "ca_file")),
+                          .connect_timeout_s = to > 0 && to < CONNECT_TIMEOUT ? to : CONNECT_TIMEOUT,
+                          .timeout_s = to > 0 ? to : TIMEOUT, .max_answer = MAX_ANSWER};
+    int e = 0;
+    if (body && !json) {
+        snprintf(err, errsz, "out of memory building a request");
+        e = AIDC_EINTERNAL;
+    } else {
+        if (sent) /* before it goes: a call that times out was made all the same */
+            *sent = backend_call_http(method, url, lines, hc.nheaders, body);
+        e = httpcall_do(&hc, a, err, errsz);
+    }
+    free(json);
+    memset(auth, 0, strlen(auth));
+    free(auth);
+    free(ct);
+    free(url);
+    return e;
+}
+
+/*
+ * The aidc_err of an answer that is not 2xx, err naming what and the API
+ * server's message: each status deliberately.
+ */
+static int answer_err(const struct httpcall_answer *a, const char *what, char *err, size_t errsz)
+{
+    if (a->status >= 200 && a->status < 300)
+        return 0;
+    const char *msg = json_string_value(json_object_get(a->json, "message"));
+    char m[300];
+    snprintf(m, sizeof m, "%.280s", msg ? msg : (a->body ? a->body : ""));
+    switch (a->status) {
+    case 401:
+        snprintf(err, errsz, "%s: 401, the API server refused the token (expired, revoked or "
+                             "wrong: see the cluster's credentials_ref)", what);
+        return AIDC_EFORBIDDEN;
+    case 403:
+        snprintf(err, errsz, "%s: 403, RBAC forbids it: %s", what, m);
+        return AIDC_EFORBIDDEN;
+    case 404:
+        snprintf(err, errsz, "%s: 404, %s", what, m);
+        return AIDC_ENOTFOUND;
+    case 409:
+        snprintf(err, errsz, "%s: 409, %s", what, m);
+        return AIDC_ECONFLICT;
+    case 400:
+    case 422:
+        snprintf(err, errsz, "%s: %ld, the API server refuses it: %s", what, a->status, m);
+        return AIDC_EINVAL;
+    default: /* 429, 5xx and anything odd: tried again later */
+        snprintf(err, errsz, "%s: %ld%s%s", what, a->status, m[0] ? ", " : "", m);
+        return AIDC_EUNAVAIL;
+    }
+}
+
+/* "namespace/name" of a Job aidc made, split; false when it is not one. */
+static bool split_id(const char *backend_id, char *ns, char *name)
+{
+    const char *slash = backend_id ? strchr(backend_id, '/') : NULL;
+    if (!slash || slash == backend_id || slash - backend_id > 63 || strlen(slash + 1) > 63 ||
+        !slash[1] || strchr(slash + 1, '/'))
+        return false;
+    for (const char *p = backend_id; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '/'))
+            return false;
+    memcpy(ns, backend_id, (size_t)(slash - backend_id));
+    ns[slash - backend_id] = '\0';
+    strcpy(name, slash + 1);
+    return true;
+}
+
+/* ---- submit -------------------------------------------------------------------------- */
+
+/* The job's own environment values stay out of the audit trail (their names stay). */
+static void hide_env(json_t *request, const json_t *job_env)
+{
+    json_t *containers = json_object_get(
+        json_object_get(json_object_get(json_object_get(json_object_get(request, "body"), "spec"),
+                                        "template"),
+                        "spec"),
+        "containers");
+    size_t i, j;
+    json_t *ct, *v;
+    json_array_foreach(containers, i, ct) {
+        json_array_foreach(json_object_get(ct, "env"), j, v) {
+            const char *name = json_string_value(json_object_get(v, "name"));
+            if (name && json_object_get(job_env, name))
+                json_object_set_new(v, "value", json_string("[redacted]"));
+        }
+    }
+}
+
+/* A 409 on create: the run's Job exists (an earlier delivery), or a stranger has its name. */
+static int adopt(const struct backend_cluster *c, const char *ns, const char *name,
+                 const char *run_key, struct backend_call *call, char *err, size_t errsz)
+{
+    char *path = xasprintf("/apis/batch/v1/namespaces/%s/jobs/%s", ns, name);
+    struct httpcall_answer a;
+    int e = kube_call(c, "GET", path, NULL, NULL, &a, NULL, err, errsz);
+    if (!e)
+        e = answer_err(&a, path, err, errsz);
+    const char *run = json_string_value(json_object_get(
+        json_object_get(json_object_get(a.json, "metadata"), "labels"), KUBE_LABEL_RUN));
+    if (!e && (!run || strcmp(run, run_key) != 0)) {
+        snprintf(err, errsz, "a Job %s/%s that aidc did not make for this run exists already",
+                 ns, name);
+        e = AIDC_EINVAL;
+    }
+    if (!e && call)
+        call->adopted = true;
+    httpcall_answer_free(&a);
+    free(path);
+    return e;
+}
+
+static int submit(const struct backend_cluster *c, const struct backend_job *job, char *backend_id,
+                  size_t idsz, struct backend_call *call, char *err, size_t errsz)
+{
+    char ns[64], name[64];
+    if (!kubejob_namespace(c->options, job->tenant, job->project, ns, sizeof ns, err, errsz))
+        return AIDC_EINVAL;
+    json_t *body = kubejob_build(c->options, job, ns, err, errsz);
+    if (!body)
+        return AIDC_EINVAL;
+    kubejob_name(job->id, name, sizeof name);
+    char *path = xasprintf("/apis/batch/v1/namespaces/%s/jobs", ns);
+    struct httpcall_answer a;
+    int e = kube_call(c, "POST", path, body, NULL, &a, call ? &call->request : NULL, err, errsz);
+    json_decref(body);
+    if (call)
+        hide_env(call->request, job->env);
+    if (!e) {
+        if (call)
+            call->status = (int)a.status;
+        e = answer_err(&a, path, err, errsz);
+    }
+    httpcall_answer_free(&a);
+    if (e == AIDC_ECONFLICT)
+        e = adopt(c, ns, name, job->id, call, err, errsz);
+    else if (e == AIDC_ENOTFOUND) {
+        snprintf(err, errsz, "namespace %s does not exist on cluster %s: create it (aidc does not "
+                             "create namespaces; options.namespace names them)", ns, c->name);
+        e = AIDC_EINVAL;
+    }
+    free(path);
+    if (!e)
+        snprintf(backend_id, idsz, "%s/%s", ns, name);
+    if (!e && getenv("AIDC_FAULT") && strcmp(getenv("AIDC_FAULT"), "after_backend_submit") == 0)
+        _exit(99); /* tests: die between the API server's accept and aidc's commit */
+    return e;
+}
+
+/* ---- stop ---------------------------------------------------------------------------- */
+
+/*
+ * Delete the Job with its pods (propagationPolicy Background: batch/v1's
+ * default, orphan, would leave the pods running). The pods stop with the
+ * grace period they were created with. A Job already gone is stopped.
+ */
+static int stop(const struct backend_cluster *c, const char *backend_id, struct backend_call *call,
+                char *err, size_t errsz)
+{
+    char ns[64], name[64];
+    if (!split_id(backend_id, ns, name)) {
+        snprintf(err, errsz, "\"%.80s\" is no Job of this backend (namespace/name)",
+                 backend_id ? backend_id : "");
+        return AIDC_EINVAL;
+    }
+    char *path = xasprintf("/apis/batch/v1/namespaces/%s/jobs/%s", ns, name);
+    json_t *body = json_pack("{s:s, s:s, s:s}", "kind", "DeleteOptions", "apiVersion", "v1",
+                             "propagationPolicy", "Background");
+    struct httpcall_answer a;
+    int e = kube_call(c, "DELETE", path, body, NULL, &a, call ? &call->request : NULL, err,
+                      errsz);
+    json_decref(body);
+    if (!e) {
+        if (call)
+            call->status = (int)a.status;
+        e = answer_err(&a, path, err, errsz);
+    }
+    if (e == AIDC_ENOTFOUND) /* vanished: reported by the next poll, not retried */
+        e = 0;
+    httpcall_answer_free(&a);
+    free(path);
+    return e;
+}
+
+static int cancel(const struct backend_cluster *c, const char *job_id, const char *backend_id,
+                  struct backend_call *call, char *err, size_t errsz)
+{
+    (void)job_id;
+    return stop(c, backend_id, call, err, errsz);
+}
+
+static int preempt(const struct backend_cluster *c, const char *job_id, const char *backend_id,
+                   int grace_seconds, struct backend_call *call, char *err, size_t errsz)
+{
+    (void)job_id;
+    (void)grace_seconds; /* the pods were created with it (terminationGracePeriodSeconds) */
+    return stop(c, backend_id, call, err, errsz);
+}
+
+/* ---- follow -------------------------------------------------------------------------- */
+
+/* The exit code of a failed Job's container, when its pod is still there. */
+static int exit_code(const struct backend_cluster *c, const char *ns, const char *name)
+{
+    char err[256];
+    char *path = xasprintf("/api/v1/namespaces/%s/pods?labelSelector=job-name%%3D%s&limit=1", ns,
+                           name);
+    struct httpcall_answer a;
+    int code = -1;
+    if (kube_call(c, "GET", path, NULL, NULL, &a, NULL, err, sizeof err) == 0 && a.status == 200) {
+        json_t *cs = json_array_get(json_object_get(json_object_get(json_array_get(
+                                                        json_object_get(a.json, "items"), 0),
+                                                    "status"),
+                                    "containerStatuses"),
+                                    0);
+        json_t *x = json_object_get(json_object_get(json_object_get(cs, "state"), "terminated"),
+                                    "exitCode");
+        if (json_is_integer(x) && json_integer_value(x) >= -255 && json_integer_value(x) <= 255)
+            code = (int)json_integer_value(x);
+    }
+    httpcall_answer_free(&a);
+    free(path);
+    return code;
+}
+
+static void job_status(const struct backend_cluster *c, const json_t *job,
+                       struct backend_status *bs)
+{
+    kubejob_status(job, bs);
+    if (bs->state == BS_FAILED) {
+        const json_t *md = json_object_get(job, "metadata");
+        const char *ns = json_string_value(json_object_get(md, "namespace"));
+        const char *name = json_string_value(json_object_get(md, "name"));
+        if (ns && name)
+            bs->exit_code = exit_code(c, ns, name);
+    }
+}
+
+static int poll_job(const struct backend_cluster *c, const char *job_id, const char *backend_id,
+                    struct backend_status *out, char *err, size_t errsz)
+{
+    (void)job_id;
+    memset(out, 0, sizeof *out);
+    out->exit_code = -1;
+    char ns[64], name[64];
+    if (!split_id(backend_id, ns, name)) {
+        out->state = BS_UNKNOWN;
+        return 0;
+    }
+    char *path = xasprintf("/apis/batch/v1/namespaces/%s/jobs/%s", ns, name);
+    struct httpcall_answer a;
+    int e = kube_call(c, "GET", path, NULL, NULL, &a, NULL, err, errsz);
+    if (!e)
+        e = answer_err(&a, path, err, errsz);
+    if (!e)
+        job_status(c, a.json, out);
+    if (e == AIDC_ENOTFOUND) {
+        out->state = BS_UNKNOWN;
+        snprintf(out->reason, sizeof out->reason, "the Job is gone from the cluster");
+        e = 0;
+    }
+    httpcall_answer_free(&a);
+    free(path);
+    return e;
+}
+
+/*
+ * Every page of a list (path has its query already): each page's items to
+ * each(), following metadata.continue.
+ */
+static int list_all(const struct backend_cluster *c, const char *path,
+                    int (*each)(const json_t *items, void *arg), void *arg, char *err,
+                    size_t errsz)
+{
+    long page = json_integer_value(json_object_get(c->options, "page_size"));
+    char *cont = NULL;
+    int e = 0;
+    for (int pages = 0; !e; pages++) {
+        char *esc = cont ? curl_easy_escape(NULL, cont, 0) : NULL;
+        char *p = xasprintf("%s&limit=%ld%s%s", path, page > 0 ? page : PAGE,
+                            esc ? "&continue=" : "", esc ? esc : "");
+        curl_free(esc);
+        free(cont);
+        cont = NULL;
+        struct httpcall_answer a;
+        e = kube_call(c, "GET", p, NULL, NULL, &a, NULL, err, errsz);
+        if (!e)
+            e = answer_err(&a, p, err, errsz);
+        json_t *items = json_object_get(a.json, "items");
+        if (!e && !json_is_array(items)) {
+            snprintf(err, errsz, "%s: the answer has no items", p);
+            e = AIDC_EUNAVAIL;
+        }
+        if (!e)
+            e = each(items, arg);
+        const char *next = json_string_value(json_object_get(json_object_get(a.json, "metadata"),
+                                                             "continue"));
+        if (!e && next && next[0])
+            cont = xstrdup(next);
+        httpcall_answer_free(&a);
+        free(p);
+        if (!e && (!cont || pages >= MAX_PAGES))
+            break;
+    }
+    free(cont);
+    return e;
+}
+
+struct jobs_arg {
+    const struct backend_cluster *c;
+    void (*report)(void *arg, const char *backend_id, const char *run_key,
+                   const struct backend_status *status);
+    void *arg;
+};
+
+static int each_job(const json_t *items, void *arg)
+{
+    struct jobs_arg *ja = arg;
+    size_t i;
+    json_t *job;
+    json_array_foreach(items, i, job) {
+        const json_t *md = json_object_get(job, "metadata");
+        const char *ns = json_string_value(json_object_get(md, "namespace"));
+        const char *name = json_string_value(json_object_get(md, "name"));
+        const char *run =
+            json_string_value(json_object_get(json_object_get(md, "labels"), KUBE_LABEL_RUN));
+        if (!ns || !name)
+            continue;
+        char id[160];
+        snprintf(id, sizeof id, "%.63s/%.63s", ns, name);
+        struct backend_status bs;
+        job_status(ja->c, job, &bs);
+        ja->report(ja->arg, id, run ? run : "", &bs);
+    }
+    return 0;
+}
+
+/*
+ * Kubernetes has no "changed since": every round lists all of aidc's Jobs
+ * (by label, in pages), in its one namespace or, when the namespace depends
+ * on the tenant, across namespaces.
+ */
+static int poll_changed(const struct backend_cluster *c, time_t since,
+                        void (*report)(void *arg, const char *backend_id, const char *run_key,
+                                       const struct backend_status *status),
+                        void *arg, char *err, size_t errsz)
+{
+    (void)since;
+    const char *tpl = json_string_value(json_object_get(c->options, "namespace"));
+    char *path = tpl && !strchr(tpl, '{')
+                     ? xasprintf("/apis/batch/v1/namespaces/%s/jobs?%s", tpl, SELECTOR)
+                     : xstrdup("/apis/batch/v1/jobs?" SELECTOR);
+    struct jobs_arg ja = {c, report, arg};
+    int e = list_all(c, path, each_job, &ja, err, errsz);
+    free(path);
+    return e;
+}
+
+struct nodes_arg {
+    const json_t *options;
+    struct backend_resource *out;
+    size_t max;
+    int n;
+};
+
+static int each_nodes(const json_t *items, void *arg)
+{
+    struct nodes_arg *na = arg;
+    na->n = kubejob_inventory_add(na->options, items, na->out, na->max, na->n);
+    return 0;
+}
+
+static int inventory(const struct backend_cluster *c, struct backend_resource *out, size_t max,
+                     char *err, size_t errsz)
+{
+    struct nodes_arg na = {c->options, out, max, 0};
+    int e = list_all(c, "/api/v1/nodes?watch=false", each_nodes, &na, err, errsz);
+    return e ? -1 : na.n;
+}
+
+static bool check_options(json_t *options, char *err, size_t errsz)
+{
+    return kubejob_check_options(options, err, errsz);
+}
+
+const struct backend_ops backend_kubernetes = {
+    .kind = "kubernetes",
+    .check_options = check_options,
+    .submit = submit,
+    .cancel = cancel,
+    .preempt = preempt,
+    .poll = poll_job,
+    .poll_changed = poll_changed,
+    .inventory = inventory,
+    .logs = NULL,
+    .gpu_range = NULL,
+    .max_nodes = 1,
+};
