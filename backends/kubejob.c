@@ -309,8 +309,11 @@ json_t *kubejob_build(const json_t *o, const struct backend_job *job, const char
     if (sched)
         json_object_set_new(pod, "schedulerName", json_string(sched));
     json_t *l = labels(o, job);
-    json_t *spec = json_pack("{s:i, s:{s:{s:O}, s:o}}", "backoffLimit", 0, "template", "metadata",
-                             "labels", l, "spec", pod);
+    /* finished Jobs are removed by the cluster a day later (servers 1.21+; the list aidc
+     * reads every round stays short): aidc has recorded them by then */
+    json_t *spec = json_pack("{s:i, s:i, s:{s:{s:O}, s:o}}", "backoffLimit", 0,
+                             "ttlSecondsAfterFinished", 86400, "template", "metadata", "labels", l,
+                             "spec", pod);
     if (job->time_limit_minutes > 0)
         json_object_set_new(spec, "activeDeadlineSeconds",
                             json_integer((json_int_t)job->time_limit_minutes * 60));

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CONNECT_TIMEOUT 5
@@ -300,11 +301,16 @@ static int exit_code(const struct backend_cluster *c, const char *ns, const char
     return code;
 }
 
+/* failed Jobs younger than this get their exit code from their pod (one call each) */
+#define EXIT_CODE_WINDOW_S 600
+
 static void job_status(const struct backend_cluster *c, const json_t *job,
                        struct backend_status *bs)
 {
     kubejob_status(job, bs);
-    if (bs->state == BS_FAILED) {
+    /* every round lists every Job aidc left on the cluster: old failures are not asked
+     * about again (the syncer recorded them long ago) */
+    if (bs->state == BS_FAILED && bs->finished_at > time(NULL) - EXIT_CODE_WINDOW_S) {
         const json_t *md = json_object_get(job, "metadata");
         const char *ns = json_string_value(json_object_get(md, "namespace"));
         const char *name = json_string_value(json_object_get(md, "name"));

@@ -387,6 +387,9 @@ START_TEST(build_the_captured_gpu_job)
     json_object_del(json_object_get(tmd, "labels"), "controller-uid");
     json_object_del(json_object_get(tmd, "labels"), "job-name");
     strip_pod(json_object_get(json_object_get(spec, "template"), "spec"));
+    /* 1.20 drops ttlSecondsAfterFinished (1.21+) */
+    ck_assert_int_eq(json_integer_value(AT(b, "spec", "ttlSecondsAfterFinished")), 86400);
+    json_object_del(json_object_get(b, "spec"), "ttlSecondsAfterFinished");
     same(b, sent, "Job");
     json_decref(sent);
     json_decref(b);
