@@ -190,6 +190,12 @@ struct backend_ops {
     bool (*gpu_range)(const json_t *options, const char *gpu_type, int *first, int *count);
     /* Most nodes one job may span (0: no limit of the backend's own). */
     int max_nodes;
+    /*
+     * poll_changed answers every job the backend holds, whatever `since`
+     * (Kubernetes lists all its Jobs): each round is a full one, so a job
+     * missing from it is gone at once (a deleted Job), not at the next full poll.
+     */
+    bool poll_lists_all;
 };
 
 /*

@@ -335,6 +335,10 @@ static int poll_job(const struct backend_cluster *c, const char *job_id, const c
     int e = kube_call(c, "GET", path, NULL, NULL, &a, NULL, err, errsz);
     if (!e)
         e = answer_err(&a, path, err, errsz);
+    if (!e && !json_is_object(json_object_get(a.json, "metadata"))) {
+        snprintf(err, errsz, "%s: the answer is no Job", path);
+        e = AIDC_EUNAVAIL;
+    }
     if (!e)
         job_status(c, a.json, out);
     if (e == AIDC_ENOTFOUND) {
@@ -478,4 +482,5 @@ const struct backend_ops backend_kubernetes = {
     .logs = NULL,
     .gpu_range = NULL,
     .max_nodes = 1,
+    .poll_lists_all = true,
 };

@@ -179,7 +179,8 @@ static int sync_changed(struct syncer *s, struct db *db, struct cluster *c, cons
 {
     struct seen *sn = seen_of(s, c->bc.id);
     time_t now = time(NULL);
-    bool full = !sn || !sn->last_poll || now - sn->last_full >= FULL_POLL_S;
+    bool full = c->ops->poll_lists_all || !sn || !sn->last_poll ||
+                now - sn->last_full >= FULL_POLL_S;
     time_t since = full ? 0 : sn->last_poll - CHANGED_MARGIN_S;
     struct batch b = {.db = db, .r = r, .rows = rows, .n = n,
                       .reported = xcalloc(n + 1, sizeof *b.reported)};
@@ -207,7 +208,7 @@ static int sync_changed(struct syncer *s, struct db *db, struct cluster *c, cons
             sn->last_full = now;
     }
     /* a full list of a busy cluster is tens of MiB of JSON: give it back to the system */
-    if (full)
+    if (full && !c->ops->poll_lists_all)
         malloc_trim(0);
     return b.e;
 }

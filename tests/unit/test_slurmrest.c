@@ -8,83 +8,21 @@
 #include "backends/backend.h"
 #include "backends/slurmrest.h"
 #include "server/err.h"
+#include "tests/support/cannedhttp.h"
 #include "tests/support/suite.h"
 
-#include <arpa/inet.h>
 #include <check.h>
-#include <netinet/in.h>
-#include <pthread.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 
-/* One connection served by a thread: read the request, then answer (or not). */
-struct server {
-    int fd, port;
-    const char *answer; /* NULL: say nothing until the client gives up */
-    char request[8192];
-    pthread_t th;
-};
-
-static void *serve(void *arg)
-{
-    struct server *s = arg;
-    int c = accept(s->fd, NULL, NULL);
-    if (c < 0)
-        return NULL;
-    size_t got = 0;
-    ssize_t n;
-    /* headers, and the body when there is one (small in these tests) */
-    while (got < sizeof s->request - 1 &&
-           (n = recv(c, s->request + got, sizeof s->request - 1 - got, 0)) > 0) {
-        got += (size_t)n;
-        s->request[got] = '\0';
-        char *end = strstr(s->request, "\r\n\r\n");
-        const char *cl = strstr(s->request, "Content-Length: ");
-        if (end && (!cl || got >= (size_t)(end + 4 - s->request) + strtoul(cl + 16, NULL, 10)))
-            break;
-    }
-    if (s->answer) {
-        ssize_t w = send(c, s->answer, strlen(s->answer), MSG_NOSIGNAL);
-        (void)w;
-    } else {
-        char buf[64];
-        while (recv(c, buf, sizeof buf, 0) > 0) /* until the client hangs up */
-            ;
-    }
-    close(c);
-    return NULL;
-}
-
-static void server_start(struct server *s, const char *answer)
-{
-    memset(s, 0, sizeof *s);
-    s->answer = answer;
-    s->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    ck_assert_int_ge(s->fd, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    ck_assert_int_eq(bind(s->fd, (struct sockaddr *)&a, sizeof a), 0);
-    socklen_t len = sizeof a;
-    ck_assert_int_eq(getsockname(s->fd, (struct sockaddr *)&a, &len), 0);
-    s->port = ntohs(a.sin_port);
-    ck_assert_int_eq(listen(s->fd, 4), 0);
-    ck_assert_int_eq(pthread_create(&s->th, NULL, serve, s), 0);
-}
-
-static void server_stop(struct server *s)
-{
-    pthread_join(s->th, NULL);
-    close(s->fd);
-}
-
-static int call(const struct server *s, int timeout, struct slurmrest_answer *a, char *err,
-                size_t errsz)
+/* The client against 127.0.0.1:port (a canned server's, or nobody's). */
+static int call(int port, int timeout, struct slurmrest_answer *a, char *err, size_t errsz)
 {
     char endpoint[64];
-    snprintf(endpoint, sizeof endpoint, "http://127.0.0.1:%d", s->port);
+    snprintf(endpoint, sizeof endpoint, "http://127.0.0.1:%d", port);
     struct slurmrest_target t = {.endpoint = endpoint, .credref = "env:AIDC_TEST_SLURMREST_KEY",
                                  .user = "aidc", .api_version = "v0.0.38",
                                  .timeout_seconds = timeout};
@@ -94,6 +32,13 @@ static int call(const struct server *s, int timeout, struct slurmrest_answer *a,
     return e;
 }
 
+static struct cannedhttp *server_start(const char *answer)
+{
+    struct cannedhttp *s = cannedhttp_start1(answer);
+    ck_assert_msg(s != NULL, "canned server: %s", strerror(errno));
+    return s;
+}
+
 static void setup(void)
 {
     setenv("AIDC_TEST_SLURMREST_KEY", "0123456789abcdef0123456789abcdef", 1);
@@ -101,23 +46,26 @@ static void setup(void)
 
 START_TEST(request_carries_type_and_auth)
 {
-    struct server s;
-    server_start(&s, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 28"
+    struct cannedhttp *s =
+        server_start("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 28"
                      "\r\n\r\n{\"errors\":[],\"job_id\":42000}");
     struct slurmrest_answer a;
     char err[512] = "", msg[256];
-    ck_assert_int_eq(call(&s, 5, &a, err, sizeof err), 0);
-    server_stop(&s);
+    ck_assert_int_eq(call(cannedhttp_port(s), 5, &a, err, sizeof err), 0);
+    cannedhttp_stop(s);
+    const char *request = cannedhttp_request(s, 0);
+    ck_assert_ptr_nonnull(request);
     ck_assert_int_eq(a.status, 200);
     ck_assert(slurmrest_ok(&a, msg, sizeof msg));
     ck_assert_int_eq(json_integer_value(json_object_get(a.json, "job_id")), 42000);
     slurmrest_answer_free(&a);
-    ck_assert_msg(strncmp(s.request, "POST /slurm/v0.0.38/job/submit HTTP/1.1\r\n", 41) == 0,
-                  "%s", s.request);
-    ck_assert_ptr_nonnull(strstr(s.request, "\r\nContent-Type: application/json\r\n"));
-    ck_assert_ptr_nonnull(strstr(s.request, "\r\nX-SLURM-USER-NAME: aidc\r\n"));
-    ck_assert_ptr_nonnull(strstr(s.request, "\r\nX-SLURM-USER-TOKEN: eyJ"));
-    ck_assert_ptr_nonnull(strstr(s.request, "{\"job\":{\"name\":\"x\"}}"));
+    ck_assert_msg(strncmp(request, "POST /slurm/v0.0.38/job/submit HTTP/1.1\r\n", 41) == 0,
+                  "%s", request);
+    ck_assert_ptr_nonnull(strstr(request, "\r\nContent-Type: application/json\r\n"));
+    ck_assert_ptr_nonnull(strstr(request, "\r\nX-SLURM-USER-NAME: aidc\r\n"));
+    ck_assert_ptr_nonnull(strstr(request, "\r\nX-SLURM-USER-TOKEN: eyJ"));
+    ck_assert_ptr_nonnull(strstr(request, "{\"job\":{\"name\":\"x\"}}"));
+    cannedhttp_free(s);
 }
 END_TEST
 
@@ -138,15 +86,14 @@ static const struct {
 
 START_TEST(bad_answers_are_errors)
 {
-    struct server s;
     char answer[512];
     snprintf(answer, sizeof answer, "HTTP/1.1 %s\r\nContent-Length: %zu\r\n\r\n%s",
              bad[_i].status_line, strlen(bad[_i].body), bad[_i].body);
-    server_start(&s, answer);
+    struct cannedhttp *s = server_start(answer);
     struct slurmrest_answer a;
     char err[512] = "", msg[256];
-    ck_assert_int_eq(call(&s, 5, &a, err, sizeof err), 0);
-    server_stop(&s);
+    ck_assert_int_eq(call(cannedhttp_port(s), 5, &a, err, sizeof err), 0);
+    cannedhttp_free(s);
     ck_assert_int_eq(a.status, bad[_i].status);
     ck_assert(!slurmrest_ok(&a, msg, sizeof msg));
     ck_assert_msg(strstr(msg, bad[_i].says) != NULL, "message \"%s\", want \"%s\"", msg,
@@ -157,12 +104,12 @@ END_TEST
 
 START_TEST(cut_short_is_unavailable)
 {
-    struct server s;
-    server_start(&s, "HTTP/1.1 200 OK\r\nContent-Length: 500\r\n\r\n{\"jobs\":[");
+    struct cannedhttp *s =
+        server_start("HTTP/1.1 200 OK\r\nContent-Length: 500\r\n\r\n{\"jobs\":[");
     struct slurmrest_answer a;
     char err[512] = "";
-    ck_assert_int_eq(call(&s, 5, &a, err, sizeof err), AIDC_EUNAVAIL);
-    server_stop(&s);
+    ck_assert_int_eq(call(cannedhttp_port(s), 5, &a, err, sizeof err), AIDC_EUNAVAIL);
+    cannedhttp_free(s);
     ck_assert_msg(err[0] != '\0', "no message");
     ck_assert_ptr_null(a.body);
 }
@@ -170,15 +117,14 @@ END_TEST
 
 START_TEST(silence_times_out)
 {
-    struct server s;
-    server_start(&s, NULL);
+    struct cannedhttp *s = server_start(NULL);
     struct slurmrest_answer a;
     char err[512] = "";
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    ck_assert_int_eq(call(&s, 1, &a, err, sizeof err), AIDC_EUNAVAIL);
+    ck_assert_int_eq(call(cannedhttp_port(s), 1, &a, err, sizeof err), AIDC_EUNAVAIL);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    server_stop(&s);
+    cannedhttp_free(s);
     double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
     ck_assert_msg(took < 3, "the call took %.1f s with a timeout of 1 s", took);
     ck_assert_msg(strstr(err, "imeout") || strstr(err, "timed out"), "err: %s", err);
@@ -187,20 +133,13 @@ END_TEST
 
 START_TEST(nobody_listening_is_unavailable)
 {
-    struct server s;
-    server_start(&s, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}");
-    int port = s.port;
-    /* let the thread finish with a connection of our own, then close the port */
-    int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    ck_assert_int_eq(connect(c, (struct sockaddr *)&a, sizeof a), 0);
-    ck_assert_int_eq(send(c, "x\r\n\r\n", 5, MSG_NOSIGNAL), 5);
-    server_stop(&s);
-    close(c);
+    /* a port that was free a moment ago: nobody listens there once the server stops */
+    struct cannedhttp *s = server_start("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}");
+    int port = cannedhttp_port(s);
+    cannedhttp_free(s);
     struct slurmrest_answer ans;
     char err[512] = "";
-    ck_assert_int_eq(call(&s, 2, &ans, err, sizeof err), AIDC_EUNAVAIL);
+    ck_assert_int_eq(call(port, 2, &ans, err, sizeof err), AIDC_EUNAVAIL);
     ck_assert_msg(strstr(err, "127.0.0.1"), "err names no address: %s", err);
 }
 END_TEST
@@ -220,10 +159,9 @@ static void count_report(void *arg, const char *backend_id, const char *run_key,
 /* nothing changed since the last look: slurmrestd answers 304 without a body */
 START_TEST(not_modified_is_no_change)
 {
-    struct server s;
-    server_start(&s, "HTTP/1.1 304 Not Modified\r\n\r\n");
+    struct cannedhttp *s = server_start("HTTP/1.1 304 Not Modified\r\n\r\n");
     char endpoint[64], err[512] = "";
-    snprintf(endpoint, sizeof endpoint, "http://127.0.0.1:%d", s.port);
+    snprintf(endpoint, sizeof endpoint, "http://127.0.0.1:%d", cannedhttp_port(s));
     json_t *options = json_pack("{s:s}", "user_name", "aidc");
     struct backend_cluster c = {.name = "hpc", .kind = "slurm", .endpoint = endpoint,
                                 .credentials_ref = "env:AIDC_TEST_SLURMREST_KEY",
@@ -233,9 +171,12 @@ START_TEST(not_modified_is_no_change)
     reports = 0;
     ck_assert_msg(ops->poll_changed(&c, 1700000000, count_report, NULL, err, sizeof err) == 0,
                   "304 taken for an error: %s", err);
-    server_stop(&s);
+    cannedhttp_stop(s);
     ck_assert_int_eq(reports, 0);
-    ck_assert_ptr_nonnull(strstr(s.request, "GET /slurm/v0.0.38/jobs?update_time=1700000000 "));
+    ck_assert_ptr_nonnull(cannedhttp_request(s, 0));
+    ck_assert_ptr_nonnull(
+        strstr(cannedhttp_request(s, 0), "GET /slurm/v0.0.38/jobs?update_time=1700000000 "));
+    cannedhttp_free(s);
     json_decref(options);
 }
 END_TEST
@@ -243,10 +184,9 @@ END_TEST
 START_TEST(missing_credential_is_refused_before_any_call)
 {
     unsetenv("AIDC_TEST_SLURMREST_KEY");
-    struct server s = {.port = 1};
     struct slurmrest_answer a;
     char err[512] = "";
-    ck_assert_int_eq(call(&s, 1, &a, err, sizeof err), AIDC_ENOTFOUND);
+    ck_assert_int_eq(call(1, 1, &a, err, sizeof err), AIDC_ENOTFOUND);
     ck_assert_ptr_nonnull(strstr(err, "AIDC_TEST_SLURMREST_KEY"));
 }
 END_TEST
