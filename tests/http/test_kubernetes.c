@@ -14,21 +14,20 @@
  *   (deleted, requeued, run again as a new Job);
  * - listing in pages (options.page_size 2) follows every page;
  * - a namespace that does not exist fails the job at once, naming it;
- * - a wrong token makes the cluster unhealthy with a 401;
- * - a job submitted while the API server is stopped waits, and is delivered
- *   once it is back (only with AIDC_TEST_K8S_DIR: it stops the server);
- * - exactly one Job when aidcd dies between the API server's accept and its
- *   own commit (AIDC_FAULT=after_backend_submit).
+ * - a wrong token makes the cluster unhealthy with a 401.
+ * The API server stopped and started again, and aidcd's crash between the
+ * API server's accept and its own commit, are test_kubernetes_outage.c's.
  *
  * The API server keeps its state across runs and may serve other runs at the
  * same time: tenants (so namespaces) and Nodes are named after this run, the
  * Nodes carry a GPU product label of this run's own (mapped to "a100" through
  * options.gpu_types) so other runs' Nodes never count as a100, and both are
- * deleted at the end.
+ * deleted at the end (tests/support/kubetest.h: the fixture both programs
+ * share).
  *
- * Needs AIDC_TEST_K8S_URL, _TOKEN and _CA (skipped, 77, without the URL);
- * AIDC_TEST_K8S_DIR for the stop/start test. aidcd is killed and started
- * again, so the suite runs without Check's fork.
+ * Needs AIDC_TEST_K8S_URL, _TOKEN and _CA (skipped, 77, without the URL). The
+ * clean-up after each test may start aidcd again, so the suite runs without
+ * Check's fork.
  */
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
@@ -37,167 +36,33 @@
 #include "tests/support/suite.h"
 
 #include <check.h>
-#include <curl/curl.h>
 #include <errno.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
-#include <unistd.h>
-
-#define CL "k8s"
-#define WAIT_S 60
-#define IMAGE_REPO "aidc-test/trainer"
-#define IMAGE_TAG "v1"
-#define DIGEST "sha256:abababababababababababababababababababababababababababababababab"
-#define GPU_RES "nvidia.com/gpu"
-#define GPU_LABEL "nvidia.com/gpu.product"
 
 static char ta[40], tb[40], tc_[40];    /* tenants: main, borrower, without a namespace */
 static char nsa[64], nsb[64], nsc[64];  /* their namespaces (aidc-{tenant}) */
-static char gpu_value[48];              /* the GPU product label of this run's Nodes */
-static char node[4][64];                /* ready, ready, unschedulable, NotReady */
 static char *ann, *bob, *cat;           /* members of ta, tb, tc_ */
-static char env_token[1200];
-static const char *fast[8];
 
 /* ---- fixture ------------------------------------------------------------------------- */
 
-static void public_image(const char *repo, const char *tag)
-{
-    const char *p[2] = {repo, tag};
-    PGresult *r = harness_sql(harness_srv.owner_url,
-                              "INSERT INTO images (visibility, repository, tag, digest, size_bytes,"
-                              " source) VALUES ('public', $1, $2, 'sha256:' || repeat('ab', 32), 1,"
-                              " 'sync') RETURNING 1",
-                              2, p);
-    ck_assert_ptr_nonnull(r);
-    PQclear(r);
-}
-
-static const char *options_json(void)
-{
-    return fmt("{\"ca_file\":\"%s\",\"namespace\":\"aidc-{tenant}\",\"gpu_types\":{\"a100\":"
-               "\"%s\"},\"priority_classes\":{\"high\":\"aidc-high\"},\"queue_name\":"
-               "\"{tenant}-q\",\"scheduler_name\":\"volcano\",\"page_size\":2}",
-               kube_ca, gpu_value);
-}
-
-static void register_cluster(const char *name, const char *credentials_ref)
-{
-    jobs_admin_ok("POST", "/api/v1/clusters",
-                  fmt("{\"name\":\"%s\",\"kind\":\"kubernetes\",\"endpoint\":\"%s\","
-                      "\"credentials_ref\":\"%s\",\"options\":%s}",
-                      name, kube_url, credentials_ref, options_json()),
-                  201);
-}
-
-/* The cluster as aidc shows it (new reference). */
-static json_t *cluster_get(const char *name)
-{
-    struct http_res r;
-    ck_assert_int_eq(reqj("GET", fmt("/api/v1/clusters/%s", name), harness_srv.admin_token, NULL,
-                          &r),
-                     200);
-    json_t *j = json_incref(r.json);
-    http_res_free(&r);
-    return j;
-}
-
-static long long total_of(const json_t *cluster, const char *res)
-{
-    return json_integer_value(
-        json_object_get(json_object_get(json_object_get(cluster, "inventory"), res), "total"));
-}
-
-static void make_nodes(void)
-{
-    char labels[256]; /* not an fmt() buffer: the calls below use them all */
-    snprintf(labels, sizeof labels, "{\"%s\":\"%s\",\"aidc.io/test-run\":\"%s\"}", GPU_LABEL,
-             gpu_value, ta);
-    for (int i = 0; i < 4; i++)
-        kube_node_delete(node[i]); /* a run before with this pid that did not clean up */
-    kube_node_create(node[0], labels, false, GPU_RES, "4", "32", "128Gi", true);
-    kube_node_create(node[1], labels, false, GPU_RES, "4", "32", "128Gi", true);
-    /* cordoned, and not ready: their GPUs, cores and memory must not count */
-    kube_node_create(node[2], labels, true, GPU_RES, "4", "1000", "4000Gi", true);
-    kube_node_create(node[3], labels, false, GPU_RES, "4", "1000", "4000Gi", false);
-}
-
-/*
- * What this run made on the API server goes at exit, also when the set-up failed
- * half-way (Check runs no tear-down then).
- */
-static pid_t cleaner;
-
-static void kube_cleanup(void)
-{
-    if (getpid() != cleaner)
-        return;
-    for (int i = 0; i < 4; i++)
-        kube_node_delete(node[i]);
-    kube_namespace_delete(nsa);
-    kube_namespace_delete(nsb);
-    kube_namespace_delete(nsc);
-}
-
 static void setup(void)
 {
-    /* unique per run: the API server outlives runs (and a pid comes back) */
-    long tag = (long)(time(NULL) % 100000);
-    int pid = (int)getpid();
-    snprintf(ta, sizeof ta, "k%dt%lda", pid, tag);
-    snprintf(tb, sizeof tb, "k%dt%ldb", pid, tag);
-    snprintf(tc_, sizeof tc_, "k%dt%ldc", pid, tag);
-    snprintf(nsa, sizeof nsa, "aidc-%s", ta);
-    snprintf(nsb, sizeof nsb, "aidc-%s", tb);
-    snprintf(nsc, sizeof nsc, "aidc-%s", tc_);
-    snprintf(gpu_value, sizeof gpu_value, "AIDC-TEST-%d-%ld", pid, tag);
-    for (int i = 0; i < 4; i++)
-        snprintf(node[i], sizeof node[i], "aidc-test-%d-%ld-n%d", pid, tag, i + 1);
-    snprintf(env_token, sizeof env_token, "AIDC_TEST_K8S_TOKEN_FOR_AIDCD=%s", kube_token);
-    size_t n = 0;
-    fast[n++] = "AIDC_SYNC_INTERVAL_MS=200";
-    fast[n++] = "AIDC_ADMISSION_INTERVAL_MS=200";
-    fast[n++] = "AIDC_PREEMPT_GRACE_SECONDS=1";
-    /* the inventory only when asked (POST .../sync): the stop/start test needs the
-     * cluster to look healthy for a while after the API server stopped */
-    fast[n++] = "AIDC_INVENTORY_INTERVAL_SECONDS=600";
-    fast[n++] = env_token;
-    fast[n++] = "AIDC_TEST_K8S_BAD_TOKEN=not-the-token-of-anybody";
-    fast[n] = NULL;
-
-    harness_setup("kubernetes", fast);
-    curl_global_init(CURL_GLOBAL_ALL);
-    cleaner = getpid();
-    atexit(kube_cleanup);
-    make_nodes();
-    kube_namespace_create(nsa);
-    kube_namespace_create(nsb); /* not nsc: its tenant's jobs find no namespace */
-    public_image(IMAGE_REPO, IMAGE_TAG);
-    register_cluster(CL, "env:AIDC_TEST_K8S_TOKEN_FOR_AIDCD");
-    /* the syncer reads the Nodes */
-    double deadline = jobs_now() + 30;
-    for (;;) {
-        json_t *c = cluster_get(CL);
-        long long a100 = total_of(c, "gpu:a100");
-        bool healthy = json_is_true(json_object_get(c, "healthy"));
-        char *shown = json_dumps(c, JSON_COMPACT);
-        json_decref(c);
-        bool done = a100 == 8 && healthy;
-        if (!done && jobs_now() > deadline) {
-            fprintf(stderr, "no inventory from the API server after 30 s: %s\n", shown);
-            free(shown);
-            ck_abort_msg("no inventory from the API server after 30 s");
-        }
-        free(shown);
-        if (done)
-            break;
-        jobs_nap_ms(100);
-    }
+    static const char *const env[] = {
+        /* the pods' grace period (the Job test checks it), and how long a reclaim
+         * waits for the borrower's job to stop */
+        "AIDC_PREEMPT_GRACE_SECONDS=1",
+        "AIDC_TEST_K8S_BAD_TOKEN=not-the-token-of-anybody", /* the wrong token test's */
+        NULL};
+    kubetest_setup("kubernetes", env);
+    kubetest_nodes(true); /* with the cordoned and NotReady ones: the inventory test */
+    kubetest_tenant('a', true, ta, sizeof ta, nsa, sizeof nsa);
+    kubetest_tenant('b', true, tb, sizeof tb, nsb, sizeof nsb);
+    kubetest_tenant('c', false, tc_, sizeof tc_, nsc, sizeof nsc); /* its jobs find no namespace */
+    kubetest_cluster_ready();
     ann = jobs_tenant_member(ta, "lab", "{\"gpu:a100\":{\"guaranteed\":4,\"limit\":8}}", "ann");
     bob = jobs_tenant_member(tb, "cells", "{\"gpu:a100\":{\"guaranteed\":2,\"limit\":8}}", "bob");
     cat = jobs_tenant_member(tc_, "void", "{\"gpu:a100\":{\"guaranteed\":1,\"limit\":1}}", "cat");
@@ -205,16 +70,10 @@ static void setup(void)
 
 static void teardown(void)
 {
-    /* the crash test may have failed while aidcd was down */
-    if (harness_srv.pid <= 0 && jobs_restart_server(fast) != 0)
-        fprintf(stderr, "teardown: aidcd did not start again\n");
-    /* the stop/start test may have failed while the API server was down */
-    if (kube_dir && !kube_ready() && kube_script("k8s-up.sh") != 0)
-        fprintf(stderr, "teardown: the API server did not start again\n");
     free(ann);
     free(bob);
     free(cat);
-    harness_teardown();
+    kubetest_teardown();
 }
 
 /* ---- helpers ------------------------------------------------------------------------- */
@@ -224,66 +83,10 @@ static const char *sv(const json_t *o, const char *k)
     return json_string_value(json_object_get(o, k));
 }
 
-/*
- * A job body for project on cluster k8s with the public image, limited to minutes
- * (an fmt() buffer).
- */
-static const char *job_body(const char *project, const char *name, int gpus, int minutes)
-{
-    return fmt("{\"project\":\"%s\",\"name\":\"%s\",\"cluster\":\"" CL "\",\"image\":\""
-               IMAGE_REPO ":" IMAGE_TAG "\",\"command\":[\"sleep\",\"600\"],\"gpus\":%d,"
-               "\"gpu_type\":\"a100\",\"cpus\":1,\"memory_gib\":1,\"time_limit_minutes\":%d}",
-               project, name, gpus, minutes);
-}
-
-/* Wait until the job was handed to the cluster; its backend_job_id (malloc'd). */
-static char *wait_delivered(const char *token, const char *tenant, const char *id)
-{
-    json_t *j = jobs_wait(token, tenant, id, "pending,running,succeeded,failed,cancelled", WAIT_S);
-    ck_assert_msg(strcmp(sv(j, "state"), "pending") == 0, "job %s is %s (%s), not pending", id,
-                  sv(j, "state"), sv(j, "reason") ? sv(j, "reason") : "");
-    ck_assert_ptr_nonnull(sv(j, "backend_job_id"));
-    char *bid = strdup(sv(j, "backend_job_id"));
-    json_decref(j);
-    ck_assert_ptr_nonnull(bid);
-    return bid;
-}
-
-/* The backend_job_id aidc must give a run: "<namespace>/aidc-<run key>". */
-static const char *bid_want(const char *ns, const char *run_key)
-{
-    return fmt("%s/aidc-%s", ns, run_key);
-}
-
 /* Seconds of the job's RFC 3339 field key, whole (-1 when it has none). */
 static double ts_of(const json_t *job, const char *key)
 {
     return jobs_ts(json_object_get(job, key));
-}
-
-/* The events action of job id (want of them at least, waiting up to WAIT_S); new reference. */
-static json_t *audit_events(const char *action, const char *id, size_t want)
-{
-    const char *p[2] = {action, id};
-    double deadline = jobs_now() + WAIT_S;
-    for (;;) {
-        PGresult *r = harness_sql(
-            harness_srv.owner_url,
-            "SELECT coalesce(json_agg(json_build_object('outcome', outcome, 'status', status,"
-            " 'details', details) ORDER BY id), '[]') FROM audit_events"
-            " WHERE action = $1 AND resource_id = $2",
-            2, p);
-        ck_assert_ptr_nonnull(r);
-        json_t *list = json_loads(PQgetvalue(r, 0, 0), 0, NULL);
-        PQclear(r);
-        ck_assert_ptr_nonnull(list);
-        if (json_array_size(list) >= want)
-            return list;
-        json_decref(list);
-        ck_assert_msg(jobs_now() < deadline, "no %zu %s events of job %s after %d s", want, action,
-                      id, WAIT_S);
-        jobs_nap_ms(50);
-    }
 }
 
 /* Whether s occurs anywhere in audit_events. */
@@ -308,25 +111,6 @@ static bool history_has(const char *token, const char *tenant, const char *id, c
     return yes;
 }
 
-/* How many Jobs carry label aidc.io/job=id, in any namespace. */
-static size_t jobs_labelled(const char *id)
-{
-    json_t *items = kube_jobs_labelled(NULL, fmt("aidc.io/job=%s", id));
-    size_t n = json_array_size(items);
-    json_decref(items);
-    return n;
-}
-
-/* Complete the Job of a delivered job and wait until aidc says succeeded. */
-static void complete(const char *token, const char *tenant, const char *id, const char *bid)
-{
-    time_t now = time(NULL);
-    kube_job_complete(bid, now - 2, now - 1);
-    json_t *j = jobs_wait(token, tenant, id, "succeeded,failed,cancelled", WAIT_S);
-    ck_assert_str_eq(sv(j, "state"), "succeeded");
-    json_decref(j);
-}
-
 /* env entry name of a container, or NULL */
 static const char *env_value(const json_t *container, const char *name)
 {
@@ -337,86 +121,6 @@ static const char *env_value(const json_t *container, const char *name)
             return sv(e, "value") ? sv(e, "value") : "";
     }
     return NULL;
-}
-
-/* ---- between tests ---------------------------------------------------------------------- */
-
-/* Whether a Job has ended (a Complete or Failed condition "True"). */
-static bool job_ended(const json_t *kj)
-{
-    size_t i;
-    json_t *c;
-    json_array_foreach(json_object_get(json_object_get(kj, "status"), "conditions"), i, c) {
-        if (sv(c, "status") && strcmp(sv(c, "status"), "True") == 0 && sv(c, "type") &&
-            (strcmp(sv(c, "type"), "Complete") == 0 || strcmp(sv(c, "type"), "Failed") == 0))
-            return true;
-    }
-    return false;
-}
-
-/*
- * After each test (Check's checked tear-down, which runs also when the test failed):
- * the tests share one aidcd and the cluster's 8 GPUs, so what a failed test left
- * active must end before the next one starts, or one failure becomes many. Jobs
- * with a live Job complete; queued and admitted jobs are cancelled; a job whose Job
- * is gone (aidc may learn of that only when it lists all Jobs: at its start) ends
- * after aidcd starts again. Also brings back aidcd or the API server if a test left
- * them down. Says on stderr what it had to clean up.
- */
-static void settle(void)
-{
-    if (harness_srv.pid <= 0 && jobs_restart_server(fast) != 0)
-        ck_abort_msg("settle: aidcd did not start again");
-    if (kube_dir && !kube_ready() && kube_script("k8s-up.sh") != 0)
-        ck_abort_msg("settle: the API server did not start again");
-    double start = jobs_now(), gone_since = 0;
-    for (int round = 0;; round++) {
-        PGresult *r = harness_sql(harness_srv.owner_url,
-                                  "SELECT t.slug, j.id, j.state, j.backend_job_id FROM jobs j"
-                                  " JOIN tenants t ON t.id = j.tenant_id"
-                                  " WHERE j.state IN ('queued', 'admitted', 'pending', 'running')"
-                                  " ORDER BY j.submitted_at",
-                                  0, NULL);
-        ck_assert_ptr_nonnull(r);
-        int n = PQntuples(r), gone = 0;
-        for (int i = 0; i < n; i++) {
-            const char *tenant = PQgetvalue(r, i, 0), *id = PQgetvalue(r, i, 1);
-            const char *state = PQgetvalue(r, i, 2);
-            const char *bid = PQgetisnull(r, i, 3) ? NULL : PQgetvalue(r, i, 3);
-            if (round == 0)
-                fprintf(stderr, "settle: job %s of %s left %s by the test\n", id, tenant, state);
-            json_t *kj = bid ? kube_job_get(bid) : NULL;
-            if (kj && !job_ended(kj)) {
-                time_t now = time(NULL);
-                kube_job_complete(bid, now - 2, now - 1);
-            } else if (strcmp(state, "queued") == 0 || strcmp(state, "admitted") == 0) {
-                req("POST", fmt("/api/v1/tenants/%s/jobs/%s/cancel", tenant, id),
-                    harness_srv.admin_token, NULL);
-            } else if (!kj && bid) {
-                gone++;
-            }
-            json_decref(kj);
-        }
-        PQclear(r);
-        if (n == 0)
-            return;
-        double now = jobs_now();
-        if (!gone)
-            gone_since = 0;
-        else if (!gone_since)
-            gone_since = now;
-        else if (now - gone_since > 3) {
-            fprintf(stderr, "settle: %d jobs whose Job is gone: starting aidcd again (its first "
-                            "look lists every Job)\n", gone);
-            ck_assert_int_eq(harness_server_stop(&harness_srv), 0);
-            ck_assert_int_eq(jobs_restart_server(fast), 0);
-            gone_since = 0;
-        }
-        if (now - start > 90)
-            fprintf(stderr, "settle: %d jobs still active after 90 s\n", n);
-        ck_assert_msg(now - start <= 90, "settle: %d jobs still active after 90 s", n);
-        jobs_nap_ms(300);
-    }
 }
 
 /* ---- the inventory --------------------------------------------------------------------- */
@@ -456,7 +160,7 @@ static bool others(long long *cpu, long long *mem)
         const char *name = sv(json_object_get(n, "metadata"), "name");
         bool mine = false;
         for (int m = 0; m < 4; m++)
-            mine |= name && strcmp(name, node[m]) == 0;
+            mine |= name && strcmp(name, kube_node[m]) == 0;
         if (mine || json_is_true(json_object_get(json_object_get(n, "spec"), "unschedulable")))
             continue;
         bool ready = false;
@@ -479,12 +183,12 @@ static bool others(long long *cpu, long long *mem)
 START_TEST(inventory_counts_ready_schedulable_nodes)
 {
     /* GPUs: this run's label only, so exact: 2 usable nodes x 4 */
-    json_t *c = cluster_get(CL);
-    ck_assert_int_eq(total_of(c, "gpu:a100"), 8);
+    json_t *c = kubetest_cluster_get(KUBETEST_CL);
+    ck_assert_int_eq(kubetest_total(c, "gpu:a100"), 8);
     ck_assert(json_is_true(json_object_get(c, "healthy")));
     json_t *o = json_object_get(c, "options");
-    ck_assert_str_eq(sv(o, "gpu_resource"), GPU_RES); /* defaults filled in */
-    ck_assert_str_eq(sv(o, "gpu_type_label"), GPU_LABEL);
+    ck_assert_str_eq(sv(o, "gpu_resource"), KUBETEST_GPU_RES); /* defaults filled in */
+    ck_assert_str_eq(sv(o, "gpu_type_label"), KUBETEST_GPU_LABEL);
     json_decref(c);
     /* cores and memory: this run's two usable nodes on top of whatever else is usable
      * (other runs may add Nodes meanwhile: look again until both views agree) */
@@ -492,12 +196,13 @@ START_TEST(inventory_counts_ready_schedulable_nodes)
     for (;;) {
         long long ocpu = 0, omem = 0;
         ck_assert_msg(others(&ocpu, &omem), "a Node's allocatable is no quantity this test reads");
-        ck_assert_int_eq(req("POST", "/api/v1/clusters/" CL "/sync", harness_srv.admin_token, NULL),
-                         202);
+        ck_assert_int_eq(
+            req("POST", "/api/v1/clusters/" KUBETEST_CL "/sync", harness_srv.admin_token, NULL),
+            202);
         jobs_nap_ms(300);
-        c = cluster_get(CL);
-        long long cpu = total_of(c, "cpu"), mem = total_of(c, "memory_gib"),
-                  a100 = total_of(c, "gpu:a100");
+        c = kubetest_cluster_get(KUBETEST_CL);
+        long long cpu = kubetest_total(c, "cpu"), mem = kubetest_total(c, "memory_gib"),
+                  a100 = kubetest_total(c, "gpu:a100");
         json_decref(c);
         if (cpu - ocpu == 64 && mem - omem == 256 && a100 == 8)
             break;
@@ -515,13 +220,14 @@ START_TEST(the_job_kubernetes_stores_is_the_job_submitted)
 {
     char *id = jobs_submit(
         ann, ta,
-        fmt("{\"project\":\"lab\",\"name\":\"shape\",\"cluster\":\"" CL "\",\"image\":\""
-            IMAGE_REPO ":" IMAGE_TAG "\",\"command\":[\"python\",\"train.py\",\"--epochs\",\"3\"],"
+        fmt("{\"project\":\"lab\",\"name\":\"shape\",\"cluster\":\"" KUBETEST_CL "\",\"image\":\""
+            KUBETEST_IMAGE_REPO ":" KUBETEST_IMAGE_TAG "\",\"command\":[\"python\",\"train.py\","
+            "\"--epochs\",\"3\"],"
             "\"env\":{\"FOO\":\"bar\",\"WANDB_API_KEY\":\"k8s-test-secret-value\"},\"gpus\":2,"
             "\"gpu_type\":\"a100\",\"cpus\":4,\"memory_gib\":16,\"time_limit_minutes\":30,"
             "\"priority\":\"high\"}"));
-    char *bid = wait_delivered(ann, ta, id);
-    ck_assert_str_eq(bid, bid_want(nsa, id));
+    char *bid = kubetest_wait_delivered(ann, ta, id);
+    ck_assert_str_eq(bid, kubetest_bid_want(nsa, id));
     json_t *kj = kube_job_get(bid);
     ck_assert_msg(kj != NULL, "the API server has no Job %s", bid);
 
@@ -548,7 +254,7 @@ START_TEST(the_job_kubernetes_stores_is_the_job_submitted)
     ck_assert_str_eq(sv(pod, "restartPolicy"), "Never");
     ck_assert_str_eq(sv(pod, "schedulerName"), "volcano");
     ck_assert_str_eq(sv(pod, "priorityClassName"), "aidc-high");
-    ck_assert_str_eq(sv(json_object_get(pod, "nodeSelector"), GPU_LABEL), gpu_value);
+    ck_assert_str_eq(sv(json_object_get(pod, "nodeSelector"), KUBETEST_GPU_LABEL), kube_gpu_value);
     ck_assert_int_eq(json_object_size(json_object_get(pod, "nodeSelector")), 1);
     /* the pods stop with aidc's grace period (AIDC_PREEMPT_GRACE_SECONDS) */
     ck_assert_int_eq(json_integer_value(json_object_get(pod, "terminationGracePeriodSeconds")), 1);
@@ -556,7 +262,8 @@ START_TEST(the_job_kubernetes_stores_is_the_job_submitted)
     const json_t *containers = json_object_get(pod, "containers");
     ck_assert_int_eq(json_array_size(containers), 1);
     const json_t *ct = json_array_get(containers, 0);
-    ck_assert_str_eq(sv(ct, "image"), IMAGE_REPO "@" DIGEST); /* pinned to its digest */
+    /* pinned to its digest */
+    ck_assert_str_eq(sv(ct, "image"), KUBETEST_IMAGE_REPO "@" KUBETEST_DIGEST);
     json_t *want_cmd = json_pack("[s,s,s,s]", "python", "train.py", "--epochs", "3");
     ck_assert_msg(json_equal(json_object_get(ct, "command"), want_cmd), "command differs");
     json_decref(want_cmd);
@@ -568,14 +275,14 @@ START_TEST(the_job_kubernetes_stores_is_the_job_submitted)
     for (int i = 0; i < 2; i++) {
         const json_t *r = json_object_get(res, kinds[i]);
         ck_assert_msg(r != NULL, "no resources.%s", kinds[i]);
-        ck_assert_str_eq(sv(r, GPU_RES), "2");
+        ck_assert_str_eq(sv(r, KUBETEST_GPU_RES), "2");
         ck_assert_str_eq(sv(r, "cpu"), "4");
         ck_assert_str_eq(sv(r, "memory"), "16Gi");
     }
     json_decref(kj);
 
     /* the submit is audited as sent: the job's secret values and the token nowhere */
-    json_t *ev = audit_events("backend.submit", id, 1);
+    json_t *ev = kubetest_audit_events("backend.submit", id, 1);
     const json_t *rq = json_object_get(json_object_get(json_array_get(ev, 0), "details"), "request");
     ck_assert_str_eq(sv(rq, "method"), "POST");
     ck_assert_str_eq(sv(rq, "url"), fmt("%s/apis/batch/v1/namespaces/%s/jobs", kube_url, nsa));
@@ -583,7 +290,7 @@ START_TEST(the_job_kubernetes_stores_is_the_job_submitted)
     ck_assert(!audit_has("k8s-test-secret-value"));
     ck_assert(!audit_has(kube_token));
 
-    complete(ann, ta, id, bid);
+    kubetest_complete(ann, ta, id, bid);
     free(bid);
     free(id);
 }
@@ -591,11 +298,11 @@ END_TEST
 
 START_TEST(a_job_runs_and_completes_with_kubernetes_times)
 {
-    char *id = jobs_submit(ann, ta, job_body("lab", "runs", 1, 10));
-    char *bid = wait_delivered(ann, ta, id);
+    char *id = jobs_submit(ann, ta, kubetest_job_body("lab", "runs", 1, 10));
+    char *bid = kubetest_wait_delivered(ann, ta, id);
     time_t start = time(NULL) - 20;
     kube_job_running(bid, start);
-    json_t *j = jobs_wait(ann, ta, id, "running,succeeded,failed,cancelled", WAIT_S);
+    json_t *j = jobs_wait(ann, ta, id, "running,succeeded,failed,cancelled", KUBETEST_WAIT_S);
     ck_assert_str_eq(sv(j, "state"), "running");
     ck_assert_msg(ts_of(j, "started_at") == (double)start, "started_at %s, the Job's startTime %s",
                   sv(j, "started_at"), kube_time(start));
@@ -603,7 +310,7 @@ START_TEST(a_job_runs_and_completes_with_kubernetes_times)
 
     time_t done = time(NULL) - 1;
     kube_job_complete(bid, start, done);
-    j = jobs_wait(ann, ta, id, "succeeded,failed,cancelled", WAIT_S);
+    j = jobs_wait(ann, ta, id, "succeeded,failed,cancelled", KUBETEST_WAIT_S);
     ck_assert_str_eq(sv(j, "state"), "succeeded");
     ck_assert_int_eq(json_integer_value(json_object_get(j, "exit_code")), 0);
     ck_assert_msg(ts_of(j, "started_at") == (double)start, "started_at %s, want %s",
@@ -620,9 +327,9 @@ END_TEST
 
 START_TEST(failed_jobs_say_why)
 {
-    char *a = jobs_submit(ann, ta, job_body("lab", "backoff", 1, 10));
-    char *b = jobs_submit(ann, ta, job_body("lab", "deadline", 1, 5));
-    char *ba = wait_delivered(ann, ta, a), *bb = wait_delivered(ann, ta, b);
+    char *a = jobs_submit(ann, ta, kubetest_job_body("lab", "backoff", 1, 10));
+    char *b = jobs_submit(ann, ta, kubetest_job_body("lab", "deadline", 1, 5));
+    char *ba = kubetest_wait_delivered(ann, ta, a), *bb = kubetest_wait_delivered(ann, ta, b);
     json_t *kb = kube_job_get(bb);
     ck_assert_ptr_nonnull(kb);
     ck_assert_int_eq(
@@ -632,13 +339,13 @@ START_TEST(failed_jobs_say_why)
 
     time_t start = time(NULL) - 30;
     kube_job_running(ba, start);
-    json_decref(jobs_wait(ann, ta, a, "running", WAIT_S));
+    json_decref(jobs_wait(ann, ta, a, "running", KUBETEST_WAIT_S));
     kube_job_failed(ba, start, start + 10, "BackoffLimitExceeded",
                     "Job has reached the specified backoff limit");
     kube_job_failed(bb, start, start + 20, "DeadlineExceeded",
                     "Job was active longer than specified deadline");
 
-    json_t *j = jobs_wait(ann, ta, a, "succeeded,failed,cancelled", WAIT_S);
+    json_t *j = jobs_wait(ann, ta, a, "succeeded,failed,cancelled", KUBETEST_WAIT_S);
     ck_assert_str_eq(sv(j, "state"), "failed");
     ck_assert_msg(sv(j, "reason") && strstr(sv(j, "reason"), "BackoffLimitExceeded"), "reason: %s",
                   sv(j, "reason"));
@@ -646,7 +353,7 @@ START_TEST(failed_jobs_say_why)
                   sv(j, "finished_at"));
     json_decref(j);
 
-    j = jobs_wait(ann, ta, b, "succeeded,failed,cancelled", WAIT_S);
+    j = jobs_wait(ann, ta, b, "succeeded,failed,cancelled", KUBETEST_WAIT_S);
     ck_assert_str_eq(sv(j, "state"), "failed");
     ck_assert_msg(sv(j, "reason") && strstr(sv(j, "reason"), "time limit"), "reason: %s",
                   sv(j, "reason"));
@@ -663,14 +370,14 @@ END_TEST
 
 START_TEST(cancel_deletes_the_job_at_once)
 {
-    char *id = jobs_submit(ann, ta, job_body("lab", "cancelled", 1, 10));
-    char *bid = wait_delivered(ann, ta, id);
+    char *id = jobs_submit(ann, ta, kubetest_job_body("lab", "cancelled", 1, 10));
+    char *bid = kubetest_wait_delivered(ann, ta, id);
     kube_job_running(bid, time(NULL) - 5);
-    json_decref(jobs_wait(ann, ta, id, "running", WAIT_S));
+    json_decref(jobs_wait(ann, ta, id, "running", KUBETEST_WAIT_S));
     ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/%s/jobs/%s/cancel", ta, id), ann, NULL), 202);
 
     /* once the DELETE is recorded, the Job is gone: no finalizer keeps it (Background) */
-    json_t *ev = audit_events("backend.cancel", id, 1);
+    json_t *ev = kubetest_audit_events("backend.cancel", id, 1);
     json_t *kj = kube_job_get(bid);
     ck_assert_msg(kj == NULL, "the Job %s is still there after its DELETE (deletionTimestamp %s)",
                   bid, kj ? sv(json_object_get(kj, "metadata"), "deletionTimestamp") : "");
@@ -684,10 +391,10 @@ START_TEST(cancel_deletes_the_job_at_once)
     json_decref(ev);
     ck_assert(!audit_has(kube_token));
 
-    json_t *j = jobs_wait(ann, ta, id, "cancelled,failed,succeeded", WAIT_S);
+    json_t *j = jobs_wait(ann, ta, id, "cancelled,failed,succeeded", KUBETEST_WAIT_S);
     ck_assert_str_eq(sv(j, "state"), "cancelled");
     json_decref(j);
-    ck_assert_int_eq(jobs_labelled(id), 0);
+    ck_assert_int_eq(kubetest_job_count(id), 0);
     free(bid);
     free(id);
 }
@@ -698,9 +405,9 @@ START_TEST(paging_follows_every_page)
 {
     char *id[3], *bid[3];
     for (int i = 0; i < 3; i++)
-        id[i] = jobs_submit(ann, ta, job_body("lab", fmt("page-%d", i), 1, 10));
+        id[i] = jobs_submit(ann, ta, kubetest_job_body("lab", fmt("page-%d", i), 1, 10));
     for (int i = 0; i < 3; i++)
-        bid[i] = wait_delivered(ann, ta, id[i]);
+        bid[i] = kubetest_wait_delivered(ann, ta, id[i]);
     json_t *mine = kube_jobs_labelled(nsa, "app.kubernetes.io/managed-by=aidc");
     ck_assert_int_ge(json_array_size(mine), 3);
     json_decref(mine);
@@ -708,11 +415,11 @@ START_TEST(paging_follows_every_page)
     for (int i = 0; i < 3; i++)
         kube_job_running(bid[i], start);
     for (int i = 0; i < 3; i++)
-        json_decref(jobs_wait(ann, ta, id[i], "running", WAIT_S));
+        json_decref(jobs_wait(ann, ta, id[i], "running", KUBETEST_WAIT_S));
     for (int i = 0; i < 3; i++)
         kube_job_complete(bid[i], start, start + 5 + i);
     for (int i = 0; i < 3; i++) {
-        json_t *j = jobs_wait(ann, ta, id[i], "succeeded,failed,cancelled", WAIT_S);
+        json_t *j = jobs_wait(ann, ta, id[i], "succeeded,failed,cancelled", KUBETEST_WAIT_S);
         ck_assert_str_eq(sv(j, "state"), "succeeded");
         ck_assert(ts_of(j, "finished_at") == (double)(start + 5 + i));
         json_decref(j);
@@ -724,7 +431,7 @@ END_TEST
 
 START_TEST(a_missing_namespace_fails_the_job_at_once)
 {
-    char *id = jobs_submit(cat, tc_, job_body("void", "nowhere", 1, 10));
+    char *id = jobs_submit(cat, tc_, kubetest_job_body("void", "nowhere", 1, 10));
     json_t *j = jobs_wait(cat, tc_, id, "pending,running,succeeded,failed,cancelled", 30);
     ck_assert_str_eq(sv(j, "state"), "failed");
     const char *reason = sv(j, "reason");
@@ -733,23 +440,23 @@ START_TEST(a_missing_namespace_fails_the_job_at_once)
     json_decref(j);
     /* refused once, not tried again and again */
     ck_assert(history_has(cat, tc_, id, "queued,admitted,failed"));
-    json_t *ev = audit_events("backend.submit", id, 1);
+    json_t *ev = kubetest_audit_events("backend.submit", id, 1);
     ck_assert_int_eq(json_array_size(ev), 1);
     ck_assert_int_eq(json_integer_value(json_object_get(json_array_get(ev, 0), "status")), 404);
     json_decref(ev);
-    ck_assert_int_eq(jobs_labelled(id), 0);
+    ck_assert_int_eq(kubetest_job_count(id), 0);
     free(id);
 }
 END_TEST
 
 START_TEST(a_wrong_token_makes_the_cluster_unhealthy)
 {
-    register_cluster("k8s-bad", "env:AIDC_TEST_K8S_BAD_TOKEN");
+    kubetest_register_cluster("k8s-bad", "env:AIDC_TEST_K8S_BAD_TOKEN");
     ck_assert_int_eq(req("POST", "/api/v1/clusters/k8s-bad/sync", harness_srv.admin_token, NULL),
                      202);
     double deadline = jobs_now() + 30;
     for (;;) {
-        json_t *c = cluster_get("k8s-bad");
+        json_t *c = kubetest_cluster_get("k8s-bad");
         const char *err = sv(c, "last_error");
         if (err) {
             ck_assert(json_is_false(json_object_get(c, "healthy")));
@@ -763,7 +470,7 @@ START_TEST(a_wrong_token_makes_the_cluster_unhealthy)
         jobs_nap_ms(100);
     }
     /* the good one is unaffected */
-    json_t *c = cluster_get(CL);
+    json_t *c = kubetest_cluster_get(KUBETEST_CL);
     ck_assert(json_is_true(json_object_get(c, "healthy")));
     json_decref(c);
 }
@@ -775,17 +482,17 @@ END_TEST
  */
 START_TEST(reclaim_deletes_the_borrowers_job_which_runs_again)
 {
-    char *b = jobs_submit(bob, tb, job_body("cells", "borrower", 6, 10));
-    char *bbid = wait_delivered(bob, tb, b);
-    ck_assert_str_eq(bbid, bid_want(nsb, b));
+    char *b = jobs_submit(bob, tb, kubetest_job_body("cells", "borrower", 6, 10));
+    char *bbid = kubetest_wait_delivered(bob, tb, b);
+    ck_assert_str_eq(bbid, kubetest_bid_want(nsb, b));
     kube_job_running(bbid, time(NULL) - 5);
-    json_t *jb = jobs_wait(bob, tb, b, "running", WAIT_S);
+    json_t *jb = jobs_wait(bob, tb, b, "running", KUBETEST_WAIT_S);
     ck_assert(json_is_true(json_object_get(jb, "preemptible")));
     json_decref(jb);
 
-    char *a = jobs_submit(ann, ta, job_body("lab", "owner", 4, 10));
+    char *a = jobs_submit(ann, ta, kubetest_job_body("lab", "owner", 4, 10));
     /* the borrower's Job goes (the preempt is a DELETE, Background) */
-    json_t *ev = audit_events("backend.preempt", b, 1);
+    json_t *ev = kubetest_audit_events("backend.preempt", b, 1);
     const json_t *rq = json_object_get(json_object_get(json_array_get(ev, 0), "details"), "request");
     ck_assert_str_eq(sv(rq, "method"), "DELETE");
     ck_assert_str_eq(sv(json_object_get(rq, "body"), "propagationPolicy"), "Background");
@@ -793,27 +500,27 @@ START_TEST(reclaim_deletes_the_borrowers_job_which_runs_again)
     json_t *kj = kube_job_get(bbid);
     ck_assert_msg(kj == NULL, "the borrower's Job %s is still there", bbid);
 
-    jb = jobs_wait(bob, tb, b, "queued,succeeded,failed,cancelled", WAIT_S);
+    jb = jobs_wait(bob, tb, b, "queued,succeeded,failed,cancelled", KUBETEST_WAIT_S);
     ck_assert_str_eq(sv(jb, "state"), "queued");
     ck_assert_int_eq(json_integer_value(json_object_get(jb, "preemption_count")), 1);
     json_decref(jb);
     ck_assert(history_has(bob, tb, b, "running,preempted,queued"));
 
     /* the owner's job gets the GPUs, and ends */
-    char *abid = wait_delivered(ann, ta, a);
-    complete(ann, ta, a, abid);
+    char *abid = kubetest_wait_delivered(ann, ta, a);
+    kubetest_complete(ann, ta, a, abid);
 
     /* the borrower runs again: run 1, a Job of its own */
-    char *rbid = wait_delivered(bob, tb, b);
-    ck_assert_str_eq(rbid, bid_want(nsb, fmt("%s-r1", b)));
+    char *rbid = kubetest_wait_delivered(bob, tb, b);
+    ck_assert_str_eq(rbid, kubetest_bid_want(nsb, fmt("%s-r1", b)));
     json_t *rj = kube_job_get(rbid);
     ck_assert_ptr_nonnull(rj);
     const json_t *l = json_object_get(json_object_get(rj, "metadata"), "labels");
     ck_assert_str_eq(sv(l, "aidc.io/run"), fmt("%s-r1", b));
     ck_assert_str_eq(sv(l, "aidc.io/job"), b);
     json_decref(rj);
-    ck_assert_int_eq(jobs_labelled(b), 1); /* the first run's Job is gone */
-    complete(bob, tb, b, rbid);
+    ck_assert_int_eq(kubetest_job_count(b), 1); /* the first run's Job is gone */
+    kubetest_complete(bob, tb, b, rbid);
     jb = jobs_get(bob, tb, b);
     ck_assert_int_eq(json_integer_value(json_object_get(jb, "preemption_count")), 1);
     json_decref(jb);
@@ -825,130 +532,6 @@ START_TEST(reclaim_deletes_the_borrowers_job_which_runs_again)
 }
 END_TEST
 
-/*
- * The API server stops (k8s-down.sh) and starts again (k8s-up.sh, same state): a job
- * submitted meanwhile waits for it (backend-unavailable) and is delivered, once.
- */
-START_TEST(a_job_waits_for_a_stopped_api_server)
-{
-    /* no job of this cluster is active (settle): the syncer has no Job to ask about,
-     * so only the inventory - not read again for AIDC_INVENTORY_INTERVAL_SECONDS -
-     * could mark the cluster down */
-    PGresult *r = harness_sql(harness_srv.owner_url,
-                              "SELECT count(*) FROM jobs WHERE state IN ('queued', 'admitted',"
-                              " 'pending', 'running')",
-                              0, NULL);
-    ck_assert_ptr_nonnull(r);
-    ck_assert_str_eq(PQgetvalue(r, 0, 0), "0");
-    PQclear(r);
-    /* the inventory was just read: the cluster looks healthy until it is read again
-     * (AIDC_INVENTORY_INTERVAL_SECONDS), so the job is admitted and its delivery fails */
-    json_t *c = cluster_get(CL);
-    char *before = strdup(sv(c, "last_sync_at") ? sv(c, "last_sync_at") : "");
-    json_decref(c);
-    ck_assert_int_eq(req("POST", "/api/v1/clusters/" CL "/sync", harness_srv.admin_token, NULL),
-                     202);
-    double deadline = jobs_now() + 30;
-    for (;;) {
-        c = cluster_get(CL);
-        bool synced = sv(c, "last_sync_at") && strcmp(sv(c, "last_sync_at"), before) != 0 &&
-                      json_is_true(json_object_get(c, "healthy"));
-        json_decref(c);
-        if (synced)
-            break;
-        ck_assert_msg(jobs_now() < deadline, "no sync of cluster " CL " after 30 s");
-        jobs_nap_ms(100);
-    }
-    free(before);
-
-    ck_assert_int_eq(kube_script("k8s-down.sh"), 0);
-    bool down = !kube_ready();
-    char *id = jobs_submit(ann, ta, job_body("lab", "patient", 1, 10));
-    /* what the job did while the server was down; asserted once it is up again (a
-     * failure must not leave it down for the tests after this one) */
-    char *seen = NULL;
-    bool waited = false;
-    deadline = jobs_now() + 30;
-    while (!waited && jobs_now() < deadline) {
-        json_t *j = jobs_get(ann, ta, id);
-        waited = sv(j, "reason") && strcmp(sv(j, "reason"), "backend-unavailable") == 0 &&
-                 strcmp(sv(j, "state"), "admitted") == 0;
-        free(seen);
-        seen = json_dumps(j, JSON_COMPACT);
-        json_decref(j);
-        if (!waited)
-            jobs_nap_ms(100);
-    }
-    int up = kube_script("k8s-up.sh");
-    ck_assert_int_eq(up, 0);
-    ck_assert(kube_ready());
-    ck_assert_msg(down, "the API server still answered after k8s-down.sh");
-    ck_assert_msg(waited, "the job did not wait admitted with reason backend-unavailable: %s",
-                  seen);
-    free(seen);
-
-    /* delivered with the next try (backoff 2, 4, 8, 16, 32 s) */
-    json_t *j = jobs_wait(ann, ta, id, "pending,running,succeeded,failed,cancelled", 120);
-    ck_assert_msg(strcmp(sv(j, "state"), "pending") == 0, "state %s (%s)", sv(j, "state"),
-                  sv(j, "reason") ? sv(j, "reason") : "");
-    char *bid = strdup(sv(j, "backend_job_id"));
-    json_decref(j);
-    ck_assert_str_eq(bid, bid_want(nsa, id));
-    ck_assert_int_eq(jobs_labelled(id), 1);
-    complete(ann, ta, id, bid);
-    free(bid);
-    free(id);
-}
-END_TEST
-
-/* aidcd dies right after the API server accepted the Job: after a restart, one Job */
-START_TEST(delivery_is_exactly_once_across_a_crash)
-{
-    if (kube_dir && !kube_ready()) /* the test before failed with the API server down */
-        ck_assert_int_eq(kube_script("k8s-up.sh"), 0);
-    ck_assert_int_eq(harness_server_stop(&harness_srv), 0);
-    const char *faulty[10];
-    size_t n = 0;
-    for (; fast[n]; n++)
-        faulty[n] = fast[n];
-    faulty[n++] = "AIDC_FAULT=after_backend_submit";
-    /* the delivery is tried again this soon after the crash */
-    faulty[n++] = "AIDC_OUTBOX_LEASE_SECONDS=5";
-    faulty[n] = NULL;
-    ck_assert_int_eq(jobs_restart_server(faulty), 0);
-    char *id = jobs_submit(ann, ta, job_body("lab", "once", 1, 10));
-    int st = 0;
-    double deadline = jobs_now() + WAIT_S;
-    pid_t got;
-    while ((got = waitpid(harness_srv.pid, &st, WNOHANG)) == 0) {
-        ck_assert_msg(jobs_now() < deadline, "aidcd did not die after the submit");
-        jobs_nap_ms(50);
-    }
-    ck_assert_int_eq(got, harness_srv.pid);
-    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 99, "aidcd ended with status %d", st);
-    harness_srv.pid = 0;
-    /* the API server has it; aidc has not recorded it */
-    ck_assert_int_eq(jobs_labelled(id), 1);
-    ck_assert_int_eq(jobs_restart_server(fast), 0);
-
-    char *bid = wait_delivered(ann, ta, id);
-    ck_assert_str_eq(bid, bid_want(nsa, id));
-    ck_assert_int_eq(jobs_labelled(id), 1);
-    /* the delivery that counted adopted the Job the first one made */
-    json_t *ev = audit_events("backend.submit", id, 1);
-    ck_assert_int_eq(json_array_size(ev), 1);
-    const json_t *resp =
-        json_object_get(json_object_get(json_array_get(ev, 0), "details"), "response");
-    ck_assert(json_is_true(json_object_get(resp, "adopted")));
-    ck_assert_str_eq(sv(resp, "backend_job_id"), bid);
-    json_decref(ev);
-    complete(ann, ta, id, bid);
-    ck_assert_int_eq(jobs_labelled(id), 1);
-    free(bid);
-    free(id);
-}
-END_TEST
-
 int main(void)
 {
     harness_require_pg();
@@ -956,7 +539,7 @@ int main(void)
     Suite *s = suite_create("kubernetes");
     TCase *tc = tcase_create("kubernetes");
     tcase_add_unchecked_fixture(tc, setup, teardown);
-    tcase_add_checked_fixture(tc, NULL, settle);
+    tcase_add_checked_fixture(tc, NULL, kubetest_settle);
     /* no fork, so Check enforces no timeout: every wait has its own deadline */
     tcase_set_timeout(tc, 540);
     tcase_add_test(tc, inventory_counts_ready_schedulable_nodes);
@@ -968,11 +551,6 @@ int main(void)
     tcase_add_test(tc, a_missing_namespace_fails_the_job_at_once);
     tcase_add_test(tc, a_wrong_token_makes_the_cluster_unhealthy);
     tcase_add_test(tc, reclaim_deletes_the_borrowers_job_which_runs_again);
-    if (kube_dir)
-        tcase_add_test(tc, a_job_waits_for_a_stopped_api_server);
-    else
-        fprintf(stderr, "no AIDC_TEST_K8S_DIR: the test that stops the API server is skipped\n");
-    tcase_add_test(tc, delivery_is_exactly_once_across_a_crash); /* kills aidcd: last */
     suite_add_tcase(s, tc);
-    return suite_run_nofork(s); /* the crash test waits for aidcd itself */
+    return suite_run_nofork(s); /* kubetest_settle may start aidcd again */
 }
