@@ -75,6 +75,10 @@ int api_cluster_create(struct req *rq, struct resp *rs)
                                           strncmp(endpoint, "https://", 8) != 0)))
         api_field_error(rs, "endpoint", "a %s cluster needs its http:// or https:// address",
                         kind);
+    /* a bearer token must not cross the network in clear */
+    if (strcmp(kind, "kubernetes") == 0 && endpoint && strncmp(endpoint, "https://", 8) != 0)
+        api_field_error(rs, "endpoint", "a kubernetes cluster is reached over https:// only "
+                                        "(its token would travel in clear)");
     if (!ops->gpu_range && (!cred || !cred[0]))
         api_field_error(rs, "credentials_ref", "a %s cluster needs file:/path or env:NAME", kind);
     if (rs->err.nfields) {

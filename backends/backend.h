@@ -193,7 +193,9 @@ struct backend_ops {
     /*
      * poll_changed answers every job the backend holds, whatever `since`
      * (Kubernetes lists all its Jobs): each round is a full one, so a job
-     * missing from it is gone at once (a deleted Job), not at the next full poll.
+     * missing from it is gone at once, not at the next full poll. Such a
+     * backend deletes what it stops: a missing job whose stop was requested
+     * (checked again under its row lock) ended as asked.
      */
     bool poll_lists_all;
 };

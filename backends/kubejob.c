@@ -104,7 +104,9 @@ static bool str_opt(json_t *o, const char *key, const char *def, bool (*valid)(c
  * checked when a job is submitted: a name that grows too long fails that job, named) */
 static bool template_ok(const char *s)
 {
-    if (strlen(s) > DNS_LABEL_MAX)
+    /* one for all, or one per tenant: {project} alone would make tenants with a project of
+     * the same name share it */
+    if (strlen(s) > DNS_LABEL_MAX || (strstr(s, "{project}") && !strstr(s, "{tenant}")))
         return false;
     char *worst = expand(s, "t", "p"); /* the characters around the placeholders */
     bool ok = dns_label(worst, DNS_LABEL_MAX);
@@ -234,18 +236,41 @@ static json_t *labels(const json_t *o, const struct backend_job *job)
     return l;
 }
 
+/*
+ * s with every '$' doubled (new reference): Kubernetes expands $(VAR) in a
+ * container's command, args and env values and turns $$ into $; a job's own
+ * text reaches its shell as written.
+ */
+static json_t *literal(const char *s)
+{
+    struct sbuf b = SBUF_INIT;
+    for (const char *p = s ? s : ""; *p; p++) {
+        if (*p == '$')
+            sbuf_putc(&b, '$');
+        sbuf_putc(&b, *p);
+    }
+    json_t *v = json_string(sbuf_str(&b));
+    sbuf_free(&b);
+    return v;
+}
+
 static json_t *env_list(const struct backend_job *job)
 {
     json_t *env = json_array();
     const char *k;
     json_t *v;
     json_object_foreach((json_t *)job->env, k, v)
-        json_array_append_new(env, json_pack("{s:s, s:s}", "name", k, "value",
-                                             json_string_value(v) ? json_string_value(v) : ""));
+        json_array_append_new(env, json_pack("{s:s, s:o}", "name", k, "value",
+                                             literal(json_string_value(v))));
     char jid[37];
     snprintf(jid, sizeof jid, "%.36s", job->id);
     json_array_append_new(env, json_pack("{s:s, s:s}", "name", "AIDC_JOB_ID", "value", jid));
     json_array_append_new(env, json_pack("{s:s, s:s}", "name", "AIDC_RUN", "value", job->id));
+    /* a job without GPUs sees none, whatever its image sets (CUDA images say "all") and
+     * wherever the NVIDIA runtime is the node's default */
+    if (job->gpus <= 0)
+        json_array_append_new(env, json_pack("{s:s, s:s}", "name", "NVIDIA_VISIBLE_DEVICES",
+                                             "value", "void"));
     return env;
 }
 
@@ -284,15 +309,23 @@ json_t *kubejob_build(const json_t *o, const struct backend_job *job, const char
     }
     char name[64];
     kubejob_name(job->id, name, sizeof name);
-    json_t *command = job->command ? json_deep_copy(job->command)
-                                   : json_pack("[s, s, s]", "/bin/sh", "-c",
-                                               job->script ? job->script : "");
+    json_t *command = json_array();
+    size_t ci;
+    json_t *cv;
+    json_array_foreach(job->command, ci, cv) json_array_append_new(command, literal(json_string_value(cv)));
+    if (!job->command) {
+        json_array_append_new(command, json_string("/bin/sh"));
+        json_array_append_new(command, json_string("-c"));
+        json_array_append_new(command, literal(job->script));
+    }
     json_t *container = json_pack("{s:s, s:s, s:o, s:o, s:o}", "name", "main", "image",
                                   job->image, "command", command, "env", env_list(job),
                                   "resources", resources(o, job));
-    json_t *pod = json_pack("{s:s, s:i, s:[o]}", "restartPolicy", "Never",
-                            "terminationGracePeriodSeconds", job->grace_seconds, "containers",
-                            container);
+    /* a job needs no API token of the cluster, nor every service's address in its env */
+    json_t *pod = json_pack("{s:s, s:i, s:b, s:b, s:[o]}", "restartPolicy", "Never",
+                            "terminationGracePeriodSeconds", job->grace_seconds,
+                            "automountServiceAccountToken", 0, "enableServiceLinks", 0,
+                            "containers", container);
     const char *gpu_type = job->gpus > 0 ? job->gpu_type : NULL;
     if (gpu_type) {
         const char *value =

@@ -166,17 +166,35 @@ static void hide_env(json_t *request, const json_t *job_env)
 }
 
 /* A 409 on create: the run's Job exists (an earlier delivery), or a stranger has its name. */
+/* Whether an existing Job is the one this run's earlier delivery made. */
+static bool ours(const json_t *k8s_job, const struct backend_job *job)
+{
+    const json_t *md = json_object_get(k8s_job, "metadata");
+    const json_t *l = json_object_get(md, "labels");
+    const char *want[][2] = {{KUBE_LABEL_RUN, job->id},
+                             {KUBE_LABEL_TENANT, job->tenant},
+                             {KUBE_LABEL_PROJECT, job->project},
+                             {KUBE_LABEL_MANAGED, "aidc"}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const char *v = json_string_value(json_object_get(l, want[i][0]));
+        if (!v || !want[i][1] || strcmp(v, want[i][1]) != 0)
+            return false;
+    }
+    /* made after the run was admitted: not planted before it (a minute of clock skew) */
+    time_t created = kubejob_time(json_string_value(json_object_get(md, "creationTimestamp")));
+    return created && (job->since <= 0 || created >= job->since - 60);
+}
+
 static int adopt(const struct backend_cluster *c, const char *ns, const char *name,
-                 const char *run_key, struct backend_call *call, char *err, size_t errsz)
+                 const struct backend_job *job, struct backend_call *call, char *err,
+                 size_t errsz)
 {
     char *path = xasprintf("/apis/batch/v1/namespaces/%s/jobs/%s", ns, name);
     struct httpcall_answer a;
     int e = kube_call(c, "GET", path, NULL, NULL, &a, NULL, err, errsz);
     if (!e)
         e = answer_err(&a, path, err, errsz);
-    const char *run = json_string_value(json_object_get(
-        json_object_get(json_object_get(a.json, "metadata"), "labels"), KUBE_LABEL_RUN));
-    if (!e && (!run || strcmp(run, run_key) != 0)) {
+    if (!e && !ours(a.json, job)) {
         snprintf(err, errsz, "a Job %s/%s that aidc did not make for this run exists already",
                  ns, name);
         e = AIDC_EINVAL;
@@ -209,13 +227,17 @@ static int submit(const struct backend_cluster *c, const struct backend_job *job
             call->status = (int)a.status;
         e = answer_err(&a, path, err, errsz);
     }
+    const char *kind = json_string_value(json_object_get(json_object_get(a.json, "details"), "kind"));
+    bool missing_namespace = kind && strcmp(kind, "namespaces") == 0;
     httpcall_answer_free(&a);
     if (e == AIDC_ECONFLICT)
-        e = adopt(c, ns, name, job->id, call, err, errsz);
-    else if (e == AIDC_ENOTFOUND) {
+        e = adopt(c, ns, name, job, call, err, errsz);
+    else if (e == AIDC_ENOTFOUND && missing_namespace) {
         snprintf(err, errsz, "namespace %s does not exist on cluster %s: create it (aidc does not "
                              "create namespaces; options.namespace names them)", ns, c->name);
         e = AIDC_EINVAL;
+    } else if (e == AIDC_ENOTFOUND) {
+        e = AIDC_EUNAVAIL; /* a proxy or a wrong endpoint path: not this job's fault */
     }
     free(path);
     if (!e)
@@ -277,24 +299,29 @@ static int preempt(const struct backend_cluster *c, const char *job_id, const ch
 
 /* ---- follow -------------------------------------------------------------------------- */
 
-/* The exit code of a failed Job's container, when its pod is still there. */
-static int exit_code(const struct backend_cluster *c, const char *ns, const char *name)
+/* The exit code of a failed Job's container "main", when its pod is still there. */
+static int exit_code(const struct backend_cluster *c, const char *ns, const char *uid)
 {
     char err[256];
-    char *path = xasprintf("/api/v1/namespaces/%s/pods?labelSelector=job-name%%3D%s&limit=1", ns,
-                           name);
+    /* the Job's own pods (controller-uid), not any pod labelled with its name */
+    char *path = xasprintf("/api/v1/namespaces/%s/pods?labelSelector=controller-uid%%3D%s&limit=5",
+                           ns, uid);
     struct httpcall_answer a;
     int code = -1;
     if (kube_call(c, "GET", path, NULL, NULL, &a, NULL, err, sizeof err) == 0 && a.status == 200) {
-        json_t *cs = json_array_get(json_object_get(json_object_get(json_array_get(
-                                                        json_object_get(a.json, "items"), 0),
-                                                    "status"),
-                                    "containerStatuses"),
-                                    0);
-        json_t *x = json_object_get(json_object_get(json_object_get(cs, "state"), "terminated"),
-                                    "exitCode");
-        if (json_is_integer(x) && json_integer_value(x) >= -255 && json_integer_value(x) <= 255)
-            code = (int)json_integer_value(x);
+        size_t i, j;
+        json_t *pod, *cs;
+        json_array_foreach(json_object_get(a.json, "items"), i, pod) {
+            json_array_foreach(json_object_get(json_object_get(pod, "status"), "containerStatuses"),
+                               j, cs) {
+                const char *cname = json_string_value(json_object_get(cs, "name"));
+                json_t *x = json_object_get(
+                    json_object_get(json_object_get(cs, "state"), "terminated"), "exitCode");
+                if (cname && strcmp(cname, "main") == 0 && json_is_integer(x) &&
+                    json_integer_value(x) >= -255 && json_integer_value(x) <= 255)
+                    code = (int)json_integer_value(x);
+            }
+        }
     }
     httpcall_answer_free(&a);
     free(path);
@@ -313,9 +340,9 @@ static void job_status(const struct backend_cluster *c, const json_t *job,
     if (bs->state == BS_FAILED && bs->finished_at > time(NULL) - EXIT_CODE_WINDOW_S) {
         const json_t *md = json_object_get(job, "metadata");
         const char *ns = json_string_value(json_object_get(md, "namespace"));
-        const char *name = json_string_value(json_object_get(md, "name"));
-        if (ns && name)
-            bs->exit_code = exit_code(c, ns, name);
+        const char *uid = json_string_value(json_object_get(md, "uid"));
+        if (ns && uid && strlen(uid) <= 64 && !strpbrk(uid, "&=%/ "))
+            bs->exit_code = exit_code(c, ns, uid);
     }
 }
 
@@ -360,7 +387,7 @@ static int list_all(const struct backend_cluster *c, const char *path,
                     size_t errsz)
 {
     long page = json_integer_value(json_object_get(c->options, "page_size"));
-    char *cont = NULL;
+    char *cont = NULL, *prev = NULL;
     int e = 0;
     for (int pages = 0; !e; pages++) {
         char *esc = cont ? curl_easy_escape(NULL, cont, 0) : NULL;
@@ -382,13 +409,26 @@ static int list_all(const struct backend_cluster *c, const char *path,
             e = each(items, arg);
         const char *next = json_string_value(json_object_get(json_object_get(a.json, "metadata"),
                                                              "continue"));
-        if (!e && next && next[0])
-            cont = xstrdup(next);
+        if (!e && next && next[0]) {
+            /* a list cut short would make every Job after the cut look gone */
+            if (prev && strcmp(prev, next) == 0) {
+                snprintf(err, errsz, "%s: the API server repeats its continue token", path);
+                e = AIDC_EUNAVAIL;
+            } else if (pages + 1 >= MAX_PAGES) {
+                snprintf(err, errsz, "%s: more than %d pages", path, MAX_PAGES);
+                e = AIDC_EUNAVAIL;
+            } else {
+                cont = xstrdup(next);
+            }
+        }
+        free(prev);
+        prev = cont ? xstrdup(cont) : NULL;
         httpcall_answer_free(&a);
         free(p);
-        if (!e && (!cont || pages >= MAX_PAGES))
+        if (!e && !cont)
             break;
     }
+    free(prev);
     free(cont);
     return e;
 }

@@ -187,6 +187,9 @@ static const struct db_stmt st_sync_active = {
     " FROM jobs j WHERE j.state IN " ACTIVE " AND j.backend_job_id IS NOT NULL"
     " ORDER BY j.cluster_id, j.id",
     0};
+/* a job's stop request now, under the row's lock (it may have come after the round's snapshot) */
+static const struct db_stmt st_stop_now = {
+    "sched_stop_now", "SELECT stop_requested FROM jobs WHERE id = $1::uuid FOR UPDATE", 1};
 /* pending or running; a run (metering, GPU-hour budgets) opens when it runs, and
  * closes when the cluster requeues it by itself (running -> pending) */
 static const struct db_stmt st_to_active = {
@@ -275,7 +278,7 @@ const struct db_stmt *const db_sched_stmts[] = {
     &st_queued,      &st_active,        &st_admit,       &st_preempt,   &st_waits,
     &st_claim,       &st_done,          &st_failed,      &st_delivered, &st_sync_active,
     &st_to_active,   &st_to_final,      &st_requeue,     &st_marks_now,  &st_marks,
-    NULL};
+    &st_stop_now, NULL};
 
 int db_sched_wake(struct db *db, const char *channel)
 {
@@ -405,6 +408,18 @@ int db_job_delivered(struct db *db, const char *job_id, const char *backend_job_
 {
     const char *p[2] = {job_id, backend_job_id};
     return db_exec(db, &st_delivered, p);
+}
+
+int db_sched_stop_now(struct db *db, const char *job_id, char *stop, size_t n)
+{
+    const char *p[1] = {job_id};
+    int e = 0;
+    PGresult *r = db_query(db, &st_stop_now, p, &e);
+    if (!r)
+        return e;
+    snprintf(stop, n, "%s", PQntuples(r) && !PQgetisnull(r, 0, 0) ? PQgetvalue(r, 0, 0) : "");
+    PQclear(r);
+    return 0;
 }
 
 int db_sched_active(struct db *db, PGresult **out)

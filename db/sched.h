@@ -95,6 +95,8 @@ int db_job_delivered(struct db *db, const char *job_id, const char *backend_job_
  * backend_job_id, run key, stop_requested.
  */
 int db_sched_active(struct db *db, PGresult **out);
+/* A job's stop_requested now ("" when none), its row locked for the transaction. */
+int db_sched_stop_now(struct db *db, const char *job_id, char *stop, size_t n);
 
 /* What became of a job, as a transition from the state the worker saw. */
 struct db_transition {

@@ -63,7 +63,7 @@ static struct seen *seen_of(struct syncer *s, const char *id)
  * at most two (a job that started and ended between two looks is recorded
  * as running first, so its history and its run interval are whole).
  */
-static size_t plan(const char *id, const char *state, const char *stop,
+static size_t plan(const char *id, const char *state, const char *stop, bool deletes_on_stop,
                    const struct backend_status *bs, struct db_transition *t)
 {
     size_t n = 0;
@@ -109,7 +109,7 @@ static size_t plan(const char *id, const char *state, const char *stop,
     t[n].reason = bs->reason[0] ? bs->reason : NULL;
     /* a job aidc stopped and the cluster no longer has (Kubernetes deletes the Job)
      * ended as asked */
-    bool stopped = bs->state == BS_STOPPED || (bs->state == BS_UNKNOWN && stop);
+    bool stopped = bs->state == BS_STOPPED || (bs->state == BS_UNKNOWN && stop && deletes_on_stop);
     if (bs->state == BS_SUCCEEDED) {
         t[n].to = "succeeded";
     } else if (stopped && stop && strcmp(stop, "preempt") == 0) {
@@ -131,12 +131,22 @@ static size_t plan(const char *id, const char *state, const char *stop,
 }
 
 /* Bring active job row i of r to what the backend reports. */
-static int apply(struct db *db, const PGresult *r, int i, const struct backend_status *bs)
+static int apply(struct db *db, const PGresult *r, int i, const struct backend_status *bs,
+                 bool deletes_on_stop)
 {
     const char *id = PQgetvalue(r, i, 0);
+    const char *stop = PQgetisnull(r, i, 5) ? NULL : PQgetvalue(r, i, 5);
+    char now[16];
+    /* a job gone from a backend that deletes what it stops: was it stopped meanwhile
+     * (after this round's snapshot, before the cluster was asked)? */
+    if (bs->state == BS_UNKNOWN && deletes_on_stop) {
+        int e = db_sched_stop_now(db, id, now, sizeof now);
+        if (e)
+            return e;
+        stop = now[0] ? now : NULL;
+    }
     struct db_transition t[2];
-    size_t n = plan(id, PQgetvalue(r, i, 2), PQgetisnull(r, i, 5) ? NULL : PQgetvalue(r, i, 5),
-                    bs, t);
+    size_t n = plan(id, PQgetvalue(r, i, 2), stop, deletes_on_stop, bs, t);
     int e = 0;
     for (size_t k = 0; !e && k < n; k++) {
         bool changed = false;
@@ -154,6 +164,7 @@ struct batch {
     const int *rows;
     bool *reported;
     size_t n;
+    bool deletes_on_stop; /* the backend deletes what it stops (Kubernetes) */
     int e;
 };
 
@@ -167,7 +178,7 @@ static void on_report(void *arg, const char *backend_id, const char *run_key,
         if (!b->reported[k] && !PQgetisnull(b->r, i, 3) &&
             strcmp(PQgetvalue(b->r, i, 3), backend_id) == 0) {
             b->reported[k] = true;
-            b->e = apply(b->db, b->r, i, bs);
+            b->e = apply(b->db, b->r, i, bs, b->deletes_on_stop);
             return;
         }
     }
@@ -183,6 +194,7 @@ static int sync_changed(struct syncer *s, struct db *db, struct cluster *c, cons
                 now - sn->last_full >= FULL_POLL_S;
     time_t since = full ? 0 : sn->last_poll - CHANGED_MARGIN_S;
     struct batch b = {.db = db, .r = r, .rows = rows, .n = n,
+                      .deletes_on_stop = c->ops->poll_lists_all,
                       .reported = xcalloc(n + 1, sizeof *b.reported)};
     char err[512] = "";
     if (c->ops->poll_changed(&c->bc, since, on_report, &b, err, sizeof err)) {
@@ -197,7 +209,7 @@ static int sync_changed(struct syncer *s, struct db *db, struct cluster *c, cons
     for (size_t k = 0; full && !b.e && k < n; k++) {
         struct backend_status gone = {.state = BS_UNKNOWN, .exit_code = -1};
         if (!b.reported[k] && !PQgetisnull(r, rows[k], 3))
-            b.e = apply(db, r, rows[k], &gone);
+            b.e = apply(db, r, rows[k], &gone, b.deletes_on_stop);
     }
     free(b.reported);
     if (!b.e)
@@ -244,7 +256,7 @@ static int sync_jobs(struct syncer *s, struct db *db, struct cluster *cl, size_t
                 all = false;
                 continue;
             }
-            e = apply(db, r, i, &bs);
+            e = apply(db, r, i, &bs, false);
         }
         if (!e && all)
             e = db_cluster_jobs_seen(db, c->bc.id);

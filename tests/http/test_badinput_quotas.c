@@ -340,7 +340,14 @@ static const struct fcase cluster_422[] = {
     {"{" C1 ",\"kind\":\"slurm\",\"endpoint\":\"http://h:6820\",\"credentials_ref\":\"env:T\","
      "\"options\":{\"user_name\":\"a b\"}}",
      "options"},
-    {"{" C1 ",\"kind\":\"kubernetes\",\"endpoint\":\"https://k8s.example\"}", "kind"},
+    {"{" C1 ",\"kind\":\"kubernetes\",\"endpoint\":\"https://k8s.example\"}", "credentials_ref"},
+    /* a bearer token never crosses the network in clear */
+    {"{" C1 ",\"kind\":\"kubernetes\",\"endpoint\":\"http://k8s.example\",\"credentials_ref\":"
+     "\"env:T\"}",
+     "endpoint"},
+    {"{" C1 ",\"kind\":\"kubernetes\",\"endpoint\":\"https://k8s.example\",\"credentials_ref\":"
+     "\"env:T\",\"options\":{\"namespace\":\"ml-{project}\"}}",
+     "options"},
     {"{" C1 ",\"kind\":\"local\",\"options\":{\"bogus\":1}}", "options"},
     {"{" C1 ",\"kind\":\"local\",\"options\":{\"gpus\":[]}}", "options"},
     {"{" C1 ",\"kind\":\"local\",\"options\":{\"gpus\":\"a100\"}}", "options"},

@@ -45,10 +45,13 @@
 #define STATUS(code, reason, msg)                                                                  \
     "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","           \
     "\"message\":\"" msg "\",\"reason\":\"" reason "\",\"code\":" #code "}"
-#define LABELS(run) "{\"app.kubernetes.io/managed-by\":\"aidc\",\"aidc.io/run\":\"" run "\"}"
+#define LABELS(run)                                                                                \
+    "{\"app.kubernetes.io/managed-by\":\"aidc\",\"aidc.io/run\":\"" run "\","                      \
+    "\"aidc.io/tenant\":\"acme\",\"aidc.io/project\":\"vision\"}"
 #define ST_RUNNING  "{\"startTime\":\"2026-12-02T08:00:00Z\",\"active\":1}"
 #define FIELDS(name, labels)                                                                       \
-    "\"metadata\":{\"name\":\"" name "\",\"namespace\":\"" NS "\",\"labels\":" labels "},"         \
+    "\"metadata\":{\"name\":\"" name "\",\"namespace\":\"" NS "\","                                 \
+    "\"creationTimestamp\":\"2026-12-02T08:00:00Z\",\"labels\":" labels "},"                    \
     "\"spec\":{\"backoffLimit\":0},\"status\":" ST_RUNNING
 #define ITEM(name, labels) "{" FIELDS(name, labels) "}"
 #define JOB(labels)                                                                                \
@@ -260,7 +263,11 @@ END_TEST
 START_TEST(submit_404_names_the_namespace)
 {
     struct kube k;
-    SERVE(&k, {404, STATUS(404, "NotFound", "namespaces " JQ(NS) " not found"), NULL});
+    SERVE(&k, {404,
+               "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","
+               "\"message\":\"namespaces " JQ(NS) " not found\",\"reason\":\"NotFound\","
+               "\"details\":{\"name\":\"" NS "\",\"kind\":\"namespaces\"},\"code\":404}",
+               NULL});
     char id[160];
     ck_assert_int_eq(submit(&k, id, sizeof id), AIDC_EINVAL); /* fails at once */
     cannedhttp_stop(k.srv);
