@@ -28,7 +28,7 @@ deploy/install-deps.sh build run test
 k8s_bin=${AIDC_TEST_K8S_BIN:-/tmp/aidc-k8s-bin}
 k8s_dir=/tmp/aidc-test-k8s
 k8s_skip= k8s_build_pid=
-unset AIDC_TEST_K8S_URL AIDC_TEST_K8S_TOKEN AIDC_TEST_K8S_CA AIDC_TEST_K8S_DIR
+unset AIDC_TEST_K8S_URL AIDC_TEST_K8S_TOKEN AIDC_TEST_K8S_CA AIDC_TEST_K8S_DIR AIDC_TEST_K8S_ETCD_PORT
 if [ "${AIDC_TEST_SKIP_K8S:-0}" = 1 ]; then
     k8s_skip="AIDC_TEST_SKIP_K8S=1"
 elif [ "$(id -u)" -ne 0 ]; then
@@ -197,6 +197,7 @@ if [ -n "$k8s_build_pid" ]; then
         k8s_skip="deploy/k8s-build.sh failed (above)"
     elif k8s_env=$(K8S_DIR=$k8s_dir K8S_BIN_DIR=$k8s_bin K8S_PORT=16443 K8S_ETCD_PORT=23890 \
                    deploy/k8s-up.sh 2>"$root/build/k8s-up.log"); then
+        export AIDC_TEST_K8S_ETCD_PORT=23890 # the outage test restarts it on the same ports
         k8s_started=1
         k8s_var() { sed -n "s/^$1='\(.*\)'$/\1/p" <<<"$k8s_env"; }
         AIDC_TEST_K8S_URL=$(k8s_var K8S_API_URL) AIDC_TEST_K8S_TOKEN=$(k8s_var K8S_TOKEN)

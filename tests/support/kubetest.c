@@ -315,6 +315,9 @@ int kube_script(const char *script)
         setenv("K8S_DIR", kube_dir, 1);
         setenv("K8S_TOKEN", kube_token, 1);
         setenv("K8S_PORT", port, 1);
+        /* the same etcd port as the server was started with (tests/run.sh's is not the default) */
+        if (getenv("AIDC_TEST_K8S_ETCD_PORT"))
+            setenv("K8S_ETCD_PORT", getenv("AIDC_TEST_K8S_ETCD_PORT"), 1);
         execl("/bin/bash", "bash", path, (char *)NULL);
         _exit(127);
     }
