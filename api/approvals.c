@@ -36,16 +36,6 @@
 
 static const char *const states[] = {"pending", "approved", "rejected", "expired"};
 
-static int id_param(struct req *rq, struct resp *rs, const char **out)
-{
-    *out = req_param(rq, "id");
-    if (!crypto_uuid_valid(*out)) {
-        api_field_error(rs, "id", "must be a UUID");
-        return api_fail_fields(rs);
-    }
-    return 0;
-}
-
 static int not_found(struct resp *rs, const char *id)
 {
     return api_fail(rs, MHD_HTTP_NOT_FOUND, "approval %s not found", id);
@@ -78,7 +68,7 @@ int api_approval_list(struct req *rq, struct resp *rs)
 int api_approval_get(struct req *rq, struct resp *rs)
 {
     const char *id;
-    int e = id_param(rq, rs, &id);
+    int e = validate_id_param(rq, rs, &id);
     if (e)
         return e;
     json_t *out = NULL;
@@ -321,7 +311,7 @@ int api_approval_approve(struct req *rq, struct resp *rs)
     struct op o = {0};
     json_t *result = NULL, *out = NULL;
     char *result_text = NULL;
-    int e = id_param(rq, rs, &id);
+    int e = validate_id_param(rq, rs, &id);
     if (!e)
         e = db_approval_sweep(rq->db);
     if (!e)
@@ -371,7 +361,7 @@ int api_approval_reject(struct req *rq, struct resp *rs)
     const char *id;
     struct db_approval_row ap = {0};
     json_t *out = NULL;
-    int e = id_param(rq, rs, &id);
+    int e = validate_id_param(rq, rs, &id);
     if (e)
         return e;
     if (!validate_object(rq->json, reject_fields, 1, rs))

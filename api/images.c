@@ -167,16 +167,6 @@ int api_image_tenant_list(struct req *rq, struct resp *rs)
     return list(rq, rs, rq->tenant.id, true);
 }
 
-static int id_param(struct req *rq, struct resp *rs, const char **out)
-{
-    *out = req_param(rq, "id");
-    if (!crypto_uuid_valid(*out)) {
-        api_field_error(rs, "id", "must be a UUID");
-        return api_fail_fields(rs);
-    }
-    return 0;
-}
-
 static int not_found(struct req *rq, struct resp *rs, const char *id)
 {
     return api_fail(rs, MHD_HTTP_NOT_FOUND, "image %s not found in tenant \"%s\"", id,
@@ -316,7 +306,7 @@ int api_image_create(struct req *rq, struct resp *rs)
 int api_image_get(struct req *rq, struct resp *rs)
 {
     const char *id;
-    int e = id_param(rq, rs, &id);
+    int e = validate_id_param(rq, rs, &id);
     if (e)
         return e;
     json_t *out = NULL;
@@ -346,7 +336,7 @@ static int lock_for_change(struct req *rq, struct resp *rs, const char *id, stru
 int api_image_update(struct req *rq, struct resp *rs)
 {
     const char *id;
-    int e = id_param(rq, rs, &id);
+    int e = validate_id_param(rq, rs, &id);
     if (e)
         return e;
     const json_t *body = rq->json;
@@ -382,7 +372,7 @@ int api_image_update(struct req *rq, struct resp *rs)
 int api_image_delete(struct req *rq, struct resp *rs)
 {
     const char *id;
-    int e = id_param(rq, rs, &id);
+    int e = validate_id_param(rq, rs, &id);
     if (e)
         return e;
     struct db_image_lock l;

@@ -297,16 +297,6 @@ int api_job_submit(struct req *rq, struct resp *rs)
     return e;
 }
 
-static int id_param(struct req *rq, struct resp *rs, const char **out)
-{
-    *out = req_param(rq, "id");
-    if (!crypto_uuid_valid(*out)) {
-        api_field_error(rs, "id", "must be a UUID");
-        return api_fail_fields(rs);
-    }
-    return 0;
-}
-
 static int not_found(struct req *rq, struct resp *rs, const char *id)
 {
     return api_fail(rs, MHD_HTTP_NOT_FOUND, "job %s not found in tenant \"%s\"", id,
@@ -335,7 +325,7 @@ static json_t *shown(const struct req *rq, json_t *job)
 int api_job_get(struct req *rq, struct resp *rs)
 {
     const char *id;
-    int e = id_param(rq, rs, &id);
+    int e = validate_id_param(rq, rs, &id);
     if (e)
         return e;
     json_t *out = NULL;
@@ -384,7 +374,7 @@ int api_job_list(struct req *rq, struct resp *rs)
 int api_job_events(struct req *rq, struct resp *rs)
 {
     const char *id;
-    int e = id_param(rq, rs, &id);
+    int e = validate_id_param(rq, rs, &id);
     if (e)
         return e;
     struct page pg;
@@ -411,7 +401,7 @@ int api_job_events(struct req *rq, struct resp *rs)
 int api_job_cancel(struct req *rq, struct resp *rs)
 {
     const char *id;
-    int e = id_param(rq, rs, &id);
+    int e = validate_id_param(rq, rs, &id);
     if (e)
         return e;
     json_t *job = NULL;
@@ -456,7 +446,7 @@ static int tail_param(struct req *rq, struct resp *rs, int *tail)
 int api_job_logs(struct req *rq, struct resp *rs)
 {
     const char *id, *stream = req_query(rq, "stream");
-    int tail, e = id_param(rq, rs, &id);
+    int tail, e = validate_id_param(rq, rs, &id);
     if (e)
         return e;
     if (stream && strcmp(stream, "stdout") != 0 && strcmp(stream, "stderr") != 0) {

@@ -1,6 +1,7 @@
 /* validate.c - input checks (see validate.h). */
 #include "validate.h"
 
+#include "crypto.h"
 #include "sbuf.h"
 
 #include <string.h>
@@ -181,4 +182,14 @@ const char *vstr(const json_t *obj, const char *name)
 bool vhas(const json_t *obj, const char *name)
 {
     return json_object_get(obj, name) != NULL;
+}
+
+int validate_id_param(struct req *rq, struct resp *rs, const char **out)
+{
+    *out = req_param(rq, "id");
+    if (!crypto_uuid_valid(*out)) {
+        api_field_error(rs, "id", "must be a UUID");
+        return api_fail_fields(rs);
+    }
+    return 0;
 }

@@ -46,6 +46,12 @@ struct vfield {
  */
 bool validate_object(const json_t *obj, const struct vfield *fields, size_t n, struct resp *rs);
 
+/*
+ * The route's {id} into *out: 0 when it is a UUID, else a 400 naming the
+ * parameter filled into rs (its status returned).
+ */
+int validate_id_param(struct req *rq, struct resp *rs, const char **out);
+
 /* The string value of obj[name], or NULL when absent, null or not a string. */
 const char *vstr(const json_t *obj, const char *name);
 /* True if obj has key name (even if null). */
