@@ -476,7 +476,7 @@ static enum MHD_Result answer_static(struct MHD_Connection *c, struct pending *p
         return MHD_NO;
     }
     common_headers(r, rq->request_id, false);
-    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-cache");
+    MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, f.cache_control);
     MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, f.etag);
     if (f.status == 200)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, f.content_type);

@@ -93,6 +93,9 @@ void static_open(const char *root, const char *path, const char *if_none_match,
     snprintf(out->etag, sizeof out->etag, "W/\"%llx-%llx\"", (unsigned long long)st.st_size,
              (unsigned long long)st.st_mtime);
     out->content_type = static_content_type(name);
+    out->cache_control = strncmp(name, "/vendor/", 8) == 0 && strchr(name + 8, '/')
+                             ? "public, max-age=31536000, immutable"
+                             : "no-cache";
     out->size = (uint64_t)st.st_size;
     if (if_none_match && strcmp(if_none_match, out->etag) == 0) {
         close(fd);

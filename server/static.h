@@ -5,7 +5,9 @@
  * symlinks leaving the root). A path without an extension that names no file
  * gets index.html, so the portal's client-side routes survive a reload.
  * Files carry a weak ETag from size and mtime and `Cache-Control: no-cache`,
- * so browsers revalidate cheaply (304) and never run a stale portal.
+ * so browsers revalidate cheaply (304) and never run a stale portal. The
+ * exception is /vendor/NAME-VERSION/...: a vendored library's folder names its
+ * version, a new version is a new URL, so those are cached for a year.
  */
 #ifndef AIDC_STATIC_H
 #define AIDC_STATIC_H
@@ -17,6 +19,7 @@ struct static_file {
     int fd;     /* open file for 200, else -1 */
     uint64_t size;
     const char *content_type;
+    const char *cache_control;
     char etag[64];
 };
 

@@ -235,6 +235,16 @@ START_TEST(portal_files)
     char *etag = http_header(&r, "ETag");
     ck_assert_ptr_nonnull(etag);
     ck_assert_ptr_nonnull(strstr(r.body, "<html"));
+    assert_header(&r, "Cache-Control", "no-cache");
+    http_res_free(&r);
+    /* a vendored library's URL names its version: cached for a year */
+    ck_assert_int_eq(reqj("GET", "/vendor/uplot-1.6.32/uPlot.iife.min.js", NULL, NULL, &r), 200);
+    assert_header(&r, "Content-Type", "text/javascript");
+    assert_header(&r, "Cache-Control", "immutable");
+    http_res_free(&r);
+    ck_assert_int_eq(reqj("GET", "/js/app.js", NULL, NULL, &r), 200);
+    assert_header(&r, "Content-Type", "text/javascript");
+    assert_header(&r, "Cache-Control", "no-cache");
     http_res_free(&r);
     const char *inm[] = {fmt("If-None-Match: %s", etag), NULL};
     http_do(&harness_srv, "GET", "/", NULL, NULL, inm, &r);

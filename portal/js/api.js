@@ -1,0 +1,92 @@
+// api.js - the only place that talks to the server. Every call goes to the
+// public REST API with the session cookie (HttpOnly, set by login) and the
+// X-Requested-With header the server demands of cookie-authenticated writes.
+// Failures become ApiError carrying the problem+json document, so pages can
+// show each message next to the field it names.
+
+export const BASE = '/api/v1';
+
+export class ApiError extends Error {
+  constructor(status, problem, retryAfter) {
+    super((problem && (problem.detail || problem.title)) || `HTTP ${status}`);
+    this.status = status;
+    this.title = (problem && problem.title) || '';
+    this.errors = (problem && Array.isArray(problem.errors)) ? problem.errors : [];
+    this.requestId = problem && problem.request_id;
+    this.retryAfter = retryAfter;
+  }
+}
+
+// Listeners for "the session is gone" (401 on anything but login).
+const onUnauthorized = new Set();
+export function whenUnauthorized(fn) { onUnauthorized.add(fn); }
+
+function url(path, query) {
+  const u = new URL(path.startsWith('/') ? path : `${BASE}/${path}`, location.origin);
+  for (const [k, v] of Object.entries(query || {}))
+    if (v !== undefined && v !== null && v !== '') u.searchParams.set(k, String(v));
+  return u.pathname + u.search;
+}
+
+async function call(method, path, { query, body, accept = 'application/json', headers = {} } = {}) {
+  const init = {
+    method,
+    credentials: 'same-origin',
+    headers: { Accept: accept, 'X-Requested-With': 'aidc-portal', ...headers },
+  };
+  if (body !== undefined) {
+    init.headers['Content-Type'] = 'application/json';
+    init.body = JSON.stringify(body);
+  }
+  let res;
+  try {
+    res = await fetch(url(path, query), init);
+  } catch (e) {
+    throw new ApiError(0, { title: 'Network error', detail: String(e.message || e) });
+  }
+  if (!res.ok) {
+    const problem = await res.json().catch(() => null);
+    const err = new ApiError(res.status, problem, res.headers.get('Retry-After'));
+    if (res.status === 401 && !path.endsWith('/auth/login'))
+      for (const fn of onUnauthorized) fn(err);
+    throw err;
+  }
+  return res;
+}
+
+async function json(method, path, opts) {
+  const res = await call(method, path, opts);
+  if (res.status === 204) return null;
+  return res.json();
+}
+
+export const api = {
+  get: (path, query) => json('GET', path, { query }),
+  post: (path, body, query) => json('POST', path, { body, query }),
+  put: (path, body) => json('PUT', path, { body }),
+  patch: (path, body) => json('PATCH', path, { body }),
+  del: (path) => json('DELETE', path),
+  // text bodies (CSV exports): the text and the suggested file name
+  async text(path, query, accept = 'text/csv') {
+    const res = await call('GET', path, { query, accept });
+    const cd = res.headers.get('Content-Disposition') || '';
+    const m = /filename="?([^";]+)"?/.exec(cd);
+    return { text: await res.text(), filename: m ? m[1] : null, type: res.headers.get('Content-Type') };
+  },
+  // every page of a list (bounded: lists here are admin-sized)
+  async all(path, query = {}, max = 2000) {
+    const items = [];
+    let cursor = null;
+    do {
+      const page = await json('GET', path, { query: { ...query, limit: 200, cursor } });
+      items.push(...page.items);
+      cursor = page.next_cursor;
+    } while (cursor && items.length < max);
+    return items;
+  },
+};
+
+// tenant-scoped path: tpath('physics', 'jobs', id) -> "tenants/physics/jobs/<id>"
+export function tpath(tenant, ...parts) {
+  return ['tenants', tenant, ...parts].map(encodeURIComponent).join('/');
+}

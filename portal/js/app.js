@@ -1,0 +1,172 @@
+// app.js - the portal's shell: session, tenant choice, role-aware navigation
+// and a hash router that loads one ES module per page (js/pages/NAME.js).
+// A page module exports render(ctx); see docs/portal.md for ctx.
+import { api, whenUnauthorized } from './api.js';
+import { t, apply, toggle, lang } from './i18n.js';
+import { h, clear, alertBox, toast } from './ui.js';
+import * as roles from './roles.js';
+
+// path pattern, page module, nav label (if in the menu), who may open it
+const ROUTES = [
+  { path: 'login', page: 'login', title: 'login.title', public: true },
+  { path: 'dashboard', page: 'dashboard', nav: 'nav.dashboard', allow: roles.tenantReader },
+  { path: 'jobs', page: 'jobs', nav: 'nav.jobs', allow: roles.tenantReader },
+  { path: 'jobs/new', page: 'jobsubmit', title: 'dash.submit', allow: roles.canSubmit },
+  { path: 'jobs/:tenant/:id', page: 'jobdetail', title: 'nav.jobs', allow: roles.tenantReader },
+  { path: 'images', page: 'images', nav: 'nav.images', allow: roles.tenantReader },
+  { path: 'usage', page: 'usage', nav: 'nav.usage', allow: roles.usageReader },
+  { path: 'tenant', page: 'tenantadmin', nav: 'nav.tenant', allow: roles.tenantAdmin },
+  { path: 'platform', page: 'platform', nav: 'nav.platform', allow: roles.platformAdmin },
+  { path: 'finance', page: 'finance', nav: 'nav.finance', allow: roles.finance },
+  { path: 'audit', page: 'audit', nav: 'nav.audit', allow: roles.auditor },
+  { path: 'tokens', page: 'tokens', nav: 'nav.tokens', allow: roles.anyone },
+];
+
+const main = document.getElementById('main');
+const session = { me: null, tenant: null, tenants: [] };
+let cleanups = [];
+let renderSeq = 0;
+
+function parseHash() {
+  const raw = location.hash.replace(/^#\/?/, '');
+  const [path, qs] = raw.split('?');
+  const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+  for (const r of ROUTES) {
+    const pat = r.path.split('/');
+    if (pat.length !== parts.length) continue;
+    const params = {};
+    if (pat.every((p, i) => (p.startsWith(':') ? ((params[p.slice(1)] = parts[i]), true) : p === parts[i])))
+      return { route: r, params, query: new URLSearchParams(qs || '') };
+  }
+  return { route: null, params: {}, query: new URLSearchParams(qs || ''), empty: parts.length === 0 };
+}
+
+export function go(hash) {
+  if (location.hash === hash) render();
+  else location.hash = hash;
+}
+
+async function loadSession() {
+  session.me = await api.get('me');
+  const mine = session.me.memberships.map((m) => m.tenant);
+  let all = mine;
+  if (roles.seesAllTenants(session.me)) {
+    const list = await api.all('tenants').catch(() => []);
+    all = [...new Set([...mine, ...list.map((x) => x.slug)])];
+  }
+  session.tenants = all;
+  const saved = localStorage.getItem('aidc.tenant');
+  session.tenant = all.includes(saved) ? saved : (mine[0] || all[0] || null);
+}
+
+function dropSession() {
+  session.me = null;
+  session.tenant = null;
+  session.tenants = [];
+}
+
+function drawShell() {
+  const me = session.me;
+  const nav = document.getElementById('nav');
+  const pick = document.getElementById('tenant-pick');
+  document.getElementById('logout').hidden = !me;
+  document.getElementById('menu').hidden = !me;
+  nav.hidden = !me;
+  pick.hidden = !me || session.tenants.length < 2;
+  document.getElementById('who').textContent = me ? (me.display_name || me.username) : '';
+  const langButton = document.getElementById('lang');
+  langButton.textContent = lang() === 'en' ? '中文' : 'English';
+  langButton.setAttribute('lang', lang() === 'en' ? 'zh-CN' : 'en');
+  langButton.setAttribute('aria-label', lang() === 'en' ? '切换到中文' : 'Switch to English');
+  if (!me) return;
+  const current = parseHash().route;
+  clear(nav, h('ul', {}, ROUTES.filter((r) => r.nav && r.allow(me, session.tenant)).map((r) =>
+    h('li', {}, h('a', { href: `#/${r.path}`, 'aria-current': r === current ? 'page' : null }, t(r.nav))))));
+  clear(pick, session.tenants.map((s) => h('option', { value: s, selected: s === session.tenant }, s)));
+}
+
+async function render() {
+  const seq = ++renderSeq;
+  for (const fn of cleanups.splice(0)) fn();
+  const { route, params, query, empty } = parseHash();
+  if (!session.me && !(route && route.public)) {
+    try {
+      await loadSession();
+    } catch {
+      return go('#/login');
+    }
+  }
+  if (empty || (route && route.public && session.me)) return go(roles.home(session.me, session.tenant));
+  drawShell();
+  main.setAttribute('aria-busy', 'true');
+  document.getElementById('nav').classList.remove('open');
+  document.getElementById('menu').setAttribute('aria-expanded', 'false');
+  clear(main, h('p', { class: 'loading' }, t('app.loading')));
+  document.title = `${t((route && (route.nav || route.title)) || 'app.not_found')} · aidc`;
+  const ctx = {
+    main: h('div', { class: 'page' }),
+    me: session.me,
+    tenant: session.tenant,
+    role: session.me ? roles.tenantRole(session.me, session.tenant) : null,
+    params, query, go,
+    onCleanup: (fn) => cleanups.push(fn),
+    isCurrent: () => seq === renderSeq,
+    reloadSession: async () => {
+      await loadSession();
+      drawShell();
+      return { me: session.me, tenant: session.tenant };
+    },
+  };
+  try {
+    if (!route) throw Object.assign(new Error(t('app.not_found')), { status: 404 });
+    if (!route.public && !route.allow(session.me, session.tenant))
+      throw Object.assign(new Error(t(session.tenant ? 'app.forbidden' : 'app.no_tenant')), { status: 403 });
+    const mod = await import(`./pages/${route.page}.js`);
+    await mod.render(ctx);
+  } catch (err) {
+    if (seq !== renderSeq) return;
+    if (err.status === 401) return;  // whenUnauthorized below takes over
+    clear(ctx.main, alertBox(err.status === 403 || err.status === 404 ? err.message
+      : t('app.error', { msg: err.message })));
+  }
+  if (seq !== renderSeq) return;
+  clear(main, ctx.main);
+  main.setAttribute('aria-busy', 'false');
+  const heading = main.querySelector('h1');
+  if (heading) {
+    heading.setAttribute('tabindex', '-1');
+    heading.focus({ preventScroll: true });
+  }
+}
+
+whenUnauthorized(() => {
+  if (!session.me) return;
+  dropSession();
+  toast(t('app.session_ended'));
+  go('#/login');
+});
+
+document.getElementById('lang').addEventListener('click', () => {
+  toggle();
+  render();
+});
+document.getElementById('logout').addEventListener('click', async () => {
+  await api.post('auth/logout').catch(() => {});
+  dropSession();
+  go('#/login');
+});
+document.getElementById('tenant-pick').addEventListener('change', (ev) => {
+  session.tenant = ev.target.value;
+  localStorage.setItem('aidc.tenant', session.tenant);
+  render();
+});
+document.getElementById('menu').addEventListener('click', (ev) => {
+  const nav = document.getElementById('nav');
+  const open = nav.classList.toggle('open');
+  ev.target.setAttribute('aria-expanded', String(open));
+});
+window.addEventListener('hashchange', render);
+window.addEventListener('aidc:session', async () => { await loadSession(); render(); });
+
+apply();
+render();

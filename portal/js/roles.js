@@ -1,0 +1,28 @@
+// roles.js - who may see which page, mirroring the API's permission table
+// (../API.md "Roles"). The server decides; this only hides what would be 403.
+
+export const has = (me, role) => !!me && me.roles.includes(role);
+export const platformAdmin = (me) => has(me, 'platform_admin');
+export const finance = (me) => has(me, 'finance') || platformAdmin(me);
+export const auditor = (me) => has(me, 'auditor') || platformAdmin(me);
+export const anyone = (me) => !!me;
+export const seesAllTenants = (me) => platformAdmin(me) || has(me, 'finance') || has(me, 'auditor');
+
+export function tenantRole(me, tenant) {
+  const m = me && me.memberships.find((x) => x.tenant === tenant);
+  return m ? m.role : null;
+}
+
+// reads the tenant's jobs, quota, images: any member role, or a platform admin
+export const tenantReader = (me, tenant) => !!tenant && (!!tenantRole(me, tenant) || platformAdmin(me));
+export const canSubmit = (me, tenant) => ['member', 'tenant_admin'].includes(tenantRole(me, tenant));
+export const tenantAdmin = (me, tenant) => tenantRole(me, tenant) === 'tenant_admin' || (platformAdmin(me) && !!tenant);
+export const usageReader = (me, tenant) => tenantReader(me, tenant) || finance(me);
+
+// Where a user lands after sign-in: the first page their roles open.
+export function home(me, tenant) {
+  if (tenantReader(me, tenant)) return '#/dashboard';
+  if (has(me, 'finance')) return '#/finance';
+  if (has(me, 'auditor')) return '#/audit';
+  return '#/tokens';
+}
