@@ -15,6 +15,11 @@
 #   deploy/install-deps.sh dev      the demo registry of deploy/dev.sh (docker-registry,
 #                                   jq, tar, gzip)
 #   deploy/install-deps.sh bench    wrk and pgbench (benchmarks)
+#   deploy/install-deps.sh portal   the portal's browser tests (tests/portal): Debian's
+#                                   chromium (Playwright drives it; no browser download),
+#                                   fonts-noto-cjk (Chinese text in screenshots), and
+#                                   Node.js with npm only when `node`/`npm` are missing
+#                                   (a newer Node from elsewhere is kept)
 #
 # Several groups may be given. As root it runs apt-get; otherwise it prints
 # the command to run and exits 1 when something is missing.
@@ -32,7 +37,9 @@ for group in "$@"; do
                       docker-registry apache2-utils jq tar gzip coreutils) ;;
         dev)   pkgs+=(docker-registry jq tar gzip coreutils curl) ;;
         bench) pkgs+=(wrk postgresql-contrib jq linux-perf) ;;
-        *) echo "install-deps: unknown group '$group' (build, run, dev, test, bench)" >&2; exit 2 ;;
+        portal) pkgs+=(chromium fonts-noto-cjk)
+                { command -v node && command -v npm; } >/dev/null || pkgs+=(nodejs npm) ;;
+        *) echo "install-deps: unknown group '$group' (build, run, dev, test, bench, portal)" >&2; exit 2 ;;
     esac
 done
 

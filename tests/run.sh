@@ -3,7 +3,8 @@
 # installs what is missing, starts a private PostgreSQL, (as root) a private
 # Slurm and two seeded container image registries, builds aidc twice (warnings
 # as errors; then with AddressSanitizer + UndefinedBehaviorSanitizer), runs
-# every test of both builds through ctest, and stops what it started.
+# every test of both builds through ctest (the portal's browser tests too:
+# tests/portal, Playwright on Debian's chromium), and stops what it started.
 #
 # Environment (optional):
 #   AIDC_TEST_PGPORT     port of the test PostgreSQL   (default 15434)
@@ -20,7 +21,7 @@ root=$PWD
 say() { printf '\n== %s\n' "$*"; }
 
 say "dependencies"
-deploy/install-deps.sh build run test
+deploy/install-deps.sh build run test portal
 
 # A real kube-apiserver for the Kubernetes backend's tests, built from Debian's source
 # package (deploy/k8s-build.sh: ~8-10 minutes once per machine, kept in $k8s_bin). The
