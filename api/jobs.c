@@ -467,10 +467,17 @@ int api_job_logs(struct req *rq, struct resp *rs)
     free(pl.options_json);
     if (!sees_all(rq, pl.user))
         e = api_fail(rs, MHD_HTTP_FORBIDDEN, "only the job's owner and tenant admins read its logs");
-    else if (!pl.cluster_id[0])
-        e = api_fail(rs, MHD_HTTP_NOT_FOUND, "job %s has no logs: it is %s and was not placed on "
-                                             "a cluster", id, pl.state);
-    else if (!ops || !ops->logs)
+    else if (!pl.cluster_id[0]) {
+        /* queued, or back in the queue after a preemption: nothing written by this
+         * run yet - an empty log, like a placed job that has not started (a page
+         * following a running job must not see it vanish when it is preempted) */
+        json_decref(options);
+        rs->status = MHD_HTTP_OK;
+        rs->raw = xstrdup("");
+        rs->raw_len = 0;
+        rs->content_type = "text/plain; charset=utf-8";
+        return 0;
+    } else if (!ops || !ops->logs)
         e = api_fail(rs, MHD_HTTP_NOT_FOUND, "logs of jobs on %s clusters cannot be read here",
                      pl.kind);
     if (e) {

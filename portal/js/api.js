@@ -62,7 +62,7 @@ async function json(method, path, opts) {
 
 export const api = {
   get: (path, query) => json('GET', path, { query }),
-  post: (path, body, query) => json('POST', path, { body, query }),
+  post: (path, body, query, headers) => json('POST', path, { body, query, headers }),
   put: (path, body) => json('PUT', path, { body }),
   patch: (path, body) => json('PATCH', path, { body }),
   del: (path) => json('DELETE', path),
@@ -85,6 +85,23 @@ export const api = {
     return items;
   },
 };
+
+// An Idempotency-Key for a create: the same key while the same body is retried
+// (a lost answer then returns the first job instead of making a second), a new
+// one as soon as the body changes (the same key with another body is a 409).
+export function idempotency() {
+  let lastBody = null;
+  let key = null;
+  return (body) => {
+    const json = JSON.stringify(body);
+    if (json !== lastBody) {
+      const bytes = crypto.getRandomValues(new Uint8Array(16)); // randomUUID needs https
+      key = Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('');
+      lastBody = json;
+    }
+    return { 'Idempotency-Key': key };
+  };
+}
 
 // tenant-scoped path: tpath('physics', 'jobs', id) -> "tenants/physics/jobs/<id>"
 export function tpath(tenant, ...parts) {

@@ -2,7 +2,8 @@
 // i18n-check.js - the portal's text table is complete: every key has an English
 // and a Simplified Chinese text, the Chinese one really is Chinese (or is listed
 // below as the same in both), placeholders match, and every key the code names
-// (t('x.y'), data-i18n="x.y", keys handed to ui.js helpers) exists.
+// (t('x.y'), data-i18n="x.y", keys handed to ui.js helpers) exists, and the
+// token page offers every scope of api/openapi.json with an explanation.
 // Usage: node tests/portal/i18n-check.js [portal-dir]
 'use strict';
 const fs = require('fs');
@@ -52,6 +53,13 @@ function walk(dir) {
   }
   for (const [key, file] of used)
     if (!(key in table)) problems.push(`${key}: used in ${file} but not in the table`);
+  // the token page offers every scope of the API, each with its explanation
+  const spec = JSON.parse(fs.readFileSync(path.join(portal, '../api/openapi.json'), 'utf8'));
+  const tokensSrc = fs.readFileSync(path.join(portal, 'js/pages/tokens.js'), 'utf8');
+  for (const scope of spec.components.schemas.Scope.enum) {
+    if (!tokensSrc.includes(`'${scope}'`)) problems.push(`scope ${scope}: not offered by js/pages/tokens.js`);
+    if (!(`tokens.scope.${scope.replace(':', '_')}` in table)) problems.push(`scope ${scope}: no tokens.scope.* text`);
+  }
   const unused = Object.keys(table).filter((k) => !used.has(k) && !/^state\./.test(k));
   if (unused.length) console.log(`note: ${unused.length} keys not named literally (dynamic?): ${unused.slice(0, 20).join(' ')}`);
   if (problems.length) {

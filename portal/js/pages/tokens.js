@@ -1,0 +1,189 @@
+// tokens.js - the user's own API tokens (for CI pipelines and scripts):
+// create one (name, scopes, expiry, optionally bound to one tenant), see its
+// secret exactly once with a ready-to-paste curl example, list the tokens
+// (no secrets: the server keeps only a hash) and revoke them.
+import { api } from '../api.js';
+import { t, fmtTime } from '../i18n.js';
+import { h, clear, section, table, field, onSubmit, copyButton, toast, alertBox, nextId } from '../ui.js';
+
+// The API's scopes (API.md "Roles"; components.schemas.Scope of openapi.json). A
+// fixed list rather than the 300 KB OpenAPI document on every visit: each scope needs
+// its own explanation in the text table anyway.
+const SCOPES = ['jobs:read', 'jobs:write', 'images:read', 'images:write', 'usage:read',
+  'billing:write', 'audit:read', 'audit:ingest', 'admin'];
+
+const scopeKey = (s) => `tokens.scope.${s.replace(':', '_')}`;
+
+// The shell command a CI pipeline can run with the new token.
+export function curlExample(secret, tenant, scopes) {
+  const path = tenant && scopes.includes('jobs:read')
+    ? `/api/v1/tenants/${encodeURIComponent(tenant)}/jobs` : '/api/v1/me';
+  return `curl -sS -H 'Authorization: Bearer ${secret}' '${location.origin}${path}'`;
+}
+
+export async function render(ctx) {
+  const scopes = SCOPES;
+  const memberships = ctx.me.memberships.map((m) => m.tenant);
+  const secretSlot = h('div', { class: 'token-secret' });
+  const listSlot = h('div', {});
+  let shownId = null;  // the token whose secret is on screen
+
+  async function loadList() {
+    let items;
+    try {
+      items = await api.all('tokens');
+    } catch (err) {
+      if (ctx.isCurrent()) clear(listSlot, alertBox(err));
+      return;
+    }
+    if (!ctx.isCurrent()) return;
+    clear(listSlot, tokenTable(items));
+  }
+
+  function revokeCell(tok) {
+    const cell = h('div', { class: 'actions' });
+    const ask = () => {
+      const yes = h('button', { type: 'button', class: 'danger' }, t('tokens.revoke_confirm'));
+      const no = h('button', { type: 'button', class: 'secondary' }, t('app.cancel'));
+      yes.addEventListener('click', async () => {
+        yes.disabled = true;
+        no.disabled = true;
+        try {
+          await api.del(`tokens/${encodeURIComponent(tok.id)}`);
+        } catch (err) {
+          clear(cell, alertBox(err));
+          return;
+        }
+        toast(t('tokens.revoked', { name: tok.name }));
+        if (shownId === tok.id) {
+          clear(secretSlot);
+          shownId = null;
+        }
+        await loadList();
+        const heading = listSlot.closest('section').querySelector('h2');
+        if (heading) {
+          heading.setAttribute('tabindex', '-1');
+          heading.focus();
+        }
+      });
+      no.addEventListener('click', () => {
+        clear(cell, revokeButton());
+        cell.querySelector('button').focus();
+      });
+      clear(cell, h('span', {}, t('tokens.revoke_question', { name: tok.name })), yes, no);
+      yes.focus();
+    };
+    const revokeButton = () => h('button', {
+      type: 'button', class: 'danger', onclick: ask,
+      'aria-label': t('tokens.revoke_named', { name: tok.name }),
+    }, t('tokens.revoke'));
+    cell.append(revokeButton());
+    return cell;
+  }
+
+  function tokenTable(items) {
+    return table([
+      { label: t('tokens.name'), render: (k) => h('strong', {}, k.name) },
+      { label: t('tokens.scopes'), render: (k) => k.scopes.join(', ') },
+      { label: t('tokens.tenant'), render: (k) => k.tenant || t('tokens.any_tenant') },
+      { label: t('tokens.created'), render: (k) => fmtTime(k.created_at) },
+      { label: t('tokens.expires'), render: (k) => expiry(k.expires_at) },
+      { label: t('tokens.last_used'), render: (k) => (k.last_used_at ? fmtTime(k.last_used_at) : t('tokens.never')) },
+      { label: t('app.actions'), render: revokeCell },
+    ], items, { caption: t('tokens.list'), empty: 'tokens.none' });
+  }
+
+  function showSecret(tok) {
+    shownId = tok.id;
+    const example = curlExample(tok.token, tok.tenant || ctx.tenant, tok.scopes);
+    const headId = nextId('secret');
+    const secret = h('code', { class: 'secret', id: 'token-secret', style: { marginBottom: '.5rem' } }, tok.token);
+    // long tokens wrap anywhere: a pre that scrolls sideways would need keyboard access
+    const pre = h('pre', { class: 'example', id: 'token-curl', style: { wordBreak: 'break-all' } }, example);
+    clear(secretSlot, h('section', { class: 'card', 'aria-labelledby': headId },
+      h('h2', { id: headId, tabindex: '-1' }, t('tokens.created_title', { name: tok.name })),
+      h('p', { class: 'alert', role: 'alert' }, t('tokens.once')),
+      h('p', {}, t('tokens.secret_label')),
+      // each copy button right after its text: ui.js selects that text where the clipboard is refused
+      h('div', {}, secret, copyButton(tok.token, 'tokens.copy_secret')),
+      h('h3', {}, t('tokens.example_title')),
+      h('p', { class: 'hint' }, t('tokens.example_hint')),
+      h('div', {}, pre, copyButton(example, 'tokens.copy_example')),
+      h('div', { class: 'actions', style: { marginTop: '1rem' } },
+        h('button', {
+          type: 'button', class: 'secondary',
+          onclick: () => { clear(secretSlot); shownId = null; form.querySelector('input').focus(); },
+        }, t('tokens.hide')))));
+    secretSlot.querySelector('h2').focus();
+  }
+
+  // --- the create form ---
+  const scopeId = nextId('scopes');
+  const scopeBoxes = h('fieldset', { class: 'field wide', dataset: { field: 'scopes' } },
+    h('legend', {}, t('tokens.scopes')),
+    h('div', { class: 'scope-list' }, scopes.map((s) => {
+      const id = nextId('scope');
+      return h('div', { class: 'scope' },
+        h('input', { type: 'checkbox', id, name: 'scopes', value: s }),
+        ' ',
+        h('label', { for: id, style: { fontWeight: 'normal' } }, h('code', {}, s), ' — ', h('span', { class: 'hint' }, t(scopeKey(s)))));
+    })),
+    h('span', { id: `${scopeId}-err`, class: 'field-error', role: 'alert' }));
+  const tenantField = memberships.length
+    ? field('tenant', 'tokens.bind', {
+      kind: 'select',
+      options: [['', t('tokens.any_tenant')], ...memberships.map((m) => [m, m])],
+      hint: t('tokens.bind_hint'),
+    })
+    : null;
+  if (tenantField) {
+    const sel = tenantField.querySelector('select');
+    sel.value = memberships.includes(ctx.tenant) ? ctx.tenant : '';
+  }
+  const form = h('form', { class: 'form-grid', novalidate: true },
+    field('name', 'tokens.name', { required: true, maxlength: 100, autocomplete: 'off', hint: t('tokens.name_hint') }),
+    field('expires_in_days', 'tokens.expires_in_days', {
+      type: 'number', min: 1, max: 730, step: 1, value: '90', inputmode: 'numeric', hint: t('tokens.expires_hint'),
+    }),
+    tenantField,
+    scopeBoxes,
+    h('div', { class: 'actions wide' }, h('button', { type: 'submit' }, t('tokens.create'))));
+
+  onSubmit(form, async (v) => {
+    const chosen = [...form.querySelectorAll('input[name="scopes"]:checked')].map((c) => c.value);
+    if (!v.name || !chosen.length) {
+      const errors = [];
+      if (!v.name) errors.push({ field: 'name', message: t('tokens.need_name') });
+      if (!chosen.length) errors.push({ field: 'scopes', message: t('tokens.need_scope') });
+      throw Object.assign(new Error(t('app.form_errors')), { errors });
+    }
+    const body = { name: v.name, scopes: chosen };
+    if (v.expires_in_days !== undefined) {
+      const n = Number(v.expires_in_days);
+      body.expires_in_days = Number.isInteger(n) ? n : v.expires_in_days;
+    }
+    if (v.tenant) body.tenant = v.tenant;
+    return api.post('tokens', body);
+  }, async (tok) => {
+    form.reset();
+    form.querySelector('[name="expires_in_days"]').value = '90';
+    if (tenantField) tenantField.querySelector('select').value = memberships.includes(ctx.tenant) ? ctx.tenant : '';
+    showSecret(tok);
+    await loadList();
+  });
+
+  ctx.main.append(
+    h('div', { class: 'page-head' }, h('h1', {}, t('tokens.title'))),
+    h('p', { class: 'lead' }, t('tokens.lead')),
+    secretSlot,
+    section('tokens.new', form),
+    section('tokens.list', listSlot));
+  await loadList();
+}
+
+function expiry(iso) {
+  if (!iso) return t('tokens.never');
+  const d = new Date(iso);
+  if (!isNaN(d) && d.getTime() < Date.now()) return `${fmtTime(iso)} (${t('tokens.expired')})`;
+  return fmtTime(iso);
+}

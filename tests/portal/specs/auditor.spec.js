@@ -1,0 +1,143 @@
+// auditor.spec.js - the audit page (#/audit): alice submits a job through the API; audrey
+// finds its job.submit event by actor and action (with the request id and the job id),
+// opens its details, waits until the sealer chained it, verifies the chain and exports
+// what her search matches (NDJSON and CSV downloads). The command log renders.
+const fs = require('fs');
+const { test, expect, world, login, visit, shot, checkA11y } = require('../fixtures');
+
+async function apiLogin(request, username, password = world.password) {
+  const res = await request.post('/api/v1/auth/login', { data: { username, password } });
+  expect(res.status(), `login of ${username}`).toBe(200);
+  return { Authorization: `Bearer ${(await res.json()).access_token}` };
+}
+
+test('audrey finds alice\'s job submission, verifies the chain and exports it', async ({ page, request }) => {
+  const alice = await apiLogin(request, 'alice');
+  const name = `audit-e2e-${Date.now().toString(36)}`;
+  const submitted = await request.post('/api/v1/tenants/physics/jobs', {
+    headers: alice, data: { project: 'qcd', name, script: 'sleep 300' },
+  });
+  expect(submitted.status()).toBe(201);
+  const job = await submitted.json();
+  const requestId = submitted.headers()['x-request-id'];
+  expect(requestId).toBeTruthy();
+
+  try {
+    await login(page, 'audrey');
+    await visit(page, '#/audit', 'audit');
+    await expect(page.getByRole('heading', { level: 1 })).toHaveText('Audit');
+
+    // search: actor alice, action job.submit
+    const search = page.getByRole('search', { name: 'Search audit events' });
+    await search.getByLabel('Actor (user name)').fill('alice');
+    await search.getByLabel('Action').fill('job.submit');
+    const answer = page.waitForResponse((r) => r.url().includes('/api/v1/audit/events?') &&
+      r.url().includes('actor=alice') && r.url().includes('action=job.submit'));
+    await search.getByRole('button', { name: 'Search' }).click();
+    expect((await answer).status()).toBe(200);
+    await expect(page).toHaveURL(/#\/audit\?actor=alice&action=job\.submit$/);
+    const event = page.locator('details').filter({ hasText: job.id });
+    await expect(event).toHaveCount(1);
+    // newest first, and only what was asked for
+    const summaries = page.locator('details > summary');
+    for (const text of await summaries.allTextContents()) {
+      expect(text).toContain('job.submit');
+      expect(text).toContain('alice');
+    }
+
+    // the sealer chains new events within seconds: search again until this one has its place
+    await expect(async () => {
+      const again = page.waitForResponse((r) => r.url().includes('/api/v1/audit/events?') && r.url().includes('actor=alice'));
+      await search.getByRole('button', { name: 'Search' }).click();
+      await again;
+      await expect(event).toContainText(/position \d+/, { timeout: 1000 });
+    }).toPass({ timeout: 30_000 });
+
+    // its details: actor, roles, tenant, address, user agent, request id, resource, status
+    await expect(event).not.toHaveAttribute('open', '');
+    await event.locator('summary').click();
+    await expect(event).toHaveAttribute('open', '');
+    const props = event.locator('dl');
+    const prop = (label) => props.locator('dt', { hasText: new RegExp(`^${label}$`) }).locator('xpath=following-sibling::dd[1]');
+    await expect(prop('User')).toHaveText('alice');
+    await expect(prop('API token')).not.toBeEmpty();
+    await expect(prop('Global roles')).toHaveText('—');
+    await expect(prop('Tenant')).toHaveText('physics');
+    await expect(prop('Source IP')).toContainText(/\d/);
+    await expect(prop('User agent')).not.toHaveText('—');
+    await expect(prop('Request ID')).toHaveText(requestId);
+    await expect(prop('Resource type')).toHaveText('job');
+    await expect(prop('Resource ID or name')).toHaveText(job.id);
+    await expect(prop('HTTP status')).toHaveText('201');
+    await expect(event.locator('pre')).toContainText(`"name": "${name}"`);
+    const seq = Number((await prop('Chain').innerText()).match(/position (\d+)/)[1]);
+    await shot(page, 'audit-event');
+    await checkA11y(page);
+
+    // chain verification: intact, and it covers the event
+    const verdict = page.locator('.verify-result');
+    await expect(async () => {
+      await page.getByRole('button', { name: 'Verify chain' }).click();
+      await expect(verdict.locator('[data-ok]')).toBeVisible({ timeout: 5000 });
+      await expect(verdict.locator('[data-ok]')).toHaveAttribute('data-ok', 'true', { timeout: 1000 });
+      const last = Number(await verdict.locator('[data-ok]').getAttribute('data-last-seq'));
+      expect(last).toBeGreaterThanOrEqual(seq);
+    }).toPass({ timeout: 30_000 });
+    await expect(verdict).toContainText('Chain intact');
+    await expect(verdict).toContainText(/\d+ chain entries verified/);
+    await shot(page, 'audit-verified');
+
+    // export what the search matched: streamed by the server, saved by the browser
+    await expect(page.getByText('The last search has no time range')).toBeVisible();
+    const ndjsonLink = page.getByRole('link', { name: 'Export NDJSON' });
+    await expect(ndjsonLink).toHaveAttribute('href', /\/api\/v1\/audit\/events\/export\?actor=alice&action=job\.submit&format=ndjson$/);
+    const [ndjson] = await Promise.all([page.waitForEvent('download'), ndjsonLink.click()]);
+    const lines = fs.readFileSync(await ndjson.path(), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const trailer = lines.pop();
+    expect(trailer.export).toBeTruthy();
+    expect(lines.length).toBeGreaterThanOrEqual(1);
+    for (const e of lines) {
+      expect(e.action).toBe('job.submit');
+      expect(e.actor.user).toBe('alice');
+    }
+    const mine = lines.find((e) => e.resource && e.resource.id === job.id);
+    expect(mine).toBeTruthy();
+    expect(mine.request_id).toBe(requestId);
+    expect(mine.seq).toBe(seq);
+
+    const [csv] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Export CSV' }).click()]);
+    const text = fs.readFileSync(await csv.path(), 'utf8');
+    expect(text.split(/\r?\n/)[0]).toContain('action');
+    expect(text).toContain(job.id);
+  } finally {
+    const cancelled = await request.post(`/api/v1/tenants/physics/jobs/${job.id}/cancel`, { headers: alice });
+    expect([200, 202, 409]).toContain(cancelled.status());
+  }
+});
+
+test('the command log renders and searches', async ({ page }) => {
+  await login(page, 'audrey');
+  await visit(page, '#/audit?view=commands', 'audit-commands');
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('Audit: command log');
+  await expect(page.getByRole('link', { name: 'Command log' })).toHaveAttribute('aria-current', 'page');
+  const search = page.getByRole('search', { name: 'Search the command log' });
+  await search.getByLabel('Host').fill('no-such-node');
+  const answer = page.waitForResponse((r) => r.url().includes('/api/v1/audit/commands?') && r.url().includes('host=no-such-node'));
+  await search.getByRole('button', { name: 'Search' }).click();
+  expect((await answer).status()).toBe(200);
+  await expect(page.getByText('No command records match.')).toBeVisible();
+  await expect(page).toHaveURL(/#\/audit\?view=commands&host=no-such-node$/);
+  // the link back to the events
+  await page.getByRole('link', { name: 'Events' }).click();
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('Audit');
+  await expect(page.locator('#main[aria-busy="false"]')).toBeAttached();
+  await checkA11y(page);
+});
+
+test('the audit page on a phone', async ({ page }) => {
+  await login(page, 'audrey');
+  await page.setViewportSize({ width: 390, height: 844 });
+  await visit(page, '#/audit', 'audit-390');
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('Audit');
+  await visit(page, '#/audit?view=commands', 'audit-commands-390');
+});

@@ -1,0 +1,115 @@
+// tokens.spec.js - API tokens (#/tokens): a token is created with a scope, its secret
+// shown once; the page's curl example really works (run with curl) and stops
+// working after the token is revoked in the page; a reload never shows the secret.
+const { execFileSync } = require('child_process');
+const { test, expect, world, login, visit, checkA11y, shot } = require('../fixtures');
+
+// Run the example exactly as shown (a CI job would paste it into sh), with the
+// HTTP status appended on a line of its own.
+function runExample(example) {
+  const out = execFileSync('sh', ['-c', `${example} -w '\\n%{http_code}'`],
+    { encoding: 'utf8', timeout: 30_000 });
+  const lines = out.replace(/\n$/, '').split('\n');
+  const status = Number(lines.pop());
+  return { status, body: lines.join('\n') };
+}
+
+test('alice creates a token, uses the curl example, revokes it', async ({ page }) => {
+  const name = `ci-pipeline-${Date.now().toString(36)}`;
+  await login(page, 'alice');
+  await visit(page, '#/tokens', 'tokens');
+
+  const form = page.locator('form').filter({ has: page.locator('input[name="name"]') });
+  await form.locator('input[name="name"]').fill(name);
+  await form.locator('input[name="expires_in_days"]').fill('7');
+  await form.locator('input[name="scopes"][value="jobs:read"]').check();
+  await expect(form.locator('select[name="tenant"]')).toHaveValue('physics');
+  const created = page.waitForResponse((r) => r.url().endsWith('/api/v1/tokens') && r.request().method() === 'POST');
+  await form.getByRole('button', { name: 'Create token' }).click();
+  expect((await created).status()).toBe(201);
+
+  // the secret, once, with the warning and a ready-to-paste command
+  const secretBox = page.locator('#token-secret');
+  await expect(secretBox).toBeVisible();
+  const secret = (await secretBox.textContent()).trim();
+  expect(secret).toMatch(/^aidc_\S+$/);
+  await expect(page.getByText('it is shown only this once')).toBeVisible();
+  const example = (await page.locator('#token-curl').textContent()).trim();
+  const origin = new URL(world.base).origin;
+  expect(example).toContain(`Authorization: Bearer ${secret}`);
+  expect(example).toContain(`${origin}/api/v1/tenants/physics/jobs`);
+  await shot(page, 'tokens-created');
+  await checkA11y(page);
+
+  // the list names the token and its scope, never the secret
+  const row = page.locator('tbody tr').filter({ hasText: name });
+  await expect(row).toHaveCount(1);
+  await expect(row).toContainText('jobs:read');
+  await expect(row).toContainText('physics');
+  await expect(row).toContainText('never'); // not used yet
+  expect(await page.locator('table').textContent()).not.toContain(secret);
+
+  // the example, run for real: a CI pipeline reading the tenant's jobs
+  const ok = runExample(example);
+  expect(ok.status, ok.body).toBe(200);
+  const list = JSON.parse(ok.body);
+  expect(Array.isArray(list.items)).toBe(true);
+  expect(list.items.some((j) => j.id === world.past_run.job_id)).toBe(true);
+  // jobs:read only: the same token may not submit
+  const denied = runExample(example.replace(/'$/, "' -X POST -H 'Content-Type: application/json' -d '{}'"));
+  expect(denied.status).toBe(403);
+
+  // revoke (with a confirmation step), then the token is refused
+  await row.getByRole('button', { name: `Revoke ${name}` }).click();
+  await expect(row).toContainText(`Revoke "${name}"?`);
+  const revoked = page.waitForResponse((r) => r.url().includes('/api/v1/tokens/') && r.request().method() === 'DELETE');
+  await row.getByRole('button', { name: 'Yes, revoke' }).click();
+  expect((await revoked).status()).toBe(204);
+  await expect(page.locator('tbody tr').filter({ hasText: name })).toHaveCount(0);
+  await expect(secretBox).toHaveCount(0); // a revoked token's secret is of no use: gone too
+  const refused = runExample(example);
+  expect(refused.status, refused.body).toBe(401);
+
+  // a reload shows no secret anywhere
+  await page.reload();
+  await expect(page.locator('#main[aria-busy="false"]')).toBeAttached();
+  await expect(page.getByRole('heading', { level: 1, name: 'API tokens' })).toBeVisible();
+  await expect(page.locator('#token-secret')).toHaveCount(0);
+  expect(await page.locator('body').textContent()).not.toContain(secret);
+});
+
+test('a token needs a name and a scope; the errors show next to the fields', async ({ page }) => {
+  await login(page, 'tom');
+  await visit(page, '#/tokens', null);
+  const form = page.locator('form').filter({ has: page.locator('input[name="name"]') });
+  await form.getByRole('button', { name: 'Create token' }).click();
+  await expect(form.locator('[data-field="name"] .field-error')).toHaveText('Enter a name.');
+  await expect(form.locator('[data-field="scopes"] .field-error')).toHaveText('Choose at least one scope.');
+  await expect(form.locator('input[name="name"]')).toBeFocused();
+  await expect(page.locator('#token-secret')).toHaveCount(0);
+});
+
+test('bob (no tenant) and the phone layout', async ({ page }) => {
+  await login(page, 'bob');  // at 1280 px: login() waits for #nav, which a phone folds away
+  await page.setViewportSize({ width: 390, height: 844 });
+  await visit(page, '#/tokens', 'tokens-390');
+  // no membership: nothing to bind to, the token acts as bob
+  await expect(page.locator('select[name="tenant"]')).toHaveCount(0);
+  const name = `bob-script-${Date.now().toString(36)}`;
+  await page.locator('input[name="name"]').fill(name);
+  await page.locator('input[name="scopes"][value="images:read"]').check();
+  await page.getByRole('button', { name: 'Create token' }).click();
+  await expect(page.locator('#token-secret')).toBeVisible();
+  const example = (await page.locator('#token-curl').textContent()).trim();
+  expect(example).toContain('/api/v1/me');
+  const me = runExample(example);
+  expect(me.status, me.body).toBe(200);
+  expect(JSON.parse(me.body).username).toBe('bob');
+  await shot(page, 'tokens-390-created');
+  await checkA11y(page);
+  // clean up: revoke it
+  const row = page.locator('tbody tr').filter({ hasText: name });
+  await row.getByRole('button', { name: `Revoke ${name}` }).click();
+  await row.getByRole('button', { name: 'Yes, revoke' }).click();
+  await expect(page.locator('tbody tr').filter({ hasText: name })).toHaveCount(0);
+});
