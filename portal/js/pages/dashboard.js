@@ -10,11 +10,12 @@ function pct(x, of) {
   return of > 0 ? Math.max(0, Math.min(100, (100 * x) / of)) : 0;
 }
 
-export function quotaBar(name, q) {
+// line: the words under the bar (default: used / guaranteed / limit / borrowed)
+export function quotaBar(name, q, line, legend = true) {
   const limit = q.limit ?? Math.max(q.guaranteed || 0, q.used || 0);
   const borrowed = q.borrowed || 0;
   const own = Math.max(0, (q.used || 0) - borrowed);
-  const line = t('dash.quota_line', {
+  line = line || t('dash.quota_line', {
     used: fmtNum(q.used), guaranteed: fmtNum(q.guaranteed), limit: q.limit === null ? '∞' : fmtNum(q.limit),
     borrowed: fmtNum(borrowed),
   });
@@ -24,7 +25,7 @@ export function quotaBar(name, q) {
       h('span', { class: 'bar-used', style: { width: `${pct(own, limit)}%` } }),
       h('span', { class: 'bar-borrowed', style: { width: `${pct(borrowed, limit)}%` } }),
       h('span', { class: 'bar-guarantee', style: { left: `${pct(q.guaranteed || 0, limit)}%` } })),
-    h('div', { class: 'legend' },
+    legend && h('div', { class: 'legend' },
       h('span', { class: 'key key-used' }, t('dash.used')),
       h('span', { class: 'key key-borrowed' }, t('dash.borrowed')),
       h('span', { class: 'key key-guarantee' }, t('dash.guaranteed'))));
@@ -59,7 +60,8 @@ export async function render(ctx) {
       section('dash.month',
         h('p', { class: 'big' }, fmtNum(budget ? budget.used : 0), ' ', t('dash.gpu_hours')),
         budget && budget.limit !== null
-          ? quotaBar(t('dash.budget'), { ...budget, guaranteed: 0, borrowed: 0 })
+          ? quotaBar(t('dash.budget'), { ...budget, guaranteed: 0, borrowed: 0 },
+            t('dash.budget_line', { used: fmtNum(budget.used), limit: fmtNum(budget.limit) }), false)
           : h('p', {}, t('dash.no_budget')))),
     section('dash.my_jobs', jobTable(ctx, [...running.items, ...queued.items])));
 }

@@ -4,15 +4,10 @@
 // what her search matches (NDJSON and CSV downloads). The command log renders.
 const fs = require('fs');
 const { test, expect, world, login, visit, shot, checkA11y } = require('../fixtures');
-
-async function apiLogin(request, username, password = world.password) {
-  const res = await request.post('/api/v1/auth/login', { data: { username, password } });
-  expect(res.status(), `login of ${username}`).toBe(200);
-  return { Authorization: `Bearer ${(await res.json()).access_token}` };
-}
+const { token, bearer } = require('../apicalls');
 
 test('audrey finds alice\'s job submission, verifies the chain and exports it', async ({ page, request }) => {
-  const alice = await apiLogin(request, 'alice');
+  const alice = bearer(await token(request, 'alice'));
   const name = `audit-e2e-${Date.now().toString(36)}`;
   const submitted = await request.post('/api/v1/tenants/physics/jobs', {
     headers: alice, data: { project: 'qcd', name, script: 'sleep 300' },

@@ -4,19 +4,7 @@
 // preempted, and her page shows, in words, that it was preempted, by which job of which
 // tenant, and that it went back to the queue. Both jobs are cancelled at the end.
 const { test, expect, world, login, visit } = require('../fixtures');
-
-async function token(request, username) {
-  const res = await request.post('/api/v1/auth/login', { data: { username, password: world.password } });
-  expect(res.status(), `login of ${username}`).toBe(200);
-  return (await res.json()).access_token;
-}
-
-async function cancelQuietly(request, tok, tenant, id) {
-  if (!id) return;
-  const res = await request.post(`/api/v1/tenants/${tenant}/jobs/${id}/cancel`,
-    { headers: { Authorization: `Bearer ${tok}` } });
-  expect([202, 409], `cancel ${tenant}/${id}`).toContain(res.status());
-}
+const { token, cancelQuietly } = require('../apicalls');
 
 test('a borrowed job is preempted when the owner needs its GPUs, and the portal says why', async ({ page, request }) => {
   test.setTimeout(180_000);

@@ -4,22 +4,9 @@
 // page and reads its output; a bad submission shows the server's words next to the
 // fields; a running job is cancelled after a confirmation.
 const { test, expect, world, login, visit, allowHttp } = require('../fixtures');
+const { token, cancelQuietly } = require('../apicalls');
 
 const JOB_PAGE = /#\/jobs\/physics\/[0-9a-f-]{36}$/;
-
-// a token for API calls made beside the browser (submitting or cleaning up)
-async function token(request, username) {
-  const res = await request.post('/api/v1/auth/login', { data: { username, password: world.password } });
-  expect(res.status(), `login of ${username}`).toBe(200);
-  return (await res.json()).access_token;
-}
-
-async function cancelQuietly(request, tok, tenant, id) {
-  if (!id) return;
-  const res = await request.post(`/api/v1/tenants/${tenant}/jobs/${id}/cancel`,
-    { headers: { Authorization: `Bearer ${tok}` } });
-  expect([202, 409], `cancel ${id}`).toContain(res.status());
-}
 
 test.describe('researcher', () => {
   test('the jobs list: filters in the link, submit button, phone layout', async ({ page }) => {
