@@ -174,17 +174,16 @@ export function formValues(form) {
   return out;
 }
 
-// A submit handler that disables the button while the call runs and shows
-// its errors in place. fn(values) returns what onDone receives.
-export function onSubmit(form, fn, onDone) {
+// A form's submit handler that disables the button while fn(form) runs and
+// shows its errors in place (fn builds the body itself: numbers, arrays, JSON).
+export function handleSubmit(form, fn) {
   form.addEventListener('submit', async (ev) => {
     ev.preventDefault();
     clearErrors(form);
     const button = form.querySelector('button[type="submit"]');
     if (button) button.disabled = true;
     try {
-      const result = await fn(formValues(form));
-      if (onDone) await onDone(result);
+      await fn(form);
     } catch (err) {
       showErrors(form, err);
     } finally {
@@ -192,4 +191,13 @@ export function onSubmit(form, fn, onDone) {
     }
   });
   return form;
+}
+
+// handleSubmit for flat forms: fn(values) gets the trimmed strings, and what it
+// returns goes to onDone.
+export function onSubmit(form, fn, onDone) {
+  return handleSubmit(form, async (f) => {
+    const result = await fn(formValues(f));
+    if (onDone) await onDone(result);
+  });
 }

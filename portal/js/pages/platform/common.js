@@ -2,7 +2,7 @@
 // the tenant admin page): quota editors, inline confirmations, approval notes,
 // JSON fields, and a keyed list that refreshes without losing focus or input.
 import { t, fmtNum, fmtTime } from '../../i18n.js';
-import { h, clear, nextId, showErrors, clearErrors, errorText } from '../../ui.js';
+import { h, clear, nextId, errorText } from '../../ui.js';
 
 // Non-GPU resources, in the order the editors show them.
 export const TENANT_RESOURCES = ['cpu', 'memory_gib', 'jobs', 'gpu_hours_month', 'storage_gib'];
@@ -176,26 +176,7 @@ export function fieldError(field, message) {
   return Object.assign(new Error(t('app.form_errors')), { status: 400, errors: [{ field, message }] });
 }
 
-/**
- * A form's submit handler: like ui.js onSubmit, but fn receives the form and
- * builds the body itself (numbers, arrays, JSON); errors land in place.
- */
-export function handleSubmit(form, fn) {
-  form.addEventListener('submit', async (ev) => {
-    ev.preventDefault();
-    clearErrors(form);
-    const button = form.querySelector('button[type="submit"]');
-    if (button) button.disabled = true;
-    try {
-      await fn(form);
-    } catch (err) {
-      showErrors(form, err);
-    } finally {
-      if (button) button.disabled = false;
-    }
-  });
-  return form;
-}
+export { handleSubmit } from '../../ui.js';
 
 /**
  * A list of items keyed by id whose rows are kept across refreshes: new items
