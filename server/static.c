@@ -90,8 +90,11 @@ void static_open(const char *root, const char *path, const char *if_none_match,
         if (fd < 0)
             return;
     }
-    snprintf(out->etag, sizeof out->etag, "W/\"%llx-%llx\"", (unsigned long long)st.st_size,
-             (unsigned long long)st.st_mtime);
+    /* size, mtime to the nanosecond and inode: a redeploy that keeps sizes and
+     * whole-second mtimes (cp -p, reproducible images) still changes the tag */
+    snprintf(out->etag, sizeof out->etag, "W/\"%llx-%llx.%lx-%llx\"",
+             (unsigned long long)st.st_size, (unsigned long long)st.st_mtim.tv_sec,
+             (unsigned long)st.st_mtim.tv_nsec, (unsigned long long)st.st_ino);
     out->content_type = static_content_type(name);
     out->cache_control = strncmp(name, "/vendor/", 8) == 0 && strchr(name + 8, '/')
                              ? "public, max-age=31536000, immutable"

@@ -4,7 +4,7 @@
  * Only regular files below the root are served (no "..", no dot files, no
  * symlinks leaving the root). A path without an extension that names no file
  * gets index.html, so the portal's client-side routes survive a reload.
- * Files carry a weak ETag from size and mtime and `Cache-Control: no-cache`,
+ * Files carry a weak ETag from size, mtime (ns) and inode and `Cache-Control: no-cache`,
  * so browsers revalidate cheaply (304) and never run a stale portal. The
  * exception is /vendor/NAME-VERSION/...: a vendored library's folder names its
  * version, a new version is a new URL, so those are cached for a year.
@@ -20,7 +20,7 @@ struct static_file {
     uint64_t size;
     const char *content_type;
     const char *cache_control;
-    char etag[64];
+    char etag[96];
 };
 
 /* Resolve path under root; the caller closes out->fd (if >= 0). */

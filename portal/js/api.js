@@ -104,6 +104,11 @@ export function idempotency() {
 }
 
 // tenant-scoped path: tpath('physics', 'jobs', id) -> "tenants/physics/jobs/<id>"
+// A "." or ".." segment would be resolved by the browser before sending (a link
+// naming tenant ".." must not reach another path), so it is refused here.
 export function tpath(tenant, ...parts) {
-  return ['tenants', tenant, ...parts].map(encodeURIComponent).join('/');
+  const segs = ['tenants', tenant, ...parts].map(String);
+  if (segs.some((p) => p === '' || p === '.' || p === '..'))
+    throw new ApiError(400, { title: 'Bad Request', detail: `not a valid path: ${segs.join('/')}` });
+  return segs.map(encodeURIComponent).join('/');
 }

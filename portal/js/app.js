@@ -28,7 +28,8 @@ let cleanups = [];
 let renderSeq = 0;
 
 function parseHash() {
-  const raw = location.hash.replace(/^#\/?/, '');
+  // "#main" and other in-page anchors are not routes (see the click handler below)
+  const raw = location.hash.startsWith('#/') ? location.hash.slice(2) : '';
   const [path, qs] = raw.split('?');
   const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
   for (const r of ROUTES) {
@@ -92,8 +93,12 @@ async function render() {
   if (!session.me && !(route && route.public)) {
     try {
       await loadSession();
-    } catch {
-      return go('#/login');
+    } catch (err) {
+      if (err.status === 401) return go('#/login');
+      // the server is down or overloaded: the session may well be valid
+      main.setAttribute('aria-busy', 'false');
+      return clear(main, alertBox(t('app.error', { msg: err.message })),
+        h('button', { type: 'button', onclick: () => render() }, t('app.retry')));
     }
   }
   if (empty || (route && route.public && session.me)) return go(roles.home(session.me, session.tenant));
@@ -109,7 +114,8 @@ async function render() {
     tenant: session.tenant,
     role: session.me ? roles.tenantRole(session.me, session.tenant) : null,
     params, query, go,
-    onCleanup: (fn) => cleanups.push(fn),
+    // registered after the user left (a late answer): nothing will call it, so now
+    onCleanup: (fn) => (seq === renderSeq ? cleanups.push(fn) : fn()),
     isCurrent: () => seq === renderSeq,
     reloadSession: async () => {
       await loadSession();
@@ -151,9 +157,28 @@ document.getElementById('lang').addEventListener('click', () => {
   render();
 });
 document.getElementById('logout').addEventListener('click', async () => {
-  await api.post('auth/logout').catch(() => {});
+  try {
+    await api.post('auth/logout');
+  } catch (err) {
+    // 401: the session had ended anyway; anything else: the cookie may still be
+    // valid, so do not pretend the user is signed out (a shared machine)
+    if (err.status !== 401) return toast(t('app.logout_failed', { msg: err.message }));
+  }
   dropSession();
   go('#/login');
+});
+// In-page anchors (the skip link, tables of contents) move focus to their
+// target instead of changing the route.
+document.addEventListener('click', (ev) => {
+  const a = ev.target.closest && ev.target.closest('a[href^="#"]');
+  const href = a && a.getAttribute('href');
+  if (!href || href.startsWith('#/') || href === '#') return;
+  const target = document.getElementById(decodeURIComponent(href.slice(1)));
+  if (!target) return;
+  ev.preventDefault();
+  if (!target.hasAttribute('tabindex')) target.setAttribute('tabindex', '-1');
+  target.focus();
+  target.scrollIntoView({ block: 'start' });
 });
 document.getElementById('tenant-pick').addEventListener('change', (ev) => {
   session.tenant = ev.target.value;

@@ -25,6 +25,9 @@ const TABLE = {
   'app.session_ended': ['Your session has ended. Please sign in again.', '会话已结束，请重新登录。'],
   'app.saved': ['Saved', '已保存'],
   'app.refresh': ['Refresh', '刷新'],
+  'app.retry': ['Try again', '重试'],
+  'app.logout_failed': ['Signing out failed ({msg}); you are still signed in. Try again.',
+    '退出登录失败（{msg}），您仍处于登录状态，请重试。'],
   'app.more': ['Load more', '加载更多'],
   'app.none': ['Nothing here yet.', '暂无内容。'],
   'app.cancel': ['Cancel', '取消'],
@@ -149,7 +152,7 @@ export function fmtTime(iso) {
   const d = new Date(iso);
   return isNaN(d) ? iso : d.toLocaleString(current, {
     year: 'numeric', month: '2-digit', day: '2-digit',
-    hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false,
+    hour: '2-digit', minute: '2-digit', second: '2-digit', hour12: false, timeZoneName: 'short',
   });
 }
 

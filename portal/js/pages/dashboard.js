@@ -43,10 +43,11 @@ export function jobTable(ctx, jobs) {
 }
 
 export async function render(ctx) {
-  const [quota, running, queued] = await Promise.all([
+  // every state of a job not finished yet (the list filters one state at a time)
+  const [quota, ...open] = await Promise.all([
     api.get(tpath(ctx.tenant, 'quota')),
-    api.get(tpath(ctx.tenant, 'jobs'), { user: ctx.me.username, state: 'running', limit: 50 }),
-    api.get(tpath(ctx.tenant, 'jobs'), { user: ctx.me.username, state: 'queued', limit: 50 }),
+    ...['running', 'pending', 'admitted', 'preempted', 'queued'].map((state) =>
+      api.get(tpath(ctx.tenant, 'jobs'), { user: ctx.me.username, state, limit: 50 })),
   ]);
   const res = quota.resources || {};
   const gpus = Object.keys(res).filter((k) => k.startsWith('gpu:')).sort();
@@ -63,5 +64,5 @@ export async function render(ctx) {
           ? quotaBar(t('dash.budget'), { ...budget, guaranteed: 0, borrowed: 0 },
             t('dash.budget_line', { used: fmtNum(budget.used), limit: fmtNum(budget.limit) }), false)
           : h('p', {}, t('dash.no_budget')))),
-    section('dash.my_jobs', jobTable(ctx, [...running.items, ...queued.items])));
+    section('dash.my_jobs', jobTable(ctx, open.flatMap((page) => page.items))));
 }

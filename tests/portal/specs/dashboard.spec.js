@@ -95,3 +95,13 @@ test('on a phone the menu folds and opens from the keyboard', async ({ page }) =
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth > window.innerWidth);
   expect(overflow).toBe(false);
 });
+
+test('the skip link moves focus to the content and keeps the page', async ({ page }) => {
+  await login(page, 'alice');
+  await visit(page, '#/dashboard', 'dashboard-skip');
+  await page.locator('#skip-link').focus();
+  await page.keyboard.press('Enter');
+  await expect(page.locator('#main')).toBeFocused();
+  await expect(page).toHaveURL(/#\/dashboard$/);
+  await expect(page.getByRole('heading', { level: 1 })).toHaveText('Dashboard · physics');
+});
