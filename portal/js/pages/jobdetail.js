@@ -7,7 +7,7 @@ import { api, tpath } from '../api.js';
 import { t, fmtTime } from '../i18n.js';
 import { h, clear, badge, field, alertBox, errorText, toast } from '../ui.js';
 import { canSubmit } from '../roles.js';
-import { isFinished, gpuText, reasonText, mayManage, REFRESH_MS } from './jobs.js';
+import { isFinished, gpuText, reasonText, mayManage, REFRESH_MS, SLUG_RE, UUID_RE, jobHref } from './jobs.js';
 
 const TAILS = [100, 1000, 10000];
 
@@ -45,9 +45,19 @@ function pendingPreemption(job) {
   return m ? { job: m[1], tenant: m[2] } : { job: null, tenant: null };
 }
 
+// A link that cannot name a job (a mistyped or hand-made #/jobs/:tenant/:id): said
+// here, without asking the server.
+function noSuchJob(ctx) {
+  ctx.main.append(
+    h('div', { class: 'page-head' }, h('h1', {}, t('jobs.no_such'))),
+    alertBox(t('jobs.no_such_explain')),
+    h('div', { class: 'actions' }, h('a', { class: 'button secondary', href: '#/jobs' }, t('jobs.back'))));
+}
+
 export async function render(ctx) {
   const tenant = ctx.params.tenant;
   const id = ctx.params.id;
+  if (!SLUG_RE.test(tenant || '') || !UUID_RE.test(id || '')) return noSuchJob(ctx);
   const jobPath = tpath(tenant, 'jobs', id);
 
   let [job, events] = await Promise.all([
@@ -60,7 +70,7 @@ export async function render(ctx) {
   const jobRef = (jid, jtenant) => {
     if (!jid) return t('jobs.unknown_job');
     const label = jid.slice(0, 8);
-    return jtenant === tenant ? h('a', { href: `#/jobs/${encodeURIComponent(tenant)}/${jid}` }, label)
+    return jtenant === tenant ? h('a', { href: jobHref(tenant, jid) }, label)
       : h('code', { title: jid }, label);
   };
 
@@ -200,15 +210,17 @@ export async function render(ctx) {
 
   // --- actions: cancel (confirmed first), submit a copy ------------------------
   const cancelBtn = h('button', { type: 'button', class: 'danger' }, t('jobs.cancel'));
+  // focus lands on "keep": Enter or Space right after "Cancel job" must not cancel
+  const keepBtn = h('button', { type: 'button', class: 'secondary', onclick: () => hideConfirm(true) }, t('jobs.cancel_no'));
   const confirmBox = h('div', { class: 'note', role: 'group', 'aria-labelledby': 'job-cancel-q', hidden: true },
     h('p', { id: 'job-cancel-q' }, t('jobs.cancel_q')),
     h('div', { class: 'actions' },
       h('button', { type: 'button', class: 'danger', onclick: doCancel }, t('jobs.cancel_yes')),
-      h('button', { type: 'button', class: 'secondary', onclick: () => hideConfirm(true) }, t('jobs.cancel_no'))));
+      keepBtn));
   cancelBtn.addEventListener('click', () => {
     confirmBox.hidden = false;
     cancelBtn.hidden = true;
-    confirmBox.querySelector('button').focus();
+    keepBtn.focus();
   });
   function hideConfirm(focusBack) {
     confirmBox.hidden = true;
@@ -217,21 +229,31 @@ export async function render(ctx) {
   }
   async function doCancel() {
     for (const b of confirmBox.querySelectorAll('button')) b.disabled = true;
+    let answer = null;
+    let failure = null;
     try {
-      job = await api.post(`${jobPath}/cancel`);
+      answer = await api.post(`${jobPath}/cancel`);
+    } catch (err) {
+      failure = err;
+    }
+    if (!ctx.isCurrent()) return; // the user left meanwhile: this page is gone
+    for (const b of confirmBox.querySelectorAll('button')) b.disabled = false;
+    if (answer) {
+      job = answer;
+      gen++; // a refresh in flight may have read the job before the cancel
       toast(t('jobs.cancel_sent'));
       clear(actionMsg, h('p', { class: 'note' }, t(job.state === 'cancelled' ? 'jobs.cancel_done' : 'jobs.cancel_sent')));
-    } catch (err) {
-      clear(actionMsg, alertBox(err.status === 409 ? t('jobs.cancel_409') : errorText(err)));
-    } finally {
-      for (const b of confirmBox.querySelectorAll('button')) b.disabled = false;
+      drawAll();
+    } else {
+      clear(actionMsg, alertBox(failure.status === 409 ? t('jobs.cancel_409') : errorText(failure)));
     }
     hideConfirm(false);
+    if (running) await running;
     await refresh();
-    title.focus();
+    if (ctx.isCurrent()) title.focus();
   }
   const copyLink = canSubmit(ctx.me, tenant) && tenant === ctx.tenant
-    ? h('a', { class: 'button secondary', href: `#/jobs/new?copy=${id}` }, t('jobs.copy')) : null;
+    ? h('a', { class: 'button secondary', href: `#/jobs/new?copy=${encodeURIComponent(id)}` }, t('jobs.copy')) : null;
   const actions = h('div', { class: 'actions' }, cancelBtn, copyLink,
     h('a', { class: 'button secondary', href: '#/jobs' }, t('jobs.back')));
   const drawActions = () => { if (confirmBox.hidden) cancelBtn.hidden = !manage || isFinished(job); };
@@ -317,20 +339,31 @@ export async function render(ctx) {
   await loadLogs();
 
   let wasFinished = isFinished(job);
-  async function refresh() {
+  // One refresh at a time (the job, its history, then maybe 10,000 lines of output can
+  // take longer than the interval): a tick while one runs is skipped. gen drops an
+  // answer read before the job changed here (a cancel), so no older state comes back.
+  let running = null;
+  let gen = 0;
+  function refresh() {
+    if (!running) running = refreshOnce().finally(() => { running = null; });
+    return running;
+  }
+  async function refreshOnce() {
+    const mine = gen;
     try {
       const [j, ev] = await Promise.all([api.get(jobPath), api.all(`${jobPath}/events`)]);
-      if (!ctx.isCurrent()) return;
+      if (!ctx.isCurrent() || mine !== gen) return;
       job = j;
       events = ev;
       drawAll();
     } catch (err) {
-      if (ctx.isCurrent()) clear(actionMsg, alertBox(t('jobs.refresh_failed', { msg: errorText(err) })));
+      if (ctx.isCurrent() && mine === gen) clear(actionMsg, alertBox(t('jobs.refresh_failed', { msg: errorText(err) })));
       return;
     }
     const done = isFinished(job);
     // follow the output while it runs, and read it once more when it has ended
     if (follow.checked || (done && !wasFinished)) await loadLogs();
+    if (!ctx.isCurrent()) return;
     if (done && !wasFinished) follow.checked = false;
     wasFinished = done;
   }
@@ -338,6 +371,7 @@ export async function render(ctx) {
   const timer = setInterval(() => {
     if (document.hidden || !ctx.isCurrent()) return;
     if (isFinished(job) && wasFinished) return; // nothing changes any more
+    if (running) return; // the last one is still going
     refresh();
   }, REFRESH_MS);
   ctx.onCleanup(() => clearInterval(timer));

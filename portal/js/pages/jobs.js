@@ -12,7 +12,12 @@ export const FINISHED = ['succeeded', 'failed', 'cancelled'];
 export const REFRESH_MS = 5000;
 const PAGE = 50;
 const USER_RE = /^[a-z][a-z0-9._-]{0,62}$/;
-const SLUG_RE = /^[a-z][a-z0-9-]{1,62}$/;
+// a tenant's or project's slug, a job's id: what a link (#/jobs/:tenant/:id) may name
+export const SLUG_RE = /^[a-z][a-z0-9-]{1,62}$/;
+export const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+// the page of a job
+export const jobHref = (tenant, id) => `#/jobs/${encodeURIComponent(tenant)}/${encodeURIComponent(id)}`;
 
 export const isFinished = (job) => FINISHED.includes(job.state);
 
@@ -91,7 +96,7 @@ function reasonCell(j) {
 
 function jobsTable(rows, caption) {
   return table([
-    { label: t('job.name'), render: (j) => h('a', { href: `#/jobs/${encodeURIComponent(j.tenant)}/${j.id}` }, j.name || j.id.slice(0, 8)) },
+    { label: t('job.name'), render: (j) => h('a', { href: jobHref(j.tenant, j.id) }, j.name || j.id.slice(0, 8)) },
     { label: t('job.state'), render: stateCell },
     { label: t('job.project'), key: 'project' },
     { label: t('job.user'), key: 'user' },
@@ -171,7 +176,9 @@ export async function render(ctx) {
 
   let rows = [];
   let cursor = null;
-  let seq = 0;     // answers of older filter choices are dropped
+  let seq = 0;     // answers of older filter choices (and of refreshes overtaken) are dropped
+  let moreSeq = 0; // the "load more" in flight; a filter change drops its answer
+  let moreBusy = false; // the refresh pauses meanwhile (its answer would lose the added rows)
   let shown = '';  // what the table shows, to touch the DOM only on a change
 
   const query = (extra) => ({
@@ -214,21 +221,40 @@ export async function render(ctx) {
     }
   }
 
+  // The next page below the rows shown. A refresh in flight (with the old number of
+  // rows) is dropped and the next ones wait, so they cannot take the added rows away.
+  // The button stays focusable while it loads (aria-disabled, not disabled: Chromium
+  // drops focus from a disabled button); when it disappears (nothing more), focus goes
+  // to the first added row.
   async function loadMore() {
-    if (!cursor) return;
-    const mine = seq;
-    more.disabled = true;
+    if (!cursor || moreBusy) return;
+    const mine = ++moreSeq;
+    moreBusy = true;
+    seq++;
+    more.setAttribute('aria-disabled', 'true');
     try {
       const page = await api.get(tpath(tenant, 'jobs'), query({ limit: PAGE, cursor }));
-      if (mine !== seq || !ctx.isCurrent()) return;
+      if (mine !== moreSeq || !ctx.isCurrent()) return;
       const have = new Set(rows.map((r) => r.id));
-      rows = rows.concat(page.items.filter((r) => !have.has(r.id)));
+      const added = page.items.filter((r) => !have.has(r.id));
+      rows = rows.concat(added);
       cursor = page.next_cursor;
+      clear(status);
+      const hadFocus = document.activeElement === more;
       draw();
+      if (hadFocus && more.hidden) {
+        const links = [...tableSlot.querySelectorAll('tbody a')];
+        const href = added.length ? jobHref(added[0].tenant, added[0].id) : null;
+        const to = links.find((a) => a.getAttribute('href') === href) || links[links.length - 1];
+        if (to) to.focus();
+      }
     } catch (err) {
-      clear(status, alertBox(err));
+      if (mine === moreSeq && ctx.isCurrent()) clear(status, alertBox(err));
     } finally {
-      more.disabled = false;
+      if (mine === moreSeq) {
+        moreBusy = false;
+        more.removeAttribute('aria-disabled');
+      }
     }
   }
 
@@ -256,6 +282,12 @@ export async function render(ctx) {
     filters.project = F.project.value;
     filters.user = user;
     writeHash();
+    // the cursor and a "load more" in flight belong to the old choice
+    moreSeq++;
+    moreBusy = false;
+    more.removeAttribute('aria-disabled');
+    cursor = null;
+    more.hidden = true;
     try {
       await load();
     } catch (err) {
@@ -277,7 +309,7 @@ export async function render(ctx) {
   await load();
 
   const timer = setInterval(() => {
-    if (document.hidden || !ctx.isCurrent()) return;
+    if (document.hidden || !ctx.isCurrent() || moreBusy) return;
     load({ keep: true });
   }, REFRESH_MS);
   ctx.onCleanup(() => clearInterval(timer));

@@ -7,6 +7,7 @@
 import { api, tpath, idempotency } from '../api.js';
 import { t, fmtNum } from '../i18n.js';
 import { h, clear, field, showErrors, clearErrors, toast, table } from '../ui.js';
+import { UUID_RE, jobHref } from './jobs.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 const RESERVED = (k) => k.startsWith('AIDC_') || k === 'CUDA_VISIBLE_DEVICES' || k === 'NVIDIA_VISIBLE_DEVICES';
@@ -92,13 +93,14 @@ function mapErrors(err) {
 
 export async function render(ctx) {
   const tenant = ctx.tenant;
-  const copyId = ctx.query.get('copy');
+  // ?copy=ID: a job id, or ignored (a hand-edited link must not make the page fail)
+  const copyId = UUID_RE.test(ctx.query.get('copy') || '') ? ctx.query.get('copy') : null;
   const [projects, images, clusters, quota, copy] = await Promise.all([
     api.all(tpath(tenant, 'projects')),
     api.get('images', { tenant, limit: 1000 }).then((p) => p.items),
     api.all('clusters'),
     api.get(tpath(tenant, 'quota')),
-    /^[0-9a-f-]{36}$/i.test(copyId || '') ? api.get(tpath(tenant, 'jobs', copyId)).catch(() => null) : null,
+    copyId ? api.get(tpath(tenant, 'jobs', copyId)).catch(() => null) : null,
   ]);
   let inv = inventory(clusters);
   let res = quota.resources || {};
@@ -288,8 +290,10 @@ export async function render(ctx) {
         return;
       }
       toast(t('jobs.submit.done', { name: job.name }));
-      ctx.go(`#/jobs/${encodeURIComponent(job.tenant || tenant)}/${job.id}`);
+      // the user may have gone elsewhere meanwhile: do not pull them back
+      if (ctx.isCurrent()) ctx.go(jobHref(job.tenant || tenant, job.id));
     } catch (err) {
+      if (!ctx.isCurrent()) return;
       showErrors(form, mapErrors(err));
       // 422: valid, but nothing could ever run it (GPU type, size, quota): say so first
       if (err.status === 422) formError.textContent = `${t('jobs.submit.e422')} ${formError.textContent}`;

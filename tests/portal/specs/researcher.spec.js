@@ -121,6 +121,61 @@ test.describe('researcher', () => {
     await expect(page).toHaveURL(/#\/jobs\/new$/);
   });
 
+  test('a link that names no job says so without asking the server', async ({ page }) => {
+    await login(page, 'alice');
+    const asked = [];
+    page.on('request', (req) => { if (req.url().includes('/jobs/')) asked.push(req.url()); });
+    for (const hash of ['#/jobs/physics/not-a-uuid', '#/jobs/..%2Fadmin/0f0e0d0c-0b0a-4908-8706-050403020100',
+      '#/jobs/Physics/0f0e0d0c-0b0a-4908-8706-050403020100']) {
+      await visit(page, hash, hash.endsWith('not-a-uuid') ? 'job-no-such' : null);
+      await expect(page.getByRole('heading', { level: 1 })).toHaveText('No such job');
+      await expect(page.getByRole('alert')).toContainText('This link does not point to a job');
+      await expect(page.getByRole('link', { name: 'All jobs' })).toBeVisible();
+    }
+    // ?copy= that is no job id is ignored: an empty form, no request for it
+    await visit(page, '#/jobs/new?copy=../../me');
+    await expect(page.getByText('Say what to run and what it needs.')).toBeVisible();
+    expect(asked).toEqual([]);
+  });
+
+  test('"Load more" keeps its rows through the 5 s refresh and moves focus to them', async ({ page }) => {
+    test.setTimeout(60_000);
+    // the list answered by the test: 51 jobs, 50 a page; the second page is slower than
+    // a refresh (which used to drop it), and the refreshes must then ask for all 51
+    const fake = Array.from({ length: 51 }, (_, i) => ({
+      id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, tenant: 'physics',
+      name: `fake-${i}`, state: 'succeeded', project: 'qcd', user: 'alice', reason: null,
+      resources: { gpus: 0, cpus: 1, memory_gib: 1, nodes: 1, time_limit_minutes: 60 },
+      submitted_at: new Date(Date.now() - i * 60_000).toISOString(), preemptible: false, preemption_count: 0,
+    }));
+    const limits = [];
+    await page.route((u) => u.pathname === '/api/v1/tenants/physics/jobs', async (route) => {
+      const q = new URL(route.request().url()).searchParams;
+      if (q.get('cursor') === 'page-2') {
+        await new Promise((r) => setTimeout(r, 6500));
+        return route.fulfill({ json: { items: fake.slice(50), next_cursor: null } });
+      }
+      const limit = Number(q.get('limit'));
+      limits.push(limit);
+      return route.fulfill({ json: { items: fake.slice(0, limit), next_cursor: limit < 51 ? 'page-2' : null } });
+    });
+    await login(page, 'alice');
+    await visit(page, '#/jobs?user=');
+    const rows = page.locator('table tbody tr');
+    await expect(rows).toHaveCount(50);
+    const more = page.getByRole('button', { name: 'Load more' });
+    await more.click();
+    await expect(rows).toHaveCount(51, { timeout: 15_000 });
+    await expect(more).toBeHidden();
+    await expect(page.getByRole('link', { name: 'fake-50' })).toBeFocused();
+    // the next refresh asks for every row shown, and they stay
+    const refreshed = page.waitForResponse((r) => r.url().includes('/tenants/physics/jobs?') && r.url().includes('limit=51'));
+    await refreshed;
+    await expect(rows).toHaveCount(51);
+    await expect(page.getByRole('link', { name: 'fake-50' })).toBeFocused();
+    expect(limits.filter((l) => l !== 50 && l !== 51)).toEqual([]);
+  });
+
   test('alice cancels her running job after confirming', async ({ page, request }) => {
     test.setTimeout(90_000);
     const tok = await token(request, 'alice');
@@ -135,8 +190,11 @@ test.describe('researcher', () => {
       await visit(page, `#/jobs/physics/${job.id}`);
       await expect(page.locator('#job-state .badge').first()).toHaveText('running', { timeout: 60_000 });
       await expect(page.locator('pre.log')).toContainText('waiting', { timeout: 20_000 });
+      // "submit a copy" carries the id; the confirmation starts on the safe answer
+      await expect(page.getByRole('link', { name: 'Submit a copy' })).toHaveAttribute('href', `#/jobs/new?copy=${job.id}`);
       await page.getByRole('button', { name: 'Cancel job' }).click();
       await expect(page.getByText('Cancel this job?')).toBeVisible();
+      await expect(page.getByRole('button', { name: 'No, keep it' })).toBeFocused();
       await visit(page, `#/jobs/physics/${job.id}`, 'job-cancel-confirm');
       await page.getByRole('button', { name: 'Yes, cancel the job' }).click();
       await expect(page.locator('#job-state .badge').first()).toHaveText('cancelled', { timeout: 60_000 });
