@@ -73,6 +73,7 @@ export default {
   'fin.price_tenant_hint': ['A tenant\'s own price overrides the default for that tenant.', '租户专属价格会覆盖该租户的默认价格。'],
   'fin.per_unit': ['{price} {cur} per {unit}', '{price} {cur} / {unit}'],
   'fin.effective_from': ['Effective from', '生效时间'],
+  'fin.utc_time': ['{time} UTC', '{time}（UTC）'],
   'fin.effective_hint': ['RFC 3339, a whole UTC hour, e.g. 2026-12-01T00:00:00Z', 'RFC 3339 格式、UTC 整点，例如 2026-12-01T00:00:00Z'],
   'fin.in_effect': ['Status', '状态'],
   'fin.effect_current': ['in effect', '生效中'],
@@ -170,6 +171,9 @@ export default {
     '上一次搜索未限定时间范围：导出将包含全部日志，文件可能很大。'],
   'audit.export_ndjson': ['Export NDJSON', '导出 NDJSON'],
   'audit.export_csv': ['Export CSV', '导出 CSV'],
+  'audit.export_checking': ['Checking the search before the download…', '正在检查搜索条件，随后开始下载…'],
+  'audit.export_started': ['The download has started: your browser shows its progress.', '下载已开始，浏览器会显示下载进度。'],
+  'audit.export_failed': ['The export could not start.', '无法开始导出。'],
   // command log
   'audit.commands': ['Command log', '命令日志'],
   'audit.commands_lead': ['Commands, module loads and image pulls that node agents report: who ran what, where, when.',

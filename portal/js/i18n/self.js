@@ -142,4 +142,5 @@ export default {
   'tokens.revoke_question': ['Revoke "{name}"? Scripts using it stop working at once.', '确定吊销“{name}”？使用它的脚本将立即失效。'],
   'tokens.revoke_confirm': ['Yes, revoke', '确认吊销'],
   'tokens.revoked': ['Revoked {name}', '已吊销 {name}'],
+  'tokens.revoke_failed': ['Revoking "{name}" failed:', '吊销“{name}”失败：'],
 };

@@ -4,7 +4,7 @@
 // (no secrets: the server keeps only a hash) and revoke them.
 import { api } from '../api.js';
 import { t, fmtTime } from '../i18n.js';
-import { h, clear, section, table, field, onSubmit, copyButton, toast, alertBox, nextId } from '../ui.js';
+import { h, clear, section, table, field, onSubmit, copyButton, alertBox, errorText, nextId } from '../ui.js';
 
 // The API's scopes (API.md "Roles"; components.schemas.Scope of openapi.json). A
 // fixed list rather than the 300 KB OpenAPI document on every visit: each scope needs
@@ -26,6 +26,7 @@ export async function render(ctx) {
   const memberships = ctx.me.memberships.map((m) => m.tenant);
   const secretSlot = h('div', { class: 'token-secret' });
   const listSlot = h('div', {});
+  const listStatus = h('p', { class: 'hint', role: 'status' });
   let shownId = null;  // the token whose secret is on screen
 
   async function loadList() {
@@ -40,43 +41,54 @@ export async function render(ctx) {
     clear(listSlot, tokenTable(items));
   }
 
+  // Revoke with a confirmation step. While the DELETE runs the buttons are
+  // aria-disabled (a disabled button would drop the keyboard focus); a failure
+  // brings the Revoke button back (focused) with the reason, so it can be
+  // retried; a success says so in the list's status line and moves the focus to
+  // the list's heading (the row and its buttons are gone).
   function revokeCell(tok) {
     const cell = h('div', { class: 'actions' });
-    const ask = () => {
+    const revokeButton = () => h('button', {
+      type: 'button', class: 'danger', onclick: ask,
+      'aria-label': t('tokens.revoke_named', { name: tok.name }),
+    }, t('tokens.revoke'));
+    function ask() {
       const yes = h('button', { type: 'button', class: 'danger' }, t('tokens.revoke_confirm'));
       const no = h('button', { type: 'button', class: 'secondary' }, t('app.cancel'));
+      let pending = false;
       yes.addEventListener('click', async () => {
-        yes.disabled = true;
-        no.disabled = true;
+        if (pending) return;
+        pending = true;
+        yes.setAttribute('aria-disabled', 'true');
+        no.setAttribute('aria-disabled', 'true');
         try {
           await api.del(`tokens/${encodeURIComponent(tok.id)}`);
         } catch (err) {
-          clear(cell, alertBox(err));
+          if (!ctx.isCurrent()) return; // a 401: api.js has gone to the login page
+          const again = revokeButton();
+          clear(cell, again, h('p', { class: 'alert', role: 'alert' },
+            t('tokens.revoke_failed', { name: tok.name }), ' ', errorText(err)));
+          again.focus();
           return;
         }
-        toast(t('tokens.revoked', { name: tok.name }));
         if (shownId === tok.id) {
           clear(secretSlot);
           shownId = null;
         }
         await loadList();
-        const heading = listSlot.closest('section').querySelector('h2');
-        if (heading) {
-          heading.setAttribute('tabindex', '-1');
-          heading.focus();
-        }
+        if (!ctx.isCurrent()) return;
+        listStatus.textContent = t('tokens.revoked', { name: tok.name });
+        listHeading.focus();
       });
       no.addEventListener('click', () => {
-        clear(cell, revokeButton());
-        cell.querySelector('button').focus();
+        if (pending) return;
+        const back = revokeButton();
+        clear(cell, back);
+        back.focus();
       });
       clear(cell, h('span', {}, t('tokens.revoke_question', { name: tok.name })), yes, no);
       yes.focus();
-    };
-    const revokeButton = () => h('button', {
-      type: 'button', class: 'danger', onclick: ask,
-      'aria-label': t('tokens.revoke_named', { name: tok.name }),
-    }, t('tokens.revoke'));
+    }
     cell.append(revokeButton());
     return cell;
   }
@@ -168,16 +180,20 @@ export async function render(ctx) {
     form.reset();
     form.querySelector('[name="expires_in_days"]').value = '90';
     if (tenantField) tenantField.querySelector('select').value = memberships.includes(ctx.tenant) ? ctx.tenant : '';
+    listStatus.textContent = '';
     showSecret(tok);
     await loadList();
   });
 
+  const listSection = section('tokens.list', listStatus, listSlot);
+  const listHeading = listSection.querySelector('h2');
+  listHeading.setAttribute('tabindex', '-1'); // the focus goes here after a revoke
   ctx.main.append(
     h('div', { class: 'page-head' }, h('h1', {}, t('tokens.title'))),
     h('p', { class: 'lead' }, t('tokens.lead')),
     secretSlot,
     section('tokens.new', form),
-    section('tokens.list', listSlot));
+    listSection);
   await loadList();
 }
 

@@ -1,9 +1,12 @@
 // auditor.spec.js - the audit page (#/audit): alice submits a job through the API; audrey
 // finds its job.submit event by actor and action (with the request id and the job id),
 // opens its details, waits until the sealer chained it, verifies the chain and exports
-// what her search matches (NDJSON and CSV downloads). The command log renders.
+// what her search matches (NDJSON and CSV downloads, checked through the API first: a
+// refused export shows its reason in place, an expired session goes to sign-in). "Load
+// more" goes on with the search on screen, not the form as edited since, and keeps the
+// keyboard focus. The command log renders.
 const fs = require('fs');
-const { test, expect, world, login, visit, shot, checkA11y } = require('../fixtures');
+const { test, expect, world, login, visit, allowHttp, shot, checkA11y } = require('../fixtures');
 const { token, bearer } = require('../apicalls');
 
 test('audrey finds alice\'s job submission, verifies the chain and exports it', async ({ page, request }) => {
@@ -82,11 +85,19 @@ test('audrey finds alice\'s job submission, verifies the chain and exports it', 
     await expect(verdict).toContainText(/\d+ chain entries verified/);
     await shot(page, 'audit-verified');
 
-    // export what the search matched: streamed by the server, saved by the browser
+    // export what the search matched: checked through the API first (the search on
+    // screen, limit 1), then streamed by the server and saved by the browser
     await expect(page.getByText('The last search has no time range')).toBeVisible();
-    const ndjsonLink = page.getByRole('link', { name: 'Export NDJSON' });
-    await expect(ndjsonLink).toHaveAttribute('href', /\/api\/v1\/audit\/events\/export\?actor=alice&action=job\.submit&format=ndjson$/);
-    const [ndjson] = await Promise.all([page.waitForEvent('download'), ndjsonLink.click()]);
+    // an edit of the form without searching changes neither the export nor "Load more"
+    await search.getByLabel('Actor (user name)').fill('someone-else');
+    const checked = page.waitForResponse((r) => r.url().includes('/api/v1/audit/events?') && r.url().includes('limit=1'));
+    const [ndjson] = await Promise.all([page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Export NDJSON' }).click()]);
+    const check = await checked;
+    expect(check.status()).toBe(200);
+    expect(check.url()).toContain('actor=alice');
+    expect(ndjson.url()).toMatch(/\/api\/v1\/audit\/events\/export\?actor=alice&action=job\.submit&format=ndjson$/);
+    await expect(page.getByText('The download has started')).toBeVisible();
     const lines = fs.readFileSync(await ndjson.path(), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     const trailer = lines.pop();
     expect(trailer.export).toBeTruthy();
@@ -100,7 +111,8 @@ test('audrey finds alice\'s job submission, verifies the chain and exports it', 
     expect(mine.request_id).toBe(requestId);
     expect(mine.seq).toBe(seq);
 
-    const [csv] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Export CSV' }).click()]);
+    const [csv] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Export CSV' }).click()]);
+    expect(csv.url()).toMatch(/\/audit\/events\/export\?actor=alice&action=job\.submit&format=csv$/);
     const text = fs.readFileSync(await csv.path(), 'utf8');
     expect(text.split(/\r?\n/)[0]).toContain('action');
     expect(text).toContain(job.id);
@@ -135,4 +147,79 @@ test('the audit page on a phone', async ({ page }) => {
   await visit(page, '#/audit', 'audit-390');
   await expect(page.getByRole('heading', { level: 1 })).toHaveText('Audit');
   await visit(page, '#/audit?view=commands', 'audit-commands-390');
+});
+
+test('an export that the server refuses is explained in place, never saved as a file', async ({ page, context }) => {
+  await login(page, 'audrey');
+  await visit(page, '#/audit?actor=audrey', null);
+  const downloads = [];
+  page.on('download', (d) => downloads.push(d));
+
+  // 503 (or 429, or a refused filter) answering the check: the reason, no download
+  allowHttp(page, 503, '/api/v1/audit/events');
+  await page.route((u) => u.pathname === '/api/v1/audit/events' && u.searchParams.get('limit') === '1',
+    (route) => route.fulfill({ status: 503, contentType: 'application/problem+json', headers: { 'Retry-After': '5' },
+      body: JSON.stringify({ type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'the database is not reachable' }) }),
+    { times: 1 });
+  const ndjson = page.getByRole('button', { name: 'Export NDJSON' });
+  await ndjson.click();
+  const alert = page.getByRole('alert').filter({ hasText: 'The export could not start.' });
+  await expect(alert).toContainText('the database is not reachable');
+  await expect(ndjson).toBeFocused();
+  await checkA11y(page);
+
+  // a filter the server refuses names its field
+  allowHttp(page, 400, '/api/v1/audit/events');
+  await page.route((u) => u.pathname === '/api/v1/audit/events' && u.searchParams.get('limit') === '1',
+    (route) => route.fulfill({ status: 400, contentType: 'application/problem+json',
+      body: JSON.stringify({ title: 'Bad Request', status: 400, detail: 'invalid parameters',
+        errors: [{ field: 'from', message: 'is not an RFC 3339 time' }] }) }),
+    { times: 1 });
+  await page.getByRole('button', { name: 'Export CSV' }).click();
+  await expect(page.getByRole('alert').filter({ hasText: 'The export could not start.' })).toContainText('from: is not an RFC 3339 time');
+
+  // the session ended: the check's 401 signs out (api.js), nothing is downloaded
+  allowHttp(page, 401, '/api/v1/audit/events');
+  await context.clearCookies();
+  await page.getByRole('button', { name: 'Export CSV' }).click();
+  await expect(page.locator('#login-form')).toBeVisible();
+  expect(downloads).toHaveLength(0);
+});
+
+test('"Load more" goes on with the search on screen and keeps the focus', async ({ page }) => {
+  // two events a page (from the start: audrey lands on #/audit); the last page a
+  // load-more brings is marked the last one
+  let lastPage = false;
+  await page.route((u) => u.pathname === '/api/v1/audit/events' && u.searchParams.get('limit') === '50', async (route) => {
+    const u = new URL(route.request().url());
+    u.searchParams.set('limit', '2');
+    const res = await route.fetch({ url: u.toString() });
+    const body = await res.json();
+    if (u.searchParams.get('cursor') && lastPage) body.next_cursor = null;
+    await route.fulfill({ response: res, json: body });
+  });
+  await login(page, 'audrey');
+  await visit(page, '#/audit', null);
+  const items = page.locator('details[data-event-id]');
+  await expect(items).toHaveCount(2);
+  const more = page.getByRole('button', { name: 'Load more' });
+
+  // the form edited without searching: the next page still belongs to the search shown
+  await page.getByRole('search', { name: 'Search audit events' }).getByLabel('Actor (user name)').fill('no-such-user');
+  let next = page.waitForRequest((r) => r.url().includes('/api/v1/audit/events?') && r.url().includes('cursor='));
+  await more.focus();
+  await page.keyboard.press('Enter');
+  expect((await next).url()).not.toContain('no-such-user');
+  await expect(items).toHaveCount(4);
+  await expect(more).toBeFocused(); // more remain: the focus stays on the button
+
+  // the last page: the button goes, the focus moves to the first new event
+  lastPage = true;
+  next = page.waitForRequest((r) => r.url().includes('/api/v1/audit/events?') && r.url().includes('cursor='));
+  await page.keyboard.press('Enter');
+  expect((await next).url()).not.toContain('no-such-user');
+  await expect(items).toHaveCount(6);
+  await expect(more).toBeHidden();
+  await expect(items.nth(4).locator('summary')).toBeFocused();
+  await checkA11y(page);
 });

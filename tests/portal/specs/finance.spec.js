@@ -36,6 +36,8 @@ test('fiona generates, reviews, finalizes and downloads the invoice of physics',
   const a100Price = prices.locator('tbody tr').filter({ hasText: 'gpu:a100' }).filter({ hasText: 'default' });
   await expect(a100Price).toContainText('8.00 CNY per GPU-hour');
   await expect(a100Price).toContainText('in effect');
+  // entered in UTC, listed in UTC (not in the browser's zone)
+  await expect(a100Price).toContainText(`${period}-01 00:00 UTC`);
 
   expect((await generate(page, 'physics', period)).status()).toBe(201);
   const invoice = page.getByRole('region', { name: new RegExp(`^Invoice of physics for ${period}`) });
@@ -172,4 +174,49 @@ test('the finance page on a phone', async ({ page }) => {
   await page.setViewportSize({ width: 390, height: 844 });
   await visit(page, '#/finance', 'finance-390');
   await expect(page.getByRole('heading', { level: 1 })).toHaveText('Finance');
+});
+
+test('"Load more" goes on with the invoices shown, not the filter as edited since', async ({ page }) => {
+  await login(page, 'fiona');
+  // two empty drafts of chem long ago (no usage then): at least two chem invoices
+  const d = new Date();
+  const month = (back) => {
+    const m = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() - back, 1));
+    return `${m.getUTCFullYear()}-${String(m.getUTCMonth() + 1).padStart(2, '0')}`;
+  };
+  await visit(page, '#/finance', null);
+  for (const back of [25, 26]) expect([201, 200]).toContain((await generate(page, 'chem', month(back))).status());
+
+  // one invoice a page; the page a load-more brings is the last one
+  await page.route((u) => u.pathname === '/api/v1/invoices' && u.searchParams.get('limit') === '50', async (route) => {
+    const u = new URL(route.request().url());
+    u.searchParams.set('limit', '1');
+    const res = await route.fetch({ url: u.toString() });
+    const body = await res.json();
+    if (u.searchParams.get('cursor')) body.next_cursor = null;
+    await route.fulfill({ response: res, json: body });
+  });
+  const filters = page.getByRole('search', { name: 'Filter invoices' });
+  await filters.getByLabel('Tenant').selectOption('chem');
+  const shown = page.waitForResponse((r) => r.url().includes('/api/v1/invoices?') && r.url().includes('tenant=chem'));
+  await filters.getByRole('button', { name: 'Show' }).click();
+  await shown;
+  const rows = page.getByRole('table', { name: 'Invoices' }).locator('tbody tr');
+  await expect(rows).toHaveCount(1);
+
+  // the filter changed but not applied: the next page is still chem's
+  await filters.getByLabel('Tenant').selectOption('physics');
+  const more = page.getByRole('button', { name: 'Load more' });
+  const next = page.waitForRequest((r) => r.url().includes('/api/v1/invoices?') && r.url().includes('cursor='));
+  await more.focus();
+  await page.keyboard.press('Enter');
+  const url = (await next).url();
+  expect(url).toContain('tenant=chem');
+  expect(url).not.toContain('physics');
+  await expect(rows).toHaveCount(2);
+  for (const text of await rows.allTextContents()) expect(text).toContain('chem');
+  // the button is gone: the focus moved to the first new row
+  await expect(more).toBeHidden();
+  await expect(rows.nth(1)).toBeFocused();
+  await checkA11y(page);
 });

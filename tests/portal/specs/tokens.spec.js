@@ -1,8 +1,9 @@
 // tokens.spec.js - API tokens (#/tokens): a token is created with a scope, its secret
 // shown once; the page's curl example really works (run with curl) and stops
-// working after the token is revoked in the page; a reload never shows the secret.
+// working after the token is revoked in the page (a failed revoke can be retried); a
+// reload never shows the secret.
 const { execFileSync } = require('child_process');
-const { test, expect, world, login, visit, checkA11y, shot } = require('../fixtures');
+const { test, expect, world, login, visit, allowHttp, checkA11y, shot } = require('../fixtures');
 
 // Run the example exactly as shown (a CI job would paste it into sh), with the
 // HTTP status appended on a line of its own.
@@ -59,13 +60,29 @@ test('alice creates a token, uses the curl example, revokes it', async ({ page }
   const denied = runExample(example.replace(/'$/, "' -X POST -H 'Content-Type: application/json' -d '{}'"));
   expect(denied.status).toBe(403);
 
-  // revoke (with a confirmation step), then the token is refused
+  // a revoke that fails (here a 503) says why and brings the Revoke button back, focused
+  allowHttp(page, 503, '/api/v1/tokens/');
+  await page.route((u) => u.pathname.startsWith('/api/v1/tokens/'), (route) => (route.request().method() === 'DELETE'
+    ? route.fulfill({ status: 503, contentType: 'application/problem+json',
+      body: JSON.stringify({ title: 'Service Unavailable', status: 503, detail: 'try again in a moment' }) })
+    : route.fallback()), { times: 1 });
   await row.getByRole('button', { name: `Revoke ${name}` }).click();
+  await expect(row).toContainText(`Revoke "${name}"?`);
+  await row.getByRole('button', { name: 'Yes, revoke' }).click();
+  await expect(row.getByRole('alert')).toContainText(`Revoking "${name}" failed: try again in a moment`);
+  await expect(row.getByRole('button', { name: `Revoke ${name}` })).toBeFocused();
+  await checkA11y(page);
+
+  // revoke again (with the confirmation step), then the token is refused
+  await page.keyboard.press('Enter');
   await expect(row).toContainText(`Revoke "${name}"?`);
   const revoked = page.waitForResponse((r) => r.url().includes('/api/v1/tokens/') && r.request().method() === 'DELETE');
   await row.getByRole('button', { name: 'Yes, revoke' }).click();
   expect((await revoked).status()).toBe(204);
   await expect(page.locator('tbody tr').filter({ hasText: name })).toHaveCount(0);
+  // the row is gone: the focus is on the list's heading, its status line says what happened
+  await expect(page.getByRole('heading', { level: 2, name: 'My tokens' })).toBeFocused();
+  await expect(page.getByRole('status').filter({ hasText: `Revoked ${name}` })).toBeVisible();
   await expect(secretBox).toHaveCount(0); // a revoked token's secret is of no use: gone too
   const refused = runExample(example);
   expect(refused.status, refused.body).toBe(401);

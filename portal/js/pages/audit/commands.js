@@ -31,9 +31,10 @@ export async function commandsPart(ctx) {
       h('button', { type: 'reset', class: 'secondary' }, t('audit.clear'))));
   fillFilters(form, COMMAND_FILTERS, ctx.query);
 
-  let applied = {};
+  // the filters are read when Search is pressed; "Load more" goes on with the
+  // query of the search on screen (pagedList keeps it), not the form as edited since
   const paged = pagedList(
-    (cursor) => api.get('audit/commands', { ...applied, limit: 50, cursor }),
+    (cursor, query) => api.get('audit/commands', { ...query, limit: 50, cursor }),
     (_, all) => clear(paged.body, table([
       { label: t('audit.ran_at'), render: (c) => h('time', { datetime: ranAt(c) }, fmtTime(ranAt(c))) },
       { label: t('audit.host'), render: (c) => dash(c.host) },
@@ -51,10 +52,9 @@ export async function commandsPart(ctx) {
 
   async function search() {
     clearErrors(form);
-    applied = readFilters(form, COMMAND_FILTERS);
     try {
-      await paged.reload();
-      replaceHashQuery('audit', { view: 'commands', ...applied });
+      await paged.reload(readFilters(form, COMMAND_FILTERS));
+      replaceHashQuery('audit', { view: 'commands', ...paged.query() });
     } catch (err) {
       showErrors(form, err);
     }
@@ -65,9 +65,8 @@ export async function commandsPart(ctx) {
   });
   form.addEventListener('reset', () => setTimeout(() => clearErrors(form), 0));
 
-  applied = readFilters(form, COMMAND_FILTERS);
   try {
-    await paged.reload();
+    await paged.reload(readFilters(form, COMMAND_FILTERS));
   } catch (err) {
     showErrors(form, err);
   }

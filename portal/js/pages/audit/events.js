@@ -1,9 +1,10 @@
 // audit/events.js - search the audit events with every filter of
 // GET /audit/events (newest first, keyset "load more"), each event's details
-// expandable, and exports (NDJSON or CSV) of everything the filters match.
+// expandable, and exports (NDJSON or CSV) of everything the search on screen
+// matches, checked through api.js before the browser downloads the stream.
 import { api, BASE } from '../../api.js';
 import { t, fmtTime } from '../../i18n.js';
-import { h, clear, field, section, showErrors, clearErrors } from '../../ui.js';
+import { h, clear, field, section, showErrors, clearErrors, errorText } from '../../ui.js';
 import { pagedList, replaceHashQuery } from '../finance/common.js';
 import { timeField, readFilters, fillFilters, outcomeBadge, outcomeOptions } from './common.js';
 
@@ -82,9 +83,10 @@ export async function eventsPart(ctx) {
   fillFilters(form, EVENT_FILTERS, ctx.query);
 
   const list = h('ul', { style: { listStyle: 'none', padding: '0', margin: '0' }, 'aria-label': t('audit.events') });
-  let applied = {};
+  // the filters are read when Search is pressed; "Load more" and the exports use
+  // the query of the search on screen (pagedList keeps it), not the form as edited since
   const paged = pagedList(
-    (cursor) => api.get('audit/events', { ...applied, limit: 50, cursor }),
+    (cursor, query) => api.get('audit/events', { ...query, limit: 50, cursor }),
     (added, all, reset) => {
       if (reset) {
         clear(list);
@@ -94,25 +96,62 @@ export async function eventsPart(ctx) {
     },
     { countKey: 'audit.event_count' });
 
-  const ndjson = h('a', { class: 'button secondary', download: 'audit-events.ndjson' }, t('audit.export_ndjson'));
-  const csv = h('a', { class: 'button secondary', download: 'audit-events.csv' }, t('audit.export_csv'));
+  // Exports: the server streams them straight into a file (never into this page's
+  // memory), so the browser itself has to fetch them, outside api.js. A failure
+  // there (an expired session, a refused filter, 429, 503) would become a saved
+  // error document or a vague "failed download": the same query is asked of
+  // GET /audit/events first (limit 1), through api.js (a 401 signs out, the rest
+  // is shown here), and only then the download starts.
+  const exportStatus = h('p', { class: 'hint', role: 'status' });
+  const exportProblem = h('div', {});
+  function exportButton(format, key) {
+    const b = h('button', { type: 'button', class: 'secondary', dataset: { format } }, t(key));
+    b.addEventListener('click', async () => {
+      if (b.getAttribute('aria-disabled') === 'true') return;
+      const query = paged.query();
+      // aria-disabled, not disabled: a disabled button would lose the keyboard focus
+      b.setAttribute('aria-disabled', 'true');
+      clear(exportProblem);
+      exportStatus.textContent = t('audit.export_checking');
+      try {
+        await api.get('audit/events', { ...query, limit: 1 });
+      } catch (err) {
+        if (!ctx.isCurrent()) return;
+        exportStatus.textContent = '';
+        const rest = (err.errors || []).map((e) => (e.field ? `${e.field}: ${e.message}` : e.message));
+        clear(exportProblem, h('div', { class: 'alert', role: 'alert' },
+          h('strong', {}, t('audit.export_failed')), ' ', errorText(err, rest)));
+        return;
+      } finally {
+        b.removeAttribute('aria-disabled');
+      }
+      if (!ctx.isCurrent()) return;
+      const a = h('a', { href: exportHref(query, format), download: `audit-events.${format}`, hidden: true });
+      document.body.append(a);
+      a.click();
+      a.remove();
+      exportStatus.textContent = t('audit.export_started');
+    });
+    return b;
+  }
   const scope = h('p', { class: 'hint' });
-  const exportLinks = h('p', { class: 'actions' }, ndjson, csv);
+  const exportButtons = h('p', { class: 'actions' }, exportButton('ndjson', 'audit.export_ndjson'), exportButton('csv', 'audit.export_csv'));
   function setExports(ok = true) {
-    exportLinks.hidden = !ok;
-    ndjson.href = exportHref(applied, 'ndjson');
-    csv.href = exportHref(applied, 'csv');
-    scope.textContent = t(applied.from || applied.to ? 'audit.export_scope' : 'audit.export_scope_all');
+    exportButtons.hidden = !ok;
+    scope.hidden = !ok;
+    clear(exportProblem);
+    exportStatus.textContent = '';
+    const q = paged.query();
+    scope.textContent = t(q.from || q.to ? 'audit.export_scope' : 'audit.export_scope_all');
   }
 
   async function search() {
     clearErrors(form);
-    applied = readFilters(form, EVENT_FILTERS);
     const view = ctx.query.get('view');
     try {
-      await paged.reload();
+      await paged.reload(readFilters(form, EVENT_FILTERS));
       setExports(true);
-      replaceHashQuery('audit', { ...(view ? { view } : {}), ...applied });
+      replaceHashQuery('audit', { ...(view ? { view } : {}), ...paged.query() });
     } catch (err) {
       showErrors(form, err);
       setExports(false);
@@ -124,10 +163,9 @@ export async function eventsPart(ctx) {
   });
   form.addEventListener('reset', () => setTimeout(() => clearErrors(form), 0));
 
-  applied = readFilters(form, EVENT_FILTERS);
   let firstOk = true;
   try {
-    await paged.reload();
+    await paged.reload(readFilters(form, EVENT_FILTERS));
   } catch (err) {
     showErrors(form, err); // a bad filter in a shared link: shown at its field
     firstOk = false;
@@ -139,7 +177,9 @@ export async function eventsPart(ctx) {
     h('h3', {}, t('audit.export')),
     h('p', { class: 'hint' }, t('audit.export_lead')),
     scope,
-    exportLinks,
+    exportButtons,
+    exportStatus,
+    exportProblem,
     h('h3', {}, t('audit.results')),
     paged.el);
 }

@@ -190,12 +190,13 @@ export async function invoicesPart(ctx, tenants) {
     field('tenant', 'app.tenant', { kind: 'select', options: tenantOptions(tenants, 'fin.all_tenants') }),
     periodField('fin.period', ''),
     h('button', { type: 'submit', class: 'secondary' }, t('fin.show')));
+  // read when Show is pressed; "Load more" and refreshes go on with the list's own query
   const filters = () => {
     const fd = new FormData(filterForm);
     return { tenant: fd.get('tenant') || undefined, period: String(fd.get('period') || '').trim() || undefined };
   };
   const list = pagedList(
-    (cursor) => api.get('invoices', { ...filters(), limit: 50, cursor }),
+    (cursor, query) => api.get('invoices', { ...query, limit: 50, cursor }),
     (_, all) => clear(list.body, numericColumns(table([
       { label: t('app.tenant'), key: 'tenant' },
       { label: t('fin.period'), key: 'period' },
@@ -209,14 +210,14 @@ export async function invoicesPart(ctx, tenants) {
       }, t('fin.review')) },
     ], all, { caption: t('fin.invoices'), empty: 'fin.no_invoices' }), [3])),
     { countKey: 'fin.invoice_count' });
-  listRefresh = () => list.reload();
+  listRefresh = () => list.reload(list.query());
   filterForm.addEventListener('submit', (ev) => {
     ev.preventDefault();
     clearErrors(filterForm);
-    list.reload().catch((err) => showErrors(filterForm, err));
+    list.reload(filters()).catch((err) => showErrors(filterForm, err));
   });
 
-  await list.reload();
+  await list.reload(filters());
   const wanted = ctx.query.get('invoice');
   if (wanted && /^[0-9a-f-]{36}$/i.test(wanted)) await openInvoice(wanted, { focus: false });
 

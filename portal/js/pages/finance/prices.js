@@ -2,7 +2,7 @@
 // effective-dated, never edited) and the form that asks for a new price. A
 // new price waits for a platform admin's approval (202), which is said plainly.
 import { api } from '../../api.js';
-import { t, fmtTime } from '../../i18n.js';
+import { t } from '../../i18n.js';
 import { h, clear, field, section, table, onSubmit, nextId } from '../../ui.js';
 import { monthUTC } from './common.js';
 
@@ -27,6 +27,18 @@ function effectOf(prices) {
   return out;
 }
 
+// "2026-11-01 00:00 UTC": prices are entered in UTC (a whole hour), so they are
+// listed in UTC too, not in the browser's zone (seconds only when there are some).
+function utcText(iso) {
+  const d = new Date(iso);
+  if (!iso || isNaN(d)) return iso || '—';
+  const p = (n) => String(n).padStart(2, '0');
+  const sec = d.getUTCSeconds() ? `:${p(d.getUTCSeconds())}` : '';
+  return t('fin.utc_time', {
+    time: `${d.getUTCFullYear()}-${p(d.getUTCMonth() + 1)}-${p(d.getUTCDate())} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}${sec}`,
+  });
+}
+
 export async function pricesPart(ctx, tenants) {
   const listBox = h('div', {});
   const pending = h('div', { role: 'status' });
@@ -43,7 +55,7 @@ export async function pricesPart(ctx, tenants) {
       { label: t('fin.resource'), key: 'resource' },
       { label: t('fin.price_tenant'), render: (p) => p.tenant || t('fin.default_price') },
       { label: t('fin.unit_price'), render: (p) => t('fin.per_unit', { price: p.unit_price, cur: p.currency, unit: unitText(p.unit) }) },
-      { label: t('fin.effective_from'), render: (p) => fmtTime(p.effective_from) },
+      { label: t('fin.effective_from'), render: (p) => h('time', { datetime: p.effective_from }, utcText(p.effective_from)) },
       { label: t('fin.in_effect'), render: (p) => t(`fin.effect_${effect.get(p.id)}`) },
       { label: t('fin.requested_by'), render: (p) => p.created_by || '—' },
       { label: t('fin.approved_by'), render: (p) => p.approved_by || '—' },
