@@ -170,6 +170,7 @@ document.getElementById('logout').addEventListener('click', async () => {
 // In-page anchors (the skip link, tables of contents) move focus to their
 // target instead of changing the route.
 document.addEventListener('click', (ev) => {
+  if (ev.defaultPrevented) return; // a page handled its own anchor
   const a = ev.target.closest && ev.target.closest('a[href^="#"]');
   const href = a && a.getAttribute('href');
   if (!href || href.startsWith('#/') || href === '#') return;

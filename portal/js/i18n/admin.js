@@ -66,6 +66,8 @@ export default {
   'tadmin.project_used': ['This project uses {used}.', '本项目已用 {used}。'],
   'tadmin.quota_save': ['Save project quota', '保存项目配额'],
   'tadmin.quota_saved': ['Quota of project {project} saved.', '项目 {project} 的配额已保存。'],
+  'tadmin.quota_not_loaded': ['The quota of project {project} is not loaded yet: nothing was saved.',
+    '项目 {project} 的配额尚未加载完成，未保存任何内容。'],
 
   // ---- platform admin ----
   'padmin.title': ['Platform admin', '平台管理'],
@@ -127,6 +129,10 @@ export default {
   'padmin.tenant_none': ['no quota', '无配额'],
   'padmin.quota_save': ['Save quota', '保存配额'],
   'padmin.quota_saved': ['Quota of tenant {tenant} saved.', '租户 {tenant} 的配额已保存。'],
+  'padmin.quota_not_loaded': ['The quota of tenant {tenant} is not loaded yet: nothing was saved.',
+    '租户 {tenant} 的配额尚未加载完成，未保存任何内容。'],
+  'padmin.refresh_failed': ['The change was made, but the list could not be refreshed ({msg}). Reload the page to see it.',
+    '更改已完成，但列表未能刷新（{msg}）。请重新加载页面查看。'],
   'padmin.quota_waiting': ['Waiting for approval:', '等待审批：'],
   'padmin.requested_by': ['(asked by {user})', '（由 {user} 申请）'],
   'padmin.to_approvals': ['Approvals', '前往审批'],

@@ -7,7 +7,7 @@ import { t, fmtNum } from '../i18n.js';
 import { h, clear, section, table, field, onSubmit, clearErrors, alertBox, nextId } from '../ui.js';
 import {
   PROJECT_RESOURCES, orderResources, quotaEditor, tenantQuotaText, statusLine, okNote,
-  confirmInline, handleSubmit, TENANT_ROLES, tenantRoleText, when, isGpu,
+  confirmInline, handleSubmit, afterChange, focusLost, focusOn, TENANT_ROLES, tenantRoleText, when, isGpu,
 } from './platform/common.js';
 
 export async function render(ctx) {
@@ -78,14 +78,23 @@ function projectSection(ctx, state, changed) {
       { label: t('tadmin.created_by'), key: 'created_by' },
       { label: t('tadmin.created'), render: (p) => when(p.created_at) },
       { label: t('app.actions'), render: (p) => projectActions(p) },
-    ], state.projects, { caption: t('tadmin.projects_caption', { tenant }), empty: 'tadmin.no_projects' }));
+    ], state.projects, { caption: t('tadmin.projects_caption', { tenant }), empty: 'tadmin.no_projects',
+      rowAttrs: (p) => ({ dataset: { project: p.slug } }) }));
+  }
+
+  // Cancel returns focus to the Edit button that opened the form (or that
+  // project's button in a list redrawn since).
+  function backTo(opener, slug) {
+    const b = opener.isConnected ? opener
+      : listSlot.querySelector(`tr[data-project="${CSS.escape(slug)}"] button`);
+    if (b) b.focus();
   }
 
   function projectActions(p) {
     const slot = h('div', { class: 'actions' });
     const edit = h('button', { type: 'button', class: 'secondary' }, t('tadmin.edit'));
     edit.setAttribute('aria-label', t('tadmin.edit_named', { project: p.slug }));
-    edit.addEventListener('click', () => openEdit(p));
+    edit.addEventListener('click', () => openEdit(p, edit));
     const del = h('button', { type: 'button', class: 'danger' }, t('tadmin.delete'));
     del.setAttribute('aria-label', t('tadmin.delete_named', { project: p.slug }));
     del.addEventListener('click', () => confirmInline(slot, t('tadmin.delete_confirm', { project: p.slug }), async () => {
@@ -100,31 +109,32 @@ function projectSection(ctx, state, changed) {
           h('p', {}, h('a', { href: `#/jobs?project=${encodeURIComponent(p.slug)}` }, t('tadmin.see_jobs'))),
           h('p', { class: 'hint' }, err.message)));
         drawList();
+        if (focusLost(slot)) focusOn(status);
         return;
       }
-      clear(status, okNote(t('tadmin.deleted', { project: p.slug })));
-      clear(editSlot);
-      await reload();
+      if (editSlot.querySelector(`[data-project="${CSS.escape(p.slug)}"]`)) clear(editSlot);
+      await afterChange(status, okNote(t('tadmin.deleted', { project: p.slug })), reload, { from: slot });
     }));
     slot.append(edit, del);
     return slot;
   }
 
-  function openEdit(p) {
-    const form = h('form', { class: 'form-grid card', novalidate: true, 'aria-labelledby': 'tadmin-edit-h' },
+  function openEdit(p, opener) {
+    const form = h('form', { class: 'form-grid card', novalidate: true, 'aria-labelledby': 'tadmin-edit-h',
+      dataset: { project: p.slug } },
       h('h3', { id: 'tadmin-edit-h', class: 'wide' }, t('tadmin.edit_title', { project: p.slug })),
       field('name', 'tadmin.name', { required: true, maxlength: 200, value: p.name }),
       field('description', 'tadmin.description', { kind: 'textarea', maxlength: 4000 }),
       h('div', { class: 'actions wide' },
         h('button', { type: 'submit' }, t('tadmin.save')),
-        h('button', { type: 'button', class: 'secondary', onclick: () => clear(editSlot) }, t('app.cancel'))));
+        h('button', { type: 'button', class: 'secondary', onclick: () => { clear(editSlot); backTo(opener, p.slug); } },
+          t('app.cancel'))));
     ctl(form, 'description').value = p.description || '';
     handleSubmit(form, async () => {
       const updated = await api.patch(tpath(tenant, 'projects', p.slug),
         { name: ctl(form, 'name').value.trim(), description: ctl(form, 'description').value });
       clear(editSlot);
-      clear(status, okNote(t('tadmin.updated', { project: updated.slug })));
-      await reload();
+      await afterChange(status, okNote(t('tadmin.updated', { project: updated.slug })), reload);
     });
     clear(editSlot, form);
     ctl(form, 'name').focus();
@@ -139,8 +149,7 @@ function projectSection(ctx, state, changed) {
     h('div', { class: 'actions wide' }, h('button', { type: 'submit' }, t('tadmin.create'))));
   onSubmit(create, (v) => api.post(tpath(tenant, 'projects'), v), async (p) => {
     create.reset();
-    clear(status, okNote(t('tadmin.created_msg', { project: p.slug })));
-    await reload();
+    await afterChange(status, okNote(t('tadmin.created_msg', { project: p.slug })), reload);
   });
 
   drawList();
@@ -209,8 +218,7 @@ function memberSection(ctx, state) {
     remove.addEventListener('click', () => confirmInline(removeSlot,
       t('tadmin.remove_confirm', { user: m.username, tenant }), async () => {
         await api.del(tpath(tenant, 'members', m.username));
-        clear(status, okNote(t('tadmin.removed', { user: m.username })));
-        await reload();
+        await afterChange(status, okNote(t('tadmin.removed', { user: m.username })), reload, { from: removeSlot });
       }));
     slot.append(change, removeSlot);
     return slot;
@@ -234,9 +242,8 @@ function memberSection(ctx, state) {
     const out = await api.put(tpath(tenant, 'members', username), { role: ctl(add, 'role').value });
     add.reset();
     ctl(add, 'role').value = 'member';
-    clear(status, okNote(t(existed ? 'tadmin.role_changed' : 'tadmin.added',
-      { user: out.username, role: tenantRoleText(out.role) })));
-    await reload();
+    await afterChange(status, okNote(t(existed ? 'tadmin.role_changed' : 'tadmin.added',
+      { user: out.username, role: tenantRoleText(out.role) })), reload);
   });
 
   drawList();
@@ -255,8 +262,10 @@ function quotaSection(ctx, state) {
     h('label', { for: selectId }, t('tadmin.quota_project')),
     select,
     h('span', { class: 'field-error', role: 'alert' }));
-  const form = h('form', { novalidate: true, class: 'stack' }, editorSlot,
-    h('div', { class: 'actions' }, h('button', { type: 'submit' }, t('tadmin.quota_save'))));
+  const save = h('button', { type: 'submit', disabled: true }, t('tadmin.quota_save'));
+  const form = h('form', { novalidate: true, class: 'stack' }, editorSlot, h('div', { class: 'actions' }, save));
+  // the editor shown, with the project it was drawn for ({el, read, slug}); null
+  // while a project's quota loads or when it failed to (Save is disabled then)
   let editor = null;
   let loadSeq = 0;
 
@@ -288,36 +297,57 @@ function quotaSection(ctx, state) {
         note: `${t('tadmin.ceiling', { line: tenantQuotaText(tq) })} ${t('tadmin.project_used', { used })}`,
       };
     });
-    editor = quotaEditor(rows, { withGuarantee: false });
+    editor = { ...quotaEditor(rows, { withGuarantee: false }), slug };
     clear(editorSlot,
       h('p', { class: 'hint' }, t('tadmin.quota_help')),
       editor.el);
+    save.disabled = false;
   }
 
+  // The previous project's editor goes at once (its values must never be saved
+  // onto the project picked now); an answer of an earlier load is ignored.
   async function load() {
     const slug = select.value;
+    const seq = ++loadSeq;
+    editor = null;
+    save.disabled = true;
     clearErrors(form);
     clear(status);
-    if (!slug) return clear(editorSlot);
-    const seq = ++loadSeq;
+    delete editorSlot.dataset.project;
+    clear(editorSlot, slug ? h('p', { class: 'hint' }, t('app.loading')) : null);
+    if (!slug) return;
     // remember the choice in the address (no re-render): a reload shows the same project
     if (ctx.isCurrent() && location.hash.startsWith('#/tenant'))
       history.replaceState(null, '', `#/tenant?project=${encodeURIComponent(slug)}`);
+    let pq;
     try {
-      const pq = await api.get(tpath(tenant, 'projects', slug, 'quota'));
-      if (seq !== loadSeq || !ctx.isCurrent()) return;
-      drawEditor(slug, pq.resources || {});
+      pq = await api.get(tpath(tenant, 'projects', slug, 'quota'));
     } catch (err) {
-      if (seq === loadSeq) clear(editorSlot, alertBox(err));
+      if (seq === loadSeq && ctx.isCurrent()) clear(editorSlot, alertBox(err));
+      return;
     }
+    if (seq !== loadSeq || !ctx.isCurrent()) return;
+    drawEditor(slug, pq.resources || {});
   }
 
   select.addEventListener('change', load);
+  // Saves the values of the editor shown onto the project it was drawn for, and
+  // only when that is the project picked (the choice cannot change meanwhile).
   handleSubmit(form, async () => {
-    const slug = select.value;
     clear(status);
-    const out = await api.put(tpath(tenant, 'projects', slug, 'quota'), { resources: editor.read() });
-    drawEditor(slug, out.resources || {});
+    const ed = editor;
+    if (!ed || ed.slug !== select.value)
+      throw new Error(t('tadmin.quota_not_loaded', { project: select.value }));
+    const slug = ed.slug;
+    const seq = loadSeq;
+    select.disabled = true;
+    let out;
+    try {
+      out = await api.put(tpath(tenant, 'projects', slug, 'quota'), { resources: ed.read() });
+    } finally {
+      select.disabled = false;
+    }
+    if (seq === loadSeq && ctx.isCurrent()) drawEditor(slug, out.resources || {});
     clear(status, okNote(t('tadmin.quota_saved', { project: slug })));
   });
 

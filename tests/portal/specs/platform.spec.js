@@ -57,6 +57,8 @@ test('tenants and a quota raise approved by a second admin', async ({ page, brow
   await row.getByRole('button', { name: `Suspend ${slug}` }).click();
   await row.getByRole('button', { name: 'Suspend', exact: true }).click();
   await expect(row).toContainText('suspended');
+  // the redrawn table took the Confirm button away: focus is on the outcome
+  await expect(page.locator('#main [role="status"]').first()).toBeFocused();
   await row.getByRole('button', { name: `Resume ${slug}` }).click();
   await expect(row).toContainText('active');
 
@@ -113,6 +115,8 @@ test('tenants and a quota raise approved by a second admin', async ({ page, brow
     await expect(other.page.locator('#main [role="status"]').first()).toContainText(
       `Approved and done: raise the guaranteed quota of tenant "${slug}": cpu 0 -> 4 (HTTP 200).`);
     await expect(req).toHaveCount(0);
+    // focus went to the card now in its place, or to the section's heading
+    expect(await other.page.evaluate(() => document.activeElement.tagName)).toMatch(/^(ARTICLE|H2)$/);
     expect(other.problems).toEqual([]);
   } finally {
     await other.context.close();
@@ -125,6 +129,46 @@ test('tenants and a quota raise approved by a second admin', async ({ page, brow
   await expect(cpu.getByLabel('Limit')).toHaveValue('8');
   await expect(a100.getByLabel('Limit')).toHaveValue('1');
   await expect(page.locator('.note', { hasText: 'Waiting for approval:' })).toHaveCount(0);
+});
+
+test('switching the quota tenant: Save waits for the quota of the tenant picked', async ({ page }) => {
+  await login(page, 'admin', world.admin_password);
+  await visit(page, '#/platform?tab=quotas&tenant=physics', null);
+  const main = page.locator('#main');
+  const pick = main.getByLabel('Tenant', { exact: true });
+  const save = main.getByRole('button', { name: 'Save quota' });
+  const editors = main.locator('form [data-tenant]');
+  await expect(main.locator('[data-tenant="physics"] fieldset[data-resource="gpu:a100"]').getByLabel('Guaranteed'))
+    .toHaveValue('2');
+  await expect(save).toBeEnabled();
+
+  // chem's quota answers late: meanwhile physics' editor is gone and Save disabled
+  const chemQuota = '**/api/v1/tenants/chem/quota';
+  let release;
+  const gate = new Promise((resolve) => { release = resolve; });
+  await page.route(chemQuota, async (route) => { await gate; await route.continue(); });
+  await pick.selectOption('chem');
+  await expect(save).toBeDisabled();
+  await expect(editors).toHaveCount(0);
+  release();
+  const a100 = main.locator('[data-tenant="chem"] fieldset[data-resource="gpu:a100"]');
+  await expect(a100.getByLabel('Guaranteed')).toHaveValue('0');
+  await expect(a100.getByLabel('Limit')).toHaveValue('2');
+  await expect(save).toBeEnabled();
+  await page.unroute(chemQuota);
+
+  // a quota that fails to load: its error, no editor, and Save stays disabled
+  const physicsQuota = '**/api/v1/tenants/physics/quota';
+  allowHttp(page, 503, '/api/v1/tenants/physics/quota');
+  await page.route(physicsQuota, (route) => route.fulfill({
+    status: 503, contentType: 'application/problem+json',
+    body: JSON.stringify({ type: 'about:blank', title: 'Service Unavailable', status: 503, detail: 'try again later' }),
+  }));
+  await pick.selectOption('physics');
+  await expect(main.locator('form .alert')).toContainText('try again later');
+  await expect(editors).toHaveCount(0);
+  await expect(save).toBeDisabled();
+  await page.unroute(physicsQuota);
 });
 
 test('clusters show their inventory and health', async ({ page }) => {
@@ -212,9 +256,14 @@ test('users: listed, created, edited; a role grant rejected by a second admin', 
   await expect(row).toContainText('Plain User');
   await expect(row).toContainText('enabled');
 
-  // edit: email, and disable
-  await row.getByRole('button', { name: `Edit user ${plain}` }).click();
+  // edit: email, and disable (Cancel first: focus goes back to the Edit button)
+  const editButton = row.getByRole('button', { name: `Edit user ${plain}` });
+  await editButton.click();
   const edit = page.locator('form', { hasText: `Edit user ${plain}` });
+  await edit.getByRole('button', { name: 'Cancel' }).click();
+  await expect(edit).toHaveCount(0);
+  await expect(editButton).toBeFocused();
+  await editButton.click();
   await edit.getByLabel('Email').fill(`${plain}@example.edu`);
   await edit.getByLabel('Account disabled (cannot sign in)').check();
   await edit.getByRole('button', { name: 'Save' }).click();

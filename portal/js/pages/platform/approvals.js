@@ -5,7 +5,7 @@
 import { api } from '../../api.js';
 import { t } from '../../i18n.js';
 import { h, clear, section, field, errorText } from '../../ui.js';
-import { statusLine, okNote, handleSubmit, keyedList, every, when, confirmInline } from './common.js';
+import { statusLine, okNote, handleSubmit, keyedList, every, when, confirmInline, afterChange } from './common.js';
 import { setPendingCount } from '../platform.js';
 
 const enc = encodeURIComponent;
@@ -48,10 +48,16 @@ export async function render(ctx, body, { pending }) {
       own ? h('p', { class: 'note' }, t('padmin.waiting_other')) : null,
       actions, reasonSlot, error);
 
+    // The decision is made: nothing on this card may be sent again (a retry
+    // would fail), the outcome is reported, then the lists refresh; the card
+    // leaves and focus goes to the card now in its place, or the heading.
     const decided = async (out, approved) => {
-      clear(status, approved ? resultNote(out)
-        : okNote(t(own ? 'padmin.withdrawn' : 'padmin.rejected', { summary: op.summary || op.path })));
-      await refresh();
+      for (const b of el.querySelectorAll('button')) b.disabled = true;
+      const list = el.parentElement;
+      const at = list ? [...list.children].indexOf(el) : -1;
+      await afterChange(status, approved ? resultNote(out)
+        : okNote(t(own ? 'padmin.withdrawn' : 'padmin.rejected', { summary: op.summary || op.path })),
+      refresh, { from: el, focus: () => (el.isConnected ? null : nextFocus(list, at)) });
     };
     const fail = (err) => {
       error.textContent = errorText(err);
@@ -69,12 +75,15 @@ export async function render(ctx, body, { pending }) {
       approve.addEventListener('click', async () => {
         approve.disabled = true;
         error.textContent = '';
+        let out;
         try {
-          await decided(await api.post(`approvals/${enc(a.id)}/approve`), true);
+          out = await api.post(`approvals/${enc(a.id)}/approve`);
         } catch (err) {
           approve.disabled = false;
           fail(err);
+          return;
         }
+        await decided(out, true);
       });
       const reject = h('button', { type: 'button', class: 'danger' }, t('padmin.reject'));
       reject.addEventListener('click', () => {
@@ -87,6 +96,7 @@ export async function render(ctx, body, { pending }) {
         handleSubmit(form, async () => {
           const reason = form.querySelector('[name="reason"]').value.trim();
           const out = await api.post(`approvals/${enc(a.id)}/reject`, reason ? { reason } : {});
+          clear(reasonSlot);
           await decided(out, false);
         });
         clear(reasonSlot, form);
@@ -95,6 +105,15 @@ export async function render(ctx, body, { pending }) {
       actions.append(approve, reject);
     }
     return el;
+  }
+
+  // The card now at index `at` of list (or the one before it), else the
+  // heading of list's section.
+  function nextFocus(list, at) {
+    const cards = list ? [...list.querySelectorAll(':scope > article')] : [];
+    if (cards.length) return cards[Math.min(Math.max(at, 0), cards.length - 1)];
+    const sec = list && list.closest('section');
+    return sec ? sec.querySelector('h2') : null;
   }
 
   const syncTheirs = keyedList(theirs, { key: (a) => a.id, make: card, empty: t('padmin.none_waiting') });

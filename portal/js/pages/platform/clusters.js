@@ -5,7 +5,7 @@ import { api } from '../../api.js';
 import { t, fmtNum } from '../../i18n.js';
 import { h, clear, section, table, field } from '../../ui.js';
 import {
-  statusLine, okNote, handleSubmit, jsonObject, keyedList, every, when, resourceLabel, orderResources,
+  statusLine, okNote, handleSubmit, afterChange, jsonObject, keyedList, every, when, resourceLabel, orderResources,
 } from './common.js';
 
 const KINDS = ['local', 'slurm', 'kubernetes'];
@@ -136,8 +136,7 @@ export async function render(ctx, body) {
     const c = await api.post('clusters', bodyJson);
     form.reset();
     example.textContent = OPTION_EXAMPLES.local;
-    clear(status, okNote(t('padmin.cluster_created', { name: c.name })));
-    await refresh();
+    await afterChange(status, okNote(t('padmin.cluster_created', { name: c.name })), refresh);
   });
 
   body.append(

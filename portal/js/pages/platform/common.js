@@ -122,7 +122,9 @@ export function okNote(text) {
 /**
  * Ask before a destructive action, in place: slot's content is swapped for the
  * question and Confirm/Cancel buttons (focus moves to Cancel, the safe one);
- * Cancel puts the previous content back. onYes may throw: the error is shown.
+ * Cancel puts the previous content back. onYes may throw: the error is shown
+ * and Confirm is offered again, so onYes must throw only when the change was
+ * not made (report it and refresh through afterChange(), which does not throw).
  */
 export function confirmInline(slot, question, onYes, { yesKey = 'app.confirm', danger = true } = {}) {
   const before = [...slot.childNodes];
@@ -177,6 +179,42 @@ export function fieldError(field, message) {
 }
 
 export { handleSubmit } from '../../ui.js';
+
+// Focus what is not a control (a status line, a heading, a card): tabindex -1
+// lets a script focus it without adding it to the Tab order.
+export function focusOn(el) {
+  if (!el || !el.isConnected) return;
+  if (!el.hasAttribute('tabindex')) el.setAttribute('tabindex', '-1');
+  el.focus();
+}
+
+// Whether focus went nowhere (its element was redrawn away) or is still in
+// `within` (e.g. the disabled Confirm of a row): then the page should move it;
+// else the user has gone on elsewhere and keeps their place.
+export function focusLost(within) {
+  const a = document.activeElement;
+  return !a || a === document.body || !a.isConnected || !!(within && within.contains(a));
+}
+
+/**
+ * After a change the server made: report it in status (note), then refresh
+ * the list it changed. A refresh that fails does not undo the report nor offer
+ * the change again (a retry would fail): it adds that the list is stale. Never
+ * throws. When the redraw took focus away (or it is still in `from`), focus
+ * moves to `focus` (an element, or a function giving one, run after the
+ * refresh; the status line when none or when the refresh failed).
+ */
+export async function afterChange(status, note, refresh, { from, focus } = {}) {
+  clear(status, note);
+  let target = status;
+  try {
+    await refresh();
+    if (focus) target = (typeof focus === 'function' ? focus() : focus) || status;
+  } catch (err) {
+    status.append(h('p', { class: 'alert' }, t('padmin.refresh_failed', { msg: errorText(err) })));
+  }
+  if (focusLost(from)) focusOn(target);
+}
 
 /**
  * A list of items keyed by id whose rows are kept across refreshes: new items

@@ -29,8 +29,10 @@ export async function render(ctx, body, { pending }) {
     tenants.map((x) => h('option', { value: x.slug }, `${x.name} (${x.slug})`)));
   const want = ctx.query.get('tenant');
   select.value = tenants.some((x) => x.slug === want) ? want : (tenants[0] ? tenants[0].slug : '');
-  const form = h('form', { novalidate: true, class: 'stack' }, editorSlot,
-    h('div', { class: 'actions' }, h('button', { type: 'submit' }, t('padmin.quota_save'))));
+  const save = h('button', { type: 'submit', disabled: true }, t('padmin.quota_save'));
+  const form = h('form', { novalidate: true, class: 'stack' }, editorSlot, h('div', { class: 'actions' }, save));
+  // the editor shown, with the tenant it was drawn for ({el, read, slug}); null
+  // while a tenant's quota loads or when it failed to (Save is disabled then)
   let editor = null;
   let seq = 0;
   let waiting = pending;
@@ -58,8 +60,9 @@ export async function render(ctx, body, { pending }) {
         note: parts.join(' '),
       };
     });
-    editor = quotaEditor(rows, { withGuarantee: true });
+    editor = { ...quotaEditor(rows, { withGuarantee: true }), slug };
     clear(editorSlot, h('p', { class: 'hint' }, t('padmin.quota_help')), editor.el);
+    save.disabled = false;
     drawPending(slug);
   }
 
@@ -72,37 +75,59 @@ export async function render(ctx, body, { pending }) {
       h('a', { href: '#/platform?tab=approvals' }, t('padmin.to_approvals')))));
   }
 
+  // The previous tenant's editor goes at once (its values must never be saved
+  // onto the tenant picked now); an answer of an earlier load is ignored.
   async function load() {
     const slug = select.value;
-    clearErrors(form);
-    if (!slug) return;
     const mySeq = ++seq;
+    editor = null;
+    save.disabled = true;
+    clearErrors(form);
+    delete editorSlot.dataset.tenant;
+    clear(barsSlot);
+    clear(pendingSlot);
+    clear(editorSlot, slug ? h('p', { class: 'hint' }, t('app.loading')) : null);
+    if (!slug) return;
     if (ctx.isCurrent() && location.hash.startsWith('#/platform')) history.replaceState(null, '', hashFor(slug));
+    let q;
     try {
-      const q = await api.get(tpath(slug, 'quota'));
-      if (mySeq !== seq || !ctx.isCurrent()) return;
-      draw(slug, q.resources || {});
+      q = await api.get(tpath(slug, 'quota'));
     } catch (err) {
-      if (mySeq === seq) clear(editorSlot, alertBox(err));
+      if (mySeq === seq && ctx.isCurrent()) clear(editorSlot, alertBox(err));
+      return;
     }
+    if (mySeq !== seq || !ctx.isCurrent()) return;
+    draw(slug, q.resources || {});
   }
 
   select.addEventListener('change', () => {
     clear(status);
     load();
   });
+  // Saves the values of the editor shown onto the tenant it was drawn for, and
+  // only when that is the tenant picked (the tenant cannot change meanwhile).
   handleSubmit(form, async () => {
-    const slug = select.value;
     clear(status);
-    const out = await api.put(tpath(slug, 'quota'), { resources: editor.read() });
+    const ed = editor;
+    if (!ed || ed.slug !== select.value)
+      throw new Error(t('padmin.quota_not_loaded', { tenant: select.value }));
+    const slug = ed.slug;
+    const mySeq = seq;
+    select.disabled = true;
+    let out;
+    try {
+      out = await api.put(tpath(slug, 'quota'), { resources: ed.read() });
+    } finally {
+      select.disabled = false;
+    }
     if (out && out.approval) {
       clear(status, approvalNote(out.approval));
       const again = await api.get('approvals', { state: 'pending', limit: 200 }).catch(() => null);
       if (again) waiting = again.items;
-      drawPending(slug);
+      if (mySeq === seq) drawPending(slug);
       return;
     }
-    draw(slug, out.resources || {});
+    if (mySeq === seq && ctx.isCurrent()) draw(slug, out.resources || {});
     clear(status, okNote(t('padmin.quota_saved', { tenant: slug })));
   });
 

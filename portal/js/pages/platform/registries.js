@@ -5,7 +5,7 @@
 import { api } from '../../api.js';
 import { t, fmtNum } from '../../i18n.js';
 import { h, clear, section, field } from '../../ui.js';
-import { statusLine, okNote, handleSubmit, jsonObject, keyedList, every, when } from './common.js';
+import { statusLine, okNote, handleSubmit, afterChange, jsonObject, keyedList, every, when } from './common.js';
 
 const enc = encodeURIComponent;
 const COUNTS = ['repositories', 'tags', 'added', 'updated', 'unchanged', 'restored', 'conflicts', 'skipped',
@@ -153,8 +153,7 @@ export async function render(ctx, body) {
     if (options !== undefined) b.options = options;
     const r = await api.post('registries', b);
     form.reset();
-    clear(status, okNote(t('padmin.registry_created', { name: r.name })));
-    await refresh();
+    await afterChange(status, okNote(t('padmin.registry_created', { name: r.name })), refresh);
   });
 
   body.append(

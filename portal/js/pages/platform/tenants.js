@@ -3,7 +3,7 @@
 import { api } from '../../api.js';
 import { t } from '../../i18n.js';
 import { h, clear, section, table, field, onSubmit, alertBox } from '../../ui.js';
-import { statusLine, okNote, approvalNote, confirmInline, when } from './common.js';
+import { statusLine, okNote, approvalNote, confirmInline, afterChange, when } from './common.js';
 
 export async function render(ctx, body, { pending }) {
   let tenants = await api.all('tenants');
@@ -47,10 +47,12 @@ export async function render(ctx, body, { pending }) {
     const toggle = h('button', { type: 'button', class: 'secondary',
       'aria-label': t(x.suspended ? 'padmin.resume_named' : 'padmin.suspend_named', { tenant: x.slug }) },
     t(x.suspended ? 'padmin.resume' : 'padmin.suspend'));
+    // the change throws when it failed; once made, afterChange reports it and
+    // redraws (focus then goes to the status line, not to the top of the page)
     const setSuspended = async (suspended) => {
       await api.patch(`tenants/${encodeURIComponent(x.slug)}`, { suspended });
-      clear(status, okNote(t(suspended ? 'padmin.suspended_msg' : 'padmin.resumed_msg', { tenant: x.slug })));
-      await reload();
+      await afterChange(status, okNote(t(suspended ? 'padmin.suspended_msg' : 'padmin.resumed_msg', { tenant: x.slug })),
+        reload, { from: slot });
     };
     toggle.addEventListener('click', async () => {
       if (!x.suspended) {
@@ -70,13 +72,9 @@ export async function render(ctx, body, { pending }) {
       'aria-label': t('padmin.delete_named', { tenant: x.slug }) }, t('padmin.delete'));
     del.addEventListener('click', () => confirmInline(slot, t('padmin.delete_confirm', { tenant: x.slug }), async () => {
       const out = await api.del(`tenants/${encodeURIComponent(x.slug)}`);
-      if (out && out.approval) {
-        deleting.add(x.slug);
-        clear(status, approvalNote(out.approval));
-      } else {
-        clear(status, okNote(t('padmin.deleted_msg', { tenant: x.slug })));
-      }
-      await reload();
+      if (out && out.approval) deleting.add(x.slug);
+      await afterChange(status, out && out.approval ? approvalNote(out.approval)
+        : okNote(t('padmin.deleted_msg', { tenant: x.slug })), reload, { from: slot });
     }, { yesKey: 'padmin.delete' }));
     slot.append(quota, toggle, del);
     return slot;
@@ -89,11 +87,10 @@ export async function render(ctx, body, { pending }) {
     h('div', { class: 'actions wide' }, h('button', { type: 'submit' }, t('padmin.create'))));
   onSubmit(create, (v) => api.post('tenants', v), async (x) => {
     create.reset();
-    clear(status, h('p', { class: 'note' }, t('padmin.tenant_created', { tenant: x.slug }), ' ',
-      h('a', { href: `#/platform?tab=quotas&tenant=${encodeURIComponent(x.slug)}` },
-        t('padmin.set_quota', { tenant: x.slug }))));
-    await reload();
     ctx.reloadSession().catch(() => {}); // the header's tenant picker lists it too
+    await afterChange(status, h('p', { class: 'note' }, t('padmin.tenant_created', { tenant: x.slug }), ' ',
+      h('a', { href: `#/platform?tab=quotas&tenant=${encodeURIComponent(x.slug)}` },
+        t('padmin.set_quota', { tenant: x.slug }))), reload);
   });
 
   draw();

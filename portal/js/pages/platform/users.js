@@ -6,7 +6,7 @@ import { api } from '../../api.js';
 import { t } from '../../i18n.js';
 import { h, clear, section, table, field, nextId } from '../../ui.js';
 import {
-  statusLine, okNote, approvalNote, handleSubmit, GLOBAL_ROLES, globalRoleText, when,
+  statusLine, okNote, approvalNote, handleSubmit, afterChange, GLOBAL_ROLES, globalRoleText, when,
 } from './common.js';
 
 const enc = encodeURIComponent;
@@ -53,14 +53,22 @@ export async function render(ctx, body) {
       { label: t('app.actions'), render: (u) => {
         const b = h('button', { type: 'button', class: 'secondary', 'aria-label': t('padmin.edit_user', { user: u.username }) },
           t('padmin.edit'));
-        b.addEventListener('click', () => openEdit(u));
+        b.addEventListener('click', () => openEdit(u, b));
         return b;
       } },
     ], users, { caption: t('padmin.users_caption'), empty: 'padmin.no_users',
       rowAttrs: (u) => ({ dataset: { user: u.username } }) }));
   }
 
-  function openEdit(u) {
+  // Cancel returns focus to the Edit button that opened the form (or that
+  // user's button in a list redrawn since).
+  function backTo(opener, username) {
+    const b = opener.isConnected ? opener
+      : listSlot.querySelector(`tr[data-user="${CSS.escape(username)}"] button`);
+    if (b) b.focus();
+  }
+
+  function openEdit(u, opener) {
     const disabledId = nextId('disabled');
     const form = h('form', { class: 'form-grid card', novalidate: true, 'aria-labelledby': 'padmin-uedit-h' },
       h('h3', { id: 'padmin-uedit-h', class: 'wide' }, t('padmin.edit_title', { user: u.username })),
@@ -76,7 +84,8 @@ export async function render(ctx, body) {
         h('span', { class: 'field-error', role: 'alert' })),
       h('div', { class: 'actions wide' },
         h('button', { type: 'submit' }, t('padmin.save')),
-        h('button', { type: 'button', class: 'secondary', onclick: () => clear(editSlot) }, t('app.cancel'))));
+        h('button', { type: 'button', class: 'secondary', onclick: () => { clear(editSlot); backTo(opener, u.username); } },
+          t('app.cancel'))));
     handleSubmit(form, async () => {
       clear(status);
       const b = {};
@@ -94,8 +103,8 @@ export async function render(ctx, body) {
       const out = await api.patch(`users/${enc(u.username)}`, b);
       if (u.username === ctx.me.username && !(out && out.approval)) ctx.reloadSession().catch(() => {});
       clear(editSlot);
-      clear(status, out && out.approval ? approvalNote(out.approval) : okNote(t('padmin.user_saved', { user: u.username })));
-      await reload();
+      await afterChange(status, out && out.approval ? approvalNote(out.approval)
+        : okNote(t('padmin.user_saved', { user: u.username })), reload);
     });
     clear(editSlot, form);
     form.querySelector('[name="display_name"]').focus();
@@ -118,14 +127,11 @@ export async function render(ctx, body) {
     if (roles.length) b.roles = roles;
     const out = await api.post('users', b);
     create.reset();
-    if (out && out.approval) {
-      clear(status, h('div', {},
+    await afterChange(status, out && out.approval
+      ? h('div', {},
         okNote(t('padmin.user_created_roles_wait', { user: (out.user && out.user.username) || b.username })),
-        approvalNote(out.approval)));
-    } else {
-      clear(status, okNote(t('padmin.user_created', { user: out.username })));
-    }
-    await reload();
+        approvalNote(out.approval))
+      : okNote(t('padmin.user_created', { user: out.username })), reload);
   });
 
   draw();
