@@ -549,6 +549,13 @@ START_TEST(csv_export_quotes_and_defuses_formulas)
             json_decref(details);
         }
     }
+    if (seen != 5) /* seen once in CI (4 of 5) and never again: say where the fifth is */
+        for (int a = 0; a < 5; a++) {
+            const char *p[1] = {rids[a]};
+            fprintf(stderr, "refused request %s: %lld event(s) in the table\n", rids[a],
+                    audittest_num(harness_srv.owner_url,
+                                  "SELECT count(*) FROM audit_events WHERE request_id = $1", 1, p));
+        }
     ck_assert_int_eq(seen, 5);
     ck_assert_int_eq(node, 1);
     ck_assert_ptr_nonnull(strstr(r.body, ",\"'=HYPERLINK(1)\","));
