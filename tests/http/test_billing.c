@@ -68,15 +68,7 @@ static void run(const char *tenant, const char *project, const char *user, int g
 /* Wake the metering worker and wait until every closed run is metered to its end. */
 static void metered(void)
 {
-    PQclear(harness_sql(harness_srv.owner_url, "SELECT pg_notify('aidc_jobs', 'test')", 0, NULL));
-    double until = audittest_now() + 30;
-    while (audittest_num(harness_srv.owner_url,
-                         "SELECT count(*) FROM job_runs WHERE ended_at IS NOT NULL AND"
-                         " metered_to IS DISTINCT FROM ended_at",
-                         0, NULL) > 0) {
-        ck_assert_msg(audittest_now() < until, "the metering worker did not catch up");
-        audittest_nap();
-    }
+    ck_assert_msg(audittest_wait_metered(30), "the metering worker did not catch up");
 }
 
 /* POST a price as finance and have the second admin approve it; the created price. */

@@ -83,24 +83,6 @@ static void user(const char *name, const char *display, const char *roles)
              roles ? 200 : 201); /* with roles: the approved grant is a PATCH */
 }
 
-/* Wake the metering worker and wait until every closed run is metered to its end. */
-static void metered(void)
-{
-    PQclear(harness_sql(harness_srv.owner_url, "SELECT pg_notify('aidc_jobs', 'world')", 0, NULL));
-    for (double until = audittest_now() + 60;; audittest_nap()) {
-        char *n = audittest_sql_value(harness_srv.owner_url,
-                                      "SELECT count(*) FROM job_runs WHERE ended_at IS NOT NULL"
-                                      " AND metered_to IS DISTINCT FROM ended_at",
-                                      0, NULL);
-        bool done = n && strcmp(n, "0") == 0;
-        free(n);
-        if (done)
-            return;
-        if (audittest_now() > until)
-            audittest_setup_fail("the metering worker did not meter last month's run");
-    }
-}
-
 /*
  * A finished job of alice in physics/qcd with one closed run (1 x a100, 4
  * cores, 16 GiB, start to end), as the syncer would have recorded it: the API
@@ -275,7 +257,8 @@ int main(void)
                       201);
     free(tom);
     bool have_hub = hub();
-    metered();
+    if (!audittest_wait_metered(60))
+        audittest_setup_fail("the metering worker did not meter last month's run");
 
     json_t *w = json_pack(
         "{s:s, s:s, s:s, s:s, s:s, s:s, s:i,"

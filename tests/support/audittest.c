@@ -272,3 +272,21 @@ void audittest_wait_checkpoint(const char *jwt, long long seq, double wait_s)
         audittest_nap();
     }
 }
+
+bool audittest_wait_metered(double wait_s)
+{
+    PQclear(harness_sql(harness_srv.owner_url, "SELECT pg_notify('aidc_jobs', 'test')", 0, NULL));
+    for (double until = audittest_now() + wait_s;; audittest_nap()) {
+        /* not audittest_num: this also serves programs outside Check (portal_world) */
+        char *n = audittest_sql_value(harness_srv.owner_url,
+                                      "SELECT count(*) FROM job_runs WHERE ended_at IS NOT NULL"
+                                      " AND metered_to IS DISTINCT FROM ended_at",
+                                      0, NULL);
+        bool done = n && strcmp(n, "0") == 0;
+        free(n);
+        if (done)
+            return true;
+        if (audittest_now() > until)
+            return false;
+    }
+}

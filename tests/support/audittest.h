@@ -60,6 +60,12 @@ bool audittest_str_is(const char *a, const char *b);
 /* Wait (up to wait_s, as jwt) until a signed checkpoint lies at or after chain position seq. */
 void audittest_wait_checkpoint(const char *jwt, long long seq, double wait_s);
 
+/*
+ * Wake the metering worker of the harness's server and wait (up to wait_s) until
+ * every closed run is metered to its end; false at the deadline.
+ */
+bool audittest_wait_metered(double wait_s);
+
 /* Seconds of the monotonic clock; and a pause between two polls of a condition. */
 double audittest_now(void);
 void audittest_nap(void);
