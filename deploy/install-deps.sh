@@ -20,6 +20,11 @@
 #                                   fonts-noto-cjk (Chinese text in screenshots), and
 #                                   Node.js with npm only when `node`/`npm` are missing
 #                                   (a newer Node from elsewhere is kept)
+#   deploy/install-deps.sh ops      what the operations tests drive: nginx (replicas
+#                                   behind a proxy; `nginx -t` of deploy/nginx),
+#                                   pgbouncer (transaction pooling), prometheus (its
+#                                   promtool checks deploy/prometheus), systemd
+#                                   (`systemd-analyze verify` of deploy/systemd), openssl
 #
 # Several groups may be given. As root it runs apt-get; otherwise it prints
 # the command to run and exits 1 when something is missing.
@@ -39,7 +44,8 @@ for group in "$@"; do
         bench) pkgs+=(wrk postgresql-contrib jq linux-perf) ;;
         portal) pkgs+=(chromium fonts-noto-cjk)
                 { command -v node && command -v npm; } >/dev/null || pkgs+=(nodejs npm) ;;
-        *) echo "install-deps: unknown group '$group' (build, run, dev, test, bench, portal)" >&2; exit 2 ;;
+        ops)   pkgs+=(nginx-light pgbouncer prometheus systemd openssl) ;;
+        *) echo "install-deps: unknown group '$group' (build, run, dev, test, bench, portal, ops)" >&2; exit 2 ;;
     esac
 done
 
@@ -67,6 +73,14 @@ fi
 # not start without /etc/slurm/slurm.conf, and a system munged (on
 # /run/munge) does not disturb slurm-up.sh, which runs its own daemons.
 echo "install-deps: installing ${missing[*]}" >&2
+# nginx, pgbouncer and prometheus come with system services (ports 80, 6432, 9090)
+# that aidc's tests never use (they run their own on loopback): keep the packages'
+# scripts from starting them, through a policy-rc.d of our own for this install.
+policy=/usr/sbin/policy-rc.d
+if [[ " ${missing[*]} " =~ \ (nginx-light|pgbouncer|prometheus)\  ]] && [ ! -e $policy ]; then
+    printf '#!/bin/sh\nexit 101\n' > $policy && chmod 755 $policy
+    trap 'rm -f $policy' EXIT
+fi
 export DEBIAN_FRONTEND=noninteractive
 apt_get() { apt-get -o Dpkg::Use-Pty=0 -o APT::Color=0 -qq "$@"; }
 if ! apt_get install -y --no-install-recommends "${missing[@]}" >/dev/null 2>&1; then
