@@ -98,8 +98,8 @@ static int search_page(struct req *rq, struct resp *rs, search_fn query, const v
     if (pg.after && !cursor_split(pg.after, &ts, &id))
         return bad_cursor(rs, &pg);
     snprintf(limit, sizeof limit, "%d", pg.limit + 1);
-    e = db_custom_plans(rq->db);
-    PGresult *r = e ? NULL : query(rq->db, filter, ts, id, limit, &e);
+    e = db_custom_plans(rq->rdb);
+    PGresult *r = e ? NULL : query(rq->rdb, filter, ts, id, limit, &e);
     if (r) {
         int n = PQntuples(r);
         e = paging_answer_prebuilt(rs, r, &pg);

@@ -9,6 +9,7 @@
 
 #include "clusters.h"
 
+#include "../backends/callstats.h"
 #include "../backends/backend.h"
 #include "../db/clusters.h"
 #include "../db/pgarray.h"
@@ -129,7 +130,10 @@ int api_cluster_drift(struct req *rq, struct resp *rs)
     struct listing l = {PGARRAY_INIT, PGARRAY_INIT, json_object()};
     char err[512] = "";
     PGresult *ledger = NULL;
-    if (ops->poll_changed(&bc, 0, on_job, &l, err, sizeof err))
+    struct timespec t0 = callstats_start();
+    int pe = ops->poll_changed(&bc, 0, on_job, &l, err, sizeof err);
+    callstats_done(t0, name, "poll", pe == 0);
+    if (pe)
         e = api_fail(rs, MHD_HTTP_BAD_GATEWAY, "cluster %s did not answer: %s", name, err);
     else
         e = db_cluster_ledger(rq->db, bc.id, pgarray_str(&l.ids), pgarray_str(&l.jobs), &ledger);

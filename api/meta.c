@@ -44,8 +44,7 @@ int api_meta_readyz(struct req *rq, struct resp *rs)
 
 int api_meta_metrics(struct req *rq, struct resp *rs)
 {
-    (void)rq;
-    rs->raw = metrics_render();
+    rs->raw = metrics_render(rq->db);
     rs->raw_len = strlen(rs->raw);
     rs->content_type = "text/plain; version=0.0.4; charset=utf-8";
     rs->status = MHD_HTTP_OK;

@@ -148,15 +148,15 @@ const struct route routes[] = {
 
     /* usage and billing */
     {"GET", "/api/v1/tenants/{tenant}/usage", api_usage_tenant, "usage.read", PA | FIN,
-     TR_VIEWER, SC_USAGE_READ, 0, USAGE_ARGS},
+     TR_VIEWER, SC_USAGE_READ, RF_REPLICA, USAGE_ARGS},
     {"GET", "/api/v1/tenants/{tenant}/usage/jobs", api_usage_tenant_jobs, "usage.jobs", PA | FIN,
-     TR_VIEWER, SC_USAGE_READ, 0, USAGE_ARGS "," PAGE},
+     TR_VIEWER, SC_USAGE_READ, RF_REPLICA, USAGE_ARGS "," PAGE},
     {"GET", "/api/v1/usage", api_usage_platform, "usage.platform", PA | FIN, TR_NONE,
-     SC_USAGE_READ, 0, USAGE_ARGS ",tenant"},
+     SC_USAGE_READ, RF_REPLICA, USAGE_ARGS ",tenant"},
     {"GET", "/api/v1/usage/jobs", api_usage_platform_jobs, "usage.platform_jobs", PA | FIN,
-     TR_NONE, SC_USAGE_READ, 0, USAGE_ARGS ",tenant," PAGE},
+     TR_NONE, SC_USAGE_READ, RF_REPLICA, USAGE_ARGS ",tenant," PAGE},
     {"GET", "/api/v1/usage/utilization", api_usage_utilization, "usage.utilization", PA | FIN,
-     TR_NONE, SC_USAGE_READ, 0, "cluster,gpu_type,from,to"},
+     TR_NONE, SC_USAGE_READ, RF_REPLICA, "cluster,gpu_type,from,to"},
     {"GET", "/api/v1/prices", api_price_list, "price.list", 0, TR_NONE, SC_USAGE_READ,
      RF_ANY_USER, "resource,tenant," PAGE},
     {"POST", "/api/v1/prices", api_price_create, "price.create", PA | FIN, TR_NONE,
@@ -172,7 +172,7 @@ const struct route routes[] = {
 
     /* audit */
     {"GET", "/api/v1/audit/events", api_audit_events, "audit.search", PA | AUD, TR_NONE,
-     SC_AUDIT_READ, RF_AUDIT_READ, AUDIT_FILTERS ",resource_type,resource_id," PAGE},
+     SC_AUDIT_READ, RF_AUDIT_READ | RF_REPLICA, AUDIT_FILTERS ",resource_type,resource_id," PAGE},
     {"GET", "/api/v1/audit/events/export", api_audit_export, "audit.export", PA | AUD, TR_NONE,
      SC_AUDIT_READ, RF_AUDIT_READ, AUDIT_FILTERS ",resource_type,resource_id,format"},
     {"GET", "/api/v1/audit/verify", api_audit_verify, "audit.verify", PA | AUD, TR_NONE,
@@ -184,7 +184,7 @@ const struct route routes[] = {
     {"POST", "/api/v1/audit/commands", api_audit_ingest, "audit.ingest", PA, TR_NONE,
      SC_AUDIT_INGEST, RF_INGEST, NULL},
     {"GET", "/api/v1/audit/commands", api_audit_commands, "audit.commands", PA | AUD, TR_NONE,
-     SC_AUDIT_READ, RF_AUDIT_READ, "host,user,tenant,q,from,to,job_id,kind," PAGE},
+     SC_AUDIT_READ, RF_AUDIT_READ | RF_REPLICA, "host,user,tenant,q,from,to,job_id,kind," PAGE},
 
     /* dual approval */
     {"GET", "/api/v1/approvals", api_approval_list, "approval.list", PA, TR_NONE, SC_ADMIN, 0,

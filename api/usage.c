@@ -284,7 +284,7 @@ static int report(struct req *rq, struct resp *rs, bool platform)
     if (e)
         return e;
     PGresult *r = NULL;
-    if ((e = db_usage_report(rq->db, &a.q, &r)))
+    if ((e = db_usage_report(rq->rdb, &a.q, &r)))
         return e;
     if (PQntuples(r) > rq->cfg->usage_max_rows) {
         PQclear(r);
@@ -334,7 +334,7 @@ static int jobs(struct req *rq, struct resp *rs, bool platform)
     if (!e) {
         a.q.limit = pg.limit;
         a.q.after = pg.after;
-        e = db_usage_jobs(rq->db, &a.q, &r);
+        e = db_usage_jobs(rq->rdb, &a.q, &r);
     }
     if (!e)
         e = paging_answer_prebuilt(rs, r, &pg);
@@ -387,7 +387,7 @@ int api_usage_utilization(struct req *rq, struct resp *rs)
             return e;
     }
     PGresult *r = NULL;
-    if ((e = db_usage_utilization(rq->db, cluster ? cluster_id : NULL, gpu_type, from, to, &r)))
+    if ((e = db_usage_utilization(rq->rdb, cluster ? cluster_id : NULL, gpu_type, from, to, &r)))
         return e;
     double hw_alloc[7][24] = {{0}}, hw_cap[7][24] = {{0}};
     double total_alloc = 0, total_cap = 0;

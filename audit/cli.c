@@ -39,7 +39,7 @@ static struct sign_key *load_key(const char *path, bool required)
 
 static struct db *connect_db(const struct config *cfg)
 {
-    struct db *db = db_open(cfg->database_url, "aidcd-audit");
+    struct db *db = db_open(cfg->worker_database_url, "aidcd-audit");
     db_set_statement_timeout(db, 0);
     if (db_ensure(db) != 0) {
         fprintf(stderr, "aidcd audit: cannot reach the database: %s\n", db_last_error(db)->message);

@@ -18,7 +18,7 @@
 #define BATCH 2000
 
 /* figures for /metrics, of whichever sealer of this process ran last */
-static atomic_ulong sealed_total, checkpoints_total, lag_ms;
+static atomic_ulong sealed_total, checkpoints_total;
 #define HOUSEKEEPING_S 3600
 #define RETENTION_S 86400
 
@@ -87,7 +87,6 @@ int sealer_seal(struct db *db, int grace_ms, int max)
     if (!e)
         r = db_audit_unsealed(db, &head, frontier, limit, &e);
     int n = r ? PQntuples(r) : 0;
-    atomic_store(&lag_ms, n ? (unsigned long)(strtod(PQgetvalue(r, 0, 3), NULL) * 1000.0) : 0UL);
     if (!e && n > 0)
         e = hash_rows(r, head.seq, head_hash, &ids, &tss, &hashes);
     if (!e && n > 0) {
@@ -120,13 +119,8 @@ void sealer_metrics(struct sbuf *sb)
                 "aidc_audit_sealed_total %lu\n"
                 "# HELP aidc_audit_checkpoints_total Audit checkpoints written by this process.\n"
                 "# TYPE aidc_audit_checkpoints_total counter\n"
-                "aidc_audit_checkpoints_total %lu\n"
-                "# HELP aidc_audit_seal_lag_seconds Age of the oldest audit event not yet chained "
-                "at the sealer's last round (0: caught up).\n"
-                "# TYPE aidc_audit_seal_lag_seconds gauge\n"
-                "aidc_audit_seal_lag_seconds %.3f\n",
-                atomic_load(&sealed_total), atomic_load(&checkpoints_total),
-                (double)atomic_load(&lag_ms) / 1000.0);
+                "aidc_audit_checkpoints_total %lu\n",
+                atomic_load(&sealed_total), atomic_load(&checkpoints_total));
 }
 
 /* The current time as RFC 3339 with microseconds, as PostgreSQL prints it back. */
@@ -248,12 +242,13 @@ struct sealer *sealer_start(const struct config *cfg, const struct sign_key *key
     int every = cfg->audit_seal_grace_ms / 2;
     struct worker_spec spec = {
         .name = "audit-sealer",
+        .lead = WORKER_LEAD_SEALER,
         .channels = {NULL},
         .interval_ms = every < 100 ? 100 : every > 1000 ? 1000 : every,
         .round = round_fn,
         .arg = s,
     };
-    s->w = worker_start(cfg->database_url, &spec);
+    s->w = worker_start(cfg->worker_database_url, &spec);
     if (!s->w) {
         free(s);
         return NULL;

@@ -20,7 +20,7 @@
 #define INTERVAL_MS 60000
 
 /* figures for /metrics, of whichever meter of this process ran last */
-static atomic_ulong intervals_total, runs_total, lag_ms;
+static atomic_ulong intervals_total, runs_total;
 
 /* at most a round a second: every job submit notifies aidc_jobs, and a storm of
  * them must not turn into a storm of metering rounds */
@@ -44,12 +44,9 @@ int meter_run(struct db *db, int max)
         return e;
     }
     long runs = 0, intervals = 0;
-    double lag = 0;
     e = db_meter_capacity(db);
     if (!e)
         e = db_meter_cut(db, max, &runs, &intervals);
-    if (!e)
-        e = db_meter_lag(db, &lag);
     if (e) {
         db_rollback(db);
         return e;
@@ -58,7 +55,6 @@ int meter_run(struct db *db, int max)
         return e;
     atomic_fetch_add(&runs_total, (unsigned long)runs);
     atomic_fetch_add(&intervals_total, (unsigned long)intervals);
-    atomic_store(&lag_ms, (unsigned long)(lag * 1000.0));
     if (intervals)
         log_debug("metered %ld run(s) into %ld interval(s)", runs, intervals);
     return (int)runs;
@@ -72,13 +68,8 @@ void meter_metrics(struct sbuf *sb)
                 "aidc_metering_intervals_total %lu\n"
                 "# HELP aidc_metering_runs_total Run cuts made by this process.\n"
                 "# TYPE aidc_metering_runs_total counter\n"
-                "aidc_metering_runs_total %lu\n"
-                "# HELP aidc_metering_lag_seconds Age of the oldest run end not yet metered at "
-                "the last round (0: caught up).\n"
-                "# TYPE aidc_metering_lag_seconds gauge\n"
-                "aidc_metering_lag_seconds %.3f\n",
-                atomic_load(&intervals_total), atomic_load(&runs_total),
-                (double)atomic_load(&lag_ms) / 1000.0);
+                "aidc_metering_runs_total %lu\n",
+                atomic_load(&intervals_total), atomic_load(&runs_total));
 }
 
 static int round_fn(struct db *db, bool notified, void *arg)
@@ -101,12 +92,13 @@ struct meter *meter_start(const struct config *cfg)
     struct meter *m = xcalloc(1, sizeof *m);
     struct worker_spec spec = {
         .name = "meter",
+        .lead = WORKER_LEAD_METER,
         .channels = {"aidc_jobs", NULL},
         .interval_ms = INTERVAL_MS,
         .round = round_fn,
         .arg = m,
     };
-    m->w = worker_start(cfg->database_url, &spec);
+    m->w = worker_start(cfg->worker_database_url, &spec);
     if (!m->w) {
         free(m);
         return NULL;

@@ -65,12 +65,6 @@ static const struct db_stmt st_meter_capacity = {
     " ON CONFLICT (cluster_id, resource, hour) DO UPDATE SET total = EXCLUDED.total"
     "  WHERE capacity_hours.total <> EXCLUDED.total",
     0};
-static const struct db_stmt st_meter_lag = {
-    "meter_lag",
-    "SELECT coalesce(extract(epoch FROM now() - min(ended_at)), 0)::float8 FROM job_runs"
-    " WHERE (metered_to IS NULL OR ended_at IS NULL OR metered_to < ended_at)"
-    "   AND ended_at IS NOT NULL",
-    0};
 
 /* ---- usage --------------------------------------------------------------------------- */
 
@@ -370,7 +364,7 @@ static const struct db_stmt st_checkpoint = {
     2};
 
 const struct db_stmt *const db_billing_stmts[] = {&st_meter_cut,      &st_meter_capacity,
-                                                  &st_meter_lag,      &st_usage_report,
+                                                        &st_usage_report,
                                                   &st_usage_jobs,     &st_usage_report_all,
                                                   &st_usage_jobs_all, &st_utilization,
                                                   &st_price_list,     &st_price_create,
@@ -401,17 +395,6 @@ int db_meter_cut(struct db *db, int max, long *runs, long *intervals)
 int db_meter_capacity(struct db *db)
 {
     return db_exec(db, &st_meter_capacity, NULL);
-}
-
-int db_meter_lag(struct db *db, double *seconds)
-{
-    int e;
-    PGresult *r = db_query(db, &st_meter_lag, NULL, &e);
-    if (!r)
-        return e;
-    *seconds = strtod(PQgetvalue(r, 0, 0), NULL);
-    PQclear(r);
-    return 0;
 }
 
 /* ---- usage ---- */

@@ -26,8 +26,6 @@ extern const struct db_stmt *const db_billing_stmts[];
 int db_meter_cut(struct db *db, int max, long *runs, long *intervals);
 /* Record every cluster's GPU capacity for the current hour. */
 int db_meter_capacity(struct db *db);
-/* Seconds since the oldest unmetered end of a closed run (0: none). */
-int db_meter_lag(struct db *db, double *seconds);
 
 /* ---- usage ---- */
 

@@ -29,7 +29,7 @@ enum pend_kind {
     PEND_CTX,    /* the context statement: its row says whether the actor is current */
 };
 
-#define NCTX 11 /* parameters of the context statement */
+#define NCTX 11 /* parameters of the context statement, before the statement timeout */
 
 #define MAX_PENDING 64
 #define MAX_CHANNELS 4
@@ -51,6 +51,11 @@ struct db {
     bool reopen;      /* send BEGIN and the context again on the next connection */
     int batches;      /* round trips answered in the open scope */
     int statement_timeout_ms;
+    char timeout_param[16]; /* statement_timeout_ms as text, for the context */
+    bool txpool;      /* behind a transaction pooler: unnamed statements, no session state */
+    unsigned generation; /* connections made so far: a new one lost session locks */
+    enum db_pool pool;   /* what it serves, for /metrics */
+    bool busy;
     char *channels[MAX_CHANNELS]; /* LISTENed on every new connection */
     int nchannels;
     time_t next_attempt;
@@ -60,7 +65,7 @@ struct db {
 };
 
 static atomic_ulong reconnects;
-static atomic_long connections;
+static atomic_long connections[DB_POOL_COUNT], busy_count[DB_POOL_COUNT];
 
 static const struct db_stmt st_begin = {"aidc_begin", "BEGIN", 0};
 static const struct db_stmt st_commit = {"aidc_commit", "COMMIT", 0};
@@ -88,21 +93,29 @@ static const struct db_stmt st_rollback = {"aidc_rollback", "ROLLBACK", 0};
     "     ::uuid)))"                                                                             \
     " FROM aidc_auth_epoch e"
 
+/*
+ * The statement timeout and JIT travel with the context as transaction-local
+ * settings too: behind a transaction pooler a session SET would stay with
+ * whichever server connection ran it (and reach other clients), and a new one
+ * would not have it.
+ */
 static const struct db_stmt st_ctx = {
     "aidc_ctx",
     "SELECT set_config('aidc.user_id', $1, true), set_config('aidc.roles', $2, true),"
     " set_config('aidc.all', $3, true), set_config('aidc.read_tenants', $4, true),"
     " set_config('aidc.admin_tenants', $5, true), set_config('aidc.member_tenants', $6, true),"
+    " set_config('statement_timeout', $12, true), set_config('jit', 'off', true),"
     CTX_CHECK("$7", "$8", "$9", "$10", "$11"),
-    NCTX};
+    NCTX + 1};
 
 /* Reads need neither the tenants one administers nor those one submits to. */
 static const struct db_stmt st_ctx_read = {
     "aidc_ctx_read",
     "SELECT set_config('aidc.user_id', $1, true), set_config('aidc.roles', $2, true),"
     " set_config('aidc.all', $3, true), set_config('aidc.read_tenants', $4, true),"
+    " set_config('statement_timeout', $10, true), set_config('jit', 'off', true),"
     CTX_CHECK("$5", "$6", "$7", "$8", "$9"),
-    NCTX - 2};
+    NCTX - 1};
 
 static const struct db_stmt *const core_stmts[] = {&st_begin,  &st_commit,   &st_rollback,
                                                    &st_ctx,    &st_ctx_read, NULL};
@@ -112,9 +125,30 @@ unsigned long db_reconnect_count(void)
     return atomic_load(&reconnects);
 }
 
-long db_connection_count(void)
+long db_connection_count(enum db_pool pool)
 {
-    return atomic_load(&connections);
+    return atomic_load(&connections[pool]);
+}
+
+long db_busy_count(enum db_pool pool)
+{
+    return atomic_load(&busy_count[pool]);
+}
+
+void db_set_pool(struct db *db, enum db_pool pool)
+{
+    if (db->up) {
+        atomic_fetch_sub(&connections[db->pool], 1);
+        atomic_fetch_add(&connections[pool], 1);
+    }
+    db->pool = pool;
+}
+
+void db_set_busy(struct db *db, bool busy)
+{
+    if (busy != db->busy)
+        atomic_fetch_add(&busy_count[db->pool], busy ? 1 : -1);
+    db->busy = busy;
 }
 
 struct db *db_open(const char *url, const char *application_name)
@@ -122,6 +156,7 @@ struct db *db_open(const char *url, const char *application_name)
     struct db *db = xcalloc(1, sizeof *db);
     db->url = xstrdup(url);
     db->appname = xstrdup(application_name ? application_name : "aidcd");
+    snprintf(db->timeout_param, sizeof db->timeout_param, "0");
     return db;
 }
 
@@ -150,7 +185,7 @@ static void drop_conn(struct db *db)
     if (db->conn)
         PQfinish(db->conn);
     if (db->up)
-        atomic_fetch_sub(&connections, 1);
+        atomic_fetch_sub(&connections[db->pool], 1);
     db->conn = NULL;
     db->up = false;
     db->npending = 0;
@@ -163,6 +198,7 @@ void db_close(struct db *db)
     if (!db)
         return;
     db->in_tx = false;
+    db_set_busy(db, false);
     drop_conn(db);
     ctx_clear(db);
     for (int i = 0; i < db->nchannels; i++)
@@ -325,8 +361,12 @@ static int send_stmt(struct db *db, const struct db_stmt *stmt, const char *cons
         log_error("too many statements in flight sending %s", stmt->name);
         return AIDC_EINTERNAL;
     }
-    if (!PQsendQueryPrepared(db->conn, stmt->name, stmt->nparams, params, NULL, NULL, 0) ||
-        !push(db, k)) {
+    int sent = db->txpool
+                   ? PQsendQueryParams(db->conn, stmt->sql, stmt->nparams, NULL, params, NULL,
+                                       NULL, 0)
+                   : PQsendQueryPrepared(db->conn, stmt->name, stmt->nparams, params, NULL, NULL,
+                                         0);
+    if (!sent || !push(db, k)) {
         set_error(db, NULL, "cannot send statement");
         if (PQstatus(db->conn) == CONNECTION_BAD)
             return conn_lost(db);
@@ -413,10 +453,13 @@ static int connect_now(struct db *db)
      * aidc's statements compiling takes longer than running (an invoice: ~1 s
      * of JIT for 25 ms of work, tests/bench/billing.sh). */
     char setup[256];
-    snprintf(setup, sizeof setup,
-             "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET statement_timeout = %d;"
-             " SET plan_cache_mode = force_generic_plan; SET jit = off",
-             db->statement_timeout_ms);
+    if (db->txpool) /* PgBouncer keeps these two per client (they are reported settings) */
+        snprintf(setup, sizeof setup, "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'");
+    else
+        snprintf(setup, sizeof setup,
+                 "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET statement_timeout = %d;"
+                 " SET plan_cache_mode = force_generic_plan; SET jit = off",
+                 db->statement_timeout_ms);
     PGresult *r = PQexec(db->conn, setup);
     bool ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
     if (!ok)
@@ -436,13 +479,14 @@ static int connect_now(struct db *db)
         drop_conn(db);
         return AIDC_EUNAVAIL;
     }
-    int e = prepare_all(db);
+    int e = db->txpool ? 0 : prepare_all(db);
     if (e) {
         drop_conn(db);
         return e == AIDC_EUNAVAIL ? e : AIDC_EINTERNAL;
     }
     db->up = true;
-    atomic_fetch_add(&connections, 1);
+    db->generation++;
+    atomic_fetch_add(&connections[db->pool], 1);
     return 0;
 }
 
@@ -541,17 +585,31 @@ int db_wait(struct db *db, int timeout_ms, int wake_fd)
 void db_set_statement_timeout(struct db *db, int ms)
 {
     db->statement_timeout_ms = ms;
+    snprintf(db->timeout_param, sizeof db->timeout_param, "%d", ms);
+}
+
+void db_set_txpool(struct db *db, bool on)
+{
+    db->txpool = on;
+}
+
+unsigned db_generation(const struct db *db)
+{
+    return db->up ? db->generation : 0;
 }
 
 static int send_ctx(struct db *db)
 {
     if (db->autoctx) {
-        const char *p[NCTX - 2] = {db->ctxp[0], db->ctxp[1], db->ctxp[2], db->ctxp[3],
+        const char *p[NCTX - 1] = {db->ctxp[0], db->ctxp[1], db->ctxp[2], db->ctxp[3],
                                    db->ctxp[6], db->ctxp[7], db->ctxp[8], db->ctxp[9],
-                                   db->ctxp[10]};
+                                   db->ctxp[10], db->timeout_param};
         return send_stmt(db, &st_ctx_read, p, PEND_CTX);
     }
-    return send_stmt(db, &st_ctx, (const char *const *)db->ctxp, PEND_CTX);
+    const char *p[NCTX + 1];
+    memcpy(p, db->ctxp, sizeof db->ctxp);
+    p[NCTX] = db->timeout_param;
+    return send_stmt(db, &st_ctx, p, PEND_CTX);
 }
 
 int db_begin(struct db *db, const struct db_ctx *ctx, bool readonly)
@@ -753,6 +811,12 @@ int db_commit(struct db *db)
 
 void db_commit_nowait(struct db *db)
 {
+    if (db->txpool) {
+        /* A pooler may hand the server to another client at the answer of the
+         * COMMIT: never leave a second batch riding behind it. */
+        (void)db_commit(db);
+        return;
+    }
     db->scope_lost = false;
     db->reopen = false;
     if (!db->in_tx || end_autoctx(db))

@@ -83,6 +83,16 @@ void db_listen(struct db *db, const char *channel);
 int db_wait(struct db *db, int timeout_ms, int wake_fd);
 /* statement_timeout of the sessions opened from now on (0 = server default). */
 void db_set_statement_timeout(struct db *db, int ms);
+/*
+ * Behind a transaction pooler (PgBouncer pool_mode=transaction): statements
+ * go unnamed with their text (no prepared statement lives on a server
+ * connection we may not get back), and no session setting is made beyond
+ * those the pooler keeps per client. Call before the first use.
+ */
+void db_set_txpool(struct db *db, bool on);
+/* Which connection this is (0 while down): a change means session state -
+ * advisory locks, LISTENs - was lost with the old one. */
+unsigned db_generation(const struct db *db);
 /* True after a successful db_ensure until the connection is found broken. */
 bool db_is_up(const struct db *db);
 
@@ -136,8 +146,14 @@ const struct db_error *db_last_error(const struct db *db);
 
 /* Number of reconnects done by all connections since start (for /metrics). */
 unsigned long db_reconnect_count(void);
+/* What a connection serves (/metrics: aidc_db_connections{pool}). */
+enum db_pool { DB_POOL_WORKER, DB_POOL_PRIMARY, DB_POOL_READ, DB_POOL_COUNT };
+void db_set_pool(struct db *db, enum db_pool pool);
+/* Mark db as serving a request now (aidc_db_connections_busy). */
+void db_set_busy(struct db *db, bool busy);
+long db_busy_count(enum db_pool pool);
 /* Connections open now, over all threads (for /metrics). */
-long db_connection_count(void);
+long db_connection_count(enum db_pool pool);
 
 /*
  * Every prepared statement of every db/ module, NULL-terminated lists (defined

@@ -44,6 +44,13 @@ static const struct db_stmt st_reg_claim = {
     "  LIMIT 1 FOR UPDATE SKIP LOCKED)"
     " RETURNING r.id, r.name, r.url, r.credentials_ref, r.options::text, r.sync_owner",
     2};
+/* A new registry-sync leader: syncs its predecessor left running start over now. */
+static const struct db_stmt st_reg_release = {
+    "registry_release",
+    "UPDATE registries SET sync_owner = NULL, sync_started_at = NULL, sync_heartbeat = NULL,"
+    " sync_progress = NULL, sync_requested_at = coalesce(sync_requested_at, now())"
+    " WHERE sync_owner IS NOT NULL",
+    0};
 static const struct db_stmt st_reg_progress = {
     "registry_progress",
     "UPDATE registries SET sync_heartbeat = now(), sync_progress = $2::jsonb"
@@ -184,7 +191,8 @@ const struct db_stmt *const db_images_stmts[] = {
     &st_reg_progress, &st_reg_finish,   &st_img_list,     &st_img_get,      &st_img_storage,
     &st_img_create,   &st_img_peek,     &st_img_lock,     &st_img_update,   &st_img_delete,   &st_img_registry,
     &st_sync_known,   &st_sync_tenants, &st_sync_insert,  &st_sync_update,  &st_sync_restore,
-    &st_sync_gone,    &st_sync_storage, &st_img_resolve,  &st_reg_mappings, NULL};
+    &st_sync_gone,    &st_sync_storage, &st_img_resolve,  &st_reg_mappings, &st_reg_release,
+    NULL};
 
 static int query(struct db *db, const struct db_stmt *st, const char *const *p, PGresult **out)
 {
@@ -218,6 +226,11 @@ int db_registry_request_sync(struct db *db, const char *name, json_t **out)
 {
     const char *p[1] = {name};
     return rowjson_query_one(db, &st_reg_request, p, out);
+}
+
+int db_registry_release(struct db *db)
+{
+    return db_exec(db, &st_reg_release, NULL);
 }
 
 int db_registry_claim(struct db *db, int every_s, int stale_s, PGresult **out)

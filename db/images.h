@@ -27,6 +27,8 @@ int db_registry_request_sync(struct db *db, const char *name, json_t **out);
  * *out NULL when there is none.
  */
 int db_registry_claim(struct db *db, int every_s, int stale_s, PGresult **out);
+/* Forget the syncs in progress (their replica is gone): they start over. */
+int db_registry_release(struct db *db);
 /* The running sync of owner (AIDC_ENOTFOUND: it is not owner's any more). */
 int db_registry_progress(struct db *db, const char *id, const char *owner,
                          const char *progress_json);

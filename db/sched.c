@@ -31,6 +31,16 @@ static const struct db_stmt st_notify_registries = {"sched_notify_registries",
 static const struct db_stmt st_lock = {
     "sched_lock", "SELECT pg_try_advisory_xact_lock(1634296931, $1::int)", 1};
 
+/* Session-scoped: held while the worker's connection lives (leadership, sched/worker.c) */
+static const struct db_stmt st_lead = {
+    "sched_lead", "SELECT pg_try_advisory_lock(1634296931, $1::int)", 1};
+/* A new dispatcher leader: deliveries its predecessor had claimed are due now
+ * (it is gone: its lease would only delay them), and so is what waits on a backoff. */
+static const struct db_stmt st_outbox_release = {
+    "outbox_release",
+    "UPDATE outbox SET next_attempt_at = now() WHERE delivered_at IS NULL AND next_attempt_at > now()",
+    0};
+
 /* ---- snapshot ----------------------------------------------------------------------- */
 
 static const struct db_stmt st_clusters = {
@@ -278,7 +288,7 @@ const struct db_stmt *const db_sched_stmts[] = {
     &st_queued,      &st_active,        &st_admit,       &st_preempt,   &st_waits,
     &st_claim,       &st_done,          &st_failed,      &st_delivered, &st_sync_active,
     &st_to_active,   &st_to_final,      &st_requeue,     &st_marks_now,  &st_marks,
-    &st_stop_now, NULL};
+    &st_stop_now,    &st_lead,          &st_outbox_release, NULL};
 
 int db_sched_wake(struct db *db, const char *channel)
 {
@@ -301,6 +311,26 @@ int db_sched_lock(struct db *db, int which, bool *got)
     *got = PQgetvalue(r, 0, 0)[0] == 't';
     PQclear(r);
     return 0;
+}
+
+int db_sched_lead(struct db *db, int key, bool *got)
+{
+    char k[16];
+    snprintf(k, sizeof k, "%d", key);
+    const char *p[1] = {k};
+    int e;
+    *got = false;
+    PGresult *r = db_query(db, &st_lead, p, &e);
+    if (!r)
+        return e;
+    *got = PQgetvalue(r, 0, 0)[0] == 't';
+    PQclear(r);
+    return 0;
+}
+
+int db_outbox_release(struct db *db)
+{
+    return db_exec(db, &st_outbox_release, NULL);
 }
 
 int db_sched_snapshot(struct db *db, struct db_snapshot *out)

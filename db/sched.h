@@ -23,6 +23,13 @@ enum db_sched_lock { DB_LOCK_ADMITTER = 1, DB_LOCK_SYNCER = 2, DB_LOCK_METER = 3
 int db_sched_wake(struct db *db, const char *channel);
 /* Take the worker's transaction-scoped lock; *got is false when another replica holds it. */
 int db_sched_lock(struct db *db, int which, bool *got);
+/*
+ * Take a session-scoped advisory lock (key: enum worker_lead): held until the
+ * connection ends. *got is false when another session holds it.
+ */
+int db_sched_lead(struct db *db, int key, bool *got);
+/* Make every undelivered outbox row due now (a new dispatcher leader). */
+int db_outbox_release(struct db *db);
 
 /*
  * The admission snapshot, one result each (columns in the order listed):

@@ -691,6 +691,19 @@ struct regsync {
     int every_s;
 };
 
+/* The previous leader is gone: the sync it had running starts over here, now. */
+static int regsync_take_over(struct db *db, void *arg)
+{
+    (void)arg;
+    int e = db_begin(db, &system_ctx, false);
+    if (!e)
+        e = db_registry_release(db);
+    if (!e)
+        return db_commit(db);
+    db_rollback(db);
+    return e;
+}
+
 static int round_fn(struct db *db, bool notified, void *arg)
 {
     (void)notified;
@@ -704,12 +717,14 @@ struct regsync *regsync_start(const struct config *cfg)
     s->every_s = cfg->registry_sync_seconds;
     struct worker_spec spec = {
         .name = "regsync",
+        .lead = WORKER_LEAD_REGSYNC,
+        .on_lead = regsync_take_over,
         .channels = {"aidc_registries", NULL},
         .interval_ms = INTERVAL_MS,
         .round = round_fn,
         .arg = s,
     };
-    s->w = worker_start(cfg->database_url, &spec);
+    s->w = worker_start(cfg->worker_database_url, &spec);
     if (!s->w) {
         free(s);
         return NULL;

@@ -486,6 +486,7 @@ static int write_decisions(struct db *db, struct build *b, const struct db_snaps
             pgarray_add(&ids, PQgetvalue(d->queued, row, 0));
             pgarray_add(&cls, PQgetvalue(d->clusters, dc->cluster, 0));
             pgarray_add(&pre, dc->preemptible ? "t" : "f");
+            st->borrowed += dc->preemptible;
             pgarray_add(&idx, gi[0] ? gi : NULL);
         } else if (dc->kind == ADM_PREEMPT) {
             pgarray_add(&vic, PQgetvalue(d->active, b->arow[dc->job], 0));
@@ -513,6 +514,8 @@ static int write_decisions(struct db *db, struct build *b, const struct db_snaps
         e = db_sched_admit(db, pgarray_str(&ids), pgarray_str(&cls), pgarray_str(&pre),
                            pgarray_str(&idx), &n);
         st->admitted = (size_t)n;
+        if (st->borrowed > st->admitted) /* a job that left meanwhile was not admitted */
+            st->borrowed = st->admitted;
     }
     if (!e && vic.n) {
         e = db_sched_preempt(db, pgarray_str(&vic), pgarray_str(&forj), cfg->preempt_grace_seconds,
@@ -586,7 +589,7 @@ int admitter_pass(struct db *db, const struct config *cfg, struct admitter_stats
     build_free(&b);
     db_sched_snapshot_free(&d);
     if (!e)
-        schedstats_admission(ms_since(t0), st->queued, st->admitted, st->preempted);
+        schedstats_admission(ms_since(t0), st->admitted, st->borrowed, st->preempted);
     if (!e && (st->admitted || st->preempted))
         log_info("admission: %zu queued, %zu admitted, %zu preemptions requested (%.1f ms)",
                  st->queued, st->admitted, st->preempted, ms_since(t0));
@@ -605,10 +608,11 @@ struct worker *admitter_start(const struct config *cfg)
 {
     struct worker_spec spec = {
         .name = "admitter",
+        .lead = WORKER_LEAD_ADMITTER,
         .channels = {"aidc_jobs", NULL},
         .interval_ms = cfg->admission_interval_ms,
         .round = round_fn,
         .arg = (void *)cfg,
     };
-    return worker_start(cfg->database_url, &spec);
+    return worker_start(cfg->worker_database_url, &spec);
 }

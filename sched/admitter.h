@@ -19,6 +19,7 @@ struct worker;
 struct admitter_stats {
     size_t queued, active;         /* in the snapshot */
     size_t admitted, preempted;    /* written */
+    size_t borrowed;               /* of the admitted, beyond their tenant's guarantee */
     size_t waits_written;          /* reasons/estimates that changed */
     size_t waits_pending;          /* changed too, left for the next pass (a cap per pass) */
     double load_ms, decide_ms, write_ms;

@@ -2,6 +2,7 @@
 #include "dispatcher.h"
 
 #include "../audit/audit.h"
+#include "../backends/callstats.h"
 #include "../backends/backend.h"
 #include "../db/sched.h"
 #include "../server/config.h"
@@ -181,7 +182,9 @@ static int submit(const struct config *cfg, const struct backend_ops *ops,
         .retry = ival(r, i, C_ATTEMPTS) > 1,
         .since = (time_t)strtoll(PQgetvalue(r, i, C_ADMITTED), NULL, 10),
     };
+    struct timespec t0 = callstats_start();
     int e = ops->submit(cl, &job, backend_id, idsz, call, err, errsz);
+    callstats_done(t0, cl->name, "submit", e == 0);
     json_decref(command);
     if (!env)
         json_decref((json_t *)job.env);
@@ -251,8 +254,11 @@ static void deliver_stop(const struct backend_ops *ops, const struct backend_clu
     const char *run = PQgetvalue(r, i, C_RUN), *action = PQgetvalue(r, i, C_ACTION);
     struct backend_call call = {0};
     double started = now_ms();
-    int e = strcmp(action, "cancel") == 0 ? ops->cancel(cl, run, bid, &call, err, errsz)
-                                          : ops->preempt(cl, run, bid, grace, &call, err, errsz);
+    struct timespec t0 = callstats_start();
+    bool cancel = strcmp(action, "cancel") == 0;
+    int e = cancel ? ops->cancel(cl, run, bid, &call, err, errsz)
+                   : ops->preempt(cl, run, bid, grace, &call, err, errsz);
+    callstats_done(t0, cl->name, cancel ? "cancel" : "preempt", e == 0);
     audit_call(o, action, cl, r, i, &call, e, err, started);
     backend_call_free(&call);
     if (e) {
@@ -334,14 +340,30 @@ static int round_fn(struct db *db, bool notified, void *arg)
     return dispatcher_round(db, arg);
 }
 
+/* The previous leader is gone: what it had claimed is not being delivered. */
+static int take_over(struct db *db, void *arg)
+{
+    (void)arg;
+    const struct db_ctx ctx = {.roles = "system"};
+    int e = db_begin(db, &ctx, false);
+    if (!e)
+        e = db_outbox_release(db);
+    if (!e)
+        return db_commit(db);
+    db_rollback(db);
+    return e;
+}
+
 struct worker *dispatcher_start(const struct config *cfg)
 {
     struct worker_spec spec = {
         .name = "dispatcher",
+        .lead = WORKER_LEAD_DISPATCHER,
+        .on_lead = take_over,
         .channels = {"aidc_outbox", NULL},
         .interval_ms = OUTBOX_INTERVAL_MS,
         .round = round_fn,
         .arg = (void *)cfg,
     };
-    return worker_start(cfg->database_url, &spec);
+    return worker_start(cfg->worker_database_url, &spec);
 }

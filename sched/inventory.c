@@ -1,6 +1,7 @@
 /* inventory.c - inventory refresh (see inventory.h). */
 #include "inventory.h"
 
+#include "../backends/callstats.h"
 #include "../backends/backend.h"
 #include "../db/clusters.h"
 #include "../server/log.h"
@@ -15,9 +16,11 @@ int inventory_refresh(struct db *db, const struct backend_ops *ops, const struct
     struct backend_resource res[MAX_RESOURCES];
     char err[512] = "";
     int n = -1;
-    if (ops)
+    if (ops) {
+        struct timespec t0 = callstats_start();
         n = ops->inventory(bc, res, MAX_RESOURCES, err, sizeof err);
-    else
+        callstats_done(t0, bc->name, "inventory", n >= 0);
+    } else
         snprintf(err, sizeof err, "this aidcd has no backend for clusters of kind %s", bc->kind);
     if (n < 0) {
         log_warn("cluster %s is unhealthy: %s", bc->name, err);

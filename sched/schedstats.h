@@ -12,7 +12,7 @@
 
 struct sbuf;
 
-void schedstats_admission(double ms, size_t queued, size_t admitted, size_t preempted);
+void schedstats_admission(double ms, size_t admitted, size_t borrowed, size_t preempted);
 void schedstats_delivery(bool ok);
 void schedstats_sync(void);
 /* Append the Prometheus text of these counters. */

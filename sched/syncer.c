@@ -1,6 +1,7 @@
 /* syncer.c - backend states and inventory into the database (see syncer.h). */
 #include "syncer.h"
 
+#include "../backends/callstats.h"
 #include "../backends/backend.h"
 #include "../db/clusters.h"
 #include "../db/sched.h"
@@ -197,7 +198,10 @@ static int sync_changed(struct syncer *s, struct db *db, struct cluster *c, cons
                       .deletes_on_stop = c->ops->poll_lists_all,
                       .reported = xcalloc(n + 1, sizeof *b.reported)};
     char err[512] = "";
-    if (c->ops->poll_changed(&c->bc, since, on_report, &b, err, sizeof err)) {
+    struct timespec t0 = callstats_start();
+    int pe = c->ops->poll_changed(&c->bc, since, on_report, &b, err, sizeof err);
+    callstats_done(t0, c->bc.name, "poll", pe == 0);
+    if (pe) {
         log_warn("cannot ask cluster %s about its jobs: %s", c->bc.name, err);
         free(b.reported);
         if (sn)
@@ -249,8 +253,11 @@ static int sync_jobs(struct syncer *s, struct db *db, struct cluster *cl, size_t
             struct backend_status bs;
             char err[512] = "";
             memset(&bs, 0, sizeof bs);
-            if (c->ops->poll(&c->bc, PQgetvalue(r, i, 4), PQgetvalue(r, i, 3), &bs, err,
-                             sizeof err)) {
+            struct timespec t0 = callstats_start();
+            int pe = c->ops->poll(&c->bc, PQgetvalue(r, i, 4), PQgetvalue(r, i, 3), &bs, err,
+                                  sizeof err);
+            callstats_done(t0, c->bc.name, "poll", pe == 0);
+            if (pe) {
                 log_warn("cannot ask cluster %s about job %s: %s", c->bc.name,
                          PQgetvalue(r, i, 0), err);
                 all = false;
@@ -327,12 +334,13 @@ struct syncer *syncer_start(const struct config *cfg)
     s->cfg = cfg;
     struct worker_spec spec = {
         .name = "syncer",
+        .lead = WORKER_LEAD_SYNCER,
         .channels = {"aidc_sync", NULL},
         .interval_ms = cfg->sync_interval_ms,
         .round = round_fn,
         .arg = s,
     };
-    s->worker = worker_start(cfg->database_url, &spec);
+    s->worker = worker_start(cfg->worker_database_url, &spec);
     if (!s->worker) {
         free(s);
         return NULL;

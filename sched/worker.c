@@ -2,6 +2,8 @@
 #include "worker.h"
 
 #include "../db/db.h"
+#include "../db/sched.h"
+#include "../server/sbuf.h"
 #include "../server/err.h"
 #include "../server/log.h"
 #include "../server/xalloc.h"
@@ -16,6 +18,15 @@
 #include <unistd.h>
 
 #define RETRY_MS 1000
+#define STANDBY_MS 1000 /* a standby asks for the lead this often */
+/* advisory lock keys of the leads: clear of the per-round locks (enum db_sched_lock) */
+#define LEAD_KEY_BASE 100
+
+static const char *const lead_names[WORKER_LEAD_COUNT] = {
+    "", "admitter", "dispatcher", "syncer", "meter", "sealer", "registry_sync"};
+static atomic_int leading[WORKER_LEAD_COUNT];
+static atomic_ulong lead_changes[WORKER_LEAD_COUNT];
+static atomic_ulong rounds_failed[WORKER_LEAD_COUNT];
 
 struct worker {
     struct worker_spec spec;
@@ -23,6 +34,8 @@ struct worker {
     int wake[2]; /* a pipe: stop writes a byte, the wait sees it */
     atomic_bool stop;
     struct db *db;
+    bool leading;
+    unsigned lead_conn; /* db_generation of the connection holding the lead */
 };
 
 static void nap(struct worker *w, int ms)
@@ -31,11 +44,54 @@ static void nap(struct worker *w, int ms)
     (void)poll(&p, 1, ms);
 }
 
+static void set_leading(struct worker *w, bool on)
+{
+    w->leading = on;
+    atomic_store(&leading[w->spec.lead], on ? 1 : 0);
+}
+
+/* True when this replica leads w (taking the lead if it is free), or w needs none. */
+static bool lead(struct worker *w)
+{
+    enum worker_lead l = w->spec.lead;
+    if (l == WORKER_LEAD_NONE)
+        return true;
+    unsigned conn = db_generation(w->db);
+    if (w->leading && conn != 0 && conn == w->lead_conn)
+        return true;
+    if (w->leading) {
+        log_warn("%s: its database session ended, and the lead with it; asking again",
+                 w->spec.name);
+        set_leading(w, false);
+    }
+    bool got = false;
+    if (db_sched_lead(w->db, LEAD_KEY_BASE + (int)l, &got) != 0 || !got)
+        return false;
+    w->lead_conn = db_generation(w->db);
+    set_leading(w, true);
+    atomic_fetch_add(&lead_changes[l], 1);
+    log_info("%s: leading on this replica", w->spec.name);
+    if (w->spec.on_lead) {
+        int e = w->spec.on_lead(w->db, w->spec.arg);
+        if (e)
+            log_warn("%s: cannot take over from the previous leader (%s); its leftovers wait "
+                     "for their leases", w->spec.name, aidc_err_name(e));
+    }
+    return true;
+}
+
 static void *run(void *arg)
 {
     struct worker *w = arg;
     bool notified = true; /* the first round looks at everything */
     while (!atomic_load(&w->stop)) {
+        if (!lead(w)) {
+            /* a standby: wake at the next notification or STANDBY_MS and ask again */
+            if (db_wait(w->db, STANDBY_MS, w->wake[0]) < 0)
+                nap(w, RETRY_MS);
+            notified = true; /* whoever leads next looks at everything */
+            continue;
+        }
         int r = w->spec.round(w->db, notified, w->spec.arg);
         notified = false;
         if (atomic_load(&w->stop))
@@ -43,6 +99,7 @@ static void *run(void *arg)
         if (r > 0)
             continue;
         if (r < 0) {
+            atomic_fetch_add(&rounds_failed[w->spec.lead], 1);
             log_debug("%s: round failed (%s); again in a second", w->spec.name, aidc_err_name(r));
             nap(w, RETRY_MS);
             notified = true;
@@ -85,6 +142,26 @@ struct worker *worker_start(const char *url, const struct worker_spec *spec)
     return w;
 }
 
+void worker_metrics(struct sbuf *sb)
+{
+    sbuf_puts(sb, "# HELP aidc_worker_leader 1 when this replica leads the worker.\n"
+                  "# TYPE aidc_worker_leader gauge\n");
+    for (int l = 1; l < WORKER_LEAD_COUNT; l++)
+        sbuf_printf(sb, "aidc_worker_leader{worker=\"%s\"} %d\n", lead_names[l],
+                    atomic_load(&leading[l]));
+    sbuf_puts(sb, "# HELP aidc_worker_leader_changes_total Times this replica took the lead.\n"
+                  "# TYPE aidc_worker_leader_changes_total counter\n");
+    for (int l = 1; l < WORKER_LEAD_COUNT; l++)
+        sbuf_printf(sb, "aidc_worker_leader_changes_total{worker=\"%s\"} %lu\n", lead_names[l],
+                    atomic_load(&lead_changes[l]));
+    sbuf_puts(sb, "# HELP aidc_worker_rounds_failed_total Rounds that failed (retried a second "
+                  "later).\n"
+                  "# TYPE aidc_worker_rounds_failed_total counter\n");
+    for (int l = 1; l < WORKER_LEAD_COUNT; l++)
+        sbuf_printf(sb, "aidc_worker_rounds_failed_total{worker=\"%s\"} %lu\n", lead_names[l],
+                    atomic_load(&rounds_failed[l]));
+}
+
 void worker_stop(struct worker *w)
 {
     if (!w)
@@ -94,7 +171,9 @@ void worker_stop(struct worker *w)
     while (write(w->wake[1], &b, 1) < 0 && errno == EINTR)
         ;
     pthread_join(w->thread, NULL);
-    db_close(w->db);
+    if (w->leading)
+        set_leading(w, false);
+    db_close(w->db); /* ends the session: a standby takes the lead at once */
     close(w->wake[0]);
     close(w->wake[1]);
     free(w);

@@ -15,6 +15,28 @@
 #include <stdbool.h>
 
 struct db;
+struct sbuf;
+
+/*
+ * Workers that lead on one replica at a time. The lead is a session-scoped
+ * advisory lock on the worker's own connection: a replica that dies (even
+ * SIGKILL) loses its connection and with it the lock, and a standby - which
+ * tries every STANDBY interval and at each notification - takes over within
+ * about a second. A reconnect loses the lock too: the worker asks for it
+ * again before its next round. The rounds keep their own guards (row claims,
+ * state-guarded updates, transaction locks), so an overlap - a leader cut off
+ * from the database while a standby took over - does no harm either.
+ */
+enum worker_lead {
+    WORKER_LEAD_NONE = 0, /* runs on every replica */
+    WORKER_LEAD_ADMITTER,
+    WORKER_LEAD_DISPATCHER,
+    WORKER_LEAD_SYNCER,
+    WORKER_LEAD_METER,
+    WORKER_LEAD_SEALER,
+    WORKER_LEAD_REGSYNC,
+    WORKER_LEAD_COUNT
+};
 
 struct worker_spec {
     const char *name;         /* for logs and the connection's application_name */
@@ -27,6 +49,10 @@ struct worker_spec {
      */
     int (*round)(struct db *db, bool notified, void *arg);
     void *arg;
+    enum worker_lead lead;   /* WORKER_LEAD_NONE: no lead to take */
+    /* Called once each time this replica takes the lead, before its first round:
+     * take over what the previous leader left half done. */
+    int (*on_lead)(struct db *db, void *arg);
 };
 
 struct worker;
@@ -35,5 +61,7 @@ struct worker;
 struct worker *worker_start(const char *url, const struct worker_spec *spec);
 /* Ask it to stop, wait for the round in progress, release everything. */
 void worker_stop(struct worker *w);
+/* aidc_worker_leader{worker}, aidc_worker_leader_changes_total, aidc_worker_rounds_failed_total. */
+void worker_metrics(struct sbuf *sb);
 
 #endif

@@ -15,7 +15,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-enum ctype { T_STRING, T_INT, T_LONG, T_BOOL, T_LOGLEVEL, T_COOKIE };
+enum ctype { T_STRING, T_INT, T_LONG, T_BOOL, T_LOGLEVEL, T_COOKIE, T_POOLMODE };
 
 struct setting {
     const char *env;
@@ -33,6 +33,14 @@ static const struct setting settings[] = {
      "PostgreSQL URL of the application role (no BYPASSRLS, owns no table)"},
     {"AIDC_MIGRATE_DATABASE_URL", T_STRING, OFF(migrate_database_url), "", 0, 0,
      "PostgreSQL URL of the owner role that runs migrations (default: AIDC_DATABASE_URL)"},
+    {"AIDC_WORKER_DATABASE_URL", T_STRING, OFF(worker_database_url), "", 0, 0,
+     "direct (session) URL for the background workers, which LISTEN and hold advisory locks "
+     "(default: AIDC_DATABASE_URL; required when that is a transaction pooler)"},
+    {"AIDC_READ_DATABASE_URL", T_STRING, OFF(read_database_url), "", 0, 0,
+     "URL of a streaming replica for reports and audit searches (default: none, the primary)"},
+    {"AIDC_DB_POOL_MODE", T_POOLMODE, OFF(db_txpool), "session", 0, 0,
+     "session, or transaction when AIDC_DATABASE_URL is a transaction pooler (PgBouncer "
+     "pool_mode=transaction): no named prepared statements, no session settings"},
     {"AIDC_LISTEN", T_STRING, OFF(listen), "127.0.0.1:8080", 0, 0,
      "address:port to serve HTTP on ([v6addr]:port for IPv6; port 0 picks a free one)"},
     {"AIDC_THREADS", T_INT, OFF(threads), "0", 0, 256,
@@ -278,6 +286,14 @@ static bool set_value(struct config *cfg, const struct setting *st, const char *
         }
         *(int *)base = (int)lv;
         return true;
+    case T_POOLMODE:
+        if (strcmp(val, "session") != 0 && strcmp(val, "transaction") != 0) {
+            snprintf(err, errsz, "%s: must be session or transaction, got \"%.64s\"", st->env,
+                     val);
+            return false;
+        }
+        *(bool *)base = strcmp(val, "transaction") == 0;
+        return true;
     case T_COOKIE:
         if (strcmp(val, "auto") == 0)
             *(int *)base = COOKIE_SECURE_AUTO;
@@ -359,6 +375,16 @@ bool config_load(struct config *cfg, const char *(*getenv_fn)(const char *), cha
     if (cfg->migrate_database_url[0] == '\0') {
         free(cfg->migrate_database_url);
         cfg->migrate_database_url = xstrdup(cfg->database_url);
+    }
+    if (cfg->worker_database_url[0] == '\0') {
+        if (cfg->db_txpool && cfg->database_url[0]) {
+            snprintf(err, errsz, "AIDC_WORKER_DATABASE_URL: required with "
+                                 "AIDC_DB_POOL_MODE=transaction (the workers LISTEN and hold "
+                                 "advisory locks, which a transaction pooler cannot keep)");
+            goto out;
+        }
+        free(cfg->worker_database_url);
+        cfg->worker_database_url = xstrdup(cfg->database_url);
     }
     if (cfg->threads == 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);

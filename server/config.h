@@ -15,6 +15,9 @@ enum cookie_secure { COOKIE_SECURE_AUTO = 0, COOKIE_SECURE_ON = 1, COOKIE_SECURE
 struct config {
     char *database_url;
     char *migrate_database_url;
+    char *worker_database_url; /* "" in the table = database_url */
+    char *read_database_url;   /* "" = reads stay on the primary */
+    bool db_txpool;            /* database_url is a transaction pooler */
     char *listen;
     char *listen_host; /* derived from listen */
     int listen_port;   /* derived from listen; 0 = pick a free port */

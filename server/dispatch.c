@@ -14,6 +14,7 @@
 #include "auth.h"
 #include "authcache.h"
 #include "crypto.h"
+#include "http.h"
 #include "err.h"
 #include "log.h"
 #include "router.h"
@@ -400,6 +401,38 @@ static void remember_epoch(struct req *rq)
     }
 }
 
+/*
+ * Heavy reads (reports, audit searches) on the streaming replica, in a
+ * read-only transaction of their own with the same tenant context. Whether
+ * the actor is still current is decided on the primary only (a replica
+ * replays revocations late), and a replica that does not answer leaves the
+ * reads on the primary.
+ */
+static void open_replica(struct req *rq, const struct db_ctx *ctx)
+{
+    struct db *r = http_thread_read_db();
+    if (!r)
+        return;
+    db_set_busy(r, true);
+    int e = db_begin(r, ctx, false);
+    if (e) {
+        db_set_busy(r, false);
+        log_warn("the read replica is unavailable (%s): reading from the primary",
+                 aidc_err_name(e));
+        return;
+    }
+    rq->rdb = r;
+}
+
+static void close_replica(struct req *rq)
+{
+    if (rq->rdb == rq->db)
+        return;
+    db_rollback(rq->rdb); /* it wrote nothing */
+    db_set_busy(rq->rdb, false);
+    rq->rdb = rq->db;
+}
+
 /* One attempt at the transaction; returns 0 or an aidc_err (AIDC_ERETRY: again). */
 static int run_once(struct req *rq, struct resp *rs, const char *hash)
 {
@@ -416,6 +449,8 @@ static int run_once(struct req *rq, struct resp *rs, const char *hash)
     ctx_build(rq, &cs, &ctx);
     bool readonly = is_read_method(rq->method) && !(rt->flags & RF_AUDIT_READ);
     e = db_begin(rq->db, &ctx, readonly);
+    if (!e && (rt->flags & RF_REPLICA))
+        open_replica(rq, &ctx);
     ctx_free(&cs);
     if (e)
         return e;
@@ -440,6 +475,7 @@ static int run_once(struct req *rq, struct resp *rs, const char *hash)
     if (e)
         goto fail;
     e = rt->handler(rq, rs);
+    close_replica(rq);
     /* whatever the handler concluded, it did so for the actor we believed in */
     int state = db_ctx_verify(rq->db);
     if (state == DB_CTX_STALE) {
@@ -546,6 +582,7 @@ void dispatch(struct req *rq, struct resp *rs, const struct config *cfg)
         goto out;
     }
     e = db_ensure(rq->db);
+    db_set_busy(rq->db, true);
     if (!e)
         e = admit_fresh(rq, rs);
     if (e || rs->err.status)
@@ -576,6 +613,7 @@ void dispatch(struct req *rq, struct resp *rs, const struct config *cfg)
         resp_free(rs); /* nothing of the failed attempt may reach the answer */
     }
 out:
+    db_set_busy(rq->db, false);
     if (e || rs->err.status)
         map_error(rs, e);
     if (rs->denied || rs->err.status == MHD_HTTP_UNAUTHORIZED ||

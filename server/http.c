@@ -57,7 +57,7 @@ struct pending {
 static const struct config *g_cfg; /* configuration: read-only after start */
 static atomic_long in_flight;
 static atomic_bool draining;
-static pthread_key_t db_key;
+static pthread_key_t db_key, read_key;
 static pthread_once_t db_key_once = PTHREAD_ONCE_INIT;
 
 static void db_key_destroy(void *p)
@@ -67,7 +67,8 @@ static void db_key_destroy(void *p)
 
 static void db_key_init(void)
 {
-    if (pthread_key_create(&db_key, db_key_destroy) != 0)
+    if (pthread_key_create(&db_key, db_key_destroy) != 0 ||
+        pthread_key_create(&read_key, db_key_destroy) != 0)
         abort();
 }
 
@@ -78,7 +79,26 @@ struct db *http_thread_db(void)
     if (!db) {
         db = db_open(g_cfg->database_url, "aidcd");
         db_set_statement_timeout(db, g_cfg->db_statement_timeout_ms);
+        db_set_txpool(db, g_cfg->db_txpool);
+        db_set_pool(db, DB_POOL_PRIMARY);
         if (pthread_setspecific(db_key, db) != 0)
+            abort();
+    }
+    return db;
+}
+
+struct db *http_thread_read_db(void)
+{
+    if (!g_cfg->read_database_url[0])
+        return NULL;
+    pthread_once(&db_key_once, db_key_init);
+    struct db *db = pthread_getspecific(read_key);
+    if (!db) {
+        db = db_open(g_cfg->read_database_url, "aidcd-read");
+        db_set_statement_timeout(db, g_cfg->db_statement_timeout_ms);
+        db_set_txpool(db, g_cfg->db_txpool);
+        db_set_pool(db, DB_POOL_READ);
+        if (pthread_setspecific(read_key, db) != 0)
             abort();
     }
     return db;
@@ -611,6 +631,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return answer_early(c, p, MHD_HTTP_CONTENT_TOO_LARGE, "request body is too large", NULL);
     struct resp rs = {0};
     rq->db = http_thread_db();
+    rq->rdb = rq->db;
     log_set_request(rq->request_id, NULL);
     dispatch(rq, &rs, g_cfg);
     enum MHD_Result ok = queue(c, p, &rs);

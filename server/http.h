@@ -34,5 +34,7 @@ void http_stop(struct http_server *srv);
 
 /* The calling worker thread's database connection (created on first use). */
 struct db *http_thread_db(void);
+/* This thread's connection to AIDC_READ_DATABASE_URL (NULL when none is configured). */
+struct db *http_thread_read_db(void);
 
 #endif

@@ -182,7 +182,7 @@ static int cmd_bootstrap(const struct config *cfg, int argc, char **argv)
         return 1;
     int rc = check_schema(cfg);
     if (rc == 0) {
-        struct db *db = db_open(cfg->database_url, "aidcd-bootstrap");
+        struct db *db = db_open(cfg->worker_database_url, "aidcd-bootstrap");
         rc = db_ensure(db) ? (fprintf(stderr, "aidcd: %s\n", db_last_error(db)->message), 1)
                            : bootstrap_write(db, name, hash);
         db_close(db);
@@ -253,13 +253,13 @@ static int cmd_serve(const struct config *cfg)
     if (key_failed)
         return 1;
     audit_key_set(audit_signing);
-    metrics_init(routes_count);
+    metrics_init(routes_count, cfg->threads);
     struct http_server *srv = http_start(cfg);
     if (!srv) {
         sign_key_free(audit_signing);
         return 1;
     }
-    struct janitor *jan = janitor_start(cfg->database_url, JANITOR_INTERVAL_S);
+    struct janitor *jan = janitor_start(cfg->worker_database_url, JANITOR_INTERVAL_S);
     struct worker *admitter = NULL, *dispatcher = NULL;
     struct syncer *syncer = NULL;
     struct sealer *sealer = NULL;

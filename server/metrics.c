@@ -7,18 +7,23 @@
 #include "metrics.h"
 
 #include "../audit/sealer.h"
+#include "../backends/callstats.h"
 #include "../billing/meter.h"
 
 #include "../sched/schedstats.h"
+#include "../sched/worker.h"
 
 #include "../db/db.h"
+#include "../db/gauges.h"
 #include "router.h"
 #include "sbuf.h"
 #include "xalloc.h"
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 static const int statuses[] = {200, 201, 202, 204, 304, 400, 401, 403, 404, 405,
                                409, 413, 415, 422, 429, 500, 501, 503};
@@ -44,9 +49,21 @@ static size_t nslots;
 static atomic_uint next_shard;
 static _Thread_local unsigned my_shard = NSHARDS; /* NSHARDS = not assigned yet */
 static atomic_long inflight;
+static int pool_size;
 
-void metrics_init(size_t nroutes)
+/*
+ * The database gauges of the last scrape, kept GAUGES_TTL_S: several
+ * Prometheus servers, or one scraping every replica, cost one query per
+ * replica and interval, whatever their number.
+ */
+#define GAUGES_TTL_S 5
+static pthread_mutex_t gauges_mu = PTHREAD_MUTEX_INITIALIZER;
+static char *gauges_text;
+static time_t gauges_at;
+
+void metrics_init(size_t nroutes, int threads)
 {
+    pool_size = threads;
     nslots = nroutes + 2;
     table = xcalloc(NSHARDS * nslots * NSTATUS, sizeof *table);
 }
@@ -115,7 +132,90 @@ static void total(size_t i, struct totals *t)
     }
 }
 
-char *metrics_render(void)
+/* A label value as the exposition format wants it. */
+static void label_value(struct sbuf *sb, const char *v)
+{
+    for (; *v; v++) {
+        if (*v == '\\' || *v == '"')
+            sbuf_printf(sb, "\\%c", *v);
+        else if (*v == '\n')
+            sbuf_puts(sb, "\\n");
+        else
+            sbuf_printf(sb, "%c", *v);
+    }
+}
+
+static const char *const gauge_help[][2] = {
+    {"aidc_jobs_queued", "Jobs waiting for admission, by GPU type (none: CPU only)."},
+    {"aidc_jobs_active", "Jobs admitted, pending in a cluster or running."},
+    {"aidc_gpus_total", "GPUs of healthy clusters, by type."},
+    {"aidc_gpus_allocated", "GPUs held by admitted, pending and running jobs, by type."},
+    {"aidc_cluster_healthy", "1 when the cluster answered its last inventory refresh."},
+    {"aidc_outbox_backlog", "Decisions not yet delivered to clusters."},
+    {"aidc_outbox_oldest_seconds", "Age of the oldest undelivered decision (0: none)."},
+    {"aidc_audit_seal_lag_seconds", "Age of the oldest audit event not yet chained (0: none)."},
+    {"aidc_audit_checkpoint_age_seconds", "Age of the newest signed audit checkpoint."},
+    {"aidc_metering_lag_seconds", "Age of the oldest run end not yet metered (0: none)."},
+};
+
+/* The rows of db_gauges as exposition text; NULL when the database did not answer. */
+static char *gauges_query(struct db *db)
+{
+    const struct db_ctx ctx = {.roles = "system"};
+    int e = db_begin(db, &ctx, true);
+    PGresult *r = e ? NULL : db_gauges(db, &e);
+    db_commit_nowait(db);
+    if (!r)
+        return NULL;
+    struct sbuf sb = SBUF_INIT;
+    for (size_t h = 0; h < sizeof gauge_help / sizeof gauge_help[0]; h++) {
+        const char *name = gauge_help[h][0];
+        sbuf_printf(&sb, "# HELP %s %s\n# TYPE %s gauge\n", name, gauge_help[h][1], name);
+        for (int i = 0; i < PQntuples(r); i++) {
+            if (strcmp(PQgetvalue(r, i, 0), name) != 0)
+                continue;
+            sbuf_puts(&sb, name);
+            for (int l = 1; l <= 3; l += 2) {
+                if (PQgetisnull(r, i, l))
+                    continue;
+                sbuf_printf(&sb, "%s%s=\"", l == 1 ? "{" : ",", PQgetvalue(r, i, l));
+                label_value(&sb, PQgetvalue(r, i, l + 1));
+                sbuf_puts(&sb, "\"");
+            }
+            if (!PQgetisnull(r, i, 1))
+                sbuf_puts(&sb, "}");
+            sbuf_printf(&sb, " %s\n", PQgetvalue(r, i, 5));
+        }
+    }
+    PQclear(r);
+    return sbuf_steal(&sb);
+}
+
+static void render_gauges(struct sbuf *sb, struct db *db)
+{
+    time_t now = time(NULL);
+    pthread_mutex_lock(&gauges_mu);
+    bool fresh = gauges_text && now - gauges_at < GAUGES_TTL_S && now >= gauges_at;
+    pthread_mutex_unlock(&gauges_mu);
+    char *text = NULL;
+    if (!fresh && db) {
+        text = gauges_query(db);
+        pthread_mutex_lock(&gauges_mu);
+        free(gauges_text);
+        gauges_text = text;
+        gauges_at = now;
+        pthread_mutex_unlock(&gauges_mu);
+    }
+    pthread_mutex_lock(&gauges_mu);
+    bool ok = gauges_text != NULL;
+    sbuf_printf(sb, "# HELP aidc_db_scrape_ok 1 when the database gauges below could be read.\n"
+                    "# TYPE aidc_db_scrape_ok gauge\naidc_db_scrape_ok %d\n", ok ? 1 : 0);
+    if (ok)
+        sbuf_puts(sb, gauges_text);
+    pthread_mutex_unlock(&gauges_mu);
+}
+
+char *metrics_render(struct db *db)
 {
     struct sbuf sb = SBUF_INIT;
     struct totals t;
@@ -159,12 +259,26 @@ char *metrics_render(void)
                 "# HELP aidc_db_reconnects_total Database reconnections after a failure.\n"
                 "# TYPE aidc_db_reconnects_total counter\n"
                 "aidc_db_reconnects_total %lu\n"
-                "# HELP aidc_db_connections Database connections open (one per worker thread).\n"
-                "# TYPE aidc_db_connections gauge\n"
-                "aidc_db_connections %ld\n",
-                atomic_load(&inflight), db_reconnect_count(), db_connection_count());
+                "# HELP aidc_db_pool_size HTTP threads, each with its own primary connection.\n"
+                "# TYPE aidc_db_pool_size gauge\n"
+                "aidc_db_pool_size %d\n",
+                atomic_load(&inflight), db_reconnect_count(), pool_size);
+    static const char *const pools[DB_POOL_COUNT] = {"worker", "primary", "read"};
+    sbuf_puts(&sb, "# HELP aidc_db_connections Database connections open, by use.\n"
+                   "# TYPE aidc_db_connections gauge\n");
+    for (int p = 0; p < DB_POOL_COUNT; p++)
+        sbuf_printf(&sb, "aidc_db_connections{pool=\"%s\"} %ld\n", pools[p],
+                    db_connection_count((enum db_pool)p));
+    sbuf_puts(&sb, "# HELP aidc_db_connections_busy Connections serving a request now.\n"
+                   "# TYPE aidc_db_connections_busy gauge\n");
+    for (int p = DB_POOL_PRIMARY; p < DB_POOL_COUNT; p++)
+        sbuf_printf(&sb, "aidc_db_connections_busy{pool=\"%s\"} %ld\n", pools[p],
+                    db_busy_count((enum db_pool)p));
     schedstats_render(&sb);
+    worker_metrics(&sb);
+    callstats_render(&sb);
     sealer_metrics(&sb);
     meter_metrics(&sb);
+    render_gauges(&sb, db);
     return sbuf_steal(&sb);
 }

@@ -13,10 +13,11 @@
 #define METRICS_SLOT_UNMATCHED(nroutes) ((nroutes) + 1)
 
 /* Allocate counters for nroutes routes (+2 extra slots). Call once. */
-void metrics_init(size_t nroutes);
+void metrics_init(size_t nroutes, int threads);
 void metrics_observe(size_t slot, int status, double seconds);
 void metrics_inflight_add(int delta);
-/* The exposition text (malloc'd). */
-char *metrics_render(void);
+struct db;
+/* The exposition text (malloc'd); the platform-wide gauges come through db (may be NULL). */
+char *metrics_render(struct db *db);
 
 #endif

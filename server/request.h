@@ -177,6 +177,10 @@ struct req {
     struct tenant_ref tenant; /* id[0] == '\0' when the route has no {tenant} */
     bool no_auth_cache;       /* load the actor from the database (it was found stale) */
     struct db *db;
+    /* where the heavy reads of an RF_REPLICA route go: a streaming replica when
+     * one is configured and answers, else db. Actor checks, writes and audit
+     * records always go to db. */
+    struct db *rdb;
     const struct config *cfg;
     struct timespec started;
     /* set while an approved operation runs (api/approvals.c): the approval's

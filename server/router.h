@@ -26,6 +26,7 @@ enum route_flags {
     RF_NO_TX = 1u << 6,       /* the handler runs its statements alone (no request transaction) */
     RF_INGEST = 1u << 7,      /* body is JSON or NDJSON, up to AIDC_AUDIT_INGEST_MAX_BYTES */
     RF_AUDIT_READ = 1u << 8,  /* reads audit data: the read itself is an audit event */
+    RF_REPLICA = 1u << 9,     /* its heavy reads may go to AIDC_READ_DATABASE_URL (rq->rdb) */
 };
 
 struct route {

@@ -110,9 +110,11 @@ START_TEST(metrics_count_requests_per_route)
                                          "route=\"/api/v1/me\",status=\"200\",le=\"+Inf\"}"));
     ck_assert_ptr_nonnull(strstr(r.body, "aidc_db_reconnects_total "));
     ck_assert_ptr_nonnull(strstr(r.body, "aidc_http_requests_in_flight "));
-    const char *conns = strstr(r.body, "\naidc_db_connections ");
+    const char *conns = strstr(r.body, "\naidc_db_connections{pool=\"primary\"} ");
     ck_assert_ptr_nonnull(conns);
-    ck_assert_int_ge(atoi(conns + strlen("\naidc_db_connections ")), 1);
+    ck_assert_int_ge(atoi(conns + strlen("\naidc_db_connections{pool=\"primary\"} ")), 1);
+    ck_assert_ptr_nonnull(strstr(r.body, "\naidc_db_connections_busy{pool=\"primary\"} "));
+    ck_assert_ptr_nonnull(strstr(r.body, "\naidc_db_scrape_ok 1\n"));
     http_res_free(&r);
 }
 END_TEST
