@@ -21,7 +21,7 @@ root=$PWD
 say() { printf '\n== %s\n' "$*"; }
 
 say "dependencies"
-deploy/install-deps.sh build run test portal
+deploy/install-deps.sh build run test portal ops
 
 # A real kube-apiserver for the Kubernetes backend's tests, built from Debian's source
 # package (deploy/k8s-build.sh: ~8-10 minutes once per machine, kept in $k8s_bin). The
