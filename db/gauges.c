@@ -35,7 +35,10 @@ static const struct db_stmt st_gauges = {
     " UNION ALL SELECT 'aidc_metering_lag_seconds', NULL, NULL, NULL, NULL,"
     "  coalesce(extract(epoch FROM now() - min(ended_at)), 0)::float8 FROM job_runs"
     "  WHERE (metered_to IS NULL OR ended_at IS NULL OR metered_to < ended_at)"
-    "    AND ended_at IS NOT NULL",
+    "    AND ended_at IS NOT NULL"
+    " UNION ALL SELECT 'aidc_registry_sync_ok', 'registry', name, NULL, NULL,"
+    "  CASE WHEN last_sync_ok THEN 1 ELSE 0 END::float8 FROM registries"
+    "  WHERE last_sync_at IS NOT NULL",
     0};
 
 const struct db_stmt *const db_gauges_stmts[] = {&st_gauges, NULL};

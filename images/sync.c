@@ -11,10 +11,13 @@
 #include "../server/xalloc.h"
 #include "registry.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+static atomic_ulong syncs_ok, syncs_failed;
 
 /* a round looks for due registries this often (a request wakes it at once) */
 #define INTERVAL_MS 15000
@@ -645,6 +648,7 @@ static void sync_registry(struct db *db, const struct claimed *c)
                  name);
     else if (we)
         log_error("registry %s: cannot store the sync's outcome: %s", name, aidc_err_name(we));
+    atomic_fetch_add(en.ok ? &syncs_ok : &syncs_failed, 1);
     if (e)
         log_warn("registry %s: sync failed: %s", name, err);
     else
@@ -684,6 +688,16 @@ int regsync_run(struct db *db, int every_s)
     json_decref(options);
     PQclear(res);
     return 1;
+}
+
+void regsync_metrics(struct sbuf *sb)
+{
+    sbuf_printf(sb,
+                "# HELP aidc_registry_syncs_total Registry syncs run by this process, by result.\n"
+                "# TYPE aidc_registry_syncs_total counter\n"
+                "aidc_registry_syncs_total{result=\"ok\"} %lu\n"
+                "aidc_registry_syncs_total{result=\"failed\"} %lu\n",
+                atomic_load(&syncs_ok), atomic_load(&syncs_failed));
 }
 
 struct regsync {

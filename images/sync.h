@@ -43,5 +43,8 @@ int regsync_run(struct db *db, int every_s);
 
 struct regsync *regsync_start(const struct config *cfg);
 void regsync_stop(struct regsync *s);
+struct sbuf;
+/* aidc_registry_syncs_total{result}. */
+void regsync_metrics(struct sbuf *sb);
 
 #endif

@@ -9,6 +9,7 @@
 #include "../audit/sealer.h"
 #include "../backends/callstats.h"
 #include "../billing/meter.h"
+#include "../images/sync.h"
 
 #include "../sched/schedstats.h"
 #include "../sched/worker.h"
@@ -156,6 +157,7 @@ static const char *const gauge_help[][2] = {
     {"aidc_audit_seal_lag_seconds", "Age of the oldest audit event not yet chained (0: none)."},
     {"aidc_audit_checkpoint_age_seconds", "Age of the newest signed audit checkpoint."},
     {"aidc_metering_lag_seconds", "Age of the oldest run end not yet metered (0: none)."},
+    {"aidc_registry_sync_ok", "1 when the registry's last sync succeeded."},
 };
 
 /* The rows of db_gauges as exposition text; NULL when the database did not answer. */
@@ -279,6 +281,7 @@ char *metrics_render(struct db *db)
     callstats_render(&sb);
     sealer_metrics(&sb);
     meter_metrics(&sb);
+    regsync_metrics(&sb);
     render_gauges(&sb, db);
     return sbuf_steal(&sb);
 }

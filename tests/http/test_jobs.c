@@ -465,10 +465,22 @@ START_TEST(workers_show_in_metrics)
     free(id);
     struct http_res r;
     ck_assert_int_eq(reqj("GET", "/metrics", NULL, NULL, &r), 200);
-    static const char *const names[] = {"\naidc_admission_passes_total ",
-                                        "\naidc_jobs_admitted_total ",
-                                        "\naidc_outbox_deliveries_total{result=\"ok\"} ",
-                                        "\naidc_sync_rounds_total "};
+    static const char *const names[] = {
+        "\naidc_admission_passes_total ",
+        "\naidc_jobs_admitted_total ",
+        "\naidc_admission_decisions_total{decision=\"admit\"} ",
+        "\naidc_outbox_deliveries_total{result=\"ok\"} ",
+        "\naidc_sync_rounds_total ",
+        "\naidc_backend_calls_total{cluster=\"local\",op=\"submit\",result=\"ok\"} ",
+        "\naidc_backend_calls_total{cluster=\"local\",op=\"poll\",result=\"ok\"} ",
+        "\naidc_backend_call_duration_seconds_count{cluster=\"local\",op=\"submit\"} ",
+        "\naidc_worker_leader{worker=\"admitter\"} ",
+        "\naidc_worker_leader{worker=\"dispatcher\"} ",
+        "\naidc_worker_leader{worker=\"sealer\"} ",
+        "\naidc_db_connections{pool=\"worker\"} ",
+        "\naidc_db_scrape_ok ",
+        "\naidc_gpus_total{gpu_type=\"a100\"} ",
+        "\naidc_cluster_healthy{cluster=\"local\"} "};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         const char *at = strstr(r.body, names[i]);
         ck_assert_msg(at != NULL, "no %s in /metrics", names[i]);
