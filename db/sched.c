@@ -34,6 +34,8 @@ static const struct db_stmt st_lock = {
 /* Session-scoped: held while the worker's connection lives (leadership, sched/worker.c) */
 static const struct db_stmt st_lead = {
     "sched_lead", "SELECT pg_try_advisory_lock(1634296931, $1::int)", 1};
+static const struct db_stmt st_unlead = {
+    "sched_unlead", "SELECT pg_advisory_unlock(1634296931, $1::int)", 1};
 /* A new dispatcher leader: deliveries its predecessor had claimed are due now
  * (it is gone: its lease would only delay them), and so is what waits on a backoff. */
 static const struct db_stmt st_outbox_release = {
@@ -288,7 +290,7 @@ const struct db_stmt *const db_sched_stmts[] = {
     &st_queued,      &st_active,        &st_admit,       &st_preempt,   &st_waits,
     &st_claim,       &st_done,          &st_failed,      &st_delivered, &st_sync_active,
     &st_to_active,   &st_to_final,      &st_requeue,     &st_marks_now,  &st_marks,
-    &st_stop_now,    &st_lead,          &st_outbox_release, NULL};
+    &st_stop_now,    &st_lead,          &st_outbox_release, &st_unlead, NULL};
 
 int db_sched_wake(struct db *db, const char *channel)
 {
@@ -326,6 +328,14 @@ int db_sched_lead(struct db *db, int key, bool *got)
     *got = PQgetvalue(r, 0, 0)[0] == 't';
     PQclear(r);
     return 0;
+}
+
+int db_sched_unlead(struct db *db, int key)
+{
+    char k[16];
+    snprintf(k, sizeof k, "%d", key);
+    const char *p[1] = {k};
+    return db_exec(db, &st_unlead, p);
 }
 
 int db_outbox_release(struct db *db)

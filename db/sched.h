@@ -28,6 +28,8 @@ int db_sched_lock(struct db *db, int which, bool *got);
  * connection ends. *got is false when another session holds it.
  */
 int db_sched_lead(struct db *db, int key, bool *got);
+/* Give the lead taken with db_sched_lead back. */
+int db_sched_unlead(struct db *db, int key);
 /* Make every undelivered outbox row due now (a new dispatcher leader). */
 int db_outbox_release(struct db *db);
 

@@ -2,6 +2,8 @@
 #include "worker.h"
 
 #include "../db/db.h"
+#include "../db/health.h"
+#include "../db/migrate.h"
 #include "../db/sched.h"
 #include "../server/sbuf.h"
 #include "../server/err.h"
@@ -15,12 +17,14 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define RETRY_MS 1000
 #define STANDBY_MS 1000 /* a standby asks for the lead this often */
 /* advisory lock keys of the leads: clear of the per-round locks (enum db_sched_lock) */
 #define LEAD_KEY_BASE 100
+#define SCHEMA_CHECK_S 10 /* how often a worker checks the schema is still its binary's */
 
 static const char *const lead_names[WORKER_LEAD_COUNT] = {
     "", "admitter", "dispatcher", "syncer", "meter", "sealer", "registry_sync"};
@@ -36,6 +40,8 @@ struct worker {
     struct db *db;
     bool leading;
     unsigned lead_conn; /* db_generation of the connection holding the lead */
+    bool schema_ok;
+    time_t schema_checked;
 };
 
 static void nap(struct worker *w, int ms)
@@ -50,10 +56,43 @@ static void set_leading(struct worker *w, bool on)
     atomic_store(&leading[w->spec.lead], on ? 1 : 0);
 }
 
+/*
+ * Whether the schema is still this binary's. A rolling upgrade migrates the
+ * database while older replicas still run: their workers must stand by (and
+ * give up a lead) rather than run old code against the new schema, while
+ * the upgraded replicas take over. Checked every SCHEMA_CHECK_S; a failed
+ * check keeps the last verdict (the round after it will fail anyway).
+ */
+static bool schema_current(struct worker *w)
+{
+    time_t now = time(NULL);
+    if (w->schema_checked && now >= w->schema_checked && now - w->schema_checked < SCHEMA_CHECK_S)
+        return w->schema_ok;
+    int v = 0;
+    if (db_health_schema_version(w->db, &v) != 0)
+        return w->schema_ok;
+    w->schema_checked = now;
+    bool ok = v == migrate_latest_version();
+    if (ok != w->schema_ok)
+        log_warn(ok ? "%s: the database schema is version %d again, as this aidcd's: working"
+                    : "%s: the database schema is at version %d, not this aidcd's: standing by",
+                 w->spec.name, v);
+    w->schema_ok = ok;
+    return ok;
+}
+
 /* True when this replica leads w (taking the lead if it is free), or w needs none. */
 static bool lead(struct worker *w)
 {
     enum worker_lead l = w->spec.lead;
+    if (!schema_current(w)) {
+        if (w->leading) {
+            if (w->lead_conn == db_generation(w->db))
+                (void)db_sched_unlead(w->db, LEAD_KEY_BASE + (int)l);
+            set_leading(w, false);
+        }
+        return false;
+    }
     if (l == WORKER_LEAD_NONE)
         return true;
     unsigned conn = db_generation(w->db);
@@ -120,6 +159,7 @@ struct worker *worker_start(const char *url, const struct worker_spec *spec)
 {
     struct worker *w = xcalloc(1, sizeof *w);
     w->spec = *spec;
+    w->schema_ok = true; /* serve checked it before starting the workers */
     atomic_init(&w->stop, false);
     if (pipe2(w->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
         log_error("%s: cannot create its wake-up pipe: %s", spec->name, strerror(errno));

@@ -32,7 +32,8 @@ static const struct setting settings[] = {
     {"AIDC_DATABASE_URL", T_STRING, OFF(database_url), "", 0, 0,
      "PostgreSQL URL of the application role (no BYPASSRLS, owns no table)"},
     {"AIDC_MIGRATE_DATABASE_URL", T_STRING, OFF(migrate_database_url), "", 0, 0,
-     "PostgreSQL URL of the owner role that runs migrations (default: AIDC_DATABASE_URL)"},
+     "PostgreSQL URL of the owner role that runs migrations (default: AIDC_DATABASE_URL, or "
+     "AIDC_WORKER_DATABASE_URL behind a transaction pooler)"},
     {"AIDC_WORKER_DATABASE_URL", T_STRING, OFF(worker_database_url), "", 0, 0,
      "direct (session) URL for the background workers, which LISTEN and hold advisory locks "
      "(default: AIDC_DATABASE_URL; required when that is a transaction pooler)"},
@@ -373,8 +374,10 @@ bool config_load(struct config *cfg, const char *(*getenv_fn)(const char *), cha
     if (!parse_listen(cfg, err, errsz))
         goto out;
     if (cfg->migrate_database_url[0] == '\0') {
+        /* migrations hold a session lock: never through a transaction pooler */
         free(cfg->migrate_database_url);
-        cfg->migrate_database_url = xstrdup(cfg->database_url);
+        cfg->migrate_database_url =
+            xstrdup(cfg->db_txpool ? cfg->worker_database_url : cfg->database_url);
     }
     if (cfg->worker_database_url[0] == '\0') {
         if (cfg->db_txpool && cfg->database_url[0]) {

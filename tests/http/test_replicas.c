@@ -9,7 +9,8 @@
  * should (no admission or delivery twice, no GPU handed out twice), the
  * reclaim completed, the leads moved to the survivors within seconds, and
  * the audit chain still verifies. Login throttling and token revocation
- * hold across replicas. The killed replica comes back as a standby.
+ * hold across replicas. The killed replica comes back as a standby. A newer
+ * schema (a rolling upgrade migrated the database) makes them all stand by.
  */
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
@@ -444,6 +445,46 @@ START_TEST(throttling_and_revocation_across_replicas)
 }
 END_TEST
 
+/* How many live replicas lead worker w now. */
+static int leaders(const char *w)
+{
+    int n;
+    (void)leader_of(w, &n);
+    return n;
+}
+
+START_TEST(older_replicas_stand_by_after_a_migration)
+{
+    /* a newer binary migrated the database: these replicas' workers stand by
+     * (their readiness says not ready too), none may run old code on it */
+    PGresult *r = harness_sql(harness_srv.owner_url,
+                              "INSERT INTO aidc_schema_migrations (version, name, checksum)"
+                              " SELECT max(version) + 1, 'from-a-newer-binary', 'x'"
+                              " FROM aidc_schema_migrations RETURNING version",
+                              0, NULL);
+    ck_assert_ptr_nonnull(r);
+    char version[16];
+    snprintf(version, sizeof version, "%s", PQgetvalue(r, 0, 0));
+    PQclear(r);
+    double until = jobs_now() + 40;
+    size_t led = NWORKERS;
+    while (led && jobs_now() < until) {
+        led = 0;
+        for (size_t w = 0; w < NWORKERS; w++)
+            led += leaders(workers[w]) > 0;
+        if (led)
+            jobs_nap_ms(200);
+    }
+    ck_assert_msg(led == 0, "%zu workers still lead on a newer schema", led);
+    ck_assert_int_eq(req("GET", "/readyz", NULL, NULL), 503);
+    /* the migration is rolled back (a restore): they take up their work again */
+    const char *p[1] = {version};
+    PQclear(harness_sql(harness_srv.owner_url,
+                        "DELETE FROM aidc_schema_migrations WHERE version = $1::int", 1, p));
+    ck_assert_double_lt(wait_one_leader_each(40), 40);
+}
+END_TEST
+
 static Suite *replicas_suite(void)
 {
     Suite *s = suite_create("replicas");
@@ -451,6 +492,7 @@ static Suite *replicas_suite(void)
     tcase_add_unchecked_fixture(tc, setup, teardown);
     tcase_add_test(tc, leader_killed_mid_reclaim);
     tcase_add_test(tc, throttling_and_revocation_across_replicas);
+    tcase_add_test(tc, older_replicas_stand_by_after_a_migration);
     suite_add_tcase(s, tc);
     return s;
 }
