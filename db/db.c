@@ -526,6 +526,20 @@ int db_ensure(struct db *db)
     return ensure_up(db);
 }
 
+int db_ensure_alive(struct db *db)
+{
+    if (db->up && db->npending == 0) {
+        /* an idle connection has nothing to read: anything readable is the end of it */
+        struct pollfd p = {.fd = PQsocket(db->conn), .events = POLLIN};
+        if (poll(&p, 1, 0) > 0 &&
+            (!PQconsumeInput(db->conn) || PQstatus(db->conn) == CONNECTION_BAD)) {
+            set_error(db, NULL, "connection closed by the server");
+            conn_lost(db);
+        }
+    }
+    return ensure_up(db);
+}
+
 void db_listen(struct db *db, const char *channel)
 {
     size_t n = strlen(channel);

@@ -70,6 +70,12 @@ void db_close(struct db *db);
  */
 int db_ensure(struct db *db);
 /*
+ * db_ensure, after looking whether the server closed an idle connection (a
+ * poll of its socket): for connections whose server may go away between two
+ * uses, where finding out at the first statement would cost the request.
+ */
+int db_ensure_alive(struct db *db);
+/*
  * LISTEN on channel (an identifier: [a-z_]) on every connection db makes
  * from now on. For background workers woken by NOTIFY.
  */

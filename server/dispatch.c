@@ -411,10 +411,12 @@ static void remember_epoch(struct req *rq)
 static void open_replica(struct req *rq, const struct db_ctx *ctx)
 {
     struct db *r = http_thread_read_db();
-    if (!r)
+    if (!r || rq->replica_failed)
         return;
     db_set_busy(r, true);
-    int e = db_begin(r, ctx, false);
+    int e = db_ensure_alive(r);
+    if (!e)
+        e = db_begin(r, ctx, false);
     if (e) {
         db_set_busy(r, false);
         log_warn("the read replica is unavailable (%s): reading from the primary",
@@ -475,6 +477,14 @@ static int run_once(struct req *rq, struct resp *rs, const char *hash)
     if (e)
         goto fail;
     e = rt->handler(rq, rs);
+    if (e == AIDC_EUNAVAIL && rq->rdb != rq->db && !db_is_up(rq->rdb)) {
+        /* the replica went away under the read: once more, on the primary */
+        log_warn("the read replica was lost during the request: reading from the primary");
+        rq->replica_failed = true;
+        close_replica(rq);
+        db_rollback(rq->db);
+        return AIDC_ERETRY; /* the caller drops what the attempt answered */
+    }
     close_replica(rq);
     /* whatever the handler concluded, it did so for the actor we believed in */
     int state = db_ctx_verify(rq->db);
@@ -609,7 +619,8 @@ void dispatch(struct req *rq, struct resp *rs, const struct config *cfg)
         }
         if (e != AIDC_ERETRY)
             break;
-        log_info("retrying %s after a serialization conflict", rt->action);
+        if (!rq->replica_failed || attempt > 0)
+            log_info("retrying %s after a serialization conflict", rt->action);
         resp_free(rs); /* nothing of the failed attempt may reach the answer */
     }
 out:

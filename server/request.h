@@ -181,6 +181,7 @@ struct req {
      * one is configured and answers, else db. Actor checks, writes and audit
      * records always go to db. */
     struct db *rdb;
+    bool replica_failed; /* the replica broke during this request: stay on the primary */
     const struct config *cfg;
     struct timespec started;
     /* set while an approved operation runs (api/approvals.c): the approval's
