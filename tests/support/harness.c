@@ -179,7 +179,10 @@ void harness_db_drop(struct aidc_server *s)
 {
     char sql[256];
     snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", s->dbname);
-    PQclear(harness_sql(getenv("AIDC_TEST_OWNER_URL"), sql, 0, NULL));
+    /* FORCE ends the other sessions, which only a superuser may do to the
+     * application role's (a server that closes its connections a moment late) */
+    const char *su = getenv("AIDC_TEST_SUPERUSER_URL");
+    PQclear(harness_sql(su && su[0] ? su : getenv("AIDC_TEST_OWNER_URL"), sql, 0, NULL));
 }
 
 /* Wait for aidcd's "listening" log line and read the port from it. */
