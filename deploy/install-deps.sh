@@ -24,7 +24,8 @@
 #                                   behind a proxy; `nginx -t` of deploy/nginx),
 #                                   pgbouncer (transaction pooling), prometheus (its
 #                                   promtool checks deploy/prometheus), systemd
-#                                   (`systemd-analyze verify` of deploy/systemd), openssl
+#                                   (`systemd-analyze verify` of deploy/systemd), openssl,
+#                                   python3 with yaml (the checks of deploy/k8s and grafana)
 #
 # Several groups may be given. As root it runs apt-get; otherwise it prints
 # the command to run and exits 1 when something is missing.
@@ -44,7 +45,7 @@ for group in "$@"; do
         bench) pkgs+=(wrk postgresql-contrib jq linux-perf) ;;
         portal) pkgs+=(chromium fonts-noto-cjk)
                 { command -v node && command -v npm; } >/dev/null || pkgs+=(nodejs npm) ;;
-        ops)   pkgs+=(nginx-light pgbouncer prometheus systemd openssl) ;;
+        ops)   pkgs+=(nginx-light pgbouncer prometheus systemd openssl python3 python3-yaml) ;;
         *) echo "install-deps: unknown group '$group' (build, run, dev, test, bench, portal, ops)" >&2; exit 2 ;;
     esac
 done

@@ -144,7 +144,11 @@ static void *run(void *arg)
             notified = true;
             continue;
         }
-        int got = db_wait(w->db, w->spec.interval_ms, w->wake[0]);
+        /* wake at least every SCHEMA_CHECK_S to see a migration (a long interval
+         * would keep an old leader at work) */
+        int wait_ms = w->spec.interval_ms < SCHEMA_CHECK_S * 1000 ? w->spec.interval_ms
+                                                                   : SCHEMA_CHECK_S * 1000;
+        int got = db_wait(w->db, wait_ms, w->wake[0]);
         if (got < 0) {
             nap(w, RETRY_MS);
             notified = true; /* notifications may have been missed */

@@ -1,0 +1,607 @@
+#!/usr/bin/env bash
+# check-deploy.sh - checks the shipped deployment files of deploy/ with the real tools:
+#
+#   settings   every AIDC_* name in deploy/{systemd,nginx,container,k8s} is a setting
+#              `aidcd --help` lists (a misspelt variable is silently ignored by aidcd)
+#   nginx      `nginx -t` of a whole nginx.conf around deploy/nginx/aidc.conf, with a
+#              throwaway certificate; its body limits and upstream keepalive agree
+#              with aidcd's defaults
+#   systemd    `systemd-analyze verify` of deploy/systemd and deploy/agent units (any
+#              complaint about them fails), `systemd-analyze security` exposure
+#              limits, the hardening and stop/limit settings aidcd.service must have
+#   container  deploy/container/Containerfile, statically (no image is built): the
+#              final stage's packages provide every library `ldd aidcd` lists, it
+#              installs no compiler, CMake or -dev package, runs as a numeric
+#              non-root USER; the build stage copies what CMakeLists.txt builds from
+#   k8s        every document of deploy/k8s/aidcd.yaml POSTed with ?dryRun=All to a
+#              real kube-apiserver: 200/201 expected; and every field name is in the
+#              server's OpenAPI schema (1.20 drops unknown fields silently); the
+#              grace period covers the preStop sleep and aidcd's drain
+#
+# Usage: check-deploy.sh [PART...]            (default: all parts)
+# Environment:
+#   AIDC_BIN          the aidcd binary (default <source>/build/aidcd)
+#   AIDC_SOURCE_DIR   the repository (default: two directories above this script)
+#   AIDC_TEST_K8S_URL, AIDC_TEST_K8S_TOKEN, AIDC_TEST_K8S_CA   the API server of the
+#                     k8s part (tests/run.sh starts one); without them it is skipped
+# Exit status: 0 every part passed; 1 a part failed; 77 none failed but one was
+# skipped (a tool missing, no API server). Runs as root or not; writes only in a
+# temporary directory (and, for the dry run, creates and deletes one namespace).
+
+# SC2317: the parts are called as "part_$name" and cleanup from a trap;
+# SC2015: `A && B || problem` means "a problem unless A and B", as intended
+# shellcheck disable=SC2317,SC2015
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+src=${AIDC_SOURCE_DIR:-$(cd "$here/../.." && pwd)}
+bin=${AIDC_BIN:-$src/build/aidcd}
+case $bin in /*) ;; *) bin=$PWD/$bin ;; esac  # it goes into unit files, which want absolute paths
+work=$(mktemp -d "${TMPDIR:-/tmp}/aidc-deploy-check.XXXXXX") || exit 1
+k8s_ns_created=
+
+say() { printf 'check-deploy: %s\n' "$*" >&2; }
+# problem MSG: the current part fails (it goes on, to report every problem at once)
+problem() { say "$part: FAIL: $*"; bad=1; }
+have() { command -v "$1" >/dev/null 2>&1; }
+
+cleanup() {
+    if [ -n "$k8s_ns_created" ]; then
+        k8s_call DELETE "/api/v1/namespaces/$k8s_ns_created" -H 'Content-Type: application/json' \
+            --data '{"propagationPolicy":"Background"}' >/dev/null 2>&1 || true
+    fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+# ---- what aidcd says about its settings ---------------------------------------------------
+help_text=
+load_help() {
+    [ -n "$help_text" ] && return 0
+    [ -x "$bin" ] || return 1
+    help_text=$("$bin" --help) || return 1
+}
+# help_default NAME: the default `aidcd --help` prints for NAME (empty if none)
+help_default() {
+    awk -v n="$1" '$1 == n { on = 1; next }
+                   on && /^ +default: / { sub(/^ +default: /, ""); print; exit }
+                   on && /^  AIDC_/ { exit }' <<<"$help_text"
+}
+# env_value FILE NAME: the value of an active NAME=value line of an env file
+env_value() {
+    sed -n "s/^$2=[\"']\\{0,1\\}\\([^\"']*\\)[\"']\\{0,1\\}\$/\\1/p" "$1" | tail -1
+}
+
+part_settings() {
+    load_help || { say "settings: cannot run $bin --help (AIDC_BIN)"; return 77; }
+    local known used name
+    known=$(sed -n 's/^  \(AIDC_[A-Z0-9_]*\)[[:space:]].*/\1/p' <<<"$help_text" | sort -u)
+    [ -n "$known" ] || { problem "no AIDC_* settings in the output of $bin --help"; return; }
+    # and the build's options (the Containerfile's cmake sets AIDC_TESTS)
+    known+=$'\n'$(sed -n 's/^option(\(AIDC_[A-Z0-9_]*\)[[:space:]].*/\1/p' "$src/CMakeLists.txt")
+    # comments too: a name in an example line is copied into real files
+    used=$(find "$src/deploy/systemd" "$src/deploy/nginx" "$src/deploy/container" "$src/deploy/k8s" \
+                -type f -print0 2>/dev/null | xargs -0 -r grep -ohE 'AIDC_[A-Z0-9_]+' | sort -u)
+    for name in $used; do
+        grep -qx "$name" <<<"$known" ||
+            problem "$name (in $(grep -rlE "$name([^A-Z0-9_]|\$)" "$src/deploy/systemd" "$src/deploy/nginx" \
+                "$src/deploy/container" "$src/deploy/k8s" | sed "s|^$src/||" | paste -sd, -))" \
+                "is not a setting of $bin (aidcd --help)"
+    done
+}
+
+# ---- nginx ----------------------------------------------------------------------------------
+part_nginx() {
+    local conf=$src/deploy/nginx/aidc.conf dir=$work/nginx out rc line
+    have nginx || { say "nginx: nginx not installed (deploy/install-deps.sh ops)"; return 77; }
+    have openssl || { say "nginx: openssl not installed"; return 77; }
+    [ -f "$conf" ] || { problem "$conf missing"; return; }
+    mkdir -p "$dir/ssl" "$dir/cache" "$dir/log" "$dir/tmp"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=aidc.example.org \
+        -keyout "$dir/ssl/privkey.pem" -out "$dir/ssl/fullchain.pem" >/dev/null 2>&1 ||
+        { problem "openssl could not make a test certificate"; return; }
+    # The file's places on a real host, moved into the temporary directory; and its
+    # ports, since nginx -t binds them (80 and 443 need root, and may be taken)
+    local port=$((20000 + $$ % 20000))
+    sed -e "s#/etc/ssl/aidc/#$dir/ssl/#g" -e "s#/var/cache/nginx/#$dir/cache/#g" \
+        -e "s#/var/log/nginx/#$dir/log/#g" \
+        -E -e "s/^([[:space:]]*listen[[:space:]]+(\[::\]:)?)80([;[:space:]])/\1$port\3/" \
+        -e "s/^([[:space:]]*listen[[:space:]]+(\[::\]:)?)443([;[:space:]])/\1$((port + 1))\3/" \
+        "$conf" >"$dir/aidc.conf"
+    while read -r line; do
+        problem "aidc.conf listens where the test does not move it (teach it, above): $line"
+    done < <(grep -nE '^[[:space:]]*listen[[:space:]]' "$dir/aidc.conf" | grep -vE ":?($port|$((port + 1)))[;[:space:]]")
+    # a path this test does not move would be created or opened on the host itself
+    while read -r line; do
+        problem "aidc.conf names a path the test does not know (teach it, above): $line"
+    done < <(grep -nE '^[[:space:]]*(ssl_certificate|ssl_certificate_key|ssl_trusted_certificate|ssl_dhparam|ssl_password_file|ssl_crl|proxy_cache_path|proxy_temp_path|client_body_temp_path|access_log|error_log|root|alias|include|pid)[[:space:]]+/' \
+                 "$dir/aidc.conf" | grep -v -- "$dir/")
+    cat >"$dir/nginx.conf" <<EOF
+# what an nginx.conf around deploy/nginx/aidc.conf has; every path in $dir
+worker_processes 1;
+pid $dir/nginx.pid;
+error_log $dir/log/error.log;
+events { worker_connections 1024; }
+http {
+    default_type application/octet-stream;
+    client_body_temp_path $dir/tmp/body;
+    proxy_temp_path $dir/tmp/proxy;
+    fastcgi_temp_path $dir/tmp/fastcgi;
+    uwsgi_temp_path $dir/tmp/uwsgi;
+    scgi_temp_path $dir/tmp/scgi;
+    include $dir/aidc.conf;
+}
+EOF
+    out=$(nginx -e "$dir/log/error.log" -p "$dir/" -c "$dir/nginx.conf" -t 2>&1)
+    rc=$?
+    # warnings are mistakes too (a duplicate, an ignored directive, a redefined listen)
+    while read -r line; do
+        problem "$line"
+    done < <(grep -E '\[(warn|alert|emerg|crit)\]' <<<"$out")
+    [ "$rc" -eq 0 ] || problem "nginx -t failed (exit $rc)$(grep -qE '\[(alert|emerg|crit)\]' <<<"$out" || printf ': %s' "$out")"
+
+    # agree with aidcd: body limits, upstream keepalive shorter than aidcd's idle timeout
+    if load_help; then
+        local body ingest idle keep
+        body=$(help_default AIDC_MAX_BODY_BYTES)
+        ingest=$(help_default AIDC_AUDIT_INGEST_MAX_BYTES)
+        idle=$(help_default AIDC_HTTP_IDLE_TIMEOUT_SECONDS)
+        [ "$(nginx_size "$(server_directive client_max_body_size "$conf")")" = "$body" ] ||
+            problem "the server's client_max_body_size is not AIDC_MAX_BODY_BYTES ($body bytes)"
+        [ "$(nginx_size "$(sed -n '/location = \/api\/v1\/audit\/commands/,/}/s/^[[:space:]]*client_max_body_size[[:space:]]*\([^;]*\);.*/\1/p' "$conf")")" = "$ingest" ] ||
+            problem "client_max_body_size of /api/v1/audit/commands is not AIDC_AUDIT_INGEST_MAX_BYTES ($ingest bytes)"
+        keep=$(sed -n '/^upstream /,/^}/s/^[[:space:]]*keepalive_timeout[[:space:]]*\([0-9]*\)s\{0,1\};.*/\1/p' "$conf")
+        [ -n "$keep" ] && [ "$keep" -lt "$idle" ] ||
+            problem "the upstream's keepalive_timeout (${keep:-none}) must be below AIDC_HTTP_IDLE_TIMEOUT_SECONDS ($idle s)"
+    fi
+    grep -qE '^[[:space:]]*ssl_protocols[[:space:]]+TLSv1\.2[[:space:]]+TLSv1\.3;' "$conf" ||
+        problem "ssl_protocols must be exactly TLSv1.2 TLSv1.3"
+}
+# server_directive NAME FILE: NAME's value at the top of a server block (4 spaces in)
+server_directive() { sed -n "s/^    $1[[:space:]]*\\([^;]*\\);.*/\\1/p" "$2" | head -1; }
+# nginx_size 1m|5m|64k|123 -> bytes
+nginx_size() {
+    case $1 in
+        *[mM]) echo $((${1%?} * 1048576)) ;;
+        *[kK]) echo $((${1%?} * 1024)) ;;
+        [0-9]*) echo "$1" ;;
+        *) echo "" ;;
+    esac
+}
+
+# ---- systemd ------------------------------------------------------------------------------
+part_systemd() {
+    local dir=$work/systemd agent unit out line usec stop limit env maxc f v
+    have systemd-analyze || { say "systemd: systemd-analyze not installed (deploy/install-deps.sh ops)"; return 77; }
+    [ -x "$bin" ] || { say "systemd: no aidcd at $bin (AIDC_BIN): ExecStart= cannot be checked"; return 77; }
+    agent=$(dirname "$bin")/aidc-agent
+    [ -x "$agent" ] || agent=/bin/true
+    mkdir -p "$dir/all"
+    cp -r "$src"/deploy/systemd/. "$dir/all/" && cp "$src"/deploy/agent/*.service "$dir/all/" ||
+        { problem "cannot copy the units"; return; }
+    # verify wants ExecStart's program to exist: the one just built
+    find "$dir/all" -type f \( -name '*.service' -o -name '*.conf' \) -exec \
+        sed -i -e "s#/usr/local/bin/aidcd\\b#$bin#g" -e "s#/usr/local/bin/aidc-agent\\b#$agent#g" {} +
+    local units=() ours
+    for unit in "$dir"/all/*.service; do units+=("$unit"); done
+    # a line about one of them (by path or by unit name) is a complaint about ours
+    ours=$(cd "$dir/all" && find . -type f \( -name '*.service' -o -name '*.conf' \) |
+           sed -e 's#^\./##' -e 's#.*/##' -e 's/\./\\./g' | paste -sd'|' -)
+    # the directory of a unit is on the load path: aidcd.service.d/ is verified with it
+    out=$(cd "$dir/all" && systemd-analyze verify "${units[@]}" 2>&1) ||
+        problem "systemd-analyze verify failed"
+    while read -r line; do
+        [ -n "$line" ] || continue
+        if grep -qE "$dir/|(^|[^A-Za-z0-9_.-])($ours)([^A-Za-z0-9_.-]|\$)" <<<"$line"; then
+            problem "systemd-analyze verify: ${line//$dir\/all\//}"
+        else
+            say "systemd: note (not about our units): $line"
+        fi
+    done <<<"$out"
+
+    # systemd's own exposure score (0-100 here; 10 per point it prints): each unit
+    # alone, then aidcd.service with the local executor's drop-in
+    for unit in "$dir"/all/*.service; do
+        mkdir -p "$dir/alone/${unit##*/}" && cp "$unit" "$dir/alone/${unit##*/}/"
+        security "$dir/alone/${unit##*/}/${unit##*/}" 20 "${unit##*/}"
+    done
+    [ -d "$dir/all/aidcd.service.d" ] &&
+        security "$dir/all/aidcd.service" 45 "aidcd.service with aidcd.service.d/"
+
+    # what aidcd.service must say (issue 10), checked in the file itself
+    f=$src/deploy/systemd/aidcd.service
+    for v in NoNewPrivileges=yes ProtectSystem=strict CapabilityBoundingSet= PrivateTmp=yes \
+             PrivateDevices=yes SystemCallFilter=@system-service MemoryDenyWriteExecute=yes \
+             Restart=on-failure; do
+        grep -qx "$v" "$f" || problem "aidcd.service: no $v"
+    done
+    for v in RestrictAddressFamilies LimitNOFILE TimeoutStopSec ReadWritePaths; do
+        grep -qE "^$v=." "$f" || problem "aidcd.service: no $v="
+    done
+    grep -qE '^(User=[a-z_][a-z0-9_-]*|DynamicUser=yes)$' "$f" ||
+        problem "aidcd.service: neither User= (a dedicated user) nor DynamicUser=yes"
+    v=$(sed -n 's/^Environment=AIDC_DATA_DIR=//p' "$f")
+    [ -n "$v" ] && grep -qE "^ReadWritePaths=(.* )?$v( |\$)" "$f" ||
+        problem "aidcd.service: ReadWritePaths= does not name AIDC_DATA_DIR (${v:-not set by the unit})"
+    grep -qE '^After=.*aidcd-migrate\.service' "$f" && grep -qE '^Wants=.*aidcd-migrate\.service' "$f" ||
+        problem "aidcd.service: not after (and wanting) aidcd-migrate.service"
+    grep -qx 'Type=oneshot' "$src/deploy/systemd/aidcd-migrate.service" ||
+        problem "aidcd-migrate.service: not Type=oneshot"
+
+    # stop and file limits against aidcd's settings (the example env file's, else defaults)
+    if load_help; then
+        env=$src/deploy/systemd/aidcd.env
+        v=$(env_value "$env" AIDC_SHUTDOWN_TIMEOUT_SECONDS)
+        v=${v:-$(help_default AIDC_SHUTDOWN_TIMEOUT_SECONDS)}
+        stop=$(sed -n 's/^TimeoutStopSec=//p' "$f" | tail -1)
+        usec=$(systemd-analyze timespan "${stop:-0}" 2>/dev/null | sed -n 's/^ *μs: *//p')
+        [ -n "$usec" ] && [ "$usec" -gt $((v * 1000000)) ] ||
+            problem "aidcd.service: TimeoutStopSec=${stop:-unset} is not above AIDC_SHUTDOWN_TIMEOUT_SECONDS ($v s)"
+        maxc=$(env_value "$env" AIDC_MAX_CONNECTIONS)
+        maxc=${maxc:-$(help_default AIDC_MAX_CONNECTIONS)}
+        limit=$(sed -n 's/^LimitNOFILE=\([0-9]*\).*/\1/p' "$f" | tail -1)
+        [ -n "$limit" ] && [ "$limit" -ge $((maxc + 1024)) ] ||
+            problem "aidcd.service: LimitNOFILE=${limit:-unset} leaves no room above AIDC_MAX_CONNECTIONS ($maxc + 1024 for the rest)"
+    fi
+}
+# security UNITFILE MAX WHAT: systemd-analyze security's exposure must not exceed MAX
+security() {
+    local out
+    out=$(cd "$(dirname "$1")" && systemd-analyze security --offline=true --threshold="$2" \
+          "./${1##*/}" 2>&1)
+    local rc=$? level
+    level=$(sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p' <<<"$out")
+    if [ "$rc" -ne 0 ]; then
+        problem "$3: exposure ${level:-?} is above $(awk -v t="$2" 'BEGIN { print t / 10 }') (systemd-analyze security)"
+        grep -E '^✗' <<<"$out" | head -20 >&2
+    fi
+}
+
+# ---- container image ------------------------------------------------------------------------
+part_container() {
+    local cf=$src/deploy/container/Containerfile lines final build_stage pkgs p lib path pkg
+    local user uid req s covered
+    for p in dpkg dpkg-query ldd awk; do
+        have "$p" || { say "container: $p not found (a Debian host is needed)"; return 77; }
+    done
+    [ -x "$bin" ] || { say "container: no aidcd at $bin (AIDC_BIN)"; return 77; }
+    [ -f "$cf" ] || { problem "$cf missing"; return; }
+    # logical lines: comments out, continuations joined (as the builders read it)
+    lines=$(grep -vE '^[[:space:]]*#' "$cf" |
+            awk '{ if (sub(/\\[[:space:]]*$/, "")) { buf = buf $0 " "; next } print buf $0; buf = "" }')
+    final=$(awk 'toupper($1) == "FROM" { s = "" } { s = s $0 "\n" } END { printf "%s", s }' <<<"$lines")
+    grep -qiE '^FROM[[:space:]]+\S*debian:12-slim' <<<"$final" ||
+        problem "the final stage is not debian:12-slim"
+
+    # a numeric, non-root user (Kubernetes' runAsNonRoot can only verify a number)
+    user=$(awk 'toupper($1) == "USER" { u = $2 } END { print u }' <<<"$final")
+    uid=${user%%:*}
+    if ! [[ $uid =~ ^[0-9]+$ ]] || [ "$uid" -eq 0 ] || ! [[ $user =~ ^[0-9]+(:[0-9]+)?$ ]]; then
+        problem "the final stage's USER is '${user:-none}': it must be a numeric uid[:gid] other than 0"
+    fi
+    grep -qE '^ENTRYPOINT.*aidcd' <<<"$final" || problem "the final stage's ENTRYPOINT is not aidcd"
+
+    # its packages, and no build tools among them or run by it
+    pkgs=$(apt_installs <<<"$final" | sort -u)
+    [ -n "$pkgs" ] || problem "the final stage installs no package (apt-get install)"
+    for p in $pkgs; do
+        if [[ $p =~ -dev$ || $p =~ ^(gcc|g\+\+|cpp|cc|c\+\+|clang|make|cmake|ninja-build|meson|pkg-config|pkgconf|build-essential|binutils|autoconf|automake|libtool)(-[0-9.]+)?$ ]]; then
+            problem "the final stage installs the build tool or header package $p"
+        fi
+    done
+    # the first word of each command of each RUN
+    p=$(grep -iE '^RUN' <<<"$final" | sed -E 's/^RUN[[:space:]]+//I' | sed -E 's/&&|\|\||;|\|/\n/g' |
+        awk '{ for (i = 1; i <= NF && $i ~ /=/; i++); print $i }' |
+        grep -xE '(gcc|g\+\+|cc|c\+\+|clang|make|cmake|ninja|meson|ld|as)(-[0-9.]+)?' | sort -u | paste -sd' ' -)
+    [ -z "$p" ] || problem "the final stage runs the build tools: $p"
+
+    # Every library aidcd loads comes from a package the final stage installs, one of
+    # their dependencies, or debian:12-slim itself (Debian's minbase: the required
+    # and essential packages and apt), by the dependencies this host's dpkg knows.
+    local -A closure=()
+    local seeds
+    mapfile -t seeds <<<"$pkgs"
+    while read -r p; do closure[$p]=1; done < <(
+        { printf 'SEED\t%s\n' "${seeds[@]}" apt
+          dpkg-query -W -f='${Package}\t${Pre-Depends}, ${Depends}\t${Priority}\t${Essential}\n'; } |
+        awk -F'\t' '$1 == "SEED" { seed[$2] = 1; next }
+            {   # "a (>= 1), b:any | c" -> ",a,b,c" (any alternative counts)
+                d = $2; gsub(/\([^)]*\)/, "", d); gsub(/:any|[ ]/, "", d); gsub(/\|/, ",", d)
+                deps[$1] = deps[$1] "," d
+                if ($3 == "required" || $4 == "yes") seed[$1] = 1 }
+            END {
+                n = 0; for (p in seed) q[n++] = p
+                for (i = 0; i < n; i++) {
+                    if (q[i] in got) continue
+                    got[q[i]] = 1; m = split(deps[q[i]], a, ",")
+                    for (j = 1; j <= m; j++) if (a[j] != "" && !(a[j] in got)) q[n++] = a[j]
+                }
+                for (p in got) print p }')
+    local ldd_out libs
+    ldd_out=$(ldd "$bin" 2>&1) || { problem "ldd $bin failed: $ldd_out"; return; }
+    grep -q 'not found' <<<"$ldd_out" && problem "$bin has unresolved libraries: $(grep 'not found' <<<"$ldd_out")"
+    libs=$(awk '$2 == "=>" && $3 ~ /^\// { print $1, $3 }' <<<"$ldd_out")
+    local -A owner=()
+    owners "$(cut -d' ' -f2 <<<"$libs")"
+    while read -r lib path; do
+        pkg=${owner[$path]:-}
+        [ -n "$pkg" ] || { problem "no Debian package owns $path ($lib): the image cannot get it from apt"; continue; }
+        [ -n "${closure[$pkg]:-}" ] ||
+            problem "$lib ($path) is in package $pkg, which the final stage neither installs nor gets through the packages it installs: add $pkg to its apt-get install"
+    done <<<"$libs"
+    # libcurl verifies slurmrestd's, the Kubernetes API's and registries' certificates
+    grep -qx ca-certificates <<<"$pkgs" || problem "the final stage does not install ca-certificates"
+
+    # the build stage copies every directory CMakeLists.txt builds from
+    build_stage=$(grep -iE '^COPY[[:space:]].*--from=' <<<"$final" | sed -n 's/.*--from=\([^[:space:]]*\).*/\1/p' | head -1)
+    local stage
+    stage=$(awk -v n="$build_stage" 'toupper($1) == "FROM" { on = (tolower($NF) == tolower(n) && toupper($(NF-1)) == "AS") }
+                                      on' <<<"$lines")
+    [ -n "$stage" ] || { problem "no build stage named '${build_stage:-?}' (COPY --from= of the final stage)"; return; }
+    local sources
+    sources=$(awk 'toupper($1) == "COPY" { for (i = 2; i < NF; i++) if ($i !~ /^--/) print $i }' <<<"$stage" |
+              sed -e 's#^\./##' -e 's#/$##' -e 's#^$#.#')
+    for req in CMakeLists.txt $(cmake_inputs); do
+        covered=
+        for s in $sources; do
+            if [ "$s" = . ] || [ "$s" = "$req" ] || [[ $req == "$s"/* ]]; then covered=1; break; fi
+        done
+        [ -n "$covered" ] || problem "the build stage does not COPY $req, which CMakeLists.txt builds from"
+    done
+    grep -q -- '-DAIDC_TESTS=OFF' <<<"$stage" ||
+        problem "the build stage's cmake does not set -DAIDC_TESTS=OFF (tests/ is not copied)"
+}
+# apt_installs: the package names of `apt-get install` commands in the RUN lines on stdin
+apt_installs() {
+    grep -iE '^RUN' | awk '{
+        n = split($0, cmd, /&&|\|\||;/)
+        for (i = 1; i <= n; i++) {
+            m = split(cmd[i], w, /[ \t]+/); apt = 0; inst = 0
+            for (j = 1; j <= m; j++) {
+                if (w[j] == "apt-get" || w[j] == "apt") apt = 1
+                else if (apt && !inst && w[j] == "install") inst = 1
+                else if (inst && w[j] != "" && w[j] !~ /^-/) { sub(/=.*/, "", w[j]); print w[j] }
+            }
+        }
+    }'
+}
+# owners PATHS: owner[PATH]=the Debian package that installed PATH, for each of the
+# newline-separated PATHS. dpkg knows a file by the path its package ships, which
+# with merged /usr may be the other spelling, or the symlink's target: all of them are
+# asked in one dpkg -S (each call reads dpkg's whole file list).
+owners() {
+    local p q line pkg file
+    local -A asked=()
+    while read -r p; do
+        [ -n "$p" ] || continue
+        for q in "$p" "/usr$p" "${p#/usr}" "$(readlink -f "$p")"; do asked[$q]=$p; done
+    done <<<"$1"
+    while read -r line; do
+        pkg=${line%%: *} file=${line#*: }
+        pkg=${pkg%%,*} pkg=${pkg%%:*}
+        p=${asked[$file]:-}
+        [ -n "$p" ] && [ -z "${owner[$p]:-}" ] && owner[$p]=$pkg
+    done < <(dpkg -S "${!asked[@]}" 2>/dev/null)
+}
+# cmake_inputs: the repository directories the top-level CMakeLists.txt reads, without
+# tests/ (the image builds with AIDC_TESTS=OFF)
+cmake_inputs() {
+    # shellcheck disable=SC2016 # the literal text ${CMAKE_SOURCE_DIR}
+    grep -vE '^[[:space:]]*#' "$src/CMakeLists.txt" |
+        grep -oE '(\$\{CMAKE_SOURCE_DIR\}/)?[A-Za-z_][A-Za-z0-9_.-]*/[][A-Za-z0-9_./*-]*' |
+        sed -e 's#^\${CMAKE_SOURCE_DIR}/##' -e 's#/$##' | while read -r p; do
+            if [ -d "$src/$p" ]; then echo "$p"
+            elif [ -d "$src/$(dirname "$p")" ] && [ "$(dirname "$p")" != . ]; then dirname "$p"
+            fi
+        done | grep -vE '^tests(/|$)' | sort -u
+}
+
+# ---- Kubernetes -----------------------------------------------------------------------------
+# k8s_call METHOD PATH [curl args]: the status code; the body in $work/k8s.out
+k8s_call() {
+    curl -sS -o "$work/k8s.out" -w '%{http_code}' --max-time 30 --cacert "$AIDC_TEST_K8S_CA" \
+         -H @"$work/k8s.auth" -H 'Accept: application/json' -X "$1" "${@:3}" "$AIDC_TEST_K8S_URL$2"
+}
+# k8s_resource APIVERSION KIND: "plural namespaced" from the server's discovery
+k8s_resource() {
+    local path st
+    case $1 in */*) path=/apis/$1 ;; *) path=/api/$1 ;; esac
+    st=$(k8s_call GET "$path") || return 1
+    [ "$st" = 200 ] || return 1
+    jq -r --arg k "$2" '.resources[] | select(.kind == $k and (.name | contains("/") | not))
+                        | "\(.name) \(.namespaced)"' "$work/k8s.out" | head -1
+}
+# top FILE KEY: a top-level scalar of one YAML document; meta FILE KEY: one of metadata's
+top() { sed -n "s/^$2:[[:space:]]*[\"']\\{0,1\\}\\([^\"' ]*\\).*/\\1/p" "$1" | head -1; }
+meta() {
+    awk -v k="$2" '/^metadata:/ { on = 1; next } on && /^[^ #]/ { on = 0 }
+                   on && $1 == k ":" { gsub(/["'\'']/, "", $2); print $2; exit }' "$1"
+}
+
+part_k8s() {
+    local manifest=$src/deploy/k8s/aidcd.yaml dir=$work/k8s doc kind api name ns ns0 res plural namespaced url st n=0
+    [ -f "$manifest" ] || { problem "$manifest missing"; return; }
+    k8s_static "$manifest"
+    if [ -z "${AIDC_TEST_K8S_URL:-}" ] || [ -z "${AIDC_TEST_K8S_TOKEN:-}" ] || [ -z "${AIDC_TEST_K8S_CA:-}" ]; then
+        say "k8s: no test API server (AIDC_TEST_K8S_URL, AIDC_TEST_K8S_TOKEN, AIDC_TEST_K8S_CA; tests/run.sh starts one)"
+        return 77
+    fi
+    have curl && have jq || { say "k8s: curl and jq are needed"; return 77; }
+    (umask 077 && printf 'Authorization: Bearer %s\n' "$AIDC_TEST_K8S_TOKEN" >"$work/k8s.auth")
+    st=$(k8s_call GET /version 2>"$work/curl.err")
+    [ "$st" = 200 ] || { problem "the API server $AIDC_TEST_K8S_URL does not answer GET /version ($st $(cat "$work/curl.err"))"; return; }
+    mkdir -p "$dir"
+    awk -v d="$dir" 'BEGIN { f = sprintf("%s/doc-%02d.yaml", d, n) }
+                     /^---[[:space:]]*$/ { n++; f = sprintf("%s/doc-%02d.yaml", d, n); next }
+                     { print > f }' "$manifest"
+    for doc in "$dir"/doc-*.yaml; do grep -q '^kind:' "$doc" || rm -f "$doc"; done
+
+    # The manifest's namespace becomes one of this run's own (created for real,
+    # deleted at exit), so the dry run neither meets nor touches anyone's "aidc".
+    ns0=
+    for doc in "$dir"/doc-*.yaml; do
+        [ "$(top "$doc" kind)" = Namespace ] && { ns0=$(meta "$doc" name); break; }
+    done
+    [ -n "$ns0" ] || for doc in "$dir"/doc-*.yaml; do
+        ns0=$(meta "$doc" namespace); [ -n "$ns0" ] && break
+    done
+    if [ -n "$ns0" ]; then
+        ns=aidc-deploy-check-$$
+        for doc in "$dir"/doc-*.yaml; do
+            sed -i -E "s/^([[:space:]]*(- )?namespace:[[:space:]]*)[\"']?${ns0}[\"']?[[:space:]]*\$/\\1$ns/" "$doc"
+            [ "$(top "$doc" kind)" = Namespace ] && sed -i -E "s/^  name:[[:space:]]*[\"']?${ns0}[\"']?[[:space:]]*\$/  name: $ns/" "$doc"
+        done
+    fi
+
+    # Namespaces first (a dry run creates nothing), then the real one, then the rest
+    local order=() rest=() checked=()
+    for doc in "$dir"/doc-*.yaml; do
+        if [ "$(top "$doc" kind)" = Namespace ]; then order+=("$doc"); else rest+=("$doc"); fi
+    done
+    order+=(CREATE-NAMESPACE "${rest[@]}")
+    for doc in "${order[@]}"; do
+        if [ "$doc" = CREATE-NAMESPACE ]; then
+            [ -n "$ns0" ] || continue
+            st=$(k8s_call POST /api/v1/namespaces -H 'Content-Type: application/json' \
+                 --data "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"$ns\"}}")
+            [ "$st" = 201 ] || { problem "cannot create the test namespace $ns ($st): $(cat "$work/k8s.out")"; return; }
+            k8s_ns_created=$ns
+            continue
+        fi
+        n=$((n + 1))
+        kind=$(top "$doc" kind) api=$(top "$doc" apiVersion) name=$(meta "$doc" name)
+        res=$(k8s_resource "$api" "$kind")
+        if [ -z "$res" ] && [ "$kind" = PodDisruptionBudget ] && [ "$api" = policy/v1 ]; then
+            # kube-apiserver 1.20 serves PodDisruptionBudget as policy/v1beta1 only
+            # (policy/v1 came in 1.21); for this dry run only, the same spec as v1beta1
+            api=policy/v1beta1
+            sed -i 's#^apiVersion:[[:space:]]*policy/v1[[:space:]]*$#apiVersion: policy/v1beta1#' "$doc"
+            say "k8s: note: $kind/$name checked as policy/v1beta1 (this API server has no policy/v1)"
+            res=$(k8s_resource "$api" "$kind")
+        fi
+        [ -n "$res" ] || { problem "$kind/$name: the API server serves no $kind in $api"; continue; }
+        read -r plural namespaced <<<"$res"
+        case $api in */*) url=/apis/$api ;; *) url=/api/$api ;; esac
+        if [ "$namespaced" = true ]; then
+            ns=$(meta "$doc" namespace)
+            [ -n "$ns" ] || { problem "$kind/$name has no metadata.namespace"; continue; }
+            url=$url/namespaces/$ns
+        fi
+        st=$(k8s_call POST "$url/$plural?dryRun=All" -H 'Content-Type: application/yaml' --data-binary @"$doc")
+        case $st in
+            200 | 201 | 202) say "k8s: $kind/$name: $st (dry run)" ;;
+            *) problem "$kind/$name: $st $(jq -r '.message // empty' "$work/k8s.out" 2>/dev/null || cat "$work/k8s.out")"
+               continue ;;
+        esac
+        checked+=("$doc" "$kind/$name")
+    done
+    [ "$n" -gt 0 ] || problem "no Kubernetes object in $manifest"
+    [ ${#checked[@]} -eq 0 ] || unknown_fields "${checked[@]}"
+}
+# k8s_static MANIFEST: the Deployment's grace period covers its preStop sleep and
+# aidcd's drain (AIDC_SHUTDOWN_TIMEOUT_SECONDS of its ConfigMap, else the default)
+k8s_static() {
+    local line
+    python3 -c 'import yaml' 2>/dev/null || return 0
+    load_help || return 0
+    while read -r line; do
+        problem "$line"
+    done < <(python3 - "$1" "$(help_default AIDC_SHUTDOWN_TIMEOUT_SECONDS)" <<'PY'
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+settings = {}
+for d in docs:
+    if d["kind"] == "ConfigMap":
+        settings.update(d.get("data") or {})
+drain = int(settings.get("AIDC_SHUTDOWN_TIMEOUT_SECONDS", sys.argv[2]))
+for d in docs:
+    if d["kind"] != "Deployment":
+        continue
+    pod = d["spec"]["template"]["spec"]
+    grace = pod.get("terminationGracePeriodSeconds", 30)
+    for c in pod["containers"]:
+        cmd = (((c.get("lifecycle") or {}).get("preStop") or {}).get("exec") or {}).get("command") or []
+        sleep = int(cmd[-1]) if cmd and cmd[0].endswith("sleep") else 0
+        if grace <= sleep + drain:
+            print(f"Deployment/{d['metadata']['name']}: terminationGracePeriodSeconds {grace} is not "
+                  f"above the preStop sleep ({sleep}) + AIDC_SHUTDOWN_TIMEOUT_SECONDS ({drain})")
+PY
+    )
+}
+
+# unknown_fields DOC WHAT [DOC WHAT...]: every field of each DOC is one the API
+# server's OpenAPI schema knows (as kubectl's validation does): a server before 1.25
+# drops unknown fields, a typo included, without a word
+unknown_fields() {
+    local st what path
+    if ! python3 -c 'import yaml' 2>/dev/null; then
+        say "k8s: note: python3 with yaml (python3-yaml) missing: field names not checked"
+        return
+    fi
+    st=$(k8s_call GET /openapi/v2) && [ "$st" = 200 ] ||
+        { problem "cannot read the API server's /openapi/v2 ($st)"; return; }
+    while IFS=$'\t' read -r what path; do
+        problem "$what: a field the API server does not know: $path"
+    done < <(python3 - "$work/k8s.out" "$@" <<'PY'
+import json, sys, yaml
+defs = json.load(open(sys.argv[1]))["definitions"]
+def walk(value, schema, path, out):
+    while "$ref" in schema:
+        schema = defs[schema["$ref"].rsplit("/", 1)[-1]]
+    if isinstance(value, dict):
+        props = schema.get("properties")
+        if props is None:  # a map (labels, data): any key, values of one schema
+            extra = schema.get("additionalProperties")
+            for k, v in value.items():
+                if isinstance(extra, dict):
+                    walk(v, extra, f"{path}.{k}", out)
+            return
+        for k, v in value.items():
+            p = f"{path}.{k}" if path else k
+            if k in props:
+                walk(v, props[k], p, out)
+            else:
+                out.append(p)
+    elif isinstance(value, list) and isinstance(schema.get("items"), dict):
+        for i, v in enumerate(value):
+            walk(v, schema["items"], f"{path}[{i}]", out)
+args = sys.argv[2:]
+for doc_file, what in zip(args[0::2], args[1::2]):
+    doc = yaml.safe_load(open(doc_file))
+    group, _, version = doc.get("apiVersion", "").rpartition("/")
+    gvk = (group, version, doc.get("kind"))
+    roots = [n for n, d in defs.items() for g in d.get("x-kubernetes-group-version-kind", [])
+             if (g.get("group", ""), g.get("version"), g.get("kind")) == gvk]
+    out = []
+    if roots:
+        walk(doc, defs[roots[0]], "", out)
+    else:
+        out.append("(all: no schema for it)")
+    for p in out:
+        print(f"{what}\t{p}")
+PY
+    )
+}
+
+# ---- main -------------------------------------------------------------------------------------
+parts=("$@")
+[ ${#parts[@]} -gt 0 ] || parts=(settings nginx systemd container k8s)
+failed=0 skipped=0
+for part in "${parts[@]}"; do
+    case $part in settings | nginx | systemd | container | k8s) ;;
+        *) say "unknown part '$part' (settings nginx systemd container k8s)"; exit 2 ;; esac
+    bad=0
+    "part_$part"
+    rc=$?
+    if [ "$bad" -eq 0 ] && [ "$rc" -eq 77 ]; then
+        say "$part: SKIPPED"; skipped=1
+    elif [ "$bad" -ne 0 ] || [ "$rc" -ne 0 ]; then
+        say "$part: FAILED"; failed=1
+    else
+        say "$part: ok"
+    fi
+done
+[ "$failed" -eq 0 ] || exit 1
+[ "$skipped" -eq 0 ] || exit 77
+exit 0
