@@ -12,7 +12,7 @@
 # other cluster is touched) with a fresh database aidc_soak, seeds it
 # (seed.sql: 20 tenants x 5 projects x 100 users), registers a local cluster
 # (256 cores) and serves aidcd with its workers (admitter, dispatcher, syncer,
-# meter, audit sealer with a signing key, janitor). Then, for SOAK_MINUTES, wrk
+# meter, audit sealer with a signing key, janitor, registry sync). Then, for SOAK_MINUTES, wrk
 # drives soak_mix.lua as tenant-001's admin: job lists and job details, job
 # submits (short jobs that end by themselves, long ones cancelled a few seconds
 # later: real processes of the local backend), logins and /metrics scrapes,
@@ -22,11 +22,12 @@
 # PostgreSQL connections (pg_stat_activity, application_name aidcd*), and
 # prints a row with the interval's requests/s, p99 and failures, the jobs
 # queued/running/ended and what the workers did (/metrics). At the end it
-# cancels the jobs still running, prints one more row at rest, and a verdict
-# per series: the least-squares slope over the second half of the run (per
-# hour) and whether the last quarter's highest sample exceeds the first
-# quarter's by more than the tolerance (RSS 10 %, fds 5, threads 0,
-# connections 0): "flat" or "GROWING". Exit status 0 either way, unless
+# cancels the jobs still running, prints one more row at rest, aidcd's own time
+# per route over the run (/metrics), and a verdict per series: the
+# least-squares slope over the second half of the run (per hour) and whether
+# the last quarter's highest sample exceeds the first quarter's by more than
+# the tolerance (RSS 10 %, fds 5, threads 0, connections 0): "flat" or
+# "GROWING". Exit status 0 either way, unless
 # SOAK_STRICT=1 (then 1 when a series grows). Ctrl-C stops everything it started.
 #
 # Environment (all optional):
@@ -293,6 +294,30 @@ sample
 row rest - - -
 echo "   (rest: $(echo "$left" | wc -w) jobs cancelled after the load, sampled when all had ended;" \
      "$(job_processes | wc -w) job processes left)"
+cp "$TMP/metrics" "$OUT/metrics.txt"
+echo
+echo "aidcd's own time per route over the whole run (/metrics; all statuses; from the request's"
+echo "first byte to the answer, so waiting for a busy HTTP thread is not in it):"
+printf '  %-6s %-44s %8s %9s %9s\n' method route requests "mean ms" "p99 <= s"
+awk '
+    /^aidc_http_request_duration_seconds_(bucket|sum|count)\{/ {
+        m = $0; sub(/.*method="/, "", m); sub(/".*/, "", m)
+        r = $0; sub(/.*route="/, "", r); sub(/".*/, "", r)
+        k = m " " r; seen[k] = 1
+        if ($0 ~ /_sum\{/) sum[k] += $2
+        else if ($0 ~ /_count\{/) cnt[k] += $2
+        else { le = $0; sub(/.*le="/, "", le); sub(/".*/, "", le); b[k, le] += $2; les[le] = 1 }
+    }
+    END {
+        n = 0; for (le in les) if (le != "+Inf") l[++n] = le + 0
+        for (i = 2; i <= n; i++) { x = l[i]; for (j = i - 1; j >= 1 && l[j] > x; j--) l[j + 1] = l[j]; l[j + 1] = x }
+        for (k in seen) {
+            p = "> " l[n]
+            for (i = 1; i <= n; i++) if (b[k, sprintf("%g", l[i])] >= 0.99 * cnt[k]) { p = sprintf("%g", l[i]); break }
+            split(k, mr, " ")
+            printf "  %-6s %-44s %8d %9.2f %9s\n", mr[1], mr[2], cnt[k], cnt[k] ? 1000 * sum[k] / cnt[k] : 0, p
+        }
+    }' "$OUT/metrics.txt" | sort -k3,3nr | sed -n '1,12p'
 
 # ---- verdicts --------------------------------------------------------------------------------
 say "verdicts ($(date -u +%Y-%m-%dT%H:%MZ), commit $COMMIT, $(nproc) CPUs; $INTERVALS samples" \
@@ -340,7 +365,7 @@ grep -v '^growing ' <<< "$verdicts"
 growing=$(awk '/^growing / { print $2 }' <<< "$verdicts")
 failed=$(awk -F '\t' 'NR > 1 { n += $9 } END { print n + 0 }' "$OUT/series.tsv")
 [ "$failed" = 0 ] || echo "WARNING: $failed requests failed (non-2xx or socket errors; raw wrk outputs in $OUT)"
-echo "raw outputs: $OUT (series.tsv, wrk-*.out, connections.log, smaps_rollup.log, aidcd.log)"
+echo "raw outputs: $OUT (series.tsv, wrk-*.out, connections.log, smaps_rollup.log, metrics.txt, aidcd.log)"
 if [ "${SOAK_STRICT:-0}" = 1 ] && [ "${growing:-0}" -gt 0 ]; then
     echo "soak: $growing series growing (SOAK_STRICT=1)" >&2
     exit 1
