@@ -8,6 +8,9 @@
  * caller that waited, and an entry's error is attributed to the right caller.
  */
 #include "db.h"
+#include "context.h"
+#include "dbstats.h"
+#include "pgerr.h"
 
 #include "../server/err.h"
 #include "../server/log.h"
@@ -15,7 +18,6 @@
 
 #include <errno.h>
 #include <poll.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +31,6 @@ enum pend_kind {
     PEND_CTX,    /* the context statement: its row says whether the actor is current */
 };
 
-#define NCTX 11 /* parameters of the context statement, before the statement timeout */
 
 #define MAX_PENDING 64
 #define MAX_CHANNELS 4
@@ -64,82 +65,18 @@ struct db {
     struct db_error last;
 };
 
-static atomic_ulong reconnects;
-static atomic_long connections[DB_POOL_COUNT], busy_count[DB_POOL_COUNT];
 
 static const struct db_stmt st_begin = {"aidc_begin", "BEGIN", 0};
 static const struct db_stmt st_commit = {"aidc_commit", "COMMIT", 0};
 static const struct db_stmt st_rollback = {"aidc_rollback", "ROLLBACK", 0};
-/*
- * The context, and in the same breath whether the actor it describes is still
- * what the server believes: same auth_version (no change of roles,
- * memberships, suspension, password or disabling since it was loaded), token
- * not revoked or expired, session not logged out. The last column says so.
- */
-/*
- * Whether the actor is still what the server believes: first the cheap test -
- * nothing changed anywhere since it was found current (same auth epoch) -,
- * and only if something did, the actor's own: same users.auth_version (roles,
- * memberships, suspension, password, disabling), token not revoked or
- * expired, session not logged out.
- */
-#define CTX_CHECK(u, v, t, j, ep)                                                                \
-    " e.v, " u "::uuid IS NULL OR e.v = " ep "::bigint"                                          \
-    " OR (EXISTS (SELECT 1 FROM users WHERE id = " u "::uuid"                                    \
-    "     AND auth_version = " v "::bigint AND NOT disabled)"                                    \
-    " AND (" t "::uuid IS NULL OR EXISTS (SELECT 1 FROM api_tokens WHERE id = " t "::uuid"        \
-    "     AND revoked_at IS NULL AND expires_at > now()))"                                       \
-    " AND (" j "::uuid IS NULL OR NOT EXISTS (SELECT 1 FROM revoked_sessions WHERE jti = " j      \
-    "     ::uuid)))"                                                                             \
-    " FROM aidc_auth_epoch e"
-
-/*
- * The statement timeout and JIT travel with the context as transaction-local
- * settings too: behind a transaction pooler a session SET would stay with
- * whichever server connection ran it (and reach other clients), and a new one
- * would not have it.
- */
-static const struct db_stmt st_ctx = {
-    "aidc_ctx",
-    "SELECT set_config('aidc.user_id', $1, true), set_config('aidc.roles', $2, true),"
-    " set_config('aidc.all', $3, true), set_config('aidc.read_tenants', $4, true),"
-    " set_config('aidc.admin_tenants', $5, true), set_config('aidc.member_tenants', $6, true),"
-    " set_config('statement_timeout', $12, true), set_config('jit', 'off', true),"
-    CTX_CHECK("$7", "$8", "$9", "$10", "$11"),
-    NCTX + 1};
-
-/* Reads need neither the tenants one administers nor those one submits to. */
-static const struct db_stmt st_ctx_read = {
-    "aidc_ctx_read",
-    "SELECT set_config('aidc.user_id', $1, true), set_config('aidc.roles', $2, true),"
-    " set_config('aidc.all', $3, true), set_config('aidc.read_tenants', $4, true),"
-    " set_config('statement_timeout', $10, true), set_config('jit', 'off', true),"
-    CTX_CHECK("$5", "$6", "$7", "$8", "$9"),
-    NCTX - 1};
-
-static const struct db_stmt *const core_stmts[] = {&st_begin,  &st_commit,   &st_rollback,
-                                                   &st_ctx,    &st_ctx_read, NULL};
-
-unsigned long db_reconnect_count(void)
-{
-    return atomic_load(&reconnects);
-}
-
-long db_connection_count(enum db_pool pool)
-{
-    return atomic_load(&connections[pool]);
-}
-
-long db_busy_count(enum db_pool pool)
-{
-    return atomic_load(&busy_count[pool]);
-}
+static const struct db_stmt *const core_stmts[] = {&st_begin, &st_commit, &st_rollback,
+                                                   &db_ctx_stmt, &db_ctx_read_stmt, NULL};
 
 void db_set_pool(struct db *db, enum db_pool pool)
 {
     if (db->up) {
-        atomic_fetch_sub(&connections[db->pool], 1);
-        atomic_fetch_add(&connections[pool], 1);
+        dbstats_connection(db->pool, -1);
+        dbstats_connection(pool, 1);
     }
     db->pool = pool;
 }
@@ -147,7 +84,7 @@ void db_set_pool(struct db *db, enum db_pool pool)
 void db_set_busy(struct db *db, bool busy)
 {
     if (busy != db->busy)
-        atomic_fetch_add(&busy_count[db->pool], busy ? 1 : -1);
+        dbstats_busy(db->pool, busy ? 1 : -1);
     db->busy = busy;
 }
 
@@ -185,7 +122,7 @@ static void drop_conn(struct db *db)
     if (db->conn)
         PQfinish(db->conn);
     if (db->up)
-        atomic_fetch_sub(&connections[db->pool], 1);
+        dbstats_connection(db->pool, -1);
     db->conn = NULL;
     db->up = false;
     db->npending = 0;
@@ -242,23 +179,6 @@ static void set_error(struct db *db, const PGresult *r, const char *fallback)
 }
 
 /* SQLSTATE -> aidc error code: the one place that knows the mapping. */
-static int map_sqlstate(const char *st)
-{
-    if (!st[0])
-        return AIDC_EUNAVAIL;
-    if (strcmp(st, "23505") == 0 || strcmp(st, "23503") == 0 || strcmp(st, "23P01") == 0)
-        return AIDC_ECONFLICT;
-    if (strcmp(st, "40001") == 0 || strcmp(st, "40P01") == 0)
-        return AIDC_ERETRY;
-    if (strcmp(st, "42501") == 0)
-        return AIDC_EFORBIDDEN;
-    if (strncmp(st, "22", 2) == 0 || strcmp(st, "23514") == 0 || strcmp(st, "23502") == 0)
-        return AIDC_EINVAL;
-    if (strncmp(st, "08", 2) == 0 || strncmp(st, "57P", 3) == 0 || strcmp(st, "53300") == 0)
-        return AIDC_EUNAVAIL;
-    return AIDC_EINTERNAL;
-}
-
 static int conn_lost(struct db *db)
 {
     log_warn("database connection lost: %s", db->last.message);
@@ -321,7 +241,7 @@ static int drain(struct db *db, PGresult **want)
                     first_err = db->tx_err ? db->tx_err : AIDC_EINTERNAL;
             } else {
                 set_error(db, r, "query failed");
-                int e = map_sqlstate(db->last.sqlstate);
+                int e = pgerr_map(db->last.sqlstate);
                 if (PQstatus(db->conn) == CONNECTION_BAD) {
                     PQclear(r);
                     db->npending = 0;
@@ -420,19 +340,6 @@ static int prepare_all(struct db *db)
     return e;
 }
 
-/* Server notices go to the log as JSON lines (libpq would print them raw on stderr). */
-static void on_notice(void *arg, const PGresult *r)
-{
-    (void)arg;
-    const char *msg = PQresultErrorField(r, PG_DIAG_MESSAGE_PRIMARY);
-    const char *sev = PQresultErrorField(r, PG_DIAG_SEVERITY_NONLOCALIZED);
-    bool warning = sev && strcmp(sev, "WARNING") == 0;
-    if (warning)
-        log_warn("database: %s", msg ? msg : "(no message)");
-    else
-        log_debug("database %s: %s", sev ? sev : "notice", msg ? msg : "(no message)");
-}
-
 static int connect_now(struct db *db)
 {
     /* keepalives and tcp_user_timeout: a database that vanishes without a
@@ -447,7 +354,7 @@ static int connect_now(struct db *db)
         drop_conn(db);
         return AIDC_EUNAVAIL;
     }
-    PQsetNoticeReceiver(db->conn, on_notice, NULL);
+    PQsetNoticeReceiver(db->conn, pgerr_notice, NULL);
     /* Session settings PgBouncer tracks per client, so they survive pooling. JIT
      * off: it compiles every statement whose plan merely looks costly, and for
      * aidc's statements compiling takes longer than running (an invoice: ~1 s
@@ -486,7 +393,7 @@ static int connect_now(struct db *db)
     }
     db->up = true;
     db->generation++;
-    atomic_fetch_add(&connections[db->pool], 1);
+    dbstats_connection(db->pool, 1);
     return 0;
 }
 
@@ -509,7 +416,7 @@ static int ensure_up(struct db *db)
     }
     db->next_attempt = 0;
     if (db->connected_once)
-        atomic_fetch_add(&reconnects, 1);
+        dbstats_reconnected();
     db->connected_once = true;
     memset(&db->last, 0, sizeof db->last);
     if (db->reopen && db->in_tx) {
@@ -618,12 +525,12 @@ static int send_ctx(struct db *db)
         const char *p[NCTX - 1] = {db->ctxp[0], db->ctxp[1], db->ctxp[2], db->ctxp[3],
                                    db->ctxp[6], db->ctxp[7], db->ctxp[8], db->ctxp[9],
                                    db->ctxp[10], db->timeout_param};
-        return send_stmt(db, &st_ctx_read, p, PEND_CTX);
+        return send_stmt(db, &db_ctx_read_stmt, p, PEND_CTX);
     }
     const char *p[NCTX + 1];
     memcpy(p, db->ctxp, sizeof db->ctxp);
     p[NCTX] = db->timeout_param;
-    return send_stmt(db, &st_ctx, p, PEND_CTX);
+    return send_stmt(db, &db_ctx_stmt, p, PEND_CTX);
 }
 
 int db_begin(struct db *db, const struct db_ctx *ctx, bool readonly)

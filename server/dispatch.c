@@ -14,12 +14,12 @@
 #include "auth.h"
 #include "authcache.h"
 #include "crypto.h"
-#include "http.h"
 #include "err.h"
 #include "log.h"
 #include "router.h"
 #include "seal.h"
 #include "sbuf.h"
+#include "threaddb.h"
 #include "validate.h"
 #include "xalloc.h"
 
@@ -410,7 +410,7 @@ static void remember_epoch(struct req *rq)
  */
 static void open_replica(struct req *rq, const struct db_ctx *ctx)
 {
-    struct db *r = http_thread_read_db();
+    struct db *r = threaddb_read();
     if (!r || rq->replica_failed)
         return;
     db_set_busy(r, true);

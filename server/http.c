@@ -15,6 +15,7 @@
 #include "err.h"
 #include "log.h"
 #include "metrics.h"
+#include "threaddb.h"
 #include "problem.h"
 #include "router.h"
 #include "sbuf.h"
@@ -57,53 +58,6 @@ struct pending {
 static const struct config *g_cfg; /* configuration: read-only after start */
 static atomic_long in_flight;
 static atomic_bool draining;
-static pthread_key_t db_key, read_key;
-static pthread_once_t db_key_once = PTHREAD_ONCE_INIT;
-
-static void db_key_destroy(void *p)
-{
-    db_close(p);
-}
-
-static void db_key_init(void)
-{
-    if (pthread_key_create(&db_key, db_key_destroy) != 0 ||
-        pthread_key_create(&read_key, db_key_destroy) != 0)
-        abort();
-}
-
-struct db *http_thread_db(void)
-{
-    pthread_once(&db_key_once, db_key_init);
-    struct db *db = pthread_getspecific(db_key);
-    if (!db) {
-        db = db_open(g_cfg->database_url, "aidcd");
-        db_set_statement_timeout(db, g_cfg->db_statement_timeout_ms);
-        db_set_txpool(db, g_cfg->db_txpool);
-        db_set_pool(db, DB_POOL_PRIMARY);
-        if (pthread_setspecific(db_key, db) != 0)
-            abort();
-    }
-    return db;
-}
-
-struct db *http_thread_read_db(void)
-{
-    if (!g_cfg->read_database_url[0])
-        return NULL;
-    pthread_once(&db_key_once, db_key_init);
-    struct db *db = pthread_getspecific(read_key);
-    if (!db) {
-        db = db_open(g_cfg->read_database_url, "aidcd-read");
-        db_set_statement_timeout(db, g_cfg->db_statement_timeout_ms);
-        db_set_txpool(db, g_cfg->db_txpool);
-        db_set_pool(db, DB_POOL_READ);
-        if (pthread_setspecific(read_key, db) != 0)
-            abort();
-    }
-    return db;
-}
-
 /* ---- request intake ----------------------------------------------------------- */
 
 static int hexval(char c)
@@ -630,7 +584,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (p->too_big)
         return answer_early(c, p, MHD_HTTP_CONTENT_TOO_LARGE, "request body is too large", NULL);
     struct resp rs = {0};
-    rq->db = http_thread_db();
+    rq->db = threaddb_primary();
     rq->rdb = rq->db;
     log_set_request(rq->request_id, NULL);
     dispatch(rq, &rs, g_cfg);
@@ -736,6 +690,7 @@ struct http_server *http_start(const struct config *cfg)
 {
     struct sockaddr_storage ss;
     g_cfg = cfg;
+    threaddb_init(cfg);
     if (!parse_addr(cfg->listen_host, cfg->listen_port, &ss)) {
         log_error("AIDC_LISTEN: \"%s\" is not a numeric IPv4 or IPv6 address", cfg->listen_host);
         return NULL;

@@ -32,9 +32,4 @@ bool http_wait_idle(struct http_server *srv, int timeout_s);
 /* Stop the daemon, close connections, free everything. */
 void http_stop(struct http_server *srv);
 
-/* The calling worker thread's database connection (created on first use). */
-struct db *http_thread_db(void);
-/* This thread's connection to AIDC_READ_DATABASE_URL (NULL when none is configured). */
-struct db *http_thread_read_db(void);
-
 #endif

@@ -1,0 +1,18 @@
+/*
+ * context.h - the context statement db.c sends at the start of every request
+ * scope: the actor and its tenants as transaction-local settings that the
+ * row-level security policies read, and whether the actor is still current.
+ */
+#ifndef AIDC_DB_CONTEXT_H
+#define AIDC_DB_CONTEXT_H
+
+#include "db.h"
+
+#define NCTX 11 /* parameters of the context statement, before the statement timeout */
+
+/* Parameters $1..$11 (see db_begin), $12 the statement timeout in ms. */
+extern const struct db_stmt db_ctx_stmt;
+/* For reads: $1..$4, $5..$9 the check, $10 the statement timeout. */
+extern const struct db_stmt db_ctx_read_stmt;
+
+#endif
