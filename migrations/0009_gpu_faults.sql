@@ -110,19 +110,23 @@ ALTER TABLE cluster_inventory ADD COLUMN reported bigint CHECK (reported >= 0),
                               ADD COLUMN faulty bigint NOT NULL DEFAULT 0 CHECK (faulty >= 0);
 UPDATE cluster_inventory SET reported = total;
 
--- Bring the totals of cluster cid in line with its open faults.
+-- Bring the totals of cluster cid in line with its open faults. A GPU type
+-- whose only nodes are drained has left the backend's report: its row stays
+-- (total 0) while faults hold GPUs of it, so they show as faulty.
 CREATE FUNCTION aidc_inventory_apply_faults(cid uuid) RETURNS void
 LANGUAGE sql AS $$
-    WITH want AS (
-        SELECT k.resource,
-               greatest(0, coalesce(k.reported, k.total) - coalesce(o.counted, 0)) AS total,
+    WITH k AS (SELECT * FROM cluster_inventory WHERE cluster_id = cid),
+    want AS (
+        SELECT coalesce(k.resource, o.resource) AS resource,
+               coalesce(k.reported, k.total, 0) AS reported,
+               greatest(0, coalesce(k.reported, k.total, 0) - coalesce(o.counted, 0)) AS total,
                coalesce(o.total, 0) AS faulty
-          FROM cluster_inventory k LEFT JOIN aidc_gpus_out(cid) o ON o.resource = k.resource
-         WHERE k.cluster_id = cid)
-    UPDATE cluster_inventory i SET total = w.total, faulty = w.faulty, updated_at = now()
-      FROM want w
-     WHERE i.cluster_id = cid AND i.resource = w.resource
-       AND (i.total <> w.total OR i.faulty <> w.faulty)
+          FROM k FULL JOIN aidc_gpus_out(cid) o ON o.resource = k.resource)
+    INSERT INTO cluster_inventory AS i (cluster_id, resource, total, reported, faulty)
+    SELECT cid, resource, total, reported, faulty FROM want
+    ON CONFLICT (cluster_id, resource) DO UPDATE
+       SET total = EXCLUDED.total, faulty = EXCLUDED.faulty, updated_at = now()
+     WHERE (i.total, i.faulty) IS DISTINCT FROM (EXCLUDED.total, EXCLUDED.faulty)
 $$;
 
 -- The inventory as GET /clusters/{name} shows it: faulty beside total and allocated.
