@@ -52,8 +52,8 @@ static int gpu_index(const char *s)
     for (size_t i = 0; i < n; i++)
         if (!isdigit((unsigned char)s[i]))
             return -1;
-    int v = atoi(s);
-    return v <= FAULTREPORT_MAX_GPU_INDEX ? v : -1;
+    long v = strtol(s, NULL, 10);
+    return v <= FAULTREPORT_MAX_GPU_INDEX ? (int)v : -1;
 }
 
 static bool is_source(const char *s)
@@ -104,7 +104,7 @@ static int parse_operator(const json_t *body, struct faultreport *out, char *fie
     if (src && (!json_is_string(src) || !is_source(json_string_value(src))))
         return fail(field, fsz, msg, msz, FAULTREPORT_BAD, "source",
                     "must match ^[a-z][a-z0-9_.-]{0,63}$");
-    out->source = src ? json_string_value(src) : "operator";
+    out->source = xstrdup(src ? json_string_value(src) : "operator");
     json_t *gpus = json_object_get(body, "gpus");
     bool all = !gpus || (json_is_string(gpus) && strcmp(json_string_value(gpus), "all") == 0);
     if (!all && (!json_is_array(gpus) || json_array_size(gpus) < 1))
@@ -198,7 +198,7 @@ static int parse_webhook(const json_t *body, struct faultreport *out, char *fiel
                          char *msg, size_t msz)
 {
     out->webhook = true;
-    out->source = "alertmanager";
+    out->source = xstrdup("alertmanager");
     json_t *version = json_object_get(body, "version");
     if (version && !(json_is_string(version) && strcmp(json_string_value(version), "4") == 0))
         return fail(field, fsz, msg, msz, FAULTREPORT_BAD, "version",
@@ -240,6 +240,7 @@ void faultreport_free(struct faultreport *r)
     }
     if (r) {
         free(r->items);
+        free(r->source);
         memset(r, 0, sizeof *r);
     }
 }

@@ -42,7 +42,7 @@ struct faultreport_item {
 
 struct faultreport {
     bool webhook;
-    const char *source; /* "alertmanager", or the operator's (static, or in body) */
+    char *source; /* "alertmanager", or the operator's (default "operator") */
     struct faultreport_item *items;
     size_t n;
 };
@@ -56,8 +56,7 @@ enum faultreport_status {
 /*
  * Read body into out (freed with faultreport_free, also after a failure).
  * Returns an enum faultreport_status; on a failure field ("alerts",
- * "gpus", ...) and msg say what, in the API's words. out borrows strings of
- * body for source only.
+ * "gpus", ...) and msg say what, in the API's words. out owns its strings.
  */
 int faultreport_parse(const json_t *body, struct faultreport *out, char *field, size_t fsz,
                       char *msg, size_t msz);

@@ -44,7 +44,8 @@ static int node_gpus(struct req *rq, const char *cluster_id, const char *node, i
     *ngpus = 0;
     *known = !e && PQntuples(r) > 0;
     for (int i = 0; !e && i < PQntuples(r); i++) {
-        int end = atoi(PQgetvalue(r, i, 1)) + atoi(PQgetvalue(r, i, 2));
+        int end = (int)strtol(PQgetvalue(r, i, 1), NULL, 10) +
+                  (int)strtol(PQgetvalue(r, i, 2), NULL, 10);
         if (end > *ngpus)
             *ngpus = end;
     }
@@ -333,7 +334,7 @@ int api_gpu_fault_resolve(struct req *rq, struct resp *rs)
                                                   (json_int_t)strtoll(PQgetvalue(r, i, 0), NULL, 10),
                                                   "gpu", PQgetisnull(r, i, 1)
                                                              ? json_null()
-                                                             : json_integer(atoi(PQgetvalue(r, i, 1)))));
+                                                             : json_integer(strtol(PQgetvalue(r, i, 1), NULL, 10))));
     /* a node that left the cluster may still have faults to resolve */
     bool none = PQntuples(r) == 0;
     PQclear(r);

@@ -168,7 +168,7 @@ int command_run(char *const *argv, int timeout_s, struct command_result *out, ch
         w = waitpid(pid, &st, WNOHANG);
         if (w == pid || (w < 0 && errno != EINTR))
             break;
-        struct timespec nap = {0, 10 * 1000 * 1000};
+        struct timespec nap = {0, 10L * 1000 * 1000};
         nanosleep(&nap, NULL);
     }
     if (w != pid) {
