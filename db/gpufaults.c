@@ -25,6 +25,9 @@ static const struct db_stmt st_nodes_put = {
     "   WHERE (c.first_index, c.gpus, c.usable, c.per_gpu) IS DISTINCT FROM"
     "         (EXCLUDED.first_index, EXCLUDED.gpus, EXCLUDED.usable, EXCLUDED.per_gpu)",
     7};
+/* the admitter's lock (db/sched.c, DB_LOCK_ADMITTER), waited for */
+static const struct db_stmt st_admission_lock = {
+    "gpu_admission_lock", "SELECT pg_advisory_xact_lock(1634296931, 1)", 0};
 static const struct db_stmt st_inventory_apply = {
     "gpu_inventory_apply", "SELECT aidc_inventory_apply_faults($1::uuid)", 1};
 static const struct db_stmt st_node_get = {
@@ -122,7 +125,8 @@ static const struct db_stmt st_list = {
     "    AND n.node = f.node AND n.gpu_type <> '' AND f.gpu_index >= n.first_index"
     "    AND f.gpu_index < n.first_index + n.gpus LIMIT 1) AS gpu_type,"
     " f.reason, f.source, f.alert, f.since, f.reported_by, f.resolved_at, f.resolved_by,"
-    " (SELECT jsonb_build_object('action', o.action, 'delivered_at', o.delivered_at,"
+    " (SELECT jsonb_build_object('action', o.action, 'delivered_at',"
+    "          to_char(o.delivered_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),"
     "                            'attempts', o.attempts, 'error', o.last_error)"
     "    FROM outbox o WHERE o.cluster_id = f.cluster_id AND o.node = f.node"
     "   ORDER BY o.id DESC LIMIT 1) AS node_drain,"
@@ -156,7 +160,7 @@ static const struct db_stmt st_faulty = {
     "SELECT cluster, gpu_type, gpus FROM aidc_gpus_faulty() ORDER BY cluster, gpu_type", 0};
 
 const struct db_stmt *const db_gpufaults_stmts[] = {
-    &st_nodes_put,   &st_inventory_apply, &st_node_get, &st_fault_add,    &st_fault_resolve,
+    &st_admission_lock, &st_nodes_put, &st_inventory_apply, &st_node_get, &st_fault_add,    &st_fault_resolve,
     &st_stop_assigned, &st_stop_runs,     &st_drain_sync, &st_list,       &st_outbox_claim,
     &st_faulty,      NULL};
 
@@ -173,6 +177,11 @@ int db_gpu_nodes_put(struct db *db, const char *cluster_id, const char *names,
 {
     const char *p[7] = {cluster_id, names, types, firsts, counts, usable, per_gpu ? "t" : "f"};
     return db_exec(db, &st_nodes_put, p);
+}
+
+int db_gpu_admission_lock(struct db *db)
+{
+    return db_exec(db, &st_admission_lock, NULL);
 }
 
 int db_gpu_inventory_apply(struct db *db, const char *cluster_id)

@@ -25,6 +25,13 @@
 int db_gpu_nodes_put(struct db *db, const char *cluster_id, const char *names,
                      const char *types, const char *firsts, const char *counts,
                      const char *usable, bool per_gpu);
+/*
+ * Wait for the admission pass in progress (and keep the next one out until
+ * the transaction ends): where aidc assigns GPU indexes, a pass that read
+ * its snapshot before a fault could otherwise hand out the faulty GPU after
+ * the fault's transaction looked for jobs on it.
+ */
+int db_gpu_admission_lock(struct db *db);
 /* Bring cluster_id's inventory totals in line with its open faults. */
 int db_gpu_inventory_apply(struct db *db, const char *cluster_id);
 /*

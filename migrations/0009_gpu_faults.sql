@@ -78,22 +78,22 @@ LANGUAGE sql STABLE AS $$
 $$;
 
 -- Faulty GPUs per cluster and type, for /metrics (aidc_gpus_faulty): the GPUs
--- faults name (every GPU of the node for a fault of all), read at scrape time
--- whoever asks.
+-- faults name (every GPU of the node for a fault of all), 0 for a type of the
+-- cluster's nodes without any, read at scrape time whoever asks.
 CREATE FUNCTION aidc_gpus_faulty()
 RETURNS TABLE (cluster text, gpu_type text, gpus bigint)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $$
     SELECT c.name, n.gpu_type,
-           sum(CASE WHEN o.whole THEN n.gpus ELSE o.n END)::bigint
+           coalesce(sum(CASE WHEN o.whole THEN n.gpus ELSE o.n END), 0)::bigint
       FROM cluster_nodes n JOIN clusters c ON c.id = n.cluster_id
-      CROSS JOIN LATERAL (
+      LEFT JOIN LATERAL (
           SELECT bool_or(f.gpu_index IS NULL) AS whole,
                  count(DISTINCT f.gpu_index) FILTER (
                      WHERE f.gpu_index >= n.first_index
                        AND f.gpu_index < n.first_index + n.gpus) AS n
             FROM gpu_faults f
            WHERE f.cluster_id = n.cluster_id AND f.node = n.node AND f.resolved_at IS NULL
-          HAVING count(*) > 0) o
+          HAVING count(*) > 0) o ON true
      WHERE n.gpus > 0
      GROUP BY 1, 2
 $$;
@@ -168,9 +168,10 @@ ALTER TABLE outbox ADD CONSTRAINT outbox_job_or_node
     CHECK (CASE WHEN action IN ('drain', 'undrain') THEN node IS NOT NULL AND job_id IS NULL
                 ELSE node IS NULL AND job_id IS NOT NULL AND tenant_id IS NOT NULL END);
 CREATE INDEX outbox_node ON outbox (cluster_id, node, id) WHERE node IS NOT NULL;
--- a fault request (a platform admin) reads a node's last drain to know whether to queue one
+-- a fault request (a platform admin) reads a node's last drain to know whether to queue
+-- one; the fault list shows it to platform admins and auditors
 CREATE POLICY outbox_node_read ON outbox FOR SELECT
-    USING (node IS NOT NULL AND aidc_ctx_platform_admin());
+    USING (node IS NOT NULL AND (aidc_ctx_platform_admin() OR aidc_ctx_role('auditor')));
 
 -- ---- privileges --------------------------------------------------------------------
 

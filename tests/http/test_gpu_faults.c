@@ -223,6 +223,13 @@ START_TEST(a_faulty_gpu_leaves_and_its_job_runs_again_elsewhere)
     ck_assert_int_eq(json_array_size(json_object_get(r.json, "drains")), 0); /* nothing to drain */
     http_res_free(&r);
     want_a100(3, 1); /* at once, before any worker ran */
+    /* what /metrics reads for aidc_gpus_faulty, whoever asks (the application role, no context) */
+    char *gauge = audittest_sql_value(harness_srv.app_url,
+                                      "SELECT gpus FROM aidc_gpus_faulty()"
+                                      " WHERE cluster = 'local' AND gpu_type = 'a100'",
+                                      0, NULL);
+    ck_assert_str_eq(gauge ? gauge : "(none)", "1");
+    free(gauge);
 
     /* the same report again changes nothing */
     ck_assert_int_eq(report(harness_srv.admin_token,
@@ -304,6 +311,12 @@ START_TEST(a_faulty_gpu_leaves_and_its_job_runs_again_elsewhere)
     ck_assert_int_eq(json_array_size(json_object_get(r.json, "resolved")), 1);
     http_res_free(&r);
     want_a100(4, 0);
+    gauge = audittest_sql_value(harness_srv.app_url,
+                                "SELECT gpus FROM aidc_gpus_faulty()"
+                                " WHERE cluster = 'local' AND gpu_type = 'a100'",
+                                0, NULL);
+    ck_assert_str_eq(gauge ? gauge : "(none)", "0");
+    free(gauge);
     ck_assert_int_ge(audited("gpu_fault.resolve", "local/" NODE), 1);
     ck_assert_int_eq(reqj("GET", FAULTS "?state=resolved", harness_srv.admin_token, NULL, &r), 200);
     ck_assert_str_eq(sv(json_array_get(json_object_get(r.json, "items"), 0), "resolved_by"),
