@@ -85,7 +85,8 @@ static int parse_operator(const json_t *body, struct faultreport *out, char *fie
     static const char *const known[] = {"node", "gpus", "reason", "source"};
     const char *key;
     json_t *v;
-    json_object_foreach((json_t *)body, key, v) {
+    json_object_foreach((json_t *)body, key, v)
+    {
         bool ok = false;
         for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
             ok |= strcmp(key, known[i]) == 0;
@@ -179,7 +180,8 @@ static void read_alert(const json_t *a, struct faultreport_item *it)
     const char *about = vstr(notes, "summary");
     if (!about)
         about = vstr(notes, "description");
-    char *reason = xasprintf("%s%s%s", name ? name : "alert", about ? ": " : "", about ? about : "");
+    char *reason =
+        xasprintf("%s%s%s", name ? name : "alert", about ? ": " : "", about ? about : "");
     it->reason = text_cut(reason, FAULTREPORT_MAX_REASON);
     free(reason);
     it->alert = name ? text_cut(name, MAX_ALERT_NAME) : NULL;

@@ -50,8 +50,8 @@ static int node_gpus(struct req *rq, const char *cluster_id, const char *node, i
     *ngpus = 0;
     *known = !e && PQntuples(r) > 0;
     for (int i = 0; !e && i < PQntuples(r); i++) {
-        int end = (int)strtol(PQgetvalue(r, i, 1), NULL, 10) +
-                  (int)strtol(PQgetvalue(r, i, 2), NULL, 10);
+        int end =
+            (int)strtol(PQgetvalue(r, i, 1), NULL, 10) + (int)strtol(PQgetvalue(r, i, 2), NULL, 10);
         if (end > *ngpus)
             *ngpus = end;
     }
@@ -119,8 +119,8 @@ static int consequences(struct req *rq, const struct cluster_ref *c, const struc
                                        t->reasons[i] ? t->reasons[i] : "GPU fault", action,
                                        sizeof action);
             if (!e && action[0])
-                json_array_append_new(drains, json_pack("{s:s, s:s}", "node", t->names[i],
-                                                        "action", action));
+                json_array_append_new(
+                    drains, json_pack("{s:s, s:s}", "node", t->names[i], "action", action));
         }
     }
     if (!e)
@@ -145,10 +145,12 @@ static int apply_item(struct req *rq, const struct cluster_ref *c, const char *n
     if (e)
         return e;
     bool hit = PQntuples(r) > 0;
-    json_object_set_new(result, "result", json_string(it->firing ? (hit ? "recorded" : "known")
-                                                                 : (hit ? "resolved" : "not open")));
+    json_object_set_new(
+        result, "result",
+        json_string(it->firing ? (hit ? "recorded" : "known") : (hit ? "resolved" : "not open")));
     if (hit)
-        json_object_set_new(result, "fault_id", json_integer(strtoll(PQgetvalue(r, 0, 0), NULL, 10)));
+        json_object_set_new(result, "fault_id",
+                            json_integer(strtoll(PQgetvalue(r, 0, 0), NULL, 10)));
     *recorded += it->firing && hit;
     PQclear(r);
     return 0;
@@ -182,8 +184,7 @@ static int check_item(struct req *rq, struct resp *rs, const struct cluster_ref 
         *why = whybuf;
     } else if (it->gpu >= ngpus) {
         if (ngpus)
-            snprintf(whybuf, wsz, "GPU %d: node \"%s\" has GPUs 0 to %d", it->gpu, node,
-                     ngpus - 1);
+            snprintf(whybuf, wsz, "GPU %d: node \"%s\" has GPUs 0 to %d", it->gpu, node, ngpus - 1);
         else
             snprintf(whybuf, wsz, "GPU %d: node \"%s\" has no GPUs", it->gpu, node);
         if (!fr->webhook) {
@@ -340,21 +341,21 @@ int api_gpu_fault_resolve(struct req *rq, struct resp *rs)
         return e;
     json_t *resolved = json_array();
     for (int i = 0; i < PQntuples(r); i++)
-        json_array_append_new(resolved, json_pack("{s:I, s:o}", "id",
-                                                  (json_int_t)strtoll(PQgetvalue(r, i, 0), NULL, 10),
-                                                  "gpu", PQgetisnull(r, i, 1)
-                                                             ? json_null()
-                                                             : json_integer(strtol(PQgetvalue(r, i, 1), NULL, 10))));
+        json_array_append_new(
+            resolved,
+            json_pack("{s:I, s:o}", "id", (json_int_t)strtoll(PQgetvalue(r, i, 0), NULL, 10), "gpu",
+                      PQgetisnull(r, i, 1) ? json_null()
+                                           : json_integer(strtol(PQgetvalue(r, i, 1), NULL, 10))));
     /* a node that left the cluster may still have faults to resolve */
     bool none = PQntuples(r) == 0;
     PQclear(r);
     if (!known && none) {
         json_decref(resolved);
-        return api_fail(rs, MHD_HTTP_NOT_FOUND, "node \"%s\" is not a node of cluster \"%s\"",
-                        node, c.name);
+        return api_fail(rs, MHD_HTTP_NOT_FOUND, "node \"%s\" is not a node of cluster \"%s\"", node,
+                        c.name);
     }
-    json_t *out = json_pack("{s:s, s:s, s:o}", "cluster", c.name, "node", node, "resolved",
-                            resolved);
+    json_t *out =
+        json_pack("{s:s, s:s, s:o}", "cluster", c.name, "node", node, "resolved", resolved);
     struct touched t = {0};
     touch(&t, node, NULL);
     e = consequences(rq, &c, &t, out);

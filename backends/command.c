@@ -26,7 +26,8 @@ bool command_template_valid(const json_t *tpl, char *err, size_t errsz)
     }
     size_t i;
     json_t *a;
-    json_array_foreach(tpl, i, a) {
+    json_array_foreach(tpl, i, a)
+    {
         const char *s = json_string_value(a);
         if (!s || strlen(s) > COMMAND_MAX_ARG || json_string_length(a) != strlen(s)) {
             snprintf(err, errsz, "item %zu must be a string of at most %d bytes without NUL", i,
@@ -35,8 +36,9 @@ bool command_template_valid(const json_t *tpl, char *err, size_t errsz)
         }
     }
     if (json_string_value(json_array_get(tpl, 0))[0] != '/') {
-        snprintf(err, errsz, "must start with the program's absolute path (no shell, no PATH "
-                             "search)");
+        snprintf(err, errsz,
+                 "must start with the program's absolute path (no shell, no PATH "
+                 "search)");
         return false;
     }
     return true;
@@ -128,8 +130,9 @@ int command_run(char *const *argv, int timeout_s, struct command_result *out, ch
 {
     memset(out, 0, sizeof *out);
     out->exit_status = -1;
-    static char *const envp[] = {(char *)"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-                                 (char *)"LC_ALL=C", NULL};
+    static char *const envp[] = {
+        (char *)"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        (char *)"LC_ALL=C", NULL};
     int fds[2];
     if (!argv || !argv[0] || argv[0][0] != '/') {
         snprintf(err, errsz, "no program to run (an absolute path is needed)");

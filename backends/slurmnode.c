@@ -14,7 +14,7 @@
 #include <strings.h>
 
 #define COMMAND_TIMEOUT_S 30
-#define MAX_REASON 200
+#define MAX_REASON        200
 
 bool slurmnode_check_options(const json_t *o, char *err, size_t errsz)
 {
@@ -124,7 +124,8 @@ void slurmnode_each(const json_t *nodes, void (*report)(void *arg, const struct 
 {
     size_t i;
     json_t *node;
-    json_array_foreach(nodes, i, node) {
+    json_array_foreach(nodes, i, node)
+    {
         const char *name = json_string_value(json_object_get(node, "name"));
         if (!name || !*name)
             continue;
@@ -168,10 +169,11 @@ void slurmnode_jobs_on(const json_t *jobs, const char *node, const char *user,
                        void *arg)
 {
     static const char *const holding[] = {"RUNNING", "SUSPENDED", "COMPLETING", "CONFIGURING",
-                                          "STOPPED", "RESIZING", "SIGNALING", NULL};
+                                          "STOPPED", "RESIZING",  "SIGNALING",  NULL};
     size_t i;
     json_t *j;
-    json_array_foreach(jobs, i, j) {
+    json_array_foreach(jobs, i, j)
+    {
         const char *state = json_string_value(json_object_get(j, "job_state"));
         const char *owner = json_string_value(json_object_get(j, "user_name"));
         const char *name = json_string_value(json_object_get(j, "name"));
@@ -182,7 +184,8 @@ void slurmnode_jobs_on(const json_t *jobs, const char *node, const char *user,
             !slurmnode_hostlist_has(json_string_value(json_object_get(j, "nodes")), node))
             continue;
         char id[24];
-        snprintf(id, sizeof id, "%lld", (long long)json_integer_value(json_object_get(j, "job_id")));
+        snprintf(id, sizeof id, "%lld",
+                 (long long)json_integer_value(json_object_get(j, "job_id")));
         report(arg, id, name ? name : "");
     }
 }
@@ -190,8 +193,8 @@ void slurmnode_jobs_on(const json_t *jobs, const char *node, const char *user,
 /* ---- drain ---------------------------------------------------------------------------- */
 
 /* What slurmrestd says of node now: drained (DRAIN state or flag) and whether by aidc. */
-static int node_state(const struct slurmrest_target *t, const char *node, bool *drained,
-                      bool *ours, json_t **seen, char *err, size_t errsz)
+static int node_state(const struct slurmrest_target *t, const char *node, bool *drained, bool *ours,
+                      json_t **seen, char *err, size_t errsz)
 {
     char path[300];
     snprintf(path, sizeof path, "node/%s", node);
@@ -213,10 +216,11 @@ static int node_state(const struct slurmrest_target *t, const char *node, bool *
     bool flag = false;
     size_t i;
     json_t *f;
-    json_array_foreach(json_object_get(n, "state_flags"), i, f)
-        flag |= json_string_value(f) && strcasecmp(json_string_value(f), "DRAIN") == 0;
+    json_array_foreach(json_object_get(n, "state_flags"), i, f) flag |=
+        json_string_value(f) && strcasecmp(json_string_value(f), "DRAIN") == 0;
     *drained = flag || (state && strncasecmp(state, "drain", 5) == 0);
-    *ours = reason && strncmp(reason, SLURMNODE_REASON_PREFIX, strlen(SLURMNODE_REASON_PREFIX)) == 0;
+    *ours =
+        reason && strncmp(reason, SLURMNODE_REASON_PREFIX, strlen(SLURMNODE_REASON_PREFIX)) == 0;
     if (seen)
         *seen = json_pack("{s:s?, s:O?, s:s?}", "state", state, "state_flags",
                           json_object_get(n, "state_flags"), "reason", reason);
@@ -247,8 +251,8 @@ static int run_command(const json_t *tpl, const char *node, const char *reason,
     int e = command_run(argv, COMMAND_TIMEOUT_S, &res, err, errsz);
     if (call)
         call->request = json_pack("{s:o, s:i, s:i, s:b, s:s}", "command", command_argv_json(argv),
-                                  "exit_status", res.exit_status, "signal", res.signal,
-                                  "timed_out", res.timed_out, "output", res.output);
+                                  "exit_status", res.exit_status, "signal", res.signal, "timed_out",
+                                  res.timed_out, "output", res.output);
     /* a command that failed may work later (slurmctld restarting): tried again */
     if (!e && res.timed_out) {
         snprintf(err, errsz, "%s timed out after %d s: %s", argv[0], COMMAND_TIMEOUT_S, res.output);
@@ -266,8 +270,7 @@ static int run_command(const json_t *tpl, const char *node, const char *reason,
 }
 
 int slurmnode_drain(const struct slurmrest_target *t, const json_t *options, const char *node,
-                    bool on, const char *reason, struct backend_call *call, char *err,
-                    size_t errsz)
+                    bool on, const char *reason, struct backend_call *call, char *err, size_t errsz)
 {
     bool drained = false, ours = false;
     json_t *seen = NULL;
@@ -284,8 +287,9 @@ int slurmnode_drain(const struct slurmrest_target *t, const json_t *options, con
     const char *key = on ? "drain_command" : "resume_command";
     const json_t *tpl = json_object_get(options, key);
     if (!tpl) {
-        snprintf(err, errsz, "options.%s is not set: slurmrestd 22.05 cannot %s a node, so aidc "
-                             "runs a command for it (docs/gpu-health.md)",
+        snprintf(err, errsz,
+                 "options.%s is not set: slurmrestd 22.05 cannot %s a node, so aidc "
+                 "runs a command for it (docs/gpu-health.md)",
                  key, on ? "drain" : "resume");
         return AIDC_EINVAL;
     }

@@ -52,7 +52,8 @@ static int refresh_nodes(struct db *db, const struct backend_ops *ops,
     return e;
 }
 
-int inventory_refresh(struct db *db, const struct backend_ops *ops, const struct backend_cluster *bc)
+int inventory_refresh(struct db *db, const struct backend_ops *ops,
+                      const struct backend_cluster *bc)
 {
     struct backend_resource res[MAX_RESOURCES];
     char err[512] = "";

@@ -17,12 +17,23 @@
 #include <string.h>
 #include <time.h>
 
-#define BATCH 8
+#define BATCH               8
 #define MAX_BACKOFF_SECONDS 300
 
 /* Columns of db_gpu_outbox_claim (db/gpufaults.h). */
-enum { C_ID, C_ACTION, C_ATTEMPTS, C_NODE, C_REASON, C_CL_ID, C_CL_NAME, C_CL_KIND, C_CL_ENDPOINT,
-       C_CL_CRED, C_CL_OPTIONS };
+enum {
+    C_ID,
+    C_ACTION,
+    C_ATTEMPTS,
+    C_NODE,
+    C_REASON,
+    C_CL_ID,
+    C_CL_NAME,
+    C_CL_KIND,
+    C_CL_ENDPOINT,
+    C_CL_CRED,
+    C_CL_OPTIONS
+};
 
 static double now_ms(void)
 {
@@ -51,11 +62,11 @@ static json_t *ids_json(const char *literal)
 /* What one delivery did, recorded in one system transaction with its audit event. */
 struct node_outcome {
     const char *outbox_id, *cluster_id, *node;
-    bool done;           /* delivered, or nothing more to do */
-    int delay;           /* when not done: seconds until the next try */
-    const char *error;   /* ... and why */
-    bool stop_runs;      /* a drain: ask the runs found on the node to stop */
-    const char *runs;    /* their backend ids (text[] literal) */
+    bool done;         /* delivered, or nothing more to do */
+    int delay;         /* when not done: seconds until the next try */
+    const char *error; /* ... and why */
+    bool stop_runs;    /* a drain: ask the runs found on the node to stop */
+    const char *runs;  /* their backend ids (text[] literal) */
     int grace_seconds;
     struct audit_event ev; /* details owned */
 };
@@ -66,8 +77,7 @@ static int record(struct db *db, struct node_outcome *o)
     char *stopped = NULL;
     int e = db_begin(db, &ctx, false);
     if (!e && o->stop_runs)
-        e = db_gpu_fault_stop_runs(db, o->cluster_id, o->node, o->runs, o->grace_seconds,
-                                   &stopped);
+        e = db_gpu_fault_stop_runs(db, o->cluster_id, o->node, o->runs, o->grace_seconds, &stopped);
     if (!e && stopped)
         json_object_set_new(o->ev.details, "jobs_stopped", ids_json(stopped));
     if (!e)
@@ -131,25 +141,33 @@ static void deliver(struct db *db, const struct config *cfg, const PGresult *r, 
     snprintf(resource, sizeof resource, "%s/%s", cl.name, node);
     int attempts = (int)strtol(PQgetvalue(r, i, C_ATTEMPTS), NULL, 10);
     int shift = attempts < 9 ? attempts : 9;
-    struct node_outcome o = {
-        .outbox_id = PQgetvalue(r, i, C_ID), .cluster_id = cl.id, .node = node,
-        .done = settled && fe == 0, .delay = (1 << shift) < MAX_BACKOFF_SECONDS ? 1 << shift
-                                                                                : MAX_BACKOFF_SECONDS,
-        .error = fe ? ferr : err, .stop_runs = on && settled && fe == 0,
-        .runs = pgarray_str(&runs), .grace_seconds = cfg->preempt_grace_seconds,
-        .ev = {.action = on ? "backend.drain" : "backend.undrain", .resource_type = "node",
-               .resource_id = resource, .outcome = e || fe ? "error" : "success",
-               .status = call.status, .details = d}};
+    struct node_outcome o = {.outbox_id = PQgetvalue(r, i, C_ID),
+                             .cluster_id = cl.id,
+                             .node = node,
+                             .done = settled && fe == 0,
+                             .delay = (1 << shift) < MAX_BACKOFF_SECONDS ? 1 << shift
+                                                                         : MAX_BACKOFF_SECONDS,
+                             .error = fe ? ferr : err,
+                             .stop_runs = on && settled && fe == 0,
+                             .runs = pgarray_str(&runs),
+                             .grace_seconds = cfg->preempt_grace_seconds,
+                             .ev = {.action = on ? "backend.drain" : "backend.undrain",
+                                    .resource_type = "node",
+                                    .resource_id = resource,
+                                    .outcome = e || fe ? "error" : "success",
+                                    .status = call.status,
+                                    .details = d}};
     if (!o.done)
-        log_warn("%s of node %s of cluster %s failed (attempt %d, again in %d s): %s", action,
-                 node, cl.name, attempts, o.delay, o.error);
+        log_warn("%s of node %s of cluster %s failed (attempt %d, again in %d s): %s", action, node,
+                 cl.name, attempts, o.delay, o.error);
     else if (e)
         log_warn("cluster %s cannot %s node %s: %s", cl.name, action, node, err);
     schedstats_delivery(o.done);
     int re = record(db, &o);
     if (re)
         log_warn("cannot record the %s of node %s: %s (the lease expires and it is delivered "
-                 "again)", action, node, aidc_err_name(re));
+                 "again)",
+                 action, node, aidc_err_name(re));
     json_decref(d);
     backend_call_free(&call);
     pgarray_free(&runs);

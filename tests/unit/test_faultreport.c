@@ -40,28 +40,27 @@ static int read_body(const char *text, struct faultreport *fr, char *field, char
 }
 
 /* What dcgm-exporter's metrics carry, as Prometheus and Alertmanager pass them on. */
-#define DCGM_ALERT(status, extra)                                                                 \
-    "{'status':'" status "','labels':{'alertname':'GpuXidError','severity':'critical',"          \
-    "'Hostname':'node-a100','UUID':'GPU-5d2c1f9e-0000','device':'nvidia1','gpu':'1',"           \
-    "'modelName':'NVIDIA A100-SXM4-80GB','instance':'10.0.0.7:9400','job':'dcgm'" extra "},"   \
-    "'annotations':{'summary':'XID 79 on GPU 1: fallen off the bus',"                             \
-    "'description':'DCGM_FI_DEV_XID_ERRORS is 79'},"                                             \
-    "'startsAt':'2026-12-02T09:15:04.117650283+01:00','endsAt':'0001-01-01T00:00:00Z',"          \
-    "'generatorURL':'http://prometheus:9090/graph?g0.expr=DCGM_FI_DEV_XID_ERRORS','fingerprint':" \
+#define DCGM_ALERT(status, extra)                                                                  \
+    "{'status':'" status "','labels':{'alertname':'GpuXidError','severity':'critical',"            \
+    "'Hostname':'node-a100','UUID':'GPU-5d2c1f9e-0000','device':'nvidia1','gpu':'1',"              \
+    "'modelName':'NVIDIA A100-SXM4-80GB','instance':'10.0.0.7:9400','job':'dcgm'" extra "},"       \
+    "'annotations':{'summary':'XID 79 on GPU 1: fallen off the bus',"                              \
+    "'description':'DCGM_FI_DEV_XID_ERRORS is 79'},"                                               \
+    "'startsAt':'2026-12-02T09:15:04.117650283+01:00','endsAt':'0001-01-01T00:00:00Z',"            \
+    "'generatorURL':'http://prometheus:9090/graph?g0.expr=DCGM_FI_DEV_XID_ERRORS','fingerprint':"  \
     "'1a30ba71cca2921f'}"
 
-#define WEBHOOK(alerts)                                                                           \
-    "{'version':'4','groupKey':'{}/{severity=\\'critical\\'}:{alertname=\\'GpuXidError\\'}',"     \
-    "'truncatedAlerts':0,'status':'firing','receiver':'aidc','groupLabels':{'alertname':"        \
-    "'GpuXidError'},'commonLabels':{'alertname':'GpuXidError'},'commonAnnotations':{},"          \
+#define WEBHOOK(alerts)                                                                            \
+    "{'version':'4','groupKey':'{}/{severity=\\'critical\\'}:{alertname=\\'GpuXidError\\'}',"      \
+    "'truncatedAlerts':0,'status':'firing','receiver':'aidc','groupLabels':{'alertname':"          \
+    "'GpuXidError'},'commonLabels':{'alertname':'GpuXidError'},'commonAnnotations':{},"            \
     "'externalURL':'http://alertmanager:9093','alerts':[" alerts "]}"
 
 START_TEST(a_dcgm_alert_fires)
 {
     struct faultreport fr;
     char field[64], msg[256];
-    ck_assert_int_eq(read_body(WEBHOOK(DCGM_ALERT("firing", "")), &fr, field, msg),
-                     FAULTREPORT_OK);
+    ck_assert_int_eq(read_body(WEBHOOK(DCGM_ALERT("firing", "")), &fr, field, msg), FAULTREPORT_OK);
     ck_assert(fr.webhook);
     ck_assert_str_eq(fr.source, "alertmanager");
     ck_assert_uint_eq(fr.n, 1);
@@ -82,12 +81,15 @@ START_TEST(resolved_and_the_node_labels)
     struct faultreport fr;
     char field[64], msg[256];
     /* node wins over Hostname (in Kubernetes, Hostname is the exporter's pod) */
-    ck_assert_int_eq(read_body(WEBHOOK(DCGM_ALERT("resolved", ",'node':'gpu-17'") ","
-                                       "{'status':'firing','labels':{'instance':'gpu-18:9400',"
-                                       "'alertname':'GpuDown'}},"
-                                       "{'status':'firing','labels':{'instance':'gpu-19'}}"),
-                               &fr, field, msg),
-                     FAULTREPORT_OK);
+    ck_assert_int_eq(
+        read_body(WEBHOOK(DCGM_ALERT(
+                      "resolved",
+                      ",'node':'gpu-17'") ","
+                                          "{'status':'firing','labels':{'instance':'gpu-18:9400',"
+                                          "'alertname':'GpuDown'}},"
+                                          "{'status':'firing','labels':{'instance':'gpu-19'}}"),
+                  &fr, field, msg),
+        FAULTREPORT_OK);
     ck_assert_uint_eq(fr.n, 3);
     ck_assert(!fr.items[0].firing);
     ck_assert_str_eq(fr.items[0].node, "gpu-17");
@@ -106,19 +108,18 @@ START_TEST(unusable_alerts_are_skipped_with_a_reason)
 {
     struct faultreport fr;
     char field[64], msg[256];
-    ck_assert_int_eq(
-        read_body(WEBHOOK("{'status':'pending','labels':{'node':'a'}},"
-                          "{'status':'firing','labels':{'job':'dcgm'}},"
-                          "{'status':'firing','labels':{'instance':'[::1]:9400'}},"
-                          "{'status':'firing','labels':{'node':'a','gpu':'01'}},"
-                          "{'status':'firing','labels':{'node':'a','gpu':'1024'}},"
-                          "{'status':'firing','labels':{'node':'a','gpu':'-1'}},"
-                          "{'status':'firing','labels':'node=a'},"
-                          "'not an alert',"
-                          "{'status':'firing','labels':{'node':'bad node'}},"
-                          "{'status':'firing','labels':{'node':'a','gpu':'3'}}"),
-                  &fr, field, msg),
-        FAULTREPORT_OK);
+    ck_assert_int_eq(read_body(WEBHOOK("{'status':'pending','labels':{'node':'a'}},"
+                                       "{'status':'firing','labels':{'job':'dcgm'}},"
+                                       "{'status':'firing','labels':{'instance':'[::1]:9400'}},"
+                                       "{'status':'firing','labels':{'node':'a','gpu':'01'}},"
+                                       "{'status':'firing','labels':{'node':'a','gpu':'1024'}},"
+                                       "{'status':'firing','labels':{'node':'a','gpu':'-1'}},"
+                                       "{'status':'firing','labels':'node=a'},"
+                                       "'not an alert',"
+                                       "{'status':'firing','labels':{'node':'bad node'}},"
+                                       "{'status':'firing','labels':{'node':'a','gpu':'3'}}"),
+                               &fr, field, msg),
+                     FAULTREPORT_OK);
     ck_assert_uint_eq(fr.n, 10);
     for (size_t i = 0; i < 9; i++)
         ck_assert_msg(fr.items[i].error != NULL, "alert %zu was taken", i);
@@ -140,12 +141,13 @@ START_TEST(grafana_and_long_texts)
     memset(long_summary, 'x', sizeof long_summary - 1);
     long_summary[sizeof long_summary - 1] = '\0';
     char body[2000];
-    snprintf(body, sizeof body,
-             "{'receiver':'aidc','status':'firing','orgId':1,'title':'[FIRING:1]','state':'alerting',"
-             "'message':'x','alerts':[{'status':'firing','labels':{'alertname':'Xid\\u00e9',"
-             "'node':'n1','gpu':'0'},'annotations':{'description':'%s'},'values':{'B':79},"
-             "'silenceURL':'http://g/s','dashboardURL':'','panelURL':''}]}",
-             long_summary);
+    snprintf(
+        body, sizeof body,
+        "{'receiver':'aidc','status':'firing','orgId':1,'title':'[FIRING:1]','state':'alerting',"
+        "'message':'x','alerts':[{'status':'firing','labels':{'alertname':'Xid\\u00e9',"
+        "'node':'n1','gpu':'0'},'annotations':{'description':'%s'},'values':{'B':79},"
+        "'silenceURL':'http://g/s','dashboardURL':'','panelURL':''}]}",
+        long_summary);
     ck_assert_int_eq(read_body(body, &fr, field, msg), FAULTREPORT_OK);
     ck_assert_uint_eq(fr.n, 1);
     ck_assert_ptr_null(fr.items[0].error);
@@ -173,8 +175,9 @@ START_TEST(webhook_refusals)
     /* one alert more than a request may hold */
     json_t *many = json_pack("{s:s, s:[]}", "version", "4", "alerts");
     for (int i = 0; i < FAULTREPORT_MAX_ALERTS + 1; i++)
-        json_array_append_new(json_object_get(many, "alerts"),
-                              json_pack("{s:s, s:{s:s}}", "status", "firing", "labels", "node", "a"));
+        json_array_append_new(
+            json_object_get(many, "alerts"),
+            json_pack("{s:s, s:{s:s}}", "status", "firing", "labels", "node", "a"));
     ck_assert_int_eq(faultreport_parse(many, &fr, field, sizeof field, msg, sizeof msg),
                      FAULTREPORT_TOO_MANY);
     ck_assert_ptr_nonnull(strstr(msg, "max_alerts"));
@@ -206,9 +209,9 @@ START_TEST(the_operators_form)
     ck_assert_ptr_null(fr.items[1].since);
     faultreport_free(&fr);
     /* "all", or no gpus: the whole node; another source */
-    ck_assert_int_eq(read_body("{'node':'n','gpus':'all','reason':'fans','source':'bmc.ipmi'}",
-                               &fr, field, msg),
-                     FAULTREPORT_OK);
+    ck_assert_int_eq(
+        read_body("{'node':'n','gpus':'all','reason':'fans','source':'bmc.ipmi'}", &fr, field, msg),
+        FAULTREPORT_OK);
     ck_assert_uint_eq(fr.n, 1);
     ck_assert_int_eq(fr.items[0].gpu, -1);
     ck_assert_str_eq(fr.source, "bmc.ipmi");
@@ -239,8 +242,8 @@ START_TEST(the_operators_form)
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         int st = read_body(bad[i].body, &fr, field, msg);
-        ck_assert_msg(st == bad[i].status && strcmp(field, bad[i].field) == 0,
-                      "%s: %d on %s (%s)", bad[i].body, st, field, msg);
+        ck_assert_msg(st == bad[i].status && strcmp(field, bad[i].field) == 0, "%s: %d on %s (%s)",
+                      bad[i].body, st, field, msg);
         faultreport_free(&fr);
     }
     /* 65 GPUs: more than a request may name */

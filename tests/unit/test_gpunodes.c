@@ -71,13 +71,13 @@ START_TEST(slurm_nodes_and_their_gpu_indexes)
     ck_assert_str_eq(s.text, "node-a100/a100/0+8/up node-h100/h100/0+8/up");
     json_decref(body);
     /* two types on a node number on; drained, or without typed GPUs, still nodes */
-    json_t *nodes = json_pack(
-        "[{s:s, s:s, s:s, s:[]}, {s:s, s:s, s:s, s:[s]}, {s:s, s:s, s:s, s:[]},"
-        " {s:s, s:s, s:s, s:[]}]",
-        "name", "mix", "gres", "gpu:a100:4(S:0),gpu:h100:2(S:1)", "state", "mixed", "state_flags",
-        "name", "drained", "gres", "gpu:a100:8", "state", "idle", "state_flags", "DRAIN", "name",
-        "plain", "gres", "gpu:2,shard:8", "state", "idle", "state_flags", "name", "cpu", "gres",
-        "", "state", "down", "state_flags");
+    json_t *nodes =
+        json_pack("[{s:s, s:s, s:s, s:[]}, {s:s, s:s, s:s, s:[s]}, {s:s, s:s, s:s, s:[]},"
+                  " {s:s, s:s, s:s, s:[]}]",
+                  "name", "mix", "gres", "gpu:a100:4(S:0),gpu:h100:2(S:1)", "state", "mixed",
+                  "state_flags", "name", "drained", "gres", "gpu:a100:8", "state", "idle",
+                  "state_flags", "DRAIN", "name", "plain", "gres", "gpu:2,shard:8", "state", "idle",
+                  "state_flags", "name", "cpu", "gres", "", "state", "down", "state_flags");
     s.text[0] = '\0';
     slurmnode_each(nodes, add_node, &s);
     ck_assert_str_eq(s.text, "mix/a100/0+4/up mix/h100/4+2/up drained/a100/0+8/out "
@@ -127,10 +127,10 @@ END_TEST
 START_TEST(slurm_drain_command_options)
 {
     char err[256];
-    json_t *o = json_pack("{s:[s, s, s, s, s], s:[s, s, s, s]}", "drain_command",
-                          "/usr/bin/scontrol", "update", "nodename={node}", "state=drain",
-                          "reason={reason}", "resume_command", "/usr/bin/scontrol", "update",
-                          "nodename={node}", "state=resume");
+    json_t *o =
+        json_pack("{s:[s, s, s, s, s], s:[s, s, s, s]}", "drain_command", "/usr/bin/scontrol",
+                  "update", "nodename={node}", "state=drain", "reason={reason}", "resume_command",
+                  "/usr/bin/scontrol", "update", "nodename={node}", "state=resume");
     ck_assert(slurmnode_check_options(o, err, sizeof err));
     json_object_set_new(o, "drain_command", json_pack("[s, s]", "scontrol", "update"));
     ck_assert(!slurmnode_check_options(o, err, sizeof err));
@@ -159,9 +159,9 @@ START_TEST(kubernetes_nodes)
         "status", "allocatable", KUBE_DEFAULT_GPU_RESOURCE, "8", "conditions", "type", "Ready",
         "status", "True", "metadata", "name", "k-2", "labels", KUBE_DEFAULT_GPU_LABEL,
         "NVIDIA-A100-SXM4-80GB", "spec", "unschedulable", 1, "status", "allocatable",
-        KUBE_DEFAULT_GPU_RESOURCE, "4", "conditions", "type", "Ready", "status", "True",
-        "metadata", "name", "k-cpu", "status", "allocatable", "cpu", "64", "conditions", "type",
-        "Ready", "status", "False");
+        KUBE_DEFAULT_GPU_RESOURCE, "4", "conditions", "type", "Ready", "status", "True", "metadata",
+        "name", "k-cpu", "status", "allocatable", "cpu", "64", "conditions", "type", "Ready",
+        "status", "False");
     ck_assert_ptr_nonnull(items);
     struct seen_nodes s = {""};
     kubejob_nodes_each(o, items, add_node, &s);
