@@ -35,12 +35,6 @@ static int cluster_of(struct req *rq, struct resp *rs, struct cluster_ref *c)
     return e;
 }
 
-/* Where aidc hands out GPU indexes, no admission pass may straddle a change of faults. */
-static int hold_admission(struct req *rq, const struct cluster_ref *c)
-{
-    return c->ops && c->ops->gpu_range ? db_gpu_admission_lock(rq->db) : 0;
-}
-
 /* How many GPU indexes node has on the cluster (*known false: not one of its nodes). */
 static int node_gpus(struct req *rq, const char *cluster_id, const char *node, int *ngpus,
                      bool *known)
@@ -201,8 +195,6 @@ int api_gpu_fault_report(struct req *rq, struct resp *rs)
 {
     struct cluster_ref c = {0};
     int e = cluster_of(rq, rs, &c);
-    if (!e)
-        e = hold_admission(rq, &c);
     if (e)
         return e;
     struct faultreport fr;
@@ -329,9 +321,7 @@ int api_gpu_fault_resolve(struct req *rq, struct resp *rs)
         return api_fail_fields(rs);
     int ngpus = 0;
     bool known = false;
-    e = hold_admission(rq, &c);
-    if (!e)
-        e = node_gpus(rq, c.id, node, &ngpus, &known);
+    e = node_gpus(rq, c.id, node, &ngpus, &known);
     char gpus[16];
     snprintf(gpus, sizeof gpus, "{%ld}", g);
     PGresult *r = NULL;

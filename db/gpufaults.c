@@ -25,9 +25,6 @@ static const struct db_stmt st_nodes_put = {
     "   WHERE (c.first_index, c.gpus, c.usable, c.per_gpu) IS DISTINCT FROM"
     "         (EXCLUDED.first_index, EXCLUDED.gpus, EXCLUDED.usable, EXCLUDED.per_gpu)",
     7};
-/* the admitter's lock (db/sched.c, DB_LOCK_ADMITTER), waited for */
-static const struct db_stmt st_admission_lock = {
-    "gpu_admission_lock", "SELECT pg_advisory_xact_lock(1634296931, 1)", 0};
 static const struct db_stmt st_inventory_apply = {
     "gpu_inventory_apply", "SELECT aidc_inventory_apply_faults($1::uuid)", 1};
 static const struct db_stmt st_node_get = {
@@ -61,24 +58,24 @@ static const struct db_stmt st_fault_resolve = {
  * requeue names it, db/sched.c). Only GPU jobs: a fault of GPUs does not
  * touch work that uses none.
  */
-#define STOP_FOR_FAULT(x)                                                                         \
-    "WITH x AS (" x "),"                                                                          \
-    " u AS (UPDATE jobs j SET stop_requested = 'preempt', stop_requested_at = now(),"           \
-    "         preempt_by = NULL, preempt_fault = f.id, updated_at = now(),"                       \
-    "         reason = 'GPU fault on node ' || f.node || ': stop requested'"                     \
-    "       FROM x JOIN gpu_faults f ON f.id = x.fault"                                           \
-    "       WHERE j.id = x.id AND j.state IN " ACTIVE " AND j.stop_requested IS NULL"             \
-    "         AND j.gpus > 0"                                                                     \
-    "       RETURNING j.id, j.tenant_id, j.cluster_id, j.state, f.id AS fault, f.node,"           \
-    "         f.gpu_index, f.reason AS why),"                                                     \
-    " e AS (INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason, details)"   \
+#define STOP_FOR_FAULT(x, grace)                                                                   \
+    "WITH x AS (" x "),"                                                                           \
+    " u AS (UPDATE jobs j SET stop_requested = 'preempt', stop_requested_at = now(),"              \
+    "         preempt_by = NULL, preempt_fault = f.id, updated_at = now(),"                        \
+    "         reason = 'GPU fault on node ' || f.node || ': stop requested'"                       \
+    "       FROM x JOIN gpu_faults f ON f.id = x.fault"                                            \
+    "       WHERE j.id = x.id AND j.state IN " ACTIVE " AND j.stop_requested IS NULL"              \
+    "         AND j.gpus > 0"                                                                      \
+    "       RETURNING j.id, j.tenant_id, j.cluster_id, j.state, f.id AS fault, f.node,"            \
+    "         f.gpu_index, f.reason AS why),"                                                      \
+    " e AS (INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason, details)"     \
     "       SELECT id, tenant_id, state, state, 'GPU fault on node ' || node || ': stop requested'," \
-    "              jsonb_build_object('gpu_fault', jsonb_build_object('id', fault, 'node', node," \
-    "                                   'gpu', gpu_index, 'reason', why),"                        \
-    "                                 'grace_seconds', $3::int) FROM u),"                         \
-    " o AS (INSERT INTO outbox (job_id, tenant_id, cluster_id, action)"                          \
-    "       SELECT id, tenant_id, cluster_id, 'preempt' FROM u)"                                  \
-    " SELECT coalesce(array_agg(id ORDER BY id), '{}')::text,"                                    \
+    "              jsonb_build_object('gpu_fault', jsonb_build_object('id', fault, 'node', node,"  \
+    "                                   'gpu', gpu_index, 'reason', why),"                         \
+    "                                 'grace_seconds', " grace ") FROM u),"                        \
+    " o AS (INSERT INTO outbox (job_id, tenant_id, cluster_id, action)"                            \
+    "       SELECT id, tenant_id, cluster_id, 'preempt' FROM u)"                                   \
+    " SELECT coalesce(array_agg(id ORDER BY id), '{}')::text,"                                     \
     "        CASE WHEN count(*) > 0 THEN pg_notify('aidc_outbox', 'preempt') END FROM u"
 
 /* the first open fault of the node among the job's GPUs (or of all the node's GPUs) */
@@ -91,7 +88,8 @@ static const struct db_stmt st_stop_assigned = {
         "                 AND (f.gpu_index IS NULL OR f.gpu_index = ANY (j.gpu_indexes))"
         "               ORDER BY f.gpu_index NULLS LAST, f.id LIMIT 1) AS fault"
         "  FROM jobs j WHERE j.cluster_id = $1::uuid AND j.state IN " ACTIVE
-        "   AND j.stop_requested IS NULL AND j.gpus > 0"),
+        "   AND j.stop_requested IS NULL AND j.gpus > 0",
+        "$3::int"),
     3};
 static const struct db_stmt st_stop_runs = {
     "gpu_fault_stop_runs",
@@ -99,8 +97,29 @@ static const struct db_stmt st_stop_runs = {
         "SELECT j.id, (SELECT min(f.id) FROM gpu_faults f"
         "               WHERE f.cluster_id = $1::uuid AND f.node = $2"
         "                 AND f.resolved_at IS NULL) AS fault"
-        "  FROM jobs j WHERE j.cluster_id = $1::uuid AND j.backend_job_id = ANY ($4::text[])"),
+        "  FROM jobs j WHERE j.cluster_id = $1::uuid AND j.backend_job_id = ANY ($4::text[])",
+        "$3::int"),
     4};
+/*
+ * Every active GPU job, where aidc assigns GPU indexes, that holds a GPU with
+ * an open fault and is not stopping: driven by the open faults, so nearly
+ * free when there are none. The admitter runs it every pass: a pass that read
+ * its snapshot before a fault committed may have handed the faulty GPU out
+ * after the report looked for jobs on it; the next pass stops that job.
+ */
+static const struct db_stmt st_sweep = {
+    "gpu_fault_sweep",
+    STOP_FOR_FAULT(
+        "SELECT DISTINCT ON (j.id) j.id, f.id AS fault"
+        "  FROM gpu_faults f"
+        "  JOIN jobs j ON j.cluster_id = f.cluster_id AND j.state IN " ACTIVE
+        "   AND j.stop_requested IS NULL AND j.gpus > 0"
+        "   AND (f.gpu_index IS NULL OR f.gpu_index = ANY (j.gpu_indexes))"
+        " WHERE f.resolved_at IS NULL AND EXISTS (SELECT 1 FROM cluster_nodes n"
+        "   WHERE n.cluster_id = f.cluster_id AND n.node = f.node AND n.per_gpu)"
+        " ORDER BY j.id, f.gpu_index NULLS LAST, f.id",
+        "$1::int"),
+    1};
 
 static const struct db_stmt st_drain_sync = {
     "gpu_node_drain_sync",
@@ -160,8 +179,8 @@ static const struct db_stmt st_faulty = {
     "SELECT cluster, gpu_type, gpus FROM aidc_gpus_faulty() ORDER BY cluster, gpu_type", 0};
 
 const struct db_stmt *const db_gpufaults_stmts[] = {
-    &st_admission_lock, &st_nodes_put, &st_inventory_apply, &st_node_get, &st_fault_add,    &st_fault_resolve,
-    &st_stop_assigned, &st_stop_runs,     &st_drain_sync, &st_list,       &st_outbox_claim,
+    &st_nodes_put, &st_inventory_apply, &st_node_get, &st_fault_add,    &st_fault_resolve,
+    &st_stop_assigned, &st_stop_runs, &st_sweep,     &st_drain_sync, &st_list,       &st_outbox_claim,
     &st_faulty,      NULL};
 
 static int rows(struct db *db, const struct db_stmt *st, const char *const *p, PGresult **out)
@@ -177,11 +196,6 @@ int db_gpu_nodes_put(struct db *db, const char *cluster_id, const char *names,
 {
     const char *p[7] = {cluster_id, names, types, firsts, counts, usable, per_gpu ? "t" : "f"};
     return db_exec(db, &st_nodes_put, p);
-}
-
-int db_gpu_admission_lock(struct db *db)
-{
-    return db_exec(db, &st_admission_lock, NULL);
 }
 
 int db_gpu_inventory_apply(struct db *db, const char *cluster_id)
@@ -237,6 +251,14 @@ int db_gpu_fault_stop_runs(struct db *db, const char *cluster_id, const char *no
     snprintf(grace, sizeof grace, "%d", grace_seconds);
     const char *p[4] = {cluster_id, node, grace, backend_ids};
     return stop(db, &st_stop_runs, p, ids);
+}
+
+int db_gpu_fault_sweep(struct db *db, int grace_seconds, char **ids)
+{
+    char grace[16];
+    snprintf(grace, sizeof grace, "%d", grace_seconds);
+    const char *p[1] = {grace};
+    return stop(db, &st_sweep, p, ids);
 }
 
 int db_gpu_node_drain_sync(struct db *db, const char *cluster_id, const char *node,

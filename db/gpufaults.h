@@ -25,13 +25,6 @@
 int db_gpu_nodes_put(struct db *db, const char *cluster_id, const char *names,
                      const char *types, const char *firsts, const char *counts,
                      const char *usable, bool per_gpu);
-/*
- * Wait for the admission pass in progress (and keep the next one out until
- * the transaction ends): where aidc assigns GPU indexes, a pass that read
- * its snapshot before a fault could otherwise hand out the faulty GPU after
- * the fault's transaction looked for jobs on it.
- */
-int db_gpu_admission_lock(struct db *db);
 /* Bring cluster_id's inventory totals in line with its open faults. */
 int db_gpu_inventory_apply(struct db *db, const char *cluster_id);
 /*
@@ -73,6 +66,14 @@ int db_gpu_fault_stop_assigned(struct db *db, const char *cluster_id, const char
  */
 int db_gpu_fault_stop_runs(struct db *db, const char *cluster_id, const char *node,
                            const char *backend_ids, int grace_seconds, char **ids);
+/*
+ * Where aidc assigns GPU indexes: ask every active GPU job holding a GPU with
+ * an open fault, and not stopping yet, to stop (as db_gpu_fault_stop_assigned,
+ * over all clusters). For the admitter's passes: one that read its snapshot
+ * before a fault committed may have handed the faulty GPU out after the
+ * report looked for jobs on it. ids as there.
+ */
+int db_gpu_fault_sweep(struct db *db, int grace_seconds, char **ids);
 /*
  * Queue the drain of node (it has open faults and its last node row is not
  * a drain) or its undrain (no open fault, and its last row is a drain);

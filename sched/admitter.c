@@ -6,6 +6,7 @@
 #include "admitter.h"
 
 #include "../backends/backend.h"
+#include "../db/gpufaults.h"
 #include "../db/pgarray.h"
 #include "../db/sched.h"
 #include "../server/config.h"
@@ -565,8 +566,15 @@ int admitter_pass(struct db *db, const struct config *cfg, struct admitter_stats
         st->skipped = !e;
         return e;
     }
+    /* a job a pass before put on a GPU that failed meanwhile stops now (db/gpufaults.h) */
+    char *swept = NULL;
+    e = db_gpu_fault_sweep(db, cfg->preempt_grace_seconds, &swept);
+    if (!e && strcmp(swept, "{}") != 0)
+        log_info("admission: jobs on faulty GPUs asked to stop: %s", swept);
+    free(swept);
     struct db_snapshot d;
-    e = db_sched_snapshot(db, &d);
+    if (!e)
+        e = db_sched_snapshot(db, &d);
     if (e) {
         db_rollback(db);
         return e;
