@@ -12,6 +12,7 @@
 #include "billing.h"
 #include "clusters.h"
 #include "drift.h"
+#include "gpufaults.h"
 #include "identity.h"
 #include "images.h"
 #include "jobs.h"
@@ -107,6 +108,13 @@ const struct route routes[] = {
      SC_ADMIN, 0, NULL},
     {"GET", "/api/v1/clusters/{name}/drift", api_cluster_drift, "cluster.drift", PA, TR_NONE,
      SC_ADMIN, 0, NULL},
+    /* GPU health: Alertmanager's webhook holds a token with only gpu-faults:write */
+    {"POST", "/api/v1/clusters/{name}/gpu-faults", api_gpu_fault_report, "gpu_fault.report", PA,
+     TR_NONE, SC_GPU_FAULTS, RF_BODY | RF_CREATES, NULL},
+    {"GET", "/api/v1/clusters/{name}/gpu-faults", api_gpu_fault_list, "gpu_fault.list", PA | AUD,
+     TR_NONE, 0, 0, "state," PAGE},
+    {"DELETE", "/api/v1/clusters/{name}/gpu-faults/{node}", api_gpu_fault_resolve,
+     "gpu_fault.resolve", PA, TR_NONE, SC_GPU_FAULTS, 0, "gpu"},
 
     /* images and registries */
     {"GET", "/api/v1/images", api_image_list, "image.list", 0, TR_NONE, SC_IMAGES_READ,

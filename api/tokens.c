@@ -30,9 +30,9 @@ static bool is_scope(const char *s)
 
 static const struct vfield create_fields[] = {
     {"name", V_STRING, V_REQUIRED, 1, 100, NULL, NULL},
-    {"scopes", V_STRING_ARRAY, V_REQUIRED, 1, 9, is_scope,
+    {"scopes", V_STRING_ARRAY, V_REQUIRED, 1, 10, is_scope,
      "is not a scope (jobs:read, jobs:write, images:read, images:write, usage:read, "
-     "billing:write, audit:read, audit:ingest, admin)"},
+     "billing:write, audit:read, audit:ingest, admin, gpu-faults:write)"},
     {"expires_in_days", V_INT, 0, 1, TOKEN_MAX_DAYS, NULL, NULL},
     {"tenant", V_STRING, V_NULLABLE, 0, 0, validate_slug, "must be a tenant slug"},
 };

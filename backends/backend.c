@@ -10,6 +10,7 @@
 #include "../server/sbuf.h"
 #include "../server/xalloc.h"
 
+#include <ctype.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,6 +25,17 @@ const struct backend_ops *backend_find(const char *kind)
         if (strcmp(all[i]->kind, kind) == 0)
             return all[i];
     return NULL;
+}
+
+bool backend_node_name_valid(const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    if (n < 1 || n > 253 || !isalnum((unsigned char)s[0]))
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!isalnum((unsigned char)s[i]) && s[i] != '.' && s[i] != '_' && s[i] != '-')
+            return false;
+    return true;
 }
 
 void backend_call_free(struct backend_call *call)

@@ -5,7 +5,8 @@
  * decides who runs what (sched/admission.c); a backend only carries out:
  * submit, cancel, preempt (stop with a grace period so the job can
  * checkpoint), poll (what became of the jobs it holds), inventory (what the
- * cluster offers) and, where it can, logs.
+ * cluster offers), its nodes, draining a node with faulty GPUs and the runs
+ * on a node, and, where it can, logs.
  *
  * Contract for every backend:
  * - submit is idempotent: the backend job carries the platform job id, and
@@ -118,6 +119,23 @@ struct backend_call {
     bool adopted; /* the run was there already (an earlier delivery): nothing was sent */
 };
 
+/*
+ * One node of a cluster and its GPUs of one type (a node with GPUs of two
+ * types is reported twice; a node without GPUs once, with gpu_type ""):
+ * indexes first .. first + gpus - 1 in the cluster's own numbering (Slurm's
+ * IDX, the device plugin's, the local executor's). usable: the backend's
+ * inventory counts the node (not drained, cordoned, down or not ready).
+ */
+struct backend_node {
+    const char *name;
+    const char *gpu_type;
+    int first, gpus;
+    bool usable;
+};
+
+/* Whether s can name a node: [A-Za-z0-9][A-Za-z0-9._-]{0,252} (host names, Slurm and Kubernetes). */
+bool backend_node_name_valid(const char *s);
+
 /* Release call's requests (accepts NULL); call is zeroed. */
 void backend_call_free(struct backend_call *call);
 /*
@@ -188,6 +206,32 @@ struct backend_ops {
      * own scheduler places GPUs.
      */
     bool (*gpu_range)(const json_t *options, const char *gpu_type, int *first, int *count);
+    /*
+     * The cluster's nodes with their GPUs, each passed to report (borrowed for
+     * the call): what a GPU fault may name. 0, or an error with err.
+     */
+    int (*nodes)(const struct backend_cluster *c,
+                 void (*report)(void *arg, const struct backend_node *node), void *arg,
+                 char *err, size_t errsz);
+    /*
+     * Take node out of service (on: Slurm's DRAIN, a Kubernetes cordon) or
+     * give it back (off) after GPU faults; reason says why, for the cluster's
+     * own record. A node taken out by someone else is left as it is, in both
+     * directions; doing what is done already succeeds. Describes what it sent
+     * in call. AIDC_EINVAL: the cluster cannot do it as configured (not tried
+     * again). NULL where aidc keeps work off faulty GPUs itself (the local
+     * executor assigns GPU indexes).
+     */
+    int (*drain)(const struct backend_cluster *c, const char *node, bool on, const char *reason,
+                 struct backend_call *call, char *err, size_t errsz);
+    /*
+     * The runs of aidc on node now (Slurm: the job's node list; Kubernetes:
+     * its pod's nodeName), each passed to report with its backend id and run
+     * key: what a GPU fault there interrupts. 0, or an error with err.
+     */
+    int (*node_jobs)(const struct backend_cluster *c, const char *node,
+                     void (*report)(void *arg, const char *backend_id, const char *run_key),
+                     void *arg, char *err, size_t errsz);
     /* Most nodes one job may span (0: no limit of the backend's own). */
     int max_nodes;
     /*

@@ -528,3 +528,28 @@ int kubejob_inventory_add(const json_t *o, const json_t *items, struct backend_r
     }
     return n;
 }
+
+void kubejob_nodes_each(const json_t *o, const json_t *items,
+                        void (*report)(void *arg, const struct backend_node *n), void *arg)
+{
+    const char *res = json_string_value(json_object_get(o, "gpu_resource"));
+    const char *label = json_string_value(json_object_get(o, "gpu_type_label"));
+    size_t i;
+    json_t *node;
+    json_array_foreach(items, i, node) {
+        const json_t *md = json_object_get(node, "metadata");
+        const char *name = json_string_value(json_object_get(md, "name"));
+        if (!name)
+            continue;
+        const json_t *alloc = json_object_get(json_object_get(node, "status"), "allocatable");
+        long long gpus = kubejob_quantity(
+            json_string_value(json_object_get(alloc, res ? res : KUBE_DEFAULT_GPU_RESOURCE)), false);
+        const char *value = json_string_value(
+            json_object_get(json_object_get(md, "labels"), label ? label : KUBE_DEFAULT_GPU_LABEL));
+        const char *type = value ? gpu_type_of(o, value) : NULL;
+        bool with_gpus = gpus > 0 && gpus <= 1024 && type;
+        struct backend_node bn = {.name = name, .gpu_type = with_gpus ? type : "", .first = 0,
+                                  .gpus = with_gpus ? (int)gpus : 0, .usable = node_usable(node)};
+        report(arg, &bn);
+    }
+}

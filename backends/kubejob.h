@@ -57,4 +57,12 @@ long long kubejob_quantity(const char *s, bool gib);
 int kubejob_inventory_add(const json_t *o, const json_t *items, struct backend_resource *out,
                           size_t max, int n);
 
+/*
+ * Each Node of a NodeList's items to report: its GPUs (the GPU resource of
+ * its allocatable, of the type of its GPU label), usable as
+ * kubejob_inventory_add counts it. Indexes are the device plugin's, 0 up.
+ */
+void kubejob_nodes_each(const json_t *o, const json_t *items,
+                        void (*report)(void *arg, const struct backend_node *n), void *arg);
+
 #endif

@@ -20,6 +20,8 @@
 #define PAGE 500
 #define MAX_PAGES 10000
 #define SELECTOR "labelSelector=app.kubernetes.io%2Fmanaged-by%3Daidc"
+/* on a Node aidc cordoned for a GPU fault: its uncordon may undo only its own */
+#define KUBE_ANNOTATION_CORDON "aidc.io/cordoned"
 
 /* ---- calls --------------------------------------------------------------------------- */
 
@@ -505,6 +507,133 @@ static int inventory(const struct backend_cluster *c, struct backend_resource *o
     return e ? -1 : na.n;
 }
 
+static int each_node(const json_t *items, void *arg)
+{
+    struct {
+        const json_t *options;
+        void (*report)(void *arg, const struct backend_node *n);
+        void *arg;
+    } *na = arg;
+    kubejob_nodes_each(na->options, items, na->report, na->arg);
+    return 0;
+}
+
+static int nodes(const struct backend_cluster *c,
+                 void (*report)(void *arg, const struct backend_node *n), void *arg, char *err,
+                 size_t errsz)
+{
+    struct {
+        const json_t *options;
+        void (*report)(void *arg, const struct backend_node *n);
+        void *arg;
+    } na = {c->options, report, arg};
+    return list_all(c, "/api/v1/nodes?watch=false", each_node, &na, err, errsz);
+}
+
+/* ---- GPU faults: cordon, and the runs on a node ------------------------------------------ */
+
+/*
+ * Cordon (on) or uncordon node, marking aidc's cordons with an annotation:
+ * a node someone else cordoned is neither cordoned over nor uncordoned. The
+ * merge patch carries the resourceVersion read, so a change in between is
+ * a 409 and the outbox tries again.
+ */
+static int drain(const struct backend_cluster *c, const char *node, bool on, const char *reason,
+                 struct backend_call *call, char *err, size_t errsz)
+{
+    char *esc = curl_easy_escape(NULL, node, 0);
+    char *path = xasprintf("/api/v1/nodes/%s", esc ? esc : "");
+    curl_free(esc);
+    struct httpcall_answer a;
+    int e = kube_call(c, "GET", path, NULL, NULL, &a, NULL, err, errsz);
+    if (!e)
+        e = answer_err(&a, path, err, errsz);
+    const json_t *md = json_object_get(a.json, "metadata");
+    bool cordoned = json_is_true(json_object_get(json_object_get(a.json, "spec"), "unschedulable"));
+    const char *mark =
+        json_string_value(json_object_get(json_object_get(md, "annotations"), KUBE_ANNOTATION_CORDON));
+    const char *rv = json_string_value(json_object_get(md, "resourceVersion"));
+    if (e == AIDC_ENOTFOUND) { /* the node left the cluster: nothing to cordon or give back */
+        err[0] = '\0';
+        e = 0;
+        if (call)
+            call->lookup = json_pack("{s:s, s:b}", "node", node, "exists", false);
+        goto out;
+    }
+    if (e)
+        goto out;
+    if (call)
+        call->lookup = json_pack("{s:s, s:b, s:s?}", "node", node, "unschedulable", cordoned,
+                                 "cordoned_by_aidc", mark);
+    /* done already, or another's cordon: left as it is */
+    if ((on && cordoned) || (!on && (!cordoned || !mark)))
+        goto out;
+    char why[200];
+    snprintf(why, sizeof why, "aidc: %s", reason && *reason ? reason : "GPU fault");
+    json_t *body = on ? json_pack("{s:{s:s?, s:{s:s}}, s:{s:b}}", "metadata", "resourceVersion", rv,
+                                  "annotations", KUBE_ANNOTATION_CORDON, why, "spec",
+                                  "unschedulable", true)
+                      : json_pack("{s:{s:s?, s:{s:n}}, s:{s:n}}", "metadata", "resourceVersion", rv,
+                                  "annotations", KUBE_ANNOTATION_CORDON, "spec", "unschedulable");
+    httpcall_answer_free(&a);
+    e = kube_call(c, "PATCH", path, body, "application/merge-patch+json", &a,
+                  call ? &call->request : NULL, err, errsz);
+    json_decref(body);
+    if (!e && call)
+        call->status = (int)a.status;
+    if (!e)
+        e = answer_err(&a, path, err, errsz);
+    if (e == AIDC_EINVAL || e == AIDC_ENOTFOUND)
+        e = AIDC_EUNAVAIL; /* a node changed under us: the next try reads it again */
+out:
+    httpcall_answer_free(&a);
+    free(path);
+    return e;
+}
+
+struct pods_arg {
+    void (*report)(void *arg, const char *backend_id, const char *run_key);
+    void *arg;
+};
+
+static int each_pod(const json_t *items, void *arg)
+{
+    struct pods_arg *pa = arg;
+    size_t i;
+    json_t *pod;
+    json_array_foreach(items, i, pod) {
+        const json_t *md = json_object_get(pod, "metadata");
+        const char *ns = json_string_value(json_object_get(md, "namespace"));
+        const char *run =
+            json_string_value(json_object_get(json_object_get(md, "labels"), KUBE_LABEL_RUN));
+        const char *phase =
+            json_string_value(json_object_get(json_object_get(pod, "status"), "phase"));
+        if (!ns || !run || (phase && (strcmp(phase, "Succeeded") == 0 ||
+                                      strcmp(phase, "Failed") == 0)))
+            continue;
+        char name[128], id[200];
+        kubejob_name(run, name, sizeof name);
+        snprintf(id, sizeof id, "%.63s/%.63s", ns, name);
+        pa->report(pa->arg, id, run);
+    }
+    return 0;
+}
+
+/* The pods of aidc's Jobs bound to node (fieldSelector spec.nodeName), in any namespace. */
+static int node_jobs(const struct backend_cluster *c, const char *node,
+                     void (*report)(void *arg, const char *backend_id, const char *run_key),
+                     void *arg, char *err, size_t errsz)
+{
+    char *esc = curl_easy_escape(NULL, node, 0);
+    char *path = xasprintf("/api/v1/pods?%s&fieldSelector=spec.nodeName%%3D%s", SELECTOR,
+                           esc ? esc : "");
+    curl_free(esc);
+    struct pods_arg pa = {report, arg};
+    int e = list_all(c, path, each_pod, &pa, err, errsz);
+    free(path);
+    return e;
+}
+
 static bool check_options(json_t *options, char *err, size_t errsz)
 {
     return kubejob_check_options(options, err, errsz);
@@ -521,6 +650,9 @@ const struct backend_ops backend_kubernetes = {
     .inventory = inventory,
     .logs = NULL,
     .gpu_range = NULL,
+    .nodes = nodes,
+    .drain = drain,
+    .node_jobs = node_jobs,
     .max_nodes = 1,
     .poll_lists_all = true,
 };

@@ -38,7 +38,7 @@ static bool int_option(json_t *o, const char *name, long long min, long long max
 static bool check_options(json_t *o, char *err, size_t errsz)
 {
     static const char *const known[] = {"gpus", "cpus", "memory_gib", "max_time_limit_minutes",
-                                        "workdir"};
+                                        "workdir", "node"};
     const char *key;
     json_t *v;
     json_object_foreach(o, key, v) {
@@ -76,6 +76,12 @@ static bool check_options(json_t *o, char *err, size_t errsz)
     if (wd && (!json_is_string(wd) || json_string_value(wd)[0] != '/' ||
                strlen(json_string_value(wd)) > 512)) {
         snprintf(err, errsz, "options.workdir must be an absolute path of at most 512 bytes");
+        return false;
+    }
+    json_t *node = json_object_get(o, "node");
+    if (node && (!json_is_string(node) || !backend_node_name_valid(json_string_value(node)))) {
+        snprintf(err, errsz, "options.node must be a host name (letters, digits, '.', '_', '-'; "
+                             "at most 253)");
         return false;
     }
     return int_option(o, "cpus", 1, 100000, err, errsz) &&
@@ -453,6 +459,48 @@ static int inventory(const struct backend_cluster *c, struct backend_resource *o
     return (int)n;
 }
 
+/*
+ * This machine as the one node of the cluster: options.node, else the host
+ * name (what DCGM's alerts call it). GPU indexes as jobs get them: types in
+ * name order.
+ */
+static int nodes(const struct backend_cluster *c,
+                 void (*report)(void *arg, const struct backend_node *node), void *arg, char *err,
+                 size_t errsz)
+{
+    char host[256] = "";
+    const char *name = json_string_value(json_object_get(c->options, "node"));
+    if (!name) {
+        if (gethostname(host, sizeof host) != 0 || !backend_node_name_valid(host)) {
+            snprintf(err, errsz, "this machine's host name is not a node name: set options.node");
+            return AIDC_EINVAL;
+        }
+        name = host;
+    }
+    const char *types[MAX_GPU_TYPES];
+    size_t n = sorted_types(c->options, types);
+    const json_t *gpus = json_object_get(c->options, "gpus");
+    struct backend_node bn = {.name = name, .gpu_type = "", .usable = true};
+    int at = 0, reported = 0;
+    for (size_t i = 0; i < n; i++) {
+        int count = (int)json_integer_value(json_object_get(gpus, types[i]));
+        if (count <= 0)
+            continue;
+        bn.gpu_type = types[i];
+        bn.first = at;
+        bn.gpus = count;
+        report(arg, &bn);
+        reported++;
+        at += count;
+    }
+    if (!reported) {
+        bn.gpu_type = "";
+        bn.first = bn.gpus = 0;
+        report(arg, &bn);
+    }
+    return 0;
+}
+
 static int logs(const struct backend_cluster *c, const char *job_id, bool stderr_stream, int tail,
                 char **text, size_t *textlen)
 {
@@ -474,5 +522,6 @@ const struct backend_ops backend_local = {
     .inventory = inventory,
     .logs = logs,
     .gpu_range = local_gpu_range,
+    .nodes = nodes,
     .max_nodes = 1,
 };

@@ -11,7 +11,9 @@
  * keep running when aidcd restarts, and their end is found in the file.
  *
  * Options: {"gpus": {"a100": 4, ...}, "cpus": N, "memory_gib": N,
- * "max_time_limit_minutes": N, "workdir": "/path"}; every one is optional. On
+ * "max_time_limit_minutes": N, "workdir": "/path", "node": "gpu-box-1"}; every
+ * one is optional ("node" names this machine for GPU faults; default: its
+ * host name). On
  * a machine without GPUs the gpus are slots, so the platform can be tried
  * anywhere. GPU indexes are numbered over the types in name order (a100: 0-3,
  * t4: 4-5 for {"t4": 2, "a100": 4}).

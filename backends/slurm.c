@@ -6,6 +6,7 @@
 #include "../server/err.h"
 #include "../server/sbuf.h"
 #include "../server/xalloc.h"
+#include "slurmnode.h"
 #include "slurmrest.h"
 
 #include <stdio.h>
@@ -86,7 +87,8 @@ static bool check_options(json_t *o, char *err, size_t errsz)
     static const char *const known[] = {"user_name", "api_version", "partition",
                                         "preemptible_partition", "partitions", "accounts",
                                         "workdir", "container", "max_time_limit_minutes",
-                                        "timeout_seconds", NULL};
+                                        "timeout_seconds", "drain_command", "resume_command",
+                                        NULL};
     static const char *const prios[] = {"high", "normal", "low", NULL};
     const char *key;
     json_t *v;
@@ -135,7 +137,8 @@ static bool check_options(json_t *o, char *err, size_t errsz)
         snprintf(err, errsz, "options.max_time_limit_minutes must be an integer from 1 to 525600");
         return false;
     }
-    return string_option(o, "user_name", NULL, err, errsz) &&
+    return slurmnode_check_options(o, err, errsz) &&
+           string_option(o, "user_name", NULL, err, errsz) &&
            string_option(o, "api_version", DEFAULT_API, err, errsz) &&
            string_option(o, "partition", NULL, err, errsz) &&
            string_option(o, "preemptible_partition", NULL, err, errsz) &&
@@ -242,7 +245,7 @@ static bool has_flag(const json_t *flags, const char *prefix)
     return false;
 }
 
-static bool node_usable(const json_t *node)
+bool slurm_node_usable(const json_t *node)
 {
     const char *state = json_string_value(json_object_get(node, "state"));
     if (!state)
@@ -278,7 +281,7 @@ int slurm_inventory_parse(const json_t *nodes, struct backend_resource *out, siz
     size_t i;
     json_t *node;
     json_array_foreach(nodes, i, node) {
-        if (!node_usable(node))
+        if (!slurm_node_usable(node))
             continue;
         add(out, max, &n, "cpu", ival(node, "cpus"));
         add(out, max, &n, "memory_gib", ival(node, "real_memory") / 1024);
@@ -677,6 +680,45 @@ static int inventory(const struct backend_cluster *c, struct backend_resource *o
     return n;
 }
 
+static int nodes(const struct backend_cluster *c,
+                 void (*report)(void *arg, const struct backend_node *node), void *arg, char *err,
+                 size_t errsz)
+{
+    struct slurmrest_target t = target(c);
+    struct slurmrest_answer a;
+    if (slurmrest_call(&t, "GET", "nodes", NULL, &a, err, errsz))
+        return AIDC_EUNAVAIL;
+    int e = 0;
+    if (slurmrest_ok(&a, err, errsz) && json_is_array(json_object_get(a.json, "nodes")))
+        slurmnode_each(json_object_get(a.json, "nodes"), report, arg);
+    else
+        e = AIDC_EUNAVAIL;
+    if (e && !err[0])
+        snprintf(err, errsz, "GET nodes: no node list in the answer");
+    slurmrest_answer_free(&a);
+    return e;
+}
+
+static int drain(const struct backend_cluster *c, const char *node, bool on, const char *reason,
+                 struct backend_call *call, char *err, size_t errsz)
+{
+    struct slurmrest_target t = target(c);
+    return slurmnode_drain(&t, c->options, node, on, reason, call, err, errsz);
+}
+
+/* Slurm has no "jobs on node": the whole list, filtered by each job's node list. */
+static int node_jobs(const struct backend_cluster *c, const char *node,
+                     void (*report)(void *arg, const char *backend_id, const char *run_key),
+                     void *arg, char *err, size_t errsz)
+{
+    json_t *jobs = jobs_since(c, 0, NULL, err, errsz);
+    if (!jobs)
+        return AIDC_EUNAVAIL;
+    slurmnode_jobs_on(jobs, node, opt(c->options, "user_name", "aidc"), report, arg);
+    json_decref(jobs);
+    return 0;
+}
+
 /* The job's files under options.workdir, where aidcd can read them (a shared file system). */
 static int logs(const struct backend_cluster *c, const char *job_id, bool stderr_stream, int tail,
                 char **text, size_t *len)
@@ -699,5 +741,8 @@ const struct backend_ops backend_slurm = {
     .inventory = inventory,
     .logs = logs,
     .gpu_range = NULL,
+    .nodes = nodes,
+    .drain = drain,
+    .node_jobs = node_jobs,
     .max_nodes = 0,
 };

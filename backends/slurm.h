@@ -33,6 +33,8 @@ void slurm_job_status(const json_t *job, struct backend_status *out);
  * draining or failing are left out. Returns how many (at most max).
  */
 int slurm_inventory_parse(const json_t *nodes, struct backend_resource *out, size_t max);
+/* Whether a node of GET /nodes can take work: not down, drained, draining or failing. */
+bool slurm_node_usable(const json_t *node);
 /* The Slurm job (from a "jobs" array) whose name is run_key and user user; NULL if none. */
 const json_t *slurm_find_run(const json_t *jobs, const char *run_key, const char *user);
 /*

@@ -33,10 +33,11 @@ static const struct db_stmt st_synced = {
     "WITH inv AS (SELECT r, t::bigint AS t FROM unnest(string_to_array($4, ','),"
     "                                              string_to_array($5, ',')) AS x(r, t)"
     "             WHERE $2::boolean),"
-    " up AS (INSERT INTO cluster_inventory (cluster_id, resource, total, updated_at)"
-    "        SELECT $1::uuid, r, t, now() FROM inv"
+    /* total as reported; db_gpu_inventory_apply then takes out what faults hold */
+    " up AS (INSERT INTO cluster_inventory (cluster_id, resource, total, reported, updated_at)"
+    "        SELECT $1::uuid, r, t, t, now() FROM inv"
     "        ON CONFLICT (cluster_id, resource) DO UPDATE SET total = EXCLUDED.total,"
-    "          updated_at = now() RETURNING resource),"
+    "          reported = EXCLUDED.reported, updated_at = now() RETURNING resource),"
     " gone AS (DELETE FROM cluster_inventory WHERE cluster_id = $1::uuid AND $2::boolean"
     "          AND resource NOT IN (SELECT r FROM inv) RETURNING 1)"
     " UPDATE clusters SET healthy = $2::boolean, last_error = $3, last_sync_at = now()"
@@ -56,7 +57,8 @@ static const struct db_stmt st_ledger = {
 static const struct db_stmt st_candidates = {
     "cluster_candidates",
     "SELECT c.id, c.name, c.kind, c.healthy,"
-    " coalesce((SELECT total FROM cluster_inventory i WHERE i.cluster_id = c.id"
+    /* GPUs out of service for a fault come back: a job waits for them */
+    " coalesce((SELECT total + faulty FROM cluster_inventory i WHERE i.cluster_id = c.id"
     "            AND i.resource = 'gpu:' || $1), 0),"
     " CASE WHEN jsonb_typeof(c.options -> 'max_time_limit_minutes') = 'number'"
     "      THEN (c.options ->> 'max_time_limit_minutes')::bigint END,"

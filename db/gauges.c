@@ -18,6 +18,8 @@ static const struct db_stmt st_gauges = {
     "  WHERE i.resource LIKE 'gpu:%' GROUP BY 3"
     " UNION ALL SELECT 'aidc_gpus_allocated', 'gpu_type', gpu_type, NULL, NULL,"
     "  sum(gpus * nodes)::float8 FROM jobs WHERE state IN " ACTIVE " AND gpus > 0 GROUP BY 3"
+    " UNION ALL SELECT 'aidc_gpus_faulty', 'cluster', cluster, 'gpu_type', gpu_type,"
+    "  gpus::float8 FROM aidc_gpus_faulty()"
     " UNION ALL SELECT 'aidc_cluster_healthy', 'cluster', name, NULL, NULL,"
     "  CASE WHEN healthy THEN 1 ELSE 0 END::float8 FROM clusters"
     " UNION ALL SELECT 'aidc_outbox_backlog', NULL, NULL, NULL, NULL, count(*)::float8"

@@ -186,7 +186,8 @@ static unsigned scopes_of(const char *csv)
 {
     static const char *const names[] = {"jobs:read",     "jobs:write",    "images:read",
                                         "images:write",  "usage:read",    "billing:write",
-                                        "audit:read",    "audit:ingest",  "admin"};
+                                        "audit:read",    "audit:ingest",  "admin",
+                                        "gpu-faults:write"};
     unsigned bits = 0;
     char *dup = xstrdup(csv), *save = NULL;
     for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save))

@@ -72,7 +72,9 @@ static const struct db_stmt st_capacity = {
     "  UNION SELECT resource FROM tenant_quotas WHERE resource LIKE 'gpu:%') k"
     " LEFT JOIN (SELECT resource, sum(guaranteed) AS g FROM tenant_quotas"
     "            WHERE tenant_id <> $1::uuid GROUP BY resource) o ON o.resource = k.resource"
-    " LEFT JOIN (SELECT resource, sum(total) AS t FROM cluster_inventory GROUP BY resource) c"
+    /* with the GPUs faults hold: a guarantee outlives a failed GPU */
+    " LEFT JOIN (SELECT resource, sum(total + faulty) AS t FROM cluster_inventory"
+    "            GROUP BY resource) c"
     "            ON c.resource = k.resource",
     1};
 

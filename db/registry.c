@@ -9,6 +9,7 @@
 #include "clusters.h"
 #include "db.h"
 #include "gauges.h"
+#include "gpufaults.h"
 #include "health.h"
 #include "idempotency.h"
 #include "images.h"
@@ -26,5 +27,5 @@ const struct db_stmt *const *const db_registry[] = {
     db_identity_stmts, db_auditlog_stmts, db_idempotency_stmts, db_tenants_stmts,
     db_projects_stmts, db_users_stmts,    db_tokens_stmts,      db_health_stmts,  db_gauges_stmts,
     db_clusters_stmts, db_quotas_stmts,   db_jobs_stmts,        db_sched_stmts,
-    db_audit_stmts,    db_approvals_stmts, db_billing_stmts, db_plans_stmts, db_images_stmts, NULL,
+    db_audit_stmts,    db_approvals_stmts, db_billing_stmts, db_plans_stmts, db_images_stmts, db_gpufaults_stmts, NULL,
 };

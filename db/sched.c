@@ -67,6 +67,13 @@ static const struct db_stmt st_hours = {
     "   FROM aidc_usage_unmetered(date_trunc('month', now(), 'UTC'), now()) WHERE gpus > 0) x"
     " GROUP BY tenant_id, project_id",
     0};
+/* GPUs with open faults where aidc assigns indexes: never handed out (NULL: all of the node) */
+static const struct db_stmt st_faults = {
+    "snap_faults",
+    "SELECT f.cluster_id, f.gpu_index FROM gpu_faults f"
+    " WHERE f.resolved_at IS NULL AND EXISTS (SELECT 1 FROM cluster_nodes n"
+    "   WHERE n.cluster_id = f.cluster_id AND n.node = f.node AND n.per_gpu)",
+    0};
 static const struct db_stmt st_queued = {
     "snap_queued",
     DB_SCHED_QUEUED_SQL,
@@ -145,7 +152,8 @@ static const struct db_stmt st_marks = {
 static const struct db_stmt st_claim = {
     "outbox_claim",
     "WITH c AS (SELECT o.id FROM outbox o"
-    "            WHERE o.delivered_at IS NULL AND o.next_attempt_at <= now()"
+    "            WHERE o.job_id IS NOT NULL AND o.delivered_at IS NULL"
+    "              AND o.next_attempt_at <= now()"
     "              AND NOT EXISTS (SELECT 1 FROM outbox p WHERE p.job_id = o.job_id"
     "                               AND p.delivered_at IS NULL AND p.id < o.id)"
     "            ORDER BY o.id LIMIT $1::int FOR UPDATE SKIP LOCKED),"
@@ -249,21 +257,27 @@ static const struct db_stmt st_to_final = {
     "                   ELSE jsonb_build_object('exit_code', $6::int) END FROM u)"
     " SELECT count(*), CASE WHEN count(*) > 0 THEN pg_notify('aidc_jobs', 'end') END FROM u",
     7};
-/* preempted: back to the queue, naming who took the GPUs and how long it ran */
+/* preempted: back to the queue, naming who took the GPUs (or the GPU fault that
+ * stopped it) and how long it ran */
 static const struct db_stmt st_requeue = {
     "job_requeue",
     "WITH info AS (SELECT j.id, j.tenant_id, j.preempt_by, t.slug AS by_tenant, j.checkpoint_at,"
+    "                f.id AS fault, f.node, f.gpu_index, f.reason AS why,"
     "                coalesce(extract(epoch FROM coalesce(to_timestamp($3::float8), now())"
     "                                            - j.started_at)::bigint, 0) AS ran"
     "               FROM jobs j LEFT JOIN jobs b ON b.id = j.preempt_by"
     "               LEFT JOIN tenants t ON t.id = b.tenant_id"
+    "               LEFT JOIN gpu_faults f ON f.id = j.preempt_fault"
     "              WHERE j.id = $1::uuid AND j.state = $2),"
     " u AS (UPDATE jobs j SET state = 'queued', preemption_count = j.preemption_count + 1,"
     "         cluster_id = NULL, backend_job_id = NULL, gpu_indexes = NULL,"
     "         stop_requested = NULL, stop_requested_at = NULL, preempt_by = NULL,"
+    "         preempt_fault = NULL,"
     "         admitted_at = NULL, started_at = NULL, preemptible = false, exit_code = NULL,"
-    "         checkpoint_at = NULL, reason = 'preempted', updated_at = now()"
+    "         checkpoint_at = NULL, updated_at = now(),"
+    "         reason = CASE WHEN info.fault IS NULL THEN 'preempted' ELSE 'gpu-fault' END"
     "       FROM info WHERE j.id = info.id AND j.state = $2 RETURNING j.id),"
+    /* a run a fault ended is a preempted run: its lost GPU time is credited alike */
     " closed AS (UPDATE job_runs r"
     "              SET ended_at = " RUN_END("coalesce(to_timestamp($3::float8), now())") ","
     "                  end_reason = 'preempted', checkpoint_at = info.checkpoint_at"
@@ -271,15 +285,26 @@ static const struct db_stmt st_requeue = {
     "            WHERE r.job_id = u.id AND r.ended_at IS NULL),"
     " e AS (INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason, details)"
     "       SELECT info.id, info.tenant_id, $2, 'preempted',"
-    "              'preempted by job ' || coalesce(info.preempt_by::text, 'unknown')"
-    "              || ' of tenant ' || coalesce(info.by_tenant, 'unknown')"
-    "              || ' after running ' || info.ran || ' s',"
-    "              jsonb_build_object('preempted_by_job', info.preempt_by,"
+    "              CASE WHEN info.fault IS NOT NULL"
+    "                THEN 'GPU fault on node ' || info.node"
+    "                     || coalesce(' (GPU ' || info.gpu_index || ')', ' (all GPUs)')"
+    "                     || ': ' || info.why || ', after running ' || info.ran || ' s'"
+    "                ELSE 'preempted by job ' || coalesce(info.preempt_by::text, 'unknown')"
+    "                     || ' of tenant ' || coalesce(info.by_tenant, 'unknown')"
+    "                     || ' after running ' || info.ran || ' s' END,"
+    "              CASE WHEN info.fault IS NOT NULL"
+    "                THEN jsonb_build_object('gpu_fault', jsonb_build_object('id', info.fault,"
+    "                       'node', info.node, 'gpu', info.gpu_index, 'reason', info.why),"
+    "                       'ran_seconds', info.ran)"
+    "                ELSE jsonb_build_object('preempted_by_job', info.preempt_by,"
     "                                 'preempted_by_tenant', info.by_tenant,"
-    "                                 'ran_seconds', info.ran)"
+    "                                 'ran_seconds', info.ran) END"
     "         FROM info JOIN u ON u.id = info.id"
     "       UNION ALL"
-    "       SELECT info.id, info.tenant_id, 'preempted', 'queued', coalesce($4, 'requeued'),"
+    "       SELECT info.id, info.tenant_id, 'preempted', 'queued',"
+    "              CASE WHEN info.fault IS NOT NULL"
+    "                THEN 'requeued after a GPU fault on node ' || info.node"
+    "                ELSE coalesce($4, 'requeued') END,"
     "              '{}'::jsonb FROM info JOIN u ON u.id = info.id)"
     " SELECT count(*), CASE WHEN count(*) > 0 THEN pg_notify('aidc_jobs', 'requeue') END FROM u",
     4};
@@ -290,7 +315,7 @@ const struct db_stmt *const db_sched_stmts[] = {
     &st_queued,      &st_active,        &st_admit,       &st_preempt,   &st_waits,
     &st_claim,       &st_done,          &st_failed,      &st_delivered, &st_sync_active,
     &st_to_active,   &st_to_final,      &st_requeue,     &st_marks_now,  &st_marks,
-    &st_stop_now,    &st_lead,          &st_outbox_release, &st_unlead, NULL};
+    &st_stop_now,    &st_lead,          &st_outbox_release, &st_unlead, &st_faults, NULL};
 
 int db_sched_wake(struct db *db, const char *channel)
 {
@@ -347,10 +372,10 @@ int db_sched_snapshot(struct db *db, struct db_snapshot *out)
 {
     const struct db_stmt *const sts[] = {&st_clusters, &st_inventory, &st_tenants, &st_tquotas,
                                          &st_pquotas,  &st_hours,     &st_queued,  &st_active,
-                                         &st_marks_now};
+                                         &st_marks_now, &st_faults};
     PGresult **dst[] = {&out->clusters, &out->inventory, &out->tenants, &out->tquotas,
                         &out->pquotas,  &out->hours,     &out->queued,  &out->active,
-                        &out->marks};
+                        &out->marks,    &out->faults};
     memset(out, 0, sizeof *out);
     for (size_t i = 0; i < sizeof sts / sizeof sts[0]; i++) {
         int e;
@@ -374,6 +399,7 @@ void db_sched_snapshot_free(struct db_snapshot *s)
     PQclear(s->queued);
     PQclear(s->active);
     PQclear(s->marks);
+    PQclear(s->faults);
     memset(s, 0, sizeof *s);
 }
 

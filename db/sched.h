@@ -59,6 +59,9 @@ int db_outbox_release(struct db *db);
 struct db_snapshot {
     PGresult *clusters, *inventory, *tenants, *tquotas, *pquotas, *hours, *queued, *active;
     PGresult *marks; /* the queue marks written last: gpu type, position, job id */
+    /* GPU indexes never to hand out (open faults where aidc assigns indexes):
+     * cluster_id, gpu_index (NULL: every GPU of the cluster's node) */
+    PGresult *faults;
 };
 int db_sched_snapshot(struct db *db, struct db_snapshot *out);
 void db_sched_snapshot_free(struct db_snapshot *s);

@@ -6,6 +6,7 @@
 #include "admitter.h"
 
 #include "../backends/backend.h"
+#include "../db/gpufaults.h"
 #include "../db/pgarray.h"
 #include "../db/sched.h"
 #include "../server/config.h"
@@ -39,7 +40,7 @@
 struct cl_info {
     const struct backend_ops *ops;
     json_t *options;
-    unsigned char used[MAX_INDEXES]; /* GPU indexes held by active jobs */
+    unsigned char used[MAX_INDEXES]; /* GPU indexes held by active jobs, or faulty */
 };
 
 struct build {
@@ -328,6 +329,23 @@ static void build_jobs(struct build *b, const struct db_snapshot *d)
     }
 }
 
+/* Faulty GPUs are never handed out: as if a job held them (NULL: every GPU of the node). */
+static void mark_faults(struct build *b, const struct db_snapshot *d)
+{
+    for (int i = 0; i < PQntuples(d->faults); i++) {
+        int c = idmap_get(&b->clusters, PQgetvalue(d->faults, i, 0));
+        if (c < 0)
+            continue;
+        if (PQgetisnull(d->faults, i, 1)) {
+            memset(b->cl[c].used, 1, sizeof b->cl[c].used);
+            continue;
+        }
+        long v = strtol(PQgetvalue(d->faults, i, 1), NULL, 10);
+        if (v >= 0 && v < MAX_INDEXES)
+            b->cl[c].used[v] = 1;
+    }
+}
+
 static void build_free(struct build *b)
 {
     for (size_t c = 0; c < b->s.nclusters; c++) {
@@ -551,8 +569,15 @@ int admitter_pass(struct db *db, const struct config *cfg, struct admitter_stats
         st->skipped = !e;
         return e;
     }
+    /* a job a pass before put on a GPU that failed meanwhile stops now (db/gpufaults.h) */
+    char *swept = NULL;
+    e = db_gpu_fault_sweep(db, cfg->preempt_grace_seconds, &swept);
+    if (!e && strcmp(swept, "{}") != 0)
+        log_info("admission: jobs on faulty GPUs asked to stop: %s", swept);
+    free(swept);
     struct db_snapshot d;
-    e = db_sched_snapshot(db, &d);
+    if (!e)
+        e = db_sched_snapshot(db, &d);
     if (e) {
         db_rollback(db);
         return e;
@@ -564,6 +589,7 @@ int admitter_pass(struct db *db, const struct config *cfg, struct admitter_stats
     build_tenants(&b, &d);
     build_projects(&b, &d);
     build_jobs(&b, &d);
+    mark_faults(&b, &d);
     build_hours(&b, &d);
     b.s.now = now_s();
     b.s.starvation_seconds = cfg->starvation_seconds;

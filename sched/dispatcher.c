@@ -9,6 +9,7 @@
 #include "../server/err.h"
 #include "../server/log.h"
 #include "../server/xalloc.h"
+#include "nodeoutbox.h"
 #include "schedstats.h"
 #include "worker.h"
 
@@ -331,7 +332,11 @@ int dispatcher_round(struct db *db, const struct config *cfg)
     for (int i = 0; i < n; i++)
         deliver(db, cfg, r, i);
     PQclear(r);
-    return n == BATCH ? 1 : 0;
+    /* and the node drains: a fault's drain goes out with the preemptions it brings */
+    int more = nodeoutbox_round(db, cfg);
+    if (more < 0)
+        return more;
+    return n == BATCH || more ? 1 : 0;
 }
 
 static int round_fn(struct db *db, bool notified, void *arg)

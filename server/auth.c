@@ -17,7 +17,8 @@
 
 static const char *const scope_names[] = {"jobs:read",    "jobs:write",   "images:read",
                                           "images:write", "usage:read",   "billing:write",
-                                          "audit:read",   "audit:ingest", "admin"};
+                                          "audit:read",   "audit:ingest", "admin",
+                                          "gpu-faults:write"};
 #define NSCOPES (sizeof scope_names / sizeof scope_names[0])
 
 unsigned auth_scope_parse(const char *name)

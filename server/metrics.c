@@ -149,8 +149,9 @@ static void label_value(struct sbuf *sb, const char *v)
 static const char *const gauge_help[][2] = {
     {"aidc_jobs_queued", "Jobs waiting for admission, by GPU type (none: CPU only)."},
     {"aidc_jobs_active", "Jobs admitted, pending in a cluster or running."},
-    {"aidc_gpus_total", "GPUs of healthy clusters, by type."},
+    {"aidc_gpus_total", "GPUs of healthy clusters that can be handed out, by type."},
     {"aidc_gpus_allocated", "GPUs held by admitted, pending and running jobs, by type."},
+    {"aidc_gpus_faulty", "GPUs marked faulty, by cluster and type (left out of the total)."},
     {"aidc_cluster_healthy", "1 when the cluster answered its last inventory refresh."},
     {"aidc_outbox_backlog", "Decisions not yet delivered to clusters."},
     {"aidc_outbox_oldest_seconds", "Age of the oldest undelivered decision (0: none)."},

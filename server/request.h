@@ -47,8 +47,9 @@ enum scope {
     SC_AUDIT_READ = 1u << 6,
     SC_AUDIT_INGEST = 1u << 7,
     SC_ADMIN = 1u << 8,
+    SC_GPU_FAULTS = 1u << 9, /* report and resolve GPU faults (Alertmanager's webhook) */
 };
-#define SC_ALL 0x1ffu
+#define SC_ALL 0x3ffu
 
 #define UUID_LEN 36
 

@@ -615,8 +615,10 @@ START_TEST(token_fields)
         {"{\"name\":\"ci\",\"scopes\":null}", "scopes"},
         {"{\"name\":\"ci\",\"scopes\":{}}", "scopes"},
         {"{\"name\":\"ci\",\"scopes\":[null]}", "scopes"},
+        /* more items than there are scopes */
         {"{\"name\":\"ci\",\"scopes\":[\"jobs:read\",\"jobs:read\",\"jobs:read\",\"jobs:read\","
-         "\"jobs:read\",\"jobs:read\",\"jobs:read\",\"jobs:read\",\"jobs:read\",\"jobs:read\"]}",
+         "\"jobs:read\",\"jobs:read\",\"jobs:read\",\"jobs:read\",\"jobs:read\",\"jobs:read\","
+         "\"jobs:read\"]}",
          "scopes"},
         {TOK(",\"expires_in_days\":0"), "expires_in_days"},
         {TOK(",\"expires_in_days\":731"), "expires_in_days"},

@@ -113,6 +113,9 @@ enum kind {
     K_CLUSTER_GET,
     K_CLUSTER_SYNC,
     K_CLUSTER_DRIFT,
+    K_GPU_FAULT_REPORT,
+    K_GPU_FAULT_LIST,
+    K_GPU_FAULT_RESOLVE,
     K_JOB_SUBMIT,
     K_JOB_LIST,
     K_JOB_GET,
@@ -222,6 +225,14 @@ static const struct row rows[] = {
     /* the local cluster keeps no job list of its own: 422 shows the permission passed */
     {"GET", "/api/v1/clusters/{name}/drift", K_CLUSTER_DRIFT,
         {422, 422, 403, 403, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
+    /* GPU faults: platform admins (auditors read); no token here has gpu-faults:write
+     * (admin does not imply it). A node the cluster lacks is 404: the permission passed */
+    {"POST", "/api/v1/clusters/{name}/gpu-faults", K_GPU_FAULT_REPORT,
+        {404, 404, 403, 403, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
+    {"GET", "/api/v1/clusters/{name}/gpu-faults", K_GPU_FAULT_LIST,
+        {200, 200, 403, 200, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
+    {"DELETE", "/api/v1/clusters/{name}/gpu-faults/{node}", K_GPU_FAULT_RESOLVE,
+        {404, 404, 403, 403, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
     /* no token has jobs:write (admin does not imply it): the scope check comes first */
     {"POST", "/api/v1/tenants/{tenant}/jobs", K_JOB_SUBMIT,
         {201, 201, 403, 403, 201, 201, 403, 404, 404, 401, 403, 403, 403, 403, 201},
@@ -388,6 +399,16 @@ static void prep(struct cell *c)
         break;
     case K_CLUSTER_SYNC:
         snprintf(c->path, sizeof c->path, "/api/v1/clusters/local/sync");
+        break;
+    case K_GPU_FAULT_REPORT:
+        snprintf(c->path, sizeof c->path, "/api/v1/clusters/local/gpu-faults");
+        snprintf(c->body, sizeof c->body, "{\"node\":\"no-such-node\",\"reason\":\"%s\"}", tag);
+        break;
+    case K_GPU_FAULT_LIST:
+        snprintf(c->path, sizeof c->path, "/api/v1/clusters/local/gpu-faults");
+        break;
+    case K_GPU_FAULT_RESOLVE:
+        snprintf(c->path, sizeof c->path, "/api/v1/clusters/local/gpu-faults/no-such-node");
         break;
     case K_CLUSTER_DRIFT:
         snprintf(c->path, sizeof c->path, "/api/v1/clusters/local/drift");
@@ -582,6 +603,15 @@ static void verify(const struct cell *c, long got, const struct http_res *res)
     case K_CLUSTER_DRIFT:
         if (got == 422 && !strstr(res->body ? res->body : "", "no job list"))
             note("%s: 422 does not say why: %s", c->what, res->body ? res->body : "");
+        break;
+    case K_GPU_FAULT_REPORT:
+    case K_GPU_FAULT_RESOLVE:
+        if (got == 404 && !strstr(res->body ? res->body : "", "is not a node of cluster"))
+            note("%s: 404 does not say why: %s", c->what, res->body ? res->body : "");
+        break;
+    case K_GPU_FAULT_LIST:
+        if (got == 200 && !json_is_array(json_object_get(res->json, "items")))
+            note("%s: 200 without items", c->what);
         break;
     case K_CLUSTER_SYNC:
         if (got == 202 &&

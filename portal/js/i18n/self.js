@@ -116,6 +116,7 @@ export default {
   'tokens.scope.audit_read': ['read audit events', '查看审计事件'],
   'tokens.scope.audit_ingest': ['send command records (node agents)', '上报命令记录（节点代理）'],
   'tokens.scope.admin': ['administration (tokens, users, tenants, clusters)', '管理操作（令牌、用户、租户、集群）'],
+  'tokens.scope.gpu-faults_write': ['report and resolve faulty GPUs (Alertmanager webhook)', '上报和解除 GPU 故障（Alertmanager 回调）'],
   'tokens.need_name': ['Enter a name.', '请输入名称。'],
   'tokens.need_scope': ['Choose at least one scope.', '请至少选择一个权限范围。'],
   'tokens.create': ['Create token', '创建令牌'],

@@ -10,7 +10,7 @@ import { h, clear, section, table, field, onSubmit, copyButton, alertBox, errorT
 // fixed list rather than the 300 KB OpenAPI document on every visit: each scope needs
 // its own explanation in the text table anyway.
 const SCOPES = ['jobs:read', 'jobs:write', 'images:read', 'images:write', 'usage:read',
-  'billing:write', 'audit:read', 'audit:ingest', 'admin'];
+  'billing:write', 'audit:read', 'audit:ingest', 'admin', 'gpu-faults:write'];
 
 const scopeKey = (s) => `tokens.scope.${s.replace(':', '_')}`;
 

@@ -1,0 +1,361 @@
+/* gpufaults.c - GPU faults of a cluster (see gpufaults.h). */
+#include "gpufaults.h"
+
+#include "../backends/backend.h"
+#include "../db/clusters.h"
+#include "../db/gpufaults.h"
+#include "../db/sched.h"
+#include "../server/config.h"
+#include "../server/err.h"
+#include "../server/xalloc.h"
+#include "clusters.h"
+#include "faultreport.h"
+#include "paging.h"
+
+#include <microhttpd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct cluster_ref {
+    const char *name;
+    char id[37], kind[16];
+    const struct backend_ops *ops;
+};
+
+static int cluster_of(struct req *rq, struct resp *rs, struct cluster_ref *c)
+{
+    int e = api_cluster_name(rq, rs, &c->name);
+    if (e)
+        return e;
+    e = db_cluster_lookup(rq->db, c->name, c->id, c->kind, sizeof c->kind, NULL);
+    if (e == AIDC_ENOTFOUND)
+        return api_fail(rs, MHD_HTTP_NOT_FOUND, "cluster \"%s\" not found", c->name);
+    c->ops = backend_find(c->kind);
+    return e;
+}
+
+/* How many GPU indexes node has on the cluster (*known false: not one of its nodes). */
+static int node_gpus(struct req *rq, const char *cluster_id, const char *node, int *ngpus,
+                     bool *known)
+{
+    PGresult *r = NULL;
+    int e = db_gpu_node_get(rq->db, cluster_id, node, &r);
+    *ngpus = 0;
+    *known = !e && PQntuples(r) > 0;
+    for (int i = 0; !e && i < PQntuples(r); i++) {
+        int end =
+            (int)strtol(PQgetvalue(r, i, 1), NULL, 10) + (int)strtol(PQgetvalue(r, i, 2), NULL, 10);
+        if (end > *ngpus)
+            *ngpus = end;
+    }
+    PQclear(r);
+    return e;
+}
+
+/* The nodes a request touched, with the reason to drain them for. */
+struct touched {
+    char **names, **reasons;
+    size_t n;
+};
+
+static void touch(struct touched *t, const char *node, const char *reason)
+{
+    for (size_t i = 0; i < t->n; i++)
+        if (strcmp(t->names[i], node) == 0) {
+            if (reason && !t->reasons[i])
+                t->reasons[i] = xstrdup(reason);
+            return;
+        }
+    t->names = xreallocarray(t->names, t->n + 1, sizeof *t->names);
+    t->reasons = xreallocarray(t->reasons, t->n + 1, sizeof *t->reasons);
+    t->names[t->n] = xstrdup(node);
+    t->reasons[t->n++] = reason ? xstrdup(reason) : NULL;
+}
+
+static void touched_free(struct touched *t)
+{
+    for (size_t i = 0; i < t->n; i++) {
+        free(t->names[i]);
+        free(t->reasons[i]);
+    }
+    free(t->names);
+    free(t->reasons);
+}
+
+/*
+ * What the faults of the touched nodes bring about, into out: the jobs on
+ * faulty GPUs asked to stop (where aidc assigns GPUs), drains and undrains
+ * queued (where the cluster drains nodes), the inventory without the faulty
+ * GPUs, and a new admission pass.
+ */
+static int consequences(struct req *rq, const struct cluster_ref *c, const struct touched *t,
+                        json_t *out)
+{
+    json_t *stopped = json_array(), *drains = json_array();
+    json_object_set_new(out, "jobs_stopped", stopped);
+    json_object_set_new(out, "drains", drains);
+    int e = 0;
+    for (size_t i = 0; !e && i < t->n; i++) {
+        if (c->ops && c->ops->gpu_range) {
+            char *ids = NULL;
+            e = db_gpu_fault_stop_assigned(rq->db, c->id, t->names[i],
+                                           rq->cfg->preempt_grace_seconds, &ids);
+            char *save = NULL;
+            for (char *id = e ? NULL : strtok_r(ids, "{,}", &save); id;
+                 id = strtok_r(NULL, "{,}", &save))
+                json_array_append_new(stopped, json_string(id));
+            free(ids);
+        }
+        if (!e && c->ops && c->ops->drain) {
+            char action[16] = "";
+            e = db_gpu_node_drain_sync(rq->db, c->id, t->names[i],
+                                       t->reasons[i] ? t->reasons[i] : "GPU fault", action,
+                                       sizeof action);
+            if (!e && action[0])
+                json_array_append_new(
+                    drains, json_pack("{s:s, s:s}", "node", t->names[i], "action", action));
+        }
+    }
+    if (!e)
+        e = db_gpu_inventory_apply(rq->db, c->id);
+    return e ? e : db_sched_wake(rq->db, "aidc_jobs");
+}
+
+/* One report: recorded or resolved into result; *recorded counts new faults. */
+static int apply_item(struct req *rq, const struct cluster_ref *c, const char *node,
+                      const struct faultreport *fr, const struct faultreport_item *it,
+                      json_t *result, int *recorded)
+{
+    char gpus[16];
+    if (it->gpu >= 0)
+        snprintf(gpus, sizeof gpus, "{%d}", it->gpu);
+    else
+        snprintf(gpus, sizeof gpus, "{NULL}");
+    PGresult *r = NULL;
+    int e = it->firing ? db_gpu_fault_add(rq->db, c->id, node, gpus, it->reason, fr->source,
+                                          it->alert, it->since, rq->actor.username, &r)
+                       : db_gpu_fault_resolve(rq->db, c->id, node, gpus, rq->actor.username, &r);
+    if (e)
+        return e;
+    bool hit = PQntuples(r) > 0;
+    json_object_set_new(
+        result, "result",
+        json_string(it->firing ? (hit ? "recorded" : "known") : (hit ? "resolved" : "not open")));
+    if (hit)
+        json_object_set_new(result, "fault_id",
+                            json_integer(strtoll(PQgetvalue(r, 0, 0), NULL, 10)));
+    *recorded += it->firing && hit;
+    PQclear(r);
+    return 0;
+}
+
+/*
+ * Find item's node among the cluster's: a webhook's FQDN also matches by its
+ * first label (node names are often short host names). On a problem, the
+ * operator's form fails the request; an alert is skipped (*why set).
+ */
+static int check_item(struct req *rq, struct resp *rs, const struct cluster_ref *c,
+                      const struct faultreport *fr, const struct faultreport_item *it, char *node,
+                      size_t nsz, const char **why, char *whybuf, size_t wsz)
+{
+    int ngpus = 0;
+    bool known = false;
+    snprintf(node, nsz, "%s", it->node);
+    int e = node_gpus(rq, c->id, node, &ngpus, &known);
+    char *dot = fr->webhook ? strchr(node, '.') : NULL;
+    if (!e && !known && dot) {
+        *dot = '\0';
+        e = node_gpus(rq, c->id, node, &ngpus, &known);
+    }
+    if (e)
+        return e;
+    if (!known && !fr->webhook)
+        return api_fail(rs, MHD_HTTP_NOT_FOUND, "node \"%s\" is not a node of cluster \"%s\"",
+                        it->node, c->name);
+    if (!known) {
+        snprintf(whybuf, wsz, "node \"%s\" is not a node of cluster \"%s\"", it->node, c->name);
+        *why = whybuf;
+    } else if (it->gpu >= ngpus) {
+        if (ngpus)
+            snprintf(whybuf, wsz, "GPU %d: node \"%s\" has GPUs 0 to %d", it->gpu, node, ngpus - 1);
+        else
+            snprintf(whybuf, wsz, "GPU %d: node \"%s\" has no GPUs", it->gpu, node);
+        if (!fr->webhook) {
+            api_field_error(rs, "gpus", "%s", whybuf);
+            rs->err.status = MHD_HTTP_UNPROCESSABLE_CONTENT;
+            return api_fail_fields(rs);
+        }
+        *why = whybuf;
+    }
+    return 0;
+}
+
+int api_gpu_fault_report(struct req *rq, struct resp *rs)
+{
+    struct cluster_ref c = {0};
+    int e = cluster_of(rq, rs, &c);
+    if (e)
+        return e;
+    struct faultreport fr;
+    struct touched t = {0};
+    char field[64], msg[256];
+    int st = faultreport_parse(rq->json, &fr, field, sizeof field, msg, sizeof msg);
+    json_t *results = json_array(), *out = NULL;
+    int recorded = 0;
+    size_t ignored = 0;
+    if (st == FAULTREPORT_TOO_MANY) {
+        e = api_fail(rs, MHD_HTTP_CONTENT_TOO_LARGE, "%s: %s", field, msg);
+        goto out;
+    }
+    if (st != FAULTREPORT_OK) {
+        api_field_error(rs, field, "%s", msg);
+        e = api_fail_fields(rs);
+        goto out;
+    }
+    for (size_t i = 0; !e && i < fr.n; i++) {
+        const struct faultreport_item *it = &fr.items[i];
+        json_t *res = json_pack("{s:s?, s:o, s:s, s:s?}", "node", it->node, "gpu",
+                                it->gpu >= 0 ? json_integer(it->gpu) : json_null(), "status",
+                                it->firing ? "firing" : "resolved", "reason", it->reason);
+        json_array_append_new(results, res);
+        char node[256], whybuf[300];
+        const char *why = it->error;
+        if (!why)
+            e = check_item(rq, rs, &c, &fr, it, node, sizeof node, &why, whybuf, sizeof whybuf);
+        if (!e && why) {
+            json_object_set_new(res, "result", json_string("ignored"));
+            json_object_set_new(res, "error", json_string(why));
+            char at[32];
+            snprintf(at, sizeof at, "alerts[%zu]", i);
+            api_field_error(rs, at, "%s", why);
+            ignored++;
+            continue;
+        }
+        if (!e)
+            e = apply_item(rq, &c, node, &fr, it, res, &recorded);
+        if (!e)
+            touch(&t, node, it->firing ? it->reason : NULL);
+    }
+    if (e)
+        goto out;
+    /* nothing in the webhook could be read: Alertmanager shows the error, retrying cannot help */
+    if (ignored == fr.n) {
+        rs->err.status = MHD_HTTP_UNPROCESSABLE_CONTENT;
+        e = api_fail_fields(rs);
+        goto out;
+    }
+    api_error_clear(&rs->err); /* the skipped alerts are in the answer's results */
+    out = json_pack("{s:s, s:s, s:O}", "cluster", c.name, "source", fr.source, "results", results);
+    e = consequences(rq, &c, &t, out);
+    if (e)
+        goto out;
+    if (fr.webhook)
+        resp_audit(rs, "cluster", c.name, json_deep_copy(out));
+    else {
+        char *res = xasprintf("%s/%s", c.name, fr.items[0].node);
+        resp_audit(rs, "node", res, json_deep_copy(out));
+        free(res);
+    }
+    if (recorded) {
+        char *loc = xasprintf("/api/v1/clusters/%s/gpu-faults", c.name);
+        resp_header(rs, MHD_HTTP_HEADER_LOCATION, loc);
+        free(loc);
+    }
+    e = resp_json(rs, recorded ? MHD_HTTP_CREATED : MHD_HTTP_OK, out);
+    out = NULL;
+out:
+    json_decref(out);
+    json_decref(results);
+    touched_free(&t);
+    faultreport_free(&fr);
+    return e;
+}
+
+int api_gpu_fault_list(struct req *rq, struct resp *rs)
+{
+    struct cluster_ref c = {0};
+    int e = cluster_of(rq, rs, &c);
+    if (e)
+        return e;
+    const char *state = req_query(rq, "state");
+    if (!state)
+        state = "open";
+    if (strcmp(state, "open") != 0 && strcmp(state, "resolved") != 0 && strcmp(state, "all") != 0) {
+        api_field_error(rs, "state", "must be open, resolved or all");
+        return api_fail_fields(rs);
+    }
+    struct page pg;
+    e = paging_parse(rq, rs, &pg);
+    if (e)
+        return e;
+    if (pg.after && (!pg.after[0] || strspn(pg.after, "0123456789") != strlen(pg.after) ||
+                     strlen(pg.after) > 18)) {
+        paging_free(&pg);
+        api_field_error(rs, "cursor", "is not a cursor of this list");
+        return api_fail_fields(rs);
+    }
+    PGresult *r = NULL;
+    e = db_gpu_fault_list(rq->db, c.id, state, pg.after, pg.limit, &r);
+    if (!e)
+        e = paging_answer(rs, r, &pg);
+    PQclear(r);
+    paging_free(&pg);
+    return e;
+}
+
+int api_gpu_fault_resolve(struct req *rq, struct resp *rs)
+{
+    struct cluster_ref c = {0};
+    int e = cluster_of(rq, rs, &c);
+    if (e)
+        return e;
+    const char *node = req_param(rq, "node"), *gpu = req_query(rq, "gpu");
+    if (!backend_node_name_valid(node))
+        api_field_error(rs, "node", "must be a node name (letters, digits, '.', '_', '-')");
+    char *end = NULL;
+    long g = gpu ? strtol(gpu, &end, 10) : -1;
+    if (gpu && (!*gpu || *end || g < 0 || g > FAULTREPORT_MAX_GPU_INDEX || gpu[0] == '+'))
+        api_field_error(rs, "gpu", "must be a GPU index from 0 to %d", FAULTREPORT_MAX_GPU_INDEX);
+    if (rs->err.nfields)
+        return api_fail_fields(rs);
+    int ngpus = 0;
+    bool known = false;
+    e = node_gpus(rq, c.id, node, &ngpus, &known);
+    char gpus[16];
+    snprintf(gpus, sizeof gpus, "{%ld}", g);
+    PGresult *r = NULL;
+    if (!e)
+        e = db_gpu_fault_resolve(rq->db, c.id, node, gpu ? gpus : NULL, rq->actor.username, &r);
+    if (e)
+        return e;
+    json_t *resolved = json_array();
+    for (int i = 0; i < PQntuples(r); i++)
+        json_array_append_new(
+            resolved,
+            json_pack("{s:I, s:o}", "id", (json_int_t)strtoll(PQgetvalue(r, i, 0), NULL, 10), "gpu",
+                      PQgetisnull(r, i, 1) ? json_null()
+                                           : json_integer(strtol(PQgetvalue(r, i, 1), NULL, 10))));
+    /* a node that left the cluster may still have faults to resolve */
+    bool none = PQntuples(r) == 0;
+    PQclear(r);
+    if (!known && none) {
+        json_decref(resolved);
+        return api_fail(rs, MHD_HTTP_NOT_FOUND, "node \"%s\" is not a node of cluster \"%s\"", node,
+                        c.name);
+    }
+    json_t *out =
+        json_pack("{s:s, s:s, s:o}", "cluster", c.name, "node", node, "resolved", resolved);
+    struct touched t = {0};
+    touch(&t, node, NULL);
+    e = consequences(rq, &c, &t, out);
+    touched_free(&t);
+    if (e) {
+        json_decref(out);
+        return e;
+    }
+    char *res = xasprintf("%s/%s", c.name, node);
+    resp_audit(rs, "node", res, json_deep_copy(out));
+    free(res);
+    return resp_json(rs, MHD_HTTP_OK, out);
+}
