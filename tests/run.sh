@@ -4,7 +4,9 @@
 # Slurm and two seeded container image registries, builds aidc twice (warnings
 # as errors; then with AddressSanitizer + UndefinedBehaviorSanitizer), runs
 # every test of both builds through ctest (the portal's browser tests too:
-# tests/portal, Playwright on Debian's chromium), and stops what it started.
+# tests/portal, Playwright on Debian's chromium; the operations tests drive
+# Debian's nginx, PgBouncer, a streaming replica, promtool and systemd-analyze),
+# and stops what it started.
 #
 # Environment (optional):
 #   AIDC_TEST_PGPORT     port of the test PostgreSQL   (default 15434)
