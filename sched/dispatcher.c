@@ -313,13 +313,16 @@ static void deliver(struct db *db, const struct config *cfg, const PGresult *r, 
     json_decref(options);
 }
 
-int dispatcher_round(struct db *db, const struct config *cfg)
+int dispatcher_claim_deliver(struct db *db, const struct config *cfg, int batch,
+                             int (*claim)(struct db *db, int limit, int lease_s, PGresult **out),
+                             void (*deliver_row)(struct db *db, const struct config *cfg,
+                                                 const PGresult *r, int i))
 {
     const struct db_ctx ctx = {.roles = "system"};
     PGresult *r = NULL;
     int e = db_begin(db, &ctx, false);
     if (!e)
-        e = db_outbox_claim(db, BATCH, cfg->outbox_lease_seconds, &r);
+        e = claim(db, batch, cfg->outbox_lease_seconds, &r);
     if (!e)
         e = db_commit(db);
     else
@@ -330,13 +333,21 @@ int dispatcher_round(struct db *db, const struct config *cfg)
     }
     int n = PQntuples(r);
     for (int i = 0; i < n; i++)
-        deliver(db, cfg, r, i);
+        deliver_row(db, cfg, r, i);
     PQclear(r);
+    return n == batch ? 1 : 0;
+}
+
+int dispatcher_round(struct db *db, const struct config *cfg)
+{
+    int full = dispatcher_claim_deliver(db, cfg, BATCH, db_outbox_claim, deliver);
+    if (full < 0)
+        return full;
     /* and the node drains: a fault's drain goes out with the preemptions it brings */
     int more = nodeoutbox_round(db, cfg);
     if (more < 0)
         return more;
-    return n == BATCH || more ? 1 : 0;
+    return full || more ? 1 : 0;
 }
 
 static int round_fn(struct db *db, bool notified, void *arg)

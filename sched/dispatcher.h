@@ -17,7 +17,18 @@ struct db;
 struct worker;
 
 /* Deliver the due rows (a batch): > 0 when more are waiting. */
+#include <libpq-fe.h>
+
 int dispatcher_round(struct db *db, const struct config *cfg);
+/*
+ * One batch of an outbox: claim up to batch rows for the lease in a system
+ * transaction of its own, then deliver each outside any transaction.
+ * Returns 1 when a full batch came (more may wait), 0, or an aidc_err.
+ */
+int dispatcher_claim_deliver(struct db *db, const struct config *cfg, int batch,
+                             int (*claim)(struct db *db, int limit, int lease_s, PGresult **out),
+                             void (*deliver)(struct db *db, const struct config *cfg,
+                                             const PGresult *r, int i));
 struct worker *dispatcher_start(const struct config *cfg);
 
 #endif

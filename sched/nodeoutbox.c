@@ -10,6 +10,7 @@
 #include "../server/err.h"
 #include "../server/log.h"
 #include "../server/xalloc.h"
+#include "dispatcher.h"
 #include "schedstats.h"
 
 #include <jansson.h>
@@ -178,22 +179,5 @@ static void deliver(struct db *db, const struct config *cfg, const PGresult *r, 
 
 int nodeoutbox_round(struct db *db, const struct config *cfg)
 {
-    const struct db_ctx ctx = {.roles = "system"};
-    PGresult *r = NULL;
-    int e = db_begin(db, &ctx, false);
-    if (!e)
-        e = db_gpu_outbox_claim(db, BATCH, cfg->outbox_lease_seconds, &r);
-    if (!e)
-        e = db_commit(db);
-    else
-        db_rollback(db);
-    if (e) {
-        PQclear(r);
-        return e;
-    }
-    int n = PQntuples(r);
-    for (int i = 0; i < n; i++)
-        deliver(db, cfg, r, i);
-    PQclear(r);
-    return n == BATCH ? 1 : 0;
+    return dispatcher_claim_deliver(db, cfg, BATCH, db_gpu_outbox_claim, deliver);
 }

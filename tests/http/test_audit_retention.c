@@ -28,7 +28,6 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,15 +154,6 @@ static bool old_events(const char *url, const char *ts1, const char *ts2, const 
     return ok;
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    (void)remove(path);
-    return 0;
-}
-
 /* harness_setup, with the old months written between migrating and aidcd's start */
 static void setup(void)
 {
@@ -195,11 +185,8 @@ static void setup(void)
     unlink(harness_srv.log_path);
     if (harness_server_start(&harness_srv, env) != 0)
         audittest_setup_fail("aidcd did not start");
-    char *tok = login(ADMIN_USER, ADMIN_PASSWORD);
-    if (!tok)
+    if (!harness_login_admin())
         audittest_setup_fail("cannot log in");
-    snprintf(harness_srv.admin_token, sizeof harness_srv.admin_token, "%s", tok);
-    free(tok);
     for (int t = 0; t < 4; t++)
         make_tenant(fmt("rt%d", t));
     if (audittest_wait_quiet(QUIET_WAIT_S) < 8)
@@ -208,7 +195,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    nftw(keydir, remove_entry, 4, FTW_DEPTH | FTW_PHYS);
+    harness_remove_tree(keydir);
     harness_teardown();
 }
 

@@ -44,7 +44,6 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -259,18 +258,9 @@ static void setup(void)
         audittest_setup_fail("the events were not chained and signed in time");
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    (void)remove(path);
-    return 0;
-}
-
 static void teardown(void)
 {
-    nftw(keydir, remove_entry, 4, FTW_DEPTH | FTW_PHYS);
+    harness_remove_tree(keydir);
     harness_teardown();
 }
 

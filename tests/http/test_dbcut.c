@@ -159,10 +159,7 @@ static void setup(void)
     const char *extra[] = {env, NULL};
     unlink(harness_srv.log_path);
     ck_assert_int_eq(harness_server_start(&harness_srv, extra), 0);
-    char *tok = login(ADMIN_USER, ADMIN_PASSWORD);
-    ck_assert_ptr_nonnull(tok);
-    snprintf(harness_srv.admin_token, sizeof harness_srv.admin_token, "%s", tok);
-    free(tok);
+    ck_assert(harness_login_admin());
 }
 
 static void teardown(void)

@@ -92,10 +92,7 @@ static void setup(void)
         fprintf(stderr, "aidcd did not start\n");
         exit(1);
     }
-    char *tok = login(ADMIN_USER, ADMIN_PASSWORD);
-    ck_assert_ptr_nonnull(tok);
-    snprintf(harness_srv.admin_token, sizeof harness_srv.admin_token, "%s", tok);
-    free(tok);
+    ck_assert(harness_login_admin());
 }
 
 static void teardown(void)

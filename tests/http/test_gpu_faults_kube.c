@@ -13,6 +13,7 @@
  * _CA (skipped, 77, without the URL); runs without Check's fork, as the
  * other Kubernetes programs.
  */
+#include "tests/support/audittest.h"
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
 #include "tests/support/jobs.h"
@@ -106,32 +107,6 @@ static void wait_a100(long long total, long long faulty)
     }
 }
 
-/* The audit event of action whose text holds needle (new reference), waiting for it. */
-static json_t *audit_event(const char *action, const char *needle)
-{
-    double deadline = jobs_now() + KUBETEST_WAIT_S;
-    for (;;) {
-        struct http_res r;
-        ck_assert_int_eq(reqj("GET", fmt("/api/v1/audit/events?action=%s&limit=50", action),
-                              harness_srv.admin_token, NULL, &r),
-                         200);
-        json_t *found = NULL;
-        size_t i;
-        json_t *e;
-        json_array_foreach(json_object_get(r.json, "items"), i, e) {
-            char *t = json_dumps(e, JSON_COMPACT);
-            if (!found && t && strstr(t, needle))
-                found = json_incref(e);
-            free(t);
-        }
-        http_res_free(&r);
-        if (found)
-            return found;
-        ck_assert_msg(jobs_now() < deadline, "no %s event with %s", action, needle);
-        jobs_nap_ms(200);
-    }
-}
-
 START_TEST(a_fault_cordons_the_node_and_requeues_the_job_on_it)
 {
     const char *node = kube_node[0];
@@ -163,7 +138,8 @@ START_TEST(a_fault_cordons_the_node_and_requeues_the_job_on_it)
     char mark[256];
     cordoned(node, mark, sizeof mark);
     ck_assert_str_eq(mark, "aidc: XID 48");
-    json_t *ev = audit_event("backend.drain", id); /* details.jobs_stopped names it */
+    /* details.jobs_stopped names it */
+    json_t *ev = audittest_event_with("backend.drain", id, KUBETEST_WAIT_S);
     json_t *sent = json_object_get(json_object_get(ev, "details"), "request");
     ck_assert_str_eq(sv(sent, "method"), "PATCH");
     ck_assert_str_eq(sv(json_object_get(sent, "headers"), "Content-Type"),
@@ -211,13 +187,13 @@ START_TEST(a_cordon_by_someone_else_is_left_alone)
                           fmt("{\"node\":\"%s\",\"gpus\":[3],\"reason\":\"fans\"}", node), &r),
                      201);
     http_res_free(&r);
-    json_t *ev = audit_event("backend.drain", node);
+    json_t *ev = audittest_event_with("backend.drain", node, KUBETEST_WAIT_S);
     ck_assert(json_is_null(json_object_get(json_object_get(ev, "details"), "request")));
     json_decref(ev);
     ck_assert_int_eq(reqj("DELETE", fmt(FAULTS "/%s", node), harness_srv.admin_token, NULL, &r),
                      200);
     http_res_free(&r);
-    ev = audit_event("backend.undrain", node);
+    ev = audittest_event_with("backend.undrain", node, KUBETEST_WAIT_S);
     ck_assert(json_is_null(json_object_get(json_object_get(ev, "details"), "request")));
     json_decref(ev);
     ck_assert(cordoned(node, NULL, 0)); /* still the other's cordon */

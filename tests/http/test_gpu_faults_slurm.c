@@ -16,6 +16,7 @@
  * Needs AIDC_TEST_SLURM_URL, _USER, _JWT_KEY, _JWT and _DIR (tests/run.sh), and
  * root (scontrol with munge): skipped (77) without them.
  */
+#include "tests/support/audittest.h"
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
 #include "tests/support/jobs.h"
@@ -150,32 +151,6 @@ static void wait_total(const char *res, long long want)
     }
 }
 
-/* The first audit event of action whose text holds needle (new reference), waiting for it. */
-static json_t *audit_event(const char *action, const char *needle)
-{
-    double deadline = jobs_now() + 30;
-    for (;;) {
-        struct http_res r;
-        ck_assert_int_eq(reqj("GET", fmt("/api/v1/audit/events?action=%s&limit=50", action),
-                              harness_srv.admin_token, NULL, &r),
-                         200);
-        json_t *found = NULL;
-        size_t i;
-        json_t *e;
-        json_array_foreach(json_object_get(r.json, "items"), i, e) {
-            char *t = json_dumps(e, JSON_COMPACT);
-            if (!found && t && strstr(t, needle))
-                found = json_incref(e);
-            free(t);
-        }
-        http_res_free(&r);
-        if (found)
-            return found;
-        ck_assert_msg(jobs_now() < deadline, "no %s event with %s", action, needle);
-        jobs_nap_ms(200);
-    }
-}
-
 START_TEST(a_fault_drains_the_node_and_requeues_its_job)
 {
     ck_assert_msg(!drained("node-a100", NULL, 0), "node-a100 is drained before the test");
@@ -207,7 +182,8 @@ START_TEST(a_fault_drains_the_node_and_requeues_its_job)
     ck_assert_msg(strcmp(why, "aidc: XID 79") == 0, "Slurm's reason: %s", why);
 
     /* the job on it is stopped for the fault and goes back to the queue */
-    json_t *ev = audit_event("backend.drain", id); /* details.jobs_stopped names it */
+    /* details.jobs_stopped names it */
+    json_t *ev = audittest_event_with("backend.drain", id, 30);
     json_t *sent = json_object_get(json_object_get(ev, "details"), "request");
     char *cmd = json_dumps(json_object_get(sent, "command"), JSON_COMPACT);
     ck_assert_msg(cmd && strstr(cmd, "\"nodename=node-a100\",\"state=drain\",\"reason=aidc: XID 79\""),
@@ -237,7 +213,7 @@ START_TEST(a_fault_drains_the_node_and_requeues_its_job)
     http_res_free(&r);
     wait_drained("node-a100", false);
     touched[0] = false;
-    json_decref(audit_event("backend.undrain", "state=resume"));
+    json_decref(audittest_event_with("backend.undrain", "state=resume", 30));
     wait_total("gpu:a100", 8);
     ck_assert_int_eq(faulty("gpu:a100"), 0);
     json_decref(jobs_wait(ann, T, id, "running", WAIT_S));
@@ -259,12 +235,12 @@ START_TEST(an_administrators_drain_is_left_alone)
                           "{\"node\":\"node-h100\",\"reason\":\"fans\"}", &r),
                      201);
     http_res_free(&r);
-    json_t *ev = audit_event("backend.drain", "node-h100");
+    json_t *ev = audittest_event_with("backend.drain", "node-h100", 30);
     ck_assert(json_is_null(json_object_get(json_object_get(ev, "details"), "request")));
     json_decref(ev);
     ck_assert_int_eq(reqj("DELETE", FAULTS "/node-h100", harness_srv.admin_token, NULL, &r), 200);
     http_res_free(&r);
-    ev = audit_event("backend.undrain", "node-h100");
+    ev = audittest_event_with("backend.undrain", "node-h100", 30);
     ck_assert(json_is_null(json_object_get(json_object_get(ev, "details"), "request")));
     json_decref(ev);
     char why[256];

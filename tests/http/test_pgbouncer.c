@@ -95,11 +95,8 @@ static void setup(void)
                          NULL};
     if (harness_server_start(&harness_srv, env) != 0)
         setup_fail("aidcd did not start behind PgBouncer");
-    char *tok = login(ADMIN_USER, ADMIN_PASSWORD);
-    if (!tok)
+    if (!harness_login_admin())
         setup_fail("the admin cannot log in through PgBouncer");
-    snprintf(harness_srv.admin_token, sizeof harness_srv.admin_token, "%s", tok);
-    free(tok);
 
     jobs_local_cluster("{\"a100\":2}");
     for (int i = 0; i < NT; i++) {
@@ -139,7 +136,7 @@ static void teardown(void)
         fprintf(stderr, "aidcd exited with %d, see %s\n", st, harness_srv.log_path);
         exit(1);
     }
-    pgextra_rmtree(harness_srv.data_dir);
+    harness_remove_tree(harness_srv.data_dir);
 }
 
 /* ---- many users at once --------------------------------------------------------------- */

@@ -123,11 +123,8 @@ static void setup(void)
     const char *env[] = {env_read, "AIDC_THREADS=2", NULL};
     if (harness_server_start(&harness_srv, env) != 0)
         setup_fail("aidcd did not start");
-    char *tok = login(ADMIN_USER, ADMIN_PASSWORD);
-    if (!tok)
+    if (!harness_login_admin())
         setup_fail("the admin cannot log in");
-    snprintf(harness_srv.admin_token, sizeof harness_srv.admin_token, "%s", tok);
-    free(tok);
 
     make_tenant("physics");
     make_tenant("chem");
@@ -156,7 +153,7 @@ static void teardown(void)
         fprintf(stderr, "aidcd exited with %d, see %s\n", st, harness_srv.log_path);
         exit(1);
     }
-    pgextra_rmtree(harness_srv.data_dir);
+    harness_remove_tree(harness_srv.data_dir);
 }
 
 /* ---- helpers ------------------------------------------------------------------------ */

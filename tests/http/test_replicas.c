@@ -21,7 +21,6 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -218,15 +217,6 @@ static long long db_count(const char *sql, const char *arg)
 
 static char *chem, *phys;
 
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    (void)remove(path);
-    return 0;
-}
-
 static void setup(void)
 {
     harness_require_pg();
@@ -236,10 +226,7 @@ static void setup(void)
     for (int i = 0; i < NREP; i++)
         start_replica(i); /* one after the other: the first makes the shared session key */
     start_nginx();
-    char *tok = login(ADMIN_USER, ADMIN_PASSWORD);
-    ck_assert_ptr_nonnull(tok);
-    snprintf(harness_srv.admin_token, sizeof harness_srv.admin_token, "%s", tok);
-    free(tok);
+    ck_assert(harness_login_admin());
     jobs_local_cluster("{\"a100\":4}");
     chem = jobs_tenant_member("chem", "mol", "{\"gpu:a100\":{\"guaranteed\":2,\"limit\":4}}", "ann");
     phys = jobs_tenant_member("phys", "lab", "{\"gpu:a100\":{\"guaranteed\":2,\"limit\":4}}", "pia");
@@ -264,7 +251,7 @@ static void teardown(void)
     jobs_kill_leftovers();
     harness_db_drop(&harness_srv);
     ck_assert_msg(clean, "a replica did not stop cleanly");
-    nftw(harness_srv.data_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    harness_remove_tree(harness_srv.data_dir);
 }
 
 START_TEST(leader_killed_mid_reclaim)

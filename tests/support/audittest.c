@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,18 +81,10 @@ void audittest_key(const char *name, char *dir, size_t dirsz, char *key, size_t 
     snprintf(env_key, envsz, "%s", env);
 }
 
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 void audittest_key_remove(const char *dir)
 {
     if (dir && dir[0])
-        nftw(dir, remove_entry, 8, FTW_DEPTH | FTW_PHYS);
+        harness_remove_tree(dir);
 }
 
 char *audittest_sql_value(const char *url, const char *sql, int n, const char *const *params)
@@ -288,5 +279,30 @@ bool audittest_wait_metered(double wait_s)
             return true;
         if (audittest_now() > until)
             return false;
+    }
+}
+
+json_t *audittest_event_with(const char *action, const char *needle, double wait_s)
+{
+    double deadline = audittest_now() + wait_s;
+    for (;;) {
+        struct http_res r;
+        ck_assert_int_eq(reqj("GET", fmt("/api/v1/audit/events?action=%s&limit=50", action),
+                              harness_srv.admin_token, NULL, &r),
+                         200);
+        json_t *found = NULL;
+        size_t i;
+        json_t *e;
+        json_array_foreach(json_object_get(r.json, "items"), i, e) {
+            char *t = json_dumps(e, JSON_COMPACT);
+            if (!found && t && strstr(t, needle))
+                found = json_incref(e);
+            free(t);
+        }
+        http_res_free(&r);
+        if (found)
+            return found;
+        ck_assert_msg(audittest_now() < deadline, "no %s event with %s", action, needle);
+        audittest_nap();
     }
 }

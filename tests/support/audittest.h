@@ -68,6 +68,9 @@ bool audittest_wait_metered(double wait_s);
 
 /* Seconds of the monotonic clock; and a pause between two polls of a condition. */
 double audittest_now(void);
+/* The newest of the last 50 audit events of action whose JSON holds needle (new
+ * reference), asked for again until wait_s passes (then the test fails). */
+json_t *audittest_event_with(const char *action, const char *needle, double wait_s);
 void audittest_nap(void);
 
 /* Make user (password pw) an auditor and log it in: its JWT into jwt (exits on failure). */

@@ -252,11 +252,8 @@ void harness_setup(const char *name, const char *const *env)
     unlink(harness_srv.log_path);
     if (harness_server_start(&harness_srv, env) != 0)
         die("aidcd did not start, see", harness_srv.log_path);
-    char *tok = login(ADMIN_USER, ADMIN_PASSWORD);
-    if (!tok)
+    if (!harness_login_admin())
         die("cannot log in as", ADMIN_USER);
-    snprintf(harness_srv.admin_token, sizeof harness_srv.admin_token, "%s", tok);
-    free(tok);
 }
 
 bool harness_log_clean(const char *path)
@@ -285,6 +282,22 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
     return 0;
 }
 
+void harness_remove_tree(const char *dir)
+{
+    if (dir && dir[0])
+        nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+bool harness_login_admin(void)
+{
+    char *tok = login(ADMIN_USER, ADMIN_PASSWORD);
+    if (!tok)
+        return false;
+    snprintf(harness_srv.admin_token, sizeof harness_srv.admin_token, "%s", tok);
+    free(tok);
+    return true;
+}
+
 void harness_teardown(void)
 {
     int st = harness_server_stop(&harness_srv);
@@ -296,5 +309,5 @@ void harness_teardown(void)
         exit(1);
     }
     /* all went well: nothing left to look at (job directories included) */
-    nftw(harness_srv.data_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+    harness_remove_tree(harness_srv.data_dir);
 }

@@ -73,6 +73,11 @@ void harness_url_with_db(const char *url, const char *db, char *out, size_t n);
 /* Run one SQL statement with parameters over url; NULL on failure (printed). */
 PGresult *harness_sql(const char *url, const char *sql, int n, const char *const *params);
 
+/* Remove dir and everything below it (no error when it is gone). */
+void harness_remove_tree(const char *dir);
+/* Log ADMIN_USER in through harness_srv and keep its JWT in harness_srv.admin_token. */
+bool harness_login_admin(void);
+
 /* Read the whole file (malloc'd, NUL-terminated) or NULL. */
 char *harness_read_file(const char *path);
 

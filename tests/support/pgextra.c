@@ -1,10 +1,10 @@
 /* pgextra.c - PgBouncer, and a private primary with a streaming standby (see pgextra.h). */
 #include "pgextra.h"
+#include "harness.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <grp.h>
 #include <netinet/in.h>
 #include <openssl/crypto.h>
@@ -68,21 +68,6 @@ int pgextra_free_port(void)
         port = ntohs(sa.sin_port);
     close(fd);
     return port;
-}
-
-static int remove_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
-{
-    (void)sb;
-    (void)flag;
-    (void)ftw;
-    (void)remove(path);
-    return 0;
-}
-
-void pgextra_rmtree(const char *dir)
-{
-    if (dir && dir[0])
-        nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
 static void quiet(void *arg, const char *msg)
@@ -342,11 +327,11 @@ int pgextra_bouncer_start(struct pgextra_bouncer *b, const char *server_url, int
     b->port = pgextra_free_port();
     snprintf(b->dir, sizeof b->dir, "%s/aidc-pgbouncer-%d", base_dir(), (int)getpid());
     snprintf(b->log_path, sizeof b->log_path, "%s/pgbouncer.log", b->dir);
-    pgextra_rmtree(b->dir);
+    harness_remove_tree(b->dir);
     if (b->port < 0 || mkdir(b->dir, 0700) != 0 || write_bouncer_files(b, &cp, pool_size) != 0 ||
         own_dir_for_postgres(b->dir) != 0) {
         fprintf(stderr, "pgextra: cannot set PgBouncer up in %s: %s\n", b->dir, strerror(errno));
-        pgextra_rmtree(b->dir);
+        harness_remove_tree(b->dir);
         b->dir[0] = '\0';
         return -1;
     }
@@ -396,7 +381,7 @@ void pgextra_bouncer_stop(struct pgextra_bouncer *b, bool show_log)
         if (f)
             fclose(f);
     }
-    pgextra_rmtree(b->dir);
+    harness_remove_tree(b->dir);
     b->dir[0] = '\0';
     b->log_path[0] = '\0';
 }
@@ -489,7 +474,7 @@ int pgextra_standby_up(const struct pgextra_pg *primary, struct pgextra_pg *s, c
     memset(s, 0, sizeof *s);
     s->port = pgextra_free_port();
     snprintf(s->dir, sizeof s->dir, "%s/aidc-%s-%d", base_dir(), name, (int)getpid());
-    pgextra_rmtree(s->dir);
+    harness_remove_tree(s->dir);
     /* -R: standby.signal and primary_conninfo; the port and socket directory of its own
      * come from the command line, over the copied aidc.conf */
     /* pg-up.sh wrote its env file into the data directory as us: the backup reads it */

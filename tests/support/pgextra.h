@@ -106,7 +106,5 @@ char *pgextra_value(const char *conninfo, const char *sql, int n, const char *co
 double pgextra_now(void);
 /* A short pause between two looks at a polled condition. */
 void pgextra_nap(void);
-/* Remove a directory tree (no error when it is not there). */
-void pgextra_rmtree(const char *dir);
 
 #endif
