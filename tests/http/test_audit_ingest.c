@@ -534,7 +534,10 @@ START_TEST(csv_export_quotes_and_defuses_formulas)
                           "record %zu cell %zu is a formula: %s", i, c, v);
         }
         for (int a = 0; a < 5; a++) {
-            if (!audittest_str_is(json_string_value(json_array_get(row, 11)), rids[a]))
+            /* a random request id may start with '-': the export defuses it like any cell */
+            char rid[96];
+            snprintf(rid, sizeof rid, "%s%s", strchr("=+-@", rids[a][0]) ? "'" : "", rids[a]);
+            if (!audittest_str_is(json_string_value(json_array_get(row, 11)), rid))
                 continue;
             const char *ua = json_string_value(json_array_get(row, 10));
             const char *want = a < 4 ? fmt("'%s", agents[a]) : agents[a];
@@ -549,7 +552,7 @@ START_TEST(csv_export_quotes_and_defuses_formulas)
             json_decref(details);
         }
     }
-    if (seen != 5) /* seen once in CI (4 of 5) and never again: say where the fifth is */
+    if (seen != 5) /* say where a missing one is */
         for (int a = 0; a < 5; a++) {
             const char *p[1] = {rids[a]};
             fprintf(stderr, "refused request %s: %lld event(s) in the table\n", rids[a],
