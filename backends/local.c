@@ -190,7 +190,10 @@ static int spawn_shim(const struct backend_cluster *c, const char *dir, char *er
          * outlive it in a job: a restarted aidcd must be able to bind again */
         close_range(3, ~0U, 0);
         char *const argv[] = {(char *)"aidcd", (char *)"local-shim", (char *)dir, NULL};
-        execv(c->self_exe, argv);
+        /* none of aidcd's environment (database URLs with passwords): the job
+         * could read its shim's through /proc, and needs none of it */
+        char *const envp[] = {(char *)"PATH=/usr/local/bin:/usr/bin:/bin", NULL};
+        execve(c->self_exe, argv, envp);
         _exit(127);
     }
     int st;

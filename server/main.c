@@ -38,6 +38,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -333,6 +334,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "aidcd %s: unexpected argument \"%s\"\n", cmd, argv[2]);
         return 2;
     }
+    /* Nothing of this process (its environment with the database password,
+     * its memory with the session key) is readable through /proc by other
+     * processes of its user, such as a local executor's jobs; no core dumps. */
+    if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+        fprintf(stderr, "aidcd: prctl(PR_SET_DUMPABLE): %s\n", strerror(errno));
     struct config cfg;
     int rc = load_config(&cfg);
     if (rc)

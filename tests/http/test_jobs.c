@@ -80,7 +80,10 @@ START_TEST(job_runs_with_its_gpus_and_environment)
                            "\"a100\",\"env\":{\"GREETING\":\"ni hao\"},\"script\":"
                            "\"echo gpus=$CUDA_VISIBLE_DEVICES nv=$NVIDIA_VISIBLE_DEVICES\\n"
                            "echo job=$AIDC_JOB_ID tenant=$AIDC_TENANT user=$AIDC_USER\\n"
-                           "echo greeting=$GREETING\\necho oops >&2\"}");
+                           "echo greeting=$GREETING\\n"
+                           /* nothing of aidcd's settings in the shim the job can read */
+                           "echo shim_aidc_vars=$(tr '\\\\0' '\\\\n' < /proc/$PPID/environ | "
+                           "grep -c ^AIDC_)\\necho oops >&2\"}");
     json_t *j = jobs_wait(ann, "chem", id, "succeeded,failed", 30);
     ck_assert_str_eq(sv(j, "state"), "succeeded");
     ck_assert_int_eq(iv(j, "exit_code"), 0);
@@ -102,6 +105,7 @@ START_TEST(job_runs_with_its_gpus_and_environment)
     snprintf(want, sizeof want, "job=%s tenant=chem user=ann\n", id);
     ck_assert_msg(strstr(out, want), "stdout: %s", out);
     ck_assert_msg(strstr(out, "greeting=ni hao\n"), "stdout: %s", out);
+    ck_assert_msg(strstr(out, "shim_aidc_vars=0\n"), "stdout: %s", out);
     free(out);
     out = jobs_logs(ann, "chem", id, "stream=stderr");
     ck_assert_str_eq(out, "oops\n");
