@@ -12,6 +12,7 @@
 #include "../server/config.h"
 #include "../server/crypto.h"
 #include "../server/err.h"
+#include "../server/jsonlimit.h"
 #include "../server/validate.h"
 #include "auditfilter.h"
 
@@ -41,6 +42,8 @@ struct batch {
     time_t now, oldest;
     json_t *out;      /* the records for the database */
     size_t nerrors;
+    int max_depth;    /* AIDC_JSON_MAX_DEPTH, AIDC_JSON_MAX_VALUES: of one record */
+    long max_values;
 };
 
 static void fail(struct batch *b, size_t i, const char *field, const char *msg)
@@ -179,8 +182,11 @@ static void parse_ndjson(struct batch *b, const char *body, size_t len, size_t m
                 return;
             }
             json_error_t jerr;
-            json_t *rec = json_loadb(p, (size_t)(stop - p), JSON_REJECT_DUPLICATES, &jerr);
-            if (!rec)
+            char why[96];
+            json_t *rec = NULL;
+            if (!jsonlimit_ok(p, (size_t)(stop - p), b->max_depth, b->max_values, why, sizeof why))
+                fail(b, line, NULL, why);
+            else if (!(rec = json_loadb(p, (size_t)(stop - p), JSON_REJECT_DUPLICATES, &jerr)))
                 fail(b, line, NULL, "is not valid JSON");
             else
                 one_record(b, line, rec);
@@ -198,7 +204,8 @@ static bool is_ndjson(const char *ct)
 int api_audit_ingest(struct req *rq, struct resp *rs)
 {
     size_t max = (size_t)rq->cfg->audit_ingest_max_records;
-    struct batch b = {.rs = rs, .now = time(NULL), .out = json_array()};
+    struct batch b = {.rs = rs, .now = time(NULL), .out = json_array(),
+                      .max_depth = rq->cfg->json_max_depth, .max_values = rq->cfg->json_max_values};
     b.oldest = b.now - (time_t)rq->cfg->audit_retention_days * 86400;
     if (!b.out)
         return AIDC_EINTERNAL;
@@ -210,6 +217,13 @@ int api_audit_ingest(struct req *rq, struct resp *rs)
     if (is_ndjson(rq->content_type)) {
         parse_ndjson(&b, rq->body, rq->body_len, max);
     } else {
+        /* a whole batch in one document: 64 values a record on top of the limit */
+        char why[96];
+        if (!jsonlimit_ok(rq->body, rq->body_len, b.max_depth + 2,
+                          b.max_values + 64 * (long)max, why, sizeof why)) {
+            json_decref(b.out);
+            return api_fail(rs, MHD_HTTP_BAD_REQUEST, "%s", why);
+        }
         json_error_t jerr;
         json_t *doc = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &jerr);
         json_t *cmds = json_object_get(doc, "commands");

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "log.h"
+#include "ratelimit.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -78,8 +79,28 @@ static const struct setting settings[] = {
      "close a client connection idle this long"},
     {"AIDC_MAX_CONNECTIONS", T_INT, OFF(max_connections), "1000", 4, 60000,
      "most simultaneous client connections"},
+    {"AIDC_MAX_CONNECTIONS_PER_ADDRESS", T_INT, OFF(max_connections_per_address), "64", 0, 60000,
+     "most simultaneous connections from one client address (IPv6: one /64; trusted proxies "
+     "exempt; 0: no limit)"},
+    {"AIDC_MAX_HEADER_BYTES", T_INT, OFF(max_header_bytes), "32768", 4096, 1048576,
+     "memory of one connection for the request line and headers (larger: 431)"},
+    {"AIDC_RATE_LIMIT_PER_ADDRESS", T_INT, OFF(rate_limit_per_address), "100", 0, 1000000,
+     "API requests per second from one client address, on average (over: 429 with "
+     "Retry-After; 0: no limit)"},
+    {"AIDC_RATE_LIMIT_ADDRESS_BURST", T_INT, OFF(rate_limit_address_burst), "1000", 1, 10000000,
+     "API requests one client address may send at once above its rate"},
+    {"AIDC_RATE_LIMIT_PER_TOKEN", T_INT, OFF(rate_limit_per_token), "50", 0, 1000000,
+     "API requests per second with one credential (API token or login session), on average "
+     "(over: 429 with Retry-After; 0: no limit)"},
+    {"AIDC_RATE_LIMIT_TOKEN_BURST", T_INT, OFF(rate_limit_token_burst), "500", 1, 10000000,
+     "API requests one credential may send at once above its rate"},
+    {"AIDC_JSON_MAX_DEPTH", T_INT, OFF(json_max_depth), "32", 2, 1000,
+     "deepest nesting of arrays and objects in a request body"},
+    {"AIDC_JSON_MAX_VALUES", T_INT, OFF(json_max_values), "20000", 16, 10000000,
+     "most values (elements and members) in one JSON request body or ingested record"},
     {"AIDC_TRUSTED_PROXIES", T_STRING, OFF(trusted_proxies), "", 0, 0,
-     "comma-separated proxy addresses whose X-Forwarded-For names the client"},
+     "comma-separated proxy addresses or networks (10.244.0.0/16) whose X-Forwarded-For "
+     "names the client"},
     {"AIDC_WORKERS", T_BOOL, OFF(workers), "1", 0, 0,
      "run the background workers (admission, dispatcher, syncer) in this process (1/0); "
      "with several replicas each worker leads on one at a time"},
@@ -392,6 +413,12 @@ bool config_load(struct config *cfg, const char *(*getenv_fn)(const char *), cha
     if (cfg->threads == 0) {
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         cfg->threads = n < 1 ? 1 : (n > 64 ? 64 : (int)n);
+    }
+    char bad[80];
+    if (!ratelimit_addr_list_valid(cfg->trusted_proxies, bad, sizeof bad)) {
+        snprintf(err, errsz, "AIDC_TRUSTED_PROXIES: \"%s\" is not an address or network "
+                             "(address/prefix)", bad);
+        goto out;
     }
     if (cfg->data_dir[0] == '\0') {
         snprintf(err, errsz, "AIDC_DATA_DIR: must not be empty");

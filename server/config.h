@@ -38,6 +38,14 @@ struct config {
     int db_statement_timeout_ms;
     int http_idle_timeout_seconds;
     int max_connections;
+    int max_connections_per_address; /* 0: no limit */
+    int max_header_bytes;
+    int rate_limit_per_address; /* requests/s; 0: off */
+    int rate_limit_address_burst;
+    int rate_limit_per_token;   /* requests/s; 0: off */
+    int rate_limit_token_burst;
+    int json_max_depth;
+    int json_max_values;
     char *trusted_proxies;
     bool workers;               /* run the background workers in this process */
     int preempt_grace_seconds;

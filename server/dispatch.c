@@ -15,6 +15,8 @@
 #include "authcache.h"
 #include "crypto.h"
 #include "err.h"
+#include "jsonlimit.h"
+#include "ratelimit.h"
 #include "log.h"
 #include "router.h"
 #include "seal.h"
@@ -260,6 +262,10 @@ static int parse_body(struct req *rq, struct resp *rs)
         return 0;
     if (!rq->body || rq->body_len == 0)
         return api_fail(rs, MHD_HTTP_BAD_REQUEST, "request body is required (a JSON object)");
+    char why[96];
+    if (!jsonlimit_ok(rq->body, rq->body_len, rq->cfg->json_max_depth, rq->cfg->json_max_values,
+                      why, sizeof why))
+        return api_fail(rs, MHD_HTTP_BAD_REQUEST, "%s", why);
     json_error_t jerr;
     rq->json = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &jerr);
     if (!rq->json)
@@ -567,6 +573,36 @@ static int admit_fresh(struct req *rq, struct resp *rs)
     return e;
 }
 
+/*
+ * The rate of one credential: an API token by its id, a login session by its
+ * id. Only the first refusal of a burst is audited: a client hammering past
+ * its limit must not turn every refused request into an audit row.
+ */
+static int rate_limit(struct req *rq, struct resp *rs)
+{
+    const struct actor *a = &rq->actor;
+    char key[RATELIMIT_KEY_LEN];
+    if (!a->authenticated)
+        return 0;
+    if (a->via_token)
+        snprintf(key, sizeof key, "t:%s", a->token_id);
+    else if (a->jti[0])
+        snprintf(key, sizeof key, "s:%s", a->jti);
+    else
+        snprintf(key, sizeof key, "u:%s", a->user_id);
+    struct ratelimit_decision d = ratelimit_take(RATELIMIT_TOKEN, key);
+    if (!d.limited)
+        return 0;
+    if (d.first)
+        log_warn("rate limit: %s %s over %d requests/s", a->via_token ? "token" : "session of",
+                 a->via_token ? a->token_id : (a->username ? a->username : a->user_id),
+                 rq->cfg->rate_limit_per_token);
+    rs->quiet = !d.first;
+    rs->err.retry_after = d.retry_after;
+    return api_fail(rs, MHD_HTTP_TOO_MANY_REQUESTS,
+                    "too many requests with this credential; retry after %d s", d.retry_after);
+}
+
 int dispatch_begin_read(struct req *rq)
 {
     struct ctx_strings cs = {0};
@@ -595,6 +631,8 @@ void dispatch(struct req *rq, struct resp *rs, const struct config *cfg)
     db_set_busy(rq->db, true);
     if (!e)
         e = admit_fresh(rq, rs);
+    if (!e && !rs->err.status)
+        e = rate_limit(rq, rs);
     if (e || rs->err.status)
         goto out;
     log_set_request(rq->request_id, rq->tenant.slug);
@@ -627,7 +665,8 @@ out:
     db_set_busy(rq->db, false);
     if (e || rs->err.status)
         map_error(rs, e);
-    if (rs->denied || rs->err.status == MHD_HTTP_UNAUTHORIZED ||
-        rs->err.status == MHD_HTTP_FORBIDDEN || rs->err.status == MHD_HTTP_TOO_MANY_REQUESTS)
+    if ((rs->denied || rs->err.status == MHD_HTTP_UNAUTHORIZED ||
+         rs->err.status == MHD_HTTP_FORBIDDEN || rs->err.status == MHD_HTTP_TOO_MANY_REQUESTS) &&
+        !rs->quiet)
         audit_denied(rq, rs, rs->err.detail);
 }

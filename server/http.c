@@ -13,6 +13,8 @@
 #include "crypto.h"
 #include "dispatch.h"
 #include "err.h"
+#include "intake.h"
+#include "ratelimit.h"
 #include "log.h"
 #include "metrics.h"
 #include "threaddb.h"
@@ -50,6 +52,8 @@ struct pending {
     int deferred_status;
     const char *deferred_detail;
     char deferred_allow[64];
+    int deferred_retry_after;
+    char detail[96];
     size_t discarded;
     bool answered;
     bool is_static;
@@ -58,217 +62,6 @@ struct pending {
 static const struct config *g_cfg; /* configuration: read-only after start */
 static atomic_long in_flight;
 static atomic_bool draining;
-/* ---- request intake ----------------------------------------------------------- */
-
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/*
- * Decode %HH in the path and in query arguments, except %00: a NUL would
- * silently cut the C string ("/projects/victim%00.json" would name "victim").
- * Left encoded, it makes the name invalid and the request a clean 400/404.
- */
-static size_t unescape(void *cls, struct MHD_Connection *c, char *s)
-{
-    (void)cls;
-    (void)c;
-    char *w = s;
-    for (const char *r = s; *r;) {
-        int hi, lo;
-        if (r[0] == '%' && (hi = hexval(r[1])) >= 0 && (lo = hexval(r[2])) >= 0 &&
-            (hi | lo) != 0) {
-            *w++ = (char)(hi * 16 + lo);
-            r += 3;
-        } else {
-            *w++ = *r++;
-        }
-    }
-    *w = '\0';
-    return (size_t)(w - s);
-}
-
-/* The headers handlers may need, copied in one walk over the request's headers. */
-static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const char *key,
-                                      const char *value)
-{
-    (void)kind;
-    struct req *rq = cls;
-    struct {
-        const char *name;
-        char **slot;
-    } wanted[] = {
-        {MHD_HTTP_HEADER_AUTHORIZATION, &rq->authorization},
-        {MHD_HTTP_HEADER_COOKIE, &rq->cookie},
-        {"X-Requested-With", &rq->requested_with},
-        {"Idempotency-Key", &rq->idempotency_key},
-        {MHD_HTTP_HEADER_CONTENT_TYPE, &rq->content_type},
-        {MHD_HTTP_HEADER_USER_AGENT, &rq->user_agent},
-        {MHD_HTTP_HEADER_ACCEPT, &rq->accept},
-    };
-    if (!value)
-        return MHD_YES;
-    if (strcasecmp(key, "X-Forwarded-For") == 0) {
-        /* several header lines are one list, in order (RFC 9110 5.3) */
-        char *joined = rq->forwarded_for ? xasprintf("%s, %s", rq->forwarded_for, value)
-                                         : xstrdup(value);
-        free(rq->forwarded_for);
-        rq->forwarded_for = joined;
-        return MHD_YES;
-    }
-    for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
-        if (strcasecmp(key, wanted[i].name) == 0) {
-            if (!*wanted[i].slot) /* the first of repeated lines counts */
-                *wanted[i].slot = xstrdup(value);
-            return MHD_YES;
-        }
-    }
-    return MHD_YES;
-}
-
-static enum MHD_Result collect_query(void *cls, enum MHD_ValueKind kind, const char *key,
-                                     const char *value)
-{
-    (void)kind;
-    struct req *rq = cls;
-    if (rq->nquery >= 64) {
-        rq->query_dup = true; /* too many arguments: reported as invalid */
-        return MHD_NO;
-    }
-    req_add_query(rq, key, value);
-    return MHD_YES;
-}
-
-/*
- * A unique request id without a system call per request: 8 random bytes per
- * thread, drawn once, then a counter.
- */
-static void new_request_id(char *out, size_t n)
-{
-    static _Thread_local unsigned char seed[16];
-    static _Thread_local bool seeded;
-    if (!seeded) {
-        if (crypto_random(seed, 8) != 0)
-            abort();
-        seeded = true;
-    }
-    for (int i = 8; i < 16 && ++seed[i] == 0; i++)
-        ; /* little-endian counter in the second half */
-    crypto_b64url_encode(seed, sizeof seed, out, n);
-}
-
-static bool request_id_is_sane(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > 64)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '-' || c == '_' || c == '.' || c == ':'))
-            return false;
-    }
-    return true;
-}
-
-static bool is_trusted_proxy(const char *ip)
-{
-    const char *list = g_cfg->trusted_proxies;
-    size_t n = strlen(ip);
-    for (const char *p = list; p && *p;) {
-        while (*p == ' ' || *p == ',')
-            p++;
-        size_t len = strcspn(p, ", ");
-        if (len == n && strncmp(p, ip, n) == 0)
-            return true;
-        p += len;
-    }
-    return false;
-}
-
-static void source_address(struct MHD_Connection *c, struct req *rq)
-{
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    rq->source_ip[0] = '\0';
-    if (ci && ci->client_addr) {
-        const struct sockaddr *sa = ci->client_addr;
-        if (sa->sa_family == AF_INET)
-            inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr,
-                      rq->source_ip, sizeof rq->source_ip);
-        else if (sa->sa_family == AF_INET6)
-            inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
-                      rq->source_ip, sizeof rq->source_ip);
-    }
-    /*
-     * Behind trusted proxies the client is the last address that is not one of
-     * them, read from the right of X-Forwarded-For: entries further left were
-     * written by the client itself and prove nothing.
-     */
-    if (!rq->forwarded_for || !rq->source_ip[0] || !is_trusted_proxy(rq->source_ip))
-        return;
-    const char *list = rq->forwarded_for;
-    for (size_t end = strlen(list); end > 0;) {
-        size_t start = end;
-        while (start > 0 && list[start - 1] != ',')
-            start--;
-        const char *p = list + start;
-        size_t len = end - start;
-        while (len && *p == ' ') {
-            p++;
-            len--;
-        }
-        while (len && p[len - 1] == ' ')
-            len--;
-        char cand[64];
-        unsigned char buf[16];
-        if (len == 0 || len >= sizeof cand)
-            return; /* garbage: keep the proxy's own address */
-        memcpy(cand, p, len);
-        cand[len] = '\0';
-        if (inet_pton(AF_INET, cand, buf) != 1 && inet_pton(AF_INET6, cand, buf) != 1)
-            return;
-        snprintf(rq->source_ip, sizeof rq->source_ip, "%s", cand);
-        if (!is_trusted_proxy(cand))
-            return;
-        end = start > 0 ? start - 1 : 0;
-    }
-}
-
-static struct req *req_from_connection(struct MHD_Connection *c, const char *url,
-                                       const char *method)
-{
-    struct req *rq = xcalloc(1, sizeof *rq);
-    clock_gettime(CLOCK_MONOTONIC, &rq->started);
-    rq->method = method; /* owned by libmicrohttpd for the request's life */
-    rq->path = xstrdup(url);
-    MHD_get_connection_values(c, MHD_HEADER_KIND, collect_header, rq);
-    if (rq->user_agent) {
-        /* stored in audit records: valid UTF-8, bounded */
-        struct sbuf ua = SBUF_INIT;
-        sbuf_utf8(&ua, rq->user_agent);
-        free(rq->user_agent);
-        rq->user_agent = xstrndup(sbuf_str(&ua), sbuf_utf8_prefix(sbuf_str(&ua), 512));
-        sbuf_free(&ua);
-    }
-    const char *rid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id");
-    if (rid && request_id_is_sane(rid)) {
-        snprintf(rq->request_id, sizeof rq->request_id, "%s", rid);
-    } else {
-        new_request_id(rq->request_id, sizeof rq->request_id);
-    }
-    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_query, rq);
-    source_address(c, rq);
-    return rq;
-}
-
 /* ---- responses ------------------------------------------------------------------ */
 
 static void common_headers(struct MHD_Response *r, const char *request_id, bool api)
@@ -397,7 +190,7 @@ static unsigned long long drain_limit(void)
     return 4ULL * (unsigned long long)g_cfg->max_body_bytes;
 }
 
-/* Answer an error decided before dispatch (404, 405, 413, 415). */
+/* Answer an error decided before dispatch (404, 405, 413, 415, 429). */
 static enum MHD_Result answer_early(struct MHD_Connection *c, struct pending *p, int status,
                                     const char *detail, const char *allow)
 {
@@ -405,6 +198,7 @@ static enum MHD_Result answer_early(struct MHD_Connection *c, struct pending *p,
     api_fail(&rs, status, "%s", detail);
     if (allow)
         rs.err.allow = xstrdup(allow);
+    rs.err.retry_after = p->deferred_retry_after;
     enum MHD_Result ok = queue(c, p, &rs);
     resp_free(&rs);
     return ok;
@@ -485,6 +279,31 @@ static size_t body_limit(const struct req *rq)
     return (size_t)g_cfg->max_body_bytes;
 }
 
+/*
+ * The request rate of the client's address, for API requests but the probes
+ * (load balancers and Prometheus ask often, from few addresses). A request
+ * only a trusted proxy is known for is not counted: the proxy carries many.
+ */
+static bool rate_limited(struct pending *p)
+{
+    const struct req *rq = p->rq;
+    if (!rq->source_ip[0] || strcmp(rq->path, "/healthz") == 0 ||
+        strcmp(rq->path, "/readyz") == 0 || strcmp(rq->path, "/metrics") == 0 ||
+        intake_trusted_proxy(rq->source_ip))
+        return false;
+    char key[RATELIMIT_KEY_LEN];
+    ratelimit_address_key(rq->source_ip, key, sizeof key);
+    struct ratelimit_decision d = ratelimit_take(RATELIMIT_ADDRESS, key);
+    if (!d.limited)
+        return false;
+    if (d.first)
+        log_warn("rate limit: address %s over %d requests/s", key, g_cfg->rate_limit_per_address);
+    p->deferred_retry_after = d.retry_after;
+    snprintf(p->detail, sizeof p->detail,
+             "too many requests from your address; retry after %d s", d.retry_after);
+    return true;
+}
+
 /* First call: route the request and answer what needs no body. */
 static enum MHD_Result on_headers(struct MHD_Connection *c, struct pending *p)
 {
@@ -507,6 +326,8 @@ static enum MHD_Result on_headers(struct MHD_Connection *c, struct pending *p)
                                 "the portal is read-only: use GET", "GET, HEAD");
         return answer_static(c, p);
     }
+    if (rate_limited(p))
+        return refuse(c, p, MHD_HTTP_TOO_MANY_REQUESTS, p->detail, NULL);
     char allow[64];
     const struct route *rt = NULL;
     p->slot = METRICS_SLOT_UNMATCHED(routes_count);
@@ -543,7 +364,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     struct pending *p = *req_cls;
     if (!p) {
         p = xcalloc(1, sizeof *p);
-        p->rq = req_from_connection(c, url, method);
+        p->rq = intake_request(c, url, method);
         *req_cls = p;
         atomic_fetch_add(&in_flight, 1);
         metrics_inflight_add(1);
@@ -691,6 +512,8 @@ struct http_server *http_start(const struct config *cfg)
     struct sockaddr_storage ss;
     g_cfg = cfg;
     threaddb_init(cfg);
+    intake_init(cfg);
+    ratelimit_init(cfg);
     if (!parse_addr(cfg->listen_host, cfg->listen_port, &ss)) {
         log_error("AIDC_LISTEN: \"%s\" is not a numeric IPv4 or IPv6 address", cfg->listen_host);
         return NULL;
@@ -699,14 +522,16 @@ struct http_server *http_start(const struct config *cfg)
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     struct MHD_Daemon *d = MHD_start_daemon(
-        flags, (uint16_t)cfg->listen_port, NULL, NULL, on_request, NULL,
+        flags, (uint16_t)cfg->listen_port, intake_accept_policy, NULL, on_request, NULL,
         MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-        MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
+        MHD_OPTION_UNESCAPE_CALLBACK, intake_unescape, NULL,
         MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&ss,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->threads,
         MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->http_idle_timeout_seconds,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)cfg->max_header_bytes,
+        MHD_OPTION_NOTIFY_CONNECTION, intake_on_connection, NULL,
         MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
         MHD_OPTION_END);
     if (!d) {
@@ -765,5 +590,6 @@ void http_stop(struct http_server *srv)
     if (!srv)
         return;
     MHD_stop_daemon(srv->d);
+    ratelimit_free();
     free(srv);
 }

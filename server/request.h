@@ -144,6 +144,7 @@ struct resp {
     struct resp_audit audit;
     bool denied; /* a refusal of the dispatcher (audited as "denied") */
     bool replayed; /* answered from the idempotency store */
+    bool quiet;    /* a refusal not worth an audit record (a repeat of one just recorded) */
 };
 
 /* Describe the change for the audit event (id copied, details stolen). */

@@ -85,6 +85,8 @@ cp "$BUILD_DIR/aidcd" "$TMP/aidcd" && cp "$ROOT/build-bench-noaudit/aidcd" "$TMP
 AIDCD="$TMP/aidcd"
 
 own_pg
+# a load generator is one address with one credential: no per-client limits
+export AIDC_RATE_LIMIT_PER_ADDRESS=0 AIDC_RATE_LIMIT_PER_TOKEN=0 AIDC_MAX_CONNECTIONS_PER_ADDRESS=0
 export AIDC_LOG_LEVEL=warn AIDC_DATA_DIR="$TMP/data" AIDC_THREADS="$THREADS" AIDC_WORKERS=1
 "$AIDCD" migrate
 # the key lives beside the cluster, so a reused database keeps verifying

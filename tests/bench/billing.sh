@@ -115,6 +115,8 @@ AIDCD="$TMP/aidcd"
 own_pg
 # a run stopped in part 3b or 5 may have left settings on the application role
 admin_sql -c "ALTER ROLE aidc_app IN DATABASE $DB RESET ALL"
+# a load generator is one address with one credential: no per-client limits
+export AIDC_RATE_LIMIT_PER_ADDRESS=0 AIDC_RATE_LIMIT_PER_TOKEN=0 AIDC_MAX_CONNECTIONS_PER_ADDRESS=0
 export AIDC_LOG_LEVEL=warn AIDC_DATA_DIR="$TMP/data" AIDC_THREADS="$THREADS" AIDC_WORKERS=1
 "$AIDCD" migrate
 AIDC_ADMIN_PASSWORD=$PASSWORD "$AIDCD" bootstrap --admin bench >/dev/null

@@ -143,6 +143,8 @@ fresh_db "$JOBS_DB"
 APP_URL=$DATABASE_URL OWNER_URL=$DATABASE_URL_OWNER
 q() { "$PSQL" -X -qAt -v ON_ERROR_STOP=1 -d "$OWNER_URL" "$@"; }
 export AIDC_DATABASE_URL="$APP_URL" AIDC_MIGRATE_DATABASE_URL="$OWNER_URL"
+# a load generator is one address with one credential: no per-client limits
+export AIDC_RATE_LIMIT_PER_ADDRESS=0 AIDC_RATE_LIMIT_PER_TOKEN=0 AIDC_MAX_CONNECTIONS_PER_ADDRESS=0
 export AIDC_LOG_LEVEL=warn AIDC_DATA_DIR="$TMP/data" AIDC_THREADS="$THREADS" AIDC_WORKERS=1
 export AIDC_SYNC_INTERVAL_MS=100   # jobs that ended free their GPU within 0.1 s
 aidcd_start 18500

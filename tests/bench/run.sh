@@ -132,6 +132,8 @@ APP_URL=$DATABASE_URL
 OWNER_URL=$DATABASE_URL_OWNER
 
 export AIDC_DATABASE_URL="$APP_URL" AIDC_MIGRATE_DATABASE_URL="$OWNER_URL"
+# a load generator is one address with one credential: no per-client limits
+export AIDC_RATE_LIMIT_PER_ADDRESS=0 AIDC_RATE_LIMIT_PER_TOKEN=0 AIDC_MAX_CONNECTIONS_PER_ADDRESS=0
 export AIDC_LOG_LEVEL=warn AIDC_DATA_DIR="$TMP/data" AIDC_THREADS="$THREADS"
 say "migrate, bootstrap, seed ($N_TENANTS tenants x $N_PROJECTS projects x $N_USERS users)"
 "$AIDCD" migrate

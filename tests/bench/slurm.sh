@@ -272,6 +272,8 @@ eval "$pgenv"
 APP_URL=$DATABASE_URL OWNER_URL=$DATABASE_URL_OWNER
 q() { "$PSQL" -X -qAt -v ON_ERROR_STOP=1 -d "$OWNER_URL" "$@"; }
 export AIDC_DATABASE_URL="$APP_URL" AIDC_MIGRATE_DATABASE_URL="$OWNER_URL"
+# a load generator is one address with one credential: no per-client limits
+export AIDC_RATE_LIMIT_PER_ADDRESS=0 AIDC_RATE_LIMIT_PER_TOKEN=0 AIDC_MAX_CONNECTIONS_PER_ADDRESS=0
 export AIDC_LOG_LEVEL=warn AIDC_DATA_DIR="$TMP/data" AIDC_THREADS="$THREADS" AIDC_WORKERS=1
 export AIDC_SYNC_INTERVAL_MS=500   # a round's jobs that ended free their cores within 0.5 s
 "$AIDCD" migrate

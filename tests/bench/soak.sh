@@ -143,6 +143,8 @@ COMMIT=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)
 own_pg
 ADMIN_URL=$DATABASE_URL_ADMIN OWNER_URL=$DATABASE_URL_OWNER
 q() { "$PSQL" -X -qAt -v ON_ERROR_STOP=1 -d "$OWNER_URL" "$@"; }
+# a load generator is one address with one credential: no per-client limits
+export AIDC_RATE_LIMIT_PER_ADDRESS=0 AIDC_RATE_LIMIT_PER_TOKEN=0 AIDC_MAX_CONNECTIONS_PER_ADDRESS=0
 export AIDC_LOG_LEVEL=warn AIDC_DATA_DIR="$TMP/data" AIDC_THREADS="$THREADS" AIDC_WORKERS=1
 export AIDC_PREEMPT_GRACE_SECONDS=5        # a cancelled job is gone within seconds
 export AIDC_AUDIT_CHECKPOINT_SECONDS=60    # the sealer signs a checkpoint every minute

@@ -1,0 +1,278 @@
+/*
+ * intake.c - what a request is before it is routed: its path and query
+ * decoded, the headers handlers need, a request id, the client's address
+ * (through trusted proxies); and the count of open connections per address.
+ */
+#include "intake.h"
+
+#include "crypto.h"
+#include "ratelimit.h"
+#include "log.h"
+#include "sbuf.h"
+#include "xalloc.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <time.h>
+
+static const struct config *g_cfg; /* configuration: read-only after start */
+
+void intake_init(const struct config *cfg)
+{
+    g_cfg = cfg;
+}
+
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+/*
+ * Decode %HH in the path and in query arguments, except %00: a NUL would
+ * silently cut the C string ("/projects/victim%00.json" would name "victim").
+ * Left encoded, it makes the name invalid and the request a clean 400/404.
+ */
+size_t intake_unescape(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls;
+    (void)c;
+    char *w = s;
+    for (const char *r = s; *r;) {
+        int hi, lo;
+        if (r[0] == '%' && (hi = hexval(r[1])) >= 0 && (lo = hexval(r[2])) >= 0 &&
+            (hi | lo) != 0) {
+            *w++ = (char)(hi * 16 + lo);
+            r += 3;
+        } else {
+            *w++ = *r++;
+        }
+    }
+    *w = '\0';
+    return (size_t)(w - s);
+}
+
+/* The headers handlers may need, copied in one walk over the request's headers. */
+static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                      const char *value)
+{
+    (void)kind;
+    struct req *rq = cls;
+    struct {
+        const char *name;
+        char **slot;
+    } wanted[] = {
+        {MHD_HTTP_HEADER_AUTHORIZATION, &rq->authorization},
+        {MHD_HTTP_HEADER_COOKIE, &rq->cookie},
+        {"X-Requested-With", &rq->requested_with},
+        {"Idempotency-Key", &rq->idempotency_key},
+        {MHD_HTTP_HEADER_CONTENT_TYPE, &rq->content_type},
+        {MHD_HTTP_HEADER_USER_AGENT, &rq->user_agent},
+        {MHD_HTTP_HEADER_ACCEPT, &rq->accept},
+    };
+    if (!value)
+        return MHD_YES;
+    if (strcasecmp(key, "X-Forwarded-For") == 0) {
+        /* several header lines are one list, in order (RFC 9110 5.3) */
+        char *joined = rq->forwarded_for ? xasprintf("%s, %s", rq->forwarded_for, value)
+                                         : xstrdup(value);
+        free(rq->forwarded_for);
+        rq->forwarded_for = joined;
+        return MHD_YES;
+    }
+    for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; i++) {
+        if (strcasecmp(key, wanted[i].name) == 0) {
+            if (!*wanted[i].slot) /* the first of repeated lines counts */
+                *wanted[i].slot = xstrdup(value);
+            return MHD_YES;
+        }
+    }
+    return MHD_YES;
+}
+
+static enum MHD_Result collect_query(void *cls, enum MHD_ValueKind kind, const char *key,
+                                     const char *value)
+{
+    (void)kind;
+    struct req *rq = cls;
+    if (rq->nquery >= 64) {
+        rq->query_dup = true; /* too many arguments: reported as invalid */
+        return MHD_NO;
+    }
+    req_add_query(rq, key, value);
+    return MHD_YES;
+}
+
+/*
+ * A unique request id without a system call per request: 8 random bytes per
+ * thread, drawn once, then a counter.
+ */
+static void new_request_id(char *out, size_t n)
+{
+    static _Thread_local unsigned char seed[16];
+    static _Thread_local bool seeded;
+    if (!seeded) {
+        if (crypto_random(seed, 8) != 0)
+            abort();
+        seed[0] &= 0x7f; /* never a leading '-' or '_': ids get pasted into shells and grep */
+        seeded = true;
+    }
+    for (int i = 8; i < 16 && ++seed[i] == 0; i++)
+        ; /* little-endian counter in the second half */
+    crypto_b64url_encode(seed, sizeof seed, out, n);
+}
+
+static bool request_id_is_sane(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > 64)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_' || c == '.' || c == ':'))
+            return false;
+    }
+    return true;
+}
+
+bool intake_trusted_proxy(const char *ip)
+{
+    return ratelimit_addr_in_list(g_cfg->trusted_proxies, ip);
+}
+
+static void source_address(struct MHD_Connection *c, struct req *rq)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    rq->source_ip[0] = '\0';
+    if (ci && ci->client_addr) {
+        const struct sockaddr *sa = ci->client_addr;
+        if (sa->sa_family == AF_INET)
+            inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr,
+                      rq->source_ip, sizeof rq->source_ip);
+        else if (sa->sa_family == AF_INET6)
+            inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
+                      rq->source_ip, sizeof rq->source_ip);
+    }
+    /*
+     * Behind trusted proxies the client is the last address that is not one of
+     * them, read from the right of X-Forwarded-For: entries further left were
+     * written by the client itself and prove nothing.
+     */
+    if (!rq->forwarded_for || !rq->source_ip[0] || !intake_trusted_proxy(rq->source_ip))
+        return;
+    const char *list = rq->forwarded_for;
+    for (size_t end = strlen(list); end > 0;) {
+        size_t start = end;
+        while (start > 0 && list[start - 1] != ',')
+            start--;
+        const char *p = list + start;
+        size_t len = end - start;
+        while (len && *p == ' ') {
+            p++;
+            len--;
+        }
+        while (len && p[len - 1] == ' ')
+            len--;
+        char cand[64];
+        unsigned char buf[16];
+        if (len == 0 || len >= sizeof cand)
+            return; /* garbage: keep the proxy's own address */
+        memcpy(cand, p, len);
+        cand[len] = '\0';
+        if (inet_pton(AF_INET, cand, buf) != 1 && inet_pton(AF_INET6, cand, buf) != 1)
+            return;
+        snprintf(rq->source_ip, sizeof rq->source_ip, "%s", cand);
+        if (!intake_trusted_proxy(cand))
+            return;
+        end = start > 0 ? start - 1 : 0;
+    }
+}
+
+struct req *intake_request(struct MHD_Connection *c, const char *url,
+                                       const char *method)
+{
+    struct req *rq = xcalloc(1, sizeof *rq);
+    clock_gettime(CLOCK_MONOTONIC, &rq->started);
+    rq->method = method; /* owned by libmicrohttpd for the request's life */
+    rq->path = xstrdup(url);
+    MHD_get_connection_values(c, MHD_HEADER_KIND, collect_header, rq);
+    if (rq->user_agent) {
+        /* stored in audit records: valid UTF-8, bounded */
+        struct sbuf ua = SBUF_INIT;
+        sbuf_utf8(&ua, rq->user_agent);
+        free(rq->user_agent);
+        rq->user_agent = xstrndup(sbuf_str(&ua), sbuf_utf8_prefix(sbuf_str(&ua), 512));
+        sbuf_free(&ua);
+    }
+    const char *rid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id");
+    if (rid && request_id_is_sane(rid)) {
+        snprintf(rq->request_id, sizeof rq->request_id, "%s", rid);
+    } else {
+        new_request_id(rq->request_id, sizeof rq->request_id);
+    }
+    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_query, rq);
+    source_address(c, rq);
+    return rq;
+}
+
+/* ---- connections per address ------------------------------------------------------ */
+
+/* The limit's key of a peer, or false when it is exempt (a trusted proxy, not IP). */
+static bool peer_key(const struct sockaddr *sa, char *key, size_t n)
+{
+    char ip[INET6_ADDRSTRLEN] = "";
+    if (sa && sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, ip,
+                  sizeof ip);
+    else if (sa && sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, ip,
+                  sizeof ip);
+    if (!ip[0] || intake_trusted_proxy(ip))
+        return false;
+    return ratelimit_sockaddr_key(sa, key, n);
+}
+
+/* Refused connections are closed unanswered, like any server at its limit. */
+enum MHD_Result intake_accept_policy(void *cls, const struct sockaddr *addr, socklen_t addrlen)
+{
+    (void)cls;
+    (void)addrlen;
+    char key[RATELIMIT_KEY_LEN];
+    if (!peer_key(addr, key, sizeof key) || ratelimit_conn_allowed(key))
+        return MHD_YES;
+    log_debug("refused a connection from %s: AIDC_MAX_CONNECTIONS_PER_ADDRESS reached", key);
+    return MHD_NO;
+}
+
+void intake_on_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    (void)cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+        char key[RATELIMIT_KEY_LEN];
+        *socket_context = NULL;
+        if (ci && peer_key(ci->client_addr, key, sizeof key)) {
+            ratelimit_conn_opened(key);
+            *socket_context = xstrdup(key);
+        }
+    } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
+        ratelimit_conn_closed(*socket_context);
+        free(*socket_context);
+        *socket_context = NULL;
+    }
+}
+

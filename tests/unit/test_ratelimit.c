@@ -1,0 +1,176 @@
+/*
+ * test_ratelimit.c - the token buckets of server/ratelimit.c on a fake clock,
+ * the keys of addresses (IPv6 by /64), the bound on the table, address lists
+ * with networks (AIDC_TRUSTED_PROXIES), and the JSON shape check of
+ * server/jsonlimit.c.
+ */
+#include "server/jsonlimit.h"
+#include "server/ratelimit.h"
+#include "tests/support/suite.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <string.h>
+
+static struct config cfg = {
+    .rate_limit_per_address = 2, .rate_limit_address_burst = 3,
+    .rate_limit_per_token = 1,   .rate_limit_token_burst = 1,
+    .max_connections_per_address = 2, .max_connections = 8,
+};
+
+static void setup(void)
+{
+    ratelimit_init(&cfg);
+}
+
+static void teardown(void)
+{
+    ratelimit_free();
+}
+
+START_TEST(bucket_allows_burst_then_refuses_with_retry_after)
+{
+    for (int i = 0; i < 3; i++)
+        ck_assert(!ratelimit_take_at(RATELIMIT_ADDRESS, "10.0.0.1", 100.0).limited);
+    struct ratelimit_decision d = ratelimit_take_at(RATELIMIT_ADDRESS, "10.0.0.1", 100.0);
+    ck_assert(d.limited);
+    ck_assert(d.first);
+    ck_assert_int_eq(d.retry_after, 1);
+    d = ratelimit_take_at(RATELIMIT_ADDRESS, "10.0.0.1", 100.1);
+    ck_assert(d.limited);
+    ck_assert(!d.first); /* the same burst of refusals */
+    /* 2/s: half a second later one more is allowed, and the next is refused */
+    ck_assert(!ratelimit_take_at(RATELIMIT_ADDRESS, "10.0.0.1", 100.6).limited);
+    ck_assert(ratelimit_take_at(RATELIMIT_ADDRESS, "10.0.0.1", 100.6).limited);
+    /* another key, and the other kind, have their own buckets */
+    ck_assert(!ratelimit_take_at(RATELIMIT_ADDRESS, "10.0.0.2", 100.6).limited);
+    ck_assert(!ratelimit_take_at(RATELIMIT_TOKEN, "10.0.0.1", 100.6).limited);
+    /* a bucket never holds more than its burst */
+    for (int i = 0; i < 3; i++)
+        ck_assert(!ratelimit_take_at(RATELIMIT_ADDRESS, "10.0.0.3", 1000.0 + i * 0.01).limited);
+    ck_assert(ratelimit_take_at(RATELIMIT_ADDRESS, "10.0.0.3", 1000.05).limited);
+}
+END_TEST
+
+START_TEST(slow_rate_gives_long_retry_after)
+{
+    /* 1/s with no burst: right after a request, the next one in a second */
+    ck_assert(!ratelimit_take_at(RATELIMIT_TOKEN, "t:x", 5.0).limited);
+    struct ratelimit_decision d = ratelimit_take_at(RATELIMIT_TOKEN, "t:x", 5.0);
+    ck_assert(d.limited);
+    ck_assert_int_eq(d.retry_after, 1);
+    d = ratelimit_take_at(RATELIMIT_TOKEN, "t:x", 5.9);
+    ck_assert(d.limited);
+    ck_assert(!ratelimit_take_at(RATELIMIT_TOKEN, "t:x", 6.0).limited);
+}
+END_TEST
+
+START_TEST(table_stays_bounded_under_a_flood_of_keys)
+{
+    char key[32];
+    /* every key mid-burst (none refilled): the longest idle are forgotten */
+    for (int i = 0; i < RATELIMIT_MAX_KEYS * 2; i++) {
+        snprintf(key, sizeof key, "k%d", i);
+        ck_assert(!ratelimit_take_at(RATELIMIT_ADDRESS, key, 1.0 + i * 1e-6).limited);
+    }
+    ck_assert_uint_le(ratelimit_rate_keys(), RATELIMIT_MAX_KEYS);
+    /* a key that keeps being refused stays known while new ones come */
+    for (int i = 0; i < 4; i++)
+        ratelimit_take_at(RATELIMIT_ADDRESS, "hot", 10.0);
+    ck_assert(ratelimit_take_at(RATELIMIT_ADDRESS, "hot", 10.0).limited);
+}
+END_TEST
+
+START_TEST(address_keys)
+{
+    char k[RATELIMIT_KEY_LEN];
+    ratelimit_address_key("192.0.2.7", k, sizeof k);
+    ck_assert_str_eq(k, "192.0.2.7");
+    ratelimit_address_key("2001:db8:1:2:aaaa:bbbb:cccc:dddd", k, sizeof k);
+    ck_assert_str_eq(k, "2001:db8:1:2::/64");
+    ratelimit_address_key("2001:db8:1:2::1", k, sizeof k);
+    ck_assert_str_eq(k, "2001:db8:1:2::/64");
+    ratelimit_address_key("::ffff:192.0.2.7", k, sizeof k);
+    ck_assert_str_eq(k, "192.0.2.7");
+}
+END_TEST
+
+START_TEST(connections_are_counted_per_key)
+{
+    ck_assert(ratelimit_conn_allowed("a"));
+    ratelimit_conn_opened("a");
+    ratelimit_conn_opened("a");
+    ck_assert(!ratelimit_conn_allowed("a"));
+    ck_assert(ratelimit_conn_allowed("b"));
+    ratelimit_conn_closed("a");
+    ck_assert(ratelimit_conn_allowed("a"));
+    ratelimit_conn_closed("a");
+    ratelimit_conn_closed("a"); /* an unknown close changes nothing */
+    ck_assert(ratelimit_conn_allowed("a"));
+}
+END_TEST
+
+START_TEST(address_lists_with_networks)
+{
+    const char *list = "192.0.2.7, 10.244.0.0/16,fd00::/8 ,198.51.100.0/25";
+    ck_assert(ratelimit_addr_in_list(list, "192.0.2.7"));
+    ck_assert(!ratelimit_addr_in_list(list, "192.0.2.70"));
+    ck_assert(ratelimit_addr_in_list(list, "10.244.3.9"));
+    ck_assert(!ratelimit_addr_in_list(list, "10.245.0.1"));
+    ck_assert(ratelimit_addr_in_list(list, "fd12:3456::1"));
+    ck_assert(!ratelimit_addr_in_list(list, "fe80::1"));
+    ck_assert(ratelimit_addr_in_list(list, "198.51.100.127"));
+    ck_assert(!ratelimit_addr_in_list(list, "198.51.100.128"));
+    ck_assert(!ratelimit_addr_in_list(list, "10.244.0.0/16")); /* a client is an address */
+    ck_assert(!ratelimit_addr_in_list("", "192.0.2.7"));
+    ck_assert(ratelimit_addr_in_list("0.0.0.0/0", "203.0.113.5"));
+    char bad[80];
+    ck_assert(ratelimit_addr_list_valid(list, bad, sizeof bad));
+    ck_assert(ratelimit_addr_list_valid("", bad, sizeof bad));
+    ck_assert(!ratelimit_addr_list_valid("10.0.0.1, nginx.local", bad, sizeof bad));
+    ck_assert_str_eq(bad, "nginx.local");
+    ck_assert(!ratelimit_addr_list_valid("10.0.0.0/33", bad, sizeof bad));
+    ck_assert(!ratelimit_addr_list_valid("10.0.0.0/", bad, sizeof bad));
+    ck_assert(!ratelimit_addr_list_valid("::/129", bad, sizeof bad));
+}
+END_TEST
+
+static bool ok(const char *s, int depth, long values)
+{
+    char why[96];
+    return jsonlimit_ok(s, strlen(s), depth, values, why, sizeof why);
+}
+
+START_TEST(json_shape)
+{
+    ck_assert(ok("{\"a\":[1,2,3]}", 2, 4));
+    ck_assert(!ok("{\"a\":[1,2,3]}", 1, 4));    /* two levels */
+    ck_assert(!ok("{\"a\":[1,2,3],\"b\":1}", 2, 3)); /* four: one more comma */
+    ck_assert(ok("{\"a\":\"[[[[,,,,\"}", 1, 1)); /* strings are not structure */
+    ck_assert(ok("{\"a\":\"\\\"[[[,,\"}", 1, 1)); /* escaped quotes stay in the string */
+    ck_assert(!ok("[[[[[[[[[[", 9, 100));       /* malformed but deep: refused */
+    ck_assert(ok("", 1, 1));
+    char why[96];
+    ck_assert(jsonlimit_ok("[[[", 3, 3, 2, why, sizeof why));
+    ck_assert(!jsonlimit_ok("[[[[", 4, 3, 10, why, sizeof why));
+    ck_assert_str_eq(why, "JSON nests deeper than 3 levels");
+    ck_assert(!jsonlimit_ok("[1,2,3]", 7, 1, 2, why, sizeof why));
+    ck_assert_str_eq(why, "JSON document has more than 2 values");
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("limits");
+    TCase *tc = tcase_create("limits");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, bucket_allows_burst_then_refuses_with_retry_after);
+    tcase_add_test(tc, slow_rate_gives_long_retry_after);
+    tcase_add_test(tc, table_stays_bounded_under_a_flood_of_keys);
+    tcase_add_test(tc, address_keys);
+    tcase_add_test(tc, connections_are_counted_per_key);
+    tcase_add_test(tc, address_lists_with_networks);
+    tcase_add_test(tc, json_shape);
+    suite_add_tcase(s, tc);
+    return suite_run(s);
+}
