@@ -237,6 +237,10 @@ static int admit(struct req *rq, struct resp *rs)
         (!rq->requested_with || strcmp(rq->requested_with, "aidc-portal") != 0))
         return deny(rq, rs, MHD_HTTP_FORBIDDEN, "%s",
                     "cookie-authenticated requests must send X-Requested-With: aidc-portal");
+    if (rq->actor.via_token && !rt->scope && !(rq->actor.scopes & ~(unsigned)SC_MACHINE))
+        return deny(rq, rs, MHD_HTTP_FORBIDDEN, "%s",
+                    "token has only machine scopes (audit:ingest, gpu-faults:write): it "
+                    "reaches only their endpoints");
     if (rq->actor.via_token && rt->scope && !(rq->actor.scopes & rt->scope)) {
         json_t *need = auth_scopes_json(rt->scope);
         const char *name = json_string_value(json_array_get(need, 0));

@@ -50,6 +50,10 @@ enum scope {
     SC_GPU_FAULTS = 1u << 9, /* report and resolve GPU faults (Alertmanager's webhook) */
 };
 #define SC_ALL 0x3ffu
+/* Scopes of machines with one task (a node agent, Alertmanager): a token with
+ * only these reaches only its routes, not the routes open to any token (the
+ * tenant directory, clusters, /me) */
+#define SC_MACHINE (SC_AUDIT_INGEST | SC_GPU_FAULTS)
 
 #define UUID_LEN 36
 

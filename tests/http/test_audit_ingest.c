@@ -254,6 +254,11 @@ START_TEST(batches_are_accepted_and_resends_stored_once)
     ck_assert_int_eq(req("GET", CMDS, ingest_only, NULL), 403);
     ck_assert_int_eq(req("GET", "/api/v1/audit/events/export", ingest_only, NULL), 403);
     ck_assert_int_eq(req("GET", "/api/v1/audit/verify", ingest_only, NULL), 403);
+    /* not even what any token of the user may read: the directory, clusters, itself */
+    ck_assert_int_eq(req("GET", "/api/v1/me", ingest_only, NULL), 403);
+    ck_assert_int_eq(req("GET", "/api/v1/tenants", ingest_only, NULL), 403);
+    ck_assert_int_eq(req("GET", "/api/v1/clusters", ingest_only, NULL), 403);
+    ck_assert_int_eq(req("GET", "/api/v1/tokens", ingest_only, NULL), 403);
     ck_assert_int_eq(
         req("POST", "/api/v1/tenants", ingest_only, "{\"slug\":\"tt\",\"name\":\"x\"}"), 403);
     /* nor can an auditor deliver */

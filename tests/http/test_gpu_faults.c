@@ -403,7 +403,9 @@ START_TEST(alertmanager_fires_and_resolves)
     ck_assert_ptr_nonnull(strstr(sv(json_array_get(rs, 2), "error"), "not a node"));
     http_res_free(&r);
     want_a100(3, 1);
-    ck_assert_int_eq(reqj("GET", FAULTS, tok, NULL, &r), 200);
+    /* the webhook's token reports and resolves, and reads nothing (docs/gpu-health.md) */
+    ck_assert_int_eq(req("GET", FAULTS, tok, NULL), 403);
+    ck_assert_int_eq(reqj("GET", FAULTS, harness_srv.admin_token, NULL, &r), 200);
     json_t *f = json_array_get(json_object_get(r.json, "items"), 0);
     ck_assert_str_eq(sv(f, "alert"), "GpuXid");
     ck_assert_str_eq(sv(f, "reason"), "GpuXid: XID 48: double bit ECC error");
