@@ -219,7 +219,9 @@ static void on_exec(const struct agent_exec *e, void *arg)
     long long uid = e->auid >= 0 && e->auid < UNSET_ID ? e->auid : e->uid;
     char session[32], id[64];
     snprintf(session, sizeof session, "ses:%lld", e->ses);
-    snprintf(id, sizeof id, "auditd-%016llx-%lu", x->hosth, e->serial);
+    /* the kernel's serial starts again at each boot: with the event's time,
+     * the id is the same only for the same event read twice */
+    snprintf(id, sizeof id, "auditd-%016llx-%lld-%lu", x->hosth, (long long)e->ms, e->serial);
     struct agent_rec r = {.kind = "command",
                           .ms = e->ms,
                           .uid = uid,
@@ -425,10 +427,11 @@ static void image_line(struct imgctx *x, const char *line)
                        : agent_parse_journal_pull(line, &image, &ms);
     if (rc != 0)
         return;
-    char id[64];
-    snprintf(id, sizeof id, "pull-%016llx-%016llx",
+    char id[80];
+    /* each pull is its own record: the same image pulled again is another one */
+    snprintf(id, sizeof id, "pull-%016llx-%016llx-%lld",
              (unsigned long long)agent_parse_fnv64(x->c->host),
-             (unsigned long long)agent_parse_fnv64(image));
+             (unsigned long long)agent_parse_fnv64(image), (long long)ms);
     char *text = xasprintf("%s pull %s", x->docker ? "docker" : "containerd", image);
     struct agent_rec r = {.kind = "image_pull",
                           .ms = ms,
