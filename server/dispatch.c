@@ -99,13 +99,18 @@ static const struct membership *find_membership(const struct actor *a, const cha
     return NULL;
 }
 
-/* Comma-separated tenant ids of the actor's memberships with role >= min. */
-static char *tenant_list(const struct actor *a, int min, bool include_suspended)
+/*
+ * Comma-separated tenant ids of the actor's memberships with role >= min,
+ * leaving out suspended tenants: their members get 403 on the tenant's own
+ * routes, so routes without {tenant} (image and invoice lists, ?tenant=)
+ * must not show them the tenant's data either.
+ */
+static char *tenant_list(const struct actor *a, int min)
 {
     struct sbuf sb = SBUF_INIT;
     for (size_t i = 0; i < a->nmemberships; i++) {
         const struct membership *m = &a->memberships[i];
-        if (m->role < min || (m->suspended && !include_suspended))
+        if (m->role < min || m->suspended)
             continue;
         if (sb.len)
             sbuf_putc(&sb, ',');
@@ -130,9 +135,9 @@ static void ctx_build(const struct req *rq, struct ctx_strings *cs, struct db_ct
         cs->admin = xstrdup(r >= TR_ADMIN ? rq->tenant.id : "");
         cs->member = xstrdup(r >= TR_MEMBER ? rq->tenant.id : "");
     } else {
-        cs->read = tenant_list(a, TR_VIEWER, true);
-        cs->admin = tenant_list(a, TR_ADMIN, false);
-        cs->member = tenant_list(a, TR_MEMBER, false);
+        cs->read = tenant_list(a, TR_VIEWER);
+        cs->admin = tenant_list(a, TR_ADMIN);
+        cs->member = tenant_list(a, TR_MEMBER);
     }
     *ctx = (struct db_ctx){
         .user_id = a->user_id[0] ? a->user_id : NULL,
