@@ -79,7 +79,7 @@ static const struct setting settings[] = {
      "close a client connection idle this long"},
     {"AIDC_MAX_CONNECTIONS", T_INT, OFF(max_connections), "1000", 4, 60000,
      "most simultaneous client connections"},
-    {"AIDC_MAX_CONNECTIONS_PER_ADDRESS", T_INT, OFF(max_connections_per_address), "64", 0, 60000,
+    {"AIDC_MAX_CONNECTIONS_PER_ADDRESS", T_INT, OFF(max_connections_per_address), "128", 0, 60000,
      "most simultaneous connections from one client address (IPv6: one /64; trusted proxies "
      "exempt; 0: no limit)"},
     {"AIDC_MAX_HEADER_BYTES", T_INT, OFF(max_header_bytes), "32768", 4096, 1048576,

@@ -102,10 +102,12 @@ static void setenv_list(const struct aidc_server *s, const char *const *env)
      * would wait for a second admin's approval. test_approvals.c, which tests
      * that, sets its own threshold (env comes after the defaults). */
     setenv("AIDC_APPROVAL_QUOTA_THRESHOLD", "1000000", 1);
-    /* Tests send bursts no client would from one address and credential; the
-     * rate limits are tested on their own (test_limits.c sets them). */
+    /* Tests send bursts (a hundred parallel submits) no client would from one
+     * address and credential; the per-client limits are tested on their own
+     * (test_limits.c sets them). */
     setenv("AIDC_RATE_LIMIT_PER_ADDRESS", "0", 1);
     setenv("AIDC_RATE_LIMIT_PER_TOKEN", "0", 1);
+    setenv("AIDC_MAX_CONNECTIONS_PER_ADDRESS", "0", 1);
     for (size_t i = 0; env && env[i]; i++) {
         char *kv = strdup(env[i]);
         char *eq = strchr(kv, '=');
