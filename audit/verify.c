@@ -102,6 +102,53 @@ static int load_runs(struct db *db, struct walk *w)
     return 0;
 }
 
+/*
+ * Check the signature of checkpoint row `row` of r (columns as CHECKPOINT_COLS
+ * in db/audit.c), found at chain position seq after event_id. 1 when it is
+ * broken (the verdict says why); else 0, *unchecked telling whether it could
+ * not be checked (unsigned, or no key).
+ */
+static int check_signature(struct walk *w, PGresult *r, int row, long long event_id,
+                           long long seq, bool *unchecked)
+{
+    struct audit_verdict *v = w->v;
+    long long cid = num(r, row, 0), cseq = num(r, row, 2);
+    const char *alg = PQgetvalue(r, row, 4);
+    *unchecked = false;
+    if (strcmp(alg, "none") == 0 && w->key) {
+        /* with a key, an unsigned head is a downgrade: whoever rewrote the chain
+         * could write those too */
+        v->checkpoint_id = cid;
+        return broken(v, event_id, seq,
+                      "checkpoint %lld is not signed although a signing key is configured "
+                      "(forged, or written before the key was: verify from a later "
+                      "time with from=)", cid);
+    }
+    if (strcmp(alg, "none") == 0 || !w->key) {
+        *unchecked = true; /* no key to check with: counted, not trusted */
+        return 0;
+    }
+    if (strcmp(alg, sign_key_alg(w->key)) != 0 ||
+        strcmp(PQgetvalue(r, row, 5), sign_key_id(w->key)) != 0) {
+        v->checkpoint_id = cid;
+        return broken(v, event_id, seq, "checkpoint %lld is signed with key %s (%s), not "
+                                        "with the configured key %s",
+                      cid, PQgetvalue(r, row, 5), alg, sign_key_id(w->key));
+    }
+    char msg[256];
+    unsigned char sig[64];
+    size_t sl = 0;
+    bool parsed = chain_unhex_bytes(PQgetvalue(r, row, 6), sig, sizeof sig, &sl);
+    chain_checkpoint_message(cseq, PQgetvalue(r, row, 3), PQgetvalue(r, row, 1), msg,
+                             sizeof msg);
+    if (!parsed || !sign_verify(w->key, msg, sig, sl)) {
+        v->checkpoint_id = cid;
+        return broken(v, event_id, seq, "the signature of checkpoint %lld does not verify: "
+                                        "the checkpoint was altered", cid);
+    }
+    return 0;
+}
+
 /* Check the checkpoints at seq (hash: the recomputed one there). 1 when one is broken. */
 static int check_checkpoints(struct walk *w, long long seq, long long event_id,
                              const unsigned char hash[CHAIN_HASH_LEN])
@@ -111,51 +158,20 @@ static int check_checkpoints(struct walk *w, long long seq, long long event_id,
         long long cid = num(r, w->cp, 0), cseq = num(r, w->cp, 2);
         if (cseq < seq)
             continue; /* its position lies in a hole (reported there) */
-        struct audit_verdict *v = w->v;
         unsigned char head[CHAIN_HASH_LEN];
-        const char *alg = PQgetvalue(r, w->cp, 4);
         if (!chain_unhex(PQgetvalue(r, w->cp, 3), head) || memcmp(head, hash, sizeof head) != 0) {
-            v->checkpoint_id = cid;
-            return broken(v, event_id, seq,
+            w->v->checkpoint_id = cid;
+            return broken(w->v, event_id, seq,
                           "checkpoint %lld names another chain head at position %lld: the "
                           "chain was rewritten, or the checkpoint altered", cid, seq);
         }
-        if (strcmp(alg, "none") == 0 && w->key) {
-            /* with a key, an unsigned head is a downgrade: whoever rewrote the chain
-             * could write those too */
-            v->checkpoint_id = cid;
-            return broken(v, event_id, seq,
-                          "checkpoint %lld is not signed although a signing key is configured "
-                          "(forged, or written before the key was: verify from a later "
-                          "time with from=)", cid);
-        }
-        if (strcmp(alg, "none") == 0) {
-            v->unsigned_checkpoints++;
-            continue;
-        }
-        if (!w->key) {
-            v->unsigned_checkpoints++; /* no key to check with: counted, not trusted */
-            continue;
-        }
-        if (strcmp(alg, sign_key_alg(w->key)) != 0 ||
-            strcmp(PQgetvalue(r, w->cp, 5), sign_key_id(w->key)) != 0) {
-            v->checkpoint_id = cid;
-            return broken(v, event_id, seq, "checkpoint %lld is signed with key %s (%s), not "
-                                            "with the configured key %s",
-                          cid, PQgetvalue(r, w->cp, 5), alg, sign_key_id(w->key));
-        }
-        char msg[256];
-        unsigned char sig[64];
-        size_t sl = 0;
-        bool parsed = chain_unhex_bytes(PQgetvalue(r, w->cp, 6), sig, sizeof sig, &sl);
-        chain_checkpoint_message(cseq, PQgetvalue(r, w->cp, 3), PQgetvalue(r, w->cp, 1), msg,
-                                 sizeof msg);
-        if (!parsed || !sign_verify(w->key, msg, sig, sl)) {
-            v->checkpoint_id = cid;
-            return broken(v, event_id, seq, "the signature of checkpoint %lld does not verify: "
-                                            "the checkpoint was altered", cid);
-        }
-        v->checkpoints++;
+        bool unchecked;
+        if (check_signature(w, r, w->cp, event_id, seq, &unchecked))
+            return 1;
+        if (unchecked)
+            w->v->unsigned_checkpoints++;
+        else
+            w->v->checkpoints++;
     }
     return 0;
 }
@@ -261,6 +277,43 @@ static int walk_chain(struct db *db, struct walk *w, long long first, long long 
     return e;
 }
 
+/*
+ * The end of the chain. The walk sees what is there, not what is gone: the
+ * newest events deleted with their chain entries (and the head moved back)
+ * leave a shorter chain that links perfectly. A checkpoint past its last
+ * position gives that away, and its signature (made with a key that is not
+ * in the database) shows it is no forgery. A head left past the end needs
+ * no check of its own: the sealer signs it into such a checkpoint within
+ * AIDC_AUDIT_CHECKPOINT_SECONDS. One statement reads the end and the
+ * checkpoints, in one snapshot: a seal and a checkpoint committed meanwhile
+ * are no false alarm. Checkpoints deleted along with the events are not
+ * found here: nothing left in the database remembers them (docs/audit.md).
+ */
+static int check_end(struct db *db, struct walk *w)
+{
+    int e = begin(w->io);
+    PGresult *r = e ? NULL : db_audit_chain_end(db, &e);
+    end(w->io, e);
+    if (!r)
+        return e;
+    if (PQntuples(r) != 1) {
+        PQclear(r);
+        return AIDC_EINTERNAL;
+    }
+    long long last = num(r, 0, 7), cid = num(r, 0, 0), cseq = num(r, 0, 2);
+    bool unchecked = false;
+    if (!PQgetisnull(r, 0, 0) && !check_signature(w, r, 0, 0, last + 1, &unchecked)) {
+        w->v->checkpoint_id = cid;
+        broken(w->v, 0, last + 1,
+               "the chain ends at position %lld but checkpoint %lld covers up to position "
+               "%lld: events were removed (positions %lld..%lld)%s",
+               last, cid, cseq, last + 1, cseq,
+               unchecked ? "; the checkpoint's signature was not checked" : "");
+    }
+    PQclear(r);
+    return 0;
+}
+
 int audit_verify(const struct audit_verify_io *io, const struct sign_key *key, const char *from,
                  const char *to, struct audit_verdict *v)
 {
@@ -284,6 +337,8 @@ int audit_verify(const struct audit_verify_io *io, const struct sign_key *key, c
     end(io, e);
     if (!e && v->first_seq)
         e = walk_chain(db, &w, v->first_seq, v->last_seq);
+    if (!e && v->ok)
+        e = check_end(db, &w);
     if (cnt && PQntuples(cnt) == 1)
         v->unsealed = num(cnt, 0, 0);
     PQclear(range);

@@ -168,6 +168,22 @@ static const struct db_stmt st_cp_between = {
     " ORDER BY seq, id",
     2};
 
+/*
+ * The end of the whole chain - its last position, or the last one that
+ * retention recorded when it dropped everything - and the checkpoint
+ * reaching furthest past that end (NULL columns: none, as it should be).
+ */
+static const struct db_stmt st_chain_end = {
+    "audit_chain_end",
+    "SELECT k.id, k.ts, k.seq, k.head_hash, k.alg, k.key_id, k.signature, x.last"
+    " FROM (SELECT greatest((SELECT max(seq) FROM audit_chain),"
+    "   (SELECT max((r ->> 'last_seq')::bigint) FROM audit_events e,"
+    "     jsonb_array_elements(e.details -> 'runs') r WHERE e.action = 'audit.retention'),"
+    "   0) AS last) x"
+    " LEFT JOIN LATERAL (SELECT " CHECKPOINT_COLS " FROM audit_checkpoints"
+    "   WHERE seq > x.last ORDER BY seq DESC, id DESC LIMIT 1) k ON true",
+    0};
+
 static const struct db_stmt st_cp_page = {
     "audit_checkpoints_page",
     "SELECT " CHECKPOINT_COLS " FROM audit_checkpoints"
@@ -204,7 +220,8 @@ const struct db_stmt *const db_audit_stmts[] = {
     &st_commands[0],  &st_commands[1], &st_commands[2], &st_export,   &st_unsealed,
     &st_seal,         &st_head,       &st_partitions, &st_retention,     &st_cp_insert,
     &st_cp_last,      &st_chain_batch, &st_cp_between, &st_cp_page,      &st_seq_range,
-    &st_retention_runs, &st_unsealed_count, &st_ingest, &st_now, &st_frontier, NULL};
+    &st_retention_runs, &st_unsealed_count, &st_ingest, &st_now, &st_frontier, &st_chain_end,
+    NULL};
 
 static void filter_params(const struct db_audit_filter *f, const char **p)
 {
@@ -367,6 +384,11 @@ PGresult *db_audit_checkpoints_between(struct db *db, const char *from_seq, cons
 {
     const char *p[2] = {from_seq, to_seq};
     return db_query(db, &st_cp_between, p, err);
+}
+
+PGresult *db_audit_chain_end(struct db *db, int *err)
+{
+    return db_query(db, &st_chain_end, NULL, err);
 }
 
 PGresult *db_audit_checkpoints_page(struct db *db, const char *before_id, const char *limit,

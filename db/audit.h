@@ -79,6 +79,12 @@ PGresult *db_audit_chain_batch(struct db *db, const char *after_seq, const char 
 /* Checkpoints with from_seq <= seq <= to_seq by seq. Rows: id, ts, seq, head_hash, alg, key_id, signature. */
 PGresult *db_audit_checkpoints_between(struct db *db, const char *from_seq, const char *to_seq,
                                        int *err);
+/*
+ * The end of the chain (its last position, or the last one retention recorded) and the
+ * checkpoint past that end reaching furthest (NULL: none). Row: id, ts, seq, head_hash,
+ * alg, key_id, signature (as above), last.
+ */
+PGresult *db_audit_chain_end(struct db *db, int *err);
 /* Newest first, keyset on id. Rows as above. */
 PGresult *db_audit_checkpoints_page(struct db *db, const char *before_id, const char *limit,
                                     int *err);

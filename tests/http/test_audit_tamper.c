@@ -12,6 +12,8 @@
  *   details edited             -> that event
  *   event row deleted          -> that event (its chain entry is left: "missing")
  *   event and entry deleted    -> the next event (chain positions missing)
+ *   the newest events and entries deleted, the head moved back -> the signed
+ *                                 checkpoint past the chain's end, with checkpoint_id
  *   two events' contents swapped, or two entries' hashes -> the first of them
  *   checkpoint head or signature altered -> the event at its position, with
  *                                 checkpoint_id
@@ -65,11 +67,7 @@ static char keydir[64], keyfile[96];
 static char su_url[512];
 static long long chain_len; /* entries chained once set-up made its events */
 
-/* ---- aidcd's command line ----------------------------------------------------------- */
-
 /* ---- SQL ------------------------------------------------------------------------------ */
-
-/* The first value of the first row of sql over url (malloc'd), or NULL. */
 
 /* The event at chain position seq. */
 static long long event_at(long long seq)
@@ -377,6 +375,55 @@ START_TEST(a_deleted_event_and_its_entry_break_the_chain_at_the_next)
     su_change(c, "INSERT INTO audit_chain SELECT * FROM saved_c", 0, NULL, 1);
     expect_broken(&s, next, 0, "positions 11..11 are missing");
     ck_assert_int_eq(jint(s.cli, "broken_seq"), 12);
+    seen_free(&s);
+    expect_restored(c, &b);
+    PQfinish(c);
+}
+END_TEST
+
+/*
+ * The newest events deleted with their entries, the head moved back onto the last
+ * one left: a shorter chain that links perfectly. Only the signed checkpoint past
+ * its end tells. The head stays locked until the undo, so the sealer cannot chain
+ * the verification's own events onto the shortened chain meanwhile.
+ */
+#define TRUNCATED 5
+#define HEAD_ONTO                                                                                  \
+    "UPDATE audit_chain_head SET (seq, hash, upto_ts, upto_id) ="                                  \
+    " (SELECT seq, hash, event_ts, event_id FROM audit_chain WHERE seq = %lld)"
+
+START_TEST(truncated_newest_events_are_found_by_the_checkpoint_past_the_end)
+{
+    PGconn *c = su_connect();
+    struct before b;
+    before_take(c, &b);
+    long long last = b.head - TRUNCATED;
+    su_change(c,
+              fmt("CREATE TEMP TABLE saved_c AS SELECT * FROM audit_chain WHERE seq > %lld", last),
+              0, NULL, TRUNCATED);
+    su_change(c,
+              "CREATE TEMP TABLE saved_e AS SELECT e.* FROM audit_events e, saved_c s"
+              " WHERE (e.ts, e.id) = (s.event_ts, s.event_id)",
+              0, NULL, TRUNCATED);
+    su_change(c,
+              "WITH d AS (DELETE FROM audit_chain c USING saved_c s WHERE c.seq = s.seq"
+              " RETURNING c.*) DELETE FROM audit_events e USING d"
+              " WHERE (e.ts, e.id) = (d.event_ts, d.event_id)",
+              0, NULL, TRUNCATED);
+    su_change(c, fmt(HEAD_ONTO, last), 0, NULL, 1);
+    su_do(c, "BEGIN", 0, NULL);
+    su_do(c, "SELECT 1 FROM audit_chain_head FOR UPDATE", 0, NULL);
+    struct seen s;
+    observe(&s);
+    su_change(c,
+              "WITH c AS (INSERT INTO audit_chain SELECT * FROM saved_c)"
+              " INSERT INTO audit_events SELECT * FROM saved_e",
+              0, NULL, TRUNCATED);
+    su_change(c, fmt(HEAD_ONTO, b.head), 0, NULL, 1);
+    su_do(c, "COMMIT", 0, NULL); /* the waiting seal finds the head moved and appends nothing */
+    expect_broken(&s, 0, b.max_cp, "events were removed"); /* the newest: it names the head */
+    ck_assert_int_eq(jint(s.api, "broken_seq"), last + 1);
+    ck_assert_int_eq(jint(s.cli, "broken_seq"), last + 1);
     seen_free(&s);
     expect_restored(c, &b);
     PQfinish(c);
@@ -739,6 +786,7 @@ int main(void)
     tcase_add_test(tc, edited_details_are_found_at_that_event);
     tcase_add_test(tc, a_deleted_event_is_found_missing);
     tcase_add_test(tc, a_deleted_event_and_its_entry_break_the_chain_at_the_next);
+    tcase_add_test(tc, truncated_newest_events_are_found_by_the_checkpoint_past_the_end);
     tcase_add_test(tc, swapped_events_are_found_at_the_first);
     tcase_add_test(tc, swapped_chain_hashes_are_found_at_the_first);
     tcase_add_test(tc, an_altered_checkpoint_head_is_found);
