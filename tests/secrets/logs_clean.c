@@ -32,12 +32,14 @@
 
 #define W 8           /* window: no form shorter than this is looked for */
 #define MAX_REPORTS 50
+#define MAX_REPORTS_TEXT "50"
 
 struct form {
     unsigned char *p;
     size_t n;
     size_t secret; /* index of the secret it encodes */
     const char *how;
+    size_t seen_in; /* the number of the last file it was reported in (1-based) */
     struct form *next; /* same last W bytes */
 };
 
@@ -47,7 +49,7 @@ static struct {
     struct form **table;
     size_t tsize;
     size_t nforms;
-    size_t files, bytes, hits;
+    size_t files, bytes, hits, reports;
 } g;
 
 static uint64_t key_of(const unsigned char *p)
@@ -75,23 +77,26 @@ static void *xmalloc(size_t n)
     return p;
 }
 
-static void add_form(const unsigned char *p, size_t n, const char *how)
+/* False when the form is too short or known already. */
+static bool add_form(const unsigned char *p, size_t n, const char *how)
 {
     if (n < W)
-        return;
+        return false;
     size_t s = slot(key_of(p + n - W));
     for (struct form *f = g.table[s]; f; f = f->next)
         if (f->n == n && memcmp(f->p, p, n) == 0)
-            return; /* the same text from another secret or encoding */
+            return false; /* the same text from another secret or encoding */
     struct form *f = xmalloc(sizeof *f);
     f->p = xmalloc(n);
     memcpy(f->p, p, n);
     f->n = n;
     f->secret = g.nsecrets - 1;
     f->how = how;
+    f->seen_in = 0;
     f->next = g.table[s];
     g.table[s] = f;
     g.nforms++;
+    return true;
 }
 
 /* base64 of s as it appears inside any longer encoded text: the characters s alone decides */
@@ -116,7 +121,7 @@ static void add_b64(const unsigned char *s, size_t n, const char *alpha, const c
         /* character i is s's alone when its 6 bits lie within s's bits */
         size_t first = (8 * k + 5) / 6, last = (8 * len) / 6; /* [first, last) */
         if (last > first)
-            add_form((unsigned char *)out + first, last - first, how);
+            (void)add_form((unsigned char *)out + first, last - first, how);
         free(out);
         free(in);
     }
@@ -139,7 +144,10 @@ static void add_secret(const unsigned char *s, size_t n, bool text)
     else
         snprintf(mask, 64, "%zu-byte key %02x%02x...", n, s[0], s[1]);
     g.secrets[g.nsecrets++] = mask;
-    add_form(s, n, "as is");
+    if (!add_form(s, n, "as is") && n >= W) {
+        free(g.secrets[--g.nsecrets]); /* recorded twice (programs record independently) */
+        return;
+    }
     add_b64(s, n, std, "base64");
     add_b64(s, n, url, "base64url");
     unsigned char *buf = xmalloc(n * 3 + 1);
@@ -158,7 +166,7 @@ static void add_secret(const unsigned char *s, size_t n, bool text)
                 buf[o++] = (unsigned char)hex[s[i] & 15];
             }
         }
-        add_form(buf, o, text ? "percent-encoded" : "hex");
+        (void)add_form(buf, o, text ? "percent-encoded" : "hex");
     }
     free(buf);
     for (int slash = 0; text && slash < 2; slash++) {
@@ -170,7 +178,7 @@ static void add_secret(const unsigned char *s, size_t n, bool text)
                 buf[o++] = '\\';
             buf[o++] = s[i];
         }
-        add_form(buf, o, "JSON-escaped");
+        (void)add_form(buf, o, "JSON-escaped");
         free(buf);
     }
 }
@@ -220,8 +228,11 @@ static void scan(const char *path, const unsigned char *p, size_t n)
             /* count lines only up to a hit: most logs have none */
             for (; nl < p + i - f->n; nl++)
                 line += *nl == '\n';
-            if (g.hits++ < MAX_REPORTS)
+            g.hits++;
+            /* the first line of each secret in each file: enough to find the culprit */
+            if (f->seen_in != g.files + 1 && g.reports++ < MAX_REPORTS)
                 printf("LEAK %s:%zu: secret %s, %s\n", path, line, g.secrets[f->secret], f->how);
+            f->seen_in = g.files + 1;
         }
     }
 }
@@ -274,6 +285,7 @@ int main(int argc, char **argv)
         printf("none found\n");
         return 0;
     }
-    printf("%zu found%s\n", g.hits, g.hits > MAX_REPORTS ? " (the first shown above)" : "");
+    printf("found %zu times (above: the first line of each secret in each file%s)\n", g.hits,
+           g.reports > MAX_REPORTS ? ", the first " MAX_REPORTS_TEXT : "");
     return 1;
 }
