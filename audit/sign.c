@@ -2,6 +2,7 @@
 #include "sign.h"
 
 #include "../server/crypto.h"
+#include "../server/secfile.h"
 #include "chain.h"
 
 #include <errno.h>
@@ -28,19 +29,26 @@ struct sign_key {
     char *pub_pem;
 };
 
-static char *read_small_file(const char *path, size_t *len, char *err, size_t errsz)
+/* The file at path (at most HMAC_MAX bytes) and its status, read through one descriptor. */
+static char *read_small_file(const char *path, struct stat *st, size_t *len, char *err,
+                             size_t errsz)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errsz, "cannot open \"%s\": %s", path, strerror(errno));
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0 || fstat(fd, st) != 0) {
+        snprintf(err, errsz, "cannot read \"%s\": %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
         return NULL;
     }
-    char *buf = malloc(HMAC_MAX + 1);
-    size_t n = buf ? fread(buf, 1, HMAC_MAX + 1, f) : 0;
-    bool bad = ferror(f) != 0;
-    fclose(f);
-    if (!buf || bad || n > HMAC_MAX) {
-        snprintf(err, errsz, "\"%s\" is unreadable or larger than %d bytes", path, HMAC_MAX);
+    char *buf = S_ISREG(st->st_mode) ? malloc(HMAC_MAX + 1) : NULL;
+    size_t n = 0;
+    ssize_t r = 0;
+    while (buf && n < HMAC_MAX + 1 && (r = read(fd, buf + n, HMAC_MAX + 1 - n)) > 0)
+        n += (size_t)r;
+    close(fd);
+    if (!buf || r < 0 || n > HMAC_MAX) {
+        snprintf(err, errsz, "\"%s\" is unreadable, not a regular file or larger than %d bytes",
+                 path, HMAC_MAX);
         free(buf);
         return NULL;
     }
@@ -107,12 +115,8 @@ static EVP_PKEY *pem_key(const char *text, size_t len, bool *priv)
 struct sign_key *sign_key_load(const char *path, char *err, size_t errsz)
 {
     struct stat st;
-    if (stat(path, &st) != 0) {
-        snprintf(err, errsz, "cannot read \"%s\": %s", path, strerror(errno));
-        return NULL;
-    }
     size_t len = 0;
-    char *text = read_small_file(path, &len, err, errsz);
+    char *text = read_small_file(path, &st, &len, err, errsz);
     if (!text)
         return NULL;
     struct sign_key *k = calloc(1, sizeof *k);
@@ -127,11 +131,9 @@ struct sign_key *sign_key_load(const char *path, char *err, size_t errsz)
             snprintf(err, errsz, "\"%s\" is PEM but not an Ed25519 key", path);
             goto fail;
         }
-        if (k->priv && (st.st_mode & 077)) {
-            snprintf(err, errsz, "\"%s\" holds a private key but is readable by others "
-                                 "(chmod 600 it)", path);
+        /* a public key is no secret; the private one follows secfile.h's rule */
+        if (k->priv && !secfile_ok(&st, path, err, errsz))
             goto fail;
-        }
         if (finish_ed25519(k) != 0) {
             snprintf(err, errsz, "cannot read the public half of \"%s\"", path);
             goto fail;
@@ -142,10 +144,8 @@ struct sign_key *sign_key_load(const char *path, char *err, size_t errsz)
                                  "of HMAC key", path, HMAC_MIN);
             goto fail;
         }
-        if (st.st_mode & 077) {
-            snprintf(err, errsz, "\"%s\" is readable by others (chmod 600 it)", path);
+        if (!secfile_ok(&st, path, err, errsz))
             goto fail;
-        }
         k->hmac = malloc(len);
         if (!k->hmac) {
             snprintf(err, errsz, "out of memory");

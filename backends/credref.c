@@ -2,6 +2,7 @@
 #include "credref.h"
 
 #include "../server/err.h"
+#include "../server/secfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -51,10 +52,12 @@ int credref_read(const char *ref, unsigned char *out, size_t n, size_t *len, cha
         return 0;
     }
     const char *path = ref + 5;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    char why[600];
+    int fd = secfile_open(path, why, sizeof why);
     if (fd < 0) {
-        snprintf(err, errsz, "cannot read %s (credentials_ref): %s", path, strerror(errno));
-        return errno == ENOENT ? AIDC_ENOTFOUND : AIDC_EIO;
+        int e = errno;
+        snprintf(err, errsz, "credentials_ref: %s", why);
+        return e == ENOENT ? AIDC_ENOTFOUND : e == EPERM ? AIDC_EFORBIDDEN : AIDC_EIO;
     }
     size_t got = 0;
     ssize_t r = 0;

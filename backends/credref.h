@@ -2,7 +2,9 @@
  * credref.h - where a cluster's or registry's secret lives: a
  * credentials_ref is "file:/path" (read at each use, so a rotated file
  * takes effect without a restart) or "env:NAME" (aidcd's environment). The
- * secret itself is never stored in the database.
+ * secret itself is never stored in the database. A file follows
+ * server/secfile.h's rule (mode 600 or 400, owned by aidcd's user or root):
+ * one others may read is refused at each use (AIDC_EFORBIDDEN).
  */
 #ifndef AIDC_CREDREF_H
 #define AIDC_CREDREF_H

@@ -116,7 +116,7 @@ static int target_token(const struct slurmrest_target *t, char *out, size_t n, c
     if (!e)
         e = slurmrest_token(secret, len, t->user, now, out, n, &expires, err, errsz);
     /* a token given as the secret may expire; one minted from a key is always fresh */
-    bool fixed = !e && strlen(out) <= len && memcmp(out, secret, strlen(out)) == 0;
+    bool fixed = !e && strlen(out) <= len && crypto_equal(out, secret, strlen(out));
     memset(secret, 0, CREDREF_MAX + 1);
     free(secret);
     if (e || !expires || !fixed)

@@ -1,12 +1,14 @@
 /* authcache.c - per-thread actor cache (see authcache.h). */
 #include "authcache.h"
 
+#include "crypto.h"
 #include "xalloc.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
+#define AUTHCACHE_KEY_LEN 64 /* SHA-256 in hex, without the NUL */
 #define SLOTS 512 /* direct-mapped: a collision just replaces the older entry */
 
 struct entry {
@@ -74,7 +76,8 @@ void authcache_actor_copy(struct actor *dst, const struct actor *src)
 bool authcache_get(const char key[65], time_t now, struct actor *out)
 {
     struct entry *e = slot(key);
-    if (!e->key[0] || strcmp(e->key, key) != 0 || now >= e->until)
+    /* the key is derived from a credential: compared in constant time (docs/secrets.md) */
+    if (!e->key[0] || !crypto_equal(e->key, key, AUTHCACHE_KEY_LEN) || now >= e->until)
         return false;
     authcache_actor_copy(out, &e->actor);
     return true;
@@ -94,14 +97,14 @@ void authcache_put(const char key[65], const struct actor *a, time_t now, time_t
 void authcache_set_epoch(const char key[65], long long epoch)
 {
     struct entry *e = slot(key);
-    if (strcmp(e->key, key) == 0)
+    if (crypto_equal(e->key, key, AUTHCACHE_KEY_LEN))
         e->actor.auth_epoch = epoch;
 }
 
 void authcache_drop(const char key[65])
 {
     struct entry *e = slot(key);
-    if (strcmp(e->key, key) == 0) {
+    if (crypto_equal(e->key, key, AUTHCACHE_KEY_LEN)) {
         actor_free(&e->actor);
         e->key[0] = '\0';
     }

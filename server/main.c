@@ -201,10 +201,10 @@ static int prepare_data_dir(const struct config *cfg)
                 strerror(errno));
         return 1;
     }
-    char err[512];
+    char err[1024];
     if (session_key_load(cfg->jwt_key_file, err, sizeof err) != 0) {
         fprintf(stderr, "aidcd: %s\n", err);
-        return 1;
+        return 2; /* a configuration error, as a bad setting is */
     }
     return 0;
 }
@@ -218,7 +218,7 @@ static struct sign_key *audit_key_load(const struct config *cfg, bool *fail)
                  "a rewrite of the whole chain by a database superuser would go unnoticed");
         return NULL;
     }
-    char err[512];
+    char err[1024];
     struct sign_key *k = sign_key_load(cfg->audit_key_file, err, sizeof err);
     if (k && !sign_key_can_sign(k)) {
         snprintf(err, sizeof err, "\"%s\" is a public key: the server needs the private one",
@@ -235,8 +235,9 @@ static struct sign_key *audit_key_load(const struct config *cfg, bool *fail)
 
 static int cmd_serve(const struct config *cfg)
 {
-    if (prepare_data_dir(cfg))
-        return 1;
+    int rc = prepare_data_dir(cfg);
+    if (rc)
+        return rc;
     if (cfg->auto_migrate && cmd_migrate(cfg))
         return 1;
     if (check_schema(cfg))
@@ -252,7 +253,7 @@ static int cmd_serve(const struct config *cfg)
     bool key_failed;
     struct sign_key *audit_signing = audit_key_load(cfg, &key_failed);
     if (key_failed)
-        return 1;
+        return 2;
     audit_key_set(audit_signing);
     metrics_init(routes_count, cfg->threads);
     struct http_server *srv = http_start(cfg);

@@ -8,6 +8,7 @@
 #include "err.h"
 #include "log.h"
 #include "seal.h"
+#include "secfile.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -83,17 +84,11 @@ int session_key_load(const char *path, char *err, size_t errsz)
         if (e)
             return e;
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0 || fstat(fd, &st) != 0) {
-        snprintf(err, errsz, "AIDC_JWT_KEY_FILE: cannot read %s: %s", path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
-        return AIDC_EIO;
-    }
-    if (!S_ISREG(st.st_mode) || (st.st_mode & 077) != 0) {
-        snprintf(err, errsz, "AIDC_JWT_KEY_FILE: %s must be a regular file readable only by its owner (chmod 600)", path);
-        close(fd);
-        return AIDC_EINVAL;
+    char why[400];
+    int fd = secfile_open(path, why, sizeof why);
+    if (fd < 0) {
+        snprintf(err, errsz, "AIDC_JWT_KEY_FILE: %s", why);
+        return errno == EPERM ? AIDC_EINVAL : AIDC_EIO;
     }
     unsigned char buf[KEY_MAX];
     ssize_t n = read(fd, buf, sizeof buf);

@@ -29,6 +29,7 @@
 #include "agent.h"
 
 #include "agent_parse.h"
+#include "server/secfile.h"
 #include "server/xalloc.h"
 
 #include <curl/curl.h>
@@ -313,25 +314,18 @@ static size_t on_header(char *p, size_t size, size_t n, void *arg)
 
 /*
  * The token from c->token_file (malloc'd, to be wiped), or NULL (logged).
- * Refused when others may read or write the file: a token others can read
- * is a token others have.
+ * Refused when group or others may read or write the file, or another user
+ * owns it (server/secfile.h): a token others can read is a token others have.
  */
 static char *token_read(const struct agent_cfg *c)
 {
     char *tok = NULL, buf[4096];
     ssize_t got = -1;
-    int fd = open(c->token_file, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        agent_log("error", NULL, "cannot read the token file %s: %s", c->token_file,
-                  fd < 0 ? strerror(errno) : "not a regular file");
-        goto out;
-    }
-    if (st.st_mode & (S_IROTH | S_IWOTH)) {
-        agent_log("error", NULL,
-                  "the token file %s is readable or writable by others (mode %04o): refusing to "
-                  "use it",
-                  c->token_file, (unsigned)(st.st_mode & 07777));
+    char why[1400];
+    int fd = secfile_open(c->token_file, why, sizeof why);
+    if (fd < 0) {
+        agent_log("error", NULL, "the token file: %s%s", why,
+                  errno == EPERM ? ": refusing to use it" : "");
         goto out;
     }
     while ((got = read(fd, buf, sizeof buf - 1)) < 0 && errno == EINTR)

@@ -5,7 +5,10 @@
 #              `aidcd --help` lists (a misspelt variable is silently ignored by aidcd)
 #   nginx      `nginx -t` of a whole nginx.conf around deploy/nginx/aidc.conf, with a
 #              throwaway certificate; its body limits and upstream keepalive agree
-#              with aidcd's defaults
+#              with aidcd's defaults; TLS at Mozilla's "intermediate" level or
+#              stricter (protocols, cipher list, tickets, session cache, HSTS), then
+#              that nginx started: `openssl s_client` gets TLS 1.2 and 1.3, and is
+#              refused TLS 1.0, 1.1, a cipher outside the list and a session ticket
 #   systemd    `systemd-analyze verify` of deploy/systemd and deploy/agent units (any
 #              complaint about them fails), `systemd-analyze security` exposure
 #              limits, the hardening and stop/limit settings aidcd.service must have
@@ -155,8 +158,99 @@ EOF
         [ -n "$keep" ] && [ "$keep" -lt "$idle" ] ||
             problem "the upstream's keepalive_timeout (${keep:-none}) must be below AIDC_HTTP_IDLE_TIMEOUT_SECONDS ($idle s)"
     fi
-    grep -qE '^[[:space:]]*ssl_protocols[[:space:]]+TLSv1\.2[[:space:]]+TLSv1\.3;' "$conf" ||
+    tls_static "$conf"
+    [ "$rc" -eq 0 ] && tls_live "$dir" "$((port + 1))"
+}
+
+# Mozilla's "intermediate" TLS profile (ssl-config.mozilla.org, guidelines 5.7), the
+# floor for deploy/nginx/aidc.conf: docs/secrets.md. Stricter is fine (a subset of these
+# ciphers, no DHE); anything outside them or an older protocol fails the check.
+mozilla_intermediate_ciphers=ECDHE-ECDSA-AES128-GCM-SHA256:ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-AES256-GCM-SHA384:ECDHE-RSA-AES256-GCM-SHA384:ECDHE-ECDSA-CHACHA20-POLY1305:ECDHE-RSA-CHACHA20-POLY1305:DHE-RSA-AES128-GCM-SHA256:DHE-RSA-AES256-GCM-SHA384:DHE-RSA-CHACHA20-POLY1305
+
+# tls_static CONF: the TLS directives of the file itself
+tls_static() {
+    local conf=$1 live v c n
+    # the directives in force: comments stripped
+    live=$(sed -e 's/#.*//' "$conf")
+    grep -qE '^[[:space:]]*ssl_protocols[[:space:]]+TLSv1\.2[[:space:]]+TLSv1\.3;' <<<"$live" ||
         problem "ssl_protocols must be exactly TLSv1.2 TLSv1.3"
+    while read -r v; do
+        problem "an old protocol is enabled: $v"
+    done < <(grep -nE '(SSLv2|SSLv3|TLSv1(\.[01])?)([;[:space:]]|$)' <<<"$live")
+    n=$(grep -cE '^[[:space:]]*ssl_ciphers[[:space:]]' <<<"$live")
+    [ "$n" -eq 1 ] || problem "ssl_ciphers must be set once (found $n)"
+    v=$(sed -n 's/^[[:space:]]*ssl_ciphers[[:space:]]*\([^;]*\);.*/\1/p' <<<"$live" | head -1)
+    v=${v//[\"\']/}
+    [ -n "$v" ] || problem "ssl_ciphers has no list"
+    local IFS=:
+    for c in $v; do
+        grep -qx -- "$c" <<<"${mozilla_intermediate_ciphers//:/$'\n'}" ||
+            problem "ssl_ciphers: $c is not in Mozilla's intermediate list"
+    done
+    unset IFS
+    for v in 'ssl_prefer_server_ciphers off' 'ssl_session_tickets off' 'ssl_session_timeout 1d'; do
+        grep -qE "^[[:space:]]*${v// /[[:space:]]+};" <<<"$live" || problem "no \"$v;\""
+    done
+    grep -qE '^[[:space:]]*ssl_session_cache[[:space:]]+shared:[A-Za-z_]+:[0-9]+m;' <<<"$live" ||
+        problem "no shared ssl_session_cache"
+    grep -qE '^[[:space:]]*ssl_ecdh_curve[[:space:]]+X25519:prime256v1:secp384r1;' <<<"$live" ||
+        problem "ssl_ecdh_curve must be X25519:prime256v1:secp384r1"
+    # HSTS of two years, in the server and in every location that has add_header of
+    # its own (such a location inherits none of the server's)
+    while read -r v; do
+        problem "$v"
+    done < <(awk '
+        /^[[:space:]]*location[[:space:]]/ { inloc = 1; hdr = 0; hsts = 0; name = $0 }
+        inloc && /add_header/ { hdr = 1 }
+        /add_header[[:space:]]+Strict-Transport-Security[[:space:]]+"max-age=63072000"[[:space:]]+always;/ {
+            if (inloc) hsts = 1; else server_hsts = 1
+        }
+        inloc && /^[[:space:]]*}/ { if (hdr && !hsts) print "location without HSTS:" name; inloc = 0 }
+        END { if (!server_hsts) print "no Strict-Transport-Security max-age=63072000 always in the server" }
+    ' <<<"$live")
+    grep -qE '^[[:space:]]*listen[[:space:]]+443[[:space:]]+ssl' <<<"$live" ||
+        problem "the HTTPS server does not listen on 443 with ssl"
+}
+
+# tls_live DIR PORT: nginx started on the test configuration answers TLS 1.2 and 1.3 on
+# PORT and refuses TLS 1.1 and 1.0 and a cipher outside the list, and issues no session
+# ticket. The client is allowed everything (@SECLEVEL=0): the refusal must be the server's.
+tls_live() {
+    local dir=$1 port=$2 pid i out
+    have timeout || { say "nginx: no timeout(1): the live TLS check is skipped"; return; }
+    nginx -e "$dir/log/error.log" -p "$dir/" -c "$dir/nginx.conf" -g 'daemon off;' \
+        >"$dir/log/stdout.log" 2>&1 &
+    pid=$!
+    for ((i = 0; i < 100; i++)); do
+        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.05 # polling a port: there is nothing to block on
+    done
+    # hello ARGS...: handshake with the client options ARGS; $cipher is the cipher agreed
+    # on ("(NONE)" or empty: refused), $out the whole session's text
+    local out cipher
+    hello() {
+        out=$(timeout 10 openssl s_client -connect "127.0.0.1:$port" -servername aidc.example.org \
+              "$@" </dev/null 2>&1)
+        cipher=$(sed -n 's/^New, [^,]*, Cipher is \(.*\)$/\1/p' <<<"$out" | head -1)
+    }
+    for v in -tls1_2 -tls1_3; do
+        hello "$v"
+        [ -n "$cipher" ] && [ "$cipher" != "(NONE)" ] ||
+            problem "nginx refused a $v handshake: $(grep -m1 -iE 'alert|error' <<<"$out")"
+    done
+    for v in -tls1_1 -tls1; do
+        hello "$v" -cipher 'DEFAULT:@SECLEVEL=0'
+        [ "$cipher" = "(NONE)" ] || [ -z "$cipher" ] || problem "nginx accepted a $v handshake ($cipher)"
+    done
+    hello -tls1_2 -cipher 'AES128-SHA:ECDHE-RSA-AES128-SHA:@SECLEVEL=0'
+    [ "$cipher" = "(NONE)" ] || [ -z "$cipher" ] ||
+        problem "nginx accepted $cipher (not in Mozilla's intermediate list)"
+    hello -tls1_2
+    ! grep -q 'TLS session ticket:' <<<"$out" || problem "nginx issued a TLS session ticket"
+    say "nginx: live TLS check on 127.0.0.1:$port ran (TLS 1.2 and 1.3 must pass; 1.0, 1.1, AES128-SHA, tickets must not)"
+    kill "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
 }
 # server_directive NAME FILE: NAME's value at the top of a server block (4 spaces in)
 server_directive() { sed -n "s/^    $1[[:space:]]*\\([^;]*\\);.*/\\1/p" "$2" | head -1; }

@@ -35,6 +35,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -275,6 +276,8 @@ static void fake_register(void)
     ck_assert_ptr_nonnull(f);
     fputs("fake-hs256-key-0123456789abcdef-do-not-log", f);
     fclose(f);
+    /* aidcd refuses a credentials_ref file others may read (docs/secrets.md) */
+    ck_assert_int_eq(chmod(fake.key_path, 0600), 0);
     jobs_admin_ok("POST", "/api/v1/clusters",
                   fmt("{\"name\":\"fake\",\"kind\":\"slurm\",\"endpoint\":\"http://127.0.0.1:%d\","
                       "\"credentials_ref\":\"file:%s\",\"options\":{\"user_name\":\"aidc\","

@@ -221,6 +221,52 @@ START_TEST(session_key_file)
 }
 END_TEST
 
+/*
+ * `aidcd serve` with a key file group or others may read: exit 2 at once (a
+ * configuration error), one line naming the setting, the file and its mode.
+ */
+static void expect_refused(const char *const *env, const char *setting, const char *path,
+                           const char *mode)
+{
+    const char *args[] = {"serve", NULL};
+    char *t;
+    ck_assert_int_eq(run(args, env, &t), 2);
+    ck_assert_msg(t && strstr(t, setting) && strstr(t, path) && strstr(t, mode),
+                  "%s %s: \"%s\"", setting, mode, t);
+    ck_assert_msg(strchr(t, '\n') == t + strlen(t) - 1, "not one line: \"%s\"", t);
+    free(t);
+}
+
+START_TEST(key_files_others_can_read_stop_the_start)
+{
+    char jwt[300], audit[300], env_audit[340];
+    snprintf(jwt, sizeof jwt, "%s/jwt.key", db.data_dir);
+    snprintf(audit, sizeof audit, "%s/audit-hmac.key", db.data_dir);
+    snprintf(env_audit, sizeof env_audit, "AIDC_AUDIT_KEY_FILE=%s", audit);
+    unlink(jwt);
+    unlink(audit);
+    FILE *f = fopen(jwt, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("0123456789abcdef0123456789abcdef0123456789abcdef", f);
+    ck_assert_int_eq(fclose(f), 0);
+    ck_assert_int_eq(chmod(jwt, 0644), 0);
+    expect_refused(NULL, "AIDC_JWT_KEY_FILE", jwt, "mode 0644");
+    ck_assert_int_eq(chmod(jwt, 0640), 0);
+    expect_refused(NULL, "AIDC_JWT_KEY_FILE", jwt, "mode 0640");
+    ck_assert_int_eq(chmod(jwt, 0600), 0);
+
+    f = fopen(audit, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("an HMAC key of more than 32 bytes, for the checkpoints", f);
+    ck_assert_int_eq(fclose(f), 0);
+    ck_assert_int_eq(chmod(audit, 0604), 0);
+    const char *env[] = {env_audit, NULL};
+    expect_refused(env, "AIDC_AUDIT_KEY_FILE", audit, "mode 0604");
+    unlink(audit);
+    unlink(jwt);
+}
+END_TEST
+
 int main(void)
 {
     harness_require_pg();
@@ -236,6 +282,7 @@ int main(void)
     tcase_add_test(tc, unmigrated_database_needs_migrate_or_auto_migrate);
     tcase_add_test(tc, owner_role_cannot_serve);
     tcase_add_test(tc, session_key_file);
+    tcase_add_test(tc, key_files_others_can_read_stop_the_start);
     suite_add_tcase(s, tc);
     return suite_run(s);
 }

@@ -2,6 +2,7 @@
 #include "client.h"
 
 #include "harness.h"
+#include "secrets.h"
 
 #include <curl/curl.h>
 #include <stdarg.h>
@@ -52,6 +53,15 @@ long http_raw(const struct aidc_server *s, const char *method, const char *path,
     curl_easy_setopt(c, CURLOPT_HEADERDATA, &hb);
     curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    /* every credential a test sends or receives goes on the run's record (secrets.h) */
+    secrets_note(token);
+    for (size_t i = 0; extra && extra[i]; i++)
+        secrets_note_header(extra[i]);
+    if (body && len) {
+        json_t *sent = json_loadb(body, len, 0, NULL);
+        secrets_note_json(sent);
+        json_decref(sent);
+    }
     if (token) {
         snprintf(line, sizeof line, "Authorization: Bearer %s", token);
         h = curl_slist_append(h, line);
@@ -79,6 +89,7 @@ long http_raw(const struct aidc_server *s, const char *method, const char *path,
     out->body_len = b.n;
     out->headers = hb.p ? hb.p : strdup("");
     out->json = b.n ? json_loadb(b.p, b.n, 0, NULL) : NULL;
+    secrets_note_json(out->json);
     return status;
 }
 

@@ -2,6 +2,7 @@
 #include "harness.h"
 
 #include "client.h"
+#include "secrets.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -119,9 +120,31 @@ static void setenv_list(const struct aidc_server *s, const char *const *env)
     }
 }
 
+/* What aidcd is given: the database URLs' passwords, env's secrets, run.sh's. */
+static void note_secrets(const struct aidc_server *s, const char *const *env)
+{
+    secrets_note_environ();
+    secrets_note_url(s->app_url);
+    secrets_note_url(s->owner_url);
+    secrets_note(ADMIN_PASSWORD);
+    secrets_note_env_list(env);
+}
+
+/* The key files aidcd has read or made (the session key is made at the first start). */
+static void note_key_files(const struct aidc_server *s, const char *const *env)
+{
+    char path[320];
+    snprintf(path, sizeof path, "%s/jwt.key", s->data_dir);
+    secrets_note_file(path);
+    secrets_note_env("AIDC_JWT_KEY_FILE", getenv("AIDC_JWT_KEY_FILE"));
+    secrets_note_env("AIDC_AUDIT_KEY_FILE", getenv("AIDC_AUDIT_KEY_FILE"));
+    secrets_note_env_list(env);
+}
+
 int harness_run_aidcd(const struct aidc_server *s, const char *const *args,
                       const char *const *env, const char *out_path)
 {
+    note_secrets(s, env);
     pid_t pid = fork();
     if (pid < 0)
         return -1;
@@ -144,6 +167,7 @@ int harness_run_aidcd(const struct aidc_server *s, const char *const *args,
     int st;
     if (waitpid(pid, &st, 0) < 0)
         return -1;
+    note_key_files(s, env);
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
@@ -183,6 +207,7 @@ void harness_db_init(struct aidc_server *s)
 
 void harness_db_drop(struct aidc_server *s)
 {
+    secrets_archive_logs(s->data_dir);
     char sql[256];
     snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s WITH (FORCE)", s->dbname);
     /* FORCE ends the other sessions, which only a superuser may do to the
@@ -219,6 +244,7 @@ static int wait_listening(struct aidc_server *s)
 
 int harness_server_start(struct aidc_server *s, const char *const *env)
 {
+    note_secrets(s, env);
     pid_t pid = fork();
     if (pid < 0)
         return -1;
@@ -234,7 +260,9 @@ int harness_server_start(struct aidc_server *s, const char *const *env)
         _exit(127);
     }
     s->pid = pid;
-    return wait_listening(s);
+    int rc = wait_listening(s);
+    note_key_files(s, env);
+    return rc;
 }
 
 int harness_server_stop(struct aidc_server *s)
@@ -246,6 +274,8 @@ int harness_server_stop(struct aidc_server *s)
     while (waitpid(s->pid, &st, 0) < 0 && errno == EINTR)
         ;
     s->pid = 0;
+    /* its log joins the run's log tree (secrets.h), whatever happens to data_dir */
+    secrets_archive_logs(s->data_dir);
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
@@ -290,6 +320,7 @@ static int remove_entry(const char *path, const struct stat *sb, int flag, struc
 
 void harness_remove_tree(const char *dir)
 {
+    secrets_archive_logs(dir); /* the logs below it outlive it (secrets.h) */
     if (dir && dir[0])
         nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }

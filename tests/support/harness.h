@@ -5,6 +5,9 @@
  * PostgreSQL comes from tests/run.sh through AIDC_TEST_APP_URL and
  * AIDC_TEST_OWNER_URL (URLs of the application and owner roles); without
  * them an integration test exits 77, which ctest reports as skipped.
+ *
+ * Every secret aidcd is given here, and every credential client.h sends or
+ * receives, is recorded for secrets/logs_clean (secrets.h, docs/secrets.md).
  */
 #ifndef AIDC_TEST_HARNESS_H
 #define AIDC_TEST_HARNESS_H
@@ -57,7 +60,11 @@ void harness_db_init(struct aidc_server *s);
 void harness_db_drop(struct aidc_server *s);
 /* Start aidcd for s (waits for its "listening" line); 0 or -1. */
 int harness_server_start(struct aidc_server *s, const char *const *env);
-/* SIGTERM and wait; returns the exit status (or -1). */
+/*
+ * SIGTERM and wait; returns the exit status (or -1). The logs below
+ * s->data_dir are then copied into the run's log tree (secrets.h), as they
+ * are by harness_db_drop and harness_remove_tree.
+ */
 int harness_server_stop(struct aidc_server *s);
 
 /*
@@ -73,7 +80,7 @@ void harness_url_with_db(const char *url, const char *db, char *out, size_t n);
 /* Run one SQL statement with parameters over url; NULL on failure (printed). */
 PGresult *harness_sql(const char *url, const char *sql, int n, const char *const *params);
 
-/* Remove dir and everything below it (no error when it is gone). */
+/* Remove dir and everything below it (no error when it is gone), its logs kept (secrets.h). */
 void harness_remove_tree(const char *dir);
 /* Log ADMIN_USER in through harness_srv and keep its JWT in harness_srv.admin_token. */
 bool harness_login_admin(void);

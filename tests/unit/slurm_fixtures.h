@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define FIXTURES AIDC_SOURCE_DIR "/tests/fixtures/slurmrestd/"

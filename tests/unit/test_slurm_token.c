@@ -287,6 +287,33 @@ START_TEST(test_credref_file_sizes)
 }
 END_TEST
 
+/* A credentials_ref file others may read is refused at each use (server/secfile.h). */
+START_TEST(test_credref_file_others_can_read)
+{
+    const char *secret = "SECRET-credref-0123456789";
+    char path[64], ref[80], err[512] = "";
+    unsigned char out[64];
+    size_t len = 9;
+    temp_file(path, sizeof path, secret, strlen(secret));
+    snprintf(ref, sizeof ref, "file:%s", path);
+    ck_assert_int_eq(chmod(path, 0644), 0);
+    int rc = credref_read(ref, out, sizeof out, &len, err, sizeof err);
+    ck_assert_int_eq(rc, AIDC_EFORBIDDEN);
+    ck_assert_uint_eq(len, 0);
+    ck_assert_msg(contains(err, path) && contains(err, "mode 0644") &&
+                      contains(err, "credentials_ref"),
+                  "err: %s", err);
+    ck_assert_msg(!contains(err, "SECRET"), "err shows the secret: %s", err);
+    ck_assert_int_eq(chmod(path, 0640), 0);
+    ck_assert_int_eq(credref_read(ref, out, sizeof out, &len, err, sizeof err), AIDC_EFORBIDDEN);
+    ck_assert_int_eq(chmod(path, 0400), 0);
+    rc = credref_read(ref, out, sizeof out, &len, err, sizeof err);
+    unlink(path);
+    ck_assert_msg(rc == 0, "rc %d: %s", rc, err);
+    ck_assert_uint_eq(len, strlen(secret));
+}
+END_TEST
+
 START_TEST(test_credref_file_missing)
 {
     char ref[128], err[256] = "";
@@ -388,6 +415,7 @@ int main(void)
     tcase_add_test(tc, test_credref_valid_long);
     tcase_add_test(tc, test_credref_file_binary);
     tcase_add_test(tc, test_credref_file_sizes);
+    tcase_add_test(tc, test_credref_file_others_can_read);
     tcase_add_test(tc, test_credref_file_missing);
     tcase_add_test(tc, test_credref_env);
     tcase_add_test(tc, test_credref_key_file_to_token);

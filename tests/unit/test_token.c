@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char b64url_alphabet[] =
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
@@ -295,6 +296,53 @@ START_TEST(test_equal)
 }
 END_TEST
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The fastest of reps comparisons of a and b (n bytes). */
+static double fastest(const unsigned char *a, const unsigned char *b, size_t n, int reps)
+{
+    double best = 1e9;
+    volatile bool sink = false;
+    for (int i = 0; i < reps; i++) {
+        double t0 = now_s();
+        sink = crypto_equal(a, b, n);
+        double t = now_s() - t0;
+        best = t < best ? t : best;
+    }
+    (void)sink;
+    return best;
+}
+
+/*
+ * The time of a comparison does not tell where the first difference is:
+ * memcmp would stop at byte 0 a thousand times sooner than at the last byte
+ * of a megabyte; crypto_equal reads every byte either way. The bound is
+ * loose (a busy machine) and still far from memcmp's ratio.
+ */
+START_TEST(test_equal_constant_time)
+{
+    size_t n = 1 << 20;
+    unsigned char *a = malloc(n), *b = malloc(n);
+    ck_assert(a && b);
+    memset(a, 0x5a, n);
+    memcpy(b, a, n);
+    b[0] ^= 1;
+    double first = fastest(a, b, n, 25);
+    b[0] ^= 1;
+    b[n - 1] ^= 1;
+    double last = fastest(a, b, n, 25);
+    ck_assert_msg(first > last * 0.3, "a difference at byte 0 takes %.1f us, at the last %.1f us",
+                  first * 1e6, last * 1e6);
+    free(a);
+    free(b);
+}
+END_TEST
+
 START_TEST(test_random)
 {
     unsigned char a[32], b[32];
@@ -327,6 +375,7 @@ static Suite *token_suite(void)
     tcase_add_test(misc, test_uuid_new_unique);
     tcase_add_test(misc, test_uuid_valid);
     tcase_add_test(misc, test_equal);
+    tcase_add_test(misc, test_equal_constant_time);
     tcase_add_test(misc, test_random);
     suite_add_tcase(s, misc);
     return s;
