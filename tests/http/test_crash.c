@@ -129,7 +129,9 @@ static void setup(void)
     /* the tenant names this run's jobs in Slurm (comment "aidc <id> <tenant>/...") */
     snprintf(tenant, sizeof tenant, "crash%d", (int)getpid());
     member = jobs_tenant_member(tenant, "lab",
-                                "{\"gpu:a100\":{\"guaranteed\":4,\"limit\":8}}", "cici");
+                                "{\"gpu:a100\":{\"guaranteed\":4,\"limit\":8},"
+                                "\"gpu:h100\":{\"guaranteed\":4,\"limit\":8}}",
+                                "cici");
     ingest_token = make_token(harness_srv.admin_token, "[\"audit:ingest\"]", NULL);
 }
 
@@ -268,12 +270,13 @@ static void check_answers(const struct crashload *l)
 static void check_jobs(void)
 {
     /* the jobs run on Slurm, one second each: wait for the last */
-    double until = pgextra_now() + WAIT_S;
+    double t0 = pgextra_now(), until = t0 + WAIT_S;
     while (num("SELECT count(*) FROM jobs WHERE " IN_TENANT
                " AND state NOT IN ('succeeded', 'failed', 'cancelled')",
                tenant, NULL) > 0 &&
            pgextra_now() < until)
         nap_ms(200);
+    printf("the jobs were done %.1f s after the load stopped\n", pgextra_now() - t0);
     static const struct {
         const char *what, *sql;
     } whole[] = {
@@ -369,7 +372,7 @@ static void check_commands(const struct crashload *l)
     soft(rows == distinct, "%lld command records stored as %lld rows", distinct, rows);
 }
 
-/* The usage report's GPU-hours are the jobs' run times. */
+/* The usage report's GPU-hours (a100 and h100) are the jobs' run times. */
 static void check_usage(void)
 {
     soft(audittest_wait_metered(60), "runs not metered to their end after 60 s");
@@ -384,26 +387,32 @@ static void check_usage(void)
                               from, to),
                           harness_srv.admin_token, NULL, &r),
                      200);
-    double hours = 0;
-    size_t i;
-    json_t *row;
-    json_array_foreach(json_object_get(r.json, "rows"), i, row)
-    {
-        if (audittest_str_is(audittest_jstr(row, "resource"), "gpu:a100"))
-            hours += json_number_value(json_object_get(row, "quantity"));
-    }
-    http_res_free(&r);
-    char *secs = audittest_sql_value(
+    PGresult *ran = harness_sql(
         pg.owner_url,
-        "SELECT coalesce(sum(extract(epoch FROM finished_at - started_at) * gpus), 0)::text"
-        " FROM jobs WHERE " IN_TENANT,
+        "SELECT 'gpu:' || gpu_type,"
+        " (sum(extract(epoch FROM finished_at - started_at) * gpus) / 3600)::text"
+        " FROM jobs WHERE " IN_TENANT " GROUP BY gpu_type ORDER BY 1",
         1, (const char *const[]){tenant});
-    ck_assert_ptr_nonnull(secs);
-    double want = strtod(secs, NULL) / 3600;
-    free(secs);
-    printf("usage: %.6f GPU-hours reported, %.6f from the jobs' run times\n", hours, want);
-    soft(want > 0 && hours > want - 1e-5 && hours < want + 1e-5,
-         "usage reports %.6f GPU-hours, the jobs ran %.6f", hours, want);
+    ck_assert_ptr_nonnull(ran);
+    soft(PQntuples(ran) == 2, "the jobs ran on %d GPU types, not 2", PQntuples(ran));
+    json_t *rows = json_object_get(r.json, "rows");
+    for (int k = 0; k < PQntuples(ran); k++) {
+        const char *res = PQgetvalue(ran, k, 0);
+        double want = strtod(PQgetvalue(ran, k, 1), NULL), hours = -1;
+        size_t i;
+        json_t *row;
+        json_array_foreach(rows, i, row)
+        {
+            if (audittest_str_is(audittest_jstr(row, "resource"), res))
+                hours = json_number_value(json_object_get(row, "quantity"));
+        }
+        printf("usage of %s: %.6f GPU-hours reported, %.6f from the jobs' run times\n", res,
+               hours, want);
+        soft(want > 0 && hours > want - 1e-5 && hours < want + 1e-5,
+             "usage reports %.6f GPU-hours of %s, the jobs ran %.6f", hours, res, want);
+    }
+    PQclear(ran);
+    http_res_free(&r);
 }
 
 /* ---- the test ------------------------------------------------------------------------- */

@@ -92,7 +92,8 @@ static void do_job(struct crashload *l, int n, unsigned *rs)
     snprintf(path, sizeof path, "/api/v1/tenants/%s/jobs", l->tenant);
     snprintf(key, sizeof key, "crash-%u-j%d", l->seed, n);
     /* slurmtest_job's buffer is thread-local (fmt): keep a copy across the retries */
-    char *body = strdup(slurmtest_job(op.name, 1, "a100", "#!/bin/bash\nsleep 1\n"));
+    char *body = strdup(
+        slurmtest_job(op.name, 1, n % 2 ? "h100" : "a100", "#!/bin/bash\nsleep 1\n"));
     if (!body)
         abort();
     send_until_final(l, &op, path, l->member_jwt, "application/json", body, key, op.id,
@@ -164,7 +165,7 @@ static void *run(void *arg)
             break;
         }
         /* jobs come slower: Slurm must run every one before the deadline */
-        nap_ms((long)(rand_r(&rs) % (a->kind == CRASHLOAD_JOB ? 400 : 100)));
+        nap_ms((long)(rand_r(&rs) % (a->kind == CRASHLOAD_JOB ? 600 : 100)));
     }
     return arg;
 }

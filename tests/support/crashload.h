@@ -5,7 +5,7 @@
  * as a careful client would (the same Idempotency-Key, the same name, the
  * same batch) until it gets a final answer, and recording that answer.
  *
- * Kinds: job submits (with Idempotency-Key; sometimes sent once more after
+ * Kinds: job submits (1 GPU, a100 and h100 in turn, with Idempotency-Key; sometimes sent once more after
  * the 2xx, as a pipeline that lost the answer would), project creates (half
  * with a key, half without: a retry of a committed create without a key
  * answers 409) and NDJSON batches of node command records (retried whole).
