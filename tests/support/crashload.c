@@ -68,7 +68,7 @@ static void send_until_final(struct crashload *l, struct crashload_op *op, const
         struct http_res r;
         long st = http_raw(l->srv, "POST", path, token, ctype, body, strlen(body),
                            key ? extra : NULL, &r);
-        if (!retryable(st) || now_s() > until || op->give_up) {
+        if (!retryable(st) || now_s() > until || op->give_up || atomic_load(&l->abandon)) {
             op->status = retryable(st) ? 0 : st;
             const char *v = json_string_value(json_object_get(r.json, "id"));
             if (id && st / 100 == 2 && v)
@@ -173,8 +173,10 @@ static void *run(void *arg)
 void crashload_start(struct crashload *l)
 {
     atomic_init(&l->stop, false);
+    atomic_init(&l->abandon, false);
     atomic_init(&l->retried_500, 0);
     pthread_mutex_init(&l->mu, NULL);
+    l->inited = true;
     l->ops = NULL;
     l->nops = l->cap = 0;
     for (int i = 0; i < 3; i++) {
@@ -196,8 +198,17 @@ void crashload_stop(struct crashload *l)
     l->started = 0;
 }
 
+void crashload_abandon(struct crashload *l)
+{
+    atomic_store(&l->abandon, true);
+    crashload_stop(l);
+}
+
 void crashload_free(struct crashload *l)
 {
+    if (!l->inited)
+        return;
+    l->inited = false;
     free(l->ops);
     l->ops = NULL;
     l->nops = l->cap = 0;

@@ -52,7 +52,7 @@ struct crashload {
     unsigned seed;
     int max_jobs;                  /* submits stop after this many */
     /* inside */
-    atomic_bool stop;
+    atomic_bool stop, abandon;
     pthread_mutex_t mu;
     struct crashload_op *ops;
     size_t nops, cap;
@@ -62,7 +62,8 @@ struct crashload {
         enum crashload_kind kind;
         pthread_t th;
     } threads[3];
-    int started;
+    int started;  /* threads running */
+    bool inited;  /* mu initialized (crashload_start ran) */
 };
 
 /* Start the three client threads (jobs, projects, batches). */
@@ -73,7 +74,9 @@ void crashload_start(struct crashload *l);
  * answer when this returns.
  */
 void crashload_stop(struct crashload *l);
-/* Free the record. */
+/* After a failed test: stop the threads without waiting for final answers. */
+void crashload_abandon(struct crashload *l);
+/* Free the record (safe when never started, and twice). */
 void crashload_free(struct crashload *l);
 
 #endif
