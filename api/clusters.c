@@ -35,7 +35,7 @@ static const struct vfield create_fields[] = {
     {"kind", V_STRING, V_REQUIRED, 0, 0, is_kind, "must be local, slurm or kubernetes"},
     {"endpoint", V_STRING, V_NULLABLE, 0, 2048, NULL, NULL},
     {"credentials_ref", V_STRING, V_NULLABLE, 0, 0, is_credentials_ref,
-     "must be file:/absolute/path or env:NAME"},
+     "must be file:/absolute/path or env:NAME (none of aidcd's own settings, keys or files)"},
     {"options", V_OBJECT, 0, 0, 0, NULL, NULL},
 };
 

@@ -1,20 +1,65 @@
 /* credref.c - secrets named by credentials_ref (see credref.h). */
 #include "credref.h"
 
+#include "../server/config.h"
 #include "../server/err.h"
 #include "../server/secfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+static const struct config *g_cfg; /* configuration: read-only after start */
+
+void credref_init(const struct config *cfg)
+{
+    g_cfg = cfg;
+}
+
+/* Whether a and b name the same file (both must exist). */
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return a && b && a[0] && b[0] && stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
+           sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/* Whether path is one of aidcd's own secret files or under its data directory. */
+static bool own_file(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    if (strcmp(base ? base + 1 : path, ".pgpass") == 0)
+        return true; /* libpq's passwords */
+    if (!g_cfg)
+        return false;
+    if (same_file(path, g_cfg->jwt_key_file) || same_file(path, g_cfg->audit_key_file) ||
+        same_file(path, getenv("AIDC_CONFIG_FILE")) || same_file(path, getenv("PGPASSFILE")))
+        return true;
+    char real[PATH_MAX], data[PATH_MAX];
+    if (!realpath(g_cfg->data_dir, data))
+        return false;
+    size_t n = strlen(data);
+    /* a file that does not exist yet is judged by its directory's path */
+    return realpath(path, real) ? strncmp(real, data, n) == 0 && (real[n] == '/' || !real[n])
+                                : strncmp(path, data, n) == 0 && path[n] == '/';
+}
+
+/* aidcd's own settings and libpq's variables (PGPASSWORD, ...). */
+static bool own_variable(const char *name)
+{
+    return g_cfg && (config_is_setting(name) || strncmp(name, "PG", 2) == 0);
+}
 
 bool credref_valid(const char *ref)
 {
     if (strncmp(ref, "file:", 5) == 0)
-        return ref[5] == '/' && strlen(ref) <= 1024 && !strstr(ref, "/../");
+        return ref[5] == '/' && strlen(ref) <= 1024 && !strstr(ref, "/../") &&
+               !own_file(ref + 5);
     const char *n = ref + 4;
     if (strncmp(ref, "env:", 4) != 0 || strlen(n) > 128 ||
         !((n[0] >= 'A' && n[0] <= 'Z') || (n[0] >= 'a' && n[0] <= 'z') || n[0] == '_'))
@@ -23,7 +68,7 @@ bool credref_valid(const char *ref)
         if (!((*p >= 'A' && *p <= 'Z') || (*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
               *p == '_'))
             return false;
-    return true;
+    return !own_variable(n);
 }
 
 int credref_read(const char *ref, unsigned char *out, size_t n, size_t *len, char *err,
@@ -32,7 +77,8 @@ int credref_read(const char *ref, unsigned char *out, size_t n, size_t *len, cha
     out[0] = '\0';
     *len = 0;
     if (!credref_valid(ref)) {
-        snprintf(err, errsz, "credentials_ref must be file:/path or env:NAME");
+        snprintf(err, errsz, "credentials_ref must be file:/path or env:NAME, and not one of "
+                             "aidcd's own settings, keys or files");
         return AIDC_EINVAL;
     }
     if (ref[0] == 'e') {

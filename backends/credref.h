@@ -14,7 +14,17 @@
 
 #define CREDREF_MAX 8192 /* bytes of a secret */
 
-/* Whether ref has one of the two forms (for POST /clusters). */
+struct config;
+
+/*
+ * Remember aidcd's own secrets (its settings, key files, data directory), so
+ * that no credentials_ref can name them: a platform admin registering a
+ * cluster or registry at an endpoint of their own with "env:AIDC_DATABASE_URL"
+ * would otherwise be sent the database password. Before that (unit tests),
+ * only the form is checked.
+ */
+void credref_init(const struct config *cfg);
+/* Whether ref has one of the two forms and names none of aidcd's own secrets. */
 bool credref_valid(const char *ref);
 /*
  * The secret ref names, byte for byte, into out (*len bytes, then a NUL; a

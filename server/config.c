@@ -232,6 +232,12 @@ static const struct setting *find_setting(const char *env)
     return NULL;
 }
 
+bool config_is_setting(const char *name)
+{
+    return find_setting(name) || strcmp(name, "AIDC_ADMIN_PASSWORD") == 0 ||
+           strcmp(name, "AIDC_CONFIG_FILE") == 0;
+}
+
 /* ---- value parsing ---------------------------------------------------------- */
 
 static bool parse_long(const char *s, long *out)

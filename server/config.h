@@ -75,6 +75,8 @@ struct config {
 bool config_load(struct config *cfg, const char *(*getenv_fn)(const char *), char *err,
                  size_t errsz);
 void config_free(struct config *cfg);
+/* Whether name is one of aidcd's settings (an AIDC_* variable it reads). */
+bool config_is_setting(const char *name);
 /* Print every setting with its default and meaning (aidcd --help). */
 void config_print_help(FILE *out);
 /* True when the listen address is loopback (used for cookie_secure=auto). */

@@ -13,6 +13,7 @@
 #include "../billing/meter.h"
 #include "../images/sync.h"
 #include "../audit/sign.h"
+#include "../backends/credref.h"
 #include "../backends/shim.h"
 #include "../db/db.h"
 #include "../db/migrate.h"
@@ -202,6 +203,7 @@ static int prepare_data_dir(const struct config *cfg)
         return 1;
     }
     char err[1024];
+    credref_init(cfg);
     if (session_key_load(cfg->jwt_key_file, err, sizeof err) != 0) {
         fprintf(stderr, "aidcd: %s\n", err);
         return 2; /* a configuration error, as a bad setting is */

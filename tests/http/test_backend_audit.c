@@ -271,7 +271,8 @@ static void fake_stop(void)
 /* The fake as cluster "fake": a key aidcd mints its tokens with, and its inventory. */
 static void fake_register(void)
 {
-    snprintf(fake.key_path, sizeof fake.key_path, "%s/fake-jwt.key", harness_srv.data_dir);
+    /* beside aidcd's data directory: a credentials_ref may not name a file in it */
+    snprintf(fake.key_path, sizeof fake.key_path, "%s.fake-jwt.key", harness_srv.data_dir);
     FILE *f = fopen(fake.key_path, "w");
     ck_assert_ptr_nonnull(f);
     fputs("fake-hs256-key-0123456789abcdef-do-not-log", f);
@@ -423,6 +424,7 @@ static void teardown(void)
     free(pia);
     harness_teardown();
     fake_stop();
+    unlink(fake.key_path);
 }
 
 static void cancel_and_wait(const char *token, const char *tenant, const char *id)

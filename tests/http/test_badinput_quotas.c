@@ -317,6 +317,14 @@ static const struct fcase cluster_400[] = {
     {"{" C1 ",\"kind\":\"local\",\"credentials_ref\":\"env:1BAD\"}", "credentials_ref"},
     {"{" C1 ",\"kind\":\"local\",\"credentials_ref\":\"env:\"}", "credentials_ref"},
     {"{" C1 ",\"kind\":\"local\",\"credentials_ref\":\"env:A B\"}", "credentials_ref"},
+    /* aidcd's own secrets: sent to an endpoint of the caller's choosing otherwise */
+    {"{" C1 ",\"kind\":\"local\",\"credentials_ref\":\"env:AIDC_DATABASE_URL\"}",
+     "credentials_ref"},
+    {"{" C1 ",\"kind\":\"local\",\"credentials_ref\":\"env:AIDC_ADMIN_PASSWORD\"}",
+     "credentials_ref"},
+    {"{" C1 ",\"kind\":\"local\",\"credentials_ref\":\"env:PGPASSWORD\"}", "credentials_ref"},
+    {"{" C1 ",\"kind\":\"local\",\"credentials_ref\":\"file:/root/.pgpass\"}",
+     "credentials_ref"},
     {"{" C1 ",\"kind\":\"local\",\"credentials_ref\":5}", "credentials_ref"},
     {"{" C1 ",\"kind\":\"local\",\"endpoint\":5}", "endpoint"},
     {"{" C1 ",\"kind\":\"local\",\"token\":\"secret\"}", "token"},
@@ -403,6 +411,20 @@ START_TEST(cluster_registration_is_checked)
         json_pack("{s:s, s:s, s:{s:o}}", "name", "c1", "kind", "local", "options", "gpus", gpus),
         0);
     soft_bad("POST", CLUSTERS, ADM, b, 422, "options");
+    free(b);
+    /* the session key and anything in aidcd's data directory are aidcd's own */
+    char ref[400];
+    snprintf(ref, sizeof ref, "file:%s/jwt.key", harness_srv.data_dir);
+    b = soft_jdump(json_pack("{s:s, s:s, s:s, s:s}", "name", "c1", "kind", "slurm", "endpoint",
+                             "http://127.0.0.1:9", "credentials_ref", ref),
+                   0);
+    soft_bad("POST", CLUSTERS, ADM, b, 400, "credentials_ref");
+    free(b);
+    snprintf(ref, sizeof ref, "file:%s/not-yet", harness_srv.data_dir);
+    b = soft_jdump(json_pack("{s:s, s:s, s:s, s:s}", "name", "c1", "kind", "slurm", "endpoint",
+                             "http://127.0.0.1:9", "credentials_ref", ref),
+                   0);
+    soft_bad("POST", CLUSTERS, ADM, b, 400, "credentials_ref");
     free(b);
     /* one local cluster per platform, one cluster per name */
     soft_bad("POST", CLUSTERS, ADM, "{\"name\":\"local2\",\"kind\":\"local\"}", 409, NULL);
