@@ -67,7 +67,8 @@ static const char *const any_user_routes[] = {
     "GET /api/v1/images",         "GET /api/v1/prices",
     "GET /api/v1/invoices",       "GET /api/v1/invoices/{id}",
 };
-/* Authenticated routes without a token scope: any API token of an allowed user passes. */
+/* Authenticated routes without a token scope: any API token of an allowed user passes,
+ * but for a token with machine scopes only (audit:ingest, gpu-faults:write). */
 static const char *const scope_free_routes[] = {
     "POST /api/v1/auth/logout",
     "GET /api/v1/me",
@@ -491,6 +492,26 @@ START_TEST(tokens_need_the_route_scope)
     char *before = snapshot();
     char what[600], label[128];
     int refused = 0;
+    /* tokens of machines (a node agent, Alertmanager) reach none of the scope-free routes */
+    const unsigned machine[] = {SC_AUDIT_INGEST, SC_GPU_FAULTS};
+    for (size_t i = 0; i < routes_count; i++) {
+        const struct route *rt = &routes[i];
+        if (IS_PUBLIC(rt) || IS_OPTIONAL(rt) ||
+            !route_listed(scope_free_routes, N(scope_free_routes), rt))
+            continue;
+        for (size_t m = 0; m < N(machine); m++) {
+            const struct scope_tokens *mt = tokens_for(machine[m]);
+            ck_assert_ptr_nonnull(mt);
+            char *name = scopes_text(machine[m]);
+            snprintf(label, sizeof label, "the admin's token with only %s", name);
+            free(name);
+            struct http_res r;
+            send_route("swscope", mt->only, rt, &own, &r, what, sizeof what, label);
+            check_refusal(what, &r, 403);
+            http_res_free(&r);
+            refused++;
+        }
+    }
     for (size_t i = 0; i < routes_count; i++) {
         const struct route *rt = &routes[i];
         if (IS_PUBLIC(rt) || route_listed(scope_free_routes, N(scope_free_routes), rt))
