@@ -12,6 +12,7 @@
 #define AIDC_AUDIT_H
 
 #include "../server/request.h"
+#include "redact.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -40,20 +41,11 @@ int audit_record_now(struct req *rq, const struct audit_event *ev);
  */
 int audit_record_system(struct db *db, const struct audit_event *ev, bool queue);
 /*
- * Replace, in place and recursively, the value of every key that names a
- * secret (password, token, secret, authorization, cookie, credentials,
- * private key...) with "[redacted]".
- */
-void audit_redact(json_t *details);
-/*
  * The checkpoint signing key of this process (configuration: set once at
  * start, before any thread reads it). NULL when none is configured.
  */
 struct sign_key;
 void audit_key_set(const struct sign_key *k);
 const struct sign_key *audit_key(void);
-
-/* True if an object key names a secret. */
-int audit_key_is_secret(const char *key);
 
 #endif

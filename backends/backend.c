@@ -1,11 +1,7 @@
-/* backend.c - the backends this build has, by cluster kind, and what they share. */
+/* backend.c - what the backends share (backend_find, the table of kinds, is in kinds.c). */
 #include "backend.h"
 
-#include "kubernetes.h"
-#include "local.h"
-#include "slurm.h"
-
-#include "../audit/audit.h"
+#include "../audit/redact.h"
 #include "../server/err.h"
 #include "../server/sbuf.h"
 #include "../server/xalloc.h"
@@ -15,17 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-static const struct backend_ops *const all[] = {&backend_local, &backend_slurm,
-                                                &backend_kubernetes, NULL};
-
-const struct backend_ops *backend_find(const char *kind)
-{
-    for (size_t i = 0; kind && all[i]; i++)
-        if (strcmp(all[i]->kind, kind) == 0)
-            return all[i];
-    return NULL;
-}
 
 bool backend_node_name_valid(const char *s)
 {

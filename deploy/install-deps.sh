@@ -37,7 +37,7 @@ for group in "$@"; do
         build) pkgs+=(gcc make cmake pkg-config libmicrohttpd-dev libpq-dev libjansson-dev
                       libjwt-dev libssl-dev libcurl4-openssl-dev) ;;
         run)   pkgs+=(postgresql-15 postgresql-client-15 curl ca-certificates) ;;
-        test)  pkgs+=(check libcurl4-openssl-dev clang-tidy curl
+        test)  pkgs+=(check libcurl4-openssl-dev clang-tidy curl clang lld libclang-rt-dev
                       munge slurmctld slurmd slurm-client slurmrestd slurm-wlm-jwt-plugin
                       util-linux iproute2
                       docker-registry apache2-utils jq tar gzip coreutils) ;;

@@ -3,6 +3,7 @@
 
 #include "../db/identity.h"
 #include "authcache.h"
+#include "credential.h"
 #include "crypto.h"
 #include "err.h"
 #include "log.h"
@@ -12,7 +13,6 @@
 
 #include <microhttpd.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 
 static const char *const scope_names[] = {"jobs:read",    "jobs:write",   "images:read",
@@ -76,21 +76,6 @@ void auth_roles_csv(unsigned roles, char *buf, size_t n)
              roles & GR_AUDITOR ? "auditor" : "");
 }
 
-char *auth_cookie_session(const char *cookie)
-{
-    const size_t nl = strlen(AUTH_COOKIE);
-    for (const char *p = cookie; p && *p;) {
-        while (*p == ' ' || *p == ';')
-            p++;
-        const char *end = strchr(p, ';');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (len > nl && strncmp(p, AUTH_COOKIE, nl) == 0 && p[nl] == '=')
-            return xstrndup(p + nl + 1, len - nl - 1);
-        p = end;
-    }
-    return NULL;
-}
-
 /* Keep only the membership a tenant-bound token is bound to. */
 static void narrow_to_token_tenant(struct actor *a)
 {
@@ -133,18 +118,10 @@ int auth_authenticate(struct req *rq, int *status, const char **reason)
     int e = 0;
     enum identity_status st = IDENT_UNKNOWN;
 
-    if (rq->authorization) {
-        if (strncasecmp(rq->authorization, "Bearer ", 7) != 0)
-            return refuse(status, reason, MHD_HTTP_UNAUTHORIZED,
-                          "unsupported authorization scheme: use Bearer");
-        bearer = rq->authorization + 7;
-        while (*bearer == ' ')
-            bearer++;
-    } else if (rq->cookie) {
-        cookie_tok = auth_cookie_session(rq->cookie);
-        bearer = cookie_tok;
-        a->via_cookie = cookie_tok != NULL;
-    }
+    if (credential_from_headers(rq->authorization, rq->cookie, &bearer, &cookie_tok) != 0)
+        return refuse(status, reason, MHD_HTTP_UNAUTHORIZED,
+                      "unsupported authorization scheme: use Bearer");
+    a->via_cookie = cookie_tok != NULL;
     if (!bearer || !*bearer) {
         free(cookie_tok);
         return 0; /* anonymous */

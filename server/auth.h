@@ -11,9 +11,8 @@
 #ifndef AIDC_AUTH_H
 #define AIDC_AUTH_H
 
+#include "credential.h"
 #include "request.h"
-
-#define AUTH_COOKIE "aidc_session"
 
 /*
  * Authenticate rq into rq->actor. Returns 0 (rq->actor.authenticated tells
@@ -22,9 +21,6 @@
  * refused, or AIDC_EUNAVAIL.
  */
 int auth_authenticate(struct req *rq, int *status, const char **reason);
-
-/* The session JWT in a Cookie header value, or NULL (malloc'd). */
-char *auth_cookie_session(const char *cookie_header);
 
 /* Global role bits as "platform_admin,finance,auditor" (comma-separated). */
 void auth_roles_csv(unsigned roles, char *buf, size_t n);

@@ -16,6 +16,7 @@
 #   AIDC_TEST_SKIP_REGISTRY 1 = no image registries (their tests skip)
 #   AIDC_TEST_JOBS       parallel ctest jobs           (default 2)
 #   AIDC_TEST_SKIP_ASAN  1 = only the normal build (quicker local runs)
+#   AIDC_TEST_SKIP_FUZZ  1 = no fuzz build (tests/fuzz)
 #   CTEST_ARGS           extra arguments for ctest (e.g. "-R http/")
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -228,6 +229,9 @@ run_build() {  # name, cmake options...
 }
 
 run_build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# libFuzzer targets (tests/fuzz, docs/fuzzing.md): clang builds only the parsers
+# (~15 s); each target replays its corpus and fuzzes 5 s (~45 s in all)
+[ "${AIDC_TEST_SKIP_FUZZ:-0}" = 1 ] || run_build build-fuzz -DCMAKE_C_COMPILER=clang -DAIDC_FUZZ=ON
 if [ "${AIDC_TEST_SKIP_ASAN:-0}" != 1 ]; then
     export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=1
     export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

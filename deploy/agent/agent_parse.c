@@ -357,7 +357,8 @@ int agent_parse_audit_header(const char *line, char *type, size_t type_size, int
     p += tl + 11;
     char *end;
     long long secs = strtoll(p, &end, 10);
-    if (end == p || *end != '.' || secs < 0)
+    /* up to the year 9999: larger would overflow the milliseconds (found by fuzzing) */
+    if (end == p || *end != '.' || secs < 0 || secs > 253402300799LL)
         return -1;
     p = end + 1;
     long frac = strtol(p, &end, 10);

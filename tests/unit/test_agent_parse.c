@@ -163,6 +163,9 @@ START_TEST(test_audit_header)
         "node=gpu7",
         "type=AVERYVERYVERYVERYVERYLONGTYPENAME msg=audit(1.000:1): x",
         "Dec  2 08:00:00 gpu7 kernel: audit: type=1400",
+        /* seconds whose milliseconds overflow (fuzz_agent found it) */
+        "type=EXECVE msg=audit(179619841796198400.000:1): x",
+        "type=EXECVE msg=audit(253402300800.000:1): x",
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         ck_assert_msg(agent_parse_audit_header(bad[i], type, sizeof type, &ms, &serial, &body) ==
