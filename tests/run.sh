@@ -185,6 +185,35 @@ else
     fi
 fi
 
+build_only() {  # name, cmake options...
+    local dir=$1; shift
+    say "build $dir ($*)"
+    cmake -S "$root" -B "$root/$dir" -DAIDC_WERROR=ON -DAIDC_TESTS=ON "$@" >/dev/null
+    if ! cmake --build "$root/$dir" -j"$(nproc)" >"$root/$dir/build.log" 2>&1; then
+        grep -E 'error|warning' "$root/$dir/build.log" | head -40 >&2 || tail -40 "$root/$dir/build.log" >&2
+        echo "build $dir failed (full log: $dir/build.log)" >&2
+        exit 1
+    fi
+}
+test_dir() {  # name
+    say "tests of $1"
+    (cd "$root/$1" && ctest --output-on-failure -j"$jobs" ${CTEST_ARGS:-})
+}
+
+# Everything is compiled while deploy/k8s-build.sh still runs (on a fresh machine it
+# takes longer than all three builds), and the fuzz targets, which need no service and
+# fuzz for a fixed time each, run then too.
+build_only build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# libFuzzer targets (tests/fuzz, docs/fuzzing.md): clang builds only the parsers
+# (~15 s); each target replays its corpus and fuzzes 5 s (~45 s in all)
+fuzz=1
+[ "${AIDC_TEST_SKIP_FUZZ:-0}" = 1 ] && fuzz=0
+[ "$fuzz" = 0 ] || build_only build-fuzz -DCMAKE_C_COMPILER=clang -DAIDC_FUZZ=ON
+asan=1
+[ "${AIDC_TEST_SKIP_ASAN:-0}" = 1 ] && asan=0
+[ "$asan" = 0 ] || build_only build-asan -DCMAKE_BUILD_TYPE=Debug -DAIDC_SANITIZE=ON -DAIDC_LINT=OFF
+[ "$fuzz" = 0 ] || test_dir build-fuzz
+
 # the Kubernetes control plane, once its build is done
 k8s_started=0
 stop_k8s() {
@@ -215,26 +244,10 @@ if [ -n "$k8s_build_pid" ]; then
 fi
 [ -z "$k8s_skip" ] || say "Kubernetes: not started, its tests skip: $k8s_skip"
 
-run_build() {  # name, cmake options...
-    local dir=$1; shift
-    say "build $dir ($*)"
-    cmake -S "$root" -B "$root/$dir" -DAIDC_WERROR=ON -DAIDC_TESTS=ON "$@" >/dev/null
-    if ! cmake --build "$root/$dir" -j"$(nproc)" >"$root/$dir/build.log" 2>&1; then
-        grep -E 'error|warning' "$root/$dir/build.log" | head -40 >&2 || tail -40 "$root/$dir/build.log" >&2
-        echo "build $dir failed (full log: $dir/build.log)" >&2
-        exit 1
-    fi
-    say "tests of $dir"
-    (cd "$root/$dir" && ctest --output-on-failure -j"$jobs" ${CTEST_ARGS:-})
-}
-
-run_build build -DCMAKE_BUILD_TYPE=RelWithDebInfo
-# libFuzzer targets (tests/fuzz, docs/fuzzing.md): clang builds only the parsers
-# (~15 s); each target replays its corpus and fuzzes 5 s (~45 s in all)
-[ "${AIDC_TEST_SKIP_FUZZ:-0}" = 1 ] || run_build build-fuzz -DCMAKE_C_COMPILER=clang -DAIDC_FUZZ=ON
-if [ "${AIDC_TEST_SKIP_ASAN:-0}" != 1 ]; then
+test_dir build
+if [ "$asan" = 1 ]; then
     export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=1
     export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-    run_build build-asan -DCMAKE_BUILD_TYPE=Debug -DAIDC_SANITIZE=ON -DAIDC_LINT=OFF
+    test_dir build-asan
 fi
 say "all tests passed"
