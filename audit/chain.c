@@ -2,6 +2,7 @@
 #include "chain.h"
 
 #include "../server/crypto.h"
+#include "../server/hex.h"
 
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -52,24 +53,13 @@ void chain_hex(const unsigned char h[CHAIN_HASH_LEN], char out[CHAIN_HEX_LEN + 1
     chain_hex_bytes(h, CHAIN_HASH_LEN, out);
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 bool chain_unhex_bytes(const char *s, unsigned char *out, size_t max, size_t *len)
 {
     size_t n = s ? strlen(s) : 0;
     if (n == 0 || n % 2 || n / 2 > max)
         return false;
     for (size_t i = 0; i < n / 2; i++) {
-        int hi = hexval(s[2 * i]), lo = hexval(s[2 * i + 1]);
+        int hi = hex_digit(s[2 * i]), lo = hex_digit(s[2 * i + 1]);
         if (hi < 0 || lo < 0)
             return false;
         out[i] = (unsigned char)(hi << 4 | lo);

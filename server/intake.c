@@ -6,6 +6,7 @@
 #include "intake.h"
 
 #include "crypto.h"
+#include "hex.h"
 #include "ratelimit.h"
 #include "log.h"
 #include "sbuf.h"
@@ -27,39 +28,12 @@ void intake_init(const struct config *cfg)
 }
 
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/*
- * Decode %HH in the path and in query arguments, except %00: a NUL would
- * silently cut the C string ("/projects/victim%00.json" would name "victim").
- * Left encoded, it makes the name invalid and the request a clean 400/404.
- */
+/* libmicrohttpd's unescape callback: hex_url_unescape (%00 stays encoded) */
 size_t intake_unescape(void *cls, struct MHD_Connection *c, char *s)
 {
     (void)cls;
     (void)c;
-    char *w = s;
-    for (const char *r = s; *r;) {
-        int hi, lo;
-        if (r[0] == '%' && (hi = hexval(r[1])) >= 0 && (lo = hexval(r[2])) >= 0 &&
-            (hi | lo) != 0) {
-            *w++ = (char)(hi * 16 + lo);
-            r += 3;
-        } else {
-            *w++ = *r++;
-        }
-    }
-    *w = '\0';
-    return (size_t)(w - s);
+    return hex_url_unescape(s);
 }
 
 /* The headers handlers may need, copied in one walk over the request's headers. */

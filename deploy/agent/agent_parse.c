@@ -8,6 +8,7 @@
  */
 #include "agent_parse.h"
 
+#include "server/hex.h"
 #include "server/xalloc.h"
 
 #include <ctype.h>
@@ -259,17 +260,6 @@ static const char *next_field(const char *p, const char **key, size_t *klen, con
     }
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1;
-}
-
 /* A field's value decoded (quoted as it is, else hex) into a new string; NULL when bad. */
 static char *field_value(const char *v, size_t n, bool quoted, size_t *len)
 {
@@ -281,7 +271,7 @@ static char *field_value(const char *v, size_t n, bool quoted, size_t *len)
         return NULL;
     char *out = xmalloc(n / 2 + 1);
     for (size_t i = 0; i < n; i += 2) {
-        int hi = hexval(v[i]), lo = hexval(v[i + 1]);
+        int hi = hex_digit(v[i]), lo = hex_digit(v[i + 1]);
         if (hi < 0 || lo < 0) {
             free(out);
             return NULL;
