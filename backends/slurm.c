@@ -9,6 +9,7 @@
 #include "slurmnode.h"
 #include "slurmrest.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,9 +263,13 @@ bool slurm_node_usable(const json_t *node)
 static void add(struct backend_resource *out, size_t max, int *n, const char *name,
                 long long amount)
 {
+    /* counts from slurmrestd: a negative one adds nothing, the sum stops at the largest
+     * (huge ones overflowed it: found by fuzzing) */
+    if (amount < 0)
+        amount = 0;
     for (int i = 0; i < *n; i++)
         if (strcmp(out[i].name, name) == 0) {
-            out[i].total += amount;
+            out[i].total = amount > LLONG_MAX - out[i].total ? LLONG_MAX : out[i].total + amount;
             return;
         }
     if ((size_t)*n == max)

@@ -47,6 +47,9 @@ static bool digits(const char *s, size_t n)
  */
 static bool in_ranges(const char *r, const char *re, const char *s, size_t k)
 {
+    /* bounds have at most 9 digits: a longer number is in no range (and would overflow v) */
+    if (k > 9)
+        return false;
     long long v = 0;
     for (size_t i = 0; i < k; i++)
         v = v * 10 + (s[i] - '0');

@@ -44,6 +44,10 @@ START_TEST(hostlists)
         {"gpu-[a-c]", "gpu-a", false},
         {"", "gpu-1", false},
         {NULL, "gpu-1", false},
+        /* a number longer than any bound (fuzz_slurm: it overflowed) */
+        {"gpu-[1-999999999]", "gpu-38777777777777777777", false},
+        {"gpu-[1-999999999]0", "gpu-1234567890", true},
+        {"gpu-[000000001-999999999]", "gpu-000000042", true},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         ck_assert_msg(slurmnode_hostlist_has(cases[i].list, cases[i].node) == cases[i].in,

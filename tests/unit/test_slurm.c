@@ -7,6 +7,8 @@
  */
 #include "slurm_fixtures.h"
 
+#include <limits.h>
+
 /* ---- slurm_job_status over captured jobs ---------------------------------------- */
 
 enum { ZERO, START, END }; /* which of the job's times a status time must be */
@@ -445,6 +447,22 @@ START_TEST(test_inventory_synthetic)
     ck_assert_int_eq(total_of(out, n, "memory_gib"), 16 + 2 + 0 + 1);
     ck_assert_int_eq(total_of(out, n, "gpu:a100"), 4);
     ck_assert_int_eq(total_of(out, n, "gpu:h100"), 2);
+    json_decref(nodes);
+
+    /* absurd counts (fuzz_slurm: the sum overflowed): negative adds nothing, the sum stops
+     * at the largest */
+    nodes = json_loads("[{\"state\":\"idle\",\"cpus\":-5,\"real_memory\":-4096,"
+                       "\"gres\":\"gpu:a100:9223372036854775807,gpu:a100:12\"},"
+                       "{\"state\":\"idle\",\"cpus\":9223372036854775807,"
+                       "\"gres\":\"gpu:a100:99999999999999999999\"},"
+                       "{\"state\":\"idle\",\"cpus\":3}]",
+                       0, NULL);
+    ck_assert_ptr_nonnull(nodes);
+    n = slurm_inventory_parse(nodes, out, 16);
+    ck_assert_int_eq(n, 3);
+    ck_assert(total_of(out, n, "cpu") == LLONG_MAX);
+    ck_assert_int_eq(total_of(out, n, "memory_gib"), 0);
+    ck_assert(total_of(out, n, "gpu:a100") == LLONG_MAX);
     json_decref(nodes);
 
     /* no nodes, or not a list: zero cpu and memory */
