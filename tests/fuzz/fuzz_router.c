@@ -14,6 +14,7 @@
 
 #include "api/auditfilter.h"
 #include "api/paging.h"
+#include "server/hex.h"
 #include "server/problem.h"
 #include "server/router.h"
 #include "server/validate.h"
@@ -90,35 +91,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     return 0;
 }
 
-static int hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-/* server/http.c's unescape (static there): %HH decoded, except %00. */
-static void unescape(char *s)
-{
-    char *w = s;
-    for (const char *r = s; *r;) {
-        int hi, lo;
-        if (r[0] == '%' && (hi = hexval(r[1])) >= 0 && (lo = hexval(r[2])) >= 0 &&
-            (hi | lo) != 0) {
-            *w++ = (char)(hi * 16 + lo);
-            r += 3;
-        } else {
-            *w++ = *r++;
-        }
-    }
-    *w = '\0';
-}
-
-/* The query string's arguments into rq, as server/http.c's collect_query adds them. */
+/* The query string's arguments into rq, as server/intake.c's collect_query adds them. */
 static void parse_query(struct req *rq, char *q)
 {
     for (char *arg = q; arg && *arg;) {
@@ -128,9 +101,9 @@ static void parse_query(struct req *rq, char *q)
         char *eq = strchr(arg, '=');
         if (eq)
             *eq = '\0';
-        unescape(arg);
+        hex_url_unescape(arg);
         if (eq)
-            unescape(eq + 1);
+            hex_url_unescape(eq + 1);
         if (rq->nquery >= 64) {
             rq->query_dup = true;
             break;
@@ -166,7 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     char *qm = strchr(target, '?');
     if (qm)
         *qm++ = '\0';
-    unescape(target);
+    hex_url_unescape(target);
     rq->method = method;
     rq->path = xstrdup(target);
     if (qm)

@@ -1,0 +1,96 @@
+/*
+ * fuzz_limits.c - what aidcd reads of a request before any handler: the
+ * %HH unescaping of paths and queries (server/hex.c), the JSON shape check
+ * on raw bodies (server/jsonlimit.c), and the address lists and keys of the
+ * per-client limits (server/ratelimit.c: AIDC_TRUSTED_PROXIES networks,
+ * X-Forwarded-For candidates, IPv6 /64 keys).
+ *
+ * Input: a selector byte, then text. Checked beyond "no crash": unescaping
+ * never lengthens and never yields a NUL; the shape check agrees with a plain
+ * count of brackets and commas; a valid list never refuses its own entries.
+ */
+#include "fuzz.h"
+
+#include "server/hex.h"
+#include "server/jsonlimit.h"
+#include "server/ratelimit.h"
+
+#include <stdio.h>
+
+static void unescape(const char *s)
+{
+    char *w = strdup(s);
+    if (!w)
+        abort();
+    size_t before = strlen(w), after = hex_url_unescape(w);
+    if (after > before || after != strlen(w))
+        abort();
+    free(w);
+}
+
+static void shape(const char *s, size_t n)
+{
+    char why[96];
+    int depth = (int)(n % 40) + 1;
+    long values = (long)(n % 300) + 1;
+    bool ok = jsonlimit_ok(s, n, depth, values, why, sizeof why);
+    /* text without quotes: every bracket and comma is structure */
+    if (!memchr(s, '"', n)) {
+        long d = 0, maxd = 0, commas = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (s[i] == '[' || s[i] == '{')
+                maxd = ++d > maxd ? d : maxd;
+            else if (s[i] == ']' || s[i] == '}')
+                d--;
+            else if (s[i] == ',')
+                commas++;
+        }
+        if (ok != (maxd <= depth && commas + 1 <= values))
+            abort();
+    }
+    if (!ok && !why[0])
+        abort();
+}
+
+static void addresses(char *s)
+{
+    char *fields[2];
+    fuzz_split(s, '\n', fields, 2);
+    char bad[80], key[RATELIMIT_KEY_LEN];
+    if (ratelimit_addr_list_valid(fields[0], bad, sizeof bad)) {
+        /* each entry that is a plain address is in its own list */
+        char *copy = strdup(fields[0]);
+        if (!copy)
+            abort();
+        for (char *tok = strtok(copy, ", "); tok; tok = strtok(NULL, ", "))
+            if (!strchr(tok, '/') && !ratelimit_addr_in_list(fields[0], tok))
+                abort();
+        free(copy);
+    } else if (!bad[0] && fields[0][0]) {
+        abort(); /* a refusal names the entry */
+    }
+    (void)ratelimit_addr_in_list(fields[0], fields[1]);
+    ratelimit_address_key(fields[1], key, sizeof key);
+    if (strlen(key) >= sizeof key)
+        abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    char *s = fuzz_str(data + 1, size - 1);
+    switch (data[0] % 3) {
+    case 0:
+        unescape(s);
+        break;
+    case 1:
+        shape((const char *)data + 1, size - 1);
+        break;
+    default:
+        addresses(s);
+        break;
+    }
+    free(s);
+    return 0;
+}
