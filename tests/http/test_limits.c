@@ -2,10 +2,10 @@
  * test_limits.c - the abuse limits of aidcd, each against a real server:
  * request rates per client address and per credential (429 problem+json
  * with Retry-After, other clients unaffected, one audit record per burst of
- * refusals, allowed again after the wait), open connections per address, an
- * idle client closed after AIDC_HTTP_IDLE_TIMEOUT_SECONDS while a slowloris
- * at its connection limit leaves other clients answered, the header size
- * (431), and the depth and value count of JSON bodies. Body size and the
+ * refusals, allowed again after the wait), open connections per address and
+ * in all, an idle client closed after AIDC_HTTP_IDLE_TIMEOUT_SECONDS while a
+ * slowloris at its connection limit leaves other clients answered, the header
+ * size (431), and the depth and value count of JSON bodies. Body size and the
  * per-field and per-list limits have their own tests (test_badinput_*.c).
  *
  * Loopback has a whole /8: each case speaks from its own 127.0.0.x, so the
@@ -211,18 +211,23 @@ END_TEST
 
 /* ---- connections ------------------------------------------------------------------------ */
 
-static int connect_from(const char *src)
+static int connect_to(int port, const char *src)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     ck_assert_int_ge(fd, 0);
     struct sockaddr_in me = {.sin_family = AF_INET}, srv = {.sin_family = AF_INET};
     inet_pton(AF_INET, src, &me.sin_addr);
     inet_pton(AF_INET, "127.0.0.1", &srv.sin_addr);
-    srv.sin_port = htons((uint16_t)harness_srv.port);
+    srv.sin_port = htons((uint16_t)port);
     ck_assert_int_eq(bind(fd, (struct sockaddr *)&me, sizeof me), 0);
     ck_assert_msg(connect(fd, (struct sockaddr *)&srv, sizeof srv) == 0, "connect: %s",
                   strerror(errno));
     return fd;
+}
+
+static int connect_from(const char *src)
+{
+    return connect_to(harness_srv.port, src);
 }
 
 /* Whether the server closed fd within ms (EOF or reset), without sending an answer. */
@@ -281,6 +286,46 @@ START_TEST(connections_per_address_are_limited)
     ck_assert_int_eq(st, 200);
     for (int i = 1; i < CONNS_PER_ADDRESS; i++)
         close(fds[i]);
+}
+END_TEST
+
+/*
+ * AIDC_MAX_CONNECTIONS, on a second aidcd (an API replica) of the same database:
+ * past it, libmicrohttpd stops accepting, so a new client waits in the listen
+ * backlog (answered once a connection closes) instead of being refused.
+ */
+START_TEST(connections_overall_are_limited)
+{
+    struct aidc_server two = harness_srv;
+    two.pid = 0;
+    /* a log of its own: its port is read from its "listening" line */
+    snprintf(two.log_path, sizeof two.log_path, "%.290s.two", harness_srv.log_path);
+    const char *env[] = {"AIDC_MAX_CONNECTIONS=4", "AIDC_MAX_CONNECTIONS_PER_ADDRESS=0",
+                         "AIDC_WORKERS=0", NULL};
+    ck_assert_int_eq(harness_server_start(&two, env), 0);
+    ck_assert_int_ne(two.port, harness_srv.port);
+    int fds[4];
+    char src[32];
+    for (int i = 0; i < 4; i++) { /* four clients, each from an address of its own */
+        snprintf(src, sizeof src, "127.0.1.%d", i + 1);
+        fds[i] = connect_to(two.port, src);
+        ck_assert_int_eq(ask(fds[i]), 200);
+    }
+    /* a fifth waits in the kernel's backlog, unanswered, until one of them closes */
+    int extra = connect_to(two.port, "127.0.1.9");
+    const char rq[] = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+    ck_assert_int_eq(send(extra, rq, sizeof rq - 1, MSG_NOSIGNAL), (ssize_t)(sizeof rq - 1));
+    struct pollfd p = {.fd = extra, .events = POLLIN};
+    ck_assert_msg(poll(&p, 1, 700) == 0, "a fifth connection was served at once");
+    close(fds[0]);
+    char buf[256] = "";
+    ck_assert_msg(poll(&p, 1, 5000) == 1, "the fifth connection was never served");
+    ck_assert_int_gt(recv(extra, buf, sizeof buf - 1, 0), 12);
+    ck_assert_msg(strncmp(buf, "HTTP/1.1 200", 12) == 0, "answer: %.40s", buf);
+    close(extra);
+    for (int i = 1; i < 4; i++)
+        close(fds[i]);
+    ck_assert_int_eq(harness_server_stop(&two), 0);
 }
 END_TEST
 
@@ -449,6 +494,7 @@ int main(void)
     tcase_add_test(tc, rate_per_address_is_429_with_retry_after);
     tcase_add_test(tc, rate_per_credential_is_429_and_audited_once);
     tcase_add_test(tc, connections_per_address_are_limited);
+    tcase_add_test(tc, connections_overall_are_limited);
     tcase_add_test(tc, idle_client_is_closed);
     tcase_add_test(tc, slowloris_leaves_other_clients_answered);
     tcase_add_test(tc, oversized_headers_are_431);
