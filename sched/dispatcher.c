@@ -270,17 +270,8 @@ static void deliver_stop(const struct backend_ops *ops, const struct backend_clu
 
 static void deliver(struct db *db, const struct config *cfg, const PGresult *r, int i)
 {
-    json_t *options = json_loads(PQgetvalue(r, i, C_CL_OPTIONS), 0, NULL);
-    struct backend_cluster cl = {
-        .id = PQgetvalue(r, i, C_CL_ID),
-        .name = PQgetvalue(r, i, C_CL_NAME),
-        .kind = PQgetvalue(r, i, C_CL_KIND),
-        .endpoint = PQgetvalue(r, i, C_CL_ENDPOINT),
-        .credentials_ref = PQgetvalue(r, i, C_CL_CRED),
-        .options = options ? options : json_object(),
-        .data_dir = cfg->data_dir,
-        .self_exe = cfg->self_exe,
-    };
+    struct backend_cluster cl;
+    dispatcher_cluster_row(&cl, r, i, C_CL_ID, cfg);
     char err[512] = "", backend_id[256] = "";
     int attempts = ival(r, i, C_ATTEMPTS);
     struct outcome o = {.outbox_id = PQgetvalue(r, i, C_ID), .job_id = PQgetvalue(r, i, C_JOB)};
@@ -308,9 +299,23 @@ static void deliver(struct db *db, const struct config *cfg, const PGresult *r, 
                  "delivered again)", o.outbox_id, aidc_err_name(e));
     json_decref(o.ev.details);
     json_decref(o.pull);
-    if (!options)
-        json_decref((json_t *)cl.options);
-    json_decref(options);
+    json_decref((json_t *)cl.options);
+}
+
+void dispatcher_cluster_row(struct backend_cluster *cl, const PGresult *r, int i, int first,
+                            const struct config *cfg)
+{
+    json_t *options = json_loads(PQgetvalue(r, i, first + 5), 0, NULL);
+    *cl = (struct backend_cluster){
+        .id = PQgetvalue(r, i, first),
+        .name = PQgetvalue(r, i, first + 1),
+        .kind = PQgetvalue(r, i, first + 2),
+        .endpoint = PQgetvalue(r, i, first + 3),
+        .credentials_ref = PQgetvalue(r, i, first + 4),
+        .options = options ? options : json_object(),
+        .data_dir = cfg->data_dir,
+        .self_exe = cfg->self_exe,
+    };
 }
 
 int dispatcher_claim_deliver(struct db *db, const struct config *cfg, int batch,

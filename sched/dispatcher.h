@@ -12,13 +12,14 @@
 #ifndef AIDC_DISPATCHER_H
 #define AIDC_DISPATCHER_H
 
+#include <libpq-fe.h>
+
+struct backend_cluster;
 struct config;
 struct db;
 struct worker;
 
 /* Deliver the due rows (a batch): > 0 when more are waiting. */
-#include <libpq-fe.h>
-
 int dispatcher_round(struct db *db, const struct config *cfg);
 /*
  * One batch of an outbox: claim up to batch rows for the lease in a system
@@ -29,6 +30,13 @@ int dispatcher_claim_deliver(struct db *db, const struct config *cfg, int batch,
                              int (*claim)(struct db *db, int limit, int lease_s, PGresult **out),
                              void (*deliver)(struct db *db, const struct config *cfg,
                                              const PGresult *r, int i));
+/*
+ * The cluster of an outbox row, from its columns id, name, kind, endpoint,
+ * credentials_ref and options (JSON text) in that order from column first.
+ * The strings are r's; options is a new reference (json_decref it).
+ */
+void dispatcher_cluster_row(struct backend_cluster *cl, const PGresult *r, int i, int first,
+                            const struct config *cfg);
 struct worker *dispatcher_start(const struct config *cfg);
 
 #endif

@@ -100,17 +100,8 @@ static int record(struct db *db, struct node_outcome *o)
 
 static void deliver(struct db *db, const struct config *cfg, const PGresult *r, int i)
 {
-    json_t *options = json_loads(PQgetvalue(r, i, C_CL_OPTIONS), 0, NULL);
-    struct backend_cluster cl = {
-        .id = PQgetvalue(r, i, C_CL_ID),
-        .name = PQgetvalue(r, i, C_CL_NAME),
-        .kind = PQgetvalue(r, i, C_CL_KIND),
-        .endpoint = PQgetvalue(r, i, C_CL_ENDPOINT),
-        .credentials_ref = PQgetvalue(r, i, C_CL_CRED),
-        .options = options ? options : json_object(),
-        .data_dir = cfg->data_dir,
-        .self_exe = cfg->self_exe,
-    };
+    struct backend_cluster cl;
+    dispatcher_cluster_row(&cl, r, i, C_CL_ID, cfg);
     const char *node = PQgetvalue(r, i, C_NODE), *action = PQgetvalue(r, i, C_ACTION);
     const char *reason = PQgetisnull(r, i, C_REASON) ? "GPU fault" : PQgetvalue(r, i, C_REASON);
     bool on = strcmp(action, "drain") == 0;
@@ -172,9 +163,7 @@ static void deliver(struct db *db, const struct config *cfg, const PGresult *r, 
     json_decref(d);
     backend_call_free(&call);
     pgarray_free(&runs);
-    if (!options)
-        json_decref((json_t *)cl.options);
-    json_decref(options);
+    json_decref((json_t *)cl.options);
 }
 
 int nodeoutbox_round(struct db *db, const struct config *cfg)
