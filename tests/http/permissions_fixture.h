@@ -22,6 +22,7 @@
 #define AIDC_TEST_PERMISSIONS_FIXTURE_H
 
 #include "server/router.h"
+#include "tests/http/mismatch.h"
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
 
@@ -157,42 +158,6 @@ static struct tenant tenants[2] = {
     {"own", "Tenant own", "own-p", "Project own-p", "", ""},
     {"other", "Tenant other", "other-p", "Project other-p", "", ""},
 };
-
-/* ---- collecting mismatches ------------------------------------------------------ */
-
-static char errs[6000];
-static size_t errs_len;
-static int nerrs;
-
-static void note(const char *f, ...) __attribute__((format(printf, 1, 2)));
-
-static void note(const char *f, ...)
-{
-    char line[1024];
-    va_list ap;
-    va_start(ap, f);
-    vsnprintf(line, sizeof line, f, ap);
-    va_end(ap);
-    fprintf(stderr, "MISMATCH: %s\n", line);
-    nerrs++;
-    if (errs_len + strlen(line) + 3 < sizeof errs) {
-        errs_len += (size_t)snprintf(errs + errs_len, sizeof errs - errs_len, "\n  %s", line);
-    } else if (errs_len + 8 < sizeof errs && !strstr(errs, "\n  ...")) {
-        errs_len += (size_t)snprintf(errs + errs_len, sizeof errs - errs_len, "\n  ...");
-    }
-}
-
-static void reset_notes(void)
-{
-    errs[0] = '\0';
-    errs_len = 0;
-    nerrs = 0;
-}
-
-static void finish(void)
-{
-    ck_assert_msg(nerrs == 0, "%d mismatch(es):%s", nerrs, errs);
-}
 
 /* ---- the matrix in several files: which rows are where ------------------------------ */
 

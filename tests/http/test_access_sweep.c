@@ -33,6 +33,7 @@
  */
 #include "server/auth.h"
 #include "server/router.h"
+#include "tests/http/mismatch.h"
 #include "tests/http/access_sweep_fixture.h"
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
@@ -96,34 +97,6 @@ static bool listed(const char *const *list, size_t n, const char *key)
 static void route_key(const struct route *rt, char *out, size_t n)
 {
     snprintf(out, n, "%s %s", rt->method, rt->pattern);
-}
-
-/* ---- collecting mismatches --------------------------------------------------------- */
-
-static char errs[3500]; /* Check carries at most about 4 KiB of message */
-static size_t errs_len;
-static int nerrs;
-
-static void note(const char *f, ...) __attribute__((format(printf, 1, 2)));
-
-static void note(const char *f, ...)
-{
-    char line[1200];
-    va_list ap;
-    va_start(ap, f);
-    vsnprintf(line, sizeof line, f, ap);
-    va_end(ap);
-    fprintf(stderr, "MISMATCH: %s\n", line);
-    nerrs++;
-    if (errs_len + strlen(line) + 4 < sizeof errs)
-        errs_len += (size_t)snprintf(errs + errs_len, sizeof errs - errs_len, "\n  %s", line);
-    else if (errs_len + 8 < sizeof errs && !strstr(errs, "\n  ..."))
-        errs_len += (size_t)snprintf(errs + errs_len, sizeof errs - errs_len, "\n  ...");
-}
-
-static void finish(void)
-{
-    ck_assert_msg(nerrs == 0, "%d mismatch(es):%s", nerrs, errs);
 }
 
 /* ---- requests ------------------------------------------------------------------------ */
