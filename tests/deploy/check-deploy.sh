@@ -104,14 +104,9 @@ part_nginx() {
     openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=aidc.example.org \
         -keyout "$dir/ssl/privkey.pem" -out "$dir/ssl/fullchain.pem" >/dev/null 2>&1 ||
         { problem "openssl could not make a test certificate"; return; }
-    # The file's places on a real host, moved into the temporary directory; and its
-    # ports, since nginx -t binds them (80 and 443 need root, and may be taken)
-    local port=$((20000 + $$ % 20000))
-    sed -e "s#/etc/ssl/aidc/#$dir/ssl/#g" -e "s#/var/cache/nginx/#$dir/cache/#g" \
-        -e "s#/var/log/nginx/#$dir/log/#g" \
-        -E -e "s/^([[:space:]]*listen[[:space:]]+(\[::\]:)?)80([;[:space:]])/\1$port\3/" \
-        -e "s/^([[:space:]]*listen[[:space:]]+(\[::\]:)?)443([;[:space:]])/\1$((port + 1))\3/" \
-        "$conf" >"$dir/aidc.conf"
+    local port
+    port=$(nginx_port)
+    nginx_place "$conf" "$dir" "$port"
     while read -r line; do
         problem "aidc.conf listens where the test does not move it (teach it, above): $line"
     done < <(grep -nE '^[[:space:]]*listen[[:space:]]' "$dir/aidc.conf" | grep -vE ":?($port|$((port + 1)))[;[:space:]]")
@@ -124,7 +119,7 @@ part_nginx() {
 # what an nginx.conf around deploy/nginx/aidc.conf has; every path in $dir
 worker_processes 1;
 pid $dir/nginx.pid;
-error_log $dir/log/error.log;
+error_log $dir/log/error.log notice;
 events { worker_connections 1024; }
 http {
     default_type application/octet-stream;
@@ -159,7 +154,24 @@ EOF
             problem "the upstream's keepalive_timeout (${keep:-none}) must be below AIDC_HTTP_IDLE_TIMEOUT_SECONDS ($idle s)"
     fi
     tls_static "$conf"
-    [ "$rc" -eq 0 ] && tls_live "$dir" "$((port + 1))"
+    [ "$rc" -eq 0 ] && tls_live "$conf" "$dir" "$port"
+}
+
+# nginx_port: the first of two ports for the test server's 80 and 443, below the
+# ephemeral range (32768-60999): a port there can be the local end of any of the
+# suite's client connections at that moment, and nginx's bind then fails
+nginx_port() { echo $((20000 + (RANDOM * 32768 + RANDOM) % 6000 * 2)); }
+
+# nginx_place CONF DIR PORT: CONF with its places on a real host moved into DIR and its
+# ports 80/443 moved to PORT/PORT+1 (80 and 443 need root, and may be taken), as
+# DIR/aidc.conf
+nginx_place() {
+    local conf=$1 dir=$2 port=$3
+    sed -e "s#/etc/ssl/aidc/#$dir/ssl/#g" -e "s#/var/cache/nginx/#$dir/cache/#g" \
+        -e "s#/var/log/nginx/#$dir/log/#g" \
+        -E -e "s/^([[:space:]]*listen[[:space:]]+(\[::\]:)?)80([;[:space:]])/\1$port\3/" \
+        -e "s/^([[:space:]]*listen[[:space:]]+(\[::\]:)?)443([;[:space:]])/\1$((port + 1))\3/" \
+        "$conf" >"$dir/aidc.conf"
 }
 
 # Mozilla's "intermediate" TLS profile (ssl-config.mozilla.org, guidelines 5.7), the
@@ -212,19 +224,38 @@ tls_static() {
         problem "the HTTPS server does not listen on 443 with ssl"
 }
 
-# tls_live DIR PORT: nginx started on the test configuration answers TLS 1.2 and 1.3 on
-# PORT and refuses TLS 1.1 and 1.0 and a cipher outside the list, and issues no session
-# ticket. The client is allowed everything (@SECLEVEL=0): the refusal must be the server's.
+# tls_live CONF DIR PORT: nginx started on the test configuration (DIR/nginx.conf, CONF
+# placed with nginx_place on PORT) answers TLS 1.2 and 1.3 on PORT+1 and refuses TLS 1.1
+# and 1.0 and a cipher outside the list, and issues no session ticket. The client is allowed everything (@SECLEVEL=0): the refusal must be the server's.
 tls_live() {
-    local dir=$1 port=$2 pid i out
+    local conf=$1 dir=$2 port=$(($3 + 1)) pid i try up first
     have timeout || { say "nginx: no timeout(1): the live TLS check is skipped"; return; }
-    nginx -e "$dir/log/error.log" -p "$dir/" -c "$dir/nginx.conf" -g 'daemon off;' \
-        >"$dir/log/stdout.log" 2>&1 &
-    pid=$!
-    for ((i = 0; i < 100; i++)); do
-        (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.05 # polling a port: there is nothing to block on
+    # another process may take the port between choosing and binding: a new pair then
+    for ((try = 1; ; try++)); do
+        : >"$dir/log/error.log"
+        nginx -e "$dir/log/error.log" -p "$dir/" -c "$dir/nginx.conf" -g 'daemon off;' \
+            >"$dir/log/stdout.log" 2>&1 &
+        pid=$!
+        up=0
+        # nginx starts its workers once every listen socket is bound (logged at notice):
+        # a connect would also reach whoever else holds the port. 30 s: the suite keeps
+        # both cores busy while this runs
+        for ((i = 0; i < 600; i++)); do
+            grep -q 'start worker process' "$dir/log/error.log" && { up=1; break; }
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.05 # polling a log: there is nothing to block on
+        done
+        [ "$up" -eq 1 ] && break
+        kill "$pid" 2>/dev/null
+        wait "$pid" 2>/dev/null
+        if [ "$try" -lt 5 ] && grep -q 'Address already in use' "$dir/log/error.log" "$dir/log/stdout.log"; then
+            first=$(nginx_port)
+            nginx_place "$conf" "$dir" "$first"
+            port=$((first + 1))
+            continue
+        fi
+        problem "nginx did not come up on 127.0.0.1:$port (30 s at most): $(cat "$dir/log/error.log" "$dir/log/stdout.log" | tail -5 | tr '\n' ' ')"
+        return
     done
     # hello ARGS...: handshake with the client options ARGS; $cipher is the cipher agreed
     # on ("(NONE)" or empty: refused), $out the whole session's text
