@@ -132,6 +132,21 @@ int api_cluster_create(struct req *rq, struct resp *rs)
     return resp_json(rs, MHD_HTTP_CREATED, out);
 }
 
+/*
+ * How a cluster is reached and why it failed are for platform admins: an
+ * endpoint, the name of a credential file and a backend's error text tell
+ * an attacker inside a tenant where to go next. Everyone else sees what a
+ * submit needs: name, kind, health and inventory.
+ */
+static const char *const operator_only[] = {"endpoint", "credentials_ref", "options",
+                                            "last_error", NULL};
+
+static bool sees_operations(const struct req *rq)
+{
+    /* a platform admin's token without the admin scope reads like anyone's */
+    return (rq->actor.roles & GR_PLATFORM_ADMIN) && (rq->actor.scopes & SC_ADMIN);
+}
+
 int api_cluster_list(struct req *rq, struct resp *rs)
 {
     struct page pg;
@@ -141,7 +156,7 @@ int api_cluster_list(struct req *rq, struct resp *rs)
     PGresult *r = NULL;
     e = db_cluster_list(rq->db, pg.after, pg.limit, &r);
     if (!e)
-        e = paging_answer(rs, r, &pg);
+        e = paging_answer_without(rs, r, &pg, sees_operations(rq) ? NULL : operator_only);
     PQclear(r);
     paging_free(&pg);
     return e;
@@ -167,7 +182,11 @@ int api_cluster_get(struct req *rq, struct resp *rs)
     e = db_cluster_get(rq->db, name, &out);
     if (e == AIDC_ENOTFOUND)
         return api_fail(rs, MHD_HTTP_NOT_FOUND, "cluster \"%s\" not found", name);
-    return e ? e : resp_json(rs, MHD_HTTP_OK, out);
+    if (e)
+        return e;
+    for (size_t k = 0; !sees_operations(rq) && operator_only[k]; k++)
+        (void)json_object_del(out, operator_only[k]);
+    return resp_json(rs, MHD_HTTP_OK, out);
 }
 
 int api_cluster_sync(struct req *rq, struct resp *rs)

@@ -80,7 +80,8 @@ int paging_parse_keyed(const struct req *rq, struct resp *rs, struct page *pg, c
     return 0;
 }
 
-static int answer(struct resp *rs, PGresult *r, const struct page *pg, bool prebuilt)
+static int answer(struct resp *rs, PGresult *r, const struct page *pg, bool prebuilt,
+                  const char *const *drop)
 {
     int n = PQntuples(r);
     json_t *items = json_array();
@@ -89,6 +90,8 @@ static int answer(struct resp *rs, PGresult *r, const struct page *pg, bool preb
         return AIDC_EINTERNAL;
     for (int i = 0; i < n && i < pg->limit; i++) {
         json_t *o = prebuilt ? json_loads(PQgetvalue(r, i, 0), 0, NULL) : rowjson_object(r, i);
+        for (size_t k = 0; o && drop && drop[k]; k++)
+            (void)json_object_del(o, drop[k]); /* -1: it was not there */
         if (!o || json_array_append_new(items, o) != 0) {
             json_decref(items);
             return AIDC_EINTERNAL;
@@ -111,10 +114,16 @@ static int answer(struct resp *rs, PGresult *r, const struct page *pg, bool preb
 
 int paging_answer(struct resp *rs, PGresult *r, const struct page *pg)
 {
-    return answer(rs, r, pg, false);
+    return answer(rs, r, pg, false, NULL);
 }
 
 int paging_answer_prebuilt(struct resp *rs, PGresult *r, const struct page *pg)
 {
-    return answer(rs, r, pg, true);
+    return answer(rs, r, pg, true, NULL);
+}
+
+int paging_answer_without(struct resp *rs, PGresult *r, const struct page *pg,
+                          const char *const *drop)
+{
+    return answer(rs, r, pg, false, drop);
 }

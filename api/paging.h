@@ -27,6 +27,9 @@ void paging_free(struct page *pg);
 int paging_answer(struct resp *rs, PGresult *r, const struct page *pg);
 /* As paging_answer, for rows whose first column is the item, built as JSON in SQL. */
 int paging_answer_prebuilt(struct resp *rs, PGresult *r, const struct page *pg);
+/* As paging_answer, without the keys in drop (NULL-terminated) in any item. */
+int paging_answer_without(struct resp *rs, PGresult *r, const struct page *pg,
+                          const char *const *drop);
 /* Split a cursor "a|b" in place; *second points after the bar (NULL if none). */
 void paging_split(char *after, char **second);
 /*

@@ -189,6 +189,50 @@ START_TEST(user_list_is_for_platform_admin_and_auditor)
 }
 END_TEST
 
+/* Every user sees the clusters a submit needs; how they are reached only platform admins. */
+static void check_cluster_fields(int a, const char *what, const json_t *c)
+{
+    static const char *const common[] = {"name", "kind", "healthy", "inventory"};
+    static const char *const operator_only[] = {"endpoint", "credentials_ref", "options",
+                                                "last_error"};
+    bool admin = a == A_ADMIN || a == A_PA;
+    for (size_t k = 0; k < sizeof common / sizeof *common; k++)
+        if (!json_object_get(c, common[k]))
+            note("%s as %s lacks \"%s\"", what, actors[a].label, common[k]);
+    for (size_t k = 0; k < sizeof operator_only / sizeof *operator_only; k++)
+        if ((json_object_get(c, operator_only[k]) != NULL) != admin)
+            note("%s as %s %s \"%s\"", what, actors[a].label, admin ? "lacks" : "shows",
+                 operator_only[k]);
+}
+
+START_TEST(cluster_details_are_for_platform_admins)
+{
+    reset_notes();
+    for (int a = 0; a < NACTORS; a++) {
+        struct http_res r;
+        long got = as(a, "GET", "/api/v1/clusters", NULL, &r);
+        long want = a == A_ANON ? 401 : 200;
+        if (got != want)
+            note("GET /api/v1/clusters as %s: expected %ld, got %ld", actors[a].label, want, got);
+        json_t *items = got == 200 ? json_object_get(r.json, "items") : NULL;
+        if (got == 200 && json_array_size(items) != 1)
+            note("GET /api/v1/clusters as %s: %zu clusters, expected 1", actors[a].label,
+                 json_array_size(items));
+        if (json_array_size(items) == 1)
+            check_cluster_fields(a, "GET /api/v1/clusters", json_array_get(items, 0));
+        http_res_free(&r);
+        got = as(a, "GET", "/api/v1/clusters/local", NULL, &r);
+        if (got != want)
+            note("GET /api/v1/clusters/local as %s: expected %ld, got %ld", actors[a].label,
+                 want, got);
+        if (got == 200)
+            check_cluster_fields(a, "GET /api/v1/clusters/local", r.json);
+        http_res_free(&r);
+    }
+    finish();
+}
+END_TEST
+
 START_TEST(me_works_for_every_authenticated_actor)
 {
     reset_notes();
@@ -453,6 +497,7 @@ int main(void)
     tcase_add_test(tc, tenant_list_shows_only_what_the_caller_may_see);
     tcase_add_test(tc, user_list_is_for_platform_admin_and_auditor);
     tcase_add_test(tc, me_works_for_every_authenticated_actor);
+    tcase_add_test(tc, cluster_details_are_for_platform_admins);
     tcase_add_test(tc, invisible_tenants_look_like_missing_ones);
     tcase_add_test(tc, deleting_a_tenant_asks_for_approval_and_keeps_it);
     tcase_add_test(tc, cookie_sessions_need_the_portal_header_to_write);
