@@ -16,6 +16,7 @@
 #include "../server/err.h"
 #include "../server/log.h"
 #include "../server/password.h"
+#include "../server/ratelimit.h"
 #include "../server/session.h"
 #include "../server/validate.h"
 #include "../server/xalloc.h"
@@ -47,10 +48,10 @@ static void set_cookie(struct req *rq, struct resp *rs, const char *value, int m
     free(c);
 }
 
-static int login_refused(struct req *rq, struct resp *rs, const char *user_key,
-                         const char *ip_key, const char *why)
+static int login_refused(struct req *rq, struct resp *rs, const struct login_keys *keys,
+                         const char *why)
 {
-    int e = db_identity_login_failed(rq->db, user_key, ip_key, rq->cfg->login_window_seconds);
+    int e = db_identity_login_failed(rq->db, keys, rq->cfg->login_window_seconds);
     if (e)
         return e;
     return api_fail(rs, MHD_HTTP_UNAUTHORIZED, "%s", why);
@@ -63,14 +64,26 @@ int api_identity_login(struct req *rq, struct resp *rs)
     const char *username = vstr(rq->json, "username");
     const char *password = vstr(rq->json, "password");
     resp_audit(rs, "user", username, json_pack("{s:s}", "username", username));
+    /*
+     * A name alone would let anyone lock its owner out with a few wrong
+     * passwords: the tight limit is per name and address, the address has
+     * its own, and only many failures from many addresses close the name.
+     */
+    char addr[64];
+    ratelimit_address_key(rq->source_ip, addr, sizeof addr);
+    char *pair_key = xasprintf("pair:%s %s", addr, username);
+    char *ip_key = xasprintf("ip:%s", addr);
     char *user_key = xasprintf("user:%s", username);
-    char *ip_key = xasprintf("ip:%s", rq->source_ip);
+    const struct login_keys keys = {
+        .key = {[LOGIN_KEY_PAIR] = pair_key, [LOGIN_KEY_ADDRESS] = ip_key,
+                [LOGIN_KEY_USER] = user_key},
+        .max = {[LOGIN_KEY_PAIR] = rq->cfg->login_max_failures,
+                [LOGIN_KEY_ADDRESS] = rq->cfg->login_max_failures_per_ip,
+                [LOGIN_KEY_USER] = rq->cfg->login_max_failures_per_user}};
     struct login_user u = {0};
     int retry = 0, e;
 
-    e = db_identity_throttle(rq->db, user_key, ip_key, rq->cfg->login_max_failures,
-                             rq->cfg->login_max_failures_per_ip, rq->cfg->login_window_seconds,
-                             &retry);
+    e = db_identity_throttle(rq->db, &keys, rq->cfg->login_window_seconds, &retry);
     if (e)
         goto out;
     if (retry > 0) {
@@ -84,17 +97,17 @@ int api_identity_login(struct req *rq, struct resp *rs)
         goto out;
     bool ok = password_verify(password, u.found ? u.password_hash : NULL);
     if (!ok) {
-        e = login_refused(rq, rs, user_key, ip_key, "invalid username or password");
+        e = login_refused(rq, rs, &keys, "invalid username or password");
         goto out;
     }
     if (u.disabled) {
         /* the same answer as a wrong password: no oracle for passwords of
          * disabled accounts; the audit record says why */
         json_object_set_new(rs->audit.details, "reason", json_string("user is disabled"));
-        e = login_refused(rq, rs, user_key, ip_key, "invalid username or password");
+        e = login_refused(rq, rs, &keys, "invalid username or password");
         goto out;
     }
-    e = db_identity_login_succeeded(rq->db, user_key);
+    e = db_identity_login_succeeded(rq->db, &keys);
     if (e)
         goto out;
     if (password_needs_rehash(u.password_hash)) {
@@ -121,8 +134,9 @@ int api_identity_login(struct req *rq, struct resp *rs)
     free(jwt);
 out:
     db_identity_login_user_free(&u);
-    free(user_key);
+    free(pair_key);
     free(ip_key);
+    free(user_key);
     return e;
 }
 

@@ -51,21 +51,21 @@ static const struct db_stmt st_login_user = {
 static const struct db_stmt st_throttle = {
     "identity_throttle",
     "SELECT key, failures,"
-    " ceil(extract(epoch FROM window_start + make_interval(secs => $3::int) - now()))::int"
+    " ceil(extract(epoch FROM window_start + make_interval(secs => $4::int) - now()))::int"
     " FROM login_failures"
-    " WHERE key IN ($1, $2) AND window_start > now() - make_interval(secs => $3::int)",
-    3};
+    " WHERE key IN ($1, $2, $3) AND window_start > now() - make_interval(secs => $4::int)",
+    4};
 
 static const struct db_stmt st_failed = {
     "identity_login_failed",
     "INSERT INTO login_failures AS f (key, window_start, failures)"
-    " VALUES ($1, now(), 1), ($2, now(), 1)"
+    " VALUES ($1, now(), 1), ($2, now(), 1), ($3, now(), 1)"
     " ON CONFLICT (key) DO UPDATE SET"
-    "  failures = CASE WHEN f.window_start > now() - make_interval(secs => $3::int)"
+    "  failures = CASE WHEN f.window_start > now() - make_interval(secs => $4::int)"
     "                  THEN f.failures + 1 ELSE 1 END,"
-    "  window_start = CASE WHEN f.window_start > now() - make_interval(secs => $3::int)"
+    "  window_start = CASE WHEN f.window_start > now() - make_interval(secs => $4::int)"
     "                      THEN f.window_start ELSE now() END",
-    3};
+    4};
 
 static const struct db_stmt st_succeeded = {
     "identity_login_succeeded", "DELETE FROM login_failures WHERE key = $1", 1};
@@ -255,12 +255,12 @@ void db_identity_login_user_free(struct login_user *u)
     u->password_hash = NULL;
 }
 
-int db_identity_throttle(struct db *db, const char *user_key, const char *ip_key, int max_user,
-                         int max_ip, int window_seconds, int *retry_after)
+int db_identity_throttle(struct db *db, const struct login_keys *k, int window_seconds,
+                         int *retry_after)
 {
     char win[16];
     snprintf(win, sizeof win, "%d", window_seconds);
-    const char *p[3] = {user_key, ip_key, win};
+    const char *p[LOGIN_KEYS + 1] = {k->key[0], k->key[1], k->key[2], win};
     int e;
     *retry_after = 0;
     PGresult *r = db_query(db, &st_throttle, p, &e);
@@ -270,26 +270,25 @@ int db_identity_throttle(struct db *db, const char *user_key, const char *ip_key
         const char *key = PQgetvalue(r, i, 0);
         int failures = (int)strtol(PQgetvalue(r, i, 1), NULL, 10);
         int left = (int)strtol(PQgetvalue(r, i, 2), NULL, 10);
-        int max = strcmp(key, user_key) == 0 ? max_user : max_ip;
-        if (failures >= max && left > *retry_after)
-            *retry_after = left < 1 ? 1 : left;
+        for (int j = 0; j < LOGIN_KEYS; j++)
+            if (strcmp(key, k->key[j]) == 0 && failures >= k->max[j] && left > *retry_after)
+                *retry_after = left < 1 ? 1 : left;
     }
     PQclear(r);
     return 0;
 }
 
-int db_identity_login_failed(struct db *db, const char *user_key, const char *ip_key,
-                             int window_seconds)
+int db_identity_login_failed(struct db *db, const struct login_keys *k, int window_seconds)
 {
     char win[16];
     snprintf(win, sizeof win, "%d", window_seconds);
-    const char *p[3] = {user_key, ip_key, win};
+    const char *p[LOGIN_KEYS + 1] = {k->key[0], k->key[1], k->key[2], win};
     return db_exec(db, &st_failed, p);
 }
 
-int db_identity_login_succeeded(struct db *db, const char *user_key)
+int db_identity_login_succeeded(struct db *db, const struct login_keys *k)
 {
-    const char *p[1] = {user_key};
+    const char *p[1] = {k->key[LOGIN_KEY_PAIR]};
     return db_exec(db, &st_succeeded, p);
 }
 

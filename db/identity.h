@@ -46,16 +46,29 @@ int db_identity_login_user(struct db *db, const char *username, struct login_use
 void db_identity_login_user_free(struct login_user *u);
 
 /*
- * How long (seconds) logins for user_key / ip_key are still throttled given
- * the limits; 0 when not throttled.
+ * The failed-login counters a login attempt is checked against, each with
+ * its limit: the user name from this client address, the client address,
+ * and the user name from anywhere.
  */
-int db_identity_throttle(struct db *db, const char *user_key, const char *ip_key, int max_user,
-                         int max_ip, int window_seconds, int *retry_after);
-/* Count one failed login against both keys. */
-int db_identity_login_failed(struct db *db, const char *user_key, const char *ip_key,
-                             int window_seconds);
-/* Forget the failures of user_key (after a successful login). */
-int db_identity_login_succeeded(struct db *db, const char *user_key);
+enum { LOGIN_KEY_PAIR, LOGIN_KEY_ADDRESS, LOGIN_KEY_USER, LOGIN_KEYS };
+struct login_keys {
+    const char *key[LOGIN_KEYS];
+    int max[LOGIN_KEYS];
+};
+/*
+ * How long (seconds) a login with these keys is still throttled (any key at
+ * its limit within the window); 0 when not throttled.
+ */
+int db_identity_throttle(struct db *db, const struct login_keys *k, int window_seconds,
+                         int *retry_after);
+/* Count one failed login against every key. */
+int db_identity_login_failed(struct db *db, const struct login_keys *k, int window_seconds);
+/*
+ * Forget the failures of the name from this address (after a successful
+ * login). The name's count from anywhere stays: guessing from many addresses
+ * is not reset by its owner's login.
+ */
+int db_identity_login_succeeded(struct db *db, const struct login_keys *k);
 /* Store a better password hash for user_id (cost parameters raised). */
 int db_identity_rehash(struct db *db, const char *user_id, const char *hash);
 /* Revoke a session id until its expiry. */

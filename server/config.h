@@ -31,6 +31,8 @@ struct config {
     bool auto_migrate;
     int login_max_failures;
     int login_max_failures_per_ip;
+    int login_max_failures_per_user;
+    int db_start_wait_seconds;
     int login_window_seconds;
     int idempotency_ttl_seconds;
     int shutdown_timeout_seconds;

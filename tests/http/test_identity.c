@@ -20,6 +20,7 @@
 static const char *const server_env[] = {
     "AIDC_LOGIN_MAX_FAILURES=3",
     "AIDC_LOGIN_MAX_FAILURES_PER_IP=6",
+    "AIDC_LOGIN_MAX_FAILURES_PER_USER=8",
     "AIDC_LOGIN_WINDOW_SECONDS=600",
     "AIDC_TRUSTED_PROXIES=127.0.0.1",
     NULL,
@@ -113,27 +114,86 @@ START_TEST(unknown_user_and_wrong_password_look_the_same)
 }
 END_TEST
 
-START_TEST(throttle_per_username)
+static void expect_429(struct http_res *r)
 {
-    make_user("victim", "victim-password-1", NULL);
-    struct http_res r;
-    for (int i = 0; i < 3; i++) {
-        ck_assert_int_eq(login_from(fmt("10.3.0.%d", i + 1), "victim", "bad-password!", &r), 401);
-        http_res_free(&r);
-    }
-    /* even the right password is refused now, from any address */
-    ck_assert_int_eq(login_from("10.3.1.1", "victim", "victim-password-1", &r), 429);
-    char *ra = http_header(&r, "Retry-After");
+    char *ra = http_header(r, "Retry-After");
     ck_assert_ptr_nonnull(ra);
     ck_assert_int_gt(atoi(ra), 0);
     ck_assert_int_le(atoi(ra), 600);
     free(ra);
-    ck_assert_str_eq(json_string_value(json_object_get(r.json, "title")), "Too Many Requests");
-    http_res_free(&r);
-    /* other users are not affected */
-    ck_assert_int_eq(login_from("10.3.1.1", ADMIN_USER, ADMIN_PASSWORD, &r), 200);
+    ck_assert_str_eq(json_string_value(json_object_get(r->json, "title")), "Too Many Requests");
+}
+
+START_TEST(throttle_per_username_and_address)
+{
+    make_user("victim", "victim-password-1", NULL);
+    struct http_res r;
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(login_from("10.3.0.1", "victim", "bad-password!", &r), 401);
+        http_res_free(&r);
+    }
+    /* even the right password is refused now from that address */
+    ck_assert_int_eq(login_from("10.3.0.1", "victim", "victim-password-1", &r), 429);
+    expect_429(&r);
     http_res_free(&r);
     ck_assert_int_ge(audit_count("auth.login", "denied", "too many failed logins"), 1);
+    /* but the guesser has not locked its owner out: from elsewhere she gets in */
+    ck_assert_int_eq(login_from("10.3.1.1", "victim", "victim-password-1", &r), 200);
+    http_res_free(&r);
+    /* and other users from the guesser's address are not affected */
+    ck_assert_int_eq(login_from("10.3.0.1", ADMIN_USER, ADMIN_PASSWORD, &r), 200);
+    http_res_free(&r);
+}
+END_TEST
+
+/* A success forgets the failures of that name from that address. */
+START_TEST(success_resets_the_count_of_its_address)
+{
+    make_user("forgetful", "forgetful-password-1", NULL);
+    struct http_res r;
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < 2; i++) {
+            ck_assert_int_eq(login_from("10.5.0.1", "forgetful", "bad-password!", &r), 401);
+            http_res_free(&r);
+        }
+        ck_assert_int_eq(login_from("10.5.0.1", "forgetful", "forgetful-password-1", &r), 200);
+        http_res_free(&r);
+    }
+}
+END_TEST
+
+/* Guessing one name from many addresses closes the name everywhere. */
+START_TEST(throttle_per_username_from_many_addresses)
+{
+    make_user("target", "target-password-1", NULL);
+    struct http_res r;
+    for (int i = 0; i < 8; i++) {
+        ck_assert_int_eq(login_from(fmt("10.6.0.%d", i + 1), "target", "bad-password!", &r), 401);
+        http_res_free(&r);
+    }
+    ck_assert_int_eq(login_from("10.6.1.1", "target", "target-password-1", &r), 429);
+    expect_429(&r);
+    http_res_free(&r);
+    /* her own success from an address of hers does not reopen the name */
+    ck_assert_int_eq(login_from("10.6.0.1", "target", "target-password-1", &r), 429);
+    http_res_free(&r);
+}
+END_TEST
+
+/* IPv6 addresses count by their /64: a host has a whole one to pick from. */
+START_TEST(throttle_counts_ipv6_by_its_64)
+{
+    make_user("sixer", "sixer-password-1", NULL);
+    struct http_res r;
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(login_from(fmt("2001:db8:6:6::%d", i + 1), "sixer", "bad-password!", &r),
+                         401);
+        http_res_free(&r);
+    }
+    ck_assert_int_eq(login_from("2001:db8:6:6:ffff::9", "sixer", "sixer-password-1", &r), 429);
+    http_res_free(&r);
+    ck_assert_int_eq(login_from("2001:db8:6:7::1", "sixer", "sixer-password-1", &r), 200);
+    http_res_free(&r);
 }
 END_TEST
 
@@ -487,7 +547,10 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, login_answers_token_and_cookie);
     tcase_add_test(tc, unknown_user_and_wrong_password_look_the_same);
-    tcase_add_test(tc, throttle_per_username);
+    tcase_add_test(tc, throttle_per_username_and_address);
+    tcase_add_test(tc, success_resets_the_count_of_its_address);
+    tcase_add_test(tc, throttle_per_username_from_many_addresses);
+    tcase_add_test(tc, throttle_counts_ipv6_by_its_64);
     tcase_add_test(tc, throttle_per_address);
     tcase_add_test(tc, me_lists_roles_and_memberships);
     tcase_add_test(tc, logout_revokes_the_session);

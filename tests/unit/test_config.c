@@ -94,6 +94,8 @@ START_TEST(test_defaults)
     ck_assert(!cfg.auto_migrate);
     ck_assert_int_eq(cfg.login_max_failures, 5);
     ck_assert_int_eq(cfg.login_max_failures_per_ip, 20);
+    ck_assert_int_eq(cfg.login_max_failures_per_user, 100);
+    ck_assert_int_eq(cfg.db_start_wait_seconds, 60);
     ck_assert_int_eq(cfg.login_window_seconds, 900);
     ck_assert_int_eq(cfg.idempotency_ttl_seconds, 86400);
     ck_assert_int_eq(cfg.shutdown_timeout_seconds, 30);
@@ -410,7 +412,8 @@ START_TEST(test_help_mentions_every_setting)
         "AIDC_THREADS", "AIDC_DATA_DIR", "AIDC_PORTAL_DIR",
         "AIDC_JWT_KEY_FILE", "AIDC_JWT_TTL_SECONDS", "AIDC_MAX_BODY_BYTES",
         "AIDC_LOG_LEVEL", "AIDC_AUTO_MIGRATE", "AIDC_LOGIN_MAX_FAILURES",
-        "AIDC_LOGIN_MAX_FAILURES_PER_IP", "AIDC_LOGIN_WINDOW_SECONDS",
+        "AIDC_LOGIN_MAX_FAILURES_PER_IP", "AIDC_LOGIN_MAX_FAILURES_PER_USER",
+        "AIDC_LOGIN_WINDOW_SECONDS", "AIDC_DB_START_WAIT_SECONDS",
         "AIDC_IDEMPOTENCY_TTL_SECONDS", "AIDC_SHUTDOWN_TIMEOUT_SECONDS", "AIDC_COOKIE_SECURE",
         "AIDC_DB_STATEMENT_TIMEOUT_MS", "AIDC_HTTP_IDLE_TIMEOUT_SECONDS", "AIDC_MAX_CONNECTIONS",
         "AIDC_TRUSTED_PROXIES", "AIDC_CONFIG_FILE", "AIDC_ADMIN_PASSWORD",
