@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* pg_advisory_lock key: "aidcmigr" as a big-endian int64. */
 #define MIGRATE_LOCK "7016966710478138738"
@@ -309,4 +310,40 @@ out:
     PQclear(r);
     PQfinish(c);
     return rc;
+}
+
+static double mono_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int migrate_wait_reachable(const char *url, const char *what, int seconds)
+{
+    const char *keys[] = {"connect_timeout", "dbname", NULL};
+    const char *vals[] = {"5", url, NULL};
+    double start = mono_seconds(), logged = -1e9;
+    long delay_ms = 250;
+    for (;;) {
+        PGPing p = PQpingParams(keys, vals, 1);
+        if (p == PQPING_OK || p == PQPING_NO_ATTEMPT)
+            return 0;
+        double waited = mono_seconds() - start;
+        if (waited >= seconds)
+            return AIDC_EUNAVAIL;
+        /* a line now and then, not one per attempt: a long outage stays readable */
+        if (waited - logged >= 10) {
+            log_warn("the PostgreSQL server of %s %s; waiting up to %d s more", what,
+                     p == PQPING_REJECT ? "refuses connections (starting or stopping?)"
+                                        : "does not answer",
+                     (int)(seconds - waited + 0.5));
+            logged = waited;
+        }
+        double left_ms = (seconds - waited) * 1000;
+        long nap = left_ms < (double)delay_ms ? (long)left_ms + 1 : delay_ms;
+        struct timespec t = {nap / 1000, (nap % 1000) * 1000000L};
+        nanosleep(&t, NULL); /* nothing to block on: the server is not there yet */
+        delay_ms = delay_ms * 2 > 2000 ? 2000 : delay_ms * 2;
+    }
 }

@@ -32,4 +32,13 @@ int migrate_run(const char *owner_url, const char *app_url, char *err, size_t er
  */
 int migrate_check(const char *app_url, bool *pending, char *err, size_t errsz);
 
+/*
+ * Wait until the PostgreSQL server of url answers at all (PQping: it may
+ * still refuse this login; the checks after this one say so), at most
+ * seconds, logging while it waits. 0 once it answers (or url cannot be
+ * parsed: the connect after this names the mistake); AIDC_EUNAVAIL when the
+ * time is up. what names the setting in the log.
+ */
+int migrate_wait_reachable(const char *url, const char *what, int seconds);
+
 #endif

@@ -240,6 +240,15 @@ static int cmd_serve(const struct config *cfg)
     int rc = prepare_data_dir(cfg);
     if (rc)
         return rc;
+    /* a host whose PostgreSQL starts a moment later (reboot, one compose file) */
+    if (migrate_wait_reachable(cfg->database_url, "AIDC_DATABASE_URL",
+                               cfg->db_start_wait_seconds) != 0) {
+        fprintf(stderr,
+                "aidcd: the PostgreSQL server of AIDC_DATABASE_URL did not answer within %d s "
+                "(AIDC_DB_START_WAIT_SECONDS)\n",
+                cfg->db_start_wait_seconds);
+        return 1;
+    }
     if (cfg->auto_migrate && cmd_migrate(cfg))
         return 1;
     if (check_schema(cfg))

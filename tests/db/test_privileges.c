@@ -144,8 +144,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    harness_db_drop(&db);
-    harness_remove_tree(db.data_dir);
+    harness_db_discard(&db);
 }
 
 START_TEST(definer_functions_are_the_application_roles_alone)

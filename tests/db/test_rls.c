@@ -128,7 +128,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    harness_db_drop(&db);
+    harness_db_discard(&db);
 }
 
 static void quiet(void *arg, const char *msg)

@@ -27,7 +27,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-    harness_db_drop(&db);
+    harness_db_discard(&db);
 }
 
 /* Run aidcd with args/env on db; returns the exit status, output in *text. */
@@ -185,7 +185,7 @@ START_TEST(unmigrated_database_needs_migrate_or_auto_migrate)
     ck_assert_int_eq(http_do(&s, "GET", "/readyz", NULL, NULL, NULL, &r), 200);
     http_res_free(&r);
     ck_assert_int_eq(harness_server_stop(&s), 0);
-    harness_db_drop(&fresh);
+    harness_db_discard(&fresh);
 }
 END_TEST
 

@@ -1,7 +1,8 @@
 /*
  * test_dbrestart.c - PostgreSQL goes away under a running aidcd and comes
  * back: meanwhile requests get 503 with Retry-After and /readyz says not
- * ready; afterwards aidcd recovers by itself, without a restart.
+ * ready; afterwards aidcd recovers by itself, without a restart. An aidcd
+ * started while PostgreSQL is down waits for it (AIDC_DB_START_WAIT_SECONDS).
  *
  * The test runs a PostgreSQL cluster of its own (deploy/pg-up.sh on a free
  * port), so stopping it disturbs no other test.
@@ -9,33 +10,21 @@
 #include "tests/support/suite.h"
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
+#include "tests/support/pgextra.h"
 
-#include <arpa/inet.h>
 #include <check.h>
+#include <pthread.h>
 #include <stdbool.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static char pgdata[128];
 static int pgport;
-
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET};
-    inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-    socklen_t len = sizeof sa;
-    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 ||
-        getsockname(fd, (struct sockaddr *)&sa, &len) != 0)
-        return -1;
-    close(fd);
-    return ntohs(sa.sin_port);
-}
+static const char *const fast[] = {"AIDC_THREADS=2", NULL};
 
 /* Run deploy/pg-up.sh or pg-down.sh for the private cluster; returns its output. */
 static char *pg_script(const char *script)
@@ -46,6 +35,7 @@ static char *pg_script(const char *script)
              AIDC_SOURCE_DIR, script, out);
     int rc = system(cmd);
     char *text = harness_read_file(out);
+    unlink(out); /* pg-up.sh's answer holds the database passwords */
     if (rc != 0) {
         fprintf(stderr, "%s failed:\n%s\n", script, text ? text : "");
         free(text);
@@ -67,7 +57,7 @@ static void url_from(const char *text, const char *key, char *out, size_t n)
 static void setup(void)
 {
     harness_require_pg();
-    pgport = free_port();
+    pgport = pgextra_free_port();
     snprintf(pgdata, sizeof pgdata, "/tmp/aidc-restart-pg-%d", (int)getpid());
     char *env = pg_script("pg-up.sh");
     if (!env) {
@@ -87,7 +77,6 @@ static void setup(void)
              harness_srv.data_dir);
     mkdir(harness_srv.data_dir, 0700);
     harness_db_init(&harness_srv);
-    const char *fast[] = {"AIDC_THREADS=2", NULL};
     if (harness_server_start(&harness_srv, fast) != 0) {
         fprintf(stderr, "aidcd did not start\n");
         exit(1);
@@ -99,6 +88,7 @@ static void teardown(void)
 {
     harness_server_stop(&harness_srv);
     free(pg_script("pg-down.sh --purge"));
+    harness_remove_tree(harness_srv.data_dir);
 }
 
 /* Poll until a request answers want (the database is back): at most 60 s. */
@@ -180,6 +170,69 @@ START_TEST(restart_while_idle_is_invisible)
 }
 END_TEST
 
+/* Whether aidcd's log has needle. */
+static bool log_has(const char *needle)
+{
+    char *log = harness_read_file(harness_srv.log_path);
+    bool found = log && strstr(log, needle);
+    free(log);
+    return found;
+}
+
+/* The harness finds the "listening" line anywhere in the log: start each aidcd on a new one. */
+static int start_with_new_log(const char *const *env)
+{
+    unlink(harness_srv.log_path); /* harness_server_stop archived it */
+    return harness_server_start(&harness_srv, env);
+}
+
+static const char waiting_line[] = "the PostgreSQL server of AIDC_DATABASE_URL does not answer";
+
+/* Once aidcd says it waits for the database, start it; true if it did within 30 s. */
+static void *start_pg_when_waited_for(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 3000 && !log_has(waiting_line); i++) {
+        struct timespec nap = {0, 10 * 1000 * 1000};
+        nanosleep(&nap, NULL); /* polling a log file: there is nothing to block on */
+    }
+    if (!log_has(waiting_line))
+        return NULL;
+    char *out = pg_script("pg-up.sh");
+    bool ok = out != NULL;
+    free(out);
+    return ok ? (void *)1 : NULL;
+}
+
+START_TEST(serve_waits_for_the_database_at_start)
+{
+    ck_assert_int_eq(harness_server_stop(&harness_srv), 0);
+    char *out = pg_script("pg-down.sh");
+    ck_assert_ptr_nonnull(out);
+    free(out);
+
+    /* no wait allowed: it exits 1 at once, naming the setting */
+    const char *no_wait[] = {"AIDC_THREADS=2", "AIDC_DB_START_WAIT_SECONDS=0", NULL};
+    ck_assert_int_ne(start_with_new_log(no_wait), 0);
+    ck_assert(log_has("did not answer within 0 s (AIDC_DB_START_WAIT_SECONDS)"));
+
+    /* the default: it waits, says so, and serves once the database is up */
+    unlink(harness_srv.log_path); /* before the thread reads it */
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, start_pg_when_waited_for, NULL), 0);
+    int started = start_with_new_log(fast);
+    void *pg_started = NULL;
+    pthread_join(t, &pg_started);
+    ck_assert_msg(pg_started != NULL, "aidcd never said it waits for PostgreSQL, see %s",
+                  harness_srv.log_path);
+    ck_assert_int_eq(started, 0);
+    ck_assert(harness_login_admin());
+    ck_assert_int_eq(req("GET", "/readyz", NULL, NULL), 200);
+    ck_assert_int_eq(req("GET", "/api/v1/tenants/before", harness_srv.admin_token, NULL), 200);
+    ck_assert(!log_has("postgresql://")); /* the waiting line names the setting only */
+}
+END_TEST
+
 int main(void)
 {
     harness_require_pg();
@@ -189,6 +242,7 @@ int main(void)
     tcase_set_timeout(tc, 180);
     tcase_add_test(tc, database_outage_is_503_then_recovers);
     tcase_add_test(tc, restart_while_idle_is_invisible);
+    tcase_add_test(tc, serve_waits_for_the_database_at_start);
     suite_add_tcase(s, tc);
     return suite_run(s);
 }

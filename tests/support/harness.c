@@ -216,6 +216,12 @@ void harness_db_drop(struct aidc_server *s)
     PQclear(harness_sql(su && su[0] ? su : getenv("AIDC_TEST_OWNER_URL"), sql, 0, NULL));
 }
 
+void harness_db_discard(struct aidc_server *s)
+{
+    harness_db_drop(s);
+    harness_remove_tree(s->data_dir);
+}
+
 /* Wait for aidcd's "listening" log line and read the port from it. */
 static int wait_listening(struct aidc_server *s)
 {

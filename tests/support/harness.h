@@ -58,6 +58,8 @@ void harness_db_create(struct aidc_server *s, const char *name);
 /* Migrate s's database (URLs and data_dir set) and bootstrap ADMIN_USER. */
 void harness_db_init(struct aidc_server *s);
 void harness_db_drop(struct aidc_server *s);
+/* harness_db_drop and the data directory with it: for tests that passed */
+void harness_db_discard(struct aidc_server *s);
 /* Start aidcd for s (waits for its "listening" line); 0 or -1. */
 int harness_server_start(struct aidc_server *s, const char *const *env);
 /*
