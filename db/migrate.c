@@ -34,6 +34,9 @@ static const char sql_role[] =
     "   AND t.tableowner = current_user)"
     " FROM pg_roles r WHERE r.rolname = current_user";
 static const char sql_grant[] = "SELECT aidc_grant_app($1::regrole)";
+static const char sql_retention_floor[] =
+    "UPDATE aidc_audit_policy SET retention_floor_days = $1::int"
+    " WHERE retention_floor_days IS DISTINCT FROM $1::int";
 
 static int version_of(const char *name)
 {
@@ -196,7 +199,26 @@ static int grant_app(PGconn *owner, const char *owner_url, const char *app_url, 
     return r ? 0 : AIDC_EINTERNAL;
 }
 
-int migrate_run(const char *owner_url, const char *app_url, char *err, size_t errsz)
+/* The shortest audit retention the application role may ask for (migration 0010). */
+static int set_retention_floor(PGconn *owner, int days, char *err, size_t errsz)
+{
+    char v[16], msg[512];
+    snprintf(v, sizeof v, "%d", days);
+    const char *p[1] = {v};
+    PGresult *r = run(owner, sql_retention_floor, 1, p, msg, sizeof msg);
+    if (!r) {
+        snprintf(err, errsz, "cannot record the audit retention (AIDC_AUDIT_RETENTION_DAYS): %s",
+                 msg);
+        return AIDC_EINTERNAL;
+    }
+    if (strcmp(PQcmdTuples(r), "0") != 0)
+        log_info("audit retention is at least %d days now (AIDC_AUDIT_RETENTION_DAYS)", days);
+    PQclear(r);
+    return 0;
+}
+
+int migrate_run(const char *owner_url, const char *app_url, int audit_retention_days, char *err,
+                size_t errsz)
 {
     int rc = AIDC_EINTERNAL, napplied = 0, db_max = 0, done = 0;
     PGresult *applied = NULL;
@@ -235,7 +257,9 @@ int migrate_run(const char *owner_url, const char *app_url, char *err, size_t er
             goto out;
         done++;
     }
-    rc = grant_app(c, owner_url, app_url ? app_url : owner_url, err, errsz);
+    rc = set_retention_floor(c, audit_retention_days, err, errsz);
+    if (!rc)
+        rc = grant_app(c, owner_url, app_url ? app_url : owner_url, err, errsz);
     if (!rc)
         log_info("database schema is at version %d (%d migration%s applied now)",
                  migrate_latest_version(), done, done == 1 ? "" : "s");

@@ -18,11 +18,13 @@
 int migrate_latest_version(void);
 
 /*
- * Apply pending migrations over owner_url, then grant the application role
- * (the role app_url logs in as) its privileges. Progress is logged; on
- * failure returns an error with a one-line message in err.
+ * Apply pending migrations over owner_url, record audit_retention_days as
+ * the shortest retention the application role may ask for, then grant the
+ * application role (the role app_url logs in as) its privileges. Progress is
+ * logged; on failure returns an error with a one-line message in err.
  */
-int migrate_run(const char *owner_url, const char *app_url, char *err, size_t errsz);
+int migrate_run(const char *owner_url, const char *app_url, int audit_retention_days, char *err,
+                size_t errsz);
 
 /*
  * Check, as the application role, that the schema is exactly this binary's

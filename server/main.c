@@ -80,7 +80,8 @@ static int load_config(struct config *cfg)
 static int cmd_migrate(const struct config *cfg)
 {
     char err[512];
-    if (migrate_run(cfg->migrate_database_url, cfg->database_url, err, sizeof err) != 0) {
+    if (migrate_run(cfg->migrate_database_url, cfg->database_url, cfg->audit_retention_days, err,
+                    sizeof err) != 0) {
         fprintf(stderr, "aidcd: %s\n", err);
         return 1;
     }

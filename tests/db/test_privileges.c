@@ -11,6 +11,8 @@
  *   chosen ts goes straight into one, and none is read past the parent's
  *   policy; `aidcd migrate` takes back a grant made on one by hand
  *   through the parents: writes, the ingest function and reads work as before
+ *   audit retention: the drop itself and the floor `aidcd migrate` records
+ *   are the owner's (test_audit_retention.c shows the floor holding)
  */
 #include "tests/support/harness.h"
 #include "tests/support/suite.h"
@@ -165,8 +167,12 @@ START_TEST(definer_functions_are_the_application_roles_alone)
                            " 'aidc_audit_head', 'aidc_audit_ingest', 'aidc_audit_search',"
                            " 'aidc_audit_retention')"),
                      6);
-    /* what the owner alone runs (from aidc_audit_partitions and migrations) */
+    /* what the owner alone runs (from aidc_audit_partitions, aidc_audit_retention and
+     * migrations), and the retention floor only it sets */
     expect_error("SELECT aidc_audit_partitions_lock()", "42501");
+    expect_error("SELECT aidc_audit_retention_drop(180)", "42501");
+    expect_error("SELECT retention_floor_days FROM aidc_audit_policy", "42501");
+    expect_error("UPDATE aidc_audit_policy SET retention_floor_days = 180", "42501");
 }
 END_TEST
 
