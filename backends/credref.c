@@ -49,6 +49,19 @@ static bool own_file(const char *path)
                                 : strncmp(path, data, n) == 0 && path[n] == '/';
 }
 
+size_t credref_own_paths(const char **out, size_t n)
+{
+    if (!g_cfg)
+        return 0;
+    const char *all[] = {g_cfg->jwt_key_file, g_cfg->audit_key_file, getenv("AIDC_CONFIG_FILE"),
+                         getenv("PGPASSFILE")};
+    size_t k = 0;
+    for (size_t i = 0; i < sizeof all / sizeof all[0] && k < n; i++)
+        if (all[i] && all[i][0] == '/')
+            out[k++] = all[i];
+    return k;
+}
+
 /* aidcd's own settings and libpq's variables (PGPASSWORD, ...). */
 static bool own_variable(const char *name)
 {

@@ -24,6 +24,12 @@ struct config;
  * only the form is checked.
  */
 void credref_init(const struct config *cfg);
+/*
+ * aidcd's own secret files outside its data directory (key files, config
+ * file, PGPASSFILE) into out, at most n; their number. Empty before
+ * credref_init. The strings are the configuration's and the environment's.
+ */
+size_t credref_own_paths(const char **out, size_t n);
 /* Whether ref has one of the two forms and names none of aidcd's own secrets. */
 bool credref_valid(const char *ref);
 /*

@@ -2,6 +2,7 @@
 #include "local.h"
 
 #include "../api/jobspec.h"
+#include "credref.h"
 #include "../server/err.h"
 #include "../server/log.h"
 #include "../server/sbuf.h"
@@ -21,6 +22,7 @@
 
 #define MAX_GPU_TYPES 16
 #define MAX_GPUS_PER_TYPE 64
+#define MAX_SANDBOX_PATHS 16
 
 static bool int_option(json_t *o, const char *name, long long min, long long max, char *err,
                        size_t errsz)
@@ -35,10 +37,30 @@ static bool int_option(json_t *o, const char *name, long long min, long long max
     return true;
 }
 
+/* options.name, if there: an array of at most MAX_SANDBOX_PATHS absolute paths. */
+static bool paths_option(json_t *o, const char *name, char *err, size_t errsz)
+{
+    json_t *a = json_object_get(o, name), *v;
+    size_t i;
+    if (!a)
+        return true;
+    bool ok = json_is_array(a) && json_array_size(a) <= MAX_SANDBOX_PATHS;
+    json_array_foreach(a, i, v) {
+        ok = ok && json_is_string(v) && json_string_value(v)[0] == '/' &&
+             strlen(json_string_value(v)) <= 512;
+    }
+    if (!ok)
+        snprintf(err, errsz, "options.%s must be an array of at most %d absolute paths", name,
+                 MAX_SANDBOX_PATHS);
+    return ok;
+}
+
 static bool check_options(json_t *o, char *err, size_t errsz)
 {
-    static const char *const known[] = {"gpus", "cpus", "memory_gib", "max_time_limit_minutes",
-                                        "workdir", "node"};
+    static const char *const known[] = {"gpus",    "cpus",           "memory_gib",
+                                        "max_time_limit_minutes",   "workdir",
+                                        "node",    "sandbox",        "writable_paths",
+                                        "hidden_paths"};
     const char *key;
     json_t *v;
     json_object_foreach(o, key, v) {
@@ -84,7 +106,16 @@ static bool check_options(json_t *o, char *err, size_t errsz)
                              "at most 253)");
         return false;
     }
-    return int_option(o, "cpus", 1, 100000, err, errsz) &&
+    const char *sb = json_string_value(json_object_get(o, "sandbox"));
+    if (json_object_get(o, "sandbox") &&
+        (!sb || (strcmp(sb, "auto") != 0 && strcmp(sb, "required") != 0 &&
+                 strcmp(sb, "none") != 0))) {
+        snprintf(err, errsz, "options.sandbox must be \"auto\", \"required\" or \"none\"");
+        return false;
+    }
+    return paths_option(o, "writable_paths", err, errsz) &&
+           paths_option(o, "hidden_paths", err, errsz) &&
+           int_option(o, "cpus", 1, 100000, err, errsz) &&
            int_option(o, "memory_gib", 1, 1000000, err, errsz) &&
            int_option(o, "max_time_limit_minutes", 1, 525600, err, errsz);
 }
@@ -206,25 +237,68 @@ static int spawn_shim(const struct backend_cluster *c, const char *dir, char *er
     return 0;
 }
 
+/* add every string of options.name to a */
+static void add_paths(json_t *a, const struct backend_cluster *c, const char *name)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(c->options, name), i, v)
+        json_array_append_new(a, json_string(json_string_value(v)));
+}
+
+/*
+ * The job's sandbox (backends/sandbox.h): hidden are aidcd's data directory
+ * and the job directories (each job sees its own only), its secret files,
+ * libpq's and ssh's files in its home, /etc/aidc (where docs put keys and
+ * credentials_ref files) and what the operator adds.
+ */
+static json_t *sandbox_spec(const struct backend_cluster *c)
+{
+    const char *mode = json_string_value(json_object_get(c->options, "sandbox"));
+    json_t *hidden = json_array(), *writable = json_array();
+    char *wd = workdir(c);
+    json_array_append_new(hidden, json_string(c->data_dir));
+    json_array_append_new(hidden, json_string(wd));
+    free(wd);
+    const char *own[8];
+    size_t n = credref_own_paths(own, sizeof own / sizeof own[0]);
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(hidden, json_string(own[i]));
+    const char *home = getenv("HOME");
+    for (size_t i = 0; home && home[0] == '/' && home[1] && i < 3; i++) {
+        static const char *const in_home[] = {".pgpass", ".postgresql", ".ssh"};
+        char *p = xasprintf("%s/%s", home, in_home[i]);
+        json_array_append_new(hidden, json_string(p));
+        free(p);
+    }
+    json_array_append_new(hidden, json_string("/etc/aidc"));
+    add_paths(hidden, c, "hidden_paths");
+    json_array_append_new(writable, json_string("/tmp"));
+    json_array_append_new(writable, json_string("/var/tmp"));
+    add_paths(writable, c, "writable_paths");
+    return json_pack("{s:s, s:o, s:o}", "mode", mode ? mode : "auto", "hidden", hidden,
+                     "writable", writable);
+}
+
 /* What the shim runs: job.json (new reference). */
-static json_t *job_spec(const struct backend_job *job)
+static json_t *job_spec(const struct backend_cluster *c, const struct backend_job *job)
 {
     json_t *idx = json_array();
     for (size_t i = 0; i < job->ngpu_indexes; i++)
         json_array_append_new(idx, json_integer(job->gpu_indexes[i]));
-    return json_pack("{s:s, s:s, s:s, s:s, s:O?, s:s?, s:O, s:o, s:i, s:i}", "job_id", job->id,
-                     "tenant", job->tenant, "project", job->project, "user", job->user, "command",
-                     job->command, "script", job->script, "env", job->env, "gpu_indexes", idx,
-                     "time_limit_seconds", job->time_limit_minutes * 60, "grace_seconds",
-                     job->grace_seconds);
+    return json_pack("{s:s, s:s, s:s, s:s, s:O?, s:s?, s:O, s:o, s:i, s:i, s:o}", "job_id",
+                     job->id, "tenant", job->tenant, "project", job->project, "user", job->user,
+                     "command", job->command, "script", job->script, "env", job->env,
+                     "gpu_indexes", idx, "time_limit_seconds", job->time_limit_minutes * 60,
+                     "grace_seconds", job->grace_seconds, "sandbox", sandbox_spec(c));
 }
 
 /*
  * The spec the job's shim runs (new reference): job.json as a delivery tried
  * before wrote it, or else as written now. NULL with *rc and err.
  */
-static json_t *spec_in(const char *dir, const struct backend_job *job, int *rc, char *err,
-                       size_t errsz)
+static json_t *spec_in(const struct backend_cluster *c, const char *dir,
+                       const struct backend_job *job, int *rc, char *err, size_t errsz)
 {
     char *path = xasprintf("%s/job.json", dir), *text = NULL;
     json_t *spec = json_load_file(path, 0, NULL);
@@ -236,7 +310,7 @@ static json_t *spec_in(const char *dir, const struct backend_job *job, int *rc, 
         *rc = AIDC_EIO;
         goto out;
     }
-    spec = job_spec(job);
+    spec = job_spec(c, job);
     text = spec ? json_dumps(spec, JSON_COMPACT) : NULL;
     *rc = text ? write_file(path, text) : AIDC_EINTERNAL;
     if (*rc) {
@@ -262,7 +336,7 @@ static int submit(const struct backend_cluster *c, const struct backend_job *job
         rc = AIDC_EIO;
         goto out;
     }
-    spec = spec_in(dir, job, &rc, err, errsz);
+    spec = spec_in(c, dir, job, &rc, err, errsz);
     if (!spec)
         goto out;
     /* delivered before: started already unless the shim never wrote its pid */

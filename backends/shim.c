@@ -4,9 +4,11 @@
 
 #include "../server/sbuf.h"
 #include "../server/xalloc.h"
+#include "sandbox.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,9 +80,11 @@ static char **build_env(const json_t *spec)
     out[k++] = xstrdup("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
     out[k++] = xasprintf("HOME=%s", cwd);
     out[k++] = xstrdup("LANG=C.UTF-8");
+    /* the sandbox lets a job make files in its own directory, not always in /tmp */
+    out[k++] = xasprintf("TMPDIR=%s/tmp", cwd);
     const char *key;
     json_object_foreach((json_t *)env, key, v) {
-        for (size_t j = 0; j < k; j++) { /* the job may replace PATH, HOME, LANG */
+        for (size_t j = 0; j < k; j++) { /* the job may replace PATH, HOME, LANG, TMPDIR */
             size_t kl = strlen(key);
             if (strncmp(out[j], key, kl) == 0 && out[j][kl] == '=') {
                 free(out[j]);
@@ -123,7 +127,47 @@ static char **build_argv(const json_t *spec)
     return argv;
 }
 
-static pid_t start_job(char **argv, char **envp)
+/* A sandbox's paths: each resolved if it exists (the sandbox compares real paths). */
+static const char **real_paths(const json_t *a, size_t *n)
+{
+    const char **out = xcalloc(json_array_size(a) + 1, sizeof *out);
+    size_t i;
+    json_t *v;
+    *n = 0;
+    json_array_foreach(a, i, v) {
+        const char *p = json_string_value(v);
+        char real[PATH_MAX];
+        if (p)
+            out[(*n)++] = realpath(p, real) ? xstrdup(real) : xstrdup(p);
+    }
+    return out;
+}
+
+/*
+ * In the job's process, before exec: confine it as job.json's sandbox says
+ * (backends/sandbox.h). false: the job must not run; the reason is on its stderr.
+ */
+static bool confine(const json_t *sandbox)
+{
+    const char *mode = json_string_value(json_object_get(sandbox, "mode"));
+    if (!sandbox || (mode && strcmp(mode, "none") == 0))
+        return true; /* none, or written by an aidcd before sandboxes */
+    if (sandbox_abi() < 1 && (!mode || strcmp(mode, "required") != 0)) {
+        dprintf(2, "aidc: this kernel has no Landlock: the job runs unconfined\n");
+        return true;
+    }
+    char own[PATH_MAX], err[512];
+    struct sandbox_policy p = {.own = getcwd(own, sizeof own)};
+    p.hidden = real_paths(json_object_get(sandbox, "hidden"), &p.nhidden);
+    p.writable = real_paths(json_object_get(sandbox, "writable"), &p.nwritable);
+    if (!p.own || sandbox_confine(&p, err, sizeof err) != 0) {
+        dprintf(2, "aidc: cannot confine the job: %s\n", p.own ? err : "no working directory");
+        return false;
+    }
+    return true; /* the paths go with the process image at exec */
+}
+
+static pid_t start_job(char **argv, char **envp, const json_t *sandbox)
 {
     int out = open("stdout", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     int err = open("stderr", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
@@ -140,6 +184,8 @@ static pid_t start_job(char **argv, char **envp)
         dup2(in, 0);
         dup2(out, 1);
         dup2(err, 2);
+        if (!confine(sandbox))
+            _exit(126);
         execvpe(argv[0], argv, envp);
         dprintf(2, "aidc: cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);
@@ -180,7 +226,18 @@ int shim_main(const char *dir)
         return 0;
     }
 
-    pid_t job = start_job(build_argv(spec), build_env(spec));
+    const json_t *sandbox = json_object_get(spec, "sandbox");
+    const char *mode = json_string_value(json_object_get(sandbox, "mode"));
+    if (mode && strcmp(mode, "required") == 0 && sandbox_abi() < 1) {
+        write_status(started, -1, 0, false, false,
+                     "this kernel has no Landlock and options.sandbox is \"required\"");
+        return 0;
+    }
+    if (mkdir("tmp", 0700) != 0 && errno != EEXIST) {
+        write_status(started, -1, 0, false, false, "cannot create the job's tmp directory");
+        return 0;
+    }
+    pid_t job = start_job(build_argv(spec), build_env(spec), sandbox);
     if (job < 0) {
         write_status(started, -1, 0, false, false, "cannot start the job");
         return 0;

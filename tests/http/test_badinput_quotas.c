@@ -373,6 +373,14 @@ static const struct fcase cluster_422[] = {
     {"{" C1 ",\"kind\":\"local\",\"options\":{\"memory_gib\":\"8\"}}", "options"},
     {"{" C1 ",\"kind\":\"local\",\"options\":{\"max_time_limit_minutes\":0}}", "options"},
     {"{" C1 ",\"kind\":\"local\",\"options\":{\"max_time_limit_minutes\":525601}}", "options"},
+    {"{" C1 ",\"kind\":\"local\",\"options\":{\"sandbox\":\"maybe\"}}", "options"},
+    {"{" C1 ",\"kind\":\"local\",\"options\":{\"sandbox\":true}}", "options"},
+    {"{" C1 ",\"kind\":\"local\",\"options\":{\"writable_paths\":\"/scratch\"}}", "options"},
+    {"{" C1 ",\"kind\":\"local\",\"options\":{\"writable_paths\":[\"scratch\"]}}", "options"},
+    {"{" C1 ",\"kind\":\"local\",\"options\":{\"hidden_paths\":[5]}}", "options"},
+    {"{" C1 ",\"kind\":\"local\",\"options\":{\"hidden_paths\":[\"/a\",\"/a\",\"/a\",\"/a\","
+     "\"/a\",\"/a\",\"/a\",\"/a\",\"/a\",\"/a\",\"/a\",\"/a\",\"/a\",\"/a\",\"/a\",\"/a\",\"/a\"]}}",
+     "options"},
 };
 
 START_TEST(cluster_registration_is_checked)

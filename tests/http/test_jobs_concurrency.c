@@ -78,6 +78,7 @@ static void setup(void)
     jobs_local_cluster("{\"a100\":4}");
     alice = jobs_tenant_member(TENANT, PROJECT, "{\"gpu:a100\":{\"guaranteed\":4,\"limit\":4}}",
                                "alice");
+    (void)jobs_shared_dir(); /* here, in the process that removes it */
 }
 
 static void teardown(void)
@@ -86,6 +87,7 @@ static void teardown(void)
     if (left)
         fprintf(stderr, "teardown: killed %d processes the jobs left behind\n", left);
     free(alice);
+    jobs_shared_dir_remove();
     harness_teardown();
 }
 
@@ -178,7 +180,7 @@ static void print_job(const char *id)
  */
 static int replay_log(char ids[][40], const int *api_index)
 {
-    char *log = harness_read_file(fmt("%s/gpu.log", harness_srv.data_dir));
+    char *log = harness_read_file(fmt("%s/gpu.log", jobs_shared_dir()));
     ck_assert_msg(log != NULL, "the jobs wrote no log");
     int started[NJOBS] = {0}, ended[NJOBS] = {0}, index_of[NJOBS];
     const char *holder[NGPUS] = {NULL};
@@ -292,8 +294,8 @@ static int check_job(const char *id)
 START_TEST(hundred_submits_never_exceed_four_gpus)
 {
     char lockdir[300], joblog[300];
-    snprintf(lockdir, sizeof lockdir, "%s/locks", harness_srv.data_dir);
-    snprintf(joblog, sizeof joblog, "%s/gpu.log", harness_srv.data_dir);
+    snprintf(lockdir, sizeof lockdir, "%s/locks", jobs_shared_dir());
+    snprintf(joblog, sizeof joblog, "%s/gpu.log", jobs_shared_dir());
     ck_assert_int_eq(mkdir(lockdir, 0700), 0);
     curl_global_init(CURL_GLOBAL_ALL); /* before the threads: not thread-safe itself */
 

@@ -68,8 +68,8 @@ static void setup(void)
     jobs_local_cluster("{\"a100\":4}");
     alice = jobs_tenant_member(TENANT, PROJECT, "{\"gpu:a100\":{\"guaranteed\":4,\"limit\":4}}",
                                "alice");
-    snprintf(gofile, sizeof gofile, "%s/go", harness_srv.data_dir);
-    snprintf(runlog, sizeof runlog, "%s/runs.log", harness_srv.data_dir);
+    snprintf(gofile, sizeof gofile, "%s/go", jobs_shared_dir());
+    snprintf(runlog, sizeof runlog, "%s/runs.log", jobs_shared_dir());
 }
 
 static void teardown(void)
@@ -84,6 +84,7 @@ static void teardown(void)
     if (harness_srv.pid <= 0 && jobs_restart_server(jobs_fast_env) != 0)
         fprintf(stderr, "teardown: aidcd did not start again\n");
     free(alice);
+    jobs_shared_dir_remove();
     harness_teardown();
 }
 

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -67,6 +68,25 @@ bool jobs_proc_has(const char *pid, const char *what, const char *want, bool pre
         if (prefix ? strncmp(buf + at, want, wl) == 0 : strcmp(buf + at, want) == 0)
             return true;
     return false;
+}
+
+static char shared_dir[320];
+
+const char *jobs_shared_dir(void)
+{
+    if (!shared_dir[0]) {
+        snprintf(shared_dir, sizeof shared_dir, "%s-shared", harness_srv.data_dir);
+        if (mkdir(shared_dir, 0700) != 0 && errno != EEXIST)
+            ck_abort_msg("cannot make %s: %s", shared_dir, strerror(errno));
+    }
+    return shared_dir;
+}
+
+void jobs_shared_dir_remove(void)
+{
+    if (shared_dir[0])
+        harness_remove_tree(shared_dir);
+    shared_dir[0] = '\0';
 }
 
 int jobs_kill_leftovers(void)

@@ -41,6 +41,15 @@ void jobs_reap_at_exit(void);
  */
 int jobs_restart_server(const char *const *env);
 
+/*
+ * A directory the test and its jobs share (logs, locks, go files): aidcd's
+ * data directory is hidden from jobs (backends/sandbox.h). It is made beside
+ * harness_srv.data_dir at the first call, which must come before the jobs
+ * start; jobs_shared_dir_remove() removes it.
+ */
+const char *jobs_shared_dir(void);
+void jobs_shared_dir_remove(void);
+
 /* harness_setup environment that makes jobs move fast (NULL-terminated). */
 extern const char *const jobs_fast_env[];
 
