@@ -12,6 +12,7 @@
 #include "tests/support/harness.h"
 
 #include <check.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -114,6 +115,20 @@ START_TEST(unknown_user_and_wrong_password_look_the_same)
 }
 END_TEST
 
+/*
+ * n wrong passwords for user, each 401: from addr, or with numbered from
+ * addr followed by 1, 2, ... (a prefix such as "10.6.0.").
+ */
+static void fail_logins(const char *user, const char *addr, bool numbered, int n)
+{
+    for (int i = 0; i < n; i++) {
+        struct http_res r;
+        const char *from = numbered ? fmt("%s%d", addr, i + 1) : addr;
+        ck_assert_int_eq(login_from(from, user, "bad-password!", &r), 401);
+        http_res_free(&r);
+    }
+}
+
 static void expect_429(struct http_res *r)
 {
     char *ra = http_header(r, "Retry-After");
@@ -128,10 +143,7 @@ START_TEST(throttle_per_username_and_address)
 {
     make_user("victim", "victim-password-1", NULL);
     struct http_res r;
-    for (int i = 0; i < 3; i++) {
-        ck_assert_int_eq(login_from("10.3.0.1", "victim", "bad-password!", &r), 401);
-        http_res_free(&r);
-    }
+    fail_logins("victim", "10.3.0.1", false, 3);
     /* even the right password is refused now from that address */
     ck_assert_int_eq(login_from("10.3.0.1", "victim", "victim-password-1", &r), 429);
     expect_429(&r);
@@ -152,10 +164,7 @@ START_TEST(success_resets_the_count_of_its_address)
     make_user("forgetful", "forgetful-password-1", NULL);
     struct http_res r;
     for (int round = 0; round < 2; round++) {
-        for (int i = 0; i < 2; i++) {
-            ck_assert_int_eq(login_from("10.5.0.1", "forgetful", "bad-password!", &r), 401);
-            http_res_free(&r);
-        }
+        fail_logins("forgetful", "10.5.0.1", false, 2);
         ck_assert_int_eq(login_from("10.5.0.1", "forgetful", "forgetful-password-1", &r), 200);
         http_res_free(&r);
     }
@@ -167,10 +176,7 @@ START_TEST(throttle_per_username_from_many_addresses)
 {
     make_user("target", "target-password-1", NULL);
     struct http_res r;
-    for (int i = 0; i < 8; i++) {
-        ck_assert_int_eq(login_from(fmt("10.6.0.%d", i + 1), "target", "bad-password!", &r), 401);
-        http_res_free(&r);
-    }
+    fail_logins("target", "10.6.0.", true, 8);
     ck_assert_int_eq(login_from("10.6.1.1", "target", "target-password-1", &r), 429);
     expect_429(&r);
     http_res_free(&r);
@@ -185,11 +191,7 @@ START_TEST(throttle_counts_ipv6_by_its_64)
 {
     make_user("sixer", "sixer-password-1", NULL);
     struct http_res r;
-    for (int i = 0; i < 3; i++) {
-        ck_assert_int_eq(login_from(fmt("2001:db8:6:6::%d", i + 1), "sixer", "bad-password!", &r),
-                         401);
-        http_res_free(&r);
-    }
+    fail_logins("sixer", "2001:db8:6:6::", true, 3);
     ck_assert_int_eq(login_from("2001:db8:6:6:ffff::9", "sixer", "sixer-password-1", &r), 429);
     http_res_free(&r);
     ck_assert_int_eq(login_from("2001:db8:6:7::1", "sixer", "sixer-password-1", &r), 200);
