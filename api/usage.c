@@ -18,6 +18,7 @@
 #include "auditfilter.h"
 #include "jobspec.h"
 #include "paging.h"
+#include "usagequery.h"
 
 #include <microhttpd.h>
 #include <stdio.h>
@@ -31,133 +32,13 @@
 #define UTIL_MAX_DAYS 93
 #define UTIL_DEFAULT_DAYS 7
 
-static const char *const group_names[] = {"tenant", "project", "user", "day", "week", "month",
-                                          "resource"};
-#define NGROUPS (sizeof group_names / sizeof group_names[0])
-
-struct usage_args {
-    struct db_usage_query q;
-    char from[40], to[40];
-    char tenant_id[UUID_LEN + 1];
-    char group_pg[128];       /* {day,project} */
-    const char *order[NGROUPS]; /* the group_by keys as given, for the answer and CSV columns */
-    size_t norder;
-    bool csv;
-};
-
-static void rfc3339(time_t t, char *out, size_t n)
-{
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-/* from and to (defaults given), checked: RFC 3339, to after from, at most max_days apart */
-static void parse_range(const struct req *rq, struct resp *rs, time_t dfrom, time_t dto,
-                        long max_days, char *from, char *to, size_t n)
-{
-    const char *f = req_query(rq, "from"), *t = req_query(rq, "to");
-    time_t tf = dfrom, tt = dto;
-    if (f && !auditfilter_time(f, &tf, NULL))
-        api_field_error(rs, "from", "must be an RFC 3339 time, e.g. 2026-11-01T00:00:00Z");
-    if (t && !auditfilter_time(t, &tt, NULL))
-        api_field_error(rs, "to", "must be an RFC 3339 time, e.g. 2026-12-01T00:00:00Z");
-    if (tt <= tf)
-        api_field_error(rs, "to", "must be after from");
-    else if (tt - tf > max_days * 86400L)
-        api_field_error(rs, "to", "must be at most %ld days after from", max_days);
-    /* the texts as given keep their fractions; defaults are whole seconds */
-    snprintf(from, n, "%s", f ? f : "");
-    snprintf(to, n, "%s", t ? t : "");
-    if (!f)
-        rfc3339(tf, from, n);
-    if (!t)
-        rfc3339(tt, to, n);
-}
-
-static time_t month_start(time_t now)
-{
-    struct tm tm;
-    gmtime_r(&now, &tm);
-    tm.tm_mday = 1;
-    tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
-    return timegm(&tm);
-}
-
-static bool is_resource(const char *s)
-{
-    return strcmp(s, "cpu") == 0 || strcmp(s, "memory_gib") == 0 ||
-           (strncmp(s, "gpu:", 4) == 0 && jobspec_gpu_type_valid(s + 4));
-}
-
-static bool wants_csv(const struct req *rq, struct resp *rs)
-{
-    const char *format = req_query(rq, "format");
-    if (format && strcmp(format, "csv") != 0 && strcmp(format, "json") != 0)
-        api_field_error(rs, "format", "must be json or csv");
-    if (format)
-        return strcmp(format, "csv") == 0;
-    return rq->accept && strstr(rq->accept, "text/csv") != NULL;
-}
-
-static void parse_groups(const struct req *rq, struct resp *rs, bool platform,
-                         struct usage_args *a)
-{
-    const char *g = req_query(rq, "group_by");
-    struct sbuf pg = SBUF_INIT;
-    sbuf_putc(&pg, '{');
-    char buf[128];
-    if (g && strlen(g) >= sizeof buf) {
-        api_field_error(rs, "group_by", "is too long");
-        g = NULL;
-    }
-    snprintf(buf, sizeof buf, "%s", g ? g : "");
-    char *save = NULL;
-    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        size_t k = 0;
-        while (k < NGROUPS && strcmp(group_names[k], tok) != 0)
-            k++;
-        if (k == NGROUPS || (k == 0 && !platform)) {
-            api_field_error(rs, "group_by", "must be a comma-separated list of %s",
-                            platform ? "tenant, project, user, day, week, month, resource"
-                                     : "project, user, day, week, month, resource");
-            break;
-        }
-        bool dup = false;
-        for (size_t i = 0; i < a->norder; i++)
-            dup = dup || a->order[i] == group_names[k];
-        if (dup || k == NGROUPS - 1) /* every row names its resource anyway */
-            continue;
-        a->order[a->norder++] = group_names[k];
-        sbuf_printf(&pg, "%s%s", a->norder > 1 ? "," : "", group_names[k]);
-    }
-    sbuf_putc(&pg, '}');
-    snprintf(a->group_pg, sizeof a->group_pg, "%s", sbuf_str(&pg));
-    sbuf_free(&pg);
-}
-
 /* Every argument of a usage route; 0, or an error filled into rs. */
 static int parse_args(struct req *rq, struct resp *rs, bool platform, long max_days,
                       struct usage_args *a)
 {
-    memset(a, 0, sizeof *a);
-    time_t now = time(NULL);
-    parse_range(rq, rs, month_start(now), now, max_days, a->from, a->to, sizeof a->from);
-    parse_groups(rq, rs, platform, a);
-    a->csv = wants_csv(rq, rs);
-    const char *project = req_query(rq, "project"), *user = req_query(rq, "user");
-    const char *resource = req_query(rq, "resource");
-    if (project && !validate_slug(project))
-        api_field_error(rs, "project", "must be a project's slug");
-    if (user && !validate_username(user))
-        api_field_error(rs, "user", "must be a user name");
-    if (resource && !is_resource(resource))
-        api_field_error(rs, "resource", "must be gpu:<type>, cpu or memory_gib");
-    if (rs->err.nfields)
-        return api_fail_fields(rs);
-    a->q = (struct db_usage_query){.from = a->from, .to = a->to, .group_by = a->group_pg,
-                                   .project = project, .user = user, .resource = resource,
-                                   .limit = rq->cfg->usage_max_rows};
+    int e = usagequery_parse(rq, rs, platform, max_days, rq->cfg->usage_max_rows, a);
+    if (e)
+        return e;
     if (!platform) {
         a->q.tenant_id = rq->tenant.id;
         return 0;
@@ -170,7 +51,7 @@ static int parse_args(struct req *rq, struct resp *rs, bool platform, long max_d
         api_field_error(rs, "tenant", "must be a tenant's slug");
         return api_fail_fields(rs);
     }
-    int e = db_tenant_resolve(rq->db, slug, a->tenant_id, &suspended);
+    e = db_tenant_resolve(rq->db, slug, a->tenant_id, &suspended);
     if (e == AIDC_ENOTFOUND)
         return api_fail(rs, MHD_HTTP_NOT_FOUND, "tenant \"%s\" not found", slug);
     a->q.tenant_id = a->tenant_id;
@@ -199,7 +80,7 @@ static int name_column_of(const char *group)
 static int column_of(const char *group)
 {
     for (int k = 0; k < C_RESOURCE; k++)
-        if (strcmp(group_names[k], group) == 0)
+        if (strcmp(usagequery_groups[k], group) == 0)
             return k;
     return -1;
 }
@@ -368,7 +249,7 @@ int api_usage_utilization(struct req *rq, struct resp *rs)
     char from[40], to[40], cluster_id[UUID_LEN + 1] = "";
     time_t now = time(NULL);
     time_t hour = now - now % 3600;
-    parse_range(rq, rs, hour - UTIL_DEFAULT_DAYS * 86400L, hour + 3600, UTIL_MAX_DAYS, from, to,
+    usagequery_range(rq, rs, hour - UTIL_DEFAULT_DAYS * 86400L, hour + 3600, UTIL_MAX_DAYS, from, to,
                 sizeof from);
     const char *cluster = req_query(rq, "cluster"), *gpu_type = req_query(rq, "gpu_type");
     if (gpu_type && (!jobspec_gpu_type_valid(gpu_type)))

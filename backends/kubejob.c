@@ -2,6 +2,7 @@
 #include "kubejob.h"
 
 #include "../api/jobspec.h"
+#include "../server/err.h"
 #include "../server/sbuf.h"
 #include "../server/xalloc.h"
 
@@ -551,5 +552,36 @@ void kubejob_nodes_each(const json_t *o, const json_t *items,
         struct backend_node bn = {.name = name, .gpu_type = with_gpus ? type : "", .first = 0,
                                   .gpus = with_gpus ? (int)gpus : 0, .usable = node_usable(node)};
         report(arg, &bn);
+    }
+}
+
+int kubejob_answer_err(const struct httpcall_answer *a, const char *what, char *err, size_t errsz)
+{
+    if (a->status >= 200 && a->status < 300)
+        return 0;
+    const char *msg = json_string_value(json_object_get(a->json, "message"));
+    char m[300];
+    snprintf(m, sizeof m, "%.280s", msg ? msg : (a->body ? a->body : ""));
+    switch (a->status) {
+    case 401:
+        snprintf(err, errsz, "%s: 401, the API server refused the token (expired, revoked or "
+                             "wrong: see the cluster's credentials_ref)", what);
+        return AIDC_EFORBIDDEN;
+    case 403:
+        snprintf(err, errsz, "%s: 403, RBAC forbids it: %s", what, m);
+        return AIDC_EFORBIDDEN;
+    case 404:
+        snprintf(err, errsz, "%s: 404, %s", what, m);
+        return AIDC_ENOTFOUND;
+    case 409:
+        snprintf(err, errsz, "%s: 409, %s", what, m);
+        return AIDC_ECONFLICT;
+    case 400:
+    case 422:
+        snprintf(err, errsz, "%s: %ld, the API server refuses it: %s", what, a->status, m);
+        return AIDC_EINVAL;
+    default: /* 429, 5xx and anything odd: tried again later */
+        snprintf(err, errsz, "%s: %ld%s%s", what, a->status, m[0] ? ", " : "", m);
+        return AIDC_EUNAVAIL;
     }
 }

@@ -8,6 +8,7 @@
 #define AIDC_KUBEJOB_H
 
 #include "backend.h"
+#include "httpcall.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -64,5 +65,13 @@ int kubejob_inventory_add(const json_t *o, const json_t *items, struct backend_r
  */
 void kubejob_nodes_each(const json_t *o, const json_t *items,
                         void (*report)(void *arg, const struct backend_node *n), void *arg);
+
+/*
+ * The aidc_err of an API server's answer (0 for 2xx), err naming what and
+ * the server's message (a Status object's, else the body's start): each
+ * status deliberately - 401/403 forbidden, 404, 409, 400/422 invalid, the
+ * rest (429, 5xx, anything odd) unavailable, so tried again later.
+ */
+int kubejob_answer_err(const struct httpcall_answer *a, const char *what, char *err, size_t errsz);
 
 #endif

@@ -95,40 +95,6 @@ static int kube_call(const struct backend_cluster *c, const char *method, const 
     return e;
 }
 
-/*
- * The aidc_err of an answer that is not 2xx, err naming what and the API
- * server's message: each status deliberately.
- */
-static int answer_err(const struct httpcall_answer *a, const char *what, char *err, size_t errsz)
-{
-    if (a->status >= 200 && a->status < 300)
-        return 0;
-    const char *msg = json_string_value(json_object_get(a->json, "message"));
-    char m[300];
-    snprintf(m, sizeof m, "%.280s", msg ? msg : (a->body ? a->body : ""));
-    switch (a->status) {
-    case 401:
-        snprintf(err, errsz, "%s: 401, the API server refused the token (expired, revoked or "
-                             "wrong: see the cluster's credentials_ref)", what);
-        return AIDC_EFORBIDDEN;
-    case 403:
-        snprintf(err, errsz, "%s: 403, RBAC forbids it: %s", what, m);
-        return AIDC_EFORBIDDEN;
-    case 404:
-        snprintf(err, errsz, "%s: 404, %s", what, m);
-        return AIDC_ENOTFOUND;
-    case 409:
-        snprintf(err, errsz, "%s: 409, %s", what, m);
-        return AIDC_ECONFLICT;
-    case 400:
-    case 422:
-        snprintf(err, errsz, "%s: %ld, the API server refuses it: %s", what, a->status, m);
-        return AIDC_EINVAL;
-    default: /* 429, 5xx and anything odd: tried again later */
-        snprintf(err, errsz, "%s: %ld%s%s", what, a->status, m[0] ? ", " : "", m);
-        return AIDC_EUNAVAIL;
-    }
-}
 
 /* "namespace/name" of a Job aidc made, split; false when it is not one. */
 static bool split_id(const char *backend_id, char *ns, char *name)
@@ -195,7 +161,7 @@ static int adopt(const struct backend_cluster *c, const char *ns, const char *na
     struct httpcall_answer a;
     int e = kube_call(c, "GET", path, NULL, NULL, &a, NULL, err, errsz);
     if (!e)
-        e = answer_err(&a, path, err, errsz);
+        e = kubejob_answer_err(&a, path, err, errsz);
     if (!e && !ours(a.json, job)) {
         snprintf(err, errsz, "a Job %s/%s that aidc did not make for this run exists already",
                  ns, name);
@@ -227,7 +193,7 @@ static int submit(const struct backend_cluster *c, const struct backend_job *job
     if (!e) {
         if (call)
             call->status = (int)a.status;
-        e = answer_err(&a, path, err, errsz);
+        e = kubejob_answer_err(&a, path, err, errsz);
     }
     const char *kind = json_string_value(json_object_get(json_object_get(a.json, "details"), "kind"));
     bool missing_namespace = kind && strcmp(kind, "namespaces") == 0;
@@ -275,7 +241,7 @@ static int stop(const struct backend_cluster *c, const char *backend_id, struct 
     if (!e) {
         if (call)
             call->status = (int)a.status;
-        e = answer_err(&a, path, err, errsz);
+        e = kubejob_answer_err(&a, path, err, errsz);
     }
     if (e == AIDC_ENOTFOUND) /* vanished: reported by the next poll, not retried */
         e = 0;
@@ -363,7 +329,7 @@ static int poll_job(const struct backend_cluster *c, const char *job_id, const c
     struct httpcall_answer a;
     int e = kube_call(c, "GET", path, NULL, NULL, &a, NULL, err, errsz);
     if (!e)
-        e = answer_err(&a, path, err, errsz);
+        e = kubejob_answer_err(&a, path, err, errsz);
     if (!e && !json_is_object(json_object_get(a.json, "metadata"))) {
         snprintf(err, errsz, "%s: the answer is no Job", path);
         e = AIDC_EUNAVAIL;
@@ -401,7 +367,7 @@ static int list_all(const struct backend_cluster *c, const char *path,
         struct httpcall_answer a;
         e = kube_call(c, "GET", p, NULL, NULL, &a, NULL, err, errsz);
         if (!e)
-            e = answer_err(&a, p, err, errsz);
+            e = kubejob_answer_err(&a, p, err, errsz);
         json_t *items = json_object_get(a.json, "items");
         if (!e && !json_is_array(items)) {
             snprintf(err, errsz, "%s: the answer has no items", p);
@@ -547,7 +513,7 @@ static int drain(const struct backend_cluster *c, const char *node, bool on, con
     struct httpcall_answer a;
     int e = kube_call(c, "GET", path, NULL, NULL, &a, NULL, err, errsz);
     if (!e)
-        e = answer_err(&a, path, err, errsz);
+        e = kubejob_answer_err(&a, path, err, errsz);
     const json_t *md = json_object_get(a.json, "metadata");
     bool cordoned = json_is_true(json_object_get(json_object_get(a.json, "spec"), "unschedulable"));
     const char *mark =
@@ -582,7 +548,7 @@ static int drain(const struct backend_cluster *c, const char *node, bool on, con
     if (!e && call)
         call->status = (int)a.status;
     if (!e)
-        e = answer_err(&a, path, err, errsz);
+        e = kubejob_answer_err(&a, path, err, errsz);
     if (e == AIDC_EINVAL || e == AIDC_ENOTFOUND)
         e = AIDC_EUNAVAIL; /* a node changed under us: the next try reads it again */
 out:

@@ -532,3 +532,26 @@ bool manifest_digest_matches(const char *body, size_t len, const char *digest)
     crypto_sha256_hex(body, len, hex);
     return strcmp(hex, digest + 7) == 0;
 }
+
+int registry_list_page(const char *body, size_t len, const char *key, bool null_ok, json_t *out,
+                       char *err, size_t errsz)
+{
+    json_t *doc = json_loadb(body, len, 0, NULL);
+    json_t *items = json_object_get(doc, key);
+    int rc = 0;
+    if (!json_is_object(doc) || !(json_is_array(items) || (null_ok && json_is_null(items)))) {
+        snprintf(err, errsz, "the answer has no \"%s\" list", key);
+        rc = -1;
+    }
+    size_t i;
+    json_t *v;
+    json_array_foreach(rc ? NULL : items, i, v) {
+        if (!json_is_string(v) || json_array_append(out, v) != 0) {
+            snprintf(err, errsz, "\"%s\" holds a non-string", key);
+            rc = -1;
+            break;
+        }
+    }
+    json_decref(doc);
+    return rc;
+}

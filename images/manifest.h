@@ -68,6 +68,14 @@ char *registry_next_link(const char *header, const char *origin, bool *unfollowa
 /* The token of a token service's JSON answer ("token" or "access_token"), malloc'd. */
 char *registry_parse_token(const char *body, size_t len);
 
+/*
+ * One page of a catalog or tag list (body: {"<key>": ["...", ...]}, with
+ * null_ok a null list too): its strings appended to out. 0, or -1 with err
+ * (the page is not such an object, or the list holds a non-string).
+ */
+int registry_list_page(const char *body, size_t len, const char *key, bool null_ok, json_t *out,
+                       char *err, size_t errsz);
+
 struct manifest_child {
     char digest[IMAGE_DIGEST_LEN + 1];
     char media_type[128];

@@ -425,21 +425,11 @@ static int list_all(struct regclient *c, const char *first, const char *key, boo
         e = call(c, path, "Accept: application/json", false, REGISTRY_MAX_LIST, &a, err, errsz);
         if (!e)
             e = status_err(&a, path, err, errsz);
-        json_t *doc = e ? NULL : json_loadb(a.body, a.len, 0, NULL);
-        json_t *items = json_object_get(doc, key);
-        if (!e && (!json_is_object(doc) || !(json_is_array(items) || (null_ok && json_is_null(items))))) {
-            snprintf(err, errsz, "%s: the answer has no \"%s\" list", path, key);
+        if (!e && registry_list_page(a.body, a.len, key, null_ok, *out, err, errsz) != 0) {
+            char what[256];
+            snprintf(what, sizeof what, "%s", err);
+            snprintf(err, errsz, "%s: %s", path, what);
             e = AIDC_EINVAL;
-        }
-        size_t i;
-        json_t *v;
-        json_array_foreach(e ? NULL : items, i, v) {
-            if (!json_is_string(v)) {
-                snprintf(err, errsz, "%s: \"%s\" holds a non-string", path, key);
-                e = AIDC_EINVAL;
-                break;
-            }
-            json_array_append(*out, v);
         }
         if (!e && json_array_size(*out) > REGISTRY_MAX_ITEMS) {
             snprintf(err, errsz, "%s: more than %d entries", first, REGISTRY_MAX_ITEMS);
@@ -460,7 +450,6 @@ static int list_all(struct regclient *c, const char *first, const char *key, boo
                      a.link);
             e = AIDC_EINVAL;
         }
-        json_decref(doc);
         answer_free(&a);
     }
     free(path);

@@ -139,39 +139,9 @@ static void source_address(struct MHD_Connection *c, struct req *rq)
             inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
                       rq->source_ip, sizeof rq->source_ip);
     }
-    /*
-     * Behind trusted proxies the client is the last address that is not one of
-     * them, read from the right of X-Forwarded-For: entries further left were
-     * written by the client itself and prove nothing.
-     */
-    if (!rq->forwarded_for || !rq->source_ip[0] || !intake_trusted_proxy(rq->source_ip))
-        return;
-    const char *list = rq->forwarded_for;
-    for (size_t end = strlen(list); end > 0;) {
-        size_t start = end;
-        while (start > 0 && list[start - 1] != ',')
-            start--;
-        const char *p = list + start;
-        size_t len = end - start;
-        while (len && *p == ' ') {
-            p++;
-            len--;
-        }
-        while (len && p[len - 1] == ' ')
-            len--;
-        char cand[64];
-        unsigned char buf[16];
-        if (len == 0 || len >= sizeof cand)
-            return; /* garbage: keep the proxy's own address */
-        memcpy(cand, p, len);
-        cand[len] = '\0';
-        if (inet_pton(AF_INET, cand, buf) != 1 && inet_pton(AF_INET6, cand, buf) != 1)
-            return;
-        snprintf(rq->source_ip, sizeof rq->source_ip, "%s", cand);
-        if (!intake_trusted_proxy(cand))
-            return;
-        end = start > 0 ? start - 1 : 0;
-    }
+    if (rq->forwarded_for && rq->source_ip[0])
+        ratelimit_forwarded_client(g_cfg->trusted_proxies, rq->forwarded_for, rq->source_ip,
+                                   sizeof rq->source_ip);
 }
 
 struct req *intake_request(struct MHD_Connection *c, const char *url,

@@ -405,3 +405,34 @@ bool ratelimit_addr_list_valid(const char *list, char *bad, size_t n)
     }
     return true;
 }
+
+void ratelimit_forwarded_client(const char *trusted, const char *xff, char *ip, size_t n)
+{
+    if (!ratelimit_addr_in_list(trusted, ip))
+        return;
+    for (size_t end = strlen(xff); end > 0;) {
+        size_t start = end;
+        while (start > 0 && xff[start - 1] != ',')
+            start--;
+        const char *p = xff + start;
+        size_t len = end - start;
+        while (len && *p == ' ') {
+            p++;
+            len--;
+        }
+        while (len && p[len - 1] == ' ')
+            len--;
+        char cand[INET6_ADDRSTRLEN + 1];
+        unsigned char buf[16];
+        if (len == 0 || len >= sizeof cand || len >= n)
+            return; /* garbage: keep the proxy's own address */
+        memcpy(cand, p, len);
+        cand[len] = '\0';
+        if (inet_pton(AF_INET, cand, buf) != 1 && inet_pton(AF_INET6, cand, buf) != 1)
+            return;
+        memcpy(ip, cand, len + 1);
+        if (!ratelimit_addr_in_list(trusted, cand))
+            return;
+        end = start > 0 ? start - 1 : 0;
+    }
+}

@@ -5,7 +5,9 @@
  * GPUs, cores and memory from allocatable quantities and labels), every
  * string read as a quantity and a time. The same JSON is also taken as a
  * cluster's options (checked and completed, the namespace template
- * expanded, a Job built with them, the inventory read through them).
+ * expanded, a Job built with them, the inventory read through them). And
+ * the input as the body of an error answer (a Status object or anything)
+ * under every status class.
  */
 #include "fuzz.h"
 #include "job.h"
@@ -57,6 +59,20 @@ static void nodes_with(const json_t *o, const json_t *items)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    static const long statuses[] = {200, 204, 400, 401, 403, 404, 409, 422, 429, 500, 503, 0};
+    char *body = fuzz_str(data, size);
+    json_t *parsed = json_loadb((const char *)data, size, 0, NULL);
+    for (size_t k = 0; k < sizeof statuses / sizeof *statuses; k++) {
+        struct httpcall_answer a = {.status = statuses[k], .body = body, .len = size,
+                                    .json = parsed};
+        char why[128] = "";
+        int e = kubejob_answer_err(&a, "GET /api/v1/nodes", why, sizeof why);
+        bool ok = statuses[k] >= 200 && statuses[k] < 300;
+        if ((e == 0) != ok || (!ok && strncmp(why, "GET /api/v1/nodes: ", 19) != 0))
+            abort();
+    }
+    json_decref(parsed);
+    free(body);
     json_t *doc = json_loadb((const char *)data, size, 0, NULL);
     if (!doc)
         return 0;

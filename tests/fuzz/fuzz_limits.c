@@ -3,9 +3,11 @@
  * %HH unescaping of paths and queries (server/hex.c), the JSON shape check
  * on raw bodies (server/jsonlimit.c), and the address lists and keys of the
  * per-client limits (server/ratelimit.c: AIDC_TRUSTED_PROXIES networks,
- * X-Forwarded-For candidates, IPv6 /64 keys).
+ * X-Forwarded-For walked from the right behind trusted proxies, IPv6 /64
+ * keys).
  *
- * Input: a selector byte, then text. Checked beyond "no crash": unescaping
+ * Input: a selector byte, then text (lines: list, address; or trusted list,
+ * X-Forwarded-For, peer). Checked beyond "no crash": unescaping
  * never lengthens and never yields a NUL; the shape check agrees with a plain
  * count of brackets and commas; a valid list never refuses its own entries.
  */
@@ -75,20 +77,42 @@ static void addresses(char *s)
         abort();
 }
 
+/* trusted proxies, X-Forwarded-For, the peer: the client is the peer or one of the list's */
+static void forwarded(char *s)
+{
+    char *fields[3];
+    fuzz_split(s, '\n', fields, 3);
+    char ip[64], peer[64];
+    snprintf(peer, sizeof peer, "%s", fields[2]);
+    memcpy(ip, peer, sizeof ip);
+    ratelimit_forwarded_client(fields[0], fields[1], ip, sizeof ip);
+    if (strnlen(ip, sizeof ip) == sizeof ip)
+        abort();
+    if (strcmp(ip, peer) != 0) { /* replaced: by an address taken from the header */
+        char key[RATELIMIT_KEY_LEN];
+        ratelimit_address_key(ip, key, sizeof key);
+        if (!strstr(fields[1], ip) || strchr(ip, ',') || strchr(ip, ' ') || !key[0])
+            abort();
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
     char *s = fuzz_str(data + 1, size - 1);
-    switch (data[0] % 3) {
+    switch (data[0] % 4) {
     case 0:
         unescape(s);
         break;
     case 1:
         shape((const char *)data + 1, size - 1);
         break;
-    default:
+    case 2:
         addresses(s);
+        break;
+    default:
+        forwarded(s);
         break;
     }
     free(s);

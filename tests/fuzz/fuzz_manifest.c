@@ -1,7 +1,8 @@
 /*
  * fuzz_manifest.c - bodies a container registry answers (images/manifest.c):
  * a manifest under each media type aidc asks for (and none, and schema 1),
- * an image config's labels, a token service's answer, and digest checks.
+ * an image config's labels, a token service's answer, digest checks, and a
+ * page of the catalog or of a tag list.
  */
 #include "fuzz.h"
 
@@ -13,6 +14,24 @@ static const char *const types[] = {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    for (int null_ok = 0; null_ok < 2; null_ok++) {
+        json_t *items = json_array();
+        char why[128];
+        if (!items)
+            abort();
+        if (registry_list_page((const char *)data, size, null_ok ? "tags" : "repositories",
+                               null_ok, items, why, sizeof why) == 0) {
+            size_t i;
+            json_t *v;
+            json_array_foreach(items, i, v) {
+                if (!json_is_string(v))
+                    abort(); /* only names go on to the registry's paths */
+            }
+        } else if (!why[0]) {
+            abort();
+        }
+        json_decref(items);
+    }
     const char *body = (const char *)data;
     char err[256];
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {

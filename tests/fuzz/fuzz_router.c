@@ -7,13 +7,15 @@
  * goes through router_match; the query, decoded as server/http.c decodes it
  * (libmicrohttpd splits at & and =, %HH is decoded except %00), goes through
  * router_accepts_query and every query parser of a handler: paging (limit,
- * cursor, keyed cursors), the audit filters, a route's {id}; the answer's
+ * cursor, keyed cursors), the audit filters, the usage reports' arguments
+ * (from/to, group_by, format, filters), a route's {id}; the answer's
  * error is rendered as the dispatcher renders it (problem+json).
  */
 #include "fuzz.h"
 
 #include "api/auditfilter.h"
 #include "api/paging.h"
+#include "api/usagequery.h"
 #include "server/hex.h"
 #include "server/problem.h"
 #include "server/router.h"
@@ -184,6 +186,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     auditfilter_commands(rq, &rs, &cf);
     render(&rs);
     json_decref(auditfilter_echo(rq));
+    for (int platform = 0; platform < 2; platform++) {
+        struct usage_args ua;
+        if (usagequery_parse(rq, &rs, platform, 366, 1000, &ua) == 0 &&
+            (ua.group_pg[0] != '{' || ua.norder > USAGEQUERY_NGROUPS ||
+             strnlen(ua.from, sizeof ua.from) == sizeof ua.from))
+            abort();
+        render(&rs);
+    }
     req_free(rq);
     free(line);
     return 0;
