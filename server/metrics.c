@@ -26,8 +26,9 @@
 #include <string.h>
 #include <time.h>
 
-static const int statuses[] = {200, 201, 202, 204, 304, 400, 401, 403, 404, 405,
-                               409, 413, 415, 422, 429, 500, 501, 503};
+/* every status aidcd answers itself (431 is libmicrohttpd's, before any request) */
+static const int statuses[] = {200, 201, 202, 204, 304, 400, 401, 403, 404, 405, 406,
+                               409, 413, 415, 422, 429, 500, 501, 502, 503, 504};
 #define NSTATUS (sizeof statuses / sizeof statuses[0] + 1) /* + "other" */
 static const double buckets[] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
                                  0.1,    0.25,  0.5,    1,     2.5,  5,     10};

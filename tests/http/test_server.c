@@ -100,12 +100,16 @@ START_TEST(metrics_count_requests_per_route)
 {
     ck_assert_int_eq(req("GET", "/api/v1/me", harness_srv.admin_token, NULL), 200);
     ck_assert_int_eq(req("GET", "/api/v1/nope", NULL, NULL), 404);
+    /* a status of its own, not "other" */
+    ck_assert_int_eq(req("GET", "/api/v1/usage/jobs?format=csv", harness_srv.admin_token, NULL),
+                     406);
     struct http_res r;
     ck_assert_int_eq(reqj("GET", "/metrics", NULL, NULL, &r), 200);
     assert_header(&r, "Content-Type", "text/plain");
     ck_assert_ptr_nonnull(strstr(
         r.body, "aidc_http_requests_total{method=\"GET\",route=\"/api/v1/me\",status=\"200\"}"));
     ck_assert_ptr_nonnull(strstr(r.body, "route=\"unmatched\",status=\"404\""));
+    ck_assert_ptr_nonnull(strstr(r.body, "route=\"/api/v1/usage/jobs\",status=\"406\""));
     ck_assert_ptr_nonnull(strstr(r.body, "aidc_http_request_duration_seconds_bucket{method=\"GET\","
                                          "route=\"/api/v1/me\",status=\"200\",le=\"+Inf\"}"));
     ck_assert_ptr_nonnull(strstr(r.body, "aidc_db_reconnects_total "));
