@@ -358,14 +358,19 @@ static int connect_now(struct db *db)
     /* Session settings PgBouncer tracks per client, so they survive pooling. JIT
      * off: it compiles every statement whose plan merely looks costly, and for
      * aidc's statements compiling takes longer than running (an invoice: ~1 s
-     * of JIT for 25 ms of work, tests/bench/billing.sh). */
-    char setup[256];
+     * of JIT for 25 ms of work, tests/bench/billing.sh). The server's TCP
+     * keepalives: a session whose aidcd host vanished (power, network) ends in
+     * about 25 s instead of the kernel's two hours - and with it a worker's
+     * leader lock, so a standby leads (docs/ha.md). */
+    char setup[384];
     if (db->txpool) /* PgBouncer keeps these two per client (they are reported settings) */
         snprintf(setup, sizeof setup, "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'");
     else
         snprintf(setup, sizeof setup,
                  "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET statement_timeout = %d;"
-                 " SET plan_cache_mode = force_generic_plan; SET jit = off",
+                 " SET plan_cache_mode = force_generic_plan; SET jit = off;"
+                 " SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5;"
+                 " SET tcp_keepalives_count = 3; SET tcp_user_timeout = 25000",
                  db->statement_timeout_ms);
     PGresult *r = PQexec(db->conn, setup);
     bool ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
