@@ -70,6 +70,8 @@ static const struct setting settings[] = {
      100000,
      "failed logins of one username from all addresses within the window before it gets 429"
      " everywhere (guessing from many addresses)"},
+    {"AIDC_PASSWORD_HASH_CONCURRENCY", T_INT, OFF(password_hash_concurrency), "2", 1, 256,
+     "password hashes (scrypt, 32 MiB each) computed at once; other logins wait their turn"},
     {"AIDC_LOGIN_WINDOW_SECONDS", T_INT, OFF(login_window_seconds), "900", 10, 86400,
      "window of the failed-login throttle"},
     {"AIDC_IDEMPOTENCY_TTL_SECONDS", T_INT, OFF(idempotency_ttl_seconds), "86400", 60, 2592000,

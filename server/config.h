@@ -33,6 +33,7 @@ struct config {
     int login_max_failures_per_ip;
     int login_max_failures_per_user;
     int db_start_wait_seconds;
+    int password_hash_concurrency;
     int login_window_seconds;
     int idempotency_ttl_seconds;
     int shutdown_timeout_seconds;

@@ -268,6 +268,7 @@ static int cmd_serve(const struct config *cfg)
         return 2;
     audit_key_set(audit_signing);
     metrics_init(routes_count, cfg->threads);
+    password_init(cfg->password_hash_concurrency);
     struct http_server *srv = http_start(cfg);
     if (!srv) {
         sign_key_free(audit_signing);

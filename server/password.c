@@ -9,6 +9,7 @@
 #include "xalloc.h"
 
 #include <openssl/evp.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,13 +21,57 @@
 #define SALT_LEN 16
 #define KEY_LEN 32
 
+/* The pool of hashing slots (password_init); limit 0: unbounded. */
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t freed;
+    int limit, running, peak;
+} slots = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0};
+
+void password_init(int concurrency)
+{
+    pthread_mutex_lock(&slots.mu);
+    slots.limit = concurrency > 0 ? concurrency : 1;
+    slots.peak = 0;
+    pthread_mutex_unlock(&slots.mu);
+}
+
+int password_peak(void)
+{
+    pthread_mutex_lock(&slots.mu);
+    int p = slots.peak;
+    pthread_mutex_unlock(&slots.mu);
+    return p;
+}
+
+static void slot_take(void)
+{
+    pthread_mutex_lock(&slots.mu);
+    while (slots.limit > 0 && slots.running >= slots.limit)
+        pthread_cond_wait(&slots.freed, &slots.mu);
+    if (++slots.running > slots.peak)
+        slots.peak = slots.running;
+    pthread_mutex_unlock(&slots.mu);
+}
+
+static void slot_give(void)
+{
+    pthread_mutex_lock(&slots.mu);
+    slots.running--;
+    pthread_cond_signal(&slots.freed);
+    pthread_mutex_unlock(&slots.mu);
+}
+
 static bool kdf(const char *pw, const unsigned char *salt, size_t saltlen, int ln, int r, int p,
                 unsigned char *out)
 {
     uint64_t n = (uint64_t)1 << ln;
     uint64_t maxmem = 128u * n * (uint64_t)r * 2 + (1u << 20);
-    return EVP_PBE_scrypt(pw, strlen(pw), salt, saltlen, n, (uint64_t)r, (uint64_t)p, maxmem, out,
-                          KEY_LEN) == 1;
+    slot_take();
+    bool ok = EVP_PBE_scrypt(pw, strlen(pw), salt, saltlen, n, (uint64_t)r, (uint64_t)p, maxmem,
+                             out, KEY_LEN) == 1;
+    slot_give();
+    return ok;
 }
 
 char *password_hash(const char *pw)

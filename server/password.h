@@ -13,6 +13,15 @@
 #define PASSWORD_MIN_LEN 10
 #define PASSWORD_MAX_LEN 1024
 
+/*
+ * At most concurrency hashes at once from now on (each takes 32 MiB): the
+ * others wait their turn, so a burst of logins cannot take the server's
+ * memory. Before this (command line, unit tests) there is no bound.
+ */
+void password_init(int concurrency);
+/* The most hashes that ran at once since password_init (for tests). */
+int password_peak(void);
+
 /* A new malloc'd encoded hash of pw, or NULL if the KDF failed. */
 char *password_hash(const char *pw);
 /*

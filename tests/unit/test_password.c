@@ -13,6 +13,8 @@
 
 #include <check.h>
 #include <openssl/evp.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,6 +175,38 @@ START_TEST(test_policy)
 }
 END_TEST
 
+static void *verify_once(void *encoded)
+{
+    return (void *)(uintptr_t)password_verify("concurrent-password", encoded);
+}
+
+/* Six logins at once: without a bound they overlap; with password_init(2) never more than 2. */
+static int peak_of(int bound)
+{
+    char *h = password_hash("concurrent-password");
+    ck_assert_ptr_nonnull(h);
+    password_init(bound);
+    pthread_t t[6];
+    for (int i = 0; i < 6; i++)
+        ck_assert_int_eq(pthread_create(&t[i], NULL, verify_once, h), 0);
+    for (int i = 0; i < 6; i++) {
+        void *ok = NULL;
+        pthread_join(t[i], &ok);
+        ck_assert_msg(ok != NULL, "a waiting verification failed");
+    }
+    free(h);
+    return password_peak();
+}
+
+START_TEST(test_concurrency_is_bounded)
+{
+    ck_assert_int_le(peak_of(2), 2);
+    ck_assert_int_eq(peak_of(1), 1);
+    /* the bound is what keeps them apart: six at once overlap with room for six */
+    ck_assert_int_ge(peak_of(6), 2);
+}
+END_TEST
+
 static Suite *password_suite(void)
 {
     Suite *s = suite_create("password");
@@ -183,6 +217,7 @@ static Suite *password_suite(void)
     tcase_add_test(tc, test_stored_parameters_are_used);
     tcase_add_test(tc, test_malformed_encodings);
     tcase_add_test(tc, test_absurd_parameters);
+    tcase_add_test(tc, test_concurrency_is_bounded);
     suite_add_tcase(s, tc);
 
     TCase *pol = tcase_create("policy");
