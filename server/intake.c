@@ -106,20 +106,6 @@ static void new_request_id(char *out, size_t n)
     crypto_b64url_encode(seed, sizeof seed, out, n);
 }
 
-static bool request_id_is_sane(const char *s)
-{
-    size_t n = strlen(s);
-    if (n == 0 || n > 64)
-        return false;
-    for (size_t i = 0; i < n; i++) {
-        char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '-' || c == '_' || c == '.' || c == ':'))
-            return false;
-    }
-    return true;
-}
-
 bool intake_trusted_proxy(const char *ip)
 {
     return ratelimit_addr_in_list(g_cfg->trusted_proxies, ip);
@@ -161,7 +147,7 @@ struct req *intake_request(struct MHD_Connection *c, const char *url,
         sbuf_free(&ua);
     }
     const char *rid = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id");
-    if (rid && request_id_is_sane(rid)) {
+    if (rid && req_id_acceptable(rid)) {
         snprintf(rq->request_id, sizeof rq->request_id, "%s", rid);
     } else {
         new_request_id(rq->request_id, sizeof rq->request_id);

@@ -200,3 +200,20 @@ int api_fail_fields(struct resp *rs)
     }
     return api_status_err(e->status);
 }
+
+#define REQ_ID_MAX 64
+_Static_assert(sizeof(((struct req){0}).request_id) == REQ_ID_MAX + 1, "request_id holds one");
+
+bool req_id_acceptable(const char *s)
+{
+    size_t n = strlen(s);
+    if (n == 0 || n > REQ_ID_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '-' || c == '_' || c == '.' || c == ':'))
+            return false;
+    }
+    return true;
+}

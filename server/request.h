@@ -229,4 +229,11 @@ void api_error_clear(struct api_error *e);
 /* The aidc_err that best matches an HTTP status (for handler returns). */
 int api_status_err(int status);
 
+/*
+ * Whether a client's X-Request-Id may be taken as the request's id (logged,
+ * audited, echoed): 1 to 64 of [A-Za-z0-9-_.:], nothing a log or shell reads
+ * otherwise. Else aidcd makes one.
+ */
+bool req_id_acceptable(const char *s);
+
 #endif

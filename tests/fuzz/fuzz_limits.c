@@ -4,7 +4,7 @@
  * on raw bodies (server/jsonlimit.c), and the address lists and keys of the
  * per-client limits (server/ratelimit.c: AIDC_TRUSTED_PROXIES networks,
  * X-Forwarded-For walked from the right behind trusted proxies, IPv6 /64
- * keys).
+ * keys), and the X-Request-Id a client may choose.
  *
  * Input: a selector byte, then text (lines: list, address; or trusted list,
  * X-Forwarded-For, peer). Checked beyond "no crash": unescaping
@@ -16,6 +16,7 @@
 #include "server/hex.h"
 #include "server/jsonlimit.h"
 #include "server/ratelimit.h"
+#include "server/request.h"
 
 #include <stdio.h>
 
@@ -78,6 +79,16 @@ static void addresses(char *s)
 }
 
 /* trusted proxies, X-Forwarded-For, the peer: the client is the peer or one of the list's */
+/* an X-Request-Id taken as the request's id fits it and holds no separator or control */
+static void request_id(const char *s)
+{
+    if (!req_id_acceptable(s))
+        return;
+    size_t n = strlen(s);
+    if (n == 0 || n > 64 || strpbrk(s, " \t\r\n\"'\\/,;=$`&|<>()"))
+        abort();
+}
+
 static void forwarded(char *s)
 {
     char *fields[3];
@@ -112,6 +123,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         addresses(s);
         break;
     default:
+        request_id(s);
         forwarded(s);
         break;
     }
