@@ -3,7 +3,8 @@
  * (deploy/agent/), as NDJSON or {"commands": [...]}. A batch is stored all
  * or nothing; a bad record refuses it with the record named, so an agent
  * never half-delivers a spool file. Records resent with the same record_id
- * and ts are dropped by the database (counted as duplicates).
+ * and ts are dropped by the database (counted as duplicates). A token bound
+ * to a node writes only records naming that host.
  */
 #include "audit.h"
 
@@ -26,6 +27,21 @@ static bool is_ndjson(const char *ct)
     return ct && strncasecmp(ct, "application/x-ndjson", 20) == 0;
 }
 
+/* The first record naming another host than the token's node, or -1 (not bound: none). */
+static long other_host(const struct req *rq, const json_t *records)
+{
+    size_t i;
+    json_t *r;
+    if (!rq->actor.token_node[0])
+        return -1;
+    json_array_foreach(records, i, r) {
+        const char *host = json_string_value(json_object_get(r, "host"));
+        if (!host || strcasecmp(host, rq->actor.token_node) != 0)
+            return (long)i;
+    }
+    return -1;
+}
+
 int api_audit_ingest(struct req *rq, struct resp *rs)
 {
     size_t max = (size_t)rq->cfg->audit_ingest_max_records;
@@ -42,6 +58,16 @@ int api_audit_ingest(struct req *rq, struct resp *rs)
                               oldest, rs, &records);
     if (e)
         return e;
+    long other = other_host(rq, records);
+    if (other >= 0) {
+        const char *host = json_string_value(json_object_get(json_array_get(records, (size_t)other),
+                                                             "host"));
+        e = api_fail(rs, MHD_HTTP_FORBIDDEN,
+                     "record %ld names host \"%.253s\"; this token is bound to node \"%s\"",
+                     other + 1, host ? host : "", rq->actor.token_node);
+        json_decref(records);
+        return e;
+    }
     size_t total = json_array_size(records);
     char *text = json_dumps(records, JSON_COMPACT);
     json_decref(records);

@@ -3,10 +3,13 @@
  *
  * A token never has more rights than its creator: a token created with a
  * token may only carry scopes its creator has, and a token bound to a tenant
- * acts only inside that tenant with its owner's role there.
+ * acts only inside that tenant with its owner's role there. A machine token
+ * (audit:ingest, gpu-faults:write) may be bound to a node: it then writes
+ * only records and fault reports of that node.
  */
 #include "tokens.h"
 
+#include "../backends/backend.h"
 #include "../db/tokens.h"
 #include "../server/auth.h"
 #include "../server/crypto.h"
@@ -35,6 +38,8 @@ static const struct vfield create_fields[] = {
      "billing:write, audit:read, audit:ingest, admin, gpu-faults:write)"},
     {"expires_in_days", V_INT, 0, 1, TOKEN_MAX_DAYS, NULL, NULL},
     {"tenant", V_STRING, V_NULLABLE, 0, 0, validate_slug, "must be a tenant slug"},
+    {"node", V_STRING, V_NULLABLE, 1, 253, backend_node_name_valid,
+     "must be a host name (letters, digits, '.', '_', '-')"},
 };
 
 static const struct membership *membership_of(const struct actor *a, const char *slug)
@@ -68,6 +73,13 @@ int api_token_create(struct req *rq, struct resp *rs)
     if (rq->actor.token_tenant[0] && (!m || strcmp(m->tenant_id, rq->actor.token_tenant) != 0))
         return api_fail(rs, MHD_HTTP_FORBIDDEN,
                         "a tenant-bound token can only create tokens bound to its tenant");
+    const char *node = vstr(rq->json, "node");
+    if (node && (bits & ~(unsigned)SC_MACHINE) != 0) {
+        api_field_error(rs, "node",
+                        "binds a node agent's token: only with the scopes audit:ingest and "
+                        "gpu-faults:write");
+        return api_fail_fields(rs);
+    }
     json_t *days_j = json_object_get(rq->json, "expires_in_days");
     int days = days_j ? (int)json_integer_value(days_j) : TOKEN_DEFAULT_DAYS;
 
@@ -82,19 +94,25 @@ int api_token_create(struct req *rq, struct resp *rs)
     char secret[TOKEN_LEN + 1], hash[65];
     json_t *out = NULL;
     int e = token_generate(secret, hash);
+    const struct db_token_new t = {.user_id = rq->actor.user_id,
+                                   .tenant_id = m ? m->tenant_id : NULL,
+                                   .name = vstr(rq->json, "name"),
+                                   .token_hash = hash,
+                                   .scopes = sbuf_str(&csv),
+                                   .expires_in_days = days,
+                                   .parent_id = rq->actor.via_token ? rq->actor.token_id : NULL,
+                                   .node = node};
     if (!e)
-        e = db_token_create(rq->db, rq->actor.user_id, m ? m->tenant_id : NULL,
-                            vstr(rq->json, "name"), hash, sbuf_str(&csv), days,
-                            rq->actor.via_token ? rq->actor.token_id : NULL, &out);
+        e = db_token_create(rq->db, &t, &out);
     sbuf_free(&csv);
     if (e == AIDC_ECONFLICT)
         return api_fail(rs, MHD_HTTP_CONFLICT, "token collision; try again");
     if (e)
         return e;
     resp_audit(rs, "token", json_string_value(json_object_get(out, "id")),
-               json_pack("{s:O, s:O, s:O}", "name", json_object_get(out, "name"), "scopes",
-                         json_object_get(out, "scopes"), "tenant",
-                         json_object_get(out, "tenant")));
+               json_pack("{s:O, s:O, s:O, s:O}", "name", json_object_get(out, "name"), "scopes",
+                         json_object_get(out, "scopes"), "tenant", json_object_get(out, "tenant"),
+                         "node", json_object_get(out, "node")));
     json_object_set_new(out, "token", json_string(secret));
     return resp_json(rs, MHD_HTTP_CREATED, out);
 }

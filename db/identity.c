@@ -30,7 +30,7 @@ static const struct db_stmt st_session = {
  * must not turn every request into a committed write. */
 static const struct db_stmt st_token = {
     "identity_token",
-    "WITH t AS (SELECT id, user_id, tenant_id, scopes, expires_at, last_used_at, revoked_at"
+    "WITH t AS (SELECT id, user_id, tenant_id, scopes, expires_at, last_used_at, revoked_at, node"
     "             FROM api_tokens WHERE token_hash = $1),"
     " touch AS (UPDATE api_tokens a SET last_used_at = now() FROM t"
     "            WHERE a.id = t.id AND t.revoked_at IS NULL AND t.expires_at > now()"
@@ -38,6 +38,7 @@ static const struct db_stmt st_token = {
     "           RETURNING a.id)"
     " SELECT" ACTOR_COLUMNS ","
     " t.id AS token_id, array_to_string(t.scopes, ',') AS scopes, t.tenant_id AS token_tenant,"
+    " t.node AS token_node,"
     " t.expires_at <= now() AS expired, t.revoked_at IS NOT NULL AS revoked,"
     " floor(extract(epoch FROM t.expires_at))::bigint AS token_expires,"
     " (SELECT count(*) FROM touch) AS touched"
@@ -224,6 +225,8 @@ int db_identity_token(struct db *db, const char *token_hash, struct actor *a,
             a->token_expires = (time_t)strtoll(rowjson_get(r, 0, "token_expires"), NULL, 10);
             const char *tt = rowjson_get(r, 0, "token_tenant");
             snprintf(a->token_tenant, sizeof a->token_tenant, "%s", tt ? tt : "");
+            const char *tn = rowjson_get(r, 0, "token_node");
+            snprintf(a->token_node, sizeof a->token_node, "%s", tn ? tn : "");
         }
     }
     PQclear(r);

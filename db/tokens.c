@@ -8,19 +8,19 @@
 #define TOKEN_COLS                                                                                \
     "k.id, k.name, to_json(k.scopes) AS scopes,"                                                 \
     " (SELECT slug FROM tenants WHERE id = k.tenant_id) AS tenant,"                              \
-    " k.expires_at, k.last_used_at, k.created_at"
+    " k.node, k.expires_at, k.last_used_at, k.created_at"
 
 static const struct db_stmt st_create = {
     "token_create",
     "WITH k AS (INSERT INTO api_tokens (user_id, tenant_id, name, token_hash, scopes, expires_at,"
-    "                                   parent_id)"
+    "                                   parent_id, node)"
     "           VALUES ($1::uuid, $2::uuid, $3, $4, string_to_array($5, ','),"
     "                   least(now() + make_interval(days => $6::int),"
     "                         coalesce((SELECT expires_at FROM api_tokens WHERE id = $7::uuid),"
     "                                  'infinity')),"
-    "                   $7::uuid) RETURNING *)"
+    "                   $7::uuid, $8) RETURNING *)"
     " SELECT " TOKEN_COLS " FROM k",
-    7};
+    8};
 /* Cursor: created_at (exact text) and id, so tokens created at the same instant page correctly.
  * A tenant-bound caller ($5) sees only the tokens bound to its tenant. */
 static const struct db_stmt st_list = {
@@ -48,13 +48,12 @@ static const struct db_stmt st_revoke = {
 
 const struct db_stmt *const db_tokens_stmts[] = {&st_create, &st_list, &st_revoke, NULL};
 
-int db_token_create(struct db *db, const char *user_id, const char *tenant_id, const char *name,
-                    const char *token_hash, const char *scopes, int expires_in_days,
-                    const char *parent_id, json_t **out)
+int db_token_create(struct db *db, const struct db_token_new *t, json_t **out)
 {
     char days[16];
-    snprintf(days, sizeof days, "%d", expires_in_days);
-    const char *p[7] = {user_id, tenant_id, name, token_hash, scopes, days, parent_id};
+    snprintf(days, sizeof days, "%d", t->expires_in_days);
+    const char *p[8] = {t->user_id, t->tenant_id, t->name,      t->token_hash,
+                        t->scopes,  days,         t->parent_id, t->node};
     return rowjson_query_one(db, &st_create, p, out);
 }
 

@@ -11,9 +11,17 @@
  * token that creates this one (NULL for a session): the new token expires no
  * later than its parent and is revoked with it.
  */
-int db_token_create(struct db *db, const char *user_id, const char *tenant_id, const char *name,
-                    const char *token_hash, const char *scopes, int expires_in_days,
-                    const char *parent_id, json_t **out);
+struct db_token_new {
+    const char *user_id;
+    const char *tenant_id; /* bound to this tenant, or NULL */
+    const char *name;
+    const char *token_hash;
+    const char *scopes; /* comma-separated */
+    int expires_in_days;
+    const char *parent_id; /* the token that creates it, or NULL */
+    const char *node;      /* bound to this node, or NULL */
+};
+int db_token_create(struct db *db, const struct db_token_new *t, json_t **out);
 /*
  * The user's live tokens created after cursor (created_at|id), oldest first;
  * with tenant_id only those bound to that tenant.

@@ -75,6 +75,7 @@ struct actor {
     char token_id[UUID_LEN + 1];
     unsigned scopes;                  /* SC_ALL for sessions */
     char token_tenant[UUID_LEN + 1];  /* a token bound to one tenant, else "" */
+    char token_node[254];             /* a token bound to one node (host), else "" */
     char jti[UUID_LEN + 1];           /* session id of a JWT, else "" */
     time_t session_expires;
     long long auth_version;  /* users.auth_version when loaded */
