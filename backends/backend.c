@@ -8,6 +8,8 @@
 
 #include <ctype.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -169,3 +171,19 @@ int backend_tail_file(const char *path, int tail, char **text, size_t *textlen)
     return 0;
 }
 
+
+void backend_resource_add(struct backend_resource *out, size_t max, int *n, const char *name,
+                          long long amount)
+{
+    if (amount < 0)
+        amount = 0;
+    for (int i = 0; i < *n; i++)
+        if (strcmp(out[i].name, name) == 0) {
+            out[i].total = amount > LLONG_MAX - out[i].total ? LLONG_MAX : out[i].total + amount;
+            return;
+        }
+    if ((size_t)*n == max)
+        return;
+    snprintf(out[*n].name, sizeof out[*n].name, "%s", name);
+    out[(*n)++].total = amount;
+}

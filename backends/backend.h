@@ -99,6 +99,15 @@ struct backend_resource {
 };
 
 /*
+ * Add amount of resource name to out (n used of max entries; a new name takes
+ * the next one while there is room). Amounts come from a scheduler's answers:
+ * a negative one adds nothing, and the sum stops at the largest value (huge
+ * ones overflowed it: found by fuzzing).
+ */
+void backend_resource_add(struct backend_resource *out, size_t max, int *n, const char *name,
+                          long long amount);
+
+/*
  * What one call that changes state in the scheduler (submit, cancel,
  * preempt) did, for the audit trail: the backend fills it, the dispatcher
  * turns it into a "backend.<call>" event in the transaction that records the

@@ -469,19 +469,6 @@ static bool node_usable(const json_t *node)
     return false; /* no Ready condition: not (yet) a working node */
 }
 
-static void add(struct backend_resource *out, size_t max, int *n, const char *name, long long v)
-{
-    for (int i = 0; i < *n; i++)
-        if (strcmp(out[i].name, name) == 0) {
-            out[i].total += v;
-            return;
-        }
-    if ((size_t)*n < max) {
-        snprintf(out[*n].name, sizeof out[*n].name, "%s", name);
-        out[(*n)++].total = v;
-    }
-}
-
 /*
  * The aidc GPU type of a node label value: through options.gpu_types, else the
  * value itself when it is a GPU type as it stands - the job's nodeSelector
@@ -514,9 +501,9 @@ int kubejob_inventory_add(const json_t *o, const json_t *items, struct backend_r
         long long gpus = kubejob_quantity(
             json_string_value(json_object_get(alloc, res ? res : KUBE_DEFAULT_GPU_RESOURCE)), false);
         if (cpu > 0)
-            add(out, max, &n, "cpu", cpu);
+            backend_resource_add(out, max, &n, "cpu", cpu);
         if (mem > 0)
-            add(out, max, &n, "memory_gib", mem);
+            backend_resource_add(out, max, &n, "memory_gib", mem);
         const char *value = json_string_value(json_object_get(
             json_object_get(json_object_get(node, "metadata"), "labels"),
             label ? label : KUBE_DEFAULT_GPU_LABEL));
@@ -524,7 +511,7 @@ int kubejob_inventory_add(const json_t *o, const json_t *items, struct backend_r
         const char *type = value ? gpu_type_of(o, value) : NULL;
         if (gpus > 0 && type) {
             snprintf(name, sizeof name, "gpu:%.40s", type);
-            add(out, max, &n, name, gpus);
+            backend_resource_add(out, max, &n, name, gpus);
         }
     }
     return n;

@@ -260,36 +260,18 @@ bool slurm_node_usable(const json_t *node)
            !has_flag(flags, "NOT_RESPONDING") && !has_flag(flags, "MAINTENANCE");
 }
 
-static void add(struct backend_resource *out, size_t max, int *n, const char *name,
-                long long amount)
-{
-    /* counts from slurmrestd: a negative one adds nothing, the sum stops at the largest
-     * (huge ones overflowed it: found by fuzzing) */
-    if (amount < 0)
-        amount = 0;
-    for (int i = 0; i < *n; i++)
-        if (strcmp(out[i].name, name) == 0) {
-            out[i].total = amount > LLONG_MAX - out[i].total ? LLONG_MAX : out[i].total + amount;
-            return;
-        }
-    if ((size_t)*n == max)
-        return;
-    snprintf(out[*n].name, sizeof out[*n].name, "%s", name);
-    out[(*n)++].total = amount;
-}
-
 int slurm_inventory_parse(const json_t *nodes, struct backend_resource *out, size_t max)
 {
     int n = 0;
-    add(out, max, &n, "cpu", 0);
-    add(out, max, &n, "memory_gib", 0);
+    backend_resource_add(out, max, &n, "cpu", 0);
+    backend_resource_add(out, max, &n, "memory_gib", 0);
     size_t i;
     json_t *node;
     json_array_foreach(nodes, i, node) {
         if (!slurm_node_usable(node))
             continue;
-        add(out, max, &n, "cpu", ival(node, "cpus"));
-        add(out, max, &n, "memory_gib", ival(node, "real_memory") / 1024);
+        backend_resource_add(out, max, &n, "cpu", ival(node, "cpus"));
+        backend_resource_add(out, max, &n, "memory_gib", ival(node, "real_memory") / 1024);
         /* "gpu:a100:8" or "gpu:a100:4(S:0),gpu:h100:2(S:1)"; an untyped "gpu:8" has no type */
         const char *gres = json_string_value(json_object_get(node, "gres"));
         char *copy = xstrdup(gres ? gres : ""), *save = NULL;
@@ -309,7 +291,7 @@ int slurm_inventory_parse(const json_t *nodes, struct backend_resource *out, siz
                 continue;
             char name[48];
             snprintf(name, sizeof name, "gpu:%s", g + 4);
-            add(out, max, &n, name, count);
+            backend_resource_add(out, max, &n, name, count);
         }
         free(copy);
     }

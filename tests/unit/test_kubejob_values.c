@@ -1,14 +1,17 @@
 /*
  * test_kubejob_values.c - the values of the Kubernetes API aidc reads
  * (backends/kubejob.h): RFC 3339 times and resource quantities ("7500m",
- * "33554432Ki", "1e3"), as the API server writes them and as garbage.
+ * "33554432Ki", "1e3"), as the API server writes them and as garbage, and
+ * the inventory's sums over absurd nodes (they stop at the largest value).
  */
 #include "tests/support/suite.h"
 
 #include "backends/kubejob.h"
 
 #include <check.h>
+#include <limits.h>
 #include <stdbool.h>
+#include <string.h>
 
 #define T0 1796198400LL /* 2026-12-02T08:00:00Z */
 
@@ -54,12 +57,37 @@ START_TEST(quantities)
 }
 END_TEST
 
+/* A thousand nodes of 9e15 cores each: the cluster's total saturates, it does not wrap. */
+START_TEST(inventory_sums_saturate)
+{
+    json_t *items = json_array(), *opts = json_object();
+    for (int i = 0; i < 1100; i++)
+        json_array_append_new(
+            items, json_loads("{\"metadata\":{\"name\":\"n\",\"labels\":{}},\"spec\":{},"
+                              "\"status\":{\"allocatable\":{\"cpu\":\"9e15\",\"memory\":\"1Gi\"},"
+                              "\"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}",
+                              0, NULL));
+    struct backend_resource out[8];
+    int count = kubejob_inventory_add(opts, items, out, 8, 0);
+    bool seen = false;
+    for (int k = 0; k < count; k++)
+        if (strcmp(out[k].name, "cpu") == 0) {
+            seen = true;
+            ck_assert_msg(out[k].total == LLONG_MAX, "cpu total %lld", out[k].total);
+        }
+    ck_assert(seen);
+    json_decref(items);
+    json_decref(opts);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("kubejob_values");
     TCase *tc = tcase_create("values");
     tcase_add_test(tc, times);
     tcase_add_test(tc, quantities);
+    tcase_add_test(tc, inventory_sums_saturate);
     suite_add_tcase(s, tc);
     return suite_run(s);
 }
