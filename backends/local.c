@@ -250,7 +250,7 @@ static void add_paths(json_t *a, const struct backend_cluster *c, const char *na
  * The job's sandbox (backends/sandbox.h): hidden are aidcd's data directory
  * and the job directories (each job sees its own only), its secret files,
  * libpq's and ssh's files in its home, /etc/aidc (where docs put keys and
- * credentials_ref files) and what the operator adds.
+ * credentials_ref files), Debian's PostgreSQL data and what the operator adds.
  */
 static json_t *sandbox_spec(const struct backend_cluster *c)
 {
@@ -272,6 +272,7 @@ static json_t *sandbox_spec(const struct backend_cluster *c)
         free(p);
     }
     json_array_append_new(hidden, json_string("/etc/aidc"));
+    json_array_append_new(hidden, json_string("/var/lib/postgresql")); /* a database on this host */
     add_paths(hidden, c, "hidden_paths");
     json_array_append_new(writable, json_string("/tmp"));
     json_array_append_new(writable, json_string("/var/tmp"));

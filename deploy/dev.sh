@@ -31,6 +31,7 @@ cmake --build build -j"$(nproc)" --target aidcd >"$root/build/dev-build.log" 2>&
 
 mkdir -p "$state"
 chmod 700 "$state"
+state=$(cd "$state" && pwd) # absolute: the local cluster hides it from jobs
 secret() {  # a random password, created once and kept in $state/$1
     [ -s "$state/$1" ] || { head -c 18 /dev/urandom | base64 | tr '+/' '-_' >"$state/$1"; chmod 600 "$state/$1"; }
     cat "$state/$1"
@@ -102,8 +103,10 @@ st=$(api POST /api/v1/tenants/demo/projects '{"slug":"getting-started","name":"G
 case "$st" in 201|409) ;; *) die "seeding the demo project failed ($st)";; esac
 # The local executor: four GPU slots of type "a100" (real GPUs if this machine
 # has them - CUDA_VISIBLE_DEVICES is set per job - otherwise just slots), and
-# room for 16 cores of jobs so a laptop with few cores can still queue work.
-st=$(api POST /api/v1/clusters '{"name":"local","kind":"local","options":{"gpus":{"a100":4},"cpus":16,"memory_gib":64}}')
+# room for 16 cores of jobs so a laptop with few cores can still queue work. Jobs
+# run in a sandbox that hides aidcd's data directory; the passwords kept beside it
+# and PostgreSQL's files are hidden too (hidden_paths).
+st=$(api POST /api/v1/clusters "{\"name\":\"local\",\"kind\":\"local\",\"options\":{\"gpus\":{\"a100\":4},\"cpus\":16,\"memory_gib\":64,\"hidden_paths\":[\"$state\",\"$pgdata\"]}}")
 case "$st" in 201|409) ;; *) die "registering the local cluster failed ($st)";; esac
 # Sensitive changes need a second admin's approval (docs/approvals.md): admin asks,
 # admin2 approves. approved METHOD PATH BODY -> the request's status, or the approve

@@ -222,6 +222,54 @@ void harness_db_discard(struct aidc_server *s)
     harness_remove_tree(s->data_dir);
 }
 
+/*
+ * The servers this process started and has not stopped: a test whose set-up
+ * fails half way (Check ends it without its teardown) must not leave an aidcd
+ * running. Stopped at exit by the process that started them only (Check's
+ * forked tests inherit the list, and must not stop their parent's server).
+ */
+#define MAX_STARTED 32
+static struct {
+    pid_t owner;
+    pid_t pids[MAX_STARTED];
+} started;
+
+static void stop_leftovers(void)
+{
+    if (getpid() != started.owner)
+        return;
+    for (size_t i = 0; i < MAX_STARTED; i++) {
+        pid_t pid = started.pids[i];
+        /* a live child of ours only: one a test killed and reaped itself is gone, and
+         * its pid may be someone else's by now */
+        if (pid <= 0 || waitpid(pid, NULL, WNOHANG) != 0 || kill(pid, SIGTERM) != 0)
+            continue;
+        fprintf(stderr, "harness: stopping aidcd %d, still running at exit\n", (int)pid);
+        for (int t = 0; t < 100 && waitpid(pid, NULL, WNOHANG) == 0; t++) {
+            struct timespec nap = {0, 50 * 1000 * 1000};
+            nanosleep(&nap, NULL); /* its exit: nothing to block on with a deadline */
+        }
+        if (kill(pid, 0) == 0) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+        }
+    }
+}
+
+static void track(pid_t pid, bool add)
+{
+    if (started.owner != getpid()) { /* first start in this process */
+        memset(&started, 0, sizeof started);
+        started.owner = getpid();
+        atexit(stop_leftovers);
+    }
+    for (size_t i = 0; i < MAX_STARTED; i++)
+        if (add ? started.pids[i] == 0 : started.pids[i] == pid) {
+            started.pids[i] = add ? pid : 0;
+            return;
+        }
+}
+
 /* Wait for aidcd's "listening" log line and read the port from it. */
 static int wait_listening(struct aidc_server *s)
 {
@@ -239,6 +287,7 @@ static int wait_listening(struct aidc_server *s)
         int st;
         if (waitpid(s->pid, &st, WNOHANG) == s->pid) {
             fprintf(stderr, "harness: aidcd exited early, see %s\n", s->log_path);
+            track(s->pid, false);
             s->pid = 0;
             return -1;
         }
@@ -266,6 +315,7 @@ int harness_server_start(struct aidc_server *s, const char *const *env)
         _exit(127);
     }
     s->pid = pid;
+    track(pid, true);
     int rc = wait_listening(s);
     note_key_files(s, env);
     return rc;
@@ -279,6 +329,7 @@ int harness_server_stop(struct aidc_server *s)
     int st = 0;
     while (waitpid(s->pid, &st, 0) < 0 && errno == EINTR)
         ;
+    track(s->pid, false);
     s->pid = 0;
     /* its log joins the run's log tree (secrets.h), whatever happens to data_dir */
     secrets_archive_logs(s->data_dir);
