@@ -115,6 +115,14 @@ START_TEST(unknown_user_and_wrong_password_look_the_same)
 }
 END_TEST
 
+/* One login from ip that must answer want. */
+static void expect_login(const char *ip, const char *user, const char *pw, long want)
+{
+    struct http_res r;
+    ck_assert_int_eq(login_from(ip, user, pw, &r), want);
+    http_res_free(&r);
+}
+
 /*
  * n wrong passwords for user, each 401: from addr, or with numbered from
  * addr followed by 1, 2, ... (a prefix such as "10.6.0.").
@@ -150,11 +158,9 @@ START_TEST(throttle_per_username_and_address)
     http_res_free(&r);
     ck_assert_int_ge(audit_count("auth.login", "denied", "too many failed logins"), 1);
     /* but the guesser has not locked its owner out: from elsewhere she gets in */
-    ck_assert_int_eq(login_from("10.3.1.1", "victim", "victim-password-1", &r), 200);
-    http_res_free(&r);
+    expect_login("10.3.1.1", "victim", "victim-password-1", 200);
     /* and other users from the guesser's address are not affected */
-    ck_assert_int_eq(login_from("10.3.0.1", ADMIN_USER, ADMIN_PASSWORD, &r), 200);
-    http_res_free(&r);
+    expect_login("10.3.0.1", ADMIN_USER, ADMIN_PASSWORD, 200);
 }
 END_TEST
 
@@ -162,11 +168,9 @@ END_TEST
 START_TEST(success_resets_the_count_of_its_address)
 {
     make_user("forgetful", "forgetful-password-1", NULL);
-    struct http_res r;
     for (int round = 0; round < 2; round++) {
         fail_logins("forgetful", "10.5.0.1", false, 2);
-        ck_assert_int_eq(login_from("10.5.0.1", "forgetful", "forgetful-password-1", &r), 200);
-        http_res_free(&r);
+        expect_login("10.5.0.1", "forgetful", "forgetful-password-1", 200);
     }
 }
 END_TEST
@@ -181,8 +185,7 @@ START_TEST(throttle_per_username_from_many_addresses)
     expect_429(&r);
     http_res_free(&r);
     /* her own success from an address of hers does not reopen the name */
-    ck_assert_int_eq(login_from("10.6.0.1", "target", "target-password-1", &r), 429);
-    http_res_free(&r);
+    expect_login("10.6.0.1", "target", "target-password-1", 429);
 }
 END_TEST
 
@@ -190,27 +193,19 @@ END_TEST
 START_TEST(throttle_counts_ipv6_by_its_64)
 {
     make_user("sixer", "sixer-password-1", NULL);
-    struct http_res r;
     fail_logins("sixer", "2001:db8:6:6::", true, 3);
-    ck_assert_int_eq(login_from("2001:db8:6:6:ffff::9", "sixer", "sixer-password-1", &r), 429);
-    http_res_free(&r);
-    ck_assert_int_eq(login_from("2001:db8:6:7::1", "sixer", "sixer-password-1", &r), 200);
-    http_res_free(&r);
+    expect_login("2001:db8:6:6:ffff::9", "sixer", "sixer-password-1", 429);
+    expect_login("2001:db8:6:7::1", "sixer", "sixer-password-1", 200);
 }
 END_TEST
 
 START_TEST(throttle_per_address)
 {
-    struct http_res r;
-    for (int i = 0; i < 6; i++) {
-        ck_assert_int_eq(login_from("10.4.0.9", fmt("nobody%d", i), "bad-password!", &r), 401);
-        http_res_free(&r);
-    }
-    ck_assert_int_eq(login_from("10.4.0.9", ADMIN_USER, ADMIN_PASSWORD, &r), 429);
-    http_res_free(&r);
+    for (int i = 0; i < 6; i++)
+        expect_login("10.4.0.9", fmt("nobody%d", i), "bad-password!", 401);
+    expect_login("10.4.0.9", ADMIN_USER, ADMIN_PASSWORD, 429);
     /* another address still gets in */
-    ck_assert_int_eq(login_from("10.4.0.10", ADMIN_USER, ADMIN_PASSWORD, &r), 200);
-    http_res_free(&r);
+    expect_login("10.4.0.10", ADMIN_USER, ADMIN_PASSWORD, 200);
 }
 END_TEST
 
