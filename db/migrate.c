@@ -322,10 +322,24 @@ int migrate_check(const char *app_url, bool *pending, char *err, size_t errsz)
     rc = compare_applied(r, &napplied, &db_max, err, errsz);
     if (rc)
         goto out;
-    if (db_max < migrate_latest_version()) {
+    /* every migration of this binary, not only the highest: one applied out of order
+     * (or its row lost) would leave a hole behind a current-looking version */
+    const struct embed_file *missing = NULL;
+    for (const struct embed_file *m = embed_migrations; m->name && !missing; m++)
+        if (!is_applied(r, version_of(m->name)))
+            missing = m;
+    if (missing && db_max < version_of(missing->name)) {
         *pending = true;
         snprintf(err, errsz, "database schema is at version %d, this aidcd needs %d: run `aidcd migrate`",
                  db_max, migrate_latest_version());
+        rc = AIDC_EINVAL;
+        goto out;
+    }
+    if (missing) {
+        snprintf(err, errsz,
+                 "migration %s is not applied although later ones are (version %d): restore "
+                 "the database from a backup, or apply it by hand and record it",
+                 missing->name, db_max);
         rc = AIDC_EINVAL;
         goto out;
     }

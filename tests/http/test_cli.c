@@ -1,7 +1,8 @@
 /*
  * test_cli.c - the aidcd command line and its start-up checks: --help, bad
  * settings stop the start with one line naming them, migrations are applied
- * once and checksummed (an edited one or a newer database is refused), serve
+ * once and checksummed (an edited one, a newer database or one missing a
+ * migration below its highest is refused), serve
  * refuses an unmigrated database (unless AIDC_AUTO_MIGRATE) and a database
  * role that would bypass row-level security, and the session key file.
  */
@@ -164,6 +165,24 @@ START_TEST(newer_database_is_refused)
 }
 END_TEST
 
+/* A migration missing below the highest applied one: not "current", whatever the version. */
+START_TEST(a_hole_in_the_applied_migrations_is_refused)
+{
+    owner_sql("CREATE TABLE hold_migration AS SELECT * FROM aidc_schema_migrations"
+              " WHERE version = 5");
+    owner_sql("DELETE FROM aidc_schema_migrations WHERE version = 5");
+    char *t;
+    ck_assert_int_ne(serve_once(NULL, &t), 0);
+    ck_assert_msg(t && strstr(t, "migration 0005_") && strstr(t, "is not applied although later"),
+                  "%s", t ? t : "");
+    free(t);
+    owner_sql("INSERT INTO aidc_schema_migrations SELECT * FROM hold_migration");
+    owner_sql("DROP TABLE hold_migration");
+    ck_assert_int_eq(serve_once(NULL, &t), 0);
+    free(t);
+}
+END_TEST
+
 START_TEST(unmigrated_database_needs_migrate_or_auto_migrate)
 {
     struct aidc_server fresh;
@@ -279,6 +298,7 @@ int main(void)
     tcase_add_test(tc, migrate_is_idempotent);
     tcase_add_test(tc, edited_migration_is_refused);
     tcase_add_test(tc, newer_database_is_refused);
+    tcase_add_test(tc, a_hole_in_the_applied_migrations_is_refused);
     tcase_add_test(tc, unmigrated_database_needs_migrate_or_auto_migrate);
     tcase_add_test(tc, owner_role_cannot_serve);
     tcase_add_test(tc, session_key_file);
