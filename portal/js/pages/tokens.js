@@ -1,7 +1,7 @@
 // tokens.js - the user's own API tokens (for CI pipelines and scripts):
-// create one (name, scopes, expiry, optionally bound to one tenant), see its
-// secret exactly once with a ready-to-paste curl example, list the tokens
-// (no secrets: the server keeps only a hash) and revoke them.
+// create one (name, scopes, expiry, optionally bound to one tenant or, for a node
+// agent, one node), see its secret exactly once with a ready-to-paste curl example,
+// list the tokens (no secrets: the server keeps only a hash) and revoke them.
 import { api } from '../api.js';
 import { t, fmtTime } from '../i18n.js';
 import { h, clear, section, table, field, onSubmit, copyButton, alertBox, errorText, nextId } from '../ui.js';
@@ -98,6 +98,7 @@ export async function render(ctx) {
       { label: t('tokens.name'), render: (k) => h('strong', {}, k.name) },
       { label: t('tokens.scopes'), render: (k) => k.scopes.join(', ') },
       { label: t('tokens.tenant'), render: (k) => k.tenant || t('tokens.any_tenant') },
+      { label: t('tokens.node'), render: (k) => k.node || '—' },
       { label: t('tokens.created'), render: (k) => fmtTime(k.created_at) },
       { label: t('tokens.expires'), render: (k) => expiry(k.expires_at) },
       { label: t('tokens.last_used'), render: (k) => (k.last_used_at ? fmtTime(k.last_used_at) : t('tokens.never')) },
@@ -158,6 +159,7 @@ export async function render(ctx) {
       type: 'number', min: 1, max: 730, step: 1, value: '90', inputmode: 'numeric', hint: t('tokens.expires_hint'),
     }),
     tenantField,
+    field('node', 'tokens.node', { maxlength: 253, autocomplete: 'off', hint: t('tokens.node_hint') }),
     scopeBoxes,
     h('div', { class: 'actions wide' }, h('button', { type: 'submit' }, t('tokens.create'))));
 
@@ -175,6 +177,7 @@ export async function render(ctx) {
       body.expires_in_days = Number.isInteger(n) ? n : v.expires_in_days;
     }
     if (v.tenant) body.tenant = v.tenant;
+    if (v.node) body.node = v.node;
     return api.post('tokens', body);
   }, async (tok) => {
     form.reset();

@@ -1,7 +1,7 @@
 // tokens.spec.js - API tokens (#/tokens): a token is created with a scope, its secret
 // shown once; the page's curl example really works (run with curl) and stops
 // working after the token is revoked in the page (a failed revoke can be retried); a
-// reload never shows the secret.
+// reload never shows the secret; a node agent's token is bound to its node.
 const { execFileSync } = require('child_process');
 const { test, expect, world, login, visit, allowHttp, checkA11y, shot } = require('../fixtures');
 
@@ -104,6 +104,30 @@ test('a token needs a name and a scope; the errors show next to the fields', asy
   await expect(form.locator('[data-field="scopes"] .field-error')).toHaveText('Choose at least one scope.');
   await expect(form.locator('input[name="name"]')).toBeFocused();
   await expect(page.locator('#token-secret')).toHaveCount(0);
+});
+
+test('a node agent token is bound to its node; only machine scopes may be', async ({ page }) => {
+  const name = `agent-${Date.now().toString(36)}`;
+  await login(page, 'tom');
+  await visit(page, '#/tokens', null);
+  const form = page.locator('form').filter({ has: page.locator('input[name="name"]') });
+  await form.locator('input[name="name"]').fill(name);
+  await form.locator('input[name="node"]').fill('gpu-node-07');
+  await form.locator('input[name="scopes"][value="jobs:read"]').check();
+  // the server's refusal lands at the node field
+  allowHttp(page, 400, '/api/v1/tokens');
+  await form.getByRole('button', { name: 'Create token' }).click();
+  await expect(form.locator('[data-field="node"] .field-error')).toContainText('audit:ingest');
+  await expect(page.locator('#token-secret')).toHaveCount(0);
+  await form.locator('input[name="scopes"][value="jobs:read"]').uncheck();
+  await form.locator('input[name="scopes"][value="audit:ingest"]').check();
+  const created = page.waitForResponse((r) => r.url().endsWith('/api/v1/tokens') && r.request().method() === 'POST');
+  await form.getByRole('button', { name: 'Create token' }).click();
+  expect((await created).status()).toBe(201);
+  const row = page.locator('tbody tr').filter({ hasText: name });
+  await expect(row).toContainText('gpu-node-07');
+  await expect(row).toContainText('audit:ingest');
+  await checkA11y(page);
 });
 
 test('bob (no tenant) and the phone layout', async ({ page }) => {
