@@ -27,16 +27,13 @@ static bool is_ndjson(const char *ct)
     return ct && strncasecmp(ct, "application/x-ndjson", 20) == 0;
 }
 
-/* The first record naming another host than the token's node, or -1 (not bound: none). */
+/* The first record naming a host the token may not speak of, or -1. */
 static long other_host(const struct req *rq, const json_t *records)
 {
     size_t i;
     json_t *r;
-    if (!rq->actor.token_node[0])
-        return -1;
     json_array_foreach(records, i, r) {
-        const char *host = json_string_value(json_object_get(r, "host"));
-        if (!host || strcasecmp(host, rq->actor.token_node) != 0)
+        if (!auth_node_allowed(&rq->actor, json_string_value(json_object_get(r, "host"))))
             return (long)i;
     }
     return -1;

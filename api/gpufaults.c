@@ -5,6 +5,7 @@
 #include "../db/clusters.h"
 #include "../db/gpufaults.h"
 #include "../db/sched.h"
+#include "../server/auth.h"
 #include "../server/config.h"
 #include "../server/err.h"
 #include "../server/xalloc.h"
@@ -16,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 struct cluster_ref {
     const char *name;
@@ -192,12 +192,6 @@ static int check_item(struct req *rq, struct resp *rs, const struct cluster_ref 
     return 0;
 }
 
-/* Whether a token bound to a node (tokens.c) may speak of node: only of its own. */
-static bool node_of_token(const struct req *rq, const char *node)
-{
-    return !rq->actor.token_node[0] || (node && strcasecmp(node, rq->actor.token_node) == 0);
-}
-
 int api_gpu_fault_report(struct req *rq, struct resp *rs)
 {
     struct cluster_ref c = {0};
@@ -221,7 +215,7 @@ int api_gpu_fault_report(struct req *rq, struct resp *rs)
         goto out;
     }
     for (size_t i = 0; i < fr.n; i++)
-        if (!node_of_token(rq, fr.items[i].node)) {
+        if (!auth_node_allowed(&rq->actor, fr.items[i].node)) {
             e = api_fail(rs, MHD_HTTP_FORBIDDEN,
                          "alert %zu names node \"%.253s\"; this token is bound to node \"%s\"",
                          i + 1, fr.items[i].node ? fr.items[i].node : "", rq->actor.token_node);
@@ -333,7 +327,7 @@ int api_gpu_fault_resolve(struct req *rq, struct resp *rs)
         api_field_error(rs, "gpu", "must be a GPU index from 0 to %d", FAULTREPORT_MAX_GPU_INDEX);
     if (rs->err.nfields)
         return api_fail_fields(rs);
-    if (!node_of_token(rq, node))
+    if (!auth_node_allowed(&rq->actor, node))
         return api_fail(rs, MHD_HTTP_FORBIDDEN, "this token is bound to node \"%s\"",
                         rq->actor.token_node);
     int ngpus = 0;

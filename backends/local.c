@@ -264,9 +264,10 @@ static json_t *sandbox_spec(const struct backend_cluster *c)
     size_t n = credref_own_paths(own, sizeof own / sizeof own[0]);
     for (size_t i = 0; i < n; i++)
         json_array_append_new(hidden, json_string(own[i]));
+    static const char *const in_home[] = {".pgpass", ".postgresql", ".ssh"};
     const char *home = getenv("HOME");
-    for (size_t i = 0; home && home[0] == '/' && home[1] && i < 3; i++) {
-        static const char *const in_home[] = {".pgpass", ".postgresql", ".ssh"};
+    bool has_home = home && home[0] == '/' && home[1]; /* a service user's may be "/" */
+    for (size_t i = 0; has_home && i < sizeof in_home / sizeof *in_home; i++) {
         char *p = xasprintf("%s/%s", home, in_home[i]);
         json_array_append_new(hidden, json_string(p));
         free(p);

@@ -13,6 +13,7 @@
 
 #include <microhttpd.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 
 static const char *const scope_names[] = {"jobs:read",    "jobs:write",   "images:read",
@@ -192,4 +193,9 @@ out:
     }
     free(cookie_tok);
     return e;
+}
+
+bool auth_node_allowed(const struct actor *a, const char *node)
+{
+    return !a->token_node[0] || (node && strcasecmp(node, a->token_node) == 0);
 }

@@ -22,6 +22,12 @@
  */
 int auth_authenticate(struct req *rq, int *status, const char **reason);
 
+/*
+ * Whether the actor may speak of node: any node, unless its token is bound to
+ * one (api/tokens.c); then only that one (host names compare without case).
+ */
+bool auth_node_allowed(const struct actor *a, const char *node);
+
 /* Global role bits as "platform_admin,finance,auditor" (comma-separated). */
 void auth_roles_csv(unsigned roles, char *buf, size_t n);
 /* Scope bits as a jansson array of names (new reference). */

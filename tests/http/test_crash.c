@@ -101,14 +101,10 @@ static int fixed_port(unsigned *rs)
     return -1;
 }
 
-static pid_t owner_pid;
-
 /* The private PostgreSQL and the key, removed even when the set-up fails half
  * way (the harness stops a left-over aidcd before this runs). */
 static void cleanup_at_exit(void)
 {
-    if (getpid() != owner_pid)
-        return;
     pgextra_pg_remove(&pg);
     audittest_key_remove(key_dir); /* nftw on a removed tree finds nothing */
 }
@@ -117,7 +113,6 @@ static void setup(void)
 {
     harness_require_pg();
     slurmtest_env();
-    owner_pid = getpid();
     pgextra_at_exit(cleanup_at_exit);
     signal(SIGPIPE, SIG_IGN);
     curl_global_init(CURL_GLOBAL_ALL);

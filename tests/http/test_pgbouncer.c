@@ -47,18 +47,10 @@ static const char *const tenants[NT] = {"red", "blue", "green", "gold"};
 static char *jwt[NT];
 static char *held_job[NT]; /* a job per tenant that stays queued (its project may run none) */
 static struct pgextra_bouncer bnc;
-static pid_t owner_pid;
 
 /* Whatever this program started, stopped even when it ends on a failed set-up. */
 static void cleanup_at_exit(void)
 {
-    if (getpid() != owner_pid) /* a forked test: the parent cleans up */
-        return;
-    if (harness_srv.pid > 0) {
-        kill(harness_srv.pid, SIGKILL);
-        waitpid(harness_srv.pid, NULL, 0);
-        harness_srv.pid = 0;
-    }
     pgextra_bouncer_stop(&bnc, true);
     if (harness_srv.dbname[0]) {
         (void)pgextra_wait_db_idle(getenv("AIDC_TEST_OWNER_URL"), harness_srv.dbname, 10);
@@ -75,7 +67,6 @@ static _Noreturn void setup_fail(const char *what)
 
 static void setup(void)
 {
-    owner_pid = getpid();
     pgextra_at_exit(cleanup_at_exit);
     signal(SIGPIPE, SIG_IGN);
     jobs_reap_at_exit();

@@ -42,18 +42,10 @@
 #define WAIT_S 30.0
 
 static struct pgextra_pg primary, standby;
-static pid_t owner_pid;
 static char *fin, *pa, *ca, *aud; /* finance, physics admin, chem admin, auditor */
 
 static void cleanup_at_exit(void)
 {
-    if (getpid() != owner_pid) /* a forked test: the parent cleans up */
-        return;
-    if (harness_srv.pid > 0) {
-        kill(harness_srv.pid, SIGKILL);
-        waitpid(harness_srv.pid, NULL, 0);
-        harness_srv.pid = 0;
-    }
     pgextra_pg_remove(&standby);
     pgextra_pg_remove(&primary);
 }
@@ -102,7 +94,6 @@ static char *user(const char *name, const char *roles, const char *tenant, const
 
 static void setup(void)
 {
-    owner_pid = getpid();
     pgextra_at_exit(cleanup_at_exit);
     signal(SIGPIPE, SIG_IGN);
     if (pgextra_primary_up(&primary, "replica-primary") != 0)

@@ -43,12 +43,29 @@ void pgextra_nap(void)
         ;
 }
 
+/* The cleanup of pgextra_at_exit and the process that registered it. */
+static struct {
+    void (*fn)(void);
+    pid_t owner;
+} at_exit;
+
+static void run_at_exit(void)
+{
+    if (at_exit.fn && getpid() == at_exit.owner) /* a forked test: its parent cleans up */
+        at_exit.fn();
+}
+
 void pgextra_at_exit(void (*fn)(void))
 {
+    bool registered = at_exit.fn != NULL;
+    at_exit.fn = fn;
+    at_exit.owner = getpid();
+    if (registered)
+        return;
     /* OpenSSL registers its cleanup when it first initializes more than its base
      * (no options would return early): have it do so now, so that fn, registered
      * after it, runs before it */
-    if (OPENSSL_init_crypto(OPENSSL_INIT_LOAD_CONFIG, NULL) != 1 || atexit(fn) != 0) {
+    if (OPENSSL_init_crypto(OPENSSL_INIT_LOAD_CONFIG, NULL) != 1 || atexit(run_at_exit) != 0) {
         fprintf(stderr, "pgextra: cannot register a cleanup at exit\n");
         exit(1);
     }

@@ -95,8 +95,9 @@ bool pgextra_wait_db_idle(const char *conninfo, const char *dbname, double wait_
 
 /*
  * atexit(fn), run before OpenSSL's own exit handler: libpq needs OpenSSL for
- * SCRAM, and a connection made after OpenSSL cleaned up crashes. fn runs in
- * every process that exits, forked Check tests too: it must look at getpid().
+ * SCRAM, and a connection made after OpenSSL cleaned up crashes. fn runs only
+ * in the process that registered it (not in forked Check tests), after the
+ * harness has stopped the aidcd it left running; one fn per program.
  */
 void pgextra_at_exit(void (*fn)(void));
 
