@@ -136,7 +136,10 @@ want=200; [ "$REGISTRY_AUTH" = htpasswd ] && want=401
 for i in $(seq 100); do
     code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "$REGISTRY_URL/v2/" || true)
     [ "$code" = "$want" ] && break
-    alive "$pid" || { tail -20 "$REGISTRY_DIR/registry.log" >&2; die "registry exited"; }
+    # gone, not alive: until it execs, the new process is still this script's bash,
+    # whose command line alive does not recognise
+    state=; read -r _ _ state _ 2>/dev/null < "/proc/$pid/stat" || state=Z
+    [ "$state" != Z ] || { tail -20 "$REGISTRY_DIR/registry.log" >&2; die "registry exited"; }
     [ "$i" = 100 ] && { tail -20 "$REGISTRY_DIR/registry.log" >&2; die "no answer on $REGISTRY_URL/v2/ (last $code)"; }
     sleep 0.1
 done
