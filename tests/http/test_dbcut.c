@@ -149,14 +149,19 @@ static void setup(void)
     proxy_start();
     harness_db_create(&harness_srv, "dbcut");
     pg_port = url_port(harness_srv.app_url);
-    /* aidcd's own connections go through the proxy; the test's do not */
-    char via[600], env[640];
+    /*
+     * The HTTP threads' connections go through the proxy; the test's and the
+     * background workers' do not, so a worker's COMMIT cannot take a cut armed
+     * for a request's.
+     */
+    char via[600], env[640], workers[640];
     const char *at = strrchr(harness_srv.app_url, '@');
     const char *slash = strchr(at, '/');
     snprintf(via, sizeof via, "%.*s127.0.0.1:%d%s", (int)(at - harness_srv.app_url + 1),
              harness_srv.app_url, proxy_port, slash);
     snprintf(env, sizeof env, "AIDC_DATABASE_URL=%s", via);
-    const char *extra[] = {env, NULL};
+    snprintf(workers, sizeof workers, "AIDC_WORKER_DATABASE_URL=%s", harness_srv.app_url);
+    const char *extra[] = {env, workers, NULL};
     unlink(harness_srv.log_path);
     ck_assert_int_eq(harness_server_start(&harness_srv, extra), 0);
     ck_assert(harness_login_admin());
