@@ -240,6 +240,8 @@ if [ -n "$k8s_build_pid" ]; then
     else
         tail -20 "$root/build/k8s-up.log" >&2
         k8s_skip="deploy/k8s-up.sh failed (above)"
+        # what it did start (etcd, perhaps the API server) is not left running
+        K8S_DIR=$k8s_dir deploy/k8s-down.sh >/dev/null 2>&1 || true
     fi
 fi
 [ -z "$k8s_skip" ] || say "Kubernetes: not started, its tests skip: $k8s_skip"

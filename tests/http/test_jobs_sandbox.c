@@ -4,7 +4,8 @@
  * "required"): it cannot read aidcd's session key, list its data directory,
  * read another job's directory or an operator's hidden_paths, nor signal
  * aidcd (Landlock ABI 6+); it can write its own directory, its TMPDIR and the
- * writable_paths, and read beside the hidden paths. On a kernel without
+ * writable_paths, and read beside the hidden paths; its TMPDIR is removed
+ * when it ends, without following links. On a kernel without
  * Landlock the job must fail instead, naming why.
  */
 #include "backends/sandbox.h"
@@ -69,7 +70,9 @@ static const char script[] =
     "probe beside 'grep -q beside \"$SHARED/readme\"'\n"
     "probe writable_path 'echo z > \"$OUT/z\"'\n"
     "probe system 'test -r /bin/sh && cat /bin/sh > /dev/null'\n"
-    "probe signal 'kill -0 \"$AIDCD\"'\n";
+    "probe signal 'kill -0 \"$AIDCD\"'\n"
+    /* left in TMPDIR for the clean-up, which must not follow the link */
+    "mkdir -p \"$TMPDIR/d/e\" && echo f > \"$TMPDIR/d/e/f\" && ln -s \"$OUT\" \"$TMPDIR/d/out\"\n";
 
 START_TEST(a_job_sees_neither_aidcds_secrets_nor_other_jobs)
 {
@@ -110,8 +113,14 @@ START_TEST(a_job_sees_neither_aidcds_secrets_nor_other_jobs)
              abi >= 6 ? "no" : "yes");
     ck_assert_msg(strcmp(out, want) == 0, "the job saw:\n%s\nexpected:\n%s", out, want);
     free(out);
-    /* what it wrote where it may */
+    /* its TMPDIR goes after it ended; what the link there pointed to stays */
     struct stat st;
+    const char *tmp = fmt("%s/jobs/%s/tmp", harness_srv.data_dir, id);
+    double until = jobs_now() + 30;
+    while (lstat(tmp, &st) == 0 && jobs_now() < until)
+        jobs_nap_ms(50);
+    ck_assert_msg(lstat(tmp, &st) != 0, "%s is still there 30 s after the job ended", tmp);
+    /* what it wrote where it may */
     ck_assert_int_eq(stat(fmt("%s/z", out_dir), &st), 0);
     ck_assert_int_eq(stat(fmt("%s/jobs/%s/own", harness_srv.data_dir, id), &st), 0);
     free(id);
