@@ -1,5 +1,5 @@
 /*
- * identity.c - login, logout, /me.
+ * identity.c - login, logout, /me and the caller's sessions.
  *
  * Login runs without a request transaction (RF_NO_TX): a failed attempt must
  * still count against the throttle, which a rolled-back transaction would
@@ -10,8 +10,10 @@
 
 #include "../db/db.h"
 #include "../db/identity.h"
+#include "../db/sessions.h"
 #include "../db/users.h"
 #include "../server/auth.h"
+#include "../server/crypto.h"
 #include "../server/config.h"
 #include "../server/err.h"
 #include "../server/log.h"
@@ -19,12 +21,14 @@
 #include "../server/ratelimit.h"
 #include "../server/session.h"
 #include "../server/validate.h"
+#include "paging.h"
 #include "../server/xalloc.h"
 
 #include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static const struct vfield login_fields[] = {
     {"username", V_STRING, V_REQUIRED, 1, 256, NULL, NULL},
@@ -122,6 +126,18 @@ int api_identity_login(struct req *rq, struct resp *rs)
         e = AIDC_EINTERNAL;
         goto out;
     }
+    /* listed for its owner, who can end it alone (GET/DELETE /me/sessions) */
+    const struct db_session_new rec = {.jti = c.jti,
+                                       .user_id = u.id,
+                                       .epoch = u.session_epoch,
+                                       .expires = c.exp,
+                                       .source_ip = rq->source_ip,
+                                       .user_agent = rq->user_agent};
+    e = db_session_record(rq->db, &rec);
+    if (e) {
+        free(jwt);
+        goto out;
+    }
     /* the audit event names who logged in */
     snprintf(rq->actor.user_id, sizeof rq->actor.user_id, "%s", u.id);
     free(rq->actor.username);
@@ -186,4 +202,56 @@ int api_identity_me(struct req *rq, struct resp *rs)
                                 json_string(rq->actor.memberships[0].slug));
     }
     return resp_json(rs, MHD_HTTP_OK, me);
+}
+
+/* Sessions are the user's, not a tenant's: a token bound to one speaks for that tenant only. */
+static int tenant_bound_refused(const struct req *rq, struct resp *rs)
+{
+    if (!rq->actor.token_tenant[0])
+        return 0;
+    return api_fail(rs, MHD_HTTP_FORBIDDEN,
+                    "a token bound to a tenant cannot see or end its user's sessions");
+}
+
+int api_identity_sessions(struct req *rq, struct resp *rs)
+{
+    int refused = tenant_bound_refused(rq, rs);
+    if (refused)
+        return refused;
+    struct page pg;
+    char *id;
+    int e = paging_parse_keyed(rq, rs, &pg, &id);
+    if (e)
+        return e;
+    PGresult *r = NULL;
+    e = db_session_list(rq->db, rq->actor.user_id, rq->actor.jti[0] ? rq->actor.jti : NULL,
+                        pg.after, id, pg.limit, &r);
+    return paging_answer_keyed(rs, r, &pg, e);
+}
+
+int api_identity_session_end(struct req *rq, struct resp *rs)
+{
+    int refused = tenant_bound_refused(rq, rs);
+    if (refused)
+        return refused;
+    const char *id = req_param(rq, "id");
+    if (!crypto_uuid_valid(id)) {
+        api_field_error(rs, "id", "must be a UUID");
+        return api_fail_fields(rs);
+    }
+    json_t *s = NULL;
+    int e = db_session_end(rq->db, rq->actor.user_id, id, &s);
+    if (e == AIDC_ENOTFOUND)
+        return api_fail(rs, MHD_HTTP_NOT_FOUND, "session %s not found", id);
+    if (e)
+        return e;
+    /* where and when it began: what its owner recognised it by */
+    resp_audit(rs, "session", id,
+               json_pack("{s:O, s:O, s:O}", "created_at", json_object_get(s, "created_at"),
+                         "source_ip", json_object_get(s, "source_ip"), "user_agent",
+                         json_object_get(s, "user_agent")));
+    json_decref(s);
+    if (strcasecmp(id, rq->actor.jti) == 0)
+        set_cookie(rq, rs, "", 0); /* the caller's own: it is logged out */
+    return resp_json(rs, MHD_HTTP_NO_CONTENT, NULL);
 }

@@ -1,4 +1,4 @@
-/* identity.h - login, logout and "who am I". */
+/* identity.h - login, logout, "who am I" and the caller's own sessions. */
 #ifndef AIDC_API_IDENTITY_H
 #define AIDC_API_IDENTITY_H
 
@@ -7,5 +7,9 @@
 int api_identity_login(struct req *rq, struct resp *rs);
 int api_identity_logout(struct req *rq, struct resp *rs);
 int api_identity_me(struct req *rq, struct resp *rs);
+/* GET /me/sessions: the caller's live logins, newest first. */
+int api_identity_sessions(struct req *rq, struct resp *rs);
+/* DELETE /me/sessions/{id}: end one of them at once (the current one: a logout). */
+int api_identity_session_end(struct req *rq, struct resp *rs);
 
 #endif

@@ -355,19 +355,12 @@ int api_job_list(struct req *rq, struct resp *rs)
         return e;
     PGresult *r = NULL;
     e = db_job_list(rq->db, rq->tenant.id, state, project, user, pg.after, id, pg.limit, &r);
-    if (e == AIDC_EINVAL) {
-        api_field_error(rs, "cursor", "is not a cursor this server issued");
-        e = api_fail_fields(rs);
-    } else if (!e) {
-        e = paging_answer(rs, r, &pg);
-    }
+    e = paging_answer_keyed(rs, r, &pg, e);
     if (!e) {
         size_t i;
         json_t *job;
         json_array_foreach(json_object_get(rs->body, "items"), i, job) shown(rq, job);
     }
-    PQclear(r);
-    paging_free(&pg);
     return e;
 }
 

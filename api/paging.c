@@ -80,6 +80,19 @@ int paging_parse_keyed(const struct req *rq, struct resp *rs, struct page *pg, c
     return 0;
 }
 
+int paging_answer_keyed(struct resp *rs, PGresult *r, struct page *pg, int e)
+{
+    if (e == AIDC_EINVAL) {
+        api_field_error(rs, "cursor", "is not a cursor this server issued");
+        e = api_fail_fields(rs);
+    } else if (!e) {
+        e = paging_answer(rs, r, pg);
+    }
+    PQclear(r);
+    paging_free(pg);
+    return e;
+}
+
 static int answer(struct resp *rs, PGresult *r, const struct page *pg, bool prebuilt,
                   const char *const *drop)
 {

@@ -37,5 +37,11 @@ void paging_split(char *after, char **second);
  * pg->after and *id, and one whose second half is no UUID is a 400.
  */
 int paging_parse_keyed(const struct req *rq, struct resp *rs, struct page *pg, char **id);
+/*
+ * The end of a keyed list: e is the list query's result; AIDC_EINVAL (the
+ * database could not read the cursor) becomes a 400 on cursor, success the
+ * answer. r and pg are freed; returns the handler's result.
+ */
+int paging_answer_keyed(struct resp *rs, PGresult *r, struct page *pg, int e);
 
 #endif

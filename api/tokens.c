@@ -132,15 +132,7 @@ int api_token_list(struct req *rq, struct resp *rs)
         return e;
     PGresult *r = NULL;
     e = db_token_list(rq->db, rq->actor.user_id, bound_tenant(rq), pg.after, id, pg.limit, &r);
-    if (e == AIDC_EINVAL) {
-        api_field_error(rs, "cursor", "is not a cursor this server issued");
-        e = api_fail_fields(rs);
-    } else if (!e) {
-        e = paging_answer(rs, r, &pg);
-    }
-    PQclear(r);
-    paging_free(&pg);
-    return e;
+    return paging_answer_keyed(rs, r, &pg, e);
 }
 
 int api_token_delete(struct req *rq, struct resp *rs)

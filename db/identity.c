@@ -84,8 +84,10 @@ static const struct db_stmt st_cleanup = {
     "identity_cleanup",
     "WITH a AS (DELETE FROM revoked_sessions WHERE expires_at < now() RETURNING 1),"
     " b AS (DELETE FROM login_failures WHERE window_start < now() - interval '1 day' RETURNING 1),"
-    " c AS (DELETE FROM idempotency_keys WHERE expires_at < now() RETURNING 1)"
-    " SELECT (SELECT count(*) FROM a), (SELECT count(*) FROM b), (SELECT count(*) FROM c)",
+    " c AS (DELETE FROM idempotency_keys WHERE expires_at < now() RETURNING 1),"
+    " d AS (DELETE FROM sessions WHERE expires_at < now() RETURNING 1)"
+    " SELECT (SELECT count(*) FROM a), (SELECT count(*) FROM b), (SELECT count(*) FROM c),"
+    " (SELECT count(*) FROM d)",
     0};
 
 const struct db_stmt *const db_identity_stmts[] = {
@@ -315,8 +317,9 @@ int db_identity_cleanup(struct db *db)
     PGresult *r = db_query(db, &st_cleanup, NULL, &e);
     if (!r)
         return e;
-    log_debug("clean-up removed %s revocations, %s login counters, %s idempotency keys",
-              PQgetvalue(r, 0, 0), PQgetvalue(r, 0, 1), PQgetvalue(r, 0, 2));
+    log_debug("clean-up removed %s revocations, %s login counters, %s idempotency keys, "
+              "%s sessions",
+              PQgetvalue(r, 0, 0), PQgetvalue(r, 0, 1), PQgetvalue(r, 0, 2), PQgetvalue(r, 0, 3));
     PQclear(r);
     return 0;
 }

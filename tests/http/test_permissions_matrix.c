@@ -50,6 +50,30 @@ static void new_token(const char *jwt, const char *name, char *secret, size_t sn
     http_res_free(&r);
 }
 
+/*
+ * Log user in once more: the new session's JWT and id (the session its own
+ * list marks current) go to the buffers.
+ */
+static void new_session(const char *user, const char *pw, char *jwt, size_t jn, char *id,
+                        size_t idn)
+{
+    char *token = login(user, pw);
+    ck_assert_msg(token != NULL, "logging in as %s failed", user);
+    snprintf(jwt, jn, "%s", token);
+    free(token);
+    struct http_res r;
+    long st = reqj("GET", "/api/v1/me/sessions?limit=1000", jwt, NULL, &r);
+    ck_assert_msg(st == 200, "listing the sessions of %s answered %ld", user, st);
+    id[0] = '\0';
+    size_t i;
+    json_t *it;
+    json_array_foreach(json_object_get(r.json, "items"), i, it)
+        if (json_is_true(json_object_get(it, "current")))
+            snprintf(id, idn, "%s", jstr(it, "id"));
+    http_res_free(&r);
+    ck_assert_msg(id[0], "the new session of %s is not in its list", user);
+}
+
 /* As the admin: submit a job named name into the tenant's "held" project (it stays queued). */
 static void held_job(const char *tenant, const char *name, char *id, size_t idn)
 {
@@ -87,6 +111,8 @@ enum kind {
     K_TOKEN_CREATE,
     K_TOKEN_LIST,
     K_TOKEN_DELETE,
+    K_SESSION_LIST,
+    K_SESSION_DELETE,
     K_USER_CREATE,
     K_USER_LIST,
     K_USER_GET,
@@ -152,6 +178,13 @@ static const struct row rows[] = {
     {"DELETE", "/api/v1/tokens/{id}", K_TOKEN_DELETE,
         {204, 204, 204, 204, 204, 204, 204, 204, 204, 401, 403, 204, 404, 403, 204},
         {404, 404, 404, 404, 404, 404, 404, 404, 404, 401, 403, 404, 404, 403, 404}},
+    /* sessions are the user's: a token bound to a tenant may not see or end them */
+    {"GET", "/api/v1/me/sessions", K_SESSION_LIST,
+        {200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 403, 200, 403, 200, 200}, {0}},
+    /* own: a second session of the actor's own user; other: a session of another user */
+    {"DELETE", "/api/v1/me/sessions/{id}", K_SESSION_DELETE,
+        {204, 204, 204, 204, 204, 204, 204, 204, 204, 401, 403, 204, 403, 403, 204},
+        {404, 404, 404, 404, 404, 404, 404, 404, 404, 401, 403, 404, 403, 403, 404}},
     {"POST", "/api/v1/users", K_USER_CREATE,
         {201, 201, 403, 403, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
     {"GET", "/api/v1/users", K_USER_LIST,
@@ -272,7 +305,7 @@ struct cell {
     char body[400];
     char check[300];  /* where the admin looks afterwards */
     char before[256]; /* a value that a refusal must leave as it was */
-    char secret[128]; /* K_TOKEN_DELETE: the target token */
+    char secret[1024]; /* K_TOKEN_DELETE: the target token; K_SESSION_DELETE: its JWT */
 };
 
 static void prep(struct cell *c)
@@ -302,6 +335,20 @@ static void prep(struct cell *c)
         char id[64];
         new_token(jwt, tag, c->secret, sizeof c->secret, id, sizeof id);
         snprintf(c->path, sizeof c->path, "/api/v1/tokens/%s", id);
+        break;
+    }
+    case K_SESSION_LIST:
+        snprintf(c->path, sizeof c->path, "/api/v1/me/sessions");
+        break;
+    case K_SESSION_DELETE: {
+        /* own column: the actor's own user (the admin's for the anonymous); other: pa2's,
+         * or the bootstrap admin's for pa2 */
+        int who = c->t == 0 ? (c->a == A_ANON ? A_ADMIN : c->a) : (c->a == A_PA ? A_ADMIN : A_PA);
+        char id[64];
+        new_session(actors[who].user ? actors[who].user : ADMIN_USER,
+                    who == A_ADMIN ? ADMIN_PASSWORD : PW, c->secret, sizeof c->secret, id,
+                    sizeof id);
+        snprintf(c->path, sizeof c->path, "/api/v1/me/sessions/%s", id);
         break;
     }
     case K_USER_CREATE:
@@ -508,12 +555,14 @@ static void verify(const struct cell *c, long got, const struct http_res *res)
         if (got == 201 && !jstr(res->json, "token"))
             note("%s: 201 without the secret", c->what);
         break;
-    case K_TOKEN_DELETE: {
+    case K_TOKEN_DELETE:
+    case K_SESSION_DELETE: {
         struct http_res r;
         long st = reqj("GET", "/api/v1/me", c->secret, NULL, &r);
         http_res_free(&r);
         if (st != (is_2xx(got) ? 401 : 200))
-            note("%s: answered %ld, then the target token gets %ld on /me", c->what, got, st);
+            note("%s: answered %ld, then the target %s gets %ld on /me", c->what, got,
+                 c->r->kind == K_TOKEN_DELETE ? "token" : "session", st);
         break;
     }
     case K_USER_CREATE:
@@ -562,6 +611,18 @@ static void verify(const struct cell *c, long got, const struct http_res *res)
     case K_TENANT_GET:
         if (got == 200 && (!jstr(res->json, "slug") || strcmp(jstr(res->json, "slug"), tn->slug)))
             note("%s: 200 names another tenant", c->what);
+        break;
+    case K_SESSION_LIST:
+        if (got == 200) {
+            /* the user's logins, the one of this request marked; an API token is none */
+            size_t i, current = 0;
+            json_t *it, *items = json_object_get(res->json, "items");
+            json_array_foreach(items, i, it) current += json_is_true(json_object_get(it, "current"));
+            bool via_token = c->a == A_TOK_ADMIN;
+            if (json_array_size(items) == 0 || current != (via_token ? 0 : 1))
+                note("%s: %zu sessions, %zu marked current: %s", c->what, json_array_size(items),
+                     current, res->body ? res->body : "");
+        }
         break;
     case K_TOKEN_LIST:
     case K_USER_LIST:
@@ -652,8 +713,9 @@ static void run_cell(const struct row *r, int ri, int a, int t)
     snprintf(c.tag, sizeof c.tag, "m%02da%02d%c", ri, a, t ? 'x' : 'o');
     prep(&c);
     snprintf(c.what, sizeof c.what, "%s %s as %s (%s)", r->method, c.path, actors[a].label,
-             r->kind == K_TOKEN_DELETE ? (t ? "another user's token" : "own token")
-                                       : (t ? "tenant other" : "tenant own"));
+             r->kind == K_TOKEN_DELETE     ? (t ? "another user's token" : "own token")
+             : r->kind == K_SESSION_DELETE ? (t ? "another user's session" : "own session")
+                                           : (t ? "tenant other" : "tenant own"));
     struct http_res res;
     long got = as(a, r->method, c.path, c.body[0] ? c.body : NULL, &res);
     if (got != want)
