@@ -2,6 +2,8 @@
 // create one (name, scopes, expiry, optionally bound to one tenant or, for a node
 // agent, one node), see its secret exactly once with a ready-to-paste curl example,
 // list the tokens (no secrets: the server keeps only a hash) and revoke them.
+// Below them the user's login sessions (the portal's sign-ins: when, from which
+// address, which browser), each of which can be ended; ending this one signs out.
 import { api } from '../api.js';
 import { t, fmtTime } from '../i18n.js';
 import { h, clear, section, table, field, onSubmit, copyButton, alertBox, errorText, nextId } from '../ui.js';
@@ -28,6 +30,8 @@ export async function render(ctx) {
   const listSlot = h('div', {});
   const listStatus = h('p', { class: 'hint', role: 'status' });
   let shownId = null;  // the token whose secret is on screen
+  const sessionsSlot = h('div', {});
+  const sessionsStatus = h('p', { class: 'hint', role: 'status' });
 
   async function loadList() {
     let items;
@@ -41,19 +45,34 @@ export async function render(ctx) {
     clear(listSlot, tokenTable(items));
   }
 
-  // Revoke with a confirmation step. While the DELETE runs the buttons are
-  // aria-disabled (a disabled button would drop the keyboard focus); a failure
-  // brings the Revoke button back (focused) with the reason, so it can be
-  // retried; a success says so in the list's status line and moves the focus to
-  // the list's heading (the row and its buttons are gone).
-  function revokeCell(tok) {
+  async function loadSessions() {
+    let items;
+    try {
+      items = await api.all('me/sessions');
+    } catch (err) {
+      if (ctx.isCurrent()) clear(sessionsSlot, alertBox(err));
+      return;
+    }
+    if (!ctx.isCurrent()) return;
+    clear(sessionsSlot, sessionTable(items));
+  }
+
+  // An action with a confirmation step (revoke a token, end a session). While
+  // the call runs the buttons are aria-disabled (a disabled button would drop the
+  // keyboard focus); a failure brings the first button back (focused) with the
+  // reason, so it can be retried; a success runs done(), which says so in the
+  // list's status line and moves the focus to the list's heading (the row and
+  // its buttons are gone).
+  // label/named: the button's text and accessible name; question, confirm: the
+  // confirmation step's sentence and its Yes button; failed: the sentence before
+  // the reason of a failure; run(): the call.
+  function confirmCell({ label, named, question, confirm, failed, run, done }) {
     const cell = h('div', { class: 'actions' });
-    const revokeButton = () => h('button', {
-      type: 'button', class: 'danger', onclick: ask,
-      'aria-label': t('tokens.revoke_named', { name: tok.name }),
-    }, t('tokens.revoke'));
+    const firstButton = () => h('button', {
+      type: 'button', class: 'danger', onclick: ask, 'aria-label': named,
+    }, label);
     function ask() {
-      const yes = h('button', { type: 'button', class: 'danger' }, t('tokens.revoke_confirm'));
+      const yes = h('button', { type: 'button', class: 'danger' }, confirm);
       const no = h('button', { type: 'button', class: 'secondary' }, t('app.cancel'));
       let pending = false;
       yes.addEventListener('click', async () => {
@@ -62,15 +81,38 @@ export async function render(ctx) {
         yes.setAttribute('aria-disabled', 'true');
         no.setAttribute('aria-disabled', 'true');
         try {
-          await api.del(`tokens/${encodeURIComponent(tok.id)}`);
+          await run();
         } catch (err) {
           if (!ctx.isCurrent()) return; // a 401: api.js has gone to the login page
-          const again = revokeButton();
-          clear(cell, again, h('p', { class: 'alert', role: 'alert' },
-            t('tokens.revoke_failed', { name: tok.name }), ' ', errorText(err)));
+          const again = firstButton();
+          clear(cell, again, h('p', { class: 'alert', role: 'alert' }, failed, ' ', errorText(err)));
           again.focus();
           return;
         }
+        await done();
+      });
+      no.addEventListener('click', () => {
+        if (pending) return;
+        const back = firstButton();
+        clear(cell, back);
+        back.focus();
+      });
+      clear(cell, h('span', {}, question), yes, no);
+      yes.focus();
+    }
+    cell.append(firstButton());
+    return cell;
+  }
+
+  function revokeCell(tok) {
+    return confirmCell({
+      label: t('tokens.revoke'),
+      named: t('tokens.revoke_named', { name: tok.name }),
+      question: t('tokens.revoke_question', { name: tok.name }),
+      confirm: t('tokens.revoke_confirm'),
+      failed: t('tokens.revoke_failed', { name: tok.name }),
+      run: () => api.del(`tokens/${encodeURIComponent(tok.id)}`),
+      done: async () => {
         if (shownId === tok.id) {
           clear(secretSlot);
           shownId = null;
@@ -79,18 +121,74 @@ export async function render(ctx) {
         if (!ctx.isCurrent()) return;
         listStatus.textContent = t('tokens.revoked', { name: tok.name });
         listHeading.focus();
+      },
+    });
+  }
+
+  // End a session. Another one: whoever uses it is signed out at once. This one:
+  // the server has ended it and cleared the cookie, so re-reading /me is a 401,
+  // on which app.js drops what it knew of the user and shows the login page (as
+  // after a session that ran out).
+  function endCell(s) {
+    const time = fmtTime(s.created_at);
+    const from = s.source_ip || t('tokens.session_unknown_from');
+    const agent = s.user_agent ? shortAgent(s.user_agent) : t('tokens.session_unknown_agent');
+    const run = () => api.del(`me/sessions/${encodeURIComponent(s.id)}`);
+    const ended = async () => {
+      await loadSessions();
+      if (!ctx.isCurrent()) return;
+      sessionsStatus.textContent = t('tokens.session_ended', { agent, from, time });
+      sessionsHeading.focus();
+    };
+    if (s.current) {
+      return confirmCell({
+        label: t('tokens.session_signout'),
+        named: t('tokens.session_signout_named', { time }),
+        question: t('tokens.session_signout_question'),
+        confirm: t('tokens.session_signout_confirm'),
+        failed: t('tokens.session_signout_failed'),
+        run,
+        done: async () => {
+          try {
+            await ctx.reloadSession();
+          } catch (err) {
+            if (err.status === 401 || !ctx.isCurrent()) return; // app.js is on its way to the login page
+          }
+          await ended(); // not a 401 (still signed in? the server busy?): the list says what is left
+        },
       });
-      no.addEventListener('click', () => {
-        if (pending) return;
-        const back = revokeButton();
-        clear(cell, back);
-        back.focus();
-      });
-      clear(cell, h('span', {}, t('tokens.revoke_question', { name: tok.name })), yes, no);
-      yes.focus();
     }
-    cell.append(revokeButton());
-    return cell;
+    return confirmCell({
+      label: t('tokens.session_end'),
+      named: t('tokens.session_end_named', { agent, from, time }),
+      question: t('tokens.session_end_question', { agent, from }),
+      confirm: t('tokens.session_end_confirm'),
+      failed: t('tokens.session_end_failed', { agent, from }),
+      run,
+      done: ended,
+    });
+  }
+
+  function sessionTable(items) {
+    return table([
+      {
+        label: t('tokens.session_signed_in'),
+        render: (s) => [fmtTime(s.created_at),
+          s.current ? [' ', h('span', { class: 'badge' }, t('tokens.session_current'))] : null],
+      },
+      { label: t('tokens.session_from'), render: (s) => s.source_ip || t('tokens.session_unknown') },
+      {
+        label: t('tokens.session_agent'),
+        render: (s) => (s.user_agent
+          ? h('span', { title: s.user_agent }, shortAgent(s.user_agent))
+          : t('tokens.session_unknown')),
+      },
+      { label: t('tokens.expires'), render: (s) => fmtTime(s.expires_at) },
+      { label: t('app.actions'), render: endCell },
+    ], items, {
+      caption: t('tokens.sessions'), empty: 'tokens.sessions_none',
+      rowAttrs: (s) => (s.current ? { 'aria-current': 'true' } : {}),
+    });
   }
 
   function tokenTable(items) {
@@ -191,13 +289,51 @@ export async function render(ctx) {
   const listSection = section('tokens.list', listStatus, listSlot);
   const listHeading = listSection.querySelector('h2');
   listHeading.setAttribute('tabindex', '-1'); // the focus goes here after a revoke
+  const sessionsSection = section('tokens.sessions',
+    h('p', { class: 'hint' }, t('tokens.sessions_hint')), sessionsStatus, sessionsSlot);
+  const sessionsHeading = sessionsSection.querySelector('h2');
+  sessionsHeading.setAttribute('tabindex', '-1'); // and here after a session was ended
   ctx.main.append(
     h('div', { class: 'page-head' }, h('h1', {}, t('tokens.title'))),
     h('p', { class: 'lead' }, t('tokens.lead')),
     secretSlot,
     section('tokens.new', form),
-    listSection);
-  await loadList();
+    listSection,
+    sessionsSection);
+  await Promise.all([loadList(), loadSessions()]);
+}
+
+// A User-Agent header in a few words: "Firefox 128 on Windows" for a browser,
+// the program's name and version (curl/8.5.0) for anything else; the table
+// keeps the full text in a title.
+const BROWSERS = [ // the first match wins: Edge and Opera also say Chrome, Chrome says Safari
+  [/\bEdg(?:e|A|iOS)?\/(\d+)/, 'Edge'],
+  [/\bOPR\/(\d+)/, 'Opera'],
+  [/\b(?:Firefox|FxiOS)\/(\d+)/, 'Firefox'],
+  [/\bHeadlessChrome\/(\d+)/, 'Headless Chrome'],
+  [/\b(?:Chrome|CriOS)\/(\d+)/, 'Chrome'],
+  [/\bVersion\/(\d+)[^ ]* (?:Mobile\/\S+ )?Safari\//, 'Safari'],
+];
+const SYSTEMS = [ // Android says Linux, iOS says Mac OS X
+  [/\bWindows\b/, 'Windows'],
+  [/\bAndroid\b/, 'Android'],
+  [/\b(?:iPhone|iPad|iPod)\b/, 'iOS'],
+  [/\bCrOS\b/, 'ChromeOS'],
+  [/\b(?:Macintosh|Mac OS X)\b/, 'macOS'],
+  [/\bLinux\b/, 'Linux'],
+];
+
+export function shortAgent(ua) {
+  const b = BROWSERS.map(([re, name]) => [re.exec(ua), name]).find(([m]) => m);
+  if (b) {
+    const browser = `${b[1]} ${b[0][1]}`;
+    const os = SYSTEMS.find(([re]) => re.test(ua));
+    return os ? t('tokens.session_agent_on', { browser, os: os[1] }) : browser;
+  }
+  const text = ua.trim();
+  if (text.length <= 40) return text;
+  const word = text.split(/\s+/)[0];
+  return word.length <= 40 ? `${word} …` : `${word.slice(0, 39)}…`;
 }
 
 function expiry(iso) {

@@ -2,8 +2,11 @@
 // shown once; the page's curl example really works (run with curl) and stops
 // working after the token is revoked in the page (a failed revoke can be retried); a
 // reload never shows the secret; a node agent's token is bound to its node.
+// Login sessions (the same page): another session of the user is ended in the list
+// and its token refused at once; signing out there ends this one and shows the login page.
 const { execFileSync } = require('child_process');
 const { test, expect, world, login, visit, allowHttp, checkA11y, shot } = require('../fixtures');
+const { token, bearer } = require('../apicalls');
 
 // Run the example exactly as shown (a CI job would paste it into sh), with the
 // HTTP status appended on a line of its own.
@@ -48,7 +51,7 @@ test('alice creates a token, uses the curl example, revokes it', async ({ page }
   await expect(row).toContainText('jobs:read');
   await expect(row).toContainText('physics');
   await expect(row).toContainText('never'); // not used yet
-  expect(await page.locator('table').textContent()).not.toContain(secret);
+  expect(await page.getByRole('table', { name: 'My tokens' }).textContent()).not.toContain(secret);
 
   // the example, run for real: a CI pipeline reading the tenant's jobs
   const ok = runExample(example);
@@ -153,4 +156,92 @@ test('bob (no tenant) and the phone layout', async ({ page }) => {
   await row.getByRole('button', { name: `Revoke ${name}` }).click();
   await row.getByRole('button', { name: 'Yes, revoke' }).click();
   await expect(page.locator('tbody tr').filter({ hasText: name })).toHaveCount(0);
+});
+
+test('alice ends another session of hers; its token is refused at once', async ({ page, playwright }) => {
+  // A second login of alice's, from "another computer": a User-Agent of its own
+  // names this test's session among any that other specs left.
+  const ua = 'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) ' +
+    `Chrome/123.0.0.0 Safari/537.36 aidc-e2e/${Date.now().toString(36)}`;
+  const other = await playwright.request.newContext({ baseURL: world.base, userAgent: ua });
+  try {
+    const tok = await token(other, 'alice');
+    expect((await other.get('/api/v1/me', { headers: bearer(tok) })).status()).toBe(200);
+
+    await login(page, 'alice');
+    await visit(page, '#/tokens', 'tokens-sessions');
+    const sessions = page.getByRole('table', { name: 'Sessions' });
+    const rows = sessions.locator('tbody tr');
+    expect(await rows.count()).toBeGreaterThanOrEqual(2);
+    // this browser's session: one row, marked, with the browser's User-Agent in full as its title
+    const current = rows.filter({ hasText: 'this session' });
+    await expect(current).toHaveCount(1);
+    const browserUa = await page.evaluate(() => navigator.userAgent);
+    await expect(current.getByTitle(browserUa, { exact: true })).toHaveCount(1);
+    await expect(current.getByRole('button', { name: /^Sign out/ })).toBeVisible();
+    // the other one: its browser in a few words (the full text in the title), not this session
+    const mine = rows.filter({ has: page.getByTitle(ua, { exact: true }) });
+    await expect(mine).toHaveCount(1);
+    await expect(mine).toContainText('Chrome 123 on Windows');
+    await expect(mine).not.toContainText('this session');
+    // both came from this machine
+    await expect(mine.locator('td').nth(1)).toHaveText((await current.locator('td').nth(1).textContent()).trim());
+    await expect(page.getByText('If you do not recognise a session, end it and change your password.')).toBeVisible();
+
+    // Cancel keeps it, the End button has the focus back
+    const end = mine.getByRole('button', { name: /^End the session of Chrome 123 on Windows from / });
+    await end.click();
+    await expect(mine).toContainText('Whoever uses it is signed out at once.');
+    await expect(mine.getByRole('button', { name: 'Yes, end it' })).toBeFocused();
+    await mine.getByRole('button', { name: 'Cancel' }).click();
+    await expect(end).toBeFocused();
+
+    // End, confirmed: the row goes, the status line says so, the focus is on the heading
+    await end.click();
+    await expect(mine.getByRole('button', { name: 'Yes, end it' })).toBeFocused();
+    await checkA11y(page);
+    const ended = page.waitForResponse((r) => r.url().includes('/api/v1/me/sessions/') && r.request().method() === 'DELETE');
+    await mine.getByRole('button', { name: 'Yes, end it' }).click();
+    expect((await ended).status()).toBe(204);
+    await expect(mine).toHaveCount(0);
+    await expect(current).toHaveCount(1);
+    await expect(page.getByRole('heading', { level: 2, name: 'Sessions', exact: true })).toBeFocused();
+    await expect(page.getByRole('status').filter({ hasText: 'Ended the session of Chrome 123 on Windows' })).toBeVisible();
+    await checkA11y(page);
+
+    // the ended session's token is refused at once; this browser is still signed in
+    expect((await other.get('/api/v1/me', { headers: bearer(tok) })).status()).toBe(401);
+    await page.reload();
+    await expect(page.locator('#main[aria-busy="false"]')).toBeAttached();
+    await expect(page.getByRole('heading', { level: 1, name: 'API tokens' })).toBeVisible();
+    await expect(page.getByRole('table', { name: 'Sessions' }).locator('tbody tr').filter({ has: page.getByTitle(ua, { exact: true }) }))
+      .toHaveCount(0);
+  } finally {
+    await other.dispose();
+  }
+});
+
+test('signing out in the sessions list ends this session and shows the login page', async ({ page, playwright }) => {
+  await login(page, 'alice');
+  await visit(page, '#/tokens', null);
+  // the browser's cookie, replayed from elsewhere: valid now, refused once signed out
+  const cookie = (await page.context().cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
+  const replay = await playwright.request.newContext({ baseURL: world.base, extraHTTPHeaders: { Cookie: cookie } });
+  try {
+    expect((await replay.get('/api/v1/me')).status()).toBe(200);
+    const current = page.getByRole('table', { name: 'Sessions' }).locator('tbody tr').filter({ hasText: 'this session' });
+    await current.getByRole('button', { name: /^Sign out: end this session/ }).click();
+    await expect(current).toContainText('This ends the session you are using now.');
+    await expect(current.getByRole('button', { name: 'Yes, sign out' })).toBeFocused();
+    const ended = page.waitForResponse((r) => r.url().includes('/api/v1/me/sessions/') && r.request().method() === 'DELETE');
+    await current.getByRole('button', { name: 'Yes, sign out' }).click();
+    expect((await ended).status()).toBe(204);
+    // the portal's answer to a session that ended: the login page, the header signed out
+    await expect(page.locator('#login-form')).toBeVisible();
+    await expect(page.locator('#toast')).toHaveText('Your session has ended. Please sign in again.');
+    await expect(page.locator('#logout')).toBeHidden();
+    expect((await replay.get('/api/v1/me')).status()).toBe(401);
+  } finally {
+    await replay.dispose();
+  }
 });
