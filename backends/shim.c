@@ -4,6 +4,7 @@
 
 #include "../server/sbuf.h"
 #include "../server/xalloc.h"
+#include "rmtree.h"
 #include "sandbox.h"
 
 #include <errno.h>
@@ -13,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <ftw.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -168,32 +168,19 @@ static bool confine(const json_t *sandbox)
     return true; /* the paths go with the process image at exec */
 }
 
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-    (void)st, (void)flag, (void)ftw;
-    remove(path); /* what cannot go stays: the job's directory is kept anyway */
-    return 0;
-}
-
 /*
- * The job's TMPDIR goes when it ends, as Slurm's per-job tmp does. Removed in
- * a child confined like the job: a process the job left behind could swap a
- * directory for a symbolic link mid-walk, and then the walk reaches only what
- * the job itself could have removed.
+ * The job's TMPDIR goes when it ends, as Slurm's per-job tmp does. A process
+ * the job left behind may still change the tree: rmtree follows no link.
  */
-static void remove_tmp(const json_t *sandbox)
+static void remove_tmp(void)
 {
-    pid_t pid = fork();
-    if (pid == 0) {
-        int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
-        if (null >= 0)
-            dup2(null, 2); /* confine()'s notes are for the job's stderr, not ours */
-        if (!confine(sandbox))
-            _exit(1);
-        _exit(nftw("tmp", remove_entry, 16, FTW_DEPTH | FTW_PHYS) == 0 ? 0 : 1);
+    if (rmtree_at(AT_FDCWD, "tmp") == 0)
+        return;
+    int err = open("stderr", O_WRONLY | O_APPEND | O_CLOEXEC); /* the job's log says so */
+    if (err >= 0) {
+        dprintf(err, "aidc: could not remove all of the job's tmp directory\n");
+        close(err);
     }
-    while (pid > 0 && waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-        ;
 }
 
 static pid_t start_job(char **argv, char **envp, const json_t *sandbox)
@@ -309,7 +296,7 @@ int shim_main(const char *dir)
     else
         snprintf(reason, sizeof reason, "exit code %d", code);
     write_status(started, code, sig, stopped && !timed_out, timed_out, reason);
-    remove_tmp(sandbox); /* after the status: its GPUs are free while a big tree goes */
+    remove_tmp(); /* after the status: its GPUs are free while a big tree goes */
     json_decref(spec);
     return 0;
 }

@@ -27,6 +27,8 @@ CREATE FUNCTION aidc_grant_app(app regrole) RETURNS void
 LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM aidc_grant_app_before_0012(app);
-    -- no UPDATE: a session's origin is written once
+    -- no UPDATE: a session's origin is written once (revoked first: default
+    -- privileges of older installations may have granted more)
+    EXECUTE format('REVOKE ALL ON sessions FROM %s', app);
     EXECUTE format('GRANT SELECT, INSERT, DELETE ON sessions TO %s', app);
 END $$;

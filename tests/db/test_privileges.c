@@ -13,6 +13,7 @@
  *   through the parents: writes, the ingest function and reads work as before
  *   audit retention: the drop itself and the floor `aidcd migrate` records
  *   are the owner's (test_audit_retention.c shows the floor holding)
+ *   login sessions: read, added and dropped, never rewritten
  */
 #include "tests/support/harness.h"
 #include "tests/support/suite.h"
@@ -231,6 +232,20 @@ START_TEST(audit_writes_through_the_parents_still_work)
 }
 END_TEST
 
+/* 0012: the application role reads, adds and drops session rows; their origin it cannot
+ * rewrite, though the owner's default privileges granted UPDATE on every new table */
+START_TEST(a_sessions_origin_is_written_once)
+{
+    ck_assert_int_eq(count("SELECT count(*) FROM sessions"), 0);
+    expect_error("UPDATE sessions SET source_ip = '192.0.2.1'", "42501");
+    ck_assert_int_eq(count("SELECT count(*) FROM (SELECT 1 WHERE"
+                           " has_table_privilege(current_user, 'sessions', 'DELETE')"
+                           " AND has_table_privilege(current_user, 'sessions', 'INSERT')"
+                           " AND NOT has_table_privilege(current_user, 'sessions', 'TRUNCATE')) t"),
+                     1);
+}
+END_TEST
+
 START_TEST(migrate_takes_back_a_grant_on_a_partition)
 {
     owner_do("DO $$ BEGIN EXECUTE format('GRANT ALL ON %I TO %I', 'audit_events_' || " THIS_MONTH
@@ -254,6 +269,7 @@ int main(void)
     tcase_add_test(tc, definer_functions_are_the_application_roles_alone);
     tcase_add_test(tc, audit_partitions_are_reached_through_their_parents_only);
     tcase_add_test(tc, audit_writes_through_the_parents_still_work);
+    tcase_add_test(tc, a_sessions_origin_is_written_once);
     tcase_add_test(tc, migrate_takes_back_a_grant_on_a_partition);
     suite_add_tcase(s, tc);
     return suite_run(s);
