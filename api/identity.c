@@ -1,5 +1,5 @@
 /*
- * identity.c - login, logout, /me and the caller's sessions.
+ * identity.c - login, logout, /me, the caller's password and sessions.
  *
  * Login runs without a request transaction (RF_NO_TX): a failed attempt must
  * still count against the throttle, which a rolled-back transaction would
@@ -52,6 +52,83 @@ static void set_cookie(struct req *rq, struct resp *rs, const char *value, int m
     free(c);
 }
 
+/*
+ * The failed-password counters of username from this client. A name alone
+ * would let anyone lock its owner out with a few wrong passwords: the tight
+ * limit is per name and address, the address has its own, and only many
+ * failures from many addresses close the name.
+ */
+struct throttle {
+    char *pair, *ip, *user;
+    struct login_keys keys;
+};
+
+static void throttle_init(struct throttle *t, const struct req *rq, const char *username)
+{
+    char addr[64];
+    ratelimit_address_key(rq->source_ip, addr, sizeof addr);
+    t->pair = xasprintf("pair:%s %s", addr, username);
+    t->ip = xasprintf("ip:%s", addr);
+    t->user = xasprintf("user:%s", username);
+    t->keys = (struct login_keys){
+        .key = {[LOGIN_KEY_PAIR] = t->pair, [LOGIN_KEY_ADDRESS] = t->ip,
+                [LOGIN_KEY_USER] = t->user},
+        .max = {[LOGIN_KEY_PAIR] = rq->cfg->login_max_failures,
+                [LOGIN_KEY_ADDRESS] = rq->cfg->login_max_failures_per_ip,
+                [LOGIN_KEY_USER] = rq->cfg->login_max_failures_per_user}};
+}
+
+static void throttle_free(struct throttle *t)
+{
+    free(t->pair);
+    free(t->ip);
+    free(t->user);
+}
+
+/* 0 when a password may be tried now; else 429 with Retry-After (or a database error). */
+static int throttle_check(struct req *rq, struct resp *rs, const struct throttle *t)
+{
+    int retry = 0;
+    int e = db_identity_throttle(rq->db, &t->keys, rq->cfg->login_window_seconds, &retry);
+    if (e || retry <= 0)
+        return e;
+    e = api_fail(rs, MHD_HTTP_TOO_MANY_REQUESTS,
+                 "too many failed logins; try again in %d seconds", retry);
+    rs->err.retry_after = retry;
+    return e;
+}
+
+/*
+ * A new session for the user: its JWT in the answer (200, as login's) and
+ * the cookie, listed for its owner (GET/DELETE /me/sessions), named in the
+ * audit event.
+ */
+static int open_session(struct req *rq, struct resp *rs, const char *user_id, long epoch)
+{
+    struct session_claims c;
+    char *jwt = session_mint(user_id, epoch, rq->cfg->jwt_ttl_seconds, &c);
+    if (!jwt)
+        return AIDC_EINTERNAL;
+    const struct db_session_new rec = {.jti = c.jti,
+                                       .user_id = user_id,
+                                       .epoch = epoch,
+                                       .expires = c.exp,
+                                       .source_ip = rq->source_ip,
+                                       .user_agent = rq->user_agent};
+    int e = db_session_record(rq->db, &rec);
+    if (e) {
+        free(jwt);
+        return e;
+    }
+    set_cookie(rq, rs, jwt, rq->cfg->jwt_ttl_seconds);
+    resp_json(rs, MHD_HTTP_OK,
+              json_pack("{s:s, s:s, s:i}", "access_token", jwt, "token_type", "Bearer",
+                        "expires_in", rq->cfg->jwt_ttl_seconds));
+    json_object_set_new(rs->audit.details, "session", json_string(c.jti));
+    free(jwt);
+    return 0;
+}
+
 static int login_refused(struct req *rq, struct resp *rs, const struct login_keys *keys,
                          const char *why)
 {
@@ -68,50 +145,28 @@ int api_identity_login(struct req *rq, struct resp *rs)
     const char *username = vstr(rq->json, "username");
     const char *password = vstr(rq->json, "password");
     resp_audit(rs, "user", username, json_pack("{s:s}", "username", username));
-    /*
-     * A name alone would let anyone lock its owner out with a few wrong
-     * passwords: the tight limit is per name and address, the address has
-     * its own, and only many failures from many addresses close the name.
-     */
-    char addr[64];
-    ratelimit_address_key(rq->source_ip, addr, sizeof addr);
-    char *pair_key = xasprintf("pair:%s %s", addr, username);
-    char *ip_key = xasprintf("ip:%s", addr);
-    char *user_key = xasprintf("user:%s", username);
-    const struct login_keys keys = {
-        .key = {[LOGIN_KEY_PAIR] = pair_key, [LOGIN_KEY_ADDRESS] = ip_key,
-                [LOGIN_KEY_USER] = user_key},
-        .max = {[LOGIN_KEY_PAIR] = rq->cfg->login_max_failures,
-                [LOGIN_KEY_ADDRESS] = rq->cfg->login_max_failures_per_ip,
-                [LOGIN_KEY_USER] = rq->cfg->login_max_failures_per_user}};
+    struct throttle t;
+    throttle_init(&t, rq, username);
     struct login_user u = {0};
-    int retry = 0, e;
-
-    e = db_identity_throttle(rq->db, &keys, rq->cfg->login_window_seconds, &retry);
+    int e = throttle_check(rq, rs, &t);
     if (e)
         goto out;
-    if (retry > 0) {
-        e = api_fail(rs, MHD_HTTP_TOO_MANY_REQUESTS,
-                     "too many failed logins; try again in %d seconds", retry);
-        rs->err.retry_after = retry;
-        goto out;
-    }
     e = db_identity_login_user(rq->db, username, &u);
     if (e)
         goto out;
     bool ok = password_verify(password, u.found ? u.password_hash : NULL);
     if (!ok) {
-        e = login_refused(rq, rs, &keys, "invalid username or password");
+        e = login_refused(rq, rs, &t.keys, "invalid username or password");
         goto out;
     }
     if (u.disabled) {
         /* the same answer as a wrong password: no oracle for passwords of
          * disabled accounts; the audit record says why */
         json_object_set_new(rs->audit.details, "reason", json_string("user is disabled"));
-        e = login_refused(rq, rs, &keys, "invalid username or password");
+        e = login_refused(rq, rs, &t.keys, "invalid username or password");
         goto out;
     }
-    e = db_identity_login_succeeded(rq->db, &keys);
+    e = db_identity_login_succeeded(rq->db, &t.keys);
     if (e)
         goto out;
     if (password_needs_rehash(u.password_hash)) {
@@ -120,39 +175,78 @@ int api_identity_login(struct req *rq, struct resp *rs)
             log_warn("could not upgrade the password hash of %s", username);
         free(h);
     }
-    struct session_claims c;
-    char *jwt = session_mint(u.id, u.session_epoch, rq->cfg->jwt_ttl_seconds, &c);
-    if (!jwt) {
-        e = AIDC_EINTERNAL;
-        goto out;
-    }
-    /* listed for its owner, who can end it alone (GET/DELETE /me/sessions) */
-    const struct db_session_new rec = {.jti = c.jti,
-                                       .user_id = u.id,
-                                       .epoch = u.session_epoch,
-                                       .expires = c.exp,
-                                       .source_ip = rq->source_ip,
-                                       .user_agent = rq->user_agent};
-    e = db_session_record(rq->db, &rec);
-    if (e) {
-        free(jwt);
-        goto out;
-    }
     /* the audit event names who logged in */
     snprintf(rq->actor.user_id, sizeof rq->actor.user_id, "%s", u.id);
     free(rq->actor.username);
     rq->actor.username = xstrdup(username);
-    set_cookie(rq, rs, jwt, rq->cfg->jwt_ttl_seconds);
-    resp_json(rs, MHD_HTTP_OK,
-              json_pack("{s:s, s:s, s:i}", "access_token", jwt, "token_type", "Bearer",
-                        "expires_in", rq->cfg->jwt_ttl_seconds));
-    json_object_set_new(rs->audit.details, "session", json_string(c.jti));
-    free(jwt);
+    e = open_session(rq, rs, u.id, u.session_epoch);
 out:
     db_identity_login_user_free(&u);
-    free(pair_key);
-    free(ip_key);
-    free(user_key);
+    throttle_free(&t);
+    return e;
+}
+
+static const struct vfield password_fields[] = {
+    {"current_password", V_STRING, V_REQUIRED, 1, 1024, NULL, NULL},
+    {"new_password", V_STRING, V_REQUIRED, 1, 1024, NULL, NULL},
+};
+
+/*
+ * Like a login, it runs without a request transaction (RF_NO_TX): a wrong
+ * current password counts against the same throttle, so this is no way
+ * around it to guess a stolen session's owner's password.
+ */
+int api_identity_password(struct req *rq, struct resp *rs)
+{
+    if (rq->actor.token_tenant[0])
+        return api_fail(rs, MHD_HTTP_FORBIDDEN,
+                        "a token bound to a tenant cannot change its user's password");
+    if (!validate_object(rq->json, password_fields, 2, rs))
+        return api_fail_fields(rs);
+    const char *current = vstr(rq->json, "current_password");
+    const char *next = vstr(rq->json, "new_password");
+    const char *why = password_policy_check(next);
+    if (why)
+        api_field_error(rs, "new_password", "%s", why);
+    else if (strcmp(current, next) == 0)
+        api_field_error(rs, "new_password", "must differ from the current password");
+    if (rs->err.nfields)
+        return api_fail_fields(rs);
+    resp_audit(rs, "user", rq->actor.username, json_pack("{s:b}", "sessions_ended", 1));
+    struct throttle t;
+    throttle_init(&t, rq, rq->actor.username);
+    struct login_user u = {0};
+    char *hash = NULL;
+    long epoch = 0;
+    int e = throttle_check(rq, rs, &t);
+    if (!e)
+        e = db_identity_login_user(rq->db, rq->actor.username, &u);
+    if (e)
+        goto out;
+    if (!password_verify(current, u.found ? u.password_hash : NULL)) {
+        e = db_identity_login_failed(rq->db, &t.keys, rq->cfg->login_window_seconds);
+        if (!e) {
+            api_field_error(rs, "current_password", "is not the current password");
+            e = api_fail_fields(rs);
+        }
+        goto out;
+    }
+    hash = password_hash(next);
+    e = hash ? db_identity_password_change(rq->db, u.id, u.password_hash, hash, &epoch)
+             : AIDC_EINTERNAL;
+    if (e == AIDC_ECONFLICT) {
+        e = api_fail(rs, MHD_HTTP_CONFLICT, "the password was changed meanwhile; try again");
+        goto out;
+    }
+    if (!e)
+        e = db_identity_login_succeeded(rq->db, &t.keys);
+    /* every other session is over; the caller goes on in a new one */
+    if (!e)
+        e = open_session(rq, rs, u.id, epoch);
+out:
+    free(hash);
+    db_identity_login_user_free(&u);
+    throttle_free(&t);
     return e;
 }
 

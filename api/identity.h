@@ -7,6 +7,8 @@
 int api_identity_login(struct req *rq, struct resp *rs);
 int api_identity_logout(struct req *rq, struct resp *rs);
 int api_identity_me(struct req *rq, struct resp *rs);
+/* PUT /me/password: with the current password; ends every session, answers a new one. */
+int api_identity_password(struct req *rq, struct resp *rs);
 /* GET /me/sessions: the caller's live logins, newest first. */
 int api_identity_sessions(struct req *rq, struct resp *rs);
 /* DELETE /me/sessions/{id}: end one of them at once (the current one: a logout). */

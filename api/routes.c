@@ -46,6 +46,8 @@ const struct route routes[] = {
     {"POST", "/api/v1/auth/logout", api_identity_logout, "auth.logout", 0, TR_NONE, 0,
      RF_ANY_USER | RF_OPTIONAL_AUTH, NULL},
     {"GET", "/api/v1/me", api_identity_me, "auth.me", 0, TR_NONE, 0, RF_ANY_USER, NULL},
+    {"PUT", "/api/v1/me/password", api_identity_password, "user.password_change", 0, TR_NONE,
+     SC_ADMIN, RF_ANY_USER | RF_BODY | RF_NO_TX, NULL},
     {"GET", "/api/v1/me/sessions", api_identity_sessions, "session.list", 0, TR_NONE, SC_ADMIN,
      RF_ANY_USER, PAGE},
     {"DELETE", "/api/v1/me/sessions/{id}", api_identity_session_end, "session.delete", 0, TR_NONE,

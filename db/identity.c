@@ -74,6 +74,13 @@ static const struct db_stmt st_succeeded = {
 static const struct db_stmt st_rehash = {
     "identity_rehash", "UPDATE users SET password_hash = $2 WHERE id = $1::uuid", 2};
 
+/* Only over the hash the caller proved it knows: a concurrent change wins. */
+static const struct db_stmt st_password = {
+    "identity_password_change",
+    "UPDATE users SET password_hash = $3, session_epoch = session_epoch + 1, updated_at = now()"
+    " WHERE id = $1::uuid AND password_hash = $2 AND NOT disabled RETURNING session_epoch",
+    3};
+
 static const struct db_stmt st_revoke = {
     "identity_revoke_session",
     "INSERT INTO revoked_sessions (jti, expires_at) VALUES ($1::uuid, to_timestamp($2::bigint))"
@@ -92,7 +99,7 @@ static const struct db_stmt st_cleanup = {
 
 const struct db_stmt *const db_identity_stmts[] = {
     &st_session, &st_token, &st_login_user, &st_throttle, &st_failed,
-    &st_succeeded, &st_rehash, &st_revoke, &st_cleanup, NULL};
+    &st_succeeded, &st_rehash, &st_revoke, &st_cleanup, &st_password, NULL};
 
 static int tenant_role_of(const char *s)
 {
@@ -301,6 +308,23 @@ int db_identity_rehash(struct db *db, const char *user_id, const char *hash)
 {
     const char *p[2] = {user_id, hash};
     return db_exec(db, &st_rehash, p);
+}
+
+int db_identity_password_change(struct db *db, const char *user_id, const char *old_hash,
+                                const char *new_hash, long *epoch)
+{
+    const char *p[3] = {user_id, old_hash, new_hash};
+    int e;
+    PGresult *r = db_query(db, &st_password, p, &e);
+    if (!r)
+        return e;
+    if (PQntuples(r) != 1) {
+        PQclear(r);
+        return AIDC_ECONFLICT;
+    }
+    *epoch = strtol(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    return 0;
 }
 
 int db_identity_revoke_session(struct db *db, const char *jti, time_t expires)

@@ -71,6 +71,13 @@ int db_identity_login_failed(struct db *db, const struct login_keys *k, int wind
 int db_identity_login_succeeded(struct db *db, const struct login_keys *k);
 /* Store a better password hash for user_id (cost parameters raised). */
 int db_identity_rehash(struct db *db, const char *user_id, const char *hash);
+/*
+ * Replace the user's password hash old_hash with new_hash and end every
+ * session (the new session_epoch goes to *epoch). AIDC_ECONFLICT when the
+ * hash is no longer old_hash or the user is disabled.
+ */
+int db_identity_password_change(struct db *db, const char *user_id, const char *old_hash,
+                                const char *new_hash, long *epoch);
 /* Revoke a session id until its expiry. */
 int db_identity_revoke_session(struct db *db, const char *jti, time_t expires);
 /* Delete expired revocations, login counters and idempotency keys. */

@@ -62,7 +62,8 @@ static const char *const optional_auth_routes[] = {"POST /api/v1/auth/logout"};
 /* RF_ANY_USER: any authenticated user passes the dispatcher; the handler narrows. */
 static const char *const any_user_routes[] = {
     "POST /api/v1/auth/logout",   "GET /api/v1/me",
-    "GET /api/v1/me/sessions",    "DELETE /api/v1/me/sessions/{id}",
+    "PUT /api/v1/me/password",    "GET /api/v1/me/sessions",
+    "DELETE /api/v1/me/sessions/{id}",
     "POST /api/v1/tokens",        "GET /api/v1/tokens",
     "DELETE /api/v1/tokens/{id}", "GET /api/v1/tenants",
     "GET /api/v1/clusters",       "GET /api/v1/clusters/{name}",

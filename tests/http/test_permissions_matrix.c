@@ -111,6 +111,7 @@ enum kind {
     K_TOKEN_CREATE,
     K_TOKEN_LIST,
     K_TOKEN_DELETE,
+    K_PASSWORD,
     K_SESSION_LIST,
     K_SESSION_DELETE,
     K_USER_CREATE,
@@ -178,6 +179,9 @@ static const struct row rows[] = {
     {"DELETE", "/api/v1/tokens/{id}", K_TOKEN_DELETE,
         {204, 204, 204, 204, 204, 204, 204, 204, 204, 401, 403, 204, 404, 403, 204},
         {404, 404, 404, 404, 404, 404, 404, 404, 404, 401, 403, 404, 404, 403, 404}},
+    /* a new password the policy refuses: 400 = let through, nothing changed or counted */
+    {"PUT", "/api/v1/me/password", K_PASSWORD,
+        {400, 400, 400, 400, 400, 400, 400, 400, 400, 401, 403, 400, 403, 403, 400}, {0}},
     /* sessions are the user's: a token bound to a tenant may not see or end them */
     {"GET", "/api/v1/me/sessions", K_SESSION_LIST,
         {200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 403, 200, 403, 200, 200}, {0}},
@@ -337,6 +341,10 @@ static void prep(struct cell *c)
         snprintf(c->path, sizeof c->path, "/api/v1/tokens/%s", id);
         break;
     }
+    case K_PASSWORD:
+        snprintf(c->path, sizeof c->path, "/api/v1/me/password");
+        snprintf(c->body, sizeof c->body, "{\"current_password\":\"x\",\"new_password\":\"x\"}");
+        break;
     case K_SESSION_LIST:
         snprintf(c->path, sizeof c->path, "/api/v1/me/sessions");
         break;
@@ -611,6 +619,10 @@ static void verify(const struct cell *c, long got, const struct http_res *res)
     case K_TENANT_GET:
         if (got == 200 && (!jstr(res->json, "slug") || strcmp(jstr(res->json, "slug"), tn->slug)))
             note("%s: 200 names another tenant", c->what);
+        break;
+    case K_PASSWORD:
+        if (got == 400 && !strstr(res->body ? res->body : "", "new_password"))
+            note("%s: 400 is not about new_password: %s", c->what, res->body ? res->body : "");
         break;
     case K_SESSION_LIST:
         if (got == 200) {
