@@ -175,4 +175,16 @@ export default {
     '确定退出登录？这将结束您正在使用的当前会话。'],
   'tokens.session_signout_confirm': ['Yes, sign out', '确认退出'],
   'tokens.session_signout_failed': ['Signing out failed:', '退出登录失败：'],
+  // changing the password (the same page)
+  'tokens.password': ['Password', '密码'],
+  'tokens.password_hint': ['Changing your password signs out every other session of yours; you stay signed in here. API tokens keep working.',
+    '修改密码后，您的其他所有会话都将被登出，当前会话保持登录。API 令牌仍然有效。'],
+  'tokens.current_password': ['Current password', '当前密码'],
+  'tokens.new_password': ['New password', '新密码'],
+  'tokens.new_password_hint': ['At least 10 characters, not the current password.', '至少 10 个字符，且不能与当前密码相同。'],
+  'tokens.new_password_repeat': ['Repeat new password', '再次输入新密码'],
+  'tokens.password_mismatch': ['Does not match the new password.', '与新密码不一致。'],
+  'tokens.password_change': ['Change password', '修改密码'],
+  'tokens.password_changed': ['Password changed. Every other session has been signed out.',
+    '密码已修改。您的其他所有会话均已登出。'],
 };

@@ -4,9 +4,14 @@
 // list the tokens (no secrets: the server keeps only a hash) and revoke them.
 // Below them the user's login sessions (the portal's sign-ins: when, from which
 // address, which browser), each of which can be ended; ending this one signs out.
+// Last, changing the password (with the current one): every session of the user
+// ends, and the answer brings this browser a new one, so it stays signed in and
+// the list shows only it; API tokens keep working.
 import { api } from '../api.js';
 import { t, fmtTime } from '../i18n.js';
-import { h, clear, section, table, field, onSubmit, copyButton, alertBox, errorText, nextId } from '../ui.js';
+import {
+  h, clear, section, table, field, onSubmit, handleSubmit, copyButton, alertBox, errorText, nextId,
+} from '../ui.js';
 
 // The API's scopes (API.md "Roles"; components.schemas.Scope of openapi.json). A
 // fixed list rather than the 300 KB OpenAPI document on every visit: each scope needs
@@ -286,6 +291,48 @@ export async function render(ctx) {
     await loadList();
   });
 
+  // --- the password form ---
+  // handleSubmit, not onSubmit: onSubmit trims what it reads, and a password's
+  // spaces are part of it. The hidden user name lets password managers file the
+  // new password under the right account.
+  const passwordStatus = h('p', { class: 'hint', role: 'status' });
+  const pwForm = h('form', { class: 'form-grid', novalidate: true },
+    h('input', {
+      type: 'text', name: 'username', autocomplete: 'username', value: ctx.me.username, hidden: true,
+    }),
+    field('current_password', 'tokens.current_password', {
+      type: 'password', autocomplete: 'current-password', required: true,
+    }),
+    field('new_password', 'tokens.new_password', {
+      type: 'password', autocomplete: 'new-password', required: true, hint: t('tokens.new_password_hint'),
+    }),
+    field('new_password_repeat', 'tokens.new_password_repeat', {
+      type: 'password', autocomplete: 'new-password', required: true,
+    }),
+    h('div', { class: 'actions wide' }, h('button', { type: 'submit' }, t('tokens.password_change'))));
+  const pwValue = (name) => pwForm.querySelector(`[name="${name}"]`).value;
+  handleSubmit(pwForm, async () => {
+    passwordStatus.textContent = '';
+    const current = pwValue('current_password');
+    const next = pwValue('new_password');
+    // a typo in the new password would lock the user out: asked twice, compared here
+    if (next !== pwValue('new_password_repeat')) {
+      throw Object.assign(new Error(t('app.form_errors')), {
+        errors: [{ field: 'new_password_repeat', message: t('tokens.password_mismatch') }],
+      });
+    }
+    // the rest is the server's answer: an empty field, the policy, a wrong current
+    // password at their fields; a 429 after too many wrong ones under the form
+    await api.put('me/password', { current_password: current, new_password: next });
+    if (!ctx.isCurrent()) return;
+    pwForm.reset();
+    pwForm.querySelector('[name="username"]').value = ctx.me.username;
+    // the browser already has the new session's cookie: nothing else to do but say so
+    passwordStatus.textContent = t('tokens.password_changed');
+    passwordHeading.focus();
+    await loadSessions(); // only this one is left
+  });
+
   const listSection = section('tokens.list', listStatus, listSlot);
   const listHeading = listSection.querySelector('h2');
   listHeading.setAttribute('tabindex', '-1'); // the focus goes here after a revoke
@@ -293,13 +340,18 @@ export async function render(ctx) {
     h('p', { class: 'hint' }, t('tokens.sessions_hint')), sessionsStatus, sessionsSlot);
   const sessionsHeading = sessionsSection.querySelector('h2');
   sessionsHeading.setAttribute('tabindex', '-1'); // and here after a session was ended
+  const passwordSection = section('tokens.password',
+    h('p', { class: 'hint' }, t('tokens.password_hint')), passwordStatus, pwForm);
+  const passwordHeading = passwordSection.querySelector('h2');
+  passwordHeading.setAttribute('tabindex', '-1'); // and here after the password was changed
   ctx.main.append(
     h('div', { class: 'page-head' }, h('h1', {}, t('tokens.title'))),
     h('p', { class: 'lead' }, t('tokens.lead')),
     secretSlot,
     section('tokens.new', form),
     listSection,
-    sessionsSection);
+    sessionsSection,
+    passwordSection);
   await Promise.all([loadList(), loadSessions()]);
 }
 

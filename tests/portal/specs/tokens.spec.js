@@ -4,6 +4,9 @@
 // reload never shows the secret; a node agent's token is bound to its node.
 // Login sessions (the same page): another session of the user is ended in the list
 // and its token refused at once; signing out there ends this one and shows the login page.
+// Changing the password (the same page, a user of that test's own): a mistyped repeat
+// is caught before any request, a wrong current password is named at its field, and a
+// change ends every other session while this browser stays signed in.
 const { execFileSync } = require('child_process');
 const { test, expect, world, login, visit, allowHttp, checkA11y, shot } = require('../fixtures');
 const { token, bearer } = require('../apicalls');
@@ -243,5 +246,102 @@ test('signing out in the sessions list ends this session and shows the login pag
     expect((await replay.get('/api/v1/me')).status()).toBe(401);
   } finally {
     await replay.dispose();
+  }
+});
+
+test('a user changes the password: every other session ends, this one goes on', async ({ page, playwright, request }) => {
+  // A user of this test's own: the seeded ones keep world.password for the other specs.
+  const stamp = Date.now().toString(36);
+  const user = `pw-${stamp}`;
+  const newPassword = `Changed-pass-${stamp}`;
+  const admin = await token(request, 'admin', world.admin_password);
+  const made = await request.post('/api/v1/users',
+    { headers: bearer(admin), data: { username: user, password: world.password } });
+  expect(made.status(), await made.text()).toBe(201);
+
+  // a second session of the user's, from "another computer" (a User-Agent of its own)
+  const ua = `Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0 aidc-e2e/${stamp}`;
+  const other = await playwright.request.newContext({ baseURL: world.base, userAgent: ua });
+  try {
+    const tok = await token(other, user);
+    expect((await other.get('/api/v1/me', { headers: bearer(tok) })).status()).toBe(200);
+
+    await login(page, user);
+    await visit(page, '#/tokens', null);
+    const rows = page.getByRole('table', { name: 'Sessions' }).locator('tbody tr');
+    await expect(rows).toHaveCount(2);
+    await expect(rows.filter({ has: page.getByTitle(ua, { exact: true }) })).toHaveCount(1);
+
+    // the form, after the sessions: labelled fields a password manager understands
+    await expect(page.getByRole('heading', { level: 2, name: 'Password', exact: true })).toBeVisible();
+    const form = page.locator('form').filter({ has: page.locator('input[name="new_password"]') });
+    const current = form.getByLabel('Current password');
+    const fresh = form.getByLabel('New password', { exact: true });
+    const repeat = form.getByLabel('Repeat new password');
+    await expect(current).toHaveAttribute('autocomplete', 'current-password');
+    await expect(fresh).toHaveAttribute('autocomplete', 'new-password');
+    await expect(repeat).toHaveAttribute('type', 'password');
+    await expect(fresh).toHaveAccessibleDescription(/At least 10 characters/);
+    await expect(page.getByText('signs out every other session of yours')).toBeVisible();
+    const change = form.getByRole('button', { name: 'Change password' });
+    const sent = [];
+    page.on('request', (r) => { if (r.url().endsWith('/api/v1/me/password')) sent.push(r.method()); });
+
+    // the repeat does not match: said at that field, focused, nothing sent
+    await current.fill(world.password);
+    await fresh.fill(newPassword);
+    await repeat.fill(`${newPassword}x`);
+    await change.click();
+    await expect(form.locator('[data-field="new_password_repeat"] .field-error'))
+      .toHaveText('Does not match the new password.');
+    await expect(repeat).toBeFocused();
+    await expect(repeat).toHaveAttribute('aria-invalid', 'true');
+    await expect(repeat).toHaveAccessibleDescription('Does not match the new password.');
+    expect(sent).toEqual([]);
+
+    // a wrong current password: the server's message at that field, focused
+    allowHttp(page, 400, '/api/v1/me/password');
+    await current.fill('Not-my-password-1');
+    await repeat.fill(newPassword);
+    const refused = page.waitForResponse((r) => r.url().endsWith('/api/v1/me/password'));
+    await change.click();
+    expect((await refused).status()).toBe(400);
+    await expect(form.locator('[data-field="current_password"] .field-error')).toHaveText('is not the current password');
+    await expect(current).toBeFocused();
+    await expect(current).toHaveAttribute('aria-invalid', 'true');
+    await expect(form.locator('[data-field="new_password_repeat"] .field-error')).toHaveText('');
+    await expect(repeat).not.toHaveAttribute('aria-invalid');
+    expect(sent).toEqual(['PUT']);
+    await checkA11y(page);
+
+    // the right one: changed, the form emptied, the list down to this session
+    await current.fill(world.password);
+    const changed = page.waitForResponse((r) => r.url().endsWith('/api/v1/me/password'));
+    await change.click();
+    expect((await changed).status()).toBe(200);
+    await expect(page.getByRole('status').filter({ hasText: 'Password changed. Every other session has been signed out.' }))
+      .toBeVisible();
+    await expect(page.getByRole('heading', { level: 2, name: 'Password', exact: true })).toBeFocused();
+    for (const input of [current, fresh, repeat]) await expect(input).toHaveValue('');
+    await expect(form.locator('[aria-invalid]')).toHaveCount(0);
+    await expect(rows).toHaveCount(1);
+    await expect(rows.filter({ hasText: 'this session' })).toHaveCount(1);
+    await shot(page, 'tokens-password-changed');
+    await checkA11y(page);
+
+    // the other session is over; this browser goes on in its new one
+    expect((await other.get('/api/v1/me', { headers: bearer(tok) })).status()).toBe(401);
+    await page.reload();
+    await expect(page.locator('#main[aria-busy="false"]')).toBeAttached();
+    await expect(page.getByRole('heading', { level: 1, name: 'API tokens' })).toBeVisible();
+    await expect(page.locator('#logout')).toBeVisible();
+    await expect(rows).toHaveCount(1);
+
+    // the new password signs in, the old one no longer does
+    const apiLogin = (password) => request.post('/api/v1/auth/login', { data: { username: user, password } });
+    expect((await apiLogin(world.password)).status()).toBe(401);
+    expect((await apiLogin(newPassword)).status()).toBe(200);
+  } finally {
+    await other.dispose();
   }
 });
