@@ -669,6 +669,10 @@ int agent_parse_docker_event(const char *line, char **image, int64_t *ms)
     json_t *nano = json_object_get(ev, "timeNano"), *secs = json_object_get(ev, "time");
     if (!ref || !*ref || !(json_is_integer(nano) || json_is_integer(secs)))
         goto out;
+    /* a time in seconds past year 9999 is no time (and * 1000 would overflow) */
+    if (!json_is_integer(nano) &&
+        (json_integer_value(secs) < 0 || json_integer_value(secs) > 253402300799LL))
+        goto out;
     *ms = json_is_integer(nano) ? json_integer_value(nano) / 1000000
                                 : json_integer_value(secs) * 1000;
     *image = xstrdup(ref);

@@ -435,6 +435,10 @@ START_TEST(test_docker_events)
         "{\"Type\":\"image\",\"Action\":\"delete\",\"Actor\":{\"ID\":\"sha256:1\"},\"time\":1}",
         "{\"Type\":\"image\",\"Action\":\"pull\",\"Actor\":{\"ID\":\"x\"}}", /* no time */
         "{\"Type\":\"image\",\"Action\":\"pull\",\"Actor\":{\"ID\":\"\"},\"time\":1}",
+        /* seconds out of range (fuzz/agent: * 1000 overflowed) */
+        "{\"Type\":\"image\",\"Action\":\"pull\",\"Actor\":{\"ID\":\"x\"},"
+        "\"time\":1796198400123456789}",
+        "{\"Type\":\"image\",\"Action\":\"pull\",\"Actor\":{\"ID\":\"x\"},\"time\":-1}",
         "[1,2]",
         "not json",
         "",
