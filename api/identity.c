@@ -186,6 +186,17 @@ out:
     return e;
 }
 
+/*
+ * Sessions and the password are the user's, not a tenant's: a token bound to
+ * one speaks for that tenant only. 0, or a 403 saying it cannot `what`.
+ */
+static int tenant_bound_refused(const struct req *rq, struct resp *rs, const char *what)
+{
+    if (!rq->actor.token_tenant[0])
+        return 0;
+    return api_fail(rs, MHD_HTTP_FORBIDDEN, "a token bound to a tenant cannot %s", what);
+}
+
 static const struct vfield password_fields[] = {
     {"current_password", V_STRING, V_REQUIRED, 1, 1024, NULL, NULL},
     {"new_password", V_STRING, V_REQUIRED, 1, 1024, NULL, NULL},
@@ -198,9 +209,9 @@ static const struct vfield password_fields[] = {
  */
 int api_identity_password(struct req *rq, struct resp *rs)
 {
-    if (rq->actor.token_tenant[0])
-        return api_fail(rs, MHD_HTTP_FORBIDDEN,
-                        "a token bound to a tenant cannot change its user's password");
+    int refused = tenant_bound_refused(rq, rs, "change its user's password");
+    if (refused)
+        return refused;
     if (!validate_object(rq->json, password_fields, 2, rs))
         return api_fail_fields(rs);
     const char *current = vstr(rq->json, "current_password");
@@ -298,18 +309,9 @@ int api_identity_me(struct req *rq, struct resp *rs)
     return resp_json(rs, MHD_HTTP_OK, me);
 }
 
-/* Sessions are the user's, not a tenant's: a token bound to one speaks for that tenant only. */
-static int tenant_bound_refused(const struct req *rq, struct resp *rs)
-{
-    if (!rq->actor.token_tenant[0])
-        return 0;
-    return api_fail(rs, MHD_HTTP_FORBIDDEN,
-                    "a token bound to a tenant cannot see or end its user's sessions");
-}
-
 int api_identity_sessions(struct req *rq, struct resp *rs)
 {
-    int refused = tenant_bound_refused(rq, rs);
+    int refused = tenant_bound_refused(rq, rs, "see or end its user's sessions");
     if (refused)
         return refused;
     struct page pg;
@@ -325,7 +327,7 @@ int api_identity_sessions(struct req *rq, struct resp *rs)
 
 int api_identity_session_end(struct req *rq, struct resp *rs)
 {
-    int refused = tenant_bound_refused(rq, rs);
+    int refused = tenant_bound_refused(rq, rs, "see or end its user's sessions");
     if (refused)
         return refused;
     const char *id = req_param(rq, "id");
