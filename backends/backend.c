@@ -3,6 +3,7 @@
 
 #include "../audit/redact.h"
 #include "../server/err.h"
+#include "../server/fsat.h"
 #include "../server/sbuf.h"
 #include "../server/xalloc.h"
 
@@ -121,9 +122,12 @@ void backend_call_hide_env(json_t *env, const json_t *job_env)
     }
 }
 
-int backend_tail_file(const char *path, int tail, char **text, size_t *textlen)
+int backend_tail_file(const char *dir, const char *name, int tail, char **text, size_t *textlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int dfd = fsat_opendir(dir);
+    int fd = dfd >= 0 ? fsat_open_regular(dfd, name) : -1;
+    if (dfd >= 0)
+        close(dfd);
     if (fd < 0)
         return AIDC_ENOTFOUND;
     /* read backwards in blocks until tail lines are found */

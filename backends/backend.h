@@ -53,6 +53,14 @@ struct backend_job {
     /* the same image by tag (host/repository:tag), for runtimes that cannot pull by
      * digest (enroot/pyxis); NULL when aidc does not know the image */
     const char *image_tagged;
+    const char *image_digest;   /* the digest checked at submission, or NULL */
+    /* the registry the catalog names for image (its URL and credentials_ref; "" for
+     * anonymous), NULL when the image is of no registry */
+    const char *image_registry;
+    const char *image_credentials_ref;
+    /* the tenant's number (never reused): the local executor's jobs run as uid
+     * options.uid_range.first + it */
+    long long tenant_number;
     const json_t *command; /* array of strings, or NULL when script is set */
     const char *script;
     const json_t *env;     /* object of strings */
@@ -254,11 +262,15 @@ struct backend_ops {
 };
 
 /*
- * The last tail lines of the file at path (malloc'd into *text, *len bytes,
- * NUL-terminated; at most 16 MiB read): the logs of backends whose job
- * output is a file aidcd can read. AIDC_ENOTFOUND when it cannot be opened.
+ * The last tail lines of the file name in the directory dir (malloc'd into
+ * *text, *len bytes, NUL-terminated; at most 16 MiB read): the logs of
+ * backends whose job output is a file aidcd can read. The job may own the
+ * directory: name is opened without following a link and without blocking,
+ * and only a regular file with one link is read (fsat_open_regular), so a
+ * link to aidcd's key or a FIFO in its place reads as no log.
+ * AIDC_ENOTFOUND when there is no such file or it is refused.
  */
-int backend_tail_file(const char *path, int tail, char **text, size_t *len);
+int backend_tail_file(const char *dir, const char *name, int tail, char **text, size_t *len);
 
 /* The backend for a cluster kind, or NULL when this build has none. */
 const struct backend_ops *backend_find(const char *kind);

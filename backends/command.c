@@ -96,8 +96,11 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Read the child's output until it closes it or the deadline; false at the deadline. */
-static bool drain_output(int fd, double deadline, struct command_result *out)
+/*
+ * Read the child's output until it closes it or the deadline; false at the
+ * deadline, or when cancel_fd (>= 0) became readable (out->cancelled).
+ */
+static bool drain_output(int fd, int cancel_fd, double deadline, struct command_result *out)
 {
     size_t len = 0;
     char scratch[4096];
@@ -105,12 +108,16 @@ static bool drain_output(int fd, double deadline, struct command_result *out)
         double left = deadline - now_s();
         if (left <= 0)
             return false;
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        int r = poll(&p, 1, (int)(left * 1000) + 1);
+        struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = cancel_fd, .events = POLLIN}};
+        int r = poll(p, cancel_fd >= 0 ? 2 : 1, (int)(left * 1000) + 1);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
             return r == 0 ? false : true;
+        if (cancel_fd >= 0 && (p[1].revents & POLLIN)) {
+            out->cancelled = true;
+            return false;
+        }
         ssize_t got = read(fd, scratch, sizeof scratch);
         if (got < 0 && errno == EINTR)
             continue;
@@ -128,11 +135,17 @@ static bool drain_output(int fd, double deadline, struct command_result *out)
 int command_run(char *const *argv, int timeout_s, struct command_result *out, char *err,
                 size_t errsz)
 {
-    memset(out, 0, sizeof *out);
-    out->exit_status = -1;
     static char *const envp[] = {
         (char *)"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
         (char *)"LC_ALL=C", NULL};
+    return command_run_in(argv, envp, timeout_s, -1, out, err, errsz);
+}
+
+int command_run_in(char *const *argv, char *const *envp, int timeout_s, int cancel_fd,
+                   struct command_result *out, char *err, size_t errsz)
+{
+    memset(out, 0, sizeof *out);
+    out->exit_status = -1;
     int fds[2];
     if (!argv || !argv[0] || argv[0][0] != '/') {
         snprintf(err, errsz, "no program to run (an absolute path is needed)");
@@ -161,7 +174,7 @@ int command_run(char *const *argv, int timeout_s, struct command_result *out, ch
     }
     close(fds[1]);
     double deadline = now_s() + (timeout_s > 0 ? timeout_s : 30);
-    bool done = drain_output(fds[0], deadline, out);
+    bool done = drain_output(fds[0], cancel_fd, deadline, out);
     close(fds[0]);
     int st = 0;
     pid_t w = 0;
@@ -175,7 +188,7 @@ int command_run(char *const *argv, int timeout_s, struct command_result *out, ch
         nanosleep(&nap, NULL);
     }
     if (w != pid) {
-        out->timed_out = w == 0 || !done;
+        out->timed_out = !out->cancelled && (w == 0 || !done);
         kill(-pid, SIGKILL);
         kill(pid, SIGKILL);
         while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)

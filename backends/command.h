@@ -22,6 +22,7 @@ struct command_result {
     int exit_status;  /* the program's exit status; -1 when a signal ended it */
     int signal;       /* the signal that ended it, else 0 */
     bool timed_out;   /* killed at the time limit */
+    bool cancelled;   /* killed because its cancel descriptor became readable */
     char output[COMMAND_OUTPUT]; /* the start of stdout and stderr together, NUL-terminated */
 };
 
@@ -49,5 +50,12 @@ json_t *command_argv_json(char *const *argv);
  */
 int command_run(char *const *argv, int timeout_s, struct command_result *out, char *err,
                 size_t errsz);
+/*
+ * command_run with the environment envp (NULL-terminated "NAME=value"), and
+ * killed early (out->cancelled) when cancel_fd (-1: none) becomes readable:
+ * the local executor's image pull, which a stop request ends.
+ */
+int command_run_in(char *const *argv, char *const *envp, int timeout_s, int cancel_fd,
+                   struct command_result *out, char *err, size_t errsz);
 
 #endif

@@ -4,6 +4,7 @@
 #include "../server/config.h"
 #include "../server/err.h"
 #include "../server/secfile.h"
+#include "../server/xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -138,4 +139,24 @@ int credref_read(const char *ref, unsigned char *out, size_t n, size_t *len, cha
     }
     *len = got;
     return 0;
+}
+
+char *credref_userpwd(const char *ref, int *e, char *err, size_t errsz)
+{
+    unsigned char *secret = xmalloc(CREDREF_MAX + 1);
+    size_t len = 0;
+    char *out = NULL;
+    *e = credref_read(ref, secret, CREDREF_MAX + 1, &len, err, errsz);
+    while (!*e && len && (secret[len - 1] == '\n' || secret[len - 1] == '\r'))
+        len--;
+    if (!*e && (!memchr(secret, ':', len) || memchr(secret, '\0', len) ||
+                memchr(secret, '\n', len))) {
+        snprintf(err, errsz, "the secret of %s must be one line user:password", ref);
+        *e = AIDC_EINVAL;
+    }
+    if (!*e)
+        out = xstrndup((const char *)secret, len);
+    memset(secret, 0, CREDREF_MAX + 1);
+    free(secret);
+    return out;
 }

@@ -40,4 +40,11 @@ bool credref_valid(const char *ref);
 int credref_read(const char *ref, unsigned char *out, size_t n, size_t *len, char *err,
                  size_t errsz);
 
+/*
+ * The secret of ref as one line "user:password" (malloc'd; the caller wipes
+ * and frees it), the form registries' credentials take; NULL with *e and err
+ * when it cannot be read or has another form.
+ */
+char *credref_userpwd(const char *ref, int *e, char *err, size_t errsz);
+
 #endif

@@ -1,17 +1,21 @@
 /* local.c - the local executor (see local.h). */
 #include "local.h"
 
-#include "../api/jobspec.h"
-#include "credref.h"
 #include "../server/err.h"
+#include "../server/fsat.h"
 #include "../server/log.h"
-#include "../server/sbuf.h"
 #include "../server/xalloc.h"
+#include "cgroup.h"
+#include "credref.h"
+#include "imagecache.h"
+#include "jail.h"
+#include "localopts.h"
 #include "shim.h"
+#include "slirp.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <openssl/evp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,128 +25,18 @@
 #include <unistd.h>
 
 #define MAX_GPU_TYPES 16
-#define MAX_GPUS_PER_TYPE 64
-#define MAX_SANDBOX_PATHS 16
+/* A shim that has not written its pid this long after job.json never will. */
+#define SHIM_START_SECONDS 60
 
-static bool int_option(json_t *o, const char *name, long long min, long long max, char *err,
-                       size_t errsz)
+static bool check_options(json_t *options, char *err, size_t errsz)
 {
-    json_t *v = json_object_get(o, name);
-    if (!v)
-        return true;
-    if (!json_is_integer(v) || json_integer_value(v) < min || json_integer_value(v) > max) {
-        snprintf(err, errsz, "options.%s must be an integer from %lld to %lld", name, min, max);
-        return false;
-    }
-    return true;
-}
-
-/* options.name, if there: an array of at most MAX_SANDBOX_PATHS absolute paths. */
-static bool paths_option(json_t *o, const char *name, char *err, size_t errsz)
-{
-    json_t *a = json_object_get(o, name), *v;
-    size_t i;
-    if (!a)
-        return true;
-    bool ok = json_is_array(a) && json_array_size(a) <= MAX_SANDBOX_PATHS;
-    json_array_foreach(a, i, v) {
-        ok = ok && json_is_string(v) && json_string_value(v)[0] == '/' &&
-             strlen(json_string_value(v)) <= 512;
-    }
-    if (!ok)
-        snprintf(err, errsz, "options.%s must be an array of at most %d absolute paths", name,
-                 MAX_SANDBOX_PATHS);
-    return ok;
-}
-
-static bool check_options(json_t *o, char *err, size_t errsz)
-{
-    static const char *const known[] = {"gpus",    "cpus",           "memory_gib",
-                                        "max_time_limit_minutes",   "workdir",
-                                        "node",    "sandbox",        "writable_paths",
-                                        "hidden_paths"};
-    const char *key;
-    json_t *v;
-    json_object_foreach(o, key, v) {
-        bool ok = false;
-        for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-            ok |= strcmp(key, known[i]) == 0;
-        if (!ok) {
-            snprintf(err, errsz, "options.%.64s is not an option of the local backend", key);
-            return false;
-        }
-    }
-    json_t *gpus = json_object_get(o, "gpus");
-    if (gpus && !json_is_object(gpus)) {
-        snprintf(err, errsz, "options.gpus must be an object of GPU type to count");
-        return false;
-    }
-    if (json_object_size(gpus) > MAX_GPU_TYPES) {
-        snprintf(err, errsz, "options.gpus may name at most %d GPU types", MAX_GPU_TYPES);
-        return false;
-    }
-    json_object_foreach(gpus, key, v) {
-        if (!jobspec_gpu_type_valid(key)) {
-            snprintf(err, errsz, "options.gpus: \"%.40s\" is not a GPU type (^[a-z0-9][a-z0-9._-]{0,31}$)",
-                     key);
-            return false;
-        }
-        if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-            json_integer_value(v) > MAX_GPUS_PER_TYPE) {
-            snprintf(err, errsz, "options.gpus.%s must be an integer from 0 to %d", key,
-                     MAX_GPUS_PER_TYPE);
-            return false;
-        }
-    }
-    json_t *wd = json_object_get(o, "workdir");
-    if (wd && (!json_is_string(wd) || json_string_value(wd)[0] != '/' ||
-               strlen(json_string_value(wd)) > 512)) {
-        snprintf(err, errsz, "options.workdir must be an absolute path of at most 512 bytes");
-        return false;
-    }
-    json_t *node = json_object_get(o, "node");
-    if (node && (!json_is_string(node) || !backend_node_name_valid(json_string_value(node)))) {
-        snprintf(err, errsz, "options.node must be a host name (letters, digits, '.', '_', '-'; "
-                             "at most 253)");
-        return false;
-    }
-    const char *sb = json_string_value(json_object_get(o, "sandbox"));
-    if (json_object_get(o, "sandbox") &&
-        (!sb || (strcmp(sb, "auto") != 0 && strcmp(sb, "required") != 0 &&
-                 strcmp(sb, "none") != 0))) {
-        snprintf(err, errsz, "options.sandbox must be \"auto\", \"required\" or \"none\"");
-        return false;
-    }
-    return paths_option(o, "writable_paths", err, errsz) &&
-           paths_option(o, "hidden_paths", err, errsz) &&
-           int_option(o, "cpus", 1, 100000, err, errsz) &&
-           int_option(o, "memory_gib", 1, 1000000, err, errsz) &&
-           int_option(o, "max_time_limit_minutes", 1, 525600, err, errsz);
-}
-
-/* GPU types of options in name order (the index numbering). */
-static size_t sorted_types(const json_t *options, const char **types)
-{
-    size_t n = 0;
-    const char *key;
-    json_t *v;
-    json_object_foreach((json_t *)json_object_get(options, "gpus"), key, v) {
-        if (n == MAX_GPU_TYPES)
-            break;
-        size_t k = n++;
-        while (k > 0 && strcmp(types[k - 1], key) > 0) {
-            types[k] = types[k - 1];
-            k--;
-        }
-        types[k] = key;
-    }
-    return n;
+    return localopts_check(options, err, errsz);
 }
 
 bool local_gpu_range(const json_t *options, const char *gpu_type, int *first, int *count)
 {
     const char *types[MAX_GPU_TYPES];
-    size_t n = sorted_types(options, types);
+    size_t n = localopts_gpu_types(options, types, MAX_GPU_TYPES);
     const json_t *gpus = json_object_get(options, "gpus");
     int at = 0;
     for (size_t i = 0; i < n; i++) {
@@ -157,40 +51,85 @@ bool local_gpu_range(const json_t *options, const char *gpu_type, int *first, in
     return false;
 }
 
-static char *workdir(const struct backend_cluster *c)
+static bool run_key_ok(const char *id)
 {
-    const char *wd = json_string_value(json_object_get(c->options, "workdir"));
-    return wd ? xstrdup(wd) : xasprintf("%s/jobs", c->data_dir);
+    return id && id[0] && id[0] != '.' && strlen(id) < 128 && !strchr(id, '/');
 }
 
-static char *job_dir(const struct backend_cluster *c, const char *job_id)
+/*
+ * Jobs run as other uids (aidcd as root) and reach their own directory (and
+ * their image) through the work directory (the image cache): it and every
+ * directory above it must let others pass (x, never r). That directory and
+ * aidcd's own data directory are made so; another one that does not is an
+ * error to fix.
+ */
+static int passable(const char *wd, const char *data_dir, char *err, size_t errsz)
 {
-    char *wd = workdir(c);
-    char *d = xasprintf("%s/%s", wd, job_id);
-    free(wd);
-    return d;
-}
-
-/* Write text to path atomically (temporary file, fsync, rename). */
-static int write_file(const char *path, const char *text)
-{
-    char *tmp = xasprintf("%s.tmp", path);
-    int rc = AIDC_EIO;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd >= 0) {
-        size_t n = strlen(text);
-        if (write(fd, text, n) == (ssize_t)n && fsync(fd) == 0 && close(fd) == 0) {
-            fd = -1;
-            if (rename(tmp, path) == 0)
-                rc = 0;
+    if (geteuid() != 0)
+        return 0; /* jobs run as aidcd's own user */
+    char path[1024];
+    snprintf(path, sizeof path, "%s", wd);
+    for (;;) {
+        struct stat st;
+        if (stat(path, &st) == 0 && !(st.st_mode & S_IXOTH)) {
+            bool ours = st.st_uid == geteuid() &&
+                        (strcmp(path, wd) == 0 || strcmp(path, data_dir) == 0);
+            if (!ours || chmod(path, (st.st_mode & 07777) | S_IXOTH | S_IXGRP) != 0) {
+                snprintf(err, errsz, "jobs cannot pass %s (mode %o) to reach %s: chmod o+x it, "
+                                     "or set options.workdir and options.image_cache elsewhere",
+                         path, st.st_mode & 07777, wd);
+                return -1;
+            }
+            log_info("%s may now be passed (not read) by jobs' users: chmod o+x", path);
         }
-        if (fd >= 0)
-            close(fd);
+        char *slash = strrchr(path, '/');
+        if (!slash || slash == path)
+            return 0;
+        *slash = '\0';
     }
-    if (rc)
-        unlink(tmp);
-    free(tmp);
-    return rc;
+}
+
+/* The directory of the jobs' directories (made if missing) as a descriptor; -1 with err. */
+static int open_workdir(const struct backend_cluster *c, char *err, size_t errsz)
+{
+    char *wd = localopts_workdir(c);
+    int fd = -1;
+    if (mkdir(wd, 0711) != 0 && errno != EEXIST)
+        snprintf(err, errsz, "cannot create the work directory %s: %s", wd, strerror(errno));
+    else if (passable(wd, c->data_dir, err, errsz) == 0 && (fd = fsat_opendir(wd)) < 0)
+        snprintf(err, errsz, "cannot open the work directory %s: %s", wd, strerror(errno));
+    free(wd);
+    return fd;
+}
+
+/* The run's control directory (made when create), as a descriptor; -1 with err. */
+static int open_ctl(const struct backend_cluster *c, const char *id, bool create, char *err,
+                    size_t errsz)
+{
+    if (!run_key_ok(id)) {
+        snprintf(err, errsz, "not a run key: %.64s", id ? id : "");
+        return -1;
+    }
+    int wfd = open_workdir(c, err, errsz);
+    if (wfd < 0)
+        return -1;
+    if (create && mkdirat(wfd, id, 0711) != 0 && errno != EEXIST) {
+        snprintf(err, errsz, "cannot create the job's directory: %s", strerror(errno));
+        close(wfd);
+        return -1;
+    }
+    int fd = fsat_open(wfd, id, O_RDONLY | O_DIRECTORY, 0);
+    if (fd < 0)
+        snprintf(err, errsz, "cannot open the job's directory: %s", strerror(errno));
+    close(wfd);
+    return fd;
+}
+
+static char *ctl_path(const struct backend_cluster *c, const char *id)
+{
+    char *wd = localopts_workdir(c), *p = xasprintf("%s/%s", wd, id);
+    free(wd);
+    return p;
 }
 
 static int spawn_shim(const struct backend_cluster *c, const char *dir, char *err, size_t errsz)
@@ -221,8 +160,7 @@ static int spawn_shim(const struct backend_cluster *c, const char *dir, char *er
          * outlive it in a job: a restarted aidcd must be able to bind again */
         close_range(3, ~0U, 0);
         char *const argv[] = {(char *)"aidcd", (char *)"local-shim", (char *)dir, NULL};
-        /* none of aidcd's environment (database URLs with passwords): the job
-         * could read its shim's through /proc, and needs none of it */
+        /* none of aidcd's environment (database URLs with passwords) */
         char *const envp[] = {(char *)"PATH=/usr/local/bin:/usr/bin:/bin", NULL};
         execve(c->self_exe, argv, envp);
         _exit(127);
@@ -237,116 +175,128 @@ static int spawn_shim(const struct backend_cluster *c, const char *dir, char *er
     return 0;
 }
 
-/* add every string of options.name to a */
-static void add_paths(json_t *a, const struct backend_cluster *c, const char *name)
+/* host[:port] of a registry URL into out */
+static void url_host(const char *url, char *out, size_t outsz)
 {
-    size_t i;
-    json_t *v;
-    json_array_foreach(json_object_get(c->options, name), i, v)
-        json_array_append_new(a, json_string(json_string_value(v)));
+    const char *h = strstr(url, "://");
+    h = h ? h + 3 : url;
+    snprintf(out, outsz, "%.*s", (int)strcspn(h, "/?#"), h);
 }
 
 /*
- * The job's sandbox (backends/sandbox.h): hidden are aidcd's data directory
- * and the job directories (each job sees its own only), its secret files,
- * libpq's and ssh's files in its home, /etc/aidc (where docs put keys and
- * credentials_ref files), Debian's PostgreSQL data and what the operator adds.
+ * The registry's credentials for the shim's pull, as skopeo's auth file
+ * (pull-auth.json, 0600, removed by the shim once used); nothing for an
+ * anonymous registry. 0, or an error with err.
  */
-static json_t *sandbox_spec(const struct backend_cluster *c)
+static int write_auth(int ctl, const struct backend_job *job, char *err, size_t errsz)
 {
-    const char *mode = json_string_value(json_object_get(c->options, "sandbox"));
-    json_t *hidden = json_array(), *writable = json_array();
-    char *wd = workdir(c);
-    json_array_append_new(hidden, json_string(c->data_dir));
-    json_array_append_new(hidden, json_string(wd));
-    free(wd);
-    const char *own[8];
-    size_t n = credref_own_paths(own, sizeof own / sizeof own[0]);
-    for (size_t i = 0; i < n; i++)
-        json_array_append_new(hidden, json_string(own[i]));
-    static const char *const in_home[] = {".pgpass", ".postgresql", ".ssh"};
-    const char *home = getenv("HOME");
-    bool has_home = home && home[0] == '/' && home[1]; /* a service user's may be "/" */
-    for (size_t i = 0; has_home && i < sizeof in_home / sizeof *in_home; i++) {
-        char *p = xasprintf("%s/%s", home, in_home[i]);
-        json_array_append_new(hidden, json_string(p));
-        free(p);
-    }
-    json_array_append_new(hidden, json_string("/etc/aidc"));
-    json_array_append_new(hidden, json_string("/var/lib/postgresql")); /* a database on this host */
-    add_paths(hidden, c, "hidden_paths");
-    json_array_append_new(writable, json_string("/tmp"));
-    json_array_append_new(writable, json_string("/var/tmp"));
-    add_paths(writable, c, "writable_paths");
-    return json_pack("{s:s, s:o, s:o}", "mode", mode ? mode : "auto", "hidden", hidden,
-                     "writable", writable);
+    const char *ref = job->image_credentials_ref;
+    if (!job->image || !job->image_registry || !ref || !ref[0])
+        return 0;
+    int e = 0;
+    char *userpwd = credref_userpwd(ref, &e, err, errsz);
+    if (!userpwd)
+        return e ? e : AIDC_EIO;
+    size_t n = strlen(userpwd);
+    unsigned char *b64 = xmalloc(4 * ((n + 2) / 3) + 1);
+    EVP_EncodeBlock(b64, (const unsigned char *)userpwd, (int)n);
+    char host[256];
+    url_host(job->image_registry, host, sizeof host);
+    json_t *doc = json_pack("{s:{s:{s:s}}}", "auths", host, "auth", (const char *)b64);
+    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    e = text && fsat_write_atomic(ctl, "pull-auth.json", text, strlen(text), 0600) == 0 ? 0
+                                                                                       : AIDC_EIO;
+    if (e)
+        snprintf(err, errsz, "cannot write the registry's credentials for the pull");
+    if (text)
+        memset(text, 0, strlen(text));
+    free(text);
+    json_decref(doc);
+    memset(b64, 0, strlen((char *)b64));
+    free(b64);
+    memset(userpwd, 0, n);
+    free(userpwd);
+    return e;
 }
 
 /* What the shim runs: job.json (new reference). */
-static json_t *job_spec(const struct backend_cluster *c, const struct backend_job *job)
+static json_t *job_spec(const struct backend_cluster *c, const struct backend_job *job,
+                        long long uid)
 {
-    json_t *idx = json_array();
+    json_t *idx = json_array(), *image = json_null();
     for (size_t i = 0; i < job->ngpu_indexes; i++)
         json_array_append_new(idx, json_integer(job->gpu_indexes[i]));
-    return json_pack("{s:s, s:s, s:s, s:s, s:O?, s:s?, s:O, s:o, s:i, s:i, s:o}", "job_id",
-                     job->id, "tenant", job->tenant, "project", job->project, "user", job->user,
-                     "command", job->command, "script", job->script, "env", job->env,
+    if (job->image) {
+        const char *reg = job->image_registry;
+        image = json_pack("{s:s, s:s?, s:b}", "ref", job->image, "digest", job->image_digest,
+                          "tls_verify", !(reg && strncmp(reg, "http://", 7) == 0));
+    }
+    return json_pack("{s:s, s:s, s:s, s:s, s:O?, s:s?, s:O, s:o, s:i, s:i, s:i, s:i, s:I, s:o, "
+                     "s:o}",
+                     "job_id", job->id, "tenant", job->tenant, "project", job->project, "user",
+                     job->user, "command", job->command, "script", job->script, "env", job->env,
                      "gpu_indexes", idx, "time_limit_seconds", job->time_limit_minutes * 60,
-                     "grace_seconds", job->grace_seconds, "sandbox", sandbox_spec(c));
+                     "grace_seconds", job->grace_seconds, "cpus", job->cpus, "memory_gib",
+                     job->memory_gib, "uid", (json_int_t)uid, "image", image, "sandbox",
+                     localopts_sandbox(c));
 }
 
 /*
  * The spec the job's shim runs (new reference): job.json as a delivery tried
  * before wrote it, or else as written now. NULL with *rc and err.
  */
-static json_t *spec_in(const struct backend_cluster *c, const char *dir,
-                       const struct backend_job *job, int *rc, char *err, size_t errsz)
+static json_t *spec_in(const struct backend_cluster *c, int ctl, const struct backend_job *job,
+                       int *rc, char *err, size_t errsz)
 {
-    char *path = xasprintf("%s/job.json", dir), *text = NULL;
-    json_t *spec = json_load_file(path, 0, NULL);
+    char *text = fsat_read(ctl, "job.json", 4 << 20, NULL);
+    json_t *spec = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    text = NULL;
     *rc = 0;
     if (spec)
-        goto out;
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-        snprintf(err, errsz, "cannot create %s: %s", dir, strerror(errno));
-        *rc = AIDC_EIO;
-        goto out;
+        return spec;
+    long long uid = localopts_uid(c->options, job->tenant_number, err, errsz);
+    if (uid == -2) {
+        *rc = AIDC_EINVAL; /* the cluster cannot run this tenant's jobs as they are */
+        return NULL;
     }
-    spec = job_spec(c, job);
+    if (job->image && !localopts_unconfined(c->options) && !imagecache_digest_valid(job->image_digest)) {
+        snprintf(err, errsz, "image %.200s is not in aidc's catalog: the local executor pulls "
+                             "images by the digest checked at submission",
+                 job->image);
+        *rc = AIDC_EINVAL;
+        return NULL;
+    }
+    *rc = write_auth(ctl, job, err, errsz);
+    spec = *rc ? NULL : job_spec(c, job, uid);
     text = spec ? json_dumps(spec, JSON_COMPACT) : NULL;
-    *rc = text ? write_file(path, text) : AIDC_EINTERNAL;
-    if (*rc) {
-        snprintf(err, errsz, "cannot write %s", path);
+    if (!*rc && (!text || fsat_write_atomic(ctl, "job.json", text, strlen(text), 0600) != 0)) {
+        snprintf(err, errsz, "cannot write the job's job.json");
+        *rc = AIDC_EIO;
         json_decref(spec);
         spec = NULL;
     }
-out:
     free(text);
-    free(path);
     return spec;
 }
 
 static int submit(const struct backend_cluster *c, const struct backend_job *job, char *backend_id,
                   size_t idsz, struct backend_call *call, char *err, size_t errsz)
 {
-    char *wd = workdir(c), *dir = job_dir(c, job->id);
-    int rc = 0;
-    json_t *spec = NULL;
     snprintf(backend_id, idsz, "%s", job->id);
-    if (mkdir(wd, 0700) != 0 && errno != EEXIST) {
-        snprintf(err, errsz, "cannot create %s: %s", wd, strerror(errno));
-        rc = AIDC_EIO;
-        goto out;
-    }
-    spec = spec_in(c, dir, job, &rc, err, errsz);
+    int ctl = open_ctl(c, job->id, true, err, errsz);
+    if (ctl < 0)
+        return AIDC_EIO;
+    int rc = 0;
+    char *dir = ctl_path(c, job->id);
+    json_t *spec = spec_in(c, ctl, job, &rc, err, errsz);
     if (!spec)
         goto out;
     /* delivered before: started already unless the shim never wrote its pid */
-    char *pid_path = xasprintf("%s/shim.pid", dir), *status_path = xasprintf("%s/status.json", dir);
-    struct stat st;
-    bool started = stat(pid_path, &st) == 0 || stat(status_path, &st) == 0;
-    free(pid_path);
-    free(status_path);
+    bool started = fsat_exists(ctl, "shim.pid") || fsat_exists(ctl, "status.json");
+    if (!started && localopts_unconfined(c->options))
+        log_warn("job %s of cluster %s runs UNCONFINED (options.sandbox \"unconfined\")",
+                 job->id, c->name);
     if (!started)
         rc = spawn_shim(c, dir, err, errsz);
     if (call && started)
@@ -359,23 +309,17 @@ static int submit(const struct backend_cluster *c, const struct backend_job *job
                               job->env);
 out:
     json_decref(spec);
-    free(wd);
+    close(ctl);
     free(dir);
     return rc;
 }
 
 /* The shim's pid from shim.pid, if that process is alive and is this job's shim. */
-static pid_t live_shim(const char *dir)
+static pid_t live_shim(int ctl, const char *dir)
 {
-    char *path = xasprintf("%s/shim.pid", dir);
-    FILE *f = fopen(path, "r");
-    free(path);
-    if (!f)
-        return 0;
-    long pid = 0;
-    if (fscanf(f, "%ld", &pid) != 1) /* NOLINT(cert-err34-c): checked by the value test below */
-        pid = 0;
-    fclose(f);
+    char *text = fsat_read(ctl, "shim.pid", 64, NULL);
+    long pid = text ? strtol(text, NULL, 10) : 0;
+    free(text);
     if (pid <= 1 || kill((pid_t)pid, 0) != 0)
         return 0;
     char cmd[1024], proc[64];
@@ -397,18 +341,20 @@ static pid_t live_shim(const char *dir)
 static int stop(const struct backend_cluster *c, const char *job_id, struct backend_call *call,
                 char *err, size_t errsz)
 {
-    char *dir = job_dir(c, job_id);
+    char *dir = ctl_path(c, job_id);
     int rc = 0;
-    /* the flag first: a shim starting right now sees it (shim.c) */
-    struct stat st;
-    if (stat(dir, &st) == 0) {
-        char *flag = xasprintf("%s/stop", dir);
-        rc = write_file(flag, "stop\n");
-        if (rc)
-            snprintf(err, errsz, "cannot write %s", flag);
-        free(flag);
+    pid_t shim = 0;
+    int ctl = open_ctl(c, job_id, false, err, errsz);
+    err[0] = '\0'; /* never delivered: nothing to stop */
+    if (ctl >= 0) {
+        /* the flag first: a shim starting right now sees it (shim.c) */
+        if (fsat_write_atomic(ctl, "stop", "stop\n", 5, 0600) != 0) {
+            snprintf(err, errsz, "cannot write the stop flag of %s", job_id);
+            rc = AIDC_EIO;
+        }
+        shim = live_shim(ctl, dir);
+        close(ctl);
     }
-    pid_t shim = live_shim(dir);
     if (shim > 0 && kill(shim, SIGTERM) != 0 && errno != ESRCH) {
         snprintf(err, errsz, "cannot signal the job's shim: %s", strerror(errno));
         rc = AIDC_EIO;
@@ -437,51 +383,67 @@ static int preempt(const struct backend_cluster *c, const char *job_id, const ch
     return stop(c, job_id, call, err, errsz);
 }
 
-/* A shim that has not written its pid this long after job.json never will. */
-#define SHIM_START_SECONDS 60
+static time_t file_time(int ctl, const char *name)
+{
+    struct stat st;
+    return fstatat(ctl, name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? st.st_mtime : 0;
+}
+
+static void ended(int ctl, struct backend_status *out)
+{
+    char *text = fsat_read(ctl, "status.json", 65536, NULL);
+    json_t *s = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    struct shim_status ss;
+    shim_status_parse(s, &ss);
+    json_decref(s);
+    out->started_at = ss.started_at;
+    out->finished_at = ss.finished_at;
+    out->exit_code = ss.exit_code;
+    snprintf(out->reason, sizeof out->reason, "%s", ss.reason);
+    out->state = ss.stopped                            ? BS_STOPPED
+                 : ss.exit_code == 0 && !ss.timed_out && !ss.oom ? BS_SUCCEEDED
+                                                                 : BS_FAILED;
+}
 
 static int poll_job(const struct backend_cluster *c, const char *job_id, const char *backend_id,
                     struct backend_status *out, char *err, size_t errsz)
 {
     (void)backend_id;
-    (void)err;
-    (void)errsz;
-    char *dir = job_dir(c, job_id);
-    char *status = xasprintf("%s/status.json", dir), *pid_path = xasprintf("%s/shim.pid", dir);
-    char *spec_path = xasprintf("%s/job.json", dir);
     memset(out, 0, sizeof *out);
     out->exit_code = -1;
+    int ctl = open_ctl(c, job_id, false, err, errsz);
+    if (ctl < 0) {
+        out->state = BS_UNKNOWN;
+        return 0;
+    }
+    char *dir = ctl_path(c, job_id);
     /* In the order the shim writes them: its pid file, then (alive) its
      * status, then it exits. So "pid file, then dead, then no status" means
      * it died without one; looking at liveness before the pid file would
      * take a shim that wrote its pid between the two looks for a lost one. */
-    struct stat st;
-    bool had_pid = stat(pid_path, &st) == 0;
-    time_t pid_mtime = had_pid ? st.st_mtime : 0;
-    bool alive = had_pid && live_shim(dir) > 0;
-    json_t *s = json_load_file(status, 0, NULL);
-    if (s) {
-        struct shim_status ss;
-        shim_status_parse(s, &ss);
-        out->started_at = ss.started_at;
-        out->finished_at = ss.finished_at;
-        out->exit_code = ss.exit_code;
-        snprintf(out->reason, sizeof out->reason, "%s", ss.reason);
-        out->state = ss.stopped ? BS_STOPPED
-                     : ss.exit_code == 0 && !ss.timed_out ? BS_SUCCEEDED
-                                                          : BS_FAILED;
-        json_decref(s);
-    } else if (alive) {
+    bool had_pid = fsat_exists(ctl, "shim.pid");
+    bool alive = had_pid && live_shim(ctl, dir) > 0;
+    time_t started = file_time(ctl, "started");
+    if (fsat_exists(ctl, "status.json")) {
+        ended(ctl, out);
+    } else if (alive && started) {
         out->state = BS_RUNNING;
-        out->started_at = pid_mtime;
+        out->started_at = started;
+    } else if (alive) {
+        out->state = BS_PENDING; /* pulling its image, or starting */
+        char *phase = fsat_read(ctl, "phase", 1024, NULL);
+        if (phase)
+            snprintf(out->reason, sizeof out->reason, "%.*s", (int)strcspn(phase, "\n"), phase);
+        free(phase);
     } else if (had_pid) {
         /* the shim died without a status: the machine rebooted, or someone killed it */
         out->state = BS_FAILED;
         out->finished_at = time(NULL);
         snprintf(out->reason, sizeof out->reason, "the local executor lost the job");
-    } else if (stat(spec_path, &st) == 0) {
+    } else if (fsat_exists(ctl, "job.json")) {
         out->state = BS_PENDING; /* the shim is starting */
-        if (time(NULL) - st.st_mtime > SHIM_START_SECONDS) {
+        if (time(NULL) - file_time(ctl, "job.json") > SHIM_START_SECONDS) {
             out->state = BS_FAILED;
             out->finished_at = time(NULL);
             snprintf(out->reason, sizeof out->reason, "the local executor could not start it");
@@ -489,16 +451,14 @@ static int poll_job(const struct backend_cluster *c, const char *job_id, const c
     } else {
         out->state = BS_UNKNOWN;
     }
-    free(status);
-    free(pid_path);
-    free(spec_path);
+    close(ctl);
     free(dir);
     return 0;
 }
 
 static long long meminfo_gib(void)
 {
-    FILE *f = fopen("/proc/meminfo", "r");
+    FILE *f = fopen("/proc/meminfo", "re");
     long long kib = 0;
     char line[256];
     while (f && fgets(line, sizeof line, f))
@@ -507,6 +467,51 @@ static long long meminfo_gib(void)
     if (f)
         fclose(f);
     return kib / (1024LL * 1024);
+}
+
+/*
+ * Whether this machine can run sandboxed jobs as the cluster says: bubblewrap
+ * starts a sandbox as a job's uid, and job cgroups can be made. When it
+ * cannot, jobs must not run: the cluster is unhealthy with the reason.
+ */
+static int sandbox_ready(const struct backend_cluster *c, char *err, size_t errsz)
+{
+    if (localopts_unconfined(c->options)) {
+        log_warn("cluster %s runs its jobs UNCONFINED (options.sandbox \"unconfined\"): every job "
+                 "sees this machine as its user does",
+                 c->name);
+        return 0;
+    }
+    char why[400];
+    long long uid = localopts_uid(c->options, 1, why, sizeof why);
+    json_t *sb = localopts_sandbox(c);
+    const char *parent = json_string_value(json_object_get(sb, "cgroup_parent"));
+    int rc = jail_probe(uid, why, sizeof why) == 0 ? 0 : -1;
+    if (rc)
+        snprintf(err, errsz, "the job sandbox cannot start here, so no local job runs: %s", why);
+    else if (cgroup_probe(parent, why, sizeof why) != 0) {
+        snprintf(err, errsz, "job limits cannot be set here, so no local job runs: %s", why);
+        rc = -1;
+    }
+    const char *cache = json_string_value(json_object_get(sb, "image_cache"));
+    why[0] = '\0';
+    if (!rc && ((mkdir(cache, 0711) != 0 && errno != EEXIST) ||
+                passable(cache, c->data_dir, why, sizeof why) != 0)) {
+        snprintf(err, errsz, "the image cache cannot be used: %s", why[0] ? why : strerror(errno));
+        rc = -1;
+    }
+    const char *net = json_string_value(json_object_get(sb, "network"));
+    if (!rc && strcmp(net, "outbound") == 0 && access(SLIRP_BIN, X_OK) != 0) {
+        snprintf(err, errsz, "options.network is \"outbound\" but " SLIRP_BIN
+                             " is missing (apt-get install slirp4netns)");
+        rc = -1;
+    } else if (!rc && strcmp(net, "outbound") == 0 && access("/dev/net/tun", R_OK | W_OK) != 0) {
+        snprintf(err, errsz, "options.network is \"outbound\" but aidcd's user cannot open "
+                             "/dev/net/tun (mode 0666 is the kernel's and udev's default)");
+        rc = -1;
+    }
+    json_decref(sb);
+    return rc;
 }
 
 static int inventory(const struct backend_cluster *c, struct backend_resource *out, size_t max,
@@ -527,15 +532,12 @@ static int inventory(const struct backend_cluster *c, struct backend_resource *o
     out[n++].total = cpus ? json_integer_value(cpus) : (ncpu > 0 ? ncpu : 1);
     snprintf(out[n].name, sizeof out[n].name, "memory_gib");
     out[n++].total = mem ? json_integer_value(mem) : meminfo_gib();
-    /* the work directory must be usable, or nothing can run */
-    char *wd = workdir(c);
-    if (mkdir(wd, 0700) != 0 && errno != EEXIST) {
-        snprintf(err, errsz, "cannot create the work directory %s: %s", wd, strerror(errno));
-        free(wd);
+    /* the work directory must be usable, and the sandbox start, or nothing can run */
+    int wfd = open_workdir(c, err, errsz);
+    if (wfd < 0)
         return -1;
-    }
-    free(wd);
-    return (int)n;
+    close(wfd);
+    return sandbox_ready(c, err, errsz) == 0 ? (int)n : -1;
 }
 
 /*
@@ -557,7 +559,7 @@ static int nodes(const struct backend_cluster *c,
         name = host;
     }
     const char *types[MAX_GPU_TYPES];
-    size_t n = sorted_types(c->options, types);
+    size_t n = localopts_gpu_types(c->options, types, MAX_GPU_TYPES);
     const json_t *gpus = json_object_get(c->options, "gpus");
     struct backend_node bn = {.name = name, .gpu_type = "", .usable = true};
     int at = 0, reported = 0;
@@ -583,11 +585,11 @@ static int nodes(const struct backend_cluster *c,
 static int logs(const struct backend_cluster *c, const char *job_id, bool stderr_stream, int tail,
                 char **text, size_t *textlen)
 {
-    char *dir = job_dir(c, job_id);
-    char *path = xasprintf("%s/%s", dir, stderr_stream ? "stderr" : "stdout");
+    if (!run_key_ok(job_id))
+        return AIDC_ENOTFOUND;
+    char *dir = ctl_path(c, job_id);
+    int e = backend_tail_file(dir, stderr_stream ? "stderr" : "stdout", tail, text, textlen);
     free(dir);
-    int e = backend_tail_file(path, tail, text, textlen);
-    free(path);
     return e;
 }
 

@@ -1,22 +1,28 @@
 /*
- * local.h - the `local` backend: jobs as child processes of this machine.
+ * local.h - the `local` backend: jobs as sandboxed process trees of this
+ * machine.
  *
- * Each job lives in a directory <workdir>/<job id>/ holding job.json (what to
- * run), stdout, stderr, shim.pid and, once it ended, status.json. It is run
- * by a shim (`aidcd local-shim DIR`, backends/shim.c): a process in its own
- * session, detached from aidcd, that starts the job in its own process group
- * with the job's environment and CUDA_VISIBLE_DEVICES/NVIDIA_VISIBLE_DEVICES,
- * enforces the time limit (SIGTERM, then SIGKILL after the grace period),
- * forwards stop requests, and writes the exit status to status.json. So jobs
- * keep running when aidcd restarts, and their end is found in the file.
+ * Each run has a control directory <workdir>/<run key>/ that aidcd and the
+ * run's shim write and the job never sees: job.json (what to run), shim.pid,
+ * phase, started, stop, status.json, the captured stdout and stderr, and the
+ * job's own directories work/ (its /job) and tmp/ (its /tmp). The shim
+ * (`aidcd local-shim DIR`, backends/shim.c) is a process in its own session,
+ * detached from aidcd, so jobs keep running when aidcd restarts and their end
+ * is found in the file. It runs the job in a bubblewrap sandbox
+ * (backends/jail.h) as the tenant's uid (aidcd as root), within cgroup
+ * limits, in its image when it names one. Every file aidcd reads there is
+ * opened without following links or blocking (server/fsat.h).
  *
  * Options: {"gpus": {"a100": 4, ...}, "cpus": N, "memory_gib": N,
- * "max_time_limit_minutes": N, "workdir": "/path", "node": "gpu-box-1"}; every
- * one is optional ("node" names this machine for GPU faults; default: its
- * host name). On
- * a machine without GPUs the gpus are slots, so the platform can be tried
- * anywhere. GPU indexes are numbered over the types in name order (a100: 0-3,
- * t4: 4-5 for {"t4": 2, "a100": 4}).
+ * "max_time_limit_minutes": N, "workdir": "/path", "node": "gpu-box-1",
+ * "sandbox": "bwrap" | "unconfined", "network": "none" | "outbound",
+ * "uid_range": {"first": N, "count": M}, "device_dir": "/dev",
+ * "cgroup_parent": "/aidc", "pids_max": N, "writable_paths": [...],
+ * "hidden_paths": [...], "image_cache": "/path", "image_cache_gib": N,
+ * "pull_timeout_seconds": N}; every one is optional (backends/localopts.h,
+ * docs/operations.md). On a machine without GPUs the gpus are slots, so the
+ * platform can be tried anywhere. GPU indexes are numbered over the types in
+ * name order (a100: 0-3, t4: 4-5 for {"t4": 2, "a100": 4}).
  */
 #ifndef AIDC_LOCAL_H
 #define AIDC_LOCAL_H

@@ -2,23 +2,23 @@
  * plain blocking calls and exit on failure. */
 #include "shim.h"
 
-#include "../server/sbuf.h"
+#include "../server/fsat.h"
 #include "../server/xalloc.h"
+#include "jobenv.h"
 #include "rmtree.h"
-#include "sandbox.h"
+#include "shimrun.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#define MAX_ARGS 4096
 
 void shim_status_parse(const json_t *doc, struct shim_status *out)
 {
@@ -29,274 +29,262 @@ void shim_status_parse(const json_t *doc, struct shim_status *out)
     out->exit_code = json_is_integer(code) ? (int)json_integer_value(code) : -1;
     out->stopped = json_is_true(json_object_get(doc, "stopped"));
     out->timed_out = json_is_true(json_object_get(doc, "timed_out"));
+    out->oom = json_is_true(json_object_get(doc, "oom"));
     const char *r = json_string_value(json_object_get(doc, "reason"));
     snprintf(out->reason, sizeof out->reason, "%s", r ? r : "");
 }
 
-static int write_atomic(const char *path, const char *text)
+void shim_note(struct shim_run *r, const char *name, const char *text)
 {
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return -1;
-    size_t n = strlen(text);
-    int ok = write(fd, text, n) == (ssize_t)n && fsync(fd) == 0;
-    close(fd);
-    return ok && rename(tmp, path) == 0 ? 0 : -1;
+    if (fsat_write_atomic(r->dfd, name, text, strlen(text), 0600) != 0)
+        exit(3); /* aidcd will see a shim gone without a status: "lost" */
 }
 
-static void write_status(time_t started, int exit_code, int sig, bool stopped, bool timed_out,
-                         const char *reason)
+void shim_end(struct shim_run *r, const struct shim_end *e)
 {
-    json_t *s = json_pack("{s:I, s:I, s:o, s:o, s:b, s:b, s:s}", "started_at", (json_int_t)started,
-                          "finished_at", (json_int_t)time(NULL), "exit_code",
-                          exit_code >= 0 ? json_integer(exit_code) : json_null(), "signal",
-                          sig ? json_integer(sig) : json_null(), "stopped", stopped, "timed_out",
-                          timed_out, "reason", reason);
+    json_t *s = json_pack("{s:I, s:I, s:o, s:o, s:b, s:b, s:b, s:s}", "started_at",
+                          (json_int_t)(r->started ? r->started : time(NULL)), "finished_at",
+                          (json_int_t)time(NULL), "exit_code",
+                          e->exit_code >= 0 ? json_integer(e->exit_code) : json_null(), "signal",
+                          e->signal ? json_integer(e->signal) : json_null(), "stopped",
+                          e->stopped, "timed_out", e->timed_out, "oom", e->oom, "reason",
+                          e->reason);
     char *text = s ? json_dumps(s, JSON_COMPACT) : NULL;
     json_decref(s);
-    if (!text || write_atomic("status.json", text) != 0)
-        exit(3); /* aidcd will see a shim gone without a status: "lost" */
+    if (!text)
+        exit(3);
+    shim_note(r, "status.json", text);
     free(text);
 }
 
-/* The job's environment: a clean base, the job's variables, then the platform's. */
-static char **build_env(const json_t *spec)
+void shim_fail(struct shim_run *r, const char *reason)
 {
-    struct sbuf gpus = SBUF_INIT;
-    size_t i;
-    json_t *v;
-    json_array_foreach(json_object_get(spec, "gpu_indexes"), i, v) {
-        if (gpus.len)
-            sbuf_putc(&gpus, ',');
-        sbuf_printf(&gpus, "%lld", (long long)json_integer_value(v));
-    }
-    const json_t *env = json_object_get(spec, "env");
-    size_t n = 16 + json_object_size(env), k = 0;
-    char **out = xcalloc(n + 1, sizeof *out);
-    char cwd[4096];
-    if (!getcwd(cwd, sizeof cwd))
-        snprintf(cwd, sizeof cwd, "/");
-    out[k++] = xstrdup("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
-    out[k++] = xasprintf("HOME=%s", cwd);
-    out[k++] = xstrdup("LANG=C.UTF-8");
-    /* the sandbox lets a job make files in its own directory, not always in /tmp */
-    out[k++] = xasprintf("TMPDIR=%s/tmp", cwd);
-    const char *key;
-    json_object_foreach((json_t *)env, key, v) {
-        for (size_t j = 0; j < k; j++) { /* the job may replace PATH, HOME, LANG, TMPDIR */
-            size_t kl = strlen(key);
-            if (strncmp(out[j], key, kl) == 0 && out[j][kl] == '=') {
-                free(out[j]);
-                out[j] = out[--k];
-                break;
-            }
-        }
-        out[k++] = xasprintf("%s=%s", key, json_string_value(v));
-    }
-    out[k++] = xasprintf("AIDC_JOB_ID=%s", json_string_value(json_object_get(spec, "job_id")));
-    out[k++] = xasprintf("AIDC_TENANT=%s", json_string_value(json_object_get(spec, "tenant")));
-    out[k++] = xasprintf("AIDC_PROJECT=%s", json_string_value(json_object_get(spec, "project")));
-    out[k++] = xasprintf("AIDC_USER=%s", json_string_value(json_object_get(spec, "user")));
-    out[k++] = xasprintf("CUDA_VISIBLE_DEVICES=%s", sbuf_str(&gpus));
-    out[k++] = xasprintf("NVIDIA_VISIBLE_DEVICES=%s", gpus.len ? sbuf_str(&gpus) : "none");
-    out[k] = NULL;
-    sbuf_free(&gpus);
-    return out;
+    struct shim_end e = {.exit_code = -1};
+    snprintf(e.reason, sizeof e.reason, "%s", reason);
+    dprintf(2, "aidc: %s\n", reason); /* the job's stderr says why too */
+    shim_end(r, &e);
 }
 
-static char **build_argv(const json_t *spec)
+/* The job's TMPDIR goes when it ends, as Slurm's per-job tmp does; rmtree follows no link. */
+static void remove_tmp(struct shim_run *r)
 {
-    const json_t *cmd = json_object_get(spec, "command");
-    char **argv = xcalloc(MAX_ARGS + 2, sizeof *argv);
-    if (json_is_array(cmd)) {
-        size_t i;
-        json_t *v;
-        json_array_foreach(cmd, i, v) {
-            if (i >= MAX_ARGS)
-                break;
-            argv[i] = xstrdup(json_string_value(v));
-        }
-    } else {
-        const char *script = json_string_value(json_object_get(spec, "script"));
-        if (write_atomic("script.sh", script ? script : "") != 0 || chmod("script.sh", 0700) != 0)
-            exit(3);
-        argv[0] = xstrdup("/bin/sh");
-        argv[1] = xstrdup("script.sh");
-    }
-    return argv;
+    if (rmtree_at(r->dfd, "tmp") != 0)
+        dprintf(2, "aidc: could not remove all of the job's tmp directory\n");
 }
 
-/* A sandbox's paths: each resolved if it exists (the sandbox compares real paths). */
-static const char **real_paths(const json_t *a, size_t *n)
+/* Make name in the control directory the job's own directory (0700, its uid). */
+int shim_job_dir(struct shim_run *r, const char *name)
 {
-    const char **out = xcalloc(json_array_size(a) + 1, sizeof *out);
-    size_t i;
-    json_t *v;
-    *n = 0;
-    json_array_foreach(a, i, v) {
-        const char *p = json_string_value(v);
-        char real[PATH_MAX];
-        if (p)
-            out[(*n)++] = realpath(p, real) ? xstrdup(real) : xstrdup(p);
-    }
-    return out;
-}
-
-/*
- * In the job's process, before exec: confine it as job.json's sandbox says
- * (backends/sandbox.h). false: the job must not run; the reason is on its stderr.
- */
-static bool confine(const json_t *sandbox)
-{
-    const char *mode = json_string_value(json_object_get(sandbox, "mode"));
-    if (!sandbox || (mode && strcmp(mode, "none") == 0))
-        return true; /* none, or written by an aidcd before sandboxes */
-    if (sandbox_abi() < 1 && (!mode || strcmp(mode, "required") != 0)) {
-        dprintf(2, "aidc: this kernel has no Landlock: the job runs unconfined\n");
-        return true;
-    }
-    char own[PATH_MAX], err[512];
-    struct sandbox_policy p = {.own = getcwd(own, sizeof own)};
-    p.hidden = real_paths(json_object_get(sandbox, "hidden"), &p.nhidden);
-    p.writable = real_paths(json_object_get(sandbox, "writable"), &p.nwritable);
-    if (!p.own || sandbox_confine(&p, err, sizeof err) != 0) {
-        dprintf(2, "aidc: cannot confine the job: %s\n", p.own ? err : "no working directory");
-        return false;
-    }
-    return true; /* the paths go with the process image at exec */
-}
-
-/*
- * The job's TMPDIR goes when it ends, as Slurm's per-job tmp does. A process
- * the job left behind may still change the tree: rmtree follows no link.
- */
-static void remove_tmp(void)
-{
-    if (rmtree_at(AT_FDCWD, "tmp") == 0)
-        return;
-    int err = open("stderr", O_WRONLY | O_APPEND | O_CLOEXEC); /* the job's log says so */
-    if (err >= 0) {
-        dprintf(err, "aidc: could not remove all of the job's tmp directory\n");
-        close(err);
-    }
-}
-
-static pid_t start_job(char **argv, char **envp, const json_t *sandbox)
-{
-    int out = open("stdout", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    int err = open("stderr", O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-    int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (out < 0 || err < 0 || in < 0)
+    if (mkdirat(r->dfd, name, 0700) != 0 && errno != EEXIST)
         return -1;
-    pid_t pid = fork();
+    int fd = fsat_open(r->dfd, name, O_RDONLY | O_DIRECTORY, 0);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (r->drop && fchown(fd, r->uid, r->gid) != 0) ||
+        fchmod(fd, 0700) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* In a child: become the job's user (root only; a job never runs as root). 0 or -1. */
+int shim_drop(const struct shim_run *r)
+{
+    if (!r->drop)
+        return 0;
+    if (setgroups(0, NULL) != 0 || setresgid(r->gid, r->gid, r->gid) != 0 ||
+        setresuid(r->uid, r->uid, r->uid) != 0)
+        return -1;
+    return geteuid() == r->uid && getegid() == r->gid ? 0 : -1;
+}
+
+/*
+ * The job without a sandbox (options.sandbox "unconfined", an operator's
+ * explicit choice): a process group of its own, as the job's uid when aidcd
+ * is root, in its directory on the host.
+ */
+static void run_unconfined(struct shim_run *r)
+{
+    dprintf(2, "aidc: WARNING: this job runs UNCONFINED (options.sandbox \"unconfined\"): it sees "
+               "this machine as its user does\n");
+    int work = shim_job_dir(r, "work"), tmp = shim_job_dir(r, "tmp");
+    char cwd[4096];
+    if (work < 0 || tmp < 0 || !getcwd(cwd, sizeof cwd)) {
+        shim_fail(r, "cannot create the job's directory");
+        return;
+    }
+    close(tmp);
+    char *home = xasprintf("%s/work", cwd), *tmpdir = xasprintf("%s/tmp", cwd);
+    struct jobenv_paths p = {.home = home, .tmp = tmpdir, .sandboxed = false};
+    char **env = jobenv_build(r->spec, NULL, &p), **argv = NULL;
+    const char *script = json_string_value(json_object_get(r->spec, "script"));
+    if (script && fsat_write_atomic(r->dfd, "script.sh", script, strlen(script), 0644) != 0) {
+        shim_fail(r, "cannot write the job's script");
+        goto out;
+    }
+    char *script_path = xasprintf("%s/script.sh", cwd);
+    argv = jobenv_argv(r->spec, script_path);
+    free(script_path);
+    int in = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    pid_t pid = in >= 0 ? fork() : -1;
     if (pid == 0) {
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        signal(SIGPIPE, SIG_DFL); /* aidcd ignores it; exec would pass that on */
+        signal(SIGPIPE, SIG_DFL);
         setpgid(0, 0);
-        dup2(in, 0);
-        dup2(out, 1);
-        dup2(err, 2);
-        if (!confine(sandbox))
+        if (dup2(in, 0) < 0 || dup2(r->out, 1) < 0 || dup2(r->err, 2) < 0 || fchdir(work) != 0 ||
+            shim_drop(r) != 0)
             _exit(126);
-        execvpe(argv[0], argv, envp);
+        execvpe(argv[0], argv, env);
         dprintf(2, "aidc: cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);
     }
-    if (pid > 0)
-        setpgid(pid, pid); /* also here: no race with the signals below */
-    close(out);
-    close(err);
-    close(in);
-    return pid;
+    if (in >= 0)
+        close(in);
+    if (pid < 0) {
+        shim_fail(r, "cannot start the job");
+        goto out;
+    }
+    setpgid(pid, pid);
+    r->started = time(NULL);
+    shim_mark_started(r);
+    struct shim_end e;
+    shim_supervise(r, pid, -1, NULL, &e);
+    kill(-pid, SIGKILL); /* whatever the job left behind in its group */
+    shim_end(r, &e);
+out:
+    close(work);
+    jobenv_free(env);
+    jobenv_free(argv);
+    free(home);
+    free(tmpdir);
+}
+
+void shim_mark_started(struct shim_run *r)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%lld\n", (long long)r->started);
+    shim_note(r, "started", text);
+    shim_note(r, "phase", "running\n");
+}
+
+void shim_signal_job(pid_t pid, pid_t sandbox_pid, const struct cgroup_job *cg, int sig)
+{
+    if (sandbox_pid < 0) {
+        kill(-pid, sig);
+        return;
+    }
+    if (sig == SIGKILL) {
+        kill(sandbox_pid, SIGKILL); /* pid 1 of its namespace: every process goes with it */
+        return;
+    }
+    pid_t pids[4096];
+    size_t n = cg ? cgroup_job_pids(cg, pids, sizeof pids / sizeof *pids) : 0;
+    for (size_t i = 0; i < n; i++)
+        if (pids[i] != pid && pids[i] != sandbox_pid)
+            kill(pids[i], sig);
+}
+
+/* Wait for the job's end: its own, a stop request's or its time limit's. */
+void shim_supervise(struct shim_run *r, pid_t pid, pid_t sandbox_pid,
+                    const struct cgroup_job *cg, struct shim_end *e)
+{
+    memset(e, 0, sizeof *e);
+    e->exit_code = -1;
+    long limit = (long)json_integer_value(json_object_get(r->spec, "time_limit_seconds"));
+    long grace = (long)json_integer_value(json_object_get(r->spec, "grace_seconds"));
+    alarm(limit > 0 ? (unsigned)limit : 0);
+    bool stopping = false;
+    int status = 0;
+    for (;;) {
+        int sig = sigwaitinfo(&r->signals, NULL);
+        if (sig == SIGCHLD) {
+            pid_t w = waitpid(pid, &status, WNOHANG);
+            if (w == pid)
+                break;
+            while (waitpid(-1, NULL, WNOHANG) > 0) /* slirp4netns, if it died */
+                ;
+            continue;
+        }
+        if ((sig == SIGTERM || sig == SIGINT || sig == SIGALRM) && !stopping) {
+            e->stopped = sig != SIGALRM;
+            e->timed_out = sig == SIGALRM;
+            stopping = true;
+            shim_signal_job(pid, sandbox_pid, cg, SIGTERM);
+            alarm(grace > 0 ? (unsigned)grace : 1);
+        } else if (sig == SIGALRM) { /* the grace period is over */
+            shim_signal_job(pid, sandbox_pid, cg, SIGKILL);
+            e->killed = true;
+        }
+    }
+    alarm(0);
+    e->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    e->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+    if (e->timed_out)
+        snprintf(e->reason, sizeof e->reason, "time limit");
+    else if (e->stopped)
+        snprintf(e->reason, sizeof e->reason, "stopped");
+    else if (e->signal)
+        snprintf(e->reason, sizeof e->reason, "killed by signal %d", e->signal);
+    else
+        snprintf(e->reason, sizeof e->reason, "exit code %d", e->exit_code);
 }
 
 int shim_main(const char *dir)
 {
-    if (chdir(dir) != 0)
+    struct shim_run r = {.dfd = -1, .out = -1, .err = -1};
+    r.dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (r.dfd < 0 || fchdir(r.dfd) != 0)
         return 2;
-    json_t *spec = json_load_file("job.json", 0, NULL);
-    if (!spec)
+    char *text = fsat_read(r.dfd, "job.json", 4 << 20, NULL);
+    r.spec = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    if (!r.spec)
         return 2;
-    time_t started = time(NULL);
     /* Signals first, then the pid, then the stop flag: a stop request that
      * comes before the pid is visible leaves the flag, one that comes after
-     * finds the pid and its SIGTERM waits, blocked, until the loop below. */
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGALRM);
-    sigaddset(&set, SIGCHLD);
-    sigprocmask(SIG_BLOCK, &set, NULL);
+     * finds the pid and its SIGTERM waits, blocked, until it is taken. */
+    sigemptyset(&r.signals);
+    sigaddset(&r.signals, SIGTERM);
+    sigaddset(&r.signals, SIGINT);
+    sigaddset(&r.signals, SIGALRM);
+    sigaddset(&r.signals, SIGCHLD);
+    sigprocmask(SIG_BLOCK, &r.signals, NULL);
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGINT);
+    r.cancel_fd = signalfd(-1, &stop, SFD_CLOEXEC | SFD_NONBLOCK);
     char pidtext[32];
     snprintf(pidtext, sizeof pidtext, "%ld\n", (long)getpid());
-    if (write_atomic("shim.pid", pidtext) != 0)
+    shim_note(&r, "shim.pid", pidtext);
+    r.out = fsat_open(r.dfd, "stdout", O_WRONLY | O_CREAT | O_APPEND, 0600);
+    r.err = fsat_open(r.dfd, "stderr", O_WRONLY | O_CREAT | O_APPEND, 0600);
+    if (r.out < 0 || r.err < 0 || dup2(r.err, 2) < 0)
         return 2;
-    struct stat st;
-    if (stat("stop", &st) == 0) { /* stopped before it could start */
-        write_status(started, -1, 0, true, false, "stopped before it started");
+    if (fsat_exists(r.dfd, "stop")) { /* stopped before it could start */
+        struct shim_end e = {.exit_code = -1, .stopped = true};
+        snprintf(e.reason, sizeof e.reason, "stopped before it started");
+        shim_end(&r, &e);
         return 0;
     }
-
-    const json_t *sandbox = json_object_get(spec, "sandbox");
-    const char *mode = json_string_value(json_object_get(sandbox, "mode"));
-    if (mode && strcmp(mode, "required") == 0 && sandbox_abi() < 1) {
-        write_status(started, -1, 0, false, false,
-                     "this kernel has no Landlock and options.sandbox is \"required\"");
+    json_int_t uid = json_integer_value(json_object_get(r.spec, "uid"));
+    r.drop = geteuid() == 0;
+    if (r.drop && (uid <= 0 || uid > 0x7fffffff)) {
+        shim_fail(&r, "no job runs as root: its uid is missing");
         return 0;
     }
-    if (mkdir("tmp", 0700) != 0 && errno != EEXIST) {
-        write_status(started, -1, 0, false, false, "cannot create the job's tmp directory");
-        return 0;
-    }
-    pid_t job = start_job(build_argv(spec), build_env(spec), sandbox);
-    if (job < 0) {
-        write_status(started, -1, 0, false, false, "cannot start the job");
-        return 0;
-    }
-    long limit = (long)json_integer_value(json_object_get(spec, "time_limit_seconds"));
-    long grace = (long)json_integer_value(json_object_get(spec, "grace_seconds"));
-    alarm(limit > 0 ? (unsigned)limit : 0);
-    bool stopping = false, stopped = false, timed_out = false;
-    int status = 0;
-    for (;;) {
-        int sig = sigwaitinfo(&set, NULL);
-        if (sig == SIGCHLD) {
-            pid_t w = waitpid(job, &status, WNOHANG);
-            if (w == job)
-                break;
-            continue;
-        }
-        if ((sig == SIGTERM || sig == SIGINT) && !stopping) {
-            stopped = stopping = true;
-            kill(-job, SIGTERM);
-            alarm(grace > 0 ? (unsigned)grace : 1);
-        } else if (sig == SIGALRM && !stopping) {
-            timed_out = stopping = true;
-            kill(-job, SIGTERM);
-            alarm(grace > 0 ? (unsigned)grace : 1);
-        } else if (sig == SIGALRM) {
-            kill(-job, SIGKILL); /* the grace period is over */
-        }
-    }
-    kill(-job, SIGKILL); /* whatever the job left behind in its group */
-    int code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-    char reason[128];
-    if (timed_out)
-        snprintf(reason, sizeof reason, "time limit");
-    else if (stopped)
-        snprintf(reason, sizeof reason, "stopped");
-    else if (sig)
-        snprintf(reason, sizeof reason, "killed by signal %d", sig);
+    r.uid = (uid_t)uid;
+    r.gid = (gid_t)uid;
+    const char *mode = json_string_value(json_object_get(json_object_get(r.spec, "sandbox"), "mode"));
+    if (mode && strcmp(mode, "unconfined") == 0)
+        run_unconfined(&r);
     else
-        snprintf(reason, sizeof reason, "exit code %d", code);
-    write_status(started, code, sig, stopped && !timed_out, timed_out, reason);
-    remove_tmp(); /* after the status: its GPUs are free while a big tree goes */
-    json_decref(spec);
+        shimrun_sandboxed(&r);
+    remove_tmp(&r); /* after the status: its GPUs are free while a big tree goes */
+    json_decref(r.spec);
     return 0;
 }

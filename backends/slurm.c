@@ -710,10 +710,9 @@ static int node_jobs(const struct backend_cluster *c, const char *node,
 static int logs(const struct backend_cluster *c, const char *job_id, bool stderr_stream, int tail,
                 char **text, size_t *len)
 {
-    char *path = xasprintf("%s/%s.%s", opt(c->options, "workdir", DEFAULT_WORKDIR), job_id,
-                           stderr_stream ? "err" : "out");
-    int e = backend_tail_file(path, tail, text, len);
-    free(path);
+    char *name = xasprintf("%s.%s", job_id, stderr_stream ? "err" : "out");
+    int e = backend_tail_file(opt(c->options, "workdir", DEFAULT_WORKDIR), name, tail, text, len);
+    free(name);
     return e;
 }
 

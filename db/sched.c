@@ -167,9 +167,10 @@ static const struct db_stmt st_claim = {
     "  j.preemptible, j.gpu_indexes::text, cl.id, cl.name, cl.kind, cl.endpoint,"
     "  cl.credentials_ref, cl.options::text, j.priority,"
     "  floor(extract(epoch FROM coalesce(j.admitted_at, now())))::bigint, j.image_digest,"
-    "  j.image_tagged"
+    "  j.image_tagged, t.number, reg.url, reg.credentials_ref"
     " FROM u JOIN jobs j ON j.id = u.job_id JOIN tenants t ON t.id = j.tenant_id"
     " JOIN projects p ON p.id = j.project_id JOIN clusters cl ON cl.id = u.cluster_id"
+    " LEFT JOIN images i ON i.id = j.image_id LEFT JOIN registries reg ON reg.id = i.registry_id"
     " ORDER BY u.id",
     2};
 static const struct db_stmt st_done = {

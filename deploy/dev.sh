@@ -102,11 +102,17 @@ api PUT /api/v1/tenants/demo/members/admin '{"role":"tenant_admin"}' >/dev/null
 st=$(api POST /api/v1/tenants/demo/projects '{"slug":"getting-started","name":"Getting started"}')
 case "$st" in 201|409) ;; *) die "seeding the demo project failed ($st)";; esac
 # The local executor: four GPU slots of type "a100" (real GPUs if this machine
-# has them - CUDA_VISIBLE_DEVICES is set per job - otherwise just slots), and
-# room for 16 cores of jobs so a laptop with few cores can still queue work. Jobs
-# run in a sandbox that hides aidcd's data directory; the passwords kept beside it
-# and PostgreSQL's files are hidden too (hidden_paths).
-st=$(api POST /api/v1/clusters "{\"name\":\"local\",\"kind\":\"local\",\"options\":{\"gpus\":{\"a100\":4},\"cpus\":16,\"memory_gib\":64,\"hidden_paths\":[\"$state\",\"$pgdata\"]}}")
+# has them - each job sees only its own device nodes - otherwise just slots), and
+# room for 16 cores of jobs so a laptop with few cores can still queue work. Each
+# job runs in a bubblewrap sandbox as its tenant's own uid, within its CPU and
+# memory limits, with no network and none of this machine's files but /usr, /etc
+# and /opt (read-only), its /job and /tmp (docs/operations.md, "The local executor").
+# Its directories and image cache live under /var/tmp: a job's uid must be able to pass
+# every directory above its own, which a checkout in a private home does not allow.
+jobs_root=/var/tmp/aidc-dev-jobs-$(id -u)
+mkdir -p "$jobs_root" && chmod 711 "$jobs_root"
+st=$(api POST /api/v1/clusters "{\"name\":\"local\",\"kind\":\"local\",\"options\":{\"gpus\":{\"a100\":4},
+      \"cpus\":16,\"memory_gib\":64,\"workdir\":\"$jobs_root/jobs\",\"image_cache\":\"$jobs_root/images\"}}")
 case "$st" in 201|409) ;; *) die "registering the local cluster failed ($st)";; esac
 # Sensitive changes need a second admin's approval (docs/approvals.md): admin asks,
 # admin2 approves. approved METHOD PATH BODY -> the request's status, or the approve
@@ -146,18 +152,22 @@ for price in 'gpu:a100 8.00' 'cpu 0.05' 'memory_gib 0.01'; do
 done
 
 # A demo image registry (Debian's CNCF distribution on loopback) with four small framework
-# images, synced by aidc as public presets; not fatal: without it there are no images.
+# images (their catalog entries only: nothing runs in them) and one real image to run,
+# library/busybox:stable, synced by aidc as public presets; not fatal: without it there
+# are no images.
 registry_msg="none (AIDC_DEV_REGISTRY=none)"
 if [ "$registry_addr" != none ]; then
     say "starting the demo image registry ($registry_addr)"
     if REGISTRY_DIR=$registry_dir REGISTRY_ADDR=$registry_addr deploy/registry-up.sh >/dev/null &&
-       REGISTRY_DIR=$registry_dir deploy/registry-seed.sh >/dev/null 2>"$state/registry-seed.log"; then
+       REGISTRY_DIR=$registry_dir deploy/registry-seed.sh >/dev/null 2>"$state/registry-seed.log" &&
+       REGISTRY_URL=http://$registry_addr tests/support/registry-push.sh push library/busybox stable \
+           --busybox >/dev/null 2>>"$state/registry-seed.log"; then
         registry_up=1
         st=$(api POST /api/v1/registries "{\"name\":\"demo\",\"url\":\"http://$registry_addr\",
-              \"options\":{\"public_prefixes\":[\"pytorch/\",\"tensorflow/\"]}}")
+              \"options\":{\"public_prefixes\":[\"pytorch/\",\"tensorflow/\",\"library/\"]}}")
         case "$st" in 201|409) ;; *) die "registering the demo registry failed ($st)";; esac
         [ "$st" = 409 ] && api POST /api/v1/registries/demo/sync >/dev/null
-        registry_msg="demo (http://$registry_addr; pytorch/pytorch, tensorflow/tensorflow: GET /api/v1/images)"
+        registry_msg="demo (http://$registry_addr; $registry_addr/library/busybox:stable runs; GET /api/v1/images)"
     else
         say "the demo image registry did not start (see above, $state/registry-seed.log): no images"
         registry_msg="not running (see $state/registry-seed.log)"
@@ -173,7 +183,7 @@ cat >&2 <<MSG
                           -d '{"username":"admin","password":"$admin_pw"}'
   spec:              $base/api/v1/openapi.json
   demo tenant:       demo (project getting-started; 2 a100 guaranteed, 4 with borrowing)
-  local cluster:     local (4 a100 GPU slots; jobs run as child processes of this machine)
+  local cluster:     local (4 a100 GPU slots; each job in a sandbox of its own on this machine)
   image registry:    $registry_msg
   prices:            8.00 CNY per a100 GPU-hour, 0.05 per core-hour, 0.01 per GiB-hour
                      (usage: GET /api/v1/tenants/demo/usage; invoices: docs/billing.md)

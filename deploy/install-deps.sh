@@ -3,7 +3,10 @@
 #
 #   deploy/install-deps.sh build    compiler, CMake and the libraries aidcd links
 #                                   (libcurl: the Slurm backend talks to slurmrestd)
-#   deploy/install-deps.sh run      PostgreSQL 15 (server) for a local database
+#   deploy/install-deps.sh run      PostgreSQL 15 (server) for a local database, and what
+#                                   the local executor runs jobs with: bubblewrap (their
+#                                   sandbox), slirp4netns (options.network "outbound"),
+#                                   skopeo and umoci (their images)
 #   deploy/install-deps.sh test     Check, libcurl, clang-tidy (tests and lint), and
 #                                   Slurm 22.05 for deploy/slurm-up.sh: munged,
 #                                   slurmctld, slurmd, slurmrestd with JWT auth,
@@ -11,9 +14,11 @@
 #                                   a container image registry for
 #                                   deploy/registry-up.sh (docker-registry,
 #                                   apache2-utils for htpasswd; jq, tar, gzip for
-#                                   registry-seed.sh and tests/support/registry-push.sh)
+#                                   registry-seed.sh and tests/support/registry-push.sh,
+#                                   busybox-static for its runnable test image), the
+#                                   local executor's sandbox tools (as for run)
 #   deploy/install-deps.sh dev      the demo registry of deploy/dev.sh (docker-registry,
-#                                   jq, tar, gzip)
+#                                   jq, tar, gzip; busybox-static for its runnable image)
 #   deploy/install-deps.sh bench    wrk and pgbench (benchmarks)
 #   deploy/install-deps.sh portal   the portal's browser tests (tests/portal): Debian's
 #                                   chromium (Playwright drives it; no browser download),
@@ -36,12 +41,14 @@ for group in "$@"; do
     case "$group" in
         build) pkgs+=(gcc make cmake pkg-config libmicrohttpd-dev libpq-dev libjansson-dev
                       libjwt-dev libssl-dev libcurl4-openssl-dev) ;;
-        run)   pkgs+=(postgresql-15 postgresql-client-15 curl ca-certificates) ;;
+        run)   pkgs+=(postgresql-15 postgresql-client-15 curl ca-certificates
+                      bubblewrap slirp4netns skopeo umoci) ;;
         test)  pkgs+=(check libcurl4-openssl-dev clang-tidy curl clang lld libclang-rt-dev
                       munge slurmctld slurmd slurm-client slurmrestd slurm-wlm-jwt-plugin
                       util-linux iproute2
-                      docker-registry apache2-utils jq tar gzip coreutils) ;;
-        dev)   pkgs+=(docker-registry jq tar gzip coreutils curl) ;;
+                      docker-registry apache2-utils jq tar gzip coreutils busybox-static
+                      bubblewrap slirp4netns skopeo umoci) ;;
+        dev)   pkgs+=(docker-registry jq tar gzip coreutils curl busybox-static) ;;
         bench) pkgs+=(wrk postgresql-contrib jq linux-perf) ;;
         portal) pkgs+=(chromium fonts-noto-cjk)
                 { command -v node && command -v npm; } >/dev/null || pkgs+=(nodejs npm) ;;

@@ -134,20 +134,8 @@ int regclient_open(const struct registry_target *t, struct regclient **out, char
     c->timeout = t->timeout_seconds > 0 ? t->timeout_seconds : REGISTRY_TIMEOUT;
     c->page_size = t->page_size;
     if (t->credref && t->credref[0]) {
-        unsigned char *secret = xmalloc(CREDREF_MAX + 1);
-        size_t len = 0;
-        int e = credref_read(t->credref, secret, CREDREF_MAX + 1, &len, err, errsz);
-        while (!e && len && (secret[len - 1] == '\n' || secret[len - 1] == '\r'))
-            len--;
-        if (!e && (!memchr(secret, ':', len) || memchr(secret, '\0', len) ||
-                   memchr(secret, '\n', len))) {
-            snprintf(err, errsz, "the secret of %s must be one line user:password", t->credref);
-            e = AIDC_EINVAL;
-        }
-        if (!e)
-            c->userpwd = xstrndup((const char *)secret, len);
-        memset(secret, 0, CREDREF_MAX + 1);
-        free(secret);
+        int e = 0;
+        c->userpwd = credref_userpwd(t->credref, &e, err, errsz);
         if (e) {
             regclient_close(c);
             return e;

@@ -29,7 +29,8 @@ enum {
     C_ID, C_ACTION, C_ATTEMPTS, C_JOB, C_RUN, C_STATE, C_STOP, C_BACKEND_ID, C_TENANT, C_PROJECT,
     C_USER, C_NAME, C_IMAGE, C_COMMAND, C_SCRIPT, C_ENV, C_GPUS, C_GPU_TYPE, C_CPUS, C_MEM,
     C_NODES, C_TIME, C_PREEMPTIBLE, C_INDEXES, C_CL_ID, C_CL_NAME, C_CL_KIND, C_CL_ENDPOINT,
-    C_CL_CRED, C_CL_OPTIONS, C_PRIORITY, C_ADMITTED, C_IMAGE_DIGEST, C_IMAGE_TAGGED
+    C_CL_CRED, C_CL_OPTIONS, C_PRIORITY, C_ADMITTED, C_IMAGE_DIGEST, C_IMAGE_TAGGED,
+    C_TENANT_NUMBER, C_REGISTRY_URL, C_REGISTRY_CRED
 };
 
 static const char *val(const PGresult *r, int i, int c)
@@ -165,6 +166,10 @@ static int submit(const struct config *cfg, const struct backend_ops *ops,
         .name = PQgetvalue(r, i, C_NAME),
         .image = val(r, i, C_IMAGE),
         .image_tagged = val(r, i, C_IMAGE_TAGGED),
+        .image_digest = val(r, i, C_IMAGE_DIGEST),
+        .image_registry = val(r, i, C_REGISTRY_URL),
+        .image_credentials_ref = val(r, i, C_REGISTRY_CRED),
+        .tenant_number = strtoll(PQgetvalue(r, i, C_TENANT_NUMBER), NULL, 10),
         .command = command,
         .script = val(r, i, C_SCRIPT),
         .env = env ? env : json_object(),

@@ -4,7 +4,7 @@
  * - an operator marks a GPU faulty: the inventory shrinks at once, the job
  *   on that GPU is stopped and requeued through the reclaim path (history
  *   naming the fault, preemption_count 1), runs again on healthy GPUs only
- *   (its CUDA_VISIBLE_DEVICES says so), and its lost GPU time is credited
+ *   (its AIDC_GPU_INDEXES says so), and its lost GPU time is credited
  *   on the month's invoice once metered; the report and the stop are audited;
  *   giving the GPU back restores the inventory;
  * - a job an admission pass put on a GPU as it failed is stopped by the next pass;
@@ -199,7 +199,7 @@ START_TEST(a_faulty_gpu_leaves_and_its_job_runs_again_elsewhere)
     /* the job holds GPUs 0 and 1, says so, and stays until stopped */
     char *id = jobs_submit(pia, "phys",
                            "{\"project\":\"lab\",\"name\":\"train\",\"gpus\":2,\"gpu_type\":"
-                           "\"a100\",\"script\":\"echo gpus=$CUDA_VISIBLE_DEVICES\\n"
+                           "\"a100\",\"script\":\"echo gpus=$AIDC_GPU_INDEXES\\n"
                            "trap 'exit 143' TERM\\nsleep 300 & wait\"}");
     json_t *j = jobs_wait(pia, "phys", id, "running", 30);
     double started = jobs_ts(json_object_get(j, "started_at"));

@@ -149,10 +149,18 @@ START_TEST(the_dispatcher_audits_each_pull_with_its_digest)
     submit_ok("alpha/pulled:v1", d[0], jobs[0]);
     submit_ok("library/pub:1", d[1], jobs[1]);
     submit_ok(NULL, NULL, jobs[2]);
+    /* the local executor really pulls the image by its pinned digest: from a registry
+     * that is not there (these images exist only in aidc's catalog), so those jobs fail
+     * saying so; the job without an image runs */
     for (int i = 0; i < 3; i++) {
         json_t *j = jobs_wait(am, "alpha", jobs[i], "succeeded,failed,cancelled", 30);
-        ck_assert_msg(strcmp(imagestest_sv(j, "state"), "succeeded") == 0, "job %d: %s (%s)", i,
-                      imagestest_sv(j, "state"), imagestest_sv(j, "reason"));
+        const char *state = imagestest_sv(j, "state"), *reason = imagestest_sv(j, "reason");
+        if (i < 2)
+            ck_assert_msg(strcmp(state, "failed") == 0 && reason &&
+                              strncmp(reason, "image pull failed: ", 19) == 0,
+                          "job %d: %s (%s)", i, state, reason);
+        else
+            ck_assert_msg(strcmp(state, "succeeded") == 0, "job %d: %s (%s)", i, state, reason);
         json_decref(j);
     }
     /* the pull is recorded with the delivery, before the job runs: there by now, or soon */

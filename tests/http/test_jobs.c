@@ -77,8 +77,9 @@ START_TEST(job_runs_with_its_gpus_and_environment)
 {
     char *id = jobs_submit(ann, "chem",
                            "{\"project\":\"mol\",\"name\":\"hello\",\"gpus\":2,\"gpu_type\":"
-                           "\"a100\",\"env\":{\"GREETING\":\"ni hao\"},\"script\":"
-                           "\"echo gpus=$CUDA_VISIBLE_DEVICES nv=$NVIDIA_VISIBLE_DEVICES\\n"
+                           "\"t4\",\"env\":{\"GREETING\":\"ni hao\"},\"script\":"
+                           "\"echo gpus=$CUDA_VISIBLE_DEVICES nv=$NVIDIA_VISIBLE_DEVICES "
+                           "host=$AIDC_GPU_INDEXES\\n"
                            "echo job=$AIDC_JOB_ID tenant=$AIDC_TENANT user=$AIDC_USER\\n"
                            "echo greeting=$GREETING\\n"
                            /* nothing of aidcd's settings in the shim the job can read */
@@ -88,19 +89,20 @@ START_TEST(job_runs_with_its_gpus_and_environment)
     ck_assert_str_eq(sv(j, "state"), "succeeded");
     ck_assert_int_eq(iv(j, "exit_code"), 0);
     ck_assert_str_eq(sv(j, "cluster"), "local");
-    ck_assert(json_is_false(json_object_get(j, "preemptible"))); /* within the guarantee */
+    ck_assert(json_is_true(json_object_get(j, "preemptible"))); /* t4: no guarantee */
     ck_assert_ptr_nonnull(sv(j, "started_at"));
     ck_assert_ptr_nonnull(sv(j, "finished_at"));
     ck_assert(strcmp(sv(j, "started_at"), sv(j, "finished_at")) <= 0);
-    /* the GPUs it was given are the ones it saw: two a100 indexes (a100 is 0-3) */
+    /* the GPUs it was given are the ones it holds: the two t4 indexes (4-5; a100 is 0-3),
+     * which its sandbox numbers from 0 as a container does */
     json_t *idx = json_object_get(j, "gpu_indexes");
     ck_assert_int_eq(json_array_size(idx), 2);
     long long g0 = json_integer_value(json_array_get(idx, 0));
     long long g1 = json_integer_value(json_array_get(idx, 1));
-    ck_assert(g0 >= 0 && g0 < 4 && g1 >= 0 && g1 < 4 && g0 != g1);
+    ck_assert(g0 >= 4 && g0 < 6 && g1 >= 4 && g1 < 6 && g0 != g1);
     char *out = jobs_logs(ann, "chem", id, NULL);
     char want[200];
-    snprintf(want, sizeof want, "gpus=%lld,%lld nv=%lld,%lld\n", g0, g1, g0, g1);
+    snprintf(want, sizeof want, "gpus=0,1 nv=0,1 host=%lld,%lld\n", g0, g1);
     ck_assert_msg(strstr(out, want), "stdout: %s", out);
     snprintf(want, sizeof want, "job=%s tenant=chem user=ann\n", id);
     ck_assert_msg(strstr(out, want), "stdout: %s", out);
@@ -114,7 +116,7 @@ START_TEST(job_runs_with_its_gpus_and_environment)
     ck_assert_str_eq(hist, "queued,admitted,pending,running,succeeded");
     free(hist);
     /* nothing held any more, and the run was recorded for GPU-hour budgets */
-    json_t *q = quota_entry("chem", "gpu:a100");
+    json_t *q = quota_entry("chem", "gpu:t4");
     ck_assert_int_eq(iv(q, "used"), 0);
     json_decref(q);
     const char *p[1] = {id};

@@ -3,7 +3,7 @@
  * of 4 GPUs (the local cluster has 4) never hold more than 4 GPUs at a time,
  * as seen by the jobs themselves on this machine and by the quota endpoint.
  *
- * Each job takes a lock directory per GPU index in its CUDA_VISIBLE_DEVICES
+ * Each job takes a lock directory per GPU index in its AIDC_GPU_INDEXES
  * (mkdir fails when another job holds the index: exit 70), appends "start"
  * and "end" lines to one shared log (O_APPEND, so the file order is the
  * order in which they happened), counts the locks held (more than 4: exit
@@ -48,7 +48,7 @@ static const char script[] =
     "set -u\n"
     "held=''\n"
     "IFS=,\n"
-    "for i in $CUDA_VISIBLE_DEVICES; do\n"
+    "for i in $AIDC_GPU_INDEXES; do\n"
     "  if mkdir \"$LOCKDIR/gpu$i\" 2>/dev/null; then held=\"$held $i\"; else\n"
     "    echo \"GPU $i is held by another job\" >&2\n"
     "    unset IFS; for h in $held; do rmdir \"$LOCKDIR/gpu$h\"; done\n"
@@ -56,9 +56,9 @@ static const char script[] =
     "  fi\n"
     "done\n"
     "unset IFS\n"
-    "[ -n \"$held\" ] || { echo 'no GPU in CUDA_VISIBLE_DEVICES' >&2; exit 72; }\n"
+    "[ -n \"$held\" ] || { echo 'no GPU in AIDC_GPU_INDEXES' >&2; exit 72; }\n"
     "read up idle < /proc/uptime\n"
-    "echo \"start $up $AIDC_JOB_ID $CUDA_VISIBLE_DEVICES\" >> \"$JOBLOG\"\n"
+    "echo \"start $up $AIDC_JOB_ID $AIDC_GPU_INDEXES\" >> \"$JOBLOG\"\n"
     "sleep 0.3\n"
     "rc=0\n"
     "set -- \"$LOCKDIR\"/gpu*\n"
@@ -194,11 +194,11 @@ static int replay_log(char ids[][40], const int *api_index)
         int j = job_number(ids, id);
         ck_assert_msg(j >= 0, "log line %d names a job that was not submitted: %s", lineno, line);
         if (strcmp(kind, "start") == 0) {
-            ck_assert_msg(n == 4, "log line %d has no CUDA_VISIBLE_DEVICES: %s", lineno, line);
+            ck_assert_msg(n == 4, "log line %d has no AIDC_GPU_INDEXES: %s", lineno, line);
             ck_assert_msg(started[j] == 0, "job %s started twice (line %d)", id, lineno);
             started[j]++;
             ck_assert_msg(strlen(cvd) == 1 && cvd[0] >= '0' && cvd[0] < '0' + NGPUS,
-                          "job %s had CUDA_VISIBLE_DEVICES=\"%s\", not one index in 0..%d", id,
+                          "job %s had AIDC_GPU_INDEXES=\"%s\", not one index in 0..%d", id,
                           cvd, NGPUS - 1);
             int g = cvd[0] - '0';
             ck_assert_msg(g == api_index[j], "job %s ran on GPU %d but the API says %d", id, g,
@@ -297,6 +297,7 @@ START_TEST(hundred_submits_never_exceed_four_gpus)
     snprintf(lockdir, sizeof lockdir, "%s/locks", jobs_shared_dir());
     snprintf(joblog, sizeof joblog, "%s/gpu.log", jobs_shared_dir());
     ck_assert_int_eq(mkdir(lockdir, 0700), 0);
+    ck_assert_int_eq(chmod(lockdir, 0777), 0); /* jobs run as their tenant's uid */
     curl_global_init(CURL_GLOBAL_ALL); /* before the threads: not thread-safe itself */
 
     static struct submission subs[NJOBS];

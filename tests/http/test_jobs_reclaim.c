@@ -76,7 +76,7 @@ START_TEST(borrow_then_reclaim)
     char *big = jobs_submit(pia, "phys",
                             "{\"project\":\"lab\",\"name\":\"big\",\"gpus\":4,\"gpu_type\":\"a100\","
                             "\"script\":\"trap 'echo checkpoint run=$AIDC_JOB_ID; exit 143' TERM\\n"
-                            "echo start $CUDA_VISIBLE_DEVICES\\nsleep 300 & wait\"}");
+                            "echo start $AIDC_GPU_INDEXES\\nsleep 300 & wait\"}");
     json_t *jb = jobs_wait(pia, "phys", big, "running", 30);
     ck_assert(json_is_true(json_object_get(jb, "preemptible")));
     ck_assert_int_eq(json_array_size(json_object_get(jb, "gpu_indexes")), 4);
@@ -91,7 +91,7 @@ START_TEST(borrow_then_reclaim)
     /* chem, within its guarantee, takes two GPUs back */
     char *small = jobs_submit(ann, "chem",
                               "{\"project\":\"mol\",\"name\":\"small\",\"gpus\":2,\"gpu_type\":"
-                              "\"a100\",\"command\":[\"sh\",\"-c\",\"echo got $CUDA_VISIBLE_DEVICES;"
+                              "\"a100\",\"command\":[\"sh\",\"-c\",\"echo got $AIDC_GPU_INDEXES;"
                               " sleep 1\"]}");
     json_t *js = jobs_wait(ann, "chem", small, "succeeded,failed", 60);
     ck_assert_str_eq(sv(js, "state"), "succeeded");

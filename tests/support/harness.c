@@ -5,6 +5,7 @@
 #include "secrets.h"
 
 #include <errno.h>
+#include <grp.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
@@ -297,9 +298,45 @@ static int wait_listening(struct aidc_server *s)
     return -1;
 }
 
+static unsigned chown_to;
+
+static int chown_entry(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    (void)lchown(path, chown_to, chown_to);
+    return 0;
+}
+
+/*
+ * For run_as: the data directory the uid's, and a copy of aidcd it can run
+ * (into exe). 0 or -1.
+ */
+static int prepare_run_as(const struct aidc_server *s, char *exe, size_t exesz)
+{
+    char dir[128];
+    snprintf(dir, sizeof dir, "/tmp/aidc-test-bin-%d", (int)getpid());
+    snprintf(exe, exesz, "%s/aidcd", dir);
+    if ((mkdir(dir, 0755) != 0 && errno != EEXIST) || chmod(dir, 0755) != 0)
+        return -1;
+    char *cmd = NULL;
+    if (asprintf(&cmd, "cp -f '%s' '%s' && chmod 755 '%s'", AIDC_BIN, exe, exe) < 0)
+        return -1;
+    int rc = system(cmd);
+    free(cmd);
+    chown_to = s->run_as;
+    nftw(s->data_dir, chown_entry, 16, FTW_PHYS);
+    return rc == 0 ? 0 : -1;
+}
+
 int harness_server_start(struct aidc_server *s, const char *const *env)
 {
     note_secrets(s, env);
+    char exe[160];
+    snprintf(exe, sizeof exe, "%s", AIDC_BIN);
+    if (s->run_as && prepare_run_as(s, exe, sizeof exe) != 0)
+        return -1;
     pid_t pid = fork();
     if (pid < 0)
         return -1;
@@ -311,7 +348,12 @@ int harness_server_start(struct aidc_server *s, const char *const *env)
             dup2(fd, 1);
             close(fd);
         }
-        execl(AIDC_BIN, AIDC_BIN, "serve", (char *)NULL);
+        if (s->run_as && (setgroups(0, NULL) != 0 || setresgid(s->run_as, s->run_as, s->run_as) != 0 ||
+                          setresuid(s->run_as, s->run_as, s->run_as) != 0)) {
+            perror("harness: cannot run aidcd as its uid");
+            _exit(126);
+        }
+        execl(exe, exe, "serve", (char *)NULL);
         _exit(127);
     }
     s->pid = pid;
@@ -402,6 +444,10 @@ void harness_teardown(void)
         fprintf(stderr, "harness: aidcd exited with %d, see %s\n", st, harness_srv.log_path);
         exit(1);
     }
-    /* all went well: nothing left to look at (job directories included) */
+    /* all went well: nothing left to look at (job directories included, and the
+     * directory jobs share with the test: tests/support/jobs.h) */
+    char shared[300];
+    snprintf(shared, sizeof shared, "%s-shared", harness_srv.data_dir);
+    harness_remove_tree(shared);
     harness_remove_tree(harness_srv.data_dir);
 }

@@ -30,6 +30,13 @@ struct aidc_server {
     char data_dir[256];
     char log_path[300];
     char admin_token[1024]; /* JWT of ADMIN_USER after harness_setup */
+    /*
+     * Run aidcd as this uid (and gid) instead of this program's (0: as it is):
+     * set before harness_setup. The data directory becomes the uid's, and
+     * aidcd runs from a copy of the binary in a directory anyone can read
+     * (the build tree may be below a private home).
+     */
+    unsigned run_as;
 };
 
 /* The server of this test program (set up by harness_setup). */

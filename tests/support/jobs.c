@@ -74,22 +74,26 @@ static char shared_dir[320];
 
 const char *jobs_shared_dir(void)
 {
-    if (!shared_dir[0]) {
-        snprintf(shared_dir, sizeof shared_dir, "%s-shared", harness_srv.data_dir);
-        if (mkdir(shared_dir, 0700) != 0 && errno != EEXIST)
-            ck_abort_msg("cannot make %s: %s", shared_dir, strerror(errno));
+    snprintf(shared_dir, sizeof shared_dir, "%s-shared", harness_srv.data_dir);
+    /* sticky and open to all: jobs run as their tenants' uids */
+    if (mkdir(shared_dir, 0700) == 0) {
+        if (chmod(shared_dir, 01777) != 0)
+            ck_abort_msg("cannot chmod %s: %s", shared_dir, strerror(errno));
+    } else if (errno != EEXIST) {
+        ck_abort_msg("cannot make %s: %s", shared_dir, strerror(errno));
     }
     return shared_dir;
 }
 
 void jobs_shared_dir_remove(void)
 {
-    if (shared_dir[0])
+    struct stat st;
+    if (harness_srv.data_dir[0] && stat(jobs_shared_dir(), &st) == 0)
         harness_remove_tree(shared_dir);
-    shared_dir[0] = '\0';
 }
 
-int jobs_kill_leftovers(void)
+/* The processes of this program's jobs (killed when kill); how many were found. */
+static int leftovers(bool kill_them)
 {
     if (!harness_srv.data_dir[0])
         return 0; /* set up nothing, started nothing */
@@ -108,18 +112,37 @@ int jobs_kill_leftovers(void)
             bool shim = jobs_proc_has(e->d_name, "cmdline", "local-shim", false) &&
                         jobs_proc_has(e->d_name, "cmdline", dirs, true);
             if (shim || jobs_proc_has(e->d_name, "environ", mark, false)) {
-                kill((pid_t)atoi(e->d_name), SIGKILL);
+                char stat[320];
+                snprintf(stat, sizeof stat, "/proc/%s/stat", e->d_name);
+                char *text = harness_read_file(stat);
+                const char *close = text ? strrchr(text, ')') : NULL;
+                bool zombie = close && close[1] && close[2] == 'Z'; /* dead, not reaped yet */
+                free(text);
+                if (zombie)
+                    continue;
+                if (kill_them)
+                    kill((pid_t)atoi(e->d_name), SIGKILL);
                 now++;
             }
         }
         if (d)
             closedir(d);
         found += now;
-        if (!now)
+        if (!now || !kill_them)
             break;
         jobs_nap_ms(50);
     }
     return found;
+}
+
+int jobs_kill_leftovers(void)
+{
+    return leftovers(true);
+}
+
+int jobs_count_leftovers(void)
+{
+    return leftovers(false);
 }
 
 static pid_t reaping_pid;
@@ -140,8 +163,8 @@ void jobs_local_cluster(const char *gpus_json)
 {
     jobs_admin_ok("POST", "/api/v1/clusters",
              fmt("{\"name\":\"local\",\"kind\":\"local\",\"options\":{\"gpus\":%s,"
-                 "\"cpus\":64,\"memory_gib\":512}}",
-                 gpus_json),
+                 "\"cpus\":64,\"memory_gib\":512,\"writable_paths\":[\"%s\"]}}",
+                 gpus_json, jobs_shared_dir()),
              201);
 }
 

@@ -31,6 +31,8 @@ bool jobs_proc_has(const char *pid, const char *what, const char *want, bool pre
  * process that called it, not in Check's forked tests).
  */
 int jobs_kill_leftovers(void);
+/* As jobs_kill_leftovers, without killing: how many still run (zombies not counted). */
+int jobs_count_leftovers(void);
 void jobs_reap_at_exit(void);
 
 /*
@@ -42,10 +44,12 @@ void jobs_reap_at_exit(void);
 int jobs_restart_server(const char *const *env);
 
 /*
- * A directory the test and its jobs share (logs, locks, go files): aidcd's
- * data directory is hidden from jobs (backends/sandbox.h). It is made beside
- * harness_srv.data_dir at the first call, which must come before the jobs
- * start; jobs_shared_dir_remove() removes it.
+ * A directory the test and its jobs share (logs, locks, go files): jobs see
+ * nothing of the machine's but what their cluster's writable_paths bind into
+ * their sandbox (jobs_local_cluster binds this one). It is made beside
+ * harness_srv.data_dir (mode 1777: jobs run as their tenants' uids) at the
+ * first call, which must come before the jobs start;
+ * jobs_shared_dir_remove() removes it.
  */
 const char *jobs_shared_dir(void);
 void jobs_shared_dir_remove(void);
@@ -55,8 +59,9 @@ extern const char *const jobs_fast_env[];
 
 /*
  * As the admin: register the local cluster with options.gpus = gpus_json
- * ({"a100":4}) and room for 64 cores and 512 GiB of jobs (this machine's
- * own few cores would make CPU the limit of every test).
+ * ({"a100":4}), room for 64 cores and 512 GiB of jobs (this machine's own
+ * few cores would make CPU the limit of every test) and jobs_shared_dir()
+ * writable in its jobs' sandboxes.
  */
 void jobs_local_cluster(const char *gpus_json);
 /* As the admin: PUT the tenant's quota {"resources": resources_json}. */

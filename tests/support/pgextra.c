@@ -474,12 +474,21 @@ int pgextra_primary_up(struct pgextra_pg *p, const char *name)
                  ? 0
                  : -1;
     free(env);
-    snprintf(p->super, sizeof p->super, "host=%s port=%d user=postgres dbname=aidc", p->dir,
-             p->port);
-    /* pg_basebackup streams over the unix socket as the superuser */
+    /* the superuser has a password (pg-up.sh trusts nobody), kept beside the cluster */
+    snprintf(path, sizeof path, "%s/superuser-password", p->dir);
+    char *pw = read_all(path);
+    if (!pw)
+        rc = -1;
+    else
+        pw[strcspn(pw, "\n")] = '\0';
+    snprintf(p->super_pw, sizeof p->super_pw, "%s", pw ? pw : "");
+    free(pw);
+    snprintf(p->super, sizeof p->super, "host=%s port=%d user=postgres dbname=aidc password=%s",
+             p->dir, p->port, p->super_pw);
+    /* pg_basebackup streams over the unix socket as the superuser, with its password */
     snprintf(path, sizeof path, "%s/pg_hba.conf", p->dir);
     FILE *f = rc == 0 ? fopen(path, "a") : NULL;
-    if (!f || fputs("local   replication postgres                 trust\n", f) < 0)
+    if (!f || fputs("local   replication postgres                 scram-sha-256\n", f) < 0)
         rc = -1;
     if (f && fclose(f) != 0)
         rc = -1;
@@ -498,16 +507,18 @@ int pgextra_standby_up(const struct pgextra_pg *primary, struct pgextra_pg *s, c
     if (geteuid() == 0 && sh("chown -R postgres: '%s'", primary->dir))
         return -1;
     if (s->port < 0 ||
-        sh("%s%s/pg_basebackup -h '%s' -p %d -U postgres -D '%s' -R -X stream -c fast -N", as_pg(),
-           PGEXTRA_PGBIN, primary->dir, primary->port, s->dir) ||
+        sh("%senv PGPASSWORD='%s' %s/pg_basebackup -h '%s' -p %d -U postgres -D '%s' -R -X stream "
+           "-c fast -N",
+           as_pg(), primary->super_pw, PGEXTRA_PGBIN, primary->dir, primary->port, s->dir) ||
         sh("%s%s/pg_ctl start -D '%s' -l '%s/server.log' -w -t 60 -o '-p %d -k %s'", as_pg(),
            PGEXTRA_PGBIN, s->dir, s->dir, s->port, s->dir))
         return -1;
     pgextra_url_with_port(primary->app_url, "127.0.0.1", s->port, s->app_url, sizeof s->app_url);
     pgextra_url_with_port(primary->owner_url, "127.0.0.1", s->port, s->owner_url,
                           sizeof s->owner_url);
-    snprintf(s->super, sizeof s->super, "host=%s port=%d user=postgres dbname=aidc", s->dir,
-             s->port);
+    snprintf(s->super_pw, sizeof s->super_pw, "%s", primary->super_pw);
+    snprintf(s->super, sizeof s->super, "host=%s port=%d user=postgres dbname=aidc password=%s",
+             s->dir, s->port, s->super_pw);
     for (double until = pgextra_now() + START_WAIT_S; pgextra_now() < until; pgextra_nap()) {
         char *v = pgextra_value(s->app_url, "SELECT pg_is_in_recovery()::text", 0, NULL);
         bool up = v && strcmp(v, "true") == 0;

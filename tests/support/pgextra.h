@@ -57,7 +57,8 @@ struct pgextra_pg {
     int port;
     char app_url[512];   /* aidc_app over TCP, database aidc */
     char owner_url[512]; /* aidc_owner over TCP, database aidc */
-    char super[256];     /* the superuser over the unix socket, database aidc (conninfo) */
+    char super[320];     /* the superuser over the unix socket, database aidc (conninfo) */
+    char super_pw[64];   /* its password (pg-up.sh's superuser-password) */
 };
 
 /*

@@ -13,6 +13,11 @@
 #       Prints: DIGEST SIZE_BYTES   (SIZE_BYTES = config.size + sum(layers[].size))
 #       --filler BYTES adds that many bytes of (well compressible) text to the
 #       layer: another digest for the same REPO:TAG, a slightly bigger size.
+#       --busybox makes it runnable: the layer also holds Debian's static
+#       /bin/busybox with a link per applet in /bin, and /etc/os-release
+#       (NAME="aidc-test-busybox"); PATH=/bin, Cmd ["sh"]. Every image's layer
+#       has /etc/aidc-test/image (repository=REPO, tag=TAG ...): a file only
+#       the image has.
 #   index REPO TAG [--label K=V]... [--filler BYTES]
 #       Push two OCI image manifests by digest (linux/amd64, linux/arm64; the labels
 #       in both configs), then an OCI image index naming both under TAG.
@@ -54,11 +59,12 @@ REPO=$1 TAG=$2; shift 2
     bad "invalid repository name '$REPO'"
 [[ "$TAG" =~ ^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$ ]] || bad "invalid tag '$TAG'"
 
-OCI=0 ARCH=amd64 FILLER=0
+OCI=0 ARCH=amd64 FILLER=0 BUSYBOX=0
 LABELS='{}'
 while [ $# -gt 0 ]; do
     case "$cmd:$1" in
         push:--oci) OCI=1; shift ;;
+        push:--busybox) BUSYBOX=1; shift ;;
         push:--arch)
             [ $# -ge 2 ] || bad "--arch needs a value"
             [[ "$2" =~ ^[a-z0-9]+$ ]] || bad "invalid --arch '$2'"
@@ -160,16 +166,27 @@ build_image() {
     mkdir -p "$d/etc/aidc-test"
     printf 'repository=%s\ntag=%s\narchitecture=%s\nos=linux\n' "$REPO" "$TAG" "$arch" > "$d/etc/aidc-test/image"
     { yes "$REPO:$TAG/$arch" 2>/dev/null || true; } | head -c "$FILLER" > "$d/etc/aidc-test/filler"
+    local env='["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"]' 
+    if [ "$BUSYBOX" = 1 ]; then
+        [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1 ||
+            die "--busybox needs Debian's static busybox (apt-get install busybox-static)"
+        mkdir -p "$d/bin"
+        cp /bin/busybox "$d/bin/busybox"
+        local a; for a in $(/bin/busybox --list); do [ "$a" = busybox ] || ln -s busybox "$d/bin/$a"; done
+        printf 'NAME="aidc-test-busybox"\nPRETTY_NAME="aidc test image (busybox)"\n' > "$d/etc/os-release"
+        env='["PATH=/bin", "AIDC_TEST_IMAGE=busybox"]'
+    fi
     find "$d" -type d -exec chmod 755 {} + ; find "$d" -type f -exec chmod 644 {} +
+    [ "$BUSYBOX" = 0 ] || chmod 755 "$d/bin/busybox"
     tar --format=gnu --sort=name --mtime=@1704067200 --owner=0 --group=0 --numeric-owner \
         -C "$d" -cf "$d.tar" .
     gzip -9n < "$d.tar" > "$d.tar.gz"
 
     jq -cn --arg arch "$arch" --arg created "$created" --argjson labels "$LABELS" \
-          --arg diff "$(digest_of "$d.tar")" --arg by "registry-push.sh $REPO:$TAG" '{
+          --arg diff "$(digest_of "$d.tar")" --arg by "registry-push.sh $REPO:$TAG" \
+          --argjson env "$env" '{
         architecture: $arch, os: "linux", created: $created,
-        config: {Env: ["PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"],
-                 Cmd: ["sh"], Labels: $labels},
+        config: {Env: $env, Cmd: ["sh"], Labels: $labels},
         rootfs: {type: "layers", diff_ids: [$diff]},
         history: [{created: $created, created_by: $by}]
       }' > "$d.config.json"
