@@ -147,12 +147,36 @@ static int tool(char *const *argv, const char *work, const struct imagecache_ref
     return -1;
 }
 
+/* Remove every entry of dirfd whose name starts with prefix (what crashed pulls left). */
+static void remove_prefixed(int dirfd, const char *prefix)
+{
+    /* a descriptor of its own: a dup would share (and leave at the end) the read position */
+    int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    char names[64][HEX_LEN + 32];
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && n < 64)
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0 && strlen(e->d_name) < sizeof names[0])
+            snprintf(names[n++], sizeof names[0], "%s", e->d_name);
+    closedir(d);
+    for (size_t i = 0; i < n; i++)
+        rmtree_at(dirfd, names[i]);
+}
+
 static int pull(int dirfd, const char *dir, const char *hex, const struct imagecache_ref *r,
                 char *err, size_t errsz)
 {
     char work[96], target[80];
+    /* the exclusive lock is ours: any pull of this image that left its work behind died */
+    snprintf(work, sizeof work, "work-%s-", hex);
+    remove_prefixed(dirfd, work);
     snprintf(work, sizeof work, "work-%s-%ld", hex, (long)getpid());
-    rmtree_at(dirfd, work);
     if (mkdirat(dirfd, work, 0700) != 0) {
         snprintf(err, errsz, "cannot make %s/%s: %s", dir, work, strerror(errno));
         return -1;
@@ -229,10 +253,10 @@ static int by_use(const void *a, const void *b)
     return x->used < y->used ? -1 : x->used > y->used;
 }
 
-/* Least recently used images go until the cache is within max (keep: the one just pulled). */
-static void evict(int dirfd, long long max, const char *keep)
+void imagecache_trim(int dirfd, long long max, const char *keep)
 {
-    int fd = dup(dirfd);
+    /* a descriptor of its own: a dup would share (and leave at the end) the read position */
+    int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
     if (!d) {
         if (fd >= 0)
@@ -247,21 +271,22 @@ static void evict(int dirfd, long long max, const char *keep)
         if (strlen(e->d_name) != HEX_LEN || strspn(e->d_name, "0123456789abcdef") != HEX_LEN)
             continue;
         char rel[HEX_LEN + 8], lock[HEX_LEN + 8];
-        snprintf(rel, sizeof rel, "%s/size", e->d_name);
-        snprintf(lock, sizeof lock, "%s.lock", e->d_name);
+        memcpy(all[n].hex, e->d_name, HEX_LEN + 1);
+        snprintf(rel, sizeof rel, "%s/size", all[n].hex);
+        snprintf(lock, sizeof lock, "%s.lock", all[n].hex);
         char *text = fsat_read(dirfd, rel, 64, NULL);
         struct stat st;
         all[n].bytes = text ? strtoll(text, NULL, 10) : 0;
         all[n].used = fstatat(dirfd, lock, &st, AT_SYMLINK_NOFOLLOW) == 0 ? st.st_mtime : 0;
         free(text);
-        memcpy(all[n].hex, e->d_name, HEX_LEN + 1);
         total += all[n++].bytes;
     }
     closedir(d);
+    remove_prefixed(dirfd, "evict-"); /* evictions a crash cut short */
     qsort(all, n, sizeof *all, by_use);
     time_t now = time(NULL);
     for (size_t i = 0; i < n && total > max; i++) {
-        if (strcmp(all[i].hex, keep) == 0 || now - all[i].used < RECENT_SECONDS)
+        if ((keep && strcmp(all[i].hex, keep) == 0) || now - all[i].used < RECENT_SECONDS)
             continue;
         char lock[HEX_LEN + 8], gone[HEX_LEN + 32];
         snprintf(lock, sizeof lock, "%s.lock", all[i].hex);
@@ -344,7 +369,7 @@ int imagecache_acquire(const struct imagecache_ref *r, struct imagecache_use *u,
         if (pull(dirfd, r->dir, hex, r, err, errsz) != 0)
             goto out;
         u->pulled = true;
-        evict(dirfd, r->max_bytes, hex);
+        imagecache_trim(dirfd, r->max_bytes, hex);
     }
     char rel[HEX_LEN + 16];
     snprintf(rel, sizeof rel, "%s/rootfs", hex);

@@ -56,6 +56,14 @@ int imagecache_acquire(const struct imagecache_ref *r, struct imagecache_use *u,
                        size_t errsz);
 void imagecache_release(struct imagecache_use *u);
 
+/*
+ * Bring the cache (open as dirfd) within max bytes: images go least recently
+ * used first, except keep (a hex digest, or NULL), those used in the last two
+ * minutes and those a job holds (their lock is taken). Each goes by a rename,
+ * then is removed; its lock file stays.
+ */
+void imagecache_trim(int dirfd, long long max, const char *keep);
+
 /* Whether d is "sha256:" and 64 lowercase hex digits. */
 bool imagecache_digest_valid(const char *d);
 

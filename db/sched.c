@@ -233,6 +233,13 @@ static const struct db_stmt st_to_active = {
     "       SELECT id, tenant_id, $2, $3, $5 FROM u)"
     " SELECT count(*) FROM u",
     5};
+/* what a pending job waits for in its cluster (pulling its image): its reason, no event */
+static const struct db_stmt st_pending_reason = {
+    "job_pending_reason",
+    "UPDATE jobs SET reason = $2, updated_at = now()"
+    " WHERE id = $1::uuid AND state = 'pending' AND stop_requested IS NULL"
+    "   AND reason IS DISTINCT FROM $2",
+    2};
 /* succeeded, failed or cancelled: the run closes (or is recorded whole when
  * the job started and ended between two looks) */
 static const struct db_stmt st_to_final = {
@@ -315,6 +322,7 @@ const struct db_stmt *const db_sched_stmts[] = {
     &st_inventory,   &st_tenants,       &st_tquotas,     &st_pquotas,   &st_hours,
     &st_queued,      &st_active,        &st_admit,       &st_preempt,   &st_waits,
     &st_claim,       &st_done,          &st_failed,      &st_delivered, &st_sync_active,
+    &st_pending_reason,
     &st_to_active,   &st_to_final,      &st_requeue,     &st_marks_now,  &st_marks,
     &st_stop_now,    &st_lead,          &st_outbox_release, &st_unlead, &st_faults, NULL};
 
@@ -494,6 +502,12 @@ int db_sched_active(struct db *db, PGresult **out)
     int e;
     *out = db_query(db, &st_sync_active, NULL, &e);
     return e;
+}
+
+int db_job_pending_reason(struct db *db, const char *job_id, const char *reason)
+{
+    const char *p[2] = {job_id, reason};
+    return counted(db, &st_pending_reason, p, NULL);
 }
 
 int db_job_transition(struct db *db, const struct db_transition *t, bool *changed)

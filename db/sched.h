@@ -122,6 +122,12 @@ struct db_transition {
 };
 /* Apply t; *changed is false when the job was no longer in t->from. */
 int db_job_transition(struct db *db, const struct db_transition *t, bool *changed);
+/*
+ * A pending job's reason: what it waits for in its cluster ("pulling image
+ * ..."), written only when it changed and no stop was asked for. No event:
+ * its state is the same.
+ */
+int db_job_pending_reason(struct db *db, const char *job_id, const char *reason);
 
 extern const struct db_stmt *const db_sched_stmts[];
 

@@ -155,6 +155,9 @@ static int apply(struct db *db, const PGresult *r, int i, const struct backend_s
         if (!e && changed)
             log_debug("job %s: %s -> %s", id, t[k].from, t[k].to);
     }
+    /* what keeps it pending, where the cluster says (the local executor's image pull) */
+    if (!e && bs->state == BS_PENDING && bs->reason[0])
+        e = db_job_pending_reason(db, id, bs->reason);
     return e;
 }
 

@@ -58,6 +58,13 @@ export default {
   'jobs.why.cancel_requested': ['Cancellation requested by {user}.', '{user} 请求取消。'],
   'jobs.why.exit_code': ['exit code {code}', '退出码 {code}'],
   'jobs.why.time_limit': ['Stopped at its time limit.', '已达到时间上限，被停止。'],
+  'jobs.why.oom': ['Killed for using more memory than it asked for (memory_gib).',
+    '使用的内存超过申请量（memory_gib），已被终止。'],
+  'jobs.why.pulling': ['Pulling its image {image}; it starts once the image is here.',
+    '正在拉取镜像 {image}，拉取完成后开始运行。'],
+  'jobs.why.pull_failed': ['Its image could not be pulled: {why}', '无法拉取其镜像：{why}'],
+  'jobs.why.cannot_run': ['Could not run {what}.', '无法运行 {what}。'],
+  'jobs.why.sandbox_failed': ['Its sandbox could not start: {why}', '其沙箱无法启动：{why}'],
   // the history's usual entries
   'jobs.ev.started': ['started', '已开始'],
   'jobs.ev.within_quota': ['within quota', '在配额内'],

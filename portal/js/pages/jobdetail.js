@@ -113,6 +113,7 @@ export async function render(ctx) {
       if (job.reason) out.push(h('p', {}, reasonText(job.reason)));
     } else if (s === 'pending') {
       out.push(h('p', { class: 'big' }, t('jobs.st.pending', { cluster: job.cluster || '?' })));
+      if (job.reason) out.push(h('p', {}, reasonText(job.reason)));
     } else if (s === 'running') {
       out.push(h('p', { class: 'big' }, t('jobs.st.running', { cluster: job.cluster || '?' })));
       if (job.started_at) out.push(h('p', {}, t('jobs.st.running_since', { ts: fmtTime(job.started_at) })));

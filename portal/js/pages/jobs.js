@@ -65,6 +65,15 @@ export function reasonText(reason) {
   m = /^exit code (-?\d+)$/.exec(reason);
   if (m) return t('jobs.why.exit_code', { code: m[1] });
   if (reason.startsWith('time limit')) return t('jobs.why.time_limit');
+  if (reason === 'out of memory') return t('jobs.why.oom');
+  m = /^pulling image (.+)$/.exec(reason);
+  if (m) return t('jobs.why.pulling', { image: m[1] });
+  m = /^image pull failed: (.+)$/.exec(reason);
+  if (m) return t('jobs.why.pull_failed', { why: m[1] });
+  m = /^cannot run (.+)$/.exec(reason);
+  if (m) return t('jobs.why.cannot_run', { what: m[1] });
+  m = /^the sandbox could not start: (.+)$/.exec(reason);
+  if (m) return t('jobs.why.sandbox_failed', { why: m[1] });
   if (reason in EVENTS) return t(EVENTS[reason]);
   m = /^(quota|project-quota|capacity|reclaim|starvation-hold):(.+)$/.exec(reason);
   if (m) return t(`jobs.why.${m[1].replace(/-/g, '_')}`, { what: resourceText(m[2]) });
