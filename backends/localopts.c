@@ -118,10 +118,11 @@ static bool uid_range_option(json_t *o, char *err, size_t errsz)
     if (!r)
         return true;
     json_t *first = json_object_get(r, "first"), *count = json_object_get(r, "count");
+    json_int_t f = json_integer_value(first), n = json_integer_value(count);
+    /* compared without adding: first + count could overflow */
     if (!json_is_object(r) || json_object_size(r) != 2 || !json_is_integer(first) ||
-        !json_is_integer(count) || json_integer_value(first) < 1000 ||
-        json_integer_value(count) < 1 ||
-        json_integer_value(first) + json_integer_value(count) > 0x7fffffffLL) {
+        !json_is_integer(count) || f < 1000 || f > 0x7fffffffLL || n < 1 ||
+        n > 0x7fffffffLL - f) {
         snprintf(err, errsz, "options.uid_range must be {\"first\": N, \"count\": M} with N >= "
                              "1000 and N + M below 2^31");
         return false;

@@ -31,6 +31,10 @@ static int open_walk(int dirfd, const char *rel, int flags, mode_t mode)
         bool last = p[n] == '\0';
         fd = last ? openat(at, part, flags, mode)
                   : openat(at, part, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0 && errno == ENOTDIR && !last &&
+            fstatat(at, part, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode))
+            errno = ELOOP; /* a link on the way, as openat2 says it */
         if (at != dirfd) {
             int saved = errno;
             close(at);
@@ -90,22 +94,27 @@ char *fsat_read(int dirfd, const char *rel, size_t max, size_t *len)
         return NULL;
     if (max > FSAT_READ_MAX)
         max = FSAT_READ_MAX;
-    size_t cap = 4096, n = 0;
+    size_t cap = max < 4096 ? max : 4096, n = 0;
     char *buf = malloc(cap + 1);
     int why = buf ? 0 : ENOMEM;
     while (!why) {
+        if (n == cap && cap == max) {
+            /* full: only the end of the file may come now */
+            char more;
+            ssize_t r = read(fd, &more, 1);
+            if (r < 0 && errno == EINTR)
+                continue;
+            why = r < 0 ? errno : r > 0 ? E2BIG : 0;
+            break;
+        }
         if (n == cap) {
-            if (cap >= max) {
-                why = E2BIG;
-                break;
-            }
             cap = cap * 2 > max ? max : cap * 2;
-            char *more = realloc(buf, cap + 1);
-            if (!more) {
+            char *grown = realloc(buf, cap + 1);
+            if (!grown) {
                 why = ENOMEM;
                 break;
             }
-            buf = more;
+            buf = grown;
         }
         ssize_t r = read(fd, buf + n, cap - n);
         if (r < 0 && errno == EINTR)

@@ -5,6 +5,7 @@
  * one just pulled; what crashed pulls and evictions left goes too).
  */
 #include "backends/imagecache.h"
+#include "backends/rmtree.h"
 #include "tests/support/suite.h"
 
 #include <check.h>
@@ -31,9 +32,7 @@ static void setup(void)
 static void teardown(void)
 {
     close(dfd);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(rmtree_at(AT_FDCWD, dir), 0);
 }
 
 /* The hex digest of entry c (64 times the character c). */
