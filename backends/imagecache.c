@@ -161,9 +161,11 @@ static void remove_prefixed(int dirfd, const char *prefix)
     char names[64][HEX_LEN + 32];
     size_t n = 0;
     struct dirent *e;
-    while ((e = readdir(d)) != NULL && n < 64)
-        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0 && strlen(e->d_name) < sizeof names[0])
-            snprintf(names[n++], sizeof names[0], "%s", e->d_name);
+    while ((e = readdir(d)) != NULL && n < 64) {
+        size_t len = strlen(e->d_name);
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0 && len < sizeof names[0])
+            memcpy(names[n++], e->d_name, len + 1);
+    }
     closedir(d);
     for (size_t i = 0; i < n; i++)
         rmtree_at(dirfd, names[i]);

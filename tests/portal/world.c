@@ -18,6 +18,7 @@
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
 #include "tests/support/jobs.h"
+#include "tests/support/pgextra.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -111,6 +112,67 @@ static void past_run(const char *start, const char *end, char id[40])
     PQclear(r);
 }
 
+/* Wait (60 s) for the first sync of registry name; whether it went well. */
+static bool synced(const char *name, const char *url)
+{
+    for (double until = audittest_now() + 60; audittest_now() < until; audittest_nap()) {
+        json_t *g = api(harness_srv.admin_token, "GET", fmt("/api/v1/registries/%s", name), NULL,
+                        200);
+        bool idle = audittest_str_is(audittest_jstr(g, "sync_state"), "idle") &&
+                    json_is_string(json_object_get(g, "last_sync_at"));
+        bool ok = json_is_true(json_object_get(g, "last_sync_ok"));
+        json_decref(g);
+        if (idle) {
+            if (!ok)
+                fprintf(stderr, "world: the sync of registry %s (%s) failed\n", name, url);
+            return ok;
+        }
+    }
+    fprintf(stderr, "world: registry %s (%s) did not sync within 60 s\n", name, url);
+    return false;
+}
+
+static char lab_dir[128];
+
+/*
+ * A registry of the world's own, "lab", with one image the local executor
+ * really runs: physics/pytorch:2.4 (Debian's static busybox under PyTorch's
+ * labels), physics's by the registry's tenant prefix. Its reference (host
+ * included) into ref, or false when no registry could start here.
+ */
+static bool lab(char *ref, size_t refsz)
+{
+    if (access("/usr/bin/docker-registry", X_OK) != 0)
+        return false;
+    int port = pgextra_free_port();
+    snprintf(lab_dir, sizeof lab_dir, "/tmp/aidc-portal-registry-%d", (int)getpid());
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "REGISTRY_DIR=%s REGISTRY_ADDR=127.0.0.1:%d '%s/deploy/registry-up.sh' >/dev/null && "
+             "REGISTRY_URL=http://127.0.0.1:%d '%s/tests/support/registry-push.sh' push "
+             "physics/pytorch 2.4 --busybox --label framework=pytorch "
+             "--label org.opencontainers.image.title='PyTorch 2.4' >/dev/null",
+             lab_dir, port, AIDC_SOURCE_DIR, port, AIDC_SOURCE_DIR);
+    if (system(cmd) != 0) { /* NOLINT(cert-env33-c): the test's own scripts */
+        fprintf(stderr, "world: the registry lab did not start (%s)\n", lab_dir);
+        return false;
+    }
+    const char *url = fmt("http://127.0.0.1:%d", port);
+    json_decref(api(harness_srv.admin_token, "POST", "/api/v1/registries",
+                    fmt("{\"name\":\"lab\",\"url\":\"%s\"}", url), 201));
+    snprintf(ref, refsz, "127.0.0.1:%d/physics/pytorch:2.4", port);
+    return synced("lab", url);
+}
+
+static void lab_down(void)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "REGISTRY_DIR=%s '%s/deploy/registry-down.sh' --purge >/dev/null 2>&1",
+             lab_dir, AIDC_SOURCE_DIR);
+    if (lab_dir[0] && system(cmd) != 0) /* NOLINT(cert-env33-c) */
+        fprintf(stderr, "world: could not stop the registry in %s\n", lab_dir);
+}
+
 /* With the test registry of tests/run.sh: register it as "hub" and wait for its first sync. */
 static bool hub(void)
 {
@@ -122,20 +184,7 @@ static bool hub(void)
                         "[\"pytorch/\",\"tensorflow/\"]}}",
                         url),
                     201));
-    for (double until = audittest_now() + 60; audittest_now() < until; audittest_nap()) {
-        json_t *g = api(harness_srv.admin_token, "GET", "/api/v1/registries/hub", NULL, 200);
-        bool idle = audittest_str_is(audittest_jstr(g, "sync_state"), "idle") &&
-                    json_is_string(json_object_get(g, "last_sync_at"));
-        bool ok = json_is_true(json_object_get(g, "last_sync_ok"));
-        json_decref(g);
-        if (idle) {
-            if (!ok) /* optional: the world goes on without public images */
-                fprintf(stderr, "world: the sync of registry hub (%s) failed\n", url);
-            return ok;
-        }
-    }
-    fprintf(stderr, "world: registry hub (%s) did not sync within 60 s\n", url);
-    return false;
+    return synced("hub", url); /* optional: the world goes on without public images */
 }
 
 static volatile sig_atomic_t stop;
@@ -257,13 +306,15 @@ int main(void)
                       201);
     free(tom);
     bool have_hub = hub();
+    char runnable[160];
+    bool have_lab = lab(runnable, sizeof runnable);
     if (!audittest_wait_metered(60))
         audittest_setup_fail("the metering worker did not meter last month's run");
 
     json_t *w = json_pack(
         "{s:s, s:s, s:s, s:s, s:s, s:s, s:i,"
         " s:{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s},"
-        " s:{s:O, s:O, s:O}, s:s?,"
+        " s:{s:O, s:O, s:O}, s:s?, s:s?,"
         " s:{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:s}}",
         "base", harness_srv.base, "password", PW, "admin_password", ADMIN_PASSWORD, "owner_url",
         harness_srv.owner_url, "log", harness_srv.log_path, "last_month", last_month,
@@ -273,7 +324,7 @@ int main(void)
         "audrey", "auditor",
         "image", "id", json_object_get(img, "id"), "repository", json_object_get(img, "repository"),
         "digest", json_object_get(img, "digest"),
-        "registry", have_hub ? "hub" : NULL,
+        "registry", have_hub ? "hub" : NULL, "runnable_image", have_lab ? runnable : NULL,
         "past_run", "job_id", job, "tenant", "physics", "project", "qcd", "user", "alice", "start",
         start, "end", end, "gpu_hours", 10, "core_hours", 40, "gib_hours", 160, "cost_cny", "83.60");
     json_decref(img);
@@ -298,6 +349,7 @@ int main(void)
     }
     free(tok2);
     audittest_key_remove(keydir);
+    lab_down();
     harness_teardown(); /* exits 1 when aidcd exited badly or left a sanitizer report */
     return 0;
 }

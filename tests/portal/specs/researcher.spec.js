@@ -54,14 +54,15 @@ test.describe('researcher', () => {
     const form = page.locator('#job-form');
     await form.getByLabel('Job name').fill(`hello-${Date.now()}`);
     await form.getByLabel('Project').selectOption('qcd');
-    // the tenant's image from the catalog (the local cluster records it and runs on the host)
-    await form.getByLabel('Container image').fill('physics/pytorch:2.3');
+    // the tenant's image from the catalog: the local cluster pulls it and runs the job in it
+    expect(world.runnable_image, 'the world has its registry (docker-registry)').toBeTruthy();
+    await form.getByLabel('Container image').fill('physics/pytorch:2.4');
     await expect(form.getByText('framework')).toBeVisible();
-    await expect(form.getByText('PyTorch 2.3').first()).toBeVisible();
+    await expect(form.getByText('PyTorch 2.4').first()).toBeVisible();
     await form.getByLabel('GPU type').selectOption('a100');
     await expect(form.getByLabel('Number of GPUs')).toHaveValue('1');
     await expect(form.getByText(/a100: \d of 2 free now\. Your tenant: 2 guaranteed, at most 2\./)).toBeVisible();
-    await form.getByLabel('Commands to run').fill(`echo ${marker}\nsleep 2\nexit 0`);
+    await form.getByLabel('Commands to run').fill(`echo ${marker}\ncat /etc/os-release\nsleep 2\nexit 0`);
     await form.getByLabel('Environment variables').fill('# a comment\nGREETING=hello');
     await form.getByRole('button', { name: 'Submit job' }).click();
 
@@ -72,10 +73,11 @@ test.describe('researcher', () => {
     await expect(page.getByText('Finished successfully.')).toBeVisible();
     await expect(page.getByText('Exit code: 0.')).toBeVisible();
     await expect(page.locator('pre.log')).toContainText(marker, { timeout: 20_000 });
+    await expect(page.locator('pre.log')).toContainText('aidc-test-busybox'); // in its image
     // the history shows the way it went
     const history = page.locator('ol.timeline');
     for (const state of ['queued', 'running', 'succeeded']) await expect(history).toContainText(state);
-    await expect(page.locator('dl.props')).toContainText('physics/pytorch:2.3');
+    await expect(page.locator('dl.props')).toContainText('physics/pytorch:2.4');
     await expect(page.locator('dl.props')).toContainText('GREETING = hello');
     await visit(page, new URL(page.url()).hash, 'job-detail');
 
