@@ -150,14 +150,9 @@ static int tool(char *const *argv, const char *work, const struct imagecache_ref
 /* Remove every entry of dirfd whose name starts with prefix (what crashed pulls left). */
 static void remove_prefixed(int dirfd, const char *prefix)
 {
-    /* a descriptor of its own: a dup would share (and leave at the end) the read position */
-    int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
+    DIR *d = fsat_listdir(dirfd);
+    if (!d)
         return;
-    }
     char names[64][HEX_LEN + 32];
     size_t n = 0;
     struct dirent *e;
@@ -257,14 +252,9 @@ static int by_use(const void *a, const void *b)
 
 void imagecache_trim(int dirfd, long long max, const char *keep)
 {
-    /* a descriptor of its own: a dup would share (and leave at the end) the read position */
-    int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
+    DIR *d = fsat_listdir(dirfd);
+    if (!d)
         return;
-    }
     struct entry *all = xcalloc(MAX_ENTRIES, sizeof *all);
     size_t n = 0;
     long long total = 0;

@@ -359,10 +359,10 @@ void shimrun_sandboxed(struct shim_run *r)
         last_words(r, words, sizeof words);
         if (strncmp(words, "bwrap: execvp ", 14) == 0) { /* as a shell says it: 127 */
             e.exit_code = 127;
-            snprintf(e.reason, sizeof e.reason, "cannot run %s", words + 14);
+            snprintf(e.reason, sizeof e.reason, "cannot run %.100s", words + 14);
         } else {
-            snprintf(e.reason, sizeof e.reason, "the sandbox could not start: %s",
-                     words[0] ? words : "bwrap failed");
+            snprintf(e.reason, sizeof e.reason, "the sandbox could not start: %.90s",
+                     words[0] ? words : "bwrap failed"); /* the reason's room: the rest is on stderr */
         }
     }
     if (e.oom && !e.stopped && !e.timed_out)

@@ -188,3 +188,15 @@ int fsat_opendir(const char *path)
 {
     return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
+
+DIR *fsat_listdir(int dirfd)
+{
+    int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d && fd >= 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+    }
+    return d;
+}

@@ -12,6 +12,7 @@
 #ifndef AIDC_FSAT_H
 #define AIDC_FSAT_H
 
+#include <dirent.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -52,6 +53,13 @@ int fsat_write_atomic(int dirfd, const char *name, const void *data, size_t len,
 
 /* Whether name exists in dirfd (as anything, a dangling link too). */
 bool fsat_exists(int dirfd, const char *name);
+
+/*
+ * A directory stream over dirfd of its own (closedir it), from its first
+ * entry: a stream over a dup of dirfd would share, and leave at the end, the
+ * read position of dirfd and of every other dup. NULL with errno.
+ */
+DIR *fsat_listdir(int dirfd);
 
 /*
  * Open the directory path (an operator's or aidcd's own: links followed)
