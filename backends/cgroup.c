@@ -392,10 +392,12 @@ bool cgroup_job_find(struct cgroup_job *cg, const char *parent, const char *name
     return cg->ndirs > 0;
 }
 
-int cgroup_job_procs_fds(const struct cgroup_job *cg, int *fds, size_t max)
+int cgroup_job_procs_fds(const struct cgroup_job *cg, bool devices, int *fds, size_t max)
 {
     size_t n = 0;
     for (size_t i = 0; i < cg->ndirs && n < max; i++) {
+        if (!devices && strstr(cg->dirs[i], "/sys/fs/cgroup/devices/") == cg->dirs[i])
+            continue;
         char path[640];
         snprintf(path, sizeof path, "%s/cgroup.procs", cg->dirs[i]);
         int fd = open(path, O_WRONLY | O_CLOEXEC);

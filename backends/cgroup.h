@@ -63,10 +63,11 @@ int cgroup_job_create(struct cgroup_job *cg, const char *parent, const char *nam
 bool cgroup_job_find(struct cgroup_job *cg, const char *parent, const char *name);
 /*
  * Descriptors of the job's cgroup.procs files (at most max, O_CLOEXEC), for
- * a child to join between fork and exec with cgroup_job_join; how many, or
- * -1 with errno.
+ * a child to join between fork and exec with cgroup_job_join; without the
+ * devices group unless devices (a helper of the job's, slirp4netns, opens
+ * /dev/net/tun); how many, or -1 with errno.
  */
-int cgroup_job_procs_fds(const struct cgroup_job *cg, int *fds, size_t max);
+int cgroup_job_procs_fds(const struct cgroup_job *cg, bool devices, int *fds, size_t max);
 /* In the child: write "0" to each of fds (async-signal-safe). 0 or -1. */
 int cgroup_job_join(const int *fds, size_t n);
 /* The kernel's count of processes it killed for memory in the job's group. */

@@ -100,7 +100,8 @@ static double now_s(void)
  * Read the child's output until it closes it or the deadline; false at the
  * deadline, or when cancel_fd (>= 0) became readable (out->cancelled).
  */
-static bool drain_output(int fd, int cancel_fd, double deadline, struct command_result *out)
+static bool drain_output(int fd, int cancel_fd, const struct command_watch *watch, double deadline,
+                         struct command_result *out)
 {
     size_t len = 0;
     char scratch[4096];
@@ -109,9 +110,18 @@ static bool drain_output(int fd, int cancel_fd, double deadline, struct command_
         if (left <= 0)
             return false;
         struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = cancel_fd, .events = POLLIN}};
-        int r = poll(p, cancel_fd >= 0 ? 2 : 1, (int)(left * 1000) + 1);
+        int wait_ms = (int)(left * 1000) + 1;
+        if (watch && watch->every_ms < wait_ms)
+            wait_ms = watch->every_ms;
+        int r = poll(p, cancel_fd >= 0 ? 2 : 1, wait_ms);
+        if (watch && !watch->ok(watch->arg)) {
+            out->watched = true;
+            return false;
+        }
         if (r < 0 && errno == EINTR)
             continue;
+        if (r == 0 && now_s() < deadline)
+            continue; /* only the watch's turn */
         if (r <= 0)
             return r == 0 ? false : true;
         if (cancel_fd >= 0 && (p[1].revents & POLLIN)) {
@@ -138,11 +148,12 @@ int command_run(char *const *argv, int timeout_s, struct command_result *out, ch
     static char *const envp[] = {
         (char *)"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
         (char *)"LC_ALL=C", NULL};
-    return command_run_in(argv, envp, timeout_s, -1, out, err, errsz);
+    return command_run_in(argv, envp, timeout_s, -1, NULL, out, err, errsz);
 }
 
 int command_run_in(char *const *argv, char *const *envp, int timeout_s, int cancel_fd,
-                   struct command_result *out, char *err, size_t errsz)
+                   const struct command_watch *watch, struct command_result *out, char *err,
+                   size_t errsz)
 {
     memset(out, 0, sizeof *out);
     out->exit_status = -1;
@@ -174,7 +185,7 @@ int command_run_in(char *const *argv, char *const *envp, int timeout_s, int canc
     }
     close(fds[1]);
     double deadline = now_s() + (timeout_s > 0 ? timeout_s : 30);
-    bool done = drain_output(fds[0], cancel_fd, deadline, out);
+    bool done = drain_output(fds[0], cancel_fd, watch, deadline, out);
     close(fds[0]);
     int st = 0;
     pid_t w = 0;
@@ -188,7 +199,7 @@ int command_run_in(char *const *argv, char *const *envp, int timeout_s, int canc
         nanosleep(&nap, NULL);
     }
     if (w != pid) {
-        out->timed_out = !out->cancelled && (w == 0 || !done);
+        out->timed_out = !out->cancelled && !out->watched && (w == 0 || !done);
         kill(-pid, SIGKILL);
         kill(pid, SIGKILL);
         while ((w = waitpid(pid, &st, 0)) < 0 && errno == EINTR)

@@ -23,6 +23,7 @@ struct command_result {
     int signal;       /* the signal that ended it, else 0 */
     bool timed_out;   /* killed at the time limit */
     bool cancelled;   /* killed because its cancel descriptor became readable */
+    bool watched;     /* killed because its watch said so */
     char output[COMMAND_OUTPUT]; /* the start of stdout and stderr together, NUL-terminated */
 };
 
@@ -50,12 +51,21 @@ json_t *command_argv_json(char *const *argv);
  */
 int command_run(char *const *argv, int timeout_s, struct command_result *out, char *err,
                 size_t errsz);
+/* A look at a running program every every_ms: ok(arg) false kills it. */
+struct command_watch {
+    bool (*ok)(void *arg);
+    void *arg;
+    int every_ms;
+};
+
 /*
- * command_run with the environment envp (NULL-terminated "NAME=value"), and
- * killed early (out->cancelled) when cancel_fd (-1: none) becomes readable:
- * the local executor's image pull, which a stop request ends.
+ * command_run with the environment envp (NULL-terminated "NAME=value"),
+ * killed early when cancel_fd (-1: none) becomes readable (out->cancelled)
+ * or when watch (NULL: none) says so (out->watched): the local executor's
+ * image pull, which a stop request ends and a size bound limits.
  */
 int command_run_in(char *const *argv, char *const *envp, int timeout_s, int cancel_fd,
-                   struct command_result *out, char *err, size_t errsz);
+                   const struct command_watch *watch, struct command_result *out, char *err,
+                   size_t errsz);
 
 #endif

@@ -4,6 +4,7 @@
 #include "../server/fsat.h"
 #include "../server/xalloc.h"
 #include "command.h"
+#include "imagetree.h"
 #include "rmtree.h"
 
 #include <dirent.h>
@@ -22,7 +23,6 @@
 /* an image used this recently is never evicted (a lock changes hands in between) */
 #define RECENT_SECONDS 120
 #define MAX_ENTRIES 4096
-#define MAX_DEPTH 256
 
 bool imagecache_digest_valid(const char *d)
 {
@@ -34,87 +34,25 @@ bool imagecache_digest_valid(const char *d)
     return true;
 }
 
-/* Bytes the tree at dirfd/name takes on disk (links not followed). */
-static long long tree_bytes(int at, const char *name, int depth)
+/* The pull's work directory stays within the cache's bound while a tool writes it. */
+struct bound {
+    const char *work;
+    long long max;
+};
+
+static bool within(void *arg)
 {
-    struct stat st;
-    if (fstatat(at, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-        return 0;
-    long long n = (long long)st.st_blocks * 512;
-    if (!S_ISDIR(st.st_mode) || depth > MAX_DEPTH)
-        return n;
-    int fd = openat(at, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-    if (!d) {
-        if (fd >= 0)
-            close(fd);
-        return n;
-    }
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL)
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-            n += tree_bytes(dirfd(d), e->d_name, depth + 1);
-    closedir(d);
-    return n;
+    const struct bound *b = arg;
+    return imagetree_bytes(AT_FDCWD, b->work) <= b->max;
 }
 
-/* Make rel (beneath root) a real directory (dir) or regular file: a link or other kind goes. */
-static int make_real(int root, const char *rel, bool dir)
-{
-    char path[64];
-    snprintf(path, sizeof path, "%s", rel);
-    int at = dup(root);
-    for (char *p = path; at >= 0;) {
-        char *slash = strchr(p, '/');
-        bool last = !slash;
-        if (slash)
-            *slash = '\0';
-        bool want_dir = !last || dir;
-        struct stat st;
-        bool ok = fstatat(at, p, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                  (want_dir ? S_ISDIR(st.st_mode) : S_ISREG(st.st_mode));
-        if (!ok) {
-            if (rmtree_at(at, p) != 0)
-                break;
-            int made = want_dir ? mkdirat(at, p, 0755)
-                                : openat(at, p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                                         0644);
-            if (made < 0)
-                break;
-            if (!want_dir)
-                close(made);
-        }
-        if (last) {
-            close(at);
-            return 0;
-        }
-        int next = openat(at, p, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-        close(at);
-        at = next;
-        p = slash + 1;
-    }
-    if (at >= 0)
-        close(at);
-    return -1;
-}
-
-static int normalize(int rootfs)
-{
-    static const char *const dirs[] = {"proc", "dev", "tmp", "run", "job", "etc"};
-    static const char *const files[] = {"etc/passwd", "etc/group", "etc/hosts",
-                                        "etc/resolv.conf"};
-    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
-        if (make_real(rootfs, dirs[i], true) != 0)
-            return -1;
-    for (size_t i = 0; i < sizeof files / sizeof *files; i++)
-        if (make_real(rootfs, files[i], false) != 0)
-            return -1;
-    return 0;
-}
-
-/* Run a tool; 0, or -1 with its own words (or why it did not run) in err. */
-static int tool(char *const *argv, const char *work, const struct imagecache_ref *r, char *err,
-                size_t errsz)
+/*
+ * Run a tool with work as its home; 0, or -1 with its own words (or why it
+ * did not run) in err. bounded: what it writes in work must stay within the
+ * cache's bound.
+ */
+static int tool(char *const *argv, const char *work, bool bounded, const struct imagecache_ref *r,
+                char *err, size_t errsz)
 {
     char *home = xasprintf("HOME=%s", work), *tmp = xasprintf("TMPDIR=%s", work);
     char *xdg = xasprintf("XDG_RUNTIME_DIR=%s", work);
@@ -122,7 +60,11 @@ static int tool(char *const *argv, const char *work, const struct imagecache_ref
                           tmp, xdg, NULL};
     struct command_result res;
     char why[256] = "";
-    int e = command_run_in(argv, envp, r->timeout_s, r->cancel_fd, &res, why, sizeof why);
+    /* a layer that unpacks to a terabyte must not fill the disk first */
+    struct bound b = {.work = work, .max = r->max_bytes};
+    struct command_watch watch = {.ok = within, .arg = &b, .every_ms = 1000};
+    int e = command_run_in(argv, envp, r->timeout_s, r->cancel_fd, bounded ? &watch : NULL, &res,
+                           why, sizeof why);
     free(home);
     free(tmp);
     free(xdg);
@@ -130,6 +72,10 @@ static int tool(char *const *argv, const char *work, const struct imagecache_ref
         snprintf(err, errsz, "%s: %s", argv[0], why);
     else if (res.cancelled)
         snprintf(err, errsz, "stopped while the image was pulled");
+    else if (res.watched)
+        snprintf(err, errsz, "the image is larger than the image cache may hold (%lld GiB: "
+                             "options.image_cache_gib)",
+                 r->max_bytes >> 30);
     else if (res.timed_out)
         snprintf(err, errsz, "%s took longer than %d s", argv[0], r->timeout_s);
     else if (res.exit_status != 0) {
@@ -198,7 +144,8 @@ static int pull(int dirfd, const char *dir, const char *hex, const struct imagec
                                                                        : (char *)"--rootless",
                       root ? image : (char *)"--image", root ? bundle : image, root ? NULL : bundle,
                       NULL};
-    int rc = tool(copy, wpath, r, err, errsz) == 0 && tool(unpack, wpath, r, err, errsz) == 0
+    int rc = tool(copy, wpath, true, r, err, errsz) == 0 &&
+                     tool(unpack, wpath, true, r, err, errsz) == 0
                  ? 0
                  : -1;
     int bfd = -1, rootfs = -1;
@@ -207,14 +154,14 @@ static int pull(int dirfd, const char *dir, const char *hex, const struct imagec
         snprintf(rel, sizeof rel, "%s/bundle", work);
         bfd = fsat_open(dirfd, rel, O_RDONLY | O_DIRECTORY, 0);
         rootfs = bfd >= 0 ? fsat_open(bfd, "rootfs", O_RDONLY | O_DIRECTORY, 0) : -1;
-        if (rootfs < 0 || normalize(rootfs) != 0 || fchmod(bfd, 0711) != 0) {
+        if (rootfs < 0 || imagetree_prepare(rootfs) != 0 || fchmod(bfd, 0711) != 0) {
             snprintf(err, errsz, "cannot prepare the unpacked image: %s", strerror(errno));
             rc = -1;
         }
     }
     if (rc == 0) {
         char size[32];
-        int k = snprintf(size, sizeof size, "%lld\n", tree_bytes(bfd, "rootfs", 0));
+        int k = snprintf(size, sizeof size, "%lld\n", imagetree_bytes(bfd, "rootfs"));
         snprintf(target, sizeof target, "%s", hex);
         char rel[160];
         snprintf(rel, sizeof rel, "%s/bundle", work);
@@ -285,7 +232,11 @@ void imagecache_trim(int dirfd, long long max, const char *keep)
         int lfd = fsat_open(dirfd, lock, O_RDWR | O_CREAT, 0600);
         if (lfd < 0)
             continue;
-        if (flock(lfd, LOCK_EX | LOCK_NB) == 0) { /* nobody runs it */
+        struct stat st;
+        /* nobody runs it, and nobody took it since the look above (a lock changing
+         * from exclusive to shared is free for a moment: its time says it is used) */
+        if (flock(lfd, LOCK_EX | LOCK_NB) == 0 && fstat(lfd, &st) == 0 &&
+            now - st.st_mtime >= RECENT_SECONDS) {
             snprintf(gone, sizeof gone, "evict-%s-%ld", all[i].hex, (long)getpid());
             if (renameat(dirfd, all[i].hex, dirfd, gone) == 0) {
                 rmtree_at(dirfd, gone);
@@ -309,6 +260,70 @@ static int lock_exclusive(int fd, const struct imagecache_ref *r)
             return -1;
     }
     return 0;
+}
+
+/* host/repository of a pinned reference (host/repository@sha256:...) into out. */
+static void source_of(const char *image, char *out, size_t outsz)
+{
+    snprintf(out, outsz, "%.*s", (int)strcspn(image, "@"), image);
+}
+
+/*
+ * Whether the image's source (its host/repository) is one this digest was
+ * fetched from: a tenant that merely knows a digest, having registered it
+ * under a name of its own, must not run another tenant's cached image.
+ */
+static bool known_source(int dirfd, const char *hex, const char *source)
+{
+    char rel[HEX_LEN + 16];
+    snprintf(rel, sizeof rel, "%s/sources", hex);
+    char *text = fsat_read(dirfd, rel, 1 << 20, NULL);
+    bool found = false;
+    size_t n = strlen(source);
+    for (const char *p = text; p && *p && !found; p += strcspn(p, "\n") + (p[strcspn(p, "\n")] != 0))
+        found = strncmp(p, source, n) == 0 && (p[n] == '\n' || p[n] == '\0');
+    free(text);
+    return found;
+}
+
+static int add_source(int dirfd, const char *hex, const char *source)
+{
+    char rel[HEX_LEN + 16];
+    snprintf(rel, sizeof rel, "%s/sources", hex);
+    size_t len = 0;
+    char *text = fsat_read(dirfd, rel, 1 << 20, &len);
+    char *more = xasprintf("%s%s\n", text ? text : "", source);
+    free(text);
+    int bfd = fsat_open(dirfd, hex, O_RDONLY | O_DIRECTORY, 0);
+    int rc = bfd >= 0 ? fsat_write_atomic(bfd, "sources", more, strlen(more), 0640) : -1;
+    if (bfd >= 0)
+        close(bfd);
+    free(more);
+    return rc;
+}
+
+/*
+ * The registry still serves this digest under this source, to this job's
+ * credentials (skopeo inspect: the manifest only, checked against the digest).
+ */
+static int verify_source(const char *dir, const struct imagecache_ref *r, char *err, size_t errsz)
+{
+    char *src = xasprintf("docker://%s", r->image), *auth = NULL;
+    char *argv[10] = {(char *)IMAGECACHE_SKOPEO, (char *)"--insecure-policy", (char *)"inspect",
+                      (char *)"--raw"};
+    size_t n = 4;
+    if (!r->tls_verify)
+        argv[n++] = (char *)"--tls-verify=false";
+    if (r->authfile) {
+        auth = xasprintf("--authfile=%s", r->authfile);
+        argv[n++] = auth;
+    }
+    argv[n++] = src;
+    argv[n] = NULL;
+    int rc = tool(argv, dir, false, r, err, errsz);
+    free(src);
+    free(auth);
+    return rc;
 }
 
 /* The image's environment from umoci's config.json (process.env). */
@@ -338,11 +353,20 @@ int imagecache_acquire(const struct imagecache_ref *r, struct imagecache_use *u,
         return -1;
     }
     const char *hex = r->digest + 7;
-    if (mkdir(r->dir, 0711) != 0 && errno != EEXIST) {
+    if (mkdir(r->dir, 0700) != 0 && errno != EEXIST) {
         snprintf(err, errsz, "cannot make the image cache %s: %s", r->dir, strerror(errno));
         return -1;
     }
     int dirfd = fsat_opendir(r->dir);
+    /* the jobs' group passes (their bwrap binds from here), nobody else: every
+     * tenant's images are in it */
+    if (dirfd >= 0 && (r->share_gid >= 0 ? fchown(dirfd, (uid_t)-1, (gid_t)r->share_gid) != 0 ||
+                                               fchmod(dirfd, 0710) != 0
+                                         : fchmod(dirfd, 0700) != 0)) {
+        snprintf(err, errsz, "cannot restrict the image cache %s: %s", r->dir, strerror(errno));
+        close(dirfd);
+        return -1;
+    }
     char lock[HEX_LEN + 8];
     snprintf(lock, sizeof lock, "%s.lock", hex);
     u->lock_fd = dirfd >= 0 ? fsat_open(dirfd, lock, O_RDWR | O_CREAT, 0600) : -1;
@@ -357,11 +381,16 @@ int imagecache_acquire(const struct imagecache_ref *r, struct imagecache_use *u,
     }
     futimens(u->lock_fd, NULL); /* used now: no eviction takes it while the lock changes hands */
     struct stat st;
+    char source[1024];
+    source_of(r->image, source, sizeof source);
     if (fstatat(dirfd, hex, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-        if (pull(dirfd, r->dir, hex, r, err, errsz) != 0)
+        if (pull(dirfd, r->dir, hex, r, err, errsz) != 0 || add_source(dirfd, hex, source) != 0)
             goto out;
         u->pulled = true;
         imagecache_trim(dirfd, r->max_bytes, hex);
+    } else if (!known_source(dirfd, hex, source)) {
+        if (verify_source(r->dir, r, err, errsz) != 0 || add_source(dirfd, hex, source) != 0)
+            goto out;
     }
     char rel[HEX_LEN + 16];
     snprintf(rel, sizeof rel, "%s/rootfs", hex);

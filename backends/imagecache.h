@@ -9,16 +9,18 @@
  * that into a root file system (as root keeping the image's owners; as
  * another user --rootless, everything its own). The cache directory holds,
  * per digest, <hex>/rootfs and <hex>/config.json (umoci's runtime spec,
- * whose process.env the job starts from), <hex>/size, and a lock file
+ * whose process.env the job starts from), <hex>/size, <hex>/sources (the
+ * host/repository names it was fetched as: a job naming the digest under
+ * another name has the registry confirm it first), and a lock file
  * <hex>.lock: exclusive while one process pulls, shared by the jobs that run
  * the image, so eviction (least recently used first, down to the size
  * bound) never takes an image a job runs. An entry appears by one rename,
  * and goes by one rename before it is removed: a crash leaves no half image.
  *
- * The mount points the sandbox needs (/proc, /dev, /tmp, /run, /job and the
- * files /etc/passwd, /etc/group, /etc/hosts, /etc/resolv.conf) are made real
- * in the unpacked copy (a link there is replaced): an image's links must not
- * steer where the sandbox mounts.
+ * The unpacked tree is made safe to share (backends/imagetree.h: no device
+ * nodes, setuid bits or file capabilities; real mount points), a pull that
+ * outgrows the cache's bound is stopped, and the cache is closed to every
+ * user but aidcd's and the jobs' group.
  */
 #ifndef AIDC_IMAGECACHE_H
 #define AIDC_IMAGECACHE_H
@@ -37,6 +39,8 @@ struct imagecache_ref {
     bool tls_verify;      /* false for a registry over plain http */
     const char *authfile; /* skopeo's auth file for the registry, or NULL */
     int timeout_s;        /* for the pull and the unpack */
+    long long share_gid;  /* the group the jobs' processes have (the cache is 0710 to it), or -1:
+                           * only this user (0700) */
     int cancel_fd;        /* readable: give up (a stop request); -1: none */
 };
 

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -144,26 +145,46 @@ static void host_view(struct sbuf *b)
     }
 }
 
-/* Hidden paths inside what the job sees become empty (host view only). */
-static void hide(struct sbuf *b, const struct jail_spec *s)
+/* Mask the real path hr where the sandbox shows it, through the bind of real src at dest. */
+static void mask(struct sbuf *b, const char *hr, const char *src, const char *dest)
+{
+    if (!beneath(hr, src))
+        return;
+    struct stat st;
+    if (lstat(hr, &st) != 0)
+        return;
+    char at[PATH_MAX];
+    int n = snprintf(at, sizeof at, "%s%s", dest, hr + strlen(src));
+    if (n < 0 || (size_t)n >= sizeof at)
+        return;
+    if (S_ISDIR(st.st_mode)) {
+        args2(b, "--tmpfs", at);
+        args2(b, "--remount-ro", at);
+    } else {
+        args3(b, "--ro-bind", "/dev/null", at);
+    }
+}
+
+/*
+ * Hidden paths inside what the job sees become empty: under the host's
+ * /usr, /etc and /opt (host view) and under the writable paths (either
+ * view). Paths are compared as they really are (realpath): a hidden path
+ * reached through a link, or shown through a writable path that is one, is
+ * masked where the job would find it.
+ */
+static void hide(struct sbuf *b, const struct jail_spec *s, bool host)
 {
     static const char *const shown[] = {"/usr", "/etc", "/opt"};
     for (size_t i = 0; i < s->nhidden; i++) {
-        const char *h = s->hidden[i];
-        bool seen = false;
-        for (size_t k = 0; k < sizeof shown / sizeof *shown; k++)
-            seen |= beneath(h, shown[k]);
+        char hr[PATH_MAX], wr[PATH_MAX];
+        if (!realpath(s->hidden[i], hr))
+            continue; /* not there: nothing to hide */
+        for (size_t k = 0; host && k < sizeof shown / sizeof *shown; k++)
+            if (realpath(shown[k], wr))
+                mask(b, hr, wr, shown[k]);
         for (size_t k = 0; k < s->nwritable; k++)
-            seen |= beneath(h, s->writable[k]) || beneath(s->writable[k], h);
-        struct stat st;
-        if (!seen || lstat(h, &st) != 0 || S_ISLNK(st.st_mode))
-            continue; /* out of view anyway; a link shows nothing of where it leads */
-        if (S_ISDIR(st.st_mode)) {
-            args2(b, "--tmpfs", h);
-            args2(b, "--remount-ro", h);
-        } else {
-            args3(b, "--ro-bind", "/dev/null", h);
-        }
+            if (realpath(s->writable[k], wr))
+                mask(b, hr, wr, s->writable[k]);
     }
 }
 
@@ -216,8 +237,7 @@ int jail_build(const struct jail_spec *s, struct jail *j, char *err, size_t errs
     }
     for (size_t i = 0; i < s->nwritable; i++)
         args3(&b, "--bind-try", s->writable[i], s->writable[i]);
-    if (s->rootfs_fd < 0)
-        hide(&b, s); /* after the binds it masks parts of */
+    hide(&b, s, s->rootfs_fd < 0); /* after the binds it masks parts of */
     const struct {
         int fd;
         const char *dest;

@@ -57,34 +57,53 @@ static bool run_key_ok(const char *id)
 }
 
 /*
- * Jobs run as other uids (aidcd as root) and reach their own directory (and
- * their image) through the work directory (the image cache): it and every
- * directory above it must let others pass (x, never r). That directory and
- * aidcd's own data directory are made so; another one that does not is an
- * error to fix.
+ * Every directory from path up to / must be aidcd's or root's, and none
+ * writable by others without the sticky bit: whoever could replace one could
+ * hand the root shim a job.json or the cache an image of their own. And as
+ * root, jobs run as other uids and reach their own directory (and image)
+ * through them: each must let others pass (x, never r). path itself and
+ * aidcd's data directory are made so; another that is not is an error to fix.
  */
-static int passable(const char *wd, const char *data_dir, char *err, size_t errsz)
+static int passable(const char *path_in, const char *data_dir, char *err, size_t errsz)
 {
-    if (geteuid() != 0)
-        return 0; /* jobs run as aidcd's own user */
     char path[1024];
-    snprintf(path, sizeof path, "%s", wd);
+    snprintf(path, sizeof path, "%s", path_in);
     for (;;) {
         struct stat st;
-        if (stat(path, &st) == 0 && !(st.st_mode & S_IXOTH)) {
+        if (lstat(path, &st) != 0) {
+            snprintf(err, errsz, "cannot look at %s: %s", path, strerror(errno));
+            return -1;
+        }
+        mode_t mode = st.st_mode & 07777;
+        if (S_ISLNK(st.st_mode) && stat(path, &st) == 0)
+            mode = st.st_mode & 07777; /* an operator's link: where it leads is checked */
+        if ((st.st_uid != 0 && st.st_uid != geteuid()) ||
+            ((mode & (S_IWGRP | S_IWOTH)) && !(mode & S_ISVTX))) {
+            snprintf(err, errsz, "%s (owner %u, mode %o) may be changed by other users: jobs' "
+                                 "directories and images must not be below it",
+                     path, (unsigned)st.st_uid, mode);
+            return -1;
+        }
+        if (geteuid() == 0 && !(mode & S_IXOTH)) {
             bool ours = st.st_uid == geteuid() &&
-                        (strcmp(path, wd) == 0 || strcmp(path, data_dir) == 0);
-            if (!ours || chmod(path, (st.st_mode & 07777) | S_IXOTH | S_IXGRP) != 0) {
+                        (strcmp(path, path_in) == 0 || strcmp(path, data_dir) == 0);
+            if (!ours || chmod(path, mode | S_IXOTH | S_IXGRP) != 0) {
                 snprintf(err, errsz, "jobs cannot pass %s (mode %o) to reach %s: chmod o+x it, "
                                      "or set options.workdir and options.image_cache elsewhere",
-                         path, st.st_mode & 07777, wd);
+                         path, mode, path_in);
                 return -1;
             }
             log_info("%s may now be passed (not read) by jobs' users: chmod o+x", path);
         }
         char *slash = strrchr(path, '/');
-        if (!slash || slash == path)
+        if (!slash)
             return 0;
+        if (slash == path) {
+            if (path[1] == '\0')
+                return 0;
+            path[1] = '\0'; /* and / itself */
+            continue;
+        }
         *slash = '\0';
     }
 }
@@ -267,7 +286,8 @@ static json_t *spec_in(const struct backend_cluster *c, int ctl, const struct ba
         *rc = AIDC_EINVAL;
         return NULL;
     }
-    *rc = write_auth(ctl, job, err, errsz);
+    /* an unconfined job pulls nothing (and its uid could read the file) */
+    *rc = localopts_unconfined(c->options) ? 0 : write_auth(ctl, job, err, errsz);
     spec = *rc ? NULL : job_spec(c, job, uid);
     text = spec ? json_dumps(spec, JSON_COMPACT) : NULL;
     if (!*rc && (!text || fsat_write_atomic(ctl, "job.json", text, strlen(text), 0600) != 0)) {
@@ -331,11 +351,12 @@ static pid_t live_shim(int ctl, const char *dir)
     if (n <= 0)
         return 0;
     cmd[n] = '\0';
-    for (ssize_t i = 0; i < n; i++) /* arguments are NUL-separated */
-        if (cmd[i] == '\0')
-            cmd[i] = ' ';
-    /* a recycled pid belongs to some other program */
-    return strstr(cmd, "local-shim") && strstr(cmd, dir) ? (pid_t)pid : 0;
+    /* exactly "aidcd local-shim DIR": a recycled pid is some other program, or the
+     * shim of a later run, whose directory DIR-r1 starts with DIR */
+    const char *arg1 = cmd + strlen(cmd) + 1, *arg2 = arg1 < cmd + n ? arg1 + strlen(arg1) + 1 : NULL;
+    return arg2 && arg2 < cmd + n && strcmp(arg1, "local-shim") == 0 && strcmp(arg2, dir) == 0
+               ? (pid_t)pid
+               : 0;
 }
 
 static int stop(const struct backend_cluster *c, const char *job_id, struct backend_call *call,
@@ -476,6 +497,11 @@ static long long meminfo_gib(void)
  */
 static int sandbox_ready(const struct backend_cluster *c, char *err, size_t errsz)
 {
+    if (localopts_unconfined(c->options) && geteuid() != 0) {
+        snprintf(err, errsz, "options.sandbox \"unconfined\" needs aidcd to run as root, or its "
+                             "jobs would run as aidcd's own user, with its keys: no local job runs");
+        return -1;
+    }
     if (localopts_unconfined(c->options)) {
         log_warn("cluster %s runs its jobs UNCONFINED (options.sandbox \"unconfined\"): every job "
                  "sees this machine as its user does",
@@ -493,13 +519,17 @@ static int sandbox_ready(const struct backend_cluster *c, char *err, size_t errs
         snprintf(err, errsz, "job limits cannot be set here, so no local job runs: %s", why);
         rc = -1;
     }
-    const char *cache = json_string_value(json_object_get(sb, "image_cache"));
+    /* the cache itself is the jobs' group's only (imagecache.c): its parents are checked */
+    char *cache = xstrdup(json_string_value(json_object_get(sb, "image_cache")));
+    char *slash = strrchr(cache, '/');
+    if (slash && slash != cache)
+        *slash = '\0';
     why[0] = '\0';
-    if (!rc && ((mkdir(cache, 0711) != 0 && errno != EEXIST) ||
-                passable(cache, c->data_dir, why, sizeof why) != 0)) {
-        snprintf(err, errsz, "the image cache cannot be used: %s", why[0] ? why : strerror(errno));
+    if (!rc && passable(cache, c->data_dir, why, sizeof why) != 0) {
+        snprintf(err, errsz, "the image cache cannot be used: %s", why);
         rc = -1;
     }
+    free(cache);
     const char *net = json_string_value(json_object_get(sb, "network"));
     if (!rc && strcmp(net, "outbound") == 0 && access(SLIRP_BIN, X_OK) != 0) {
         snprintf(err, errsz, "options.network is \"outbound\" but " SLIRP_BIN

@@ -188,12 +188,23 @@ char *localopts_workdir(const struct backend_cluster *c)
     return wd ? xstrdup(wd) : xasprintf("%s/jobs", c->data_dir);
 }
 
+static long long uid_first(const json_t *o)
+{
+    const json_t *r = json_object_get(o, "uid_range");
+    return r ? json_integer_value(json_object_get(r, "first")) : LOCALOPTS_UID_FIRST;
+}
+
+long long localopts_share_gid(const json_t *o)
+{
+    return geteuid() == 0 ? uid_first(o) : -1; /* no tenant has number 0 */
+}
+
 long long localopts_uid(const json_t *o, long long number, char *err, size_t errsz)
 {
     if (geteuid() != 0)
         return -1;
     const json_t *r = json_object_get(o, "uid_range");
-    long long first = r ? json_integer_value(json_object_get(r, "first")) : LOCALOPTS_UID_FIRST;
+    long long first = uid_first(o);
     long long count = r ? json_integer_value(json_object_get(r, "count")) : LOCALOPTS_UID_COUNT;
     if (number < 1 || number > count - 1) {
         snprintf(err, errsz, "tenant number %lld is beyond options.uid_range (%lld uids from %lld)",
@@ -246,14 +257,15 @@ json_t *localopts_sandbox(const struct backend_cluster *c)
     const char *network = json_string_value(json_object_get(o, "network"));
     const char *dev = json_string_value(json_object_get(o, "device_dir"));
     json_t *s = json_pack(
-        "{s:s, s:s, s:s, s:o, s:o, s:s, s:I, s:s, s:I, s:I, s:s}", "mode",
+        "{s:s, s:s, s:s, s:o, s:o, s:s, s:I, s:s, s:I, s:I, s:s, s:I}", "mode",
         localopts_unconfined(o) ? "unconfined" : "bwrap", "network", network ? network : "none",
         "device_dir", dev ? dev : "/dev", "hidden", hidden, "writable", writable, "cgroup_parent",
         parent, "pids_max", (json_int_t)(pids ? json_integer_value(pids) : LOCALOPTS_PIDS_MAX),
         "image_cache", cache_dir, "image_cache_bytes",
         (json_int_t)((gib ? json_integer_value(gib) : LOCALOPTS_CACHE_GIB) << 30),
         "pull_timeout_seconds",
-        (json_int_t)(pull ? json_integer_value(pull) : LOCALOPTS_PULL_SECONDS), "hostname", host);
+        (json_int_t)(pull ? json_integer_value(pull) : LOCALOPTS_PULL_SECONDS), "hostname", host,
+        "share_gid", (json_int_t)localopts_share_gid(o));
     free(cache_dir);
     return s;
 }

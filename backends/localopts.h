@@ -37,6 +37,13 @@ char *localopts_workdir(const struct backend_cluster *c);
 long long localopts_uid(const json_t *options, long long tenant_number, char *err, size_t errsz);
 
 /*
+ * The group every job's processes have besides their tenant's (aidcd as root:
+ * uid_range.first, which no tenant's number gives), to which the image cache
+ * alone is open; -1 when aidcd is not root.
+ */
+long long localopts_share_gid(const json_t *options);
+
+/*
  * The sandbox part of job.json (new reference): mode, network, the device
  * directory, hidden and writable paths, cgroup parent, process limit, image
  * cache and host name.

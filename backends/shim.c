@@ -94,8 +94,9 @@ int shim_drop(const struct shim_run *r)
 {
     if (!r->drop)
         return 0;
-    if (setgroups(0, NULL) != 0 || setresgid(r->gid, r->gid, r->gid) != 0 ||
-        setresuid(r->uid, r->uid, r->uid) != 0)
+    gid_t share = (gid_t)r->share_gid;
+    if (setgroups(r->share_gid >= 0 ? 1 : 0, &share) != 0 ||
+        setresgid(r->gid, r->gid, r->gid) != 0 || setresuid(r->uid, r->uid, r->uid) != 0)
         return -1;
     return geteuid() == r->uid && getegid() == r->gid ? 0 : -1;
 }
@@ -107,6 +108,12 @@ int shim_drop(const struct shim_run *r)
  */
 static void run_unconfined(struct shim_run *r)
 {
+    r->share_gid = -1; /* not even the image cache: nothing but what its uid may see */
+    if (!r->drop) { /* it would be aidcd's own user, with aidcd's keys */
+        shim_fail(r, "options.sandbox \"unconfined\" needs aidcd to run as root: a job must not "
+                     "run as aidcd's own user");
+        return;
+    }
     dprintf(2, "aidc: WARNING: this job runs UNCONFINED (options.sandbox \"unconfined\"): it sees "
                "this machine as its user does\n");
     int work = shim_job_dir(r, "work"), tmp = shim_job_dir(r, "tmp");
@@ -236,6 +243,7 @@ void shim_supervise(struct shim_run *r, pid_t pid, pid_t sandbox_pid,
 int shim_main(const char *dir)
 {
     struct shim_run r = {.dfd = -1, .out = -1, .err = -1};
+    signal(SIGPIPE, SIG_IGN); /* a sandbox that dies early must not take the shim with it */
     r.dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (r.dfd < 0 || fchdir(r.dfd) != 0)
         return 2;
@@ -279,6 +287,8 @@ int shim_main(const char *dir)
     }
     r.uid = (uid_t)uid;
     r.gid = (gid_t)uid;
+    json_t *share = json_object_get(json_object_get(r.spec, "sandbox"), "share_gid");
+    r.share_gid = json_is_integer(share) && r.drop ? json_integer_value(share) : -1;
     const char *mode = json_string_value(json_object_get(json_object_get(r.spec, "sandbox"), "mode"));
     if (mode && strcmp(mode, "unconfined") == 0)
         run_unconfined(&r);

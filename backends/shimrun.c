@@ -26,8 +26,10 @@ struct launch {
     bool has_image;
     int work, tmp, script, passwd, group, hosts, resolv;
     int status[2], block[2];
-    int procs[CGROUP_MAX_DIRS];
+    int procs[CGROUP_MAX_DIRS];      /* the job's cgroups */
     int nprocs;
+    int net_procs[CGROUP_MAX_DIRS];  /* slirp4netns's: the job's but devices */
+    int nnet_procs;
     struct cgroup_job cg;
     bool has_cg;
     struct jail jail;
@@ -90,6 +92,7 @@ static int image(struct shim_run *r, struct launch *l)
         .authfile = auth ? "pull-auth.json" : NULL, /* the shim's working directory */
         .timeout_s = (int)iopt(sandbox(r), "pull_timeout_seconds", 1800),
         .cancel_fd = r->cancel_fd,
+        .share_gid = r->share_gid,
     };
     int e = ref ? imagecache_acquire(&ir, &l->image, err, sizeof err) : -1;
     if (auth)
@@ -167,8 +170,9 @@ static int limits(struct shim_run *r, struct launch *l, const struct jail_device
                           errsz) != 0)
         return -1;
     l->has_cg = true;
-    l->nprocs = cgroup_job_procs_fds(&l->cg, l->procs, CGROUP_MAX_DIRS);
-    if (l->nprocs < 0) {
+    l->nprocs = cgroup_job_procs_fds(&l->cg, true, l->procs, CGROUP_MAX_DIRS);
+    l->nnet_procs = cgroup_job_procs_fds(&l->cg, false, l->net_procs, CGROUP_MAX_DIRS);
+    if (l->nprocs < 0 || l->nnet_procs < 0) {
         snprintf(err, errsz, "cannot open the job's cgroups: %s", strerror(errno));
         return -1;
     }
@@ -183,6 +187,7 @@ static pid_t spawn(struct shim_run *r, struct launch *l)
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
+    signal(SIGPIPE, SIG_DFL); /* the shim ignores it; exec would pass that on to the job */
     int in = open("/dev/null", O_RDONLY);
     if (cgroup_job_join(l->procs, (size_t)l->nprocs) != 0 || in < 0 || dup2(in, 0) < 0 ||
         dup2(r->out, 1) < 0 || dup2(r->err, 2) < 0 || shim_drop(r) != 0) {
@@ -274,7 +279,9 @@ static void release(struct launch *l)
         closefd(fds[i]);
     for (int i = 0; i < l->nprocs; i++)
         close(l->procs[i]);
-    l->nprocs = 0;
+    for (int i = 0; i < l->nnet_procs; i++)
+        close(l->net_procs[i]);
+    l->nprocs = l->nnet_procs = 0;
     slirp_stop(&l->net);
     jail_free(&l->jail);
     if (l->has_cg)
@@ -324,13 +331,12 @@ void shimrun_sandboxed(struct shim_run *r)
         shim_fail(r, "cannot start the job's sandbox");
         goto out;
     }
-    for (int i = 0; i < l.nprocs; i++)
-        close(l.procs[i]);
-    l.nprocs = 0;
     status_read(l.status[0], buf, sizeof buf, &len, START_MS, "child-pid");
     long sandbox_pid = status_field(buf, "\"child-pid\"");
     bool outbound = strcmp(sopt(r, "network", "none"), "outbound") == 0;
-    if (sandbox_pid > 1 && outbound && slirp_start((pid_t)sandbox_pid, &l.net, err, sizeof err) != 0) {
+    if (sandbox_pid > 1 && outbound &&
+        slirp_start((pid_t)sandbox_pid, l.net_procs, (size_t)l.nnet_procs, &l.net, err,
+                    sizeof err) != 0) {
         kill((pid_t)sandbox_pid, SIGKILL);
         dprintf(2, "aidc: %s\n", err);
     }
@@ -340,6 +346,11 @@ void shimrun_sandboxed(struct shim_run *r)
     if (write(l.block[1], "1", 1) != 1 && sandbox_pid > 1)
         kill((pid_t)sandbox_pid, SIGKILL);
     closefd(&l.block[1]);
+    for (int i = 0; i < l.nprocs; i++) /* everything that joins them has */
+        close(l.procs[i]);
+    for (int i = 0; i < l.nnet_procs; i++)
+        close(l.net_procs[i]);
+    l.nprocs = l.nnet_procs = 0;
     struct shim_end e;
     shim_supervise(r, pid, sandbox_pid > 1 ? (pid_t)sandbox_pid : pid, &l.cg, &e);
     status_read(l.status[0], buf, sizeof buf, &len, 1000, "exit-code");

@@ -22,6 +22,7 @@ struct shim_run {
     bool drop;        /* aidcd is root: the job runs as uid/gid */
     uid_t uid;
     gid_t gid;
+    long long share_gid; /* a supplementary group (the image cache's), or -1 */
     time_t started;   /* when the job itself began (0: not yet) */
     sigset_t signals; /* blocked, taken by sigwaitinfo: TERM, INT, ALRM, CHLD */
     int cancel_fd;    /* signalfd of TERM and INT: a stop request during the pull */

@@ -1,6 +1,8 @@
 /* slirp.c - slirp4netns for a job's network namespace (see slirp.h). */
 #include "slirp.h"
 
+#include "cgroup.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/nsfs.h>
@@ -19,7 +21,8 @@
 #define FD_EXIT 4
 #define FD_USERNS 5
 
-int slirp_start(pid_t sandbox_pid, struct slirp *s, char *err, size_t errsz)
+int slirp_start(pid_t sandbox_pid, const int *procs, size_t nprocs, struct slirp *s, char *err,
+                size_t errsz)
 {
     s->pid = 0;
     s->exit_fd = -1;
@@ -59,6 +62,9 @@ int slirp_start(pid_t sandbox_pid, struct slirp *s, char *err, size_t errsz)
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
+        signal(SIGPIPE, SIG_DFL);
+        if (cgroup_job_join(procs, nprocs) != 0) /* its work is the job's: counted so */
+            _exit(126);
         int devnull = open("/dev/null", O_RDWR);
         int r = fcntl(ready[1], F_DUPFD, 10), e = fcntl(ex[0], F_DUPFD, 10);
         int u = userns >= 0 ? fcntl(userns, F_DUPFD, 10) : -1;

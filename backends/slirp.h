@@ -26,9 +26,12 @@ struct slirp {
 
 /*
  * Connect the network namespace of the sandbox's process sandbox_pid and
- * wait until its interface is up (at most a few seconds). 0, or -1 with err.
+ * wait until its interface is up (at most a few seconds). slirp4netns joins
+ * the job's cgroups first (procs: their cgroup.procs, cgroup.h): the CPU and
+ * memory it spends on the job's traffic are the job's. 0, or -1 with err.
  */
-int slirp_start(pid_t sandbox_pid, struct slirp *s, char *err, size_t errsz);
+int slirp_start(pid_t sandbox_pid, const int *procs, size_t nprocs, struct slirp *s, char *err,
+                size_t errsz);
 /* End it (closes the descriptor, waits for it); safe on one never started. */
 void slirp_stop(struct slirp *s);
 

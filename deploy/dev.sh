@@ -109,8 +109,13 @@ case "$st" in 201|409) ;; *) die "seeding the demo project failed ($st)";; esac
 # and /opt (read-only), its /job and /tmp (docs/operations.md, "The local executor").
 # Its directories and image cache live under /var/tmp: a job's uid must be able to pass
 # every directory above its own, which a checkout in a private home does not allow.
+# /var/tmp is everybody's: a directory someone else made there first (or a link) would
+# let them hand aidcd's shim a job of their own.
 jobs_root=/var/tmp/aidc-dev-jobs-$(id -u)
-mkdir -p "$jobs_root" && chmod 711 "$jobs_root"
+mkdir -p "$jobs_root"
+[ ! -L "$jobs_root" ] && [ -O "$jobs_root" ] ||
+    die "$jobs_root is not this user's own directory (a link, or made by someone else): remove it"
+chmod 711 "$jobs_root"
 st=$(api POST /api/v1/clusters "{\"name\":\"local\",\"kind\":\"local\",\"options\":{\"gpus\":{\"a100\":4},
       \"cpus\":16,\"memory_gib\":64,\"workdir\":\"$jobs_root/jobs\",\"image_cache\":\"$jobs_root/images\"}}")
 case "$st" in 201|409) ;; *) die "registering the local cluster failed ($st)";; esac

@@ -454,7 +454,8 @@ static int sb_cache_entries(void)
 static const char image_script[] =
     "cat /etc/os-release /etc/aidc-test/image\necho uid $(id -u) env $AIDC_TEST_IMAGE\n"
     "touch /x 2>/dev/null || echo root read-only\necho ok > /job/f && cat /job/f\n"
-    "test -e /usr/bin/bash || echo not the host\n";
+    "test -e /usr/bin/bash || echo not the host\n"
+    "cat \"$PRIVATE/p\" 2>/dev/null || echo hidden there too\n";
 
 START_TEST(a_job_runs_in_its_image)
 {
@@ -468,12 +469,13 @@ START_TEST(a_job_runs_in_its_image)
     sb_push(url, NULL, NULL, repo, digest);
     sb_registry("reg", url, "");
     const char *host = strstr(url, "://") ? strstr(url, "://") + 3 : url;
-    json_t *img = json_pack("{s:s}", "image", fmt("%s/%s:v1", host, repo));
+    json_t *img = json_pack("{s:s, s:{s:s}}", "image", fmt("%s/%s:v1", host, repo), "env",
+                            "PRIVATE", sb_private);
     char *out = sb_run(ann, "chem", "mol", image_script, json_deep_copy(img), "succeeded");
     ck_assert_msg(strstr(out, "NAME=\"aidc-test-busybox\"") &&
                       strstr(out, fmt("repository=%s\ntag=v1\n", repo)) &&
                       strstr(out, fmt("uid %ld env busybox\n", sb_uid_of("chem"))) &&
-                      strstr(out, "root read-only\nok\nnot the host\n"),
+                      strstr(out, "root read-only\nok\nnot the host\nhidden there too\n"),
                   "%s", out);
     free(out);
     /* unpacked once: the second run finds it in the cache */
@@ -487,6 +489,23 @@ START_TEST(a_job_runs_in_its_image)
     ck_assert_msg(strstr(out, fmt("uid %ld env busybox\n", sb_uid_of("phys"))), "%s", out);
     free(out);
     ck_assert_int_eq(sb_cache_entries(), 1);
+    /* the cache is closed to this machine's other users: the jobs' group passes (root),
+     * or aidcd's user alone; nothing in it is setuid */
+    ck_assert_int_eq(stat(fmt("%s/images", harness_srv.data_dir), &st), 0);
+    ck_assert_int_eq(st.st_mode & 07777, SANDBOX_RUN_AS ? 0700 : 0710);
+    if (!SANDBOX_RUN_AS)
+        ck_assert_int_eq(st.st_gid, SB_UID_FIRST);
+    /* knowing the digest is not enough: another tenant's name for it (a catalog entry
+     * of its own, no registry behind it) does not run the cached image */
+    jobs_admin_ok("POST", "/api/v1/tenants/phys/images",
+                  fmt("{\"repository\":\"phys/borrowed\",\"tag\":\"v1\",\"digest\":\"%s\","
+                      "\"size_bytes\":1}",
+                      digest),
+                  201);
+    out = sb_run(pia, "phys", "lab", "echo ran the cached image\n",
+                 json_pack("{s:s}", "image", "phys/borrowed:v1"), "failed");
+    ck_assert_str_eq(out, "");
+    free(out);
 
     /* a registry with credentials: aidc hands them to the pull, and they go after it */
     const char *aurl = sb_reg_url[1], *user = SB_REG_USER, *pw = SB_REG_PASSWORD;
@@ -553,8 +572,35 @@ START_TEST(no_sandbox_means_no_job_and_unconfined_is_loud)
     ck_assert_str_eq(sb_sv(j, "state"), "succeeded");
     json_decref(j);
     free(id);
-    /* an operator's explicit choice: no sandbox, said in the job's stderr and aidcd's log */
+    /* a work directory below one anybody may change: someone could swap the jobs' control
+     * files under the root shim, so no job runs there */
+    char open_dir[128];
+    snprintf(open_dir, sizeof open_dir, "/tmp/aidc-sb-open-%d", (int)getpid());
+    ck_assert_int_eq(mkdir(open_dir, 0777), 0);
+    ck_assert_int_eq(chmod(open_dir, 0777), 0);
+    sb_options(fmt("{\"workdir\":\"%s/jobs\"}", open_dir));
+    c = sb_cluster_health(false);
+    ck_assert_msg(strstr(sb_sv(c, "last_error"), "may be changed by other users"), "%s",
+                  sb_sv(c, "last_error"));
+    json_decref(c);
+    PQclear(harness_sql(harness_srv.owner_url,
+                        "UPDATE clusters SET options = options - 'workdir' WHERE name = 'local'", 0,
+                        NULL));
+    json_decref(sb_cluster_health(true));
+    rmdir(fmt("%s/jobs", open_dir));
+    rmdir(open_dir);
+    /* an operator's explicit choice: no sandbox, said in the job's stderr and aidcd's log;
+     * never as aidcd's own user (who holds its keys): refused when aidcd is not root */
     sb_options("{\"sandbox\":\"unconfined\"}");
+    if (SANDBOX_RUN_AS) {
+        json_t *down = sb_cluster_health(false);
+        ck_assert_msg(strstr(sb_sv(down, "last_error"), "needs aidcd to run as root"), "%s",
+                      sb_sv(down, "last_error"));
+        json_decref(down);
+        sb_options("{\"sandbox\":\"bwrap\"}");
+        json_decref(sb_cluster_health(true));
+        return;
+    }
     id = sb_submit(ann, "chem", "mol", "echo uid $(id -u)\n", NULL);
     j = jobs_wait(ann, "chem", id, "succeeded,failed,cancelled", 30);
     ck_assert_str_eq(sb_sv(j, "state"), "succeeded");

@@ -190,7 +190,7 @@ END_TEST
 static pid_t fork_joined(const struct cgroup_job *cg, int ready[2], void (*then)(void))
 {
     int fds[CGROUP_MAX_DIRS];
-    int n = cgroup_job_procs_fds(cg, fds, CGROUP_MAX_DIRS);
+    int n = cgroup_job_procs_fds(cg, true, fds, CGROUP_MAX_DIRS);
     ck_assert_int_eq(n, (int)cg->ndirs);
     for (int i = 0; i < n; i++)
         ck_assert_int_ne(fcntl(fds[i], F_GETFD) & FD_CLOEXEC, 0);
