@@ -44,10 +44,23 @@ static bool cookie_secure(const struct req *rq)
     }
 }
 
+/*
+ * The session cookie, and beside it a hint the portal's script can read (the
+ * session cookie is HttpOnly): "1" while a session cookie was set, with the same
+ * lifetime, cleared with it. It holds no secret and grants nothing; it spares a
+ * signed-out browser a GET /me that could only answer 401 (and be audited).
+ */
+#define SIGNED_IN_HINT "aidc_signed_in"
+
 static void set_cookie(struct req *rq, struct resp *rs, const char *value, int max_age)
 {
+    const char *secure = cookie_secure(rq) ? "; Secure" : "";
     char *c = xasprintf("%s=%s; Path=/; HttpOnly; SameSite=Strict; Max-Age=%d%s", AUTH_COOKIE,
-                        value, max_age, cookie_secure(rq) ? "; Secure" : "");
+                        value, max_age, secure);
+    resp_header(rs, MHD_HTTP_HEADER_SET_COOKIE, c);
+    free(c);
+    c = xasprintf("%s=%s; Path=/; SameSite=Strict; Max-Age=%d%s", SIGNED_IN_HINT,
+                  value[0] ? "1" : "", max_age, secure);
     resp_header(rs, MHD_HTTP_HEADER_SET_COOKIE, c);
     free(c);
 }

@@ -21,6 +21,20 @@ export class ApiError extends Error {
 const onUnauthorized = new Set();
 export function whenUnauthorized(fn) { onUnauthorized.add(fn); }
 
+// The session cookie is HttpOnly, so the portal cannot see whether there is one.
+// Login also sets aidc_signed_in=1 (no secret, same lifetime), which logout and
+// ending the session clear: without it, asking GET /me would only earn a 401 (a
+// console error and an audit event per visit), so the portal goes to login instead.
+const HINT = 'aidc_signed_in';
+export function signedIn() {
+  return document.cookie.split(';').some((c) => c.trim() === `${HINT}=1`);
+}
+// A session that ended elsewhere (expired, revoked) leaves the hint behind.
+export function forgetSignedIn() {
+  const secure = location.protocol === 'https:' ? '; Secure' : '';
+  document.cookie = `${HINT}=; Path=/; Max-Age=0; SameSite=Strict${secure}`;
+}
+
 function url(path, query) {
   const u = new URL(path.startsWith('/') ? path : `${BASE}/${path}`, location.origin);
   for (const [k, v] of Object.entries(query || {}))
@@ -47,8 +61,10 @@ async function call(method, path, { query, body, accept = 'application/json', he
   if (!res.ok) {
     const problem = await res.json().catch(() => null);
     const err = new ApiError(res.status, problem, res.headers.get('Retry-After'));
-    if (res.status === 401 && !path.endsWith('/auth/login'))
+    if (res.status === 401 && !path.endsWith('/auth/login')) {
+      forgetSignedIn();
       for (const fn of onUnauthorized) fn(err);
+    }
     throw err;
   }
   return res;

@@ -1,21 +1,22 @@
 // app.js - the portal's shell: session, tenant choice, role-aware navigation
 // and a hash router that loads one ES module per page (js/pages/NAME.js).
 // A page module exports render(ctx); see docs/portal.md for ctx.
-import { api, whenUnauthorized } from './api.js';
+import { api, ApiError, whenUnauthorized, signedIn } from './api.js';
 import { t, apply, toggle, lang } from './i18n.js';
 import { h, clear, alertBox, toast } from './ui.js';
 import * as roles from './roles.js';
 
-// path pattern, page module, nav label (if in the menu), who may open it
+// path pattern, page module, nav label (if in the menu), who may open it, and
+// whether the page is about the tenant chosen in the header (only then the picker shows)
 const ROUTES = [
   { path: 'login', page: 'login', title: 'login.title', public: true },
-  { path: 'dashboard', page: 'dashboard', nav: 'nav.dashboard', allow: roles.tenantReader },
-  { path: 'jobs', page: 'jobs', nav: 'nav.jobs', allow: roles.tenantReader },
-  { path: 'jobs/new', page: 'jobsubmit', title: 'dash.submit', allow: roles.canSubmit },
+  { path: 'dashboard', page: 'dashboard', nav: 'nav.dashboard', allow: roles.tenantReader, tenant: true },
+  { path: 'jobs', page: 'jobs', nav: 'nav.jobs', allow: roles.tenantReader, tenant: true },
+  { path: 'jobs/new', page: 'jobsubmit', title: 'dash.submit', allow: roles.canSubmit, tenant: true },
   { path: 'jobs/:tenant/:id', page: 'jobdetail', title: 'nav.jobs', allow: roles.tenantReader },
-  { path: 'images', page: 'images', nav: 'nav.images', allow: roles.tenantReader },
-  { path: 'usage', page: 'usage', nav: 'nav.usage', allow: roles.usageReader },
-  { path: 'tenant', page: 'tenantadmin', nav: 'nav.tenant', allow: roles.tenantAdmin },
+  { path: 'images', page: 'images', nav: 'nav.images', allow: roles.tenantReader, tenant: true },
+  { path: 'usage', page: 'usage', nav: 'nav.usage', allow: roles.usageReader, tenant: true },
+  { path: 'tenant', page: 'tenantadmin', nav: 'nav.tenant', allow: roles.tenantAdmin, tenant: true },
   { path: 'platform', page: 'platform', nav: 'nav.platform', allow: roles.platformAdmin },
   { path: 'finance', page: 'finance', nav: 'nav.finance', allow: roles.finance },
   { path: 'audit', page: 'audit', nav: 'nav.audit', allow: roles.auditor },
@@ -23,6 +24,8 @@ const ROUTES = [
 ];
 
 const main = document.getElementById('main');
+const header = document.querySelector('header.top');
+const panel = document.getElementById('menu-panel');
 const session = { me: null, tenant: null, tenants: [] };
 let cleanups = [];
 let renderSeq = 0;
@@ -48,6 +51,12 @@ export function go(hash) {
 }
 
 async function loadSession() {
+  // no hint: the server ended the session (logout, this session ended on the tokens
+  // page) or there never was one; GET /me could only answer 401
+  if (!signedIn()) {
+    sessionEnded();
+    throw new ApiError(401, { title: 'Unauthorized' });
+  }
   session.me = await api.get('me');
   const mine = session.me.memberships.map((m) => m.tenant);
   let all = mine;
@@ -66,24 +75,41 @@ function dropSession() {
   session.tenants = [];
 }
 
-function drawShell() {
+// One row when it fits; else (a phone, a narrow window) the menu button and the
+// folded panel. Measured rather than guessed by width: the entries depend on the
+// roles and the language.
+function fitHeader() {
+  header.classList.remove('compact');
+  header.classList.toggle('compact', header.scrollWidth > header.clientWidth);
+}
+
+function closeMenu() {
+  panel.classList.remove('open');
+  document.getElementById('menu').setAttribute('aria-expanded', 'false');
+}
+
+function drawShell(route) {
   const me = session.me;
   const nav = document.getElementById('nav');
   const pick = document.getElementById('tenant-pick');
+  const who = document.getElementById('who');
   document.getElementById('logout').hidden = !me;
   document.getElementById('menu').hidden = !me;
+  document.getElementById('brand').setAttribute('href', me ? roles.home(me, session.tenant) : '#/login');
   nav.hidden = !me;
-  pick.hidden = !me || session.tenants.length < 2;
-  document.getElementById('who').textContent = me ? (me.display_name || me.username) : '';
+  pick.hidden = !me || !(route && route.tenant) || session.tenants.length < 2;
+  who.textContent = me ? (me.display_name || me.username) : '';
+  who.title = who.textContent; // shortened with an ellipsis when long
   const langButton = document.getElementById('lang');
   langButton.textContent = lang() === 'en' ? '中文' : 'English';
   langButton.setAttribute('lang', lang() === 'en' ? 'zh-CN' : 'en');
   langButton.setAttribute('aria-label', lang() === 'en' ? '切换到中文' : 'Switch to English');
-  if (!me) return;
-  const current = parseHash().route;
-  clear(nav, h('ul', {}, ROUTES.filter((r) => r.nav && r.allow(me, session.tenant)).map((r) =>
-    h('li', {}, h('a', { href: `#/${r.path}`, 'aria-current': r === current ? 'page' : null }, t(r.nav))))));
-  clear(pick, session.tenants.map((s) => h('option', { value: s, selected: s === session.tenant }, s)));
+  if (me) {
+    clear(nav, h('ul', {}, ROUTES.filter((r) => r.nav && r.allow(me, session.tenant)).map((r) =>
+      h('li', {}, h('a', { href: `#/${r.path}`, 'aria-current': r === route ? 'page' : null }, t(r.nav))))));
+    clear(pick, session.tenants.map((s) => h('option', { value: s, selected: s === session.tenant }, s)));
+  }
+  fitHeader();
 }
 
 async function render() {
@@ -102,10 +128,9 @@ async function render() {
     }
   }
   if (empty || (route && route.public && session.me)) return go(roles.home(session.me, session.tenant));
-  drawShell();
+  drawShell(route);
   main.setAttribute('aria-busy', 'true');
-  document.getElementById('nav').classList.remove('open');
-  document.getElementById('menu').setAttribute('aria-expanded', 'false');
+  closeMenu();
   clear(main, h('p', { class: 'loading' }, t('app.loading')));
   document.title = `${t((route && (route.nav || route.title)) || 'app.not_found')} · aidc`;
   const ctx = {
@@ -119,7 +144,7 @@ async function render() {
     isCurrent: () => seq === renderSeq,
     reloadSession: async () => {
       await loadSession();
-      drawShell();
+      drawShell(route);
       return { me: session.me, tenant: session.tenant };
     },
   };
@@ -145,12 +170,13 @@ async function render() {
   }
 }
 
-whenUnauthorized(() => {
+function sessionEnded() {
   if (!session.me) return;
   dropSession();
   toast(t('app.session_ended'));
   go('#/login');
-});
+}
+whenUnauthorized(sessionEnded);
 
 document.getElementById('lang').addEventListener('click', () => {
   toggle();
@@ -187,10 +213,11 @@ document.getElementById('tenant-pick').addEventListener('change', (ev) => {
   render();
 });
 document.getElementById('menu').addEventListener('click', (ev) => {
-  const nav = document.getElementById('nav');
-  const open = nav.classList.toggle('open');
+  const open = panel.classList.toggle('open');
   ev.target.setAttribute('aria-expanded', String(open));
 });
+window.addEventListener('resize', fitHeader);
+document.fonts.ready.then(fitHeader);
 window.addEventListener('hashchange', render);
 window.addEventListener('aidc:session', async () => { await loadSession(); render(); });
 

@@ -19,10 +19,13 @@ export const canSubmit = (me, tenant) => ['member', 'tenant_admin'].includes(ten
 export const tenantAdmin = (me, tenant) => tenantRole(me, tenant) === 'tenant_admin' || (platformAdmin(me) && !!tenant);
 export const usageReader = (me, tenant) => tenantReader(me, tenant) || finance(me);
 
-// Where a user lands after sign-in: the first page their roles open.
+// Where a user lands after sign-in: the page of their global role (a platform
+// admin's work is the platform, whether or not they belong to a tenant), else
+// their tenant's dashboard; without either, their API tokens.
 export function home(me, tenant) {
-  if (tenantReader(me, tenant)) return '#/dashboard';
+  if (platformAdmin(me)) return '#/platform';
   if (has(me, 'finance')) return '#/finance';
   if (has(me, 'auditor')) return '#/audit';
+  if (tenantReader(me, tenant)) return '#/dashboard';
   return '#/tokens';
 }

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -248,6 +249,106 @@ START_TEST(logout_revokes_the_session)
     ck_assert_int_eq(req("POST", "/api/v1/auth/logout", NULL, NULL), 204);
     ck_assert_int_eq(req("POST", "/api/v1/auth/logout", tok, NULL), 204);
     free(tok);
+}
+END_TEST
+
+/* The Set-Cookie line (attributes and all) that sets cookie name, or NULL. */
+static char *set_cookie_of(const struct http_res *r, const char *name)
+{
+    const char *want = fmt("%s=", name);
+    for (const char *p = r->headers; p && *p;) {
+        const char *eol = strstr(p, "\r\n");
+        size_t len = eol ? (size_t)(eol - p) : strlen(p);
+        if (len > 11 && strncasecmp(p, "Set-Cookie:", 11) == 0) {
+            const char *v = p + 11;
+            while (*v == ' ')
+                v++;
+            if (strncmp(v, want, strlen(want)) == 0)
+                return strndup(v, len - (size_t)(v - p));
+        }
+        p = eol ? eol + 2 : NULL;
+    }
+    return NULL;
+}
+
+/* The id of the session tok is, from its owner's list. */
+static char *current_session_id(const char *tok)
+{
+    struct http_res r;
+    ck_assert_int_eq(reqj("GET", "/api/v1/me/sessions", tok, NULL, &r), 200);
+    char *id = NULL;
+    size_t i;
+    json_t *it;
+    json_array_foreach(json_object_get(r.json, "items"), i, it) if (json_is_true(
+        json_object_get(it, "current"))) id = strdup(json_string_value(json_object_get(it, "id")));
+    http_res_free(&r);
+    ck_assert_ptr_nonnull(id);
+    return id;
+}
+
+/* A hint cookie that is cleared (value empty, Max-Age=0) in r. */
+static void assert_hint_cleared(const struct http_res *r)
+{
+    char *hint = set_cookie_of(r, "aidc_signed_in");
+    ck_assert_ptr_nonnull(hint);
+    ck_assert_ptr_nonnull(strstr(hint, "aidc_signed_in=;"));
+    ck_assert_ptr_nonnull(strstr(hint, "Max-Age=0"));
+    free(hint);
+}
+
+/*
+ * The portal cannot read the HttpOnly session cookie; the aidc_signed_in hint beside
+ * it says only that one was set, so a signed-out portal need not ask GET /me (a 401
+ * and an audit event per visit). Set at login with the session's lifetime, readable
+ * by scripts, no secret in it; cleared wherever the session cookie is.
+ */
+START_TEST(login_sets_a_signed_in_hint_that_logout_clears)
+{
+    struct http_res r;
+    ck_assert_int_eq(login_from("10.1.0.9", ADMIN_USER, ADMIN_PASSWORD, &r), 200);
+    char *tok = strdup(json_string_value(json_object_get(r.json, "access_token")));
+    char *session = set_cookie_of(&r, "aidc_session");
+    char *hint = set_cookie_of(&r, "aidc_signed_in");
+    ck_assert_ptr_nonnull(session);
+    ck_assert_ptr_nonnull(hint);
+    ck_assert_ptr_nonnull(strstr(session, "HttpOnly")); /* the session cookie as it was */
+    ck_assert_ptr_nonnull(strstr(hint, "aidc_signed_in=1;"));
+    ck_assert_ptr_nonnull(strstr(hint, "Path=/"));
+    ck_assert_ptr_nonnull(strstr(hint, "SameSite=Strict"));
+    ck_assert_ptr_nonnull(strstr(hint, "Max-Age=28800")); /* the session's lifetime */
+    ck_assert_ptr_nonnull(strstr(session, "Max-Age=28800"));
+    ck_assert_ptr_null(strstr(hint, "HttpOnly"));        /* the portal reads it */
+    ck_assert_ptr_null(strstr(hint, "Secure"));          /* loopback, as the session's */
+    ck_assert_ptr_null(strstr(hint, tok));               /* no secret in it */
+    free(session);
+    free(hint);
+    http_res_free(&r);
+
+    ck_assert_int_eq(reqj("POST", "/api/v1/auth/logout", tok, NULL, &r), 204);
+    assert_hint_cleared(&r);
+    http_res_free(&r);
+    /* a stale hint with no session behind it is cleared by logging out too */
+    ck_assert_int_eq(reqj("POST", "/api/v1/auth/logout", NULL, NULL, &r), 204);
+    assert_hint_cleared(&r);
+    http_res_free(&r);
+    free(tok);
+
+    /* ending one's own session logs out; ending another one leaves both cookies alone */
+    char *mine = login(ADMIN_USER, ADMIN_PASSWORD);
+    char *other = login(ADMIN_USER, ADMIN_PASSWORD);
+    char *other_id = current_session_id(other);
+    ck_assert_int_eq(reqj("DELETE", fmt("/api/v1/me/sessions/%s", other_id), mine, NULL, &r), 204);
+    ck_assert_ptr_null(set_cookie_of(&r, "aidc_signed_in"));
+    ck_assert_ptr_null(set_cookie_of(&r, "aidc_session"));
+    http_res_free(&r);
+    char *mine_id = current_session_id(mine);
+    ck_assert_int_eq(reqj("DELETE", fmt("/api/v1/me/sessions/%s", mine_id), mine, NULL, &r), 204);
+    assert_hint_cleared(&r);
+    http_res_free(&r);
+    free(mine_id);
+    free(other_id);
+    free(mine);
+    free(other);
 }
 END_TEST
 
@@ -551,6 +652,7 @@ int main(void)
     tcase_add_test(tc, throttle_per_address);
     tcase_add_test(tc, me_lists_roles_and_memberships);
     tcase_add_test(tc, logout_revokes_the_session);
+    tcase_add_test(tc, login_sets_a_signed_in_hint_that_logout_clears);
     tcase_add_test(tc, cookie_sessions_need_the_portal_header_to_change_things);
     tcase_add_test(tc, disabling_a_user_locks_it_out_at_once);
     tcase_add_test(tc, password_change_ends_sessions);

@@ -208,6 +208,7 @@ export default {
   'jobs.p.command': ['Command', '命令'],
   'jobs.p.env': ['Environment', '环境变量'],
   'jobs.dur.s': ['{s} s', '{s} 秒'],
+  'jobs.dur.under': ['under {s} s', '不到 {s} 秒'],
   'jobs.dur.ms': ['{m} min {s} s', '{m} 分 {s} 秒'],
   'jobs.dur.hm': ['{h} h {m} min', '{h} 小时 {m} 分'],
   'jobs.cancel': ['Cancel job', '取消作业'],

@@ -4,15 +4,22 @@
 // confirmation). Refreshed every 5 s until the job has ended; each part is
 // redrawn only when its data changed, so focus and scroll stay where they are.
 import { api, tpath } from '../api.js';
-import { t, fmtTime } from '../i18n.js';
+import { t, fmtTime, fmtNum } from '../i18n.js';
 import { h, clear, badge, field, alertBox, errorText, toast } from '../ui.js';
 import { canSubmit } from '../roles.js';
 import { isFinished, gpuText, reasonText, mayManage, REFRESH_MS, SLUG_RE, UUID_RE, jobHref } from './jobs.js';
 
 const TAILS = [100, 1000, 10000];
 
-function duration(seconds) {
+// wholeSeconds: the times it comes from have no fraction (the local executor's), so
+// 0 means "under a second", not zero
+function duration(seconds, wholeSeconds = true) {
+  if (!wholeSeconds && seconds < 10) {
+    const tenths = Math.round(Math.max(0, seconds) * 10) / 10;
+    return tenths ? t('jobs.dur.s', { s: fmtNum(tenths, 1) }) : t('jobs.dur.under', { s: fmtNum(0.1, 1) });
+  }
   const s = Math.max(0, Math.round(seconds));
+  if (s === 0) return t('jobs.dur.under', { s: 1 });
   if (s < 60) return t('jobs.dur.s', { s });
   if (s < 3600) return t('jobs.dur.ms', { m: Math.floor(s / 60), s: s % 60 });
   return t('jobs.dur.hm', { h: Math.floor(s / 3600), m: Math.floor((s % 3600) / 60) });
@@ -27,6 +34,8 @@ function fill(key, vars) {
 }
 
 const secondsBetween = (a, b) => (new Date(b || Date.now()) - new Date(a)) / 1000;
+// RFC 3339 with a fraction of a second ("…T09:20:47.412Z")
+const hasFraction = (ts) => /T\d\d:\d\d:\d\d\.\d/.test(ts || '');
 
 // The preemptions of a job, from its events (newest last): who, when, how long it ran.
 function preemptions(events) {
@@ -38,9 +47,10 @@ function preemptions(events) {
   });
 }
 
-// "preemption requested by job X of tenant Y": being preempted right now
+// "preemption requested by job X of tenant Y": being preempted right now (an
+// ended job keeps stop_requested, but nothing is being stopped any more)
 function pendingPreemption(job) {
-  if (job.stop_requested !== 'preempt') return null;
+  if (job.stop_requested !== 'preempt' || isFinished(job)) return null;
   const m = /^preemption requested by job (\S+) of tenant (\S+)/.exec(job.reason || '');
   return m ? { job: m[1], tenant: m[2] } : { job: null, tenant: null };
 }
@@ -94,9 +104,11 @@ export async function render(ctx) {
     if (!changed('head', [job.name, job.state, job.preemptible, job.stop_requested])) return;
     clear(title, job.name || id.slice(0, 8));
     const extra = [];
-    if (job.preemptible && !isFinished(job)) extra.push(' ', h('span', { class: 'badge' }, t('jobs.borrowed')));
-    if (job.stop_requested === 'cancel') extra.push(' ', h('span', { class: 'badge' }, t('jobs.cancelling')));
-    if (job.stop_requested === 'preempt') extra.push(' ', h('span', { class: 'badge state-preempted' }, t('jobs.being_preempted')));
+    // an ended job shows how it ended, nothing else (stop_requested stays on it)
+    const going = !isFinished(job);
+    if (job.preemptible && going) extra.push(' ', h('span', { class: 'badge' }, t('jobs.borrowed')));
+    if (job.stop_requested === 'cancel' && going) extra.push(' ', h('span', { class: 'badge' }, t('jobs.cancelling')));
+    if (job.stop_requested === 'preempt' && going) extra.push(' ', h('span', { class: 'badge state-preempted' }, t('jobs.being_preempted')));
     clear(stateSlot, t('jobs.state_line'), ' ', badge(job.state), extra);
   }
 
@@ -124,18 +136,23 @@ export async function render(ctx) {
       if (job.reason) out.push(h('p', {}, t('jobs.st.why'), ' ', reasonText(job.reason)));
     } else if (s === 'cancelled') {
       out.push(h('p', { class: 'big' }, t('jobs.st.cancelled')));
-      if (job.reason) out.push(h('p', {}, reasonText(job.reason)));
+      // "cancelled" would only repeat the line above; "cancelled by ..." says more
+      if (job.reason && job.reason !== 'cancelled') out.push(h('p', {}, reasonText(job.reason)));
     } else if (s === 'preempted') {
       out.push(h('p', { class: 'big' }, t('jobs.st.preempted')));
     }
     if (isFinished(job)) {
       if (job.exit_code !== null && job.exit_code !== undefined) out.push(h('p', {}, t('jobs.st.exit', { code: job.exit_code })));
-      if (job.started_at && job.finished_at)
-        out.push(h('p', {}, t('jobs.st.ran', { d: duration(secondsBetween(job.started_at, job.finished_at)), ts: fmtTime(job.finished_at) })));
+      if (job.started_at && job.finished_at) {
+        const d = duration(secondsBetween(job.started_at, job.finished_at),
+          !hasFraction(job.started_at) || !hasFraction(job.finished_at));
+        out.push(h('p', {}, t('jobs.st.ran', { d, ts: fmtTime(job.finished_at) })));
+      }
+    } else {
+      if (job.preemptible)
+        out.push(h('p', { class: 'note' }, h('strong', {}, t('jobs.borrowed_title')), ' ', t('jobs.borrowed_explain')));
+      if (job.stop_requested === 'cancel') out.push(h('p', { class: 'note' }, t('jobs.st.cancelling')));
     }
-    if (job.preemptible && !isFinished(job))
-      out.push(h('p', { class: 'note' }, h('strong', {}, t('jobs.borrowed_title')), ' ', t('jobs.borrowed_explain')));
-    if (job.stop_requested === 'cancel') out.push(h('p', { class: 'note' }, t('jobs.st.cancelling')));
     return out;
   }
 
@@ -243,7 +260,7 @@ export async function render(ctx) {
       job = answer;
       gen++; // a refresh in flight may have read the job before the cancel
       toast(t('jobs.cancel_sent'));
-      clear(actionMsg, h('p', { class: 'note' }, t(job.state === 'cancelled' ? 'jobs.cancel_done' : 'jobs.cancel_sent')));
+      cancelSent = true;
       drawAll();
     } else {
       clear(actionMsg, alertBox(failure.status === 409 ? t('jobs.cancel_409') : errorText(failure)));
@@ -258,6 +275,15 @@ export async function render(ctx) {
   const actions = h('div', { class: 'actions' }, cancelBtn, copyLink,
     h('a', { class: 'button secondary', href: '#/jobs' }, t('jobs.back')));
   const drawActions = () => { if (confirmBox.hidden) cancelBtn.hidden = !manage || isFinished(job); };
+  // after "cancel": "requested" while it stops, then how it ended (a job may finish
+  // on its own before the cancel reaches it)
+  let cancelSent = false;
+  function drawCancelNote() {
+    if (!cancelSent) return;
+    const key = !isFinished(job) ? 'jobs.cancel_sent' : job.state === 'cancelled' ? 'jobs.cancel_done' : null;
+    if (!changed('cancelNote', key)) return;
+    clear(actionMsg, key ? h('p', { class: 'note' }, t(key)) : null);
+  }
 
   // --- logs ------------------------------------------------------------------
   const logPre = h('pre', { class: 'log', tabindex: '0', role: 'region', 'aria-label': t('jobs.log.region') });
@@ -271,6 +297,13 @@ export async function render(ctx) {
     h('div', { class: 'field' }, h('label', { for: 'job-log-follow' }, follow, ' ', t('jobs.log.follow'))),
     h('div', { class: 'actions' }, logRefresh));
   logControls.addEventListener('submit', (ev) => ev.preventDefault());
+  // a failed job's story (a traceback) is on stderr, its stdout often empty: show
+  // stderr first, unless the reader picked a stream
+  let streamPicked = false;
+  const failedFirst = () => {
+    if (job.state === 'failed' && !streamPicked) logControls.elements.stream.value = 'stderr';
+  };
+  failedFirst();
   let logText = null;
   let logSeq = 0;
 
@@ -310,7 +343,7 @@ export async function render(ctx) {
     }
   }
   logRefresh.addEventListener('click', loadLogs);
-  logControls.elements.stream.addEventListener('change', () => { logText = null; loadLogs(); });
+  logControls.elements.stream.addEventListener('change', () => { streamPicked = true; logText = null; loadLogs(); });
   logControls.elements.tail.addEventListener('change', loadLogs);
 
   // --- page ------------------------------------------------------------------
@@ -335,6 +368,7 @@ export async function render(ctx) {
     drawProps();
     drawTimeline();
     drawActions();
+    drawCancelNote();
   }
   drawAll();
   await loadLogs();
@@ -362,6 +396,7 @@ export async function render(ctx) {
       return;
     }
     const done = isFinished(job);
+    if (done && !wasFinished) failedFirst();
     // follow the output while it runs, and read it once more when it has ended
     if (follow.checked || (done && !wasFinished)) await loadLogs();
     if (!ctx.isCurrent()) return;

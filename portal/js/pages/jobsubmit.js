@@ -159,7 +159,9 @@ export async function render(ctx) {
     h('section', { class: 'card', 'aria-labelledby': whatId },
       h('h2', { id: whatId }, t('jobs.submit.what')),
       h('div', { class: 'form-grid' },
-        nameF, projectF,
+        // a grid of their own: two fields share the row (the wide rows below would
+        // keep every column of the outer grid, leaving the project names a fifth)
+        h('div', { class: 'wide form-grid' }, nameF, projectF),
         h('div', { class: 'wide' }, imageF, imageInfo, imagesList),
         h('div', { class: 'wide' }, scriptF),
         h('div', { class: 'wide' }, envF))),

@@ -237,6 +237,10 @@ test('signing out in the sessions list ends this session and shows the login pag
     await expect(current).toContainText('This ends the session you are using now.');
     await expect(current.getByRole('button', { name: 'Yes, sign out' })).toBeFocused();
     const ended = page.waitForResponse((r) => r.url().includes('/api/v1/me/sessions/') && r.request().method() === 'DELETE');
+    // the answer clears the aidc_signed_in hint: the portal knows it is signed out
+    // without asking GET /me (a 401, a console error, an audit event)
+    const asked = [];
+    page.on('request', (r) => { if (new URL(r.url()).pathname === '/api/v1/me') asked.push(r.url()); });
     await current.getByRole('button', { name: 'Yes, sign out' }).click();
     expect((await ended).status()).toBe(204);
     // the portal's answer to a session that ended: the login page, the header signed out
@@ -244,6 +248,7 @@ test('signing out in the sessions list ends this session and shows the login pag
     await expect(page.locator('#toast')).toHaveText('Your session has ended. Please sign in again.');
     await expect(page.locator('#logout')).toBeHidden();
     expect((await replay.get('/api/v1/me')).status()).toBe(401);
+    expect(asked).toEqual([]);
   } finally {
     await replay.dispose();
   }
