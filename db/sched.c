@@ -56,7 +56,8 @@ static const struct db_stmt st_tquotas = {
     "SELECT tenant_id, resource, guaranteed::float8, \"limit\"::float8 FROM tenant_quotas", 0};
 static const struct db_stmt st_pquotas = {
     "snap_pquotas",
-    "SELECT project_id, tenant_id, resource, \"limit\"::float8 FROM project_quotas", 0};
+    "SELECT q.project_id, q.tenant_id, q.resource, q.\"limit\"::float8, p.slug"
+    " FROM project_quotas q JOIN projects p ON p.id = q.project_id", 0};
 /* GPU-hours of this calendar month (UTC): metered, plus what is not yet */
 static const struct db_stmt st_hours = {
     "snap_hours",

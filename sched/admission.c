@@ -9,6 +9,8 @@
  */
 #include "admission.h"
 
+#include "admestimate.h"
+
 #include "../server/xalloc.h"
 
 #include <stdio.h>
@@ -137,10 +139,14 @@ static bool within_limits(struct state *st, size_t ji)
             return false;
         }
     }
-    if (j->gpus > 0 &&
-        ((t->gpu_hours_budget >= 0 && t->gpu_hours_used >= t->gpu_hours_budget - 1e-9) ||
-         (p->gpu_hours_budget >= 0 && p->gpu_hours_used >= p->gpu_hours_budget - 1e-9))) {
-        wait_for(st, ji, "budget", NULL, s->month_end);
+    if (j->gpus > 0 && t->gpu_hours_budget >= 0 &&
+        t->gpu_hours_used >= t->gpu_hours_budget - 1e-9) {
+        wait_for(st, ji, "budget:tenant", NULL, s->month_end);
+        return false;
+    }
+    if (j->gpus > 0 && p->gpu_hours_budget >= 0 &&
+        p->gpu_hours_used >= p->gpu_hours_budget - 1e-9) {
+        wait_for(st, ji, p->slug ? "budget:project:" : "budget:project", p->slug, s->month_end);
         return false;
     }
     return true;
@@ -517,66 +523,6 @@ static void pass_borrowing(struct state *st, const size_t *order)
     free(lendable);
 }
 
-/*
- * Estimated starts of capacity-bound waits: replay the ends of running jobs
- * (by their time limits) per GPU type and give each waiting job, in queue
- * order, the moment enough GPUs will have been freed for it and those ahead.
- */
-static void estimate(struct state *st, const size_t *order)
-{
-    const struct adm_snapshot *s = st->s;
-    struct adm_result *r = st->out;
-    size_t *wait_at = xmalloc((s->nqueued + 1) * sizeof *wait_at);
-    for (size_t q = 0; q < s->nqueued; q++)
-        wait_at[q] = (size_t)-1;
-    for (size_t d = 0; d < r->ndecisions; d++)
-        if (r->decisions[d].kind == ADM_WAIT)
-            wait_at[r->decisions[d].job] = d;
-    double *ends = xmalloc((s->nactive + 1) * sizeof *ends);
-    int *gpus = xmalloc((s->nactive + 1) * sizeof *gpus);
-    for (size_t g = 0; g < st->nt; g++) {
-        size_t n = 0;
-        double freed = 0;
-        for (size_t c = 0; c < s->nclusters; c++)
-            if (!s->clusters[c].down)
-                freed += st->free[c * st->nt + g] + st->releasing[c * st->nt + g];
-        for (size_t a = 0; a < s->nactive; a++) {
-            if (s->active[a].gpu_type != (int)g || st->victim[a] || s->active[a].stopping)
-                continue;
-            size_t k = n++; /* insertion sort by end */
-            while (k > 0 && ends[k - 1] > s->active[a].expected_end) {
-                ends[k] = ends[k - 1];
-                gpus[k] = gpus[k - 1];
-                k--;
-            }
-            ends[k] = s->active[a].expected_end;
-            gpus[k] = s->active[a].gpus;
-        }
-        double need = 0, when = s->now;
-        size_t e = 0;
-        for (size_t k = 0; k < s->nqueued; k++) {
-            size_t ji = order[k];
-            if (s->queued[ji].gpu_type != (int)g || wait_at[ji] == (size_t)-1)
-                continue;
-            struct adm_decision *d = &r->decisions[wait_at[ji]];
-            if (strncmp(d->reason, "capacity:gpu:", 13) != 0 &&
-                strncmp(d->reason, "starvation", 10) != 0)
-                continue;
-            need += s->queued[ji].gpus;
-            while (freed < need && e < n) {
-                freed += gpus[e];
-                when = ends[e++];
-            }
-            d->estimated_start = freed >= need ? (when > s->now ? when : s->now) : 0;
-            if (freed < need)
-                break; /* more than the type will ever free: unknown from here on */
-        }
-    }
-    free(ends);
-    free(gpus);
-    free(wait_at);
-}
-
 void admission_run(const struct adm_snapshot *s, struct adm_result *out)
 {
     struct state st = {.s = s, .nt = s->ngpu_types, .out = out};
@@ -624,7 +570,11 @@ void admission_run(const struct adm_snapshot *s, struct adm_result *out)
     sort_queue(order, s->nqueued, s->queued);
     pass_guaranteed(&st, order);
     pass_borrowing(&st, order);
-    estimate(&st, order);
+    struct adm_usage u = {.free = st.free, .releasing = st.releasing, .victim = st.victim,
+                          .t_used = st.t_used, .p_used = st.p_used, .t_cpu = st.t_cpu,
+                          .t_mem = st.t_mem, .t_jobs = st.t_jobs, .p_cpu = st.p_cpu,
+                          .p_mem = st.p_mem, .p_jobs = st.p_jobs};
+    admestimate_run(s, &u, order, out);
 
     free(order);
     free(st.free);

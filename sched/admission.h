@@ -24,7 +24,8 @@
  *   longer than starvation_seconds: then the rest of its GPU type waits
  *   ("starvation-hold") so capacity gathers for it;
  * - a tenant (or project) past its monthly GPU-hour budget gets no new GPU
- *   admissions (CPU-only work spends no GPU-hours); a suspended tenant none;
+ *   admissions (CPU-only work spends no GPU-hours): "budget:tenant" or
+ *   "budget:project:<slug>" says whose; a suspended tenant none;
  * - a job only a cluster that is down could run waits ("cluster-down"); one
  *   no cluster can run at all (time limit, nodes, size) waits
  *   ("no-cluster-fits") without holding capacity that others could use.
@@ -71,6 +72,7 @@ struct adm_tenant {
 
 struct adm_project {
     int tenant;
+    const char *slug;  /* for reasons ("budget:project:<slug>"); may be NULL */
     double *gpu_limit; /* [ngpu_types], ADM_UNLIMITED when absent */
     double cpu_limit, memory_limit, jobs_limit;
     double gpu_hours_budget, gpu_hours_used;
@@ -105,7 +107,8 @@ struct adm_decision {
     int cluster;     /* ADMIT: where */
     bool preemptible;/* ADMIT: on borrowed quota */
     size_t for_job;  /* PREEMPT: the queued job the GPUs are reclaimed for */
-    char reason[64]; /* WAIT: "quota:gpu:a100", "capacity:gpu:a100", "budget", ... */
+    char reason[96]; /* WAIT: "quota:gpu:a100", "capacity:gpu:a100", "budget:tenant",
+                      * "budget:project:<slug>", ... */
     double estimated_start; /* WAIT: seconds since the epoch, or 0 when unknown */
 };
 

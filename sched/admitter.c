@@ -232,6 +232,7 @@ static void build_projects(struct build *b, const struct db_snapshot *d)
             continue;
         int p = project_of(b, PQgetvalue(d->pquotas, i, 0), t); /* may move b->s.projects */
         struct adm_project *pr = &b->s.projects[p];
+        pr->slug = PQgetvalue(d->pquotas, i, 4); /* the snapshot outlives the pass */
         const char *res = PQgetvalue(d->pquotas, i, 2);
         double l = num(d->pquotas, i, 3);
         if (strncmp(res, "gpu:", 4) == 0)

@@ -243,6 +243,7 @@ static void build(struct world *w, const struct scenario *sc)
             w->plim[i][t] = ADM_UNLIMITED;
         parse_amounts(w, ps->gpus, w->plim[i], NULL);
         w->projects[i] = (struct adm_project){.tenant = tenant_index(w, ps->tenant),
+                                              .slug = ps->name,
                                               .gpu_limit = w->plim[i],
                                               .cpu_limit = or_unlimited(ps->cpu),
                                               .memory_limit = or_unlimited(ps->mem),

@@ -36,7 +36,8 @@ static const struct scenario scenarios[] = {
      .tenants = {TN("acme", "a100=4/8")},
      .active = {{.gpus = 4}, {.gpus = 2, .pre = true}},
      .queued = {{.gpus = 4}},
-     .expect = {{"q0", "wait quota:gpu:a100 @0"}}},
+     /* when the first of its own jobs ends (both a day from now) */
+     .expect = {{"q0", "wait quota:gpu:a100 @+86400"}}},
     /* borrowing */
     {"borrowing on idle GPUs",
      .clusters = {CL("c0", "a100=8")},
