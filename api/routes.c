@@ -71,7 +71,7 @@ const struct route routes[] = {
     {"GET", "/api/v1/tenants", api_tenant_list, "tenant.list", 0, TR_NONE, 0, RF_ANY_USER, PAGE},
     {"GET", "/api/v1/tenants/{tenant}", api_tenant_get, "tenant.read", PA | FIN | AUD, TR_VIEWER,
      0, 0, NULL},
-    {"PATCH", "/api/v1/tenants/{tenant}", api_tenant_update, "tenant.update", PA, TR_NONE,
+    {"PATCH", "/api/v1/tenants/{tenant}", api_tenant_update, "tenant.update", PA, TR_ADMIN,
      SC_ADMIN, RF_BODY, NULL},
     {"DELETE", "/api/v1/tenants/{tenant}", api_tenant_delete, "tenant.delete", PA, TR_NONE,
      SC_ADMIN, 0, NULL},

@@ -27,6 +27,7 @@ static const struct vfield create_fields[] = {
 static const struct vfield update_fields[] = {
     {"name", V_STRING, 0, 1, 200, NULL, NULL},
     {"suspended", V_BOOL, 0, 0, 0, NULL, NULL},
+    {"members_see_all_jobs", V_BOOL, 0, 0, 0, NULL, NULL},
 };
 
 static bool is_tenant_role(const char *s)
@@ -84,16 +85,28 @@ int api_tenant_get(struct req *rq, struct resp *rs)
     return e ? e : resp_json(rs, MHD_HTTP_OK, out);
 }
 
+static const char *bool_text(const json_t *v)
+{
+    return v ? (json_is_true(v) ? "true" : "false") : NULL;
+}
+
+/*
+ * A platform admin changes anything; a tenant admin only what is the
+ * tenant's own business (whether its members see each other's jobs).
+ */
 int api_tenant_update(struct req *rq, struct resp *rs)
 {
-    if (!validate_object(rq->json, update_fields, 2, rs))
+    if (!validate_object(rq->json, update_fields, 3, rs))
         return api_fail_fields(rs);
     if (json_object_size(rq->json) == 0)
         return api_fail(rs, MHD_HTTP_BAD_REQUEST, "nothing to change: the body has no field");
     json_t *sj = json_object_get(rq->json, "suspended");
+    if (!(rq->actor.roles & GR_PLATFORM_ADMIN) && (sj || json_object_get(rq->json, "name")))
+        return api_fail(rs, MHD_HTTP_FORBIDDEN,
+                        "only platform admins change a tenant's name or suspension");
     json_t *out = NULL;
-    int e = db_tenant_update(rq->db, rq->tenant.id, vstr(rq->json, "name"),
-                             sj ? (json_is_true(sj) ? "true" : "false") : NULL, &out);
+    int e = db_tenant_update(rq->db, rq->tenant.id, vstr(rq->json, "name"), bool_text(sj),
+                             bool_text(json_object_get(rq->json, "members_see_all_jobs")), &out);
     if (e == AIDC_ENOTFOUND)
         return api_fail(rs, MHD_HTTP_NOT_FOUND, "tenant \"%s\" not found", rq->tenant.slug);
     if (e)

@@ -35,7 +35,8 @@ const struct db_stmt db_ctx_stmt = {
     "SELECT set_config('aidc.user_id', $1, true), set_config('aidc.roles', $2, true),"
     " set_config('aidc.all', $3, true), set_config('aidc.read_tenants', $4, true),"
     " set_config('aidc.admin_tenants', $5, true), set_config('aidc.member_tenants', $6, true),"
-    " set_config('statement_timeout', $12, true), set_config('jit', 'off', true),"
+    " set_config('aidc.own_jobs_tenants', $12, true),"
+    " set_config('statement_timeout', $13, true), set_config('jit', 'off', true),"
     CTX_CHECK("$7", "$8", "$9", "$10", "$11"),
     NCTX + 1};
 
@@ -44,6 +45,7 @@ const struct db_stmt db_ctx_read_stmt = {
     "aidc_ctx_read",
     "SELECT set_config('aidc.user_id', $1, true), set_config('aidc.roles', $2, true),"
     " set_config('aidc.all', $3, true), set_config('aidc.read_tenants', $4, true),"
-    " set_config('statement_timeout', $10, true), set_config('jit', 'off', true),"
+    " set_config('aidc.own_jobs_tenants', $10, true),"
+    " set_config('statement_timeout', $11, true), set_config('jit', 'off', true),"
     CTX_CHECK("$5", "$6", "$7", "$8", "$9"),
     NCTX - 1};

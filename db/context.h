@@ -8,11 +8,11 @@
 
 #include "db.h"
 
-#define NCTX 11 /* parameters of the context statement, before the statement timeout */
+#define NCTX 12 /* parameters of the context statement, before the statement timeout */
 
-/* Parameters $1..$11 (see db_begin), $12 the statement timeout in ms. */
+/* Parameters $1..$12 (see db_begin), $13 the statement timeout in ms. */
 extern const struct db_stmt db_ctx_stmt;
-/* For reads: $1..$4, $5..$9 the check, $10 the statement timeout. */
+/* For reads: $1..$4, $5..$9 the check, $10 the own-jobs tenants, $11 the statement timeout. */
 extern const struct db_stmt db_ctx_read_stmt;
 
 #endif

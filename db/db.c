@@ -529,7 +529,7 @@ static int send_ctx(struct db *db)
     if (db->autoctx) {
         const char *p[NCTX - 1] = {db->ctxp[0], db->ctxp[1], db->ctxp[2], db->ctxp[3],
                                    db->ctxp[6], db->ctxp[7], db->ctxp[8], db->ctxp[9],
-                                   db->ctxp[10], db->timeout_param};
+                                   db->ctxp[10], db->ctxp[11], db->timeout_param};
         return send_stmt(db, &db_ctx_read_stmt, p, PEND_CTX);
     }
     const char *p[NCTX + 1];
@@ -574,6 +574,7 @@ int db_begin(struct db *db, const struct db_ctx *ctx, bool readonly)
         ctx->check_token,
         ctx->check_jti,
         ctx->check_user ? epoch : NULL,
+        ctx->own_jobs_tenants ? ctx->own_jobs_tenants : "",
     };
     for (int i = 0; i < NCTX; i++)
         db->ctxp[i] = p[i] ? xstrdup(p[i]) : NULL;

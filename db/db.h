@@ -36,6 +36,9 @@ struct db_ctx {
     const char *read_tenants;   /* tenant UUIDs the actor may read, comma-separated */
     const char *admin_tenants;  /* ... may administer (tenant_admin) */
     const char *member_tenants; /* ... may submit to (member or tenant_admin) */
+    /* ... where the actor reads only its own jobs (a member, unless the tenant lets its
+     * members see each other's: tenants.members_see_all_jobs) */
+    const char *own_jobs_tenants;
     /* the actor as the server believes it is (NULL check_user: nothing to check) */
     const char *check_user;
     long long check_version; /* users.auth_version when the actor was loaded */

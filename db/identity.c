@@ -153,6 +153,7 @@ static int fill_actor(const PGresult *r, struct actor *a)
         dst->slug = xstrdup(json_string_value(json_object_get(m, "tenant")));
         dst->role = tenant_role_of(json_string_value(json_object_get(m, "role")));
         dst->suspended = json_is_true(json_object_get(m, "suspended"));
+        dst->members_see_all_jobs = json_is_true(json_object_get(m, "members_see_all_jobs"));
     }
     json_decref(ms);
     return 0;

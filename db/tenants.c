@@ -10,7 +10,7 @@
 
 /* storage_over_quota_since: a registry sync found its images over storage_gib */
 #define TENANT_COLS                                                                               \
-    "id, slug, name, suspended, created_at, updated_at,"                                         \
+    "id, slug, name, suspended, members_see_all_jobs, created_at, updated_at,"                   \
     " storage_over_quota_at AS storage_over_quota_since"
 
 /* A deleted tenant keeps its row (and its slug) for the audit retention period,
@@ -32,8 +32,9 @@ static const struct db_stmt st_get = {
 static const struct db_stmt st_update = {
     "tenant_update",
     "UPDATE tenants SET name = coalesce($2, name), suspended = coalesce($3::boolean, suspended),"
+    " members_see_all_jobs = coalesce($4::boolean, members_see_all_jobs),"
     " updated_at = now() WHERE id = $1::uuid AND deleted_at IS NULL RETURNING " TENANT_COLS,
-    3};
+    4};
 /*
  * Soft delete. FOR UPDATE first: it waits for transactions still inserting
  * jobs of the tenant (their foreign-key check holds a key-share lock on the
@@ -119,9 +120,9 @@ int db_tenant_get(struct db *db, const char *tenant_id, json_t **out)
 }
 
 int db_tenant_update(struct db *db, const char *tenant_id, const char *name,
-                     const char *suspended, json_t **out)
+                     const char *suspended, const char *members_see_all_jobs, json_t **out)
 {
-    const char *p[3] = {tenant_id, name, suspended};
+    const char *p[4] = {tenant_id, name, suspended, members_see_all_jobs};
     return rowjson_query_one(db, &st_update, p, out);
 }
 

@@ -20,9 +20,9 @@ int db_tenant_create(struct db *db, const char *slug, const char *name, json_t *
 /* Up to limit+1 tenants with slug > after (NULL: from the start), by slug. */
 int db_tenant_list(struct db *db, const char *after, int limit, PGresult **out);
 int db_tenant_get(struct db *db, const char *tenant_id, json_t **out);
-/* Change name and/or suspended (NULL = keep). */
+/* Change name, suspended, members_see_all_jobs ("true"/"false"; NULL = keep). */
 int db_tenant_update(struct db *db, const char *tenant_id, const char *name,
-                     const char *suspended, json_t **out);
+                     const char *suspended, const char *members_see_all_jobs, json_t **out);
 
 /*
  * Soft-delete a tenant (deleted_at set, suspended): its rows stay, it

@@ -119,9 +119,24 @@ static char *tenant_list(const struct actor *a, int min)
     return sbuf_steal(&sb);
 }
 
+/* Comma-separated tenant ids where the actor, a member, reads only its own jobs. */
+static char *own_jobs_list(const struct actor *a)
+{
+    struct sbuf sb = SBUF_INIT;
+    for (size_t i = 0; i < a->nmemberships; i++) {
+        const struct membership *m = &a->memberships[i];
+        if (m->role != TR_MEMBER || m->members_see_all_jobs)
+            continue;
+        if (sb.len)
+            sbuf_putc(&sb, ',');
+        sbuf_puts(&sb, m->tenant_id);
+    }
+    return sbuf_steal(&sb);
+}
+
 struct ctx_strings {
     char roles[64];
-    char *read, *admin, *member;
+    char *read, *admin, *member, *own_jobs;
 };
 
 static void ctx_build(const struct req *rq, struct ctx_strings *cs, struct db_ctx *ctx)
@@ -134,10 +149,12 @@ static void ctx_build(const struct req *rq, struct ctx_strings *cs, struct db_ct
         cs->read = xstrdup(rq->tenant.role >= TR_VIEWER ? rq->tenant.id : "");
         cs->admin = xstrdup(r >= TR_ADMIN ? rq->tenant.id : "");
         cs->member = xstrdup(r >= TR_MEMBER ? rq->tenant.id : "");
+        cs->own_jobs = xstrdup(rq->tenant.own_jobs_only ? rq->tenant.id : "");
     } else {
         cs->read = tenant_list(a, TR_VIEWER);
         cs->admin = tenant_list(a, TR_ADMIN);
         cs->member = tenant_list(a, TR_MEMBER);
+        cs->own_jobs = own_jobs_list(a);
     }
     *ctx = (struct db_ctx){
         .user_id = a->user_id[0] ? a->user_id : NULL,
@@ -145,6 +162,7 @@ static void ctx_build(const struct req *rq, struct ctx_strings *cs, struct db_ct
         .read_tenants = cs->read,
         .admin_tenants = cs->admin,
         .member_tenants = cs->member,
+        .own_jobs_tenants = cs->own_jobs,
         .check_user = a->authenticated ? a->user_id : NULL,
         .check_version = a->auth_version,
         .check_epoch = a->auth_epoch,
@@ -158,6 +176,7 @@ static void ctx_free(struct ctx_strings *cs)
     free(cs->read);
     free(cs->admin);
     free(cs->member);
+    free(cs->own_jobs);
 }
 
 /*
@@ -180,6 +199,7 @@ static int resolve_tenant(struct req *rq, struct resp *rs)
         rq->tenant.slug = xstrdup(slug);
         rq->tenant.role = m->role;
         rq->tenant.suspended = m->suspended;
+        rq->tenant.own_jobs_only = m->role == TR_MEMBER && !m->members_see_all_jobs;
         return 0;
     }
     if (!(rq->actor.roles & GR_ANY_GLOBAL))

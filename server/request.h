@@ -62,6 +62,7 @@ struct membership {
     char *slug;
     int role; /* enum tenant_role */
     bool suspended;
+    bool members_see_all_jobs; /* the tenant lets its members read each other's jobs */
 };
 
 /* Who is asking. Filled by server/auth.c; zeroed for anonymous requests. */
@@ -93,6 +94,7 @@ struct tenant_ref {
     char *slug;
     int role; /* the actor's tenant role there (TR_NONE for global roles) */
     bool suspended;
+    bool own_jobs_only; /* the actor reads only its own jobs there (a member, by default) */
 };
 
 /* A validation problem with one field of the request. */

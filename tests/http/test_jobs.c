@@ -167,8 +167,9 @@ START_TEST(cancel_running_queued_and_finished_jobs)
                             "\"trap 'echo terminated; exit 143' TERM\\necho started\\n"
                             "sleep 120 & wait\"}");
     json_decref(jobs_wait(ann, "chem", run, "running", 30));
-    /* another member may not cancel it; the tenant admin could */
-    ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", run), ben, NULL), 403);
+    /* another member does not even see it (members_see_all_jobs is off); the tenant
+     * admin could cancel it */
+    ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", run), ben, NULL), 404);
     struct http_res r;
     ck_assert_int_eq(reqj("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", run), ann, NULL, &r),
                      202);
@@ -337,8 +338,8 @@ START_TEST(lists_filter_and_page)
         ids[i] = jobs_submit(i < 3 ? ann : ben, "chem",
                              fmt("{\"project\":\"%s\",\"name\":\"l%d\",\"command\":[\"true\"]}",
                                  i % 2 ? "lb" : "la", i));
-    for (int i = 0; i < 5; i += 2)
-        json_decref(jobs_wait(ann, "chem", ids[i], "succeeded", 30));
+    for (int i = 0; i < 5; i += 2) /* as its owner: members see only their own */
+        json_decref(jobs_wait(i < 3 ? ann : ben, "chem", ids[i], "succeeded", 30));
     struct http_res r;
     ck_assert_int_eq(reqj("GET", "/api/v1/tenants/chem/jobs?project=lb&state=queued", cat, NULL,
                           &r),
@@ -355,14 +356,14 @@ START_TEST(lists_filter_and_page)
     ck_assert_int_eq(json_array_size(json_object_get(r.json, "items")), 1);
     ck_assert_str_eq(sv(json_array_get(json_object_get(r.json, "items"), 0), "id"), ids[4]);
     http_res_free(&r);
-    /* pages of 2, newest first: every job of la exactly once */
+    /* pages of 2, newest first: every job of la exactly once (as the viewer: all of them) */
     int seen[5] = {0}, pages = 0;
     char cur[512] = "";
     do {
         ck_assert_int_eq(reqj("GET",
                               fmt("/api/v1/tenants/chem/jobs?limit=2&project=la%s%s",
                                   cur[0] ? "&cursor=" : "", cur),
-                              ann, NULL, &r),
+                              cat, NULL, &r),
                          200);
         size_t i;
         json_t *it;
@@ -402,7 +403,7 @@ START_TEST(others_see_the_job_but_not_its_secrets_or_logs)
     ck_assert_str_eq(sv(json_object_get(j, "env"), "TOKEN"), "s3cr3t");
     json_decref(j);
     ck_assert_int_eq(req("GET", fmt("/api/v1/tenants/chem/jobs/%s/logs", id), cat, NULL), 403);
-    ck_assert_int_eq(req("GET", fmt("/api/v1/tenants/chem/jobs/%s/logs", id), ben, NULL), 403);
+    ck_assert_int_eq(req("GET", fmt("/api/v1/tenants/chem/jobs/%s/logs", id), ben, NULL), 404);
     /* the tail: the last lines, default 100 */
     char *out = jobs_logs(tad, "chem", id, "tail=3");
     ck_assert_str_eq(out, "498\n499\n500\n");
@@ -428,6 +429,69 @@ START_TEST(others_see_the_job_but_not_its_secrets_or_logs)
     http_res_free(&r);
     ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", q), ann, NULL), 202);
     free(q);
+    free(id);
+}
+END_TEST
+
+/* Whether the job list as token holds job id. */
+static bool listed(const char *token, const char *id)
+{
+    struct http_res r;
+    ck_assert_int_eq(reqj("GET", "/api/v1/tenants/chem/jobs?limit=1000", token, NULL, &r), 200);
+    bool found = false;
+    size_t i;
+    json_t *j;
+    json_array_foreach(json_object_get(r.json, "items"), i, j)
+        found |= strcmp(sv(j, "id"), id) == 0;
+    http_res_free(&r);
+    return found;
+}
+
+START_TEST(members_read_their_own_jobs_unless_the_tenant_shares_them)
+{
+    char *id = jobs_submit(ann, "chem", "{\"project\":\"mol\",\"name\":\"mine\",\"env\":"
+                                        "{\"TOKEN\":\"s3cr3t\"},\"command\":[\"true\"]}");
+    json_decref(jobs_wait(ann, "chem", id, "succeeded", 30));
+    /* another member: not there at all, through every route of a job */
+    static const char *const routes[][2] = {
+        {"GET", ""}, {"GET", "/events"}, {"GET", "/logs"}, {"POST", "/cancel"},
+        {"POST", "/checkpoint"}};
+    for (size_t k = 0; k < sizeof routes / sizeof *routes; k++)
+        ck_assert_msg(req(routes[k][0], fmt("/api/v1/tenants/chem/jobs/%s%s", id, routes[k][1]),
+                          ben, NULL) == 404,
+                      "%s %s", routes[k][0], routes[k][1]);
+    ck_assert(!listed(ben, id));
+    ck_assert(listed(ann, id) && listed(cat, id) && listed(tad, id)); /* owner, viewer, admin */
+    /* the tenant admin shares jobs among members (a member may not, nor rename the tenant) */
+    ck_assert_int_eq(req("PATCH", "/api/v1/tenants/chem", ben, "{\"members_see_all_jobs\":true}"),
+                     403);
+    ck_assert_int_eq(req("PATCH", "/api/v1/tenants/chem", tad, "{\"name\":\"Chem\"}"), 403);
+    ck_assert_int_eq(req("PATCH", "/api/v1/tenants/chem", tad, "{\"suspended\":true}"), 403);
+    struct http_res r;
+    ck_assert_int_eq(reqj("PATCH", "/api/v1/tenants/chem", tad, "{\"members_see_all_jobs\":true}",
+                          &r),
+                     200);
+    ck_assert(json_is_true(json_object_get(r.json, "members_see_all_jobs")));
+    http_res_free(&r);
+    /* now ben sees it, its secrets hidden; its logs and its cancel stay the owner's */
+    ck_assert(listed(ben, id));
+    json_t *j = jobs_get(ben, "chem", id);
+    ck_assert_str_eq(sv(json_object_get(j, "env"), "TOKEN"), "(hidden)");
+    json_decref(j);
+    ck_assert_int_eq(req("GET", fmt("/api/v1/tenants/chem/jobs/%s/events", id), ben, NULL), 200);
+    ck_assert_int_eq(req("GET", fmt("/api/v1/tenants/chem/jobs/%s/logs", id), ben, NULL), 403);
+    ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", id), ben, NULL), 403);
+    /* the change was audited, with who made it */
+    const char *p[1] = {"tad"};
+    PGresult *pr = harness_sql(harness_srv.owner_url,
+                               "SELECT count(*) FROM audit_events WHERE action = 'tenant.update'"
+                               " AND actor_username = $1 AND details->>'members_see_all_jobs' = 'true'",
+                               1, p);
+    ck_assert_str_eq(PQgetvalue(pr, 0, 0), "1");
+    PQclear(pr);
+    ck_assert_int_eq(req("PATCH", "/api/v1/tenants/chem", tad, "{\"members_see_all_jobs\":false}"),
+                     200);
+    ck_assert(!listed(ben, id));
     free(id);
 }
 END_TEST
@@ -511,6 +575,7 @@ static Suite *jobs_suite(void)
     tcase_add_test(tc, estimated_start_follows_the_running_jobs);
     tcase_add_test(tc, lists_filter_and_page);
     tcase_add_test(tc, others_see_the_job_but_not_its_secrets_or_logs);
+    tcase_add_test(tc, members_read_their_own_jobs_unless_the_tenant_shares_them);
     tcase_add_test(tc, retried_submit_and_busy_project);
     tcase_add_test(tc, workers_show_in_metrics);
     suite_add_tcase(s, tc);

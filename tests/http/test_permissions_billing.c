@@ -140,10 +140,11 @@ struct row {
 /* clang-format off */
 static const struct row rows[] = {
     /*                                            ADM  PA   FIN  AUD  TA   MEM  VIEW FOR  NOM  ANON TKNA TKAD TKTN CKNH CKH */
-    /* the admin's finished job: members and admins of the tenant pass (409: not running);
-     * no token has jobs:write, and a cookie without the portal header may not write */
+    /* the admin's finished job: the tenant's admins pass (409: not running), a member does
+     * not see another's job (404); no token has jobs:write, and a cookie without the
+     * portal header may not write */
     {"POST", "/api/v1/tenants/{tenant}/jobs/{id}/checkpoint", K_CHECKPOINT,
-        {409, 409, 403, 403, 409, 409, 403, 404, 404, 401, 403, 403, 403, 403, 409},
+        {409, 409, 403, 403, 409, 404, 403, 404, 404, 401, 403, 403, 403, 403, 409},
         {409, 409, 403, 403, 404, 404, 404, 409, 404, 401, 403, 403, 403, 403, 404}},
     /* usage: the tenant's viewers and up, finance, platform admins; no token has usage:read */
     {"GET", "/api/v1/tenants/{tenant}/usage", K_USAGE,
