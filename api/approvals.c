@@ -36,9 +36,14 @@
 
 static const char *const states[] = {"pending", "approved", "rejected", "expired"};
 
+static json_t *id_params(const char *id)
+{
+    return json_pack("{s:s}", "id", id ? id : "");
+}
+
 static int not_found(struct resp *rs, const char *id)
 {
-    return api_fail(rs, MHD_HTTP_NOT_FOUND, "approval %s not found", id);
+    return api_problem(rs, PROBLEM_APPROVAL_NOT_FOUND, id_params(id));
 }
 
 int api_approval_list(struct req *rq, struct resp *rs)
@@ -48,7 +53,8 @@ int api_approval_list(struct req *rq, struct resp *rs)
     for (size_t i = 0; !known && i < sizeof states / sizeof states[0]; i++)
         known = strcmp(state, states[i]) == 0;
     if (!known) {
-        api_field_error(rs, "state", "must be pending, approved, rejected or expired");
+        api_field_problem(rs, "state", PROBLEM_V_ONE_OF,
+                          json_pack("{s:s}", "allowed", "pending, approved, rejected, expired"));
         return api_fail_fields(rs);
     }
     struct page pg;
@@ -197,14 +203,16 @@ static int op_prepare(struct req *rq, const struct db_approval_row *ap, const ch
     q->approval_id = id;
     q->approved_by = rq->actor.username;
     if (router_match(routes, routes_count, ap->method, ap->path, q, &rt, NULL, 0) != ROUTE_FOUND) {
-        api_fail(&o->rs, MHD_HTTP_NOT_FOUND, "%s %s is no operation of this server", ap->method,
-                 ap->path);
+        api_problem(&o->rs, PROBLEM_APPROVAL_OPERATION_UNKNOWN,
+                    json_pack("{s:s, s:s}", "method", ap->method ? ap->method : "", "path",
+                              ap->path ? ap->path : ""));
         return 0;
     }
     q->route = rt;
     if (!(rq->actor.roles & rt->global_roles) ||
         (rq->actor.via_token && rt->scope && !(rq->actor.scopes & rt->scope))) {
-        api_fail(&o->rs, MHD_HTTP_FORBIDDEN, "the approver may not perform %s", rt->action);
+        api_problem(&o->rs, PROBLEM_APPROVAL_APPROVER_NOT_ALLOWED,
+                    json_pack("{s:s}", "action", rt->action));
         return 0;
     }
     if (ap->body) {
@@ -219,7 +227,7 @@ static int op_prepare(struct req *rq, const struct db_approval_row *ap, const ch
         bool suspended = false;
         int e = db_tenant_resolve(rq->db, slug, q->tenant.id, &suspended);
         if (e == AIDC_ENOTFOUND) {
-            api_fail(&o->rs, MHD_HTTP_NOT_FOUND, "tenant \"%s\" not found", slug);
+            api_problem(&o->rs, PROBLEM_TENANT_NOT_FOUND, json_pack("{s:s}", "tenant", slug));
             return 0;
         }
         if (e)
@@ -256,8 +264,10 @@ static int op_audit(struct op *o, const struct db_approval_row *ap, const char *
     json_object_set_new(d, "approval_id", json_string(id));
     json_object_set_new(d, "requested_by", json_string(requester ? requester : ""));
     json_object_set_new(d, "approved_by", json_string(o->rq.actor.username));
-    if (failed)
+    if (failed) { /* the refusal as the API would have answered it: its text and its code */
         json_object_set_new(d, "error", json_string(o->rs.err.detail ? o->rs.err.detail : ""));
+        json_object_set_new(d, "error_code", json_string(problem_def(o->rs.err.problem)->code));
+    }
     struct audit_event ev = {
         .action = ap->action,
         .resource_type = o->rs.audit.resource_type,
@@ -273,12 +283,16 @@ static int op_audit(struct op *o, const struct db_approval_row *ap, const char *
     return e;
 }
 
-/* {"status", "body"} of the operation's answer (a failure: its problem). */
+/* {"status", "body"} of the operation's answer (a failure: its problem's status, code,
+ * detail and params, so a client translates it as it would the answer itself). */
 static json_t *op_result(const struct op *o)
 {
     if (o->rs.err.status)
-        return json_pack("{s:i, s:{s:i, s:s}}", "status", o->rs.err.status, "body", "status",
-                         o->rs.err.status, "detail", o->rs.err.detail ? o->rs.err.detail : "");
+        return json_pack("{s:i, s:{s:i, s:s, s:s, s:o}}", "status", o->rs.err.status, "body",
+                         "status", o->rs.err.status, "code", problem_def(o->rs.err.problem)->code,
+                         "detail", o->rs.err.detail ? o->rs.err.detail : "", "params",
+                         json_is_object(o->rs.err.params) ? json_deep_copy(o->rs.err.params)
+                                                          : json_object());
     return json_pack("{s:i, s:O?}", "status", o->rs.status, "body", o->rs.body);
 }
 
@@ -290,12 +304,19 @@ static int lock_pending(struct req *rq, struct resp *rs, const char *id, struct 
         return not_found(rs, id);
     if (e)
         return e;
-    if (ap->overdue)
-        return api_fail(rs, MHD_HTTP_CONFLICT, "approval %s expired at %s", id,
-                        json_string_value(json_object_get(ap->obj, "expires_at")));
-    if (strcmp(ap->state, "pending") != 0)
-        return api_fail(rs, MHD_HTTP_CONFLICT, "approval %s is already %s", id, ap->state);
-    return 0;
+    if (ap->overdue) {
+        const char *at = json_string_value(json_object_get(ap->obj, "expires_at"));
+        return api_problem(rs, PROBLEM_APPROVAL_EXPIRED,
+                           json_pack("{s:s, s:s}", "id", id, "expires_at", at ? at : ""));
+    }
+    if (strcmp(ap->state, "pending") == 0)
+        return 0;
+    /* one entry per state: a translation needs no English state name */
+    enum problem p = strcmp(ap->state, "approved") == 0   ? PROBLEM_APPROVAL_ALREADY_APPROVED
+                     : strcmp(ap->state, "rejected") == 0 ? PROBLEM_APPROVAL_ALREADY_REJECTED
+                     : strcmp(ap->state, "expired") == 0  ? PROBLEM_APPROVAL_ALREADY_EXPIRED
+                                                          : PROBLEM_APPROVAL_DECIDED_MEANWHILE;
+    return api_problem(rs, p, id_params(id));
 }
 
 static json_t *decision_details(const struct db_approval_row *ap)
@@ -320,8 +341,7 @@ int api_approval_approve(struct req *rq, struct resp *rs)
         goto out;
     resp_audit(rs, "approval", id, decision_details(&ap));
     if (strcmp(ap.requested_by, rq->actor.user_id) == 0) {
-        e = api_fail(rs, MHD_HTTP_FORBIDDEN,
-                     "you requested approval %s: another platform admin must approve it", id);
+        e = api_problem(rs, PROBLEM_APPROVAL_OWN, id_params(id));
         goto out;
     }
     e = op_prepare(rq, &ap, id, &o);
@@ -339,7 +359,7 @@ int api_approval_approve(struct req *rq, struct resp *rs)
     }
     e = db_approval_decide(rq->db, id, "approved", rq->actor.user_id, NULL, result_text, &out);
     if (e == AIDC_ECONFLICT)
-        e = api_fail(rs, MHD_HTTP_CONFLICT, "approval %s was decided meanwhile", id);
+        e = api_problem(rs, PROBLEM_APPROVAL_DECIDED_MEANWHILE, id_params(id));
     if (e)
         goto out;
     json_object_set(rs->audit.details, "result_status", json_object_get(result, "status"));
@@ -353,7 +373,7 @@ out:
 }
 
 static const struct vfield reject_fields[] = {
-    {"reason", V_STRING, V_NULLABLE, 0, 1000, NULL, NULL},
+    {"reason", V_STRING, V_NULLABLE, 0, 1000, NULL, 0},
 };
 
 int api_approval_reject(struct req *rq, struct resp *rs)
@@ -376,7 +396,7 @@ int api_approval_reject(struct req *rq, struct resp *rs)
     bool withdrawn = strcmp(ap.requested_by, rq->actor.user_id) == 0;
     e = db_approval_decide(rq->db, id, "rejected", rq->actor.user_id, reason, NULL, &out);
     if (e == AIDC_ECONFLICT)
-        e = api_fail(rs, MHD_HTTP_CONFLICT, "approval %s was decided meanwhile", id);
+        e = api_problem(rs, PROBLEM_APPROVAL_DECIDED_MEANWHILE, id_params(id));
     if (e)
         goto out;
     json_t *d = decision_details(&ap);

@@ -57,7 +57,7 @@ static bool cursor_split(char *after, char **ts, char **id)
 static int bad_cursor(struct resp *rs, struct page *pg)
 {
     paging_free(pg);
-    api_field_error(rs, "cursor", "is not a cursor this server issued");
+    api_field_problem(rs, "cursor", PROBLEM_V_CURSOR, NULL);
     return api_fail_fields(rs);
 }
 
@@ -134,7 +134,8 @@ int api_audit_export(struct req *rq, struct resp *rs)
         return e;
     const char *format = req_query(rq, "format");
     if (format && strcmp(format, "ndjson") != 0 && strcmp(format, "csv") != 0) {
-        api_field_error(rs, "format", "must be ndjson or csv");
+        api_field_problem(rs, "format", PROBLEM_V_ONE_OF,
+                          json_pack("{s:s}", "allowed", "ndjson, csv"));
         return api_fail_fields(rs);
     }
     bool csv = format && strcmp(format, "csv") == 0;

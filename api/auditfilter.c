@@ -120,7 +120,7 @@ static void check_texts(const struct req *rq, struct resp *rs, const char *const
     for (; *names; names++) {
         const char *v = req_query(rq, *names);
         if (v && !text_ok(v))
-            api_field_error(rs, *names, "must be 1 to %d characters of text", TEXT_MAX);
+            api_field_problem(rs, *names, PROBLEM_V_TEXT, json_pack("{s:i}", "max", TEXT_MAX));
     }
 }
 
@@ -131,11 +131,11 @@ static void check_times(const struct req *rq, struct resp *rs)
     const char *f = req_query(rq, "from"), *t = req_query(rq, "to");
     bool fok = f && auditfilter_time(f, &from, &fns), tok = t && auditfilter_time(t, &to, &tns);
     if (f && !fok)
-        api_field_error(rs, "from", "must be an RFC 3339 time, e.g. 2026-12-01T00:00:00Z");
+        api_field_problem(rs, "from", PROBLEM_V_TIME, NULL);
     if (t && !tok)
-        api_field_error(rs, "to", "must be an RFC 3339 time, e.g. 2026-12-02T00:00:00Z");
+        api_field_problem(rs, "to", PROBLEM_V_TIME, NULL);
     if (fok && tok && (to < from || (to == from && tns <= fns)))
-        api_field_error(rs, "to", "must be after from");
+        api_field_problem(rs, "to", PROBLEM_V_AFTER_FROM, NULL);
 }
 
 int auditfilter_events(const struct req *rq, struct resp *rs, struct db_audit_filter *f,
@@ -157,9 +157,10 @@ int auditfilter_events(const struct req *rq, struct resp *rs, struct db_audit_fi
     f->resource_id = req_query(rq, "resource_id");
     if (f->outcome && strcmp(f->outcome, "success") != 0 && strcmp(f->outcome, "denied") != 0 &&
         strcmp(f->outcome, "error") != 0)
-        api_field_error(rs, "outcome", "must be success, denied or error");
+        api_field_problem(rs, "outcome", PROBLEM_V_ONE_OF,
+                          json_pack("{s:s}", "allowed", "success, denied, error"));
     if (f->source_ip && !ip_or_network(f->source_ip))
-        api_field_error(rs, "source_ip", "must be an IPv4 or IPv6 address or network (CIDR)");
+        api_field_problem(rs, "source_ip", PROBLEM_AUDIT_SOURCE_IP, NULL);
     const char *action = req_query(rq, "action");
     size_t al = action ? strlen(action) : 0;
     if (al > 0 && action[al - 1] == '*' && text_ok(action)) {
@@ -194,10 +195,11 @@ int auditfilter_commands(const struct req *rq, struct resp *rs, struct db_audit_
     f->job_id = req_query(rq, "job_id");
     f->kind = req_query(rq, "kind");
     if (f->job_id && !crypto_uuid_valid(f->job_id))
-        api_field_error(rs, "job_id", "must be a job id (UUID)");
+        api_field_problem(rs, "job_id", PROBLEM_V_UUID, NULL);
     if (f->kind && strcmp(f->kind, "command") != 0 && strcmp(f->kind, "module") != 0 &&
         strcmp(f->kind, "image_pull") != 0)
-        api_field_error(rs, "kind", "must be command, module or image_pull");
+        api_field_problem(rs, "kind", PROBLEM_V_ONE_OF,
+                          json_pack("{s:s}", "allowed", "command, module, image_pull"));
     return rs->err.nfields ? api_fail_fields(rs) : 0;
 }
 

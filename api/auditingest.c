@@ -13,6 +13,7 @@
 #include "../server/config.h"
 #include "../server/err.h"
 #include "../server/jsonlimit.h"
+#include "../server/sbuf.h"
 #include "auditrecord.h"
 
 #include <microhttpd.h>
@@ -46,22 +47,23 @@ int api_audit_ingest(struct req *rq, struct resp *rs)
     time_t oldest = now - (time_t)rq->cfg->audit_retention_days * 86400;
     /* before any parsing: the batch's depth, and its values, 64 a record on top of
      * AIDC_JSON_MAX_VALUES (NDJSON lines are counted together) */
-    char why[96];
-    if (rq->body && !jsonlimit_ok(rq->body, rq->body_len, rq->cfg->json_max_depth + 2,
-                                  rq->cfg->json_max_values + 64 * (long)max, why, sizeof why))
-        return api_fail(rs, MHD_HTTP_BAD_REQUEST, "%s", why);
+    int e = rq->body ? api_json_shape(rs, rq->body, rq->body_len, rq->cfg->json_max_depth + 2,
+                                      rq->cfg->json_max_values + 64 * (long)max)
+                     : 0;
+    if (e)
+        return e;
     json_t *records = NULL;
-    int e = auditrecord_parse(rq->body, rq->body_len, is_ndjson(rq->content_type), max, now,
-                              oldest, rs, &records);
+    e = auditrecord_parse(rq->body, rq->body_len, is_ndjson(rq->content_type), max, now, oldest,
+                          rs, &records);
     if (e)
         return e;
     long other = other_host(rq, records);
     if (other >= 0) {
         const char *host = json_string_value(json_object_get(json_array_get(records, (size_t)other),
                                                              "host"));
-        e = api_fail(rs, MHD_HTTP_FORBIDDEN,
-                     "record %ld names host \"%.253s\"; this token is bound to node \"%s\"",
-                     other + 1, host ? host : "", rq->actor.token_node);
+        e = api_problem(rs, PROBLEM_AUDIT_RECORD_OTHER_HOST,
+                        json_pack("{s:I, s:s, s:s}", "record", (json_int_t)other + 1, "host",
+                                  host ? host : "", "node", rq->actor.token_node));
         json_decref(records);
         return e;
     }
@@ -84,9 +86,14 @@ int api_audit_ingest(struct req *rq, struct resp *rs)
     long long accepted = 0;
     e = db_audit_ingest(rq->db, text, &who, &accepted);
     free(text);
-    if (e == AIDC_EINVAL)
-        return api_fail(rs, MHD_HTTP_BAD_REQUEST, "the database refused a record: %s",
-                        db_last_error(rq->db)->message);
+    if (e == AIDC_EINVAL) { /* PostgreSQL's words: one cut short stays valid UTF-8 */
+        struct sbuf why = SBUF_INIT;
+        sbuf_utf8(&why, db_last_error(rq->db)->message);
+        e = api_problem(rs, PROBLEM_AUDIT_RECORD_REFUSED,
+                        json_pack("{s:s}", "reason", sbuf_str(&why)));
+        sbuf_free(&why);
+        return e;
+    }
     if (e)
         return e;
     resp_audit(rs, "audit_log", "commands",

@@ -3,6 +3,7 @@
 
 #include "../server/crypto.h"
 #include "../server/err.h"
+#include "../server/sbuf.h"
 #include "../server/validate.h"
 #include "auditfilter.h"
 
@@ -34,19 +35,30 @@ struct batch {
     size_t nerrors;
 };
 
-static void fail(struct batch *b, size_t i, const char *field, const char *msg)
+/* Record i's problem p (params stolen); the record is the error's field. */
+static void fail(struct batch *b, size_t i, enum problem p, json_t *params)
 {
-    if (b->nerrors++ >= MAX_ERRORS)
+    if (b->nerrors++ >= MAX_ERRORS) {
+        json_decref(params);
         return;
+    }
     char name[64];
     if (b->lines)
         snprintf(name, sizeof name, "line %zu", i);
     else
         snprintf(name, sizeof name, "commands[%zu]", i);
-    if (field)
-        api_field_error(b->rs, name, "%s: %s", field, msg);
-    else
-        api_field_error(b->rs, name, "%s", msg);
+    api_field_problem(b->rs, name, p, params);
+}
+
+/* The params of a problem with one of a record's fields: its name (a key the record
+ * may have sent, so kept valid UTF-8). */
+static json_t *named(const char *name)
+{
+    struct sbuf sb = SBUF_INIT;
+    sbuf_utf8(&sb, name);
+    json_t *params = json_pack("{s:s}", "name", sbuf_str(&sb));
+    sbuf_free(&sb);
+    return params;
 }
 
 static bool text_field(struct batch *b, size_t i, const json_t *rec, const struct limits *l,
@@ -55,7 +67,7 @@ static bool text_field(struct batch *b, size_t i, const json_t *rec, const struc
     json_t *v = json_object_get(rec, l->name);
     if (!v || json_is_null(v)) {
         if (l->required) {
-            fail(b, i, l->name, "is required");
+            fail(b, i, PROBLEM_AUDIT_RECORD_REQUIRED, named(l->name));
             return false;
         }
         return true;
@@ -63,10 +75,10 @@ static bool text_field(struct batch *b, size_t i, const json_t *rec, const struc
     const char *s = json_string_value(v);
     size_t n = s ? validate_utf8_len(s) : 0;
     if (!s || strlen(s) != json_string_length(v) || n > l->max || (l->required && n == 0)) {
-        char msg[96];
-        snprintf(msg, sizeof msg, "must be text of %s%zu characters (no NUL)",
-                 l->required ? "1 to " : "at most ", l->max);
-        fail(b, i, l->name, msg);
+        json_t *params = named(l->name);
+        json_object_set_new(params, "max", json_integer((json_int_t)l->max));
+        fail(b, i, l->required ? PROBLEM_AUDIT_RECORD_TEXT : PROBLEM_AUDIT_RECORD_TEXT_OPTIONAL,
+             params);
         return false;
     }
     if (details && strcmp(l->name, "host") != 0 && strcmp(l->name, "record_id") != 0)
@@ -79,7 +91,7 @@ static void one_record(struct batch *b, size_t i, const json_t *rec)
     static const char *const known[] = {"ts", "host", "user", "uid", "session", "cwd",
                                         "command", "exit_code", "job_id", "kind", "record_id"};
     if (!json_is_object(rec)) {
-        fail(b, i, NULL, "must be a JSON object");
+        fail(b, i, PROBLEM_V_TYPE_OBJECT, NULL);
         return;
     }
     const char *k;
@@ -89,7 +101,7 @@ static void one_record(struct batch *b, size_t i, const json_t *rec)
         for (size_t j = 0; j < sizeof known / sizeof known[0] && !ok; j++)
             ok = strcmp(k, known[j]) == 0;
         if (!ok)
-            fail(b, i, k, "is not a field of a command record");
+            fail(b, i, PROBLEM_AUDIT_RECORD_UNKNOWN_FIELD, named(k));
     }
     json_t *details = json_object();
     if (!details) {
@@ -102,37 +114,42 @@ static void one_record(struct batch *b, size_t i, const json_t *rec)
     const char *ts = json_string_value(json_object_get(rec, "ts"));
     time_t t = 0;
     if (!ts || !auditfilter_time(ts, &t, NULL)) {
-        fail(b, i, "ts", "must be an RFC 3339 time");
+        fail(b, i, PROBLEM_AUDIT_RECORD_TIME, named("ts"));
         ok = false;
     } else if (t > b->now + FUTURE_S || t < b->oldest) {
-        fail(b, i, "ts", t > b->now ? "is more than an hour ahead of the server's clock"
-                                    : "is older than the audit retention period");
+        fail(b, i, t > b->now ? PROBLEM_AUDIT_RECORD_TIME_AHEAD : PROBLEM_AUDIT_RECORD_TIME_EXPIRED,
+             named("ts"));
         ok = false;
     }
     json_t *uid = json_object_get(rec, "uid"), *exit_code = json_object_get(rec, "exit_code");
     if (uid && !json_is_null(uid) &&
         (!json_is_integer(uid) || json_integer_value(uid) < 0 ||
          json_integer_value(uid) > 4294967295LL)) {
-        fail(b, i, "uid", "must be an integer from 0 to 4294967295");
+        fail(b, i, PROBLEM_AUDIT_RECORD_INTEGER,
+             json_pack("{s:s, s:I, s:I}", "name", "uid", "min", (json_int_t)0, "max",
+                       (json_int_t)4294967295LL));
         ok = false;
     }
     if (exit_code && !json_is_null(exit_code) &&
         (!json_is_integer(exit_code) || json_integer_value(exit_code) < -255 ||
          json_integer_value(exit_code) > 511)) {
-        fail(b, i, "exit_code", "must be an integer from -255 to 511, or null");
+        fail(b, i, PROBLEM_AUDIT_RECORD_INTEGER,
+             json_pack("{s:s, s:I, s:I}", "name", "exit_code", "min", (json_int_t)-255, "max",
+                       (json_int_t)511));
         ok = false;
     }
     const char *job = json_string_value(json_object_get(rec, "job_id"));
     json_t *jobv = json_object_get(rec, "job_id");
     if (jobv && !json_is_null(jobv) && (!job || !crypto_uuid_valid(job))) {
-        fail(b, i, "job_id", "must be a job id (UUID) or null");
+        fail(b, i, PROBLEM_AUDIT_RECORD_JOB_ID, named("job_id"));
         ok = false;
     }
     const char *kind = json_string_value(json_object_get(rec, "kind"));
     json_t *kindv = json_object_get(rec, "kind");
     if (kindv && (!kind || (strcmp(kind, "command") != 0 && strcmp(kind, "module") != 0 &&
                             strcmp(kind, "image_pull") != 0))) {
-        fail(b, i, "kind", "must be command, module or image_pull");
+        fail(b, i, PROBLEM_AUDIT_RECORD_ONE_OF,
+             json_pack("{s:s, s:s}", "name", "kind", "allowed", "command, module, image_pull"));
         ok = false;
     }
     if (!ok) {
@@ -166,13 +183,14 @@ static void parse_ndjson(struct batch *b, const char *body, size_t len, size_t m
         line++;
         if (stop > p && !(stop - p == 1 && *p == '\r')) {
             if (++count > max) {
-                fail(b, line, NULL, "too many records in one request");
+                fail(b, line, PROBLEM_AUDIT_RECORDS_TOO_MANY,
+                     json_pack("{s:I}", "max", (json_int_t)max));
                 return;
             }
             json_error_t jerr;
             json_t *rec = json_loadb(p, (size_t)(stop - p), JSON_REJECT_DUPLICATES, &jerr);
             if (!rec)
-                fail(b, line, NULL, "is not valid JSON");
+                fail(b, line, PROBLEM_AUDIT_RECORD_NOT_JSON, NULL);
             else
                 one_record(b, line, rec);
             json_decref(rec);
@@ -190,8 +208,7 @@ int auditrecord_parse(const char *body, size_t len, bool ndjson, size_t max, tim
         return AIDC_EINTERNAL;
     if (!body || len == 0) {
         json_decref(b.out);
-        return api_fail(rs, MHD_HTTP_BAD_REQUEST, "request body is required: NDJSON records "
-                                                  "or {\"commands\": [...]}");
+        return api_problem(rs, PROBLEM_AUDIT_RECORDS_REQUIRED, NULL);
     }
     if (ndjson) {
         parse_ndjson(&b, body, len, max);
@@ -199,17 +216,22 @@ int auditrecord_parse(const char *body, size_t len, bool ndjson, size_t max, tim
         json_error_t jerr;
         json_t *doc = json_loadb(body, len, JSON_REJECT_DUPLICATES, &jerr);
         json_t *cmds = json_object_get(doc, "commands");
-        if (!doc || !json_is_object(doc) || !json_is_array(cmds) || json_object_size(doc) != 1) {
+        if (!doc) {
+            json_decref(b.out);
+            return api_problem(rs, PROBLEM_JSON_MALFORMED,
+                               json_pack("{s:i, s:i, s:s}", "line", jerr.line, "column",
+                                         jerr.column, "error", jerr.text));
+        }
+        if (!json_is_object(doc) || !json_is_array(cmds) || json_object_size(doc) != 1) {
             json_decref(doc);
             json_decref(b.out);
-            return api_fail(rs, MHD_HTTP_BAD_REQUEST,
-                            "body must be {\"commands\": [...]} (no other fields)%s%s",
-                            doc ? "" : ": ", doc ? "" : jerr.text);
+            return api_problem(rs, PROBLEM_AUDIT_RECORDS_SHAPE, NULL);
         }
         if (json_array_size(cmds) > max) {
             json_decref(doc);
             json_decref(b.out);
-            return api_fail(rs, MHD_HTTP_BAD_REQUEST, "at most %zu records per request", max);
+            return api_problem(rs, PROBLEM_AUDIT_RECORDS_TOO_MANY,
+                               json_pack("{s:I}", "max", (json_int_t)max));
         }
         size_t i;
         json_t *rec;
@@ -222,12 +244,12 @@ int auditrecord_parse(const char *body, size_t len, bool ndjson, size_t max, tim
     }
     if (b.nerrors || rs->err.nfields) {
         json_decref(b.out);
-        return rs->err.nfields ? api_fail_fields(rs)
-                               : api_fail(rs, MHD_HTTP_BAD_REQUEST, "records are invalid");
+        /* errors without a field error are the server's (out of memory) */
+        return rs->err.nfields ? api_fail_fields(rs) : AIDC_EINTERNAL;
     }
     if (json_array_size(b.out) == 0) {
         json_decref(b.out);
-        return api_fail(rs, MHD_HTTP_BAD_REQUEST, "no records in the body");
+        return api_problem(rs, PROBLEM_AUDIT_RECORDS_EMPTY, NULL);
     }
     *records = b.out;
     return 0;

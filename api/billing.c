@@ -63,16 +63,16 @@ int api_price_list(struct req *rq, struct resp *rs)
     const char *resource = req_query(rq, "resource"), *tenant = req_query(rq, "tenant");
     char tenant_id[UUID_LEN + 1];
     bool suspended;
-    if (resource && !is_billable(resource)) {
-        api_field_error(rs, "resource", "must be gpu:<type>, cpu or memory_gib");
-        e = api_fail_fields(rs);
-    } else if (tenant && !validate_slug(tenant)) {
-        api_field_error(rs, "tenant", "must be a tenant's slug");
+    if (resource && !is_billable(resource))
+        api_field_problem(rs, "resource", PROBLEM_PRICE_RESOURCE, NULL);
+    if (tenant && !validate_slug(tenant))
+        api_field_problem(rs, "tenant", PROBLEM_V_TENANT, NULL);
+    if (rs->err.nfields) {
         e = api_fail_fields(rs);
     } else if (tenant) {
         e = db_tenant_resolve(rq->db, tenant, tenant_id, &suspended);
         if (e == AIDC_ENOTFOUND)
-            e = api_fail(rs, MHD_HTTP_NOT_FOUND, "tenant \"%s\" not found", tenant);
+            e = api_problem(rs, PROBLEM_TENANT_NOT_FOUND, json_pack("{s:s}", "tenant", tenant));
     }
     PGresult *r = NULL;
     if (!e)
@@ -85,12 +85,11 @@ int api_price_list(struct req *rq, struct resp *rs)
 }
 
 static const struct vfield price_fields[] = {
-    {"resource", V_STRING, V_REQUIRED, 1, 36, is_billable, "gpu:<type>, cpu or memory_gib"},
-    {"unit_price", V_STRING, V_REQUIRED, 1, 24, decimal_text,
-     "a decimal string, e.g. \"12.50\" (at most 12 digits before the point and 10 after)"},
-    {"currency", V_STRING, V_REQUIRED, 3, 3, is_currency, "an ISO 4217 code, e.g. CNY"},
-    {"effective_from", V_STRING, V_REQUIRED, 20, 40, NULL, NULL},
-    {"tenant", V_STRING, V_NULLABLE, 2, 63, validate_slug, "a tenant's slug"},
+    {"resource", V_STRING, V_REQUIRED, 1, 36, is_billable, PROBLEM_PRICE_RESOURCE},
+    {"unit_price", V_STRING, V_REQUIRED, 1, 24, decimal_text, PROBLEM_PRICE_DECIMAL},
+    {"currency", V_STRING, V_REQUIRED, 3, 3, is_currency, PROBLEM_PRICE_CURRENCY},
+    {"effective_from", V_STRING, V_REQUIRED, 20, 40, NULL, 0},
+    {"tenant", V_STRING, V_NULLABLE, 2, 63, validate_slug, PROBLEM_V_TENANT},
 };
 
 int api_price_create(struct req *rq, struct resp *rs)
@@ -98,8 +97,7 @@ int api_price_create(struct req *rq, struct resp *rs)
     json_t *b = rq->json;
     /* a JSON number is not exact decimal: ask for the text of the price instead */
     if (json_is_number(json_object_get(b, "unit_price")))
-        api_field_error(rs, "unit_price", "must be a decimal string, e.g. \"12.50\" (a JSON "
-                                          "number would lose cents)");
+        api_field_problem(rs, "unit_price", PROBLEM_PRICE_NUMBER, NULL);
     if (!validate_object(b, price_fields, sizeof price_fields / sizeof price_fields[0], rs) ||
         rs->err.nfields)
         return api_fail_fields(rs);
@@ -107,20 +105,20 @@ int api_price_create(struct req *rq, struct resp *rs)
     time_t t;
     long nsec = 0;
     if (!auditfilter_time(from, &t, &nsec)) {
-        api_field_error(rs, "effective_from", "must be an RFC 3339 time, e.g. 2026-12-01T00:00:00Z");
+        api_field_problem(rs, "effective_from", PROBLEM_V_TIME, NULL);
         return api_fail_fields(rs);
     }
     if (t % 3600 != 0 || nsec != 0) {
-        api_field_error(rs, "effective_from", "must be a whole UTC hour (usage is metered by "
-                                              "the hour, and each hour has one price)");
+        api_field_problem(rs, "effective_from", PROBLEM_PRICE_WHOLE_HOUR, NULL);
         return api_fail_fields(rs);
     }
     char tenant_id[UUID_LEN + 1];
     bool suspended;
     if (tenant) {
         int e = db_tenant_resolve(rq->db, tenant, tenant_id, &suspended);
-        if (e == AIDC_ENOTFOUND)
-            return api_fail(rs, MHD_HTTP_UNPROCESSABLE_CONTENT, "tenant \"%s\" not found", tenant);
+        if (e == AIDC_ENOTFOUND) /* named in the body: the request, not the URL, is wrong */
+            return api_problem_status(rs, MHD_HTTP_UNPROCESSABLE_CONTENT, PROBLEM_TENANT_NOT_FOUND,
+                                      json_pack("{s:s}", "tenant", tenant));
         if (e)
             return e;
     }
@@ -135,11 +133,14 @@ int api_price_create(struct req *rq, struct resp *rs)
                         vstr(b, "currency"), from, rq->actor.username, rq->approval_id};
     json_t *out = NULL;
     e = db_price_create(rq->db, f, &out);
+    if (e == AIDC_ECONFLICT && tenant)
+        return api_problem(rs, PROBLEM_PRICE_EXISTS_TENANT,
+                           json_pack("{s:s, s:s, s:s}", "resource", vstr(b, "resource"), "tenant",
+                                     tenant, "effective_from", from));
     if (e == AIDC_ECONFLICT)
-        return api_fail(rs, MHD_HTTP_CONFLICT,
-                        "a price of %s%s%s from %s exists already; prices are never edited - "
-                        "add one effective later",
-                        vstr(b, "resource"), tenant ? " for " : "", tenant ? tenant : "", from);
+        return api_problem(rs, PROBLEM_PRICE_EXISTS,
+                           json_pack("{s:s, s:s}", "resource", vstr(b, "resource"),
+                                     "effective_from", from));
     if (e)
         return e;
     resp_audit(rs, "price", json_string_value(json_object_get(out, "id")),
@@ -174,9 +175,38 @@ static bool is_period(const char *s)
 }
 
 static const struct vfield invoice_fields[] = {
-    {"tenant", V_STRING, V_REQUIRED, 2, 63, validate_slug, "a tenant's slug"},
-    {"period", V_STRING, V_REQUIRED, 7, 7, is_period, "a month, YYYY-MM"},
+    {"tenant", V_STRING, V_REQUIRED, 2, 63, validate_slug, PROBLEM_V_TENANT},
+    {"period", V_STRING, V_REQUIRED, 7, 7, is_period, PROBLEM_V_MONTH},
 };
+
+/* The refusal db_invoice_generate or db_invoice_finalize gave, filled into rs. */
+static int invoice_refused(struct resp *rs, const struct db_invoice_why *why)
+{
+    const char *text = why->text ? why->text : "";
+    switch (why->refusal) {
+    case DB_INVOICE_NO_PRICE:
+        return api_problem(rs, PROBLEM_INVOICE_NO_PRICE, json_pack("{s:s}", "resources", text));
+    case DB_INVOICE_CURRENCIES:
+        return api_problem(rs, PROBLEM_INVOICE_CURRENCIES, json_pack("{s:s}", "currencies", text));
+    case DB_INVOICE_FINAL:
+        return api_problem(rs, PROBLEM_INVOICE_ALREADY_FINAL, NULL);
+    case DB_INVOICE_PERIOD_OPEN:
+        return api_problem(rs, PROBLEM_INVOICE_PERIOD_OPEN,
+                           json_pack("{s:s}", "period", why->period));
+    case DB_INVOICE_UNMETERED:
+        if (why->runs == 1)
+            return api_problem(rs, PROBLEM_INVOICE_UNMETERED_RUN,
+                               json_pack("{s:s}", "period", why->period));
+        return api_problem(rs, PROBLEM_INVOICE_UNMETERED_RUNS,
+                           json_pack("{s:I, s:s}", "runs", (json_int_t)why->runs, "period",
+                                     why->period));
+    case DB_INVOICE_CHANGED:
+        return api_problem(rs, PROBLEM_INVOICE_USAGE_CHANGED,
+                           json_pack("{s:s}", "generated_at", text));
+    case DB_INVOICE_OK: break;
+    }
+    return api_problem(rs, PROBLEM_CONFLICT, NULL); /* the database's own conflict */
+}
 
 int api_invoice_create(struct req *rq, struct resp *rs)
 {
@@ -191,23 +221,22 @@ int api_invoice_create(struct req *rq, struct resp *rs)
     char current[8];
     strftime(current, sizeof current, "%Y-%m", &tm);
     if (strcmp(period, current) > 0)
-        return api_fail(rs, MHD_HTTP_UNPROCESSABLE_CONTENT,
-                        "period %s has not started; a draft can cover the current month at most",
-                        period);
+        return api_problem(rs, PROBLEM_INVOICE_PERIOD_NOT_STARTED,
+                           json_pack("{s:s}", "period", period));
     bool suspended;
     int e = db_tenant_resolve(rq->db, tenant, tenant_id, &suspended);
     if (e == AIDC_ENOTFOUND)
-        return api_fail(rs, MHD_HTTP_UNPROCESSABLE_CONTENT, "tenant \"%s\" not found", tenant);
-    char *problem = NULL;
+        return api_problem_status(rs, MHD_HTTP_UNPROCESSABLE_CONTENT, PROBLEM_TENANT_NOT_FOUND,
+                                  json_pack("{s:s}", "tenant", tenant));
+    struct db_invoice_why why = {0};
     if (!e)
-        e = db_invoice_generate(rq->db, tenant_id, pdate, rq->actor.username, id, &problem);
+        e = db_invoice_generate(rq->db, tenant_id, pdate, rq->actor.username, id, &why);
     if (e == AIDC_ECONFLICT)
-        return api_fail(rs, MHD_HTTP_CONFLICT,
-                        "the invoice of %s for %s is final; late usage goes to a later month's "
-                        "invoice as an adjustment", tenant, period);
-    if (!e && problem) {
-        e = api_fail(rs, MHD_HTTP_UNPROCESSABLE_CONTENT, "%s", problem);
-        free(problem);
+        return api_problem(rs, PROBLEM_INVOICE_FINAL,
+                           json_pack("{s:s, s:s}", "tenant", tenant, "period", period));
+    if (!e && why.refusal != DB_INVOICE_OK) {
+        e = invoice_refused(rs, &why);
+        db_invoice_why_free(&why);
         return e;
     }
     json_t *out = NULL;
@@ -236,11 +265,21 @@ static char *readable_tenants(const struct req *rq)
     return sbuf_steal(&sb);
 }
 
+static int invoice_not_found(struct resp *rs, const char *id)
+{
+    /* an id that is not a UUID is still the client's: named as valid UTF-8 */
+    struct sbuf sb = SBUF_INIT;
+    sbuf_utf8(&sb, id ? id : "");
+    int e = api_problem(rs, PROBLEM_INVOICE_NOT_FOUND, json_pack("{s:s}", "id", sbuf_str(&sb)));
+    sbuf_free(&sb);
+    return e;
+}
+
 static int invoice_id(struct req *rq, struct resp *rs, const char **id)
 {
     *id = req_param(rq, "id");
     if (!*id || !crypto_uuid_valid(*id))
-        return api_fail(rs, MHD_HTTP_NOT_FOUND, "invoice \"%s\" not found", *id ? *id : "");
+        return invoice_not_found(rs, *id);
     return 0;
 }
 
@@ -305,7 +344,8 @@ int api_invoice_get(struct req *rq, struct resp *rs)
         return e;
     const char *format = req_query(rq, "format");
     if (format && strcmp(format, "csv") != 0 && strcmp(format, "json") != 0) {
-        api_field_error(rs, "format", "must be json or csv");
+        api_field_problem(rs, "format", PROBLEM_V_ONE_OF,
+                          json_pack("{s:s}", "allowed", "json, csv"));
         return api_fail_fields(rs);
     }
     bool csv = format ? strcmp(format, "csv") == 0
@@ -315,7 +355,7 @@ int api_invoice_get(struct req *rq, struct resp *rs)
     e = only && !*only ? AIDC_ENOTFOUND : db_invoice_get(rq->db, id, only, &out);
     free(only);
     if (e == AIDC_ENOTFOUND)
-        return api_fail(rs, MHD_HTTP_NOT_FOUND, "invoice \"%s\" not found", id);
+        return invoice_not_found(rs, id);
     if (e)
         return e;
     if (!csv)
@@ -334,9 +374,9 @@ int api_invoice_list(struct req *rq, struct resp *rs)
     const char *tenant = req_query(rq, "tenant"), *period = req_query(rq, "period");
     char pdate[11];
     if (tenant && !validate_slug(tenant))
-        api_field_error(rs, "tenant", "must be a tenant's slug");
+        api_field_problem(rs, "tenant", PROBLEM_V_TENANT, NULL);
     if (period && !period_date(period, pdate))
-        api_field_error(rs, "period", "must be a month, YYYY-MM");
+        api_field_problem(rs, "period", PROBLEM_V_MONTH, NULL);
     PGresult *r = NULL;
     if (rs->err.nfields)
         e = api_fail_fields(rs);
@@ -358,18 +398,17 @@ int api_invoice_finalize(struct req *rq, struct resp *rs)
     int e = invoice_id(rq, rs, &id);
     if (e)
         return e;
-    char *problem = NULL;
-    e = db_invoice_finalize(rq->db, id, rq->actor.username, &problem);
+    struct db_invoice_why why = {0};
+    e = db_invoice_finalize(rq->db, id, rq->actor.username, &why);
     if (e == AIDC_ENOTFOUND)
-        return api_fail(rs, MHD_HTTP_NOT_FOUND, "invoice \"%s\" not found", id);
-    if (e == AIDC_ECONFLICT) {
-        e = api_fail(rs, MHD_HTTP_CONFLICT, "%s", problem ? problem : "the invoice changed");
-        free(problem);
+        e = invoice_not_found(rs, id);
+    else if (e == AIDC_ECONFLICT)
+        e = invoice_refused(rs, &why);
+    db_invoice_why_free(&why);
+    if (e)
         return e;
-    }
     json_t *out = NULL;
-    if (!e)
-        e = db_invoice_get(rq->db, id, NULL, &out);
+    e = db_invoice_get(rq->db, id, NULL, &out);
     if (e)
         return e;
     resp_audit(rs, "invoice", id,
@@ -380,25 +419,34 @@ int api_invoice_finalize(struct req *rq, struct resp *rs)
 
 /* ---- checkpoints --------------------------------------------------------------------- */
 
+static int job_not_found(struct req *rq, struct resp *rs, const char *id)
+{
+    struct sbuf sb = SBUF_INIT; /* a non-UUID id is the client's: named as valid UTF-8 */
+    sbuf_utf8(&sb, id ? id : "");
+    int e = api_problem(rs, PROBLEM_JOB_NOT_FOUND,
+                        json_pack("{s:s, s:s}", "id", sbuf_str(&sb), "tenant", rq->tenant.slug));
+    sbuf_free(&sb);
+    return e;
+}
+
 int api_job_checkpoint(struct req *rq, struct resp *rs)
 {
     const char *id = req_param(rq, "id");
     if (!id || !crypto_uuid_valid(id))
-        return api_fail(rs, MHD_HTTP_NOT_FOUND, "job \"%s\" not found", id ? id : "");
+        return job_not_found(rq, rs, id);
     json_t *out = NULL;
     int e = db_job_checkpoint(rq->db, rq->tenant.id, id, &out);
     if (e == AIDC_ENOTFOUND)
-        return api_fail(rs, MHD_HTTP_NOT_FOUND, "job \"%s\" not found", id);
+        return job_not_found(rq, rs, id);
     if (e)
         return e;
     if (json_is_null(json_object_get(out, "checkpoint_at"))) {
         const char *state = json_string_value(json_object_get(out, "state"));
         if (state && strcmp(state, "running") == 0) /* row-level security kept it */
-            e = api_fail(rs, MHD_HTTP_FORBIDDEN, "only the job's owner or a tenant admin may "
-                                                 "report its checkpoints");
+            e = api_problem(rs, PROBLEM_CHECKPOINT_NOT_OWNER, NULL);
         else
-            e = api_fail(rs, MHD_HTTP_CONFLICT, "job %s is %s: only a running job checkpoints",
-                         id, state ? state : "not running");
+            e = api_problem(rs, PROBLEM_CHECKPOINT_NOT_RUNNING,
+                            json_pack("{s:s, s:s?}", "id", id, "state", state));
         json_decref(out);
         return e;
     }

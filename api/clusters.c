@@ -31,12 +31,12 @@ static bool is_credentials_ref(const char *s)
 }
 
 static const struct vfield create_fields[] = {
-    {"name", V_STRING, V_REQUIRED, 0, 0, validate_slug, "must match ^[a-z][a-z0-9-]{1,62}$"},
-    {"kind", V_STRING, V_REQUIRED, 0, 0, is_kind, "must be local, slurm or kubernetes"},
-    {"endpoint", V_STRING, V_NULLABLE, 0, 2048, NULL, NULL},
+    {"name", V_STRING, V_REQUIRED, 0, 0, validate_slug, PROBLEM_V_SLUG},
+    {"kind", V_STRING, V_REQUIRED, 0, 0, is_kind, PROBLEM_CLUSTER_KIND},
+    {"endpoint", V_STRING, V_NULLABLE, 0, 2048, NULL, 0},
     {"credentials_ref", V_STRING, V_NULLABLE, 0, 0, is_credentials_ref,
-     "must be file:/absolute/path or env:NAME (none of aidcd's own settings, keys or files)"},
-    {"options", V_OBJECT, 0, 0, 0, NULL, NULL},
+     PROBLEM_CLUSTER_CREDENTIALS_REF},
+    {"options", V_OBJECT, 0, 0, 0, NULL, 0},
 };
 
 /*
@@ -64,34 +64,31 @@ int api_cluster_create(struct req *rq, struct resp *rs)
     const char *name = vstr(rq->json, "name"), *kind = vstr(rq->json, "kind");
     const struct backend_ops *ops = backend_find(kind);
     if (!ops) {
-        api_field_error(rs, "kind", "clusters of kind \"%s\" are not available in this version",
-                        kind);
-        rs->err.status = MHD_HTTP_UNPROCESSABLE_CONTENT;
+        api_field_problem(rs, "kind", PROBLEM_CLUSTER_KIND_UNAVAILABLE,
+                          json_pack("{s:s}", "kind", kind));
         return api_fail_fields(rs);
     }
     /* a cluster aidc talks to over the network needs an address and a secret */
     const char *endpoint = vstr(rq->json, "endpoint"), *cred = vstr(rq->json, "credentials_ref");
     if (!ops->gpu_range && (!endpoint || (strncmp(endpoint, "http://", 7) != 0 &&
                                           strncmp(endpoint, "https://", 8) != 0)))
-        api_field_error(rs, "endpoint", "a %s cluster needs its http:// or https:// address",
-                        kind);
+        api_field_problem(rs, "endpoint", PROBLEM_CLUSTER_ENDPOINT_REQUIRED,
+                          json_pack("{s:s}", "kind", kind));
     /* a bearer token must not cross the network in clear */
     if (strcmp(kind, "kubernetes") == 0 && endpoint && strncmp(endpoint, "https://", 8) != 0)
-        api_field_error(rs, "endpoint", "a kubernetes cluster is reached over https:// only "
-                                        "(its token would travel in clear)");
+        api_field_problem(rs, "endpoint", PROBLEM_CLUSTER_ENDPOINT_HTTPS, NULL);
     if (!ops->gpu_range && (!cred || !cred[0]))
-        api_field_error(rs, "credentials_ref", "a %s cluster needs file:/path or env:NAME", kind);
-    if (rs->err.nfields) {
-        rs->err.status = MHD_HTTP_UNPROCESSABLE_CONTENT;
-        return api_fail_fields(rs);
-    }
+        api_field_problem(rs, "credentials_ref", PROBLEM_CLUSTER_CREDENTIALS_REQUIRED,
+                          json_pack("{s:s}", "kind", kind));
+    if (rs->err.nfields)
+        return api_fail_fields(rs); /* 422, the entries' status */
     json_t *options = json_object_get(rq->json, "options");
     options = options ? json_deep_copy(options) : json_object();
     char msg[256];
     if (!ops->check_options(options, msg, sizeof msg)) {
         json_decref(options);
-        api_field_error(rs, "options", "%s", msg);
-        rs->err.status = MHD_HTTP_UNPROCESSABLE_CONTENT;
+        api_field_problem(rs, "options", PROBLEM_CLUSTER_OPTIONS,
+                          json_pack("{s:o}", "reason", problem_text(msg)));
         return api_fail_fields(rs);
     }
     char *opts = json_dumps(options, JSON_COMPACT);
@@ -103,10 +100,9 @@ int api_cluster_create(struct req *rq, struct resp *rs)
                  : AIDC_EINTERNAL;
     free(opts);
     if (e == AIDC_ECONFLICT && second_local)
-        return api_fail(rs, MHD_HTTP_CONFLICT,
-                        "a local cluster exists already: this machine has one set of GPUs");
+        return api_problem(rs, PROBLEM_CLUSTER_LOCAL_EXISTS, NULL);
     if (e == AIDC_ECONFLICT)
-        return api_fail(rs, MHD_HTTP_CONFLICT, "cluster \"%s\" already exists", name);
+        return api_problem(rs, PROBLEM_CLUSTER_EXISTS, json_pack("{s:s}", "cluster", name));
     if (e)
         return e;
     e = ops->gpu_range ? local_inventory(rq, ops, out) : 0;
@@ -166,7 +162,7 @@ int api_cluster_name(struct req *rq, struct resp *rs, const char **out)
 {
     *out = req_param(rq, "name");
     if (!validate_slug(*out)) {
-        api_field_error(rs, "name", "must match ^[a-z][a-z0-9-]{1,62}$");
+        api_field_problem(rs, "name", PROBLEM_V_SLUG, NULL);
         return api_fail_fields(rs);
     }
     return 0;
@@ -181,7 +177,7 @@ int api_cluster_get(struct req *rq, struct resp *rs)
     json_t *out = NULL;
     e = db_cluster_get(rq->db, name, &out);
     if (e == AIDC_ENOTFOUND)
-        return api_fail(rs, MHD_HTTP_NOT_FOUND, "cluster \"%s\" not found", name);
+        return api_problem(rs, PROBLEM_CLUSTER_NOT_FOUND, json_pack("{s:s}", "cluster", name));
     if (e)
         return e;
     for (size_t k = 0; !sees_operations(rq) && operator_only[k]; k++)
@@ -198,7 +194,7 @@ int api_cluster_sync(struct req *rq, struct resp *rs)
     char id[37], kind[16];
     e = db_cluster_lookup(rq->db, name, id, kind, sizeof kind, NULL);
     if (e == AIDC_ENOTFOUND)
-        return api_fail(rs, MHD_HTTP_NOT_FOUND, "cluster \"%s\" not found", name);
+        return api_problem(rs, PROBLEM_CLUSTER_NOT_FOUND, json_pack("{s:s}", "cluster", name));
     if (!e)
         e = db_sched_wake(rq->db, "aidc_sync");
     if (e)

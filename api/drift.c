@@ -110,13 +110,11 @@ int api_cluster_drift(struct req *rq, struct resp *rs)
     int row;
     e = find_cluster(rq, name, &all, &row);
     if (!e && row < 0)
-        e = api_fail(rs, MHD_HTTP_NOT_FOUND, "cluster \"%s\" not found", name);
+        e = api_problem(rs, PROBLEM_CLUSTER_NOT_FOUND, json_pack("{s:s}", "cluster", name));
     const struct backend_ops *ops = e ? NULL : backend_find(PQgetvalue(all, row, 2));
     if (!e && (!ops || !ops->poll_changed))
-        e = api_fail(rs, MHD_HTTP_UNPROCESSABLE_CONTENT,
-                     "clusters of kind %s keep no job list of their own to compare: aidc's is "
-                     "the only ledger",
-                     PQgetvalue(all, row, 2));
+        e = api_problem(rs, PROBLEM_CLUSTER_NO_DRIFT,
+                        json_pack("{s:s}", "kind", PQgetvalue(all, row, 2)));
     if (e) {
         PQclear(all);
         return e;
@@ -134,7 +132,8 @@ int api_cluster_drift(struct req *rq, struct resp *rs)
     int pe = ops->poll_changed(&bc, 0, on_job, &l, err, sizeof err);
     callstats_done(t0, name, "poll", pe == 0);
     if (pe)
-        e = api_fail(rs, MHD_HTTP_BAD_GATEWAY, "cluster %s did not answer: %s", name, err);
+        e = api_problem(rs, PROBLEM_CLUSTER_NO_ANSWER,
+                        json_pack("{s:s, s:o}", "cluster", name, "reason", problem_text(err)));
     else
         e = db_cluster_ledger(rq->db, bc.id, pgarray_str(&l.ids), pgarray_str(&l.jobs), &ledger);
     if (!e && ledger)

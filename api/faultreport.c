@@ -15,9 +15,10 @@
 
 #define MAX_ALERT_NAME 200
 
-static int fail(char *field, size_t fsz, char *msg, size_t msz, int status, const char *f,
-                const char *m)
+static int fail(struct faultreport *out, enum faultreport_error why, char *field, size_t fsz,
+                char *msg, size_t msz, int status, const char *f, const char *m)
 {
+    out->error = why;
     snprintf(field, fsz, "%s", f);
     snprintf(msg, msz, "%s", m);
     return status;
@@ -91,35 +92,37 @@ static int parse_operator(const json_t *body, struct faultreport *out, char *fie
         for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
             ok |= strcmp(key, known[i]) == 0;
         if (!ok)
-            return fail(field, fsz, msg, msz, FAULTREPORT_BAD, key, "unknown field");
+            return fail(out, FAULTREPORT_E_UNKNOWN_FIELD, field, fsz, msg, msz, FAULTREPORT_BAD,
+                        key, "unknown field");
     }
     const char *node = vstr(body, "node"), *reason = vstr(body, "reason");
     if (!node || !backend_node_name_valid(node))
-        return fail(field, fsz, msg, msz, FAULTREPORT_BAD, "node",
+        return fail(out, FAULTREPORT_E_NODE, field, fsz, msg, msz, FAULTREPORT_BAD, "node",
                     "must be a node name (letters, digits, '.', '_', '-'; at most 253)");
     if (!reason || validate_utf8_len(reason) < 1 ||
         validate_utf8_len(reason) > FAULTREPORT_MAX_REASON)
-        return fail(field, fsz, msg, msz, FAULTREPORT_BAD, "reason",
+        return fail(out, FAULTREPORT_E_REASON, field, fsz, msg, msz, FAULTREPORT_BAD, "reason",
                     "must be a string of 1 to 500 characters");
     json_t *src = json_object_get(body, "source");
     if (src && (!json_is_string(src) || !is_source(json_string_value(src))))
-        return fail(field, fsz, msg, msz, FAULTREPORT_BAD, "source",
+        return fail(out, FAULTREPORT_E_SOURCE, field, fsz, msg, msz, FAULTREPORT_BAD, "source",
                     "must match ^[a-z][a-z0-9_.-]{0,63}$");
     out->source = xstrdup(src ? json_string_value(src) : "operator");
     json_t *gpus = json_object_get(body, "gpus");
     bool all = !gpus || (json_is_string(gpus) && strcmp(json_string_value(gpus), "all") == 0);
     if (!all && (!json_is_array(gpus) || json_array_size(gpus) < 1))
-        return fail(field, fsz, msg, msz, FAULTREPORT_BAD, "gpus",
+        return fail(out, FAULTREPORT_E_GPUS, field, fsz, msg, msz, FAULTREPORT_BAD, "gpus",
                     "must be \"all\" or an array of GPU indexes");
     if (!all && json_array_size(gpus) > FAULTREPORT_MAX_GPUS)
-        return fail(field, fsz, msg, msz, FAULTREPORT_TOO_MANY, "gpus",
+        return fail(out, FAULTREPORT_E_GPUS_TOO_MANY, field, fsz, msg, msz, FAULTREPORT_TOO_MANY,
+                    "gpus",
                     "at most 64 GPUs per request");
     size_t n = all ? 1 : json_array_size(gpus);
     for (size_t i = 0; i < n; i++) {
         json_t *g = all ? NULL : json_array_get(gpus, i);
         if (g && (!json_is_integer(g) || json_integer_value(g) < 0 ||
                   json_integer_value(g) > FAULTREPORT_MAX_GPU_INDEX))
-            return fail(field, fsz, msg, msz, FAULTREPORT_BAD, "gpus",
+            return fail(out, FAULTREPORT_E_GPUS_ITEM, field, fsz, msg, msz, FAULTREPORT_BAD, "gpus",
                         "every item must be an integer from 0 to 1023");
         struct faultreport_item *it = add(out);
         it->firing = true;
@@ -159,22 +162,26 @@ static void read_alert(const json_t *a, struct faultreport_item *it)
     const char *status = vstr(a, "status"), *name = vstr(labels, "alertname");
     if (!json_is_object(a) || !json_is_object(labels)) {
         it->error = xstrdup("an alert is an object with labels");
+        it->why = FAULTREPORT_E_ALERT_SHAPE;
         return;
     }
     if (!status || (strcmp(status, "firing") != 0 && strcmp(status, "resolved") != 0)) {
         it->error = xstrdup("status must be firing or resolved");
+        it->why = FAULTREPORT_E_ALERT_STATUS;
         return;
     }
     it->firing = strcmp(status, "firing") == 0;
     it->node = alert_node(labels);
     if (!it->node) {
         it->error = xstrdup("no node label (node, Hostname or instance) naming a node");
+        it->why = FAULTREPORT_E_ALERT_NODE;
         return;
     }
     const char *gpu = vstr(labels, "gpu");
     it->gpu = gpu ? gpu_index(gpu) : -1;
     if (gpu && it->gpu < 0) {
         it->error = xstrdup("label gpu must be a GPU index from 0 to 1023");
+        it->why = FAULTREPORT_E_ALERT_GPU;
         return;
     }
     const char *about = vstr(notes, "summary");
@@ -203,14 +210,15 @@ static int parse_webhook(const json_t *body, struct faultreport *out, char *fiel
     out->source = xstrdup("alertmanager");
     json_t *version = json_object_get(body, "version");
     if (version && !(json_is_string(version) && strcmp(json_string_value(version), "4") == 0))
-        return fail(field, fsz, msg, msz, FAULTREPORT_BAD, "version",
+        return fail(out, FAULTREPORT_E_VERSION, field, fsz, msg, msz, FAULTREPORT_BAD, "version",
                     "only Alertmanager's webhook payload version \"4\" is read");
     const json_t *alerts = json_object_get(body, "alerts");
     if (!json_is_array(alerts) || json_array_size(alerts) < 1)
-        return fail(field, fsz, msg, msz, FAULTREPORT_BAD, "alerts",
+        return fail(out, FAULTREPORT_E_ALERTS, field, fsz, msg, msz, FAULTREPORT_BAD, "alerts",
                     "must be a non-empty array of alerts");
     if (json_array_size(alerts) > FAULTREPORT_MAX_ALERTS)
-        return fail(field, fsz, msg, msz, FAULTREPORT_TOO_MANY, "alerts",
+        return fail(out, FAULTREPORT_E_ALERTS_TOO_MANY, field, fsz, msg, msz, FAULTREPORT_TOO_MANY,
+                    "alerts",
                     "at most 256 alerts per request (set max_alerts in Alertmanager's "
                     "webhook_config)");
     size_t i;
@@ -225,7 +233,8 @@ int faultreport_parse(const json_t *body, struct faultreport *out, char *field, 
     memset(out, 0, sizeof *out);
     field[0] = msg[0] = '\0';
     if (!json_is_object(body))
-        return fail(field, fsz, msg, msz, FAULTREPORT_BAD, "body", "must be a JSON object");
+        return fail(out, FAULTREPORT_E_BODY, field, fsz, msg, msz, FAULTREPORT_BAD,
+                    "body", "must be a JSON object");
     if (json_object_get(body, "alerts"))
         return parse_webhook(body, out, field, fsz, msg, msz);
     return parse_operator(body, out, field, fsz, msg, msz);

@@ -30,6 +30,28 @@
 #define FAULTREPORT_MAX_GPU_INDEX 1023
 #define FAULTREPORT_MAX_REASON 500
 
+/* Which of its fixed reasons a refusal (or a skipped alert) has: the API
+ * answers each with its own problem (api/gpufaults.c). */
+enum faultreport_error {
+    FAULTREPORT_E_NONE = 0,
+    FAULTREPORT_E_BODY,          /* not a JSON object */
+    FAULTREPORT_E_UNKNOWN_FIELD, /* field names it */
+    FAULTREPORT_E_NODE,
+    FAULTREPORT_E_REASON,
+    FAULTREPORT_E_SOURCE,
+    FAULTREPORT_E_GPUS,
+    FAULTREPORT_E_GPUS_ITEM,
+    FAULTREPORT_E_GPUS_TOO_MANY,
+    FAULTREPORT_E_VERSION,
+    FAULTREPORT_E_ALERTS,
+    FAULTREPORT_E_ALERTS_TOO_MANY,
+    /* one alert of a webhook (faultreport_item.why) */
+    FAULTREPORT_E_ALERT_SHAPE,
+    FAULTREPORT_E_ALERT_STATUS,
+    FAULTREPORT_E_ALERT_NODE,
+    FAULTREPORT_E_ALERT_GPU,
+};
+
 struct faultreport_item {
     bool firing;   /* else resolved: the GPU is back in service */
     char *node;
@@ -38,6 +60,7 @@ struct faultreport_item {
     char *alert;   /* the alert's name (webhook), or NULL */
     char *since;   /* when it started, "YYYY-MM-DDTHH:MM:SSZ" (webhook), or NULL: now */
     char *error;   /* this alert is skipped, and why (webhook only), or NULL */
+    enum faultreport_error why; /* the same as a code, when error is set */
 };
 
 struct faultreport {
@@ -45,6 +68,7 @@ struct faultreport {
     char *source; /* "alertmanager", or the operator's (default "operator") */
     struct faultreport_item *items;
     size_t n;
+    enum faultreport_error error; /* why faultreport_parse refused the body */
 };
 
 enum faultreport_status {
@@ -56,7 +80,8 @@ enum faultreport_status {
 /*
  * Read body into out (freed with faultreport_free, also after a failure).
  * Returns an enum faultreport_status; on a failure field ("alerts",
- * "gpus", ...) and msg say what, in the API's words. out owns its strings.
+ * "gpus", ...) and msg say what, in the API's words, and out->error which
+ * reason it is. out owns its strings.
  */
 int faultreport_parse(const json_t *body, struct faultreport *out, char *field, size_t fsz,
                       char *msg, size_t msz);

@@ -31,7 +31,7 @@ static int cluster_of(struct req *rq, struct resp *rs, struct cluster_ref *c)
         return e;
     e = db_cluster_lookup(rq->db, c->name, c->id, c->kind, sizeof c->kind, NULL);
     if (e == AIDC_ENOTFOUND)
-        return api_fail(rs, MHD_HTTP_NOT_FOUND, "cluster \"%s\" not found", c->name);
+        return api_problem(rs, PROBLEM_CLUSTER_NOT_FOUND, json_pack("{s:s}", "cluster", c->name));
     c->ops = backend_find(c->kind);
     return e;
 }
@@ -154,11 +154,12 @@ static int apply_item(struct req *rq, const struct cluster_ref *c, const char *n
 /*
  * Find item's node among the cluster's: a webhook's FQDN also matches by its
  * first label (node names are often short host names). On a problem, the
- * operator's form fails the request; an alert is skipped (*why set).
+ * operator's form fails the request; an alert is skipped (*why and *params
+ * set: the problem it is skipped for).
  */
 static int check_item(struct req *rq, struct resp *rs, const struct cluster_ref *c,
                       const struct faultreport *fr, const struct faultreport_item *it, char *node,
-                      size_t nsz, const char **why, char *whybuf, size_t wsz)
+                      size_t nsz, enum problem *why, json_t **params)
 {
     int ngpus = 0;
     bool known = false;
@@ -171,25 +172,63 @@ static int check_item(struct req *rq, struct resp *rs, const struct cluster_ref 
     }
     if (e)
         return e;
-    if (!known && !fr->webhook)
-        return api_fail(rs, MHD_HTTP_NOT_FOUND, "node \"%s\" is not a node of cluster \"%s\"",
-                        it->node, c->name);
+    json_t *p = NULL;
     if (!known) {
-        snprintf(whybuf, wsz, "node \"%s\" is not a node of cluster \"%s\"", it->node, c->name);
-        *why = whybuf;
+        *why = PROBLEM_GPU_FAULT_NODE_UNKNOWN;
+        p = json_pack("{s:s, s:s}", "node", it->node, "cluster", c->name);
+        if (!fr->webhook)
+            return api_problem(rs, *why, p);
     } else if (it->gpu >= ngpus) {
-        if (ngpus)
-            snprintf(whybuf, wsz, "GPU %d: node \"%s\" has GPUs 0 to %d", it->gpu, node, ngpus - 1);
-        else
-            snprintf(whybuf, wsz, "GPU %d: node \"%s\" has no GPUs", it->gpu, node);
+        *why = ngpus ? PROBLEM_GPU_FAULT_GPU_RANGE : PROBLEM_GPU_FAULT_NODE_NO_GPUS;
+        p = ngpus ? json_pack("{s:I, s:s, s:I}", "gpu", (json_int_t)it->gpu, "node", node, "last",
+                              (json_int_t)(ngpus - 1))
+                  : json_pack("{s:I, s:s}", "gpu", (json_int_t)it->gpu, "node", node);
         if (!fr->webhook) {
-            api_field_error(rs, "gpus", "%s", whybuf);
-            rs->err.status = MHD_HTTP_UNPROCESSABLE_CONTENT;
+            api_field_problem(rs, "gpus", *why, p);
             return api_fail_fields(rs);
         }
-        *why = whybuf;
     }
+    *params = p;
     return 0;
+}
+
+/* The problem of a body faultreport_parse refused, by its reason. */
+static enum problem parse_problem(enum faultreport_error e)
+{
+    switch (e) {
+    case FAULTREPORT_E_UNKNOWN_FIELD: return PROBLEM_V_UNKNOWN_FIELD;
+    case FAULTREPORT_E_NODE: return PROBLEM_GPU_FAULT_NODE_NAME;
+    case FAULTREPORT_E_REASON: return PROBLEM_V_TEXT;
+    case FAULTREPORT_E_SOURCE: return PROBLEM_GPU_FAULT_SOURCE;
+    case FAULTREPORT_E_GPUS: return PROBLEM_GPU_FAULT_GPUS;
+    case FAULTREPORT_E_GPUS_ITEM: return PROBLEM_GPU_FAULT_GPUS_ITEM;
+    case FAULTREPORT_E_GPUS_TOO_MANY: return PROBLEM_GPU_FAULT_GPUS_TOO_MANY;
+    case FAULTREPORT_E_VERSION: return PROBLEM_GPU_FAULT_WEBHOOK_VERSION;
+    case FAULTREPORT_E_ALERTS: return PROBLEM_GPU_FAULT_ALERTS;
+    case FAULTREPORT_E_ALERTS_TOO_MANY: return PROBLEM_GPU_FAULT_ALERTS_TOO_MANY;
+    case FAULTREPORT_E_ALERT_SHAPE: return PROBLEM_GPU_FAULT_ALERT_SHAPE;
+    case FAULTREPORT_E_ALERT_STATUS: return PROBLEM_GPU_FAULT_ALERT_STATUS;
+    case FAULTREPORT_E_ALERT_NODE: return PROBLEM_GPU_FAULT_ALERT_NODE;
+    case FAULTREPORT_E_ALERT_GPU: return PROBLEM_GPU_FAULT_ALERT_GPU;
+    case FAULTREPORT_E_BODY: return PROBLEM_BODY_NOT_OBJECT;
+    case FAULTREPORT_E_NONE: break;
+    }
+    return PROBLEM_V_INVALID;
+}
+
+/* Its params: the bound its text names, if any. */
+static json_t *parse_params(enum faultreport_error e)
+{
+    json_int_t max;
+    switch (e) {
+    case FAULTREPORT_E_REASON: max = FAULTREPORT_MAX_REASON; break;
+    case FAULTREPORT_E_GPUS_ITEM:
+    case FAULTREPORT_E_ALERT_GPU: max = FAULTREPORT_MAX_GPU_INDEX; break;
+    case FAULTREPORT_E_GPUS_TOO_MANY: max = FAULTREPORT_MAX_GPUS; break;
+    case FAULTREPORT_E_ALERTS_TOO_MANY: max = FAULTREPORT_MAX_ALERTS; break;
+    default: return NULL;
+    }
+    return json_pack("{s:I}", "max", max);
 }
 
 int api_gpu_fault_report(struct req *rq, struct resp *rs)
@@ -205,20 +244,25 @@ int api_gpu_fault_report(struct req *rq, struct resp *rs)
     json_t *results = json_array(), *out = NULL;
     int recorded = 0;
     size_t ignored = 0;
-    if (st == FAULTREPORT_TOO_MANY) {
-        e = api_fail(rs, MHD_HTTP_CONTENT_TOO_LARGE, "%s: %s", field, msg);
+    if (st != FAULTREPORT_OK && fr.error == FAULTREPORT_E_BODY) {
+        e = api_problem(rs, PROBLEM_BODY_NOT_OBJECT, NULL);
         goto out;
     }
-    if (st != FAULTREPORT_OK) {
-        api_field_error(rs, field, "%s", msg);
+    if (st != FAULTREPORT_OK) { /* 400, or 413 for too many GPUs or alerts: the entry's */
+        api_field_problem(rs, field, parse_problem(fr.error), parse_params(fr.error));
         e = api_fail_fields(rs);
         goto out;
     }
     for (size_t i = 0; i < fr.n; i++)
         if (!auth_node_allowed(&rq->actor, fr.items[i].node)) {
-            e = api_fail(rs, MHD_HTTP_FORBIDDEN,
-                         "alert %zu names node \"%.253s\"; this token is bound to node \"%s\"",
-                         i + 1, fr.items[i].node ? fr.items[i].node : "", rq->actor.token_node);
+            e = fr.webhook
+                    ? api_problem(rs, PROBLEM_GPU_FAULT_TOKEN_NODE_ALERT,
+                                  json_pack("{s:I, s:s, s:s}", "index", (json_int_t)i + 1,
+                                            "node", fr.items[i].node ? fr.items[i].node : "",
+                                            "token_node", rq->actor.token_node))
+                    : api_problem(rs, PROBLEM_GPU_FAULT_TOKEN_NODE,
+                                  json_pack("{s:s, s:s}", "token_node", rq->actor.token_node,
+                                            "node", fr.items[i].node));
             goto out;
         }
     for (size_t i = 0; !e && i < fr.n; i++) {
@@ -227,16 +271,22 @@ int api_gpu_fault_report(struct req *rq, struct resp *rs)
                                 it->gpu >= 0 ? json_integer(it->gpu) : json_null(), "status",
                                 it->firing ? "firing" : "resolved", "reason", it->reason);
         json_array_append_new(results, res);
-        char node[256], whybuf[300];
-        const char *why = it->error;
-        if (!why)
-            e = check_item(rq, rs, &c, &fr, it, node, sizeof node, &why, whybuf, sizeof whybuf);
-        if (!e && why) {
-            json_object_set_new(res, "result", json_string("ignored"));
-            json_object_set_new(res, "error", json_string(why));
+        char node[256];
+        enum problem why = PROBLEM_COUNT; /* none: the alert is taken */
+        json_t *params = NULL;
+        if (it->error) {
+            why = parse_problem(it->why);
+            params = parse_params(it->why);
+        } else {
+            e = check_item(rq, rs, &c, &fr, it, node, sizeof node, &why, &params);
+        }
+        if (!e && why != PROBLEM_COUNT) {
             char at[32];
             snprintf(at, sizeof at, "alerts[%zu]", i);
-            api_field_error(rs, at, "%s", why);
+            api_field_problem(rs, at, why, params);
+            json_object_set_new(res, "result", json_string("ignored"));
+            json_object_set_new(res, "error",
+                                json_string(rs->err.fields[rs->err.nfields - 1].message));
             ignored++;
             continue;
         }
@@ -290,7 +340,8 @@ int api_gpu_fault_list(struct req *rq, struct resp *rs)
     if (!state)
         state = "open";
     if (strcmp(state, "open") != 0 && strcmp(state, "resolved") != 0 && strcmp(state, "all") != 0) {
-        api_field_error(rs, "state", "must be open, resolved or all");
+        api_field_problem(rs, "state", PROBLEM_V_ONE_OF,
+                          json_pack("{s:s}", "allowed", "open, resolved, all"));
         return api_fail_fields(rs);
     }
     struct page pg;
@@ -300,7 +351,7 @@ int api_gpu_fault_list(struct req *rq, struct resp *rs)
     if (pg.after && (!pg.after[0] || strspn(pg.after, "0123456789") != strlen(pg.after) ||
                      strlen(pg.after) > 18)) {
         paging_free(&pg);
-        api_field_error(rs, "cursor", "is not a cursor of this list");
+        api_field_problem(rs, "cursor", PROBLEM_V_CURSOR, NULL);
         return api_fail_fields(rs);
     }
     PGresult *r = NULL;
@@ -320,16 +371,18 @@ int api_gpu_fault_resolve(struct req *rq, struct resp *rs)
         return e;
     const char *node = req_param(rq, "node"), *gpu = req_query(rq, "gpu");
     if (!backend_node_name_valid(node))
-        api_field_error(rs, "node", "must be a node name (letters, digits, '.', '_', '-')");
+        api_field_problem(rs, "node", PROBLEM_GPU_FAULT_NODE_NAME, NULL);
     char *end = NULL;
     long g = gpu ? strtol(gpu, &end, 10) : -1;
     if (gpu && (!*gpu || *end || g < 0 || g > FAULTREPORT_MAX_GPU_INDEX || gpu[0] == '+'))
-        api_field_error(rs, "gpu", "must be a GPU index from 0 to %d", FAULTREPORT_MAX_GPU_INDEX);
+        api_field_problem(rs, "gpu", PROBLEM_GPU_FAULT_GPU_INDEX,
+                          json_pack("{s:I}", "max", (json_int_t)FAULTREPORT_MAX_GPU_INDEX));
     if (rs->err.nfields)
         return api_fail_fields(rs);
     if (!auth_node_allowed(&rq->actor, node))
-        return api_fail(rs, MHD_HTTP_FORBIDDEN, "this token is bound to node \"%s\"",
-                        rq->actor.token_node);
+        return api_problem(rs, PROBLEM_GPU_FAULT_TOKEN_NODE,
+                           json_pack("{s:s, s:s}", "token_node", rq->actor.token_node, "node",
+                                     node));
     int ngpus = 0;
     bool known = false;
     e = node_gpus(rq, c.id, node, &ngpus, &known);
@@ -352,8 +405,8 @@ int api_gpu_fault_resolve(struct req *rq, struct resp *rs)
     PQclear(r);
     if (!known && none) {
         json_decref(resolved);
-        return api_fail(rs, MHD_HTTP_NOT_FOUND, "node \"%s\" is not a node of cluster \"%s\"", node,
-                        c.name);
+        return api_problem(rs, PROBLEM_GPU_FAULT_NODE_UNKNOWN,
+                           json_pack("{s:s, s:s}", "node", node, "cluster", c.name));
     }
     json_t *out =
         json_pack("{s:s, s:s, s:o}", "cluster", c.name, "node", node, "resolved", resolved);

@@ -31,8 +31,8 @@
 #include <strings.h>
 
 static const struct vfield login_fields[] = {
-    {"username", V_STRING, V_REQUIRED, 1, 256, NULL, NULL},
-    {"password", V_STRING, V_REQUIRED, 1, 1024, NULL, NULL},
+    {"username", V_STRING, V_REQUIRED, 1, 256, NULL, 0},
+    {"password", V_STRING, V_REQUIRED, 1, 1024, NULL, 0},
 };
 
 static bool cookie_secure(const struct req *rq)
@@ -105,8 +105,7 @@ static int throttle_check(struct req *rq, struct resp *rs, const struct throttle
     int e = db_identity_throttle(rq->db, &t->keys, rq->cfg->login_window_seconds, &retry);
     if (e || retry <= 0)
         return e;
-    e = api_fail(rs, MHD_HTTP_TOO_MANY_REQUESTS,
-                 "too many failed logins; try again in %d seconds", retry);
+    e = api_problem(rs, PROBLEM_LOGIN_THROTTLED, json_pack("{s:i}", "seconds", retry));
     rs->err.retry_after = retry;
     return e;
 }
@@ -142,13 +141,13 @@ static int open_session(struct req *rq, struct resp *rs, const char *user_id, lo
     return 0;
 }
 
-static int login_refused(struct req *rq, struct resp *rs, const struct login_keys *keys,
-                         const char *why)
+/* Count the failure, and answer the one 401 of every refused login. */
+static int login_refused(struct req *rq, struct resp *rs, const struct login_keys *keys)
 {
     int e = db_identity_login_failed(rq->db, keys, rq->cfg->login_window_seconds);
     if (e)
         return e;
-    return api_fail(rs, MHD_HTTP_UNAUTHORIZED, "%s", why);
+    return api_problem(rs, PROBLEM_LOGIN_FAILED, NULL);
 }
 
 int api_identity_login(struct req *rq, struct resp *rs)
@@ -169,14 +168,14 @@ int api_identity_login(struct req *rq, struct resp *rs)
         goto out;
     bool ok = password_verify(password, u.found ? u.password_hash : NULL);
     if (!ok) {
-        e = login_refused(rq, rs, &t.keys, "invalid username or password");
+        e = login_refused(rq, rs, &t.keys);
         goto out;
     }
     if (u.disabled) {
         /* the same answer as a wrong password: no oracle for passwords of
          * disabled accounts; the audit record says why */
         json_object_set_new(rs->audit.details, "reason", json_string("user is disabled"));
-        e = login_refused(rq, rs, &t.keys, "invalid username or password");
+        e = login_refused(rq, rs, &t.keys);
         goto out;
     }
     e = db_identity_login_succeeded(rq->db, &t.keys);
@@ -201,18 +200,18 @@ out:
 
 /*
  * Sessions and the password are the user's, not a tenant's: a token bound to
- * one speaks for that tenant only. 0, or a 403 saying it cannot `what`.
+ * one speaks for that tenant only. 0, or the 403 p saying what it cannot do.
  */
-static int tenant_bound_refused(const struct req *rq, struct resp *rs, const char *what)
+static int tenant_bound_refused(const struct req *rq, struct resp *rs, enum problem p)
 {
     if (!rq->actor.token_tenant[0])
         return 0;
-    return api_fail(rs, MHD_HTTP_FORBIDDEN, "a token bound to a tenant cannot %s", what);
+    return api_problem(rs, p, NULL);
 }
 
 static const struct vfield password_fields[] = {
-    {"current_password", V_STRING, V_REQUIRED, 1, 1024, NULL, NULL},
-    {"new_password", V_STRING, V_REQUIRED, 1, 1024, NULL, NULL},
+    {"current_password", V_STRING, V_REQUIRED, 1, 1024, NULL, 0},
+    {"new_password", V_STRING, V_REQUIRED, 1, 1024, NULL, 0},
 };
 
 /*
@@ -222,18 +221,15 @@ static const struct vfield password_fields[] = {
  */
 int api_identity_password(struct req *rq, struct resp *rs)
 {
-    int refused = tenant_bound_refused(rq, rs, "change its user's password");
+    int refused = tenant_bound_refused(rq, rs, PROBLEM_TOKEN_BOUND_PASSWORD);
     if (refused)
         return refused;
     if (!validate_object(rq->json, password_fields, 2, rs))
         return api_fail_fields(rs);
     const char *current = vstr(rq->json, "current_password");
     const char *next = vstr(rq->json, "new_password");
-    const char *why = password_policy_check(next);
-    if (why)
-        api_field_error(rs, "new_password", "%s", why);
-    else if (strcmp(current, next) == 0)
-        api_field_error(rs, "new_password", "must differ from the current password");
+    if (validate_password(next, "new_password", rs) && strcmp(current, next) == 0)
+        api_field_problem(rs, "new_password", PROBLEM_PASSWORD_UNCHANGED, NULL);
     if (rs->err.nfields)
         return api_fail_fields(rs);
     resp_audit(rs, "user", rq->actor.username, json_pack("{s:b}", "sessions_ended", 1));
@@ -250,7 +246,7 @@ int api_identity_password(struct req *rq, struct resp *rs)
     if (!password_verify(current, u.found ? u.password_hash : NULL)) {
         e = db_identity_login_failed(rq->db, &t.keys, rq->cfg->login_window_seconds);
         if (!e) {
-            api_field_error(rs, "current_password", "is not the current password");
+            api_field_problem(rs, "current_password", PROBLEM_PASSWORD_CURRENT_WRONG, NULL);
             e = api_fail_fields(rs);
         }
         goto out;
@@ -259,7 +255,7 @@ int api_identity_password(struct req *rq, struct resp *rs)
     e = hash ? db_identity_password_change(rq->db, u.id, u.password_hash, hash, &epoch)
              : AIDC_EINTERNAL;
     if (e == AIDC_ECONFLICT) {
-        e = api_fail(rs, MHD_HTTP_CONFLICT, "the password was changed meanwhile; try again");
+        e = api_problem(rs, PROBLEM_PASSWORD_CHANGED_MEANWHILE, NULL);
         goto out;
     }
     if (!e)
@@ -324,7 +320,7 @@ int api_identity_me(struct req *rq, struct resp *rs)
 
 int api_identity_sessions(struct req *rq, struct resp *rs)
 {
-    int refused = tenant_bound_refused(rq, rs, "see or end its user's sessions");
+    int refused = tenant_bound_refused(rq, rs, PROBLEM_TOKEN_BOUND_SESSIONS);
     if (refused)
         return refused;
     struct page pg;
@@ -340,18 +336,18 @@ int api_identity_sessions(struct req *rq, struct resp *rs)
 
 int api_identity_session_end(struct req *rq, struct resp *rs)
 {
-    int refused = tenant_bound_refused(rq, rs, "see or end its user's sessions");
+    int refused = tenant_bound_refused(rq, rs, PROBLEM_TOKEN_BOUND_SESSIONS);
     if (refused)
         return refused;
     const char *id = req_param(rq, "id");
     if (!crypto_uuid_valid(id)) {
-        api_field_error(rs, "id", "must be a UUID");
+        api_field_problem(rs, "id", PROBLEM_V_UUID, NULL);
         return api_fail_fields(rs);
     }
     json_t *s = NULL;
     int e = db_session_end(rq->db, rq->actor.user_id, id, &s);
     if (e == AIDC_ENOTFOUND)
-        return api_fail(rs, MHD_HTTP_NOT_FOUND, "session %s not found", id);
+        return api_problem(rs, PROBLEM_SESSION_NOT_FOUND, json_pack("{s:s}", "id", id));
     if (e)
         return e;
     /* where and when it began: what its owner recognised it by */

@@ -15,6 +15,7 @@
 #include "../server/xalloc.h"
 #include "paging.h"
 
+#include <math.h>
 #include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,21 +39,20 @@ static bool digest_ok(const char *s)
 
 static const struct vfield create_fields[] = {
     {"repository", V_STRING, V_REQUIRED, 1, IMAGE_REPO_MAX, repo_ok,
-     "must be lowercase path components ([a-z0-9] joined by '.', '_', '__' or '-', split by '/')"},
-    {"tag", V_STRING, V_REQUIRED, 1, IMAGE_TAG_MAX, tag_ok,
-     "must match [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"},
-    {"digest", V_STRING, V_REQUIRED, 0, 0, digest_ok, "must be sha256: and 64 lowercase hex digits"},
-    {"size_bytes", V_INT, V_REQUIRED, 0, SIZE_MAX_BYTES, NULL, NULL},
-    {"labels", V_OBJECT, 0, 0, 0, NULL, NULL},
-    {"registry", V_STRING, V_NULLABLE, 0, 0, validate_slug, "must be a registry's name"},
-    {"immutable", V_BOOL, 0, 0, 0, NULL, NULL},
+     PROBLEM_IMAGE_REPOSITORY_PATTERN},
+    {"tag", V_STRING, V_REQUIRED, 1, IMAGE_TAG_MAX, tag_ok, PROBLEM_IMAGE_TAG_PATTERN},
+    {"digest", V_STRING, V_REQUIRED, 0, 0, digest_ok, PROBLEM_IMAGE_DIGEST_PATTERN},
+    {"size_bytes", V_INT, V_REQUIRED, 0, SIZE_MAX_BYTES, NULL, 0},
+    {"labels", V_OBJECT, 0, 0, 0, NULL, 0},
+    {"registry", V_STRING, V_NULLABLE, 0, 0, validate_slug, PROBLEM_V_REGISTRY},
+    {"immutable", V_BOOL, 0, 0, 0, NULL, 0},
 };
 
 static const struct vfield update_fields[] = {
-    {"labels", V_OBJECT, 0, 0, 0, NULL, NULL},
-    {"immutable", V_BOOL, 0, 0, 0, NULL, NULL},
-    {"tag", V_STRING, 0, 1, IMAGE_TAG_MAX, tag_ok, "must match [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"},
-    {"digest", V_STRING, 0, 0, 0, digest_ok, "must be sha256: and 64 lowercase hex digits"},
+    {"labels", V_OBJECT, 0, 0, 0, NULL, 0},
+    {"immutable", V_BOOL, 0, 0, 0, NULL, 0},
+    {"tag", V_STRING, 0, 1, IMAGE_TAG_MAX, tag_ok, PROBLEM_IMAGE_TAG_PATTERN},
+    {"digest", V_STRING, 0, 0, 0, digest_ok, PROBLEM_IMAGE_DIGEST_PATTERN},
 };
 
 /* labels: at most IMAGE_LABELS_MAX string values, keys 1-128 and values up to 256 characters */
@@ -61,7 +61,8 @@ static bool labels_valid(struct resp *rs, const json_t *labels)
     if (!labels)
         return true;
     if (json_object_size(labels) > IMAGE_LABELS_MAX) {
-        api_field_error(rs, "labels", "at most %d labels", IMAGE_LABELS_MAX);
+        api_field_problem(rs, "labels", PROBLEM_IMAGE_LABELS_TOO_MANY,
+                          json_pack("{s:I}", "max", (json_int_t)IMAGE_LABELS_MAX));
         return false;
     }
     const char *k;
@@ -70,14 +71,13 @@ static bool labels_valid(struct resp *rs, const json_t *labels)
         size_t kl = validate_utf8_len(k);
         if (kl == 0 || kl > 128 || !json_is_string(v) ||
             validate_utf8_len(json_string_value(v)) > IMAGE_LABEL_VALUE_MAX) {
-            api_field_error(rs, "labels", "keys must be 1-128 characters and values strings of "
-                                          "at most %d characters", IMAGE_LABEL_VALUE_MAX);
+            api_field_problem(rs, "labels", PROBLEM_IMAGE_LABEL_SIZE,
+                              json_pack("{s:I}", "max", (json_int_t)IMAGE_LABEL_VALUE_MAX));
             return false;
         }
         for (const char *p = k; *p; p++)
             if ((unsigned char)*p < ' ' || *p == '=' || *p == ',') {
-                api_field_error(rs, "labels", "keys may not contain control characters, "
-                                              "'=' or ','");
+                api_field_problem(rs, "labels", PROBLEM_IMAGE_LABEL_KEY_CHARS, NULL);
                 return false;
             }
     }
@@ -102,7 +102,7 @@ static char *label_filter(struct resp *rs, const char *arg)
     json_decref(o);
     free(copy);
     if (!text)
-        api_field_error(rs, "label", "must be key=value pairs joined by ',' (framework=pytorch)");
+        api_field_problem(rs, "label", PROBLEM_IMAGE_LABEL_FILTER, NULL);
     return text;
 }
 
@@ -119,13 +119,15 @@ static int list(struct req *rq, struct resp *rs, const char *tenant_id, bool ten
     f.limit = pg.limit;
     f.visibility = req_query(rq, "visibility");
     if (f.visibility && strcmp(f.visibility, "public") != 0 && strcmp(f.visibility, "tenant") != 0)
-        api_field_error(rs, "visibility", "must be public or tenant");
+        api_field_problem(rs, "visibility", PROBLEM_V_ONE_OF,
+                          json_pack("{s:s}", "allowed", "public, tenant"));
     f.q = req_query(rq, "q");
     if (f.q && (!f.q[0] || strlen(f.q) > 200))
-        api_field_error(rs, "q", "must be 1 to 200 characters");
+        api_field_problem(rs, "q", PROBLEM_V_LENGTH,
+                          json_pack("{s:I, s:I}", "min", (json_int_t)1, "max", (json_int_t)200));
     f.registry = req_query(rq, "registry");
     if (f.registry && !validate_slug(f.registry))
-        api_field_error(rs, "registry", "must be a registry's name");
+        api_field_problem(rs, "registry", PROBLEM_V_REGISTRY, NULL);
     char *labels = NULL;
     if (req_query(rq, "label"))
         labels = label_filter(rs, req_query(rq, "label"));
@@ -150,12 +152,12 @@ int api_image_list(struct req *rq, struct resp *rs)
     if (slug) {
         bool suspended;
         if (!validate_slug(slug)) {
-            api_field_error(rs, "tenant", "must be a tenant's slug");
+            api_field_problem(rs, "tenant", PROBLEM_V_TENANT, NULL);
             return api_fail_fields(rs);
         }
         int e = db_tenant_resolve(rq->db, slug, tenant_id, &suspended);
         if (e == AIDC_ENOTFOUND)
-            return api_fail(rs, MHD_HTTP_NOT_FOUND, "tenant \"%s\" not found", slug);
+            return api_problem(rs, PROBLEM_TENANT_NOT_FOUND, json_pack("{s:s}", "tenant", slug));
         if (e)
             return e;
     }
@@ -169,14 +171,8 @@ int api_image_tenant_list(struct req *rq, struct resp *rs)
 
 static int not_found(struct req *rq, struct resp *rs, const char *id)
 {
-    return api_fail(rs, MHD_HTTP_NOT_FOUND, "image %s not found in tenant \"%s\"", id,
-                    rq->tenant.slug);
-}
-
-static int unprocessable(struct resp *rs)
-{
-    rs->err.status = MHD_HTTP_UNPROCESSABLE_CONTENT;
-    return api_fail_fields(rs);
+    return api_problem(rs, PROBLEM_IMAGE_NOT_FOUND,
+                       json_pack("{s:s, s:s}", "id", id, "tenant", rq->tenant.slug));
 }
 
 /*
@@ -191,8 +187,9 @@ static int check_registry(struct req *rq, struct resp *rs, const char *name, con
     char *options_text = NULL;
     int e = db_image_registry(rq->db, name, registry_id, host, sizeof host, &options_text);
     if (e == AIDC_ENOTFOUND) {
-        api_field_error(rs, "registry", "no registry \"%s\"", name);
-        return unprocessable(rs);
+        api_field_problem(rs, "registry", PROBLEM_IMAGE_REGISTRY_UNKNOWN,
+                          json_pack("{s:s}", "registry", name));
+        return api_fail_fields(rs);
     }
     if (e)
         return e;
@@ -202,15 +199,18 @@ static int check_registry(struct req *rq, struct resp *rs, const char *name, con
     char slug[64];
     bool mapped = regsync_owner(options, repo, &pub, slug, sizeof slug);
     const char *prefix = json_string_value(json_object_get(options, "tenant_prefix"));
-    if (pub)
-        api_field_error(rs, "repository", "\"%s\" is a platform repository of registry \"%s\": "
-                                          "its images come from the registry's sync", repo, name);
-    else if (!mapped || strcmp(slug, rq->tenant.slug) != 0)
-        api_field_error(rs, "repository", "repositories of tenant \"%s\" in registry \"%s\" "
-                                          "start with \"%s%s/\"", rq->tenant.slug, name,
-                        prefix ? prefix : "", rq->tenant.slug);
+    if (pub) {
+        api_field_problem(rs, "repository", PROBLEM_IMAGE_REPOSITORY_PLATFORM,
+                          json_pack("{s:s, s:s}", "repository", repo, "registry", name));
+    } else if (!mapped || strcmp(slug, rq->tenant.slug) != 0) {
+        char *start = xasprintf("%s%s/", prefix ? prefix : "", rq->tenant.slug);
+        api_field_problem(rs, "repository", PROBLEM_IMAGE_REPOSITORY_NOT_TENANTS,
+                          json_pack("{s:s, s:s, s:s}", "tenant", rq->tenant.slug, "registry", name,
+                                    "prefix", start));
+        free(start);
+    }
     json_decref(options);
-    return rs->err.nfields ? unprocessable(rs) : 0;
+    return rs->err.nfields ? api_fail_fields(rs) : 0;
 }
 
 /*
@@ -229,15 +229,16 @@ static int check_unclaimed(struct req *rq, struct resp *rs, const char *repo)
         bool mapped = regsync_owner(options, repo, &pub, slug, sizeof slug);
         json_decref(options);
         if (pub || (mapped && strcmp(slug, rq->tenant.slug) != 0))
-            api_field_error(rs, "repository", "\"%s\" is a %s repository of registry \"%s\": "
-                                              "register the tenant's images under its own name "
-                                              "there, or name the registry",
-                            repo, pub ? "platform" : "another tenant's", PQgetvalue(r, i, 0));
+            api_field_problem(rs, "repository",
+                              pub ? PROBLEM_IMAGE_REPOSITORY_CLAIMED_PLATFORM
+                                  : PROBLEM_IMAGE_REPOSITORY_CLAIMED_TENANT,
+                              json_pack("{s:s, s:s}", "repository", repo, "registry",
+                                        PQgetvalue(r, i, 0)));
     }
     PQclear(r);
     if (e)
         return e;
-    return rs->err.nfields ? unprocessable(rs) : 0;
+    return rs->err.nfields ? api_fail_fields(rs) : 0;
 }
 
 /* The storage_gib quota: the tenant's images plus size must fit. */
@@ -250,11 +251,14 @@ static int check_storage(struct req *rq, struct resp *rs, long long size)
     if (e)
         return e;
     if (has_limit && (double)(used + size) > limit * GIB) {
-        api_field_error(rs, "size_bytes",
-                        "tenant \"%s\" stores %.3f GiB of images; %.3f GiB more exceeds its "
-                        "storage_gib quota of %g GiB",
-                        rq->tenant.slug, (double)used / GIB, (double)size / GIB, limit);
-        return unprocessable(rs);
+        /* GiB to three decimals, as integers when whole ("1", not "1.0") */
+        api_field_problem(rs, "size_bytes", PROBLEM_IMAGE_STORAGE_QUOTA,
+                          json_pack("{s:s, s:o, s:o, s:o}", "tenant", rq->tenant.slug, "used_gib",
+                                    problem_number(round((double)used / GIB * 1000) / 1000),
+                                    "size_gib",
+                                    problem_number(round((double)size / GIB * 1000) / 1000),
+                                    "limit_gib", problem_number(limit)));
+        return api_fail_fields(rs);
     }
     return 0;
 }
@@ -287,9 +291,13 @@ int api_image_create(struct req *rq, struct resp *rs)
     json_t *out = NULL;
     e = lj ? db_image_create(rq->db, &im, &out) : AIDC_EINTERNAL;
     free(lj);
+    if (e == AIDC_ECONFLICT && registry)
+        return api_problem(rs, PROBLEM_IMAGE_EXISTS_IN_REGISTRY,
+                           json_pack("{s:s, s:s, s:s}", "repository", repo, "tag", tag, "registry",
+                                     registry));
     if (e == AIDC_ECONFLICT)
-        return api_fail(rs, MHD_HTTP_CONFLICT, "image %s:%s is registered already%s%s", repo, tag,
-                        registry ? " in registry " : "", registry ? registry : "");
+        return api_problem(rs, PROBLEM_IMAGE_EXISTS,
+                           json_pack("{s:s, s:s}", "repository", repo, "tag", tag));
     if (e)
         return e;
     const char *id = json_string_value(json_object_get(out, "id"));
@@ -326,8 +334,7 @@ static int lock_for_change(struct req *rq, struct resp *rs, const char *id, stru
         return e;
     bool admin = (rq->actor.roles & GR_PLATFORM_ADMIN) || rq->tenant.role >= TR_ADMIN;
     if (!admin && strcmp(l->created_by, rq->actor.user_id) != 0)
-        return api_fail(rs, MHD_HTTP_FORBIDDEN, "only a tenant admin or the member who "
-                                                "registered image %s may change it", id);
+        return api_problem(rs, PROBLEM_IMAGE_NOT_OWNER, json_pack("{s:s}", "id", id));
     /* allowed: lock it and decide on what it is now */
     e = db_image_lock(rq->db, rq->tenant.id, id, true, l);
     return e == AIDC_ENOTFOUND ? not_found(rq, rs, id) : e;
@@ -349,20 +356,20 @@ int api_image_update(struct req *rq, struct resp *rs)
     const char *tag = vstr(body, "tag"), *digest = vstr(body, "digest");
     json_t *imm = json_object_get(body, "immutable");
     if (l.immutable && json_is_false(imm))
-        return api_fail(rs, MHD_HTTP_CONFLICT, "image %s is immutable: that cannot be undone", id);
+        return api_problem(rs, PROBLEM_IMAGE_IMMUTABLE_FOREVER, json_pack("{s:s}", "id", id));
     if (l.immutable && (tag || digest))
-        return api_fail(rs, MHD_HTTP_CONFLICT, "image %s is immutable: it cannot be re-tagged", id);
+        return api_problem(rs, PROBLEM_IMAGE_IMMUTABLE_RETAG, json_pack("{s:s}", "id", id));
     if (l.synced && (tag || digest))
-        return api_fail(rs, MHD_HTTP_CONFLICT, "image %s comes from a registry sync: its tag and "
-                                               "digest are the registry's", id);
+        return api_problem(rs, PROBLEM_IMAGE_SYNCED_RETAG, json_pack("{s:s}", "id", id));
     json_t *labels = json_object_get(body, "labels");
     char *lj = labels ? json_dumps(labels, JSON_COMPACT) : NULL;
     json_t *out = NULL;
     e = labels && !lj ? AIDC_EINTERNAL
                       : db_image_update(rq->db, id, lj, json_is_true(imm), tag, digest, &out);
     free(lj);
-    if (e == AIDC_ECONFLICT)
-        return api_fail(rs, MHD_HTTP_CONFLICT, "another image of this tenant has tag %s", tag);
+    if (e == AIDC_ECONFLICT) /* only a new tag can collide */
+        return tag ? api_problem(rs, PROBLEM_IMAGE_TAG_TAKEN, json_pack("{s:s}", "tag", tag))
+                   : api_problem(rs, PROBLEM_CONFLICT, NULL);
     if (e)
         return e;
     resp_audit(rs, "image", id, json_deep_copy(body));
@@ -379,10 +386,9 @@ int api_image_delete(struct req *rq, struct resp *rs)
     if ((e = lock_for_change(rq, rs, id, &l)) || rs->err.status)
         return e;
     if (l.immutable)
-        return api_fail(rs, MHD_HTTP_CONFLICT, "image %s is immutable: it cannot be deleted", id);
+        return api_problem(rs, PROBLEM_IMAGE_IMMUTABLE_DELETE, json_pack("{s:s}", "id", id));
     if (l.synced) /* the next sync would find it again */
-        return api_fail(rs, MHD_HTTP_CONFLICT, "image %s comes from a registry sync: delete it in "
-                                               "the registry", id);
+        return api_problem(rs, PROBLEM_IMAGE_SYNCED_DELETE, json_pack("{s:s}", "id", id));
     e = db_image_delete(rq->db, id);
     if (e)
         return e;

@@ -74,16 +74,23 @@ static int check_clusters(struct req *rq, struct resp *rs, const struct jobspec 
     }
     long long nodes = js->nodes, big = 0;
     if (left == 0 && js->cluster)
-        api_field_error(rs, "cluster", "no cluster is named \"%s\"", js->cluster);
+        api_field_problem(rs, "cluster", PROBLEM_JOB_CLUSTER_UNKNOWN,
+                          json_pack("{s:s}", "cluster", js->cluster));
     else if (left == 0)
-        api_field_error(rs, "cluster", "no cluster is registered yet");
+        api_field_problem(rs, "cluster", PROBLEM_JOB_NO_CLUSTERS, NULL);
     if (left && js->gpus > 0 && (left = narrow(r, ok, 4, js->gpus * nodes, false, &big)) == 0) {
-        if (big == 0)
-            api_field_error(rs, "gpu_type", "no cluster%s offers GPUs of type \"%s\"",
-                            js->cluster ? " asked for" : "", js->gpu_type);
+        if (big == 0 && js->cluster)
+            api_field_problem(rs, "gpu_type", PROBLEM_JOB_GPU_TYPE_NOT_ON_CLUSTER,
+                              json_pack("{s:s, s:s}", "cluster", js->cluster, "gpu_type",
+                                        js->gpu_type));
+        else if (big == 0)
+            api_field_problem(rs, "gpu_type", PROBLEM_JOB_GPU_TYPE_NOT_OFFERED,
+                              json_pack("{s:s}", "gpu_type", js->gpu_type));
         else
-            api_field_error(rs, "gpus", "needs %lld GPUs of type \"%s\"; the largest cluster has "
-                                        "%lld", js->gpus * nodes, js->gpu_type, big);
+            api_field_problem(rs, "gpus", PROBLEM_JOB_GPUS_EXCEED_CLUSTER,
+                              json_pack("{s:I, s:s, s:I}", "requested",
+                                        (json_int_t)(js->gpus * nodes), "gpu_type", js->gpu_type,
+                                        "largest", (json_int_t)big));
     }
     if (left) {
         int max_nodes = 0;
@@ -97,27 +104,45 @@ static int check_clusters(struct req *rq, struct resp *rs, const struct jobspec 
             left += ok[i];
         }
         if (!left)
-            api_field_error(rs, "nodes", "at most %d node%s per job on the cluster%s that could "
-                                         "run it", max_nodes, max_nodes == 1 ? "" : "s",
-                            js->cluster ? "" : "s");
+            api_field_problem(rs, "nodes", PROBLEM_JOB_NODES_EXCEED_CLUSTER,
+                              json_pack("{s:i}", "max", max_nodes));
     }
     if (left && (left = narrow(r, ok, 6, js->cpus * nodes, true, &big)) == 0)
-        api_field_error(rs, "cpus", "needs %lld cores; the largest cluster has %lld",
-                        js->cpus * nodes, big);
+        api_field_problem(rs, "cpus", PROBLEM_JOB_CPUS_EXCEED_CLUSTER,
+                          json_pack("{s:I, s:I}", "requested", (json_int_t)(js->cpus * nodes),
+                                    "largest", (json_int_t)big));
     if (left && (left = narrow(r, ok, 7, js->memory_gib * nodes, true, &big)) == 0)
-        api_field_error(rs, "memory_gib", "needs %lld GiB; the largest cluster has %lld",
-                        js->memory_gib * nodes, big);
+        api_field_problem(rs, "memory_gib", PROBLEM_JOB_MEMORY_EXCEEDS_CLUSTER,
+                          json_pack("{s:I, s:I}", "requested",
+                                    (json_int_t)(js->memory_gib * nodes), "largest",
+                                    (json_int_t)big));
     if (left && (left = narrow(r, ok, 5, js->time_limit_minutes, true, &big)) == 0)
-        api_field_error(rs, "time_limit_minutes",
-                        "is longer than the cluster maximum of %lld minutes", big);
+        api_field_problem(rs, "time_limit_minutes", PROBLEM_JOB_TIME_EXCEEDS_CLUSTER,
+                          json_pack("{s:I}", "max", (json_int_t)big));
     free(ok);
     PQclear(r);
     return rs->err.nfields ? unprocessable(rs) : 0;
 }
 
+/* The problems of one quota's limits: the tenant's or a project's. */
+struct limit_problems {
+    enum problem gpus, cpus, memory;
+    bool tenant; /* a GPU type absent from it is out of reach */
+};
+static const struct limit_problems tenant_limits = {
+    PROBLEM_QUOTA_TENANT_GPUS, PROBLEM_QUOTA_TENANT_CPUS, PROBLEM_QUOTA_TENANT_MEMORY, true};
+static const struct limit_problems project_limits = {
+    PROBLEM_QUOTA_PROJECT_GPUS, PROBLEM_QUOTA_PROJECT_CPUS, PROBLEM_QUOTA_PROJECT_MEMORY, false};
+
+static json_t *over(double requested, double limit)
+{
+    return json_pack("{s:o, s:o}", "requested", problem_number(requested), "limit",
+                     problem_number(limit));
+}
+
 /* Compare the request with a quota's limits (rows: resource, ..., limit in column lcol). */
 static void check_limits(struct resp *rs, const PGresult *q, int lcol, const struct jobspec *js,
-                         const char *whose)
+                         const struct limit_problems *lp)
 {
     char gres[48] = "";
     if (js->gpu_type)
@@ -131,21 +156,22 @@ static void check_limits(struct resp *rs, const PGresult *q, int lcol, const str
         double limit = strtod(PQgetvalue(q, i, lcol), NULL);
         if (gres[0] && strcmp(res, gres) == 0) {
             gpu_listed = true;
-            if (gpus > limit + 1e-9)
-                api_field_error(rs, "gpus", "%g GPUs of type \"%s\" exceed the %s limit of %g",
-                                gpus, js->gpu_type, whose, limit);
+            if (gpus > limit + 1e-9) {
+                json_t *params = over(gpus, limit);
+                json_object_set_new(params, "gpu_type", json_string(js->gpu_type));
+                api_field_problem(rs, "gpus", lp->gpus, params);
+            }
         } else if (strcmp(res, "cpu") == 0 && cpus > limit + 1e-9) {
-            api_field_error(rs, "cpus", "%g cores exceed the %s limit of %g", cpus, whose, limit);
+            api_field_problem(rs, "cpus", lp->cpus, over(cpus, limit));
         } else if (strcmp(res, "memory_gib") == 0 && mem > limit + 1e-9) {
-            api_field_error(rs, "memory_gib", "%g GiB exceed the %s limit of %g", mem, whose,
-                            limit);
+            api_field_problem(rs, "memory_gib", lp->memory, over(mem, limit));
         }
     }
     /* a GPU type absent from a tenant's quota is out of reach; from a
      * project's, the tenant's limit applies */
-    if (gres[0] && !gpu_listed && strcmp(whose, "tenant's") == 0)
-        api_field_error(rs, "gpu_type", "the tenant has no quota for GPUs of type \"%s\"",
-                        js->gpu_type);
+    if (gres[0] && !gpu_listed && lp->tenant)
+        api_field_problem(rs, "gpu_type", PROBLEM_QUOTA_NO_GPU_TYPE,
+                          json_pack("{s:s}", "gpu_type", js->gpu_type));
 }
 
 static int check_quotas(struct req *rq, struct resp *rs, const struct jobspec *js,
@@ -156,8 +182,8 @@ static int check_quotas(struct req *rq, struct resp *rs, const struct jobspec *j
     if (!e)
         e = db_quota_project_get(rq->db, project_id, &p);
     if (!e) {
-        check_limits(rs, t, 2, js, "tenant's");
-        check_limits(rs, p, 1, js, "project's");
+        check_limits(rs, t, 2, js, &tenant_limits);
+        check_limits(rs, p, 1, js, &project_limits);
     }
     PQclear(t);
     PQclear(p);
@@ -190,12 +216,25 @@ struct resolved {
     char tagged[IMAGE_HOST_MAX + IMAGE_REPO_MAX + IMAGE_TAG_MAX + 3]; /* [host/]repository:tag */
 };
 
+static enum problem imgref_problem(enum imgref_error e)
+{
+    switch (e) {
+    case IMGREF_E_DIGEST: return PROBLEM_JOB_IMAGE_REF_DIGEST;
+    case IMGREF_E_HOST: return PROBLEM_JOB_IMAGE_REF_HOST;
+    case IMGREF_E_TAG: return PROBLEM_JOB_IMAGE_REF_TAG;
+    case IMGREF_E_REPOSITORY: return PROBLEM_JOB_IMAGE_REF_REPOSITORY;
+    case IMGREF_OK:
+    case IMGREF_E_SHAPE: break;
+    }
+    return PROBLEM_JOB_IMAGE_REF_SHAPE;
+}
+
 static int resolve_image(struct req *rq, struct resp *rs, const char *image, struct resolved *out)
 {
     struct imgref ref;
     char err[256];
     if (!imgref_parse(image, &ref, err, sizeof err)) {
-        api_field_error(rs, "image", "%s", err);
+        api_field_problem(rs, "image", imgref_problem(ref.error), NULL);
         return api_fail_fields(rs);
     }
     PGresult *r = NULL;
@@ -216,19 +255,18 @@ static int resolve_image(struct req *rq, struct resp *rs, const char *image, str
             other = i;
     }
     if (n == 0)
-        api_field_error(rs, "image", "image %s is not available to tenant \"%s\": use a public "
-                                     "image or one of the tenant's (GET /api/v1/images), or "
-                                     "register it (POST /api/v1/tenants/%s/images)",
-                        image, rq->tenant.slug, rq->tenant.slug);
+        api_field_problem(rs, "image", PROBLEM_IMAGE_NOT_AVAILABLE,
+                          json_pack("{s:s, s:s}", "image", image, "tenant", rq->tenant.slug));
+    else if (pick < 0 && PQgetisnull(r, 0, 6))
+        api_field_problem(rs, "image", PROBLEM_JOB_IMAGE_GONE, json_pack("{s:s}", "image", image));
     else if (pick < 0)
-        api_field_error(rs, "image", "image %s is gone from its registry%s%s (found missing by its "
-                                     "last sync)", image, PQgetisnull(r, 0, 6) ? "" : " ",
-                        PQgetvalue(r, 0, 6));
+        api_field_problem(rs, "image", PROBLEM_JOB_IMAGE_GONE_FROM,
+                          json_pack("{s:s, s:s}", "image", image, "registry", PQgetvalue(r, 0, 6)));
     else if (other >= 0)
-        api_field_error(rs, "image", "image %s names different images in registries %s and %s: "
-                                     "prefix it with the registry's host (%s/...)",
-                        image, PQgetvalue(r, pick, 6), PQgetvalue(r, other, 6),
-                        PQgetvalue(r, pick, 2));
+        api_field_problem(rs, "image", PROBLEM_JOB_IMAGE_AMBIGUOUS,
+                          json_pack("{s:s, s:s, s:s, s:s}", "image", image, "registry",
+                                    PQgetvalue(r, pick, 6), "other_registry",
+                                    PQgetvalue(r, other, 6), "host", PQgetvalue(r, pick, 2)));
     if (!rs->err.nfields) {
         snprintf(out->id, sizeof out->id, "%s", PQgetvalue(r, pick, 0));
         snprintf(out->digest, sizeof out->digest, "%s", PQgetvalue(r, pick, 1));
@@ -246,8 +284,8 @@ static int resolve_image(struct req *rq, struct resp *rs, const char *image, str
 int api_job_submit(struct req *rq, struct resp *rs)
 {
     if (rq->tenant.suspended) /* platform admins pass the dispatcher; no new work either */
-        return api_fail(rs, MHD_HTTP_FORBIDDEN, "tenant \"%s\" is suspended: no new jobs",
-                        rq->tenant.slug);
+        return api_problem(rs, PROBLEM_JOB_TENANT_SUSPENDED,
+                           json_pack("{s:s}", "tenant", rq->tenant.slug));
     struct jobspec js;
     if (!jobspec_parse(rq->json, &js, rs)) {
         jobspec_free(&js);
@@ -256,8 +294,9 @@ int api_job_submit(struct req *rq, struct resp *rs)
     char project_id[37] = "", cluster_id[37] = "";
     int e = db_project_id(rq->db, rq->tenant.id, js.project, project_id);
     if (e == AIDC_ENOTFOUND) {
-        api_field_error(rs, "project", "no project \"%s\" in tenant \"%s\"", js.project,
-                        rq->tenant.slug);
+        api_field_problem(rs, "project", PROBLEM_JOB_PROJECT_UNKNOWN,
+                          json_pack("{s:s, s:s}", "project", js.project, "tenant",
+                                    rq->tenant.slug));
         e = unprocessable(rs);
     }
     struct resolved img = {0};
@@ -299,8 +338,8 @@ int api_job_submit(struct req *rq, struct resp *rs)
 
 static int not_found(struct req *rq, struct resp *rs, const char *id)
 {
-    return api_fail(rs, MHD_HTTP_NOT_FOUND, "job %s not found in tenant \"%s\"", id,
-                    rq->tenant.slug);
+    return api_problem(rs, PROBLEM_JOB_NOT_FOUND,
+                       json_pack("{s:s, s:s}", "id", id, "tenant", rq->tenant.slug));
 }
 
 /* Tenant admins, platform admins and the job's owner may see all of it. */
@@ -340,12 +379,13 @@ int api_job_list(struct req *rq, struct resp *rs)
     const char *state = req_query(rq, "state"), *project = req_query(rq, "project"),
                *user = req_query(rq, "user");
     if (state && !jobspec_state_valid(state))
-        api_field_error(rs, "state", "must be one of queued, admitted, pending, running, "
-                                     "succeeded, failed, cancelled, preempted");
+        api_field_problem(rs, "state", PROBLEM_V_ONE_OF,
+                          json_pack("{s:s}", "allowed", "queued, admitted, pending, running, "
+                                                        "succeeded, failed, cancelled, preempted"));
     if (project && !validate_slug(project))
-        api_field_error(rs, "project", "must match ^[a-z][a-z0-9-]{1,62}$");
+        api_field_problem(rs, "project", PROBLEM_V_SLUG, NULL);
     if (user && !validate_username(user))
-        api_field_error(rs, "user", "must be a user name");
+        api_field_problem(rs, "user", PROBLEM_V_USER, NULL);
     if (rs->err.nfields)
         return api_fail_fields(rs);
     struct page pg;
@@ -376,7 +416,7 @@ int api_job_events(struct req *rq, struct resp *rs)
         return e;
     if (pg.after && (strspn(pg.after, "0123456789") != strlen(pg.after) || strlen(pg.after) > 18)) {
         paging_free(&pg);
-        api_field_error(rs, "cursor", "is not a cursor this server issued");
+        api_field_problem(rs, "cursor", PROBLEM_V_CURSOR, NULL);
         return api_fail_fields(rs);
     }
     PGresult *r = NULL;
@@ -406,14 +446,14 @@ int api_job_cancel(struct req *rq, struct resp *rs)
     bool mine = sees_all(rq, json_string_value(json_object_get(job, "user")));
     json_decref(job);
     if (!mine)
-        return api_fail(rs, MHD_HTTP_FORBIDDEN, "members may cancel only their own jobs");
+        return api_problem(rs, PROBLEM_JOB_CANCEL_NOT_OWNER, NULL);
     char state[16] = "";
     json_t *out = NULL;
     e = db_job_cancel(rq->db, rq->tenant.id, id, rq->actor.username, state, sizeof state, &out);
     if (e == AIDC_ENOTFOUND)
         return not_found(rq, rs, id);
     if (e == AIDC_ECONFLICT)
-        return api_fail(rs, MHD_HTTP_CONFLICT, "job %s has already ended (%s)", id, state);
+        return api_problem(rs, PROBLEM_JOB_ENDED, json_pack("{s:s, s:s}", "id", id, "state", state));
     if (e)
         return e;
     resp_audit(rs, "job", id, json_pack("{s:s}", "state_before", state));
@@ -429,7 +469,7 @@ static int tail_param(struct req *rq, struct resp *rs, int *tail)
     char *end;
     long v = strtol(t, &end, 10);
     if (!*t || *end || !(t[0] >= '0' && t[0] <= '9') || v < 1 || v > LOG_TAIL_MAX) {
-        api_field_error(rs, "tail", "must be an integer from 1 to %d", LOG_TAIL_MAX);
+        api_field_problem(rs, "tail", PROBLEM_V_LIMIT, json_pack("{s:i}", "max", LOG_TAIL_MAX));
         return api_fail_fields(rs);
     }
     *tail = (int)v;
@@ -443,7 +483,8 @@ int api_job_logs(struct req *rq, struct resp *rs)
     if (e)
         return e;
     if (stream && strcmp(stream, "stdout") != 0 && strcmp(stream, "stderr") != 0) {
-        api_field_error(rs, "stream", "must be stdout or stderr");
+        api_field_problem(rs, "stream", PROBLEM_V_ONE_OF,
+                          json_pack("{s:s}", "allowed", "stdout, stderr"));
         return api_fail_fields(rs);
     }
     e = tail_param(rq, rs, &tail);
@@ -459,7 +500,7 @@ int api_job_logs(struct req *rq, struct resp *rs)
     json_t *options = pl.options_json ? json_loads(pl.options_json, 0, NULL) : NULL;
     free(pl.options_json);
     if (!sees_all(rq, pl.user))
-        e = api_fail(rs, MHD_HTTP_FORBIDDEN, "only the job's owner and tenant admins read its logs");
+        e = api_problem(rs, PROBLEM_JOB_LOGS_NOT_OWNER, NULL);
     else if (!pl.cluster_id[0]) {
         /* queued, or back in the queue after a preemption: nothing written by this
          * run yet - an empty log, like a placed job that has not started (a page
@@ -471,8 +512,7 @@ int api_job_logs(struct req *rq, struct resp *rs)
         rs->content_type = "text/plain; charset=utf-8";
         return 0;
     } else if (!ops || !ops->logs)
-        e = api_fail(rs, MHD_HTTP_NOT_FOUND, "logs of jobs on %s clusters cannot be read here",
-                     pl.kind);
+        e = api_problem(rs, PROBLEM_JOB_LOGS_UNAVAILABLE, json_pack("{s:s}", "kind", pl.kind));
     if (e) {
         json_decref(options);
         return e;

@@ -1,6 +1,7 @@
 /* jobspec.c - checking a job submission (see jobspec.h). */
 #include "jobspec.h"
 
+#include "../server/sbuf.h"
 #include "../server/validate.h"
 #include "../server/xalloc.h"
 
@@ -53,21 +54,20 @@ static bool has_text(const char *s)
 }
 
 static const struct vfield fields[] = {
-    {"project", V_STRING, V_REQUIRED, 0, 0, validate_slug, "must match ^[a-z][a-z0-9-]{1,62}$"},
-    {"name", V_STRING, V_REQUIRED, 1, 200, is_printable, "must not contain control characters"},
-    {"image", V_STRING, V_NULLABLE, 1, 512, is_printable, "must not contain control characters"},
-    {"command", V_STRING_ARRAY, V_NULLABLE, 1, JOB_MAX_ARGS, NULL, NULL},
-    {"script", V_STRING, V_NULLABLE, 0, 0, NULL, NULL},
-    {"gpus", V_INT, 0, 0, JOB_MAX_GPUS, NULL, NULL},
-    {"gpu_type", V_STRING, V_NULLABLE, 0, 0, jobspec_gpu_type_valid,
-     "must match ^[a-z0-9][a-z0-9._-]{0,31}$"},
-    {"cpus", V_INT, 0, 1, JOB_MAX_CPUS, NULL, NULL},
-    {"memory_gib", V_INT, 0, 1, JOB_MAX_MEMORY_GIB, NULL, NULL},
-    {"nodes", V_INT, 0, 1, JOB_MAX_NODES, NULL, NULL},
-    {"time_limit_minutes", V_INT, 0, 1, JOB_MAX_MINUTES, NULL, NULL},
-    {"priority", V_STRING, 0, 0, 0, is_priority, "must be high, normal or low"},
-    {"env", V_OBJECT, V_NULLABLE, 0, 0, NULL, NULL},
-    {"cluster", V_STRING, V_NULLABLE, 0, 0, validate_slug, "must match ^[a-z][a-z0-9-]{1,62}$"},
+    {"project", V_STRING, V_REQUIRED, 0, 0, validate_slug, PROBLEM_V_SLUG},
+    {"name", V_STRING, V_REQUIRED, 1, 200, is_printable, PROBLEM_V_PRINTABLE},
+    {"image", V_STRING, V_NULLABLE, 1, 512, is_printable, PROBLEM_V_PRINTABLE},
+    {"command", V_STRING_ARRAY, V_NULLABLE, 1, JOB_MAX_ARGS, NULL, 0},
+    {"script", V_STRING, V_NULLABLE, 0, 0, NULL, 0},
+    {"gpus", V_INT, 0, 0, JOB_MAX_GPUS, NULL, 0},
+    {"gpu_type", V_STRING, V_NULLABLE, 0, 0, jobspec_gpu_type_valid, PROBLEM_JOB_GPU_TYPE_PATTERN},
+    {"cpus", V_INT, 0, 1, JOB_MAX_CPUS, NULL, 0},
+    {"memory_gib", V_INT, 0, 1, JOB_MAX_MEMORY_GIB, NULL, 0},
+    {"nodes", V_INT, 0, 1, JOB_MAX_NODES, NULL, 0},
+    {"time_limit_minutes", V_INT, 0, 1, JOB_MAX_MINUTES, NULL, 0},
+    {"priority", V_STRING, 0, 0, 0, is_priority, PROBLEM_JOB_PRIORITY},
+    {"env", V_OBJECT, V_NULLABLE, 0, 0, NULL, 0},
+    {"cluster", V_STRING, V_NULLABLE, 0, 0, validate_slug, PROBLEM_V_SLUG},
 };
 
 static int int_or(const json_t *body, const char *name, int def)
@@ -101,8 +101,9 @@ static void check_env(const json_t *env, struct resp *rs)
     if (!json_is_object(env))
         return;
     if (json_object_size(env) > JOB_MAX_ENV) {
-        api_field_error(rs, "env", "may have at most %d variables (has %zu)", JOB_MAX_ENV,
-                        json_object_size(env));
+        api_field_problem(rs, "env", PROBLEM_JOB_ENV_TOO_MANY,
+                          json_pack("{s:i, s:I}", "max", JOB_MAX_ENV, "count",
+                                    (json_int_t)json_object_size(env)));
         return;
     }
     const char *k;
@@ -111,15 +112,15 @@ static void check_env(const json_t *env, struct resp *rs)
         char field[JOB_MAX_ENV_NAME + 8];
         snprintf(field, sizeof field, "env.%.*s", JOB_MAX_ENV_NAME, k);
         if (!env_name_valid(k))
-            api_field_error(rs, "env", "\"%.64s\" is not a variable name "
-                                       "(^[A-Za-z_][A-Za-z0-9_]{0,127}$)", k);
+            api_field_problem(rs, "env", PROBLEM_JOB_ENV_NAME,
+                              json_pack("{s:s%}", "name", k, sbuf_utf8_prefix(k, 64)));
         else if (env_reserved(k))
-            api_field_error(rs, field, "is set by the platform (AIDC_*, CUDA_VISIBLE_DEVICES, "
-                                       "NVIDIA_VISIBLE_DEVICES)");
+            api_field_problem(rs, field, PROBLEM_JOB_ENV_RESERVED, NULL);
         else if (!json_is_string(v))
-            api_field_error(rs, field, "must be a string");
+            api_field_problem(rs, field, PROBLEM_V_TYPE_STRING, NULL);
         else if (strlen(json_string_value(v)) > JOB_MAX_ENV_VALUE)
-            api_field_error(rs, field, "must be at most %d bytes", JOB_MAX_ENV_VALUE);
+            api_field_problem(rs, field, PROBLEM_V_BYTES_MAX,
+                              json_pack("{s:i}", "max", JOB_MAX_ENV_VALUE));
     }
 }
 
@@ -132,13 +133,14 @@ static void check_command(const json_t *cmd, struct resp *rs)
     json_array_foreach(cmd, i, v) {
         const char *s = json_string_value(v);
         if (s && strlen(s) > JOB_MAX_ARG) {
-            api_field_error(rs, "command", "item %zu is longer than %d bytes", i, JOB_MAX_ARG);
+            api_field_problem(rs, "command", PROBLEM_JOB_COMMAND_ITEM_TOO_LONG,
+                              json_pack("{s:I, s:i}", "index", (json_int_t)i, "max", JOB_MAX_ARG));
             return;
         }
     }
     const char *first = json_string_value(json_array_get(cmd, 0));
     if (first && !has_text(first))
-        api_field_error(rs, "command", "must name a program first");
+        api_field_problem(rs, "command", PROBLEM_JOB_COMMAND_NO_PROGRAM, NULL);
 }
 
 bool jobspec_parse(const json_t *body, struct jobspec *spec, struct resp *rs)
@@ -149,12 +151,13 @@ bool jobspec_parse(const json_t *body, struct jobspec *spec, struct resp *rs)
     const char *script = vstr(body, "script");
     bool has_cmd = cmd && !json_is_null(cmd), has_script = script != NULL;
     if (has_cmd == has_script)
-        api_field_error(rs, "command", "give exactly one of command (an array) or script");
+        api_field_problem(rs, "command", PROBLEM_JOB_COMMAND_OR_SCRIPT, NULL);
     check_command(cmd, rs);
     if (script && !has_text(script))
-        api_field_error(rs, "script", "must not be empty");
+        api_field_problem(rs, "script", PROBLEM_V_NOT_EMPTY, NULL);
     else if (script && strlen(script) > JOB_MAX_SCRIPT)
-        api_field_error(rs, "script", "must be at most %d bytes", JOB_MAX_SCRIPT);
+        api_field_problem(rs, "script", PROBLEM_V_BYTES_MAX,
+                          json_pack("{s:i}", "max", JOB_MAX_SCRIPT));
     check_env(json_object_get(body, "env"), rs);
 
     spec->project = vstr(body, "project");
@@ -171,9 +174,9 @@ bool jobspec_parse(const json_t *body, struct jobspec *spec, struct resp *rs)
     spec->time_limit_minutes = int_or(body, "time_limit_minutes", 60);
     const json_t *gt = json_object_get(body, "gpu_type");
     if (spec->gpus > 0 && (!gt || json_is_null(gt)))
-        api_field_error(rs, "gpu_type", "is required when gpus > 0");
+        api_field_problem(rs, "gpu_type", PROBLEM_JOB_GPU_TYPE_REQUIRED, NULL);
     if (spec->gpus == 0 && spec->gpu_type)
-        api_field_error(rs, "gpu_type", "needs gpus > 0");
+        api_field_problem(rs, "gpu_type", PROBLEM_JOB_GPU_TYPE_WITHOUT_GPUS, NULL);
     if (rs->err.nfields || !ok)
         return false;
     if (has_cmd)

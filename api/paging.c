@@ -23,7 +23,7 @@ int paging_parse(const struct req *rq, struct resp *rs, struct page *pg)
         errno = 0;
         long v = strtol(l, &end, 10);
         if (errno || *end || end == l || !(*l >= '0' && *l <= '9') || v < 1 || v > PAGING_MAX) {
-            api_field_error(rs, "limit", "must be an integer from 1 to %d", PAGING_MAX);
+            api_field_problem(rs, "limit", PROBLEM_V_LIMIT, json_pack("{s:i}", "max", PAGING_MAX));
             return api_fail_fields(rs);
         }
         pg->limit = (int)v;
@@ -42,7 +42,7 @@ int paging_parse(const struct req *rq, struct resp *rs, struct page *pg)
             json_decref(probe);
         }
         if (!ok) {
-            api_field_error(rs, "cursor", "is not a cursor this server issued");
+            api_field_problem(rs, "cursor", PROBLEM_V_CURSOR, NULL);
             return api_fail_fields(rs);
         }
         pg->after = xstrdup((const char *)buf);
@@ -74,7 +74,7 @@ int paging_parse_keyed(const struct req *rq, struct resp *rs, struct page *pg, c
     if (pg->after && (!*id || !crypto_uuid_valid(*id))) {
         paging_free(pg);
         *id = NULL;
-        api_field_error(rs, "cursor", "is not a cursor this server issued");
+        api_field_problem(rs, "cursor", PROBLEM_V_CURSOR, NULL);
         return api_fail_fields(rs);
     }
     return 0;
@@ -83,7 +83,7 @@ int paging_parse_keyed(const struct req *rq, struct resp *rs, struct page *pg, c
 int paging_answer_keyed(struct resp *rs, PGresult *r, struct page *pg, int e)
 {
     if (e == AIDC_EINVAL) {
-        api_field_error(rs, "cursor", "is not a cursor this server issued");
+        api_field_problem(rs, "cursor", PROBLEM_V_CURSOR, NULL);
         e = api_fail_fields(rs);
     } else if (!e) {
         e = paging_answer(rs, r, pg);

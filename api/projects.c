@@ -9,24 +9,22 @@
 
 #include <microhttpd.h>
 
-#define SLUG_MSG "must match ^[a-z][a-z0-9-]{1,62}$"
-
 static const struct vfield create_fields[] = {
-    {"slug", V_STRING, V_REQUIRED, 0, 0, validate_slug, SLUG_MSG},
-    {"name", V_STRING, V_REQUIRED, 1, 200, NULL, NULL},
-    {"description", V_STRING, V_NULLABLE, 0, 4000, NULL, NULL},
+    {"slug", V_STRING, V_REQUIRED, 0, 0, validate_slug, PROBLEM_V_SLUG},
+    {"name", V_STRING, V_REQUIRED, 1, 200, NULL, 0},
+    {"description", V_STRING, V_NULLABLE, 0, 4000, NULL, 0},
 };
 
 static const struct vfield update_fields[] = {
-    {"name", V_STRING, 0, 1, 200, NULL, NULL},
-    {"description", V_STRING, 0, 0, 4000, NULL, NULL},
+    {"name", V_STRING, 0, 1, 200, NULL, 0},
+    {"description", V_STRING, 0, 0, 4000, NULL, 0},
 };
 
 static int project_param(struct req *rq, struct resp *rs, const char **out)
 {
     *out = req_param(rq, "project");
     if (!validate_slug(*out)) {
-        api_field_error(rs, "project", SLUG_MSG);
+        api_field_problem(rs, "project", PROBLEM_V_SLUG, NULL);
         return api_fail_fields(rs);
     }
     return 0;
@@ -39,10 +37,16 @@ static json_t *with_tenant(const struct req *rq, json_t *project)
     return project;
 }
 
+/* project slug of rq's tenant, for a problem's params */
+static json_t *project_params(const struct req *rq, const char *slug)
+{
+    return json_pack("{s:s, s:s}", "project", slug, "tenant",
+                     rq->tenant.slug ? rq->tenant.slug : "");
+}
+
 static int not_found(struct req *rq, struct resp *rs, const char *slug)
 {
-    return api_fail(rs, MHD_HTTP_NOT_FOUND, "project \"%s\" not found in tenant \"%s\"", slug,
-                    rq->tenant.slug);
+    return api_problem(rs, PROBLEM_PROJECT_NOT_FOUND, project_params(rq, slug));
 }
 
 int api_project_create(struct req *rq, struct resp *rs)
@@ -54,8 +58,7 @@ int api_project_create(struct req *rq, struct resp *rs)
     int e = db_project_create(rq->db, rq->tenant.id, slug, vstr(rq->json, "name"),
                               vstr(rq->json, "description"), rq->actor.user_id, &out);
     if (e == AIDC_ECONFLICT)
-        return api_fail(rs, MHD_HTTP_CONFLICT, "project \"%s\" already exists in tenant \"%s\"",
-                        slug, rq->tenant.slug);
+        return api_problem(rs, PROBLEM_PROJECT_EXISTS, project_params(rq, slug));
     if (e)
         return e;
     char *loc = xasprintf("/api/v1/tenants/%s/projects/%s", rq->tenant.slug, slug);
@@ -108,7 +111,7 @@ int api_project_update(struct req *rq, struct resp *rs)
     if (!validate_object(rq->json, update_fields, 2, rs))
         return api_fail_fields(rs);
     if (json_object_size(rq->json) == 0)
-        return api_fail(rs, MHD_HTTP_BAD_REQUEST, "nothing to change: the body has no field");
+        return api_problem(rs, PROBLEM_NOTHING_TO_CHANGE, NULL);
     json_t *out = NULL;
     e = db_project_update(rq->db, rq->tenant.id, slug, vstr(rq->json, "name"),
                           vstr(rq->json, "description"), &out);
@@ -135,8 +138,7 @@ int api_project_delete(struct req *rq, struct resp *rs)
         return e;
     if (json_is_true(json_object_get(out, "busy"))) {
         json_decref(out);
-        return api_fail(rs, MHD_HTTP_CONFLICT,
-                        "project \"%s\" has jobs that have not finished; cancel them first", slug);
+        return api_problem(rs, PROBLEM_PROJECT_BUSY, project_params(rq, slug));
     }
     resp_audit(rs, "project", json_string_value(json_object_get(out, "id")),
                json_pack("{s:s}", "slug", slug));

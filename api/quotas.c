@@ -162,14 +162,15 @@ static bool parse_body(const json_t *body, bool tenant, struct resp *rs, struct 
     const char *key;
     json_t *v;
     json_object_foreach((json_t *)body, key, v) if (strcmp(key, "resources") != 0)
-        api_field_error(rs, key, "unknown field");
+        api_field_problem(rs, key, PROBLEM_V_UNKNOWN_FIELD, NULL);
     json_t *resources = json_object_get(body, "resources");
     if (!json_is_object(resources)) {
-        api_field_error(rs, "resources", "is required: an object of resource to amounts");
+        api_field_problem(rs, "resources", PROBLEM_QUOTA_RESOURCES_REQUIRED, NULL);
         return false;
     }
     if (json_object_size(resources) > MAX_RESOURCES) {
-        api_field_error(rs, "resources", "may name at most %d resources", MAX_RESOURCES);
+        api_field_problem(rs, "resources", PROBLEM_QUOTA_TOO_MANY_RESOURCES,
+                          json_pack("{s:i}", "max", MAX_RESOURCES));
         return false;
     }
     p->name = xcalloc(json_object_size(resources) + 1, sizeof *p->name);
@@ -179,14 +180,13 @@ static bool parse_body(const json_t *body, bool tenant, struct resp *rs, struct 
         char field[64];
         field_name(key, field, sizeof field);
         if (!is_resource(key, tenant)) {
-            api_field_error(rs, field, tenant ? "is not a resource (gpu:<type>, cpu, memory_gib, "
-                                                "jobs, gpu_hours_month, storage_gib)"
-                                              : "is not a resource (gpu:<type>, cpu, memory_gib, "
-                                                "jobs, gpu_hours_month)");
+            api_field_problem(rs, field,
+                              tenant ? PROBLEM_QUOTA_TENANT_RESOURCE : PROBLEM_QUOTA_PROJECT_RESOURCE,
+                              NULL);
             continue;
         }
         if (!json_is_object(v)) {
-            api_field_error(rs, field, "must be an object");
+            api_field_problem(rs, field, PROBLEM_V_TYPE_OBJECT, NULL);
             continue;
         }
         char g[48] = "0", l[48] = "";
@@ -194,18 +194,21 @@ static bool parse_body(const json_t *body, bool tenant, struct resp *rs, struct 
         json_t *x;
         json_object_foreach(v, k2, x) {
             if (strcmp(k2, "limit") != 0 && !(tenant && strcmp(k2, "guaranteed") == 0))
-                api_field_error(rs, field, "unknown field \"%.40s\"", k2);
+                api_field_problem(rs, field, PROBLEM_QUOTA_AMOUNT_FIELD,
+                                  json_pack("{s:s%}", "name", k2, sbuf_utf8_prefix(k2, 40)));
         }
         json_t *gv = json_object_get(v, "guaranteed"), *lv = json_object_get(v, "limit");
         if (gv && !amount(gv, g, sizeof g))
-            api_field_error(rs, field, "guaranteed must be a number from 0 to 1000000000");
+            api_field_problem(rs, field, PROBLEM_QUOTA_GUARANTEED, NULL);
         if (!lv || !amount(lv, l, sizeof l)) {
-            api_field_error(rs, field, "limit is required: a number from 0 to 1000000000");
+            api_field_problem(rs, field, PROBLEM_QUOTA_LIMIT, NULL);
             continue;
         }
         double gd = strtod(g, NULL), ld = strtod(l, NULL);
         if (ld < gd)
-            api_field_error(rs, field, "limit (%s) must not be below guaranteed (%s)", l, g);
+            api_field_problem(rs, field, PROBLEM_QUOTA_LIMIT_BELOW_GUARANTEED,
+                              json_pack("{s:o, s:o}", "limit", problem_number(ld), "guaranteed",
+                                        problem_number(gd)));
         snprintf(p->name[p->n], sizeof p->name[0], "%s", key);
         p->g[p->n] = gd;
         p->l[p->n] = ld;
@@ -236,9 +239,10 @@ static int check_capacity(struct req *rq, struct resp *rs, const struct parsed *
             }
         }
         if (others + p->g[i] > capacity + 1e-9)
-            api_field_error(rs, field_name(p->name[i], field, sizeof field),
-                            "the tenants' guarantees would total %g GPUs, the clusters offer %g",
-                            others + p->g[i], capacity);
+            api_field_problem(rs, field_name(p->name[i], field, sizeof field),
+                              PROBLEM_QUOTA_OVER_CAPACITY,
+                              json_pack("{s:o, s:o}", "total", problem_number(others + p->g[i]),
+                                        "capacity", problem_number(capacity)));
     }
     PQclear(r);
     if (rs->err.nfields) {
@@ -313,13 +317,13 @@ static int project_id(struct req *rq, struct resp *rs, char *id)
 {
     const char *slug = req_param(rq, "project");
     if (!validate_slug(slug)) {
-        api_field_error(rs, "project", "must match ^[a-z][a-z0-9-]{1,62}$");
+        api_field_problem(rs, "project", PROBLEM_V_SLUG, NULL);
         return api_fail_fields(rs);
     }
     int e = db_project_id(rq->db, rq->tenant.id, slug, id);
     if (e == AIDC_ENOTFOUND)
-        return api_fail(rs, MHD_HTTP_NOT_FOUND, "project \"%s\" not found in tenant \"%s\"", slug,
-                        rq->tenant.slug);
+        return api_problem(rs, PROBLEM_PROJECT_NOT_FOUND,
+                           json_pack("{s:s, s:s}", "project", slug, "tenant", rq->tenant.slug));
     return e;
 }
 
@@ -345,8 +349,10 @@ static int check_tenant_limits(struct req *rq, struct resp *rs, const struct par
             if (strcmp(PQgetvalue(q, k, 0), p->name[i]) == 0)
                 tl = strtod(PQgetvalue(q, k, 2), NULL);
         if (tl >= 0 && p->l[i] > tl + 1e-9)
-            api_field_error(rs, field_name(p->name[i], field, sizeof field),
-                            "limit %g exceeds the tenant's limit (%g)", p->l[i], tl);
+            api_field_problem(rs, field_name(p->name[i], field, sizeof field),
+                              PROBLEM_QUOTA_OVER_TENANT_LIMIT,
+                              json_pack("{s:o, s:o}", "limit", problem_number(p->l[i]),
+                                        "tenant_limit", problem_number(tl)));
     }
     PQclear(q);
     if (rs->err.nfields) {

@@ -58,12 +58,11 @@ static bool is_url(const char *s)
 }
 
 static const struct vfield create_fields[] = {
-    {"name", V_STRING, V_REQUIRED, 0, 0, validate_slug, "must match ^[a-z][a-z0-9-]{1,62}$"},
-    {"url", V_STRING, V_REQUIRED, 1, 300, is_url,
-     "must be http(s)://host[:port] (the registry's root, no path)"},
+    {"name", V_STRING, V_REQUIRED, 0, 0, validate_slug, PROBLEM_V_SLUG},
+    {"url", V_STRING, V_REQUIRED, 1, 300, is_url, PROBLEM_REGISTRY_URL},
     {"credentials_ref", V_STRING, V_NULLABLE, 0, 0, is_credentials_ref,
-     "must be file:/absolute/path or env:NAME, holding user:password"},
-    {"options", V_OBJECT, 0, 0, 0, NULL, NULL},
+     PROBLEM_REGISTRY_CREDENTIALS_REF},
+    {"options", V_OBJECT, 0, 0, 0, NULL, 0},
 };
 
 int api_registry_create(struct req *rq, struct resp *rs)
@@ -75,7 +74,8 @@ int api_registry_create(struct req *rq, struct resp *rs)
     json_t *options = json_object_get(rq->json, "options");
     char msg[256];
     if (options && !regsync_options_valid(options, msg, sizeof msg)) {
-        api_field_error(rs, "options", "%s", msg);
+        api_field_problem(rs, "options", PROBLEM_REGISTRY_OPTIONS,
+                          json_pack("{s:o}", "reason", problem_text(msg)));
         return api_fail_fields(rs);
     }
     char host[IMAGE_HOST_MAX + 1];
@@ -90,7 +90,7 @@ int api_registry_create(struct req *rq, struct resp *rs)
     free(opts);
     free(clean);
     if (e == AIDC_ECONFLICT)
-        return api_fail(rs, MHD_HTTP_CONFLICT, "registry \"%s\" exists already", name);
+        return api_problem(rs, PROBLEM_REGISTRY_EXISTS, json_pack("{s:s}", "registry", name));
     /* a new registry is synced at once */
     json_t *requested = NULL;
     if (!e)
@@ -133,7 +133,7 @@ static int name_param(struct req *rq, struct resp *rs, const char **out)
 {
     *out = req_param(rq, "name");
     if (!validate_slug(*out)) {
-        api_field_error(rs, "name", "must match ^[a-z][a-z0-9-]{1,62}$");
+        api_field_problem(rs, "name", PROBLEM_V_SLUG, NULL);
         return api_fail_fields(rs);
     }
     return 0;
@@ -148,7 +148,7 @@ int api_registry_get(struct req *rq, struct resp *rs)
     json_t *out = NULL;
     e = db_registry_get(rq->db, name, &out);
     if (e == AIDC_ENOTFOUND)
-        return api_fail(rs, MHD_HTTP_NOT_FOUND, "registry \"%s\" not found", name);
+        return api_problem(rs, PROBLEM_REGISTRY_NOT_FOUND, json_pack("{s:s}", "registry", name));
     return e ? e : resp_json(rs, MHD_HTTP_OK, out);
 }
 
@@ -161,7 +161,7 @@ int api_registry_sync(struct req *rq, struct resp *rs)
     json_t *out = NULL;
     e = db_registry_request_sync(rq->db, name, &out);
     if (e == AIDC_ENOTFOUND)
-        return api_fail(rs, MHD_HTTP_NOT_FOUND, "registry \"%s\" not found", name);
+        return api_problem(rs, PROBLEM_REGISTRY_NOT_FOUND, json_pack("{s:s}", "registry", name));
     if (!e)
         e = db_sched_wake(rq->db, "aidc_registries");
     if (e) {

@@ -17,17 +17,15 @@
 #include <microhttpd.h>
 #include <string.h>
 
-#define SLUG_MSG "must match ^[a-z][a-z0-9-]{1,62}$"
-
 static const struct vfield create_fields[] = {
-    {"slug", V_STRING, V_REQUIRED, 0, 0, validate_slug, SLUG_MSG},
-    {"name", V_STRING, V_REQUIRED, 1, 200, NULL, NULL},
+    {"slug", V_STRING, V_REQUIRED, 0, 0, validate_slug, PROBLEM_V_SLUG},
+    {"name", V_STRING, V_REQUIRED, 1, 200, NULL, 0},
 };
 
 static const struct vfield update_fields[] = {
-    {"name", V_STRING, 0, 1, 200, NULL, NULL},
-    {"suspended", V_BOOL, 0, 0, 0, NULL, NULL},
-    {"members_see_all_jobs", V_BOOL, 0, 0, 0, NULL, NULL},
+    {"name", V_STRING, 0, 1, 200, NULL, 0},
+    {"suspended", V_BOOL, 0, 0, 0, NULL, 0},
+    {"members_see_all_jobs", V_BOOL, 0, 0, 0, NULL, 0},
 };
 
 static bool is_tenant_role(const char *s)
@@ -36,9 +34,20 @@ static bool is_tenant_role(const char *s)
 }
 
 static const struct vfield member_fields[] = {
-    {"role", V_STRING, V_REQUIRED, 0, 0, is_tenant_role,
-     "must be tenant_admin, member or viewer"},
+    {"role", V_STRING, V_REQUIRED, 0, 0, is_tenant_role, PROBLEM_TENANT_ROLE},
 };
+
+/* The {tenant} of the path (resolved by the dispatcher, so never NULL in practice). */
+static const char *tenant_slug(const struct req *rq)
+{
+    return rq->tenant.slug ? rq->tenant.slug : "";
+}
+
+/* The tenant vanished between the dispatcher's check and the handler's statement. */
+static int tenant_not_found(const struct req *rq, struct resp *rs)
+{
+    return api_problem(rs, PROBLEM_TENANT_NOT_FOUND, json_pack("{s:s}", "tenant", tenant_slug(rq)));
+}
 
 int api_tenant_create(struct req *rq, struct resp *rs)
 {
@@ -48,10 +57,7 @@ int api_tenant_create(struct req *rq, struct resp *rs)
     json_t *out = NULL;
     int e = db_tenant_create(rq->db, slug, vstr(rq->json, "name"), &out);
     if (e == AIDC_ECONFLICT) /* deleted tenants keep their slug (their records name it) */
-        return api_fail(rs, MHD_HTTP_CONFLICT,
-                        "tenant slug \"%s\" is taken (by a tenant, or by a deleted one: slugs "
-                        "are never reused)",
-                        slug);
+        return api_problem(rs, PROBLEM_TENANT_SLUG_TAKEN, json_pack("{s:s}", "tenant", slug));
     if (e)
         return e;
     char *loc = xasprintf("/api/v1/tenants/%s", slug);
@@ -81,7 +87,7 @@ int api_tenant_get(struct req *rq, struct resp *rs)
     json_t *out = NULL;
     int e = db_tenant_get(rq->db, rq->tenant.id, &out);
     if (e == AIDC_ENOTFOUND)
-        return api_fail(rs, MHD_HTTP_NOT_FOUND, "tenant \"%s\" not found", rq->tenant.slug);
+        return tenant_not_found(rq, rs);
     return e ? e : resp_json(rs, MHD_HTTP_OK, out);
 }
 
@@ -99,16 +105,15 @@ int api_tenant_update(struct req *rq, struct resp *rs)
     if (!validate_object(rq->json, update_fields, 3, rs))
         return api_fail_fields(rs);
     if (json_object_size(rq->json) == 0)
-        return api_fail(rs, MHD_HTTP_BAD_REQUEST, "nothing to change: the body has no field");
+        return api_problem(rs, PROBLEM_NOTHING_TO_CHANGE, NULL);
     json_t *sj = json_object_get(rq->json, "suspended");
     if (!(rq->actor.roles & GR_PLATFORM_ADMIN) && (sj || json_object_get(rq->json, "name")))
-        return api_fail(rs, MHD_HTTP_FORBIDDEN,
-                        "only platform admins change a tenant's name or suspension");
+        return api_problem(rs, PROBLEM_TENANT_PLATFORM_FIELDS, NULL);
     json_t *out = NULL;
     int e = db_tenant_update(rq->db, rq->tenant.id, vstr(rq->json, "name"), bool_text(sj),
                              bool_text(json_object_get(rq->json, "members_see_all_jobs")), &out);
     if (e == AIDC_ENOTFOUND)
-        return api_fail(rs, MHD_HTTP_NOT_FOUND, "tenant \"%s\" not found", rq->tenant.slug);
+        return tenant_not_found(rq, rs);
     if (e)
         return e;
     resp_audit(rs, "tenant", rq->tenant.slug, json_deep_copy(rq->json));
@@ -152,7 +157,7 @@ int api_tenant_delete(struct req *rq, struct resp *rs)
     json_t *out = NULL;
     e = db_tenant_delete(rq->db, rq->tenant.id, &out);
     if (e == AIDC_ENOTFOUND)
-        return api_fail(rs, MHD_HTTP_NOT_FOUND, "tenant \"%s\" not found", rq->tenant.slug);
+        return tenant_not_found(rq, rs);
     if (e)
         return e;
     int cancelled = 0;
@@ -186,7 +191,7 @@ static int username_param(struct req *rq, struct resp *rs, const char **out)
 {
     *out = req_param(rq, "username");
     if (!validate_username(*out)) {
-        api_field_error(rs, "username", "must match ^[a-z][a-z0-9._-]{0,62}$");
+        api_field_problem(rs, "username", PROBLEM_V_USERNAME, NULL);
         return api_fail_fields(rs);
     }
     return 0;
@@ -206,7 +211,7 @@ int api_member_put(struct req *rq, struct resp *rs)
     char *previous = NULL;
     e = db_member_put(rq->db, rq->tenant.id, username, role, &out, &created, &previous);
     if (e == AIDC_ENOTFOUND)
-        return api_fail(rs, MHD_HTTP_NOT_FOUND, "user \"%s\" not found", username);
+        return api_problem(rs, PROBLEM_USER_NOT_FOUND, json_pack("{s:s}", "username", username));
     if (e)
         return e;
     resp_audit(rs, "membership", username,
@@ -224,8 +229,9 @@ int api_member_delete(struct req *rq, struct resp *rs)
         return e;
     e = db_member_delete(rq->db, rq->tenant.id, username);
     if (e == AIDC_ENOTFOUND)
-        return api_fail(rs, MHD_HTTP_NOT_FOUND, "\"%s\" is not a member of tenant \"%s\"",
-                        username, rq->tenant.slug);
+        return api_problem(
+            rs, PROBLEM_TENANT_NOT_MEMBER,
+            json_pack("{s:s, s:s}", "username", username, "tenant", tenant_slug(rq)));
     if (e)
         return e;
     resp_audit(rs, "membership", username, json_pack("{s:s}", "username", username));

@@ -48,12 +48,12 @@ static int parse_args(struct req *rq, struct resp *rs, bool platform, long max_d
         return 0;
     bool suspended;
     if (!validate_slug(slug)) {
-        api_field_error(rs, "tenant", "must be a tenant's slug");
+        api_field_problem(rs, "tenant", PROBLEM_V_TENANT, NULL);
         return api_fail_fields(rs);
     }
     e = db_tenant_resolve(rq->db, slug, a->tenant_id, &suspended);
     if (e == AIDC_ENOTFOUND)
-        return api_fail(rs, MHD_HTTP_NOT_FOUND, "tenant \"%s\" not found", slug);
+        return api_problem(rs, PROBLEM_TENANT_NOT_FOUND, json_pack("{s:s}", "tenant", slug));
     a->q.tenant_id = a->tenant_id;
     return e;
 }
@@ -169,9 +169,8 @@ static int report(struct req *rq, struct resp *rs, bool platform)
         return e;
     if (PQntuples(r) > rq->cfg->usage_max_rows) {
         PQclear(r);
-        return api_fail(rs, MHD_HTTP_UNPROCESSABLE_CONTENT,
-                        "the report has more than %d rows: narrow from/to, filter, or group by "
-                        "less", rq->cfg->usage_max_rows);
+        return api_problem(rs, PROBLEM_USAGE_TOO_MANY_ROWS,
+                           json_pack("{s:I}", "max", (json_int_t)rq->cfg->usage_max_rows));
     }
     if (a.csv) {
         e = answer_csv(rs, &a, r);
@@ -200,17 +199,18 @@ static int jobs(struct req *rq, struct resp *rs, bool platform)
     if (e)
         return e;
     struct usage_args a;
-    if (pg.limit > USAGE_JOBS_MAX) {
-        api_field_error(rs, "limit", "must be at most %d here (each job lists its intervals)",
-                        USAGE_JOBS_MAX);
+    /* fewer jobs a page than elsewhere: each job lists its intervals */
+    if (pg.limit > USAGE_JOBS_MAX)
+        api_field_problem(rs, "limit", PROBLEM_V_LIMIT,
+                          json_pack("{s:I}", "max", (json_int_t)USAGE_JOBS_MAX));
+    else if (pg.after && !crypto_uuid_valid(pg.after))
+        api_field_problem(rs, "cursor", PROBLEM_V_CURSOR, NULL);
+    if (rs->err.nfields)
         e = api_fail_fields(rs);
-    } else if (pg.after && !crypto_uuid_valid(pg.after)) {
-        e = api_fail(rs, MHD_HTTP_BAD_REQUEST, "cursor is not one this server gave");
-    }
     if (!e)
         e = parse_args(rq, rs, platform, USAGE_JOBS_MAX_DAYS, &a);
     if (!e && a.csv)
-        e = api_fail(rs, MHD_HTTP_NOT_ACCEPTABLE, "the jobs behind usage are JSON only");
+        e = api_problem(rs, PROBLEM_NOT_ACCEPTABLE_JSON, NULL);
     PGresult *r = NULL;
     if (!e) {
         a.q.limit = pg.limit;
@@ -253,9 +253,9 @@ int api_usage_utilization(struct req *rq, struct resp *rs)
                 sizeof from);
     const char *cluster = req_query(rq, "cluster"), *gpu_type = req_query(rq, "gpu_type");
     if (gpu_type && (!jobspec_gpu_type_valid(gpu_type)))
-        api_field_error(rs, "gpu_type", "must be a GPU type, e.g. a100");
+        api_field_problem(rs, "gpu_type", PROBLEM_V_GPU_TYPE, NULL);
     if (cluster && !validate_slug(cluster))
-        api_field_error(rs, "cluster", "must be a cluster's name");
+        api_field_problem(rs, "cluster", PROBLEM_V_CLUSTER, NULL);
     if (rs->err.nfields)
         return api_fail_fields(rs);
     int e = 0;
@@ -263,7 +263,8 @@ int api_usage_utilization(struct req *rq, struct resp *rs)
         char kind[16];
         e = db_cluster_lookup(rq->db, cluster, cluster_id, kind, sizeof kind, NULL);
         if (e == AIDC_ENOTFOUND)
-            return api_fail(rs, MHD_HTTP_NOT_FOUND, "cluster \"%s\" not found", cluster);
+            return api_problem(rs, PROBLEM_CLUSTER_NOT_FOUND,
+                               json_pack("{s:s}", "cluster", cluster));
         if (e)
             return e;
     }

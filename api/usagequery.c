@@ -27,13 +27,14 @@ void usagequery_range(const struct req *rq, struct resp *rs, time_t dfrom, time_
     const char *f = req_query(rq, "from"), *t = req_query(rq, "to");
     time_t tf = dfrom, tt = dto;
     if (f && !auditfilter_time(f, &tf, NULL))
-        api_field_error(rs, "from", "must be an RFC 3339 time, e.g. 2026-11-01T00:00:00Z");
+        api_field_problem(rs, "from", PROBLEM_V_TIME, NULL);
     if (t && !auditfilter_time(t, &tt, NULL))
-        api_field_error(rs, "to", "must be an RFC 3339 time, e.g. 2026-12-01T00:00:00Z");
+        api_field_problem(rs, "to", PROBLEM_V_TIME, NULL);
     if (tt <= tf)
-        api_field_error(rs, "to", "must be after from");
+        api_field_problem(rs, "to", PROBLEM_V_AFTER_FROM, NULL);
     else if (tt - tf > max_days * 86400L)
-        api_field_error(rs, "to", "must be at most %ld days after from", max_days);
+        api_field_problem(rs, "to", PROBLEM_USAGE_RANGE,
+                          json_pack("{s:I}", "max", (json_int_t)max_days));
     /* the texts as given keep their fractions; defaults are whole seconds */
     snprintf(from, n, "%s", f ? f : "");
     snprintf(to, n, "%s", t ? t : "");
@@ -62,7 +63,8 @@ static bool wants_csv(const struct req *rq, struct resp *rs)
 {
     const char *format = req_query(rq, "format");
     if (format && strcmp(format, "csv") != 0 && strcmp(format, "json") != 0)
-        api_field_error(rs, "format", "must be json or csv");
+        api_field_problem(rs, "format", PROBLEM_V_ONE_OF,
+                          json_pack("{s:s}", "allowed", "json, csv"));
     if (format)
         return strcmp(format, "csv") == 0;
     return rq->accept && strstr(rq->accept, "text/csv") != NULL;
@@ -76,7 +78,8 @@ static void parse_groups(const struct req *rq, struct resp *rs, bool platform,
     sbuf_putc(&pg, '{');
     char buf[128];
     if (g && strlen(g) >= sizeof buf) {
-        api_field_error(rs, "group_by", "is too long");
+        api_field_problem(rs, "group_by", PROBLEM_V_BYTES_MAX,
+                          json_pack("{s:I}", "max", (json_int_t)(sizeof buf - 1)));
         g = NULL;
     }
     snprintf(buf, sizeof buf, "%s", g ? g : "");
@@ -86,9 +89,9 @@ static void parse_groups(const struct req *rq, struct resp *rs, bool platform,
         while (k < NGROUPS && strcmp(usagequery_groups[k], tok) != 0)
             k++;
         if (k == NGROUPS || (k == 0 && !platform)) {
-            api_field_error(rs, "group_by", "must be a comma-separated list of %s",
-                            platform ? "tenant, project, user, day, week, month, resource"
-                                     : "project, user, day, week, month, resource");
+            api_field_problem(rs, "group_by",
+                              platform ? PROBLEM_USAGE_GROUP_BY_PLATFORM : PROBLEM_USAGE_GROUP_BY,
+                              NULL);
             break;
         }
         bool dup = false;
@@ -116,11 +119,11 @@ int usagequery_parse(const struct req *rq, struct resp *rs, bool platform, long 
     const char *project = req_query(rq, "project"), *user = req_query(rq, "user");
     const char *resource = req_query(rq, "resource");
     if (project && !validate_slug(project))
-        api_field_error(rs, "project", "must be a project's slug");
+        api_field_problem(rs, "project", PROBLEM_V_PROJECT, NULL);
     if (user && !validate_username(user))
-        api_field_error(rs, "user", "must be a user name");
+        api_field_problem(rs, "user", PROBLEM_V_USER, NULL);
     if (resource && !is_resource(resource))
-        api_field_error(rs, "resource", "must be gpu:<type>, cpu or memory_gib");
+        api_field_problem(rs, "resource", PROBLEM_PRICE_RESOURCE, NULL);
     if (rs->err.nfields)
         return api_fail_fields(rs);
     a->q = (struct db_usage_query){.from = a->from, .to = a->to, .group_by = a->group_pg,

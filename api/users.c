@@ -26,24 +26,20 @@ static bool is_global_role(const char *s)
     return auth_global_role_parse(s) != 0;
 }
 
-#define USERNAME_MSG "must match ^[a-z][a-z0-9._-]{0,62}$"
-
 static const struct vfield create_fields[] = {
-    {"username", V_STRING, V_REQUIRED, 0, 0, validate_username, USERNAME_MSG},
-    {"password", V_STRING, V_REQUIRED, 0, 0, NULL, NULL},
-    {"email", V_STRING, V_NULLABLE, 0, 0, validate_email, "must be an email address"},
-    {"display_name", V_STRING, V_NULLABLE, 0, 200, NULL, NULL},
-    {"roles", V_STRING_ARRAY, 0, 0, 3, is_global_role,
-     "is not a global role (platform_admin, finance, auditor)"},
+    {"username", V_STRING, V_REQUIRED, 0, 0, validate_username, PROBLEM_V_USERNAME},
+    {"password", V_STRING, V_REQUIRED, 0, 0, NULL, 0},
+    {"email", V_STRING, V_NULLABLE, 0, 0, validate_email, PROBLEM_V_EMAIL},
+    {"display_name", V_STRING, V_NULLABLE, 0, 200, NULL, 0},
+    {"roles", V_STRING_ARRAY, 0, 0, 3, is_global_role, PROBLEM_USER_ROLE_UNKNOWN},
 };
 
 static const struct vfield update_fields[] = {
-    {"password", V_STRING, 0, 0, 0, NULL, NULL},
-    {"email", V_STRING, 0, 0, 0, validate_email, "must be an email address"},
-    {"display_name", V_STRING, 0, 0, 200, NULL, NULL},
-    {"roles", V_STRING_ARRAY, 0, 0, 3, is_global_role,
-     "is not a global role (platform_admin, finance, auditor)"},
-    {"disabled", V_BOOL, 0, 0, 0, NULL, NULL},
+    {"password", V_STRING, 0, 0, 0, NULL, 0},
+    {"email", V_STRING, 0, 0, 0, validate_email, PROBLEM_V_EMAIL},
+    {"display_name", V_STRING, 0, 0, 200, NULL, 0},
+    {"roles", V_STRING_ARRAY, 0, 0, 3, is_global_role, PROBLEM_USER_ROLE_UNKNOWN},
+    {"disabled", V_BOOL, 0, 0, 0, NULL, 0},
 };
 
 /* Global roles of a JSON array of role names, as bits. */
@@ -64,19 +60,16 @@ static char *roles_csv(const json_t *roles)
     return xstrdup(buf);
 }
 
-static bool check_password(const char *pw, struct resp *rs)
+static int user_not_found(struct resp *rs, const char *username)
 {
-    const char *why = pw ? password_policy_check(pw) : NULL;
-    if (why)
-        api_field_error(rs, "password", "%s", why);
-    return why == NULL;
+    return api_problem(rs, PROBLEM_USER_NOT_FOUND, json_pack("{s:s}", "username", username));
 }
 
 static int check_username_param(struct req *rq, struct resp *rs, const char **out)
 {
     *out = req_param(rq, "username");
     if (!validate_username(*out)) {
-        api_field_error(rs, "username", USERNAME_MSG);
+        api_field_problem(rs, "username", PROBLEM_V_USERNAME, NULL);
         return api_fail_fields(rs);
     }
     return 0;
@@ -113,7 +106,7 @@ int api_user_create(struct req *rq, struct resp *rs)
 {
     json_t *b = rq->json;
     bool ok = validate_object(b, create_fields, sizeof create_fields / sizeof create_fields[0], rs);
-    ok = check_password(vstr(b, "password"), rs) && ok;
+    ok = validate_password(vstr(b, "password"), "password", rs) && ok;
     if (!ok)
         return api_fail_fields(rs);
     const char *username = vstr(b, "username");
@@ -130,7 +123,7 @@ int api_user_create(struct req *rq, struct resp *rs)
     free(hash);
     free(roles);
     if (e == AIDC_ECONFLICT)
-        return api_fail(rs, MHD_HTTP_CONFLICT, "user \"%s\" already exists", username);
+        return api_problem(rs, PROBLEM_USER_EXISTS, json_pack("{s:s}", "username", username));
     if (e)
         return e;
     char *loc = xasprintf("/api/v1/users/%s", username);
@@ -167,7 +160,7 @@ int api_user_get(struct req *rq, struct resp *rs)
     json_t *out = NULL;
     e = db_user_get(rq->db, username, &out);
     if (e == AIDC_ENOTFOUND)
-        return api_fail(rs, MHD_HTTP_NOT_FOUND, "user \"%s\" not found", username);
+        return user_not_found(rs, username);
     return e ? e : resp_json(rs, MHD_HTTP_OK, out);
 }
 
@@ -178,9 +171,9 @@ static int guard_admins(struct req *rq, struct resp *rs, const char *username, b
     bool self = rq->actor.username && strcmp(rq->actor.username, username) == 0;
     bool dropping_admin = roles && !strstr(roles, "platform_admin");
     if (self && disabling)
-        return api_fail(rs, MHD_HTTP_CONFLICT, "you cannot disable yourself");
+        return api_problem(rs, PROBLEM_USER_DISABLE_SELF, NULL);
     if (self && dropping_admin)
-        return api_fail(rs, MHD_HTTP_CONFLICT, "you cannot remove your own platform_admin role");
+        return api_problem(rs, PROBLEM_USER_REMOVE_OWN_ADMIN, NULL);
     if (!disabling && !dropping_admin)
         return 0;
     json_t *cur = NULL;
@@ -197,8 +190,7 @@ static int guard_admins(struct req *rq, struct resp *rs, const char *username, b
     if (is_admin && (e = db_user_other_admins(rq->db, username, &others)) != 0)
         return e;
     if (is_admin && others == 0)
-        return api_fail(rs, MHD_HTTP_CONFLICT,
-                        "\"%s\" is the last enabled platform admin", username);
+        return api_problem(rs, PROBLEM_USER_LAST_ADMIN, json_pack("{s:s}", "username", username));
     return 0;
 }
 
@@ -222,9 +214,7 @@ static int new_roles(struct req *rq, const char *username, const json_t *want, u
 static int request_roles(struct req *rq, struct resp *rs, const char *username, unsigned added)
 {
     if (vhas(rq->json, "password")) {
-        api_field_error(rs, "password",
-                        "cannot be changed together with a grant of roles, which waits for "
-                        "approval; change it in a request of its own");
+        api_field_problem(rs, "password", PROBLEM_USER_PASSWORD_WITH_GRANT, NULL);
         return api_fail_fields(rs);
     }
     char names[64], summary[160];
@@ -242,11 +232,11 @@ int api_user_update(struct req *rq, struct resp *rs)
         return e;
     json_t *b = rq->json;
     bool ok = validate_object(b, update_fields, sizeof update_fields / sizeof update_fields[0], rs);
-    ok = check_password(vstr(b, "password"), rs) && ok;
+    ok = validate_password(vstr(b, "password"), "password", rs) && ok;
     if (!ok)
         return api_fail_fields(rs);
     if (json_object_size(b) == 0)
-        return api_fail(rs, MHD_HTTP_BAD_REQUEST, "nothing to change: the body has no field");
+        return api_problem(rs, PROBLEM_NOTHING_TO_CHANGE, NULL);
     json_t *dj = json_object_get(b, "disabled");
     const char *disabled = dj ? (json_is_true(dj) ? "true" : "false") : NULL;
     char *roles = vhas(b, "roles") ? roles_csv(json_object_get(b, "roles")) : NULL;
@@ -262,7 +252,7 @@ int api_user_update(struct req *rq, struct resp *rs)
     if (!e)
         e = guard_admins(rq, rs, username, json_is_true(dj), roles);
     if (e == AIDC_ENOTFOUND)
-        e = api_fail(rs, MHD_HTTP_NOT_FOUND, "user \"%s\" not found", username);
+        e = user_not_found(rs, username);
     if (e)
         goto out;
     if (granted) { /* the whole change waits for a second admin */
@@ -272,7 +262,7 @@ int api_user_update(struct req *rq, struct resp *rs)
     e = db_user_update(rq->db, username, vstr(b, "display_name"), vstr(b, "email"), hash, disabled,
                        roles, rq->actor.user_id, &out);
     if (e == AIDC_ENOTFOUND)
-        e = api_fail(rs, MHD_HTTP_NOT_FOUND, "user \"%s\" not found", username);
+        e = user_not_found(rs, username);
     if (e)
         goto out;
     json_t *d = json_deep_copy(b); /* the password is redacted by the audit writer */

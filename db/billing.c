@@ -163,7 +163,8 @@ static const struct db_stmt st_usage_report_all = {"usage_report_all",
     "p.project_id" PER_RESOURCE                                                                    \
     USAGE_WHERE(                                                                                   \
         tenant) "              AND ($4::uuid IS NULL OR p.job_id > $4::uuid)),"                    \
-                " ids AS (SELECT DISTINCT job_id FROM x ORDER BY job_id LIMIT $8::int)"            \
+                " ids AS (SELECT DISTINCT x.job_id FROM x JOIN jobs jv ON jv.id = x.job_id"              \
+                "           ORDER BY x.job_id LIMIT $8::int)"            \
                 " SELECT json_build_object('job', json_build_object('id', j.id, 'name', j.name,"   \
                 "          'state', j.state),"                                                     \
                 "          'tenant', min(x.tenant), 'project', min(x.project), 'user', "           \
@@ -255,7 +256,11 @@ static const struct db_stmt st_inv_clear = {
 /*
  * The draft's lines from aidc_invoice_compute, and its total; the last row
  * names what is wrong (resources without a price, several currencies), in
- * which case the caller rolls back.
+ * which case the caller rolls back. The currency is the lines' prices'; an
+ * invoice without lines takes that of the prices that apply to the tenant at
+ * the end of the month (per resource its own, else the default, as
+ * aidc_invoice_compute chooses them) when they agree on one, so its total
+ * reads like any other ({"amount": "0.00", "currency": "CNY"}).
  */
 static const struct db_stmt st_inv_fill = {
     "invoice_fill",
@@ -264,6 +269,11 @@ static const struct db_stmt st_inv_fill = {
     "                  WHERE unit_price IS NULL) AS missing,"
     "                (SELECT string_agg(DISTINCT currency, ', ' ORDER BY currency) FROM c) AS cur,"
     "                (SELECT count(DISTINCT currency) FROM c) AS ncur),"
+    " dflt AS (SELECT CASE WHEN count(DISTINCT x.currency) = 1 THEN min(x.currency) END AS cur"
+    "            FROM (SELECT DISTINCT ON (p.resource) p.currency FROM prices p"
+    "                   WHERE (p.tenant_id = $2::uuid OR p.tenant_id IS NULL)"
+    "                     AND p.effective_from < $3::date + interval '1 month'"
+    "                   ORDER BY p.resource, p.tenant_id IS NULL, p.effective_from DESC) x),"
     " ins AS (INSERT INTO invoice_lines (invoice_id, line_no, tenant_id, project_id, project,"
     "           project_name, resource, kind, original_period, quantity, unit, unit_price, amount)"
     "         SELECT $1::uuid, row_number() OVER (ORDER BY pr.slug, c.project_id, c.resource,"
@@ -277,15 +287,17 @@ static const struct db_stmt st_inv_fill = {
     "           FROM c LEFT JOIN projects pr ON pr.id = c.project_id, chk"
     "          WHERE chk.missing IS NULL AND chk.ncur <= 1 AND round(c.quantity, 6) <> 0"
     "         RETURNING amount),"
-    " up AS (UPDATE invoices SET currency = CASE WHEN chk.ncur <= 1 THEN chk.cur END,"
-    "          total = (SELECT coalesce(sum(amount), 0)"
-    "          FROM ins) FROM chk WHERE id = $1::uuid RETURNING 1)"
+    " up AS (UPDATE invoices SET currency = CASE WHEN chk.ncur = 1 THEN chk.cur"
+    "                                              WHEN chk.ncur = 0 THEN dflt.cur END,"
+    "          total = (SELECT round(coalesce(sum(amount), 0), 2)"
+    "          FROM ins) FROM chk, dflt WHERE id = $1::uuid RETURNING 1)"
     " SELECT chk.missing, chk.ncur, chk.cur, (SELECT count(*) FROM up) FROM chk",
     3};
 static const struct db_stmt st_inv_lock = {
     "invoice_lock",
     "SELECT tenant_id, to_char(period, 'YYYY-MM-DD'), state,"
-    "       (period + interval '1 month') > now(), generated_at::text"
+    "       (period + interval '1 month') > now(),"
+    "       to_char(generated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"')"
     "  FROM invoices WHERE id = $1::uuid FOR UPDATE",
     1};
 static const struct db_stmt st_inv_unmetered = {
@@ -457,10 +469,16 @@ int db_price_create(struct db *db, const char *const fields[7], json_t **out)
 
 /* ---- invoices ---- */
 
-int db_invoice_generate(struct db *db, const char *tenant_id, const char *period, const char *by,
-                        char id[37], char **problem)
+void db_invoice_why_free(struct db_invoice_why *why)
 {
-    *problem = NULL;
+    free(why->text);
+    memset(why, 0, sizeof *why);
+}
+
+int db_invoice_generate(struct db *db, const char *tenant_id, const char *period, const char *by,
+                        char id[37], struct db_invoice_why *why)
+{
+    memset(why, 0, sizeof *why);
     const char *p[3] = {tenant_id, period, by};
     int e = db_custom_plans(db);
     if (e)
@@ -480,14 +498,13 @@ int db_invoice_generate(struct db *db, const char *tenant_id, const char *period
     const char *pf[3] = {id, tenant_id, period};
     if (!(r = db_query(db, &st_inv_fill, pf, &e)))
         return e;
-    if (!PQgetisnull(r, 0, 0))
-        *problem = xasprintf("no price in effect for %s (the time of some usage); add one with "
-                             "POST /api/v1/prices",
-                             PQgetvalue(r, 0, 0));
-    else if (strtol(PQgetvalue(r, 0, 1), NULL, 10) > 1)
-        *problem = xasprintf("the prices in effect are in several currencies (%s); an invoice has "
-                             "one",
-                             PQgetvalue(r, 0, 2));
+    if (!PQgetisnull(r, 0, 0)) {
+        why->refusal = DB_INVOICE_NO_PRICE;
+        why->text = xstrdup(PQgetvalue(r, 0, 0));
+    } else if (strtol(PQgetvalue(r, 0, 1), NULL, 10) > 1) {
+        why->refusal = DB_INVOICE_CURRENCIES;
+        why->text = xstrdup(PQgetvalue(r, 0, 2));
+    }
     PQclear(r);
     return 0;
 }
@@ -502,9 +519,9 @@ static long count_of(struct db *db, const struct db_stmt *st, const char *const 
     return n;
 }
 
-int db_invoice_finalize(struct db *db, const char *id, const char *by, char **problem)
+int db_invoice_finalize(struct db *db, const char *id, const char *by, struct db_invoice_why *why)
 {
-    *problem = NULL;
+    memset(why, 0, sizeof *why);
     const char *p[1] = {id};
     int e;
     PGresult *r = db_query(db, &st_inv_lock, p, &e);
@@ -521,22 +538,18 @@ int db_invoice_finalize(struct db *db, const char *id, const char *by, char **pr
     bool final = strcmp(PQgetvalue(r, 0, 2), "final") == 0;
     bool open = PQgetvalue(r, 0, 3)[0] == 't';
     PQclear(r);
-    if (final)
-        *problem = xasprintf("the invoice is final already");
-    else if (open)
-        *problem = xasprintf("the period %.7s has not ended; an invoice is finalized after its "
-                             "month",
-                             period);
-    if (*problem)
+    snprintf(why->period, sizeof why->period, "%.7s", period);
+    if (final || open) {
+        why->refusal = final ? DB_INVOICE_FINAL : DB_INVOICE_PERIOD_OPEN;
         return AIDC_ECONFLICT;
+    }
     const char *pu[2] = {tenant, period};
     long unmetered = count_of(db, &st_inv_unmetered, pu, &e);
     if (unmetered < 0)
         return e;
     if (unmetered > 0) {
-        *problem = xasprintf("%ld run(s) of the tenant are not yet metered past the end of %.7s "
-                             "(their cluster has not reported since); try again shortly",
-                             unmetered, period);
+        why->refusal = DB_INVOICE_UNMETERED;
+        why->runs = unmetered;
         return AIDC_ECONFLICT;
     }
     const char *pm[3] = {id, tenant, period};
@@ -546,9 +559,8 @@ int db_invoice_finalize(struct db *db, const char *id, const char *by, char **pr
     if (diff < 0)
         return e;
     if (diff > 0) {
-        *problem = xasprintf("usage changed since the draft was generated (%s): generate it "
-                             "again, review it, then finalize",
-                             generated);
+        why->refusal = DB_INVOICE_CHANGED;
+        why->text = xstrdup(generated);
         return AIDC_ECONFLICT;
     }
     const char *pf[2] = {id, by};

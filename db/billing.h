@@ -64,19 +64,47 @@ int db_price_create(struct db *db, const char *const fields[7], json_t **out);
 /* ---- invoices ---- */
 
 /*
+ * Why an invoice was not generated or finalized: what the caller tells the
+ * client, from these facts (never English from here).
+ */
+enum db_invoice_refusal {
+    DB_INVOICE_OK,
+    DB_INVOICE_NO_PRICE,    /* some usage has no price in effect: text = the resources */
+    DB_INVOICE_CURRENCIES,  /* the prices in effect disagree: text = the currencies */
+    DB_INVOICE_FINAL,       /* finalize: it is final already */
+    DB_INVOICE_PERIOD_OPEN, /* finalize: its month has not ended (period) */
+    DB_INVOICE_UNMETERED,   /* finalize: runs of the tenant not yet metered past period's end */
+    DB_INVOICE_CHANGED,     /* finalize: the usage is not the draft's: text = when it was made */
+};
+
+struct db_invoice_why {
+    enum db_invoice_refusal refusal;
+    char period[8]; /* "YYYY-MM" */
+    long runs;
+    char *text; /* malloc'd, or NULL */
+};
+
+/* Release why->text (and zero why). */
+void db_invoice_why_free(struct db_invoice_why *why);
+
+/*
  * Create or regenerate the draft of tenant_id for period: *id is the
  * invoice's. AIDC_ECONFLICT when it is final. When prices are missing or
- * disagree on the currency, *problem (malloc'd) says which and nothing is
- * kept (the caller rolls back).
+ * disagree on the currency, why says which (DB_INVOICE_NO_PRICE or
+ * DB_INVOICE_CURRENCIES) and nothing is to be kept (the caller rolls back).
+ * An invoice without lines carries the currency of the prices that apply to
+ * the tenant at the end of period (its own, else the defaults) when they
+ * agree on one; none when there is no price or they disagree.
  */
-int db_invoice_generate(struct db *db, const char *tenant_id, const char *period,
-                        const char *by, char id[37], char **problem);
+int db_invoice_generate(struct db *db, const char *tenant_id, const char *period, const char *by,
+                        char id[37], struct db_invoice_why *why);
 /*
- * Finalize invoice id. AIDC_ENOTFOUND, or AIDC_ECONFLICT with *problem
- * (malloc'd) saying why (already final, period not over, usage not yet
- * metered, or usage changed since the draft). 0 when it is final now.
+ * Finalize invoice id. AIDC_ENOTFOUND, or AIDC_ECONFLICT with why saying why
+ * (already final, period not over, usage not yet metered, or usage changed
+ * since the draft; DB_INVOICE_OK for a conflict of the database itself). 0
+ * when it is final now.
  */
-int db_invoice_finalize(struct db *db, const char *id, const char *by, char **problem);
+int db_invoice_finalize(struct db *db, const char *id, const char *by, struct db_invoice_why *why);
 /*
  * The invoice with its lines and subtotals, as JSON. only: NULL, or the
  * comma-separated tenant ids whose invoices the actor may see (its tenant

@@ -9,7 +9,8 @@
 
 static const struct db_stmt st_get = {
     "idem_get",
-    "SELECT request_hash, status, response, location, expires_at <= now()"
+    "SELECT request_hash, status, response, location, expires_at <= now(), resource_type,"
+    " resource_id"
     " FROM idempotency_keys WHERE user_id = $1::uuid AND key = $2",
     2};
 
@@ -28,9 +29,11 @@ static const struct db_stmt st_forget = {
 static const struct db_stmt st_put = {
     "idem_put",
     "INSERT INTO idempotency_keys (user_id, key, request_hash, status, response, location,"
-    " expires_at) VALUES ($1::uuid, $2, $3, $4::int, $5, $6,"
-    " now() + make_interval(secs => $7::int))",
-    7};
+    " expires_at, resource_type, resource_id) VALUES ($1::uuid, $2, $3, $4::int, $5, $6,"
+    " now() + make_interval(secs => $7::int), $8,"
+    /* an id past the column's bound is not remembered: the answer is, whatever it changed */
+    " CASE WHEN char_length($9) <= 1024 THEN $9 END)",
+    9};
 
 const struct db_stmt *const db_idempotency_stmts[] = {&st_lock, &st_get, &st_forget, &st_put,
                                                        NULL};
@@ -56,6 +59,8 @@ int db_idem_get(struct db *db, const char *user_id, const char *key, struct idem
         out->status = (int)strtol(PQgetvalue(r, 0, 1), NULL, 10);
         out->response = xstrdup(PQgetvalue(r, 0, 2));
         out->location = PQgetisnull(r, 0, 3) ? NULL : xstrdup(PQgetvalue(r, 0, 3));
+        out->resource_type = PQgetisnull(r, 0, 5) ? NULL : xstrdup(PQgetvalue(r, 0, 5));
+        out->resource_id = PQgetisnull(r, 0, 6) ? NULL : xstrdup(PQgetvalue(r, 0, 6));
     }
     PQclear(r);
     return 0;
@@ -65,15 +70,18 @@ void db_idem_hit_free(struct idem_hit *h)
 {
     free(h->response);
     free(h->location);
-    h->response = h->location = NULL;
+    free(h->resource_type);
+    free(h->resource_id);
+    h->response = h->location = h->resource_type = h->resource_id = NULL;
 }
 
 int db_idem_put(struct db *db, const char *user_id, const char *key, const char *request_hash,
-                int status, const char *response, const char *location, int ttl_seconds)
+                const struct db_idem_answer *a, int ttl_seconds)
 {
     char st[16], ttl[16];
-    snprintf(st, sizeof st, "%d", status);
+    snprintf(st, sizeof st, "%d", a->status);
     snprintf(ttl, sizeof ttl, "%d", ttl_seconds);
-    const char *p[7] = {user_id, key, request_hash, st, response, location, ttl};
+    const char *p[9] = {user_id, key, request_hash, st, a->response, a->location, ttl,
+                        a->resource_type, a->resource_id};
     return db_queue(db, &st_put, p);
 }

@@ -14,6 +14,8 @@ struct idem_hit {
     int status;
     char *response;
     char *location;
+    char *resource_type; /* what the request changed (for the replay's audit), or NULL */
+    char *resource_id;
 };
 
 /*
@@ -23,9 +25,19 @@ struct idem_hit {
  */
 int db_idem_get(struct db *db, const char *user_id, const char *key, struct idem_hit *out);
 void db_idem_hit_free(struct idem_hit *h);
+/* An answer to remember: its status, sealed body and Location, and what the
+ * request changed (NULL when nothing in particular). */
+struct db_idem_answer {
+    int status;
+    const char *response;
+    const char *location;
+    const char *resource_type;
+    const char *resource_id;
+};
+
 /* Queue the remembering of an answer (commits with the request). */
 int db_idem_put(struct db *db, const char *user_id, const char *key, const char *request_hash,
-                int status, const char *response, const char *location, int ttl_seconds);
+                const struct db_idem_answer *a, int ttl_seconds);
 
 extern const struct db_stmt *const db_idempotency_stmts[];
 

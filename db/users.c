@@ -65,7 +65,8 @@ static const struct db_stmt st_other_admins = {
 static const struct db_stmt st_me = {
     "user_me",
     "SELECT " USER_COLS ", (SELECT json_agg(json_build_object('tenant', m->>'tenant',"
-    "   'role', m->>'role', 'suspended', (m->>'suspended')::boolean))"
+    "   'role', m->>'role', 'suspended', (m->>'suspended')::boolean,"
+    "   'members_see_all_jobs', (m->>'members_see_all_jobs')::boolean))"
     "   FROM json_array_elements(aidc_user_memberships(u.id)) m) AS memberships"
     " FROM users u WHERE u.id = $1::uuid",
     1};

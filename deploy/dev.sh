@@ -197,7 +197,7 @@ cat >&2 <<MSG
     curl -X POST $base/api/v1/tenants/demo/jobs -H "Authorization: Bearer \$TOKEN" \\
          -H 'Content-Type: application/json' \\
          -d '{"project":"getting-started","name":"hello","gpus":1,"gpu_type":"a100",
-              "command":["sh","-c","echo hello from GPU \$CUDA_VISIBLE_DEVICES"]}'
+              "command":["sh","-c","echo hello from GPU \$CUDA_VISIBLE_DEVICES; sleep 30"]}'
 
   Ctrl-C stops aidcd and its PostgreSQL.
 

@@ -100,6 +100,7 @@ bool imgref_parse(const char *s, struct imgref *out, char *err, size_t errsz)
     memset(out, 0, sizeof *out);
     size_t n = s ? strlen(s) : 0;
     if (n == 0 || n > IMAGE_HOST_MAX + IMAGE_REPO_MAX + IMAGE_TAG_MAX + IMAGE_DIGEST_LEN + 3) {
+        out->error = IMGREF_E_SHAPE;
         snprintf(err, errsz, "an image reference is host/repository:tag or repository@digest");
         return false;
     }
@@ -115,6 +116,7 @@ bool imgref_parse(const char *s, struct imgref *out, char *err, size_t errsz)
     if (at) {
         *at = '\0';
         if (!image_digest_valid(at + 1)) {
+            out->error = IMGREF_E_DIGEST;
             snprintf(err, errsz, "the digest after '@' must be sha256: and 64 lowercase hex digits");
             ok = false;
         } else {
@@ -128,7 +130,8 @@ bool imgref_parse(const char *s, struct imgref *out, char *err, size_t errsz)
                        (hl == 9 && strncmp(rest, "localhost", 9) == 0);
         if (is_host) {
             if (!host_valid(rest, hl)) {
-                snprintf(err, errsz, "the registry host of the image is not a host[:port]");
+                out->error = IMGREF_E_HOST;
+            snprintf(err, errsz, "the registry host of the image is not a host[:port]");
                 ok = false;
             } else {
                 memcpy(out->host, rest, hl);
@@ -143,6 +146,7 @@ bool imgref_parse(const char *s, struct imgref *out, char *err, size_t errsz)
     if (ok && colon) {
         *colon = '\0';
         if (!image_tag_valid(colon + 1)) {
+            out->error = IMGREF_E_TAG;
             snprintf(err, errsz, "the tag must match [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}");
             ok = false;
         } else {
@@ -150,6 +154,7 @@ bool imgref_parse(const char *s, struct imgref *out, char *err, size_t errsz)
         }
     }
     if (ok && !image_repository_valid(rest)) {
+        out->error = IMGREF_E_REPOSITORY;
         snprintf(err, errsz, "the repository must be lowercase path components "
                              "([a-z0-9] separated by '.', '_', '__' or '-'), at most 255 characters");
         ok = false;

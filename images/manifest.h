@@ -37,7 +37,17 @@ bool image_tag_valid(const char *s);
  * has a '.' or ':' or is "localhost" (Docker's rule). Neither tag nor digest
  * means tag "latest".
  */
+enum imgref_error {
+    IMGREF_OK,
+    IMGREF_E_SHAPE,      /* empty or too long */
+    IMGREF_E_DIGEST,     /* the digest after '@' */
+    IMGREF_E_HOST,       /* the registry host */
+    IMGREF_E_TAG,
+    IMGREF_E_REPOSITORY,
+};
+
 struct imgref {
+    enum imgref_error error; /* why imgref_parse refused it (err says it in English) */
     char host[IMAGE_HOST_MAX + 1]; /* "" when none */
     char repository[IMAGE_REPO_MAX + 1];
     char tag[IMAGE_TAG_MAX + 1];            /* "" when only a digest is given */

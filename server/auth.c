@@ -94,24 +94,23 @@ static void narrow_to_token_tenant(struct actor *a)
     a->roles = 0; /* a tenant token acts only inside its tenant */
 }
 
-static int refuse(int *status, const char **reason, int st, const char *why)
+static int refuse(enum problem *refusal, enum problem p)
 {
-    *status = st;
-    *reason = why;
+    *refusal = p;
     return AIDC_EFORBIDDEN;
 }
 
-static const char *status_reason(enum identity_status s, bool token)
+static enum problem status_problem(enum identity_status s, bool token)
 {
     switch (s) {
-    case IDENT_DISABLED: return "user is disabled";
-    case IDENT_REVOKED: return token ? "token was revoked" : "session has ended; log in again";
-    case IDENT_EXPIRED: return "token has expired";
-    default: return token ? "invalid token" : "invalid session";
+    case IDENT_DISABLED: return PROBLEM_USER_DISABLED;
+    case IDENT_REVOKED: return token ? PROBLEM_TOKEN_REVOKED : PROBLEM_SESSION_ENDED;
+    case IDENT_EXPIRED: return PROBLEM_TOKEN_EXPIRED;
+    default: return token ? PROBLEM_TOKEN_INVALID : PROBLEM_SESSION_INVALID;
     }
 }
 
-int auth_authenticate(struct req *rq, int *status, const char **reason)
+int auth_authenticate(struct req *rq, enum problem *refusal)
 {
     struct actor *a = &rq->actor;
     const char *bearer = NULL;
@@ -120,8 +119,7 @@ int auth_authenticate(struct req *rq, int *status, const char **reason)
     enum identity_status st = IDENT_UNKNOWN;
 
     if (credential_from_headers(rq->authorization, rq->cookie, &bearer, &cookie_tok) != 0)
-        return refuse(status, reason, MHD_HTTP_UNAUTHORIZED,
-                      "unsupported authorization scheme: use Bearer");
+        return refuse(refusal, PROBLEM_AUTH_SCHEME);
     a->via_cookie = cookie_tok != NULL;
     if (!bearer || !*bearer) {
         free(cookie_tok);
@@ -141,7 +139,7 @@ int auth_authenticate(struct req *rq, int *status, const char **reason)
 
     if (strncmp(bearer, TOKEN_PREFIX, strlen(TOKEN_PREFIX)) == 0) {
         if (!token_is_wellformed(bearer)) {
-            e = refuse(status, reason, MHD_HTTP_UNAUTHORIZED, "malformed API token");
+            e = refuse(refusal, PROBLEM_TOKEN_MALFORMED);
             goto out;
         }
         char hash[65];
@@ -150,33 +148,31 @@ int auth_authenticate(struct req *rq, int *status, const char **reason)
         if (e)
             goto out;
         if (st != IDENT_OK) {
-            e = refuse(status, reason, MHD_HTTP_UNAUTHORIZED, status_reason(st, true));
+            e = refuse(refusal, status_problem(st, true));
             goto out;
         }
         if (a->token_tenant[0]) {
             narrow_to_token_tenant(a);
             if (a->nmemberships == 0) {
-                e = refuse(status, reason, MHD_HTTP_FORBIDDEN,
-                           "token's tenant membership has ended");
+                e = refuse(refusal, PROBLEM_TOKEN_MEMBERSHIP_ENDED);
                 goto out;
             }
             if (a->memberships[0].suspended) {
-                e = refuse(status, reason, MHD_HTTP_FORBIDDEN, "token's tenant is suspended");
+                e = refuse(refusal, PROBLEM_TOKEN_TENANT_SUSPENDED);
                 goto out;
             }
         }
     } else {
         struct session_claims c;
         if (session_verify(bearer, time(NULL), &c) != 0) {
-            e = refuse(status, reason, MHD_HTTP_UNAUTHORIZED,
-                       "invalid or expired session; log in again");
+            e = refuse(refusal, PROBLEM_SESSION_EXPIRED);
             goto out;
         }
         e = db_identity_session(rq->db, c.sub, c.jti, c.epoch, a, &st);
         if (e)
             goto out;
         if (st != IDENT_OK) {
-            e = refuse(status, reason, MHD_HTTP_UNAUTHORIZED, status_reason(st, false));
+            e = refuse(refusal, status_problem(st, false));
             goto out;
         }
         a->session_expires = c.exp;

@@ -16,11 +16,10 @@
 
 /*
  * Authenticate rq into rq->actor. Returns 0 (rq->actor.authenticated tells
- * whether credentials were given), AIDC_EFORBIDDEN with *status (401 or 403)
- * and *reason (a static message for the client) when the credentials are
- * refused, or AIDC_EUNAVAIL.
+ * whether credentials were given), AIDC_EFORBIDDEN with *refusal (a 401 or
+ * 403 problem) when the credentials are refused, or AIDC_EUNAVAIL.
  */
-int auth_authenticate(struct req *rq, int *status, const char **reason);
+int auth_authenticate(struct req *rq, enum problem *refusal);
 
 /*
  * Whether the actor may speak of node: any node, unless its token is bound to

@@ -63,16 +63,9 @@ static void audit_denied(struct req *rq, struct resp *rs, const char *reason)
     json_decref(d);
 }
 
-static int deny(struct req *rq, struct resp *rs, int status, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int deny(struct req *rq, struct resp *rs, int status, const char *fmt, ...)
+static int deny(struct resp *rs, enum problem p, json_t *params)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    api_vfail(rs, status, fmt, ap);
-    va_end(ap);
-    (void)rq;
+    api_problem(rs, p, params);
     rs->denied = true; /* audited once the refusal is final (see dispatch) */
     return AIDC_EFORBIDDEN;
 }
@@ -80,11 +73,10 @@ static int deny(struct req *rq, struct resp *rs, int status, const char *fmt, ..
 static int check_query(struct req *rq, struct resp *rs)
 {
     if (rq->query_dup)
-        return api_fail(rs, MHD_HTTP_BAD_REQUEST,
-                        "a query parameter was given more than once (or too many were given)");
+        return api_problem(rs, PROBLEM_QUERY_REPEATED, NULL);
     for (size_t i = 0; i < rq->nquery; i++) {
         if (!router_accepts_query(rq->route, rq->query[i].key)) {
-            api_field_error(rs, rq->query[i].key, "unknown query parameter");
+            api_field_problem(rs, rq->query[i].key, PROBLEM_V_UNKNOWN_PARAMETER, NULL);
             return api_fail_fields(rs);
         }
     }
@@ -119,10 +111,15 @@ static char *tenant_list(const struct actor *a, int min)
     return sbuf_steal(&sb);
 }
 
-/* Comma-separated tenant ids where the actor, a member, reads only its own jobs. */
+/* Comma-separated tenant ids where the actor, a member, reads only its own jobs;
+ * none for a platform-wide role, which reads every tenant's jobs whatever its
+ * memberships (a platform admin who is also a member of one tenant still
+ * cancels all of its jobs when it is deleted). */
 static char *own_jobs_list(const struct actor *a)
 {
     struct sbuf sb = SBUF_INIT;
+    if (a->roles & GR_ANY_GLOBAL)
+        return sbuf_steal(&sb);
     for (size_t i = 0; i < a->nmemberships; i++) {
         const struct membership *m = &a->memberships[i];
         if (m->role != TR_MEMBER || m->members_see_all_jobs)
@@ -190,7 +187,7 @@ static int resolve_tenant(struct req *rq, struct resp *rs)
     if (!slug)
         return 0;
     if (!validate_slug(slug)) {
-        api_field_error(rs, "tenant", "must be a slug (^[a-z][a-z0-9-]{1,62}$)");
+        api_field_problem(rs, "tenant", PROBLEM_V_SLUG, NULL);
         return api_fail_fields(rs);
     }
     const struct membership *m = find_membership(&rq->actor, slug);
@@ -199,11 +196,12 @@ static int resolve_tenant(struct req *rq, struct resp *rs)
         rq->tenant.slug = xstrdup(slug);
         rq->tenant.role = m->role;
         rq->tenant.suspended = m->suspended;
-        rq->tenant.own_jobs_only = m->role == TR_MEMBER && !m->members_see_all_jobs;
+        rq->tenant.own_jobs_only = m->role == TR_MEMBER && !m->members_see_all_jobs &&
+                                   !(rq->actor.roles & GR_ANY_GLOBAL);
         return 0;
     }
     if (!(rq->actor.roles & GR_ANY_GLOBAL))
-        return deny(rq, rs, MHD_HTTP_NOT_FOUND, "tenant \"%s\" not found", slug);
+        return deny(rs, PROBLEM_TENANT_NOT_FOUND, json_pack("{s:s}", "tenant", slug));
     struct ctx_strings cs = {0};
     struct db_ctx ctx;
     ctx_build(rq, &cs, &ctx);
@@ -216,7 +214,7 @@ static int resolve_tenant(struct req *rq, struct resp *rs)
         e = AIDC_ESTALE;
     db_commit_nowait(rq->db);
     if (e == AIDC_ENOTFOUND)
-        return api_fail(rs, MHD_HTTP_NOT_FOUND, "tenant \"%s\" not found", slug);
+        return api_problem(rs, PROBLEM_TENANT_NOT_FOUND, json_pack("{s:s}", "tenant", slug));
     if (e)
         return e;
     rq->tenant.slug = xstrdup(slug);
@@ -239,49 +237,44 @@ static bool role_allows(const struct req *rq)
 static int admit(struct req *rq, struct resp *rs)
 {
     const struct route *rt = rq->route;
-    int status = 0;
-    const char *reason = NULL;
+    enum problem refusal = PROBLEM_AUTH_REQUIRED;
     if (rt->flags & RF_PUBLIC)
         return 0;
-    int e = auth_authenticate(rq, &status, &reason);
+    int e = auth_authenticate(rq, &refusal);
     if (e == AIDC_EUNAVAIL)
         return e;
     if (e == AIDC_EFORBIDDEN) {
         if (rt->flags & RF_OPTIONAL_AUTH)
             return 0; /* e.g. logout with an expired session: still clears the cookie */
-        return deny(rq, rs, status, "%s", reason);
+        return deny(rs, refusal, NULL);
     }
     if (e)
         return e;
     if (!rq->actor.authenticated) {
         if (rt->flags & RF_OPTIONAL_AUTH)
             return 0;
-        return deny(rq, rs, MHD_HTTP_UNAUTHORIZED, "%s", "authentication required");
+        return deny(rs, PROBLEM_AUTH_REQUIRED, NULL);
     }
     if (rq->actor.via_cookie && !is_read_method(rq->method) &&
         (!rq->requested_with || strcmp(rq->requested_with, "aidc-portal") != 0))
-        return deny(rq, rs, MHD_HTTP_FORBIDDEN, "%s",
-                    "cookie-authenticated requests must send X-Requested-With: aidc-portal");
+        return deny(rs, PROBLEM_PORTAL_HEADER, NULL);
     if (rq->actor.via_token && !rt->scope && !(rq->actor.scopes & ~(unsigned)SC_MACHINE))
-        return deny(rq, rs, MHD_HTTP_FORBIDDEN, "%s",
-                    "token has only machine scopes (audit:ingest, gpu-faults:write): it "
-                    "reaches only their endpoints");
+        return deny(rs, PROBLEM_MACHINE_SCOPES_ONLY, NULL);
     if (rq->actor.via_token && rt->scope && !(rq->actor.scopes & rt->scope)) {
         json_t *need = auth_scopes_json(rt->scope);
         const char *name = json_string_value(json_array_get(need, 0));
-        char msg[96];
-        snprintf(msg, sizeof msg, "token lacks the %s scope", name ? name : "required");
+        json_t *params = json_pack("{s:s}", "scope", name ? name : "required");
         json_decref(need);
-        return deny(rq, rs, MHD_HTTP_FORBIDDEN, "%s", msg);
+        return deny(rs, PROBLEM_SCOPE_MISSING, params);
     }
     e = resolve_tenant(rq, rs);
     if (e)
         return e;
     if (!role_allows(rq))
-        return deny(rq, rs, MHD_HTTP_FORBIDDEN, "%s", "your role does not allow this");
+        return deny(rs, PROBLEM_ROLE, NULL);
     if (rq->tenant.id[0] && rq->tenant.suspended && !(rq->actor.roles & GR_PLATFORM_ADMIN) &&
         !(is_read_method(rq->method) && (rq->actor.roles & GR_ANY_GLOBAL)))
-        return deny(rq, rs, MHD_HTTP_FORBIDDEN, "tenant \"%s\" is suspended", rq->tenant.slug);
+        return deny(rs, PROBLEM_TENANT_SUSPENDED, json_pack("{s:s}", "tenant", rq->tenant.slug));
     return 0;
 }
 
@@ -290,18 +283,19 @@ static int parse_body(struct req *rq, struct resp *rs)
     if (!(rq->route->flags & RF_BODY))
         return 0;
     if (!rq->body || rq->body_len == 0)
-        return api_fail(rs, MHD_HTTP_BAD_REQUEST, "request body is required (a JSON object)");
-    char why[96];
-    if (!jsonlimit_ok(rq->body, rq->body_len, rq->cfg->json_max_depth, rq->cfg->json_max_values,
-                      why, sizeof why))
-        return api_fail(rs, MHD_HTTP_BAD_REQUEST, "%s", why);
+        return api_problem(rs, PROBLEM_BODY_REQUIRED, NULL);
+    int e = api_json_shape(rs, rq->body, rq->body_len, rq->cfg->json_max_depth,
+                           rq->cfg->json_max_values);
+    if (e)
+        return e;
     json_error_t jerr;
     rq->json = json_loadb(rq->body, rq->body_len, JSON_REJECT_DUPLICATES, &jerr);
     if (!rq->json)
-        return api_fail(rs, MHD_HTTP_BAD_REQUEST, "malformed JSON at line %d column %d: %s",
-                        jerr.line, jerr.column, jerr.text);
+        return api_problem(rs, PROBLEM_JSON_MALFORMED,
+                           json_pack("{s:i, s:i, s:s}", "line", jerr.line, "column", jerr.column,
+                                     "error", jerr.text));
     if (!json_is_object(rq->json))
-        return api_fail(rs, MHD_HTTP_BAD_REQUEST, "request body must be a JSON object");
+        return api_problem(rs, PROBLEM_BODY_NOT_OBJECT, NULL);
     return 0;
 }
 
@@ -338,8 +332,7 @@ static int idem_check_key(const char *key, struct resp *rs)
     for (size_t i = 0; ok && i < n; i++)
         ok = key[i] > 0x20 && key[i] < 0x7f;
     if (!ok)
-        return api_fail(rs, MHD_HTTP_BAD_REQUEST,
-                        "Idempotency-Key must be 1 to 255 printable ASCII characters");
+        return api_problem(rs, PROBLEM_IDEMPOTENCY_KEY_INVALID, NULL);
     return 0;
 }
 
@@ -352,30 +345,27 @@ static const char *idem_aad(const struct req *rq, const char *hash)
     return aad;
 }
 
-/* 1 when rs was filled from the store (replay or conflict), 0 to go on. */
-static int idem_lookup(struct req *rq, struct resp *rs, const char *hash, int *err)
+/* 1 when rs was filled from the store (replay or conflict), 0 to go on; hit
+ * (the caller frees it) says what the first request changed. */
+static int idem_lookup(struct req *rq, struct resp *rs, const char *hash, struct idem_hit *hit,
+                       int *err)
 {
-    struct idem_hit hit;
-    *err = db_idem_get(rq->db, rq->actor.user_id, rq->idempotency_key, &hit);
-    if (*err || !hit.found)
+    *err = db_idem_get(rq->db, rq->actor.user_id, rq->idempotency_key, hit);
+    if (*err || !hit->found)
         return 0;
-    if (strcmp(hit.request_hash, hash) != 0) {
-        *err = api_fail(rs, MHD_HTTP_CONFLICT,
-                        "Idempotency-Key was already used with a different request");
-    } else if (!(rs->raw = seal_open(hit.response, idem_aad(rq, hash)))) {
-        *err = api_fail(rs, MHD_HTTP_CONFLICT,
-                        "Idempotency-Key was used, but its answer can no longer be read (the "
-                        "server key changed); use a new key");
+    if (strcmp(hit->request_hash, hash) != 0) {
+        *err = api_problem(rs, PROBLEM_IDEMPOTENCY_KEY_REUSED, NULL);
+    } else if (!(rs->raw = seal_open(hit->response, idem_aad(rq, hash)))) {
+        *err = api_problem(rs, PROBLEM_IDEMPOTENCY_ANSWER_LOST, NULL);
     } else {
-        rs->status = hit.status;
+        rs->status = hit->status;
         rs->raw_len = strlen(rs->raw);
         rs->content_type = "application/json";
-        if (hit.location)
-            resp_header(rs, MHD_HTTP_HEADER_LOCATION, hit.location);
+        if (hit->location)
+            resp_header(rs, MHD_HTTP_HEADER_LOCATION, hit->location);
         resp_header(rs, "Idempotent-Replayed", "true");
         rs->replayed = true;
     }
-    db_idem_hit_free(&hit);
     return 1;
 }
 
@@ -395,8 +385,12 @@ static int idem_store(struct req *rq, struct resp *rs, const char *hash)
     free(body);
     if (!sealed)
         return AIDC_EINTERNAL;
-    int e = db_idem_put(rq->db, rq->actor.user_id, rq->idempotency_key, hash, rs->status, sealed,
-                        find_header(rs, MHD_HTTP_HEADER_LOCATION), rq->cfg->idempotency_ttl_seconds);
+    struct db_idem_answer a = {.status = rs->status, .response = sealed,
+                               .location = find_header(rs, MHD_HTTP_HEADER_LOCATION),
+                               .resource_type = rs->audit.resource_type,
+                               .resource_id = rs->audit.resource_id};
+    int e = db_idem_put(rq->db, rq->actor.user_id, rq->idempotency_key, hash, &a,
+                        rq->cfg->idempotency_ttl_seconds);
     free(sealed);
     return e;
 }
@@ -491,18 +485,24 @@ static int run_once(struct req *rq, struct resp *rs, const char *hash)
     ctx_free(&cs);
     if (e)
         return e;
-    if (hash && idem_lookup(rq, rs, hash, &e)) {
+    struct idem_hit hit = {0};
+    if (hash && idem_lookup(rq, rs, hash, &hit, &e)) {
         if (db_ctx_verify(rq->db) == DB_CTX_STALE) {
+            db_idem_hit_free(&hit);
             db_rollback(rq->db);
             return AIDC_ESTALE;
         }
         if (!e && rs->replayed) {
             json_t *d = json_pack("{s:b, s:s}", "replayed", 1, "idempotency_key",
                                   rq->idempotency_key);
-            struct audit_event ev = {.action = rt->action, .status = rs->status, .details = d};
+            /* the replay names what the first request changed */
+            struct audit_event ev = {.action = rt->action, .status = rs->status, .details = d,
+                                     .resource_type = hit.resource_type,
+                                     .resource_id = hit.resource_id};
             e = audit_record(rq, &ev);
             json_decref(d);
         }
+        db_idem_hit_free(&hit);
         if (e) {
             db_rollback(rq->db);
             return e;
@@ -557,22 +557,19 @@ static void map_error(struct resp *rs, int e)
         return;
     switch (e) {
     case AIDC_EUNAVAIL:
-        api_fail(rs, MHD_HTTP_SERVICE_UNAVAILABLE, "the database is unavailable; retry shortly");
+        api_problem(rs, PROBLEM_DB_UNAVAILABLE, NULL);
         rs->err.retry_after = 2;
         break;
-    case AIDC_ENOTFOUND: api_fail(rs, MHD_HTTP_NOT_FOUND, "not found"); break;
-    case AIDC_ECONFLICT: api_fail(rs, MHD_HTTP_CONFLICT, "conflict with the current state"); break;
-    case AIDC_EINVAL: api_fail(rs, MHD_HTTP_BAD_REQUEST, "invalid request"); break;
-    case AIDC_EFORBIDDEN: api_fail(rs, MHD_HTTP_FORBIDDEN, "not allowed"); break;
+    case AIDC_ENOTFOUND: api_problem(rs, PROBLEM_NOT_FOUND, NULL); break;
+    case AIDC_ECONFLICT: api_problem(rs, PROBLEM_CONFLICT, NULL); break;
+    case AIDC_EINVAL: api_problem(rs, PROBLEM_INVALID, NULL); break;
+    case AIDC_EFORBIDDEN: api_problem(rs, PROBLEM_FORBIDDEN, NULL); break;
     case AIDC_ERETRY:
     case AIDC_ESTALE:
-        api_fail(rs, MHD_HTTP_SERVICE_UNAVAILABLE, "too much contention; retry");
+        api_problem(rs, PROBLEM_CONTENTION, NULL);
         rs->err.retry_after = 1;
         break;
-    default:
-        api_fail(rs, MHD_HTTP_INTERNAL_SERVER_ERROR,
-                 "internal error; the server log has the details under this request_id");
-        break;
+    default: api_problem(rs, PROBLEM_INTERNAL, NULL); break;
     }
 }
 
@@ -628,8 +625,7 @@ static int rate_limit(struct req *rq, struct resp *rs)
                  rq->cfg->rate_limit_per_token);
     rs->quiet = !d.first;
     rs->err.retry_after = d.retry_after;
-    return api_fail(rs, MHD_HTTP_TOO_MANY_REQUESTS,
-                    "too many requests with this credential; retry after %d s", d.retry_after);
+    return api_problem(rs, PROBLEM_RATE_CREDENTIAL, json_pack("{s:i}", "seconds", d.retry_after));
 }
 
 int dispatch_begin_read(struct req *rq)

@@ -49,11 +49,10 @@ struct pending {
     size_t slot;      /* metrics slot */
     bool too_big;
     /* a refusal decided from the headers, answered once the body is read */
-    int deferred_status;
-    const char *deferred_detail;
+    bool deferred;
+    enum problem deferred_problem;
     char deferred_allow[64];
     int deferred_retry_after;
-    char detail[96];
     size_t discarded;
     bool answered;
     bool is_static;
@@ -191,11 +190,14 @@ static unsigned long long drain_limit(void)
 }
 
 /* Answer an error decided before dispatch (404, 405, 413, 415, 429). */
-static enum MHD_Result answer_early(struct MHD_Connection *c, struct pending *p, int status,
-                                    const char *detail, const char *allow)
+static enum MHD_Result answer_early(struct MHD_Connection *c, struct pending *p,
+                                    enum problem problem, const char *allow)
 {
     struct resp rs = {0};
-    api_fail(&rs, status, "%s", detail);
+    json_t *params = problem == PROBLEM_RATE_ADDRESS
+                         ? json_pack("{s:i}", "seconds", p->deferred_retry_after)
+                         : NULL;
+    api_problem(&rs, problem, params);
     if (allow)
         rs.err.allow = xstrdup(allow);
     rs.err.retry_after = p->deferred_retry_after;
@@ -210,8 +212,8 @@ static enum MHD_Result answer_early(struct MHD_Connection *c, struct pending *p,
  * sending makes the kernel reset the connection, and the client would see a
  * broken connection instead of the 413/415 explaining why.
  */
-static enum MHD_Result refuse(struct MHD_Connection *c, struct pending *p, int status,
-                              const char *detail, const char *allow)
+static enum MHD_Result refuse(struct MHD_Connection *c, struct pending *p, enum problem problem,
+                              const char *allow)
 {
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
                                                  MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -220,9 +222,9 @@ static enum MHD_Result refuse(struct MHD_Connection *c, struct pending *p, int s
     unsigned long long len = cl ? strtoull(cl, NULL, 10) : 0;
     bool body_coming = len > 0 || (te && strcasestr(te, "chunked"));
     if (!body_coming || len > drain_limit())
-        return answer_early(c, p, status, detail, allow);
-    p->deferred_status = status;
-    p->deferred_detail = detail;
+        return answer_early(c, p, problem, allow);
+    p->deferred = true;
+    p->deferred_problem = problem;
     snprintf(p->deferred_allow, sizeof p->deferred_allow, "%s", allow ? allow : "");
     return MHD_YES;
 }
@@ -234,7 +236,7 @@ static enum MHD_Result answer_static(struct MHD_Connection *c, struct pending *p
     const char *inm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
     static_open(g_cfg->portal_dir, rq->path, inm, &f);
     if (f.status == 404)
-        return answer_early(c, p, MHD_HTTP_NOT_FOUND, "no such page", NULL);
+        return answer_early(c, p, PROBLEM_NO_PAGE, NULL);
     struct MHD_Response *r = f.status == 200
                                  ? MHD_create_response_from_fd64(f.size, f.fd)
                                  : MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
@@ -299,8 +301,6 @@ static bool rate_limited(struct pending *p)
     if (d.first)
         log_warn("rate limit: address %s over %d requests/s", key, g_cfg->rate_limit_per_address);
     p->deferred_retry_after = d.retry_after;
-    snprintf(p->detail, sizeof p->detail,
-             "too many requests from your address; retry after %d s", d.retry_after);
     return true;
 }
 
@@ -312,7 +312,7 @@ static enum MHD_Result on_headers(struct MHD_Connection *c, struct pending *p)
     if (atomic_load(&draining) && strcmp(rq->path, "/healthz") != 0 &&
         strcmp(rq->path, "/readyz") != 0 && strcmp(rq->path, "/metrics") != 0) {
         struct resp rs = {0};
-        api_fail(&rs, MHD_HTTP_SERVICE_UNAVAILABLE, "the server is shutting down; retry");
+        api_problem(&rs, PROBLEM_SHUTTING_DOWN, NULL);
         rs.err.retry_after = 1;
         enum MHD_Result ok = queue(c, p, &rs);
         resp_free(&rs);
@@ -322,20 +322,19 @@ static enum MHD_Result on_headers(struct MHD_Connection *c, struct pending *p)
         p->is_static = true;
         p->slot = METRICS_SLOT_STATIC(routes_count);
         if (strcmp(rq->method, "GET") != 0 && strcmp(rq->method, "HEAD") != 0)
-            return refuse(c, p, MHD_HTTP_METHOD_NOT_ALLOWED,
-                                "the portal is read-only: use GET", "GET, HEAD");
+            return refuse(c, p, PROBLEM_PORTAL_READ_ONLY, "GET, HEAD");
         return answer_static(c, p);
     }
     if (rate_limited(p))
-        return refuse(c, p, MHD_HTTP_TOO_MANY_REQUESTS, p->detail, NULL);
+        return refuse(c, p, PROBLEM_RATE_ADDRESS, NULL);
     char allow[64];
     const struct route *rt = NULL;
     p->slot = METRICS_SLOT_UNMATCHED(routes_count);
     switch (router_match(routes, routes_count, rq->method, rq->path, rq, &rt, allow, sizeof allow)) {
     case ROUTE_NO_PATH:
-        return refuse(c, p, MHD_HTTP_NOT_FOUND, "no such endpoint", NULL);
+        return refuse(c, p, PROBLEM_NO_ENDPOINT, NULL);
     case ROUTE_NO_METHOD:
-        return refuse(c, p, MHD_HTTP_METHOD_NOT_ALLOWED, "method not allowed here", allow);
+        return refuse(c, p, PROBLEM_METHOD_NOT_ALLOWED, allow);
     case ROUTE_FOUND:
         break;
     }
@@ -343,14 +342,12 @@ static enum MHD_Result on_headers(struct MHD_Connection *c, struct pending *p)
     p->slot = router_index(rt);
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (cl && strtoull(cl, NULL, 10) > (unsigned long long)body_limit(rq))
-        return refuse(c, p, MHD_HTTP_CONTENT_TOO_LARGE, "request body is too large", NULL);
+        return refuse(c, p, PROBLEM_BODY_TOO_LARGE, NULL);
     if ((rt->flags & RF_BODY) && !is_type(rq->content_type, "application/json"))
-        return refuse(c, p, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
-                            "request body must be application/json", NULL);
+        return refuse(c, p, PROBLEM_BODY_NOT_JSON, NULL);
     if ((rt->flags & RF_INGEST) && !is_type(rq->content_type, "application/json") &&
         !is_type(rq->content_type, "application/x-ndjson"))
-        return refuse(c, p, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
-                      "request body must be application/json or application/x-ndjson", NULL);
+        return refuse(c, p, PROBLEM_BODY_NOT_RECORDS, NULL);
     return MHD_YES;
 }
 
@@ -375,14 +372,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return MHD_YES;
     }
     struct req *rq = p->rq;
-    if (p->deferred_status) {
+    if (p->deferred) {
         if (*upload_data_size) {
             p->discarded += *upload_data_size;
             *upload_data_size = 0;
             if (p->discarded <= drain_limit())
                 return MHD_YES;
         }
-        return answer_early(c, p, p->deferred_status, p->deferred_detail,
+        return answer_early(c, p, p->deferred_problem,
                             p->deferred_allow[0] ? p->deferred_allow : NULL);
     }
     if (*upload_data_size) {
@@ -396,14 +393,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             p->too_big = true;
             p->discarded += n;
             if (p->discarded > drain_limit()) /* an endless stream: answer now */
-                return answer_early(c, p, MHD_HTTP_CONTENT_TOO_LARGE,
-                                    "request body is too large", NULL);
+                return answer_early(c, p, PROBLEM_BODY_TOO_LARGE, NULL);
         }
         *upload_data_size = 0;
         return MHD_YES;
     }
     if (p->too_big)
-        return answer_early(c, p, MHD_HTTP_CONTENT_TOO_LARGE, "request body is too large", NULL);
+        return answer_early(c, p, PROBLEM_BODY_TOO_LARGE, NULL);
     struct resp rs = {0};
     rq->db = threaddb_primary();
     rq->rdb = rq->db;

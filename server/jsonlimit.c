@@ -3,10 +3,7 @@
  */
 #include "jsonlimit.h"
 
-#include <stdio.h>
-
-bool jsonlimit_ok(const char *s, size_t n, int max_depth, long max_values, char *why,
-                  size_t whyn)
+enum jsonlimit_result jsonlimit_check(const char *s, size_t n, int max_depth, long max_values)
 {
     long depth = 0, values = 1; /* the top-level value */
     bool in_string = false;
@@ -25,10 +22,8 @@ bool jsonlimit_ok(const char *s, size_t n, int max_depth, long max_values, char 
             break;
         case '[':
         case '{':
-            if (++depth > max_depth) {
-                snprintf(why, whyn, "JSON nests deeper than %d levels", max_depth);
-                return false;
-            }
+            if (++depth > max_depth)
+                return JSONLIMIT_TOO_DEEP;
             break;
         case ']':
         case '}':
@@ -36,14 +31,12 @@ bool jsonlimit_ok(const char *s, size_t n, int max_depth, long max_values, char 
             break;
         case ',':
             /* each comma separates one more element or member */
-            if (++values > max_values) {
-                snprintf(why, whyn, "JSON document has more than %ld values", max_values);
-                return false;
-            }
+            if (++values > max_values)
+                return JSONLIMIT_TOO_MANY_VALUES;
             break;
         default:
             break;
         }
     }
-    return true;
+    return JSONLIMIT_OK;
 }

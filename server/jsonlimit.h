@@ -13,14 +13,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+enum jsonlimit_result { JSONLIMIT_OK, JSONLIMIT_TOO_DEEP, JSONLIMIT_TOO_MANY_VALUES };
+
 /*
- * true when the document in s[0..n) nests at most max_depth arrays/objects deep
+ * Whether the document in s[0..n) nests at most max_depth arrays/objects deep
  * and holds at most max_values values, counted as one plus each comma outside
- * strings (every element or member after the first of its container). Else
- * false with the reason in why. Malformed text passes unless it is too deep or
- * too long already: the parser reports it better.
+ * strings (every element or member after the first of its container).
+ * Malformed text passes unless it is too deep or too long already: the parser
+ * reports it better.
  */
-bool jsonlimit_ok(const char *s, size_t n, int max_depth, long max_values, char *why,
-                  size_t whyn);
+enum jsonlimit_result jsonlimit_check(const char *s, size_t n, int max_depth, long max_values);
 
 #endif

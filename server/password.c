@@ -167,14 +167,27 @@ bool password_needs_rehash(const char *encoded)
     return !parse(encoded, &ps) || ps.ln != LN || ps.r != R || ps.p != P;
 }
 
-const char *password_policy_check(const char *pw)
+enum password_policy password_policy(const char *pw)
 {
     size_t n = strlen(pw), chars = 0;
     for (const unsigned char *c = (const unsigned char *)pw; *c; c++)
         chars += (*c & 0xc0) != 0x80; /* count UTF-8 characters, not bytes */
     if (chars < PASSWORD_MIN_LEN)
-        return "must be at least 10 characters";
+        return PASSWORD_TOO_SHORT;
     if (n > PASSWORD_MAX_LEN)
+        return PASSWORD_TOO_LONG;
+    return PASSWORD_OK;
+}
+
+const char *password_policy_check(const char *pw)
+{
+    switch (password_policy(pw)) {
+    case PASSWORD_TOO_SHORT:
+        return "must be at least 10 characters";
+    case PASSWORD_TOO_LONG:
         return "must be at most 1024 bytes";
+    case PASSWORD_OK:
+        break;
+    }
     return NULL;
 }

@@ -31,7 +31,15 @@ char *password_hash(const char *pw);
  */
 bool password_verify(const char *pw, const char *encoded);
 bool password_needs_rehash(const char *encoded);
-/* NULL when pw is acceptable, else a message for the client. */
+/* What the password policy says of a new password. */
+enum password_policy {
+    PASSWORD_OK = 0,
+    PASSWORD_TOO_SHORT, /* fewer than PASSWORD_MIN_LEN characters */
+    PASSWORD_TOO_LONG,  /* more than PASSWORD_MAX_LEN bytes */
+};
+enum password_policy password_policy(const char *pw);
+/* NULL when pw is acceptable, else the English reason ("must be at least 10
+ * characters"), for the command line; the API answers password_policy's codes. */
 const char *password_policy_check(const char *pw);
 
 #endif

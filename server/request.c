@@ -2,11 +2,11 @@
 #include "request.h"
 
 #include "err.h"
+#include "jsonlimit.h"
 #include "sbuf.h"
 #include "xalloc.h"
 
 #include <microhttpd.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,9 +93,11 @@ void resp_header(struct resp *rs, const char *name, const char *value)
 void api_error_clear(struct api_error *e)
 {
     free(e->detail);
+    json_decref(e->params);
     for (size_t i = 0; i < e->nfields; i++) {
         free(e->fields[i].field);
         free(e->fields[i].message);
+        json_decref(e->fields[i].params);
     }
     free(e->fields);
     free(e->allow);
@@ -142,49 +144,63 @@ int api_status_err(int status)
     }
 }
 
-/* Error texts echo client input: keep them valid UTF-8 for the JSON answer. */
+/* Field names echo client input: keep them valid UTF-8 for the JSON answer. */
+/* A field's name can come from the client (an unknown key): echoed as valid
+ * UTF-8 and no longer than FIELD_ECHO_MAX bytes, so a refusal never grows with
+ * what was sent. */
+#define FIELD_ECHO_MAX 128
+
 static char *clean_text(const char *s)
 {
     struct sbuf out = SBUF_INIT;
     sbuf_utf8(&out, s);
+    const char *c = sbuf_str(&out);
+    size_t keep = sbuf_utf8_prefix(c, FIELD_ECHO_MAX);
+    if (keep < out.len) {
+        char *cut = xasprintf("%.*s…", (int)keep, c);
+        sbuf_free(&out);
+        return cut;
+    }
     return sbuf_steal(&out);
 }
 
-int api_vfail(struct resp *rs, int status, const char *fmt, va_list ap)
+/* params as given, or an empty object where building them failed (a NULL from
+ * json_pack: out of memory, or a string that was not UTF-8) */
+static json_t *params_or_empty(json_t *params)
 {
-    struct sbuf sb = SBUF_INIT;
-    sbuf_vprintf(&sb, fmt, ap);
-    free(rs->err.detail);
-    rs->err.detail = clean_text(sbuf_str(&sb));
-    sbuf_free(&sb);
-    rs->err.status = status;
+    return params ? params : json_object();
+}
+
+int api_problem_status(struct resp *rs, int status, enum problem p, json_t *params)
+{
+    struct api_error *e = &rs->err;
+    params = params_or_empty(params);
+    free(e->detail);
+    e->detail = problem_format(problem_def(p)->text, params);
+    json_decref(e->params);
+    e->params = params;
+    e->problem = p;
+    e->status = status;
     return api_status_err(status);
 }
 
-int api_fail(struct resp *rs, int status, const char *fmt, ...)
+int api_problem(struct resp *rs, enum problem p, json_t *params)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    int e = api_vfail(rs, status, fmt, ap);
-    va_end(ap);
-    return e;
+    return api_problem_status(rs, problem_def(p)->status, p, params);
 }
 
-void api_field_error(struct resp *rs, const char *field, const char *fmt, ...)
+void api_field_problem(struct resp *rs, const char *field, enum problem p, json_t *params)
 {
-    struct sbuf sb = SBUF_INIT;
-    va_list ap;
-    va_start(ap, fmt);
-    sbuf_vprintf(&sb, fmt, ap);
-    va_end(ap);
     struct api_error *e = &rs->err;
+    params = params_or_empty(params);
     e->fields = xreallocarray(e->fields, e->nfields + 1, sizeof *e->fields);
-    e->fields[e->nfields].field = clean_text(field);
-    e->fields[e->nfields].message = clean_text(sbuf_str(&sb));
-    sbuf_free(&sb);
-    e->nfields++;
+    struct field_error *f = &e->fields[e->nfields++];
+    f->field = clean_text(field);
+    f->problem = p;
+    f->message = problem_format(problem_def(p)->text, params);
+    f->params = params;
     if (!e->status)
-        e->status = MHD_HTTP_BAD_REQUEST;
+        e->status = problem_def(p)->status;
 }
 
 int api_fail_fields(struct resp *rs)
@@ -192,13 +208,34 @@ int api_fail_fields(struct resp *rs)
     struct api_error *e = &rs->err;
     if (!e->status)
         e->status = MHD_HTTP_BAD_REQUEST;
-    if (!e->detail) {
-        if (e->nfields == 1)
-            e->detail = xasprintf("%s: %s", e->fields[0].field, e->fields[0].message);
-        else
-            e->detail = xasprintf("%zu fields are invalid", e->nfields);
+    if (e->detail)
+        return api_status_err(e->status);
+    if (e->nfields == 1) {
+        const struct field_error *f = &e->fields[0];
+        e->problem = f->problem;
+        e->params = f->params ? json_deep_copy(f->params) : json_object();
+        if (e->params)
+            json_object_set_new(e->params, "field", json_string(f->field));
+        e->detail = xasprintf("%s: %s", f->field, f->message);
+    } else {
+        e->problem = PROBLEM_FIELDS_INVALID;
+        e->params = json_pack("{s:I}", "count", (json_int_t)e->nfields);
+        e->detail = problem_format(problem_def(PROBLEM_FIELDS_INVALID)->text, e->params);
     }
     return api_status_err(e->status);
+}
+
+int api_json_shape(struct resp *rs, const char *s, size_t n, int max_depth, long max_values)
+{
+    switch (jsonlimit_check(s, n, max_depth, max_values)) {
+    case JSONLIMIT_TOO_DEEP:
+        return api_problem(rs, PROBLEM_JSON_TOO_DEEP, json_pack("{s:i}", "max", max_depth));
+    case JSONLIMIT_TOO_MANY_VALUES:
+        return api_problem(rs, PROBLEM_JSON_TOO_MANY_VALUES,
+                           json_pack("{s:I}", "max", (json_int_t)max_values));
+    case JSONLIMIT_OK: break;
+    }
+    return 0;
 }
 
 #define REQ_ID_MAX 64

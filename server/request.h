@@ -14,8 +14,9 @@
 #ifndef AIDC_REQUEST_H
 #define AIDC_REQUEST_H
 
+#include "problem.h"
+
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -100,12 +101,16 @@ struct tenant_ref {
 /* A validation problem with one field of the request. */
 struct field_error {
     char *field;
-    char *message;
+    enum problem problem; /* its code */
+    char *message;        /* its text filled from params */
+    json_t *params;       /* new reference, or NULL */
 };
 
 struct api_error {
     int status; /* 0 = none set */
-    char *detail;
+    enum problem problem;
+    char *detail;   /* the problem's text filled from params */
+    json_t *params; /* new reference, or NULL */
     struct field_error *fields;
     size_t nfields;
     int retry_after; /* seconds, for 429/503; 0 = no header */
@@ -216,17 +221,23 @@ void resp_header(struct resp *rs, const char *name, const char *value);
 void resp_free(struct resp *rs);
 
 /*
- * Fill rs->err and return an aidc_err matching status, so handlers can write
- * `return api_fail(rs, MHD_HTTP_NOT_FOUND, "project \"%s\" not found", slug);`.
+ * Fill rs->err with problem p, its text filled from params (stolen; NULL when
+ * it has none), and return the aidc_err matching its status, so handlers write
+ * `return api_problem(rs, PROBLEM_PROJECT_NOT_FOUND, json_pack("{s:s}", "project", slug));`.
  */
-int api_fail(struct resp *rs, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-int api_vfail(struct resp *rs, int status, const char *fmt, va_list ap)
-    __attribute__((format(printf, 3, 0)));
-/* Record a field error (status becomes 400 unless already set). */
-void api_field_error(struct resp *rs, const char *field, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-/* 400 with the collected field errors; returns AIDC_EINVAL. */
+int api_problem(struct resp *rs, enum problem p, json_t *params);
+/* The same with another status than the catalog's (a name the path gave is a
+ * 404, the same name in a body a 422). */
+int api_problem_status(struct resp *rs, int status, enum problem p, json_t *params);
+/* Record a field error (params stolen); the status becomes p's unless already set. */
+void api_field_problem(struct resp *rs, const char *field, enum problem p, json_t *params);
+/* The answer for the collected field errors (their status, else 400): with one,
+ * its code and params (plus "field"); with more, validation.failed. Returns
+ * the matching aidc_err. */
 int api_fail_fields(struct resp *rs);
+/* 0 when the JSON text s[0..n) is within max_depth and max_values (see
+ * jsonlimit.h), else the 400 saying which bound it passes. */
+int api_json_shape(struct resp *rs, const char *s, size_t n, int max_depth, long max_values);
 void api_error_clear(struct api_error *e);
 
 /* The aidc_err that best matches an HTTP status (for handler returns). */

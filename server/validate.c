@@ -2,6 +2,7 @@
 #include "validate.h"
 
 #include "crypto.h"
+#include "password.h"
 #include "sbuf.h"
 
 #include <string.h>
@@ -57,30 +58,39 @@ size_t validate_utf8_len(const char *s)
     return n;
 }
 
-static const char *type_name(enum vtype t)
+static enum problem type_problem(enum vtype t)
 {
     switch (t) {
-    case V_STRING: return "a string";
-    case V_BOOL: return "true or false";
-    case V_INT: return "an integer";
-    case V_STRING_ARRAY: return "an array of strings";
-    case V_OBJECT: return "an object";
+    case V_STRING: return PROBLEM_V_TYPE_STRING;
+    case V_BOOL: return PROBLEM_V_TYPE_BOOL;
+    case V_INT: return PROBLEM_V_TYPE_INTEGER;
+    case V_STRING_ARRAY: return PROBLEM_V_TYPE_STRINGS;
+    case V_OBJECT: return PROBLEM_V_TYPE_OBJECT;
     }
-    return "valid";
+    return PROBLEM_V_INVALID;
+}
+
+/* {"value": v}, cut to 64 characters (what a message may quote of input) */
+static json_t *value_param(const char *v)
+{
+    return json_pack("{s:s%}", "value", v, sbuf_utf8_prefix(v, 64));
+}
+
+static json_t *range_params(long min, long max)
+{
+    return json_pack("{s:I, s:I}", "min", (json_int_t)min, "max", (json_int_t)max);
 }
 
 static bool check_string(const struct vfield *f, const char *field, const char *v, struct resp *rs)
 {
     size_t len = validate_utf8_len(v);
     if ((f->min || f->max) && (len < (size_t)f->min || len > (size_t)f->max)) {
-        if (f->min == f->max)
-            api_field_error(rs, field, "must be %ld characters", f->min);
-        else
-            api_field_error(rs, field, "must be %ld to %ld characters", f->min, f->max);
+        api_field_problem(rs, field, f->min == f->max ? PROBLEM_V_LENGTH_EXACT : PROBLEM_V_LENGTH,
+                          range_params(f->min, f->max));
         return false;
     }
     if (f->check && !f->check(v)) {
-        api_field_error(rs, field, "%s", f->check_msg ? f->check_msg : "is not valid");
+        api_field_problem(rs, field, f->check_problem, value_param(v));
         return false;
     }
     return true;
@@ -91,7 +101,7 @@ static bool check_field(const struct vfield *f, const json_t *v, struct resp *rs
     if (json_is_null(v)) {
         if (f->flags & V_NULLABLE)
             return true;
-        api_field_error(rs, f->name, "must not be null");
+        api_field_problem(rs, f->name, PROBLEM_V_NOT_NULL, NULL);
         return false;
     }
     switch (f->type) {
@@ -108,7 +118,7 @@ static bool check_field(const struct vfield *f, const json_t *v, struct resp *rs
             break;
         if ((f->min || f->max) &&
             (json_integer_value(v) < f->min || json_integer_value(v) > f->max)) {
-            api_field_error(rs, f->name, "must be %ld to %ld", f->min, f->max);
+            api_field_problem(rs, f->name, PROBLEM_V_RANGE, range_params(f->min, f->max));
             return false;
         }
         return true;
@@ -117,20 +127,19 @@ static bool check_field(const struct vfield *f, const json_t *v, struct resp *rs
             break;
         size_t n = json_array_size(v);
         if (f->max && (n < (size_t)f->min || n > (size_t)f->max)) {
-            api_field_error(rs, f->name, "must have %ld to %ld items", f->min, f->max);
+            api_field_problem(rs, f->name, PROBLEM_V_ITEMS, range_params(f->min, f->max));
             return false;
         }
         size_t i;
         json_t *item;
         json_array_foreach(v, i, item) {
             if (!json_is_string(item)) {
-                api_field_error(rs, f->name, "must be an array of strings");
+                api_field_problem(rs, f->name, PROBLEM_V_TYPE_STRINGS, NULL);
                 return false;
             }
             if (f->check && !f->check(json_string_value(item))) {
-                const char *s = json_string_value(item);
-                api_field_error(rs, f->name, "\"%.*s\" %s", (int)sbuf_utf8_prefix(s, 64), s,
-                                f->check_msg ? f->check_msg : "is not valid");
+                api_field_problem(rs, f->name, f->check_problem,
+                                  value_param(json_string_value(item)));
                 return false;
             }
         }
@@ -141,7 +150,7 @@ static bool check_field(const struct vfield *f, const json_t *v, struct resp *rs
             break;
         return true;
     }
-    api_field_error(rs, f->name, "must be %s", type_name(f->type));
+    api_field_problem(rs, f->name, type_problem(f->type), NULL);
     return false;
 }
 
@@ -155,7 +164,7 @@ bool validate_object(const json_t *obj, const struct vfield *fields, size_t n, s
         for (size_t i = 0; i < n && !known; i++)
             known = strcmp(fields[i].name, key) == 0;
         if (!known) {
-            api_field_error(rs, key, "unknown field");
+            api_field_problem(rs, key, PROBLEM_V_UNKNOWN_FIELD, NULL);
             ok = false;
         }
     }
@@ -163,7 +172,7 @@ bool validate_object(const json_t *obj, const struct vfield *fields, size_t n, s
         v = json_object_get(obj, fields[i].name);
         if (!v) {
             if (fields[i].flags & V_REQUIRED) {
-                api_field_error(rs, fields[i].name, "is required");
+                api_field_problem(rs, fields[i].name, PROBLEM_V_REQUIRED, NULL);
                 ok = false;
             }
             continue;
@@ -184,11 +193,26 @@ bool vhas(const json_t *obj, const char *name)
     return json_object_get(obj, name) != NULL;
 }
 
+bool validate_password(const char *pw, const char *field, struct resp *rs)
+{
+    switch (pw ? password_policy(pw) : PASSWORD_OK) {
+    case PASSWORD_OK: return true;
+    case PASSWORD_TOO_SHORT:
+        api_field_problem(rs, field, PROBLEM_PASSWORD_TOO_SHORT,
+                          json_pack("{s:i}", "min", PASSWORD_MIN_LEN));
+        break;
+    case PASSWORD_TOO_LONG:
+        api_field_problem(rs, field, PROBLEM_V_BYTES_MAX, json_pack("{s:i}", "max", PASSWORD_MAX_LEN));
+        break;
+    }
+    return false;
+}
+
 int validate_id_param(struct req *rq, struct resp *rs, const char **out)
 {
     *out = req_param(rq, "id");
     if (!crypto_uuid_valid(*out)) {
-        api_field_error(rs, "id", "must be a UUID");
+        api_field_problem(rs, "id", PROBLEM_V_UUID, NULL);
         return api_fail_fields(rs);
     }
     return 0;

@@ -37,7 +37,7 @@ struct vfield {
     unsigned flags;
     long min, max; /* string: characters; int: value; array: items (0,0 = no limit) */
     bool (*check)(const char *); /* strings and array items: extra rule */
-    const char *check_msg;       /* ... and what it demands */
+    enum problem check_problem;  /* ... and what it demands (its params: "value") */
 };
 
 /*
@@ -45,6 +45,10 @@ struct vfield {
  * Returns true when obj is valid.
  */
 bool validate_object(const json_t *obj, const struct vfield *fields, size_t n, struct resp *rs);
+
+/* Whether a new password pw (NULL: none given) passes the password policy; if
+ * not, a field error on field. */
+bool validate_password(const char *pw, const char *field, struct resp *rs);
 
 /*
  * The route's {id} into *out: 0 when it is a UUID, else a 400 naming the

@@ -4,14 +4,29 @@
 // Failures become ApiError carrying the problem+json document, so pages can
 // show each message next to the field it names.
 
+import { problemText } from './i18n.js';
+
 export const BASE = '/api/v1';
 
+// The messages of a problem are shown in the reader's language: each carries a
+// stable code and the params its text was filled from (docs/errors.md), and
+// the portal knows every code of its server; for one it does not know (a newer
+// server) the server's English stays.
 export class ApiError extends Error {
   constructor(status, problem, retryAfter) {
-    super((problem && (problem.detail || problem.title)) || `HTTP ${status}`);
+    const p = problem || {};
+    const english = p.detail || p.title || `HTTP ${status}`;
+    const text = problemText(p.code, p.params, english);
+    // one invalid field: the problem is that field's, its detail "field: message"
+    const field = p.params && p.params.field && Array.isArray(p.errors) && text !== english;
+    super(field ? `${p.params.field}: ${text}` : text);
     this.status = status;
-    this.title = (problem && problem.title) || '';
-    this.errors = (problem && Array.isArray(problem.errors)) ? problem.errors : [];
+    this.code = p.code || '';
+    this.params = p.params || {};
+    this.title = p.title || '';
+    this.errors = Array.isArray(p.errors)
+      ? p.errors.map((e) => ({ ...e, english: e.message, message: problemText(e.code, e.params, e.message) }))
+      : [];
     this.requestId = problem && problem.request_id;
     this.retryAfter = retryAfter;
   }

@@ -8,6 +8,12 @@ import jobs from './i18n/jobs.js';
 import self from './i18n/self.js';
 import admin from './i18n/admin.js';
 import finaudit from './i18n/finaudit.js';
+// the server's problems by code (server/problems/*.def), one file per area
+import errCore from './i18n/errors-core.js';
+import errJobs from './i18n/errors-jobs.js';
+import errImages from './i18n/errors-images.js';
+import errBilling from './i18n/errors-billing.js';
+import errIdentity from './i18n/errors-identity.js';
 
 const TABLE = {
   // shell
@@ -100,7 +106,7 @@ const TABLE = {
   'job.reason': ['Reason', '原因'],
 };
 
-for (const area of [jobs, self, admin, finaudit])
+for (const area of [jobs, self, admin, finaudit, errCore, errJobs, errImages, errBilling, errIdentity])
   for (const [key, row] of Object.entries(area)) {
     if (key in TABLE) throw new Error(`i18n key ${key} defined twice`);
     TABLE[key] = row;
@@ -128,6 +134,17 @@ export function t(key, vars) {
   if (vars)
     s = s.replace(/\{(\w+)\}/g, (m, k) => (k in vars ? String(vars[k]) : m));
   return s;
+}
+
+// A server problem's text in the reader's language: its code's entry filled
+// with its params (a job state among them translated too), or the server's
+// English (english) where the portal does not know the code.
+export function problemText(code, params, english) {
+  const key = `err.${code}`;
+  if (!code || !(key in TABLE)) return english;
+  const vars = { ...(params || {}) };
+  if (typeof vars.state === 'string' && `state.${vars.state}` in TABLE) vars.state = t(`state.${vars.state}`);
+  return t(key, vars);
 }
 
 // Fill every [data-i18n] (text) and [data-i18n-label] (aria-label) below root.

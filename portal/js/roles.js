@@ -13,6 +13,13 @@ export function tenantRole(me, tenant) {
   return m ? m.role : null;
 }
 
+// a member of a tenant that keeps the default reads only its own jobs there
+// (the API's rule, members_see_all_jobs off); everyone else reads all of them
+export function ownJobsOnly(me, tenant) {
+  const m = me && me.memberships.find((x) => x.tenant === tenant);
+  return !!m && m.role === 'member' && m.members_see_all_jobs !== true && !platformAdmin(me);
+}
+
 // reads the tenant's jobs, quota, images: any member role, or a platform admin
 export const tenantReader = (me, tenant) => !!tenant && (!!tenantRole(me, tenant) || platformAdmin(me));
 export const canSubmit = (me, tenant) => ['member', 'tenant_admin'].includes(tenantRole(me, tenant));

@@ -33,10 +33,9 @@ static void unescape(const char *s)
 
 static void shape(const char *s, size_t n)
 {
-    char why[96];
     int depth = (int)(n % 40) + 1;
     long values = (long)(n % 300) + 1;
-    bool ok = jsonlimit_ok(s, n, depth, values, why, sizeof why);
+    bool ok = jsonlimit_check(s, n, depth, values) == JSONLIMIT_OK;
     /* text without quotes: every bracket and comma is structure */
     if (!memchr(s, '"', n)) {
         long d = 0, maxd = 0, commas = 0;
@@ -51,8 +50,6 @@ static void shape(const char *s, size_t n)
         if (ok != (maxd <= depth && commas + 1 <= values))
             abort();
     }
-    if (!ok && !why[0])
-        abort();
 }
 
 static void addresses(char *s)

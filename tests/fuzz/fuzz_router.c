@@ -155,7 +155,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         rq->route = rt;
         for (size_t i = 0; i < rq->nquery; i++)
             if (!router_accepts_query(rt, rq->query[i].key))
-                api_field_error(&rs, rq->query[i].key, "unknown query parameter");
+                api_field_problem(&rs, rq->query[i].key, PROBLEM_V_UNKNOWN_PARAMETER, NULL);
         render(&rs);
         const char *id;
         if (req_param(rq, "id"))

@@ -135,6 +135,8 @@ START_TEST(self_approval_is_refused_and_a_second_request_finds_the_first)
     struct http_res r;
     ck_assert_int_eq(decide(id, "approve", ADM, NULL, &r), 403);
     ck_assert_ptr_nonnull(strstr(sv(r.json, "detail"), "another platform admin"));
+    ck_assert_str_eq(sv(r.json, "code"), "approval.own_request");
+    ck_assert_str_eq(sv(json_object_get(r.json, "params"), "id"), id);
     http_res_free(&r);
     ck_assert_int_eq(events("approval.approve", "denied", id), 1);
     ck_assert_int_eq(events("approval.request", "success", id), 2);
@@ -183,7 +185,10 @@ START_TEST(approved_tenant_deletion_runs_once_and_names_both)
     http_res_free(&r);
 
     /* once: a second approval and a late rejection find it decided */
-    ck_assert_int_eq(decide(id, "approve", pa2, NULL, NULL), 409);
+    ck_assert_int_eq(decide(id, "approve", pa2, NULL, &r), 409);
+    ck_assert_str_eq(sv(r.json, "code"), "approval.already_approved");
+    ck_assert_str_eq(sv(r.json, "detail"), fmt("approval %s is already approved", id));
+    http_res_free(&r);
     ck_assert_int_eq(decide(id, "reject", ADM, "{}", NULL), 409);
     ck_assert_int_eq(events("tenant.delete", "success", "gone"), 1);
     ck_assert_int_eq(sql_count("SELECT count(*) FROM audit_events WHERE action = 'tenant.delete'"
@@ -329,6 +334,7 @@ START_TEST(an_expired_request_cannot_be_decided)
     ck_assert(!listed("/api/v1/approvals?state=pending&limit=1000", id));
     ck_assert_int_eq(decide(id, "approve", pa2, NULL, &r), 409);
     ck_assert_ptr_nonnull(strstr(sv(r.json, "detail"), "expired"));
+    ck_assert_ptr_nonnull(strstr(sv(r.json, "code"), "expired")); /* approval.(already_)expired */
     http_res_free(&r);
     ck_assert_int_eq(decide(id, "reject", ADM, "{}", NULL), 409);
     ck_assert_int_eq(req("GET", "/api/v1/tenants/slow", ADM, NULL), 200);
@@ -401,8 +407,17 @@ START_TEST(an_operation_that_fails_when_approved_still_decides_it)
     json_t *result = json_object_get(r.json, "result");
     ck_assert_int_eq(json_integer_value(json_object_get(result, "status")), 404);
     ck_assert_ptr_nonnull(strstr(sv(json_object_get(result, "body"), "detail"), "not found"));
+    /* the operation's problem as the API would have answered it: its code and params */
+    ck_assert_str_eq(sv(json_object_get(result, "body"), "code"), "tenant.not_found");
+    ck_assert_str_eq(sv(json_object_get(json_object_get(result, "body"), "params"), "tenant"),
+                     "brief");
     http_res_free(&r);
     ck_assert_int_eq(events("quota.update", "error", "brief"), 1);
+    ck_assert_int_eq(sql_count("SELECT count(*) FROM audit_events WHERE action = 'quota.update'"
+                               " AND outcome = 'error' AND details->>'error_code' = $1"
+                               " AND details->>'error' = $2",
+                               "tenant.not_found", "tenant \"brief\" not found"),
+                     1);
     ck_assert_int_eq(sql_count("SELECT count(*) FROM tenant_quotas q JOIN tenants t"
                                " ON t.id = q.tenant_id WHERE t.slug = 'brief'",
                                NULL, NULL),
@@ -495,10 +510,19 @@ START_TEST(listing_and_reading)
     const char *pending = "/api/v1/approvals?state=pending&limit=1000";
     ck_assert(listed(rejected, b) && !listed(rejected, a) && !listed(rejected, c));
     ck_assert(!listed(pending, b) && listed(pending, a) && listed(pending, c));
-    ck_assert_int_eq(req("GET", "/api/v1/approvals?state=maybe", ADM, NULL), 400);
+    ck_assert_int_eq(reqj("GET", "/api/v1/approvals?state=maybe", ADM, NULL, &r), 400);
+    ck_assert_str_eq(sv(r.json, "code"), "validation.one_of");
+    ck_assert_str_eq(sv(json_object_get(r.json, "params"), "allowed"),
+                     "pending, approved, rejected, expired");
+    ck_assert_str_eq(sv(json_object_get(r.json, "params"), "field"), "state");
+    http_res_free(&r);
     ck_assert_int_eq(req("GET", "/api/v1/approvals/not-a-uuid", ADM, NULL), 400);
     ck_assert_int_eq(
-        req("GET", "/api/v1/approvals/00000000-0000-4000-8000-000000000000", ADM, NULL), 404);
+        reqj("GET", "/api/v1/approvals/00000000-0000-4000-8000-000000000000", ADM, NULL, &r), 404);
+    ck_assert_str_eq(sv(r.json, "code"), "approval.not_found");
+    ck_assert_str_eq(sv(json_object_get(r.json, "params"), "id"),
+                     "00000000-0000-4000-8000-000000000000");
+    http_res_free(&r);
     ck_assert_int_eq(decide("00000000-0000-4000-8000-000000000000", "approve", pa2, NULL, NULL),
                      404);
     char *ann = login("ann", "ann-password-1");

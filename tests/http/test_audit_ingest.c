@@ -322,6 +322,26 @@ START_TEST(a_bad_record_refuses_the_batch_and_is_named)
         http_res_free(&r);
     }
     free(good);
+    /* the refusal's code and params: the record is the field, its own field "name" */
+    char *late = rec_text("bad-host", "bad-1", "true");
+    json_t *bad = rec("bad-host", "bad-2", "true");
+    json_object_set_new(bad, "ts", json_string("2000-01-01T00:00:00Z"));
+    char *old = json_dumps(bad, JSON_COMPACT);
+    json_decref(bad);
+    const char *body = fmt("%s\n%s\n", late, old);
+    struct http_res r;
+    ck_assert_int_eq(post(harness_srv.admin_token, "application/x-ndjson", body, strlen(body), &r),
+                     400);
+    ck_assert_str_eq(audittest_jstr(r.json, "code"), "audit.record_time_expired");
+    const json_t *params = json_object_get(r.json, "params");
+    ck_assert_str_eq(audittest_jstr(params, "field"), "line 2");
+    ck_assert_str_eq(audittest_jstr(params, "name"), "ts");
+    const json_t *e = json_array_get(json_object_get(r.json, "errors"), 0);
+    ck_assert_str_eq(audittest_jstr(e, "code"), "audit.record_time_expired");
+    ck_assert_str_eq(audittest_jstr(e, "message"), "ts: is older than the audit retention period");
+    http_res_free(&r);
+    free(late);
+    free(old);
     /* all or nothing: not even the good first records were stored */
     json_t *items = commands("host=bad-host");
     ck_assert_int_eq(json_array_size(items), 0);
@@ -352,11 +372,17 @@ START_TEST(limits_of_a_request)
     for (int i = 0; i < 6; i++)
         json_array_append_new(six, rec("lim", fmt("lim-%d", i), "echo"));
     char *nd = body_of(json_deep_copy(six), true), *js = body_of(six, false);
+    /* the same refusal either way: NDJSON names the line past the limit */
     ck_assert_int_eq(post(adm, "application/x-ndjson", nd, strlen(nd), &r), 400);
-    ck_assert_ptr_nonnull(strstr(r.body, "too many records"));
+    ck_assert_ptr_nonnull(strstr(r.body, "at most 5 records"));
+    ck_assert_str_eq(audittest_jstr(r.json, "code"), "audit.records_too_many");
+    ck_assert_str_eq(audittest_jstr(json_object_get(r.json, "params"), "field"), "line 6");
+    ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(r.json, "params"), "max")),
+                     5);
     http_res_free(&r);
     ck_assert_int_eq(post(adm, "application/json", js, strlen(js), &r), 400);
     ck_assert_ptr_nonnull(strstr(r.body, "at most 5 records"));
+    ck_assert_str_eq(audittest_jstr(r.json, "code"), "audit.records_too_many");
     http_res_free(&r);
     free(nd);
     free(js);

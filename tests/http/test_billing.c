@@ -10,7 +10,10 @@
  * - invoices: lines, subtotals and total to the cent, a preemption credit,
  *   finalize (then immutable), a late interval as next month's adjustment,
  *   a draft that no longer matches the usage refused, missing prices named;
- * - who may read what: finance, tenant admin, member, another tenant;
+ * - who may read what: finance, tenant admin, member, another tenant; a member's pages of
+ *   usage by job hold its own jobs, never spent on others';
+ * - an invoice without usage still names its currency;
+ * - refusals carry their catalog code and the params their text is made of;
  * - the monthly GPU-hour budget agrees with the report.
  */
 #include "tests/support/audittest.h"
@@ -37,21 +40,21 @@ static void must(long got, long want, const char *what)
     }
 }
 
-/* A finished job with one closed run, as the syncer records one. */
-static void run(const char *tenant, const char *project, const char *user, int gpus,
-                const char *gpu_type, const char *start, const char *end, const char *end_reason,
-                const char *checkpoint)
+/* A finished job with one closed run, as the syncer records one; its id is id, or a random one. */
+static void run_as(const char *id, const char *tenant, const char *project, const char *user,
+                   int gpus, const char *gpu_type, const char *start, const char *end,
+                   const char *end_reason, const char *checkpoint)
 {
     char g[8];
     snprintf(g, sizeof g, "%d", gpus);
-    const char *p[9] = {tenant, project, user, g, gpus ? gpu_type : NULL, start, end, end_reason,
-                        checkpoint};
+    const char *p[10] = {tenant, project,    user,       g,  gpus ? gpu_type : NULL,
+                         start,  end,        end_reason, checkpoint, id};
     PGresult *r = harness_sql(
         harness_srv.owner_url,
-        "WITH j AS (INSERT INTO jobs (tenant_id, project_id, user_id, username, name, state, gpus,"
-        "   gpu_type, cpus, memory_gib, command, started_at, finished_at)"
-        "  SELECT t.id, p.id, u.id, u.username, 'j', 'succeeded', $4::int, $5, 2, 8, '[\"x\"]',"
-        "         $6::timestamptz, $7::timestamptz"
+        "WITH j AS (INSERT INTO jobs (id, tenant_id, project_id, user_id, username, name, state,"
+        "   gpus, gpu_type, cpus, memory_gib, command, started_at, finished_at)"
+        "  SELECT coalesce($10::uuid, gen_random_uuid()), t.id, p.id, u.id, u.username, 'j',"
+        "         'succeeded', $4::int, $5, 2, 8, '[\"x\"]', $6::timestamptz, $7::timestamptz"
         "    FROM tenants t JOIN projects p ON p.tenant_id = t.id, users u"
         "   WHERE t.slug = $1 AND p.slug = $2 AND u.username = $3 RETURNING *)"
         " INSERT INTO job_runs (job_id, tenant_id, project_id, gpus, gpu_type, cpus, memory_gib,"
@@ -59,10 +62,17 @@ static void run(const char *tenant, const char *project, const char *user, int g
         " SELECT id, tenant_id, project_id, gpus, gpu_type, cpus, memory_gib, started_at,"
         "        finished_at, $8, $9::timestamptz, (SELECT id FROM clusters LIMIT 1) FROM j"
         " RETURNING 1",
-        9, p);
+        10, p);
     ck_assert_ptr_nonnull(r);
     ck_assert_int_eq(PQntuples(r), 1);
     PQclear(r);
+}
+
+static void run(const char *tenant, const char *project, const char *user, int gpus,
+                const char *gpu_type, const char *start, const char *end, const char *end_reason,
+                const char *checkpoint)
+{
+    run_as(NULL, tenant, project, user, gpus, gpu_type, start, end, end_reason, checkpoint);
 }
 
 /* Wake the metering worker and wait until every closed run is metered to its end. */
@@ -237,12 +247,34 @@ START_TEST(usage_groups_clips_and_refuses_bad_arguments)
     };
     for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++)
         ck_assert_msg(req("GET", bad[b], pa, NULL) == 400, "%s was not refused", bad[b]);
+    /* ... with the catalog's code, and the field among its params */
+    static const char *const coded[][4] = {
+        {"/api/v1/tenants/physics/usage?from=yesterday", "validation.time", "field", "from"},
+        {"/api/v1/tenants/physics/usage?from=2026-11-02T00:00:00Z&to=2026-11-01T00:00:00Z",
+         "validation.after_from", "field", "to"},
+        {"/api/v1/tenants/physics/usage?from=2024-01-01T00:00:00Z&to=2026-01-01T00:00:00Z",
+         "usage.range_too_long", "max", "366"},
+        {"/api/v1/tenants/physics/usage?group_by=tenant", "usage.group_by", "field", "group_by"},
+        {"/api/v1/usage?group_by=hour", "usage.group_by_platform", "field", "group_by"},
+        {"/api/v1/tenants/physics/usage?format=xml", "validation.one_of", "allowed", "json, csv"},
+        {"/api/v1/tenants/physics/usage/jobs?limit=201", "validation.limit", "max", "200"},
+        {"/api/v1/usage?tenant=nope", "tenant.not_found", "tenant", "nope"},
+        {"/api/v1/usage/utilization?cluster=nope", "cluster.not_found", "cluster", "nope"},
+    };
+    for (size_t b = 0; b < sizeof coded / sizeof coded[0]; b++) {
+        /* the tenant's routes as its admin, the platform's as finance */
+        reqj("GET", coded[b][0], strncmp(coded[b][0], "/api/v1/tenants/", 16) == 0 ? pa : fin,
+             NULL, &r);
+        expect_problem(&r, coded[b][1], coded[b][2], coded[b][3]);
+        http_res_free(&r);
+    }
     ck_assert_int_eq(req("GET", "/api/v1/usage?tenant=nope", fin, NULL), 404);
     /* more rows than AIDC_USAGE_MAX_ROWS (12): refused, not cut short */
     ck_assert_int_eq(reqj("GET", "/api/v1/usage?" NOV "&group_by=tenant,project,day", fin, NULL,
                           &r),
                      422);
     ck_assert_ptr_nonnull(strstr(audittest_jstr(r.json, "detail"), "more than 12 rows"));
+    expect_problem(&r, "usage.too_many_rows", "max", "12");
     http_res_free(&r);
 }
 END_TEST
@@ -320,6 +352,50 @@ START_TEST(each_row_traces_to_its_jobs_and_intervals)
 }
 END_TEST
 
+START_TEST(a_member_pages_through_its_own_usage_only)
+{
+    /* October: three jobs of pa sort before pm's one; a page of pm's must not be spent on
+     * them (it was: pm's pages came back empty, and a cursor probed jobs it cannot see) */
+    static const char *const theirs[] = {"00000000-0000-4000-8000-000000000001",
+                                         "00000000-0000-4000-8000-000000000002",
+                                         "00000000-0000-4000-8000-000000000003"};
+    for (size_t i = 0; i < 3; i++)
+        run_as(theirs[i], "physics", "nlp", "pa", 1, "a100", "2026-10-05T10:00:00Z",
+               "2026-10-05T11:00:00Z", NULL, NULL);
+    const char *mine = "f0000000-0000-4000-8000-000000000001";
+    run_as(mine, "physics", "vision", "pm", 1, "a100", "2026-10-06T10:00:00Z",
+           "2026-10-06T11:00:00Z", NULL, NULL);
+    metered();
+#define OCT "/api/v1/tenants/physics/usage/jobs?from=2026-10-01T00:00:00Z&to=2026-11-01T00:00:00Z"
+    char cursor[64] = "";
+    int seen = 0, pages = 0;
+    do {
+        struct http_res r;
+        ck_assert_int_eq(reqj("GET", fmt(OCT "&limit=1%s%s", cursor[0] ? "&cursor=" : "", qesc(cursor)),
+                              pm, NULL, &r),
+                         200);
+        json_t *items = json_object_get(r.json, "items");
+        ck_assert_int_le(json_array_size(items), 1);
+        if (json_array_size(items)) {
+            const json_t *it = json_array_get(items, 0);
+            ck_assert_str_eq(audittest_jstr(json_object_get(it, "job"), "id"), mine);
+            ck_assert_str_eq(audittest_jstr(it, "user"), "pm");
+            seen++;
+        }
+        const char *next = audittest_jstr(r.json, "next_cursor");
+        snprintf(cursor, sizeof cursor, "%s", next ? next : "");
+        http_res_free(&r);
+    } while (cursor[0] && ++pages < 10);
+    ck_assert_int_eq(seen, 1);
+    /* its tenant admin reads all four */
+    struct http_res r;
+    ck_assert_int_eq(reqj("GET", OCT "&limit=10", pa, NULL, &r), 200);
+    ck_assert_int_eq(json_array_size(json_object_get(r.json, "items")), 4);
+    http_res_free(&r);
+#undef OCT
+}
+END_TEST
+
 START_TEST(utilization_compares_allocation_with_capacity_by_hour)
 {
     struct http_res r;
@@ -380,6 +456,7 @@ START_TEST(prices_invoices_credits_finalization_and_late_usage)
                           "{\"tenant\":\"physics\",\"period\":\"2026-11\"}", &r),
                      422);
     ck_assert_ptr_nonnull(strstr(audittest_jstr(r.json, "detail"), "gpu:a100"));
+    expect_problem(&r, "invoice.no_price", "resources", "cpu, gpu:a100, memory_gib");
     http_res_free(&r);
     /* prices: validated first, then approved by a second person */
     ck_assert_int_eq(req("POST", "/api/v1/prices", fin,
@@ -425,6 +502,10 @@ START_TEST(prices_invoices_credits_finalization_and_late_usage)
     ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(a.json, "result"),
                                                         "status")),
                      409);
+    ck_assert_str_eq(audittest_jstr(json_object_get(json_object_get(a.json, "result"), "body"),
+                                    "detail"),
+                     "a price of cpu from 2026-10-01T00:00:00Z exists already; prices are never "
+                     "edited: add one effective later");
     http_res_free(&a);
     http_res_free(&r);
     /* members see the defaults, not chem's own price */
@@ -527,14 +608,32 @@ START_TEST(prices_invoices_credits_finalization_and_late_usage)
     ck_assert_str_eq(audittest_jstr(adj, "original_period"), "2026-11");
     ck_assert_str_eq(audittest_jstr(adj, "amount"), "12.00");
     /* December has not ended: it cannot be final yet */
-    ck_assert_int_eq(req("POST", fmt("/api/v1/invoices/%s/finalize", audittest_jstr(r.json, "id")),
-                         fin, NULL),
+    struct http_res f;
+    ck_assert_int_eq(reqj("POST", fmt("/api/v1/invoices/%s/finalize", audittest_jstr(r.json, "id")),
+                          fin, NULL, &f),
                      409);
+    expect_problem(&f, "invoice.period_not_ended", "period", "2026-12");
+    http_res_free(&f);
     http_res_free(&r);
     /* a future month has no draft */
-    ck_assert_int_eq(req("POST", "/api/v1/invoices", fin,
-                         "{\"tenant\":\"physics\",\"period\":\"2099-01\"}"),
+    ck_assert_int_eq(reqj("POST", "/api/v1/invoices", fin,
+                          "{\"tenant\":\"physics\",\"period\":\"2099-01\"}", &r),
                      422);
+    expect_problem(&r, "invoice.period_not_started", "period", "2099-01");
+    ck_assert_str_eq(audittest_jstr(r.json, "detail"),
+                     "period 2099-01 has not started; a draft can cover the current month at most");
+    http_res_free(&r);
+    /* a tenant the body names that does not exist: the body is wrong (422), not the URL */
+    ck_assert_int_eq(reqj("POST", "/api/v1/invoices", fin,
+                          "{\"tenant\":\"nope\",\"period\":\"2026-11\"}", &r),
+                     422);
+    expect_problem(&r, "tenant.not_found", "tenant", "nope");
+    http_res_free(&r);
+    ck_assert_int_eq(reqj("POST", "/api/v1/invoices", fin,
+                          "{\"tenant\":\"physics\",\"period\":\"2026-11\"}", &r),
+                     409);
+    expect_problem(&r, "invoice.final", "period", "2026-11");
+    http_res_free(&r);
     ck_assert_int_eq(req("POST", "/api/v1/invoices", fin,
                          "{\"tenant\":\"physics\",\"period\":\"2026-13\"}"),
                      400);
@@ -552,6 +651,10 @@ START_TEST(prices_invoices_credits_finalization_and_late_usage)
     metered();
     ck_assert_int_eq(reqj("POST", chem, fin, NULL, &r), 409);
     ck_assert_ptr_nonnull(strstr(audittest_jstr(r.json, "detail"), "generate it again"));
+    expect_problem(&r, "invoice.usage_changed", NULL, NULL);
+    /* when the draft was made, as the invoice's own generated_at says it */
+    const char *made = audittest_jstr(json_object_get(r.json, "params"), "generated_at");
+    ck_assert_msg(made && strlen(made) == 20 && made[10] == 'T' && made[19] == 'Z', "%s", r.body);
     http_res_free(&r);
     ck_assert_int_eq(req("POST", "/api/v1/invoices", fin,
                          "{\"tenant\":\"chem\",\"period\":\"2026-11\"}"),
@@ -573,6 +676,43 @@ START_TEST(prices_invoices_credits_finalization_and_late_usage)
                           "{\"tenant\":\"bio\",\"period\":\"2026-10\"}", &r),
                      422);
     ck_assert_ptr_nonnull(strstr(audittest_jstr(r.json, "detail"), "CNY, USD"));
+    expect_problem(&r, "invoice.several_currencies", "currencies", "CNY, USD");
+    http_res_free(&r);
+}
+END_TEST
+
+START_TEST(an_invoice_without_usage_names_its_currency)
+{
+    /* a tenant that used nothing: its total reads like any other, in its prices' currency */
+    make_tenant("idle");
+    struct http_res r;
+    ck_assert_int_eq(reqj("POST", "/api/v1/invoices", fin,
+                          "{\"tenant\":\"idle\",\"period\":\"2026-11\"}", &r),
+                     201);
+    ck_assert_int_eq(json_array_size(json_object_get(r.json, "lines")), 0);
+    const json_t *total = json_object_get(r.json, "total");
+    ck_assert_str_eq(audittest_jstr(total, "amount"), "0.00");
+    ck_assert_str_eq(audittest_jstr(total, "currency"), "CNY");
+    char path[128];
+    snprintf(path, sizeof path, "/api/v1/invoices/%s?format=csv", audittest_jstr(r.json, "id"));
+    http_res_free(&r);
+    /* and so does its CSV's total row */
+    ck_assert_int_eq(reqj("GET", path, fin, NULL, &r), 200);
+    json_t *rec = audittest_csv_parse(r.body);
+    ck_assert_int_eq(json_array_size(rec), 2);
+    const json_t *last = json_array_get(rec, 1);
+    ck_assert_str_eq(json_string_value(json_array_get(last, 6)), "total");
+    ck_assert_str_eq(json_string_value(json_array_get(last, 11)), "0.00");
+    ck_assert_str_eq(json_string_value(json_array_get(last, 12)), "CNY");
+    json_decref(rec);
+    http_res_free(&r);
+    /* the tenant's own price wins over the default's currency: bio's GPUs are priced in USD,
+     * the rest in CNY, so a month of bio without usage has no one currency to name */
+    ck_assert_int_eq(reqj("POST", "/api/v1/invoices", fin,
+                          "{\"tenant\":\"bio\",\"period\":\"2026-12\"}", &r),
+                     201);
+    ck_assert_int_eq(json_array_size(json_object_get(r.json, "lines")), 0);
+    ck_assert(json_is_null(json_object_get(json_object_get(r.json, "total"), "currency")));
     http_res_free(&r);
 }
 END_TEST
@@ -610,16 +750,24 @@ END_TEST
 
 START_TEST(a_job_reports_checkpoints_only_while_it_runs)
 {
-    ck_assert_int_eq(req("POST", "/api/v1/tenants/physics/jobs/00000000-0000-0000-0000-000000000000"
-                                 "/checkpoint",
-                         pm, NULL),
+    struct http_res r;
+    ck_assert_int_eq(reqj("POST",
+                          "/api/v1/tenants/physics/jobs/00000000-0000-0000-0000-000000000000"
+                          "/checkpoint",
+                          pm, NULL, &r),
                      404);
+    expect_problem(&r, "job.not_found", "tenant", "physics");
+    http_res_free(&r);
     char *id = audittest_sql_value(harness_srv.owner_url,
                                    "SELECT id FROM jobs WHERE tenant_id = (SELECT id FROM tenants"
                                    " WHERE slug = 'physics') LIMIT 1",
                                    0, NULL);
-    ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/physics/jobs/%s/checkpoint", id), pm, NULL),
+    ck_assert_int_eq(reqj("POST", fmt("/api/v1/tenants/physics/jobs/%s/checkpoint", id), pm, NULL,
+                          &r),
                      409);
+    expect_problem(&r, "checkpoint.job_not_running", "state", "succeeded");
+    expect_problem(&r, "checkpoint.job_not_running", "id", id);
+    http_res_free(&r);
     free(id);
 }
 END_TEST
@@ -636,8 +784,11 @@ int main(void)
     tcase_add_test(tc, each_row_traces_to_its_jobs_and_intervals);
     tcase_add_test(tc, utilization_compares_allocation_with_capacity_by_hour);
     tcase_add_test(tc, prices_invoices_credits_finalization_and_late_usage);
+    tcase_add_test(tc, an_invoice_without_usage_names_its_currency);
     tcase_add_test(tc, the_monthly_budget_counts_what_the_report_counts);
     tcase_add_test(tc, a_job_reports_checkpoints_only_while_it_runs);
+    /* last: its October runs would be in the invoices above */
+    tcase_add_test(tc, a_member_pages_through_its_own_usage_only);
     suite_add_tcase(s, tc);
     return suite_run_nofork(s);
 }

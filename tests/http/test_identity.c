@@ -13,6 +13,7 @@
 
 #include <check.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -65,6 +66,31 @@ static int audit_count(const char *action, const char *outcome, const char *need
     int n = atoi(PQgetvalue(r, 0, 0));
     PQclear(r);
     return n;
+}
+
+/* POST /api/v1/tokens as bearer with scopes (a JSON array) and tenant (or NULL);
+ * the status, the answer in *r. */
+static long token_as(const char *bearer, const char *scopes, const char *tenant, struct http_res *r)
+{
+    const char *body =
+        tenant ? fmt("{\"name\":\"scoped\",\"scopes\":%s,\"tenant\":\"%s\"}", scopes, tenant)
+               : fmt("{\"name\":\"scoped\",\"scopes\":%s}", scopes);
+    return reqj("POST", "/api/v1/tokens", bearer, body, r);
+}
+
+/* The same, expecting want; a refusal must be token.scope_role naming scope. */
+static void token_scope(const char *bearer, const char *scopes, const char *tenant, long want,
+                        const char *scope)
+{
+    struct http_res r;
+    long st = token_as(bearer, scopes, tenant, &r);
+    ck_assert_msg(st == want, "token %s%s%s: %ld, not %ld: %s", scopes, tenant ? " bound to " : "",
+                  tenant ? tenant : "", st, want, r.body ? r.body : "");
+    if (want == 403) {
+        expect_problem(&r, "token.scope_role", "scope", scope);
+        ck_assert_ptr_null(json_object_get(r.json, "token"));
+    }
+    http_res_free(&r);
 }
 
 START_TEST(login_answers_token_and_cookie)
@@ -390,6 +416,7 @@ START_TEST(disabling_a_user_locks_it_out_at_once)
     ck_assert_int_eq(login_from("10.5.0.1", "dora", "dora-password-1", &r), 401);
     ck_assert_str_eq(json_string_value(json_object_get(r.json, "detail")),
                      "invalid username or password"); /* no oracle for the password */
+    expect_problem(&r, "login.failed", NULL, NULL);
     http_res_free(&r);
     /* enabled again: the token works again, the old session stays void */
     ck_assert_int_eq(req("PATCH", "/api/v1/users/dora", harness_srv.admin_token,
@@ -467,13 +494,24 @@ START_TEST(api_tokens_lifecycle)
     /* a token cannot mint a token with more scopes than its own */
     ck_assert_int_eq(req("POST", "/api/v1/tokens", sec, "{\"name\":\"x\",\"scopes\":[\"admin\"]}"),
                      403);
+    char *minter = make_token(harness_srv.admin_token, "[\"admin\",\"jobs:read\"]", NULL);
+    ck_assert_int_eq(token_as(minter, "[\"jobs:read\",\"audit:read\",\"usage:read\"]", NULL, &r),
+                     403);
+    expect_problem(&r, "token.scope_not_held", "scope", "usage:read"); /* the first it lacks */
+    http_res_free(&r);
+    free(minter);
 
     /* revoked: refused at once */
     ck_assert_int_eq(req("DELETE", fmt("/api/v1/tokens/%s", id), harness_srv.admin_token, NULL),
                      204);
     ck_assert_int_eq(req("GET", "/api/v1/tenants", sec, NULL), 401);
-    ck_assert_int_eq(req("DELETE", fmt("/api/v1/tokens/%s", id), harness_srv.admin_token, NULL),
+    ck_assert_int_eq(reqj("DELETE", fmt("/api/v1/tokens/%s", id), harness_srv.admin_token, NULL,
+                          &r),
                      404);
+    expect_problem(&r, "token.not_found", "id", id);
+    ck_assert_str_eq(json_string_value(json_object_get(r.json, "detail")),
+                     fmt("token %s not found", id));
+    http_res_free(&r);
     free(sec);
     free(id);
 }
@@ -504,6 +542,86 @@ START_TEST(expired_and_malformed_tokens_are_refused)
 }
 END_TEST
 
+/*
+ * A token carries no scope its creator's roles do not use (API.md: scopes
+ * narrow the owner's rights; api/tokens.c, scopes_allowed): a member may not
+ * give it the admin scope (403 naming it, nothing created, audited as denied)
+ * nor a platform scope, but still jobs:read, jobs:write and the other tenant
+ * scopes; a tenant admin may give it admin, bound to its tenant or not, but
+ * not bound to a tenant where it is a member only; finance billing:write, not
+ * audit:read; an auditor audit:read and admin, not billing:write; a platform
+ * admin every scope.
+ */
+START_TEST(token_scopes_stay_within_the_creators_roles)
+{
+    make_tenant("scope-lab");
+    make_tenant("scope-other");
+    make_user("sam", "sam-password-1", NULL);
+    make_member("scope-lab", "sam", "member");
+    make_user("tara", "tara-password-1", NULL);
+    make_member("scope-lab", "tara", "tenant_admin");
+    make_member("scope-other", "tara", "member");
+    make_user("fiona", "fiona-password-1", "[\"finance\"]");
+    make_user("audrey", "audrey-password-1", "[\"auditor\"]");
+    char *sam = login("sam", "sam-password-1");
+    char *tara = login("tara", "tara-password-1");
+    char *fiona = login("fiona", "fiona-password-1");
+    char *audrey = login("audrey", "audrey-password-1");
+
+    /* a member: no admin scope, bound to its tenant or not */
+    struct http_res r;
+    ck_assert_int_eq(token_as(sam, "[\"jobs:read\",\"admin\"]", NULL, &r), 403);
+    expect_problem(&r, "token.scope_role", "scope", "admin");
+    ck_assert_str_eq(json_string_value(json_object_get(r.json, "detail")),
+                     "your roles do not allow a token with the admin scope");
+    http_res_free(&r);
+    ck_assert_int_ge(audit_count("token.create", "denied", "with the admin scope"), 1);
+    token_scope(sam, "[\"admin\"]", "scope-lab", 403, "admin");
+    token_scope(sam, "[\"billing:write\"]", NULL, 403, "billing:write");
+    token_scope(sam, "[\"audit:read\"]", NULL, 403, "audit:read");
+    token_scope(sam, "[\"audit:ingest\"]", NULL, 403, "audit:ingest");
+    token_scope(sam, "[\"gpu-faults:write\"]", NULL, 403, "gpu-faults:write");
+    ck_assert_int_eq(reqj("GET", "/api/v1/tokens", sam, NULL, &r), 200);
+    ck_assert_int_eq(json_array_size(json_object_get(r.json, "items")), 0); /* none was made */
+    http_res_free(&r);
+    /* ... but the scopes of its work, and they work */
+    token_scope(sam, "[\"jobs:read\",\"jobs:write\"]", NULL, 201, NULL);
+    token_scope(sam, "[\"jobs:read\",\"jobs:write\"]", "scope-lab", 201, NULL);
+    token_scope(sam, "[\"images:read\",\"images:write\",\"usage:read\"]", NULL, 201, NULL);
+    char *ci = make_token(sam, "[\"jobs:read\"]", "scope-lab");
+    ck_assert_int_eq(req("GET", "/api/v1/tenants/scope-lab/jobs", ci, NULL), 200);
+    free(ci);
+
+    /* a tenant admin: admin for its tenant's administration, not where it is a member */
+    token_scope(tara, "[\"admin\",\"jobs:read\"]", NULL, 201, NULL);
+    token_scope(tara, "[\"admin\"]", "scope-other", 403, "admin");
+    char *adm = make_token(tara, "[\"admin\",\"jobs:read\"]", "scope-lab");
+    ck_assert_int_eq(req("POST", "/api/v1/tenants/scope-lab/projects", adm,
+                         "{\"slug\":\"by-token\",\"name\":\"x\"}"),
+                     201);
+    /* a token it made may make tokens of its scopes, still not of others' */
+    token_scope(adm, "[\"jobs:read\"]", "scope-lab", 201, NULL);
+    token_scope(tara, "[\"audit:read\"]", NULL, 403, "audit:read");
+    free(adm);
+
+    /* global roles: each its own scopes */
+    token_scope(fiona, "[\"billing:write\",\"usage:read\"]", NULL, 201, NULL);
+    token_scope(fiona, "[\"audit:read\"]", NULL, 403, "audit:read");
+    token_scope(fiona, "[\"admin\"]", NULL, 403, "admin");
+    token_scope(audrey, "[\"audit:read\",\"admin\"]", NULL, 201, NULL);
+    token_scope(audrey, "[\"billing:write\"]", NULL, 403, "billing:write");
+    token_scope(audrey, "[\"audit:ingest\"]", NULL, 403, "audit:ingest");
+    token_scope(harness_srv.admin_token,
+                "[\"jobs:read\",\"jobs:write\",\"images:read\",\"images:write\",\"usage:read\","
+                "\"billing:write\",\"audit:read\",\"audit:ingest\",\"admin\",\"gpu-faults:write\"]",
+                NULL, 201, NULL);
+    free(sam);
+    free(tara);
+    free(fiona);
+    free(audrey);
+}
+END_TEST
+
 START_TEST(tenant_bound_tokens_stay_in_their_tenant)
 {
     make_user("tina", "tina-password-1", NULL);
@@ -523,9 +641,21 @@ START_TEST(tenant_bound_tokens_stay_in_their_tenant)
     ck_assert_int_eq(json_array_size(json_object_get(r.json, "items")), 1);
     http_res_free(&r);
     /* binding to a tenant the user is not in is refused */
-    ck_assert_int_eq(req("POST", "/api/v1/tokens", jwt,
-                         "{\"name\":\"x\",\"scopes\":[\"jobs:read\"],\"tenant\":\"me-tenant\"}"),
+    ck_assert_int_eq(reqj("POST", "/api/v1/tokens", jwt,
+                          "{\"name\":\"x\",\"scopes\":[\"jobs:read\"],\"tenant\":\"me-tenant\"}",
+                          &r),
                      422);
+    expect_problem(&r, "token.tenant_not_member", "tenant", "me-tenant");
+    expect_problem(&r, "token.tenant_not_member", "field", "tenant");
+    http_res_free(&r);
+    /* and a token bound to one tenant makes no token for another (it knows of no
+     * other), nor an unbound one */
+    ck_assert_int_eq(token_as(tok, "[\"admin\"]", "tina-away", &r), 422);
+    expect_problem(&r, "token.tenant_not_member", "tenant", "tina-away");
+    http_res_free(&r);
+    ck_assert_int_eq(token_as(tok, "[\"admin\"]", NULL, &r), 403);
+    expect_problem(&r, "token.bound_create", NULL, NULL);
+    http_res_free(&r);
     free(jwt);
     free(tok);
 }
@@ -558,18 +688,27 @@ START_TEST(user_administration)
     char *second = login("second", "second-password-1");
     ck_assert_int_eq(req("POST", fmt("/api/v1/approvals/%s/approve", grant1), second, NULL), 200);
     free(grant1);
-    ck_assert_int_eq(req("POST", "/api/v1/users", harness_srv.admin_token, body), 409);
-    ck_assert_int_eq(req("POST", "/api/v1/users", harness_srv.admin_token,
-                         "{\"username\":\"weak\",\"password\":\"short\"}"),
+    ck_assert_int_eq(reqj("POST", "/api/v1/users", harness_srv.admin_token, body, &r), 409);
+    expect_problem(&r, "user.exists", "username", "ursula");
+    ck_assert_str_eq(json_string_value(json_object_get(r.json, "detail")),
+                     "user \"ursula\" already exists");
+    http_res_free(&r);
+    ck_assert_int_eq(reqj("POST", "/api/v1/users", harness_srv.admin_token,
+                          "{\"username\":\"weak\",\"password\":\"short\"}", &r),
                      400);
+    expect_problem(&r, "password.too_short", "min", "10");
+    http_res_free(&r);
     ck_assert_int_eq(reqj("GET", "/api/v1/users/ursula", harness_srv.admin_token, NULL, &r), 200);
     ck_assert_str_eq(json_string_value(json_array_get(json_object_get(r.json, "roles"), 0)),
                      "finance");
     http_res_free(&r);
     /* a password cannot wait for approval with a grant */
-    ck_assert_int_eq(req("PATCH", "/api/v1/users/ursula", harness_srv.admin_token,
-                         "{\"roles\":[\"auditor\",\"finance\"],\"password\":\"new-password-1\"}"),
+    ck_assert_int_eq(reqj("PATCH", "/api/v1/users/ursula", harness_srv.admin_token,
+                          "{\"roles\":[\"auditor\",\"finance\"],\"password\":\"new-password-1\"}",
+                          &r),
                      400);
+    expect_problem(&r, "user.password_with_grant", "field", "password");
+    http_res_free(&r);
     ck_assert_int_eq(reqj("PATCH", "/api/v1/users/ursula", harness_srv.admin_token,
                           "{\"roles\":[\"auditor\",\"finance\"],\"email\":\"u@example.org\"}", &r),
                      202);
@@ -586,18 +725,28 @@ START_TEST(user_administration)
     http_res_free(&r);
     free(grant2);
     free(second);
-    ck_assert_int_eq(req("GET", "/api/v1/users/nobody-here", harness_srv.admin_token, NULL), 404);
+    ck_assert_int_eq(reqj("GET", "/api/v1/users/nobody-here", harness_srv.admin_token, NULL, &r),
+                     404);
+    expect_problem(&r, "user.not_found", "username", "nobody-here");
+    http_res_free(&r);
     ck_assert_int_eq(req("PATCH", "/api/v1/users/nobody-here", harness_srv.admin_token,
                          "{\"display_name\":\"x\"}"),
                      404);
     /* the acting admin cannot lock itself out */
-    ck_assert_int_eq(req("PATCH", "/api/v1/users/" ADMIN_USER, harness_srv.admin_token,
-                         "{\"disabled\":true}"),
+    ck_assert_int_eq(reqj("PATCH", "/api/v1/users/" ADMIN_USER, harness_srv.admin_token,
+                          "{\"disabled\":true}", &r),
                      409);
-    ck_assert_int_eq(req("PATCH", "/api/v1/users/" ADMIN_USER, harness_srv.admin_token,
-                         "{\"roles\":[]}"),
+    expect_problem(&r, "user.disable_self", NULL, NULL);
+    http_res_free(&r);
+    ck_assert_int_eq(reqj("PATCH", "/api/v1/users/" ADMIN_USER, harness_srv.admin_token,
+                          "{\"roles\":[]}", &r),
                      409);
-    ck_assert_int_eq(req("PATCH", "/api/v1/users/ursula", harness_srv.admin_token, "{}"), 400);
+    expect_problem(&r, "user.remove_own_admin", NULL, NULL);
+    http_res_free(&r);
+    ck_assert_int_eq(reqj("PATCH", "/api/v1/users/ursula", harness_srv.admin_token, "{}", &r),
+                     400);
+    expect_problem(&r, "request.nothing_to_change", NULL, NULL);
+    http_res_free(&r);
     /* non-admins cannot manage users */
     char *fin = login("ursula", "ursula-password-1");
     ck_assert_int_eq(req("POST", "/api/v1/users", fin,
@@ -658,6 +807,7 @@ int main(void)
     tcase_add_test(tc, password_change_ends_sessions);
     tcase_add_test(tc, api_tokens_lifecycle);
     tcase_add_test(tc, expired_and_malformed_tokens_are_refused);
+    tcase_add_test(tc, token_scopes_stay_within_the_creators_roles);
     tcase_add_test(tc, tenant_bound_tokens_stay_in_their_tenant);
     tcase_add_test(tc, user_administration);
     tcase_add_test(tc, bootstrap_is_idempotent_and_resets_the_password);

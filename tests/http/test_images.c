@@ -74,6 +74,27 @@ static const char *refs_of(const json_t *items)
     return buf;
 }
 
+/*
+ * method path as jwt answers status with a problem of code whose params have
+ * key == value (a string; key NULL: not checked). The answer, to look at more
+ * (free it with http_res_free).
+ */
+static struct http_res problem_of(const char *method, const char *path, const char *jwt,
+                                  const char *body, long status, const char *code,
+                                  const char *key, const char *value)
+{
+    struct http_res r;
+    long st = reqj(method, path, jwt, body, &r);
+    ck_assert_msg(st == status, "%s %.200s answered %ld (want %ld): %.400s", method, path, st,
+                  status, r.body ? r.body : "");
+    ck_assert_msg(imagestest_is(r.json, "code", code), "want code %s: %.400s", code, r.body);
+    json_t *params = json_object_get(r.json, "params");
+    ck_assert_msg(json_is_object(params), "no params: %.400s", r.body);
+    ck_assert_msg(!key || imagestest_is(params, key, value), "want params.%s = %s: %.400s", key,
+                  value, r.body);
+    return r;
+}
+
 /* Tenant flt's images, which the filter and page tests look for. */
 static void flt_images(void)
 {
@@ -171,6 +192,12 @@ START_TEST(registration_echoes_every_field_and_is_unique_per_tenant)
     imagestest_refused("POST", ALPHA_IMAGES, aa,
                        imagestest_image_body("alpha/echo", "v1.0", 3, 1, ""), 409, NULL,
                        "duplicate");
+    r = problem_of("POST", ALPHA_IMAGES, aa, imagestest_image_body("alpha/echo", "v1.0", 3, 1, ""),
+                   409, "image.exists", "repository", "alpha/echo");
+    ck_assert(imagestest_is(json_object_get(r.json, "params"), "tag", "v1.0"));
+    ck_assert_str_eq(imagestest_sv(r.json, "detail"),
+                     "image alpha/echo:v1.0 is registered already");
+    http_res_free(&r);
     imagestest_count_is(1,
                         "SELECT count(*) FROM images WHERE repository = 'alpha/echo'"
                         " AND tag = 'v1.0'",
@@ -286,6 +313,8 @@ START_TEST(registries_must_exist_and_map_the_repository_to_the_tenant)
              imagestest_image_body("teams/alpha/x", "v1", 10, 1, "\"registry\":\"nosuch\""), &r),
         422);
     ck_assert_msg(imagestest_names_field(r.json, "registry", "nosuch"), "%.400s", r.body);
+    ck_assert(imagestest_is(r.json, "code", "image.registry_unknown"));
+    ck_assert(imagestest_is(json_object_get(r.json, "params"), "registry", "nosuch"));
     http_res_free(&r);
     char id[37];
     imagestest_reg(am, "alpha", "teams/alpha/x", "v1", 11, 1, "\"registry\":\"reg\"", id);
@@ -304,8 +333,57 @@ START_TEST(registries_must_exist_and_map_the_repository_to_the_tenant)
                         "SELECT count(*) FROM images i JOIN registries g ON g.id ="
                         " i.registry_id WHERE g.name = 'reg'",
                         0, NULL);
+    /* what the refusals say: the tenant's own prefix; a platform repository is the sync's */
+    r = problem_of("POST", ALPHA_IMAGES, am,
+                   imagestest_image_body("teams/beta/x", "v1", 12, 1, "\"registry\":\"reg\""),
+                   422, "image.repository_not_tenants", "prefix", "teams/alpha/");
+    ck_assert_str_eq(imagestest_sv(r.json, "detail"),
+                     "repository: repositories of tenant \"alpha\" in registry \"reg\" start "
+                     "with \"teams/alpha/\"");
+    http_res_free(&r);
+    r = problem_of("POST", ALPHA_IMAGES, am,
+                   imagestest_image_body("library/x", "v1", 12, 1, "\"registry\":\"reg\""), 422,
+                   "image.repository_platform", "repository", "library/x");
+    ck_assert(imagestest_is(json_object_get(r.json, "params"), "registry", "reg"));
+    http_res_free(&r);
     /* beta may register its own repository there */
     imagestest_reg(bm, "beta", "teams/beta/x", "v1", 13, 1, "\"registry\":\"reg\"", id);
+}
+END_TEST
+
+/*
+ * A repository named without a registry that a registry's mapping gives the
+ * platform or another tenant: 422 with its own code each, and a sentence that
+ * reads right (it once said "is a another tenant's repository").
+ */
+START_TEST(names_a_registry_gives_others_are_refused_without_one)
+{
+    struct http_res r = problem_of("POST", ALPHA_IMAGES, am,
+                                   imagestest_image_body("teams/beta/y", "v1", 14, 1, ""), 422,
+                                   "image.repository_claimed_tenant", "repository", "teams/beta/y");
+    ck_assert(imagestest_is(json_object_get(r.json, "params"), "registry", "reg"));
+    ck_assert_str_eq(imagestest_sv(r.json, "detail"),
+                     "repository: \"teams/beta/y\" is another tenant's repository in registry "
+                     "\"reg\": register the tenant's images under its own name there, or name "
+                     "the registry");
+    json_t *fe = json_array_get(json_object_get(r.json, "errors"), 0);
+    ck_assert(imagestest_is(fe, "field", "repository"));
+    ck_assert(imagestest_is(fe, "code", "image.repository_claimed_tenant"));
+    ck_assert_ptr_null(strstr(r.body, "a another"));
+    http_res_free(&r);
+    r = problem_of("POST", ALPHA_IMAGES, am, imagestest_image_body("library/y", "v1", 15, 1, ""),
+                   422, "image.repository_claimed_platform", "registry", "reg");
+    ck_assert_str_eq(imagestest_sv(r.json, "detail"),
+                     "repository: \"library/y\" is a platform repository of registry \"reg\": "
+                     "register the tenant's images under its own name there, or name the "
+                     "registry");
+    http_res_free(&r);
+    /* its own name under the registry's prefix is alpha's, with or without the registry */
+    char id[37];
+    imagestest_reg(am, "alpha", "teams/alpha/y", "v1", 16, 1, "", id);
+    imagestest_count_is(0, "SELECT count(*) FROM images WHERE repository IN ('teams/beta/y',"
+                           " 'library/y')",
+                        0, NULL);
 }
 END_TEST
 
@@ -321,6 +399,17 @@ START_TEST(storage_quota_refuses_what_does_not_fit)
                      422);
     ck_assert_msg(strstr(r.body, "storage_gib"), "%.400s", r.body);
     ck_assert_msg(imagestest_names_field(r.json, "size_bytes", "storage_gib"), "%.400s", r.body);
+    /* its code, and the amounts as numbers: GiB to three decimals */
+    ck_assert(imagestest_is(r.json, "code", "image.storage_quota"));
+    json_t *qp = json_object_get(r.json, "params");
+    ck_assert(imagestest_is(qp, "tenant", "store") && imagestest_is(qp, "field", "size_bytes"));
+    ck_assert_msg(json_number_value(json_object_get(qp, "used_gib")) == 0.6 &&
+                      json_number_value(json_object_get(qp, "size_gib")) == 0.6 &&
+                      json_integer_value(json_object_get(qp, "limit_gib")) == 1,
+                  "%.400s", r.body);
+    ck_assert_str_eq(imagestest_sv(r.json, "detail"),
+                     "size_bytes: tenant \"store\" stores 0.6 GiB of images; 0.6 GiB more exceeds "
+                     "its storage_gib quota of 1 GiB");
     http_res_free(&r);
     ck_assert_int_eq(reqj("GET", "/api/v1/tenants/store/quota", sm, NULL, &r), 200);
     json_t *q = json_object_get(json_object_get(r.json, "resources"), "storage_gib");
@@ -638,6 +727,11 @@ START_TEST(patch_and_delete_follow_immutability_and_ownership)
     imagestest_refused("DELETE", fpath, aa, NULL, 409, NULL, "delete an immutable image");
     imagestest_refused("DELETE", fpath, harness_srv.admin_token, NULL, 409, NULL,
                        "platform admin deletes");
+    r = problem_of("DELETE", fpath, aa, NULL, 409, "image.immutable_delete", "id", frozen);
+    http_res_free(&r);
+    r = problem_of("PATCH", fpath, am, "{\"immutable\":false}", 409, "image.immutable_forever",
+                   "id", frozen);
+    http_res_free(&r);
     /* labels may still change; the rest is as it was */
     o = patch_ok(fpath, am, "{\"labels\":{},\"immutable\":true}");
     ck_assert_int_eq(json_object_size(json_object_get(o, "labels")), 0);
@@ -649,6 +743,9 @@ START_TEST(patch_and_delete_follow_immutability_and_ownership)
     /* a mutable image: re-tagged (not onto a taken tag), then deleted */
     imagestest_refused("PATCH", mpath, am, "{\"tag\":\"taken\"}", 409, NULL,
                        "tag of another image");
+    r = problem_of("PATCH", mpath, am, "{\"tag\":\"taken\"}", 409, "image.tag_taken", "tag",
+                   "taken");
+    http_res_free(&r);
     imagestest_refused("PATCH", mpath, am, "{\"tag\":\".bad\"}", 400, "tag", "bad tag");
     imagestest_refused("PATCH", mpath, am, "{\"labels\":{\"k\":5}}", 400, "labels", "bad label");
     imagestest_refused("PATCH", mpath, am, "{\"repository\":\"alpha/x\"}", 400, "repository",
@@ -777,6 +874,7 @@ static Suite *images_suite(void)
     tcase_add_test(tc, registration_echoes_every_field_and_is_unique_per_tenant);
     tcase_add_test(tc, invalid_registrations_are_400_naming_the_field);
     tcase_add_test(tc, registries_must_exist_and_map_the_repository_to_the_tenant);
+    tcase_add_test(tc, names_a_registry_gives_others_are_refused_without_one);
     tcase_add_test(tc, storage_quota_refuses_what_does_not_fit);
     tcase_add_test(tc, lists_show_public_images_and_the_callers_tenants);
     tcase_add_test(tc, other_tenants_images_are_not_found);

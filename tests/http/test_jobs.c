@@ -214,6 +214,35 @@ START_TEST(cancel_running_queued_and_finished_jobs)
 }
 END_TEST
 
+/* The waiting job, once its estimated start is known (the pass after it is seen). */
+static json_t *jobs_wait_estimate(const char *tok, const char *tenant, const char *id)
+{
+    for (int i = 0; i < 200; i++) {
+        json_t *j = jobs_get(tok, tenant, id);
+        if (json_is_string(json_object_get(j, "estimated_start")))
+            return j;
+        json_decref(j);
+        jobs_nap_ms(50);
+    }
+    ck_abort_msg("job %s never got an estimated start", id);
+    return NULL;
+}
+
+/* waiting's estimate is running's start plus minutes (to the second) */
+static void assert_estimate(const json_t *waiting, const json_t *running, int minutes)
+{
+    const char *pp[3] = {sv(running, "started_at"), sv(waiting, "estimated_start"),
+                         fmt("%d", minutes)};
+    PGresult *r = harness_sql(harness_srv.owner_url,
+                              "SELECT abs(extract(epoch FROM $2::timestamptz - ($1::timestamptz"
+                              " + make_interval(mins => $3::int)))) < 2",
+                              3, pp);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_msg(strcmp(PQgetvalue(r, 0, 0), "t") == 0, "started %s + %d min, estimate %s", pp[0],
+                  minutes, pp[1]);
+    PQclear(r);
+}
+
 START_TEST(waiting_jobs_say_why_where_and_when)
 {
     /* chem's guarantee (2) runs; a second 2-GPU job borrows the idle rest */
@@ -245,6 +274,14 @@ START_TEST(waiting_jobs_say_why_where_and_when)
     json_t *jd = jobs_wait_seen(ben, "chem", d, 10);
     ck_assert_int_eq(iv(jd, "queue_position"), 2);
     ck_assert_str_eq(sv(jd, "reason"), "quota:gpu:a100");
+    /* a quota wait is estimated like a capacity wait: c when a's 10 minutes end,
+     * d (behind c) when b's 20 minutes end */
+    json_decref(jc);
+    json_decref(jd);
+    jc = jobs_wait_estimate(ann, "chem", c);
+    jd = jobs_wait_estimate(ben, "chem", d);
+    assert_estimate(jc, ja, 10);
+    assert_estimate(jd, jb, 20);
     json_decref(jd);
     json_decref(jc);
 
@@ -272,6 +309,45 @@ START_TEST(waiting_jobs_say_why_where_and_when)
     free(c);
     free(d);
     free(t);
+}
+END_TEST
+
+/* Issue 21: a project's used-up GPU-hours were blamed on the tenant ("budget"). */
+START_TEST(budget_waits_say_whose_budget)
+{
+    make_project("chem", "thrift");
+    jobs_project_quota("chem", "thrift", "{\"gpu_hours_month\":{\"limit\":0}}");
+    char *p = jobs_submit(ann, "chem", "{\"project\":\"thrift\",\"name\":\"p\",\"gpus\":1,"
+                                       "\"gpu_type\":\"t4\",\"command\":[\"true\"]}");
+    json_t *jp = jobs_wait_seen(ann, "chem", p, 10);
+    ck_assert_str_eq(sv(jp, "reason"), "budget:project:thrift");
+    /* a budget frees up when the month turns (UTC) */
+    const char *est = sv(jp, "estimated_start");
+    ck_assert_msg(est && strlen(est) == 20 && strcmp(est + 7, "-01T00:00:00Z") == 0, "%s",
+                  est ? est : "null");
+    json_decref(jp);
+    /* CPU-only work spends no GPU-hours: it runs */
+    char *c = jobs_submit(ann, "chem", "{\"project\":\"thrift\",\"name\":\"c\","
+                                       "\"command\":[\"true\"]}");
+    json_decref(jobs_wait(ann, "chem", c, "succeeded", 30));
+
+    make_tenant("frugal");
+    make_project("frugal", "lab");
+    jobs_tenant_quota("frugal", "{\"gpu:t4\":{\"guaranteed\":0,\"limit\":2},"
+                                "\"gpu_hours_month\":{\"limit\":0}}");
+    make_member("frugal", "ann", "member");
+    char *ann2 = login("ann", "ann-password-1"); /* a session that knows the new membership */
+    char *t = jobs_submit(ann2, "frugal", "{\"project\":\"lab\",\"name\":\"t\",\"gpus\":1,"
+                                          "\"gpu_type\":\"t4\",\"command\":[\"true\"]}");
+    json_t *jt = jobs_wait_seen(ann2, "frugal", t, 10);
+    ck_assert_str_eq(sv(jt, "reason"), "budget:tenant");
+    json_decref(jt);
+    ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", p), ann, NULL), 202);
+    ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/frugal/jobs/%s/cancel", t), ann2, NULL), 202);
+    free(p);
+    free(c);
+    free(t);
+    free(ann2);
 }
 END_TEST
 
@@ -462,6 +538,19 @@ START_TEST(members_read_their_own_jobs_unless_the_tenant_shares_them)
                       "%s %s", routes[k][0], routes[k][1]);
     ck_assert(!listed(ben, id));
     ck_assert(listed(ann, id) && listed(cat, id) && listed(tad, id)); /* owner, viewer, admin */
+    /* a platform admin or an auditor who is also a plain member still reads every job there
+     * (its membership narrowed it to its own: a tenant's deletion then left the rest running) */
+    make_user("pat", "pat-password-1", "[\"platform_admin\"]");
+    make_user("aud", "aud-password-1", "[\"auditor\"]");
+    make_member("chem", "pat", "member");
+    make_member("chem", "aud", "member");
+    char *pat = login("pat", "pat-password-1"), *aud = login("aud", "aud-password-1");
+    ck_assert(pat && aud);
+    ck_assert(listed(pat, id) && listed(aud, id));
+    ck_assert_int_eq(req("GET", fmt("/api/v1/tenants/chem/jobs/%s", id), pat, NULL), 200);
+    ck_assert_int_eq(req("GET", fmt("/api/v1/tenants/chem/jobs/%s/events", id), aud, NULL), 200);
+    free(pat);
+    free(aud);
     /* the tenant admin shares jobs among members (a member may not, nor rename the tenant) */
     ck_assert_int_eq(req("PATCH", "/api/v1/tenants/chem", ben, "{\"members_see_all_jobs\":true}"),
                      403);
@@ -513,6 +602,18 @@ START_TEST(retried_submit_and_busy_project)
     ck_assert_ptr_nonnull(replayed);
     free(replayed);
     http_res_free(&b);
+    /* the replay's audit event names the job it answered with (it said null, null) */
+    const char *ap[2] = {"nightly-2026-12-02", sv(a.json, "id")};
+    PGresult *ar = harness_sql(harness_srv.owner_url,
+                               "SELECT resource_type, resource_id FROM audit_events"
+                               " WHERE action = 'job.submit' AND details->>'idempotency_key' = $1"
+                               " AND (details->>'replayed')::boolean",
+                               1, ap);
+    ck_assert_ptr_nonnull(ar);
+    ck_assert_int_eq(PQntuples(ar), 1);
+    ck_assert_str_eq(PQgetvalue(ar, 0, 0), "job");
+    ck_assert_str_eq(PQgetvalue(ar, 0, 1), ap[1]);
+    PQclear(ar);
     struct http_res l;
     ck_assert_int_eq(reqj("GET", "/api/v1/tenants/chem/jobs?project=ci", ann, NULL, &l), 200);
     ck_assert_int_eq(json_array_size(json_object_get(l.json, "items")), 1);
@@ -572,6 +673,7 @@ static Suite *jobs_suite(void)
     tcase_add_test(tc, cpu_job_sees_no_gpus_and_failure_keeps_its_exit_code);
     tcase_add_test(tc, cancel_running_queued_and_finished_jobs);
     tcase_add_test(tc, waiting_jobs_say_why_where_and_when);
+    tcase_add_test(tc, budget_waits_say_whose_budget);
     tcase_add_test(tc, estimated_start_follows_the_running_jobs);
     tcase_add_test(tc, lists_filter_and_page);
     tcase_add_test(tc, others_see_the_job_but_not_its_secrets_or_logs);

@@ -4,7 +4,8 @@
  * one; API tokens keep working; the policy applies and the new password must
  * differ; a wrong current password counts against the login throttle (429
  * after AIDC_LOGIN_MAX_FAILURES, the password unchanged); tokens bound to a
- * tenant or without the admin scope may not. Audited.
+ * tenant or without the admin scope may not. Audited. Refusals carry their
+ * catalog code and params.
  */
 #include "tests/support/audittest.h"
 #include "tests/support/client.h"
@@ -42,7 +43,7 @@ START_TEST(the_current_password_changes_it_and_ends_every_session)
     make_user("ann", "ann-password-1", NULL);
     char *a = login("ann", "ann-password-1");
     char *b = login("ann", "ann-password-1");
-    char *tok = make_token(a, "[\"admin\"]", NULL);
+    char *tok = make_token(a, "[\"jobs:read\"]", NULL);
     struct http_res r;
     ck_assert_int_eq(change(a, "ann-password-1", "ann-password-2", &r), 200);
     const char *fresh = audittest_jstr(r.json, "access_token");
@@ -89,9 +90,13 @@ START_TEST(a_wrong_current_password_is_refused_and_throttled)
     for (int i = 0; i < 5; i++) { /* AIDC_LOGIN_MAX_FAILURES */
         ck_assert_int_eq(change(bob, "guess-guess-1", "bob-password-2", &r), 400);
         ck_assert_ptr_nonnull(strstr(r.body, "current_password"));
+        expect_problem(&r, "password.current_wrong", "field", "current_password");
         http_res_free(&r);
     }
     ck_assert_int_eq(change(bob, "bob-password-1", "bob-password-2", &r), 429);
+    expect_problem(&r, "login.throttled", NULL, NULL);
+    ck_assert(json_integer_value(json_object_get(json_object_get(r.json, "params"), "seconds")) >
+              0);
     char *ra = http_header(&r, "Retry-After");
     ck_assert_ptr_nonnull(ra);
     free(ra);
@@ -114,9 +119,13 @@ START_TEST(the_policy_applies_and_the_new_one_must_differ)
     struct http_res r;
     ck_assert_int_eq(change(cara, "cara-password-1", "short", &r), 400);
     ck_assert_ptr_nonnull(strstr(r.body, "new_password"));
+    expect_problem(&r, "password.too_short", "min", "10");
+    ck_assert_str_eq(audittest_jstr(r.json, "detail"),
+                     "new_password: must be at least 10 characters");
     http_res_free(&r);
     ck_assert_int_eq(change(cara, "cara-password-1", "cara-password-1", &r), 400);
     ck_assert_ptr_nonnull(strstr(r.body, "must differ"));
+    expect_problem(&r, "password.unchanged", "field", "new_password");
     http_res_free(&r);
     ck_assert_int_eq(reqj("PUT", PASSWORD, cara, "{\"new_password\":\"cara-password-2\"}", &r),
                      400);
@@ -136,12 +145,13 @@ START_TEST(tokens_bound_to_a_tenant_or_without_admin_may_not)
 {
     make_user("dan", "dan-password-1", NULL);
     make_tenant("lab");
-    make_member("lab", "dan", "member");
+    make_member("lab", "dan", "tenant_admin"); /* whose tokens may have the admin scope */
     char *dan = login("dan", "dan-password-1");
     char *bound = make_token(dan, "[\"admin\"]", "lab");
     char *reader = make_token(dan, "[\"jobs:read\"]", NULL);
     struct http_res r;
     ck_assert_int_eq(change(bound, "dan-password-1", "dan-password-2", &r), 403);
+    expect_problem(&r, "token.bound_password", NULL, NULL);
     http_res_free(&r);
     ck_assert_int_eq(change(reader, "dan-password-1", "dan-password-2", &r), 403);
     http_res_free(&r);

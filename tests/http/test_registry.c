@@ -277,9 +277,14 @@ START_TEST(basic_auth_with_good_missing_and_wrong_credentials)
     json_decref(pt);
 
     /* names are unique */
-    ck_assert_int_eq(req("POST", "/api/v1/registries", adm(),
-                         fmt("{\"name\":\"authed\",\"url\":\"%s\"}", auth_url)),
+    struct http_res r;
+    ck_assert_int_eq(reqj("POST", "/api/v1/registries", adm(),
+                          fmt("{\"name\":\"authed\",\"url\":\"%s\"}", auth_url), &r),
                      409);
+    ck_assert_str_eq(audittest_jstr(r.json, "code"), "registry.exists");
+    ck_assert_str_eq(audittest_jstr(json_object_get(r.json, "params"), "registry"), "authed");
+    ck_assert_str_eq(audittest_jstr(r.json, "detail"), "registry \"authed\" exists already");
+    http_res_free(&r);
 
     /* the same registry without credentials, and with wrong ones: a clear error */
     const char *cases[][2] = {{"nocred", NULL}, {"badcred", "env:AIDC_TEST_REG_BAD"}};
@@ -474,12 +479,47 @@ START_TEST(registry_down_is_a_clear_error_and_nothing_is_lost)
                                    0, NULL),
                      1);
     /* the registry's answer is still a 404 for a name that is not there */
-    ck_assert_int_eq(req("POST", "/api/v1/registries/nosuch/sync", adm(), NULL), 404);
+    struct http_res r;
+    ck_assert_int_eq(reqj("POST", "/api/v1/registries/nosuch/sync", adm(), NULL, &r), 404);
+    ck_assert_str_eq(audittest_jstr(r.json, "code"), "registry.not_found");
+    ck_assert_str_eq(audittest_jstr(json_object_get(r.json, "params"), "registry"), "nosuch");
+    http_res_free(&r);
 }
 END_TEST
 
 START_TEST(bad_registries_are_refused)
 {
+    /* each with the code of what is wrong (for one field, the problem's own) */
+    static const struct {
+        const char *body, *code;
+    } bad[] = {
+        {"{\"name\":\"x1\",\"url\":\"ftp://h\"}", "registry.url"},
+        {"{\"name\":\"x1\",\"url\":\"http://h\",\"credentials_ref\":\"plain\"}",
+         "registry.credentials_ref"},
+        {"{\"name\":\"X1\",\"url\":\"http://h\"}", "validation.slug"},
+        {"{\"name\":\"x1\",\"url\":\"http://h\",\"options\":{\"page_size\":0}}",
+         "registry.options"},
+        {"{\"name\":\"x1\",\"url\":\"http://h\",\"extra\":1}", "validation.unknown_field"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        struct http_res r;
+        ck_assert_int_eq(reqj("POST", "/api/v1/registries", adm(), bad[i].body, &r), 400);
+        ck_assert_msg(strcmp(audittest_jstr(r.json, "code"), bad[i].code) == 0, "%s: %s",
+                      bad[i].body, r.body);
+        http_res_free(&r);
+    }
+    /* the sync's reason is the option's message, whole */
+    struct http_res ro;
+    ck_assert_int_eq(reqj("POST", "/api/v1/registries", adm(),
+                          "{\"name\":\"x1\",\"url\":\"http://h\",\"options\":{\"page_size\":0}}",
+                          &ro),
+                     400);
+    json_t *fe = json_array_get(json_object_get(ro.json, "errors"), 0);
+    ck_assert_str_eq(audittest_jstr(fe, "field"), "options");
+    ck_assert_str_eq(audittest_jstr(fe, "message"), "page_size must be an integer from 1 to 1000");
+    ck_assert_str_eq(audittest_jstr(json_object_get(fe, "params"), "reason"),
+                     "page_size must be an integer from 1 to 1000");
+    http_res_free(&ro);
     static const char *const bodies[] = {
         "{\"name\":\"x1\",\"url\":\"ftp://h\"}",
         "{\"name\":\"x1\",\"url\":\"http://h/path\"}",

@@ -114,7 +114,10 @@ START_TEST(each_login_is_listed_with_where_and_how_it_began)
     list = sessions_of(phone);
     ck_assert(json_is_true(json_object_get(by_agent(list, "ann-phone"), "current")));
     json_decref(list);
-    /* an API token sees the same sessions, none of them its own */
+    /* an API token (with the admin scope: ann administers a tenant) sees the same
+     * sessions, none of them its own */
+    make_tenant("ann-lab");
+    make_member("ann-lab", "ann", "tenant_admin");
     char *tok = make_token(laptop, "[\"admin\"]", NULL);
     list = sessions_of(tok);
     ck_assert_int_eq(json_array_size(list), 2);
@@ -158,9 +161,12 @@ START_TEST(ending_one_session_stops_it_and_leaves_the_others)
     struct http_res r;
     ck_assert_int_eq(reqj("DELETE", fmt(SESSIONS "/%s", stolen_id), mine, NULL, &r), 404);
     ck_assert_ptr_nonnull(strstr(r.body, "not found"));
+    ck_assert_str_eq(audittest_jstr(r.json, "code"), "session.not_found");
+    ck_assert_str_eq(audittest_jstr(json_object_get(r.json, "params"), "id"), stolen_id);
     http_res_free(&r);
     ck_assert_int_eq(reqj("DELETE", SESSIONS "/not-a-uuid", mine, NULL, &r), 400);
     ck_assert_ptr_nonnull(strstr(r.body, "must be a UUID"));
+    ck_assert_str_eq(audittest_jstr(r.json, "code"), "validation.uuid");
     http_res_free(&r);
     free(stolen_id);
     free(stolen);
@@ -182,9 +188,12 @@ START_TEST(nobody_ends_another_users_session)
     ck_assert_int_eq(req("GET", "/api/v1/me", dan, NULL), 200);
     /* a token bound to a tenant speaks for the tenant, not for the user's logins */
     make_tenant("lab");
-    make_member("lab", "dan", "member");
+    make_member("lab", "dan", "tenant_admin"); /* whose tokens may have the admin scope */
     char *bound = make_token(dan, "[\"admin\"]", "lab");
-    ck_assert_int_eq(req("GET", SESSIONS, bound, NULL), 403);
+    struct http_res r;
+    ck_assert_int_eq(reqj("GET", SESSIONS, bound, NULL, &r), 403);
+    ck_assert_str_eq(audittest_jstr(r.json, "code"), "token.bound_sessions");
+    http_res_free(&r);
     ck_assert_int_eq(req("DELETE", fmt(SESSIONS "/%s", dan_id), bound, NULL), 403);
     /* and one without the admin scope may not either */
     char *reader = make_token(dan, "[\"jobs:read\"]", NULL);

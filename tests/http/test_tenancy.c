@@ -52,9 +52,14 @@ START_TEST(tenant_lifecycle)
     ck_assert_str_eq(loc, "/api/v1/tenants/chem");
     free(loc);
     http_res_free(&r);
-    ck_assert_int_eq(req("POST", "/api/v1/tenants", harness_srv.admin_token,
-                         "{\"slug\":\"chem\",\"name\":\"again\"}"),
+    ck_assert_int_eq(reqj("POST", "/api/v1/tenants", harness_srv.admin_token,
+                          "{\"slug\":\"chem\",\"name\":\"again\"}", &r),
                      409);
+    expect_problem(&r, "tenant.slug_taken", "tenant", "chem");
+    ck_assert_str_eq(json_string_value(json_object_get(r.json, "detail")),
+                     "tenant slug \"chem\" is taken (by a tenant, or by a deleted one: slugs are "
+                     "never reused)");
+    http_res_free(&r);
     ck_assert_int_eq(reqj("PATCH", "/api/v1/tenants/chem", harness_srv.admin_token,
                           "{\"name\":\"Chemistry\"}", &r),
                      200);
@@ -109,8 +114,15 @@ START_TEST(membership_changes_apply_at_the_next_request)
     ck_assert_int_eq(reqj("GET", "/api/v1/tenants/bio/members", ann, NULL, &r), 200);
     ck_assert_int_eq(json_array_size(json_object_get(r.json, "items")), 2);
     http_res_free(&r);
-    ck_assert_int_eq(req("PUT", "/api/v1/tenants/bio/members/nobody", ann, "{\"role\":\"member\"}"),
+    ck_assert_int_eq(reqj("PUT", "/api/v1/tenants/bio/members/nobody", ann,
+                          "{\"role\":\"member\"}", &r),
                      404);
+    expect_problem(&r, "user.not_found", "username", "nobody");
+    http_res_free(&r);
+    /* the tenant's name and suspension are the platform's */
+    ck_assert_int_eq(reqj("PATCH", "/api/v1/tenants/bio", ann, "{\"name\":\"Mine\"}", &r), 403);
+    expect_problem(&r, "tenant.platform_admin_fields", NULL, NULL);
+    http_res_free(&r);
     ck_assert_int_eq(req("PUT", "/api/v1/tenants/bio/members/ben", ann, "{\"role\":\"owner\"}"),
                      400);
     /* removed: the tenant disappears for ann at once */
@@ -118,9 +130,12 @@ START_TEST(membership_changes_apply_at_the_next_request)
                          NULL),
                      204);
     ck_assert_int_eq(req("GET", "/api/v1/tenants/bio/projects", ann, NULL), 404);
-    ck_assert_int_eq(req("DELETE", "/api/v1/tenants/bio/members/ann", harness_srv.admin_token,
-                         NULL),
+    ck_assert_int_eq(reqj("DELETE", "/api/v1/tenants/bio/members/ann", harness_srv.admin_token,
+                          NULL, &r),
                      404);
+    expect_problem(&r, "tenant.member_not_found", "username", "ann");
+    expect_problem(&r, "tenant.member_not_found", "tenant", "bio");
+    http_res_free(&r);
     ck_assert_int_eq(audit_events("member.put", "ann", "bio"), 2);
     ck_assert_int_eq(audit_events("member.delete", "ann", "bio"), 1);
     free(ann);
@@ -175,8 +190,12 @@ START_TEST(project_lifecycle)
     ck_assert_str_eq(loc, "/api/v1/tenants/astro/projects/telescope");
     free(loc);
     http_res_free(&r);
-    ck_assert_int_eq(req("POST", "/api/v1/tenants/astro/projects", harness_srv.admin_token, body),
+    ck_assert_int_eq(reqj("POST", "/api/v1/tenants/astro/projects", harness_srv.admin_token, body,
+                          &r),
                      409);
+    expect_problem(&r, "project.exists", "project", "telescope");
+    expect_problem(&r, "project.exists", "tenant", "astro");
+    http_res_free(&r);
     /* the same slug in another tenant is another project */
     ck_assert_int_eq(req("POST", "/api/v1/tenants/astro2/projects", harness_srv.admin_token, body),
                      201);
@@ -189,9 +208,13 @@ START_TEST(project_lifecycle)
     ck_assert_int_eq(req("DELETE", "/api/v1/tenants/astro/projects/telescope",
                          harness_srv.admin_token, NULL),
                      204);
-    ck_assert_int_eq(req("GET", "/api/v1/tenants/astro/projects/telescope",
-                         harness_srv.admin_token, NULL),
+    ck_assert_int_eq(reqj("GET", "/api/v1/tenants/astro/projects/telescope",
+                          harness_srv.admin_token, NULL, &r),
                      404);
+    expect_problem(&r, "project.not_found", "project", "telescope");
+    ck_assert_str_eq(json_string_value(json_object_get(r.json, "detail")),
+                     "project \"telescope\" not found in tenant \"astro\"");
+    http_res_free(&r);
     ck_assert_int_eq(req("PATCH", "/api/v1/tenants/astro/projects/telescope",
                          harness_srv.admin_token, "{\"name\":\"x\"}"),
                      404);

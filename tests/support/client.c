@@ -4,6 +4,7 @@
 #include "harness.h"
 #include "secrets.h"
 
+#include <check.h>
 #include <curl/curl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -243,3 +244,21 @@ const char *qesc(const char *s)
     return b;
 }
 
+void expect_problem(const struct http_res *r, const char *code, const char *name,
+                    const char *value)
+{
+    const char *got_code = json_string_value(json_object_get(r->json, "code"));
+    ck_assert_msg(got_code && strcmp(got_code, code) == 0, "not %s: %s", code,
+                  r->body ? r->body : "(no body)");
+    if (!name)
+        return;
+    const json_t *v = json_object_get(json_object_get(r->json, "params"), name);
+    char num[32];
+    const char *got = json_string_value(v);
+    if (json_is_integer(v)) {
+        snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+        got = num;
+    }
+    ck_assert_msg(got && strcmp(got, value) == 0, "%s: params.%s is not %s: %s", code, name,
+                  value, r->body ? r->body : "(no body)");
+}

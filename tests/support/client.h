@@ -57,6 +57,14 @@ void make_project(const char *tenant, const char *slug);
 /* Create an API token with token (JWT) for its user; returns the secret. */
 char *make_token(const char *token, const char *scopes_json, const char *tenant);
 
+/*
+ * The answer r is the problem code (docs/errors.md), with params[name] == value
+ * (a string, or an integer's decimal text) when name is given; a Check failure
+ * otherwise.
+ */
+void expect_problem(const struct http_res *r, const char *code, const char *name,
+                    const char *value);
+
 /* printf into a static rotating buffer (for paths in tests). */
 const char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
 /* Percent-encode a query value (rotating static buffers, like fmt). */

@@ -148,6 +148,69 @@ static bool names_field(const json_t *doc, const char *field)
     return false;
 }
 
+/* A code of the catalog's shape: dotted lower case (docs/errors.md). */
+static bool code_ok(const json_t *code)
+{
+    const char *c = json_string_value(code);
+    return c && strchr(c, '.') && strspn(c, "abcdefghijklmnopqrstuvwxyz0123456789_.") == strlen(c);
+}
+
+/* Whether some string of params holds the n bytes at p (then they were filled in). */
+static bool in_params(const json_t *params, const char *p, size_t n)
+{
+    const char *k;
+    const json_t *v;
+    json_object_foreach((json_t *)params, k, v) {
+        const char *s = json_string_value(v);
+        for (const char *at = s ? strchr(s, *p) : NULL; at; at = strchr(at + 1, *p))
+            if (strncmp(at, p, n) == 0)
+                return true;
+    }
+    return false;
+}
+
+/* A text with a {placeholder} left unfilled (braces that came in params are
+ * the client's or a lower layer's), or "a the"-like doubling. */
+static bool text_ok(const char *t, const json_t *params)
+{
+    if (!t || !*t)
+        return false;
+    for (const char *p = strchr(t, '{'); p; p = strchr(p + 1, '{')) {
+        size_t n = strspn(p + 1, "abcdefghijklmnopqrstuvwxyz0123456789_");
+        if (n && p[1 + n] == '}' && !in_params(params, p, n + 2))
+            return false;
+    }
+    static const char *const doubled[] = {" a a ", " a an ", " a the ", " a another ", " an a ",
+                                          " the the ", " the a ", " is is "};
+    const char *padded = fmt(" %s ", t);
+    bool ok = true;
+    for (size_t i = 0; ok && i < sizeof doubled / sizeof doubled[0]; i++)
+        ok = !strcasestr(padded, doubled[i]);
+    return ok;
+}
+
+/* Every problem is coded (issue 21: the portal translates by code): a code,
+ * params, and per field error a code, message and params. */
+static void coded(const char *what, const struct http_res *r)
+{
+    const json_t *j = r->json;
+    soft(code_ok(json_object_get(j, "code")) && json_is_object(json_object_get(j, "params")),
+         "%s: the problem lacks a code or params: %s", what, soft_show(r->body, r->body_len));
+    soft(text_ok(json_string_value(json_object_get(j, "detail")), json_object_get(j, "params")),
+         "%s: the detail reads wrong (a placeholder left, a doubled word): %s", what,
+         soft_show(r->body, r->body_len));
+    size_t i;
+    const json_t *e;
+    json_array_foreach(json_object_get(j, "errors"), i, e) {
+        soft(json_is_string(json_object_get(e, "field")) && code_ok(json_object_get(e, "code")) &&
+                 text_ok(json_string_value(json_object_get(e, "message")),
+                         json_object_get(e, "params")) &&
+                 json_is_object(json_object_get(e, "params")),
+             "%s: field error %zu lacks field, code, a good message or params: %s", what, i,
+             soft_show(r->body, r->body_len));
+    }
+}
+
 void soft_problem_fields(const char *what, const struct http_res *r, long status,
                          const char *const *fields)
 {
@@ -182,6 +245,7 @@ void soft_problem_fields(const char *what, const struct http_res *r, long status
          "%s: request_id \"%s\" missing or different from X-Request-Id \"%s\": %s", what,
          soft_shows(jrid), soft_shows(rid), soft_show(r->body, r->body_len));
     free(rid);
+    coded(what, r);
     for (size_t i = 0; fields && fields[i]; i++)
         soft(names_field(j, fields[i]), "%s: \"errors\" does not name field \"%s\": %s", what,
              soft_shows(fields[i]), soft_show(r->body, r->body_len));

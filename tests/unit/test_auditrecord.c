@@ -78,9 +78,49 @@ START_TEST(refusals_name_the_record)
     refused(REC("2025-12-02T07:00:00Z", ",\"uid\":-1") "\n", true, "line 1", "uid");
     refused(REC("2025-12-02T07:00:00Z", ",\"job_id\":\"x\"") "\n", true, "line 1", "job_id");
     refused(REC("2025-12-02T07:00:00Z", ",\"extra\":1") "\n", true, "line 1", "not a field");
-    refused("{\"commands\":[1]}", false, "commands[0]", "JSON object");
+    refused("{\"commands\":[1]}", false, "commands[0]", "must be an object");
     refused("{\"commands\":[],\"x\":1}", false, NULL, "no other fields");
     refused("{\"commands\":[{},{},{},{},{},{},{},{},{},{},{}]}", false, NULL, "at most 10");
+}
+END_TEST
+
+/* A refusal's code and params: a record's own field is "name", the record the field. */
+START_TEST(refusals_carry_their_code_and_params)
+{
+    struct resp rs;
+    json_t *out;
+    ck_assert_int_eq(parse(REC("2025-12-02T07:00:00Z", ",\"exit_code\":1000") "\n", true, 10, &rs,
+                           &out),
+                     AIDC_EINVAL);
+    ck_assert_uint_eq(rs.err.nfields, 1);
+    ck_assert_int_eq(rs.err.fields[0].problem, PROBLEM_AUDIT_RECORD_INTEGER);
+    ck_assert_str_eq(rs.err.fields[0].message,
+                     "exit_code: must be an integer from -255 to 511, or null");
+    const json_t *p = rs.err.fields[0].params;
+    ck_assert_str_eq(json_string_value(json_object_get(p, "name")), "exit_code");
+    ck_assert_int_eq(json_integer_value(json_object_get(p, "min")), -255);
+    ck_assert_int_eq(json_integer_value(json_object_get(p, "max")), 511);
+    /* the answer is that field's problem, with the record as "field" */
+    ck_assert_int_eq(rs.err.problem, PROBLEM_AUDIT_RECORD_INTEGER);
+    ck_assert_str_eq(json_string_value(json_object_get(rs.err.params, "field")), "line 1");
+    ck_assert_str_eq(json_string_value(json_object_get(rs.err.params, "name")), "exit_code");
+    resp_free(&rs);
+
+    ck_assert_int_eq(parse(REC("2025-12-02T09:00:01Z", "") "\n", true, 10, &rs, &out), AIDC_EINVAL);
+    ck_assert_int_eq(rs.err.fields[0].problem, PROBLEM_AUDIT_RECORD_TIME_AHEAD);
+    ck_assert_str_eq(json_string_value(json_object_get(rs.err.fields[0].params, "name")), "ts");
+    resp_free(&rs);
+
+    ck_assert_int_eq(parse("{\"commands\":[{},{},{}]}", false, 2, &rs, &out), AIDC_EINVAL);
+    ck_assert_int_eq(rs.err.problem, PROBLEM_AUDIT_RECORDS_TOO_MANY);
+    ck_assert_int_eq(json_integer_value(json_object_get(rs.err.params, "max")), 2);
+    ck_assert_str_eq(rs.err.detail, "at most 2 records per request");
+    resp_free(&rs);
+
+    ck_assert_int_eq(parse("{\"commands\": [", false, 2, &rs, &out), AIDC_EINVAL);
+    ck_assert_int_eq(rs.err.problem, PROBLEM_JSON_MALFORMED);
+    ck_assert_int_eq(json_integer_value(json_object_get(rs.err.params, "line")), 1);
+    resp_free(&rs);
 }
 END_TEST
 
@@ -105,6 +145,7 @@ int main(void)
     TCase *tc = tcase_create("auditrecord");
     tcase_add_test(tc, both_forms_give_the_rows_to_store);
     tcase_add_test(tc, refusals_name_the_record);
+    tcase_add_test(tc, refusals_carry_their_code_and_params);
     tcase_add_test(tc, at_most_max_records);
     suite_add_tcase(s, tc);
     return suite_run(s);

@@ -172,6 +172,14 @@ START_TEST(test_policy)
     big[PASSWORD_MAX_LEN] = 'x';
     big[PASSWORD_MAX_LEN + 1] = '\0';
     ck_assert_ptr_nonnull(password_policy_check(big));
+
+    /* the reasons the API answers with their codes (password.too_short, validation.bytes_max) */
+    ck_assert_int_eq(password_policy(""), PASSWORD_TOO_SHORT);
+    ck_assert_int_eq(password_policy(ZH9), PASSWORD_TOO_SHORT);
+    ck_assert_int_eq(password_policy(ZH10), PASSWORD_OK);
+    ck_assert_int_eq(password_policy(big), PASSWORD_TOO_LONG);
+    big[PASSWORD_MAX_LEN] = '\0';
+    ck_assert_int_eq(password_policy(big), PASSWORD_OK);
 }
 END_TEST
 

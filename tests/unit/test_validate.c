@@ -19,16 +19,16 @@
 #define ZH1 "\xe6\x95\xb0"
 
 static const struct vfield fields[] = {
-    {"name", V_STRING, V_REQUIRED, 1, 10, NULL, NULL},
-    {"slug", V_STRING, V_REQUIRED, 0, 0, validate_slug, "must be a slug"},
-    {"enabled", V_BOOL, 0, 0, 0, NULL, NULL},
-    {"gpus", V_INT, 0, 1, 64, NULL, NULL},
-    {"tags", V_STRING_ARRAY, 0, 0, 3, validate_slug, "is not a slug"},
-    {"description", V_STRING, V_NULLABLE, 0, 0, NULL, NULL},
-    {"meta", V_OBJECT, 0, 0, 0, NULL, NULL},
-    {"code", V_STRING, 0, 4, 4, NULL, NULL},
-    {"offset", V_INT, 0, 0, 0, NULL, NULL},
-    {"quota", V_INT, V_NULLABLE, 0, 100, NULL, NULL},
+    {"name", V_STRING, V_REQUIRED, 1, 10, NULL, 0},
+    {"slug", V_STRING, V_REQUIRED, 0, 0, validate_slug, PROBLEM_V_SLUG},
+    {"enabled", V_BOOL, 0, 0, 0, NULL, 0},
+    {"gpus", V_INT, 0, 1, 64, NULL, 0},
+    {"tags", V_STRING_ARRAY, 0, 0, 3, validate_slug, PROBLEM_V_ITEM_INVALID},
+    {"description", V_STRING, V_NULLABLE, 0, 0, NULL, 0},
+    {"meta", V_OBJECT, 0, 0, 0, NULL, 0},
+    {"code", V_STRING, 0, 4, 4, NULL, 0},
+    {"offset", V_INT, 0, 0, 0, NULL, 0},
+    {"quota", V_INT, V_NULLABLE, 0, 100, NULL, 0},
 };
 #define NFIELDS (sizeof fields / sizeof fields[0])
 
@@ -267,8 +267,8 @@ END_TEST
 
 START_TEST(test_string_check_function)
 {
-    expect_one_error("{\"name\": \"n\", \"slug\": \"Not A Slug\"}", "slug", "must be a slug");
-    expect_one_error("{\"name\": \"n\", \"slug\": \"\"}", "slug", "must be a slug");
+    expect_one_error("{\"name\": \"n\", \"slug\": \"Not A Slug\"}", "slug", "must match ^[a-z][a-z0-9-]{1,62}$");
+    expect_one_error("{\"name\": \"n\", \"slug\": \"\"}", "slug", "must match ^[a-z][a-z0-9-]{1,62}$");
 }
 END_TEST
 
@@ -304,7 +304,7 @@ START_TEST(test_string_arrays)
     expect_one_error("{\"name\": \"n\", \"slug\": \"ab\", \"tags\": [null]}", "tags",
                      "must be an array of strings");
     expect_one_error("{\"name\": \"n\", \"slug\": \"ab\", \"tags\": [\"ab\", \"B!\"]}", "tags",
-                     "\"B!\" is not a slug");
+                     "\"B!\" is not valid");
     expect_one_error("{\"name\": \"n\", \"slug\": \"ab\", \"tags\": [\"ab\", \"cd\", \"ef\","
                      " \"gh\"]}",
                      "tags", "must have 0 to 3 items");
@@ -354,10 +354,10 @@ START_TEST(test_errors_accumulate_with_previous)
     json_t *j = parse("{\"name\": \"n\", \"slug\": \"ab\", \"gpus\": 0}");
     struct resp rs;
     memset(&rs, 0, sizeof rs);
-    api_field_error(&rs, "other", "was wrong");
+    api_field_problem(&rs, "other", PROBLEM_V_INVALID, NULL);
     ck_assert(!validate_object(j, fields, NFIELDS, &rs));
     ck_assert_uint_eq(rs.err.nfields, 2);
-    ck_assert_str_eq(field_msg(&rs, "other"), "was wrong");
+    ck_assert_str_eq(field_msg(&rs, "other"), "is not valid");
     ck_assert_str_eq(field_msg(&rs, "gpus"), "must be 1 to 64");
     ck_assert_int_eq(api_fail_fields(&rs), AIDC_EINVAL);
     ck_assert_str_eq(rs.err.detail, "2 fields are invalid");

@@ -5,7 +5,7 @@
 import { api, tpath } from '../api.js';
 import { t, fmtTime } from '../i18n.js';
 import { h, clear, table, badge, field, alertBox, errorText } from '../ui.js';
-import { canSubmit, tenantRole } from '../roles.js';
+import { canSubmit, tenantRole, ownJobsOnly } from '../roles.js';
 
 export const STATES = ['queued', 'admitted', 'pending', 'running', 'succeeded', 'failed', 'cancelled', 'preempted'];
 export const FINISHED = ['succeeded', 'failed', 'cancelled'];
@@ -77,6 +77,9 @@ export function reasonText(reason) {
   if (reason in EVENTS) return t(EVENTS[reason]);
   m = /^(quota|project-quota|capacity|reclaim|starvation-hold):(.+)$/.exec(reason);
   if (m) return t(`jobs.why.${m[1].replace(/-/g, '_')}`, { what: resourceText(m[2]) });
+  m = /^budget:project:(.+)$/.exec(reason);
+  if (m) return t('jobs.why.budget_project', { project: m[1] });
+  if (reason === 'budget:tenant') return t('jobs.why.budget');
   const known = ['budget', 'tenant-suspended', 'cluster-down', 'no-cluster-fits', 'preempted',
     'backend-unavailable', 'submitted'];
   if (known.includes(reason)) return t(`jobs.why.${reason.replace(/-/g, '_')}`);
@@ -135,12 +138,15 @@ export async function render(ctx) {
   const tenant = ctx.tenant;
   const q = ctx.query;
   const member = tenantRole(ctx.me, tenant) === 'member';
+  // a member of a tenant that does not share jobs reads only its own: no one
+  // else to filter for
+  const ownOnly = ownJobsOnly(ctx.me, tenant);
   // members default to their own jobs (their dashboard's view); an explicit
   // "user=" in the link (empty) means everyone's
   const filters = {
     state: q.get('state') || '',
     project: q.get('project') || '',
-    user: q.has('user') ? q.get('user') : (member ? ctx.me.username : ''),
+    user: ownOnly ? ctx.me.username : q.has('user') ? q.get('user') : (member ? ctx.me.username : ''),
   };
   // a hand-edited link must not make the list fail: drop what the API would refuse
   if (!STATES.includes(filters.state)) filters.state = '';
@@ -159,12 +165,13 @@ export async function render(ctx) {
   const usersList = h('datalist', { id: 'jobs-users' }, members.map((m) => h('option', { value: m.username })));
   const userField = field('user', 'job.user', { list: 'jobs-users', autocomplete: 'off', spellcheck: 'false',
     autocapitalize: 'none', placeholder: t('jobs.everyone'), hint: t('jobs.user_hint') });
+  if (ownOnly) userField.hidden = true;
   const form = h('form', { class: 'filters', role: 'search', 'aria-label': t('jobs.filters'), novalidate: true },
     stateField, projectField, userField, usersList,
     h('div', { class: 'actions' },
       h('button', { type: 'submit' }, t('jobs.apply')),
-      member ? h('button', { type: 'button', class: 'secondary', onclick: () => setUser(ctx.me.username) }, t('jobs.only_mine')) : null,
-      h('button', { type: 'button', class: 'secondary', onclick: () => setUser('') }, t('jobs.everyones'))));
+      member && !ownOnly ? h('button', { type: 'button', class: 'secondary', onclick: () => setUser(ctx.me.username) }, t('jobs.only_mine')) : null,
+      ownOnly ? null : h('button', { type: 'button', class: 'secondary', onclick: () => setUser('') }, t('jobs.everyones'))));
   const F = form.elements;
   F.state.value = filters.state;
   F.project.value = filters.project;
@@ -180,7 +187,7 @@ export async function render(ctx) {
     h('div', { class: 'page-head' },
       h('h1', {}, t('jobs.title'), ' · ', tenant),
       canSubmit(ctx.me, tenant) ? h('a', { class: 'button', href: '#/jobs/new' }, t('dash.submit')) : null),
-    h('p', { class: 'lead' }, t('jobs.lead')),
+    h('p', { class: 'lead' }, t(ownOnly ? 'jobs.lead_own' : 'jobs.lead')),
     h('section', { class: 'card', 'aria-label': t('jobs.title') }, form, summary, status, tableSlot, actions));
 
   let rows = [];

@@ -1,7 +1,8 @@
 // tenantadmin.js - a tenant's own administration (#/tenant), for its
 // tenant_admin and platform admins: projects (create, rename, describe,
-// delete), members and their roles, and each project's quota limits shown
-// against the tenant's own quota (the ceiling a project limit may not pass).
+// delete), members and their roles, whether members see each other's jobs,
+// and each project's quota limits shown against the tenant's own quota (the
+// ceiling a project limit may not pass).
 import { api, tpath } from '../api.js';
 import { t, fmtNum } from '../i18n.js';
 import { h, clear, section, table, field, onSubmit, clearErrors, alertBox, nextId } from '../ui.js';
@@ -12,13 +13,14 @@ import {
 
 export async function render(ctx) {
   const tenant = ctx.tenant;
-  const [projects, members, tquota, clusters] = await Promise.all([
+  const [projects, members, tquota, clusters, info] = await Promise.all([
     api.all(tpath(tenant, 'projects')),
     api.all(tpath(tenant, 'members')),
     api.get(tpath(tenant, 'quota')),
     api.all('clusters').catch(() => []),
+    api.get(tpath(tenant)),
   ]);
-  const state = { projects, members, tquota: tquota.resources || {}, clusters };
+  const state = { projects, members, tquota: tquota.resources || {}, clusters, info };
   const quotas = quotaSection(ctx, state);
   const projectsPart = projectSection(ctx, state, () => quotas.projectsChanged());
   await quotas.ready;
@@ -29,9 +31,11 @@ export async function render(ctx) {
       h('ul', { class: 'actions', style: PLAIN_LIST },
         h('li', {}, h('a', { href: '#tadmin-projects', onclick: jump('tadmin-projects') }, t('tadmin.projects'))),
         h('li', {}, h('a', { href: '#tadmin-members', onclick: jump('tadmin-members') }, t('tadmin.members'))),
+        h('li', {}, h('a', { href: '#tadmin-visibility', onclick: jump('tadmin-visibility') }, t('tadmin.visibility'))),
         h('li', {}, h('a', { href: '#tadmin-quotas', onclick: jump('tadmin-quotas') }, t('tadmin.quotas'))))),
     projectsPart,
     memberSection(ctx, state),
+    visibilitySection(ctx, state),
     quotas.el);
 }
 
@@ -248,6 +252,39 @@ function memberSection(ctx, state) {
 
   drawList();
   return withId(section('tadmin.members', status, listSlot, add), 'tadmin-members');
+}
+
+// ---- who reads whose jobs ---------------------------------------------------------
+
+// A member reads its own jobs; the tenant may let members read each other's
+// (members_see_all_jobs). Environment values and logs stay with each job's owner.
+function visibilitySection(ctx, state) {
+  const status = statusLine();
+  const id = nextId('share');
+  const box = h('input', { type: 'checkbox', id, name: 'members_see_all_jobs' });
+  box.checked = state.info.members_see_all_jobs === true;
+  const form = h('form', { class: 'actions', novalidate: true },
+    h('label', { for: id }, box, ' ', t('tadmin.share_jobs')),
+    h('button', { type: 'submit', class: 'secondary' }, t('tadmin.share_save')));
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    clear(status);
+    const button = form.querySelector('button');
+    button.disabled = true;
+    try {
+      const out = await api.patch(tpath(ctx.tenant), { members_see_all_jobs: box.checked });
+      state.info = out;
+      box.checked = out.members_see_all_jobs === true;
+      clear(status, okNote(t(box.checked ? 'tadmin.share_on' : 'tadmin.share_off')));
+    } catch (err) {
+      box.checked = state.info.members_see_all_jobs === true;
+      clear(status, alertBox(err));
+    } finally {
+      button.disabled = false;
+    }
+  });
+  return withId(section('tadmin.visibility', h('p', { class: 'hint' }, t('tadmin.share_hint')), form, status),
+    'tadmin-visibility');
 }
 
 // ---- project quotas ---------------------------------------------------------------

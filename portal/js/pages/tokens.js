@@ -28,8 +28,24 @@ export function curlExample(secret, tenant, scopes) {
   return `curl -sS -H 'Authorization: Bearer ${secret}' '${location.origin}${path}'`;
 }
 
+// The scopes a token of this user may carry: never more than its roles use (the
+// server refuses the rest with 403, api/tokens.c); the others are not offered.
+function scopesFor(me) {
+  const roles = me.roles || [];
+  const has = (r) => roles.includes(r);
+  const tenantAdmin = (me.memberships || []).some((m) => m.role === 'tenant_admin');
+  const allowed = {
+    admin: has('platform_admin') || has('auditor') || tenantAdmin,
+    'billing:write': has('platform_admin') || has('finance'),
+    'audit:read': has('platform_admin') || has('auditor'),
+    'audit:ingest': has('platform_admin'),
+    'gpu-faults:write': has('platform_admin'),
+  };
+  return SCOPES.filter((s) => !(s in allowed) || allowed[s]);
+}
+
 export async function render(ctx) {
-  const scopes = SCOPES;
+  const scopes = scopesFor(ctx.me);
   const memberships = ctx.me.memberships.map((m) => m.tenant);
   const secretSlot = h('div', { class: 'token-secret' });
   const listSlot = h('div', {});

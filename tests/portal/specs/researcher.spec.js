@@ -8,13 +8,21 @@ const { token, cancelQuietly } = require('../apicalls');
 
 const JOB_PAGE = /#\/jobs\/physics\/[0-9a-f-]{36}$/;
 
+async function signOut(page) {
+  await page.locator('#logout').click();
+  await expect(page.locator('#username')).toBeVisible();
+}
+
 test.describe('researcher', () => {
   test('the jobs list: filters in the link, submit button, phone layout', async ({ page }) => {
     await login(page, 'alice');
     await visit(page, '#/jobs', 'jobs-list');
     await expect(page.getByRole('heading', { level: 1 })).toHaveText('Jobs · physics');
-    // a member sees her own jobs first; the finished run of last month is one of them
-    await expect(page.getByLabel('User', { exact: true })).toHaveValue('alice');
+    // physics keeps the default: a member reads only her own jobs, so there is
+    // no one else to filter for; the finished run of last month is one of them
+    await expect(page.getByText('Your jobs in this tenant, newest first')).toBeVisible();
+    await expect(page.getByLabel('User', { exact: true })).toBeHidden();
+    await expect(page.getByRole('button', { name: 'Everyone\'s jobs' })).toHaveCount(0);
     await expect(page.getByRole('link', { name: 'qcd-baseline' })).toBeVisible();
     await expect(page.getByRole('link', { name: 'Submit a job' })).toBeVisible();
 
@@ -24,8 +32,18 @@ test.describe('researcher', () => {
     await state.selectOption('succeeded');
     await expect(page).toHaveURL(/#\/jobs\?state=succeeded&user=alice$/);
     await expect(state).toHaveAttribute('data-same', 'yes');
+
+    // the tenant admin reads everyone's jobs and filters by user
+    await signOut(page);
+    await login(page, 'tom');
+    await visit(page, '#/jobs?state=succeeded', null);
+    await expect(page.getByText('Your tenant\'s jobs, newest first')).toBeVisible();
+    await page.getByLabel('User', { exact: true }).fill('alice');
+    await page.getByRole('button', { name: 'Show' }).click();
+    await expect(page).toHaveURL(/#\/jobs\?state=succeeded&user=alice$/);
+    await expect(page.getByRole('link', { name: 'qcd-baseline' })).toBeVisible();
     await page.getByRole('button', { name: 'Everyone\'s jobs' }).click();
-    await expect(page).toHaveURL(/#\/jobs\?state=succeeded&user=$/);
+    await expect(page).toHaveURL(/#\/jobs\?state=succeeded$/);
     await expect(page.getByText('Showing: succeeded, jobs of everyone')).toBeVisible();
 
     // the link opens the same view
@@ -35,8 +53,10 @@ test.describe('researcher', () => {
     await expect(page.getByLabel('User', { exact: true })).toHaveValue('');
 
     // a phone: the table folds into cards, nothing wider than the screen
+    await signOut(page);
+    await login(page, 'alice');
     await page.setViewportSize({ width: 390, height: 844 });
-    await visit(page, '#/jobs?user=', 'jobs-list-phone');
+    await visit(page, '#/jobs', 'jobs-list-phone');
     await expect(page.getByRole('link', { name: 'qcd-baseline' })).toBeVisible();
     const width = await page.evaluate(() => document.documentElement.scrollWidth);
     expect(width).toBeLessThanOrEqual(390);

@@ -109,12 +109,17 @@ test('a token needs a name and a scope; the errors show next to the fields', asy
   await expect(form.locator('[data-field="name"] .field-error')).toHaveText('Enter a name.');
   await expect(form.locator('[data-field="scopes"] .field-error')).toHaveText('Choose at least one scope.');
   await expect(form.locator('input[name="name"]')).toBeFocused();
+  // a token never exceeds its creator's roles: tom (a tenant admin) is offered admin,
+  // not the platform's scopes (the server would refuse them: 403)
+  await expect(form.locator('input[name="scopes"][value="admin"]')).toHaveCount(1);
+  for (const scope of ['billing:write', 'audit:read', 'audit:ingest', 'gpu-faults:write'])
+    await expect(form.locator(`input[name="scopes"][value="${scope}"]`)).toHaveCount(0);
   await expect(page.locator('#token-secret')).toHaveCount(0);
 });
 
 test('a node agent token is bound to its node; only machine scopes may be', async ({ page }) => {
   const name = `agent-${Date.now().toString(36)}`;
-  await login(page, 'tom');
+  await login(page, 'admin', world.admin_password); // the machine scopes are a platform admin's to give
   await visit(page, '#/tokens', null);
   const form = page.locator('form').filter({ has: page.locator('input[name="name"]') });
   await form.locator('input[name="name"]').fill(name);
