@@ -14,12 +14,20 @@
  * all the same, with result.status saying so; a database failure fails the
  * whole approve and the request stays pending. Every approved operation is
  * audited under its own action with both names and the approval's id.
+ *
+ * Before it runs, the operation is authorized again by the dispatcher's own
+ * code (server/authorize.c): for the approver, as whom it runs, and for the
+ * requester as it is now, so that neither alone decides it.
  */
 #include "approvals.h"
 
 #include "../audit/audit.h"
+#include "../server/auditreq.h"
 #include "../db/approvals.h"
 #include "../db/tenants.h"
+#include "../db/users.h"
+#include "../server/auth.h"
+#include "../server/authorize.h"
 #include "../server/config.h"
 #include "../server/crypto.h"
 #include "../server/err.h"
@@ -62,11 +70,11 @@ int api_approval_list(struct req *rq, struct resp *rs)
     int e = paging_parse_keyed(rq, rs, &pg, &after_id);
     if (e)
         return e;
-    PGresult *r = NULL;
-    e = db_approval_list(rq->db, state, pg.after, after_id, pg.limit, &r);
+    struct db_rows rows = {0};
+    e = db_approval_list(rq->db, state, pg.after, after_id, pg.limit, &rows);
     if (!e)
-        e = paging_answer(rs, r, &pg);
-    PQclear(r);
+        e = paging_page(rs, &rows, &pg);
+    db_rows_free(&rows);
     paging_free(&pg);
     return e;
 }
@@ -133,7 +141,7 @@ int approval_request(struct req *rq, struct resp *rs, const char *method, const 
         .status = MHD_HTTP_ACCEPTED,
         .details = d,
     };
-    e = audit_record(rq, &ev);
+    e = auditreq_record(rq, &ev);
     json_decref(d);
     if (e) {
         json_decref(approval);
@@ -182,15 +190,146 @@ static void op_free(struct op *o)
 }
 
 /*
- * Build o for ap and check what the dispatcher would: the route, the
- * approver's role and token scope, the {tenant}. A refusal is the
- * operation's failure (o->rs.err set, 0 returned); an error is fatal.
+ * The decision of server/authorize.c for a stored operation. Its CSRF rule
+ * has nothing left to decide: it keeps another site's forms from riding a
+ * cookie session, and the approver's own request (the POST .../approve)
+ * passed it in the dispatcher; the requester sends no request now.
  */
-static int op_prepare(struct req *rq, const struct db_approval_row *ap, const char *id,
-                      struct op *o)
+static int op_authorize(const struct actor *a, const struct req *q, const struct tenant_ref *t,
+                        enum problem *refusal)
+{
+    const struct authz_req ar = {.method = q->method, .portal_header = true};
+    return authorize_route(a, q->route, t, &ar, refusal);
+}
+
+static int approver_refused(struct op *o)
+{
+    api_problem(&o->rs, PROBLEM_APPROVAL_APPROVER_NOT_ALLOWED,
+                json_pack("{s:s}", "action", o->rq.route->action));
+    return 0;
+}
+
+/*
+ * {tenant} as the dispatcher resolves it for the approver. It is looked up
+ * in this transaction all the same: it may have been deleted since the
+ * approver's memberships were read. Not found: the operation's failure.
+ */
+static int op_tenant(struct op *o, const char *slug)
 {
     struct req *q = &o->rq;
-    const struct route *rt = NULL;
+    enum authorize_tenant seen = authorize_tenant_find(&q->actor, slug, &q->tenant);
+    bool suspended = false;
+    int e = seen == AUTHZ_TENANT_HIDDEN ? AIDC_ENOTFOUND
+                                        : db_tenant_resolve(q->db, slug, q->tenant.id, &suspended);
+    if (e == AIDC_ENOTFOUND) {
+        free(q->tenant.slug); /* unresolved: the audit event names it from the path */
+        memset(&q->tenant, 0, sizeof q->tenant);
+        api_problem(&o->rs, PROBLEM_TENANT_NOT_FOUND, json_pack("{s:s}", "tenant", slug));
+        return 0;
+    }
+    if (e)
+        return e;
+    if (seen == AUTHZ_TENANT_LOOKUP) {
+        q->tenant.slug = xstrdup(slug);
+        q->tenant.role = TR_NONE;
+    }
+    q->tenant.suspended = suspended;
+    return 0;
+}
+
+/*
+ * The requester as a session of it would be loaded now: its global roles and
+ * memberships (tenant ids left empty: only the operation's tenant matters,
+ * and the approver found that). The credential it asked with is not known;
+ * its scopes were checked then. AIDC_ENOTFOUND: no such user.
+ */
+static int requester_load(struct db *db, const char *user_id, struct actor *a, bool *disabled)
+{
+    json_t *u = NULL, *v;
+    size_t i;
+    int e = db_user_me(db, user_id, &u);
+    if (e)
+        return e;
+    snprintf(a->user_id, sizeof a->user_id, "%s", user_id);
+    a->authenticated = true;
+    a->scopes = SC_ALL;
+    *disabled = json_is_true(json_object_get(u, "disabled"));
+    json_array_foreach(json_object_get(u, "roles"), i, v) {
+        const char *name = json_string_value(v);
+        a->roles |= name ? auth_global_role_parse(name) : 0;
+    }
+    json_t *ms = json_object_get(u, "memberships"); /* null when it has none */
+    a->nmemberships = json_array_size(ms);
+    a->memberships = a->nmemberships ? xcalloc(a->nmemberships, sizeof *a->memberships) : NULL;
+    json_array_foreach(ms, i, v) {
+        struct membership *m = &a->memberships[i];
+        const char *slug = json_string_value(json_object_get(v, "tenant"));
+        const char *role = json_string_value(json_object_get(v, "role"));
+        m->slug = xstrdup(slug ? slug : "");
+        m->role = role ? auth_tenant_role_parse(role) : TR_NONE;
+        m->suspended = json_is_true(json_object_get(v, "suspended"));
+        m->members_see_all_jobs = json_is_true(json_object_get(v, "members_see_all_jobs"));
+    }
+    json_decref(u);
+    return 0;
+}
+
+/* Whether the requester a is refused q now; *p and *params (new) say why. */
+static bool requester_refused(const struct req *q, const struct actor *a, enum problem *p,
+                              json_t **params)
+{
+    struct tenant_ref t = {0};
+    bool refused = true;
+    *p = PROBLEM_ROLE;
+    if (q->tenant.slug) {
+        /* the dispatcher would say 404, keeping the tenant from an outsider; the approver,
+         * who reads this answer, sees the tenant: what fails is the requester's role */
+        if (authorize_tenant_find(a, q->tenant.slug, &t) == AUTHZ_TENANT_HIDDEN)
+            goto out;
+        if (!t.slug)
+            t.slug = xstrdup(q->tenant.slug); /* seen through a global role */
+        /* the approver's tenant, as looked up in this transaction */
+        memcpy(t.id, q->tenant.id, sizeof t.id);
+        t.suspended = q->tenant.suspended;
+    }
+    refused = op_authorize(a, q, &t, p) != 0;
+    if (refused)
+        *params = authorize_refusal_params(*p, q->route, &t);
+out:
+    free(t.slug);
+    return refused;
+}
+
+/*
+ * Dual control needs two people allowed to act when the operation runs, not
+ * only when it was asked for: the requester is decided again with the
+ * dispatcher's own code, as it is now. Taken roles, a disabled account, a
+ * membership ended or a tenant suspended since refuse the operation (its
+ * failure, o->rs.err set), as the dispatcher would refuse the requester.
+ */
+static int requester_check(struct op *o, const char *user_id)
+{
+    struct actor a = {0};
+    bool disabled = false;
+    enum problem p = PROBLEM_ROLE; /* a user that no longer exists has no role */
+    json_t *params = NULL;
+    int e = requester_load(o->rq.db, user_id, &a, &disabled);
+    if (e && e != AIDC_ENOTFOUND)
+        goto out;
+    if (!e && disabled)
+        p = PROBLEM_USER_DISABLED;
+    if (e || disabled || requester_refused(&o->rq, &a, &p, &params))
+        api_problem(&o->rs, p, params);
+    e = 0;
+out:
+    actor_free(&a);
+    return e;
+}
+
+/* The stored operation as a request of the approver (everything borrowed from rq). */
+static void op_build(struct req *rq, const struct db_approval_row *ap, const char *id, struct op *o)
+{
+    struct req *q = &o->rq;
     q->method = ap->method;
     q->path = xstrdup(ap->path);
     q->actor = rq->actor; /* borrowed: op_free leaves it */
@@ -202,6 +341,21 @@ static int op_prepare(struct req *rq, const struct db_approval_row *ap, const ch
     memcpy(q->source_ip, rq->source_ip, sizeof q->source_ip);
     q->approval_id = id;
     q->approved_by = rq->actor.username;
+}
+
+/*
+ * Build o for ap and decide it as the dispatcher would, with its code: the
+ * route, the approver (role, token scope, the {tenant}, suspension), then
+ * the requester. A refusal is the operation's failure (o->rs.err set, 0
+ * returned); an error is fatal.
+ */
+static int op_prepare(struct req *rq, const struct db_approval_row *ap, const char *id,
+                      struct op *o)
+{
+    struct req *q = &o->rq;
+    const struct route *rt = NULL;
+    enum problem refusal;
+    op_build(rq, ap, id, o);
     if (router_match(routes, routes_count, ap->method, ap->path, q, &rt, NULL, 0) != ROUTE_FOUND) {
         api_problem(&o->rs, PROBLEM_APPROVAL_OPERATION_UNKNOWN,
                     json_pack("{s:s, s:s}", "method", ap->method ? ap->method : "", "path",
@@ -209,12 +363,8 @@ static int op_prepare(struct req *rq, const struct db_approval_row *ap, const ch
         return 0;
     }
     q->route = rt;
-    if (!(rq->actor.roles & rt->global_roles) ||
-        (rq->actor.via_token && rt->scope && !(rq->actor.scopes & rt->scope))) {
-        api_problem(&o->rs, PROBLEM_APPROVAL_APPROVER_NOT_ALLOWED,
-                    json_pack("{s:s}", "action", rt->action));
-        return 0;
-    }
+    if (op_authorize(&q->actor, q, NULL, &refusal))
+        return approver_refused(o);
     if (ap->body) {
         q->body = xstrdup(ap->body);
         q->body_len = strlen(q->body);
@@ -223,20 +373,12 @@ static int op_prepare(struct req *rq, const struct db_approval_row *ap, const ch
             return AIDC_EINTERNAL;
     }
     const char *slug = req_param(q, "tenant");
-    if (slug) {
-        bool suspended = false;
-        int e = db_tenant_resolve(rq->db, slug, q->tenant.id, &suspended);
-        if (e == AIDC_ENOTFOUND) {
-            api_problem(&o->rs, PROBLEM_TENANT_NOT_FOUND, json_pack("{s:s}", "tenant", slug));
-            return 0;
-        }
-        if (e)
-            return e;
-        q->tenant.slug = xstrdup(slug);
-        q->tenant.role = TR_NONE;
-        q->tenant.suspended = suspended;
-    }
-    return 0;
+    int e = slug ? op_tenant(o, slug) : 0;
+    if (e || o->rs.err.status)
+        return e;
+    if (op_authorize(&q->actor, q, &q->tenant, &refusal))
+        return approver_refused(o);
+    return requester_check(o, ap->requested_by);
 }
 
 /* Run the operation's handler; a failure of it leaves nothing behind. */
@@ -278,7 +420,7 @@ static int op_audit(struct op *o, const struct db_approval_row *ap, const char *
         /* a tenant that vanished before the approval is still named */
         .tenant_slug = o->rq.tenant.slug ? NULL : req_param(&o->rq, "tenant"),
     };
-    int e = audit_record(&o->rq, &ev);
+    int e = auditreq_record(&o->rq, &ev);
     json_decref(d);
     return e;
 }

@@ -6,8 +6,8 @@
 #include "../audit/sign.h"
 #include "../audit/verify.h"
 #include "../db/audit.h"
+#include "../db/auditchain.h"
 #include "../db/plans.h"
-#include "../server/crypto.h"
 #include "../server/dispatch.h"
 #include "../server/err.h"
 #include "auditfilter.h"
@@ -72,40 +72,41 @@ static void audit_read(struct resp *rs, const struct req *rq, const char *what, 
 }
 
 /* A search of either kind: the filter is parsed already, query runs one page. */
-typedef PGresult *(*search_fn)(struct db *db, const void *filter, const char *after_ts,
-                               const char *after_id, const char *limit, int *err);
+typedef int (*search_fn)(struct db *db, const void *filter, const char *after_ts,
+                         const char *after_id, int limit, struct db_rows *out);
 
-static PGresult *search_events(struct db *db, const void *f, const char *ts, const char *id,
-                               const char *limit, int *err)
+static int search_events(struct db *db, const void *f, const char *ts, const char *id, int limit,
+                         struct db_rows *out)
 {
-    return db_audit_search(db, f, ts, id, limit, err);
+    return db_audit_search(db, f, ts, id, limit, out);
 }
 
-static PGresult *search_commands(struct db *db, const void *f, const char *ts, const char *id,
-                                 const char *limit, int *err)
+static int search_commands(struct db *db, const void *f, const char *ts, const char *id,
+                           int limit, struct db_rows *out)
 {
-    return db_audit_commands(db, f, ts, id, limit, err);
+    return db_audit_commands(db, f, ts, id, limit, out);
 }
 
 static int search_page(struct req *rq, struct resp *rs, search_fn query, const void *filter,
                        const char *what)
 {
     struct page pg;
-    char *ts = NULL, *id = NULL, limit[16];
+    char *ts = NULL, *id = NULL;
     int e = paging_parse(rq, rs, &pg);
     if (e)
         return e;
     if (pg.after && !cursor_split(pg.after, &ts, &id))
         return bad_cursor(rs, &pg);
-    snprintf(limit, sizeof limit, "%d", pg.limit + 1);
+    struct db_rows rows = {0};
     e = db_custom_plans(rq->rdb);
-    PGresult *r = e ? NULL : query(rq->rdb, filter, ts, id, limit, &e);
-    if (r) {
-        int n = PQntuples(r);
-        e = paging_answer_prebuilt(rs, r, &pg);
+    if (!e)
+        e = query(rq->rdb, filter, ts, id, pg.limit + 1, &rows);
+    if (!e) {
+        int n = (int)json_array_size(rows.items);
+        e = paging_page(rs, &rows, &pg);
         audit_read(rs, rq, what, json_pack("{s:i}", "returned", n > pg.limit ? pg.limit : n));
     }
-    PQclear(r);
+    db_rows_free(&rows);
     paging_free(&pg);
     return e;
 }
@@ -172,39 +173,18 @@ int api_audit_verify(struct req *rq, struct resp *rs)
 int api_audit_checkpoints(struct req *rq, struct resp *rs)
 {
     struct page pg;
-    char limit[16];
     int e = paging_parse(rq, rs, &pg);
     if (e)
         return e;
     if (pg.after && !small_number(pg.after))
         return bad_cursor(rs, &pg);
-    snprintf(limit, sizeof limit, "%d", pg.limit + 1);
-    PGresult *r = db_audit_checkpoints_page(rq->db, pg.after, limit, &e);
-    if (r) {
-        json_t *items = json_array();
-        int n = PQntuples(r);
-        for (int i = 0; items && i < n && i < pg.limit; i++)
-            json_array_append_new(
-                items, json_pack("{s:I, s:s, s:I, s:s, s:s, s:s, s:s}", "id",
-                                 (json_int_t)strtoll(PQgetvalue(r, i, 0), NULL, 10), "ts",
-                                 PQgetvalue(r, i, 1), "seq",
-                                 (json_int_t)strtoll(PQgetvalue(r, i, 2), NULL, 10), "head_hash",
-                                 PQgetvalue(r, i, 3), "alg", PQgetvalue(r, i, 4), "key_id",
-                                 PQgetvalue(r, i, 5), "signature", PQgetvalue(r, i, 6)));
-        json_t *next = n > pg.limit ? json_string(PQgetvalue(r, pg.limit - 1, 0)) : json_null();
-        if (n > pg.limit && next) { /* opaque like every cursor */
-            const char *raw = json_string_value(next);
-            char enc[64];
-            crypto_b64url_encode((const unsigned char *)raw, strlen(raw), enc, sizeof enc);
-            json_decref(next);
-            next = json_string(enc);
-        }
-        e = items ? resp_json(rs, MHD_HTTP_OK,
-                              json_pack("{s:o, s:o}", "items", items, "next_cursor", next))
-                  : AIDC_EINTERNAL;
+    struct db_rows rows = {0};
+    e = db_audit_checkpoints_page(rq->db, pg.after, pg.limit + 1, &rows);
+    if (!e) {
+        e = paging_page(rs, &rows, &pg);
         audit_read(rs, rq, "checkpoints", NULL);
     }
-    PQclear(r);
+    db_rows_free(&rows);
     paging_free(&pg);
     return e;
 }

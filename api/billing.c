@@ -74,12 +74,12 @@ int api_price_list(struct req *rq, struct resp *rs)
         if (e == AIDC_ENOTFOUND)
             e = api_problem(rs, PROBLEM_TENANT_NOT_FOUND, json_pack("{s:s}", "tenant", tenant));
     }
-    PGresult *r = NULL;
+    struct db_rows rows = {0};
     if (!e)
-        e = db_price_list(rq->db, resource, tenant ? tenant_id : NULL, pg.after, pg.limit, &r);
+        e = db_price_list(rq->db, resource, tenant ? tenant_id : NULL, pg.after, pg.limit, &rows);
     if (!e)
-        e = paging_answer(rs, r, &pg);
-    PQclear(r);
+        e = paging_page(rs, &rows, &pg);
+    db_rows_free(&rows);
     paging_free(&pg);
     return e;
 }
@@ -377,17 +377,17 @@ int api_invoice_list(struct req *rq, struct resp *rs)
         api_field_problem(rs, "tenant", PROBLEM_V_TENANT, NULL);
     if (period && !period_date(period, pdate))
         api_field_problem(rs, "period", PROBLEM_V_MONTH, NULL);
-    PGresult *r = NULL;
+    struct db_rows rows = {0};
     if (rs->err.nfields)
         e = api_fail_fields(rs);
     char *only = readable_tenants(rq);
     if (!e)
         e = db_invoice_list(rq->db, tenant, period ? pdate : NULL, pg.after, pg.limit,
-                            only && !*only ? "00000000-0000-0000-0000-000000000000" : only, &r);
+                            only && !*only ? "00000000-0000-0000-0000-000000000000" : only, &rows);
     free(only);
     if (!e)
-        e = paging_answer_prebuilt(rs, r, &pg);
-    PQclear(r);
+        e = paging_page(rs, &rows, &pg);
+    db_rows_free(&rows);
     paging_free(&pg);
     return e;
 }

@@ -149,11 +149,11 @@ int api_cluster_list(struct req *rq, struct resp *rs)
     int e = paging_parse(rq, rs, &pg);
     if (e)
         return e;
-    PGresult *r = NULL;
-    e = db_cluster_list(rq->db, pg.after, pg.limit, &r);
+    struct db_rows rows = {0};
+    e = db_cluster_list(rq->db, pg.after, pg.limit, &rows);
     if (!e)
-        e = paging_answer_without(rs, r, &pg, sees_operations(rq) ? NULL : operator_only);
-    PQclear(r);
+        e = paging_page_without(rs, &rows, &pg, sees_operations(rq) ? NULL : operator_only);
+    db_rows_free(&rows);
     paging_free(&pg);
     return e;
 }

@@ -4,6 +4,12 @@
  * longer lists, so operators can trust the ledger. It asks the cluster at
  * once (one listing call, bounded by the backend's timeouts): an operator's
  * question, not a request path of jobs.
+ *
+ * The route runs without a request transaction (RF_NO_TX): the cluster is
+ * read in one short transaction and the ledger in another, and the backend
+ * is asked in between with none open, as backends/backend.h wants of every
+ * backend call. The ledger is read after the listing because it is chosen
+ * by what the cluster listed.
  */
 #include "drift.h"
 
@@ -15,6 +21,7 @@
 #include "../db/pgarray.h"
 #include "../server/config.h"
 #include "../server/crypto.h"
+#include "../server/dispatch.h"
 #include "../server/err.h"
 #include "../server/xalloc.h"
 
@@ -48,33 +55,68 @@ static void on_job(void *arg, const char *backend_id, const char *run_key,
                         json_pack("{s:s, s:s}", "name", run_key, "state", state_name(st->state)));
 }
 
-static int find_cluster(struct req *rq, const char *name, PGresult **all, int *row)
+/*
+ * Run read (a statement or two of db/) in a transaction of its own, as the
+ * caller (row-level security), committed before the caller goes on. An
+ * actor changed since it was loaded is AIDC_ESTALE: the dispatcher loads it
+ * again and runs the request again, as it does for a request transaction.
+ */
+static int in_short_tx(struct req *rq, int (*read)(struct req *rq, void *arg), void *arg)
 {
-    int e = db_cluster_all(rq->db, all);
-    *row = -1;
-    for (int i = 0; !e && i < PQntuples(*all); i++)
-        if (strcmp(PQgetvalue(*all, i, 1), name) == 0)
-            *row = i;
-    return e;
+    int e = dispatch_begin_read(rq);
+    if (e)
+        return e;
+    e = read(rq, arg);
+    if ((!e || e == AIDC_ENOTFOUND) && db_ctx_verify(rq->db) == DB_CTX_STALE)
+        e = AIDC_ESTALE;
+    if (e) {
+        db_rollback(rq->db);
+        return e;
+    }
+    return db_commit(rq->db);
 }
 
-/* The answer, from the cluster's list and aidc's rows (id, tenant, state, backend id). */
-static json_t *report(const char *name, struct listing *l, const PGresult *ledger)
+struct cluster_read {
+    const char *name;
+    struct db_cluster c;
+};
+
+static int read_cluster(struct req *rq, void *arg)
+{
+    struct cluster_read *cr = arg;
+    return db_cluster_find(rq->db, cr->name, &cr->c);
+}
+
+struct ledger_read {
+    const char *cluster_id;
+    struct listing *l;
+    struct db_ledger ledger;
+};
+
+static int read_ledger(struct req *rq, void *arg)
+{
+    struct ledger_read *lr = arg;
+    return db_cluster_ledger(rq->db, lr->cluster_id, pgarray_str(&lr->l->ids),
+                             pgarray_str(&lr->l->jobs), &lr->ledger);
+}
+
+/* The answer, from the cluster's list and aidc's ledger. */
+static json_t *report(const char *name, struct listing *l, const struct db_ledger *ledger)
 {
     json_t *known_backend = json_object(), *known_job = json_object();
     json_t *missing = json_array(), *unknown = json_array();
-    for (int i = 0; i < PQntuples(ledger); i++) {
-        const char *id = PQgetvalue(ledger, i, 0), *state = PQgetvalue(ledger, i, 2);
-        const char *bid = PQgetisnull(ledger, i, 3) ? NULL : PQgetvalue(ledger, i, 3);
+    for (size_t i = 0; i < ledger->n; i++) {
+        const struct db_ledger_job *j = &ledger->v[i];
+        const char *id = j->id, *state = j->state, *bid = j->backend_job_id;
         json_object_set_new(known_job, id, json_true());
         if (bid)
             json_object_set_new(known_backend, bid, json_true());
         bool active = strcmp(state, "pending") == 0 || strcmp(state, "running") == 0 ||
                       strcmp(state, "admitted") == 0;
         if (active && bid && !json_object_get(l->listed, bid))
-            json_array_append_new(missing, json_pack("{s:s, s:s, s:s, s:s}", "id", id, "tenant",
-                                                     PQgetvalue(ledger, i, 1), "state", state,
-                                                     "backend_job_id", bid));
+            json_array_append_new(missing,
+                                  json_pack("{s:s, s:s, s:s, s:s}", "id", id, "tenant", j->tenant,
+                                            "state", state, "backend_job_id", bid));
     }
     const char *bid;
     json_t *v;
@@ -106,45 +148,48 @@ int api_cluster_drift(struct req *rq, struct resp *rs)
     int e = api_cluster_name(rq, rs, &name);
     if (e)
         return e;
-    PGresult *all = NULL;
-    int row;
-    e = find_cluster(rq, name, &all, &row);
-    if (!e && row < 0)
-        e = api_problem(rs, PROBLEM_CLUSTER_NOT_FOUND, json_pack("{s:s}", "cluster", name));
-    const struct backend_ops *ops = e ? NULL : backend_find(PQgetvalue(all, row, 2));
-    if (!e && (!ops || !ops->poll_changed))
-        e = api_problem(rs, PROBLEM_CLUSTER_NO_DRIFT,
-                        json_pack("{s:s}", "kind", PQgetvalue(all, row, 2)));
-    if (e) {
-        PQclear(all);
+    struct cluster_read cr = {.name = name};
+    e = in_short_tx(rq, read_cluster, &cr);
+    if (e == AIDC_ENOTFOUND)
+        return api_problem(rs, PROBLEM_CLUSTER_NOT_FOUND, json_pack("{s:s}", "cluster", name));
+    if (e)
+        return e;
+    const struct db_cluster *c = &cr.c;
+    const struct backend_ops *ops = backend_find(c->kind);
+    if (!ops || !ops->poll_changed) {
+        e = api_problem(rs, PROBLEM_CLUSTER_NO_DRIFT, json_pack("{s:s}", "kind", c->kind));
+        db_cluster_free(&cr.c);
         return e;
     }
-    json_t *options = json_loads(PQgetvalue(all, row, 5), 0, NULL);
-    struct backend_cluster bc = {
-        .id = PQgetvalue(all, row, 0), .name = name, .kind = PQgetvalue(all, row, 2),
-        .endpoint = PQgetvalue(all, row, 3), .credentials_ref = PQgetvalue(all, row, 4),
-        .options = options ? options : json_object(), .data_dir = rq->cfg->data_dir,
-        .self_exe = rq->cfg->self_exe};
+    json_t *options = json_loads(c->options_json, 0, NULL);
+    struct backend_cluster bc = {.id = c->id,
+                                 .name = name,
+                                 .kind = c->kind,
+                                 .endpoint = c->endpoint,
+                                 .credentials_ref = c->credentials_ref,
+                                 .options = options ? options : json_object(),
+                                 .data_dir = rq->cfg->data_dir,
+                                 .self_exe = rq->cfg->self_exe};
     struct listing l = {PGARRAY_INIT, PGARRAY_INIT, json_object()};
     char err[512] = "";
-    PGresult *ledger = NULL;
     struct timespec t0 = callstats_start();
     int pe = ops->poll_changed(&bc, 0, on_job, &l, err, sizeof err);
     callstats_done(t0, name, "poll", pe == 0);
+    struct ledger_read lr = {.cluster_id = c->id, .l = &l};
     if (pe)
         e = api_problem(rs, PROBLEM_CLUSTER_NO_ANSWER,
                         json_pack("{s:s, s:o}", "cluster", name, "reason", problem_text(err)));
     else
-        e = db_cluster_ledger(rq->db, bc.id, pgarray_str(&l.ids), pgarray_str(&l.jobs), &ledger);
-    if (!e && ledger)
-        e = resp_json(rs, MHD_HTTP_OK, report(name, &l, ledger));
-    PQclear(ledger);
+        e = in_short_tx(rq, read_ledger, &lr);
+    if (!e)
+        e = resp_json(rs, MHD_HTTP_OK, report(name, &l, &lr.ledger));
+    db_ledger_free(&lr.ledger);
     pgarray_free(&l.ids);
     pgarray_free(&l.jobs);
     json_decref(l.listed);
     if (!options)
         json_decref((json_t *)bc.options);
     json_decref(options);
-    PQclear(all);
+    db_cluster_free(&cr.c);
     return e;
 }

@@ -40,18 +40,7 @@ static int cluster_of(struct req *rq, struct resp *rs, struct cluster_ref *c)
 static int node_gpus(struct req *rq, const char *cluster_id, const char *node, int *ngpus,
                      bool *known)
 {
-    PGresult *r = NULL;
-    int e = db_gpu_node_get(rq->db, cluster_id, node, &r);
-    *ngpus = 0;
-    *known = !e && PQntuples(r) > 0;
-    for (int i = 0; !e && i < PQntuples(r); i++) {
-        int end =
-            (int)strtol(PQgetvalue(r, i, 1), NULL, 10) + (int)strtol(PQgetvalue(r, i, 2), NULL, 10);
-        if (end > *ngpus)
-            *ngpus = end;
-    }
-    PQclear(r);
-    return e;
+    return db_gpu_node_gpus(rq->db, cluster_id, node, ngpus, known);
 }
 
 /* The nodes a request touched, with the reason to drain them for. */
@@ -133,21 +122,20 @@ static int apply_item(struct req *rq, const struct cluster_ref *c, const char *n
         snprintf(gpus, sizeof gpus, "{%d}", it->gpu);
     else
         snprintf(gpus, sizeof gpus, "{NULL}");
-    PGresult *r = NULL;
+    struct db_gpu_fault_hits h = {0};
     int e = it->firing ? db_gpu_fault_add(rq->db, c->id, node, gpus, it->reason, fr->source,
-                                          it->alert, it->since, rq->actor.username, &r)
-                       : db_gpu_fault_resolve(rq->db, c->id, node, gpus, rq->actor.username, &r);
+                                          it->alert, it->since, rq->actor.username, &h)
+                       : db_gpu_fault_resolve(rq->db, c->id, node, gpus, rq->actor.username, &h);
     if (e)
         return e;
-    bool hit = PQntuples(r) > 0;
+    bool hit = h.n > 0;
     json_object_set_new(
         result, "result",
         json_string(it->firing ? (hit ? "recorded" : "known") : (hit ? "resolved" : "not open")));
     if (hit)
-        json_object_set_new(result, "fault_id",
-                            json_integer(strtoll(PQgetvalue(r, 0, 0), NULL, 10)));
+        json_object_set_new(result, "fault_id", json_integer((json_int_t)h.v[0].id));
     *recorded += it->firing && hit;
-    PQclear(r);
+    db_gpu_fault_hits_free(&h);
     return 0;
 }
 
@@ -354,11 +342,11 @@ int api_gpu_fault_list(struct req *rq, struct resp *rs)
         api_field_problem(rs, "cursor", PROBLEM_V_CURSOR, NULL);
         return api_fail_fields(rs);
     }
-    PGresult *r = NULL;
-    e = db_gpu_fault_list(rq->db, c.id, state, pg.after, pg.limit, &r);
+    struct db_rows rows = {0};
+    e = db_gpu_fault_list(rq->db, c.id, state, pg.after, pg.limit, &rows);
     if (!e)
-        e = paging_answer(rs, r, &pg);
-    PQclear(r);
+        e = paging_page(rs, &rows, &pg);
+    db_rows_free(&rows);
     paging_free(&pg);
     return e;
 }
@@ -388,21 +376,20 @@ int api_gpu_fault_resolve(struct req *rq, struct resp *rs)
     e = node_gpus(rq, c.id, node, &ngpus, &known);
     char gpus[16];
     snprintf(gpus, sizeof gpus, "{%ld}", g);
-    PGresult *r = NULL;
+    struct db_gpu_fault_hits h = {0};
     if (!e)
-        e = db_gpu_fault_resolve(rq->db, c.id, node, gpu ? gpus : NULL, rq->actor.username, &r);
+        e = db_gpu_fault_resolve(rq->db, c.id, node, gpu ? gpus : NULL, rq->actor.username, &h);
     if (e)
         return e;
     json_t *resolved = json_array();
-    for (int i = 0; i < PQntuples(r); i++)
+    for (size_t i = 0; i < h.n; i++)
         json_array_append_new(
             resolved,
-            json_pack("{s:I, s:o}", "id", (json_int_t)strtoll(PQgetvalue(r, i, 0), NULL, 10), "gpu",
-                      PQgetisnull(r, i, 1) ? json_null()
-                                           : json_integer(strtol(PQgetvalue(r, i, 1), NULL, 10))));
+            json_pack("{s:I, s:o}", "id", (json_int_t)h.v[i].id, "gpu",
+                      h.v[i].gpu_index < 0 ? json_null() : json_integer(h.v[i].gpu_index)));
     /* a node that left the cluster may still have faults to resolve */
-    bool none = PQntuples(r) == 0;
-    PQclear(r);
+    bool none = h.n == 0;
+    db_gpu_fault_hits_free(&h);
     if (!known && none) {
         json_decref(resolved);
         return api_problem(rs, PROBLEM_GPU_FAULT_NODE_UNKNOWN,

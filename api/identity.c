@@ -328,10 +328,10 @@ int api_identity_sessions(struct req *rq, struct resp *rs)
     int e = paging_parse_keyed(rq, rs, &pg, &id);
     if (e)
         return e;
-    PGresult *r = NULL;
+    struct db_rows rows = {0};
     e = db_session_list(rq->db, rq->actor.user_id, rq->actor.jti[0] ? rq->actor.jti : NULL,
-                        pg.after, id, pg.limit, &r);
-    return paging_answer_keyed(rs, r, &pg, e);
+                        pg.after, id, pg.limit, &rows);
+    return paging_page_keyed(rs, &rows, &pg, e);
 }
 
 int api_identity_session_end(struct req *rq, struct resp *rs)

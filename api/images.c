@@ -132,14 +132,14 @@ static int list(struct req *rq, struct resp *rs, const char *tenant_id, bool ten
     if (req_query(rq, "label"))
         labels = label_filter(rs, req_query(rq, "label"));
     f.labels = labels;
-    PGresult *r = NULL;
+    struct db_rows rows = {0};
     if (rs->err.nfields)
         e = api_fail_fields(rs);
     else
-        e = db_image_list(rq->db, &f, &r);
+        e = db_image_list(rq->db, &f, &rows);
     if (!e)
-        e = paging_answer(rs, r, &pg);
-    PQclear(r);
+        e = paging_page(rs, &rows, &pg);
+    db_rows_free(&rows);
     free(labels);
     paging_free(&pg);
     return e;
@@ -220,10 +220,10 @@ static int check_registry(struct req *rq, struct resp *rs, const char *name, con
  */
 static int check_unclaimed(struct req *rq, struct resp *rs, const char *repo)
 {
-    PGresult *r = NULL;
-    int e = db_registry_mappings(rq->db, &r);
-    for (int i = 0; !e && i < PQntuples(r) && !rs->err.nfields; i++) {
-        json_t *options = json_loads(PQgetvalue(r, i, 1), 0, NULL);
+    struct db_registry_mappings m = {0};
+    int e = db_registry_mappings(rq->db, &m);
+    for (size_t i = 0; !e && i < m.n && !rs->err.nfields; i++) {
+        json_t *options = json_loads(m.v[i].options_json, 0, NULL);
         bool pub = false;
         char slug[64];
         bool mapped = regsync_owner(options, repo, &pub, slug, sizeof slug);
@@ -232,10 +232,9 @@ static int check_unclaimed(struct req *rq, struct resp *rs, const char *repo)
             api_field_problem(rs, "repository",
                               pub ? PROBLEM_IMAGE_REPOSITORY_CLAIMED_PLATFORM
                                   : PROBLEM_IMAGE_REPOSITORY_CLAIMED_TENANT,
-                              json_pack("{s:s, s:s}", "repository", repo, "registry",
-                                        PQgetvalue(r, i, 0)));
+                              json_pack("{s:s, s:s}", "repository", repo, "registry", m.v[i].name));
     }
-    PQclear(r);
+    db_registry_mappings_free(&m);
     if (e)
         return e;
     return rs->err.nfields ? api_fail_fields(rs) : 0;

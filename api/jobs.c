@@ -35,17 +35,17 @@ static int unprocessable(struct resp *rs)
 }
 
 /*
- * Keep the clusters (ok[]) whose column col is at least need; with
- * zero_any, 0 or NULL there means "no limit". Returns how many are left;
+ * Keep the clusters (ok[]) whose offer col is at least need; with
+ * zero_any, 0 there means "no limit". Returns how many are left;
  * *largest receives the largest value among those that were in.
  */
-static int narrow(const PGresult *r, bool *ok, int col, long long need, bool zero_any,
-                  long long *largest)
+static int narrow(const struct db_cluster_candidates *r, bool *ok, enum db_cluster_offer col,
+                  long long need, bool zero_any, long long *largest)
 {
     int left = 0;
     *largest = 0;
-    for (int i = 0; i < PQntuples(r); i++) {
-        long long v = PQgetisnull(r, i, col) ? 0 : strtoll(PQgetvalue(r, i, col), NULL, 10);
+    for (size_t i = 0; i < r->n; i++) {
+        long long v = r->v[i].offer[col];
         if (ok[i] && v > *largest)
             *largest = v;
         ok[i] = ok[i] && (v >= need || (zero_any && v <= 0));
@@ -60,17 +60,17 @@ static int narrow(const PGresult *r, bool *ok, int col, long long need, bool zer
 static int check_clusters(struct req *rq, struct resp *rs, const struct jobspec *js,
                           char *cluster_id)
 {
-    PGresult *r = NULL;
-    int e = db_cluster_candidates(rq->db, js->gpu_type, &r);
+    struct db_cluster_candidates cands = {0}, *r = &cands;
+    int e = db_cluster_candidates(rq->db, js->gpu_type, &cands);
     if (e)
         return e;
-    int n = PQntuples(r), left = 0;
+    int n = (int)cands.n, left = 0;
     bool *ok = xcalloc((size_t)n + 1, sizeof *ok);
     for (int i = 0; i < n; i++) {
-        ok[i] = !js->cluster || strcmp(PQgetvalue(r, i, 1), js->cluster) == 0;
+        ok[i] = !js->cluster || strcmp(cands.v[i].name, js->cluster) == 0;
         left += ok[i];
         if (ok[i] && js->cluster)
-            snprintf(cluster_id, 37, "%s", PQgetvalue(r, i, 0));
+            snprintf(cluster_id, 37, "%s", cands.v[i].id);
     }
     long long nodes = js->nodes, big = 0;
     if (left == 0 && js->cluster)
@@ -78,7 +78,8 @@ static int check_clusters(struct req *rq, struct resp *rs, const struct jobspec 
                           json_pack("{s:s}", "cluster", js->cluster));
     else if (left == 0)
         api_field_problem(rs, "cluster", PROBLEM_JOB_NO_CLUSTERS, NULL);
-    if (left && js->gpus > 0 && (left = narrow(r, ok, 4, js->gpus * nodes, false, &big)) == 0) {
+    if (left && js->gpus > 0 &&
+        (left = narrow(r, ok, DB_OFFER_GPUS, js->gpus * nodes, false, &big)) == 0) {
         if (big == 0 && js->cluster)
             api_field_problem(rs, "gpu_type", PROBLEM_JOB_GPU_TYPE_NOT_ON_CLUSTER,
                               json_pack("{s:s, s:s}", "cluster", js->cluster, "gpu_type",
@@ -96,7 +97,7 @@ static int check_clusters(struct req *rq, struct resp *rs, const struct jobspec 
         int max_nodes = 0;
         left = 0;
         for (int i = 0; i < n; i++) {
-            const struct backend_ops *ops = backend_find(PQgetvalue(r, i, 2));
+            const struct backend_ops *ops = backend_find(cands.v[i].kind);
             int m = ops ? ops->max_nodes : 0;
             if (ok[i] && m > max_nodes)
                 max_nodes = m;
@@ -107,20 +108,22 @@ static int check_clusters(struct req *rq, struct resp *rs, const struct jobspec 
             api_field_problem(rs, "nodes", PROBLEM_JOB_NODES_EXCEED_CLUSTER,
                               json_pack("{s:i}", "max", max_nodes));
     }
-    if (left && (left = narrow(r, ok, 6, js->cpus * nodes, true, &big)) == 0)
+    if (left && (left = narrow(r, ok, DB_OFFER_CPUS, js->cpus * nodes, true, &big)) == 0)
         api_field_problem(rs, "cpus", PROBLEM_JOB_CPUS_EXCEED_CLUSTER,
                           json_pack("{s:I, s:I}", "requested", (json_int_t)(js->cpus * nodes),
                                     "largest", (json_int_t)big));
-    if (left && (left = narrow(r, ok, 7, js->memory_gib * nodes, true, &big)) == 0)
+    if (left &&
+        (left = narrow(r, ok, DB_OFFER_MEMORY_GIB, js->memory_gib * nodes, true, &big)) == 0)
         api_field_problem(rs, "memory_gib", PROBLEM_JOB_MEMORY_EXCEEDS_CLUSTER,
                           json_pack("{s:I, s:I}", "requested",
                                     (json_int_t)(js->memory_gib * nodes), "largest",
                                     (json_int_t)big));
-    if (left && (left = narrow(r, ok, 5, js->time_limit_minutes, true, &big)) == 0)
+    if (left &&
+        (left = narrow(r, ok, DB_OFFER_MAX_MINUTES, js->time_limit_minutes, true, &big)) == 0)
         api_field_problem(rs, "time_limit_minutes", PROBLEM_JOB_TIME_EXCEEDS_CLUSTER,
                           json_pack("{s:I}", "max", (json_int_t)big));
     free(ok);
-    PQclear(r);
+    db_cluster_candidates_free(&cands);
     return rs->err.nfields ? unprocessable(rs) : 0;
 }
 
@@ -140,8 +143,8 @@ static json_t *over(double requested, double limit)
                      problem_number(limit));
 }
 
-/* Compare the request with a quota's limits (rows: resource, ..., limit in column lcol). */
-static void check_limits(struct resp *rs, const PGresult *q, int lcol, const struct jobspec *js,
+/* Compare the request with a quota's limits. */
+static void check_limits(struct resp *rs, const struct db_quota_rows *q, const struct jobspec *js,
                          const struct limit_problems *lp)
 {
     char gres[48] = "";
@@ -151,9 +154,9 @@ static void check_limits(struct resp *rs, const PGresult *q, int lcol, const str
     double gpus = (double)js->gpus * js->nodes, cpus = (double)js->cpus * js->nodes,
            mem = (double)js->memory_gib * js->nodes;
     bool gpu_listed = false;
-    for (int i = 0; i < PQntuples(q); i++) {
-        const char *res = PQgetvalue(q, i, 0);
-        double limit = strtod(PQgetvalue(q, i, lcol), NULL);
+    for (size_t i = 0; i < q->n; i++) {
+        const char *res = q->v[i].resource;
+        double limit = q->v[i].limit;
         if (gres[0] && strcmp(res, gres) == 0) {
             gpu_listed = true;
             if (gpus > limit + 1e-9) {
@@ -177,16 +180,16 @@ static void check_limits(struct resp *rs, const PGresult *q, int lcol, const str
 static int check_quotas(struct req *rq, struct resp *rs, const struct jobspec *js,
                         const char *project_id)
 {
-    PGresult *t = NULL, *p = NULL;
+    struct db_quota_rows t = {0}, p = {0};
     int e = db_quota_tenant_get(rq->db, rq->tenant.id, &t);
     if (!e)
         e = db_quota_project_get(rq->db, project_id, &p);
     if (!e) {
-        check_limits(rs, t, 2, js, &tenant_limits);
-        check_limits(rs, p, 1, js, &project_limits);
+        check_limits(rs, &t, js, &tenant_limits);
+        check_limits(rs, &p, js, &project_limits);
     }
-    PQclear(t);
-    PQclear(p);
+    db_quota_rows_free(&t);
+    db_quota_rows_free(&p);
     if (e)
         return e;
     return rs->err.nfields ? unprocessable(rs) : 0;
@@ -229,6 +232,11 @@ static enum problem imgref_problem(enum imgref_error e)
     return PROBLEM_JOB_IMAGE_REF_SHAPE;
 }
 
+static const char *or_empty(const char *s)
+{
+    return s ? s : "";
+}
+
 static int resolve_image(struct req *rq, struct resp *rs, const char *image, struct resolved *out)
 {
     struct imgref ref;
@@ -237,47 +245,49 @@ static int resolve_image(struct req *rq, struct resp *rs, const char *image, str
         api_field_problem(rs, "image", imgref_problem(ref.error), NULL);
         return api_fail_fields(rs);
     }
-    PGresult *r = NULL;
-    int e = db_image_resolve(rq->db, rq->tenant.id, ref.repository, ref.tag[0] ? ref.tag : NULL,
-                             ref.digest[0] ? ref.digest : NULL, ref.host[0] ? ref.host : NULL, &r);
-    if (e)
+    struct db_image_matches m = {0};
+    int e = db_image_matches(rq->db, rq->tenant.id, ref.repository, ref.tag[0] ? ref.tag : NULL,
+                             ref.digest[0] ? ref.digest : NULL, ref.host[0] ? ref.host : NULL, &m);
+    if (e) {
+        db_image_matches_free(&m);
         return e;
-    int n = PQntuples(r), pick = -1, other = -1;
+    }
+    const struct db_image_match *v = m.v;
+    int n = (int)m.n, pick = -1, other = -1;
     /* the first live one (the tenant's own before public ones); another live one of the
      * same kind with another digest makes the reference ambiguous */
     for (int i = 0; i < n; i++) {
-        if (PQgetvalue(r, i, 5)[0] == 't')
+        if (v[i].gone)
             continue;
         if (pick < 0)
             pick = i;
-        else if (other < 0 && strcmp(PQgetvalue(r, i, 7), PQgetvalue(r, pick, 7)) == 0 &&
-                 strcmp(PQgetvalue(r, i, 1), PQgetvalue(r, pick, 1)) != 0)
+        else if (other < 0 && v[i].public_image == v[pick].public_image &&
+                 strcmp(v[i].digest, v[pick].digest) != 0)
             other = i;
     }
     if (n == 0)
         api_field_problem(rs, "image", PROBLEM_IMAGE_NOT_AVAILABLE,
                           json_pack("{s:s, s:s}", "image", image, "tenant", rq->tenant.slug));
-    else if (pick < 0 && PQgetisnull(r, 0, 6))
+    else if (pick < 0 && !v[0].registry)
         api_field_problem(rs, "image", PROBLEM_JOB_IMAGE_GONE, json_pack("{s:s}", "image", image));
     else if (pick < 0)
         api_field_problem(rs, "image", PROBLEM_JOB_IMAGE_GONE_FROM,
-                          json_pack("{s:s, s:s}", "image", image, "registry", PQgetvalue(r, 0, 6)));
+                          json_pack("{s:s, s:s}", "image", image, "registry", v[0].registry));
     else if (other >= 0)
         api_field_problem(rs, "image", PROBLEM_JOB_IMAGE_AMBIGUOUS,
                           json_pack("{s:s, s:s, s:s, s:s}", "image", image, "registry",
-                                    PQgetvalue(r, pick, 6), "other_registry",
-                                    PQgetvalue(r, other, 6), "host", PQgetvalue(r, pick, 2)));
+                                    or_empty(v[pick].registry), "other_registry",
+                                    or_empty(v[other].registry), "host", or_empty(v[pick].host)));
     if (!rs->err.nfields) {
-        snprintf(out->id, sizeof out->id, "%s", PQgetvalue(r, pick, 0));
-        snprintf(out->digest, sizeof out->digest, "%s", PQgetvalue(r, pick, 1));
-        snprintf(out->tagged, sizeof out->tagged, "%s%s%s:%s", PQgetvalue(r, pick, 2),
-                 PQgetisnull(r, pick, 2) ? "" : "/", PQgetvalue(r, pick, 3), PQgetvalue(r, pick, 4));
-        out->ref = PQgetisnull(r, pick, 2)
-                       ? xasprintf("%s@%s", PQgetvalue(r, pick, 3), out->digest)
-                       : xasprintf("%s/%s@%s", PQgetvalue(r, pick, 2), PQgetvalue(r, pick, 3),
-                                   out->digest);
+        const struct db_image_match *im = &v[pick];
+        snprintf(out->id, sizeof out->id, "%s", im->id);
+        snprintf(out->digest, sizeof out->digest, "%s", im->digest);
+        snprintf(out->tagged, sizeof out->tagged, "%s%s%s:%s", or_empty(im->host),
+                 im->host ? "/" : "", im->repository, im->tag);
+        out->ref = im->host ? xasprintf("%s/%s@%s", im->host, im->repository, out->digest)
+                            : xasprintf("%s@%s", im->repository, out->digest);
     }
-    PQclear(r);
+    db_image_matches_free(&m);
     return rs->err.nfields ? unprocessable(rs) : 0;
 }
 
@@ -393,9 +403,9 @@ int api_job_list(struct req *rq, struct resp *rs)
     int e = paging_parse_keyed(rq, rs, &pg, &id);
     if (e)
         return e;
-    PGresult *r = NULL;
-    e = db_job_list(rq->db, rq->tenant.id, state, project, user, pg.after, id, pg.limit, &r);
-    e = paging_answer_keyed(rs, r, &pg, e);
+    struct db_rows rows = {0};
+    e = db_job_list(rq->db, rq->tenant.id, state, project, user, pg.after, id, pg.limit, &rows);
+    e = paging_page_keyed(rs, &rows, &pg, e);
     if (!e) {
         size_t i;
         json_t *job;
@@ -419,14 +429,14 @@ int api_job_events(struct req *rq, struct resp *rs)
         api_field_problem(rs, "cursor", PROBLEM_V_CURSOR, NULL);
         return api_fail_fields(rs);
     }
-    PGresult *r = NULL;
-    e = db_job_events(rq->db, rq->tenant.id, id, pg.after, pg.limit, &r);
+    struct db_rows rows = {0};
+    e = db_job_events(rq->db, rq->tenant.id, id, pg.after, pg.limit, &rows);
     /* every job has its "submitted" event: none on the first page, no job */
-    if (!e && PQntuples(r) == 0 && !pg.after)
+    if (!e && json_array_size(rows.items) == 0 && !pg.after)
         e = not_found(rq, rs, id);
     else if (!e)
-        e = paging_answer(rs, r, &pg);
-    PQclear(r);
+        e = paging_page(rs, &rows, &pg);
+    db_rows_free(&rows);
     paging_free(&pg);
     return e;
 }

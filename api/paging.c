@@ -80,29 +80,16 @@ int paging_parse_keyed(const struct req *rq, struct resp *rs, struct page *pg, c
     return 0;
 }
 
-int paging_answer_keyed(struct resp *rs, PGresult *r, struct page *pg, int e)
+static int page_rows(struct resp *rs, const struct db_rows *rows, const struct page *pg,
+                     const char *const *drop)
 {
-    if (e == AIDC_EINVAL) {
-        api_field_problem(rs, "cursor", PROBLEM_V_CURSOR, NULL);
-        e = api_fail_fields(rs);
-    } else if (!e) {
-        e = paging_answer(rs, r, pg);
-    }
-    PQclear(r);
-    paging_free(pg);
-    return e;
-}
-
-static int answer(struct resp *rs, PGresult *r, const struct page *pg, bool prebuilt,
-                  const char *const *drop)
-{
-    int n = PQntuples(r);
+    size_t n = json_array_size(rows->items);
     json_t *items = json_array();
-    json_t *next = json_null();
     if (!items)
         return AIDC_EINTERNAL;
-    for (int i = 0; i < n && i < pg->limit; i++) {
-        json_t *o = prebuilt ? json_loads(PQgetvalue(r, i, 0), 0, NULL) : rowjson_object(r, i);
+    for (size_t i = 0; i < n && i < (size_t)pg->limit; i++) {
+        json_t *row = json_array_get(rows->items, i);
+        json_t *o = drop ? json_deep_copy(row) : json_incref(row);
         for (size_t k = 0; o && drop && drop[k]; k++)
             (void)json_object_del(o, drop[k]); /* -1: it was not there */
         if (!o || json_array_append_new(items, o) != 0) {
@@ -110,8 +97,9 @@ static int answer(struct resp *rs, PGresult *r, const struct page *pg, bool preb
             return AIDC_EINTERNAL;
         }
     }
-    if (n > pg->limit) {
-        const char *key = rowjson_get(r, pg->limit - 1, "_cursor");
+    json_t *next = json_null();
+    if (n > (size_t)pg->limit) {
+        const char *key = json_string_value(json_array_get(rows->keys, (size_t)pg->limit - 1));
         if (!key) {
             json_decref(items);
             return AIDC_EINTERNAL;
@@ -125,18 +113,26 @@ static int answer(struct resp *rs, PGresult *r, const struct page *pg, bool preb
     return resp_json(rs, MHD_HTTP_OK, json_pack("{s:o, s:o}", "items", items, "next_cursor", next));
 }
 
-int paging_answer(struct resp *rs, PGresult *r, const struct page *pg)
+int paging_page(struct resp *rs, const struct db_rows *rows, const struct page *pg)
 {
-    return answer(rs, r, pg, false, NULL);
+    return page_rows(rs, rows, pg, NULL);
 }
 
-int paging_answer_prebuilt(struct resp *rs, PGresult *r, const struct page *pg)
+int paging_page_without(struct resp *rs, const struct db_rows *rows, const struct page *pg,
+                        const char *const *drop)
 {
-    return answer(rs, r, pg, true, NULL);
+    return page_rows(rs, rows, pg, drop);
 }
 
-int paging_answer_without(struct resp *rs, PGresult *r, const struct page *pg,
-                          const char *const *drop)
+int paging_page_keyed(struct resp *rs, struct db_rows *rows, struct page *pg, int e)
 {
-    return answer(rs, r, pg, false, drop);
+    if (e == AIDC_EINVAL) {
+        api_field_problem(rs, "cursor", PROBLEM_V_CURSOR, NULL);
+        e = api_fail_fields(rs);
+    } else if (!e) {
+        e = paging_page(rs, rows, pg);
+    }
+    db_rows_free(rows);
+    paging_free(pg);
+    return e;
 }

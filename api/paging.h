@@ -8,9 +8,8 @@
 #ifndef AIDC_PAGING_H
 #define AIDC_PAGING_H
 
+#include "../db/rowjson.h"
 #include "../server/request.h"
-
-#include <libpq-fe.h>
 
 #define PAGING_DEFAULT 50
 #define PAGING_MAX 1000
@@ -23,13 +22,21 @@ struct page {
 /* Parse limit and cursor of rq; 0, or an error filled into rs. */
 int paging_parse(const struct req *rq, struct resp *rs, struct page *pg);
 void paging_free(struct page *pg);
-/* Answer a list: items from r (at most pg->limit) and next_cursor. */
-int paging_answer(struct resp *rs, PGresult *r, const struct page *pg);
-/* As paging_answer, for rows whose first column is the item, built as JSON in SQL. */
-int paging_answer_prebuilt(struct resp *rs, PGresult *r, const struct page *pg);
-/* As paging_answer, without the keys in drop (NULL-terminated) in any item. */
-int paging_answer_without(struct resp *rs, PGresult *r, const struct page *pg,
-                          const char *const *drop);
+/*
+ * Answer a list from the rows a db/ list function returned (limit+1 asked):
+ * the first pg->limit items and, if there were more, next_cursor from the
+ * last one's key. rows stay the caller's.
+ */
+int paging_page(struct resp *rs, const struct db_rows *rows, const struct page *pg);
+/* As paging_page, without the keys in drop (NULL-terminated) in any item. */
+int paging_page_without(struct resp *rs, const struct db_rows *rows, const struct page *pg,
+                        const char *const *drop);
+/*
+ * The end of a keyed list: e is the list function's result; AIDC_EINVAL (the
+ * database could not read the cursor) becomes a 400 on cursor, success the
+ * answer as paging_page. rows and pg are freed; returns the handler's result.
+ */
+int paging_page_keyed(struct resp *rs, struct db_rows *rows, struct page *pg, int e);
 /* Split a cursor "a|b" in place; *second points after the bar (NULL if none). */
 void paging_split(char *after, char **second);
 /*
@@ -37,11 +44,5 @@ void paging_split(char *after, char **second);
  * pg->after and *id, and one whose second half is no UUID is a 400.
  */
 int paging_parse_keyed(const struct req *rq, struct resp *rs, struct page *pg, char **id);
-/*
- * The end of a keyed list: e is the list query's result; AIDC_EINVAL (the
- * database could not read the cursor) becomes a 400 on cursor, success the
- * answer. r and pg are freed; returns the handler's result.
- */
-int paging_answer_keyed(struct resp *rs, PGresult *r, struct page *pg, int e);
 
 #endif

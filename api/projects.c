@@ -75,16 +75,16 @@ int api_project_list(struct req *rq, struct resp *rs)
     int e = paging_parse(rq, rs, &pg);
     if (e)
         return e;
-    PGresult *r = NULL;
-    e = db_project_list(rq->db, rq->tenant.id, pg.after, pg.limit, &r);
+    struct db_rows rows = {0};
+    e = db_project_list(rq->db, rq->tenant.id, pg.after, pg.limit, &rows);
     if (!e)
-        e = paging_answer(rs, r, &pg);
+        e = paging_page(rs, &rows, &pg);
     if (!e) {
         size_t i;
         json_t *item;
         json_array_foreach(json_object_get(rs->body, "items"), i, item) with_tenant(rq, item);
     }
-    PQclear(r);
+    db_rows_free(&rows);
     paging_free(&pg);
     return e;
 }

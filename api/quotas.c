@@ -51,14 +51,9 @@ static const char *field_name(const char *resource, char *buf, size_t n)
     return buf;
 }
 
-/* A numeric text from the database as a JSON number. */
-static json_t *number(const char *text)
+/* An amount as a JSON number: whole ones as integers. */
+static json_t *number(double v)
 {
-    if (!text)
-        return json_null();
-    if (!strchr(text, '.'))
-        return json_integer(strtoll(text, NULL, 10));
-    double v = strtod(text, NULL);
     return v == floor(v) && fabs(v) < 9e15 ? json_integer((json_int_t)v) : json_real(v);
 }
 
@@ -82,34 +77,30 @@ static json_t *entry(json_t *doc, const char *res, bool with_guarantee)
 /* {"resources": {...}} from the quota rows and the usage rows. */
 static int document(struct req *rq, const char *project_id, struct resp *rs, int status)
 {
-    PGresult *q = NULL, *u = NULL;
+    struct db_quota_rows q = {0};
+    struct db_quota_uses u = {0};
     bool tenant = project_id == NULL;
     int e = tenant ? db_quota_tenant_get(rq->db, rq->tenant.id, &q)
                    : db_quota_project_get(rq->db, project_id, &q);
     if (!e)
         e = db_quota_usage(rq->db, rq->tenant.id, project_id, &u);
-    if (e) {
-        PQclear(q);
-        return e;
-    }
-    json_t *res = json_object();
-    for (int i = 0; i < PQntuples(q); i++) {
-        json_t *en = entry(res, PQgetvalue(q, i, 0), tenant);
-        if (tenant) {
-            json_object_set_new(en, "guaranteed", number(PQgetvalue(q, i, 1)));
-            json_object_set_new(en, "limit", number(PQgetvalue(q, i, 2)));
-        } else {
-            json_object_set_new(en, "limit", number(PQgetvalue(q, i, 1)));
-        }
-    }
-    for (int i = 0; i < PQntuples(u); i++) {
-        json_t *en = entry(res, PQgetvalue(u, i, 0), tenant);
-        json_object_set_new(en, "used", number(PQgetvalue(u, i, 1)));
+    json_t *res = e ? NULL : json_object();
+    for (size_t i = 0; res && i < q.n; i++) {
+        json_t *en = entry(res, q.v[i].resource, tenant);
         if (tenant)
-            json_object_set_new(en, "borrowed", number(PQgetvalue(u, i, 2)));
+            json_object_set_new(en, "guaranteed", number(q.v[i].guaranteed));
+        json_object_set_new(en, "limit", number(q.v[i].limit));
     }
-    PQclear(q);
-    PQclear(u);
+    for (size_t i = 0; res && i < u.n; i++) {
+        json_t *en = entry(res, u.v[i].resource, tenant);
+        json_object_set_new(en, "used", number(u.v[i].used));
+        if (tenant)
+            json_object_set_new(en, "borrowed", number(u.v[i].borrowed));
+    }
+    db_quota_rows_free(&q);
+    db_quota_uses_free(&u);
+    if (e)
+        return e;
     return resp_json(rs, status, json_pack("{s:o}", "resources", res));
 }
 
@@ -223,19 +214,21 @@ static bool parse_body(const json_t *body, bool tenant, struct resp *rs, struct 
 /* The guarantees of all tenants of each GPU type must fit the clusters. */
 static int check_capacity(struct req *rq, struct resp *rs, const struct parsed *p)
 {
-    PGresult *r = NULL;
+    struct db_quota_capacities caps = {0};
     char field[64];
-    int e = db_quota_capacity(rq->db, rq->tenant.id, &r);
-    if (e)
+    int e = db_quota_capacity(rq->db, rq->tenant.id, &caps);
+    if (e) {
+        db_quota_capacities_free(&caps);
         return e;
+    }
     for (size_t i = 0; i < p->n; i++) {
         if (!is_gpu_resource(p->name[i]) || p->g[i] <= 0)
             continue;
         double others = 0, capacity = 0;
-        for (int k = 0; k < PQntuples(r); k++) {
-            if (strcmp(PQgetvalue(r, k, 0), p->name[i]) == 0) {
-                others = strtod(PQgetvalue(r, k, 1), NULL);
-                capacity = strtod(PQgetvalue(r, k, 2), NULL);
+        for (size_t k = 0; k < caps.n; k++) {
+            if (strcmp(caps.v[k].resource, p->name[i]) == 0) {
+                others = caps.v[k].others_guaranteed;
+                capacity = caps.v[k].capacity;
             }
         }
         if (others + p->g[i] > capacity + 1e-9)
@@ -244,7 +237,7 @@ static int check_capacity(struct req *rq, struct resp *rs, const struct parsed *
                               json_pack("{s:o, s:o}", "total", problem_number(others + p->g[i]),
                                         "capacity", problem_number(capacity)));
     }
-    PQclear(r);
+    db_quota_capacities_free(&caps);
     if (rs->err.nfields) {
         rs->err.status = MHD_HTTP_UNPROCESSABLE_CONTENT;
         return api_fail_fields(rs);
@@ -260,23 +253,25 @@ static int check_capacity(struct req *rq, struct resp *rs, const struct parsed *
 static int raises_guarantee(struct req *rq, const struct parsed *p, struct sbuf *summary,
                             bool *raise)
 {
-    PGresult *q = NULL;
+    struct db_quota_rows q = {0};
     int e = db_quota_tenant_get(rq->db, rq->tenant.id, &q);
-    if (e)
+    if (e) {
+        db_quota_rows_free(&q);
         return e;
+    }
     *raise = false;
     sbuf_printf(summary, "raise the guaranteed quota of tenant \"%s\":", rq->tenant.slug);
     for (size_t i = 0; i < p->n; i++) {
         double cur = 0; /* absent: nothing guaranteed */
-        for (int k = 0; k < PQntuples(q); k++)
-            if (strcmp(PQgetvalue(q, k, 0), p->name[i]) == 0)
-                cur = strtod(PQgetvalue(q, k, 1), NULL);
+        for (size_t k = 0; k < q.n; k++)
+            if (strcmp(q.v[k].resource, p->name[i]) == 0)
+                cur = q.v[k].guaranteed;
         if (p->g[i] - cur > rq->cfg->approval_quota_threshold + 1e-9) {
             sbuf_printf(summary, "%s %s %g -> %g", *raise ? "," : "", p->name[i], cur, p->g[i]);
             *raise = true;
         }
     }
-    PQclear(q);
+    db_quota_rows_free(&q);
     return 0;
 }
 
@@ -337,24 +332,26 @@ int api_quota_project_get(struct req *rq, struct resp *rs)
 /* A project's limit may not exceed its tenant's. */
 static int check_tenant_limits(struct req *rq, struct resp *rs, const struct parsed *p)
 {
-    PGresult *q = NULL;
+    struct db_quota_rows q = {0};
     char field[64];
     int e = db_quota_tenant_get(rq->db, rq->tenant.id, &q);
-    if (e)
+    if (e) {
+        db_quota_rows_free(&q);
         return e;
+    }
     for (size_t i = 0; i < p->n; i++) {
         bool gpu = is_gpu_resource(p->name[i]);
         double tl = gpu ? 0 : -1; /* absent: no GPUs of the type; other resources unlimited */
-        for (int k = 0; k < PQntuples(q); k++)
-            if (strcmp(PQgetvalue(q, k, 0), p->name[i]) == 0)
-                tl = strtod(PQgetvalue(q, k, 2), NULL);
+        for (size_t k = 0; k < q.n; k++)
+            if (strcmp(q.v[k].resource, p->name[i]) == 0)
+                tl = q.v[k].limit;
         if (tl >= 0 && p->l[i] > tl + 1e-9)
             api_field_problem(rs, field_name(p->name[i], field, sizeof field),
                               PROBLEM_QUOTA_OVER_TENANT_LIMIT,
                               json_pack("{s:o, s:o}", "limit", problem_number(p->l[i]),
                                         "tenant_limit", problem_number(tl)));
     }
-    PQclear(q);
+    db_quota_rows_free(&q);
     if (rs->err.nfields) {
         rs->err.status = MHD_HTTP_UNPROCESSABLE_CONTENT;
         return api_fail_fields(rs);

@@ -113,7 +113,7 @@ const struct route routes[] = {
     {"POST", "/api/v1/clusters/{name}/sync", api_cluster_sync, "cluster.sync", PA, TR_NONE,
      SC_ADMIN, 0, NULL},
     {"GET", "/api/v1/clusters/{name}/drift", api_cluster_drift, "cluster.drift", PA, TR_NONE,
-     SC_ADMIN, 0, NULL},
+     SC_ADMIN, RF_NO_TX, NULL},
     /* GPU health: Alertmanager's webhook holds a token with only gpu-faults:write */
     {"POST", "/api/v1/clusters/{name}/gpu-faults", api_gpu_fault_report, "gpu_fault.report", PA,
      TR_NONE, SC_GPU_FAULTS, RF_BODY | RF_CREATES, NULL},

@@ -73,11 +73,11 @@ int api_tenant_list(struct req *rq, struct resp *rs)
     int e = paging_parse(rq, rs, &pg);
     if (e)
         return e;
-    PGresult *r = NULL;
-    e = db_tenant_list(rq->db, pg.after, pg.limit, &r);
+    struct db_rows rows = {0};
+    e = db_tenant_list(rq->db, pg.after, pg.limit, &rows);
     if (!e)
-        e = paging_answer(rs, r, &pg);
-    PQclear(r);
+        e = paging_page(rs, &rows, &pg);
+    db_rows_free(&rows);
     paging_free(&pg);
     return e;
 }
@@ -123,23 +123,23 @@ int api_tenant_update(struct req *rq, struct resp *rs)
 /* Cancel every job of the tenant that has not ended; *n counts them. */
 static int cancel_jobs(struct req *rq, int *n)
 {
-    PGresult *r = NULL;
-    int e = db_job_active(rq->db, rq->tenant.id, &r);
+    struct db_job_ids ids = {0};
+    int e = db_job_active(rq->db, rq->tenant.id, &ids);
     *n = 0;
-    for (int i = 0; !e && i < PQntuples(r); i++) {
+    for (size_t i = 0; !e && i < ids.n; i++) {
         char state[16] = "";
         json_t *job = NULL;
         /* the job cancel path itself: queued jobs end now, the others get a
          * stop request the dispatcher carries to their cluster */
-        e = db_job_cancel(rq->db, rq->tenant.id, PQgetvalue(r, i, 0), "tenant deletion", state,
-                          sizeof state, &job);
+        e = db_job_cancel(rq->db, rq->tenant.id, ids.v[i], "tenant deletion", state, sizeof state,
+                          &job);
         json_decref(job);
         if (e == AIDC_ECONFLICT || e == AIDC_ENOTFOUND)
             e = 0; /* it ended meanwhile */
         else if (!e)
             (*n)++;
     }
-    PQclear(r);
+    db_job_ids_free(&ids);
     return e;
 }
 
@@ -178,11 +178,11 @@ int api_member_list(struct req *rq, struct resp *rs)
     int e = paging_parse(rq, rs, &pg);
     if (e)
         return e;
-    PGresult *r = NULL;
-    e = db_member_list(rq->db, rq->tenant.id, pg.after, pg.limit, &r);
+    struct db_rows rows = {0};
+    e = db_member_list(rq->db, rq->tenant.id, pg.after, pg.limit, &rows);
     if (!e)
-        e = paging_answer(rs, r, &pg);
-    PQclear(r);
+        e = paging_page(rs, &rows, &pg);
+    db_rows_free(&rows);
     paging_free(&pg);
     return e;
 }

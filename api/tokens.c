@@ -181,9 +181,9 @@ int api_token_list(struct req *rq, struct resp *rs)
     int e = paging_parse_keyed(rq, rs, &pg, &id);
     if (e)
         return e;
-    PGresult *r = NULL;
-    e = db_token_list(rq->db, rq->actor.user_id, bound_tenant(rq), pg.after, id, pg.limit, &r);
-    return paging_answer_keyed(rs, r, &pg, e);
+    struct db_rows rows = {0};
+    e = db_token_list(rq->db, rq->actor.user_id, bound_tenant(rq), pg.after, id, pg.limit, &rows);
+    return paging_page_keyed(rs, &rows, &pg, e);
 }
 
 int api_token_delete(struct req *rq, struct resp *rs)

@@ -58,59 +58,63 @@ static int parse_args(struct req *rq, struct resp *rs, bool platform, long max_d
     return e;
 }
 
-static json_t *quantity(const char *text)
+/* Whether a group key has a display name beside it (tenants and projects do). */
+static bool has_name(const char *group)
 {
-    return json_real(strtod(text, NULL));
+    return strcmp(group, "tenant") == 0 || strcmp(group, "project") == 0;
 }
 
-/* Columns of the report statement: the group keys, then resource, unit, quantity. */
-enum {
-    C_TENANT, C_PROJECT, C_USER, C_DAY, C_WEEK, C_MONTH, C_RESOURCE, C_UNIT, C_QTY,
-    C_TENANT_NAME, C_PROJECT_NAME
+/* The value of the group key named group in row; *name its display name (NULL: none). */
+static const char *key_of(const struct db_usage_row *row, const char *group, const char **name)
+{
+    *name = NULL;
+    if (strcmp(group, "tenant") == 0) {
+        *name = row->tenant_name;
+        return row->tenant;
+    }
+    if (strcmp(group, "project") == 0) {
+        *name = row->project_name;
+        return row->project;
+    }
+    return strcmp(group, "user") == 0   ? row->user
+           : strcmp(group, "day") == 0  ? row->day
+           : strcmp(group, "week") == 0 ? row->week
+                                        : row->month;
+}
+
+/* The answer being written, row by row, as the report's rows come. */
+struct emit {
+    struct sbuf sb;
+    const struct usage_args *a;
+    size_t rows;
 };
 
-/* The display name that goes with a group key (tenants and projects have one), or -1. */
-static int name_column_of(const char *group)
+static void csv_head(struct emit *em)
 {
-    return strcmp(group, "tenant") == 0    ? C_TENANT_NAME
-           : strcmp(group, "project") == 0 ? C_PROJECT_NAME
-                                           : -1;
+    for (size_t k = 0; k < em->a->norder; k++)
+        sbuf_printf(&em->sb, has_name(em->a->order[k]) ? "%s,%s_name," : "%s,", em->a->order[k],
+                    em->a->order[k]);
+    sbuf_puts(&em->sb, "resource,quantity,unit\r\n");
 }
 
-static int column_of(const char *group)
+static void csv_row(const struct db_usage_row *row, void *ctx)
 {
-    for (int k = 0; k < C_RESOURCE; k++)
-        if (strcmp(usagequery_groups[k], group) == 0)
-            return k;
-    return -1;
-}
-
-static int answer_csv(struct resp *rs, const struct usage_args *a, const PGresult *r)
-{
-    struct sbuf sb = SBUF_INIT;
-    for (size_t k = 0; k < a->norder; k++)
-        sbuf_printf(&sb, name_column_of(a->order[k]) >= 0 ? "%s,%s_name," : "%s,", a->order[k],
-                    a->order[k]);
-    sbuf_puts(&sb, "resource,quantity,unit\r\n");
-    for (int i = 0; i < PQntuples(r); i++) {
-        for (size_t k = 0; k < a->norder; k++) {
-            csv_cell(&sb, PQgetvalue(r, i, column_of(a->order[k])));
-            sbuf_putc(&sb, ',');
-            int nc = name_column_of(a->order[k]);
-            if (nc >= 0) {
-                csv_cell(&sb, PQgetvalue(r, i, nc));
-                sbuf_putc(&sb, ',');
-            }
+    struct emit *em = ctx;
+    for (size_t k = 0; k < em->a->norder; k++) {
+        const char *name;
+        csv_cell(&em->sb, key_of(row, em->a->order[k], &name));
+        sbuf_putc(&em->sb, ',');
+        if (name) {
+            csv_cell(&em->sb, name);
+            sbuf_putc(&em->sb, ',');
         }
-        csv_cell(&sb, PQgetvalue(r, i, C_RESOURCE));
-        sbuf_putc(&sb, ',');
-        csv_number(&sb, PQgetvalue(r, i, C_QTY));
-        sbuf_putc(&sb, ',');
-        csv_cell(&sb, PQgetvalue(r, i, C_UNIT));
-        sbuf_puts(&sb, "\r\n");
     }
-    csv_answer(rs, &sb, "usage.csv");
-    return 0;
+    csv_cell(&em->sb, row->resource);
+    sbuf_putc(&em->sb, ',');
+    csv_number(&em->sb, row->quantity);
+    sbuf_putc(&em->sb, ',');
+    csv_cell(&em->sb, row->unit);
+    sbuf_puts(&em->sb, "\r\n");
 }
 
 /*
@@ -118,44 +122,45 @@ static int answer_csv(struct resp *rs, const struct usage_args *a, const PGresul
  * objects for 100,000 rows would take hundreds of MiB. Quantities go out as
  * the exact decimals PostgreSQL rounded (JSON numbers).
  */
-static void answer_json(struct resp *rs, const struct usage_args *a, const PGresult *r)
+static void json_head(struct emit *em)
 {
-    struct sbuf sb = SBUF_INIT;
-    sbuf_puts(&sb, "{\"from\":");
-    sbuf_json_str(&sb, a->from);
-    sbuf_puts(&sb, ",\"to\":");
-    sbuf_json_str(&sb, a->to);
-    sbuf_puts(&sb, ",\"group_by\":[");
-    for (size_t k = 0; k < a->norder; k++)
-        sbuf_printf(&sb, "%s\"%s\"", k ? "," : "", a->order[k]);
-    sbuf_puts(&sb, "],\"rows\":[");
-    for (int i = 0; i < PQntuples(r); i++) {
-        sbuf_puts(&sb, i ? ",{\"key\":{" : "{\"key\":{");
-        for (size_t k = 0; k < a->norder; k++) {
-            sbuf_printf(&sb, "%s\"%s\":", k ? "," : "", a->order[k]);
-            sbuf_json_str(&sb, PQgetvalue(r, i, column_of(a->order[k])));
-        }
-        sbuf_puts(&sb, "},\"names\":{");
-        bool first = true;
-        for (size_t k = 0; k < a->norder; k++) {
-            int nc = name_column_of(a->order[k]);
-            if (nc < 0)
-                continue;
-            sbuf_printf(&sb, "%s\"%s\":", first ? "" : ",", a->order[k]);
-            sbuf_json_str(&sb, PQgetvalue(r, i, nc));
-            first = false;
-        }
-        sbuf_puts(&sb, "},\"resource\":");
-        sbuf_json_str(&sb, PQgetvalue(r, i, C_RESOURCE));
-        sbuf_printf(&sb, ",\"quantity\":%s,\"unit\":", PQgetvalue(r, i, C_QTY));
-        sbuf_json_str(&sb, PQgetvalue(r, i, C_UNIT));
-        sbuf_putc(&sb, '}');
+    struct sbuf *sb = &em->sb;
+    sbuf_puts(sb, "{\"from\":");
+    sbuf_json_str(sb, em->a->from);
+    sbuf_puts(sb, ",\"to\":");
+    sbuf_json_str(sb, em->a->to);
+    sbuf_puts(sb, ",\"group_by\":[");
+    for (size_t k = 0; k < em->a->norder; k++)
+        sbuf_printf(sb, "%s\"%s\"", k ? "," : "", em->a->order[k]);
+    sbuf_puts(sb, "],\"rows\":[");
+}
+
+static void json_row(const struct db_usage_row *row, void *ctx)
+{
+    struct emit *em = ctx;
+    struct sbuf *sb = &em->sb;
+    const struct usage_args *a = em->a;
+    const char *name;
+    sbuf_puts(sb, em->rows++ ? ",{\"key\":{" : "{\"key\":{");
+    for (size_t k = 0; k < a->norder; k++) {
+        sbuf_printf(sb, "%s\"%s\":", k ? "," : "", a->order[k]);
+        sbuf_json_str(sb, key_of(row, a->order[k], &name));
     }
-    sbuf_puts(&sb, "]}");
-    rs->status = MHD_HTTP_OK;
-    rs->raw_len = sb.len;
-    rs->raw = sbuf_steal(&sb);
-    rs->content_type = "application/json";
+    sbuf_puts(sb, "},\"names\":{");
+    bool first = true;
+    for (size_t k = 0; k < a->norder; k++) {
+        (void)key_of(row, a->order[k], &name);
+        if (!name)
+            continue;
+        sbuf_printf(sb, "%s\"%s\":", first ? "" : ",", a->order[k]);
+        sbuf_json_str(sb, name);
+        first = false;
+    }
+    sbuf_puts(sb, "},\"resource\":");
+    sbuf_json_str(sb, row->resource);
+    sbuf_printf(sb, ",\"quantity\":%s,\"unit\":", row->quantity);
+    sbuf_json_str(sb, row->unit);
+    sbuf_putc(sb, '}');
 }
 
 static int report(struct req *rq, struct resp *rs, bool platform)
@@ -164,21 +169,28 @@ static int report(struct req *rq, struct resp *rs, bool platform)
     int e = parse_args(rq, rs, platform, USAGE_MAX_DAYS, &a);
     if (e)
         return e;
-    PGresult *r = NULL;
-    if ((e = db_usage_report(rq->rdb, &a.q, &r)))
-        return e;
-    if (PQntuples(r) > rq->cfg->usage_max_rows) {
-        PQclear(r);
-        return api_problem(rs, PROBLEM_USAGE_TOO_MANY_ROWS,
-                           json_pack("{s:I}", "max", (json_int_t)rq->cfg->usage_max_rows));
+    struct emit em = {SBUF_INIT, &a, 0};
+    if (a.csv)
+        csv_head(&em);
+    else
+        json_head(&em);
+    e = db_usage_report(rq->rdb, &a.q, a.csv ? csv_row : json_row, &em);
+    if (e) {
+        sbuf_free(&em.sb);
+        return e != AIDC_ETOOBIG
+                   ? e
+                   : api_problem(rs, PROBLEM_USAGE_TOO_MANY_ROWS,
+                                 json_pack("{s:I}", "max", (json_int_t)rq->cfg->usage_max_rows));
     }
     if (a.csv) {
-        e = answer_csv(rs, &a, r);
-        PQclear(r);
-        return e;
+        csv_answer(rs, &em.sb, "usage.csv");
+        return 0;
     }
-    answer_json(rs, &a, r);
-    PQclear(r);
+    sbuf_puts(&em.sb, "]}");
+    rs->status = MHD_HTTP_OK;
+    rs->raw_len = em.sb.len;
+    rs->raw = sbuf_steal(&em.sb);
+    rs->content_type = "application/json";
     return 0;
 }
 
@@ -211,19 +223,19 @@ static int jobs(struct req *rq, struct resp *rs, bool platform)
         e = parse_args(rq, rs, platform, USAGE_JOBS_MAX_DAYS, &a);
     if (!e && a.csv)
         e = api_problem(rs, PROBLEM_NOT_ACCEPTABLE_JSON, NULL);
-    PGresult *r = NULL;
+    struct db_rows rows = {0};
     if (!e) {
         a.q.limit = pg.limit;
         a.q.after = pg.after;
-        e = db_usage_jobs(rq->rdb, &a.q, &r);
+        e = db_usage_jobs(rq->rdb, &a.q, &rows);
     }
     if (!e)
-        e = paging_answer_prebuilt(rs, r, &pg);
+        e = paging_page(rs, &rows, &pg);
     if (!e) {
         json_object_set_new(rs->body, "from", json_string(a.from));
         json_object_set_new(rs->body, "to", json_string(a.to));
     }
-    PQclear(r);
+    db_rows_free(&rows);
     paging_free(&pg);
     return e;
 }
@@ -268,28 +280,29 @@ int api_usage_utilization(struct req *rq, struct resp *rs)
         if (e)
             return e;
     }
-    PGresult *r = NULL;
-    if ((e = db_usage_utilization(rq->rdb, cluster ? cluster_id : NULL, gpu_type, from, to, &r)))
+    struct db_util_hours uh = {0};
+    if ((e = db_usage_utilization(rq->rdb, cluster ? cluster_id : NULL, gpu_type, from, to, &uh))) {
+        db_util_hours_free(&uh);
         return e;
+    }
     double hw_alloc[7][24] = {{0}}, hw_cap[7][24] = {{0}};
     double total_alloc = 0, total_cap = 0;
     json_t *hours = json_array();
-    for (int i = 0; i < PQntuples(r); i++) {
-        double alloc = strtod(PQgetvalue(r, i, 1), NULL), cap = strtod(PQgetvalue(r, i, 2), NULL);
-        long dow = strtol(PQgetvalue(r, i, 3), NULL, 10) - 1;
-        long h = strtol(PQgetvalue(r, i, 4), NULL, 10);
+    for (size_t i = 0; i < uh.n; i++) {
+        const struct db_util_hour *u = &uh.v[i];
+        double alloc = u->allocated, cap = u->capacity;
+        int dow = u->isodow - 1, h = u->hour_of_day;
         if (dow >= 0 && dow < 7 && h >= 0 && h < 24) {
             hw_alloc[dow][h] += alloc;
             hw_cap[dow][h] += cap;
         }
         total_alloc += alloc;
         total_cap += cap;
-        json_array_append_new(hours, json_pack("{s:s, s:o, s:f, s:o}", "hour",
-                                               PQgetvalue(r, i, 0), "allocated_gpu_hours",
-                                               quantity(PQgetvalue(r, i, 1)), "capacity_gpu_hours",
+        json_array_append_new(hours, json_pack("{s:s, s:f, s:f, s:o}", "hour", u->hour,
+                                               "allocated_gpu_hours", alloc, "capacity_gpu_hours",
                                                cap, "utilization", ratio(alloc, cap)));
     }
-    PQclear(r);
+    db_util_hours_free(&uh);
     json_t *heat = json_array();
     for (int d = 0; d < 7; d++) {
         json_t *row = json_array();

@@ -142,11 +142,11 @@ int api_user_list(struct req *rq, struct resp *rs)
     int e = paging_parse(rq, rs, &pg);
     if (e)
         return e;
-    PGresult *r = NULL;
-    e = db_user_list(rq->db, pg.after, pg.limit, &r);
+    struct db_rows rows = {0};
+    e = db_user_list(rq->db, pg.after, pg.limit, &rows);
     if (!e)
-        e = paging_answer(rs, r, &pg);
-    PQclear(r);
+        e = paging_page(rs, &rows, &pg);
+    db_rows_free(&rows);
     paging_free(&pg);
     return e;
 }

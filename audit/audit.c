@@ -2,7 +2,6 @@
 #include "audit.h"
 
 #include "../db/auditlog.h"
-#include "../server/auth.h"
 #include "../server/err.h"
 #include "../server/log.h"
 
@@ -70,19 +69,21 @@ int audit_record_system(struct db *db, const struct audit_event *ev, bool queue)
     return store(db, &row, ev, queue);
 }
 
-static int record(struct req *rq, const struct audit_event *ev, bool queue)
+int audit_record(struct db *db, const struct audit_origin *o, const struct audit_event *ev,
+                 bool queue)
 {
 #ifdef AIDC_BENCH_NO_AUDIT
-    (void)rq;
+    (void)db;
+    (void)o;
     (void)ev;
     (void)queue;
     return 0; /* benchmark build: what auditing costs is the difference */
 #endif
     char roles[64];
-    auth_roles_csv(rq->actor.roles, roles, sizeof roles);
-    const struct actor *a = &rq->actor;
-    const char *tenant_id = ev->tenant_id ? ev->tenant_id : rq->tenant.id;
-    const char *tenant_slug = ev->tenant_slug ? ev->tenant_slug : rq->tenant.slug;
+    const struct actor *a = o->actor;
+    actor_roles_csv(a->roles, roles, sizeof roles);
+    const char *tenant_id = ev->tenant_id ? ev->tenant_id : o->tenant_id;
+    const char *tenant_slug = ev->tenant_slug ? ev->tenant_slug : o->tenant_slug;
     struct db_audit_row row = {
         .actor_user_id = a->user_id[0] ? a->user_id : NULL,
         .actor_username = a->username,
@@ -90,19 +91,9 @@ static int record(struct req *rq, const struct audit_event *ev, bool queue)
         .actor_roles = roles,
         .tenant_id = tenant_id && tenant_id[0] ? tenant_id : NULL,
         .tenant_slug = tenant_slug && tenant_slug[0] ? tenant_slug : NULL,
-        .source_ip = rq->source_ip[0] ? rq->source_ip : NULL,
-        .user_agent = rq->user_agent,
-        .request_id = rq->request_id,
+        .source_ip = o->source_ip && o->source_ip[0] ? o->source_ip : NULL,
+        .user_agent = o->user_agent,
+        .request_id = o->request_id,
     };
-    return store(rq->db, &row, ev, queue);
-}
-
-int audit_record(struct req *rq, const struct audit_event *ev)
-{
-    return record(rq, ev, true);
-}
-
-int audit_record_now(struct req *rq, const struct audit_event *ev)
-{
-    return record(rq, ev, false);
+    return store(db, &row, ev, queue);
 }

@@ -6,12 +6,13 @@
  * logins, 401s, 403s - are recorded by audit_record_now in a transaction of
  * their own, after the request's transaction was rolled back. Details are
  * stored with secrets redacted (audit_redact). Who, from where and which
- * request come from the struct req.
+ * request come from a struct audit_origin (server/auditreq.c fills one from
+ * an HTTP request; audit/ itself knows nothing of HTTP).
  */
 #ifndef AIDC_AUDIT_H
 #define AIDC_AUDIT_H
 
-#include "../server/request.h"
+#include "../lib/actor.h"
 #include "redact.h"
 
 #include <jansson.h>
@@ -30,10 +31,22 @@ struct audit_event {
     const char *tenant_slug;
 };
 
-/* Queue ev in rq's open transaction. 0 or an aidc_err. */
-int audit_record(struct req *rq, const struct audit_event *ev);
-/* Write ev at once, in its own transaction (no transaction may be open). */
-int audit_record_now(struct req *rq, const struct audit_event *ev);
+/* Who did it, from where, in which request, about which tenant (all borrowed). */
+struct audit_origin {
+    const struct actor *actor;
+    const char *tenant_id; /* the request's tenant ("" or NULL: none), unless ev names one */
+    const char *tenant_slug;
+    const char *source_ip; /* "" or NULL: not known */
+    const char *user_agent;
+    const char *request_id;
+};
+/*
+ * Record ev as done by o: queue = true adds it to db's open transaction (the
+ * change and its event commit together), false writes it at once in a
+ * transaction of its own (no transaction may be open). 0 or an aidc_err.
+ */
+int audit_record(struct db *db, const struct audit_origin *o, const struct audit_event *ev,
+                 bool queue);
 /*
  * Record ev for a background worker (no request): the actor is the system
  * ("aidc", role system), source and request id are empty. queue = true adds

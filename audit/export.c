@@ -1,6 +1,7 @@
 /* export.c - streaming audit exports (see export.h). */
 #include "export.h"
 
+#include "../db/auditchain.h"
 #include "../db/plans.h"
 #include "../server/csv.h"
 
@@ -16,8 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BATCH "5000"
-#define BATCH_N 5000
+#define BATCH 5000
 
 enum phase { PH_HEAD, PH_ROWS, PH_TRAILER, PH_DONE };
 
@@ -28,9 +28,11 @@ struct export {
     bool csv;
     const struct sign_key *key;
     enum phase phase;
-    char after_ts[48], after_id[24], until[48], last_seq[24];
-    PGresult *res, *cps;
-    int row, cp;
+    char after_ts[48], until[48];
+    long long after_id, last_seq;
+    struct db_audit_export_batch res;
+    struct db_audit_checkpoints cps;
+    size_t row, cp;
     struct sbuf out;
     size_t sent;
     EVP_MD_CTX *digest;
@@ -104,18 +106,17 @@ static void emit(struct export *x, const char *text, size_t n)
 
 static void emit_checkpoints(struct export *x, long long seq)
 {
-    PGresult *c = x->cps;
-    for (; c && x->cp < PQntuples(c); x->cp++) {
-        long long cseq = strtoll(PQgetvalue(c, x->cp, 2), NULL, 10);
+    for (; x->cp < x->cps.n; x->cp++) {
+        const struct db_audit_checkpoint *c = &x->cps.v[x->cp];
+        long long cseq = c->seq;
         if (cseq > seq)
             break;
         if (cseq < seq)
             continue; /* its event is not in this export */
         json_t *cp = json_pack("{s:{s:I, s:s, s:I, s:s, s:s, s:s, s:s}}", "checkpoint", "id",
-                               (json_int_t)strtoll(PQgetvalue(c, x->cp, 0), NULL, 10), "ts",
-                               PQgetvalue(c, x->cp, 1), "seq", (json_int_t)cseq, "head_hash",
-                               PQgetvalue(c, x->cp, 3), "alg", PQgetvalue(c, x->cp, 4), "key_id",
-                               PQgetvalue(c, x->cp, 5), "signature", PQgetvalue(c, x->cp, 6));
+                               (json_int_t)c->id, "ts", c->ts, "seq", (json_int_t)cseq,
+                               "head_hash", c->head_hash, "alg", c->alg, "key_id", c->key_id,
+                               "signature", c->signature);
         char *line = cp ? json_dumps(cp, JSON_COMPACT) : NULL;
         if (line) {
             emit(x, line, strlen(line));
@@ -127,17 +128,17 @@ static void emit_checkpoints(struct export *x, long long seq)
     }
 }
 
-/* One row of x->res (json, _seq, _prev, _ts, _id) into the output. 0 or -1. */
-static int row_out(struct export *x, int i)
+/* One row of x->res into the output. 0 or -1. */
+static int row_out(struct export *x, const struct db_audit_export_row *row)
 {
-    const char *json = PQgetvalue(x->res, i, 0);
-    bool sealed = !PQgetisnull(x->res, i, 1);
+    const char *json = row->json;
+    bool sealed = row->sealed;
     x->rows++;
-    snprintf(x->after_ts, sizeof x->after_ts, "%s", PQgetvalue(x->res, i, 3));
-    snprintf(x->after_id, sizeof x->after_id, "%s", PQgetvalue(x->res, i, 4));
+    snprintf(x->after_ts, sizeof x->after_ts, "%s", row->ts);
+    x->after_id = row->id;
     if (sealed) {
         x->sealed++;
-        snprintf(x->last_seq, sizeof x->last_seq, "%s", PQgetvalue(x->res, i, 1));
+        x->last_seq = row->seq;
     } else {
         x->unsealed++;
     }
@@ -146,7 +147,7 @@ static int row_out(struct export *x, int i)
         if (!ev)
             return -1;
         json_object_set_new(ev, "prev_hash",
-                            sealed ? json_string(PQgetvalue(x->res, i, 2)) : json_null());
+                            sealed ? json_string(row->prev_hash) : json_null());
         csv_row(x, ev);
         json_decref(ev);
         return 0;
@@ -155,13 +156,13 @@ static int row_out(struct export *x, int i)
     if (json[0] != '{')
         return -1;
     char head[96];
-    int n = sealed ? snprintf(head, sizeof head, "{\"prev_hash\":\"%s\", ", PQgetvalue(x->res, i, 2))
+    int n = sealed ? snprintf(head, sizeof head, "{\"prev_hash\":\"%s\", ", row->prev_hash)
                    : snprintf(head, sizeof head, "{\"prev_hash\":null, ");
     emit(x, head, (size_t)n);
     emit(x, json + 1, strlen(json + 1));
     emit(x, "\n", 1);
     if (sealed)
-        emit_checkpoints(x, strtoll(x->last_seq, NULL, 10));
+        emit_checkpoints(x, x->last_seq);
     return 0;
 }
 
@@ -203,25 +204,23 @@ static void trailer(struct export *x)
 /* Read the next batch into x->res, with the checkpoints of its positions. 0 or an aidc_err. */
 static int fetch(struct export *x)
 {
-    PQclear(x->res);
-    PQclear(x->cps);
-    x->res = x->cps = NULL;
+    db_audit_export_free(&x->res);
+    db_audit_checkpoints_free(&x->cps);
     x->row = x->cp = 0;
     int e = dispatch_begin_read(x->rq);
     if (!e)
         e = db_custom_plans(x->rq->db);
     if (!e)
-        x->res = db_audit_export(x->rq->db, &x->f, x->after_ts[0] ? x->after_ts : NULL,
-                                 x->after_id[0] ? x->after_id : NULL, x->until, BATCH, &e);
-    int n = x->res ? PQntuples(x->res) : 0;
-    const char *lo = NULL, *hi = NULL;
-    for (int i = 0; i < n; i++)
-        if (!PQgetisnull(x->res, i, 1)) {
-            lo = lo ? lo : PQgetvalue(x->res, i, 1);
-            hi = PQgetvalue(x->res, i, 1);
+        e = db_audit_export(x->rq->db, &x->f, x->after_ts[0] ? x->after_ts : NULL, x->after_id,
+                            x->until, BATCH, &x->res);
+    const struct db_audit_export_row *lo = NULL, *hi = NULL;
+    for (size_t i = 0; !e && i < x->res.n; i++)
+        if (x->res.v[i].sealed) {
+            lo = lo ? lo : &x->res.v[i];
+            hi = &x->res.v[i];
         }
     if (!e && lo && !x->csv)
-        x->cps = db_audit_checkpoints_between(x->rq->db, lo, hi, &e);
+        e = db_audit_checkpoints_between(x->rq->db, lo->seq, hi->seq, &x->cps);
     if (e) {
         db_rollback(x->rq->db);
         return e;
@@ -247,14 +246,14 @@ static int produce(struct export *x)
         x->phase = PH_DONE;
         return 0;
     }
-    if (x->row < PQntuples(x->res)) {
-        int stop = x->row + 50; /* a slice: keep the buffer small */
-        for (; x->row < PQntuples(x->res) && x->row < stop; x->row++)
-            if (row_out(x, x->row) != 0)
+    if (x->row < x->res.n) {
+        size_t stop = x->row + 50; /* a slice: keep the buffer small */
+        for (; x->row < x->res.n && x->row < stop; x->row++)
+            if (row_out(x, &x->res.v[x->row]) != 0)
                 return -1;
         return 0;
     }
-    if (PQntuples(x->res) < BATCH_N) {
+    if (x->res.n < BATCH) {
         x->phase = PH_TRAILER;
         return 0;
     }
@@ -284,8 +283,8 @@ static long next(void *state, char *buf, size_t max)
 static void export_free(void *state)
 {
     struct export *x = state;
-    PQclear(x->res);
-    PQclear(x->cps);
+    db_audit_export_free(&x->res);
+    db_audit_checkpoints_free(&x->cps);
     sbuf_free(&x->out);
     EVP_MD_CTX_free(x->digest);
     for (size_t i = 0; i < sizeof x->owned / sizeof x->owned[0]; i++)

@@ -1,7 +1,7 @@
 /* sealer.c - the audit sealer worker (see sealer.h). */
 #include "sealer.h"
 
-#include "../db/audit.h"
+#include "../db/auditseal.h"
 #include "../sched/worker.h"
 #include "../server/err.h"
 #include "../server/log.h"
@@ -31,22 +31,23 @@ struct sealer {
 
 static const struct db_ctx system_ctx = {.roles = "system"};
 
-/* Hash rows (id, ts, json) from position head+1 on; fill the three array literals. */
-static int hash_rows(PGresult *r, long long head, const unsigned char head_hash[32],
-                     struct sbuf *ids, struct sbuf *tss, struct sbuf *hashes)
+/* Hash rows from position head+1 on; fill the three array literals. */
+static int hash_rows(const struct db_audit_unsealed_rows *r, long long head,
+                     const unsigned char head_hash[32], struct sbuf *ids, struct sbuf *tss,
+                     struct sbuf *hashes)
 {
     unsigned char prev[CHAIN_HASH_LEN], h[CHAIN_HASH_LEN];
     memcpy(prev, head_hash, sizeof prev);
-    int n = PQntuples(r);
     sbuf_putc(ids, '{');
     sbuf_putc(tss, '{');
     sbuf_putc(hashes, '{');
-    for (int i = 0; i < n; i++) {
+    for (size_t i = 0; i < r->n; i++) {
+        const struct db_audit_unsealed_row *row = &r->v[i];
         json_error_t jerr;
-        json_t *ev = json_loads(PQgetvalue(r, i, 2), 0, &jerr);
-        if (!ev || json_object_set_new(ev, "seq", json_integer(head + 1 + i)) != 0 ||
+        json_t *ev = json_loads(row->json, 0, &jerr);
+        if (!ev || json_object_set_new(ev, "seq", json_integer(head + 1 + (long long)i)) != 0 ||
             chain_link(prev, ev, h) != 0) {
-            log_error("audit sealer: event %s cannot be encoded: %s", PQgetvalue(r, i, 0),
+            log_error("audit sealer: event %lld cannot be encoded: %s", row->id,
                       ev ? "hashing failed" : jerr.text);
             json_decref(ev);
             return AIDC_EINTERNAL;
@@ -54,8 +55,8 @@ static int hash_rows(PGresult *r, long long head, const unsigned char head_hash[
         json_decref(ev);
         char hex[CHAIN_HEX_LEN + 1];
         chain_hex(h, hex);
-        sbuf_printf(ids, "%s%s", i ? "," : "", PQgetvalue(r, i, 0));
-        sbuf_printf(tss, "%s\"%s\"", i ? "," : "", PQgetvalue(r, i, 1));
+        sbuf_printf(ids, "%s%lld", i ? "," : "", row->id);
+        sbuf_printf(tss, "%s\"%s\"", i ? "," : "", row->ts);
         sbuf_printf(hashes, "%s\"\\\\x%s\"", i ? "," : "", hex);
         memcpy(prev, h, sizeof prev);
     }
@@ -67,9 +68,8 @@ static int hash_rows(PGresult *r, long long head, const unsigned char head_hash[
 
 int sealer_seal(struct db *db, int grace_ms, int max)
 {
-    char grace[16], limit[16];
+    char grace[16];
     snprintf(grace, sizeof grace, "%d", grace_ms);
-    snprintf(limit, sizeof limit, "%d", max);
     char frontier[48];
     /* alone, before the transaction: its snapshot must come after this look */
     int e = db_audit_frontier(db, grace, frontier, sizeof frontier);
@@ -79,16 +79,16 @@ int sealer_seal(struct db *db, int grace_ms, int max)
         return e;
     struct db_audit_head head;
     unsigned char head_hash[CHAIN_HASH_LEN];
-    PGresult *r = NULL;
+    struct db_audit_unsealed_rows r = {0};
     struct sbuf ids = SBUF_INIT, tss = SBUF_INIT, hashes = SBUF_INIT;
     e = db_audit_head(db, &head);
     if (!e && !chain_unhex(head.hash, head_hash))
         e = AIDC_EINTERNAL;
     if (!e)
-        r = db_audit_unsealed(db, &head, frontier, limit, &e);
-    int n = r ? PQntuples(r) : 0;
+        e = db_audit_unsealed(db, &head, frontier, max, &r);
+    int n = (int)r.n;
     if (!e && n > 0)
-        e = hash_rows(r, head.seq, head_hash, &ids, &tss, &hashes);
+        e = hash_rows(&r, head.seq, head_hash, &ids, &tss, &hashes);
     if (!e && n > 0) {
         char old[24];
         bool moved = false;
@@ -97,7 +97,7 @@ int sealer_seal(struct db *db, int grace_ms, int max)
         if (!e && !moved)
             n = 0; /* another sealer was first: its chain stands, try again next round */
     }
-    PQclear(r);
+    db_audit_unsealed_free(&r);
     sbuf_free(&ids);
     sbuf_free(&tss);
     sbuf_free(&hashes);
@@ -144,14 +144,10 @@ int sealer_checkpoint(struct db *db, const struct sign_key *key, int every_s)
     e = db_audit_head(db, &h);
     long long head = h.seq;
     const char *head_hex = h.hash;
-    PGresult *r = e ? NULL : db_audit_checkpoint_last(db, &e);
-    bool due = false;
-    if (r) {
-        due = head > 0 && (PQntuples(r) == 0 ||
-                           (strtoll(PQgetvalue(r, 0, 0), NULL, 10) < head &&
-                            strtoll(PQgetvalue(r, 0, 1), NULL, 10) >= every_s));
-        PQclear(r);
-    }
+    struct db_audit_last_checkpoint last;
+    if (!e)
+        e = db_audit_checkpoint_last(db, &last);
+    bool due = !e && head > 0 && (!last.found || (last.seq < head && last.age_s >= every_s));
     if (e || !due) {
         db_rollback(db);
         return e;

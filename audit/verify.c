@@ -1,7 +1,7 @@
 /* verify.c - checking the audit chain in the database (see verify.h). */
 #include "verify.h"
 
-#include "../db/audit.h"
+#include "../db/auditchain.h"
 #include "../server/err.h"
 #include "../server/log.h"
 #include "chain.h"
@@ -25,8 +25,8 @@ struct walk {
     struct audit_verdict *v;
     struct run *runs;
     size_t nruns;
-    PGresult *cps; /* checkpoints of the range, by seq */
-    int cp;        /* next one to check */
+    struct db_audit_checkpoints cps; /* checkpoints of the range, by seq */
+    size_t cp;                       /* next one to check */
 };
 
 static int broken(struct audit_verdict *v, long long id, long long seq, const char *fmt, ...)
@@ -42,11 +42,6 @@ static int broken(struct audit_verdict *v, long long id, long long seq, const ch
     v->broken_at = id;
     v->broken_seq = seq;
     return 1;
-}
-
-static long long num(const PGresult *r, int row, int col)
-{
-    return PQgetisnull(r, row, col) ? 0 : strtoll(PQgetvalue(r, row, col), NULL, 10);
 }
 
 /* The recorded run that ends at last (merged with the runs before it), or NULL. */
@@ -81,39 +76,37 @@ static bool hole_recorded(const struct walk *w, long long first, long long last,
 
 static int load_runs(struct db *db, struct walk *w)
 {
-    int e = 0;
-    PGresult *r = db_audit_retention_runs(db, &e);
-    if (!r)
+    struct db_audit_runs r = {0};
+    int e = db_audit_retention_runs(db, &r);
+    if (e)
         return e;
-    int n = PQntuples(r);
-    w->runs = calloc((size_t)n + 1, sizeof *w->runs);
+    w->runs = calloc(r.n + 1, sizeof *w->runs);
     if (!w->runs) {
-        PQclear(r);
+        db_audit_runs_free(&r);
         return AIDC_EINTERNAL;
     }
-    for (int i = 0; i < n; i++) {
+    for (size_t i = 0; i < r.n; i++) {
         struct run *run = &w->runs[w->nruns];
-        run->first = num(r, i, 0);
-        run->last = num(r, i, 1);
-        if (chain_unhex(PQgetvalue(r, i, 2), run->last_hash))
+        run->first = r.v[i].first_seq;
+        run->last = r.v[i].last_seq;
+        if (chain_unhex(r.v[i].last_hash, run->last_hash))
             w->nruns++;
     }
-    PQclear(r);
+    db_audit_runs_free(&r);
     return 0;
 }
 
 /*
- * Check the signature of checkpoint row `row` of r (columns as CHECKPOINT_COLS
- * in db/audit.c), found at chain position seq after event_id. 1 when it is
- * broken (the verdict says why); else 0, *unchecked telling whether it could
- * not be checked (unsigned, or no key).
+ * Check the signature of checkpoint c, found at chain position seq after
+ * event_id. 1 when it is broken (the verdict says why); else 0, *unchecked
+ * telling whether it could not be checked (unsigned, or no key).
  */
-static int check_signature(struct walk *w, PGresult *r, int row, long long event_id,
-                           long long seq, bool *unchecked)
+static int check_signature(struct walk *w, const struct db_audit_checkpoint *c,
+                           long long event_id, long long seq, bool *unchecked)
 {
     struct audit_verdict *v = w->v;
-    long long cid = num(r, row, 0), cseq = num(r, row, 2);
-    const char *alg = PQgetvalue(r, row, 4);
+    long long cid = c->id, cseq = c->seq;
+    const char *alg = c->alg;
     *unchecked = false;
     if (strcmp(alg, "none") == 0 && w->key) {
         /* with a key, an unsigned head is a downgrade: whoever rewrote the chain
@@ -129,18 +122,17 @@ static int check_signature(struct walk *w, PGresult *r, int row, long long event
         return 0;
     }
     if (strcmp(alg, sign_key_alg(w->key)) != 0 ||
-        strcmp(PQgetvalue(r, row, 5), sign_key_id(w->key)) != 0) {
+        strcmp(c->key_id, sign_key_id(w->key)) != 0) {
         v->checkpoint_id = cid;
         return broken(v, event_id, seq, "checkpoint %lld is signed with key %s (%s), not "
                                         "with the configured key %s",
-                      cid, PQgetvalue(r, row, 5), alg, sign_key_id(w->key));
+                      cid, c->key_id, alg, sign_key_id(w->key));
     }
     char msg[256];
     unsigned char sig[64];
     size_t sl = 0;
-    bool parsed = chain_unhex_bytes(PQgetvalue(r, row, 6), sig, sizeof sig, &sl);
-    chain_checkpoint_message(cseq, PQgetvalue(r, row, 3), PQgetvalue(r, row, 1), msg,
-                             sizeof msg);
+    bool parsed = chain_unhex_bytes(c->signature, sig, sizeof sig, &sl);
+    chain_checkpoint_message(cseq, c->head_hash, c->ts, msg, sizeof msg);
     if (!parsed || !sign_verify(w->key, msg, sig, sl)) {
         v->checkpoint_id = cid;
         return broken(v, event_id, seq, "the signature of checkpoint %lld does not verify: "
@@ -153,20 +145,20 @@ static int check_signature(struct walk *w, PGresult *r, int row, long long event
 static int check_checkpoints(struct walk *w, long long seq, long long event_id,
                              const unsigned char hash[CHAIN_HASH_LEN])
 {
-    PGresult *r = w->cps;
-    for (; w->cp < PQntuples(r) && num(r, w->cp, 2) <= seq; w->cp++) {
-        long long cid = num(r, w->cp, 0), cseq = num(r, w->cp, 2);
+    for (; w->cp < w->cps.n && w->cps.v[w->cp].seq <= seq; w->cp++) {
+        const struct db_audit_checkpoint *c = &w->cps.v[w->cp];
+        long long cid = c->id, cseq = c->seq;
         if (cseq < seq)
             continue; /* its position lies in a hole (reported there) */
         unsigned char head[CHAIN_HASH_LEN];
-        if (!chain_unhex(PQgetvalue(r, w->cp, 3), head) || memcmp(head, hash, sizeof head) != 0) {
+        if (!chain_unhex(c->head_hash, head) || memcmp(head, hash, sizeof head) != 0) {
             w->v->checkpoint_id = cid;
             return broken(w->v, event_id, seq,
                           "checkpoint %lld names another chain head at position %lld: the "
                           "chain was rewritten, or the checkpoint altered", cid, seq);
         }
         bool unchecked;
-        if (check_signature(w, r, w->cp, event_id, seq, &unchecked))
+        if (check_signature(w, c, event_id, seq, &unchecked))
             return 1;
         if (unchecked)
             w->v->unsigned_checkpoints++;
@@ -177,26 +169,26 @@ static int check_checkpoints(struct walk *w, long long seq, long long event_id,
 }
 
 /* Check one entry; 1 when broken. prev is updated to its hash. */
-static int check_entry(struct walk *w, PGresult *r, int i, long long *expect,
+static int check_entry(struct walk *w, const struct db_audit_entry *en, long long *expect,
                        unsigned char prev[CHAIN_HASH_LEN])
 {
     struct audit_verdict *v = w->v;
-    long long seq = num(r, i, 0), id = num(r, i, 3);
+    long long seq = en->seq, id = en->event_id;
     unsigned char stored[CHAIN_HASH_LEN], stored_prev[CHAIN_HASH_LEN], h[CHAIN_HASH_LEN];
     if (seq != *expect) {
         if (seq < *expect || !hole_recorded(w, *expect, seq - 1, prev))
             return broken(v, id, seq, "chain positions %lld..%lld are missing before event "
                                       "%lld: entries were deleted", *expect, seq - 1, id);
     }
-    if (PQgetisnull(r, i, 4))
+    if (!en->json)
         return broken(v, id, seq, "event %lld (chain position %lld) is missing: it was deleted",
                       id, seq);
-    if (!chain_unhex(PQgetvalue(r, i, 1), stored) || !chain_unhex(PQgetvalue(r, i, 2), stored_prev))
+    if (!chain_unhex(en->hash, stored) || !chain_unhex(en->prev_hash, stored_prev))
         return broken(v, id, seq, "the chain entry of event %lld is malformed", id);
     if (memcmp(stored_prev, prev, CHAIN_HASH_LEN) != 0)
         return broken(v, id, seq, "the link before event %lld was altered (its previous hash "
                                   "does not match the chain)", id);
-    json_t *ev = json_loads(PQgetvalue(r, i, 4), 0, NULL);
+    json_t *ev = json_loads(en->json, 0, NULL);
     int rc = ev ? chain_link(prev, ev, h) : -1;
     json_decref(ev);
     if (rc != 0)
@@ -216,15 +208,12 @@ static int start_hash(struct db *db, struct walk *w, long long first, unsigned c
     memset(prev, 0, CHAIN_HASH_LEN);
     if (first <= 1)
         return 0;
-    char a[24], b[24];
-    snprintf(a, sizeof a, "%lld", first - 2);
-    snprintf(b, sizeof b, "%lld", first - 1);
-    int e = 0;
-    PGresult *r = db_audit_chain_batch(db, a, b, "1", &e);
-    if (!r)
+    struct db_audit_entries r = {0};
+    int e = db_audit_chain_batch(db, first - 2, first - 1, 1, &r);
+    if (e)
         return e;
-    bool found = PQntuples(r) == 1 && chain_unhex(PQgetvalue(r, 0, 1), prev);
-    PQclear(r);
+    bool found = r.n == 1 && chain_unhex(r.v[0].hash, prev);
+    db_audit_entries_free(&r);
     if (!found && !hole_recorded(w, 0, first - 1, prev))
         memset(prev, 0, CHAIN_HASH_LEN); /* the first entry's own link will say so */
     return 0;
@@ -253,26 +242,21 @@ static int walk_chain(struct db *db, struct walk *w, long long first, long long 
         e = start_hash(db, w, first, prev);
     end(w->io, e);
     long long expect = first, after = first - 1;
-    char a[24], b[24], lim[16];
-    snprintf(b, sizeof b, "%lld", last);
-    snprintf(lim, sizeof lim, "%d", BATCH);
     while (!e && after < last) {
-        snprintf(a, sizeof a, "%lld", after);
-        PGresult *r = NULL;
+        struct db_audit_entries r = {0};
         e = begin(w->io);
         if (!e)
-            r = db_audit_chain_batch(db, a, b, lim, &e);
+            e = db_audit_chain_batch(db, after, last, BATCH, &r);
         end(w->io, e);
-        if (!r)
+        if (e)
             break;
-        int n = PQntuples(r);
-        for (int i = 0; i < n; i++)
-            if (check_entry(w, r, i, &expect, prev)) {
-                PQclear(r);
+        for (size_t i = 0; i < r.n; i++)
+            if (check_entry(w, &r.v[i], &expect, prev)) {
+                db_audit_entries_free(&r);
                 return 0;
             }
-        after = n ? num(r, n - 1, 0) : last;
-        PQclear(r);
+        after = r.n ? r.v[r.n - 1].seq : last;
+        db_audit_entries_free(&r);
     }
     return e;
 }
@@ -291,18 +275,18 @@ static int walk_chain(struct db *db, struct walk *w, long long first, long long 
  */
 static int check_end(struct db *db, struct walk *w)
 {
+    long long last = 0;
+    struct db_audit_checkpoints beyond = {0};
     int e = begin(w->io);
-    PGresult *r = e ? NULL : db_audit_chain_end(db, &e);
+    if (!e)
+        e = db_audit_chain_end(db, &last, &beyond);
     end(w->io, e);
-    if (!r)
+    if (e)
         return e;
-    if (PQntuples(r) != 1) {
-        PQclear(r);
-        return AIDC_EINTERNAL;
-    }
-    long long last = num(r, 0, 7), cid = num(r, 0, 0), cseq = num(r, 0, 2);
+    const struct db_audit_checkpoint *c = beyond.n ? &beyond.v[0] : NULL;
+    long long cid = c ? c->id : 0, cseq = c ? c->seq : 0;
     bool unchecked = false;
-    if (!PQgetisnull(r, 0, 0) && !check_signature(w, r, 0, 0, last + 1, &unchecked)) {
+    if (c && !check_signature(w, c, 0, last + 1, &unchecked)) {
         w->v->checkpoint_id = cid;
         broken(w->v, 0, last + 1,
                "the chain ends at position %lld but checkpoint %lld covers up to position "
@@ -310,7 +294,7 @@ static int check_end(struct db *db, struct walk *w)
                last, cid, cseq, last + 1, cseq,
                unchecked ? "; the checkpoint's signature was not checked" : "");
     }
-    PQclear(r);
+    db_audit_checkpoints_free(&beyond);
     return 0;
 }
 
@@ -321,29 +305,27 @@ int audit_verify(const struct audit_verify_io *io, const struct sign_key *key, c
     v->ok = true;
     struct walk w = {.io = io, .key = key, .v = v};
     struct db *db = io->db;
+    struct db_audit_seq_range range = {0};
+    long long unsealed = 0;
     int e = begin(io);
-    PGresult *range = e ? NULL : db_audit_seq_range(db, from, to, &e);
-    PGresult *cnt = e ? NULL : db_audit_unsealed_count(db, &e);
+    if (!e)
+        e = db_audit_seq_range(db, from, to, &range);
+    if (!e)
+        e = db_audit_unsealed_count(db, &unsealed);
     if (!e)
         e = load_runs(db, &w);
-    if (!e && !PQgetisnull(range, 0, 0)) {
-        v->first_seq = num(range, 0, 0);
-        v->last_seq = num(range, 0, 1);
-        char a[24], b[24];
-        snprintf(a, sizeof a, "%lld", v->first_seq);
-        snprintf(b, sizeof b, "%lld", v->last_seq);
-        w.cps = db_audit_checkpoints_between(db, a, b, &e);
+    if (!e && range.any) {
+        v->first_seq = range.first;
+        v->last_seq = range.last;
+        e = db_audit_checkpoints_between(db, v->first_seq, v->last_seq, &w.cps);
     }
     end(io, e);
     if (!e && v->first_seq)
         e = walk_chain(db, &w, v->first_seq, v->last_seq);
     if (!e && v->ok)
         e = check_end(db, &w);
-    if (cnt && PQntuples(cnt) == 1)
-        v->unsealed = num(cnt, 0, 0);
-    PQclear(range);
-    PQclear(cnt);
-    PQclear(w.cps);
+    v->unsealed = unsealed;
+    db_audit_checkpoints_free(&w.cps);
     free(w.runs);
     if (e)
         return e;

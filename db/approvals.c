@@ -172,14 +172,12 @@ int db_approval_decide(struct db *db, const char *id, const char *state, const c
 }
 
 int db_approval_list(struct db *db, const char *state, const char *after_ts, const char *after_id,
-                     int limit, PGresult **out)
+                     int limit, struct db_rows *out)
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[4] = {state, after_ts, after_id, lim};
-    int e;
-    *out = db_query(db, &st_list, p, &e);
-    return e;
+    return rowjson_query_rows(db, &st_list, p, false, out);
 }
 
 int db_approval_savepoint(struct db *db)

@@ -13,6 +13,7 @@
 #define AIDC_DB_APPROVALS_H
 
 #include "db.h"
+#include "rowjson.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -62,7 +63,7 @@ int db_approval_decide(struct db *db, const char *id, const char *state, const c
  * filter sees overdue pending requests as expired.
  */
 int db_approval_list(struct db *db, const char *state, const char *after_ts, const char *after_id,
-                     int limit, PGresult **out);
+                     int limit, struct db_rows *out);
 
 /*
  * A savepoint around an approved operation: its handler may fail after

@@ -3,6 +3,7 @@
 
 #include "../server/err.h"
 #include "../server/xalloc.h"
+#include "pgcol.h"
 #include "plans.h"
 #include "rowjson.h"
 
@@ -142,6 +143,21 @@ static const struct db_stmt st_meter_capacity = {
                                                                                                                                                     "  WHERE v.n > 0 AND v.res IS NOT NULL AND ($7::text IS NULL OR v.res = $7)"               \
                                                                                                                                                     "  GROUP BY 1, 2, 3, 4, 5, 6, 7, 10, 11 ORDER BY 6, 5, 4, 1, 2, 3, 7 LIMIT $8::int"
 
+/* The report's columns, in its SELECT's order. */
+enum {
+    R_TENANT,
+    R_PROJECT,
+    R_USER,
+    R_DAY,
+    R_WEEK,
+    R_MONTH,
+    R_RESOURCE,
+    R_UNIT,
+    R_QUANTITY,
+    R_TENANT_NAME,
+    R_PROJECT_NAME,
+    R_NCOLS
+};
 /*
  * One statement per scope: GET requests run without a transaction, so with
  * the connection's generic plans - where "$3 IS NULL OR tenant_id = $3"
@@ -190,6 +206,7 @@ static const struct db_stmt st_usage_jobs_all = {"usage_jobs_all", USAGE_JOBS("$
                                                  8};
 
 /* Allocated GPU-hours and capacity, hour by hour (capacity as recorded then, else now). */
+enum { U_HOUR, U_ALLOCATED, U_CAPACITY, U_ISODOW, U_HOUR_OF_DAY };
 static const struct db_stmt st_utilization = {
     "usage_utilization",
     "WITH h AS (SELECT generate_series(date_trunc('hour', $3::timestamptz, 'UTC'),"
@@ -419,47 +436,92 @@ static void usage_params(const struct db_usage_query *q, char limit[24], const c
     memcpy(p, v, sizeof v);
 }
 
-int db_usage_report(struct db *db, const struct db_usage_query *q, PGresult **out)
+int db_usage_report(struct db *db, const struct db_usage_query *q, db_usage_row_fn fn, void *ctx)
 {
     char limit[24];
     const char *p[8];
     usage_params(q, limit, p);
     int e;
-    *out = db_query(db, q->tenant_id ? &st_usage_report : &st_usage_report_all, p, &e);
-    return *out ? 0 : e;
+    PGresult *r = db_query(db, q->tenant_id ? &st_usage_report : &st_usage_report_all, p, &e);
+    if (!r)
+        return e;
+    int n = PQntuples(r);
+    if (PQnfields(r) != R_NCOLS) {
+        e = AIDC_EINTERNAL;
+    } else if (n > q->limit) {
+        e = AIDC_ETOOBIG;
+    } else {
+        /* PQgetvalue gives "" for NULL: a key the report is not grouped by */
+        for (int i = 0; i < n; i++) {
+            struct db_usage_row row = {
+                PQgetvalue(r, i, R_TENANT),      PQgetvalue(r, i, R_PROJECT),
+                PQgetvalue(r, i, R_USER),        PQgetvalue(r, i, R_DAY),
+                PQgetvalue(r, i, R_WEEK),        PQgetvalue(r, i, R_MONTH),
+                PQgetvalue(r, i, R_RESOURCE),    PQgetvalue(r, i, R_UNIT),
+                PQgetvalue(r, i, R_QUANTITY),    PQgetvalue(r, i, R_TENANT_NAME),
+                PQgetvalue(r, i, R_PROJECT_NAME)};
+            fn(&row, ctx);
+        }
+    }
+    PQclear(r);
+    return e;
 }
 
-int db_usage_jobs(struct db *db, const struct db_usage_query *q, PGresult **out)
+int db_usage_jobs(struct db *db, const struct db_usage_query *q, struct db_rows *out)
 {
     char limit[24];
     const char *p[8];
     usage_params(q, limit, p);
     p[3] = q->after; /* no grouping here: the slot carries the cursor */
-    int e;
-    *out = db_query(db, q->tenant_id ? &st_usage_jobs : &st_usage_jobs_all, p, &e);
-    return *out ? 0 : e;
+    return rowjson_query_rows(db, q->tenant_id ? &st_usage_jobs : &st_usage_jobs_all, p, true, out);
 }
 
 int db_usage_utilization(struct db *db, const char *cluster_id, const char *gpu_type,
-                         const char *from, const char *to, PGresult **out)
+                         const char *from, const char *to, struct db_util_hours *out)
 {
     const char *p[4] = {cluster_id, gpu_type, from, to};
     int e;
-    *out = db_query(db, &st_utilization, p, &e);
-    return *out ? 0 : e;
+    memset(out, 0, sizeof *out);
+    PGresult *r = db_query(db, &st_utilization, p, &e);
+    if (!r)
+        return e;
+    int n = PQntuples(r);
+    out->v = xcalloc((size_t)n + 1, sizeof *out->v);
+    for (int i = 0; !e && i < n; i++) {
+        struct db_util_hour *h = &out->v[i];
+        long long dow = 0, hod = 0;
+        e = pgcol_copy(r, i, U_HOUR, h->hour, sizeof h->hour);
+        if (!e)
+            e = pgcol_double(r, i, U_ALLOCATED, 0, &h->allocated);
+        if (!e)
+            e = pgcol_double(r, i, U_CAPACITY, 0, &h->capacity);
+        if (!e)
+            e = pgcol_ll(r, i, U_ISODOW, 0, &dow);
+        if (!e)
+            e = pgcol_ll(r, i, U_HOUR_OF_DAY, 0, &hod);
+        h->isodow = (int)dow;
+        h->hour_of_day = (int)hod;
+        out->n += !e;
+    }
+    PQclear(r);
+    return e;
+}
+
+void db_util_hours_free(struct db_util_hours *h)
+{
+    free(h->v);
+    memset(h, 0, sizeof *h);
 }
 
 /* ---- prices ---- */
 
 int db_price_list(struct db *db, const char *resource, const char *tenant_id, const char *after,
-                  int limit, PGresult **out)
+                  int limit, struct db_rows *out)
 {
     char n[16];
     snprintf(n, sizeof n, "%d", limit);
     const char *p[4] = {resource, tenant_id, after, n};
-    int e;
-    *out = db_query(db, &st_price_list, p, &e);
-    return *out ? 0 : e;
+    return rowjson_query_rows(db, &st_price_list, p, false, out);
 }
 
 int db_price_create(struct db *db, const char *const fields[7], json_t **out)
@@ -584,14 +646,12 @@ int db_invoice_get(struct db *db, const char *id, const char *only, json_t **out
 }
 
 int db_invoice_list(struct db *db, const char *tenant_slug, const char *period, const char *after,
-                    int limit, const char *only, PGresult **out)
+                    int limit, const char *only, struct db_rows *out)
 {
     char n[16];
     snprintf(n, sizeof n, "%d", limit);
     const char *p[5] = {tenant_slug, period, after, n, only};
-    int e;
-    *out = db_query(db, &st_inv_list, p, &e);
-    return *out ? 0 : e;
+    return rowjson_query_rows(db, &st_inv_list, p, true, out);
 }
 
 int db_job_checkpoint(struct db *db, const char *tenant_id, const char *job_id, json_t **out)

@@ -9,10 +9,11 @@
 #define AIDC_DB_BILLING_H
 
 #include "db.h"
+#include "rowjson.h"
 
 #include <jansson.h>
-#include <libpq-fe.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 extern const struct db_stmt *const db_billing_stmts[];
 
@@ -40,19 +41,57 @@ struct db_usage_query {
     const char *after;       /* usage_jobs: the last job id of the previous page */
 };
 
-/* Rows: tenant, project, user, day, week, month, resource, quantity (NULL when not grouped). */
-int db_usage_report(struct db *db, const struct db_usage_query *q, PGresult **out);
-/* Rows: job (json: id, name, tenant, project, user, resource, quantity, intervals), _cursor. */
-int db_usage_jobs(struct db *db, const struct db_usage_query *q, PGresult **out);
-/* Rows per hour: hour, allocated GPU-hours, capacity GPUs. cluster_id/gpu_type may be NULL. */
+/*
+ * One row of a usage report: its group keys ("" where the report is not
+ * grouped by them), the resource, its unit and quantity, and the display
+ * names of its tenant and project ("" when none). The quantity is the exact
+ * decimal PostgreSQL rounded, as text: it goes out as it is.
+ */
+struct db_usage_row {
+    const char *tenant, *project, *user, *day, *week, *month, *resource;
+    const char *unit, *quantity;
+    const char *tenant_name, *project_name;
+};
+/* Called for each row in order; the row and its strings live for the call only. */
+typedef void (*db_usage_row_fn)(const struct db_usage_row *row, void *ctx);
+/*
+ * Run a usage report and hand its rows to fn, ordered by month, week, day,
+ * tenant, project, user, resource. AIDC_ETOOBIG, with fn not called, when
+ * the report has more than q->limit rows. Rows are read one by one from
+ * the result (a report can have 100,000): nothing is copied.
+ */
+int db_usage_report(struct db *db, const struct db_usage_query *q, db_usage_row_fn fn, void *ctx);
+/*
+ * Up to limit+1 jobs behind the usage, each as {job: {id, name, state}, tenant,
+ * project, user, resources, intervals}, keyed by job id (after: q->after).
+ */
+int db_usage_jobs(struct db *db, const struct db_usage_query *q, struct db_rows *out);
+/* One hour of GPU utilization. */
+struct db_util_hour {
+    char hour[24];    /* its start, RFC 3339 UTC ("2026-12-02T08:00:00Z") */
+    double allocated; /* GPU-hours allocated in it */
+    double capacity;  /* GPUs there were (as recorded then, else now) */
+    int isodow;       /* its day of the week, 1 (Monday) to 7, UTC */
+    int hour_of_day;  /* 0-23, UTC */
+};
+struct db_util_hours {
+    struct db_util_hour *v; /* malloc'd */
+    size_t n;
+};
+/*
+ * Every hour from from to to with its allocation and capacity;
+ * cluster_id/gpu_type may be NULL (all). Free with db_util_hours_free (also
+ * after a failure).
+ */
 int db_usage_utilization(struct db *db, const char *cluster_id, const char *gpu_type,
-                         const char *from, const char *to, PGresult **out);
+                         const char *from, const char *to, struct db_util_hours *out);
+void db_util_hours_free(struct db_util_hours *h);
 
 /* ---- prices ---- */
 
-/* Rows of prices (json-ready columns); filters may be NULL. */
+/* Up to limit+1 prices, newest first, keyed by created_at|id; filters may be NULL. */
 int db_price_list(struct db *db, const char *resource, const char *tenant_id, const char *after,
-                  int limit, PGresult **out);
+                  int limit, struct db_rows *out);
 /*
  * Insert one price: resource, tenant id (or NULL), unit price, currency,
  * effective_from, the actor's name, the approval id (or NULL; the requester
@@ -111,9 +150,9 @@ int db_invoice_finalize(struct db *db, const char *id, const char *by, struct db
  * admin roles). AIDC_ENOTFOUND when not visible.
  */
 int db_invoice_get(struct db *db, const char *id, const char *only, json_t **out);
-/* Rows of invoices (the summary, as json in column 0) with _cursor; filters may be NULL. */
+/* Up to limit+1 invoice summaries, newest period first, keyed by period|id; filters may be NULL. */
 int db_invoice_list(struct db *db, const char *tenant_slug, const char *period, const char *after,
-                    int limit, const char *only, PGresult **out);
+                    int limit, const char *only, struct db_rows *out);
 
 /*
  * A job's report of a checkpoint (preemption credit counts from the last

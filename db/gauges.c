@@ -1,8 +1,15 @@
 /* gauges.c - the platform-wide gauges of /metrics (see gauges.h). */
 #include "gauges.h"
 
+#include "../server/err.h"
+#include "../server/xalloc.h"
+#include "pgcol.h"
+
+#include <stdlib.h>
+
 #define ACTIVE "('admitted', 'pending', 'running')"
 
+enum gauge_col { GC_METRIC, GC_LABEL1, GC_VALUE1, GC_LABEL2, GC_VALUE2, GC_VALUE };
 /* Every part is an aggregate over an indexed or small set: a scrape must stay cheap
  * with 100,000 queued jobs (the partial index jobs_active serves the job counts). */
 static const struct db_stmt st_gauges = {
@@ -45,7 +52,51 @@ static const struct db_stmt st_gauges = {
 
 const struct db_stmt *const db_gauges_stmts[] = {&st_gauges, NULL};
 
-PGresult *db_gauges(struct db *db, int *err)
+void db_gauges_free(struct db_gauges *g)
 {
-    return db_query(db, &st_gauges, NULL, err);
+    for (size_t i = 0; g->v && i < g->n; i++) {
+        free(g->v[i].metric);
+        for (int l = 0; l < DB_GAUGE_LABELS; l++) {
+            free(g->v[i].label[l]);
+            free(g->v[i].label_value[l]);
+        }
+        free(g->v[i].value);
+    }
+    free(g->v);
+    g->v = NULL;
+    g->n = 0;
+}
+
+/* A text column, "" for NULL (as the exposition text showed a NULL before). */
+static char *text_or_empty(const PGresult *r, int row, int col)
+{
+    char *s = pgcol_text(r, row, col);
+    return s ? s : xstrdup("");
+}
+
+int db_gauges(struct db *db, struct db_gauges *out)
+{
+    *out = (struct db_gauges){0};
+    int e;
+    PGresult *r = db_query(db, &st_gauges, NULL, &e);
+    if (!r)
+        return e;
+    static const int names[DB_GAUGE_LABELS] = {GC_LABEL1, GC_LABEL2};
+    static const int values[DB_GAUGE_LABELS] = {GC_VALUE1, GC_VALUE2};
+    int n = PQntuples(r);
+    out->v = xcalloc((size_t)n + 1, sizeof *out->v);
+    for (int i = 0; !e && i < n; i++, out->n++) {
+        struct db_gauge *g = &out->v[i];
+        g->metric = pgcol_text(r, i, GC_METRIC);
+        for (int l = 0; l < DB_GAUGE_LABELS; l++) {
+            g->label[l] = pgcol_text(r, i, names[l]);
+            g->label_value[l] = text_or_empty(r, i, values[l]);
+        }
+        g->value = text_or_empty(r, i, GC_VALUE);
+        e = g->metric ? 0 : AIDC_EINTERNAL;
+    }
+    PQclear(r);
+    if (e)
+        db_gauges_free(out);
+    return e;
 }

@@ -3,8 +3,10 @@
 
 #include "../server/err.h"
 #include "../server/xalloc.h"
+#include "schedrows.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define ACTIVE "('admitted', 'pending', 'running')"
@@ -32,6 +34,7 @@ static const struct db_stmt st_node_get = {
     "SELECT gpu_type, first_index, gpus, usable FROM cluster_nodes"
     " WHERE cluster_id = $1::uuid AND node = $2 ORDER BY first_index, gpu_type",
     2};
+enum { N_TYPE, N_FIRST, N_GPUS, N_USABLE };
 
 static const struct db_stmt st_fault_add = {
     "gpu_fault_add",
@@ -43,6 +46,8 @@ static const struct db_stmt st_fault_add = {
     " ON CONFLICT (cluster_id, node, coalesce(gpu_index, -1)) WHERE resolved_at IS NULL"
     " DO NOTHING RETURNING id, gpu_index",
     8};
+/* the columns of st_fault_add and st_fault_resolve */
+enum { H_ID, H_GPU };
 static const struct db_stmt st_fault_resolve = {
     "gpu_fault_resolve",
     "UPDATE gpu_faults SET resolved_at = now(), resolved_by = $4"
@@ -173,15 +178,13 @@ static const struct db_stmt st_outbox_claim = {
     "  cl.endpoint, cl.credentials_ref, cl.options::text"
     " FROM u JOIN clusters cl ON cl.id = u.cluster_id ORDER BY u.id",
     2};
-
-static const struct db_stmt st_faulty = {
-    "gpu_faulty_by_type",
-    "SELECT cluster, gpu_type, gpus FROM aidc_gpus_faulty() ORDER BY cluster, gpu_type", 0};
+enum { O_ID, O_ACTION, O_ATTEMPTS, O_NODE, O_REASON, O_CLUSTER };
 
 const struct db_stmt *const db_gpufaults_stmts[] = {
-    &st_nodes_put, &st_inventory_apply, &st_node_get, &st_fault_add,    &st_fault_resolve,
-    &st_stop_assigned, &st_stop_runs, &st_sweep,     &st_drain_sync, &st_list,       &st_outbox_claim,
-    &st_faulty,      NULL};
+    &st_nodes_put, &st_inventory_apply, &st_node_get,
+    &st_fault_add, &st_fault_resolve,   &st_stop_assigned,
+    &st_stop_runs, &st_sweep,           &st_drain_sync,
+    &st_list,      &st_outbox_claim,    NULL};
 
 static int rows(struct db *db, const struct db_stmt *st, const char *const *p, PGresult **out)
 {
@@ -204,25 +207,74 @@ int db_gpu_inventory_apply(struct db *db, const char *cluster_id)
     return db_exec(db, &st_inventory_apply, p);
 }
 
-int db_gpu_node_get(struct db *db, const char *cluster_id, const char *node, PGresult **out)
+int db_gpu_node_gpus(struct db *db, const char *cluster_id, const char *node, int *ngpus,
+                     bool *known)
 {
     const char *p[2] = {cluster_id, node};
-    return rows(db, &st_node_get, p, out);
+    PGresult *r = NULL;
+    *ngpus = 0;
+    *known = false;
+    int e = rows(db, &st_node_get, p, &r);
+    for (int i = 0; !e && i < PQntuples(r); i++) {
+        struct rowreader rd = {.r = r, .i = i};
+        int end = rowreader_int(&rd, N_FIRST) + rowreader_int(&rd, N_GPUS);
+        if (rd.bad)
+            e = AIDC_EINTERNAL;
+        else if (end > *ngpus)
+            *ngpus = end;
+    }
+    if (!e)
+        *known = PQntuples(r) > 0;
+    PQclear(r);
+    return e;
+}
+
+static void read_hit(struct rowreader *rd, void *row)
+{
+    struct db_gpu_fault_hit *h = row;
+    h->id = rowreader_ll(rd, H_ID);
+    h->gpu_index = rowreader_null(rd, H_GPU) ? -1 : rowreader_int(rd, H_GPU);
+}
+
+/* Run st (st_fault_add or st_fault_resolve) and read its faults into *out. */
+static int hits(struct db *db, const struct db_stmt *st, const char *const *p,
+                struct db_gpu_fault_hits *out)
+{
+    PGresult *r = NULL;
+    out->v = NULL;
+    out->n = 0;
+    int e = rows(db, st, p, &r);
+    if (e)
+        return e;
+    void *v = NULL;
+    struct db_strings *none = NULL; /* the rows have no strings */
+    e = rowreader_all(r, sizeof *out->v, read_hit, &v, &out->n, &none, st->name);
+    db_strings_free(none);
+    out->v = v;
+    PQclear(r);
+    return e;
+}
+
+void db_gpu_fault_hits_free(struct db_gpu_fault_hits *h)
+{
+    free(h->v);
+    h->v = NULL;
+    h->n = 0;
 }
 
 int db_gpu_fault_add(struct db *db, const char *cluster_id, const char *node, const char *gpus,
-                     const char *reason, const char *source, const char *alert,
-                     const char *since, const char *by, PGresult **out)
+                     const char *reason, const char *source, const char *alert, const char *since,
+                     const char *by, struct db_gpu_fault_hits *out)
 {
     const char *p[8] = {cluster_id, node, gpus, reason, source, alert, since, by};
-    return rows(db, &st_fault_add, p, out);
+    return hits(db, &st_fault_add, p, out);
 }
 
-int db_gpu_fault_resolve(struct db *db, const char *cluster_id, const char *node,
-                         const char *gpus, const char *by, PGresult **out)
+int db_gpu_fault_resolve(struct db *db, const char *cluster_id, const char *node, const char *gpus,
+                         const char *by, struct db_gpu_fault_hits *out)
 {
     const char *p[4] = {cluster_id, node, gpus, by};
-    return rows(db, &st_fault_resolve, p, out);
+    return hits(db, &st_fault_resolve, p, out);
 }
 
 static int stop(struct db *db, const struct db_stmt *st, const char *const *p, char **ids)
@@ -273,25 +325,48 @@ int db_gpu_node_drain_sync(struct db *db, const char *cluster_id, const char *no
     return e;
 }
 
-int db_gpu_fault_list(struct db *db, const char *cluster_id, const char *state,
-                      const char *after, int limit, PGresult **out)
+int db_gpu_fault_list(struct db *db, const char *cluster_id, const char *state, const char *after,
+                      int limit, struct db_rows *out)
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[4] = {cluster_id, state, after, lim};
-    return rows(db, &st_list, p, out);
+    return rowjson_query_rows(db, &st_list, p, false, out);
 }
 
-int db_gpu_outbox_claim(struct db *db, int limit, int lease_seconds, PGresult **out)
+static void read_node_row(struct rowreader *rd, void *row)
+{
+    struct db_node_outbox *o = row;
+    o->id = rowreader_ll(rd, O_ID);
+    o->action = rowreader_text0(rd, O_ACTION);
+    o->attempts = rowreader_int(rd, O_ATTEMPTS);
+    o->node = rowreader_text0(rd, O_NODE);
+    o->reason = rowreader_text(rd, O_REASON);
+    rowreader_outbox_cluster(rd, O_CLUSTER, &o->cluster);
+}
+
+int db_gpu_outbox_claim(struct db *db, int limit, int lease_seconds, struct db_node_outboxes *out)
 {
     char lim[16], lease[16];
     snprintf(lim, sizeof lim, "%d", limit);
     snprintf(lease, sizeof lease, "%d", lease_seconds);
     const char *p[2] = {lim, lease};
-    return rows(db, &st_outbox_claim, p, out);
+    memset(out, 0, sizeof *out);
+    PGresult *r = NULL;
+    int e = rows(db, &st_outbox_claim, p, &r);
+    if (e)
+        return e;
+    void *v = NULL;
+    e = rowreader_all(r, sizeof *out->v, read_node_row, &v, &out->n, &out->strings,
+                      st_outbox_claim.name);
+    out->v = v;
+    PQclear(r);
+    return e;
 }
 
-int db_gpu_faulty_by_type(struct db *db, PGresult **out)
+void db_node_outboxes_free(struct db_node_outboxes *rows)
 {
-    return rows(db, &st_faulty, NULL, out);
+    free(rows->v);
+    db_strings_free(rows->strings);
+    memset(rows, 0, sizeof *rows);
 }

@@ -13,6 +13,8 @@
 #define AIDC_DB_GPUFAULTS_H
 
 #include "db.h"
+#include "rowjson.h"
+#include "sched.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -28,27 +30,39 @@ int db_gpu_nodes_put(struct db *db, const char *cluster_id, const char *names,
 /* Bring cluster_id's inventory totals in line with its open faults. */
 int db_gpu_inventory_apply(struct db *db, const char *cluster_id);
 /*
- * The rows of node on cluster_id (gpu_type, first_index, gpus, usable),
- * into *out; none when the node is not known.
+ * How many GPU indexes node has on cluster_id (the end of its last range)
+ * into *ngpus; *known is false when it is not one of the cluster's nodes.
  */
-int db_gpu_node_get(struct db *db, const char *cluster_id, const char *node, PGresult **out);
+int db_gpu_node_gpus(struct db *db, const char *cluster_id, const char *node, int *ngpus,
+                     bool *known);
+
+/* A fault recorded or resolved. */
+struct db_gpu_fault_hit {
+    long long id;
+    int gpu_index; /* -1: every GPU of the node */
+};
+struct db_gpu_fault_hits {
+    struct db_gpu_fault_hit *v; /* malloc'd */
+    size_t n;
+};
+void db_gpu_fault_hits_free(struct db_gpu_fault_hits *h);
 
 /*
  * Record faults of node: the GPU indexes in gpus (an int[] literal; a NULL
  * element: every GPU of the node). A GPU with an open fault keeps it (a
- * repeated alert). since: RFC 3339 or NULL (now). Rows of the new faults
- * (id, gpu_index) into *out.
+ * repeated alert). since: RFC 3339 or NULL (now). The new faults into *out
+ * (free with db_gpu_fault_hits_free).
  */
 int db_gpu_fault_add(struct db *db, const char *cluster_id, const char *node, const char *gpus,
-                     const char *reason, const char *source, const char *alert,
-                     const char *since, const char *by, PGresult **out);
+                     const char *reason, const char *source, const char *alert, const char *since,
+                     const char *by, struct db_gpu_fault_hits *out);
 /*
  * Resolve the open faults of node: those of the indexes in gpus (an int[]
  * literal; a NULL element is the fault of every GPU), or all of them (gpus
- * NULL). Rows of the faults resolved (id, gpu_index) into *out.
+ * NULL). The faults resolved into *out (free with db_gpu_fault_hits_free).
  */
-int db_gpu_fault_resolve(struct db *db, const char *cluster_id, const char *node,
-                         const char *gpus, const char *by, PGresult **out);
+int db_gpu_fault_resolve(struct db *db, const char *cluster_id, const char *node, const char *gpus,
+                         const char *by, struct db_gpu_fault_hits *out);
 /*
  * Where aidc assigns GPU indexes: ask the active GPU jobs of cluster_id
  * that hold a GPU of node with an open fault to stop and be requeued (the
@@ -83,24 +97,32 @@ int db_gpu_node_drain_sync(struct db *db, const char *cluster_id, const char *no
                            const char *reason, char *action, size_t n);
 /*
  * Faults of cluster_id after id `after` (NULL: from the first), by id, at
- * most limit + 1 rows with a "_cursor": state "open", "resolved" or "all".
+ * most limit + 1 rows as JSON with their keys: state "open", "resolved" or
+ * "all".
  */
-int db_gpu_fault_list(struct db *db, const char *cluster_id, const char *state,
-                      const char *after, int limit, PGresult **out);
+int db_gpu_fault_list(struct db *db, const char *cluster_id, const char *state, const char *after,
+                      int limit, struct db_rows *out);
 
+/* A claimed node row of the outbox; strings as the array's. */
+struct db_node_outbox {
+    long long id;
+    const char *action; /* drain, undrain */
+    int attempts;       /* this claim included */
+    const char *node;
+    const char *reason; /* NULL: none given */
+    struct db_outbox_cluster cluster;
+};
+struct db_node_outboxes {
+    struct db_node_outbox *v;
+    size_t n;
+    struct db_strings *strings;
+};
 /*
  * Node rows of the outbox due now, claimed for lease_seconds (rows of one
- * node in order): id, action, attempts, node, reason, and the cluster's id,
- * name, kind, endpoint, credentials_ref, options (json text).
+ * node in order), into *out (free with db_node_outboxes_free).
  */
-int db_gpu_outbox_claim(struct db *db, int limit, int lease_seconds, PGresult **out);
-
-/*
- * Faulty GPUs per cluster and type, for the gauge aidc_gpus_faulty{cluster,
- * gpu_type}: rows (cluster, gpu_type, gpus), under any actor (a SECURITY
- * DEFINER function reads them).
- */
-int db_gpu_faulty_by_type(struct db *db, PGresult **out);
+int db_gpu_outbox_claim(struct db *db, int limit, int lease_seconds, struct db_node_outboxes *out);
+void db_node_outboxes_free(struct db_node_outboxes *rows);
 
 extern const struct db_stmt *const db_gpufaults_stmts[];
 

@@ -2,6 +2,8 @@
 #include "images.h"
 
 #include "../server/err.h"
+#include "../server/xalloc.h"
+#include "pgcol.h"
 #include "rowjson.h"
 
 #include <stdio.h>
@@ -32,6 +34,7 @@ static const struct db_stmt st_reg_request = {
     "UPDATE registries r SET sync_requested_at = coalesce(r.sync_requested_at, now())"
     " WHERE r.name = $1 RETURNING " REGISTRY_COLS,
     1};
+enum claim_col { CL_ID, CL_NAME, CL_URL, CL_CREDREF, CL_OPTIONS, CL_OWNER };
 static const struct db_stmt st_reg_claim = {
     "registry_claim",
     "UPDATE registries r SET sync_owner = gen_random_uuid(), sync_started_at = now(),"
@@ -130,16 +133,19 @@ static const struct db_stmt st_img_update = {
     5};
 static const struct db_stmt st_img_delete = {
     "image_delete", "UPDATE images SET deleted_at = now() WHERE id = $1::uuid", 1};
+enum mapping_col { MC_NAME, MC_OPTIONS };
 static const struct db_stmt st_reg_mappings = {
     "registry_mappings", "SELECT name, options::text FROM registries ORDER BY name", 0};
 static const struct db_stmt st_img_registry = {
     "image_registry", "SELECT id, host, options::text FROM registries WHERE name = $1", 1};
 
+enum known_col { KC_ID, KC_REPOSITORY, KC_TAG, KC_DIGEST, KC_IMMUTABLE, KC_GONE };
 static const struct db_stmt st_sync_known = {
     "sync_known",
-    "SELECT id, repository, tag, digest, immutable, upstream_deleted_at IS NOT NULL, tenant_id"
+    "SELECT id, repository, tag, digest, immutable, upstream_deleted_at IS NOT NULL"
     " FROM images WHERE registry_id = $1::uuid AND deleted_at IS NULL",
     1};
+enum tenant_col { TC_ID, TC_SLUG };
 static const struct db_stmt st_sync_tenants = {
     "sync_tenants", "SELECT id, slug FROM tenants WHERE deleted_at IS NULL", 0};
 static const struct db_stmt st_sync_insert = {
@@ -161,6 +167,7 @@ static const struct db_stmt st_sync_gone = {
     "UPDATE images SET upstream_deleted_at = now()"
     " WHERE id = ANY($1::uuid[]) AND upstream_deleted_at IS NULL",
     1};
+enum storage_col { SO_SLUG, SO_USED, SO_LIMIT, SO_NEWLY };
 static const struct db_stmt st_sync_storage = {
     "sync_storage",
     "WITH u AS (SELECT tenant_id, sum(size_bytes) AS used FROM images"
@@ -176,6 +183,8 @@ static const struct db_stmt st_sync_storage = {
     "          FROM q WHERE q.id = t.id AND q.over <> q.was RETURNING t.id)"
     " SELECT slug, used, lim, NOT was FROM q WHERE over ORDER BY slug",
     0};
+/* columns of st_img_resolve */
+enum resolve_col { RC_ID, RC_DIGEST, RC_HOST, RC_REPO, RC_TAG, RC_GONE, RC_REGISTRY, RC_PUBLIC };
 static const struct db_stmt st_img_resolve = {
     "image_resolve",
     "SELECT i.id, i.digest, r.host, i.repository, i.tag, i.upstream_deleted_at IS NOT NULL,"
@@ -208,12 +217,12 @@ int db_registry_create(struct db *db, const char *name, const char *url, const c
     return rowjson_query_one(db, &st_reg_create, p, out);
 }
 
-int db_registry_list(struct db *db, const char *after, int limit, PGresult **out)
+int db_registry_list(struct db *db, const char *after, int limit, struct db_rows *out)
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[2] = {after, lim};
-    return query(db, &st_reg_list, p, out);
+    return rowjson_query_rows(db, &st_reg_list, p, false, out);
 }
 
 int db_registry_get(struct db *db, const char *name, json_t **out)
@@ -233,17 +242,43 @@ int db_registry_release(struct db *db)
     return db_exec(db, &st_reg_release, NULL);
 }
 
-int db_registry_claim(struct db *db, int every_s, int stale_s, PGresult **out)
+void db_registry_claim_free(struct db_registry_claim *c)
 {
+    free(c->name);
+    free(c->url);
+    free(c->credentials_ref);
+    free(c->options_json);
+    memset(c, 0, sizeof *c);
+}
+
+int db_registry_claim(struct db *db, int every_s, int stale_s, struct db_registry_claim *out,
+                      bool *claimed)
+{
+    *out = (struct db_registry_claim){0};
+    *claimed = false;
     char a[16], b[16];
     snprintf(a, sizeof a, "%d", every_s);
     snprintf(b, sizeof b, "%d", stale_s);
     const char *p[2] = {a, b};
-    int e = query(db, &st_reg_claim, p, out);
-    if (!e && PQntuples(*out) == 0) {
-        PQclear(*out);
-        *out = NULL;
+    PGresult *r;
+    int e = query(db, &st_reg_claim, p, &r);
+    if (e || PQntuples(r) == 0) {
+        PQclear(r);
+        return e;
     }
+    out->name = pgcol_text(r, 0, CL_NAME);
+    out->url = pgcol_text(r, 0, CL_URL);
+    out->credentials_ref = pgcol_text(r, 0, CL_CREDREF);
+    out->options_json = pgcol_text(r, 0, CL_OPTIONS);
+    e = out->name && out->url && out->credentials_ref && out->options_json
+            ? pgcol_copy(r, 0, CL_ID, out->id, sizeof out->id)
+            : AIDC_EINTERNAL;
+    if (!e)
+        e = pgcol_copy(r, 0, CL_OWNER, out->owner, sizeof out->owner);
+    PQclear(r);
+    if (e)
+        db_registry_claim_free(out);
+    *claimed = !e;
     return e;
 }
 
@@ -273,14 +308,14 @@ int db_registry_finish(struct db *db, const char *id, const char *owner, bool ok
     return update_one(db, &st_reg_finish, p);
 }
 
-int db_image_list(struct db *db, const struct db_image_filter *f, PGresult **out)
+int db_image_list(struct db *db, const struct db_image_filter *f, struct db_rows *out)
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", f->limit);
     const char *p[9] = {f->tenant_id, f->tenant_only ? "true" : "false", f->visibility, f->q,
                         f->labels,    f->registry,                        f->after,      f->after_id,
                         lim};
-    return query(db, &st_img_list, p, out);
+    return rowjson_query_rows(db, &st_img_list, p, false, out);
 }
 
 int db_image_get(struct db *db, const char *tenant_id, const char *id, json_t **out)
@@ -365,20 +400,102 @@ int db_image_registry(struct db *db, const char *name, char id[37], char *host, 
     return options_json && !*options_json ? AIDC_EINTERNAL : 0;
 }
 
-int db_registry_mappings(struct db *db, PGresult **out)
+void db_registry_mappings_free(struct db_registry_mappings *m)
 {
-    return query(db, &st_reg_mappings, NULL, out);
+    for (size_t i = 0; m->v && i < m->n; i++) {
+        free(m->v[i].name);
+        free(m->v[i].options_json);
+    }
+    free(m->v);
+    m->v = NULL;
+    m->n = 0;
 }
 
-int db_sync_known(struct db *db, const char *registry_id, PGresult **out)
+int db_registry_mappings(struct db *db, struct db_registry_mappings *out)
 {
+    *out = (struct db_registry_mappings){0};
+    PGresult *r;
+    int e = query(db, &st_reg_mappings, NULL, &r);
+    if (e)
+        return e;
+    int n = PQntuples(r);
+    out->v = xcalloc((size_t)n + 1, sizeof *out->v);
+    for (int i = 0; !e && i < n; i++, out->n++) {
+        out->v[i].name = pgcol_text(r, i, MC_NAME);
+        out->v[i].options_json = pgcol_text(r, i, MC_OPTIONS);
+        e = out->v[i].name && out->v[i].options_json ? 0 : AIDC_EINTERNAL;
+    }
+    PQclear(r);
+    if (e)
+        db_registry_mappings_free(out);
+    return e;
+}
+
+void db_sync_images_free(struct db_sync_images *im)
+{
+    for (size_t i = 0; im->v && i < im->n; i++) {
+        free(im->v[i].repository);
+        free(im->v[i].tag);
+        free(im->v[i].digest);
+    }
+    free(im->v);
+    im->v = NULL;
+    im->n = 0;
+}
+
+int db_sync_known(struct db *db, const char *registry_id, struct db_sync_images *out)
+{
+    *out = (struct db_sync_images){0};
     const char *p[1] = {registry_id};
-    return query(db, &st_sync_known, p, out);
+    PGresult *r;
+    int e = query(db, &st_sync_known, p, &r);
+    if (e)
+        return e;
+    int n = PQntuples(r);
+    out->v = xcalloc((size_t)n + 1, sizeof *out->v);
+    for (int i = 0; !e && i < n; i++, out->n++) {
+        struct db_sync_image *im = &out->v[i];
+        im->repository = pgcol_text(r, i, KC_REPOSITORY);
+        im->tag = pgcol_text(r, i, KC_TAG);
+        im->digest = pgcol_text(r, i, KC_DIGEST);
+        im->immutable = pgcol_bool(r, i, KC_IMMUTABLE);
+        im->gone = pgcol_bool(r, i, KC_GONE);
+        e = im->repository && im->tag && im->digest ? pgcol_copy(r, i, KC_ID, im->id, sizeof im->id)
+                                                    : AIDC_EINTERNAL;
+    }
+    PQclear(r);
+    if (e)
+        db_sync_images_free(out);
+    return e;
 }
 
-int db_sync_tenants(struct db *db, PGresult **out)
+void db_sync_tenants_free(struct db_sync_tenants *t)
 {
-    return query(db, &st_sync_tenants, NULL, out);
+    for (size_t i = 0; t->v && i < t->n; i++)
+        free(t->v[i].slug);
+    free(t->v);
+    t->v = NULL;
+    t->n = 0;
+}
+
+int db_sync_tenants(struct db *db, struct db_sync_tenants *out)
+{
+    *out = (struct db_sync_tenants){0};
+    PGresult *r;
+    int e = query(db, &st_sync_tenants, NULL, &r);
+    if (e)
+        return e;
+    int n = PQntuples(r);
+    out->v = xcalloc((size_t)n + 1, sizeof *out->v);
+    for (int i = 0; !e && i < n; i++, out->n++) {
+        out->v[i].slug = pgcol_text(r, i, TC_SLUG);
+        e = out->v[i].slug ? pgcol_copy(r, i, TC_ID, out->v[i].id, sizeof out->v[i].id)
+                           : AIDC_EINTERNAL;
+    }
+    PQclear(r);
+    if (e)
+        db_sync_tenants_free(out);
+    return e;
 }
 
 int db_sync_insert(struct db *db, const struct db_image_new *im, bool public_image)
@@ -419,9 +536,36 @@ int db_sync_gone(struct db *db, const char *ids_array, long *n)
     return 0;
 }
 
-int db_sync_storage(struct db *db, PGresult **out)
+void db_storage_overs_free(struct db_storage_overs *o)
 {
-    return query(db, &st_sync_storage, NULL, out);
+    for (size_t i = 0; o->v && i < o->n; i++)
+        free(o->v[i].slug);
+    free(o->v);
+    o->v = NULL;
+    o->n = 0;
+}
+
+int db_sync_storage(struct db *db, struct db_storage_overs *out)
+{
+    *out = (struct db_storage_overs){0};
+    PGresult *r;
+    int e = query(db, &st_sync_storage, NULL, &r);
+    if (e)
+        return e;
+    int n = PQntuples(r);
+    out->v = xcalloc((size_t)n + 1, sizeof *out->v);
+    for (int i = 0; !e && i < n; i++, out->n++) {
+        struct db_storage_over *o = &out->v[i];
+        o->slug = pgcol_text(r, i, SO_SLUG);
+        o->newly = pgcol_bool(r, i, SO_NEWLY);
+        e = o->slug ? pgcol_ll(r, i, SO_USED, 0, &o->used_bytes) : AIDC_EINTERNAL;
+        if (!e) /* a row is over a quota: it has a limit */
+            e = pgcol_double(r, i, SO_LIMIT, 0, &o->limit_gib);
+    }
+    PQclear(r);
+    if (e)
+        db_storage_overs_free(out);
+    return e;
 }
 
 int db_image_resolve(struct db *db, const char *tenant_id, const char *repository, const char *tag,
@@ -429,4 +573,46 @@ int db_image_resolve(struct db *db, const char *tenant_id, const char *repositor
 {
     const char *p[5] = {tenant_id, repository, tag, digest, host};
     return query(db, &st_img_resolve, p, out);
+}
+
+void db_image_matches_free(struct db_image_matches *m)
+{
+    for (size_t i = 0; m->v && i < m->n; i++) {
+        free(m->v[i].digest);
+        free(m->v[i].repository);
+        free(m->v[i].tag);
+        free(m->v[i].host);
+        free(m->v[i].registry);
+    }
+    free(m->v);
+    m->v = NULL;
+    m->n = 0;
+}
+
+int db_image_matches(struct db *db, const char *tenant_id, const char *repository, const char *tag,
+                     const char *digest, const char *host, struct db_image_matches *out)
+{
+    *out = (struct db_image_matches){0};
+    PGresult *r;
+    int e = db_image_resolve(db, tenant_id, repository, tag, digest, host, &r);
+    if (e)
+        return e;
+    int n = PQntuples(r);
+    out->v = xcalloc((size_t)n + 1, sizeof *out->v);
+    for (int i = 0; !e && i < n; i++, out->n++) {
+        struct db_image_match *m = &out->v[i];
+        m->digest = pgcol_text(r, i, RC_DIGEST);
+        m->repository = pgcol_text(r, i, RC_REPO);
+        m->tag = pgcol_text(r, i, RC_TAG);
+        m->host = pgcol_text(r, i, RC_HOST);
+        m->registry = pgcol_text(r, i, RC_REGISTRY);
+        m->gone = pgcol_bool(r, i, RC_GONE);
+        m->public_image = pgcol_bool(r, i, RC_PUBLIC);
+        e = m->digest && m->repository && m->tag ? pgcol_copy(r, i, RC_ID, m->id, sizeof m->id)
+                                                 : AIDC_EINTERNAL;
+    }
+    PQclear(r);
+    if (e)
+        db_image_matches_free(out);
+    return e;
 }

@@ -6,6 +6,7 @@
 #include "rowjson.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /*
@@ -135,25 +136,21 @@ int db_job_get(struct db *db, const char *tenant_id, const char *id, json_t **ou
 
 int db_job_list(struct db *db, const char *tenant_id, const char *state, const char *project,
                 const char *user, const char *after_ts, const char *after_id, int limit,
-                PGresult **out)
+                struct db_rows *out)
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[7] = {tenant_id, state, project, user, after_ts, after_id, lim};
-    int e;
-    *out = db_query(db, &st_list, p, &e);
-    return e;
+    return rowjson_query_rows(db, &st_list, p, false, out);
 }
 
 int db_job_events(struct db *db, const char *tenant_id, const char *id, const char *after,
-                  int limit, PGresult **out)
+                  int limit, struct db_rows *out)
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[4] = {tenant_id, id, after, lim};
-    int e;
-    *out = db_query(db, &st_events, p, &e);
-    return e;
+    return rowjson_query_rows(db, &st_events, p, false, out);
 }
 
 int db_job_cancel(struct db *db, const char *tenant_id, const char *id, const char *by,
@@ -176,12 +173,28 @@ int db_job_cancel(struct db *db, const char *tenant_id, const char *id, const ch
     return db_job_get(db, tenant_id, id, out);
 }
 
-int db_job_active(struct db *db, const char *tenant_id, PGresult **out)
+int db_job_active(struct db *db, const char *tenant_id, struct db_job_ids *out)
 {
     const char *p[1] = {tenant_id};
     int e;
-    *out = db_query(db, &st_active, p, &e);
-    return e;
+    memset(out, 0, sizeof *out);
+    PGresult *r = db_query(db, &st_active, p, &e);
+    if (!r)
+        return e;
+    int n = PQntuples(r);
+    out->v = xcalloc((size_t)n + 1, sizeof *out->v);
+    for (int i = 0; i < n; i++)
+        snprintf(out->v[i], sizeof out->v[i], "%s", PQgetvalue(r, i, 0));
+    out->n = (size_t)n;
+    PQclear(r);
+    return 0;
+}
+
+void db_job_ids_free(struct db_job_ids *ids)
+{
+    free(ids->v);
+    ids->v = NULL;
+    ids->n = 0;
 }
 
 int db_job_placement(struct db *db, const char *tenant_id, const char *id,

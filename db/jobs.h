@@ -7,6 +7,7 @@
 #define AIDC_DB_JOBS_H
 
 #include "db.h"
+#include "rowjson.h"
 
 #include <jansson.h>
 
@@ -33,10 +34,10 @@ int db_job_get(struct db *db, const char *tenant_id, const char *id, json_t **ou
  */
 int db_job_list(struct db *db, const char *tenant_id, const char *state, const char *project,
                 const char *user, const char *after_ts, const char *after_id, int limit,
-                PGresult **out);
+                struct db_rows *out);
 /* Up to limit+1 events of a job with id > after (NULL: from the first). */
 int db_job_events(struct db *db, const char *tenant_id, const char *id, const char *after,
-                  int limit, PGresult **out);
+                  int limit, struct db_rows *out);
 /*
  * Cancel: a queued job ends at once; a job handed to a backend gets a stop
  * request and an outbox row. *state receives the state before; AIDC_ENOTFOUND
@@ -44,8 +45,14 @@ int db_job_events(struct db *db, const char *tenant_id, const char *id, const ch
  */
 int db_job_cancel(struct db *db, const char *tenant_id, const char *id, const char *by,
                   char *state, size_t statesz, json_t **out);
-/* Ids (column 0) of the tenant's jobs that have not ended. */
-int db_job_active(struct db *db, const char *tenant_id, PGresult **out);
+/* Job ids: v[0..n) (malloc'd), freed by db_job_ids_free. */
+struct db_job_ids {
+    char (*v)[37];
+    size_t n;
+};
+/* The ids of the tenant's jobs that have not ended, oldest first. */
+int db_job_active(struct db *db, const char *tenant_id, struct db_job_ids *out);
+void db_job_ids_free(struct db_job_ids *ids);
 /* Where a job runs (for its logs). */
 struct db_job_placement {
     char user[64], state[16];

@@ -61,14 +61,12 @@ int db_project_create(struct db *db, const char *tenant_id, const char *slug, co
 }
 
 int db_project_list(struct db *db, const char *tenant_id, const char *after, int limit,
-                    PGresult **out)
+                    struct db_rows *out)
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[3] = {tenant_id, after, lim};
-    int e;
-    *out = db_query(db, &st_list, p, &e);
-    return e;
+    return rowjson_query_rows(db, &st_list, p, false, out);
 }
 
 int db_project_get(struct db *db, const char *tenant_id, const char *slug, json_t **out)

@@ -7,6 +7,7 @@
 #define AIDC_DB_PROJECTS_H
 
 #include "db.h"
+#include "rowjson.h"
 
 #include <jansson.h>
 
@@ -15,7 +16,7 @@ int db_project_create(struct db *db, const char *tenant_id, const char *slug, co
                       const char *description, const char *created_by, json_t **out);
 /* Up to limit+1 live projects with slug > after, by slug. */
 int db_project_list(struct db *db, const char *tenant_id, const char *after, int limit,
-                    PGresult **out);
+                    struct db_rows *out);
 int db_project_get(struct db *db, const char *tenant_id, const char *slug, json_t **out);
 /* name/description NULL = keep. */
 int db_project_update(struct db *db, const char *tenant_id, const char *slug, const char *name,

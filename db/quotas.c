@@ -1,7 +1,13 @@
 /* quotas.c - quotas and usage (see quotas.h). */
 #include "quotas.h"
 
+#include "../server/xalloc.h"
+#include "pgcol.h"
+
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static const struct db_stmt st_tenant_get = {
     "quota_tenant_get",
@@ -82,29 +88,85 @@ const struct db_stmt *const db_quotas_stmts[] = {&st_tenant_get, &st_project_get
                                                  &st_tenant_put, &st_project_put, &st_lock,
                                                  &st_capacity,   NULL};
 
-static int rows(struct db *db, const struct db_stmt *st, const char *const *p, PGresult **out)
+/*
+ * The amounts statements hand out: st_tenant_get (guaranteed, limit),
+ * st_usage (used, borrowed) and st_capacity (others' guarantees, capacity)
+ * a resource and two amounts; st_project_get (limit) one.
+ */
+enum { C_RESOURCE, C_FIRST, C_SECOND };
+
+/* Row i of r: its resource and amounts (second NULL: the statement has one). */
+static int amounts(const PGresult *r, int i, char *resource, double *first, double *second)
 {
-    int e;
-    *out = db_query(db, st, p, &e);
+    int e = pgcol_copy(r, i, C_RESOURCE, resource, DB_QUOTA_RESOURCE_MAX);
+    if (!e)
+        e = pgcol_double(r, i, C_FIRST, 0, first);
+    if (!e && second)
+        e = pgcol_double(r, i, C_SECOND, 0, second);
     return e;
 }
 
-int db_quota_tenant_get(struct db *db, const char *tenant_id, PGresult **out)
+static int quota_rows(struct db *db, const struct db_stmt *st, const char *id, bool tenant,
+                      struct db_quota_rows *out)
 {
-    const char *p[1] = {tenant_id};
-    return rows(db, &st_tenant_get, p, out);
+    const char *p[1] = {id};
+    int e;
+    memset(out, 0, sizeof *out);
+    PGresult *r = db_query(db, st, p, &e);
+    if (!r)
+        return e;
+    int n = PQntuples(r);
+    out->v = xcalloc((size_t)n + 1, sizeof *out->v);
+    for (int i = 0; !e && i < n; i++) {
+        struct db_quota_row *q = &out->v[i];
+        e = tenant ? amounts(r, i, q->resource, &q->guaranteed, &q->limit)
+                   : amounts(r, i, q->resource, &q->limit, NULL);
+        out->n += !e;
+    }
+    PQclear(r);
+    return e;
 }
 
-int db_quota_project_get(struct db *db, const char *project_id, PGresult **out)
+int db_quota_tenant_get(struct db *db, const char *tenant_id, struct db_quota_rows *out)
 {
-    const char *p[1] = {project_id};
-    return rows(db, &st_project_get, p, out);
+    return quota_rows(db, &st_tenant_get, tenant_id, true, out);
 }
 
-int db_quota_usage(struct db *db, const char *tenant_id, const char *project_id, PGresult **out)
+int db_quota_project_get(struct db *db, const char *project_id, struct db_quota_rows *out)
+{
+    return quota_rows(db, &st_project_get, project_id, false, out);
+}
+
+void db_quota_rows_free(struct db_quota_rows *rows)
+{
+    free(rows->v);
+    memset(rows, 0, sizeof *rows);
+}
+
+int db_quota_usage(struct db *db, const char *tenant_id, const char *project_id,
+                   struct db_quota_uses *out)
 {
     const char *p[2] = {tenant_id, project_id};
-    return rows(db, &st_usage, p, out);
+    int e;
+    memset(out, 0, sizeof *out);
+    PGresult *r = db_query(db, &st_usage, p, &e);
+    if (!r)
+        return e;
+    int n = PQntuples(r);
+    out->v = xcalloc((size_t)n + 1, sizeof *out->v);
+    for (int i = 0; !e && i < n; i++) {
+        struct db_quota_use *u = &out->v[i];
+        e = amounts(r, i, u->resource, &u->used, &u->borrowed);
+        out->n += !e;
+    }
+    PQclear(r);
+    return e;
+}
+
+void db_quota_uses_free(struct db_quota_uses *uses)
+{
+    free(uses->v);
+    memset(uses, 0, sizeof *uses);
 }
 
 int db_quota_tenant_put(struct db *db, const char *tenant_id, const char *resources,
@@ -121,11 +183,29 @@ int db_quota_project_put(struct db *db, const char *tenant_id, const char *proje
     return db_exec(db, &st_project_put, p);
 }
 
-int db_quota_capacity(struct db *db, const char *tenant_id, PGresult **out)
+int db_quota_capacity(struct db *db, const char *tenant_id, struct db_quota_capacities *out)
 {
+    memset(out, 0, sizeof *out);
     int e = db_exec(db, &st_lock, NULL);
     if (e)
         return e;
     const char *p[1] = {tenant_id};
-    return rows(db, &st_capacity, p, out);
+    PGresult *r = db_query(db, &st_capacity, p, &e);
+    if (!r)
+        return e;
+    int n = PQntuples(r);
+    out->v = xcalloc((size_t)n + 1, sizeof *out->v);
+    for (int i = 0; !e && i < n; i++) {
+        struct db_quota_capacity *c = &out->v[i];
+        e = amounts(r, i, c->resource, &c->others_guaranteed, &c->capacity);
+        out->n += !e;
+    }
+    PQclear(r);
+    return e;
+}
+
+void db_quota_capacities_free(struct db_quota_capacities *caps)
+{
+    free(caps->v);
+    memset(caps, 0, sizeof *caps);
 }

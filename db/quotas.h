@@ -8,16 +8,54 @@
 
 #include "db.h"
 
-/* Rows (resource, guaranteed, limit) of a tenant's quota. */
-int db_quota_tenant_get(struct db *db, const char *tenant_id, PGresult **out);
-/* Rows (resource, limit) of a project's quota. */
-int db_quota_project_get(struct db *db, const char *project_id, PGresult **out);
+#include <stddef.h>
+
+/* A resource of a quota: "gpu:<type>", "cpu", ... (see above). */
+#define DB_QUOTA_RESOURCE_MAX 48
+/* One resource of a quota; a project's has no guarantee (0). */
+struct db_quota_row {
+    char resource[DB_QUOTA_RESOURCE_MAX];
+    double guaranteed, limit;
+};
+struct db_quota_rows {
+    struct db_quota_row *v;
+    size_t n;
+};
+/* What a tenant or a project uses of a resource now, and how much of it is borrowed. */
+struct db_quota_use {
+    char resource[DB_QUOTA_RESOURCE_MAX];
+    double used, borrowed;
+};
+struct db_quota_uses {
+    struct db_quota_use *v;
+    size_t n;
+};
+/* A GPU type: what the other tenants are guaranteed of it, what all clusters offer. */
+struct db_quota_capacity {
+    char resource[DB_QUOTA_RESOURCE_MAX];
+    double others_guaranteed, capacity;
+};
+struct db_quota_capacities {
+    struct db_quota_capacity *v;
+    size_t n;
+};
+
 /*
- * Rows (resource, used, borrowed) of what a tenant (project_id NULL) or a
- * project uses now: admitted jobs' GPUs per type, cores, GiB, job count, and
- * this month's GPU-hours.
+ * The rows below are arrays (v[0..n), malloc'd), quotas in resource order;
+ * free them with the matching _free, also after a failure.
  */
-int db_quota_usage(struct db *db, const char *tenant_id, const char *project_id, PGresult **out);
+/* A tenant's quota. */
+int db_quota_tenant_get(struct db *db, const char *tenant_id, struct db_quota_rows *out);
+/* A project's quota (limits only). */
+int db_quota_project_get(struct db *db, const char *project_id, struct db_quota_rows *out);
+void db_quota_rows_free(struct db_quota_rows *rows);
+/*
+ * What a tenant (project_id NULL) or a project uses now: admitted jobs' GPUs
+ * per type, cores, GiB, job count, and this month's GPU-hours.
+ */
+int db_quota_usage(struct db *db, const char *tenant_id, const char *project_id,
+                   struct db_quota_uses *out);
+void db_quota_uses_free(struct db_quota_uses *uses);
 /*
  * Replace a tenant's quota: resources, guaranteed and limits as
  * comma-separated lists of equal length (empty strings: no resources).
@@ -28,11 +66,12 @@ int db_quota_tenant_put(struct db *db, const char *tenant_id, const char *resour
 int db_quota_project_put(struct db *db, const char *tenant_id, const char *project_id,
                          const char *resources, const char *limits);
 /*
- * Rows (resource, others_guaranteed, capacity) for every GPU type: what the
- * other tenants are guaranteed, and what all clusters offer. Takes the quota
- * lock first, so concurrent changes are checked one after the other.
+ * Every GPU type with what the other tenants are guaranteed of it and what
+ * all clusters offer. Takes the quota lock first, so concurrent changes are
+ * checked one after the other.
  */
-int db_quota_capacity(struct db *db, const char *tenant_id, PGresult **out);
+int db_quota_capacity(struct db *db, const char *tenant_id, struct db_quota_capacities *out);
+void db_quota_capacities_free(struct db_quota_capacities *caps);
 
 extern const struct db_stmt *const db_quotas_stmts[];
 

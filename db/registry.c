@@ -4,6 +4,8 @@
  */
 #include "approvals.h"
 #include "audit.h"
+#include "auditchain.h"
+#include "auditseal.h"
 #include "auditlog.h"
 #include "billing.h"
 #include "clusters.h"
@@ -19,6 +21,7 @@
 #include "projects.h"
 #include "quotas.h"
 #include "sched.h"
+#include "schedsnap.h"
 #include "sessions.h"
 #include "tenants.h"
 #include "tokens.h"
@@ -27,7 +30,7 @@
 const struct db_stmt *const *const db_registry[] = {
     db_identity_stmts, db_auditlog_stmts, db_idempotency_stmts, db_tenants_stmts,
     db_projects_stmts, db_users_stmts,    db_tokens_stmts,      db_health_stmts,  db_gauges_stmts,
-    db_clusters_stmts, db_quotas_stmts,   db_jobs_stmts,        db_sched_stmts,
-    db_audit_stmts,    db_approvals_stmts, db_billing_stmts, db_plans_stmts, db_images_stmts, db_gpufaults_stmts,
+    db_clusters_stmts, db_quotas_stmts,   db_jobs_stmts,        db_sched_stmts, db_schedsnap_stmts,
+    db_audit_stmts,    db_auditseal_stmts, db_auditchain_stmts, db_approvals_stmts, db_billing_stmts, db_plans_stmts, db_images_stmts, db_gpufaults_stmts,
     db_sessions_stmts, NULL,
 };

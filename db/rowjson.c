@@ -188,3 +188,46 @@ int rowjson_query_one(struct db *db, const struct db_stmt *stmt, const char *con
     PQclear(r);
     return *out ? 0 : AIDC_EINTERNAL;
 }
+
+void db_rows_free(struct db_rows *rows)
+{
+    json_decref(rows->items);
+    json_decref(rows->keys);
+    rows->items = rows->keys = NULL;
+}
+
+int rowjson_rows(const PGresult *r, bool prebuilt, struct db_rows *out)
+{
+    out->items = json_array();
+    out->keys = json_array();
+    int kc = PQfnumber(r, "_cursor");
+    int n = out->items && out->keys ? PQntuples(r) : -1;
+    for (int i = 0; i < n; i++) {
+        json_t *o = prebuilt ? json_loads(PQgetvalue(r, i, 0), 0, NULL) : rowjson_object(r, i);
+        json_t *k =
+            kc < 0 || PQgetisnull(r, i, kc) ? json_null() : json_string(PQgetvalue(r, i, kc));
+        if (!o || !k || json_array_append_new(out->items, o) != 0 ||
+            json_array_append_new(out->keys, k) != 0) {
+            json_decref(o);
+            json_decref(k);
+            n = -1;
+        }
+    }
+    if (n < 0) {
+        db_rows_free(out);
+        return AIDC_EINTERNAL;
+    }
+    return 0;
+}
+
+int rowjson_query_rows(struct db *db, const struct db_stmt *stmt, const char *const *params,
+                       bool prebuilt, struct db_rows *out)
+{
+    int e;
+    PGresult *r = db_query(db, stmt, params, &e);
+    if (!r)
+        return e;
+    e = rowjson_rows(r, prebuilt, out);
+    PQclear(r);
+    return e;
+}

@@ -11,6 +11,7 @@
 #define AIDC_ROWJSON_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <libpq-fe.h>
 
 /* A new object for row `row` of r, or NULL if a json column does not parse. */
@@ -30,6 +31,23 @@ struct db_stmt;
  */
 int rowjson_query_one(struct db *db, const struct db_stmt *stmt, const char *const *params,
                       json_t **out);
+
+/*
+ * The rows of a list as db/ hands them out: each row already a JSON object
+ * (internal '_' columns left out), with its sort key beside it. Callers page
+ * over them (api/paging.h) without seeing a PGresult or a column.
+ */
+struct db_rows {
+    json_t *items; /* array of objects */
+    json_t *keys;  /* array, per item: its "_cursor" string, or null */
+};
+/* Fill *out from r: each row turned by rowjson_object, or, when prebuilt, the
+ * row's first column parsed as the item's JSON. 0 or AIDC_EINTERNAL. */
+int rowjson_rows(const PGresult *r, bool prebuilt, struct db_rows *out);
+/* Run stmt and fill *out as rowjson_rows; errors as db_query. */
+int rowjson_query_rows(struct db *db, const struct db_stmt *stmt, const char *const *params,
+                       bool prebuilt, struct db_rows *out);
+void db_rows_free(struct db_rows *rows);
 
 /* Column value of r by name (NULL if SQL NULL or no such column). */
 const char *rowjson_get(const PGresult *r, int row, const char *column);

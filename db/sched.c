@@ -2,6 +2,7 @@
 #include "sched.h"
 
 #include "../server/err.h"
+#include "schedrows.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,56 +42,6 @@ static const struct db_stmt st_unlead = {
 static const struct db_stmt st_outbox_release = {
     "outbox_release",
     "UPDATE outbox SET next_attempt_at = now() WHERE delivered_at IS NULL AND next_attempt_at > now()",
-    0};
-
-/* ---- snapshot ----------------------------------------------------------------------- */
-
-static const struct db_stmt st_clusters = {
-    "snap_clusters", "SELECT id, kind, healthy, options::text FROM clusters ORDER BY name", 0};
-static const struct db_stmt st_inventory = {
-    "snap_inventory", "SELECT cluster_id, resource, total FROM cluster_inventory", 0};
-static const struct db_stmt st_tenants = {"snap_tenants",
-                                          "SELECT id, suspended FROM tenants", 0};
-static const struct db_stmt st_tquotas = {
-    "snap_tquotas",
-    "SELECT tenant_id, resource, guaranteed::float8, \"limit\"::float8 FROM tenant_quotas", 0};
-static const struct db_stmt st_pquotas = {
-    "snap_pquotas",
-    "SELECT q.project_id, q.tenant_id, q.resource, q.\"limit\"::float8, p.slug"
-    " FROM project_quotas q JOIN projects p ON p.id = q.project_id", 0};
-/* GPU-hours of this calendar month (UTC): metered, plus what is not yet */
-static const struct db_stmt st_hours = {
-    "snap_hours",
-    "SELECT tenant_id, project_id, sum(s) / 3600 FROM"
-    " (SELECT tenant_id, project_id, gpu_seconds AS s FROM usage_monthly"
-    "   WHERE period = (date_trunc('month', now(), 'UTC') AT TIME ZONE 'UTC')::date"
-    "  UNION ALL SELECT tenant_id, project_id, gpus * extract(epoch FROM e - s)"
-    "   FROM aidc_usage_unmetered(date_trunc('month', now(), 'UTC'), now()) WHERE gpus > 0) x"
-    " GROUP BY tenant_id, project_id",
-    0};
-/* GPUs with open faults where aidc assigns indexes: never handed out (NULL: all of the node) */
-static const struct db_stmt st_faults = {
-    "snap_faults",
-    "SELECT f.cluster_id, f.gpu_index FROM gpu_faults f"
-    " WHERE f.resolved_at IS NULL AND EXISTS (SELECT 1 FROM cluster_nodes n"
-    "   WHERE n.cluster_id = f.cluster_id AND n.node = f.node AND n.per_gpu)",
-    0};
-static const struct db_stmt st_queued = {
-    "snap_queued",
-    DB_SCHED_QUEUED_SQL,
-    0};
-static const struct db_stmt st_marks_now = {
-    "snap_marks",
-    "SELECT gpu_type, pos, job_id FROM queue_marks"
-    " ORDER BY gpu_type COLLATE \"C\", queue_rank, submitted_at, job_id",
-    0};
-static const struct db_stmt st_active = {
-    "snap_active",
-    "SELECT " JOB_SNAP ", cluster_id, preemptible, stop_requested IS NOT NULL,"
-    " extract(epoch FROM coalesce(admitted_at, now())),"
-    " extract(epoch FROM coalesce(started_at, admitted_at, now())"
-    "                    + time_limit_minutes * interval '1 minute'),"
-    " gpu_indexes::text FROM jobs WHERE state IN " ACTIVE,
     0};
 
 /* ---- decisions ---------------------------------------------------------------------- */
@@ -174,6 +125,45 @@ static const struct db_stmt st_claim = {
     " LEFT JOIN images i ON i.id = j.image_id LEFT JOIN registries reg ON reg.id = i.registry_id"
     " ORDER BY u.id",
     2};
+enum {
+    C_ID,
+    C_ACTION,
+    C_ATTEMPTS,
+    C_JOB,
+    C_RUN,
+    C_STATE,
+    C_STOP,
+    C_BACKEND_ID,
+    C_TENANT,
+    C_PROJECT,
+    C_USER,
+    C_NAME,
+    C_IMAGE,
+    C_COMMAND,
+    C_SCRIPT,
+    C_ENV,
+    C_GPUS,
+    C_GPU_TYPE,
+    C_CPUS,
+    C_MEM,
+    C_NODES,
+    C_TIME,
+    C_PREEMPTIBLE,
+    C_INDEXES,
+    C_CL_ID,
+    C_CL_NAME,
+    C_CL_KIND,
+    C_CL_ENDPOINT,
+    C_CL_CRED,
+    C_CL_OPTIONS,
+    C_PRIORITY,
+    C_ADMITTED,
+    C_IMAGE_DIGEST,
+    C_IMAGE_TAGGED,
+    C_TENANT_NUMBER,
+    C_REGISTRY_URL,
+    C_REGISTRY_CRED
+};
 static const struct db_stmt st_done = {
     "outbox_done", "UPDATE outbox SET delivered_at = now(), last_error = NULL WHERE id = $1::bigint",
     1};
@@ -209,6 +199,7 @@ static const struct db_stmt st_sync_active = {
     " FROM jobs j WHERE j.state IN " ACTIVE " AND j.backend_job_id IS NOT NULL"
     " ORDER BY j.cluster_id, j.id",
     0};
+enum { A_ID, A_CLUSTER, A_STATE, A_BACKEND_ID, A_RUN, A_STOP };
 /* a job's stop request now, under the row's lock (it may have come after the round's snapshot) */
 static const struct db_stmt st_stop_now = {
     "sched_stop_now", "SELECT stop_requested FROM jobs WHERE id = $1::uuid FOR UPDATE", 1};
@@ -318,14 +309,29 @@ static const struct db_stmt st_requeue = {
     " SELECT count(*), CASE WHEN count(*) > 0 THEN pg_notify('aidc_jobs', 'requeue') END FROM u",
     4};
 
-const struct db_stmt *const db_sched_stmts[] = {
-    &st_notify_jobs, &st_notify_outbox, &st_notify_sync, &st_notify_registries, &st_lock,      &st_clusters,
-    &st_inventory,   &st_tenants,       &st_tquotas,     &st_pquotas,   &st_hours,
-    &st_queued,      &st_active,        &st_admit,       &st_preempt,   &st_waits,
-    &st_claim,       &st_done,          &st_failed,      &st_delivered, &st_sync_active,
-    &st_pending_reason,
-    &st_to_active,   &st_to_final,      &st_requeue,     &st_marks_now,  &st_marks,
-    &st_stop_now,    &st_lead,          &st_outbox_release, &st_unlead, &st_faults, NULL};
+const struct db_stmt *const db_sched_stmts[] = {&st_notify_jobs,
+                                                &st_notify_outbox,
+                                                &st_notify_sync,
+                                                &st_notify_registries,
+                                                &st_lock,
+                                                &st_admit,
+                                                &st_preempt,
+                                                &st_waits,
+                                                &st_claim,
+                                                &st_done,
+                                                &st_failed,
+                                                &st_delivered,
+                                                &st_sync_active,
+                                                &st_pending_reason,
+                                                &st_to_active,
+                                                &st_to_final,
+                                                &st_requeue,
+                                                &st_marks,
+                                                &st_stop_now,
+                                                &st_lead,
+                                                &st_outbox_release,
+                                                &st_unlead,
+                                                NULL};
 
 int db_sched_wake(struct db *db, const char *channel)
 {
@@ -378,41 +384,6 @@ int db_outbox_release(struct db *db)
     return db_exec(db, &st_outbox_release, NULL);
 }
 
-int db_sched_snapshot(struct db *db, struct db_snapshot *out)
-{
-    const struct db_stmt *const sts[] = {&st_clusters, &st_inventory, &st_tenants, &st_tquotas,
-                                         &st_pquotas,  &st_hours,     &st_queued,  &st_active,
-                                         &st_marks_now, &st_faults};
-    PGresult **dst[] = {&out->clusters, &out->inventory, &out->tenants, &out->tquotas,
-                        &out->pquotas,  &out->hours,     &out->queued,  &out->active,
-                        &out->marks,    &out->faults};
-    memset(out, 0, sizeof *out);
-    for (size_t i = 0; i < sizeof sts / sizeof sts[0]; i++) {
-        int e;
-        *dst[i] = db_query(db, sts[i], NULL, &e);
-        if (!*dst[i]) {
-            db_sched_snapshot_free(out);
-            return e;
-        }
-    }
-    return 0;
-}
-
-void db_sched_snapshot_free(struct db_snapshot *s)
-{
-    PQclear(s->clusters);
-    PQclear(s->inventory);
-    PQclear(s->tenants);
-    PQclear(s->tquotas);
-    PQclear(s->pquotas);
-    PQclear(s->hours);
-    PQclear(s->queued);
-    PQclear(s->active);
-    PQclear(s->marks);
-    PQclear(s->faults);
-    memset(s, 0, sizeof *s);
-}
-
 /* Run a counting statement: *count from its first column. */
 static int counted(struct db *db, const struct db_stmt *st, const char *const *p, long *count)
 {
@@ -455,28 +426,82 @@ int db_sched_marks(struct db *db, const char *types, const char *positions, cons
     return db_exec(db, &st_marks, p);
 }
 
-int db_outbox_claim(struct db *db, int limit, int lease_seconds, PGresult **out)
+static void read_claim(struct rowreader *rd, void *row)
+{
+    struct db_outbox_job *j = row;
+    j->id = rowreader_ll(rd, C_ID);
+    j->action = rowreader_text0(rd, C_ACTION);
+    j->attempts = rowreader_int(rd, C_ATTEMPTS);
+    rowreader_uuid(rd, C_JOB, j->job_id);
+    j->run_key = rowreader_text0(rd, C_RUN);
+    j->state = rowreader_text0(rd, C_STATE);
+    j->stop = rowreader_text(rd, C_STOP);
+    j->backend_job_id = rowreader_text(rd, C_BACKEND_ID);
+    j->tenant = rowreader_text0(rd, C_TENANT);
+    j->project = rowreader_text0(rd, C_PROJECT);
+    j->user = rowreader_text0(rd, C_USER);
+    j->name = rowreader_text0(rd, C_NAME);
+    j->image = rowreader_text(rd, C_IMAGE);
+    j->command = rowreader_text(rd, C_COMMAND);
+    j->script = rowreader_text(rd, C_SCRIPT);
+    j->env = rowreader_text0(rd, C_ENV);
+    j->gpus = rowreader_int(rd, C_GPUS);
+    j->gpu_type = rowreader_text(rd, C_GPU_TYPE);
+    j->cpus = rowreader_int(rd, C_CPUS);
+    j->memory_gib = rowreader_int(rd, C_MEM);
+    j->nodes = rowreader_int(rd, C_NODES);
+    j->time_limit_minutes = rowreader_int(rd, C_TIME);
+    j->preemptible = rowreader_bool(rd, C_PREEMPTIBLE);
+    j->gpu_indexes = rowreader_ints(rd, C_INDEXES, &j->ngpu_indexes);
+    rowreader_outbox_cluster(rd, C_CL_ID, &j->cluster);
+    j->priority = rowreader_text0(rd, C_PRIORITY);
+    j->admitted_at = rowreader_ll(rd, C_ADMITTED);
+    j->image_digest = rowreader_text(rd, C_IMAGE_DIGEST);
+    j->image_tagged = rowreader_text(rd, C_IMAGE_TAGGED);
+    j->tenant_number = rowreader_ll(rd, C_TENANT_NUMBER);
+    j->registry_url = rowreader_text(rd, C_REGISTRY_URL);
+    j->registry_credentials_ref = rowreader_text(rd, C_REGISTRY_CRED);
+}
+
+int db_outbox_claim(struct db *db, int limit, int lease_seconds, struct db_outbox_jobs *out)
 {
     char lim[16], lease[16];
     snprintf(lim, sizeof lim, "%d", limit);
     snprintf(lease, sizeof lease, "%d", lease_seconds);
     const char *p[2] = {lim, lease};
-    int e;
-    *out = db_query(db, &st_claim, p, &e);
+    memset(out, 0, sizeof *out);
+    int e = 0;
+    PGresult *r = db_query(db, &st_claim, p, &e);
+    if (!r)
+        return e;
+    void *v = NULL;
+    e = rowreader_all(r, sizeof *out->v, read_claim, &v, &out->n, &out->strings, st_claim.name);
+    out->v = v;
+    PQclear(r);
     return e;
 }
 
-int db_outbox_done(struct db *db, const char *outbox_id)
+void db_outbox_jobs_free(struct db_outbox_jobs *rows)
 {
-    const char *p[1] = {outbox_id};
+    free(rows->v);
+    db_strings_free(rows->strings);
+    memset(rows, 0, sizeof *rows);
+}
+
+int db_outbox_done(struct db *db, long long outbox_id)
+{
+    char id[24];
+    snprintf(id, sizeof id, "%lld", outbox_id);
+    const char *p[1] = {id};
     return db_exec(db, &st_done, p);
 }
 
-int db_outbox_failed(struct db *db, const char *outbox_id, const char *error, int delay_seconds)
+int db_outbox_failed(struct db *db, long long outbox_id, const char *error, int delay_seconds)
 {
-    char delay[16];
+    char id[24], delay[16];
+    snprintf(id, sizeof id, "%lld", outbox_id);
     snprintf(delay, sizeof delay, "%d", delay_seconds);
-    const char *p[3] = {outbox_id, error, delay};
+    const char *p[3] = {id, error, delay};
     return db_exec(db, &st_failed, p);
 }
 
@@ -498,11 +523,37 @@ int db_sched_stop_now(struct db *db, const char *job_id, char *stop, size_t n)
     return 0;
 }
 
-int db_sched_active(struct db *db, PGresult **out)
+static void read_active(struct rowreader *rd, void *row)
 {
-    int e;
-    *out = db_query(db, &st_sync_active, NULL, &e);
+    struct db_active_job *j = row;
+    rowreader_uuid(rd, A_ID, j->id);
+    rowreader_uuid(rd, A_CLUSTER, j->cluster_id);
+    j->state = rowreader_text0(rd, A_STATE);
+    j->backend_job_id = rowreader_text0(rd, A_BACKEND_ID);
+    j->run_key = rowreader_text0(rd, A_RUN);
+    j->stop = rowreader_text(rd, A_STOP);
+}
+
+int db_sched_active(struct db *db, struct db_active_jobs *out)
+{
+    memset(out, 0, sizeof *out);
+    int e = 0;
+    PGresult *r = db_query(db, &st_sync_active, NULL, &e);
+    if (!r)
+        return e;
+    void *v = NULL;
+    e = rowreader_all(r, sizeof *out->v, read_active, &v, &out->n, &out->strings,
+                      st_sync_active.name);
+    out->v = v;
+    PQclear(r);
     return e;
+}
+
+void db_active_jobs_free(struct db_active_jobs *rows)
+{
+    free(rows->v);
+    db_strings_free(rows->strings);
+    memset(rows, 0, sizeof *rows);
 }
 
 int db_job_pending_reason(struct db *db, const char *job_id, const char *reason)

@@ -15,6 +15,7 @@
 #include "db.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /* Advisory-lock keys of the workers that must run on one replica at a time. */
 enum db_sched_lock { DB_LOCK_ADMITTER = 1, DB_LOCK_SYNCER = 2, DB_LOCK_METER = 3 };
@@ -33,38 +34,7 @@ int db_sched_unlead(struct db *db, int key);
 /* Make every undelivered outbox row due now (a new dispatcher leader). */
 int db_outbox_release(struct db *db);
 
-/*
- * The admission snapshot, one result each (columns in the order listed):
- * clusters:  id, kind, healthy, options (json text)
- * inventory: cluster_id, resource, total
- * tenants:   id, suspended
- * tquotas:   tenant_id, resource, guaranteed, limit (float8)
- * pquotas:   project_id, tenant_id, resource, limit
- * hours:     tenant_id, project_id, GPU-hours this calendar month (UTC)
- * queued:    id, tenant_id, project_id, gpu_type, gpus, cpus, memory_gib (totals over
- *            nodes), nodes, queue_rank, submitted (epoch), time limit (s),
- *            requested_cluster, reason, estimated_start (epoch), in no order
- *            (an ORDER BY spilled its sort to disk: row-level security hides
- *            the row count from the planner)
- * active:    the same first 11, then cluster_id, preemptible, stopping, admitted
- *            (epoch), expected end (epoch), gpu_indexes ("{0,1}")
- */
-#define JOB_SNAP                                                                                  \
-    "id, tenant_id, project_id, gpu_type, gpus * nodes, cpus * nodes, memory_gib * nodes, nodes," \
-    " queue_rank, extract(epoch FROM submitted_at), time_limit_minutes * 60"
-/* The snapshot's queued jobs (also timed alone by tests/bench/admission_db.c). */
-#define DB_SCHED_QUEUED_SQL                                                                       \
-    "SELECT " JOB_SNAP ", requested_cluster, reason, extract(epoch FROM estimated_start)"         \
-    " FROM jobs WHERE state = 'queued'"
-struct db_snapshot {
-    PGresult *clusters, *inventory, *tenants, *tquotas, *pquotas, *hours, *queued, *active;
-    PGresult *marks; /* the queue marks written last: gpu type, position, job id */
-    /* GPU indexes never to hand out (open faults where aidc assigns indexes):
-     * cluster_id, gpu_index (NULL: every GPU of the cluster's node) */
-    PGresult *faults;
-};
-int db_sched_snapshot(struct db *db, struct db_snapshot *out);
-void db_sched_snapshot_free(struct db_snapshot *s);
+/* The admission snapshot: db/schedsnap.h. */
 
 /*
  * Admit queued jobs (array literals of equal length: job ids, cluster ids,
@@ -86,27 +56,79 @@ int db_sched_marks(struct db *db, const char *types, const char *positions, cons
 /* Why queued jobs wait: reasons and estimated starts (epoch, NULL elements: unknown). */
 int db_sched_waits(struct db *db, const char *ids, const char *reasons, const char *estimates);
 
+/* The cluster an outbox row goes to; strings as its row's. */
+struct db_outbox_cluster {
+    char id[37];
+    const char *name, *kind, *endpoint, *credentials_ref;
+    const char *options; /* JSON text */
+};
+
+/* A claimed outbox row of a job, with what its delivery needs. */
+struct db_outbox_job {
+    long long id;
+    const char *action; /* submit, cancel, preempt */
+    int attempts;       /* this claim included */
+    char job_id[37];
+    const char *run_key; /* the job's name in its backend (db/sched.c RUN_KEY) */
+    const char *state;
+    const char *stop;             /* stop_requested: NULL, "cancel" or "preempt" */
+    const char *backend_job_id;   /* NULL: not delivered yet */
+    const char *tenant, *project; /* slugs */
+    const char *user, *name;
+    const char *image;   /* NULL: none (a script on the host) */
+    const char *command; /* JSON text, or NULL */
+    const char *script;  /* NULL: none */
+    const char *env;     /* JSON text */
+    int gpus;
+    const char *gpu_type; /* NULL: CPU only */
+    int cpus, memory_gib, nodes, time_limit_minutes;
+    bool preemptible;
+    const int *gpu_indexes; /* where aidc assigned them; NULL (0) when not */
+    size_t ngpu_indexes;
+    struct db_outbox_cluster cluster;
+    const char *priority;                    /* high, normal, low */
+    long long admitted_at;                   /* epoch seconds (now when not admitted) */
+    const char *image_digest, *image_tagged; /* NULL: not known */
+    long long tenant_number;
+    const char *registry_url, *registry_credentials_ref; /* the image's registry, or NULL */
+};
+
+struct db_strings;
+struct db_outbox_jobs {
+    struct db_outbox_job *v;
+    size_t n;
+    struct db_strings *strings;
+};
+
 /*
- * Claim up to limit due outbox rows for lease_seconds (no other dispatcher
- * takes them meanwhile; an earlier row of the same job goes first). Columns:
- * outbox id, action, attempts, job id, run key, job state, stop_requested,
- * backend_job_id, tenant slug, project slug, user, name, image, command,
- * script, env, gpus, gpu_type, cpus, memory_gib, nodes, time_limit_minutes,
- * preemptible, gpu_indexes, cluster id, cluster name, kind, endpoint,
- * credentials_ref, options, priority, admitted_at (epoch seconds).
+ * Claim up to limit due outbox rows of jobs for lease_seconds (no other
+ * dispatcher takes them meanwhile; an earlier row of the same job goes first),
+ * in outbox order, into *out (free with db_outbox_jobs_free).
  */
-int db_outbox_claim(struct db *db, int limit, int lease_seconds, PGresult **out);
-int db_outbox_done(struct db *db, const char *outbox_id);
+int db_outbox_claim(struct db *db, int limit, int lease_seconds, struct db_outbox_jobs *out);
+void db_outbox_jobs_free(struct db_outbox_jobs *rows);
+int db_outbox_done(struct db *db, long long outbox_id);
 /* Record a failed delivery; it is tried again after delay_seconds. */
-int db_outbox_failed(struct db *db, const char *outbox_id, const char *error, int delay_seconds);
+int db_outbox_failed(struct db *db, long long outbox_id, const char *error, int delay_seconds);
 /* The backend took the job: remember its id there; admitted -> pending. */
 int db_job_delivered(struct db *db, const char *job_id, const char *backend_job_id);
 
-/*
- * Active jobs the backends hold. Columns: id, cluster_id, state,
- * backend_job_id, run key, stop_requested.
- */
-int db_sched_active(struct db *db, PGresult **out);
+/* An active job its backend holds. */
+struct db_active_job {
+    char id[37], cluster_id[37];
+    const char *state;          /* admitted, pending, running */
+    const char *backend_job_id; /* never NULL: only delivered jobs are listed */
+    const char *run_key;
+    const char *stop; /* stop_requested, or NULL */
+};
+struct db_active_jobs {
+    struct db_active_job *v;
+    size_t n;
+    struct db_strings *strings;
+};
+/* The active jobs the backends hold, by cluster, into *out (free with db_active_jobs_free). */
+int db_sched_active(struct db *db, struct db_active_jobs *out);
+void db_active_jobs_free(struct db_active_jobs *rows);
 /* A job's stop_requested now ("" when none), its row locked for the transaction. */
 int db_sched_stop_now(struct db *db, const char *job_id, char *stop, size_t n);
 

@@ -52,14 +52,12 @@ int db_session_record(struct db *db, const struct db_session_new *s)
 }
 
 int db_session_list(struct db *db, const char *user_id, const char *current_jti,
-                    const char *after_ts, const char *after_id, int limit, PGresult **out)
+                    const char *after_ts, const char *after_id, int limit, struct db_rows *out)
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[5] = {user_id, after_ts, after_id, lim, current_jti};
-    int e;
-    *out = db_query(db, &st_list, p, &e);
-    return e;
+    return rowjson_query_rows(db, &st_list, p, false, out);
 }
 
 int db_session_end(struct db *db, const char *user_id, const char *jti, json_t **out)

@@ -8,6 +8,7 @@
 #define AIDC_DB_SESSIONS_H
 
 #include "db.h"
+#include "rowjson.h"
 
 #include <jansson.h>
 #include <time.h>
@@ -26,7 +27,7 @@ int db_session_record(struct db *db, const struct db_session_new *s);
  * "current" marks current_jti (NULL: none is).
  */
 int db_session_list(struct db *db, const char *user_id, const char *current_jti,
-                    const char *after_ts, const char *after_id, int limit, PGresult **out);
+                    const char *after_ts, const char *after_id, int limit, struct db_rows *out);
 /*
  * End one live session of the user: it is revoked at once. *out describes it
  * (created_at, source_ip, user_agent, expires_at); AIDC_ENOTFOUND when the

@@ -103,14 +103,12 @@ int db_tenant_create(struct db *db, const char *slug, const char *name, json_t *
     return rowjson_query_one(db, &st_create, p, out);
 }
 
-int db_tenant_list(struct db *db, const char *after, int limit, PGresult **out)
+int db_tenant_list(struct db *db, const char *after, int limit, struct db_rows *out)
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[2] = {after, lim};
-    int e;
-    *out = db_query(db, &st_list, p, &e);
-    return e;
+    return rowjson_query_rows(db, &st_list, p, false, out);
 }
 
 int db_tenant_get(struct db *db, const char *tenant_id, json_t **out)
@@ -133,14 +131,12 @@ int db_tenant_delete(struct db *db, const char *tenant_id, json_t **out)
 }
 
 int db_member_list(struct db *db, const char *tenant_id, const char *after, int limit,
-                   PGresult **out)
+                   struct db_rows *out)
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[3] = {tenant_id, after, lim};
-    int e;
-    *out = db_query(db, &st_member_list, p, &e);
-    return e;
+    return rowjson_query_rows(db, &st_member_list, p, false, out);
 }
 
 int db_member_put(struct db *db, const char *tenant_id, const char *username, const char *role,

@@ -6,6 +6,7 @@
 #define AIDC_DB_TENANTS_H
 
 #include "db.h"
+#include "rowjson.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -18,7 +19,7 @@ int db_tenant_resolve(struct db *db, const char *slug, char *id_out, bool *suspe
 /* Create a tenant; *out is the new tenant object. AIDC_ECONFLICT: slug taken. */
 int db_tenant_create(struct db *db, const char *slug, const char *name, json_t **out);
 /* Up to limit+1 tenants with slug > after (NULL: from the start), by slug. */
-int db_tenant_list(struct db *db, const char *after, int limit, PGresult **out);
+int db_tenant_list(struct db *db, const char *after, int limit, struct db_rows *out);
 int db_tenant_get(struct db *db, const char *tenant_id, json_t **out);
 /* Change name, suspended, members_see_all_jobs ("true"/"false"; NULL = keep). */
 int db_tenant_update(struct db *db, const char *tenant_id, const char *name,
@@ -33,7 +34,7 @@ int db_tenant_delete(struct db *db, const char *tenant_id, json_t **out);
 
 /* Members of a tenant with username > after, by username (limit+1 rows). */
 int db_member_list(struct db *db, const char *tenant_id, const char *after, int limit,
-                   PGresult **out);
+                   struct db_rows *out);
 /*
  * Give username the role in the tenant (adding or changing the membership).
  * AIDC_ENOTFOUND when no such user. *created tells whether it is new.

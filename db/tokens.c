@@ -58,14 +58,12 @@ int db_token_create(struct db *db, const struct db_token_new *t, json_t **out)
 }
 
 int db_token_list(struct db *db, const char *user_id, const char *tenant_id,
-                  const char *after_ts, const char *after_id, int limit, PGresult **out)
+                  const char *after_ts, const char *after_id, int limit, struct db_rows *out)
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[5] = {user_id, after_ts, after_id, lim, tenant_id};
-    int e;
-    *out = db_query(db, &st_list, p, &e);
-    return e;
+    return rowjson_query_rows(db, &st_list, p, false, out);
 }
 
 int db_token_revoke(struct db *db, const char *user_id, const char *tenant_id,

@@ -3,6 +3,7 @@
 #define AIDC_DB_TOKENS_H
 
 #include "db.h"
+#include "rowjson.h"
 
 #include <jansson.h>
 
@@ -27,7 +28,7 @@ int db_token_create(struct db *db, const struct db_token_new *t, json_t **out);
  * with tenant_id only those bound to that tenant.
  */
 int db_token_list(struct db *db, const char *user_id, const char *tenant_id,
-                  const char *after_ts, const char *after_id, int limit, PGresult **out);
+                  const char *after_ts, const char *after_id, int limit, struct db_rows *out);
 /*
  * Revoke a token and every token it created (recursively); with tenant_id
  * only a token bound to that tenant. AIDC_ENOTFOUND when there is no such

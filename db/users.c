@@ -96,14 +96,12 @@ int db_user_create(struct db *db, const char *username, const char *password_has
     return rowjson_query_one(db, &st_create, p, out);
 }
 
-int db_user_list(struct db *db, const char *after, int limit, PGresult **out)
+int db_user_list(struct db *db, const char *after, int limit, struct db_rows *out)
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
     const char *p[2] = {after, lim};
-    int e;
-    *out = db_query(db, &st_list, p, &e);
-    return e;
+    return rowjson_query_rows(db, &st_list, p, false, out);
 }
 
 int db_user_get(struct db *db, const char *username, json_t **out)

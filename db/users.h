@@ -6,6 +6,7 @@
 #define AIDC_DB_USERS_H
 
 #include "db.h"
+#include "rowjson.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -19,7 +20,7 @@ int db_user_create(struct db *db, const char *username, const char *password_has
                    const char *email, const char *display_name, const char *roles,
                    const char *granted_by, json_t **out);
 /* Up to limit+1 users with username > after, by username. */
-int db_user_list(struct db *db, const char *after, int limit, PGresult **out);
+int db_user_list(struct db *db, const char *after, int limit, struct db_rows *out);
 int db_user_get(struct db *db, const char *username, json_t **out);
 /*
  * Change the given fields (NULL = keep). roles replaces the global roles

@@ -446,62 +446,69 @@ static void sync_repo(struct run *r, const char *repo, json_t *gone)
 }
 
 /* A read of the sync: in a transaction of the system's context (row-level security). */
-static PGresult *system_read(struct db *db, int (*fn)(struct db *, const char *, PGresult **),
-                             const char *arg)
+static int system_read(struct db *db, int (*fn)(struct db *, void *), void *arg)
 {
-    PGresult *res = NULL;
     int e = db_begin(db, &system_ctx, false);
     if (!e)
-        e = fn(db, arg, &res);
+        e = fn(db, arg);
     if (!e)
         e = db_commit(db);
     else
         db_rollback(db);
-    if (e) {
-        PQclear(res);
-        return NULL;
-    }
-    return res;
+    return e;
 }
 
-static int read_tenants(struct db *db, const char *unused, PGresult **out)
+struct known_read {
+    const char *registry_id;
+    struct db_sync_images images;
+};
+
+static int read_known(struct db *db, void *arg)
 {
-    (void)unused;
-    return db_sync_tenants(db, out);
+    struct known_read *k = arg;
+    return db_sync_known(db, k->registry_id, &k->images);
 }
 
 static json_t *load_known(struct db *db, const char *registry_id)
 {
-    PGresult *res = system_read(db, db_sync_known, registry_id);
-    if (!res)
+    struct known_read k = {.registry_id = registry_id};
+    if (system_read(db, read_known, &k) != 0) {
+        db_sync_images_free(&k.images);
         return NULL;
+    }
     json_t *m = json_object();
-    for (int i = 0; i < PQntuples(res); i++) {
-        const char *repo = PQgetvalue(res, i, 1);
-        json_t *tags = json_object_get(m, repo);
+    for (size_t i = 0; i < k.images.n; i++) {
+        const struct db_sync_image *im = &k.images.v[i];
+        json_t *tags = json_object_get(m, im->repository);
         if (!tags) {
             tags = json_object();
-            json_object_set_new(m, repo, tags);
+            json_object_set_new(m, im->repository, tags);
         }
-        json_object_set_new(tags, PQgetvalue(res, i, 2),
-                            json_pack("{s:s, s:s, s:b, s:b, s:b}", "id", PQgetvalue(res, i, 0),
-                                      "digest", PQgetvalue(res, i, 3), "immutable",
-                                      PQgetvalue(res, i, 4)[0] == 't', "gone",
-                                      PQgetvalue(res, i, 5)[0] == 't', "seen", 0));
+        json_object_set_new(tags, im->tag,
+                            json_pack("{s:s, s:s, s:b, s:b, s:b}", "id", im->id, "digest",
+                                      im->digest, "immutable", im->immutable, "gone", im->gone,
+                                      "seen", 0));
     }
-    PQclear(res);
+    db_sync_images_free(&k.images);
     return m;
+}
+
+static int read_tenants(struct db *db, void *arg)
+{
+    return db_sync_tenants(db, arg);
 }
 
 static json_t *load_tenants(struct db *db)
 {
-    PGresult *res = system_read(db, read_tenants, NULL);
-    if (!res)
+    struct db_sync_tenants t = {0};
+    if (system_read(db, read_tenants, &t) != 0) {
+        db_sync_tenants_free(&t);
         return NULL;
+    }
     json_t *m = json_object();
-    for (int i = 0; i < PQntuples(res); i++)
-        json_object_set_new(m, PQgetvalue(res, i, 1), json_string(PQgetvalue(res, i, 0)));
-    PQclear(res);
+    for (size_t i = 0; i < t.n; i++)
+        json_object_set_new(m, t.v[i].slug, json_string(t.v[i].id));
+    db_sync_tenants_free(&t);
     return m;
 }
 
@@ -531,16 +538,16 @@ static int write_ending(struct db *db, const void *arg)
         e = db_sync_gone(db, sbuf_str(&ids), &en->gone_n);
         sbuf_free(&ids);
     }
-    PGresult *res = NULL;
+    struct db_storage_overs so = {0};
     if (!e)
-        e = db_sync_storage(db, &res);
+        e = db_sync_storage(db, &so);
     json_t *over = json_array();
-    for (int i = 0; !e && i < PQntuples(res); i++) {
-        const char *slug = PQgetvalue(res, i, 0);
+    for (size_t i = 0; !e && i < so.n; i++) {
+        const char *slug = so.v[i].slug;
         json_array_append_new(over, json_pack("{s:s, s:I, s:f}", "tenant", slug, "used_bytes",
-                                              (json_int_t)strtoll(PQgetvalue(res, i, 1), NULL, 10),
-                                              "limit_gib", strtod(PQgetvalue(res, i, 2), NULL)));
-        if (PQgetvalue(res, i, 3)[0] != 't')
+                                              (json_int_t)so.v[i].used_bytes, "limit_gib",
+                                              so.v[i].limit_gib));
+        if (!so.v[i].newly)
             continue;
         log_warn("tenant %s: its images exceed its storage_gib quota", slug);
         json_t *d = json_pack("{s:s, s:s}", "registry", en->registry_name, "reason",
@@ -550,7 +557,7 @@ static int write_ending(struct db *db, const void *arg)
         e = audit_record_system(db, &ev, true);
         json_decref(d);
     }
-    PQclear(res);
+    db_storage_overs_free(&so);
     json_object_set_new(en->report, "deleted_upstream", json_integer(en->gone_n));
     json_object_set_new(en->report, "over_quota", over);
     char *report = json_dumps(en->report, JSON_COMPACT);
@@ -571,16 +578,9 @@ static int write_ending(struct db *db, const void *arg)
     return e;
 }
 
-/* The claimed registry of a sync (columns of db_registry_claim). */
-struct claimed {
-    const char *id, *name, *url, *credref, *owner;
-    const json_t *options;
-};
-
-static void sync_registry(struct db *db, const struct claimed *c)
+static void sync_registry(struct db *db, const struct db_registry_claim *c, const json_t *options)
 {
     const char *id = c->id, *name = c->name;
-    const json_t *options = c->options;
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     struct run r = {.db = db, .registry_id = id, .registry_name = name, .owner = c->owner,
@@ -591,7 +591,7 @@ static void sync_registry(struct db *db, const struct claimed *c)
     char err[512] = "";
     struct registry_target t = {
         .url = c->url,
-        .credref = c->credref,
+        .credref = c->credentials_ref,
         .timeout_seconds = (int)json_integer_value(json_object_get(options, "timeout_seconds")),
         .page_size = (int)json_integer_value(json_object_get(options, "page_size")),
     };
@@ -667,26 +667,24 @@ static void sync_registry(struct db *db, const struct claimed *c)
 int regsync_run(struct db *db, int every_s)
 {
     int e = db_begin(db, &system_ctx, false);
-    PGresult *res = NULL;
+    struct db_registry_claim c = {0};
+    bool claimed = false;
     if (!e)
-        e = db_registry_claim(db, every_s, SYNC_STALE_SECONDS, &res);
+        e = db_registry_claim(db, every_s, SYNC_STALE_SECONDS, &c, &claimed);
     if (!e)
         e = db_commit(db);
     else
         db_rollback(db);
-    if (e || !res) {
-        PQclear(res);
+    if (e || !claimed) {
+        db_registry_claim_free(&c);
         return e;
     }
-    json_t *options = json_loads(PQgetvalue(res, 0, 4), 0, NULL);
+    json_t *options = json_loads(c.options_json, 0, NULL);
     if (!options)
         options = json_object();
-    struct claimed c = {.id = PQgetvalue(res, 0, 0), .name = PQgetvalue(res, 0, 1),
-                        .url = PQgetvalue(res, 0, 2), .credref = PQgetvalue(res, 0, 3),
-                        .owner = PQgetvalue(res, 0, 5), .options = options};
-    sync_registry(db, &c);
+    sync_registry(db, &c, options);
     json_decref(options);
-    PQclear(res);
+    db_registry_claim_free(&c);
     return 1;
 }
 

@@ -1,7 +1,7 @@
 /*
  * admitter.c - the admission worker (see admitter.h). Most of this file turns
- * result rows into the index-based snapshot of sched/admission.h and the
- * decisions back into array parameters.
+ * the snapshot's rows (db/schedsnap.h) into the index-based snapshot of
+ * sched/admission.h and the decisions back into array parameters.
  */
 #include "admitter.h"
 
@@ -9,6 +9,7 @@
 #include "../db/gpufaults.h"
 #include "../db/pgarray.h"
 #include "../db/sched.h"
+#include "../db/schedsnap.h"
 #include "../server/config.h"
 #include "../server/err.h"
 #include "../server/log.h"
@@ -49,9 +50,9 @@ struct build {
     char **type_names;
     size_t type_cap, project_cap;
     struct cl_info *cl;
-    /* snapshot job -> result row: rows of an unknown tenant (created since
-     * the tenants were read) are left out of the snapshot */
-    int *qrow, *arow;
+    /* snapshot job -> row of the db snapshot: rows of an unknown tenant
+     * (created since the tenants were read) are left out of the snapshot */
+    size_t *qrow, *arow;
 };
 
 static double now_s(void)
@@ -96,96 +97,85 @@ static void add_gpu_resource(struct build *b, const char *res)
         add_type(b, res + 4);
 }
 
-static int type_of(const struct build *b, const PGresult *r, int row, int col)
+static int type_of(const struct build *b, const char *name)
 {
-    return PQgetisnull(r, row, col) ? -1 : idmap_get(&b->types, PQgetvalue(r, row, col));
-}
-
-static double num(const PGresult *r, int row, int col)
-{
-    return strtod(PQgetvalue(r, row, col), NULL);
-}
-
-static int inum(const PGresult *r, int row, int col)
-{
-    return (int)strtol(PQgetvalue(r, row, col), NULL, 10);
+    return name ? idmap_get(&b->types, name) : -1;
 }
 
 static void collect_types(struct build *b, const struct db_snapshot *d)
 {
-    for (int i = 0; i < PQntuples(d->inventory); i++)
-        add_gpu_resource(b, PQgetvalue(d->inventory, i, 1));
-    for (int i = 0; i < PQntuples(d->tquotas); i++)
-        add_gpu_resource(b, PQgetvalue(d->tquotas, i, 1));
-    for (int i = 0; i < PQntuples(d->pquotas); i++)
-        add_gpu_resource(b, PQgetvalue(d->pquotas, i, 2));
-    for (int i = 0; i < PQntuples(d->queued); i++)
-        if (!PQgetisnull(d->queued, i, 3))
-            add_type(b, PQgetvalue(d->queued, i, 3));
-    for (int i = 0; i < PQntuples(d->active); i++)
-        if (!PQgetisnull(d->active, i, 3))
-            add_type(b, PQgetvalue(d->active, i, 3));
+    for (size_t i = 0; i < d->inventory.n; i++)
+        add_gpu_resource(b, d->inventory.v[i].resource);
+    for (size_t i = 0; i < d->tquotas.n; i++)
+        add_gpu_resource(b, d->tquotas.v[i].resource);
+    for (size_t i = 0; i < d->pquotas.n; i++)
+        add_gpu_resource(b, d->pquotas.v[i].resource);
+    for (size_t i = 0; i < d->queued.n; i++)
+        add_type(b, d->queued.v[i].gpu_type);
+    for (size_t i = 0; i < d->active.n; i++)
+        add_type(b, d->active.v[i].gpu_type);
     b->s.gpu_types = (const char *const *)b->type_names;
     b->s.ngpu_types = b->types.n;
 }
 
 static void build_clusters(struct build *b, const struct db_snapshot *d)
 {
-    size_t n = (size_t)PQntuples(d->clusters), nt = b->s.ngpu_types;
+    size_t n = d->clusters.n, nt = b->s.ngpu_types;
     b->s.clusters = xcalloc(n + 1, sizeof *b->s.clusters);
     b->cl = xcalloc(n + 1, sizeof *b->cl);
     b->s.nclusters = n;
     for (size_t c = 0; c < n; c++) {
-        int row = (int)c;
-        idmap_add(&b->clusters, PQgetvalue(d->clusters, row, 0));
+        const struct db_snap_cluster *row = &d->clusters.v[c];
+        idmap_add(&b->clusters, row->id);
         struct adm_cluster *cl = &b->s.clusters[c];
         cl->gpus = xcalloc(nt + 1, sizeof *cl->gpus);
-        b->cl[c].ops = backend_find(PQgetvalue(d->clusters, row, 1));
-        b->cl[c].options = json_loads(PQgetvalue(d->clusters, row, 3), 0, NULL);
+        b->cl[c].ops = backend_find(row->kind);
+        b->cl[c].options = json_loads(row->options, 0, NULL);
         if (!b->cl[c].options)
             b->cl[c].options = json_object();
-        cl->down = PQgetvalue(d->clusters, row, 2)[0] != 't' || !b->cl[c].ops;
+        cl->down = !row->healthy || !b->cl[c].ops;
         cl->max_nodes = b->cl[c].ops ? b->cl[c].ops->max_nodes : 0;
         json_int_t maxtl = json_integer_value(json_object_get(b->cl[c].options,
                                                               "max_time_limit_minutes"));
         cl->max_time_limit_s = maxtl > 0 && maxtl < 1000000 ? (int)maxtl * 60 : 0;
     }
-    for (int i = 0; i < PQntuples(d->inventory); i++) {
-        int c = idmap_get(&b->clusters, PQgetvalue(d->inventory, i, 0));
-        const char *res = PQgetvalue(d->inventory, i, 1);
-        int total = inum(d->inventory, i, 2);
+    for (size_t i = 0; i < d->inventory.n; i++) {
+        const struct db_snap_inventory *inv = &d->inventory.v[i];
+        int c = idmap_get(&b->clusters, inv->cluster_id);
+        const char *res = inv->resource;
         if (c < 0)
             continue;
         struct adm_cluster *cl = &b->s.clusters[c];
         if (strncmp(res, "gpu:", 4) == 0)
-            cl->gpus[idmap_get(&b->types, res + 4)] = total;
+            cl->gpus[idmap_get(&b->types, res + 4)] = inv->total;
         else if (strcmp(res, "cpu") == 0)
-            cl->cpus = total;
+            cl->cpus = inv->total;
         else if (strcmp(res, "memory_gib") == 0)
-            cl->memory_gib = total;
+            cl->memory_gib = inv->total;
     }
 }
 
 static void build_tenants(struct build *b, const struct db_snapshot *d)
 {
-    size_t n = (size_t)PQntuples(d->tenants), nt = b->s.ngpu_types;
+    size_t n = d->tenants.n, nt = b->s.ngpu_types;
     b->s.tenants = xcalloc(n + 1, sizeof *b->s.tenants);
     b->s.ntenants = n;
     for (size_t t = 0; t < n; t++) {
-        idmap_add(&b->tenants, PQgetvalue(d->tenants, (int)t, 0));
+        idmap_add(&b->tenants, d->tenants.v[t].id);
         struct adm_tenant *te = &b->s.tenants[t];
         te->gpu = xcalloc(nt + 1, sizeof *te->gpu); /* absent GPU type: 0 and 0 */
         te->cpu_limit = te->memory_limit = te->jobs_limit = ADM_UNLIMITED;
         te->gpu_hours_budget = ADM_UNLIMITED;
-        te->suspended = PQgetvalue(d->tenants, (int)t, 1)[0] == 't';
+        te->suspended = d->tenants.v[t].suspended;
     }
-    for (int i = 0; i < PQntuples(d->tquotas); i++) {
-        int t = idmap_get(&b->tenants, PQgetvalue(d->tquotas, i, 0));
+    for (size_t i = 0; i < d->tquotas.n; i++) {
+        const struct db_snap_tquota *q = &d->tquotas.v[i];
+        int t = idmap_get(&b->tenants, q->tenant_id);
         if (t < 0)
             continue;
         struct adm_tenant *te = &b->s.tenants[t];
-        const char *res = PQgetvalue(d->tquotas, i, 1);
-        double g = num(d->tquotas, i, 2), l = num(d->tquotas, i, 3);
+        const char *res = q->resource;
+        double g = q->guaranteed, l = q->limit;
         if (strncmp(res, "gpu:", 4) == 0) {
             int k = idmap_get(&b->types, res + 4);
             te->gpu[k].guaranteed = g;
@@ -226,15 +216,16 @@ static int project_of(struct build *b, const char *id, int tenant)
 
 static void build_projects(struct build *b, const struct db_snapshot *d)
 {
-    for (int i = 0; i < PQntuples(d->pquotas); i++) {
-        int t = idmap_get(&b->tenants, PQgetvalue(d->pquotas, i, 1));
+    for (size_t i = 0; i < d->pquotas.n; i++) {
+        const struct db_snap_pquota *q = &d->pquotas.v[i];
+        int t = idmap_get(&b->tenants, q->tenant_id);
         if (t < 0)
             continue;
-        int p = project_of(b, PQgetvalue(d->pquotas, i, 0), t); /* may move b->s.projects */
+        int p = project_of(b, q->project_id, t); /* may move b->s.projects */
         struct adm_project *pr = &b->s.projects[p];
-        pr->slug = PQgetvalue(d->pquotas, i, 4); /* the snapshot outlives the pass */
-        const char *res = PQgetvalue(d->pquotas, i, 2);
-        double l = num(d->pquotas, i, 3);
+        pr->slug = q->slug; /* the snapshot outlives the pass */
+        const char *res = q->resource;
+        double l = q->limit;
         if (strncmp(res, "gpu:", 4) == 0)
             pr->gpu_limit[idmap_get(&b->types, res + 4)] = l;
         else if (strcmp(res, "cpu") == 0)
@@ -250,100 +241,87 @@ static void build_projects(struct build *b, const struct db_snapshot *d)
 
 static void build_hours(struct build *b, const struct db_snapshot *d)
 {
-    for (int i = 0; i < PQntuples(d->hours); i++) {
-        int t = idmap_get(&b->tenants, PQgetvalue(d->hours, i, 0));
-        int p = idmap_get(&b->projects, PQgetvalue(d->hours, i, 1));
-        double h = num(d->hours, i, 2);
+    for (size_t i = 0; i < d->hours.n; i++) {
+        const struct db_snap_hours *h = &d->hours.v[i];
+        int t = idmap_get(&b->tenants, h->tenant_id);
+        int p = idmap_get(&b->projects, h->project_id);
         if (t >= 0)
-            b->s.tenants[t].gpu_hours_used += h;
+            b->s.tenants[t].gpu_hours_used += h->hours;
         if (p >= 0)
-            b->s.projects[p].gpu_hours_used += h;
+            b->s.projects[p].gpu_hours_used += h->hours;
     }
 }
 
-/* Columns 0-10 shared by queued and active rows (db/sched.h). */
-static bool job_common(struct build *b, const PGresult *r, int i, struct adm_job *j)
+/* What queued and active jobs share. */
+static bool job_common(struct build *b, const struct db_snap_job *r, struct adm_job *j)
 {
-    j->tenant = idmap_get(&b->tenants, PQgetvalue(r, i, 1));
+    j->tenant = idmap_get(&b->tenants, r->tenant_id);
     if (j->tenant < 0)
         return false;
-    j->project = project_of(b, PQgetvalue(r, i, 2), j->tenant);
-    j->gpu_type = type_of(b, r, i, 3);
-    j->gpus = inum(r, i, 4);
-    j->cpus = inum(r, i, 5);
-    j->memory_gib = inum(r, i, 6);
-    j->nodes = inum(r, i, 7);
-    j->priority = 2 - inum(r, i, 8); /* queue_rank 0 = high */
-    j->submitted = num(r, i, 9);
-    j->time_limit_s = inum(r, i, 10);
+    j->project = project_of(b, r->project_id, j->tenant);
+    j->gpu_type = type_of(b, r->gpu_type);
+    j->gpus = r->gpus;
+    j->cpus = r->cpus;
+    j->memory_gib = r->memory_gib;
+    j->nodes = r->nodes;
+    j->priority = 2 - r->queue_rank; /* queue_rank 0 = high */
+    j->submitted = r->submitted;
+    j->time_limit_s = r->time_limit_s;
+    j->cluster = r->cluster_id ? idmap_get(&b->clusters, r->cluster_id) : -1;
     return true;
 }
 
-/* "{0,3}" into the cluster's used indexes */
-static void mark_indexes(struct cl_info *cl, const char *text)
+/* GPU indexes an active job holds into the cluster's used ones */
+static void mark_indexes(struct cl_info *cl, const int *idx, size_t n)
 {
-    for (const char *p = text; *p;) {
-        if (*p >= '0' && *p <= '9') {
-            char *end;
-            long v = strtol(p, &end, 10);
-            if (v >= 0 && v < MAX_INDEXES)
-                cl->used[v] = 1;
-            p = end;
-        } else {
-            p++;
-        }
-    }
+    for (size_t k = 0; k < n; k++)
+        if (idx[k] >= 0 && idx[k] < MAX_INDEXES)
+            cl->used[idx[k]] = 1;
 }
 
 static void build_jobs(struct build *b, const struct db_snapshot *d)
 {
-    size_t nq = (size_t)PQntuples(d->queued), na = (size_t)PQntuples(d->active);
+    size_t nq = d->queued.n, na = d->active.n;
     b->s.queued = xcalloc(nq + 1, sizeof *b->s.queued);
     b->s.active = xcalloc(na + 1, sizeof *b->s.active);
     b->qrow = xcalloc(nq + 1, sizeof *b->qrow);
     b->arow = xcalloc(na + 1, sizeof *b->arow);
     for (size_t q = 0; q < nq; q++) {
         struct adm_job *j = &b->s.queued[b->s.nqueued];
-        if (!job_common(b, d->queued, (int)q, j))
+        if (!job_common(b, &d->queued.v[q], j))
             continue;
-        j->cluster = PQgetisnull(d->queued, (int)q, 11)
-                         ? -1
-                         : idmap_get(&b->clusters, PQgetvalue(d->queued, (int)q, 11));
-        b->qrow[b->s.nqueued++] = (int)q;
+        b->qrow[b->s.nqueued++] = q;
     }
     for (size_t a = 0; a < na; a++) {
+        const struct db_snap_job *r = &d->active.v[a];
         struct adm_job *j = &b->s.active[b->s.nactive];
-        int i = (int)a;
-        if (!job_common(b, d->active, i, j))
+        if (!job_common(b, r, j))
             continue;
-        b->arow[b->s.nactive] = i;
-        j->cluster = PQgetisnull(d->active, i, 11)
-                         ? -1
-                         : idmap_get(&b->clusters, PQgetvalue(d->active, i, 11));
-        j->preemptible = PQgetvalue(d->active, i, 12)[0] == 't';
-        j->stopping = PQgetvalue(d->active, i, 13)[0] == 't';
-        j->admitted = num(d->active, i, 14);
-        j->expected_end = num(d->active, i, 15);
-        if (j->cluster >= 0 && !PQgetisnull(d->active, i, 16))
-            mark_indexes(&b->cl[j->cluster], PQgetvalue(d->active, i, 16));
+        b->arow[b->s.nactive] = a;
+        j->preemptible = r->preemptible;
+        j->stopping = r->stopping;
+        j->admitted = r->admitted;
+        j->expected_end = r->expected_end;
+        if (j->cluster >= 0)
+            mark_indexes(&b->cl[j->cluster], r->gpu_indexes, r->ngpu_indexes);
         b->s.nactive++;
     }
 }
 
-/* Faulty GPUs are never handed out: as if a job held them (NULL: every GPU of the node). */
+/* Faulty GPUs are never handed out: as if a job held them (-1: every GPU of the node). */
 static void mark_faults(struct build *b, const struct db_snapshot *d)
 {
-    for (int i = 0; i < PQntuples(d->faults); i++) {
-        int c = idmap_get(&b->clusters, PQgetvalue(d->faults, i, 0));
+    for (size_t i = 0; i < d->faults.n; i++) {
+        const struct db_snap_fault *f = &d->faults.v[i];
+        int c = idmap_get(&b->clusters, f->cluster_id);
         if (c < 0)
             continue;
-        if (PQgetisnull(d->faults, i, 1)) {
+        if (f->gpu_index < 0) {
             memset(b->cl[c].used, 1, sizeof b->cl[c].used);
             continue;
         }
-        long v = strtol(PQgetvalue(d->faults, i, 1), NULL, 10);
-        if (v >= 0 && v < MAX_INDEXES)
-            b->cl[c].used[v] = 1;
+        if (f->gpu_index < MAX_INDEXES)
+            b->cl[c].used[f->gpu_index] = 1;
     }
 }
 
@@ -403,12 +381,11 @@ static bool assign_indexes(struct build *b, const struct adm_job *j, int c, char
     return true;
 }
 
-static bool estimate_moved(const PGresult *q, int row, double est)
+static bool estimate_moved(const struct db_snap_job *q, double est)
 {
-    bool had = !PQgetisnull(q, row, 13);
-    if (had != (est > 0))
+    if (q->has_estimate != (est > 0))
         return true;
-    return had && fabs(num(q, row, 13) - est) >= ESTIMATE_SLACK_S;
+    return q->has_estimate && fabs(q->estimated_start - est) >= ESTIMATE_SLACK_S;
 }
 
 struct marks {
@@ -418,7 +395,8 @@ struct marks {
 /* A queued job's place in queue order (that of the jobs_queue index). */
 struct qkey {
     const char *type, *id;
-    int rank, row;
+    int rank;
+    size_t row;
     double ts; /* distinct microseconds stay distinct doubles until the year 2255 */
 };
 
@@ -438,15 +416,18 @@ static int qkey_cmp(const void *pa, const void *pb)
 /* The marks of the queue left after this pass; false when they equal the written ones. */
 static bool build_marks(const struct db_snapshot *d, const bool *admitted, struct marks *m)
 {
-    int nq = PQntuples(d->queued), nm = PQntuples(d->marks), k = 0;
-    struct qkey *q = xcalloc((size_t)nq + 1, sizeof *q);
+    size_t nq = d->queued.n, nm = d->marks.n, k = 0;
+    struct qkey *q = xcalloc(nq + 1, sizeof *q);
     size_t n = 0;
-    for (int r = 0; r < nq; r++) {
+    for (size_t r = 0; r < nq; r++) {
         if (admitted[r])
             continue;
-        const char *type = PQgetisnull(d->queued, r, 3) ? "" : PQgetvalue(d->queued, r, 3);
-        q[n++] = (struct qkey){.type = type, .id = PQgetvalue(d->queued, r, 0),
-                               .rank = inum(d->queued, r, 8), .row = r, .ts = num(d->queued, r, 9)};
+        const struct db_snap_job *j = &d->queued.v[r];
+        q[n++] = (struct qkey){.type = j->gpu_type ? j->gpu_type : "",
+                               .id = j->id,
+                               .rank = j->queue_rank,
+                               .row = r,
+                               .ts = j->submitted};
     }
     qsort(q, n, sizeof *q, qkey_cmp);
     bool same = true;
@@ -455,14 +436,14 @@ static bool build_marks(const struct db_snapshot *d, const bool *admitted, struc
         pos = i && strcmp(q[i].type, q[i - 1].type) == 0 ? pos + 1 : 1;
         if ((pos - 1) % MARK_EVERY)
             continue;
+        const struct db_snap_job *j = &d->queued.v[q[i].row];
         pgarray_add(&m->types, q[i].type);
         pgarray_addf(&m->pos, "%ld", pos);
-        pgarray_add(&m->ranks, PQgetvalue(d->queued, q[i].row, 8));
-        pgarray_add(&m->ts, PQgetvalue(d->queued, q[i].row, 9));
+        pgarray_addf(&m->ranks, "%d", j->queue_rank);
+        pgarray_add(&m->ts, j->submitted_text);
         pgarray_add(&m->ids, q[i].id);
-        same = same && k < nm && strcmp(PQgetvalue(d->marks, k, 0), q[i].type) == 0 &&
-               strtol(PQgetvalue(d->marks, k, 1), NULL, 10) == pos &&
-               strcmp(PQgetvalue(d->marks, k, 2), q[i].id) == 0;
+        same = same && k < nm && strcmp(d->marks.v[k].gpu_type, q[i].type) == 0 &&
+               d->marks.v[k].pos == pos && strcmp(d->marks.v[k].job_id, q[i].id) == 0;
         k++;
     }
     free(q);
@@ -489,37 +470,37 @@ static int write_decisions(struct db *db, struct build *b, const struct db_snaps
     struct pgarray ids = PGARRAY_INIT, cls = PGARRAY_INIT, pre = PGARRAY_INIT, idx = PGARRAY_INIT;
     struct pgarray vic = PGARRAY_INIT, forj = PGARRAY_INIT;
     struct pgarray wid = PGARRAY_INIT, wreason = PGARRAY_INIT, west = PGARRAY_INIT;
-    bool *admitted = xcalloc((size_t)PQntuples(d->queued) + 1, sizeof *admitted);
+    bool *admitted = xcalloc(d->queued.n + 1, sizeof *admitted);
     for (size_t k = 0; k < res->ndecisions; k++) {
         const struct adm_decision *dc = &res->decisions[k];
         if (dc->kind == ADM_ADMIT) {
             char gi[512];
             const struct adm_job *j = &b->s.queued[dc->job];
-            int row = b->qrow[dc->job];
+            size_t row = b->qrow[dc->job];
             if (!assign_indexes(b, j, dc->cluster, gi, sizeof gi)) {
                 log_warn("admission: no free GPU index of the cluster for job %s",
-                         PQgetvalue(d->queued, row, 0));
+                         d->queued.v[row].id);
                 continue;
             }
             admitted[row] = true;
-            pgarray_add(&ids, PQgetvalue(d->queued, row, 0));
-            pgarray_add(&cls, PQgetvalue(d->clusters, dc->cluster, 0));
+            pgarray_add(&ids, d->queued.v[row].id);
+            pgarray_add(&cls, d->clusters.v[dc->cluster].id);
             pgarray_add(&pre, dc->preemptible ? "t" : "f");
             st->borrowed += dc->preemptible;
             pgarray_add(&idx, gi[0] ? gi : NULL);
         } else if (dc->kind == ADM_PREEMPT) {
-            pgarray_add(&vic, PQgetvalue(d->active, b->arow[dc->job], 0));
-            pgarray_add(&forj, PQgetvalue(d->queued, b->qrow[dc->for_job], 0));
+            pgarray_add(&vic, d->active.v[b->arow[dc->job]].id);
+            pgarray_add(&forj, d->queued.v[b->qrow[dc->for_job]].id);
         } else {
-            int row = b->qrow[dc->job];
-            const char *old = PQgetisnull(d->queued, row, 12) ? "" : PQgetvalue(d->queued, row, 12);
-            if (strcmp(old, dc->reason) == 0 && !estimate_moved(d->queued, row, dc->estimated_start))
+            const struct db_snap_job *q = &d->queued.v[b->qrow[dc->job]];
+            const char *old = q->reason ? q->reason : "";
+            if (strcmp(old, dc->reason) == 0 && !estimate_moved(q, dc->estimated_start))
                 continue;
             if (wid.n >= MAX_WAIT_WRITES) {
                 st->waits_pending++;
                 continue;
             }
-            pgarray_add(&wid, PQgetvalue(d->queued, row, 0));
+            pgarray_add(&wid, q->id);
             pgarray_add(&wreason, dc->reason);
             if (dc->estimated_start > 0)
                 pgarray_addf(&west, "%.0f", dc->estimated_start);

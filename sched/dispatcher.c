@@ -24,28 +24,9 @@
 #define MAX_SUBMIT_ATTEMPTS 8
 #define OUTBOX_INTERVAL_MS 1000
 
-/* Columns of db_outbox_claim (db/sched.h). */
-enum {
-    C_ID, C_ACTION, C_ATTEMPTS, C_JOB, C_RUN, C_STATE, C_STOP, C_BACKEND_ID, C_TENANT, C_PROJECT,
-    C_USER, C_NAME, C_IMAGE, C_COMMAND, C_SCRIPT, C_ENV, C_GPUS, C_GPU_TYPE, C_CPUS, C_MEM,
-    C_NODES, C_TIME, C_PREEMPTIBLE, C_INDEXES, C_CL_ID, C_CL_NAME, C_CL_KIND, C_CL_ENDPOINT,
-    C_CL_CRED, C_CL_OPTIONS, C_PRIORITY, C_ADMITTED, C_IMAGE_DIGEST, C_IMAGE_TAGGED,
-    C_TENANT_NUMBER, C_REGISTRY_URL, C_REGISTRY_CRED
-};
-
-static const char *val(const PGresult *r, int i, int c)
-{
-    return PQgetisnull(r, i, c) ? NULL : PQgetvalue(r, i, c);
-}
-
-static int ival(const PGresult *r, int i, int c)
-{
-    return (int)strtol(PQgetvalue(r, i, c), NULL, 10);
-}
-
 /* What one delivery did, recorded in one small system transaction (record). */
 struct outcome {
-    const char *outbox_id;
+    long long outbox_id;
     bool done;             /* delivered (or nothing left to deliver) */
     const char *error;     /* failed: why */
     int delay;             /* ... and when to try again */
@@ -88,22 +69,6 @@ static int record(struct db *db, const struct outcome *o)
     return e;
 }
 
-/* "{0,3}" into idx (at most max); returns how many. */
-static size_t parse_indexes(const char *text, int *idx, size_t max)
-{
-    size_t n = 0;
-    for (const char *p = text; p && *p && n < max;) {
-        if (*p >= '0' && *p <= '9') {
-            char *end;
-            idx[n++] = (int)strtol(p, &end, 10);
-            p = end;
-        } else {
-            p++;
-        }
-    }
-    return n;
-}
-
 static double now_ms(void)
 {
     struct timespec ts;
@@ -112,12 +77,12 @@ static double now_ms(void)
 }
 
 /*
- * Describe the backend call of row i as o's audit event "backend.<what>":
+ * Describe the backend call of row j as o's audit event "backend.<what>":
  * e its result, call what it sent (taken over), started its start (now_ms).
  */
 static void audit_call(struct outcome *o, const char *what, const struct backend_cluster *cl,
-                       const PGresult *r, int i, struct backend_call *call, int e, const char *err,
-                       double started)
+                       const struct db_outbox_job *j, struct backend_call *call, int e,
+                       const char *err, double started)
 {
     static const char *const actions[][2] = {
         {"submit", "backend.submit"}, {"cancel", "backend.cancel"}, {"preempt", "backend.preempt"}};
@@ -128,7 +93,7 @@ static void audit_call(struct outcome *o, const char *what, const struct backend
     if (e) {
         json_object_set_new(response, "error", json_string(err[0] ? err : aidc_err_name(e)));
     } else {
-        const char *bid = o->backend_id ? o->backend_id : val(r, i, C_BACKEND_ID);
+        const char *bid = o->backend_id ? o->backend_id : j->backend_job_id;
         json_object_set_new(response, "backend_job_id", bid ? json_string(bid) : json_null());
     }
     if (call->adopted) /* an earlier delivery's job, found: nothing was sent */
@@ -136,7 +101,7 @@ static void audit_call(struct outcome *o, const char *what, const struct backend
     json_t *d = json_object();
     json_object_set_new(d, "cluster", json_string(cl->name));
     json_object_set_new(d, "kind", json_string(cl->kind));
-    json_object_set_new(d, "run_key", json_string(PQgetvalue(r, i, C_RUN)));
+    json_object_set_new(d, "run_key", json_string(j->run_key));
     json_object_set_new(d, "request", call->request ? call->request : json_null());
     if (call->lookup)
         json_object_set_new(d, "lookup", call->lookup);
@@ -145,48 +110,51 @@ static void audit_call(struct outcome *o, const char *what, const struct backend
     json_object_set_new(d, "duration_ms", json_integer((json_int_t)(now_ms() - started + 0.5)));
     o->ev.resource_type = "job";
     o->ev.resource_id = o->job_id;
-    o->ev.tenant_slug = PQgetvalue(r, i, C_TENANT); /* the claim has the tenant's slug */
+    o->ev.tenant_slug = j->tenant; /* the claim has the tenant's slug */
     o->ev.outcome = e ? "error" : "success";
     o->ev.status = call->status;
     o->ev.details = d;
 }
 
 static int submit(const struct config *cfg, const struct backend_ops *ops,
-                  const struct backend_cluster *cl, const PGresult *r, int i, char *backend_id,
+                  const struct backend_cluster *cl, const struct db_outbox_job *j, char *backend_id,
                   size_t idsz, struct backend_call *call, char *err, size_t errsz)
 {
-    json_t *command = val(r, i, C_COMMAND) ? json_loads(val(r, i, C_COMMAND), 0, NULL) : NULL;
-    json_t *env = json_loads(PQgetvalue(r, i, C_ENV), 0, NULL);
+    json_t *command = j->command ? json_loads(j->command, 0, NULL) : NULL;
+    json_t *env = json_loads(j->env, 0, NULL);
     int idx[64];
+    size_t nidx = j->ngpu_indexes < 64 ? j->ngpu_indexes : 64;
+    if (nidx)
+        memcpy(idx, j->gpu_indexes, nidx * sizeof *idx);
     struct backend_job job = {
-        .id = PQgetvalue(r, i, C_RUN),
-        .tenant = PQgetvalue(r, i, C_TENANT),
-        .project = PQgetvalue(r, i, C_PROJECT),
-        .user = PQgetvalue(r, i, C_USER),
-        .name = PQgetvalue(r, i, C_NAME),
-        .image = val(r, i, C_IMAGE),
-        .image_tagged = val(r, i, C_IMAGE_TAGGED),
-        .image_digest = val(r, i, C_IMAGE_DIGEST),
-        .image_registry = val(r, i, C_REGISTRY_URL),
-        .image_credentials_ref = val(r, i, C_REGISTRY_CRED),
-        .tenant_number = strtoll(PQgetvalue(r, i, C_TENANT_NUMBER), NULL, 10),
+        .id = j->run_key,
+        .tenant = j->tenant,
+        .project = j->project,
+        .user = j->user,
+        .name = j->name,
+        .image = j->image,
+        .image_tagged = j->image_tagged,
+        .image_digest = j->image_digest,
+        .image_registry = j->registry_url,
+        .image_credentials_ref = j->registry_credentials_ref,
+        .tenant_number = j->tenant_number,
         .command = command,
-        .script = val(r, i, C_SCRIPT),
+        .script = j->script,
         .env = env ? env : json_object(),
-        .gpus = ival(r, i, C_GPUS),
-        .gpu_type = val(r, i, C_GPU_TYPE),
+        .gpus = j->gpus,
+        .gpu_type = j->gpu_type,
         .gpu_indexes = idx,
-        .ngpu_indexes = parse_indexes(val(r, i, C_INDEXES), idx, 64),
-        .cpus = ival(r, i, C_CPUS),
-        .memory_gib = ival(r, i, C_MEM),
-        .nodes = ival(r, i, C_NODES),
-        .time_limit_minutes = ival(r, i, C_TIME),
+        .ngpu_indexes = nidx,
+        .cpus = j->cpus,
+        .memory_gib = j->memory_gib,
+        .nodes = j->nodes,
+        .time_limit_minutes = j->time_limit_minutes,
         .grace_seconds = cfg->preempt_grace_seconds,
-        .preemptible = PQgetvalue(r, i, C_PREEMPTIBLE)[0] == 't',
-        .priority = PQgetvalue(r, i, C_PRIORITY),
+        .preemptible = j->preemptible,
+        .priority = j->priority,
         /* claimed before (the claim counts): an earlier try may have reached the cluster */
-        .retry = ival(r, i, C_ATTEMPTS) > 1,
-        .since = (time_t)strtoll(PQgetvalue(r, i, C_ADMITTED), NULL, 10),
+        .retry = j->attempts > 1,
+        .since = (time_t)j->admitted_at,
     };
     struct timespec t0 = callstats_start();
     int e = ops->submit(cl, &job, backend_id, idsz, call, err, errsz);
@@ -199,13 +167,13 @@ static int submit(const struct config *cfg, const struct backend_ops *ops,
 }
 
 static void deliver_submit(const struct config *cfg, const struct backend_ops *ops,
-                           const struct backend_cluster *cl, const PGresult *r, int i,
+                           const struct backend_cluster *cl, const struct db_outbox_job *j,
                            struct outcome *o, char *backend_id, size_t idsz, char *err,
                            size_t errsz)
 {
-    const char *state = PQgetvalue(r, i, C_STATE), *stop = val(r, i, C_STOP);
+    const char *stop = j->stop;
     o->done = true;
-    if (strcmp(state, "admitted") != 0 || val(r, i, C_BACKEND_ID))
+    if (strcmp(j->state, "admitted") != 0 || j->backend_job_id)
         return; /* delivered before, or over already */
     if (stop) { /* stopped before it reached the cluster: it never runs */
         o->t = (struct db_transition){.job_id = o->job_id, .from = "admitted",
@@ -218,14 +186,13 @@ static void deliver_submit(const struct config *cfg, const struct backend_ops *o
     }
     struct backend_call call = {0};
     double started = now_ms();
-    int e = submit(cfg, ops, cl, r, i, backend_id, idsz, &call, err, errsz);
+    int e = submit(cfg, ops, cl, j, backend_id, idsz, &call, err, errsz);
     if (e == 0)
         o->backend_id = backend_id;
-    if (e == 0 && val(r, i, C_IMAGE))
-        o->pull = json_pack("{s:s, s:s?, s:s, s:s}", "image", val(r, i, C_IMAGE), "digest",
-                            val(r, i, C_IMAGE_DIGEST), "cluster", cl->name, "backend_job_id",
-                            backend_id);
-    audit_call(o, "submit", cl, r, i, &call, e, err, started);
+    if (e == 0 && j->image)
+        o->pull = json_pack("{s:s, s:s?, s:s, s:s}", "image", j->image, "digest", j->image_digest,
+                            "cluster", cl->name, "backend_job_id", backend_id);
+    audit_call(o, "submit", cl, j, &call, e, err, started);
     backend_call_free(&call);
     if (e == 0)
         return;
@@ -236,7 +203,7 @@ static void deliver_submit(const struct config *cfg, const struct backend_ops *o
                                       .reason = err, .exit_code = -1};
         return;
     }
-    if (ival(r, i, C_ATTEMPTS) >= MAX_SUBMIT_ATTEMPTS) {
+    if (j->attempts >= MAX_SUBMIT_ATTEMPTS) {
         log_warn("job %s: cluster %s refused it %d times, giving up: %s", o->job_id,
                  cl->name, MAX_SUBMIT_ATTEMPTS, err);
         o->t = (struct db_transition){.job_id = o->job_id, .from = "admitted", .to = "failed",
@@ -248,16 +215,16 @@ static void deliver_submit(const struct config *cfg, const struct backend_ops *o
 }
 
 static void deliver_stop(const struct backend_ops *ops, const struct backend_cluster *cl,
-                         const PGresult *r, int i, struct outcome *o, int grace, char *err,
+                         const struct db_outbox_job *j, struct outcome *o, int grace, char *err,
                          size_t errsz)
 {
-    const char *state = PQgetvalue(r, i, C_STATE), *bid = val(r, i, C_BACKEND_ID);
+    const char *state = j->state, *bid = j->backend_job_id;
     o->done = true;
     bool active = strcmp(state, "pending") == 0 || strcmp(state, "running") == 0 ||
                   strcmp(state, "admitted") == 0;
     if (!active || !bid)
         return; /* over already, or never delivered (its submit row handles it) */
-    const char *run = PQgetvalue(r, i, C_RUN), *action = PQgetvalue(r, i, C_ACTION);
+    const char *run = j->run_key, *action = j->action;
     struct backend_call call = {0};
     double started = now_ms();
     struct timespec t0 = callstats_start();
@@ -265,7 +232,7 @@ static void deliver_stop(const struct backend_ops *ops, const struct backend_clu
     int e = cancel ? ops->cancel(cl, run, bid, &call, err, errsz)
                    : ops->preempt(cl, run, bid, grace, &call, err, errsz);
     callstats_done(t0, cl->name, cancel ? "cancel" : "preempt", e == 0);
-    audit_call(o, action, cl, r, i, &call, e, err, started);
+    audit_call(o, action, cl, j, &call, e, err, started);
     backend_call_free(&call);
     if (e) {
         o->done = false;
@@ -273,84 +240,95 @@ static void deliver_stop(const struct backend_ops *ops, const struct backend_clu
     }
 }
 
-static void deliver(struct db *db, const struct config *cfg, const PGresult *r, int i)
+static void deliver(struct db *db, const struct config *cfg, const struct db_outbox_job *j)
 {
     struct backend_cluster cl;
-    dispatcher_cluster_row(&cl, r, i, C_CL_ID, cfg);
+    dispatcher_cluster_row(&cl, &j->cluster, cfg);
     char err[512] = "", backend_id[256] = "";
-    int attempts = ival(r, i, C_ATTEMPTS);
-    struct outcome o = {.outbox_id = PQgetvalue(r, i, C_ID), .job_id = PQgetvalue(r, i, C_JOB)};
+    int attempts = j->attempts;
+    struct outcome o = {.outbox_id = j->id, .job_id = j->job_id};
     const struct backend_ops *ops = backend_find(cl.kind);
     if (!ops) {
         snprintf(err, sizeof err, "this aidcd has no backend for clusters of kind %s", cl.kind);
         o.error = err;
-    } else if (strcmp(PQgetvalue(r, i, C_ACTION), "submit") == 0) {
-        deliver_submit(cfg, ops, &cl, r, i, &o, backend_id, sizeof backend_id, err, sizeof err);
+    } else if (strcmp(j->action, "submit") == 0) {
+        deliver_submit(cfg, ops, &cl, j, &o, backend_id, sizeof backend_id, err, sizeof err);
     } else {
-        deliver_stop(ops, &cl, r, i, &o, cfg->preempt_grace_seconds, err, sizeof err);
+        deliver_stop(ops, &cl, j, &o, cfg->preempt_grace_seconds, err, sizeof err);
     }
     if (!o.done) {
         int shift = attempts < 9 ? attempts : 9;
         o.delay = 1 << shift;
         if (o.delay > MAX_BACKOFF_SECONDS)
             o.delay = MAX_BACKOFF_SECONDS;
-        log_warn("%s of job %s to cluster %s failed (attempt %d, again in %d s): %s",
-                 PQgetvalue(r, i, C_ACTION), o.job_id, cl.name, attempts, o.delay, err);
+        log_warn("%s of job %s to cluster %s failed (attempt %d, again in %d s): %s", j->action,
+                 o.job_id, cl.name, attempts, o.delay, err);
     }
     schedstats_delivery(o.done);
     int e = record(db, &o);
     if (e)
-        log_warn("cannot record the delivery of outbox row %s: %s (the lease expires and it is "
-                 "delivered again)", o.outbox_id, aidc_err_name(e));
+        log_warn("cannot record the delivery of outbox row %lld: %s (the lease expires and it is "
+                 "delivered again)",
+                 o.outbox_id, aidc_err_name(e));
     json_decref(o.ev.details);
     json_decref(o.pull);
     json_decref((json_t *)cl.options);
 }
 
-void dispatcher_cluster_row(struct backend_cluster *cl, const PGresult *r, int i, int first,
+void dispatcher_cluster_row(struct backend_cluster *cl, const struct db_outbox_cluster *row,
                             const struct config *cfg)
 {
-    json_t *options = json_loads(PQgetvalue(r, i, first + 5), 0, NULL);
+    json_t *options = json_loads(row->options, 0, NULL);
     *cl = (struct backend_cluster){
-        .id = PQgetvalue(r, i, first),
-        .name = PQgetvalue(r, i, first + 1),
-        .kind = PQgetvalue(r, i, first + 2),
-        .endpoint = PQgetvalue(r, i, first + 3),
-        .credentials_ref = PQgetvalue(r, i, first + 4),
+        .id = row->id,
+        .name = row->name,
+        .kind = row->kind,
+        .endpoint = row->endpoint,
+        .credentials_ref = row->credentials_ref,
         .options = options ? options : json_object(),
         .data_dir = cfg->data_dir,
         .self_exe = cfg->self_exe,
     };
 }
 
-int dispatcher_claim_deliver(struct db *db, const struct config *cfg, int batch,
-                             int (*claim)(struct db *db, int limit, int lease_s, PGresult **out),
-                             void (*deliver_row)(struct db *db, const struct config *cfg,
-                                                 const PGresult *r, int i))
+int dispatcher_claim(struct db *db, int (*claim)(struct db *db, void *arg), void *arg)
 {
     const struct db_ctx ctx = {.roles = "system"};
-    PGresult *r = NULL;
     int e = db_begin(db, &ctx, false);
     if (!e)
-        e = claim(db, batch, cfg->outbox_lease_seconds, &r);
+        e = claim(db, arg);
     if (!e)
-        e = db_commit(db);
-    else
-        db_rollback(db);
-    if (e) {
-        PQclear(r);
-        return e;
-    }
-    int n = PQntuples(r);
-    for (int i = 0; i < n; i++)
-        deliver_row(db, cfg, r, i);
-    PQclear(r);
-    return n == batch ? 1 : 0;
+        return db_commit(db);
+    db_rollback(db);
+    return e;
+}
+
+struct job_claim {
+    int batch, lease_seconds;
+    struct db_outbox_jobs rows;
+};
+
+static int claim_jobs(struct db *db, void *arg)
+{
+    struct job_claim *c = arg;
+    return db_outbox_claim(db, c->batch, c->lease_seconds, &c->rows);
+}
+
+/* One batch of the job rows: 1 when a full batch came (more may wait), 0, or an aidc_err. */
+static int deliver_jobs(struct db *db, const struct config *cfg)
+{
+    struct job_claim c = {.batch = BATCH, .lease_seconds = cfg->outbox_lease_seconds};
+    int e = dispatcher_claim(db, claim_jobs, &c);
+    for (size_t i = 0; !e && i < c.rows.n; i++)
+        deliver(db, cfg, &c.rows.v[i]);
+    bool full = c.rows.n == BATCH;
+    db_outbox_jobs_free(&c.rows);
+    return e ? e : full;
 }
 
 int dispatcher_round(struct db *db, const struct config *cfg)
 {
-    int full = dispatcher_claim_deliver(db, cfg, BATCH, db_outbox_claim, deliver);
+    int full = deliver_jobs(db, cfg);
     if (full < 0)
         return full;
     /* and the node drains: a fault's drain goes out with the preemptions it brings */

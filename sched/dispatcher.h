@@ -12,30 +12,25 @@
 #ifndef AIDC_DISPATCHER_H
 #define AIDC_DISPATCHER_H
 
-#include <libpq-fe.h>
-
 struct backend_cluster;
 struct config;
 struct db;
+struct db_outbox_cluster;
 struct worker;
 
 /* Deliver the due rows (a batch): > 0 when more are waiting. */
 int dispatcher_round(struct db *db, const struct config *cfg);
 /*
- * One batch of an outbox: claim up to batch rows for the lease in a system
- * transaction of its own, then deliver each outside any transaction.
- * Returns 1 when a full batch came (more may wait), 0, or an aidc_err.
+ * Claim outbox rows: run claim(db, arg) in a system transaction of its own,
+ * so the lease holds before any row is delivered (outside any transaction).
+ * 0 or an aidc_err.
  */
-int dispatcher_claim_deliver(struct db *db, const struct config *cfg, int batch,
-                             int (*claim)(struct db *db, int limit, int lease_s, PGresult **out),
-                             void (*deliver)(struct db *db, const struct config *cfg,
-                                             const PGresult *r, int i));
+int dispatcher_claim(struct db *db, int (*claim)(struct db *db, void *arg), void *arg);
 /*
- * The cluster of an outbox row, from its columns id, name, kind, endpoint,
- * credentials_ref and options (JSON text) in that order from column first.
- * The strings are r's; options is a new reference (json_decref it).
+ * The backend_cluster of an outbox row's cluster. The strings are row's;
+ * options is a new reference (json_decref it).
  */
-void dispatcher_cluster_row(struct backend_cluster *cl, const PGresult *r, int i, int first,
+void dispatcher_cluster_row(struct backend_cluster *cl, const struct db_outbox_cluster *row,
                             const struct config *cfg);
 struct worker *dispatcher_start(const struct config *cfg);
 

@@ -21,21 +21,6 @@
 #define BATCH               8
 #define MAX_BACKOFF_SECONDS 300
 
-/* Columns of db_gpu_outbox_claim (db/gpufaults.h). */
-enum {
-    C_ID,
-    C_ACTION,
-    C_ATTEMPTS,
-    C_NODE,
-    C_REASON,
-    C_CL_ID,
-    C_CL_NAME,
-    C_CL_KIND,
-    C_CL_ENDPOINT,
-    C_CL_CRED,
-    C_CL_OPTIONS
-};
-
 static double now_ms(void)
 {
     struct timespec ts;
@@ -62,7 +47,8 @@ static json_t *ids_json(const char *literal)
 
 /* What one delivery did, recorded in one system transaction with its audit event. */
 struct node_outcome {
-    const char *outbox_id, *cluster_id, *node;
+    long long outbox_id;
+    const char *cluster_id, *node;
     bool done;         /* delivered, or nothing more to do */
     int delay;         /* when not done: seconds until the next try */
     const char *error; /* ... and why */
@@ -98,12 +84,12 @@ static int record(struct db *db, struct node_outcome *o)
     return e;
 }
 
-static void deliver(struct db *db, const struct config *cfg, const PGresult *r, int i)
+static void deliver(struct db *db, const struct config *cfg, const struct db_node_outbox *row)
 {
     struct backend_cluster cl;
-    dispatcher_cluster_row(&cl, r, i, C_CL_ID, cfg);
-    const char *node = PQgetvalue(r, i, C_NODE), *action = PQgetvalue(r, i, C_ACTION);
-    const char *reason = PQgetisnull(r, i, C_REASON) ? "GPU fault" : PQgetvalue(r, i, C_REASON);
+    dispatcher_cluster_row(&cl, &row->cluster, cfg);
+    const char *node = row->node, *action = row->action;
+    const char *reason = row->reason ? row->reason : "GPU fault";
     bool on = strcmp(action, "drain") == 0;
     const struct backend_ops *ops = backend_find(cl.kind);
     struct backend_call call = {0};
@@ -131,9 +117,9 @@ static void deliver(struct db *db, const struct config *cfg, const PGresult *r, 
     call.request = call.lookup = NULL;
     char resource[400];
     snprintf(resource, sizeof resource, "%s/%s", cl.name, node);
-    int attempts = (int)strtol(PQgetvalue(r, i, C_ATTEMPTS), NULL, 10);
+    int attempts = row->attempts;
     int shift = attempts < 9 ? attempts : 9;
-    struct node_outcome o = {.outbox_id = PQgetvalue(r, i, C_ID),
+    struct node_outcome o = {.outbox_id = row->id,
                              .cluster_id = cl.id,
                              .node = node,
                              .done = settled && fe == 0,
@@ -166,7 +152,24 @@ static void deliver(struct db *db, const struct config *cfg, const PGresult *r, 
     json_decref((json_t *)cl.options);
 }
 
+struct node_claim {
+    int lease_seconds;
+    struct db_node_outboxes rows;
+};
+
+static int claim(struct db *db, void *arg)
+{
+    struct node_claim *c = arg;
+    return db_gpu_outbox_claim(db, BATCH, c->lease_seconds, &c->rows);
+}
+
 int nodeoutbox_round(struct db *db, const struct config *cfg)
 {
-    return dispatcher_claim_deliver(db, cfg, BATCH, db_gpu_outbox_claim, deliver);
+    struct node_claim c = {.lease_seconds = cfg->outbox_lease_seconds};
+    int e = dispatcher_claim(db, claim, &c);
+    for (size_t i = 0; !e && i < c.rows.n; i++)
+        deliver(db, cfg, &c.rows.v[i]);
+    bool full = c.rows.n == BATCH;
+    db_node_outboxes_free(&c.rows);
+    return e ? e : full;
 }

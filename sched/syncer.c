@@ -131,12 +131,12 @@ static size_t plan(const char *id, const char *state, const char *stop, bool del
     return n + 1;
 }
 
-/* Bring active job row i of r to what the backend reports. */
-static int apply(struct db *db, const PGresult *r, int i, const struct backend_status *bs,
+/* Bring active job j to what the backend reports. */
+static int apply(struct db *db, const struct db_active_job *j, const struct backend_status *bs,
                  bool deletes_on_stop)
 {
-    const char *id = PQgetvalue(r, i, 0);
-    const char *stop = PQgetisnull(r, i, 5) ? NULL : PQgetvalue(r, i, 5);
+    const char *id = j->id;
+    const char *stop = j->stop;
     char now[16];
     /* a job gone from a backend that deletes what it stops: was it stopped meanwhile
      * (after this round's snapshot, before the cluster was asked)? */
@@ -147,7 +147,7 @@ static int apply(struct db *db, const PGresult *r, int i, const struct backend_s
         stop = now[0] ? now : NULL;
     }
     struct db_transition t[2];
-    size_t n = plan(id, PQgetvalue(r, i, 2), stop, deletes_on_stop, bs, t);
+    size_t n = plan(id, j->state, stop, deletes_on_stop, bs, t);
     int e = 0;
     for (size_t k = 0; !e && k < n; k++) {
         bool changed = false;
@@ -164,8 +164,8 @@ static int apply(struct db *db, const PGresult *r, int i, const struct backend_s
 /* The active jobs of one cluster, and which of them the backend reported. */
 struct batch {
     struct db *db;
-    const PGresult *r;
-    const int *rows;
+    const struct db_active_job *v; /* the round's active jobs */
+    const size_t *rows;            /* those of this cluster */
     bool *reported;
     size_t n;
     bool deletes_on_stop; /* the backend deletes what it stops (Kubernetes) */
@@ -178,26 +178,25 @@ static void on_report(void *arg, const char *backend_id, const char *run_key,
     (void)run_key;
     struct batch *b = arg;
     for (size_t k = 0; !b->e && k < b->n; k++) {
-        int i = b->rows[k];
-        if (!b->reported[k] && !PQgetisnull(b->r, i, 3) &&
-            strcmp(PQgetvalue(b->r, i, 3), backend_id) == 0) {
+        const struct db_active_job *j = &b->v[b->rows[k]];
+        if (!b->reported[k] && strcmp(j->backend_job_id, backend_id) == 0) {
             b->reported[k] = true;
-            b->e = apply(b->db, b->r, i, bs, b->deletes_on_stop);
+            b->e = apply(b->db, j, bs, b->deletes_on_stop);
             return;
         }
     }
 }
 
 /* One call for all of a cluster's jobs: those changed since the last look. */
-static int sync_changed(struct syncer *s, struct db *db, struct cluster *c, const PGresult *r,
-                        const int *rows, size_t n)
+static int sync_changed(struct syncer *s, struct db *db, struct cluster *c,
+                        const struct db_active_job *v, const size_t *rows, size_t n)
 {
     struct seen *sn = seen_of(s, c->bc.id);
     time_t now = time(NULL);
     bool full = c->ops->poll_lists_all || !sn || !sn->last_poll ||
                 now - sn->last_full >= FULL_POLL_S;
     time_t since = full ? 0 : sn->last_poll - CHANGED_MARGIN_S;
-    struct batch b = {.db = db, .r = r, .rows = rows, .n = n,
+    struct batch b = {.db = db, .v = v, .rows = rows, .n = n,
                       .deletes_on_stop = c->ops->poll_lists_all,
                       .reported = xcalloc(n + 1, sizeof *b.reported)};
     char err[512] = "";
@@ -215,8 +214,8 @@ static int sync_changed(struct syncer *s, struct db *db, struct cluster *c, cons
     /* a full answer without a job it was given: the cluster lost it */
     for (size_t k = 0; full && !b.e && k < n; k++) {
         struct backend_status gone = {.state = BS_UNKNOWN, .exit_code = -1};
-        if (!b.reported[k] && !PQgetisnull(r, rows[k], 3))
-            b.e = apply(db, r, rows[k], &gone, b.deletes_on_stop);
+        if (!b.reported[k])
+            b.e = apply(db, &v[rows[k]], &gone, b.deletes_on_stop);
     }
     free(b.reported);
     if (!b.e)
@@ -234,45 +233,42 @@ static int sync_changed(struct syncer *s, struct db *db, struct cluster *c, cons
 
 static int sync_jobs(struct syncer *s, struct db *db, struct cluster *cl, size_t ncl)
 {
-    PGresult *r = NULL;
-    int e = db_sched_active(db, &r);
-    int nr = e ? 0 : PQntuples(r);
-    int *rows = xcalloc((size_t)nr + 1, sizeof *rows);
+    struct db_active_jobs act = {0};
+    int e = db_sched_active(db, &act);
+    size_t *rows = xcalloc(act.n + 1, sizeof *rows);
     for (size_t k = 0; !e && k < ncl; k++) {
         struct cluster *c = &cl[k];
         size_t n = 0;
-        for (int i = 0; i < nr; i++)
-            if (strcmp(PQgetvalue(r, i, 1), c->bc.id) == 0)
+        for (size_t i = 0; i < act.n; i++)
+            if (strcmp(act.v[i].cluster_id, c->bc.id) == 0)
                 rows[n++] = i;
         if (!n || !c->ops)
             continue;
         if (c->ops->poll_changed) {
-            e = sync_changed(s, db, c, r, rows, n);
+            e = sync_changed(s, db, c, act.v, rows, n);
             continue;
         }
         bool all = true;
-        for (size_t j = 0; !e && j < n; j++) {
-            int i = rows[j];
+        for (size_t i = 0; !e && i < n; i++) {
+            const struct db_active_job *j = &act.v[rows[i]];
             struct backend_status bs;
             char err[512] = "";
             memset(&bs, 0, sizeof bs);
             struct timespec t0 = callstats_start();
-            int pe = c->ops->poll(&c->bc, PQgetvalue(r, i, 4), PQgetvalue(r, i, 3), &bs, err,
-                                  sizeof err);
+            int pe = c->ops->poll(&c->bc, j->run_key, j->backend_job_id, &bs, err, sizeof err);
             callstats_done(t0, c->bc.name, "poll", pe == 0);
             if (pe) {
-                log_warn("cannot ask cluster %s about job %s: %s", c->bc.name,
-                         PQgetvalue(r, i, 0), err);
+                log_warn("cannot ask cluster %s about job %s: %s", c->bc.name, j->id, err);
                 all = false;
                 continue;
             }
-            e = apply(db, r, i, &bs, false);
+            e = apply(db, j, &bs, false);
         }
         if (!e && all)
             e = db_cluster_jobs_seen(db, c->bc.id);
     }
     free(rows);
-    PQclear(r);
+    db_active_jobs_free(&act);
     return e;
 }
 
@@ -288,19 +284,19 @@ static int round_fn(struct db *db, bool notified, void *arg)
         db_rollback(db);
         return e;
     }
-    PGresult *r = NULL;
-    e = db_cluster_all(db, &r);
-    size_t ncl = e ? 0 : (size_t)PQntuples(r);
+    struct db_clusters all = {0};
+    e = db_cluster_all(db, &all);
+    size_t ncl = e ? 0 : all.n;
     struct cluster *cl = xcalloc(ncl + 1, sizeof *cl);
     for (size_t k = 0; k < ncl; k++) {
-        int i = (int)k;
-        cl[k].options = json_loads(PQgetvalue(r, i, 5), 0, NULL);
+        const struct db_cluster *c = &all.v[k];
+        cl[k].options = json_loads(c->options_json, 0, NULL);
         if (!cl[k].options)
             cl[k].options = json_object();
-        cl[k].ops = backend_find(PQgetvalue(r, i, 2));
+        cl[k].ops = backend_find(c->kind);
         cl[k].bc = (struct backend_cluster){
-            .id = PQgetvalue(r, i, 0), .name = PQgetvalue(r, i, 1), .kind = PQgetvalue(r, i, 2),
-            .endpoint = PQgetvalue(r, i, 3), .credentials_ref = PQgetvalue(r, i, 4),
+            .id = c->id, .name = c->name, .kind = c->kind,
+            .endpoint = c->endpoint, .credentials_ref = c->credentials_ref,
             .options = cl[k].options, .data_dir = s->cfg->data_dir, .self_exe = s->cfg->self_exe};
     }
     time_t now = time(NULL);
@@ -327,7 +323,7 @@ static int round_fn(struct db *db, bool notified, void *arg)
     for (size_t k = 0; k < ncl; k++)
         json_decref(cl[k].options);
     free(cl);
-    PQclear(r);
+    db_clusters_free(&all);
     return e;
 }
 

@@ -70,11 +70,7 @@ unsigned auth_global_role_parse(const char *name)
 
 void auth_roles_csv(unsigned roles, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s%s%s%s%s", roles & GR_PLATFORM_ADMIN ? "platform_admin" : "",
-             (roles & GR_PLATFORM_ADMIN) && (roles & (GR_FINANCE | GR_AUDITOR)) ? "," : "",
-             roles & GR_FINANCE ? "finance" : "",
-             (roles & GR_FINANCE) && (roles & GR_AUDITOR) ? "," : "",
-             roles & GR_AUDITOR ? "auditor" : "");
+    actor_roles_csv(roles, buf, n);
 }
 
 /* Keep only the membership a tenant-bound token is bound to. */

@@ -5,7 +5,7 @@
 #include "config.h"
 
 #include "log.h"
-#include "ratelimit.h"
+#include "../lib/netaddr.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -430,7 +430,7 @@ bool config_load(struct config *cfg, const char *(*getenv_fn)(const char *), cha
         cfg->threads = n < 1 ? 1 : (n > 64 ? 64 : (int)n);
     }
     char bad[80];
-    if (!ratelimit_addr_list_valid(cfg->trusted_proxies, bad, sizeof bad)) {
+    if (!netaddr_list_valid(cfg->trusted_proxies, bad, sizeof bad)) {
         snprintf(err, errsz, "AIDC_TRUSTED_PROXIES: \"%s\" is not an address or network "
                              "(address/prefix)", bad);
         goto out;

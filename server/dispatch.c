@@ -4,15 +4,19 @@
  * Order matters and is part of the contract: unknown query arguments (400),
  * database reachable (503), credentials (401), CSRF rule and token scope (403),
  * tenant visible (404), role (403), tenant suspended (403), then the handler.
+ * Who may do what is decided by server/authorize.c, which api/approvals.c
+ * asks again when an approved operation runs.
  */
 #include "dispatch.h"
 
 #include "../audit/audit.h"
+#include "auditreq.h"
 #include "../db/db.h"
 #include "../db/idempotency.h"
 #include "../db/tenants.h"
 #include "auth.h"
 #include "authcache.h"
+#include "authorize.h"
 #include "crypto.h"
 #include "err.h"
 #include "jsonlimit.h"
@@ -59,7 +63,7 @@ static void audit_denied(struct req *rq, struct resp *rs, const char *reason)
     };
     if (db_in_tx(rq->db))
         db_rollback(rq->db);
-    (void)audit_record_now(rq, &ev);
+    (void)auditreq_record_now(rq, &ev);
     json_decref(d);
 }
 
@@ -81,14 +85,6 @@ static int check_query(struct req *rq, struct resp *rs)
         }
     }
     return 0;
-}
-
-static const struct membership *find_membership(const struct actor *a, const char *slug)
-{
-    for (size_t i = 0; i < a->nmemberships; i++)
-        if (strcmp(a->memberships[i].slug, slug) == 0)
-            return &a->memberships[i];
-    return NULL;
 }
 
 /*
@@ -190,17 +186,10 @@ static int resolve_tenant(struct req *rq, struct resp *rs)
         api_field_problem(rs, "tenant", PROBLEM_V_SLUG, NULL);
         return api_fail_fields(rs);
     }
-    const struct membership *m = find_membership(&rq->actor, slug);
-    if (m) {
-        snprintf(rq->tenant.id, sizeof rq->tenant.id, "%s", m->tenant_id);
-        rq->tenant.slug = xstrdup(slug);
-        rq->tenant.role = m->role;
-        rq->tenant.suspended = m->suspended;
-        rq->tenant.own_jobs_only = m->role == TR_MEMBER && !m->members_see_all_jobs &&
-                                   !(rq->actor.roles & GR_ANY_GLOBAL);
+    enum authorize_tenant seen = authorize_tenant_find(&rq->actor, slug, &rq->tenant);
+    if (seen == AUTHZ_TENANT_MEMBER)
         return 0;
-    }
-    if (!(rq->actor.roles & GR_ANY_GLOBAL))
+    if (seen == AUTHZ_TENANT_HIDDEN)
         return deny(rs, PROBLEM_TENANT_NOT_FOUND, json_pack("{s:s}", "tenant", slug));
     struct ctx_strings cs = {0};
     struct db_ctx ctx;
@@ -223,16 +212,6 @@ static int resolve_tenant(struct req *rq, struct resp *rs)
     return 0;
 }
 
-static bool role_allows(const struct req *rq)
-{
-    const struct route *rt = rq->route;
-    if (rq->actor.roles & rt->global_roles)
-        return true;
-    if (rq->tenant.id[0] && rt->tenant_role != TR_NONE && rq->tenant.role >= rt->tenant_role)
-        return true;
-    return (rt->flags & RF_ANY_USER) != 0;
-}
-
 /* Authentication and authorization; 0 when the handler may run. */
 static int admit(struct req *rq, struct resp *rs)
 {
@@ -250,31 +229,20 @@ static int admit(struct req *rq, struct resp *rs)
     }
     if (e)
         return e;
-    if (!rq->actor.authenticated) {
-        if (rt->flags & RF_OPTIONAL_AUTH)
-            return 0;
-        return deny(rs, PROBLEM_AUTH_REQUIRED, NULL);
-    }
-    if (rq->actor.via_cookie && !is_read_method(rq->method) &&
-        (!rq->requested_with || strcmp(rq->requested_with, "aidc-portal") != 0))
-        return deny(rs, PROBLEM_PORTAL_HEADER, NULL);
-    if (rq->actor.via_token && !rt->scope && !(rq->actor.scopes & ~(unsigned)SC_MACHINE))
-        return deny(rs, PROBLEM_MACHINE_SCOPES_ONLY, NULL);
-    if (rq->actor.via_token && rt->scope && !(rq->actor.scopes & rt->scope)) {
-        json_t *need = auth_scopes_json(rt->scope);
-        const char *name = json_string_value(json_array_get(need, 0));
-        json_t *params = json_pack("{s:s}", "scope", name ? name : "required");
-        json_decref(need);
-        return deny(rs, PROBLEM_SCOPE_MISSING, params);
-    }
+    if (!rq->actor.authenticated && (rt->flags & RF_OPTIONAL_AUTH))
+        return 0;
+    /* the decision is authorize.c's, the same that approvals make again */
+    struct authz_req ar = {
+        .method = rq->method,
+        .portal_header = rq->requested_with && strcmp(rq->requested_with, "aidc-portal") == 0,
+    };
+    if (authorize_route(&rq->actor, rt, NULL, &ar, &refusal))
+        return deny(rs, refusal, authorize_refusal_params(refusal, rt, NULL));
     e = resolve_tenant(rq, rs);
     if (e)
         return e;
-    if (!role_allows(rq))
-        return deny(rs, PROBLEM_ROLE, NULL);
-    if (rq->tenant.id[0] && rq->tenant.suspended && !(rq->actor.roles & GR_PLATFORM_ADMIN) &&
-        !(is_read_method(rq->method) && (rq->actor.roles & GR_ANY_GLOBAL)))
-        return deny(rs, PROBLEM_TENANT_SUSPENDED, json_pack("{s:s}", "tenant", rq->tenant.slug));
+    if (authorize_route(&rq->actor, rt, &rq->tenant, &ar, &refusal))
+        return deny(rs, refusal, authorize_refusal_params(refusal, rt, &rq->tenant));
     return 0;
 }
 
@@ -408,7 +376,7 @@ static int record_change(struct req *rq, struct resp *rs)
         .status = rs->status,
         .details = rs->audit.details,
     };
-    return (rq->route->flags & RF_NO_TX) ? audit_record_now(rq, &ev) : audit_record(rq, &ev);
+    return (rq->route->flags & RF_NO_TX) ? auditreq_record_now(rq, &ev) : auditreq_record(rq, &ev);
 }
 
 static void reset_resp(struct resp *rs)
@@ -499,7 +467,7 @@ static int run_once(struct req *rq, struct resp *rs, const char *hash)
             struct audit_event ev = {.action = rt->action, .status = rs->status, .details = d,
                                      .resource_type = hit.resource_type,
                                      .resource_id = hit.resource_id};
-            e = audit_record(rq, &ev);
+            e = auditreq_record(rq, &ev);
             json_decref(d);
         }
         db_idem_hit_free(&hit);

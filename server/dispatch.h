@@ -6,6 +6,8 @@
  * row-level-security context, Idempotency-Key replay, the audit event of a
  * state change (same transaction) or of a refusal (own transaction), retries
  * of serialization failures, and the mapping of error codes to statuses.
+ * The authorization decision itself is server/authorize.c's (approvals
+ * make it again with the same code).
  */
 #ifndef AIDC_DISPATCH_H
 #define AIDC_DISPATCH_H

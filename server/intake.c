@@ -7,6 +7,7 @@
 
 #include "crypto.h"
 #include "hex.h"
+#include "../lib/netaddr.h"
 #include "ratelimit.h"
 #include "log.h"
 #include "sbuf.h"
@@ -108,7 +109,7 @@ static void new_request_id(char *out, size_t n)
 
 bool intake_trusted_proxy(const char *ip)
 {
-    return ratelimit_addr_in_list(g_cfg->trusted_proxies, ip);
+    return netaddr_in_list(g_cfg->trusted_proxies, ip);
 }
 
 static void source_address(struct MHD_Connection *c, struct req *rq)

@@ -8,6 +8,7 @@
  * exit 0.
  */
 #include "../audit/audit.h"
+#include "auditreq.h"
 #include "../audit/cli.h"
 #include "../audit/sealer.h"
 #include "../billing/meter.h"
@@ -127,7 +128,7 @@ static int bootstrap_write(struct db *db, const char *name, const char *hash)
                               "command line");
         struct audit_event ev = {.action = "user.bootstrap", .resource_type = "user",
                                  .resource_id = name, .details = d};
-        e = audit_record(&rq, &ev);
+        e = auditreq_record(&rq, &ev);
         json_decref(d);
     }
     if (!e)

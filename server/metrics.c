@@ -162,36 +162,39 @@ static const char *const gauge_help[][2] = {
     {"aidc_registry_sync_ok", "1 when the registry's last sync succeeded."},
 };
 
-/* The rows of db_gauges as exposition text; NULL when the database did not answer. */
+/* The samples of db_gauges as exposition text; NULL when the database did not answer. */
 static char *gauges_query(struct db *db)
 {
     const struct db_ctx ctx = {.roles = "system"};
+    struct db_gauges g = {0};
     int e = db_begin(db, &ctx, true);
-    PGresult *r = e ? NULL : db_gauges(db, &e);
+    if (!e)
+        e = db_gauges(db, &g);
     db_commit_nowait(db);
-    if (!r)
+    if (e)
         return NULL;
     struct sbuf sb = SBUF_INIT;
     for (size_t h = 0; h < sizeof gauge_help / sizeof gauge_help[0]; h++) {
         const char *name = gauge_help[h][0];
         sbuf_printf(&sb, "# HELP %s %s\n# TYPE %s gauge\n", name, gauge_help[h][1], name);
-        for (int i = 0; i < PQntuples(r); i++) {
-            if (strcmp(PQgetvalue(r, i, 0), name) != 0)
+        for (size_t i = 0; i < g.n; i++) {
+            const struct db_gauge *s = &g.v[i];
+            if (strcmp(s->metric, name) != 0)
                 continue;
             sbuf_puts(&sb, name);
-            for (int l = 1; l <= 3; l += 2) {
-                if (PQgetisnull(r, i, l))
+            for (int l = 0; l < DB_GAUGE_LABELS; l++) {
+                if (!s->label[l])
                     continue;
-                sbuf_printf(&sb, "%s%s=\"", l == 1 ? "{" : ",", PQgetvalue(r, i, l));
-                label_value(&sb, PQgetvalue(r, i, l + 1));
+                sbuf_printf(&sb, "%s%s=\"", l == 0 ? "{" : ",", s->label[l]);
+                label_value(&sb, s->label_value[l]);
                 sbuf_puts(&sb, "\"");
             }
-            if (!PQgetisnull(r, i, 1))
+            if (s->label[0])
                 sbuf_puts(&sb, "}");
-            sbuf_printf(&sb, " %s\n", PQgetvalue(r, i, 5));
+            sbuf_printf(&sb, " %s\n", s->value);
         }
     }
-    PQclear(r);
+    db_gauges_free(&g);
     return sbuf_steal(&sb);
 }
 

@@ -7,6 +7,7 @@
  */
 #include "ratelimit.h"
 
+#include "../lib/netaddr.h"
 #include "xalloc.h"
 
 #include <arpa/inet.h>
@@ -323,92 +324,9 @@ void ratelimit_conn_closed(const char *key)
     pthread_mutex_unlock(&g_conns.mu);
 }
 
-/* ---- address lists (AIDC_TRUSTED_PROXIES) ------------------------------------------ */
-
-struct netaddr {
-    int family;
-    unsigned char b[16];
-    int bits; /* prefix length */
-};
-
-static bool parse_net(const char *s, size_t len, struct netaddr *out)
-{
-    char text[INET6_ADDRSTRLEN + 8];
-    if (len == 0 || len >= sizeof text)
-        return false;
-    memcpy(text, s, len);
-    text[len] = '\0';
-    char *slash = strchr(text, '/');
-    if (slash)
-        *slash = '\0';
-    if (inet_pton(AF_INET, text, out->b) == 1)
-        out->family = AF_INET, out->bits = 32;
-    else if (inet_pton(AF_INET6, text, out->b) == 1)
-        out->family = AF_INET6, out->bits = 128;
-    else
-        return false;
-    if (slash) {
-        char *end;
-        long bits = strtol(slash + 1, &end, 10);
-        if (end == slash + 1 || *end || bits < 0 || bits > out->bits)
-            return false;
-        out->bits = (int)bits;
-    }
-    return true;
-}
-
-static bool net_contains(const struct netaddr *net, const struct netaddr *a)
-{
-    if (net->family != a->family)
-        return false;
-    int full = net->bits / 8, rest = net->bits % 8;
-    if (memcmp(net->b, a->b, (size_t)full) != 0)
-        return false;
-    unsigned char mask = (unsigned char)(0xff << (8 - rest));
-    return rest == 0 || ((net->b[full] ^ a->b[full]) & mask) == 0;
-}
-
-/* The next entry of a comma/space-separated list at *p (length *len), or false at its end. */
-static bool next_entry(const char **p, size_t *len)
-{
-    *p += *len;
-    *p += strspn(*p, " ,");
-    *len = strcspn(*p, ", ");
-    return *len > 0;
-}
-
-bool ratelimit_addr_in_list(const char *list, const char *ip)
-{
-    struct netaddr a;
-    if (!parse_net(ip, strlen(ip), &a) || strchr(ip, '/'))
-        return false;
-    const char *p = list ? list : "";
-    size_t len = 0;
-    while (next_entry(&p, &len)) {
-        struct netaddr net;
-        if (parse_net(p, len, &net) && net_contains(&net, &a))
-            return true;
-    }
-    return false;
-}
-
-bool ratelimit_addr_list_valid(const char *list, char *bad, size_t n)
-{
-    const char *p = list ? list : "";
-    size_t len = 0;
-    while (next_entry(&p, &len)) {
-        struct netaddr net;
-        if (!parse_net(p, len, &net)) {
-            snprintf(bad, n, "%.*s", (int)(len < 64 ? len : 64), p);
-            return false;
-        }
-    }
-    return true;
-}
-
 void ratelimit_forwarded_client(const char *trusted, const char *xff, char *ip, size_t n)
 {
-    if (!ratelimit_addr_in_list(trusted, ip))
+    if (!netaddr_in_list(trusted, ip))
         return;
     for (size_t end = strlen(xff); end > 0;) {
         size_t start = end;
@@ -431,7 +349,7 @@ void ratelimit_forwarded_client(const char *trusted, const char *xff, char *ip, 
         if (inet_pton(AF_INET, cand, buf) != 1 && inet_pton(AF_INET6, cand, buf) != 1)
             return;
         memcpy(ip, cand, len + 1);
-        if (!ratelimit_addr_in_list(trusted, cand))
+        if (!netaddr_in_list(trusted, cand))
             return;
         end = start > 0 ? start - 1 : 0;
     }

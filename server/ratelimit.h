@@ -57,19 +57,12 @@ bool ratelimit_conn_allowed(const char *key);
 void ratelimit_conn_opened(const char *key);
 void ratelimit_conn_closed(const char *key);
 /*
- * Whether ip is in list: comma-separated addresses and networks
- * ("10.0.0.5, 10.244.0.0/16, fd00::/8"), as AIDC_TRUSTED_PROXIES.
- */
-bool ratelimit_addr_in_list(const char *list, const char *ip);
-/*
  * The client behind trusted proxies: ip (the peer, a buffer of n bytes) is
  * replaced, while it is in trusted, by the next address from the right of
- * X-Forwarded-For xff - entries further left were written by the client
+ * X-Forwarded-For xff (trusted as netaddr_in_list reads it) - entries further left were written by the client
  * itself and prove nothing. Garbage stops the walk at the last good address.
  */
 void ratelimit_forwarded_client(const char *trusted, const char *xff, char *ip, size_t n);
-/* false (the first bad entry in bad) when an entry is neither. */
-bool ratelimit_addr_list_valid(const char *list, char *bad, size_t n);
 
 /* How many keys the rate table holds now (tests, metrics). */
 size_t ratelimit_rate_keys(void);

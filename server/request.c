@@ -36,15 +36,6 @@ void req_add_query(struct req *rq, const char *key, const char *value)
     rq->nquery++;
 }
 
-void actor_free(struct actor *a)
-{
-    free(a->username);
-    for (size_t i = 0; i < a->nmemberships; i++)
-        free(a->memberships[i].slug);
-    free(a->memberships);
-    memset(a, 0, sizeof *a);
-}
-
 void req_free(struct req *rq)
 {
     if (!rq)

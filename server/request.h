@@ -14,6 +14,7 @@
 #ifndef AIDC_REQUEST_H
 #define AIDC_REQUEST_H
 
+#include "../lib/actor.h"
 #include "problem.h"
 
 #include <jansson.h>
@@ -25,69 +26,6 @@
 struct route;
 struct db;
 struct config;
-
-/* Global roles (bit mask). */
-enum global_role {
-    GR_PLATFORM_ADMIN = 1u << 0,
-    GR_FINANCE = 1u << 1,
-    GR_AUDITOR = 1u << 2,
-};
-#define GR_ANY_GLOBAL (GR_PLATFORM_ADMIN | GR_FINANCE | GR_AUDITOR)
-
-/* Tenant roles, ordered: a higher role includes the lower ones. */
-enum tenant_role { TR_NONE = 0, TR_VIEWER = 1, TR_MEMBER = 2, TR_ADMIN = 3 };
-
-/* API token scopes (bit mask). */
-enum scope {
-    SC_JOBS_READ = 1u << 0,
-    SC_JOBS_WRITE = 1u << 1,
-    SC_IMAGES_READ = 1u << 2,
-    SC_IMAGES_WRITE = 1u << 3,
-    SC_USAGE_READ = 1u << 4,
-    SC_BILLING_WRITE = 1u << 5,
-    SC_AUDIT_READ = 1u << 6,
-    SC_AUDIT_INGEST = 1u << 7,
-    SC_ADMIN = 1u << 8,
-    SC_GPU_FAULTS = 1u << 9, /* report and resolve GPU faults (Alertmanager's webhook) */
-};
-#define SC_ALL 0x3ffu
-/* Scopes of machines with one task (a node agent, Alertmanager): a token with
- * only these reaches only its routes, not the routes open to any token (the
- * tenant directory, clusters, /me) */
-#define SC_MACHINE (SC_AUDIT_INGEST | SC_GPU_FAULTS)
-
-#define UUID_LEN 36
-
-struct membership {
-    char tenant_id[UUID_LEN + 1];
-    char *slug;
-    int role; /* enum tenant_role */
-    bool suspended;
-    bool members_see_all_jobs; /* the tenant lets its members read each other's jobs */
-};
-
-/* Who is asking. Filled by server/auth.c; zeroed for anonymous requests. */
-struct actor {
-    bool authenticated;
-    char user_id[UUID_LEN + 1];
-    char *username;
-    unsigned roles; /* enum global_role bits */
-    bool via_token;
-    bool via_cookie;
-    char token_id[UUID_LEN + 1];
-    unsigned scopes;                  /* SC_ALL for sessions */
-    char token_tenant[UUID_LEN + 1];  /* a token bound to one tenant, else "" */
-    char token_node[254];             /* a token bound to one node (host), else "" */
-    char jti[UUID_LEN + 1];           /* session id of a JWT, else "" */
-    time_t session_expires;
-    long long auth_version;  /* users.auth_version when loaded */
-    long long auth_epoch;    /* aidc_auth_epoch when loaded (or last found current) */
-    time_t token_expires;    /* API token's expiry, else 0 */
-    bool from_cache;         /* loaded from server/authcache, not the database */
-    char cache_key[65];      /* SHA-256 of the credential */
-    struct membership *memberships;
-    size_t nmemberships;
-};
 
 /* The tenant named by the route's {tenant}, once resolved and permitted. */
 struct tenant_ref {
@@ -205,7 +143,6 @@ struct req {
 };
 
 /* Release what an actor holds and zero it. */
-void actor_free(struct actor *a);
 
 /* Value of the route parameter `name` ({tenant}, {id}, ...), or NULL. */
 const char *req_param(const struct req *rq, const char *name);

@@ -23,7 +23,7 @@
 #include "admission_bench.h"
 
 #include "db/db.h"
-#include "db/sched.h"
+#include "db/schedsnap.h"
 #include "sched/admitter.h"
 #include "server/config.h"
 #include "server/log.h"

@@ -15,6 +15,7 @@
 
 #include "server/hex.h"
 #include "server/jsonlimit.h"
+#include "lib/netaddr.h"
 #include "server/ratelimit.h"
 #include "server/request.h"
 
@@ -57,19 +58,19 @@ static void addresses(char *s)
     char *fields[2];
     fuzz_split(s, '\n', fields, 2);
     char bad[80], key[RATELIMIT_KEY_LEN];
-    if (ratelimit_addr_list_valid(fields[0], bad, sizeof bad)) {
+    if (netaddr_list_valid(fields[0], bad, sizeof bad)) {
         /* each entry that is a plain address is in its own list */
         char *copy = strdup(fields[0]);
         if (!copy)
             abort();
         for (char *tok = strtok(copy, ", "); tok; tok = strtok(NULL, ", "))
-            if (!strchr(tok, '/') && !ratelimit_addr_in_list(fields[0], tok))
+            if (!strchr(tok, '/') && !netaddr_in_list(fields[0], tok))
                 abort();
         free(copy);
     } else if (!bad[0] && fields[0][0]) {
         abort(); /* a refusal names the entry */
     }
-    (void)ratelimit_addr_in_list(fields[0], fields[1]);
+    (void)netaddr_in_list(fields[0], fields[1]);
     ratelimit_address_key(fields[1], key, sizeof key);
     if (strlen(key) >= sizeof key)
         abort();

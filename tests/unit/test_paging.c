@@ -1,6 +1,7 @@
 /*
  * test_paging.c - ?limit= and ?cursor= parsing, cursor splitting, and the
- * list answer (with a PGresult built by libpq itself, no server).
+ * list answer (over rows that rowjson_rows makes of a PGresult built by
+ * libpq itself, no server).
  */
 #include "tests/support/suite.h"
 #include "api/paging.h"
@@ -233,10 +234,10 @@ START_TEST(test_split)
 }
 END_TEST
 
-/* ---- paging_answer ------------------------------------------------------------ */
+/* ---- paging_page -------------------------------------------------------------- */
 
-/* n rows of (id text, _cursor text): "p<i>", "key<i>". */
-static PGresult *rows(int n)
+/* n rows of (id text, _cursor text): "p<i>", "key<i>", as a db/ list function hands them out. */
+static struct db_rows rows(int n)
 {
     PGresult *r = PQmakeEmptyPGresult(NULL, PGRES_TUPLES_OK);
     ck_assert_ptr_nonnull(r);
@@ -255,17 +256,20 @@ static PGresult *rows(int n)
         ck_assert_int_eq(PQsetvalue(r, i, 0, id, (int)strlen(id)), 1);
         ck_assert_int_eq(PQsetvalue(r, i, 1, key, (int)strlen(key)), 1);
     }
-    return r;
+    struct db_rows out = {0};
+    ck_assert_int_eq(rowjson_rows(r, false, &out), 0);
+    PQclear(r);
+    return out;
 }
 
 START_TEST(test_answer_more_rows)
 {
     /* limit 2, the query returned limit+1 rows: two items and a cursor */
-    PGresult *r = rows(3);
+    struct db_rows r = rows(3);
     struct page pg = {.limit = 2, .after = NULL};
     struct resp rs;
     memset(&rs, 0, sizeof rs);
-    ck_assert_int_eq(paging_answer(&rs, r, &pg), 0);
+    ck_assert_int_eq(paging_page(&rs, &r, &pg), 0);
     ck_assert_int_eq(rs.status, MHD_HTTP_OK);
     json_t *items = json_object_get(rs.body, "items");
     ck_assert_uint_eq(json_array_size(items), 2);
@@ -284,22 +288,22 @@ START_TEST(test_answer_more_rows)
     paging_free(&pg2);
     resp_free(&rs2);
     resp_free(&rs);
-    PQclear(r);
+    db_rows_free(&r);
 }
 END_TEST
 
 START_TEST(test_answer_last_page)
 {
     for (int n = 0; n <= 2; n++) {
-        PGresult *r = rows(n);
+        struct db_rows r = rows(n);
         struct page pg = {.limit = 2, .after = NULL};
         struct resp rs;
         memset(&rs, 0, sizeof rs);
-        ck_assert_int_eq(paging_answer(&rs, r, &pg), 0);
+        ck_assert_int_eq(paging_page(&rs, &r, &pg), 0);
         ck_assert_uint_eq(json_array_size(json_object_get(rs.body, "items")), (size_t)n);
         ck_assert(json_is_null(json_object_get(rs.body, "next_cursor")));
         resp_free(&rs);
-        PQclear(r);
+        db_rows_free(&r);
     }
 }
 END_TEST

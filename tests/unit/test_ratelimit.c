@@ -5,6 +5,7 @@
  * server/jsonlimit.c.
  */
 #include "server/jsonlimit.h"
+#include "lib/netaddr.h"
 #include "server/ratelimit.h"
 #include "tests/support/suite.h"
 
@@ -113,25 +114,25 @@ END_TEST
 START_TEST(address_lists_with_networks)
 {
     const char *list = "192.0.2.7, 10.244.0.0/16,fd00::/8 ,198.51.100.0/25";
-    ck_assert(ratelimit_addr_in_list(list, "192.0.2.7"));
-    ck_assert(!ratelimit_addr_in_list(list, "192.0.2.70"));
-    ck_assert(ratelimit_addr_in_list(list, "10.244.3.9"));
-    ck_assert(!ratelimit_addr_in_list(list, "10.245.0.1"));
-    ck_assert(ratelimit_addr_in_list(list, "fd12:3456::1"));
-    ck_assert(!ratelimit_addr_in_list(list, "fe80::1"));
-    ck_assert(ratelimit_addr_in_list(list, "198.51.100.127"));
-    ck_assert(!ratelimit_addr_in_list(list, "198.51.100.128"));
-    ck_assert(!ratelimit_addr_in_list(list, "10.244.0.0/16")); /* a client is an address */
-    ck_assert(!ratelimit_addr_in_list("", "192.0.2.7"));
-    ck_assert(ratelimit_addr_in_list("0.0.0.0/0", "203.0.113.5"));
+    ck_assert(netaddr_in_list(list, "192.0.2.7"));
+    ck_assert(!netaddr_in_list(list, "192.0.2.70"));
+    ck_assert(netaddr_in_list(list, "10.244.3.9"));
+    ck_assert(!netaddr_in_list(list, "10.245.0.1"));
+    ck_assert(netaddr_in_list(list, "fd12:3456::1"));
+    ck_assert(!netaddr_in_list(list, "fe80::1"));
+    ck_assert(netaddr_in_list(list, "198.51.100.127"));
+    ck_assert(!netaddr_in_list(list, "198.51.100.128"));
+    ck_assert(!netaddr_in_list(list, "10.244.0.0/16")); /* a client is an address */
+    ck_assert(!netaddr_in_list("", "192.0.2.7"));
+    ck_assert(netaddr_in_list("0.0.0.0/0", "203.0.113.5"));
     char bad[80];
-    ck_assert(ratelimit_addr_list_valid(list, bad, sizeof bad));
-    ck_assert(ratelimit_addr_list_valid("", bad, sizeof bad));
-    ck_assert(!ratelimit_addr_list_valid("10.0.0.1, nginx.local", bad, sizeof bad));
+    ck_assert(netaddr_list_valid(list, bad, sizeof bad));
+    ck_assert(netaddr_list_valid("", bad, sizeof bad));
+    ck_assert(!netaddr_list_valid("10.0.0.1, nginx.local", bad, sizeof bad));
     ck_assert_str_eq(bad, "nginx.local");
-    ck_assert(!ratelimit_addr_list_valid("10.0.0.0/33", bad, sizeof bad));
-    ck_assert(!ratelimit_addr_list_valid("10.0.0.0/", bad, sizeof bad));
-    ck_assert(!ratelimit_addr_list_valid("::/129", bad, sizeof bad));
+    ck_assert(!netaddr_list_valid("10.0.0.0/33", bad, sizeof bad));
+    ck_assert(!netaddr_list_valid("10.0.0.0/", bad, sizeof bad));
+    ck_assert(!netaddr_list_valid("::/129", bad, sizeof bad));
 }
 END_TEST
 

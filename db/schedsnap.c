@@ -1,0 +1,255 @@
+/* schedsnap.c - the admission snapshot (see schedsnap.h). */
+#include "schedsnap.h"
+
+#include "../server/err.h"
+#include "schedrows.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define ACTIVE "('admitted', 'pending', 'running')"
+
+static const struct db_stmt st_clusters = {
+    "snap_clusters", "SELECT id, kind, healthy, options::text FROM clusters ORDER BY name", 0};
+enum { CL_ID, CL_KIND, CL_HEALTHY, CL_OPTIONS };
+
+static const struct db_stmt st_inventory = {
+    "snap_inventory", "SELECT cluster_id, resource, total FROM cluster_inventory", 0};
+enum { INV_CLUSTER, INV_RESOURCE, INV_TOTAL };
+
+static const struct db_stmt st_tenants = {"snap_tenants", "SELECT id, suspended FROM tenants", 0};
+enum { TE_ID, TE_SUSPENDED };
+
+static const struct db_stmt st_tquotas = {
+    "snap_tquotas",
+    "SELECT tenant_id, resource, guaranteed::float8, \"limit\"::float8 FROM tenant_quotas", 0};
+enum { TQ_TENANT, TQ_RESOURCE, TQ_GUARANTEED, TQ_LIMIT };
+
+static const struct db_stmt st_pquotas = {
+    "snap_pquotas",
+    "SELECT q.project_id, q.tenant_id, q.resource, q.\"limit\"::float8, p.slug"
+    " FROM project_quotas q JOIN projects p ON p.id = q.project_id",
+    0};
+enum { PQ_PROJECT, PQ_TENANT, PQ_RESOURCE, PQ_LIMIT, PQ_SLUG };
+
+/* GPU-hours of this calendar month (UTC): metered, plus what is not yet */
+static const struct db_stmt st_hours = {
+    "snap_hours",
+    "SELECT tenant_id, project_id, sum(s) / 3600 FROM"
+    " (SELECT tenant_id, project_id, gpu_seconds AS s FROM usage_monthly"
+    "   WHERE period = (date_trunc('month', now(), 'UTC') AT TIME ZONE 'UTC')::date"
+    "  UNION ALL SELECT tenant_id, project_id, gpus * extract(epoch FROM e - s)"
+    "   FROM aidc_usage_unmetered(date_trunc('month', now(), 'UTC'), now()) WHERE gpus > 0) x"
+    " GROUP BY tenant_id, project_id",
+    0};
+enum { HO_TENANT, HO_PROJECT, HO_HOURS };
+
+/* GPUs with open faults where aidc assigns indexes: never handed out (NULL: all of the node) */
+static const struct db_stmt st_faults = {
+    "snap_faults",
+    "SELECT f.cluster_id, f.gpu_index FROM gpu_faults f"
+    " WHERE f.resolved_at IS NULL AND EXISTS (SELECT 1 FROM cluster_nodes n"
+    "   WHERE n.cluster_id = f.cluster_id AND n.node = f.node AND n.per_gpu)",
+    0};
+enum { FA_CLUSTER, FA_GPU };
+
+static const struct db_stmt st_marks = {
+    "snap_marks",
+    "SELECT gpu_type, pos, job_id FROM queue_marks"
+    " ORDER BY gpu_type COLLATE \"C\", queue_rank, submitted_at, job_id",
+    0};
+enum { MA_TYPE, MA_POS, MA_JOB };
+
+/* Columns of JOB_SNAP (schedsnap.h), then those of each statement. */
+enum {
+    JO_ID,
+    JO_TENANT,
+    JO_PROJECT,
+    JO_GPU_TYPE,
+    JO_GPUS,
+    JO_CPUS,
+    JO_MEM,
+    JO_NODES,
+    JO_RANK,
+    JO_SUBMITTED,
+    JO_TIME,
+    JO_CLUSTER
+};
+static const struct db_stmt st_queued = {"snap_queued", DB_SCHED_QUEUED_SQL, 0};
+enum { QU_REASON = JO_CLUSTER + 1, QU_ESTIMATE };
+static const struct db_stmt st_active = {
+    "snap_active",
+    "SELECT " JOB_SNAP ", cluster_id, preemptible, stop_requested IS NOT NULL,"
+    " extract(epoch FROM coalesce(admitted_at, now())),"
+    " extract(epoch FROM coalesce(started_at, admitted_at, now())"
+    "                    + time_limit_minutes * interval '1 minute'),"
+    " gpu_indexes::text FROM jobs WHERE state IN " ACTIVE,
+    0};
+enum { AC_PREEMPTIBLE = JO_CLUSTER + 1, AC_STOPPING, AC_ADMITTED, AC_END, AC_INDEXES };
+
+const struct db_stmt *const db_schedsnap_stmts[] = {
+    &st_clusters, &st_inventory, &st_tenants, &st_tquotas, &st_pquotas, &st_hours,
+    &st_queued,   &st_active,    &st_marks,   &st_faults,  NULL};
+
+static void read_cluster(struct rowreader *rd, void *row)
+{
+    struct db_snap_cluster *c = row;
+    rowreader_uuid(rd, CL_ID, c->id);
+    c->kind = rowreader_text0(rd, CL_KIND);
+    c->healthy = rowreader_bool(rd, CL_HEALTHY);
+    c->options = rowreader_text0(rd, CL_OPTIONS);
+}
+
+static void read_inventory(struct rowreader *rd, void *row)
+{
+    struct db_snap_inventory *v = row;
+    rowreader_uuid(rd, INV_CLUSTER, v->cluster_id);
+    v->resource = rowreader_text0(rd, INV_RESOURCE);
+    v->total = rowreader_int(rd, INV_TOTAL);
+}
+
+static void read_tenant(struct rowreader *rd, void *row)
+{
+    struct db_snap_tenant *t = row;
+    rowreader_uuid(rd, TE_ID, t->id);
+    t->suspended = rowreader_bool(rd, TE_SUSPENDED);
+}
+
+static void read_tquota(struct rowreader *rd, void *row)
+{
+    struct db_snap_tquota *q = row;
+    rowreader_uuid(rd, TQ_TENANT, q->tenant_id);
+    q->resource = rowreader_text0(rd, TQ_RESOURCE);
+    q->guaranteed = rowreader_double(rd, TQ_GUARANTEED);
+    q->limit = rowreader_double(rd, TQ_LIMIT);
+}
+
+static void read_pquota(struct rowreader *rd, void *row)
+{
+    struct db_snap_pquota *q = row;
+    rowreader_uuid(rd, PQ_PROJECT, q->project_id);
+    rowreader_uuid(rd, PQ_TENANT, q->tenant_id);
+    q->resource = rowreader_text0(rd, PQ_RESOURCE);
+    q->limit = rowreader_double(rd, PQ_LIMIT);
+    q->slug = rowreader_text0(rd, PQ_SLUG);
+}
+
+static void read_hours(struct rowreader *rd, void *row)
+{
+    struct db_snap_hours *h = row;
+    rowreader_uuid(rd, HO_TENANT, h->tenant_id);
+    rowreader_uuid(rd, HO_PROJECT, h->project_id);
+    h->hours = rowreader_double(rd, HO_HOURS);
+}
+
+static void read_fault(struct rowreader *rd, void *row)
+{
+    struct db_snap_fault *f = row;
+    rowreader_uuid(rd, FA_CLUSTER, f->cluster_id);
+    f->gpu_index = rowreader_null(rd, FA_GPU) ? -1 : rowreader_int(rd, FA_GPU);
+}
+
+static void read_mark(struct rowreader *rd, void *row)
+{
+    struct db_snap_mark *m = row;
+    m->gpu_type = rowreader_text0(rd, MA_TYPE);
+    m->pos = (long)rowreader_ll(rd, MA_POS);
+    rowreader_uuid(rd, MA_JOB, m->job_id);
+}
+
+static void read_job(struct rowreader *rd, struct db_snap_job *j)
+{
+    rowreader_uuid(rd, JO_ID, j->id);
+    rowreader_uuid(rd, JO_TENANT, j->tenant_id);
+    rowreader_uuid(rd, JO_PROJECT, j->project_id);
+    j->gpu_type = rowreader_text(rd, JO_GPU_TYPE);
+    j->gpus = rowreader_int(rd, JO_GPUS);
+    j->cpus = rowreader_int(rd, JO_CPUS);
+    j->memory_gib = rowreader_int(rd, JO_MEM);
+    j->nodes = rowreader_int(rd, JO_NODES);
+    j->queue_rank = rowreader_int(rd, JO_RANK);
+    j->submitted = rowreader_double(rd, JO_SUBMITTED);
+    j->submitted_text = rowreader_text0(rd, JO_SUBMITTED);
+    j->time_limit_s = rowreader_int(rd, JO_TIME);
+    j->cluster_id = rowreader_text(rd, JO_CLUSTER);
+}
+
+static void read_queued(struct rowreader *rd, void *row)
+{
+    struct db_snap_job *j = row;
+    read_job(rd, j);
+    j->reason = rowreader_text(rd, QU_REASON);
+    j->has_estimate = !rowreader_null(rd, QU_ESTIMATE);
+    j->estimated_start = rowreader_double(rd, QU_ESTIMATE);
+}
+
+static void read_active(struct rowreader *rd, void *row)
+{
+    struct db_snap_job *j = row;
+    read_job(rd, j);
+    j->preemptible = rowreader_bool(rd, AC_PREEMPTIBLE);
+    j->stopping = rowreader_bool(rd, AC_STOPPING);
+    j->admitted = rowreader_double(rd, AC_ADMITTED);
+    j->expected_end = rowreader_double(rd, AC_END);
+    j->gpu_indexes = rowreader_ints(rd, AC_INDEXES, &j->ngpu_indexes);
+}
+
+/* One statement of the snapshot into its array (*v, *n) and its store. */
+static int part(struct db *db, const struct db_stmt *st,
+                void (*read)(struct rowreader *rd, void *row), size_t size, void **v, size_t *n,
+                struct db_strings **strings)
+{
+    int e = 0;
+    PGresult *r = db_query(db, st, NULL, &e);
+    if (!r)
+        return e;
+    e = rowreader_all(r, size, read, v, n, strings, st->name);
+    PQclear(r);
+    return e;
+}
+
+/* k: the array's store in out->strings */
+#define PART(k, st, fn, arr)                                                                       \
+    do {                                                                                           \
+        void *v_ = NULL;                                                                           \
+        if (!e)                                                                                    \
+            e = part(db, &(st), (fn), sizeof *(arr).v, &v_, &(arr).n, &out->strings[k]);           \
+        (arr).v = v_;                                                                              \
+    } while (0)
+
+int db_sched_snapshot(struct db *db, struct db_snapshot *out)
+{
+    memset(out, 0, sizeof *out);
+    int e = 0;
+    PART(0, st_clusters, read_cluster, out->clusters);
+    PART(1, st_inventory, read_inventory, out->inventory);
+    PART(2, st_tenants, read_tenant, out->tenants);
+    PART(3, st_tquotas, read_tquota, out->tquotas);
+    PART(4, st_pquotas, read_pquota, out->pquotas);
+    PART(5, st_hours, read_hours, out->hours);
+    PART(6, st_queued, read_queued, out->queued);
+    PART(7, st_active, read_active, out->active);
+    PART(8, st_marks, read_mark, out->marks);
+    PART(9, st_faults, read_fault, out->faults);
+    if (e)
+        db_sched_snapshot_free(out);
+    return e;
+}
+#undef PART
+
+void db_sched_snapshot_free(struct db_snapshot *s)
+{
+    free(s->clusters.v);
+    free(s->inventory.v);
+    free(s->tenants.v);
+    free(s->tquotas.v);
+    free(s->pquotas.v);
+    free(s->hours.v);
+    free(s->queued.v);
+    free(s->active.v);
+    free(s->marks.v);
+    free(s->faults.v);
+    for (size_t i = 0; i < sizeof s->strings / sizeof s->strings[0]; i++)
+        db_strings_free(s->strings[i]);
+    memset(s, 0, sizeof *s);
+}

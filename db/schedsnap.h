@@ -1,0 +1,155 @@
+/*
+ * schedsnap.h - the admission snapshot: what one admission pass decides
+ * over (sched/admitter.c), read in the pass's transaction as typed rows.
+ *
+ * Workers run with the "system" context (every tenant). Ids are UUID text
+ * ("" where the column is NULL); strings belong to the snapshot and live
+ * until db_sched_snapshot_free.
+ */
+#ifndef AIDC_DB_SCHEDSNAP_H
+#define AIDC_DB_SCHEDSNAP_H
+
+#include "db.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The columns shared by the queued and the active jobs (struct db_snap_job). */
+#define JOB_SNAP                                                                                   \
+    "id, tenant_id, project_id, gpu_type, gpus * nodes, cpus * nodes, memory_gib * nodes, nodes,"  \
+    " queue_rank, extract(epoch FROM submitted_at), time_limit_minutes * 60"
+/*
+ * The snapshot's queued jobs (also timed alone by tests/bench/admission_db.c),
+ * in no order: an ORDER BY spilled its sort to disk (row-level security hides
+ * the row count from the planner).
+ */
+#define DB_SCHED_QUEUED_SQL                                                                        \
+    "SELECT " JOB_SNAP ", requested_cluster, reason, extract(epoch FROM estimated_start)"          \
+    " FROM jobs WHERE state = 'queued'"
+
+struct db_snap_cluster { /* by name */
+    char id[37];
+    const char *kind;
+    bool healthy;
+    const char *options; /* JSON text */
+};
+
+struct db_snap_inventory {
+    char cluster_id[37];
+    const char *resource; /* "gpu:<type>", "cpu", "memory_gib" */
+    int total;
+};
+
+struct db_snap_tenant {
+    char id[37];
+    bool suspended;
+};
+
+struct db_snap_tquota {
+    char tenant_id[37];
+    const char *resource; /* "gpu:<type>", "cpu", "memory_gib", "jobs", "gpu_hours_month" */
+    double guaranteed, limit;
+};
+
+struct db_snap_pquota {
+    char project_id[37], tenant_id[37];
+    const char *resource;
+    double limit;
+    const char *slug; /* the project's */
+};
+
+/* GPU-hours of a tenant's project this calendar month (UTC), metered or not yet. */
+struct db_snap_hours {
+    char tenant_id[37], project_id[37];
+    double hours;
+};
+
+struct db_snap_job {
+    char id[37], tenant_id[37], project_id[37];
+    const char *gpu_type;       /* NULL: CPU only */
+    int gpus, cpus, memory_gib; /* totals over the job's nodes */
+    int nodes;
+    int queue_rank;   /* 0 = high */
+    double submitted; /* epoch seconds */
+    /* the same as PostgreSQL wrote it: written back into the queue marks exactly */
+    const char *submitted_text;
+    int time_limit_s;
+    /* queued: the cluster asked for (NULL: any); active: where it runs (NULL: none) */
+    const char *cluster_id;
+    /* queued jobs only */
+    const char *reason; /* NULL: none yet */
+    bool has_estimate;
+    double estimated_start; /* epoch seconds, when has_estimate */
+    /* active jobs only */
+    bool preemptible, stopping;
+    double admitted, expected_end; /* epoch seconds: now when unknown; the time limit's end */
+    const int *gpu_indexes;        /* where aidc assigned them */
+    size_t ngpu_indexes;
+};
+
+/* A mark of queue positions as written last (0003_queue.sql), in queue order. */
+struct db_snap_mark {
+    const char *gpu_type; /* "" for CPU-only jobs */
+    long pos;
+    char job_id[37];
+};
+
+/* An open fault where aidc assigns GPU indexes: that GPU is never handed out. */
+struct db_snap_fault {
+    char cluster_id[37];
+    int gpu_index; /* -1: every GPU of the node */
+};
+
+struct db_strings;
+
+struct db_snapshot {
+    struct {
+        struct db_snap_cluster *v;
+        size_t n;
+    } clusters;
+    struct {
+        struct db_snap_inventory *v;
+        size_t n;
+    } inventory;
+    struct {
+        struct db_snap_tenant *v;
+        size_t n;
+    } tenants;
+    struct {
+        struct db_snap_tquota *v;
+        size_t n;
+    } tquotas;
+    struct {
+        struct db_snap_pquota *v;
+        size_t n;
+    } pquotas;
+    struct {
+        struct db_snap_hours *v;
+        size_t n;
+    } hours;
+    struct {
+        struct db_snap_job *v;
+        size_t n;
+    } queued; /* in no order */
+    struct {
+        struct db_snap_job *v;
+        size_t n;
+    } active; /* admitted, pending, running */
+    struct {
+        struct db_snap_mark *v;
+        size_t n;
+    } marks;
+    struct {
+        struct db_snap_fault *v;
+        size_t n;
+    } faults;
+    struct db_strings *strings[10]; /* one store per array */
+};
+
+/* Read the snapshot into *out (zeroed first); errors as db_query. */
+int db_sched_snapshot(struct db *db, struct db_snapshot *out);
+void db_sched_snapshot_free(struct db_snapshot *s);
+
+extern const struct db_stmt *const db_schedsnap_stmts[];
+
+#endif

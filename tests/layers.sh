@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# tests/layers.sh - who may include whom (docs/contributing.md, "Layers"): every
+# #include "..." of aidc's own folders names a folder the includer's layer may use.
+# Also: no PGresult or PQ* row access outside db/ (db/ owns SQL and the shape of rows),
+# and no source file over 800 lines. Prints each breach; exits 1 if there is one.
+set -uo pipefail
+root=${1:-$(cd "$(dirname "$0")/.." && pwd)}
+cd "$root" || exit 2
+
+# folder: the folders its files may include (besides its own)
+declare -A may=(
+    [lib]=""
+    [db]="lib"
+    [audit]="lib db"
+    [billing]="lib db"
+    [backends]="lib"
+    [images]="lib db audit"
+    [sched]="lib db audit backends"
+    [server]="lib db audit billing backends images sched"
+    [api]="lib db audit billing backends images sched server"
+    [deploy]="lib"
+)
+bad=0
+for dir in "${!may[@]}"; do
+    [ -d "$dir" ] || continue
+    while IFS= read -r hit; do
+        file=${hit%%:*}
+        inc=$(sed -E 's/.*#include "([^"]+)".*/\1/' <<<"$hit")
+        # resolve against the file's folder, then the root (-I root)
+        path=$(realpath -m --relative-to=. "$(dirname "$file")/$inc")
+        [ -e "$path" ] || path=$(realpath -m --relative-to=. "$inc")
+        top=${path%%/*}
+        fdir=${file%%/*}
+        [ "$top" = "$fdir" ] && continue
+        [ -d "$top" ] || continue   # a generated file or a system header
+        ok=0
+        for allowed in ${may[$dir]}; do
+            [ "$top" = "$allowed" ] && ok=1
+        done
+        if [ "$ok" = 0 ]; then
+            echo "layers: $file includes $inc: $fdir/ may include only ${may[$dir]:-nothing outside itself}"
+            bad=1
+        fi
+    done < <(grep -rHn --include='*.c' --include='*.h' '^[[:space:]]*#[[:space:]]*include "' "$dir")
+done
+
+# db/ owns the rows: nobody else sees a PGresult or reads a column
+while IFS= read -r hit; do
+    echo "layers: $hit: rows come typed out of db/, not as a PGresult"
+    bad=1
+done < <(grep -rHnE --include='*.c' --include='*.h' '\bPGresult\b|\bPQ(getvalue|getisnull|ntuples|nfields|fname|clear)\b' \
+             lib server api audit billing backends images sched 2>/dev/null)
+
+# small files: one past 800 lines is a sign to split
+while IFS= read -r f; do
+    n=$(wc -l <"$f")
+    if [ "$n" -gt 800 ]; then
+        echo "layers: $f has $n lines (800 at most: split it by responsibility)"
+        bad=1
+    fi
+done < <(find lib server api db audit billing backends images sched tests deploy \
+              \( -name build -o -name node_modules \) -prune -o \
+              -type f \( -name '*.c' -o -name '*.h' \) -print)
+[ "$bad" = 0 ] && echo "layers: every include follows the layers; no PGresult outside db/; no file over 800 lines"
+exit "$bad"
