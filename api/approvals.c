@@ -22,19 +22,19 @@
 #include "approvals.h"
 
 #include "../audit/audit.h"
-#include "../server/auditreq.h"
 #include "../db/approvals.h"
 #include "../db/tenants.h"
 #include "../db/users.h"
+#include "../lib/config.h"
+#include "../lib/crypto.h"
+#include "../lib/err.h"
+#include "../lib/log.h"
+#include "../lib/xalloc.h"
+#include "../server/auditreq.h"
 #include "../server/auth.h"
 #include "../server/authorize.h"
-#include "../server/config.h"
-#include "../server/crypto.h"
-#include "../server/err.h"
-#include "../server/log.h"
 #include "../server/router.h"
 #include "../server/validate.h"
-#include "../server/xalloc.h"
 #include "paging.h"
 
 #include <microhttpd.h>
@@ -66,17 +66,11 @@ int api_approval_list(struct req *rq, struct resp *rs)
         return api_fail_fields(rs);
     }
     struct page pg;
-    char *after_id = NULL;
-    int e = paging_parse_keyed(rq, rs, &pg, &after_id);
+    int e = paging_parse_keyed(rq, rs, &pg);
     if (e)
         return e;
-    struct db_rows rows = {0};
-    e = db_approval_list(rq->db, state, pg.after, after_id, pg.limit, &rows);
-    if (!e)
-        e = paging_page(rs, &rows, &pg);
-    db_rows_free(&rows);
-    paging_free(&pg);
-    return e;
+    e = db_approval_list(rq->db, state, pg.after, pg.after_id, pg.limit, &pg.rows);
+    return paging_finish(rs, &pg, e, NULL);
 }
 
 int api_approval_get(struct req *rq, struct resp *rs)
@@ -254,14 +248,16 @@ static int requester_load(struct db *db, const char *user_id, struct actor *a, b
     a->authenticated = true;
     a->scopes = SC_ALL;
     *disabled = json_is_true(json_object_get(u, "disabled"));
-    json_array_foreach(json_object_get(u, "roles"), i, v) {
+    json_array_foreach(json_object_get(u, "roles"), i, v)
+    {
         const char *name = json_string_value(v);
         a->roles |= name ? auth_global_role_parse(name) : 0;
     }
     json_t *ms = json_object_get(u, "memberships"); /* null when it has none */
     a->nmemberships = json_array_size(ms);
     a->memberships = a->nmemberships ? xcalloc(a->nmemberships, sizeof *a->memberships) : NULL;
-    json_array_foreach(ms, i, v) {
+    json_array_foreach(ms, i, v)
+    {
         struct membership *m = &a->memberships[i];
         const char *slug = json_string_value(json_object_get(v, "tenant"));
         const char *role = json_string_value(json_object_get(v, "role"));

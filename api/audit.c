@@ -2,14 +2,14 @@
 #include "audit.h"
 
 #include "../audit/audit.h"
-#include "../audit/export.h"
 #include "../audit/sign.h"
 #include "../audit/verify.h"
 #include "../db/audit.h"
 #include "../db/auditchain.h"
 #include "../db/plans.h"
+#include "../lib/err.h"
 #include "../server/dispatch.h"
-#include "../server/err.h"
+#include "auditexport.h"
 #include "auditfilter.h"
 #include "paging.h"
 
@@ -81,8 +81,8 @@ static int search_events(struct db *db, const void *f, const char *ts, const cha
     return db_audit_search(db, f, ts, id, limit, out);
 }
 
-static int search_commands(struct db *db, const void *f, const char *ts, const char *id,
-                           int limit, struct db_rows *out)
+static int search_commands(struct db *db, const void *f, const char *ts, const char *id, int limit,
+                           struct db_rows *out)
 {
     return db_audit_commands(db, f, ts, id, limit, out);
 }
@@ -97,16 +97,14 @@ static int search_page(struct req *rq, struct resp *rs, search_fn query, const v
         return e;
     if (pg.after && !cursor_split(pg.after, &ts, &id))
         return bad_cursor(rs, &pg);
-    struct db_rows rows = {0};
     e = db_custom_plans(rq->rdb);
     if (!e)
-        e = query(rq->rdb, filter, ts, id, pg.limit + 1, &rows);
+        e = query(rq->rdb, filter, ts, id, pg.limit + 1, &pg.rows);
     if (!e) {
-        int n = (int)json_array_size(rows.items);
-        e = paging_page(rs, &rows, &pg);
+        int n = (int)json_array_size(pg.rows.items);
+        e = paging_page(rs, &pg);
         audit_read(rs, rq, what, json_pack("{s:i}", "returned", n > pg.limit ? pg.limit : n));
     }
-    db_rows_free(&rows);
     paging_free(&pg);
     return e;
 }
@@ -140,7 +138,7 @@ int api_audit_export(struct req *rq, struct resp *rs)
         return api_fail_fields(rs);
     }
     bool csv = format && strcmp(format, "csv") == 0;
-    e = audit_export_start(rq, rs, &f, csv, audit_key());
+    e = auditexport_start(rq, rs, &f, csv, audit_key());
     if (!e)
         audit_read(rs, rq, "export", json_pack("{s:s}", "format", csv ? "csv" : "ndjson"));
     return e;
@@ -178,13 +176,11 @@ int api_audit_checkpoints(struct req *rq, struct resp *rs)
         return e;
     if (pg.after && !small_number(pg.after))
         return bad_cursor(rs, &pg);
-    struct db_rows rows = {0};
-    e = db_audit_checkpoints_page(rq->db, pg.after, pg.limit + 1, &rows);
+    e = db_audit_checkpoints_page(rq->db, pg.after, pg.limit + 1, &pg.rows);
     if (!e) {
-        e = paging_page(rs, &rows, &pg);
+        e = paging_page(rs, &pg);
         audit_read(rs, rq, "checkpoints", NULL);
     }
-    db_rows_free(&rows);
     paging_free(&pg);
     return e;
 }
@@ -198,6 +194,6 @@ int api_audit_public_key(struct req *rq, struct resp *rs)
                          json_pack("{s:s, s:n, s:n}", "alg", "none", "key_id", "public_key_pem"));
     const char *pem = sign_key_public_pem(k);
     return resp_json(rs, MHD_HTTP_OK,
-                     json_pack("{s:s, s:s, s:s?}", "alg", sign_key_alg(k), "key_id",
-                               sign_key_id(k), "public_key_pem", pem));
+                     json_pack("{s:s, s:s, s:s?}", "alg", sign_key_alg(k), "key_id", sign_key_id(k),
+                               "public_key_pem", pem));
 }

@@ -1,7 +1,7 @@
 /* auditfilter.c - checked query arguments of the audit endpoints (see auditfilter.h). */
 #include "auditfilter.h"
 
-#include "../server/crypto.h"
+#include "../lib/crypto.h"
 #include "../server/validate.h"
 
 #include <arpa/inet.h>
@@ -35,8 +35,8 @@ bool auditfilter_time(const char *s, time_t *out, long *nsec)
     struct tm tm = {0};
     int y = digits(s, 4), mo = digits(s + 5, 2), d = digits(s + 8, 2);
     int h = digits(s + 11, 2), mi = digits(s + 14, 2), se = digits(s + 17, 2);
-    if (y < 1970 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 ||
-        mi < 0 || mi > 59 || se < 0 || se > 60)
+    if (y < 1970 || y > 9999 || mo < 1 || mo > 12 || d < 1 || d > 31 || h < 0 || h > 23 || mi < 0 ||
+        mi > 59 || se < 0 || se > 60)
         return false;
     const char *p = s + 19;
     if (*p == '.') {
@@ -141,8 +141,8 @@ static void check_times(const struct req *rq, struct resp *rs)
 int auditfilter_events(const struct req *rq, struct resp *rs, struct db_audit_filter *f,
                        char *prefix_buf, size_t prefix_sz)
 {
-    static const char *const texts[] = {"actor", "tenant", "action", "q", "resource_type",
-                                        "resource_id", NULL};
+    static const char *const texts[] = {"actor",         "tenant",      "action", "q",
+                                        "resource_type", "resource_id", NULL};
     memset(f, 0, sizeof *f);
     check_texts(rq, rs, texts);
     check_times(rq, rs);

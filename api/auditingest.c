@@ -9,11 +9,11 @@
 #include "audit.h"
 
 #include "../db/audit.h"
+#include "../lib/config.h"
+#include "../lib/err.h"
+#include "../lib/jsonlimit.h"
+#include "../lib/sbuf.h"
 #include "../server/auth.h"
-#include "../server/config.h"
-#include "../server/err.h"
-#include "../server/jsonlimit.h"
-#include "../server/sbuf.h"
 #include "auditrecord.h"
 
 #include <microhttpd.h>
@@ -33,7 +33,8 @@ static long other_host(const struct req *rq, const json_t *records)
 {
     size_t i;
     json_t *r;
-    json_array_foreach(records, i, r) {
+    json_array_foreach(records, i, r)
+    {
         if (!auth_node_allowed(&rq->actor, json_string_value(json_object_get(r, "host"))))
             return (long)i;
     }
@@ -53,14 +54,14 @@ int api_audit_ingest(struct req *rq, struct resp *rs)
     if (e)
         return e;
     json_t *records = NULL;
-    e = auditrecord_parse(rq->body, rq->body_len, is_ndjson(rq->content_type), max, now, oldest,
-                          rs, &records);
+    e = auditrecord_parse(rq->body, rq->body_len, is_ndjson(rq->content_type), max, now, oldest, rs,
+                          &records);
     if (e)
         return e;
     long other = other_host(rq, records);
     if (other >= 0) {
-        const char *host = json_string_value(json_object_get(json_array_get(records, (size_t)other),
-                                                             "host"));
+        const char *host =
+            json_string_value(json_object_get(json_array_get(records, (size_t)other), "host"));
         e = api_problem(rs, PROBLEM_AUDIT_RECORD_OTHER_HOST,
                         json_pack("{s:I, s:s, s:s}", "record", (json_int_t)other + 1, "host",
                                   host ? host : "", "node", rq->actor.token_node));
@@ -73,7 +74,7 @@ int api_audit_ingest(struct req *rq, struct resp *rs)
     if (!text)
         return AIDC_EINTERNAL;
     char roles[64];
-    auth_roles_csv(rq->actor.roles, roles, sizeof roles);
+    actor_roles_csv(rq->actor.roles, roles, sizeof roles);
     struct db_audit_who who = {
         .user_id = rq->actor.user_id[0] ? rq->actor.user_id : NULL,
         .username = rq->actor.username,
@@ -96,9 +97,9 @@ int api_audit_ingest(struct req *rq, struct resp *rs)
     }
     if (e)
         return e;
-    resp_audit(rs, "audit_log", "commands",
-               json_pack("{s:I, s:I}", "records", (json_int_t)total, "accepted",
-                         (json_int_t)accepted));
+    resp_audit(
+        rs, "audit_log", "commands",
+        json_pack("{s:I, s:I}", "records", (json_int_t)total, "accepted", (json_int_t)accepted));
     return resp_json(rs, MHD_HTTP_ACCEPTED,
                      json_pack("{s:I, s:I}", "accepted", (json_int_t)accepted, "duplicates",
                                (json_int_t)((long long)total - accepted)));

@@ -1,9 +1,9 @@
 /* auditrecord.c - command records from agents, checked (see auditrecord.h). */
 #include "auditrecord.h"
 
-#include "../server/crypto.h"
-#include "../server/err.h"
-#include "../server/sbuf.h"
+#include "../lib/crypto.h"
+#include "../lib/err.h"
+#include "../lib/sbuf.h"
 #include "../server/validate.h"
 #include "auditfilter.h"
 
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#define FUTURE_S 3600 /* a node clock this far ahead is wrong, not early */
+#define FUTURE_S   3600 /* a node clock this far ahead is wrong, not early */
 #define MAX_ERRORS 10
 
 struct limits {
@@ -23,7 +23,7 @@ struct limits {
 };
 
 static const struct limits texts[] = {
-    {"host", 255, true}, {"user", 255, false}, {"session", 255, false},
+    {"host", 255, true},  {"user", 255, false},     {"session", 255, false},
     {"cwd", 4096, false}, {"command", 65536, true}, {"record_id", 200, false},
 };
 
@@ -31,7 +31,7 @@ struct batch {
     struct resp *rs;
     bool lines; /* NDJSON: records are named by line, else commands[i] */
     time_t now, oldest;
-    json_t *out;      /* the records for the database */
+    json_t *out; /* the records for the database */
     size_t nerrors;
 };
 
@@ -88,7 +88,7 @@ static bool text_field(struct batch *b, size_t i, const json_t *rec, const struc
 
 static void one_record(struct batch *b, size_t i, const json_t *rec)
 {
-    static const char *const known[] = {"ts", "host", "user", "uid", "session", "cwd",
+    static const char *const known[] = {"ts",      "host",      "user",   "uid",  "session",  "cwd",
                                         "command", "exit_code", "job_id", "kind", "record_id"};
     if (!json_is_object(rec)) {
         fail(b, i, PROBLEM_V_TYPE_OBJECT, NULL);
@@ -96,7 +96,8 @@ static void one_record(struct batch *b, size_t i, const json_t *rec)
     }
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)rec, k, v) {
+    json_object_foreach((json_t *)rec, k, v)
+    {
         bool ok = false;
         for (size_t j = 0; j < sizeof known / sizeof known[0] && !ok; j++)
             ok = strcmp(k, known[j]) == 0;
@@ -163,10 +164,10 @@ static void one_record(struct batch *b, size_t i, const json_t *rec)
     if (job)
         json_object_set_new(details, "job_id", json_string(job));
     json_object_set_new(details, "ran_at", json_string(ts));
-    json_t *row = json_pack("{s:s, s:O, s:s, s:O?, s:s?, s:o}", "ts", ts, "host",
-                            json_object_get(rec, "host"), "kind", kind ? kind : "command",
-                            "record_id", json_object_get(rec, "record_id"), "job_id", job,
-                            "details", details);
+    json_t *row =
+        json_pack("{s:s, s:O, s:s, s:O?, s:s?, s:o}", "ts", ts, "host",
+                  json_object_get(rec, "host"), "kind", kind ? kind : "command", "record_id",
+                  json_object_get(rec, "record_id"), "job_id", job, "details", details);
     if (!row || json_array_append_new(b->out, row) != 0)
         b->nerrors++;
 }
@@ -235,7 +236,8 @@ int auditrecord_parse(const char *body, size_t len, bool ndjson, size_t max, tim
         }
         size_t i;
         json_t *rec;
-        json_array_foreach(cmds, i, rec) {
+        json_array_foreach(cmds, i, rec)
+        {
             if (b.nerrors >= MAX_ERRORS)
                 break;
             one_record(&b, i, rec);

@@ -5,14 +5,16 @@
  */
 #include "billing.h"
 
+#include "../lib/gputype.h"
+
 #include "../db/billing.h"
 #include "../db/tenants.h"
-#include "../server/crypto.h"
-#include "../server/csv.h"
-#include "../server/err.h"
-#include "../server/sbuf.h"
+#include "../lib/crypto.h"
+#include "../lib/csv.h"
+#include "../lib/err.h"
+#include "../lib/sbuf.h"
+#include "../lib/xalloc.h"
 #include "../server/validate.h"
-#include "../server/xalloc.h"
 #include "approvals.h"
 #include "auditfilter.h"
 #include "jobspec.h"
@@ -29,7 +31,7 @@
 static bool is_billable(const char *s)
 {
     return strcmp(s, "cpu") == 0 || strcmp(s, "memory_gib") == 0 ||
-           (strncmp(s, "gpu:", 4) == 0 && jobspec_gpu_type_valid(s + 4));
+           (strncmp(s, "gpu:", 4) == 0 && gputype_valid(s + 4));
 }
 
 /* A price as exact decimal text: up to 12 integer and 10 fraction digits. */
@@ -74,14 +76,10 @@ int api_price_list(struct req *rq, struct resp *rs)
         if (e == AIDC_ENOTFOUND)
             e = api_problem(rs, PROBLEM_TENANT_NOT_FOUND, json_pack("{s:s}", "tenant", tenant));
     }
-    struct db_rows rows = {0};
     if (!e)
-        e = db_price_list(rq->db, resource, tenant ? tenant_id : NULL, pg.after, pg.limit, &rows);
-    if (!e)
-        e = paging_page(rs, &rows, &pg);
-    db_rows_free(&rows);
-    paging_free(&pg);
-    return e;
+        e = db_price_list(rq->db, resource, tenant ? tenant_id : NULL, pg.after, pg.limit,
+                          &pg.rows);
+    return paging_finish(rs, &pg, e, NULL);
 }
 
 static const struct vfield price_fields[] = {
@@ -129,8 +127,13 @@ int api_price_create(struct req *rq, struct resp *rs)
     int e = approval_required(rq, rs, summary);
     if (e)
         return e < 0 ? e : 0;
-    const char *f[7] = {vstr(b, "resource"), tenant ? tenant_id : NULL, vstr(b, "unit_price"),
-                        vstr(b, "currency"), from, rq->actor.username, rq->approval_id};
+    const char *f[7] = {vstr(b, "resource"),
+                        tenant ? tenant_id : NULL,
+                        vstr(b, "unit_price"),
+                        vstr(b, "currency"),
+                        from,
+                        rq->actor.username,
+                        rq->approval_id};
     json_t *out = NULL;
     e = db_price_create(rq->db, f, &out);
     if (e == AIDC_ECONFLICT && tenant)
@@ -138,9 +141,9 @@ int api_price_create(struct req *rq, struct resp *rs)
                            json_pack("{s:s, s:s, s:s}", "resource", vstr(b, "resource"), "tenant",
                                      tenant, "effective_from", from));
     if (e == AIDC_ECONFLICT)
-        return api_problem(rs, PROBLEM_PRICE_EXISTS,
-                           json_pack("{s:s, s:s}", "resource", vstr(b, "resource"),
-                                     "effective_from", from));
+        return api_problem(
+            rs, PROBLEM_PRICE_EXISTS,
+            json_pack("{s:s, s:s}", "resource", vstr(b, "resource"), "effective_from", from));
     if (e)
         return e;
     resp_audit(rs, "price", json_string_value(json_object_get(out, "id")),
@@ -197,13 +200,14 @@ static int invoice_refused(struct resp *rs, const struct db_invoice_why *why)
         if (why->runs == 1)
             return api_problem(rs, PROBLEM_INVOICE_UNMETERED_RUN,
                                json_pack("{s:s}", "period", why->period));
-        return api_problem(rs, PROBLEM_INVOICE_UNMETERED_RUNS,
-                           json_pack("{s:I, s:s}", "runs", (json_int_t)why->runs, "period",
-                                     why->period));
+        return api_problem(
+            rs, PROBLEM_INVOICE_UNMETERED_RUNS,
+            json_pack("{s:I, s:s}", "runs", (json_int_t)why->runs, "period", why->period));
     case DB_INVOICE_CHANGED:
         return api_problem(rs, PROBLEM_INVOICE_USAGE_CHANGED,
                            json_pack("{s:s}", "generated_at", text));
-    case DB_INVOICE_OK: break;
+    case DB_INVOICE_OK:
+        break;
     }
     return api_problem(rs, PROBLEM_CONFLICT, NULL); /* the database's own conflict */
 }
@@ -332,7 +336,7 @@ static int answer_csv(struct resp *rs, const json_t *inv)
     snprintf(name, sizeof name, "invoice-%s-%s.csv",
              json_string_value(json_object_get(inv, "tenant")),
              json_string_value(json_object_get(inv, "period")));
-    csv_answer(rs, &sb, name);
+    resp_csv(rs, &sb, name);
     return 0;
 }
 
@@ -348,8 +352,8 @@ int api_invoice_get(struct req *rq, struct resp *rs)
                           json_pack("{s:s}", "allowed", "json, csv"));
         return api_fail_fields(rs);
     }
-    bool csv = format ? strcmp(format, "csv") == 0
-                      : rq->accept && strstr(rq->accept, "text/csv") != NULL;
+    bool csv =
+        format ? strcmp(format, "csv") == 0 : rq->accept && strstr(rq->accept, "text/csv") != NULL;
     json_t *out = NULL;
     char *only = readable_tenants(rq);
     e = only && !*only ? AIDC_ENOTFOUND : db_invoice_get(rq->db, id, only, &out);
@@ -377,19 +381,15 @@ int api_invoice_list(struct req *rq, struct resp *rs)
         api_field_problem(rs, "tenant", PROBLEM_V_TENANT, NULL);
     if (period && !period_date(period, pdate))
         api_field_problem(rs, "period", PROBLEM_V_MONTH, NULL);
-    struct db_rows rows = {0};
     if (rs->err.nfields)
         e = api_fail_fields(rs);
     char *only = readable_tenants(rq);
     if (!e)
         e = db_invoice_list(rq->db, tenant, period ? pdate : NULL, pg.after, pg.limit,
-                            only && !*only ? "00000000-0000-0000-0000-000000000000" : only, &rows);
+                            only && !*only ? "00000000-0000-0000-0000-000000000000" : only,
+                            &pg.rows);
     free(only);
-    if (!e)
-        e = paging_page(rs, &rows, &pg);
-    db_rows_free(&rows);
-    paging_free(&pg);
-    return e;
+    return paging_finish(rs, &pg, e, NULL);
 }
 
 int api_invoice_finalize(struct req *rq, struct resp *rs)

@@ -8,13 +8,13 @@
 #include "../backends/backend.h"
 #include "../db/clusters.h"
 #include "../db/sched.h"
+#include "../lib/config.h"
+#include "../lib/credref.h"
+#include "../lib/err.h"
+#include "../lib/xalloc.h"
 #include "../sched/inventory.h"
-#include "../server/config.h"
-#include "../server/err.h"
 #include "../server/validate.h"
-#include "../server/xalloc.h"
 #include "paging.h"
-#include "../backends/credref.h"
 
 #include <microhttpd.h>
 #include <string.h>
@@ -134,8 +134,8 @@ int api_cluster_create(struct req *rq, struct resp *rs)
  * an attacker inside a tenant where to go next. Everyone else sees what a
  * submit needs: name, kind, health and inventory.
  */
-static const char *const operator_only[] = {"endpoint", "credentials_ref", "options",
-                                            "last_error", NULL};
+static const char *const operator_only[] = {"endpoint", "credentials_ref", "options", "last_error",
+                                            NULL};
 
 static bool sees_operations(const struct req *rq)
 {
@@ -149,13 +149,8 @@ int api_cluster_list(struct req *rq, struct resp *rs)
     int e = paging_parse(rq, rs, &pg);
     if (e)
         return e;
-    struct db_rows rows = {0};
-    e = db_cluster_list(rq->db, pg.after, pg.limit, &rows);
-    if (!e)
-        e = paging_page_without(rs, &rows, &pg, sees_operations(rq) ? NULL : operator_only);
-    db_rows_free(&rows);
-    paging_free(&pg);
-    return e;
+    e = db_cluster_list(rq->db, pg.after, pg.limit, &pg.rows);
+    return paging_finish(rs, &pg, e, sees_operations(rq) ? NULL : operator_only);
 }
 
 int api_cluster_name(struct req *rq, struct resp *rs, const char **out)

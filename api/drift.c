@@ -15,15 +15,15 @@
 
 #include "clusters.h"
 
-#include "../backends/callstats.h"
 #include "../backends/backend.h"
+#include "../backends/callstats.h"
 #include "../db/clusters.h"
 #include "../db/pgarray.h"
-#include "../server/config.h"
-#include "../server/crypto.h"
+#include "../lib/config.h"
+#include "../lib/crypto.h"
+#include "../lib/err.h"
+#include "../lib/xalloc.h"
 #include "../server/dispatch.h"
-#include "../server/err.h"
-#include "../server/xalloc.h"
 
 #include <microhttpd.h>
 #include <stdio.h>
@@ -37,8 +37,8 @@ struct listing {
 
 static const char *state_name(int state)
 {
-    static const char *const names[] = {"unknown", "pending", "running", "succeeded", "failed",
-                                        "stopped"};
+    static const char *const names[] = {"unknown",   "pending", "running",
+                                        "succeeded", "failed",  "stopped"};
     return state >= 0 && state <= BS_STOPPED ? names[state] : "unknown";
 }
 
@@ -120,13 +120,14 @@ static json_t *report(const char *name, struct listing *l, const struct db_ledge
     }
     const char *bid;
     json_t *v;
-    json_object_foreach(l->listed, bid, v) {
+    json_object_foreach(l->listed, bid, v)
+    {
         char id[37];
         snprintf(id, sizeof id, "%.36s", json_string_value(json_object_get(v, "name")));
         if (json_object_get(known_backend, bid) || json_object_get(known_job, id))
             continue; /* this run, or an earlier run of a job aidc knows */
-        json_array_append_new(unknown, json_pack("{s:s, s:O, s:O}", "backend_job_id", bid,
-                                                 "name", json_object_get(v, "name"), "state",
+        json_array_append_new(unknown, json_pack("{s:s, s:O, s:O}", "backend_job_id", bid, "name",
+                                                 json_object_get(v, "name"), "state",
                                                  json_object_get(v, "state")));
     }
     char now[32];

@@ -2,9 +2,9 @@
 #include "faultreport.h"
 
 #include "../backends/backend.h"
-#include "../server/sbuf.h"
+#include "../lib/sbuf.h"
+#include "../lib/xalloc.h"
 #include "../server/validate.h"
-#include "../server/xalloc.h"
 #include "auditfilter.h"
 
 #include <ctype.h>
@@ -115,8 +115,7 @@ static int parse_operator(const json_t *body, struct faultreport *out, char *fie
                     "must be \"all\" or an array of GPU indexes");
     if (!all && json_array_size(gpus) > FAULTREPORT_MAX_GPUS)
         return fail(out, FAULTREPORT_E_GPUS_TOO_MANY, field, fsz, msg, msz, FAULTREPORT_TOO_MANY,
-                    "gpus",
-                    "at most 64 GPUs per request");
+                    "gpus", "at most 64 GPUs per request");
     size_t n = all ? 1 : json_array_size(gpus);
     for (size_t i = 0; i < n; i++) {
         json_t *g = all ? NULL : json_array_get(gpus, i);
@@ -233,8 +232,8 @@ int faultreport_parse(const json_t *body, struct faultreport *out, char *field, 
     memset(out, 0, sizeof *out);
     field[0] = msg[0] = '\0';
     if (!json_is_object(body))
-        return fail(out, FAULTREPORT_E_BODY, field, fsz, msg, msz, FAULTREPORT_BAD,
-                    "body", "must be a JSON object");
+        return fail(out, FAULTREPORT_E_BODY, field, fsz, msg, msz, FAULTREPORT_BAD, "body",
+                    "must be a JSON object");
     if (json_object_get(body, "alerts"))
         return parse_webhook(body, out, field, fsz, msg, msz);
     return parse_operator(body, out, field, fsz, msg, msz);

@@ -5,10 +5,10 @@
 #include "../db/clusters.h"
 #include "../db/gpufaults.h"
 #include "../db/sched.h"
+#include "../lib/config.h"
+#include "../lib/err.h"
+#include "../lib/xalloc.h"
 #include "../server/auth.h"
-#include "../server/config.h"
-#include "../server/err.h"
-#include "../server/xalloc.h"
 #include "clusters.h"
 #include "faultreport.h"
 #include "paging.h"
@@ -184,22 +184,38 @@ static int check_item(struct req *rq, struct resp *rs, const struct cluster_ref 
 static enum problem parse_problem(enum faultreport_error e)
 {
     switch (e) {
-    case FAULTREPORT_E_UNKNOWN_FIELD: return PROBLEM_V_UNKNOWN_FIELD;
-    case FAULTREPORT_E_NODE: return PROBLEM_GPU_FAULT_NODE_NAME;
-    case FAULTREPORT_E_REASON: return PROBLEM_V_TEXT;
-    case FAULTREPORT_E_SOURCE: return PROBLEM_GPU_FAULT_SOURCE;
-    case FAULTREPORT_E_GPUS: return PROBLEM_GPU_FAULT_GPUS;
-    case FAULTREPORT_E_GPUS_ITEM: return PROBLEM_GPU_FAULT_GPUS_ITEM;
-    case FAULTREPORT_E_GPUS_TOO_MANY: return PROBLEM_GPU_FAULT_GPUS_TOO_MANY;
-    case FAULTREPORT_E_VERSION: return PROBLEM_GPU_FAULT_WEBHOOK_VERSION;
-    case FAULTREPORT_E_ALERTS: return PROBLEM_GPU_FAULT_ALERTS;
-    case FAULTREPORT_E_ALERTS_TOO_MANY: return PROBLEM_GPU_FAULT_ALERTS_TOO_MANY;
-    case FAULTREPORT_E_ALERT_SHAPE: return PROBLEM_GPU_FAULT_ALERT_SHAPE;
-    case FAULTREPORT_E_ALERT_STATUS: return PROBLEM_GPU_FAULT_ALERT_STATUS;
-    case FAULTREPORT_E_ALERT_NODE: return PROBLEM_GPU_FAULT_ALERT_NODE;
-    case FAULTREPORT_E_ALERT_GPU: return PROBLEM_GPU_FAULT_ALERT_GPU;
-    case FAULTREPORT_E_BODY: return PROBLEM_BODY_NOT_OBJECT;
-    case FAULTREPORT_E_NONE: break;
+    case FAULTREPORT_E_UNKNOWN_FIELD:
+        return PROBLEM_V_UNKNOWN_FIELD;
+    case FAULTREPORT_E_NODE:
+        return PROBLEM_GPU_FAULT_NODE_NAME;
+    case FAULTREPORT_E_REASON:
+        return PROBLEM_V_TEXT;
+    case FAULTREPORT_E_SOURCE:
+        return PROBLEM_GPU_FAULT_SOURCE;
+    case FAULTREPORT_E_GPUS:
+        return PROBLEM_GPU_FAULT_GPUS;
+    case FAULTREPORT_E_GPUS_ITEM:
+        return PROBLEM_GPU_FAULT_GPUS_ITEM;
+    case FAULTREPORT_E_GPUS_TOO_MANY:
+        return PROBLEM_GPU_FAULT_GPUS_TOO_MANY;
+    case FAULTREPORT_E_VERSION:
+        return PROBLEM_GPU_FAULT_WEBHOOK_VERSION;
+    case FAULTREPORT_E_ALERTS:
+        return PROBLEM_GPU_FAULT_ALERTS;
+    case FAULTREPORT_E_ALERTS_TOO_MANY:
+        return PROBLEM_GPU_FAULT_ALERTS_TOO_MANY;
+    case FAULTREPORT_E_ALERT_SHAPE:
+        return PROBLEM_GPU_FAULT_ALERT_SHAPE;
+    case FAULTREPORT_E_ALERT_STATUS:
+        return PROBLEM_GPU_FAULT_ALERT_STATUS;
+    case FAULTREPORT_E_ALERT_NODE:
+        return PROBLEM_GPU_FAULT_ALERT_NODE;
+    case FAULTREPORT_E_ALERT_GPU:
+        return PROBLEM_GPU_FAULT_ALERT_GPU;
+    case FAULTREPORT_E_BODY:
+        return PROBLEM_BODY_NOT_OBJECT;
+    case FAULTREPORT_E_NONE:
+        break;
     }
     return PROBLEM_V_INVALID;
 }
@@ -209,12 +225,21 @@ static json_t *parse_params(enum faultreport_error e)
 {
     json_int_t max;
     switch (e) {
-    case FAULTREPORT_E_REASON: max = FAULTREPORT_MAX_REASON; break;
+    case FAULTREPORT_E_REASON:
+        max = FAULTREPORT_MAX_REASON;
+        break;
     case FAULTREPORT_E_GPUS_ITEM:
-    case FAULTREPORT_E_ALERT_GPU: max = FAULTREPORT_MAX_GPU_INDEX; break;
-    case FAULTREPORT_E_GPUS_TOO_MANY: max = FAULTREPORT_MAX_GPUS; break;
-    case FAULTREPORT_E_ALERTS_TOO_MANY: max = FAULTREPORT_MAX_ALERTS; break;
-    default: return NULL;
+    case FAULTREPORT_E_ALERT_GPU:
+        max = FAULTREPORT_MAX_GPU_INDEX;
+        break;
+    case FAULTREPORT_E_GPUS_TOO_MANY:
+        max = FAULTREPORT_MAX_GPUS;
+        break;
+    case FAULTREPORT_E_ALERTS_TOO_MANY:
+        max = FAULTREPORT_MAX_ALERTS;
+        break;
+    default:
+        return NULL;
     }
     return json_pack("{s:I}", "max", max);
 }
@@ -243,14 +268,13 @@ int api_gpu_fault_report(struct req *rq, struct resp *rs)
     }
     for (size_t i = 0; i < fr.n; i++)
         if (!auth_node_allowed(&rq->actor, fr.items[i].node)) {
-            e = fr.webhook
-                    ? api_problem(rs, PROBLEM_GPU_FAULT_TOKEN_NODE_ALERT,
-                                  json_pack("{s:I, s:s, s:s}", "index", (json_int_t)i + 1,
-                                            "node", fr.items[i].node ? fr.items[i].node : "",
-                                            "token_node", rq->actor.token_node))
-                    : api_problem(rs, PROBLEM_GPU_FAULT_TOKEN_NODE,
-                                  json_pack("{s:s, s:s}", "token_node", rq->actor.token_node,
-                                            "node", fr.items[i].node));
+            e = fr.webhook ? api_problem(rs, PROBLEM_GPU_FAULT_TOKEN_NODE_ALERT,
+                                         json_pack("{s:I, s:s, s:s}", "index", (json_int_t)i + 1,
+                                                   "node", fr.items[i].node ? fr.items[i].node : "",
+                                                   "token_node", rq->actor.token_node))
+                           : api_problem(rs, PROBLEM_GPU_FAULT_TOKEN_NODE,
+                                         json_pack("{s:s, s:s}", "token_node", rq->actor.token_node,
+                                                   "node", fr.items[i].node));
             goto out;
         }
     for (size_t i = 0; !e && i < fr.n; i++) {
@@ -342,13 +366,8 @@ int api_gpu_fault_list(struct req *rq, struct resp *rs)
         api_field_problem(rs, "cursor", PROBLEM_V_CURSOR, NULL);
         return api_fail_fields(rs);
     }
-    struct db_rows rows = {0};
-    e = db_gpu_fault_list(rq->db, c.id, state, pg.after, pg.limit, &rows);
-    if (!e)
-        e = paging_page(rs, &rows, &pg);
-    db_rows_free(&rows);
-    paging_free(&pg);
-    return e;
+    e = db_gpu_fault_list(rq->db, c.id, state, pg.after, pg.limit, &pg.rows);
+    return paging_finish(rs, &pg, e, NULL);
 }
 
 int api_gpu_fault_resolve(struct req *rq, struct resp *rs)
@@ -368,9 +387,9 @@ int api_gpu_fault_resolve(struct req *rq, struct resp *rs)
     if (rs->err.nfields)
         return api_fail_fields(rs);
     if (!auth_node_allowed(&rq->actor, node))
-        return api_problem(rs, PROBLEM_GPU_FAULT_TOKEN_NODE,
-                           json_pack("{s:s, s:s}", "token_node", rq->actor.token_node, "node",
-                                     node));
+        return api_problem(
+            rs, PROBLEM_GPU_FAULT_TOKEN_NODE,
+            json_pack("{s:s, s:s}", "token_node", rq->actor.token_node, "node", node));
     int ngpus = 0;
     bool known = false;
     e = node_gpus(rq, c.id, node, &ngpus, &known);

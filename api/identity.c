@@ -12,17 +12,17 @@
 #include "../db/identity.h"
 #include "../db/sessions.h"
 #include "../db/users.h"
+#include "../lib/config.h"
+#include "../lib/crypto.h"
+#include "../lib/err.h"
+#include "../lib/log.h"
+#include "../lib/xalloc.h"
 #include "../server/auth.h"
-#include "../server/crypto.h"
-#include "../server/config.h"
-#include "../server/err.h"
-#include "../server/log.h"
 #include "../server/password.h"
 #include "../server/ratelimit.h"
 #include "../server/session.h"
 #include "../server/validate.h"
 #include "paging.h"
-#include "../server/xalloc.h"
 
 #include <microhttpd.h>
 #include <stdio.h>
@@ -38,9 +38,12 @@ static const struct vfield login_fields[] = {
 static bool cookie_secure(const struct req *rq)
 {
     switch (rq->cfg->cookie_secure) {
-    case COOKIE_SECURE_ON: return true;
-    case COOKIE_SECURE_OFF: return false;
-    default: return !config_listen_is_loopback(rq->cfg);
+    case COOKIE_SECURE_ON:
+        return true;
+    case COOKIE_SECURE_OFF:
+        return false;
+    default:
+        return !config_listen_is_loopback(rq->cfg);
     }
 }
 
@@ -84,8 +87,8 @@ static void throttle_init(struct throttle *t, const struct req *rq, const char *
     t->ip = xasprintf("ip:%s", addr);
     t->user = xasprintf("user:%s", username);
     t->keys = (struct login_keys){
-        .key = {[LOGIN_KEY_PAIR] = t->pair, [LOGIN_KEY_ADDRESS] = t->ip,
-                [LOGIN_KEY_USER] = t->user},
+        .key =
+            {[LOGIN_KEY_PAIR] = t->pair, [LOGIN_KEY_ADDRESS] = t->ip, [LOGIN_KEY_USER] = t->user},
         .max = {[LOGIN_KEY_PAIR] = rq->cfg->login_max_failures,
                 [LOGIN_KEY_ADDRESS] = rq->cfg->login_max_failures_per_ip,
                 [LOGIN_KEY_USER] = rq->cfg->login_max_failures_per_user}};
@@ -324,14 +327,12 @@ int api_identity_sessions(struct req *rq, struct resp *rs)
     if (refused)
         return refused;
     struct page pg;
-    char *id;
-    int e = paging_parse_keyed(rq, rs, &pg, &id);
+    int e = paging_parse_keyed(rq, rs, &pg);
     if (e)
         return e;
-    struct db_rows rows = {0};
     e = db_session_list(rq->db, rq->actor.user_id, rq->actor.jti[0] ? rq->actor.jti : NULL,
-                        pg.after, id, pg.limit, &rows);
-    return paging_page_keyed(rs, &rows, &pg, e);
+                        pg.after, pg.after_id, pg.limit, &pg.rows);
+    return paging_finish(rs, &pg, e, NULL);
 }
 
 int api_identity_session_end(struct req *rq, struct resp *rs)

@@ -9,10 +9,10 @@
 #include "../db/tenants.h"
 #include "../images/manifest.h"
 #include "../images/sync.h"
-#include "../server/crypto.h"
-#include "../server/err.h"
+#include "../lib/crypto.h"
+#include "../lib/err.h"
+#include "../lib/xalloc.h"
 #include "../server/validate.h"
-#include "../server/xalloc.h"
 #include "paging.h"
 
 #include <math.h>
@@ -22,19 +22,19 @@
 #include <string.h>
 
 #define SIZE_MAX_BYTES (1L << 50)
-#define GIB 1073741824.0
+#define GIB            1073741824.0
 
 static bool repo_ok(const char *s)
 {
-    return image_repository_valid(s);
+    return imgref_repository_valid(s);
 }
 static bool tag_ok(const char *s)
 {
-    return image_tag_valid(s);
+    return imgref_tag_valid(s);
 }
 static bool digest_ok(const char *s)
 {
-    return image_digest_valid(s);
+    return imgref_digest_valid(s);
 }
 
 static const struct vfield create_fields[] = {
@@ -67,7 +67,8 @@ static bool labels_valid(struct resp *rs, const json_t *labels)
     }
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)labels, k, v) {
+    json_object_foreach((json_t *)labels, k, v)
+    {
         size_t kl = validate_utf8_len(k);
         if (kl == 0 || kl > 128 || !json_is_string(v) ||
             validate_utf8_len(json_string_value(v)) > IMAGE_LABEL_VALUE_MAX) {
@@ -110,12 +111,11 @@ static int list(struct req *rq, struct resp *rs, const char *tenant_id, bool ten
 {
     struct db_image_filter f = {.tenant_id = tenant_id, .tenant_only = tenant_only};
     struct page pg;
-    char *after_id = NULL;
-    int e = paging_parse_keyed(rq, rs, &pg, &after_id);
+    int e = paging_parse_keyed(rq, rs, &pg);
     if (e)
         return e;
     f.after = pg.after;
-    f.after_id = after_id;
+    f.after_id = pg.after_id;
     f.limit = pg.limit;
     f.visibility = req_query(rq, "visibility");
     if (f.visibility && strcmp(f.visibility, "public") != 0 && strcmp(f.visibility, "tenant") != 0)
@@ -132,14 +132,12 @@ static int list(struct req *rq, struct resp *rs, const char *tenant_id, bool ten
     if (req_query(rq, "label"))
         labels = label_filter(rs, req_query(rq, "label"));
     f.labels = labels;
-    struct db_rows rows = {0};
     if (rs->err.nfields)
         e = api_fail_fields(rs);
     else
-        e = db_image_list(rq->db, &f, &rows);
+        e = db_image_list(rq->db, &f, &pg.rows);
     if (!e)
-        e = paging_page(rs, &rows, &pg);
-    db_rows_free(&rows);
+        e = paging_page(rs, &pg);
     free(labels);
     paging_free(&pg);
     return e;
@@ -282,18 +280,22 @@ int api_image_create(struct req *rq, struct resp *rs)
     char *lj = labels ? json_dumps(labels, JSON_COMPACT) : strdup("{}");
     char sz[24];
     snprintf(sz, sizeof sz, "%lld", size);
-    struct db_image_new im = {
-        .tenant_id = rq->tenant.id, .registry_id = registry_id[0] ? registry_id : NULL,
-        .repository = repo, .tag = tag, .digest = vstr(body, "digest"), .size_bytes = sz,
-        .labels_json = lj, .created_by = rq->actor.user_id[0] ? rq->actor.user_id : NULL,
-        .immutable = json_is_true(json_object_get(body, "immutable"))};
+    struct db_image_new im = {.tenant_id = rq->tenant.id,
+                              .registry_id = registry_id[0] ? registry_id : NULL,
+                              .repository = repo,
+                              .tag = tag,
+                              .digest = vstr(body, "digest"),
+                              .size_bytes = sz,
+                              .labels_json = lj,
+                              .created_by = rq->actor.user_id[0] ? rq->actor.user_id : NULL,
+                              .immutable = json_is_true(json_object_get(body, "immutable"))};
     json_t *out = NULL;
     e = lj ? db_image_create(rq->db, &im, &out) : AIDC_EINTERNAL;
     free(lj);
     if (e == AIDC_ECONFLICT && registry)
-        return api_problem(rs, PROBLEM_IMAGE_EXISTS_IN_REGISTRY,
-                           json_pack("{s:s, s:s, s:s}", "repository", repo, "tag", tag, "registry",
-                                     registry));
+        return api_problem(
+            rs, PROBLEM_IMAGE_EXISTS_IN_REGISTRY,
+            json_pack("{s:s, s:s, s:s}", "repository", repo, "tag", tag, "registry", registry));
     if (e == AIDC_ECONFLICT)
         return api_problem(rs, PROBLEM_IMAGE_EXISTS,
                            json_pack("{s:s, s:s}", "repository", repo, "tag", tag));

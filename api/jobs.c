@@ -12,11 +12,11 @@
 #include "../db/projects.h"
 #include "../db/quotas.h"
 #include "../images/manifest.h"
-#include "../server/config.h"
-#include "../server/crypto.h"
-#include "../server/err.h"
+#include "../lib/config.h"
+#include "../lib/crypto.h"
+#include "../lib/err.h"
+#include "../lib/xalloc.h"
 #include "../server/validate.h"
-#include "../server/xalloc.h"
 #include "jobspec.h"
 #include "paging.h"
 
@@ -26,7 +26,7 @@
 #include <string.h>
 
 #define LOG_TAIL_DEFAULT 100
-#define LOG_TAIL_MAX 10000
+#define LOG_TAIL_MAX     10000
 
 static int unprocessable(struct resp *rs)
 {
@@ -81,9 +81,9 @@ static int check_clusters(struct req *rq, struct resp *rs, const struct jobspec 
     if (left && js->gpus > 0 &&
         (left = narrow(r, ok, DB_OFFER_GPUS, js->gpus * nodes, false, &big)) == 0) {
         if (big == 0 && js->cluster)
-            api_field_problem(rs, "gpu_type", PROBLEM_JOB_GPU_TYPE_NOT_ON_CLUSTER,
-                              json_pack("{s:s, s:s}", "cluster", js->cluster, "gpu_type",
-                                        js->gpu_type));
+            api_field_problem(
+                rs, "gpu_type", PROBLEM_JOB_GPU_TYPE_NOT_ON_CLUSTER,
+                json_pack("{s:s, s:s}", "cluster", js->cluster, "gpu_type", js->gpu_type));
         else if (big == 0)
             api_field_problem(rs, "gpu_type", PROBLEM_JOB_GPU_TYPE_NOT_OFFERED,
                               json_pack("{s:s}", "gpu_type", js->gpu_type));
@@ -115,9 +115,8 @@ static int check_clusters(struct req *rq, struct resp *rs, const struct jobspec 
     if (left &&
         (left = narrow(r, ok, DB_OFFER_MEMORY_GIB, js->memory_gib * nodes, true, &big)) == 0)
         api_field_problem(rs, "memory_gib", PROBLEM_JOB_MEMORY_EXCEEDS_CLUSTER,
-                          json_pack("{s:I, s:I}", "requested",
-                                    (json_int_t)(js->memory_gib * nodes), "largest",
-                                    (json_int_t)big));
+                          json_pack("{s:I, s:I}", "requested", (json_int_t)(js->memory_gib * nodes),
+                                    "largest", (json_int_t)big));
     if (left &&
         (left = narrow(r, ok, DB_OFFER_MAX_MINUTES, js->time_limit_minutes, true, &big)) == 0)
         api_field_problem(rs, "time_limit_minutes", PROBLEM_JOB_TIME_EXCEEDS_CLUSTER,
@@ -204,8 +203,8 @@ static json_t *submit_audit(const struct jobspec *js)
     json_object_foreach(env, k, v) json_array_append_new(keys, json_string(k)); /* not values */
     json_decref(env);
     return json_pack("{s:s, s:s, s:s?, s:o*, s:b, s:i, s:s?, s:i, s:i, s:i, s:i, s:s, s:o, s:s?}",
-                     "project", js->project, "name", js->name, "image", js->image, "command",
-                     cmd, "script", js->script != NULL, "gpus", js->gpus, "gpu_type", js->gpu_type,
+                     "project", js->project, "name", js->name, "image", js->image, "command", cmd,
+                     "script", js->script != NULL, "gpus", js->gpus, "gpu_type", js->gpu_type,
                      "cpus", js->cpus, "memory_gib", js->memory_gib, "nodes", js->nodes,
                      "time_limit_minutes", js->time_limit_minutes, "priority", js->priority,
                      "env_keys", keys, "cluster", js->cluster);
@@ -222,12 +221,17 @@ struct resolved {
 static enum problem imgref_problem(enum imgref_error e)
 {
     switch (e) {
-    case IMGREF_E_DIGEST: return PROBLEM_JOB_IMAGE_REF_DIGEST;
-    case IMGREF_E_HOST: return PROBLEM_JOB_IMAGE_REF_HOST;
-    case IMGREF_E_TAG: return PROBLEM_JOB_IMAGE_REF_TAG;
-    case IMGREF_E_REPOSITORY: return PROBLEM_JOB_IMAGE_REF_REPOSITORY;
+    case IMGREF_E_DIGEST:
+        return PROBLEM_JOB_IMAGE_REF_DIGEST;
+    case IMGREF_E_HOST:
+        return PROBLEM_JOB_IMAGE_REF_HOST;
+    case IMGREF_E_TAG:
+        return PROBLEM_JOB_IMAGE_REF_TAG;
+    case IMGREF_E_REPOSITORY:
+        return PROBLEM_JOB_IMAGE_REF_REPOSITORY;
     case IMGREF_OK:
-    case IMGREF_E_SHAPE: break;
+    case IMGREF_E_SHAPE:
+        break;
     }
     return PROBLEM_JOB_IMAGE_REF_SHAPE;
 }
@@ -304,9 +308,9 @@ int api_job_submit(struct req *rq, struct resp *rs)
     char project_id[37] = "", cluster_id[37] = "";
     int e = db_project_id(rq->db, rq->tenant.id, js.project, project_id);
     if (e == AIDC_ENOTFOUND) {
-        api_field_problem(rs, "project", PROBLEM_JOB_PROJECT_UNKNOWN,
-                          json_pack("{s:s, s:s}", "project", js.project, "tenant",
-                                    rq->tenant.slug));
+        api_field_problem(
+            rs, "project", PROBLEM_JOB_PROJECT_UNKNOWN,
+            json_pack("{s:s, s:s}", "project", js.project, "tenant", rq->tenant.slug));
         e = unprocessable(rs);
     }
     struct resolved img = {0};
@@ -318,16 +322,27 @@ int api_job_submit(struct req *rq, struct resp *rs)
         e = check_quotas(rq, rs, &js, project_id);
     json_t *out = NULL;
     if (!e) {
-        struct db_job_new j = {
-            .tenant_id = rq->tenant.id, .project_slug = js.project, .user_id = rq->actor.user_id,
-            .username = rq->actor.username, .name = js.name, .priority = js.priority,
-            .requested_cluster = cluster_id[0] ? cluster_id : NULL, .gpu_type = js.gpu_type,
-            .image = js.image, .command_json = js.command_json, .script = js.script,
-            .env_json = js.env_json, .gpus = js.gpus, .cpus = js.cpus,
-            .memory_gib = js.memory_gib, .nodes = js.nodes,
-            .time_limit_minutes = js.time_limit_minutes,
-            .image_id = img.ref ? img.id : NULL, .image_digest = img.ref ? img.digest : NULL,
-            .image_ref = img.ref, .image_tagged = img.ref ? img.tagged : NULL};
+        struct db_job_new j = {.tenant_id = rq->tenant.id,
+                               .project_slug = js.project,
+                               .user_id = rq->actor.user_id,
+                               .username = rq->actor.username,
+                               .name = js.name,
+                               .priority = js.priority,
+                               .requested_cluster = cluster_id[0] ? cluster_id : NULL,
+                               .gpu_type = js.gpu_type,
+                               .image = js.image,
+                               .command_json = js.command_json,
+                               .script = js.script,
+                               .env_json = js.env_json,
+                               .gpus = js.gpus,
+                               .cpus = js.cpus,
+                               .memory_gib = js.memory_gib,
+                               .nodes = js.nodes,
+                               .time_limit_minutes = js.time_limit_minutes,
+                               .image_id = img.ref ? img.id : NULL,
+                               .image_digest = img.ref ? img.digest : NULL,
+                               .image_ref = img.ref,
+                               .image_tagged = img.ref ? img.tagged : NULL};
         e = db_job_insert(rq->db, &j, &out);
     }
     if (!e) {
@@ -390,8 +405,9 @@ int api_job_list(struct req *rq, struct resp *rs)
                *user = req_query(rq, "user");
     if (state && !jobspec_state_valid(state))
         api_field_problem(rs, "state", PROBLEM_V_ONE_OF,
-                          json_pack("{s:s}", "allowed", "queued, admitted, pending, running, "
-                                                        "succeeded, failed, cancelled, preempted"));
+                          json_pack("{s:s}", "allowed",
+                                    "queued, admitted, pending, running, "
+                                    "succeeded, failed, cancelled, preempted"));
     if (project && !validate_slug(project))
         api_field_problem(rs, "project", PROBLEM_V_SLUG, NULL);
     if (user && !validate_username(user))
@@ -399,13 +415,12 @@ int api_job_list(struct req *rq, struct resp *rs)
     if (rs->err.nfields)
         return api_fail_fields(rs);
     struct page pg;
-    char *id;
-    int e = paging_parse_keyed(rq, rs, &pg, &id);
+    int e = paging_parse_keyed(rq, rs, &pg);
     if (e)
         return e;
-    struct db_rows rows = {0};
-    e = db_job_list(rq->db, rq->tenant.id, state, project, user, pg.after, id, pg.limit, &rows);
-    e = paging_page_keyed(rs, &rows, &pg, e);
+    e = db_job_list(rq->db, rq->tenant.id, state, project, user, pg.after, pg.after_id, pg.limit,
+                    &pg.rows);
+    e = paging_finish(rs, &pg, e, NULL);
     if (!e) {
         size_t i;
         json_t *job;
@@ -429,14 +444,12 @@ int api_job_events(struct req *rq, struct resp *rs)
         api_field_problem(rs, "cursor", PROBLEM_V_CURSOR, NULL);
         return api_fail_fields(rs);
     }
-    struct db_rows rows = {0};
-    e = db_job_events(rq->db, rq->tenant.id, id, pg.after, pg.limit, &rows);
+    e = db_job_events(rq->db, rq->tenant.id, id, pg.after, pg.limit, &pg.rows);
     /* every job has its "submitted" event: none on the first page, no job */
-    if (!e && json_array_size(rows.items) == 0 && !pg.after)
+    if (!e && json_array_size(pg.rows.items) == 0 && !pg.after)
         e = not_found(rq, rs, id);
     else if (!e)
-        e = paging_page(rs, &rows, &pg);
-    db_rows_free(&rows);
+        e = paging_page(rs, &pg);
     paging_free(&pg);
     return e;
 }
@@ -463,7 +476,8 @@ int api_job_cancel(struct req *rq, struct resp *rs)
     if (e == AIDC_ENOTFOUND)
         return not_found(rq, rs, id);
     if (e == AIDC_ECONFLICT)
-        return api_problem(rs, PROBLEM_JOB_ENDED, json_pack("{s:s, s:s}", "id", id, "state", state));
+        return api_problem(rs, PROBLEM_JOB_ENDED,
+                           json_pack("{s:s, s:s}", "id", id, "state", state));
     if (e)
         return e;
     resp_audit(rs, "job", id, json_pack("{s:s}", "state_before", state));
@@ -527,8 +541,11 @@ int api_job_logs(struct req *rq, struct resp *rs)
         json_decref(options);
         return e;
     }
-    struct backend_cluster cl = {.id = pl.cluster_id, .kind = pl.kind, .options = options,
-                                 .data_dir = rq->cfg->data_dir, .self_exe = rq->cfg->self_exe};
+    struct backend_cluster cl = {.id = pl.cluster_id,
+                                 .kind = pl.kind,
+                                 .options = options,
+                                 .data_dir = rq->cfg->data_dir,
+                                 .self_exe = rq->cfg->self_exe};
     char *text = NULL;
     size_t len = 0;
     e = ops->logs(&cl, pl.run_key, stream && strcmp(stream, "stderr") == 0, tail, &text, &len);

@@ -1,24 +1,14 @@
 /* jobspec.c - checking a job submission (see jobspec.h). */
 #include "jobspec.h"
 
-#include "../server/sbuf.h"
+#include "../lib/gputype.h"
+
+#include "../lib/sbuf.h"
+#include "../lib/xalloc.h"
 #include "../server/validate.h"
-#include "../server/xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-bool jobspec_gpu_type_valid(const char *t)
-{
-    size_t n = strlen(t);
-    if (n < 1 || n > 32 || !((t[0] >= 'a' && t[0] <= 'z') || (t[0] >= '0' && t[0] <= '9')))
-        return false;
-    for (size_t i = 1; i < n; i++)
-        if (!((t[i] >= 'a' && t[i] <= 'z') || (t[i] >= '0' && t[i] <= '9') || t[i] == '.' ||
-              t[i] == '_' || t[i] == '-'))
-            return false;
-    return true;
-}
 
 bool jobspec_state_valid(const char *s)
 {
@@ -60,7 +50,7 @@ static const struct vfield fields[] = {
     {"command", V_STRING_ARRAY, V_NULLABLE, 1, JOB_MAX_ARGS, NULL, 0},
     {"script", V_STRING, V_NULLABLE, 0, 0, NULL, 0},
     {"gpus", V_INT, 0, 0, JOB_MAX_GPUS, NULL, 0},
-    {"gpu_type", V_STRING, V_NULLABLE, 0, 0, jobspec_gpu_type_valid, PROBLEM_JOB_GPU_TYPE_PATTERN},
+    {"gpu_type", V_STRING, V_NULLABLE, 0, 0, gputype_valid, PROBLEM_JOB_GPU_TYPE_PATTERN},
     {"cpus", V_INT, 0, 1, JOB_MAX_CPUS, NULL, 0},
     {"memory_gib", V_INT, 0, 1, JOB_MAX_MEMORY_GIB, NULL, 0},
     {"nodes", V_INT, 0, 1, JOB_MAX_NODES, NULL, 0},
@@ -79,8 +69,8 @@ static int int_or(const json_t *body, const char *name, int def)
 static bool env_name_valid(const char *k)
 {
     size_t n = strlen(k);
-    if (n < 1 || n > JOB_MAX_ENV_NAME || !((k[0] >= 'A' && k[0] <= 'Z') ||
-                                           (k[0] >= 'a' && k[0] <= 'z') || k[0] == '_'))
+    if (n < 1 || n > JOB_MAX_ENV_NAME ||
+        !((k[0] >= 'A' && k[0] <= 'Z') || (k[0] >= 'a' && k[0] <= 'z') || k[0] == '_'))
         return false;
     for (size_t i = 1; i < n; i++)
         if (!((k[i] >= 'A' && k[i] <= 'Z') || (k[i] >= 'a' && k[i] <= 'z') ||
@@ -108,7 +98,8 @@ static void check_env(const json_t *env, struct resp *rs)
     }
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)env, k, v) {
+    json_object_foreach((json_t *)env, k, v)
+    {
         char field[JOB_MAX_ENV_NAME + 8];
         snprintf(field, sizeof field, "env.%.*s", JOB_MAX_ENV_NAME, k);
         if (!env_name_valid(k))
@@ -130,7 +121,8 @@ static void check_command(const json_t *cmd, struct resp *rs)
         return;
     size_t i;
     json_t *v;
-    json_array_foreach(cmd, i, v) {
+    json_array_foreach(cmd, i, v)
+    {
         const char *s = json_string_value(v);
         if (s && strlen(s) > JOB_MAX_ARG) {
             api_field_problem(rs, "command", PROBLEM_JOB_COMMAND_ITEM_TOO_LONG,

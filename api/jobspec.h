@@ -34,8 +34,6 @@ struct jobspec {
 /* Check body into spec (strings borrowed from body). False: field errors are in rs. */
 bool jobspec_parse(const json_t *body, struct jobspec *spec, struct resp *rs);
 void jobspec_free(struct jobspec *spec);
-/* A GPU type name: ^[a-z0-9][a-z0-9._-]{0,31}$ */
-bool jobspec_gpu_type_valid(const char *s);
 /* A job state name. */
 bool jobspec_state_valid(const char *s);
 

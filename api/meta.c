@@ -4,10 +4,10 @@
 #include "../db/db.h"
 #include "../db/health.h"
 #include "../db/migrate.h"
-#include "../server/embed.h"
+#include "../lib/embed.h"
+#include "../lib/xalloc.h"
 #include "../server/http.h"
 #include "../server/metrics.h"
-#include "../server/xalloc.h"
 
 #include <microhttpd.h>
 #include <string.h>

@@ -2,9 +2,9 @@
 #include "paging.h"
 
 #include "../db/rowjson.h"
-#include "../server/crypto.h"
-#include "../server/err.h"
-#include "../server/xalloc.h"
+#include "../lib/crypto.h"
+#include "../lib/err.h"
+#include "../lib/xalloc.h"
 
 #include <errno.h>
 #include <microhttpd.h>
@@ -15,8 +15,7 @@
 
 int paging_parse(const struct req *rq, struct resp *rs, struct page *pg)
 {
-    pg->limit = PAGING_DEFAULT;
-    pg->after = NULL;
+    *pg = (struct page){.limit = PAGING_DEFAULT};
     const char *l = req_query(rq, "limit");
     if (l) {
         char *end;
@@ -53,7 +52,8 @@ int paging_parse(const struct req *rq, struct resp *rs, struct page *pg)
 void paging_free(struct page *pg)
 {
     free(pg->after);
-    pg->after = NULL;
+    pg->after = pg->after_id = NULL;
+    db_rows_free(&pg->rows);
 }
 
 void paging_split(char *after, char **second)
@@ -64,25 +64,23 @@ void paging_split(char *after, char **second)
     *second = bar ? bar + 1 : NULL;
 }
 
-int paging_parse_keyed(const struct req *rq, struct resp *rs, struct page *pg, char **id)
+int paging_parse_keyed(const struct req *rq, struct resp *rs, struct page *pg)
 {
-    *id = NULL;
     int e = paging_parse(rq, rs, pg);
     if (e)
         return e;
-    paging_split(pg->after, id);
-    if (pg->after && (!*id || !crypto_uuid_valid(*id))) {
+    paging_split(pg->after, &pg->after_id);
+    if (pg->after && (!pg->after_id || !crypto_uuid_valid(pg->after_id))) {
         paging_free(pg);
-        *id = NULL;
         api_field_problem(rs, "cursor", PROBLEM_V_CURSOR, NULL);
         return api_fail_fields(rs);
     }
     return 0;
 }
 
-static int page_rows(struct resp *rs, const struct db_rows *rows, const struct page *pg,
-                     const char *const *drop)
+int paging_page_without(struct resp *rs, const struct page *pg, const char *const *drop)
 {
+    const struct db_rows *rows = &pg->rows;
     size_t n = json_array_size(rows->items);
     json_t *items = json_array();
     if (!items)
@@ -113,26 +111,19 @@ static int page_rows(struct resp *rs, const struct db_rows *rows, const struct p
     return resp_json(rs, MHD_HTTP_OK, json_pack("{s:o, s:o}", "items", items, "next_cursor", next));
 }
 
-int paging_page(struct resp *rs, const struct db_rows *rows, const struct page *pg)
+int paging_page(struct resp *rs, const struct page *pg)
 {
-    return page_rows(rs, rows, pg, NULL);
+    return paging_page_without(rs, pg, NULL);
 }
 
-int paging_page_without(struct resp *rs, const struct db_rows *rows, const struct page *pg,
-                        const char *const *drop)
-{
-    return page_rows(rs, rows, pg, drop);
-}
-
-int paging_page_keyed(struct resp *rs, struct db_rows *rows, struct page *pg, int e)
+int paging_finish(struct resp *rs, struct page *pg, int e, const char *const *drop)
 {
     if (e == AIDC_EINVAL) {
         api_field_problem(rs, "cursor", PROBLEM_V_CURSOR, NULL);
         e = api_fail_fields(rs);
     } else if (!e) {
-        e = paging_page(rs, rows, pg);
+        e = paging_page_without(rs, pg, drop);
     }
-    db_rows_free(rows);
     paging_free(pg);
     return e;
 }

@@ -12,37 +12,43 @@
 #include "../server/request.h"
 
 #define PAGING_DEFAULT 50
-#define PAGING_MAX 1000
+#define PAGING_MAX     1000
 
+/*
+ * One list request from its parameters to its answer: a handler parses it,
+ * has db/ fill rows (limit + 1 asked, keyed from after and after_id), and
+ * finishes it; paging_free releases all of it.
+ */
 struct page {
     int limit;
-    char *after; /* decoded cursor (malloc'd), NULL for the first page */
+    char *after;         /* decoded cursor (malloc'd), NULL for the first page */
+    char *after_id;      /* lists keyed by (value, uuid): the cursor's uuid half (in after) */
+    struct db_rows rows; /* what the list function returned */
 };
 
 /* Parse limit and cursor of rq; 0, or an error filled into rs. */
 int paging_parse(const struct req *rq, struct resp *rs, struct page *pg);
 void paging_free(struct page *pg);
 /*
- * Answer a list from the rows a db/ list function returned (limit+1 asked):
- * the first pg->limit items and, if there were more, next_cursor from the
- * last one's key. rows stay the caller's.
+ * Answer a list from pg->rows: the first pg->limit items and, if there were
+ * more, next_cursor from the last one's key.
  */
-int paging_page(struct resp *rs, const struct db_rows *rows, const struct page *pg);
+int paging_page(struct resp *rs, const struct page *pg);
 /* As paging_page, without the keys in drop (NULL-terminated) in any item. */
-int paging_page_without(struct resp *rs, const struct db_rows *rows, const struct page *pg,
-                        const char *const *drop);
+int paging_page_without(struct resp *rs, const struct page *pg, const char *const *drop);
 /*
- * The end of a keyed list: e is the list function's result; AIDC_EINVAL (the
- * database could not read the cursor) becomes a 400 on cursor, success the
- * answer as paging_page. rows and pg are freed; returns the handler's result.
+ * The end of a list handler: e is the list function's result; AIDC_EINVAL
+ * (the database could not read the cursor) becomes a 400 on cursor, success
+ * the answer as paging_page_without (drop may be NULL). pg is freed; returns
+ * the handler's result.
  */
-int paging_page_keyed(struct resp *rs, struct db_rows *rows, struct page *pg, int e);
+int paging_finish(struct resp *rs, struct page *pg, int e, const char *const *drop);
 /* Split a cursor "a|b" in place; *second points after the bar (NULL if none). */
 void paging_split(char *after, char **second);
 /*
  * paging_parse for lists keyed by (value, uuid): the cursor splits into
- * pg->after and *id, and one whose second half is no UUID is a 400.
+ * pg->after and pg->after_id, and one whose second half is no UUID is a 400.
  */
-int paging_parse_keyed(const struct req *rq, struct resp *rs, struct page *pg, char **id);
+int paging_parse_keyed(const struct req *rq, struct resp *rs, struct page *pg);
 
 #endif

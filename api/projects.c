@@ -2,9 +2,9 @@
 #include "projects.h"
 
 #include "../db/projects.h"
-#include "../server/err.h"
+#include "../lib/err.h"
+#include "../lib/xalloc.h"
 #include "../server/validate.h"
-#include "../server/xalloc.h"
 #include "paging.h"
 
 #include <microhttpd.h>
@@ -75,16 +75,14 @@ int api_project_list(struct req *rq, struct resp *rs)
     int e = paging_parse(rq, rs, &pg);
     if (e)
         return e;
-    struct db_rows rows = {0};
-    e = db_project_list(rq->db, rq->tenant.id, pg.after, pg.limit, &rows);
+    e = db_project_list(rq->db, rq->tenant.id, pg.after, pg.limit, &pg.rows);
     if (!e)
-        e = paging_page(rs, &rows, &pg);
+        e = paging_page(rs, &pg);
     if (!e) {
         size_t i;
         json_t *item;
         json_array_foreach(json_object_get(rs->body, "items"), i, item) with_tenant(rq, item);
     }
-    db_rows_free(&rows);
     paging_free(&pg);
     return e;
 }

@@ -8,13 +8,15 @@
  */
 #include "quotas.h"
 
+#include "../lib/gputype.h"
+
 #include "../db/projects.h"
 #include "../db/quotas.h"
-#include "../server/config.h"
-#include "../server/err.h"
-#include "../server/sbuf.h"
+#include "../lib/config.h"
+#include "../lib/err.h"
+#include "../lib/sbuf.h"
+#include "../lib/xalloc.h"
 #include "../server/validate.h"
-#include "../server/xalloc.h"
 #include "approvals.h"
 #include "jobspec.h"
 
@@ -25,11 +27,11 @@
 #include <string.h>
 
 #define MAX_RESOURCES 64
-#define MAX_AMOUNT 1e9
+#define MAX_AMOUNT    1e9
 
 static bool is_gpu_resource(const char *r)
 {
-    return strncmp(r, "gpu:", 4) == 0 && jobspec_gpu_type_valid(r + 4);
+    return strncmp(r, "gpu:", 4) == 0 && gputype_valid(r + 4);
 }
 
 static bool is_resource(const char *r, bool tenant)
@@ -167,13 +169,14 @@ static bool parse_body(const json_t *body, bool tenant, struct resp *rs, struct 
     p->name = xcalloc(json_object_size(resources) + 1, sizeof *p->name);
     p->g = xcalloc(json_object_size(resources) + 1, sizeof *p->g);
     p->l = xcalloc(json_object_size(resources) + 1, sizeof *p->l);
-    json_object_foreach(resources, key, v) {
+    json_object_foreach(resources, key, v)
+    {
         char field[64];
         field_name(key, field, sizeof field);
         if (!is_resource(key, tenant)) {
-            api_field_problem(rs, field,
-                              tenant ? PROBLEM_QUOTA_TENANT_RESOURCE : PROBLEM_QUOTA_PROJECT_RESOURCE,
-                              NULL);
+            api_field_problem(
+                rs, field, tenant ? PROBLEM_QUOTA_TENANT_RESOURCE : PROBLEM_QUOTA_PROJECT_RESOURCE,
+                NULL);
             continue;
         }
         if (!json_is_object(v)) {
@@ -183,7 +186,8 @@ static bool parse_body(const json_t *body, bool tenant, struct resp *rs, struct 
         char g[48] = "0", l[48] = "";
         const char *k2;
         json_t *x;
-        json_object_foreach(v, k2, x) {
+        json_object_foreach(v, k2, x)
+        {
             if (strcmp(k2, "limit") != 0 && !(tenant && strcmp(k2, "guaranteed") == 0))
                 api_field_problem(rs, field, PROBLEM_QUOTA_AMOUNT_FIELD,
                                   json_pack("{s:s%}", "name", k2, sbuf_utf8_prefix(k2, 40)));
@@ -372,7 +376,8 @@ int api_quota_project_put(struct req *rq, struct resp *rs)
     }
     e = check_tenant_limits(rq, rs, &p);
     if (!e)
-        e = db_quota_project_put(rq->db, rq->tenant.id, id, sbuf_str(&p.names), sbuf_str(&p.limits));
+        e = db_quota_project_put(rq->db, rq->tenant.id, id, sbuf_str(&p.names),
+                                 sbuf_str(&p.limits));
     if (!e) {
         resp_audit(rs, "project_quota", req_param(rq, "project"), json_deep_copy(rq->json));
         e = document(rq, id, rs, MHD_HTTP_OK);

@@ -6,14 +6,14 @@
  */
 #include "images.h"
 
-#include "../backends/credref.h"
 #include "../db/images.h"
 #include "../db/sched.h"
 #include "../images/manifest.h"
 #include "../images/sync.h"
-#include "../server/err.h"
+#include "../lib/credref.h"
+#include "../lib/err.h"
+#include "../lib/xalloc.h"
 #include "../server/validate.h"
-#include "../server/xalloc.h"
 #include "paging.h"
 
 #include <ctype.h>
@@ -33,9 +33,9 @@ static bool is_credentials_ref(const char *s)
  */
 static bool url_host(const char *url, char *host, size_t hostsz)
 {
-    const char *p = strncmp(url, "https://", 8) == 0 ? url + 8
+    const char *p = strncmp(url, "https://", 8) == 0  ? url + 8
                     : strncmp(url, "http://", 7) == 0 ? url + 7
-                                                       : NULL;
+                                                      : NULL;
     if (!p || !*p)
         return false;
     size_t n = strlen(p);
@@ -120,13 +120,8 @@ int api_registry_list(struct req *rq, struct resp *rs)
     int e = paging_parse(rq, rs, &pg);
     if (e)
         return e;
-    struct db_rows rows = {0};
-    e = db_registry_list(rq->db, pg.after, pg.limit, &rows);
-    if (!e)
-        e = paging_page(rs, &rows, &pg);
-    db_rows_free(&rows);
-    paging_free(&pg);
-    return e;
+    e = db_registry_list(rq->db, pg.after, pg.limit, &pg.rows);
+    return paging_finish(rs, &pg, e, NULL);
 }
 
 static int name_param(struct req *rq, struct resp *rs, const char **out)

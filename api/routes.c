@@ -7,6 +7,8 @@
  * minimum tenant role in {tenant}, token scope, flags, query arguments.
  */
 #include "../server/router.h"
+
+#include "../lib/imgref.h"
 #include "approvals.h"
 #include "audit.h"
 #include "billing.h"
@@ -24,19 +26,21 @@
 #include "usage.h"
 #include "users.h"
 
-#define PA GR_PLATFORM_ADMIN
-#define FIN GR_FINANCE
-#define AUD GR_AUDITOR
-#define PAGE "limit,cursor"
-#define USAGE_ARGS "from,to,group_by,project,user,resource,format"
+#define PA            GR_PLATFORM_ADMIN
+#define FIN           GR_FINANCE
+#define AUD           GR_AUDITOR
+#define PAGE          "limit,cursor"
+#define USAGE_ARGS    "from,to,group_by,project,user,resource,format"
 #define IMAGE_FILTERS "q,label,visibility,registry"
 #define AUDIT_FILTERS "actor,tenant,action,outcome,source_ip,from,to,q"
 
 const struct route routes[] = {
     /* health and meta */
-    {"GET", "/healthz", api_meta_healthz, "health.check", 0, TR_NONE, 0, RF_PUBLIC | RF_NO_DB, NULL},
+    {"GET", "/healthz", api_meta_healthz, "health.check", 0, TR_NONE, 0, RF_PUBLIC | RF_NO_DB,
+     NULL},
     {"GET", "/readyz", api_meta_readyz, "health.ready", 0, TR_NONE, 0, RF_PUBLIC | RF_NO_DB, NULL},
-    {"GET", "/metrics", api_meta_metrics, "health.metrics", 0, TR_NONE, 0, RF_PUBLIC | RF_NO_DB, NULL},
+    {"GET", "/metrics", api_meta_metrics, "health.metrics", 0, TR_NONE, 0, RF_PUBLIC | RF_NO_DB,
+     NULL},
     {"GET", "/api/v1/openapi.json", api_meta_openapi, "api.spec", 0, TR_NONE, 0,
      RF_PUBLIC | RF_NO_DB, NULL},
 
@@ -69,14 +73,14 @@ const struct route routes[] = {
     {"POST", "/api/v1/tenants", api_tenant_create, "tenant.create", PA, TR_NONE, SC_ADMIN,
      RF_BODY | RF_CREATES, NULL},
     {"GET", "/api/v1/tenants", api_tenant_list, "tenant.list", 0, TR_NONE, 0, RF_ANY_USER, PAGE},
-    {"GET", "/api/v1/tenants/{tenant}", api_tenant_get, "tenant.read", PA | FIN | AUD, TR_VIEWER,
-     0, 0, NULL},
+    {"GET", "/api/v1/tenants/{tenant}", api_tenant_get, "tenant.read", PA | FIN | AUD, TR_VIEWER, 0,
+     0, NULL},
     {"PATCH", "/api/v1/tenants/{tenant}", api_tenant_update, "tenant.update", PA, TR_ADMIN,
      SC_ADMIN, RF_BODY, NULL},
     {"DELETE", "/api/v1/tenants/{tenant}", api_tenant_delete, "tenant.delete", PA, TR_NONE,
      SC_ADMIN, 0, NULL},
-    {"GET", "/api/v1/tenants/{tenant}/members", api_member_list, "member.list", PA | AUD,
-     TR_VIEWER, 0, 0, PAGE},
+    {"GET", "/api/v1/tenants/{tenant}/members", api_member_list, "member.list", PA | AUD, TR_VIEWER,
+     0, 0, PAGE},
     {"PUT", "/api/v1/tenants/{tenant}/members/{username}", api_member_put, "member.put", PA,
      TR_ADMIN, SC_ADMIN, RF_BODY, NULL},
     {"DELETE", "/api/v1/tenants/{tenant}/members/{username}", api_member_delete, "member.delete",
@@ -91,8 +95,8 @@ const struct route routes[] = {
      PA | FIN | AUD, TR_VIEWER, 0, 0, NULL},
     {"PATCH", "/api/v1/tenants/{tenant}/projects/{project}", api_project_update, "project.update",
      PA, TR_ADMIN, SC_ADMIN, RF_BODY, NULL},
-    {"DELETE", "/api/v1/tenants/{tenant}/projects/{project}", api_project_delete,
-     "project.delete", PA, TR_ADMIN, SC_ADMIN, 0, NULL},
+    {"DELETE", "/api/v1/tenants/{tenant}/projects/{project}", api_project_delete, "project.delete",
+     PA, TR_ADMIN, SC_ADMIN, 0, NULL},
 
     /* quotas */
     {"GET", "/api/v1/tenants/{tenant}/quota", api_quota_tenant_get, "quota.read", PA | FIN | AUD,
@@ -123,8 +127,8 @@ const struct route routes[] = {
      "gpu_fault.resolve", PA, TR_NONE, SC_GPU_FAULTS, 0, "gpu"},
 
     /* images and registries */
-    {"GET", "/api/v1/images", api_image_list, "image.list", 0, TR_NONE, SC_IMAGES_READ,
-     RF_ANY_USER, "tenant," IMAGE_FILTERS "," PAGE},
+    {"GET", "/api/v1/images", api_image_list, "image.list", 0, TR_NONE, SC_IMAGES_READ, RF_ANY_USER,
+     "tenant," IMAGE_FILTERS "," PAGE},
     {"GET", "/api/v1/tenants/{tenant}/images", api_image_tenant_list, "image.tenant_list",
      PA | FIN | AUD, TR_VIEWER, SC_IMAGES_READ, 0, IMAGE_FILTERS "," PAGE},
     {"POST", "/api/v1/tenants/{tenant}/images", api_image_create, "image.create", PA, TR_MEMBER,
@@ -157,22 +161,22 @@ const struct route routes[] = {
      TR_MEMBER, SC_JOBS_WRITE, 0, NULL},
     {"GET", "/api/v1/tenants/{tenant}/jobs/{id}/logs", api_job_logs, "job.logs", PA, TR_MEMBER,
      SC_JOBS_READ, 0, "stream,tail"},
-    {"POST", "/api/v1/tenants/{tenant}/jobs/{id}/checkpoint", api_job_checkpoint,
-     "job.checkpoint", PA, TR_MEMBER, SC_JOBS_WRITE, 0, NULL},
+    {"POST", "/api/v1/tenants/{tenant}/jobs/{id}/checkpoint", api_job_checkpoint, "job.checkpoint",
+     PA, TR_MEMBER, SC_JOBS_WRITE, 0, NULL},
 
     /* usage and billing */
-    {"GET", "/api/v1/tenants/{tenant}/usage", api_usage_tenant, "usage.read", PA | FIN,
-     TR_VIEWER, SC_USAGE_READ, RF_REPLICA, USAGE_ARGS},
+    {"GET", "/api/v1/tenants/{tenant}/usage", api_usage_tenant, "usage.read", PA | FIN, TR_VIEWER,
+     SC_USAGE_READ, RF_REPLICA, USAGE_ARGS},
     {"GET", "/api/v1/tenants/{tenant}/usage/jobs", api_usage_tenant_jobs, "usage.jobs", PA | FIN,
      TR_VIEWER, SC_USAGE_READ, RF_REPLICA, USAGE_ARGS "," PAGE},
-    {"GET", "/api/v1/usage", api_usage_platform, "usage.platform", PA | FIN, TR_NONE,
-     SC_USAGE_READ, RF_REPLICA, USAGE_ARGS ",tenant"},
-    {"GET", "/api/v1/usage/jobs", api_usage_platform_jobs, "usage.platform_jobs", PA | FIN,
-     TR_NONE, SC_USAGE_READ, RF_REPLICA, USAGE_ARGS ",tenant," PAGE},
+    {"GET", "/api/v1/usage", api_usage_platform, "usage.platform", PA | FIN, TR_NONE, SC_USAGE_READ,
+     RF_REPLICA, USAGE_ARGS ",tenant"},
+    {"GET", "/api/v1/usage/jobs", api_usage_platform_jobs, "usage.platform_jobs", PA | FIN, TR_NONE,
+     SC_USAGE_READ, RF_REPLICA, USAGE_ARGS ",tenant," PAGE},
     {"GET", "/api/v1/usage/utilization", api_usage_utilization, "usage.utilization", PA | FIN,
      TR_NONE, SC_USAGE_READ, RF_REPLICA, "cluster,gpu_type,from,to"},
-    {"GET", "/api/v1/prices", api_price_list, "price.list", 0, TR_NONE, SC_USAGE_READ,
-     RF_ANY_USER, "resource,tenant," PAGE},
+    {"GET", "/api/v1/prices", api_price_list, "price.list", 0, TR_NONE, SC_USAGE_READ, RF_ANY_USER,
+     "resource,tenant," PAGE},
     {"POST", "/api/v1/prices", api_price_create, "price.create", PA | FIN, TR_NONE,
      SC_BILLING_WRITE, RF_BODY | RF_CREATES, NULL},
     {"POST", "/api/v1/invoices", api_invoice_create, "invoice.generate", PA | FIN, TR_NONE,
@@ -181,8 +185,8 @@ const struct route routes[] = {
      RF_ANY_USER, "tenant,period," PAGE},
     {"GET", "/api/v1/invoices/{id}", api_invoice_get, "invoice.read", 0, TR_NONE, SC_USAGE_READ,
      RF_ANY_USER, "format"},
-    {"POST", "/api/v1/invoices/{id}/finalize", api_invoice_finalize, "invoice.finalize",
-     PA | FIN, TR_NONE, SC_BILLING_WRITE, 0, NULL},
+    {"POST", "/api/v1/invoices/{id}/finalize", api_invoice_finalize, "invoice.finalize", PA | FIN,
+     TR_NONE, SC_BILLING_WRITE, 0, NULL},
 
     /* audit */
     {"GET", "/api/v1/audit/events", api_audit_events, "audit.search", PA | AUD, TR_NONE,
@@ -193,8 +197,8 @@ const struct route routes[] = {
      SC_AUDIT_READ, RF_AUDIT_READ | RF_NO_TX, "from,to"},
     {"GET", "/api/v1/audit/checkpoints", api_audit_checkpoints, "audit.checkpoints", PA | AUD,
      TR_NONE, SC_AUDIT_READ, RF_AUDIT_READ, PAGE},
-    {"GET", "/api/v1/audit/public-key", api_audit_public_key, "audit.public_key", PA | AUD,
-     TR_NONE, SC_AUDIT_READ, 0, NULL},
+    {"GET", "/api/v1/audit/public-key", api_audit_public_key, "audit.public_key", PA | AUD, TR_NONE,
+     SC_AUDIT_READ, 0, NULL},
     {"POST", "/api/v1/audit/commands", api_audit_ingest, "audit.ingest", PA, TR_NONE,
      SC_AUDIT_INGEST, RF_INGEST, NULL},
     {"GET", "/api/v1/audit/commands", api_audit_commands, "audit.commands", PA | AUD, TR_NONE,

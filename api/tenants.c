@@ -7,10 +7,10 @@
 
 #include "../db/jobs.h"
 #include "../db/tenants.h"
+#include "../lib/err.h"
+#include "../lib/xalloc.h"
 #include "../server/auth.h"
-#include "../server/err.h"
 #include "../server/validate.h"
-#include "../server/xalloc.h"
 #include "approvals.h"
 #include "paging.h"
 
@@ -73,13 +73,8 @@ int api_tenant_list(struct req *rq, struct resp *rs)
     int e = paging_parse(rq, rs, &pg);
     if (e)
         return e;
-    struct db_rows rows = {0};
-    e = db_tenant_list(rq->db, pg.after, pg.limit, &rows);
-    if (!e)
-        e = paging_page(rs, &rows, &pg);
-    db_rows_free(&rows);
-    paging_free(&pg);
-    return e;
+    e = db_tenant_list(rq->db, pg.after, pg.limit, &pg.rows);
+    return paging_finish(rs, &pg, e, NULL);
 }
 
 int api_tenant_get(struct req *rq, struct resp *rs)
@@ -178,13 +173,8 @@ int api_member_list(struct req *rq, struct resp *rs)
     int e = paging_parse(rq, rs, &pg);
     if (e)
         return e;
-    struct db_rows rows = {0};
-    e = db_member_list(rq->db, rq->tenant.id, pg.after, pg.limit, &rows);
-    if (!e)
-        e = paging_page(rs, &rows, &pg);
-    db_rows_free(&rows);
-    paging_free(&pg);
-    return e;
+    e = db_member_list(rq->db, rq->tenant.id, pg.after, pg.limit, &pg.rows);
+    return paging_finish(rs, &pg, e, NULL);
 }
 
 static int username_param(struct req *rq, struct resp *rs, const char **out)

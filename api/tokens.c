@@ -12,20 +12,20 @@
 
 #include "../backends/backend.h"
 #include "../db/tokens.h"
+#include "../lib/crypto.h"
+#include "../lib/err.h"
+#include "../lib/sbuf.h"
+#include "../lib/xalloc.h"
 #include "../server/auth.h"
-#include "../server/crypto.h"
-#include "../server/err.h"
-#include "../server/sbuf.h"
 #include "../server/token.h"
 #include "../server/validate.h"
-#include "../server/xalloc.h"
 #include "paging.h"
 
 #include <microhttpd.h>
 #include <string.h>
 
 #define TOKEN_DEFAULT_DAYS 90
-#define TOKEN_MAX_DAYS 730
+#define TOKEN_MAX_DAYS     730
 
 static bool is_scope(const char *s)
 {
@@ -136,7 +136,8 @@ int api_token_create(struct req *rq, struct resp *rs)
 
     struct sbuf csv = SBUF_INIT;
     json_t *canon = auth_scopes_json(bits);
-    json_array_foreach(canon, i, s) {
+    json_array_foreach(canon, i, s)
+    {
         if (csv.len)
             sbuf_putc(&csv, ',');
         sbuf_puts(&csv, json_string_value(s));
@@ -177,13 +178,12 @@ static const char *bound_tenant(const struct req *rq)
 int api_token_list(struct req *rq, struct resp *rs)
 {
     struct page pg;
-    char *id;
-    int e = paging_parse_keyed(rq, rs, &pg, &id);
+    int e = paging_parse_keyed(rq, rs, &pg);
     if (e)
         return e;
-    struct db_rows rows = {0};
-    e = db_token_list(rq->db, rq->actor.user_id, bound_tenant(rq), pg.after, id, pg.limit, &rows);
-    return paging_page_keyed(rs, &rows, &pg, e);
+    e = db_token_list(rq->db, rq->actor.user_id, bound_tenant(rq), pg.after, pg.after_id, pg.limit,
+                      &pg.rows);
+    return paging_finish(rs, &pg, e, NULL);
 }
 
 int api_token_delete(struct req *rq, struct resp *rs)

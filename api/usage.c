@@ -5,16 +5,18 @@
  */
 #include "usage.h"
 
+#include "../lib/gputype.h"
+
 #include "../db/billing.h"
 #include "../db/clusters.h"
 #include "../db/tenants.h"
-#include "../server/config.h"
-#include "../server/crypto.h"
-#include "../server/csv.h"
-#include "../server/err.h"
-#include "../server/sbuf.h"
+#include "../lib/config.h"
+#include "../lib/crypto.h"
+#include "../lib/csv.h"
+#include "../lib/err.h"
+#include "../lib/sbuf.h"
+#include "../lib/xalloc.h"
 #include "../server/validate.h"
-#include "../server/xalloc.h"
 #include "auditfilter.h"
 #include "jobspec.h"
 #include "paging.h"
@@ -29,8 +31,8 @@
 #define USAGE_JOBS_MAX 200
 /* each job lists its hour intervals: a month of them at most (744 per job) */
 #define USAGE_JOBS_MAX_DAYS 31
-#define UTIL_MAX_DAYS 93
-#define UTIL_DEFAULT_DAYS 7
+#define UTIL_MAX_DAYS       93
+#define UTIL_DEFAULT_DAYS   7
 
 /* Every argument of a usage route; 0, or an error filled into rs. */
 static int parse_args(struct req *rq, struct resp *rs, bool platform, long max_days,
@@ -183,7 +185,7 @@ static int report(struct req *rq, struct resp *rs, bool platform)
                                  json_pack("{s:I}", "max", (json_int_t)rq->cfg->usage_max_rows));
     }
     if (a.csv) {
-        csv_answer(rs, &em.sb, "usage.csv");
+        resp_csv(rs, &em.sb, "usage.csv");
         return 0;
     }
     sbuf_puts(&em.sb, "]}");
@@ -223,19 +225,17 @@ static int jobs(struct req *rq, struct resp *rs, bool platform)
         e = parse_args(rq, rs, platform, USAGE_JOBS_MAX_DAYS, &a);
     if (!e && a.csv)
         e = api_problem(rs, PROBLEM_NOT_ACCEPTABLE_JSON, NULL);
-    struct db_rows rows = {0};
     if (!e) {
         a.q.limit = pg.limit;
         a.q.after = pg.after;
-        e = db_usage_jobs(rq->rdb, &a.q, &rows);
+        e = db_usage_jobs(rq->rdb, &a.q, &pg.rows);
     }
     if (!e)
-        e = paging_page(rs, &rows, &pg);
+        e = paging_page(rs, &pg);
     if (!e) {
         json_object_set_new(rs->body, "from", json_string(a.from));
         json_object_set_new(rs->body, "to", json_string(a.to));
     }
-    db_rows_free(&rows);
     paging_free(&pg);
     return e;
 }
@@ -261,10 +261,10 @@ int api_usage_utilization(struct req *rq, struct resp *rs)
     char from[40], to[40], cluster_id[UUID_LEN + 1] = "";
     time_t now = time(NULL);
     time_t hour = now - now % 3600;
-    usagequery_range(rq, rs, hour - UTIL_DEFAULT_DAYS * 86400L, hour + 3600, UTIL_MAX_DAYS, from, to,
-                sizeof from);
+    usagequery_range(rq, rs, hour - UTIL_DEFAULT_DAYS * 86400L, hour + 3600, UTIL_MAX_DAYS, from,
+                     to, sizeof from);
     const char *cluster = req_query(rq, "cluster"), *gpu_type = req_query(rq, "gpu_type");
-    if (gpu_type && (!jobspec_gpu_type_valid(gpu_type)))
+    if (gpu_type && (!gputype_valid(gpu_type)))
         api_field_problem(rs, "gpu_type", PROBLEM_V_GPU_TYPE, NULL);
     if (cluster && !validate_slug(cluster))
         api_field_problem(rs, "cluster", PROBLEM_V_CLUSTER, NULL);
@@ -310,12 +310,13 @@ int api_usage_utilization(struct req *rq, struct resp *rs)
             json_array_append_new(row, ratio(hw_alloc[d][h], hw_cap[d][h]));
         json_array_append_new(heat, row);
     }
-    json_t *out = json_pack(
-        "{s:o, s:o, s:s, s:s, s:o, s:{s:o, s:f, s:o}, s:{s:s, s:o}}", "cluster",
-        cluster ? json_string(cluster) : json_null(), "gpu_type",
-        gpu_type ? json_string(gpu_type) : json_null(), "from", from, "to", to, "hours", hours,
-        "total", "allocated_gpu_hours", json_real((double)(long long)(total_alloc * 1e6 + 0.5) / 1e6),
-        "capacity_gpu_hours", total_cap, "utilization", ratio(total_alloc, total_cap), "heatmap",
-        "rows", "isodow 1 (Monday) to 7, hours 0-23 UTC", "utilization", heat);
+    json_t *out =
+        json_pack("{s:o, s:o, s:s, s:s, s:o, s:{s:o, s:f, s:o}, s:{s:s, s:o}}", "cluster",
+                  cluster ? json_string(cluster) : json_null(), "gpu_type",
+                  gpu_type ? json_string(gpu_type) : json_null(), "from", from, "to", to, "hours",
+                  hours, "total", "allocated_gpu_hours",
+                  json_real((double)(long long)(total_alloc * 1e6 + 0.5) / 1e6),
+                  "capacity_gpu_hours", total_cap, "utilization", ratio(total_alloc, total_cap),
+                  "heatmap", "rows", "isodow 1 (Monday) to 7, hours 0-23 UTC", "utilization", heat);
     return resp_json(rs, MHD_HTTP_OK, out);
 }

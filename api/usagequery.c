@@ -1,7 +1,9 @@
 /* usagequery.c - the usage routes' query arguments (see usagequery.h). */
 #include "usagequery.h"
 
-#include "../server/sbuf.h"
+#include "../lib/gputype.h"
+
+#include "../lib/sbuf.h"
 #include "../server/validate.h"
 #include "auditfilter.h"
 #include "jobspec.h"
@@ -10,7 +12,7 @@
 #include <string.h>
 #include <time.h>
 
-const char *const usagequery_groups[USAGEQUERY_NGROUPS] = {"tenant", "project", "user", "day",
+const char *const usagequery_groups[USAGEQUERY_NGROUPS] = {"tenant", "project", "user",    "day",
                                                            "week",   "month",   "resource"};
 #define NGROUPS USAGEQUERY_NGROUPS
 
@@ -56,7 +58,7 @@ time_t usagequery_month_start(time_t now)
 static bool is_resource(const char *s)
 {
     return strcmp(s, "cpu") == 0 || strcmp(s, "memory_gib") == 0 ||
-           (strncmp(s, "gpu:", 4) == 0 && jobspec_gpu_type_valid(s + 4));
+           (strncmp(s, "gpu:", 4) == 0 && gputype_valid(s + 4));
 }
 
 static bool wants_csv(const struct req *rq, struct resp *rs)
@@ -70,8 +72,7 @@ static bool wants_csv(const struct req *rq, struct resp *rs)
     return rq->accept && strstr(rq->accept, "text/csv") != NULL;
 }
 
-static void parse_groups(const struct req *rq, struct resp *rs, bool platform,
-                         struct usage_args *a)
+static void parse_groups(const struct req *rq, struct resp *rs, bool platform, struct usage_args *a)
 {
     const char *g = req_query(rq, "group_by");
     struct sbuf pg = SBUF_INIT;
@@ -126,8 +127,12 @@ int usagequery_parse(const struct req *rq, struct resp *rs, bool platform, long 
         api_field_problem(rs, "resource", PROBLEM_PRICE_RESOURCE, NULL);
     if (rs->err.nfields)
         return api_fail_fields(rs);
-    a->q = (struct db_usage_query){.from = a->from, .to = a->to, .group_by = a->group_pg,
-                                   .project = project, .user = user, .resource = resource,
+    a->q = (struct db_usage_query){.from = a->from,
+                                   .to = a->to,
+                                   .group_by = a->group_pg,
+                                   .project = project,
+                                   .user = user,
+                                   .resource = resource,
                                    .limit = max_rows};
     return 0;
 }

@@ -9,12 +9,12 @@
 #include "users.h"
 
 #include "../db/users.h"
+#include "../lib/err.h"
+#include "../lib/sbuf.h"
+#include "../lib/xalloc.h"
 #include "../server/auth.h"
-#include "../server/err.h"
 #include "../server/password.h"
-#include "../server/sbuf.h"
 #include "../server/validate.h"
-#include "../server/xalloc.h"
 #include "approvals.h"
 #include "paging.h"
 
@@ -56,7 +56,7 @@ static unsigned role_bits(const json_t *roles)
 static char *roles_csv(const json_t *roles)
 {
     char buf[64];
-    auth_roles_csv(role_bits(roles), buf, sizeof buf);
+    actor_roles_csv(role_bits(roles), buf, sizeof buf);
     return xstrdup(buf);
 }
 
@@ -84,7 +84,7 @@ static int request_grant(struct req *rq, struct resp *rs, const char *username, 
                          json_t *out, json_t *d)
 {
     char names[64], summary[160];
-    auth_roles_csv(role_bits(roles), names, sizeof names);
+    actor_roles_csv(role_bits(roles), names, sizeof names);
     snprintf(summary, sizeof summary, "grant %s to the new user \"%s\"", names, username);
     char *path = xasprintf("/api/v1/users/%s", username);
     json_t *body = json_pack("{s:O}", "roles", (json_t *)roles);
@@ -142,13 +142,8 @@ int api_user_list(struct req *rq, struct resp *rs)
     int e = paging_parse(rq, rs, &pg);
     if (e)
         return e;
-    struct db_rows rows = {0};
-    e = db_user_list(rq->db, pg.after, pg.limit, &rows);
-    if (!e)
-        e = paging_page(rs, &rows, &pg);
-    db_rows_free(&rows);
-    paging_free(&pg);
-    return e;
+    e = db_user_list(rq->db, pg.after, pg.limit, &pg.rows);
+    return paging_finish(rs, &pg, e, NULL);
 }
 
 int api_user_get(struct req *rq, struct resp *rs)
@@ -218,7 +213,7 @@ static int request_roles(struct req *rq, struct resp *rs, const char *username, 
         return api_fail_fields(rs);
     }
     char names[64], summary[160];
-    auth_roles_csv(added, names, sizeof names);
+    actor_roles_csv(added, names, sizeof names);
     snprintf(summary, sizeof summary, "grant %s to user \"%s\"", names, username);
     int e = approval_required(rq, rs, summary);
     return e < 0 ? e : 0;

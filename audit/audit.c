@@ -2,8 +2,8 @@
 #include "audit.h"
 
 #include "../db/auditlog.h"
-#include "../server/err.h"
-#include "../server/log.h"
+#include "../lib/err.h"
+#include "../lib/log.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +27,7 @@ static char *details_text(const struct audit_event *ev)
     json_t *d = ev->details ? json_deep_copy(ev->details) : json_object();
     if (!d)
         return NULL;
-    audit_redact(d);
+    redact_details(d);
     char *text = json_dumps(d, JSON_COMPACT);
     json_decref(d);
     return text;
@@ -37,8 +37,7 @@ static char *details_text(const struct audit_event *ev)
  * Store ev as row (whose actor and origin the caller filled): the event's own
  * fields, its redacted details, queued or at once. 0 or an aidc_err.
  */
-static int store(struct db *db, struct db_audit_row *row, const struct audit_event *ev,
-                 bool queue)
+static int store(struct db *db, struct db_audit_row *row, const struct audit_event *ev, bool queue)
 {
     char status[16];
     snprintf(status, sizeof status, "%d", ev->status);

@@ -5,7 +5,7 @@
  * (audit_record), so one never exists without the other. Refusals - failed
  * logins, 401s, 403s - are recorded by audit_record_now in a transaction of
  * their own, after the request's transaction was rolled back. Details are
- * stored with secrets redacted (audit_redact). Who, from where and which
+ * stored with secrets redacted (redact_details). Who, from where and which
  * request come from a struct audit_origin (server/auditreq.c fills one from
  * an HTTP request; audit/ itself knows nothing of HTTP).
  */
@@ -13,7 +13,7 @@
 #define AIDC_AUDIT_H
 
 #include "../lib/actor.h"
-#include "redact.h"
+#include "../lib/redact.h"
 
 #include <jansson.h>
 #include <stdbool.h>

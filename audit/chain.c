@@ -1,8 +1,8 @@
 /* chain.c - canonical events and chain links (see chain.h). */
 #include "chain.h"
 
-#include "../server/crypto.h"
-#include "../server/hex.h"
+#include "../lib/crypto.h"
+#include "../lib/hex.h"
 
 #include <openssl/evp.h>
 #include <stdio.h>

@@ -2,7 +2,7 @@
 #include "cli.h"
 
 #include "../db/db.h"
-#include "../server/err.h"
+#include "../lib/err.h"
 #include "exportcheck.h"
 #include "sealer.h"
 #include "sign.h"

@@ -5,7 +5,7 @@
 #ifndef AIDC_AUDIT_CLI_H
 #define AIDC_AUDIT_CLI_H
 
-#include "../server/config.h"
+#include "../lib/config.h"
 
 /* argv[0] is "audit". Returns the exit status. */
 int audit_cli(const struct config *cfg, int argc, char **argv);

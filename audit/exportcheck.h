@@ -26,4 +26,7 @@ struct export_check {
 /* Check f; key NULL: signatures unchecked. Returns 0 (verdict in r) or -1 (read error). */
 int export_check(FILE *f, const struct sign_key *key, struct export_check *r);
 
+/* The message an export trailer's signature covers (written by the export, checked here). */
+void exportcheck_message(long long rows, const char *digest_hex, char *out, size_t n);
+
 #endif

@@ -2,11 +2,11 @@
 #include "sealer.h"
 
 #include "../db/auditseal.h"
-#include "../sched/worker.h"
-#include "../server/err.h"
-#include "../server/log.h"
-#include "../server/sbuf.h"
-#include "../server/xalloc.h"
+#include "../db/worker.h"
+#include "../lib/err.h"
+#include "../lib/log.h"
+#include "../lib/sbuf.h"
+#include "../lib/xalloc.h"
 #include "chain.h"
 
 #include <stdatomic.h>
@@ -26,7 +26,6 @@ struct sealer {
     const struct config *cfg;
     const struct sign_key *key;
     time_t housekept, retained; /* owned by the worker thread */
-    struct worker *w;
 };
 
 static const struct db_ctx system_ctx = {.roles = "system"};
@@ -230,7 +229,7 @@ static int round_fn(struct db *db, bool notified, void *arg)
     return n == BATCH;
 }
 
-struct sealer *sealer_start(const struct config *cfg, const struct sign_key *key)
+struct worker *sealer_start(const struct config *cfg, const struct sign_key *key)
 {
     struct sealer *s = xcalloc(1, sizeof *s);
     s->cfg = cfg;
@@ -242,20 +241,9 @@ struct sealer *sealer_start(const struct config *cfg, const struct sign_key *key
         .channels = {NULL},
         .interval_ms = every < 100 ? 100 : every > 1000 ? 1000 : every,
         .round = round_fn,
+        .owns_arg = true,
         .arg = s,
     };
-    s->w = worker_start(cfg->worker_database_url, &spec);
-    if (!s->w) {
-        free(s);
-        return NULL;
-    }
-    return s;
+    return worker_start(cfg->worker_database_url, &spec);
 }
 
-void sealer_stop(struct sealer *s)
-{
-    if (!s)
-        return;
-    worker_stop(s->w);
-    free(s);
-}

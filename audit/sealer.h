@@ -12,15 +12,15 @@
 #ifndef AIDC_AUDIT_SEALER_H
 #define AIDC_AUDIT_SEALER_H
 
-#include "../server/config.h"
+#include "../lib/config.h"
 #include "sign.h"
 
 struct db;
 struct sealer;
 
 /* Start the worker; key may be NULL (checkpoints are then written unsigned). */
-struct sealer *sealer_start(const struct config *cfg, const struct sign_key *key);
-void sealer_stop(struct sealer *s);
+struct worker;
+struct worker *sealer_start(const struct config *cfg, const struct sign_key *key);
 
 /*
  * One sealing pass on db (outside a transaction): chain up to `max` events.

@@ -1,8 +1,8 @@
 /* sign.c - checkpoint signing keys (see sign.h). */
 #include "sign.h"
 
-#include "../server/crypto.h"
-#include "../server/secfile.h"
+#include "../lib/crypto.h"
+#include "../lib/secfile.h"
 #include "chain.h"
 
 #include <errno.h>

@@ -2,8 +2,8 @@
 #include "verify.h"
 
 #include "../db/auditchain.h"
-#include "../server/err.h"
-#include "../server/log.h"
+#include "../lib/err.h"
+#include "../lib/log.h"
 #include "chain.h"
 
 #include <stdarg.h>

@@ -1,11 +1,11 @@
 /* backend.c - what the backends share (backend_find, the table of kinds, is in kinds.c). */
 #include "backend.h"
 
-#include "../audit/redact.h"
-#include "../server/err.h"
-#include "../server/fsat.h"
-#include "../server/sbuf.h"
-#include "../server/xalloc.h"
+#include "../lib/redact.h"
+#include "../lib/err.h"
+#include "../lib/fsat.h"
+#include "../lib/sbuf.h"
+#include "../lib/xalloc.h"
 
 #include <ctype.h>
 #include <fcntl.h>
@@ -74,7 +74,7 @@ static json_t *url_redacted(const char *url)
         sbuf_putc(&b, *q++); /* '?' or '&' */
         size_t arg = strcspn(q, "&#"), name = strcspn(q, "=&#");
         char *key = xstrndup(q, name);
-        bool secret = name < arg && audit_key_is_secret(key);
+        bool secret = name < arg && redact_key_is_secret(key);
         free(key);
         sbuf_append(&b, q, secret ? name + 1 : arg);
         if (secret)
@@ -100,7 +100,7 @@ json_t *backend_call_http(const char *method, const char *url, const char *const
         const char *value = colon + 1 + strspn(colon + 1, " \t");
         /* the one place a token is in the clear: it never enters the record */
         json_object_set_new(h, name,
-                            audit_key_is_secret(name) ? json_string("[redacted]")
+                            redact_key_is_secret(name) ? json_string("[redacted]")
                                                       : text(value, strlen(value)));
         free(name);
     }

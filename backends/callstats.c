@@ -1,7 +1,7 @@
 /* callstats.c - backend call counts and latencies (see callstats.h). */
 #include "callstats.h"
 
-#include "../server/sbuf.h"
+#include "../lib/sbuf.h"
 
 #include <pthread.h>
 #include <stdio.h>

@@ -1,9 +1,9 @@
 /* command.c - running an operator's program (see command.h). */
 #include "command.h"
 
-#include "../server/err.h"
-#include "../server/sbuf.h"
-#include "../server/xalloc.h"
+#include "../lib/err.h"
+#include "../lib/sbuf.h"
+#include "../lib/xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>

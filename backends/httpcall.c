@@ -1,9 +1,9 @@
 /* httpcall.c - HTTP requests of the backends (see httpcall.h). */
 #include "httpcall.h"
 
-#include "../server/err.h"
-#include "../server/xalloc.h"
-#include "curlglobal.h"
+#include "../lib/err.h"
+#include "../lib/xalloc.h"
+#include "../lib/curlglobal.h"
 
 #include <curl/curl.h>
 #include <pthread.h>

@@ -1,8 +1,8 @@
 /* imagecache.c - images pulled by skopeo, unpacked by umoci, cached (see imagecache.h). */
 #include "imagecache.h"
 
-#include "../server/fsat.h"
-#include "../server/xalloc.h"
+#include "../lib/fsat.h"
+#include "../lib/xalloc.h"
 #include "command.h"
 #include "imagetree.h"
 #include "rmtree.h"

@@ -1,7 +1,7 @@
 /* jail.c - bubblewrap's arguments for a local job (see jail.h). */
 #include "jail.h"
 
-#include "../server/xalloc.h"
+#include "../lib/xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -21,7 +21,7 @@
 #ifndef AIDC_JAIL_H
 #define AIDC_JAIL_H
 
-#include "../server/sbuf.h"
+#include "../lib/sbuf.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,8 +1,8 @@
 /* jobenv.c - a local job's environment, arguments and generated files (see jobenv.h). */
 #include "jobenv.h"
 
-#include "../server/sbuf.h"
-#include "../server/xalloc.h"
+#include "../lib/sbuf.h"
+#include "../lib/xalloc.h"
 
 #include <ctype.h>
 #include <fcntl.h>

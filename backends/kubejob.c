@@ -1,10 +1,11 @@
 /* kubejob.c - the Kubernetes backend's data (see kubejob.h). */
 #include "kubejob.h"
 
-#include "../api/jobspec.h"
-#include "../server/err.h"
-#include "../server/sbuf.h"
-#include "../server/xalloc.h"
+#include "../lib/gputype.h"
+
+#include "../lib/err.h"
+#include "../lib/sbuf.h"
+#include "../lib/xalloc.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -179,7 +180,7 @@ bool kubejob_check_options(json_t *o, char *err, size_t errsz)
                    "a resource name (nvidia.com/gpu)", err, errsz) &&
            str_opt(o, "gpu_type_label", KUBE_DEFAULT_GPU_LABEL, qualified_name,
                    "a node label (nvidia.com/gpu.product)", err, errsz) &&
-           map_opt(o, "gpu_types", jobspec_gpu_type_valid, label_value,
+           map_opt(o, "gpu_types", gputype_valid, label_value,
                    "an object of GPU type -> value of the GPU label (\"a100\": "
                    "\"NVIDIA-A100-SXM4-80GB\")", err, errsz) &&
            map_opt(o, "priority_classes", is_priority, dns_subdomain,
@@ -482,7 +483,7 @@ static const char *gpu_type_of(const json_t *o, const char *value)
     json_object_foreach(json_object_get(o, "gpu_types"), k, v)
         if (json_string_value(v) && strcmp(json_string_value(v), value) == 0)
             return k;
-    return jobspec_gpu_type_valid(value) ? value : NULL;
+    return gputype_valid(value) ? value : NULL;
 }
 
 int kubejob_inventory_add(const json_t *o, const json_t *items, struct backend_resource *out,

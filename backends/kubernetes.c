@@ -1,9 +1,9 @@
 /* kubernetes.c - the Kubernetes backend (see kubernetes.h). */
 #include "kubernetes.h"
 
-#include "../server/err.h"
-#include "../server/xalloc.h"
-#include "credref.h"
+#include "../lib/err.h"
+#include "../lib/xalloc.h"
+#include "../lib/credref.h"
 #include "httpcall.h"
 #include "kubejob.h"
 

@@ -1,12 +1,12 @@
 /* local.c - the local executor (see local.h). */
 #include "local.h"
 
-#include "../server/err.h"
-#include "../server/fsat.h"
-#include "../server/log.h"
-#include "../server/xalloc.h"
+#include "../lib/err.h"
+#include "../lib/fsat.h"
+#include "../lib/log.h"
+#include "../lib/xalloc.h"
 #include "cgroup.h"
-#include "credref.h"
+#include "../lib/credref.h"
 #include "imagecache.h"
 #include "jail.h"
 #include "localopts.h"

@@ -11,7 +11,7 @@
  * is found in the file. It runs the job in a bubblewrap sandbox
  * (backends/jail.h) as the tenant's uid (aidcd as root), within cgroup
  * limits, in its image when it names one. Every file aidcd reads there is
- * opened without following links or blocking (server/fsat.h).
+ * opened without following links or blocking (lib/fsat.h).
  *
  * Options: {"gpus": {"a100": 4, ...}, "cpus": N, "memory_gib": N,
  * "max_time_limit_minutes": N, "workdir": "/path", "node": "gpu-box-1",

@@ -1,10 +1,11 @@
 /* localopts.c - a local cluster's options (see localopts.h). */
 #include "localopts.h"
 
-#include "../api/jobspec.h"
-#include "../server/xalloc.h"
+#include "../lib/gputype.h"
+
+#include "../lib/xalloc.h"
 #include "cgroup.h"
-#include "credref.h"
+#include "../lib/credref.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,7 +98,7 @@ static bool gpus_option(json_t *o, char *err, size_t errsz)
         return false;
     }
     json_object_foreach(gpus, key, v) {
-        if (!jobspec_gpu_type_valid(key)) {
+        if (!gputype_valid(key)) {
             snprintf(err, errsz, "options.gpus: \"%.40s\" is not a GPU type (^[a-z0-9][a-z0-9._-]{0,31}$)",
                      key);
             return false;

@@ -2,8 +2,8 @@
  * plain blocking calls and exit on failure. */
 #include "shim.h"
 
-#include "../server/fsat.h"
-#include "../server/xalloc.h"
+#include "../lib/fsat.h"
+#include "../lib/xalloc.h"
 #include "jobenv.h"
 #include "rmtree.h"
 #include "shimrun.h"

@@ -1,8 +1,8 @@
 /* shimrun.c - a local job in its sandbox (see shimrun.h and jail.h). */
 #include "shimrun.h"
 
-#include "../server/fsat.h"
-#include "../server/xalloc.h"
+#include "../lib/fsat.h"
+#include "../lib/xalloc.h"
 #include "imagecache.h"
 #include "jail.h"
 #include "jobenv.h"

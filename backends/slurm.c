@@ -1,11 +1,12 @@
 /* slurm.c - the Slurm backend (see slurm.h). */
 #include "slurm.h"
 
-#include "../api/jobspec.h"
-#include "../images/manifest.h"
-#include "../server/err.h"
-#include "../server/sbuf.h"
-#include "../server/xalloc.h"
+#include "../lib/gputype.h"
+
+#include "../lib/imgref.h"
+#include "../lib/err.h"
+#include "../lib/sbuf.h"
+#include "../lib/xalloc.h"
 #include "slurmnode.h"
 #include "slurmrest.h"
 
@@ -287,7 +288,7 @@ int slurm_inventory_parse(const json_t *nodes, struct backend_resource *out, siz
             if (!colon || tl < 1 || tl > 32 || !end || *end || end == colon + 1 || count <= 0)
                 continue;
             *colon = '\0';
-            if (!jobspec_gpu_type_valid(g + 4))
+            if (!gputype_valid(g + 4))
                 continue;
             char name[48];
             snprintf(name, sizeof name, "gpu:%s", g + 4);

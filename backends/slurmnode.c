@@ -1,9 +1,10 @@
 /* slurmnode.c - Slurm nodes for GPU faults (see slurmnode.h). */
 #include "slurmnode.h"
 
-#include "../api/jobspec.h"
-#include "../server/err.h"
-#include "../server/xalloc.h"
+#include "../lib/gputype.h"
+
+#include "../lib/err.h"
+#include "../lib/xalloc.h"
 #include "command.h"
 #include "slurm.h"
 
@@ -149,7 +150,7 @@ void slurmnode_each(const json_t *nodes, void (*report)(void *arg, const struct 
                 continue;
             if (colon)
                 *colon = '\0';
-            if (colon && jobspec_gpu_type_valid(g + 4)) {
+            if (colon && gputype_valid(g + 4)) {
                 bn.gpu_type = g + 4;
                 bn.first = at;
                 bn.gpus = (int)count;

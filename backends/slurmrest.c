@@ -1,12 +1,12 @@
 /* slurmrest.c - the slurmrestd client (see slurmrest.h). */
 #include "slurmrest.h"
 
-#include "../server/crypto.h"
-#include "../server/err.h"
-#include "../server/log.h"
-#include "../server/xalloc.h"
+#include "../lib/crypto.h"
+#include "../lib/err.h"
+#include "../lib/log.h"
+#include "../lib/xalloc.h"
 #include "backend.h"
-#include "credref.h"
+#include "../lib/credref.h"
 #include "httpcall.h"
 
 #include <jwt.h>

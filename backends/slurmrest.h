@@ -5,7 +5,7 @@
  * background workers that must not hang on a dead cluster).
  *
  * Authentication: X-SLURM-USER-NAME and X-SLURM-USER-TOKEN on every call.
- * The cluster's credentials_ref (backends/credref.h) names either a Slurm
+ * The cluster's credentials_ref (lib/credref.h) names either a Slurm
  * JWT (sent as it is; a warning is logged as it nears its expiry) or
  * Slurm's jwt_hs256.key, with which a short-lived HS256 token (claims sun,
  * iat, exp) is minted for each call, so nothing ever expires in flight.

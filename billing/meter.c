@@ -4,11 +4,11 @@
 #include "../db/billing.h"
 #include "../db/db.h"
 #include "../db/sched.h"
-#include "../sched/worker.h"
-#include "../server/err.h"
-#include "../server/log.h"
-#include "../server/sbuf.h"
-#include "../server/xalloc.h"
+#include "../db/worker.h"
+#include "../lib/err.h"
+#include "../lib/log.h"
+#include "../lib/sbuf.h"
+#include "../lib/xalloc.h"
 
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -27,7 +27,6 @@ static atomic_ulong intervals_total, runs_total;
 #define MIN_ROUND_GAP_MS 1000
 
 struct meter {
-    struct worker *w;
     struct timespec last;
 };
 
@@ -87,7 +86,7 @@ static int round_fn(struct db *db, bool notified, void *arg)
     return n < 0 ? n : n == BATCH;
 }
 
-struct meter *meter_start(const struct config *cfg)
+struct worker *meter_start(const struct config *cfg)
 {
     struct meter *m = xcalloc(1, sizeof *m);
     struct worker_spec spec = {
@@ -96,20 +95,9 @@ struct meter *meter_start(const struct config *cfg)
         .channels = {"aidc_jobs", NULL},
         .interval_ms = INTERVAL_MS,
         .round = round_fn,
+        .owns_arg = true,
         .arg = m,
     };
-    m->w = worker_start(cfg->worker_database_url, &spec);
-    if (!m->w) {
-        free(m);
-        return NULL;
-    }
-    return m;
+    return worker_start(cfg->worker_database_url, &spec);
 }
 
-void meter_stop(struct meter *m)
-{
-    if (!m)
-        return;
-    worker_stop(m->w);
-    free(m);
-}

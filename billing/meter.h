@@ -9,14 +9,14 @@
 #ifndef AIDC_BILLING_METER_H
 #define AIDC_BILLING_METER_H
 
-#include "../server/config.h"
+#include "../lib/config.h"
 
 struct db;
 struct meter;
 struct sbuf;
 
-struct meter *meter_start(const struct config *cfg);
-void meter_stop(struct meter *m);
+struct worker;
+struct worker *meter_start(const struct config *cfg);
 
 /*
  * One metering pass on db (outside a transaction): cut up to max runs.

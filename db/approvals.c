@@ -1,8 +1,8 @@
 /* approvals.c - approval requests (dual control; see approvals.h). */
 #include "approvals.h"
 
-#include "../server/err.h"
-#include "../server/xalloc.h"
+#include "../lib/err.h"
+#include "../lib/xalloc.h"
 #include "rowjson.h"
 
 #include <stdio.h>

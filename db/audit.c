@@ -1,8 +1,8 @@
 /* audit.c (db) - reading and exporting the audit log (see audit.h). */
 #include "audit.h"
 
-#include "../server/err.h"
-#include "../server/xalloc.h"
+#include "../lib/err.h"
+#include "../lib/xalloc.h"
 #include "auditsql.h"
 #include "pgcol.h"
 

@@ -1,8 +1,8 @@
 /* auditchain.c (db) - reading the audit chain and its checkpoints (see auditchain.h). */
 #include "auditchain.h"
 
-#include "../server/err.h"
-#include "../server/xalloc.h"
+#include "../lib/err.h"
+#include "../lib/xalloc.h"
 #include "auditsql.h"
 #include "pgcol.h"
 

@@ -1,8 +1,8 @@
 /* auditseal.c (db) - the sealer's statements (see auditseal.h). */
 #include "auditseal.h"
 
-#include "../server/err.h"
-#include "../server/xalloc.h"
+#include "../lib/err.h"
+#include "../lib/xalloc.h"
 #include "auditsql.h"
 #include "pgcol.h"
 

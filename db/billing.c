@@ -1,8 +1,8 @@
 /* billing.c - metering, usage, prices and invoices (see billing.h). */
 #include "billing.h"
 
-#include "../server/err.h"
-#include "../server/xalloc.h"
+#include "../lib/err.h"
+#include "../lib/xalloc.h"
 #include "pgcol.h"
 #include "plans.h"
 #include "rowjson.h"

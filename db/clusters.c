@@ -1,8 +1,8 @@
 /* clusters.c - clusters and inventory (see clusters.h). */
 #include "clusters.h"
 
-#include "../server/err.h"
-#include "../server/xalloc.h"
+#include "../lib/err.h"
+#include "../lib/xalloc.h"
 #include "pgcol.h"
 #include "rowjson.h"
 

@@ -12,9 +12,9 @@
 #include "dbstats.h"
 #include "pgerr.h"
 
-#include "../server/err.h"
-#include "../server/log.h"
-#include "../server/xalloc.h"
+#include "../lib/err.h"
+#include "../lib/log.h"
+#include "../lib/xalloc.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -1,8 +1,8 @@
 /* gauges.c - the platform-wide gauges of /metrics (see gauges.h). */
 #include "gauges.h"
 
-#include "../server/err.h"
-#include "../server/xalloc.h"
+#include "../lib/err.h"
+#include "../lib/xalloc.h"
 #include "pgcol.h"
 
 #include <stdlib.h>

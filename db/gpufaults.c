@@ -1,8 +1,8 @@
 /* gpufaults.c - GPU health statements (see gpufaults.h). */
 #include "gpufaults.h"
 
-#include "../server/err.h"
-#include "../server/xalloc.h"
+#include "../lib/err.h"
+#include "../lib/xalloc.h"
 #include "schedrows.h"
 
 #include <stdio.h>

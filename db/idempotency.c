@@ -1,7 +1,7 @@
 /* idempotency.c - idempotency_keys rows. */
 #include "idempotency.h"
 
-#include "../server/xalloc.h"
+#include "../lib/xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>

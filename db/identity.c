@@ -1,9 +1,9 @@
 /* identity.c - authentication queries (see identity.h). */
 #include "identity.h"
 
-#include "../server/err.h"
-#include "../server/log.h"
-#include "../server/xalloc.h"
+#include "../lib/err.h"
+#include "../lib/log.h"
+#include "../lib/xalloc.h"
 #include "rowjson.h"
 
 #include <jansson.h>

@@ -9,7 +9,7 @@
 #ifndef AIDC_DB_IDENTITY_H
 #define AIDC_DB_IDENTITY_H
 
-#include "../server/request.h"
+#include "../lib/actor.h"
 #include "db.h"
 
 #include <stdbool.h>

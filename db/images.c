@@ -1,8 +1,10 @@
 /* images.c - registries and image metadata (see images.h). */
 #include "images.h"
 
-#include "../server/err.h"
-#include "../server/xalloc.h"
+#include "../lib/imgref.h"
+
+#include "../lib/err.h"
+#include "../lib/xalloc.h"
 #include "pgcol.h"
 #include "rowjson.h"
 

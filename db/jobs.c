@@ -1,8 +1,8 @@
 /* jobs.c - jobs for the API (see jobs.h). */
 #include "jobs.h"
 
-#include "../server/err.h"
-#include "../server/xalloc.h"
+#include "../lib/err.h"
+#include "../lib/xalloc.h"
 #include "rowjson.h"
 
 #include <stdio.h>

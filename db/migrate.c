@@ -5,10 +5,10 @@
  */
 #include "migrate.h"
 
-#include "../server/crypto.h"
-#include "../server/embed.h"
-#include "../server/err.h"
-#include "../server/log.h"
+#include "../lib/crypto.h"
+#include "../lib/embed.h"
+#include "../lib/err.h"
+#include "../lib/log.h"
 
 #include <libpq-fe.h>
 #include <stdio.h>

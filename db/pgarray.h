@@ -6,7 +6,7 @@
 #ifndef AIDC_PGARRAY_H
 #define AIDC_PGARRAY_H
 
-#include "../server/sbuf.h"
+#include "../lib/sbuf.h"
 
 #include <stddef.h>
 

@@ -1,8 +1,8 @@
 /* pgcol.c - one column of a result as a C value (see pgcol.h). */
 #include "pgcol.h"
 
-#include "../server/err.h"
-#include "../server/xalloc.h"
+#include "../lib/err.h"
+#include "../lib/xalloc.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -1,8 +1,8 @@
 /* pgerr.c - what PostgreSQL's errors and notices mean to aidc (see pgerr.h). */
 #include "pgerr.h"
 
-#include "../server/err.h"
-#include "../server/log.h"
+#include "../lib/err.h"
+#include "../lib/log.h"
 
 #include <stdbool.h>
 #include <string.h>

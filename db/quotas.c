@@ -1,7 +1,7 @@
 /* quotas.c - quotas and usage (see quotas.h). */
 #include "quotas.h"
 
-#include "../server/xalloc.h"
+#include "../lib/xalloc.h"
 #include "pgcol.h"
 
 #include <stdbool.h>

@@ -1,8 +1,8 @@
 /* rowjson.c - PGresult rows to jansson by column type OID. */
 #include "rowjson.h"
 
-#include "../server/err.h"
-#include "../server/log.h"
+#include "../lib/err.h"
+#include "../lib/log.h"
 #include "db.h"
 
 #include <stdbool.h>

@@ -1,7 +1,9 @@
 /* sched.c - statements of the background workers (see sched.h). */
 #include "sched.h"
 
-#include "../server/err.h"
+#include "../lib/imgref.h"
+
+#include "../lib/err.h"
 #include "schedrows.h"
 
 #include <stdio.h>
@@ -32,7 +34,7 @@ static const struct db_stmt st_notify_registries = {"sched_notify_registries",
 static const struct db_stmt st_lock = {
     "sched_lock", "SELECT pg_try_advisory_xact_lock(1634296931, $1::int)", 1};
 
-/* Session-scoped: held while the worker's connection lives (leadership, sched/worker.c) */
+/* Session-scoped: held while the worker's connection lives (leadership, db/worker.c) */
 static const struct db_stmt st_lead = {
     "sched_lead", "SELECT pg_try_advisory_lock(1634296931, $1::int)", 1};
 static const struct db_stmt st_unlead = {

@@ -1,9 +1,9 @@
 /* schedrows.c - typed reading of worker rows (see schedrows.h). */
 #include "schedrows.h"
 
-#include "../server/err.h"
-#include "../server/log.h"
-#include "../server/xalloc.h"
+#include "../lib/err.h"
+#include "../lib/log.h"
+#include "../lib/xalloc.h"
 #include "sched.h"
 
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* schedsnap.c - the admission snapshot (see schedsnap.h). */
 #include "schedsnap.h"
 
-#include "../server/err.h"
+#include "../lib/err.h"
 #include "schedrows.h"
 
 #include <stdlib.h>

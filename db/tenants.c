@@ -1,8 +1,8 @@
 /* tenants.c - tenants and memberships. */
 #include "tenants.h"
 
-#include "../server/err.h"
-#include "../server/xalloc.h"
+#include "../lib/err.h"
+#include "../lib/xalloc.h"
 #include "rowjson.h"
 
 #include <stdio.h>

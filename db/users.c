@@ -1,7 +1,7 @@
 /* users.c - user accounts and global roles. */
 #include "users.h"
 
-#include "../server/err.h"
+#include "../lib/err.h"
 #include "rowjson.h"
 
 #include <stdio.h>

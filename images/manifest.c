@@ -1,9 +1,9 @@
 /* manifest.c - registry answers and image references, parsed (see manifest.h). */
 #include "manifest.h"
 
-#include "../server/crypto.h"
-#include "../server/err.h"
-#include "../server/xalloc.h"
+#include "../lib/crypto.h"
+#include "../lib/err.h"
+#include "../lib/xalloc.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -13,160 +13,6 @@
 /* a size no real image has: a registry claiming more is broken or hostile */
 #define SIZE_MAX_BYTES (1LL << 50)
 #define CHILDREN_MAX 64
-
-bool image_digest_valid(const char *s)
-{
-    if (!s || strncmp(s, "sha256:", 7) != 0 || strlen(s) != IMAGE_DIGEST_LEN)
-        return false;
-    for (const char *p = s + 7; *p; p++)
-        if (!isdigit((unsigned char)*p) && !(*p >= 'a' && *p <= 'f'))
-            return false;
-    return true;
-}
-
-static bool is_alnum_lower(char c)
-{
-    return isdigit((unsigned char)c) || (c >= 'a' && c <= 'z');
-}
-
-/* One path component: [a-z0-9]+ ((\.|_|__|-+) [a-z0-9]+)* of exactly n characters. */
-static bool component_valid(const char *s, size_t n)
-{
-    size_t i = 0;
-    if (n == 0 || !is_alnum_lower(s[0]))
-        return false;
-    while (i < n) {
-        while (i < n && is_alnum_lower(s[i]))
-            i++;
-        if (i == n)
-            return true;
-        size_t sep = i;
-        if (s[i] == '.')
-            i++;
-        else if (s[i] == '_')
-            i += i + 1 < n && s[i + 1] == '_' ? 2 : 1;
-        else if (s[i] == '-')
-            while (i < n && s[i] == '-')
-                i++;
-        else
-            return false;
-        if (i == sep || i == n || !is_alnum_lower(s[i]))
-            return false;
-    }
-    return true;
-}
-
-bool image_repository_valid(const char *s)
-{
-    size_t n = s ? strlen(s) : 0;
-    if (n == 0 || n > IMAGE_REPO_MAX)
-        return false;
-    const char *p = s;
-    for (;;) {
-        const char *slash = strchr(p, '/');
-        size_t len = slash ? (size_t)(slash - p) : strlen(p);
-        if (!component_valid(p, len))
-            return false;
-        if (!slash)
-            return true;
-        p = slash + 1;
-    }
-}
-
-bool image_tag_valid(const char *s)
-{
-    size_t n = s ? strlen(s) : 0;
-    if (n == 0 || n > IMAGE_TAG_MAX || !(isalnum((unsigned char)s[0]) || s[0] == '_'))
-        return false;
-    for (size_t i = 1; i < n; i++)
-        if (!isalnum((unsigned char)s[i]) && s[i] != '_' && s[i] != '.' && s[i] != '-')
-            return false;
-    return true;
-}
-
-static bool host_valid(const char *s, size_t n)
-{
-    if (n == 0 || n > IMAGE_HOST_MAX)
-        return false;
-    for (size_t i = 0; i < n; i++)
-        if (!isalnum((unsigned char)s[i]) && s[i] != '.' && s[i] != '-' && s[i] != ':' &&
-            s[i] != '[' && s[i] != ']')
-            return false;
-    return true;
-}
-
-bool imgref_parse(const char *s, struct imgref *out, char *err, size_t errsz)
-{
-    memset(out, 0, sizeof *out);
-    size_t n = s ? strlen(s) : 0;
-    if (n == 0 || n > IMAGE_HOST_MAX + IMAGE_REPO_MAX + IMAGE_TAG_MAX + IMAGE_DIGEST_LEN + 3) {
-        out->error = IMGREF_E_SHAPE;
-        snprintf(err, errsz, "an image reference is host/repository:tag or repository@digest");
-        return false;
-    }
-    char *buf = xstrdup(s);
-    char *rest = buf;
-    /* enroot's (pyxis') spelling: host#repository:tag */
-    char *hash = strchr(rest, '#');
-    bool hash_host = hash && !memchr(rest, '/', (size_t)(hash - rest));
-    if (hash_host)
-        *hash = '/';
-    char *at = strchr(rest, '@');
-    bool ok = true;
-    if (at) {
-        *at = '\0';
-        if (!image_digest_valid(at + 1)) {
-            out->error = IMGREF_E_DIGEST;
-            snprintf(err, errsz, "the digest after '@' must be sha256: and 64 lowercase hex digits");
-            ok = false;
-        } else {
-            snprintf(out->digest, sizeof out->digest, "%s", at + 1);
-        }
-    }
-    char *slash = strchr(rest, '/');
-    if (ok && slash) {
-        size_t hl = (size_t)(slash - rest);
-        bool is_host = hash_host || memchr(rest, '.', hl) || memchr(rest, ':', hl) ||
-                       (hl == 9 && strncmp(rest, "localhost", 9) == 0);
-        if (is_host) {
-            if (!host_valid(rest, hl)) {
-                out->error = IMGREF_E_HOST;
-            snprintf(err, errsz, "the registry host of the image is not a host[:port]");
-                ok = false;
-            } else {
-                memcpy(out->host, rest, hl);
-                out->host[hl] = '\0';
-                rest = slash + 1;
-            }
-        }
-    }
-    /* a ':' after the last '/' starts the tag */
-    char *lastslash = strrchr(rest, '/');
-    char *colon = strchr(lastslash ? lastslash : rest, ':');
-    if (ok && colon) {
-        *colon = '\0';
-        if (!image_tag_valid(colon + 1)) {
-            out->error = IMGREF_E_TAG;
-            snprintf(err, errsz, "the tag must match [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}");
-            ok = false;
-        } else {
-            snprintf(out->tag, sizeof out->tag, "%s", colon + 1);
-        }
-    }
-    if (ok && !image_repository_valid(rest)) {
-        out->error = IMGREF_E_REPOSITORY;
-        snprintf(err, errsz, "the repository must be lowercase path components "
-                             "([a-z0-9] separated by '.', '_', '__' or '-'), at most 255 characters");
-        ok = false;
-    }
-    if (ok) {
-        snprintf(out->repository, sizeof out->repository, "%s", rest);
-        if (!out->tag[0] && !out->digest[0])
-            snprintf(out->tag, sizeof out->tag, "latest");
-    }
-    free(buf);
-    return ok;
-}
 
 /* ---- headers -------------------------------------------------------------------------- */
 
@@ -340,7 +186,7 @@ static bool size_ok(const json_t *v, long long *out)
 static bool descriptor(const json_t *v, char d[IMAGE_DIGEST_LEN + 1], long long *size)
 {
     const char *dg = json_string_value(json_object_get(v, "digest"));
-    if (!json_is_object(v) || !image_digest_valid(dg) || !size_ok(json_object_get(v, "size"), size))
+    if (!json_is_object(v) || !imgref_digest_valid(dg) || !size_ok(json_object_get(v, "size"), size))
         return false;
     snprintf(d, IMAGE_DIGEST_LEN + 1, "%s", dg);
     return true;
@@ -393,7 +239,7 @@ static bool platform_word(const char *s, size_t max)
     if (n == 0 || n > max)
         return false;
     for (size_t i = 0; i < n; i++)
-        if (!is_alnum_lower(s[i]) && s[i] != '.' && s[i] != '_' && s[i] != '-')
+        if (!isdigit((unsigned char)s[i]) && !(s[i] >= 'a' && s[i] <= 'z') && s[i] != '.' && s[i] != '_' && s[i] != '-')
             return false;
     return true;
 }
@@ -531,7 +377,7 @@ json_t *manifest_config_labels(const char *body, size_t len, char *err, size_t e
 
 bool manifest_digest_matches(const char *body, size_t len, const char *digest)
 {
-    if (!image_digest_valid(digest))
+    if (!imgref_digest_valid(digest))
         return false;
     char hex[65];
     crypto_sha256_hex(body, len, hex);

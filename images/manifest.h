@@ -1,6 +1,6 @@
 /*
- * manifest.h - what aidc reads from a container registry, parsed: image
- * references as users write them, the registry's auth challenge and paging
+ * manifest.h - what aidc reads from a container registry, parsed: the
+ * registry's auth challenge and paging
  * links, manifests (Docker schema 2, OCI image manifests and indexes) and
  * image configs. Pure functions over text, no I/O: every answer of a
  * registry is untrusted input and is checked here (types, sizes, digests).
@@ -8,14 +8,12 @@
 #ifndef AIDC_MANIFEST_H
 #define AIDC_MANIFEST_H
 
+#include "../lib/imgref.h"
+
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 
-#define IMAGE_DIGEST_LEN 71   /* "sha256:" + 64 hex */
-#define IMAGE_REPO_MAX 255
-#define IMAGE_TAG_MAX 128
-#define IMAGE_HOST_MAX 253
 /* labels kept from an image config: at most this many, each value this long */
 #define IMAGE_LABELS_MAX 64
 #define IMAGE_LABEL_VALUE_MAX 256
@@ -25,36 +23,6 @@
 #define MT_DOCKER_LIST "application/vnd.docker.distribution.manifest.list.v2+json"
 #define MT_OCI_MANIFEST "application/vnd.oci.image.manifest.v1+json"
 #define MT_OCI_INDEX "application/vnd.oci.image.index.v1+json"
-
-bool image_digest_valid(const char *s);
-/* Docker's repository grammar: lowercase components separated by '/'. */
-bool image_repository_valid(const char *s);
-bool image_tag_valid(const char *s);
-
-/*
- * An image reference as a job names it: [host[:port]/]repository[:tag][@digest],
- * or enroot's host#repository[:tag]. The first component is a host when it
- * has a '.' or ':' or is "localhost" (Docker's rule). Neither tag nor digest
- * means tag "latest".
- */
-enum imgref_error {
-    IMGREF_OK,
-    IMGREF_E_SHAPE,      /* empty or too long */
-    IMGREF_E_DIGEST,     /* the digest after '@' */
-    IMGREF_E_HOST,       /* the registry host */
-    IMGREF_E_TAG,
-    IMGREF_E_REPOSITORY,
-};
-
-struct imgref {
-    enum imgref_error error; /* why imgref_parse refused it (err says it in English) */
-    char host[IMAGE_HOST_MAX + 1]; /* "" when none */
-    char repository[IMAGE_REPO_MAX + 1];
-    char tag[IMAGE_TAG_MAX + 1];            /* "" when only a digest is given */
-    char digest[IMAGE_DIGEST_LEN + 1];      /* "" when none */
-};
-/* false with a reason in err when s is no valid reference. */
-bool imgref_parse(const char *s, struct imgref *out, char *err, size_t errsz);
 
 /*
  * A WWW-Authenticate challenge: scheme ("Bearer", "Basic") and the Bearer

@@ -1,11 +1,13 @@
 /* registry.c - reading a container registry over HTTP (see registry.h). */
 #include "registry.h"
 
-#include "../backends/credref.h"
-#include "../backends/curlglobal.h"
-#include "../server/crypto.h"
-#include "../server/err.h"
-#include "../server/xalloc.h"
+#include "../lib/imgref.h"
+
+#include "../lib/credref.h"
+#include "../lib/curlglobal.h"
+#include "../lib/crypto.h"
+#include "../lib/err.h"
+#include "../lib/xalloc.h"
 
 #include <ctype.h>
 #include <curl/curl.h>
@@ -470,9 +472,9 @@ int registry_digest(struct regclient *c, const char *repo, const char *tag,
     int e = call(c, path, ACCEPT_MANIFESTS, true, REGISTRY_MAX_MANIFEST, &a, err, errsz);
     if (!e)
         e = status_err(&a, path, err, errsz);
-    if (!e && image_digest_valid(a.digest))
+    if (!e && imgref_digest_valid(a.digest))
         snprintf(digest, IMAGE_DIGEST_LEN + 1, "%s", a.digest);
-    bool need_get = !e && !image_digest_valid(a.digest);
+    bool need_get = !e && !imgref_digest_valid(a.digest);
     answer_free(&a);
     free(path);
     if (need_get) { /* a registry that leaves the header out: the bytes decide */
@@ -498,7 +500,7 @@ int registry_manifest(struct regclient *c, const char *repo, const char *ref, st
         crypto_sha256_hex(a.body, a.len, hex);
         snprintf(computed, sizeof computed, "sha256:%s", hex);
         if ((a.digest[0] && strcmp(a.digest, computed) != 0) ||
-            (image_digest_valid(ref) && strcmp(ref, computed) != 0)) {
+            (imgref_digest_valid(ref) && strcmp(ref, computed) != 0)) {
             snprintf(err, errsz, "%s: the manifest's bytes do not match its digest", path);
             e = AIDC_EINVAL;
         } else {

@@ -1,14 +1,16 @@
 /* sync.c - bringing the images table in line with a registry (see sync.h). */
 #include "sync.h"
 
+#include "../lib/imgref.h"
+
 #include "../audit/audit.h"
 #include "../db/db.h"
 #include "../db/images.h"
-#include "../sched/worker.h"
-#include "../server/err.h"
-#include "../server/log.h"
-#include "../server/sbuf.h"
-#include "../server/xalloc.h"
+#include "../db/worker.h"
+#include "../lib/err.h"
+#include "../lib/log.h"
+#include "../lib/sbuf.h"
+#include "../lib/xalloc.h"
 #include "registry.h"
 
 #include <stdatomic.h>
@@ -35,7 +37,7 @@ static bool prefix_valid(const char *p)
     if (n == 0 || n > 128 || p[n - 1] != '/')
         return false;
     char *copy = xstrndup(p, n - 1);
-    bool ok = image_repository_valid(copy);
+    bool ok = imgref_repository_valid(copy);
     free(copy);
     return ok;
 }
@@ -401,7 +403,7 @@ static void sync_repo(struct run *r, const char *repo, json_t *gone)
     char slug[64];
     const char *tenant_id = NULL;
     json_t *known = json_object_get(r->known, repo);
-    if (!image_repository_valid(repo)) {
+    if (!imgref_repository_valid(repo)) {
         r->skipped++;
         problem(r, repo, NULL, "not a valid repository name: skipped");
         return;
@@ -434,7 +436,7 @@ static void sync_repo(struct run *r, const char *repo, json_t *gone)
             break;
         progress(r, false);
         r->tags++;
-        if (!image_tag_valid(tag)) {
+        if (!imgref_tag_valid(tag)) {
             r->skipped++;
             problem(r, repo, tag, "not a valid tag: skipped");
             continue;
@@ -699,7 +701,6 @@ void regsync_metrics(struct sbuf *sb)
 }
 
 struct regsync {
-    struct worker *w;
     int every_s;
 };
 
@@ -723,7 +724,7 @@ static int round_fn(struct db *db, bool notified, void *arg)
     return regsync_run(db, s->every_s);
 }
 
-struct regsync *regsync_start(const struct config *cfg)
+struct worker *regsync_start(const struct config *cfg)
 {
     struct regsync *s = xcalloc(1, sizeof *s);
     s->every_s = cfg->registry_sync_seconds;
@@ -734,20 +735,9 @@ struct regsync *regsync_start(const struct config *cfg)
         .channels = {"aidc_registries", NULL},
         .interval_ms = INTERVAL_MS,
         .round = round_fn,
+        .owns_arg = true,
         .arg = s,
     };
-    s->w = worker_start(cfg->worker_database_url, &spec);
-    if (!s->w) {
-        free(s);
-        return NULL;
-    }
-    return s;
+    return worker_start(cfg->worker_database_url, &spec);
 }
 
-void regsync_stop(struct regsync *s)
-{
-    if (!s)
-        return;
-    worker_stop(s->w);
-    free(s);
-}

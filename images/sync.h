@@ -18,7 +18,7 @@
 #ifndef AIDC_SYNC_H
 #define AIDC_SYNC_H
 
-#include "../server/config.h"
+#include "../lib/config.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -41,8 +41,8 @@ bool regsync_options_valid(const json_t *options, char *msg, size_t msgsz);
 /* Claim and sync one due registry: 1 when one was synced, 0 when none was due, or an aidc_err. */
 int regsync_run(struct db *db, int every_s);
 
-struct regsync *regsync_start(const struct config *cfg);
-void regsync_stop(struct regsync *s);
+struct worker;
+struct worker *regsync_start(const struct config *cfg);
 struct sbuf;
 /* aidc_registry_syncs_total{result}. */
 void regsync_metrics(struct sbuf *sb);

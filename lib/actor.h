@@ -60,16 +60,16 @@ struct actor {
     bool via_token;
     bool via_cookie;
     char token_id[UUID_LEN + 1];
-    unsigned scopes;                  /* SC_ALL for sessions */
-    char token_tenant[UUID_LEN + 1];  /* a token bound to one tenant, else "" */
-    char token_node[254];             /* a token bound to one node (host), else "" */
-    char jti[UUID_LEN + 1];           /* session id of a JWT, else "" */
+    unsigned scopes;                 /* SC_ALL for sessions */
+    char token_tenant[UUID_LEN + 1]; /* a token bound to one tenant, else "" */
+    char token_node[254];            /* a token bound to one node (host), else "" */
+    char jti[UUID_LEN + 1];          /* session id of a JWT, else "" */
     time_t session_expires;
-    long long auth_version;  /* users.auth_version when loaded */
-    long long auth_epoch;    /* aidc_auth_epoch when loaded (or last found current) */
-    time_t token_expires;    /* API token's expiry, else 0 */
-    bool from_cache;         /* loaded from server/authcache, not the database */
-    char cache_key[65];      /* SHA-256 of the credential */
+    long long auth_version; /* users.auth_version when loaded */
+    long long auth_epoch;   /* aidc_auth_epoch when loaded (or last found current) */
+    time_t token_expires;   /* API token's expiry, else 0 */
+    bool from_cache;        /* loaded from server/authcache, not the database */
+    char cache_key[65];     /* SHA-256 of the credential */
     struct membership *memberships;
     size_t nmemberships;
 };

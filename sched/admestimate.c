@@ -1,7 +1,7 @@
 /* admestimate.c - estimated starts of waiting jobs (see admestimate.h). */
 #include "admestimate.h"
 
-#include "../server/xalloc.h"
+#include "../lib/xalloc.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -11,7 +11,7 @@
 
 #include "admestimate.h"
 
-#include "../server/xalloc.h"
+#include "../lib/xalloc.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -10,14 +10,14 @@
 #include "../db/pgarray.h"
 #include "../db/sched.h"
 #include "../db/schedsnap.h"
-#include "../server/config.h"
-#include "../server/err.h"
-#include "../server/log.h"
-#include "../server/xalloc.h"
+#include "../lib/config.h"
+#include "../lib/err.h"
+#include "../lib/log.h"
+#include "../lib/xalloc.h"
 #include "admission.h"
 #include "idmap.h"
 #include "schedstats.h"
-#include "worker.h"
+#include "../db/worker.h"
 
 #include <jansson.h>
 #include <math.h>

@@ -5,13 +5,13 @@
 #include "../backends/callstats.h"
 #include "../backends/backend.h"
 #include "../db/sched.h"
-#include "../server/config.h"
-#include "../server/err.h"
-#include "../server/log.h"
-#include "../server/xalloc.h"
+#include "../lib/config.h"
+#include "../lib/err.h"
+#include "../lib/log.h"
+#include "../lib/xalloc.h"
 #include "nodeoutbox.h"
 #include "schedstats.h"
-#include "worker.h"
+#include "../db/worker.h"
 
 #include <jansson.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* idmap.c - open addressing with linear probing (see idmap.h). */
 #include "idmap.h"
 
-#include "../server/xalloc.h"
+#include "../lib/xalloc.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -6,8 +6,8 @@
 #include "../db/clusters.h"
 #include "../db/gpufaults.h"
 #include "../db/pgarray.h"
-#include "../server/log.h"
-#include "../server/sbuf.h"
+#include "../lib/log.h"
+#include "../lib/sbuf.h"
 
 #include <stdio.h>
 

@@ -1,7 +1,7 @@
 /* schedstats.c - worker counters (see schedstats.h). */
 #include "schedstats.h"
 
-#include "../server/sbuf.h"
+#include "../lib/sbuf.h"
 
 #include <stdatomic.h>
 

@@ -4,12 +4,12 @@
 #include "../db/identity.h"
 #include "authcache.h"
 #include "credential.h"
-#include "crypto.h"
-#include "err.h"
-#include "log.h"
+#include "../lib/crypto.h"
+#include "../lib/err.h"
+#include "../lib/log.h"
 #include "session.h"
 #include "token.h"
-#include "xalloc.h"
+#include "../lib/xalloc.h"
 
 #include <microhttpd.h>
 #include <string.h>
@@ -68,10 +68,6 @@ unsigned auth_global_role_parse(const char *name)
     return 0;
 }
 
-void auth_roles_csv(unsigned roles, char *buf, size_t n)
-{
-    actor_roles_csv(roles, buf, n);
-}
 
 /* Keep only the membership a tenant-bound token is bound to. */
 static void narrow_to_token_tenant(struct actor *a)

@@ -27,8 +27,6 @@ int auth_authenticate(struct req *rq, enum problem *refusal);
  */
 bool auth_node_allowed(const struct actor *a, const char *node);
 
-/* Global role bits as "platform_admin,finance,auditor" (comma-separated). */
-void auth_roles_csv(unsigned roles, char *buf, size_t n);
 /* Scope bits as a jansson array of names (new reference). */
 json_t *auth_scopes_json(unsigned scopes);
 /* Parse a scope name; 0 if unknown. */

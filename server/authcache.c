@@ -1,8 +1,8 @@
 /* authcache.c - per-thread actor cache (see authcache.h). */
 #include "authcache.h"
 
-#include "crypto.h"
-#include "xalloc.h"
+#include "../lib/crypto.h"
+#include "../lib/xalloc.h"
 
 #include <pthread.h>
 #include <stdlib.h>

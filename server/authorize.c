@@ -8,8 +8,8 @@
 #include "authorize.h"
 
 #include "auth.h"
-#include "err.h"
-#include "xalloc.h"
+#include "../lib/err.h"
+#include "../lib/xalloc.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* credential.c - the credential in a request's headers (see credential.h). */
 #include "credential.h"
 
-#include "xalloc.h"
+#include "../lib/xalloc.h"
 
 #include <string.h>
 #include <strings.h>

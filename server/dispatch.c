@@ -17,17 +17,17 @@
 #include "auth.h"
 #include "authcache.h"
 #include "authorize.h"
-#include "crypto.h"
-#include "err.h"
-#include "jsonlimit.h"
+#include "../lib/crypto.h"
+#include "../lib/err.h"
+#include "../lib/jsonlimit.h"
 #include "ratelimit.h"
-#include "log.h"
+#include "../lib/log.h"
 #include "router.h"
 #include "seal.h"
-#include "sbuf.h"
+#include "../lib/sbuf.h"
 #include "threaddb.h"
 #include "validate.h"
-#include "xalloc.h"
+#include "../lib/xalloc.h"
 
 #include <microhttpd.h>
 #include <stdarg.h>
@@ -135,7 +135,7 @@ struct ctx_strings {
 static void ctx_build(const struct req *rq, struct ctx_strings *cs, struct db_ctx *ctx)
 {
     const struct actor *a = &rq->actor;
-    auth_roles_csv(a->roles, cs->roles, sizeof cs->roles);
+    actor_roles_csv(a->roles, cs->roles, sizeof cs->roles);
     if (rq->tenant.id[0]) {
         /* least privilege: only the tenant this request is about */
         int r = rq->tenant.suspended ? TR_NONE : rq->tenant.role;

@@ -12,7 +12,7 @@
 #ifndef AIDC_DISPATCH_H
 #define AIDC_DISPATCH_H
 
-#include "config.h"
+#include "../lib/config.h"
 #include "request.h"
 
 /* Run rq (route already matched, body read) and fill rs. Never fails. */

@@ -10,19 +10,19 @@
 #include "http.h"
 
 #include "../db/db.h"
-#include "crypto.h"
+#include "../lib/crypto.h"
 #include "dispatch.h"
-#include "err.h"
+#include "../lib/err.h"
 #include "intake.h"
 #include "ratelimit.h"
-#include "log.h"
+#include "../lib/log.h"
 #include "metrics.h"
 #include "threaddb.h"
 #include "problem.h"
 #include "router.h"
-#include "sbuf.h"
+#include "../lib/sbuf.h"
 #include "static.h"
-#include "xalloc.h"
+#include "../lib/xalloc.h"
 
 #include <arpa/inet.h>
 #include <microhttpd.h>

@@ -10,7 +10,7 @@
 #ifndef AIDC_HTTP_H
 #define AIDC_HTTP_H
 
-#include "config.h"
+#include "../lib/config.h"
 
 #include <stdbool.h>
 

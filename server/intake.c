@@ -5,13 +5,13 @@
  */
 #include "intake.h"
 
-#include "crypto.h"
-#include "hex.h"
+#include "../lib/crypto.h"
+#include "../lib/hex.h"
 #include "../lib/netaddr.h"
 #include "ratelimit.h"
-#include "log.h"
-#include "sbuf.h"
-#include "xalloc.h"
+#include "../lib/log.h"
+#include "../lib/sbuf.h"
+#include "../lib/xalloc.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

@@ -5,7 +5,7 @@
 #ifndef AIDC_INTAKE_H
 #define AIDC_INTAKE_H
 
-#include "config.h"
+#include "../lib/config.h"
 #include "request.h"
 
 #include <microhttpd.h>

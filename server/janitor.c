@@ -3,8 +3,8 @@
 
 #include "../db/db.h"
 #include "../db/identity.h"
-#include "log.h"
-#include "xalloc.h"
+#include "../lib/log.h"
+#include "../lib/xalloc.h"
 
 #include <errno.h>
 #include <stdlib.h>

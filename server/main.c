@@ -1,7 +1,7 @@
 /*
  * main.c - the aidcd command line: serve (default), migrate, bootstrap.
  *
- * Settings come from the environment (server/config.c); a bad one stops the
+ * Settings come from the environment (lib/config.c); a bad one stops the
  * start with one line naming it. `serve` blocks SIGTERM/SIGINT in every
  * thread and waits for them in main, then drains: stop accepting, let
  * in-flight requests finish (AIDC_SHUTDOWN_TIMEOUT_SECONDS), stop workers,
@@ -14,7 +14,7 @@
 #include "../billing/meter.h"
 #include "../images/sync.h"
 #include "../audit/sign.h"
-#include "../backends/credref.h"
+#include "../lib/credref.h"
 #include "../backends/shim.h"
 #include "../db/db.h"
 #include "../db/migrate.h"
@@ -22,20 +22,20 @@
 #include "../sched/admitter.h"
 #include "../sched/dispatcher.h"
 #include "../sched/syncer.h"
-#include "../sched/worker.h"
-#include "config.h"
-#include "crypto.h"
-#include "err.h"
+#include "../db/worker.h"
+#include "../lib/config.h"
+#include "../lib/crypto.h"
+#include "../lib/err.h"
 #include "http.h"
 #include "janitor.h"
-#include "log.h"
+#include "../lib/log.h"
 #include "metrics.h"
 #include "password.h"
 #include "router.h"
-#include "sbuf.h"
+#include "../lib/sbuf.h"
 #include "session.h"
 #include "validate.h"
-#include "xalloc.h"
+#include "../lib/xalloc.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -278,9 +278,9 @@ static int cmd_serve(const struct config *cfg)
     struct janitor *jan = janitor_start(cfg->worker_database_url, JANITOR_INTERVAL_S);
     struct worker *admitter = NULL, *dispatcher = NULL;
     struct syncer *syncer = NULL;
-    struct sealer *sealer = NULL;
-    struct meter *meter = NULL;
-    struct regsync *regsync = NULL;
+    struct worker *sealer = NULL;
+    struct worker *meter = NULL;
+    struct worker *regsync = NULL;
     if (cfg->workers) {
         admitter = admitter_start(cfg);
         dispatcher = dispatcher_start(cfg);
@@ -310,9 +310,9 @@ static int cmd_serve(const struct config *cfg)
     worker_stop(admitter);
     worker_stop(dispatcher);
     syncer_stop(syncer);
-    sealer_stop(sealer);
-    meter_stop(meter);
-    regsync_stop(regsync);
+    worker_stop(sealer);
+    worker_stop(meter);
+    worker_stop(regsync);
     janitor_stop(jan);
     http_stop(srv);
     audit_key_set(NULL);

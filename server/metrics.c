@@ -12,13 +12,13 @@
 #include "../images/sync.h"
 
 #include "../sched/schedstats.h"
-#include "../sched/worker.h"
+#include "../db/worker.h"
 
 #include "../db/db.h"
 #include "../db/gauges.h"
 #include "router.h"
-#include "sbuf.h"
-#include "xalloc.h"
+#include "../lib/sbuf.h"
+#include "../lib/xalloc.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

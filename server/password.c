@@ -4,9 +4,9 @@
  */
 #include "password.h"
 
-#include "crypto.h"
-#include "log.h"
-#include "xalloc.h"
+#include "../lib/crypto.h"
+#include "../lib/log.h"
+#include "../lib/xalloc.h"
 
 #include <openssl/evp.h>
 #include <pthread.h>

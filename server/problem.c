@@ -2,8 +2,8 @@
 #include "problem.h"
 
 #include "request.h"
-#include "sbuf.h"
-#include "xalloc.h"
+#include "../lib/sbuf.h"
+#include "../lib/xalloc.h"
 
 #include <microhttpd.h>
 #include <stdbool.h>

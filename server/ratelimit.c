@@ -8,7 +8,7 @@
 #include "ratelimit.h"
 
 #include "../lib/netaddr.h"
-#include "xalloc.h"
+#include "../lib/xalloc.h"
 
 #include <arpa/inet.h>
 #include <math.h>

@@ -16,7 +16,7 @@
 #ifndef AIDC_RATELIMIT_H
 #define AIDC_RATELIMIT_H
 
-#include "config.h"
+#include "../lib/config.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,10 +1,10 @@
 /* request.c - accessors and cleanup of struct req and struct resp. */
 #include "request.h"
 
-#include "err.h"
-#include "jsonlimit.h"
-#include "sbuf.h"
-#include "xalloc.h"
+#include "../lib/err.h"
+#include "../lib/jsonlimit.h"
+#include "../lib/sbuf.h"
+#include "../lib/xalloc.h"
 
 #include <microhttpd.h>
 #include <stdlib.h>
@@ -244,4 +244,15 @@ bool req_id_acceptable(const char *s)
             return false;
     }
     return true;
+}
+
+void resp_csv(struct resp *rs, struct sbuf *sb, const char *filename)
+{
+    rs->status = MHD_HTTP_OK;
+    rs->raw_len = sb->len;
+    rs->raw = sbuf_steal(sb);
+    rs->content_type = "text/csv; charset=utf-8";
+    char *disp = xasprintf("attachment; filename=\"%s\"", filename);
+    resp_header(rs, "Content-Disposition", disp);
+    free(disp);
 }

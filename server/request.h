@@ -187,4 +187,8 @@ int api_status_err(int status);
  */
 bool req_id_acceptable(const char *s);
 
+/* Answer 200 with the CSV in sb (taken) as an attachment named filename. */
+struct sbuf;
+void resp_csv(struct resp *rs, struct sbuf *sb, const char *filename);
+
 #endif

@@ -5,7 +5,7 @@
  */
 #include "router.h"
 
-#include "xalloc.h"
+#include "../lib/xalloc.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,9 +1,9 @@
 /* seal.c - AES-256-GCM sealing (see seal.h). The key is configuration: set once at start. */
 #include "seal.h"
 
-#include "crypto.h"
-#include "log.h"
-#include "xalloc.h"
+#include "../lib/crypto.h"
+#include "../lib/log.h"
+#include "../lib/xalloc.h"
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>

@@ -4,12 +4,12 @@
  */
 #include "session.h"
 
-#include "crypto.h"
-#include "err.h"
-#include "log.h"
+#include "../lib/crypto.h"
+#include "../lib/err.h"
+#include "../lib/log.h"
 #include "seal.h"
-#include "secfile.h"
-#include "xalloc.h"
+#include "../lib/secfile.h"
+#include "../lib/xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>

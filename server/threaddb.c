@@ -2,7 +2,7 @@
 #include "threaddb.h"
 
 #include "../db/db.h"
-#include "config.h"
+#include "../lib/config.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* token.c - API token generation and shape checks. */
 #include "token.h"
 
-#include "crypto.h"
+#include "../lib/crypto.h"
 
 #include <string.h>
 

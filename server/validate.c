@@ -1,9 +1,9 @@
 /* validate.c - input checks (see validate.h). */
 #include "validate.h"
 
-#include "crypto.h"
+#include "../lib/crypto.h"
 #include "password.h"
-#include "sbuf.h"
+#include "../lib/sbuf.h"
 
 #include <string.h>
 

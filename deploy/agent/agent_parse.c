@@ -8,8 +8,8 @@
  */
 #include "agent_parse.h"
 
-#include "server/hex.h"
-#include "server/xalloc.h"
+#include "lib/hex.h"
+#include "lib/xalloc.h"
 
 #include <ctype.h>
 #include <jansson.h>

@@ -29,8 +29,8 @@
 #include "agent.h"
 
 #include "agent_parse.h"
-#include "server/secfile.h"
-#include "server/xalloc.h"
+#include "lib/secfile.h"
+#include "lib/xalloc.h"
 
 #include <curl/curl.h>
 #include <dirent.h>
@@ -315,7 +315,7 @@ static size_t on_header(char *p, size_t size, size_t n, void *arg)
 /*
  * The token from c->token_file (malloc'd, to be wiped), or NULL (logged).
  * Refused when group or others may read or write the file, or another user
- * owns it (server/secfile.h): a token others can read is a token others have.
+ * owns it (lib/secfile.h): a token others can read is a token others have.
  */
 static char *token_read(const struct agent_cfg *c)
 {

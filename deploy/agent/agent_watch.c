@@ -13,7 +13,7 @@
 #include "agent.h"
 
 #include "agent_parse.h"
-#include "server/xalloc.h"
+#include "lib/xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>

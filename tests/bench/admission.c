@@ -23,7 +23,7 @@
 #include "admission_bench.h"
 
 #include "sched/admission.h"
-#include "server/xalloc.h"
+#include "lib/xalloc.h"
 
 #include <stdbool.h>
 #include <stdio.h>

@@ -25,9 +25,9 @@
 #include "db/db.h"
 #include "db/schedsnap.h"
 #include "sched/admitter.h"
-#include "server/config.h"
-#include "server/log.h"
-#include "server/xalloc.h"
+#include "lib/config.h"
+#include "lib/log.h"
+#include "lib/xalloc.h"
 
 #include <libpq-fe.h>
 #include <stdbool.h>

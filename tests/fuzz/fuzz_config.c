@@ -1,5 +1,5 @@
 /*
- * fuzz_config.c - aidcd's settings (server/config.c): the file named by
+ * fuzz_config.c - aidcd's settings (lib/config.c): the file named by
  * AIDC_CONFIG_FILE (KEY=VALUE lines, comments, quotes) and the environment's
  * values, each parsed by its type (integers with bounds, booleans, sizes,
  * log levels, the listen address, URLs).
@@ -10,7 +10,7 @@
  */
 #include "fuzz.h"
 
-#include "server/config.h"
+#include "lib/config.h"
 
 #include <stdio.h>
 #include <unistd.h>

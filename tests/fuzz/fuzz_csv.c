@@ -1,13 +1,13 @@
 /*
- * fuzz_csv.c - CSV export cells (server/csv.c): any text a client stored
+ * fuzz_csv.c - CSV export cells (lib/csv.c): any text a client stored
  * (names, audit details, user agents) through csv_cell and csv_number. The
  * cell must read back as the text (RFC 4180), and no cell may start, as a
  * spreadsheet reads it, with a formula character.
  */
 #include "fuzz.h"
 
-#include "server/csv.h"
-#include "server/sbuf.h"
+#include "lib/csv.h"
+#include "lib/sbuf.h"
 
 /* Read back one cell written alone; abort when it is no RFC 4180 cell. */
 static char *read_cell(const char *c)

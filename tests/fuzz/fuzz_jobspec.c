@@ -11,6 +11,7 @@
 #include "body.h"
 
 #include "api/jobspec.h"
+#include "lib/gputype.h"
 #include "server/validate.h"
 
 static bool is_role(const char *s)
@@ -26,7 +27,7 @@ static const struct vfield fields[] = {
     {"display_name", V_STRING, V_NULLABLE, 1, 200, NULL, NULL},
     {"roles", V_STRING_ARRAY, 0, 0, 3, is_role, "is not a global role"},
     {"scopes", V_STRING_ARRAY, V_REQUIRED, 1, 16, NULL, NULL},
-    {"gpu_type", V_STRING, V_NULLABLE, 0, 0, jobspec_gpu_type_valid, "must be a GPU type"},
+    {"gpu_type", V_STRING, V_NULLABLE, 0, 0, gputype_valid, "must be a GPU type"},
     {"state", V_STRING, 0, 0, 0, jobspec_state_valid, "must be a job state"},
     {"size_bytes", V_INT, 0, 0, 1099511627776L, NULL, NULL},
     {"expires_in_days", V_INT, V_NULLABLE, 1, 365, NULL, NULL},

@@ -1,7 +1,7 @@
 /*
  * fuzz_limits.c - what aidcd reads of a request before any handler: the
- * %HH unescaping of paths and queries (server/hex.c), the JSON shape check
- * on raw bodies (server/jsonlimit.c), and the address lists and keys of the
+ * %HH unescaping of paths and queries (lib/hex.c), the JSON shape check
+ * on raw bodies (lib/jsonlimit.c), and the address lists and keys of the
  * per-client limits (server/ratelimit.c: AIDC_TRUSTED_PROXIES networks,
  * X-Forwarded-For walked from the right behind trusted proxies, IPv6 /64
  * keys), and the X-Request-Id a client may choose.
@@ -13,8 +13,8 @@
  */
 #include "fuzz.h"
 
-#include "server/hex.h"
-#include "server/jsonlimit.h"
+#include "lib/hex.h"
+#include "lib/jsonlimit.h"
 #include "lib/netaddr.h"
 #include "server/ratelimit.h"
 #include "server/request.h"

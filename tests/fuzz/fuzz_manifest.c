@@ -41,9 +41,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (m.size < 0 || (m.index && m.nchildren && !m.children))
                 abort();
             for (size_t i = 0; i < m.nchildren; i++)
-                if (!image_digest_valid(m.children[i].digest) || m.children[i].size < 0)
+                if (!imgref_digest_valid(m.children[i].digest) || m.children[i].size < 0)
                     abort();
-            if (!m.index && !image_digest_valid(m.config_digest))
+            if (!m.index && !imgref_digest_valid(m.config_digest))
                 abort();
         }
         manifest_free(&m);

@@ -32,13 +32,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct imgref r;
     char err[256];
     if (imgref_parse(s, &r, err, sizeof err)) {
-        if (!image_repository_valid(r.repository) || (r.tag[0] && !image_tag_valid(r.tag)) ||
-            (r.digest[0] && !image_digest_valid(r.digest)) || (!r.tag[0] && !r.digest[0]))
+        if (!imgref_repository_valid(r.repository) || (r.tag[0] && !imgref_tag_valid(r.tag)) ||
+            (r.digest[0] && !imgref_digest_valid(r.digest)) || (!r.tag[0] && !r.digest[0]))
             abort();
     }
-    (void)image_digest_valid(s);
-    (void)image_repository_valid(s);
-    (void)image_tag_valid(s);
+    (void)imgref_digest_valid(s);
+    (void)imgref_repository_valid(s);
+    (void)imgref_tag_valid(s);
     free(s);
     return 0;
 }

@@ -16,11 +16,11 @@
 #include "api/auditfilter.h"
 #include "api/paging.h"
 #include "api/usagequery.h"
-#include "server/hex.h"
+#include "lib/hex.h"
 #include "server/problem.h"
 #include "server/router.h"
 #include "server/validate.h"
-#include "server/xalloc.h"
+#include "lib/xalloc.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -171,8 +171,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (paging_parse(rq, &rs, &pg) == 0)
         paging_free(&pg);
     render(&rs);
-    char *second;
-    if (paging_parse_keyed(rq, &rs, &pg, &second) == 0)
+    if (paging_parse_keyed(rq, &rs, &pg) == 0)
         paging_free(&pg);
     render(&rs);
 

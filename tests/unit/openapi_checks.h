@@ -21,7 +21,7 @@
 
 #include "api/paging.h"
 #include "server/auth.h"
-#include "server/embed.h"
+#include "lib/embed.h"
 #include "server/router.h"
 
 #include <check.h>
@@ -616,7 +616,7 @@ static void check_authz(const struct route *r, json_t *op, struct findings *f)
     }
     if (!json_is_array(global) || bits != r->global_roles) {
         char want[64];
-        auth_roles_csv(r->global_roles, want, sizeof want);
+        actor_roles_csv(r->global_roles, want, sizeof want);
         note(f, "%s %s: x-aidc-roles.global must be [%s]", r->method, r->pattern, want);
     }
     json_t *tenant = json_object_get(roles, "tenant");

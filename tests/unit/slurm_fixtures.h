@@ -7,11 +7,11 @@
 #define AIDC_TEST_SLURM_FIXTURES_H
 
 #include "backends/backend.h"
-#include "backends/credref.h"
+#include "lib/credref.h"
 #include "backends/slurm.h"
 #include "backends/slurmrest.h"
-#include "server/crypto.h"
-#include "server/err.h"
+#include "lib/crypto.h"
+#include "lib/err.h"
 #include "tests/support/suite.h"
 
 #include <check.h>

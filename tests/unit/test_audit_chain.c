@@ -1,6 +1,6 @@
 /*
  * test_audit_chain.c - the audit chain's arithmetic (audit/chain.h), checkpoint
- * keys (audit/sign.h), CSV cells of exports (audit/export.h) and the time
+ * keys (audit/sign.h), CSV cells of exports (api/auditexport.h) and the time
  * parser of the audit filters (api/auditfilter.h).
  *
  * The known answer was computed by an independent implementation (Python's
@@ -10,10 +10,10 @@
 #include "tests/support/suite.h"
 #include "api/auditfilter.h"
 #include "audit/chain.h"
-#include "audit/export.h"
+#include "api/auditexport.h"
 #include "audit/sign.h"
-#include "server/csv.h"
-#include "server/sbuf.h"
+#include "lib/csv.h"
+#include "lib/sbuf.h"
 
 #include <check.h>
 #include <jansson.h>

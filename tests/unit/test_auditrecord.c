@@ -7,7 +7,7 @@
  */
 #include "tests/support/suite.h"
 #include "api/auditrecord.h"
-#include "server/err.h"
+#include "lib/err.h"
 
 #include <check.h>
 #include <microhttpd.h>

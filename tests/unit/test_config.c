@@ -3,8 +3,8 @@
  * of "NAME=value" strings), the optional AIDC_CONFIG_FILE, and --help.
  */
 #include "tests/support/suite.h"
-#include "server/config.h"
-#include "server/log.h"
+#include "lib/config.h"
+#include "lib/log.h"
 
 #include <check.h>
 #include <stdio.h>

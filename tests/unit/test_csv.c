@@ -4,8 +4,8 @@
  */
 #include "tests/support/suite.h"
 
-#include "server/csv.h"
-#include "server/sbuf.h"
+#include "lib/csv.h"
+#include "lib/sbuf.h"
 
 #include <check.h>
 #include <stdlib.h>

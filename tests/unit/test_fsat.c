@@ -1,5 +1,5 @@
 /*
- * test_fsat.c - server/fsat.h: files beneath a directory descriptor that a
+ * test_fsat.c - lib/fsat.h: files beneath a directory descriptor that a
  * job may be changing. A symbolic link (last or in the middle), "..", an
  * absolute path or a path that leaves the directory is refused; a FIFO is
  * refused without blocking, as are a directory and a hard-linked file;
@@ -8,7 +8,7 @@
  * refusals are run twice: with openat2, and with openat2 answering ENOSYS
  * (a seccomp filter) so that the component-by-component walk is what runs.
  */
-#include "server/fsat.h"
+#include "lib/fsat.h"
 #include "backends/rmtree.h"
 #include "tests/support/suite.h"
 

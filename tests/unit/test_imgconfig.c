@@ -7,8 +7,8 @@
 #include "tests/support/suite.h"
 
 #include "images/manifest.h"
-#include "server/crypto.h"
-#include "server/err.h"
+#include "lib/crypto.h"
+#include "lib/err.h"
 
 #include <check.h>
 #include <jansson.h>

@@ -10,7 +10,7 @@
 #include "tests/support/suite.h"
 
 #include "images/manifest.h"
-#include "server/xalloc.h"
+#include "lib/xalloc.h"
 
 #include <check.h>
 #include <stdio.h>
@@ -21,26 +21,26 @@
 
 START_TEST(digest_is_sha256_and_64_lowercase_hex)
 {
-    ck_assert(image_digest_valid(GOOD_DIGEST));
-    ck_assert(image_digest_valid(DOCKER_V2_DIGEST));
+    ck_assert(imgref_digest_valid(GOOD_DIGEST));
+    ck_assert(imgref_digest_valid(DOCKER_V2_DIGEST));
     ck_assert(
-        !image_digest_valid("sha256:"
+        !imgref_digest_valid("sha256:"
                             "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef"));
     ck_assert(
-        !image_digest_valid("sha256:"
+        !imgref_digest_valid("sha256:"
                             "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcde"));
-    ck_assert(!image_digest_valid(GOOD_DIGEST "0"));
+    ck_assert(!imgref_digest_valid(GOOD_DIGEST "0"));
     ck_assert(
-        !image_digest_valid("sha256:"
+        !imgref_digest_valid("sha256:"
                             "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdeg"));
-    ck_assert(!image_digest_valid("sha512:" HEX64 HEX64));
-    ck_assert(!image_digest_valid("sha512:" HEX64));
-    ck_assert(!image_digest_valid("SHA256:" HEX64));
-    ck_assert(!image_digest_valid("sha256" HEX64 "0"));
-    ck_assert(!image_digest_valid(HEX64));
-    ck_assert(!image_digest_valid("sha256:"));
-    ck_assert(!image_digest_valid(""));
-    ck_assert(!image_digest_valid(NULL));
+    ck_assert(!imgref_digest_valid("sha512:" HEX64 HEX64));
+    ck_assert(!imgref_digest_valid("sha512:" HEX64));
+    ck_assert(!imgref_digest_valid("SHA256:" HEX64));
+    ck_assert(!imgref_digest_valid("sha256" HEX64 "0"));
+    ck_assert(!imgref_digest_valid(HEX64));
+    ck_assert(!imgref_digest_valid("sha256:"));
+    ck_assert(!imgref_digest_valid(""));
+    ck_assert(!imgref_digest_valid(NULL));
 }
 END_TEST
 
@@ -73,20 +73,20 @@ START_TEST(repository_follows_dockers_grammar)
         "a/b.",  "a\nb",
     };
     for (size_t i = 0; i < sizeof good / sizeof *good; i++)
-        ck_assert_msg(image_repository_valid(good[i]), "[%s] refused", good[i]);
+        ck_assert_msg(imgref_repository_valid(good[i]), "[%s] refused", good[i]);
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
-        ck_assert_msg(!image_repository_valid(bad[i]), "[%s] accepted", bad[i]);
-    ck_assert(!image_repository_valid(NULL));
+        ck_assert_msg(!imgref_repository_valid(bad[i]), "[%s] accepted", bad[i]);
+    ck_assert(!imgref_repository_valid(NULL));
 
     char *r255 = rep('a', IMAGE_REPO_MAX), *r256 = rep('a', IMAGE_REPO_MAX + 1);
-    ck_assert(image_repository_valid(r255));
-    ck_assert(!image_repository_valid(r256));
+    ck_assert(imgref_repository_valid(r255));
+    ck_assert(!imgref_repository_valid(r256));
     /* the limit is on the whole path, not per component */
     r255[100] = '/';
     r255[200] = '/';
-    ck_assert(image_repository_valid(r255));
+    ck_assert(imgref_repository_valid(r255));
     r256[100] = '/';
-    ck_assert(!image_repository_valid(r256));
+    ck_assert(!imgref_repository_valid(r256));
     free(r255);
     free(r256);
 }
@@ -98,14 +98,14 @@ START_TEST(tag_follows_dockers_grammar)
                                        "0",      "a..b",         "a--", "x.", "Z_"};
     static const char *const bad[] = {"", ".x", "-x", "a/b", "a:b", "a b", "a@b", "é", "a\tb"};
     for (size_t i = 0; i < sizeof good / sizeof *good; i++)
-        ck_assert_msg(image_tag_valid(good[i]), "[%s] refused", good[i]);
+        ck_assert_msg(imgref_tag_valid(good[i]), "[%s] refused", good[i]);
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
-        ck_assert_msg(!image_tag_valid(bad[i]), "[%s] accepted", bad[i]);
-    ck_assert(!image_tag_valid(NULL));
+        ck_assert_msg(!imgref_tag_valid(bad[i]), "[%s] accepted", bad[i]);
+    ck_assert(!imgref_tag_valid(NULL));
 
     char *t128 = rep('t', IMAGE_TAG_MAX), *t129 = rep('t', IMAGE_TAG_MAX + 1);
-    ck_assert(image_tag_valid(t128));
-    ck_assert(!image_tag_valid(t129));
+    ck_assert(imgref_tag_valid(t128));
+    ck_assert(!imgref_tag_valid(t129));
     free(t128);
     free(t129);
 }

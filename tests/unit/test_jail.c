@@ -10,7 +10,7 @@
  */
 #include "backends/jail.h"
 #include "backends/rmtree.h"
-#include "server/sbuf.h"
+#include "lib/sbuf.h"
 #include "tests/support/suite.h"
 
 #include <check.h>

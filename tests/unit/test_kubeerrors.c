@@ -11,7 +11,7 @@
  */
 #include "backends/backend.h"
 #include "backends/kubernetes.h"
-#include "server/err.h"
+#include "lib/err.h"
 #include "tests/support/cannedhttp.h"
 #include "tests/support/suite.h"
 

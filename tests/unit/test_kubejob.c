@@ -9,7 +9,7 @@
  * cluster-wide). Nothing here talks to a network. JSON literals use ' for ".
  */
 #include "backends/kubejob.h"
-#include "server/xalloc.h"
+#include "lib/xalloc.h"
 #include "tests/support/suite.h"
 
 #include <check.h>

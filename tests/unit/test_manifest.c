@@ -10,9 +10,9 @@
 #include "tests/support/suite.h"
 
 #include "images/manifest.h"
-#include "server/crypto.h"
-#include "server/err.h"
-#include "server/xalloc.h"
+#include "lib/crypto.h"
+#include "lib/err.h"
+#include "lib/xalloc.h"
 
 #include <check.h>
 #include <jansson.h>

@@ -7,7 +7,7 @@
 #include "tests/support/suite.h"
 #include "tests/unit/openapi_checks.h"
 
-#include "server/embed.h"
+#include "lib/embed.h"
 #include "server/router.h"
 
 #include <check.h>

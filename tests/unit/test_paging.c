@@ -5,9 +5,9 @@
  */
 #include "tests/support/suite.h"
 #include "api/paging.h"
-#include "server/crypto.h"
-#include "server/err.h"
-#include "server/xalloc.h"
+#include "lib/crypto.h"
+#include "lib/err.h"
+#include "lib/xalloc.h"
 
 #include <check.h>
 #include <jansson.h>
@@ -265,11 +265,10 @@ static struct db_rows rows(int n)
 START_TEST(test_answer_more_rows)
 {
     /* limit 2, the query returned limit+1 rows: two items and a cursor */
-    struct db_rows r = rows(3);
-    struct page pg = {.limit = 2, .after = NULL};
+    struct page pg = {.limit = 2, .rows = rows(3)};
     struct resp rs;
     memset(&rs, 0, sizeof rs);
-    ck_assert_int_eq(paging_page(&rs, &r, &pg), 0);
+    ck_assert_int_eq(paging_page(&rs, &pg), 0);
     ck_assert_int_eq(rs.status, MHD_HTTP_OK);
     json_t *items = json_object_get(rs.body, "items");
     ck_assert_uint_eq(json_array_size(items), 2);
@@ -288,23 +287,42 @@ START_TEST(test_answer_more_rows)
     paging_free(&pg2);
     resp_free(&rs2);
     resp_free(&rs);
-    db_rows_free(&r);
+    paging_free(&pg);
 }
 END_TEST
 
 START_TEST(test_answer_last_page)
 {
     for (int n = 0; n <= 2; n++) {
-        struct db_rows r = rows(n);
-        struct page pg = {.limit = 2, .after = NULL};
+        struct page pg = {.limit = 2, .rows = rows(n)};
         struct resp rs;
         memset(&rs, 0, sizeof rs);
-        ck_assert_int_eq(paging_page(&rs, &r, &pg), 0);
+        ck_assert_int_eq(paging_finish(&rs, &pg, 0, NULL), 0);
         ck_assert_uint_eq(json_array_size(json_object_get(rs.body, "items")), (size_t)n);
         ck_assert(json_is_null(json_object_get(rs.body, "next_cursor")));
+        ck_assert_ptr_null(pg.rows.items); /* finished: freed */
         resp_free(&rs);
-        db_rows_free(&r);
     }
+}
+END_TEST
+
+START_TEST(test_finish_unreadable_cursor_and_drop)
+{
+    /* the database could not read the cursor: a 400 on cursor, nothing answered */
+    struct page pg = {.limit = 2, .rows = rows(1)};
+    struct resp rs;
+    memset(&rs, 0, sizeof rs);
+    ck_assert_int_lt(paging_finish(&rs, &pg, AIDC_EINVAL, NULL), 0);
+    ck_assert_int_eq(rs.err.status, MHD_HTTP_BAD_REQUEST);
+    ck_assert_ptr_null(rs.body);
+    resp_free(&rs);
+    /* dropped keys are left out of every item */
+    static const char *const drop[] = {"id", NULL};
+    struct page pg2 = {.limit = 2, .rows = rows(2)};
+    memset(&rs, 0, sizeof rs);
+    ck_assert_int_eq(paging_finish(&rs, &pg2, 0, drop), 0);
+    ck_assert_ptr_null(json_object_get(json_array_get(json_object_get(rs.body, "items"), 0), "id"));
+    resp_free(&rs);
 }
 END_TEST
 
@@ -326,6 +344,7 @@ static Suite *paging_suite(void)
     TCase *ans = tcase_create("answer");
     tcase_add_test(ans, test_answer_more_rows);
     tcase_add_test(ans, test_answer_last_page);
+    tcase_add_test(ans, test_finish_unreadable_cursor_and_drop);
     suite_add_tcase(s, ans);
     return s;
 }

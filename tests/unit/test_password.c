@@ -8,7 +8,7 @@
  * verification uses the parameters stored in the hash.
  */
 #include "tests/support/suite.h"
-#include "server/crypto.h"
+#include "lib/crypto.h"
 #include "server/password.h"
 
 #include <check.h>

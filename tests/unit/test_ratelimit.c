@@ -2,9 +2,9 @@
  * test_ratelimit.c - the token buckets of server/ratelimit.c on a fake clock,
  * the keys of addresses (IPv6 by /64), the bound on the table, address lists
  * with networks (AIDC_TRUSTED_PROXIES), and the JSON shape check of
- * server/jsonlimit.c.
+ * lib/jsonlimit.c.
  */
-#include "server/jsonlimit.h"
+#include "lib/jsonlimit.h"
 #include "lib/netaddr.h"
 #include "server/ratelimit.h"
 #include "tests/support/suite.h"

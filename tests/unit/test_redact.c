@@ -1,5 +1,5 @@
 /*
- * test_redact.c - secrets never reach the audit log: audit_redact replaces
+ * test_redact.c - secrets never reach the audit log: redact_details replaces
  * the value of every secret-named key, at any depth, with "[redacted]", and
  * leaves the names of secrets' metadata (token_id, token_name...) alone.
  */
@@ -23,7 +23,7 @@ static void expect_redacted(const char *in, const char *want)
 {
     json_t *got = parse(in);
     json_t *exp = parse(want);
-    audit_redact(got);
+    redact_details(got);
     char *g = json_dumps(got, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENCODE_ANY);
     ck_assert_msg(json_equal(got, exp), "redact(%s)\n  got  %s\n  want %s", in, g, want);
     free(g);
@@ -42,7 +42,7 @@ START_TEST(test_secret_keys)
         "apikey",        "signature",
     };
     for (size_t i = 0; i < sizeof secret / sizeof secret[0]; i++)
-        ck_assert_msg(audit_key_is_secret(secret[i]), "\"%s\" is not treated as a secret",
+        ck_assert_msg(redact_key_is_secret(secret[i]), "\"%s\" is not treated as a secret",
                       secret[i]);
 }
 END_TEST
@@ -55,7 +55,7 @@ START_TEST(test_harmless_keys)
         "created_at", "key",      "",
     };
     for (size_t i = 0; i < sizeof harmless / sizeof harmless[0]; i++)
-        ck_assert_msg(!audit_key_is_secret(harmless[i]), "\"%s\" is treated as a secret",
+        ck_assert_msg(!redact_key_is_secret(harmless[i]), "\"%s\" is treated as a secret",
                       harmless[i]);
 }
 END_TEST
@@ -120,14 +120,14 @@ START_TEST(test_non_containers)
     expect_redacted("null", "null");
     expect_redacted("{}", "{}");
     expect_redacted("[]", "[]");
-    audit_redact(NULL); /* must not crash */
+    redact_details(NULL); /* must not crash */
 }
 END_TEST
 
 START_TEST(test_keys_kept)
 {
     json_t *j = parse("{\"a\":1,\"password\":\"p\",\"b\":2,\"token\":\"t\",\"c\":3}");
-    audit_redact(j);
+    redact_details(j);
     ck_assert_uint_eq(json_object_size(j), 5);
     ck_assert_int_eq(json_integer_value(json_object_get(j, "a")), 1);
     ck_assert_int_eq(json_integer_value(json_object_get(j, "c")), 3);

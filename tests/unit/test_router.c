@@ -9,7 +9,7 @@
  */
 #include "tests/support/suite.h"
 #include "server/router.h"
-#include "server/xalloc.h"
+#include "lib/xalloc.h"
 
 #include <check.h>
 #include <malloc.h>

@@ -1,6 +1,6 @@
-/* test_seal.c - sealed texts (server/seal.h) and UTF-8 handling of server/sbuf.h. */
+/* test_seal.c - sealed texts (server/seal.h) and UTF-8 handling of lib/sbuf.h. */
 #include "tests/support/suite.h"
-#include "server/sbuf.h"
+#include "lib/sbuf.h"
 #include "server/seal.h"
 
 #include <check.h>

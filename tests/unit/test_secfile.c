@@ -1,11 +1,11 @@
 /*
- * test_secfile.c - the rule for files that hold a secret (server/secfile.h):
+ * test_secfile.c - the rule for files that hold a secret (lib/secfile.h):
  * mode 600 or 400 and owned by the running user or root pass; any bit for
  * group or others, another owner, or no regular file is refused with a
  * message naming the file, its mode (or owner) and the fix.
  */
 #include "tests/support/suite.h"
-#include "server/secfile.h"
+#include "lib/secfile.h"
 
 #include <check.h>
 #include <errno.h>

@@ -9,8 +9,8 @@
  * come from the defect under test.
  */
 #include "tests/support/suite.h"
-#include "server/crypto.h"
-#include "server/err.h"
+#include "lib/crypto.h"
+#include "lib/err.h"
 #include "server/session.h"
 
 #include <check.h>

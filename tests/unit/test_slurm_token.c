@@ -1,7 +1,7 @@
 /*
  * test_slurm_token.c - how aidcd authenticates to slurmrestd: tokens taken as
  * they are or minted from jwt_hs256.key (backends/slurmrest.h), and the
- * credentials_ref that holds them (backends/credref.h).
+ * credentials_ref that holds them (lib/credref.h).
  */
 #include "slurm_fixtures.h"
 
@@ -287,7 +287,7 @@ START_TEST(test_credref_file_sizes)
 }
 END_TEST
 
-/* A credentials_ref file others may read is refused at each use (server/secfile.h). */
+/* A credentials_ref file others may read is refused at each use (lib/secfile.h). */
 START_TEST(test_credref_file_others_can_read)
 {
     const char *secret = "SECRET-credref-0123456789";

@@ -1,9 +1,9 @@
 /*
  * test_token.c - API token secrets (server/token.h) and the crypto helpers
- * they stand on (server/crypto.h): base64url, SHA-256, UUIDs, comparison.
+ * they stand on (lib/crypto.h): base64url, SHA-256, UUIDs, comparison.
  */
 #include "tests/support/suite.h"
-#include "server/crypto.h"
+#include "lib/crypto.h"
 #include "server/token.h"
 
 #include <check.h>

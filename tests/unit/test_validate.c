@@ -4,7 +4,7 @@
  */
 #include "tests/support/suite.h"
 #include "server/validate.h"
-#include "server/err.h"
+#include "lib/err.h"
 
 #include <check.h>
 #include <jansson.h>

@@ -4,10 +4,10 @@
 #include <string.h>
 #include <strings.h>
 
-int audit_key_is_secret(const char *key)
+int redact_key_is_secret(const char *key)
 {
     static const char *const secret_words[] = {
-        "password", "passwd", "secret", "token", "authorization", "cookie",
+        "password",   "passwd",      "secret",  "token",  "authorization", "cookie",
         "credential", "private_key", "api_key", "apikey", "signature"};
     /* Names of secrets' metadata are not secrets: token_id, token_name. */
     static const char *const harmless_suffixes[] = {"_id", "_name", "_at", "_prefix"};
@@ -23,20 +23,21 @@ int audit_key_is_secret(const char *key)
     return 0;
 }
 
-void audit_redact(json_t *v)
+void redact_details(json_t *v)
 {
     if (json_is_object(v)) {
         const char *k;
         json_t *child;
-        json_object_foreach(v, k, child) {
-            if (audit_key_is_secret(k) && !json_is_null(child) && !json_is_boolean(child))
+        json_object_foreach(v, k, child)
+        {
+            if (redact_key_is_secret(k) && !json_is_null(child) && !json_is_boolean(child))
                 json_object_set_new(v, k, json_string("[redacted]"));
             else
-                audit_redact(child);
+                redact_details(child);
         }
     } else if (json_is_array(v)) {
         size_t i;
         json_t *child;
-        json_array_foreach(v, i, child) audit_redact(child);
+        json_array_foreach(v, i, child) redact_details(child);
     }
 }

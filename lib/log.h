@@ -24,9 +24,21 @@ void log_set_request(const char *request_id, const char *tenant);
 
 void log_write(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-#define log_debug(...) do { if (log_enabled(LOG_DEBUG)) log_write(LOG_DEBUG, __VA_ARGS__); } while (0)
-#define log_info(...)  do { if (log_enabled(LOG_INFO)) log_write(LOG_INFO, __VA_ARGS__); } while (0)
-#define log_warn(...)  do { if (log_enabled(LOG_WARN)) log_write(LOG_WARN, __VA_ARGS__); } while (0)
+#define log_debug(...)                                                                             \
+    do {                                                                                           \
+        if (log_enabled(LOG_DEBUG))                                                                \
+            log_write(LOG_DEBUG, __VA_ARGS__);                                                     \
+    } while (0)
+#define log_info(...)                                                                              \
+    do {                                                                                           \
+        if (log_enabled(LOG_INFO))                                                                 \
+            log_write(LOG_INFO, __VA_ARGS__);                                                      \
+    } while (0)
+#define log_warn(...)                                                                              \
+    do {                                                                                           \
+        if (log_enabled(LOG_WARN))                                                                 \
+            log_write(LOG_WARN, __VA_ARGS__);                                                      \
+    } while (0)
 #define log_error(...) log_write(LOG_ERROR, __VA_ARGS__)
 
 /*

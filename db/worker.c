@@ -1,14 +1,14 @@
 /* worker.c - the background worker loop (see worker.h). */
 #include "worker.h"
 
-#include "../db/db.h"
-#include "../db/health.h"
-#include "../db/migrate.h"
-#include "../db/sched.h"
-#include "../server/sbuf.h"
-#include "../server/err.h"
-#include "../server/log.h"
-#include "../server/xalloc.h"
+#include "../lib/err.h"
+#include "../lib/log.h"
+#include "../lib/sbuf.h"
+#include "../lib/xalloc.h"
+#include "db.h"
+#include "health.h"
+#include "migrate.h"
+#include "sched.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,10 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define RETRY_MS 1000
+#define RETRY_MS   1000
 #define STANDBY_MS 1000 /* a standby asks for the lead this often */
 /* advisory lock keys of the leads: clear of the per-round locks (enum db_sched_lock) */
-#define LEAD_KEY_BASE 100
+#define LEAD_KEY_BASE  100
 #define SCHEMA_CHECK_S 10 /* how often a worker checks the schema is still its binary's */
 
 static const char *const lead_names[WORKER_LEAD_COUNT] = {
@@ -114,7 +114,8 @@ static bool lead(struct worker *w)
         int e = w->spec.on_lead(w->db, w->spec.arg);
         if (e)
             log_warn("%s: cannot take over from the previous leader (%s); its leftovers wait "
-                     "for their leases", w->spec.name, aidc_err_name(e));
+                     "for their leases",
+                     w->spec.name, aidc_err_name(e));
     }
     return true;
 }
@@ -147,7 +148,7 @@ static void *run(void *arg)
         /* wake at least every SCHEMA_CHECK_S to see a migration (a long interval
          * would keep an old leader at work) */
         int wait_ms = w->spec.interval_ms < SCHEMA_CHECK_S * 1000 ? w->spec.interval_ms
-                                                                   : SCHEMA_CHECK_S * 1000;
+                                                                  : SCHEMA_CHECK_S * 1000;
         int got = db_wait(w->db, wait_ms, w->wake[0]);
         if (got < 0) {
             nap(w, RETRY_MS);
@@ -163,11 +164,13 @@ struct worker *worker_start(const char *url, const struct worker_spec *spec)
 {
     struct worker *w = xcalloc(1, sizeof *w);
     w->spec = *spec;
+    void *owned = spec->owns_arg ? spec->arg : NULL;
     w->schema_ok = true; /* serve checked it before starting the workers */
     atomic_init(&w->stop, false);
     if (pipe2(w->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
         log_error("%s: cannot create its wake-up pipe: %s", spec->name, strerror(errno));
         free(w);
+        free(owned);
         return NULL;
     }
     char *app = xasprintf("aidcd-%s", spec->name);
@@ -181,6 +184,7 @@ struct worker *worker_start(const char *url, const struct worker_spec *spec)
         close(w->wake[0]);
         close(w->wake[1]);
         free(w);
+        free(owned);
         return NULL;
     }
     return w;
@@ -220,5 +224,7 @@ void worker_stop(struct worker *w)
     db_close(w->db); /* ends the session: a standby takes the lead at once */
     close(w->wake[0]);
     close(w->wake[1]);
+    if (w->spec.owns_arg)
+        free(w->spec.arg);
     free(w);
 }

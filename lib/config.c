@@ -5,7 +5,7 @@
 #include "config.h"
 
 #include "log.h"
-#include "../lib/netaddr.h"
+#include "netaddr.h"
 #include "xalloc.h"
 
 #include <errno.h>
@@ -66,8 +66,7 @@ static const struct setting settings[] = {
      " window before that pair gets 429"},
     {"AIDC_LOGIN_MAX_FAILURES_PER_IP", T_INT, OFF(login_max_failures_per_ip), "20", 1, 100000,
      "failed logins from one client address, any usernames, within the window before 429"},
-    {"AIDC_LOGIN_MAX_FAILURES_PER_USER", T_INT, OFF(login_max_failures_per_user), "100", 1,
-     100000,
+    {"AIDC_LOGIN_MAX_FAILURES_PER_USER", T_INT, OFF(login_max_failures_per_user), "100", 1, 100000,
      "failed logins of one username from all addresses within the window before it gets 429"
      " everywhere (guessing from many addresses)"},
     {"AIDC_PASSWORD_HASH_CONCURRENCY", T_INT, OFF(password_hash_concurrency), "2", 1, 256,
@@ -138,8 +137,8 @@ static const struct setting settings[] = {
      "the sealer chains events this old, so transactions still in flight keep id order"},
     {"AIDC_AUDIT_RETENTION_DAYS", T_INT, OFF(audit_retention_days), "400", 180, 36500,
      "audit events are kept this long (whole months are dropped after it; at least 180)"},
-    {"AIDC_AUDIT_INGEST_MAX_BYTES", T_LONG, OFF(audit_ingest_max_bytes), "5242880", 1024,
-     67108864, "largest body of POST /api/v1/audit/commands"},
+    {"AIDC_AUDIT_INGEST_MAX_BYTES", T_LONG, OFF(audit_ingest_max_bytes), "5242880", 1024, 67108864,
+     "largest body of POST /api/v1/audit/commands"},
     {"AIDC_AUDIT_INGEST_MAX_RECORDS", T_INT, OFF(audit_ingest_max_records), "10000", 1, 100000,
      "most records in one POST /api/v1/audit/commands"},
     {"AIDC_APPROVAL_TTL_HOURS", T_INT, OFF(approval_ttl_hours), "72", 1, 8760,
@@ -211,7 +210,8 @@ static bool filecfg_read(struct filecfg *fc, const char *path, char *err, size_t
         *eq = '\0';
         char *val = trim(eq + 1);
         size_t vl = strlen(val);
-        if (vl >= 2 && ((val[0] == '"' && val[vl - 1] == '"') || (val[0] == '\'' && val[vl - 1] == '\''))) {
+        if (vl >= 2 &&
+            ((val[0] == '"' && val[vl - 1] == '"') || (val[0] == '\'' && val[vl - 1] == '\''))) {
             val[vl - 1] = '\0';
             val++;
         }
@@ -325,8 +325,7 @@ static bool set_value(struct config *cfg, const struct setting *st, const char *
         return true;
     case T_POOLMODE:
         if (strcmp(val, "session") != 0 && strcmp(val, "transaction") != 0) {
-            snprintf(err, errsz, "%s: must be session or transaction, got \"%.64s\"", st->env,
-                     val);
+            snprintf(err, errsz, "%s: must be session or transaction, got \"%.64s\"", st->env, val);
             return false;
         }
         *(bool *)base = strcmp(val, "transaction") == 0;
@@ -417,9 +416,10 @@ bool config_load(struct config *cfg, const char *(*getenv_fn)(const char *), cha
     }
     if (cfg->worker_database_url[0] == '\0') {
         if (cfg->db_txpool && cfg->database_url[0]) {
-            snprintf(err, errsz, "AIDC_WORKER_DATABASE_URL: required with "
-                                 "AIDC_DB_POOL_MODE=transaction (the workers LISTEN and hold "
-                                 "advisory locks, which a transaction pooler cannot keep)");
+            snprintf(err, errsz,
+                     "AIDC_WORKER_DATABASE_URL: required with "
+                     "AIDC_DB_POOL_MODE=transaction (the workers LISTEN and hold "
+                     "advisory locks, which a transaction pooler cannot keep)");
             goto out;
         }
         free(cfg->worker_database_url);
@@ -431,8 +431,10 @@ bool config_load(struct config *cfg, const char *(*getenv_fn)(const char *), cha
     }
     char bad[80];
     if (!netaddr_list_valid(cfg->trusted_proxies, bad, sizeof bad)) {
-        snprintf(err, errsz, "AIDC_TRUSTED_PROXIES: \"%s\" is not an address or network "
-                             "(address/prefix)", bad);
+        snprintf(err, errsz,
+                 "AIDC_TRUSTED_PROXIES: \"%s\" is not an address or network "
+                 "(address/prefix)",
+                 bad);
         goto out;
     }
     if (cfg->data_dir[0] == '\0') {

@@ -1,10 +1,10 @@
 /* credref.c - secrets named by credentials_ref (see credref.h). */
 #include "credref.h"
 
-#include "../server/config.h"
-#include "../server/err.h"
-#include "../server/secfile.h"
-#include "../server/xalloc.h"
+#include "config.h"
+#include "err.h"
+#include "secfile.h"
+#include "xalloc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -72,8 +72,7 @@ static bool own_variable(const char *name)
 bool credref_valid(const char *ref)
 {
     if (strncmp(ref, "file:", 5) == 0)
-        return ref[5] == '/' && strlen(ref) <= 1024 && !strstr(ref, "/../") &&
-               !own_file(ref + 5);
+        return ref[5] == '/' && strlen(ref) <= 1024 && !strstr(ref, "/../") && !own_file(ref + 5);
     const char *n = ref + 4;
     if (strncmp(ref, "env:", 4) != 0 || strlen(n) > 128 ||
         !((n[0] >= 'A' && n[0] <= 'Z') || (n[0] >= 'a' && n[0] <= 'z') || n[0] == '_'))
@@ -91,8 +90,9 @@ int credref_read(const char *ref, unsigned char *out, size_t n, size_t *len, cha
     out[0] = '\0';
     *len = 0;
     if (!credref_valid(ref)) {
-        snprintf(err, errsz, "credentials_ref must be file:/path or env:NAME, and not one of "
-                             "aidcd's own settings, keys or files");
+        snprintf(err, errsz,
+                 "credentials_ref must be file:/path or env:NAME, and not one of "
+                 "aidcd's own settings, keys or files");
         return AIDC_EINVAL;
     }
     if (ref[0] == 'e') {
@@ -149,8 +149,8 @@ char *credref_userpwd(const char *ref, int *e, char *err, size_t errsz)
     *e = credref_read(ref, secret, CREDREF_MAX + 1, &len, err, errsz);
     while (!*e && len && (secret[len - 1] == '\n' || secret[len - 1] == '\r'))
         len--;
-    if (!*e && (!memchr(secret, ':', len) || memchr(secret, '\0', len) ||
-                memchr(secret, '\n', len))) {
+    if (!*e &&
+        (!memchr(secret, ':', len) || memchr(secret, '\0', len) || memchr(secret, '\n', len))) {
         snprintf(err, errsz, "the secret of %s must be one line user:password", ref);
         *e = AIDC_EINVAL;
     }

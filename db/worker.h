@@ -39,9 +39,9 @@ enum worker_lead {
 };
 
 struct worker_spec {
-    const char *name;         /* for logs and the connection's application_name */
-    const char *channels[4];  /* LISTEN channels, NULL-terminated */
-    int interval_ms;          /* longest sleep between rounds */
+    const char *name;        /* for logs and the connection's application_name */
+    const char *channels[4]; /* LISTEN channels, NULL-terminated */
+    int interval_ms;         /* longest sleep between rounds */
     /*
      * One round. notified: woken by a notification (not only the timer).
      * Returns > 0 to run again at once (more work is waiting), 0 to sleep,
@@ -49,17 +49,21 @@ struct worker_spec {
      */
     int (*round)(struct db *db, bool notified, void *arg);
     void *arg;
-    enum worker_lead lead;   /* WORKER_LEAD_NONE: no lead to take */
+    enum worker_lead lead; /* WORKER_LEAD_NONE: no lead to take */
     /* Called once each time this replica takes the lead, before its first round:
      * take over what the previous leader left half done. */
     int (*on_lead)(struct db *db, void *arg);
+    /* arg is malloc'd round state the worker owns: freed when it stops, or at once
+     * when it cannot start (so a module's start is its spec, and its stop worker_stop) */
+    bool owns_arg;
 };
 
 struct worker;
 
 /* Start a worker over its own connection to url. NULL when no thread could start. */
 struct worker *worker_start(const char *url, const struct worker_spec *spec);
-/* Ask it to stop, wait for the round in progress, release everything. */
+/* Ask it to stop, wait for the round in progress, release everything (and its arg
+ * when it owns it). NULL: nothing. */
 void worker_stop(struct worker *w);
 /* aidc_worker_leader{worker}, aidc_worker_leader_changes_total, aidc_worker_rounds_failed_total. */
 void worker_metrics(struct sbuf *sb);

@@ -21,13 +21,10 @@
 
 #include "../db/audit.h"
 #include "../server/request.h"
-#include "sign.h"
+#include "../audit/sign.h"
 
 /* Fill rs with the streamed export of f (copied) for rq. 0 or an aidc_err. */
-int audit_export_start(struct req *rq, struct resp *rs, const struct db_audit_filter *f, bool csv,
+int auditexport_start(struct req *rq, struct resp *rs, const struct db_audit_filter *f, bool csv,
                        const struct sign_key *key);
-
-/* The message an export trailer's signature covers. */
-void audit_export_message(long long rows, const char *digest_hex, char *out, size_t n);
 
 #endif

@@ -1,16 +1,18 @@
 /* export.c - streaming audit exports (see export.h). */
-#include "export.h"
+#include "auditexport.h"
+
+#include "../audit/exportcheck.h"
 
 #include "../db/auditchain.h"
 #include "../db/plans.h"
-#include "../server/csv.h"
+#include "../lib/csv.h"
 
+#include "../audit/chain.h"
+#include "../lib/err.h"
+#include "../lib/log.h"
+#include "../lib/sbuf.h"
+#include "../lib/xalloc.h"
 #include "../server/dispatch.h"
-#include "../server/err.h"
-#include "../server/log.h"
-#include "../server/sbuf.h"
-#include "../server/xalloc.h"
-#include "chain.h"
 
 #include <openssl/evp.h>
 #include <stdio.h>
@@ -21,7 +23,8 @@
 
 enum phase { PH_HEAD, PH_ROWS, PH_TRAILER, PH_DONE };
 
-struct export {
+struct export
+{
     struct req *rq; /* lives until the response is done */
     struct db_audit_filter f;
     char *owned[11];
@@ -40,14 +43,10 @@ struct export {
 };
 
 static const char *const csv_columns[] = {
-    "id", "seq", "ts", "actor", "actor_user_id", "token_id", "roles", "tenant", "tenant_id",
-    "source_ip", "user_agent", "request_id", "action", "resource_type", "resource_id", "outcome",
-    "status", "details", "record_id", "prev_hash", "hash"};
-
-void audit_export_message(long long rows, const char *digest_hex, char *out, size_t n)
-{
-    snprintf(out, n, "aidc-audit-export/1\nrows=%lld\nsha256=%s\n", rows, digest_hex);
-}
+    "id",        "seq",           "ts",          "actor",     "actor_user_id", "token_id",
+    "roles",     "tenant",        "tenant_id",   "source_ip", "user_agent",    "request_id",
+    "action",    "resource_type", "resource_id", "outcome",   "status",        "details",
+    "record_id", "prev_hash",     "hash"};
 
 /* The JSON value v as CSV text (strings bare, null empty, the rest JSON). */
 static void csv_value(struct sbuf *sb, const json_t *v)
@@ -66,18 +65,27 @@ static void csv_value(struct sbuf *sb, const json_t *v)
 static void csv_row(struct export *x, json_t *ev)
 {
     json_t *actor = json_object_get(ev, "actor"), *res = json_object_get(ev, "resource");
-    const json_t *cells[] = {
-        json_object_get(ev, "id"),         json_object_get(ev, "seq"),
-        json_object_get(ev, "ts"),         json_object_get(actor, "user"),
-        json_object_get(actor, "user_id"), json_object_get(actor, "token_id"),
-        NULL /* roles */,                  json_object_get(ev, "tenant"),
-        json_object_get(ev, "tenant_id"),  json_object_get(ev, "source_ip"),
-        json_object_get(ev, "user_agent"), json_object_get(ev, "request_id"),
-        json_object_get(ev, "action"),     json_object_get(res, "type"),
-        json_object_get(res, "id"),        json_object_get(ev, "outcome"),
-        json_object_get(ev, "status"),     json_object_get(ev, "details"),
-        json_object_get(ev, "record_id"),  json_object_get(ev, "prev_hash"),
-        json_object_get(ev, "hash")};
+    const json_t *cells[] = {json_object_get(ev, "id"),
+                             json_object_get(ev, "seq"),
+                             json_object_get(ev, "ts"),
+                             json_object_get(actor, "user"),
+                             json_object_get(actor, "user_id"),
+                             json_object_get(actor, "token_id"),
+                             NULL /* roles */,
+                             json_object_get(ev, "tenant"),
+                             json_object_get(ev, "tenant_id"),
+                             json_object_get(ev, "source_ip"),
+                             json_object_get(ev, "user_agent"),
+                             json_object_get(ev, "request_id"),
+                             json_object_get(ev, "action"),
+                             json_object_get(res, "type"),
+                             json_object_get(res, "id"),
+                             json_object_get(ev, "outcome"),
+                             json_object_get(ev, "status"),
+                             json_object_get(ev, "details"),
+                             json_object_get(ev, "record_id"),
+                             json_object_get(ev, "prev_hash"),
+                             json_object_get(ev, "hash")};
     for (size_t i = 0; i < sizeof cells / sizeof cells[0]; i++) {
         if (i)
             sbuf_putc(&x->out, ',');
@@ -113,10 +121,10 @@ static void emit_checkpoints(struct export *x, long long seq)
             break;
         if (cseq < seq)
             continue; /* its event is not in this export */
-        json_t *cp = json_pack("{s:{s:I, s:s, s:I, s:s, s:s, s:s, s:s}}", "checkpoint", "id",
-                               (json_int_t)c->id, "ts", c->ts, "seq", (json_int_t)cseq,
-                               "head_hash", c->head_hash, "alg", c->alg, "key_id", c->key_id,
-                               "signature", c->signature);
+        json_t *cp =
+            json_pack("{s:{s:I, s:s, s:I, s:s, s:s, s:s, s:s}}", "checkpoint", "id",
+                      (json_int_t)c->id, "ts", c->ts, "seq", (json_int_t)cseq, "head_hash",
+                      c->head_hash, "alg", c->alg, "key_id", c->key_id, "signature", c->signature);
         char *line = cp ? json_dumps(cp, JSON_COMPACT) : NULL;
         if (line) {
             emit(x, line, strlen(line));
@@ -146,8 +154,7 @@ static int row_out(struct export *x, const struct db_audit_export_row *row)
         json_t *ev = json_loads(json, 0, NULL);
         if (!ev)
             return -1;
-        json_object_set_new(ev, "prev_hash",
-                            sealed ? json_string(row->prev_hash) : json_null());
+        json_object_set_new(ev, "prev_hash", sealed ? json_string(row->prev_hash) : json_null());
         csv_row(x, ev);
         json_decref(ev);
         return 0;
@@ -177,19 +184,19 @@ static void trailer(struct export *x)
         chain_hex(d, hex);
     json_t *t = json_pack("{s:s, s:b, s:I, s:I, s:I, s:I, s:s}", "format", "aidc-audit-export/1",
                           "complete", 1, "rows", (json_int_t)x->rows, "sealed",
-                          (json_int_t)x->sealed, "unsealed", (json_int_t)x->unsealed,
-                          "checkpoints", (json_int_t)x->checkpoints, "sha256", hex);
+                          (json_int_t)x->sealed, "unsealed", (json_int_t)x->unsealed, "checkpoints",
+                          (json_int_t)x->checkpoints, "sha256", hex);
     if (t && x->key && sign_key_can_sign(x->key) && hex[0]) {
         char msg[160], sighex[129];
         unsigned char sig[64];
-        audit_export_message(x->rows, hex, msg, sizeof msg);
+        exportcheck_message(x->rows, hex, msg, sizeof msg);
         int n = sign_message(x->key, msg, sig);
         if (n > 0)
             chain_hex_bytes(sig, (size_t)n, sighex);
         if (n > 0)
             json_object_set_new(t, "signature",
-                                json_pack("{s:s, s:s, s:s}", "alg", sign_key_alg(x->key),
-                                          "key_id", sign_key_id(x->key), "value", sighex));
+                                json_pack("{s:s, s:s, s:s}", "alg", sign_key_alg(x->key), "key_id",
+                                          sign_key_id(x->key), "value", sighex));
     }
     json_t *wrap = t ? json_pack("{s:o}", "export", t) : NULL;
     char *line = wrap ? json_dumps(wrap, JSON_COMPACT) : NULL;
@@ -298,8 +305,8 @@ static const char *own(struct export *x, size_t i, const char *s)
     return x->owned[i];
 }
 
-int audit_export_start(struct req *rq, struct resp *rs, const struct db_audit_filter *f, bool csv,
-                       const struct sign_key *key)
+int auditexport_start(struct req *rq, struct resp *rs, const struct db_audit_filter *f, bool csv,
+                      const struct sign_key *key)
 {
     struct export *x = xcalloc(1, sizeof *x);
     /* the export ends with what existed when it began */
@@ -332,7 +339,8 @@ int audit_export_start(struct req *rq, struct resp *rs, const struct db_audit_fi
     rs->stream.next = next;
     rs->stream.free = export_free;
     rs->stream.state = x;
-    resp_header(rs, "Content-Disposition", csv ? "attachment; filename=\"audit-events.csv\""
-                                               : "attachment; filename=\"audit-events.ndjson\"");
+    resp_header(rs, "Content-Disposition",
+                csv ? "attachment; filename=\"audit-events.csv\""
+                    : "attachment; filename=\"audit-events.ndjson\"");
     return 0;
 }

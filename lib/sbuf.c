@@ -132,11 +132,21 @@ void sbuf_json_str(struct sbuf *sb, const char *s)
             continue;
         }
         switch (c) {
-        case '"': sbuf_append(sb, "\\\"", 2); break;
-        case '\\': sbuf_append(sb, "\\\\", 2); break;
-        case '\n': sbuf_append(sb, "\\n", 2); break;
-        case '\r': sbuf_append(sb, "\\r", 2); break;
-        case '\t': sbuf_append(sb, "\\t", 2); break;
+        case '"':
+            sbuf_append(sb, "\\\"", 2);
+            break;
+        case '\\':
+            sbuf_append(sb, "\\\\", 2);
+            break;
+        case '\n':
+            sbuf_append(sb, "\\n", 2);
+            break;
+        case '\r':
+            sbuf_append(sb, "\\r", 2);
+            break;
+        case '\t':
+            sbuf_append(sb, "\\t", 2);
+            break;
         default:
             if (c < 0x20 || c == 0x7f) {
                 char esc[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};

@@ -9,14 +9,10 @@
 #define AIDC_CSV_H
 
 struct sbuf;
-struct resp;
 
 /* Append text s as one cell (nothing for NULL). */
 void csv_cell(struct sbuf *sb, const char *s);
 /* Append a decimal number as one cell (NULL: empty). */
 void csv_number(struct sbuf *sb, const char *s);
-
-/* Answer 200 with sb's text as a CSV download named filename (sb is emptied). */
-void csv_answer(struct resp *rs, struct sbuf *sb, const char *filename);
 
 #endif

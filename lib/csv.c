@@ -1,7 +1,6 @@
 /* csv.c - CSV cells (see csv.h). */
 #include "csv.h"
 
-#include "request.h"
 #include "sbuf.h"
 #include "xalloc.h"
 
@@ -44,15 +43,4 @@ void csv_number(struct sbuf *sb, const char *s)
         sbuf_puts(sb, s);
     else
         csv_cell(sb, s);
-}
-
-void csv_answer(struct resp *rs, struct sbuf *sb, const char *filename)
-{
-    rs->status = MHD_HTTP_OK;
-    rs->raw_len = sb->len;
-    rs->raw = sbuf_steal(sb);
-    rs->content_type = "text/csv; charset=utf-8";
-    char *disp = xasprintf("attachment; filename=\"%s\"", filename);
-    resp_header(rs, "Content-Disposition", disp);
-    free(disp);
 }

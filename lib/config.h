@@ -45,19 +45,19 @@ struct config {
     int max_header_bytes;
     int rate_limit_per_address; /* requests/s; 0: off */
     int rate_limit_address_burst;
-    int rate_limit_per_token;   /* requests/s; 0: off */
+    int rate_limit_per_token; /* requests/s; 0: off */
     int rate_limit_token_burst;
     int json_max_depth;
     int json_max_values;
     char *trusted_proxies;
-    bool workers;               /* run the background workers in this process */
+    bool workers; /* run the background workers in this process */
     int preempt_grace_seconds;
     int outbox_lease_seconds;
     int starvation_seconds;
     int admission_interval_ms;
     int sync_interval_ms;
     int inventory_interval_seconds;
-    char *audit_key_file;       /* "" = checkpoints unsigned */
+    char *audit_key_file; /* "" = checkpoints unsigned */
     int audit_checkpoint_seconds;
     int audit_seal_grace_ms;
     int audit_retention_days;
@@ -67,7 +67,7 @@ struct config {
     int approval_quota_threshold;
     int usage_max_rows;
     int registry_sync_seconds;
-    char *self_exe;             /* derived: this binary (the local executor runs its shim) */
+    char *self_exe; /* derived: this binary (the local executor runs its shim) */
 };
 
 /*

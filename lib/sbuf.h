@@ -16,7 +16,10 @@ struct sbuf {
     size_t cap;
 };
 
-#define SBUF_INIT {NULL, 0, 0}
+#define SBUF_INIT                                                                                  \
+    {                                                                                              \
+        NULL, 0, 0                                                                                 \
+    }
 
 void sbuf_append(struct sbuf *sb, const char *s, size_t n);
 void sbuf_puts(struct sbuf *sb, const char *s);

@@ -3,7 +3,7 @@
  * credentials_ref is "file:/path" (read at each use, so a rotated file
  * takes effect without a restart) or "env:NAME" (aidcd's environment). The
  * secret itself is never stored in the database. A file follows
- * server/secfile.h's rule (mode 600 or 400, owned by aidcd's user or root):
+ * lib/secfile.h's rule (mode 600 or 400, owned by aidcd's user or root):
  * one others may read is refused at each use (AIDC_EFORBIDDEN).
  */
 #ifndef AIDC_CREDREF_H

@@ -14,9 +14,9 @@
  * secret (password, token, secret, authorization, cookie, credentials,
  * private key...) with "[redacted]".
  */
-void audit_redact(json_t *details);
+void redact_details(json_t *details);
 
 /* True if an object key names a secret. */
-int audit_key_is_secret(const char *key);
+int redact_key_is_secret(const char *key);
 
 #endif
