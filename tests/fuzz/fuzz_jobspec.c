@@ -21,19 +21,19 @@ static bool is_role(const char *s)
 }
 
 static const struct vfield fields[] = {
-    {"name", V_STRING, V_REQUIRED, 0, 0, validate_slug, "must be a slug"},
-    {"username", V_STRING, 0, 0, 0, validate_username, "must be a user name"},
-    {"email", V_STRING, V_NULLABLE, 0, 0, validate_email, "must be an email address"},
-    {"display_name", V_STRING, V_NULLABLE, 1, 200, NULL, NULL},
-    {"roles", V_STRING_ARRAY, 0, 0, 3, is_role, "is not a global role"},
-    {"scopes", V_STRING_ARRAY, V_REQUIRED, 1, 16, NULL, NULL},
-    {"gpu_type", V_STRING, V_NULLABLE, 0, 0, gputype_valid, "must be a GPU type"},
-    {"state", V_STRING, 0, 0, 0, jobspec_state_valid, "must be a job state"},
-    {"size_bytes", V_INT, 0, 0, 1099511627776L, NULL, NULL},
-    {"expires_in_days", V_INT, V_NULLABLE, 1, 365, NULL, NULL},
-    {"disabled", V_BOOL, 0, 0, 0, NULL, NULL},
-    {"options", V_OBJECT, 0, 0, 0, NULL, NULL},
-    {"labels", V_OBJECT, V_NULLABLE, 0, 0, NULL, NULL},
+    {"name", V_STRING, V_REQUIRED, 0, 0, validate_slug, PROBLEM_V_SLUG},
+    {"username", V_STRING, 0, 0, 0, validate_username, PROBLEM_V_USERNAME},
+    {"email", V_STRING, V_NULLABLE, 0, 0, validate_email, PROBLEM_V_EMAIL},
+    {"display_name", V_STRING, V_NULLABLE, 1, 200, NULL, 0},
+    {"roles", V_STRING_ARRAY, 0, 0, 3, is_role, PROBLEM_USER_ROLE_UNKNOWN},
+    {"scopes", V_STRING_ARRAY, V_REQUIRED, 1, 16, NULL, 0},
+    {"gpu_type", V_STRING, V_NULLABLE, 0, 0, gputype_valid, PROBLEM_V_GPU_TYPE},
+    {"state", V_STRING, 0, 0, 0, jobspec_state_valid, PROBLEM_V_INVALID},
+    {"size_bytes", V_INT, 0, 0, 1099511627776L, NULL, 0},
+    {"expires_in_days", V_INT, V_NULLABLE, 1, 365, NULL, 0},
+    {"disabled", V_BOOL, 0, 0, 0, NULL, 0},
+    {"options", V_OBJECT, 0, 0, 0, NULL, 0},
+    {"labels", V_OBJECT, V_NULLABLE, 0, 0, NULL, 0},
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
