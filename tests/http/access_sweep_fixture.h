@@ -10,14 +10,14 @@
  * param_value/fill_path put real objects into a route's {params}.
  *
  * Included once by test_access_sweep.c, which is why its definitions are
- * static and it is no part of the test support library (as
- * permissions_fixture.h).
+ * static and it is no part of the test support library (unlike
+ * tests/support/permfixture.h, which the permission tests share).
  */
 #ifndef AIDC_TEST_ACCESS_SWEEP_FIXTURE_H
 #define AIDC_TEST_ACCESS_SWEEP_FIXTURE_H
 
 #include "server/auth.h"
-#include "server/crypto.h"
+#include "lib/crypto.h"
 #include "server/router.h"
 #include "tests/support/client.h"
 #include "tests/support/harness.h"

@@ -33,10 +33,10 @@
  */
 #include "server/auth.h"
 #include "server/router.h"
-#include "tests/http/mismatch.h"
 #include "tests/http/access_sweep_fixture.h"
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
+#include "tests/support/mismatch.h"
 #include "tests/support/suite.h"
 
 #include <check.h>

@@ -6,7 +6,8 @@
  * the operation exactly once - also when two approve at the same moment -
  * and its audit event names both people; reject, withdraw, expiry; a
  * deleted tenant vanishes from lists and lookups but its rows stay; an
- * operation that fails when approved still decides the approval.
+ * operation that fails when approved still decides the approval; so does
+ * one whose requester is no longer allowed it (role taken, disabled).
  *
  * Runs with AIDC_APPROVAL_TTL_HOURS=1 and AIDC_APPROVAL_QUOTA_THRESHOLD=2;
  * the tests share one server (each works on tenants and users of its own).
@@ -46,11 +47,6 @@ static void teardown(void)
 
 #define ADM harness_srv.admin_token
 
-static const char *sv(const json_t *o, const char *key)
-{
-    return json_string_value(json_object_get(o, key));
-}
-
 /* method path as token must answer 202 with a pending approval; its id (malloc'd). */
 static char *ask(const char *method, const char *path, const char *token, const char *body)
 {
@@ -58,10 +54,10 @@ static char *ask(const char *method, const char *path, const char *token, const 
     long st = reqj(method, path, token, body, &r);
     ck_assert_msg(st == 202, "%s %s answered %ld: %s", method, path, st, r.body ? r.body : "");
     json_t *ap = json_object_get(r.json, "approval");
-    ck_assert_str_eq(sv(ap, "state"), "pending");
-    ck_assert_str_eq(sv(json_object_get(ap, "operation"), "method"), method);
-    ck_assert_str_eq(sv(json_object_get(ap, "operation"), "path"), path);
-    char *id = strdup(sv(ap, "id"));
+    ck_assert_str_eq(jstr(ap, "state"), "pending");
+    ck_assert_str_eq(jstr(json_object_get(ap, "operation"), "method"), method);
+    ck_assert_str_eq(jstr(json_object_get(ap, "operation"), "path"), path);
+    char *id = strdup(jstr(ap, "id"));
     char *loc = http_header(&r, "Location");
     if (loc) /* the operation's own Location when it created something (a user) */
         ck_assert(strstr(loc, "/api/v1/") == loc);
@@ -119,7 +115,7 @@ static bool listed(const char *path, const char *id)
     size_t i;
     json_t *it;
     json_array_foreach(json_object_get(r.json, "items"), i, it) found |=
-        strcmp(sv(it, "id"), id) == 0;
+        strcmp(jstr(it, "id"), id) == 0;
     http_res_free(&r);
     return found;
 }
@@ -134,16 +130,16 @@ START_TEST(self_approval_is_refused_and_a_second_request_finds_the_first)
     free(again);
     struct http_res r;
     ck_assert_int_eq(decide(id, "approve", ADM, NULL, &r), 403);
-    ck_assert_ptr_nonnull(strstr(sv(r.json, "detail"), "another platform admin"));
-    ck_assert_str_eq(sv(r.json, "code"), "approval.own_request");
-    ck_assert_str_eq(sv(json_object_get(r.json, "params"), "id"), id);
+    ck_assert_ptr_nonnull(strstr(jstr(r.json, "detail"), "another platform admin"));
+    ck_assert_str_eq(jstr(r.json, "code"), "approval.own_request");
+    ck_assert_str_eq(jstr(json_object_get(r.json, "params"), "id"), id);
     http_res_free(&r);
     ck_assert_int_eq(events("approval.approve", "denied", id), 1);
     ck_assert_int_eq(events("approval.request", "success", id), 2);
     ck_assert_int_eq(req("GET", "/api/v1/tenants/keep", ADM, NULL), 200);
     ck_assert_int_eq(reqj("GET", fmt("/api/v1/approvals/%s", id), ADM, NULL, &r), 200);
-    ck_assert_str_eq(sv(r.json, "state"), "pending");
-    ck_assert_str_eq(sv(r.json, "requested_by"), ADMIN_USER);
+    ck_assert_str_eq(jstr(r.json, "state"), "pending");
+    ck_assert_str_eq(jstr(r.json, "requested_by"), ADMIN_USER);
     ck_assert(json_is_null(json_object_get(r.json, "decided_by")));
     http_res_free(&r);
     free(id);
@@ -173,9 +169,9 @@ START_TEST(approved_tenant_deletion_runs_once_and_names_both)
 
     struct http_res r;
     ck_assert_int_eq(decide(id, "approve", pa2, NULL, &r), 200);
-    ck_assert_str_eq(sv(r.json, "state"), "approved");
-    ck_assert_str_eq(sv(r.json, "requested_by"), ADMIN_USER);
-    ck_assert_str_eq(sv(r.json, "decided_by"), "pa2");
+    ck_assert_str_eq(jstr(r.json, "state"), "approved");
+    ck_assert_str_eq(jstr(r.json, "requested_by"), ADMIN_USER);
+    ck_assert_str_eq(jstr(r.json, "decided_by"), "pa2");
     ck_assert(json_is_string(json_object_get(r.json, "decided_at")));
     json_t *result = json_object_get(r.json, "result");
     ck_assert_int_eq(json_integer_value(json_object_get(result, "status")), 200);
@@ -186,8 +182,8 @@ START_TEST(approved_tenant_deletion_runs_once_and_names_both)
 
     /* once: a second approval and a late rejection find it decided */
     ck_assert_int_eq(decide(id, "approve", pa2, NULL, &r), 409);
-    ck_assert_str_eq(sv(r.json, "code"), "approval.already_approved");
-    ck_assert_str_eq(sv(r.json, "detail"), fmt("approval %s is already approved", id));
+    ck_assert_str_eq(jstr(r.json, "code"), "approval.already_approved");
+    ck_assert_str_eq(jstr(r.json, "detail"), fmt("approval %s is already approved", id));
     http_res_free(&r);
     ck_assert_int_eq(decide(id, "reject", ADM, "{}", NULL), 409);
     ck_assert_int_eq(events("tenant.delete", "success", "gone"), 1);
@@ -287,9 +283,9 @@ START_TEST(reject_and_withdraw)
     free(long_reason);
     ck_assert_int_eq(decide(id, "reject", pa2, "{\"reason\":\"still in use\",\"x\":1}", NULL), 400);
     ck_assert_int_eq(decide(id, "reject", pa2, "{\"reason\":\"still in use\"}", &r), 200);
-    ck_assert_str_eq(sv(r.json, "state"), "rejected");
-    ck_assert_str_eq(sv(r.json, "reason"), "still in use");
-    ck_assert_str_eq(sv(r.json, "decided_by"), "pa2");
+    ck_assert_str_eq(jstr(r.json, "state"), "rejected");
+    ck_assert_str_eq(jstr(r.json, "reason"), "still in use");
+    ck_assert_str_eq(jstr(r.json, "decided_by"), "pa2");
     ck_assert(json_is_null(json_object_get(r.json, "result")));
     http_res_free(&r);
     ck_assert_int_eq(decide(id, "approve", pa2, NULL, NULL), 409);
@@ -300,8 +296,8 @@ START_TEST(reject_and_withdraw)
     /* the requester withdraws its own */
     id = ask("DELETE", "/api/v1/tenants/stay", ADM, NULL);
     ck_assert_int_eq(decide(id, "reject", ADM, "{}", &r), 200);
-    ck_assert_str_eq(sv(r.json, "state"), "rejected");
-    ck_assert_str_eq(sv(r.json, "decided_by"), ADMIN_USER);
+    ck_assert_str_eq(jstr(r.json, "state"), "rejected");
+    ck_assert_str_eq(jstr(r.json, "decided_by"), ADMIN_USER);
     http_res_free(&r);
     ck_assert_int_eq(sql_count("SELECT count(*) FROM audit_events WHERE action = 'approval.reject'"
                                " AND resource_id = $1 AND details->>'withdrawn' = 'true'",
@@ -328,13 +324,13 @@ START_TEST(an_expired_request_cannot_be_decided)
                         1, (const char *const[]){id}));
     struct http_res r;
     ck_assert_int_eq(reqj("GET", fmt("/api/v1/approvals/%s", id), ADM, NULL, &r), 200);
-    ck_assert_str_eq(sv(r.json, "state"), "expired");
+    ck_assert_str_eq(jstr(r.json, "state"), "expired");
     http_res_free(&r);
     ck_assert(listed("/api/v1/approvals?state=expired&limit=1000", id));
     ck_assert(!listed("/api/v1/approvals?state=pending&limit=1000", id));
     ck_assert_int_eq(decide(id, "approve", pa2, NULL, &r), 409);
-    ck_assert_ptr_nonnull(strstr(sv(r.json, "detail"), "expired"));
-    ck_assert_ptr_nonnull(strstr(sv(r.json, "code"), "expired")); /* approval.(already_)expired */
+    ck_assert_ptr_nonnull(strstr(jstr(r.json, "detail"), "expired"));
+    ck_assert_ptr_nonnull(strstr(jstr(r.json, "code"), "expired")); /* approval.(already_)expired */
     http_res_free(&r);
     ck_assert_int_eq(decide(id, "reject", ADM, "{}", NULL), 409);
     ck_assert_int_eq(req("GET", "/api/v1/tenants/slow", ADM, NULL), 200);
@@ -403,13 +399,13 @@ START_TEST(an_operation_that_fails_when_approved_still_decides_it)
     ck_assert_int_eq(decide(del, "approve", pa2, NULL, NULL), 200);
     struct http_res r;
     ck_assert_int_eq(decide(quota, "approve", pa2, NULL, &r), 200);
-    ck_assert_str_eq(sv(r.json, "state"), "approved");
+    ck_assert_str_eq(jstr(r.json, "state"), "approved");
     json_t *result = json_object_get(r.json, "result");
     ck_assert_int_eq(json_integer_value(json_object_get(result, "status")), 404);
-    ck_assert_ptr_nonnull(strstr(sv(json_object_get(result, "body"), "detail"), "not found"));
+    ck_assert_ptr_nonnull(strstr(jstr(json_object_get(result, "body"), "detail"), "not found"));
     /* the operation's problem as the API would have answered it: its code and params */
-    ck_assert_str_eq(sv(json_object_get(result, "body"), "code"), "tenant.not_found");
-    ck_assert_str_eq(sv(json_object_get(json_object_get(result, "body"), "params"), "tenant"),
+    ck_assert_str_eq(jstr(json_object_get(result, "body"), "code"), "tenant.not_found");
+    ck_assert_str_eq(jstr(json_object_get(json_object_get(result, "body"), "params"), "tenant"),
                      "brief");
     http_res_free(&r);
     ck_assert_int_eq(events("quota.update", "error", "brief"), 1);
@@ -438,9 +434,9 @@ START_TEST(granting_a_global_role_waits)
                      202);
     ck_assert_int_eq(json_array_size(json_object_get(json_object_get(r.json, "user"), "roles")), 0);
     json_t *ap = json_object_get(r.json, "approval");
-    ck_assert_str_eq(sv(json_object_get(ap, "operation"), "path"), "/api/v1/users/carl");
+    ck_assert_str_eq(jstr(json_object_get(ap, "operation"), "path"), "/api/v1/users/carl");
     ck_assert_ptr_null(strstr(r.body, "carl-password-1"));
-    char *id = strdup(sv(ap, "id"));
+    char *id = strdup(jstr(ap, "id"));
     http_res_free(&r);
     ck_assert_int_eq(
         sql_count("SELECT count(*) FROM approvals WHERE body::text LIKE '%password%'", NULL, NULL),
@@ -462,7 +458,7 @@ START_TEST(granting_a_global_role_waits)
              "{\"roles\":[\"finance\"],\"display_name\":\"Carl\"}");
     ck_assert_int_eq(reqj("GET", "/api/v1/users/carl", ADM, NULL, &r), 200);
     ck_assert_int_eq(json_array_size(json_object_get(r.json, "roles")), 0);
-    ck_assert_str_ne(sv(r.json, "display_name"), "Carl"); /* nothing of it yet */
+    ck_assert_str_ne(jstr(r.json, "display_name"), "Carl"); /* nothing of it yet */
     http_res_free(&r);
     ck_assert_int_eq(req("PATCH", "/api/v1/users/nobody", ADM, "{\"roles\":[\"finance\"]}"), 404);
     free(id);
@@ -478,6 +474,50 @@ START_TEST(granting_a_global_role_waits)
                      1);
     free(id);
     free(carl);
+}
+END_TEST
+
+/* The requester is authorized again when its operation runs: an admin whose role was
+ * taken, or who was disabled, since it asked cannot have it done by someone else. */
+START_TEST(a_requester_no_longer_allowed_cannot_have_it_run)
+{
+    make_user("pa4", "pa4-password-1", "[\"platform_admin\"]");
+    make_user("pa5", "pa5-password-1", "[\"platform_admin\"]");
+    char *pa4 = login("pa4", "pa4-password-1");
+    char *pa5 = login("pa5", "pa5-password-1");
+    make_tenant("prey");
+    char *del = ask("DELETE", "/api/v1/tenants/prey", pa4, NULL);
+    char *quota = ask("PUT", "/api/v1/tenants/prey/quota", pa5,
+                      "{\"resources\":{\"cpu\":{\"guaranteed\":7,\"limit\":9}}}");
+    /* taking a role and disabling need no approval */
+    ck_assert_int_eq(req("PATCH", "/api/v1/users/pa4", ADM, "{\"roles\":[]}"), 200);
+    ck_assert_int_eq(req("PATCH", "/api/v1/users/pa5", ADM, "{\"disabled\":true}"), 200);
+
+    struct http_res r;
+    ck_assert_int_eq(decide(del, "approve", pa2, NULL, &r), 200);
+    ck_assert_str_eq(jstr(r.json, "state"), "approved"); /* decided, but it did not run */
+    json_t *result = json_object_get(r.json, "result");
+    ck_assert_int_eq(json_integer_value(json_object_get(result, "status")), 403);
+    ck_assert_str_eq(jstr(json_object_get(result, "body"), "code"), "auth.role"); /* not a 404 */
+    http_res_free(&r);
+    ck_assert_int_eq(req("GET", "/api/v1/tenants/prey", ADM, NULL), 200);
+    ck_assert_int_eq(events("tenant.delete", "success", "prey"), 0);
+    ck_assert_int_eq(events("tenant.delete", "error", "prey"), 1);
+
+    ck_assert_int_eq(decide(quota, "approve", pa2, NULL, &r), 200);
+    result = json_object_get(r.json, "result");
+    ck_assert_int_eq(json_integer_value(json_object_get(result, "status")), 401);
+    ck_assert_str_eq(jstr(json_object_get(result, "body"), "code"), "auth.user_disabled");
+    http_res_free(&r);
+    ck_assert_int_eq(sql_count("SELECT count(*) FROM tenant_quotas q JOIN tenants t"
+                               " ON t.id = q.tenant_id WHERE t.slug = 'prey'",
+                               NULL, NULL),
+                     0);
+    ck_assert_int_eq(events("quota.update", "error", "prey"), 1);
+    free(del);
+    free(quota);
+    free(pa4);
+    free(pa5);
 }
 END_TEST
 
@@ -500,8 +540,8 @@ START_TEST(listing_and_reading)
         ck_assert_int_eq(reqj("GET", path, pa2, NULL, &r), 200);
         json_t *items = json_object_get(r.json, "items");
         ck_assert_int_eq(json_array_size(items), 1);
-        ck_assert_str_eq(sv(json_array_get(items, 0), "id"), want[i]);
-        const char *next = sv(r.json, "next_cursor");
+        ck_assert_str_eq(jstr(json_array_get(items, 0), "id"), want[i]);
+        const char *next = jstr(r.json, "next_cursor");
         ck_assert(next != NULL); /* older ones, of the tests before, follow */
         snprintf(cursor, sizeof cursor, "%s", next ? next : "");
         http_res_free(&r);
@@ -511,16 +551,16 @@ START_TEST(listing_and_reading)
     ck_assert(listed(rejected, b) && !listed(rejected, a) && !listed(rejected, c));
     ck_assert(!listed(pending, b) && listed(pending, a) && listed(pending, c));
     ck_assert_int_eq(reqj("GET", "/api/v1/approvals?state=maybe", ADM, NULL, &r), 400);
-    ck_assert_str_eq(sv(r.json, "code"), "validation.one_of");
-    ck_assert_str_eq(sv(json_object_get(r.json, "params"), "allowed"),
+    ck_assert_str_eq(jstr(r.json, "code"), "validation.one_of");
+    ck_assert_str_eq(jstr(json_object_get(r.json, "params"), "allowed"),
                      "pending, approved, rejected, expired");
-    ck_assert_str_eq(sv(json_object_get(r.json, "params"), "field"), "state");
+    ck_assert_str_eq(jstr(json_object_get(r.json, "params"), "field"), "state");
     http_res_free(&r);
     ck_assert_int_eq(req("GET", "/api/v1/approvals/not-a-uuid", ADM, NULL), 400);
     ck_assert_int_eq(
         reqj("GET", "/api/v1/approvals/00000000-0000-4000-8000-000000000000", ADM, NULL, &r), 404);
-    ck_assert_str_eq(sv(r.json, "code"), "approval.not_found");
-    ck_assert_str_eq(sv(json_object_get(r.json, "params"), "id"),
+    ck_assert_str_eq(jstr(r.json, "code"), "approval.not_found");
+    ck_assert_str_eq(jstr(json_object_get(r.json, "params"), "id"),
                      "00000000-0000-4000-8000-000000000000");
     http_res_free(&r);
     ck_assert_int_eq(decide("00000000-0000-4000-8000-000000000000", "approve", pa2, NULL, NULL),
@@ -550,6 +590,7 @@ int main(void)
     tcase_add_test(tc, raising_a_guarantee_past_the_threshold_waits);
     tcase_add_test(tc, an_operation_that_fails_when_approved_still_decides_it);
     tcase_add_test(tc, granting_a_global_role_waits);
+    tcase_add_test(tc, a_requester_no_longer_allowed_cannot_have_it_run);
     tcase_add_test(tc, listing_and_reading);
     suite_add_tcase(s, tc);
     return suite_run(s);

@@ -15,7 +15,7 @@
  * X-Forwarded-For from 127.0.0.1, so requests can come "from" addresses of
  * their own and source_ip filters have something to tell apart.
  */
-#include "server/crypto.h"
+#include "lib/crypto.h"
 #include "server/router.h"
 #include "tests/support/audittest.h"
 #include "tests/support/client.h"
@@ -86,13 +86,7 @@ static char *call_rid(const char *tok, const char *method, const char *path, con
 /* The items of GET /api/v1/audit/events?query as the auditor (a new reference). */
 static json_t *events(const char *query)
 {
-    struct http_res r;
-    long st = call(aud, "GET", fmt("/api/v1/audit/events?%s", query), NULL, NULL, NULL, &r);
-    ck_assert_msg(st == 200, "GET /audit/events?%s: %ld %s", query, st, r.body);
-    json_t *items = json_incref(json_object_get(r.json, "items"));
-    ck_assert_ptr_nonnull(items);
-    http_res_free(&r);
-    return items;
+    return get_items(fmt("/api/v1/audit/events?%s", query), aud);
 }
 
 /* The first item of items whose field (a top-level string) equals value, or NULL. */
@@ -159,13 +153,6 @@ static void expect_400(const char *path, const char *field)
     char errs[512] = "";
     check_get(path, field, 400, errs, sizeof errs);
     ck_assert_msg(errs[0] == '\0', "expected a 400 naming \"%s\":%s", field, errs);
-}
-
-/* GET the export (query may be "") as the auditor; the answer in *out. */
-static void export_events(const char *query, struct http_res *out)
-{
-    long st = call(aud, "GET", fmt("/api/v1/audit/events/export%s", query), NULL, NULL, NULL, out);
-    ck_assert_msg(st == 200, "export%s: %ld %s", query, st, out->body);
 }
 
 /* ---- search ------------------------------------------------------------------------- */
@@ -589,7 +576,7 @@ START_TEST(reading_the_audit_log_is_audited)
     json_decref(ev);
     free(rid);
 
-    export_events("?action=auth.login", &r);
+    audittest_export(aud, "?action=auth.login", &r);
     rid = http_header(&r, "X-Request-Id");
     http_res_free(&r);
     ev = read_event("audit.export", rid);

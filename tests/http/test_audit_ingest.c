@@ -75,14 +75,6 @@ static int run(const char *cmd, char *out, size_t n)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-static void write_file(const char *path, const char *text, size_t len)
-{
-    FILE *f = fopen(path, "w");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_uint_eq(fwrite(text, 1, len, f), len);
-    fclose(f);
-}
-
 /* RFC 3339 (UTC) of now + offset seconds. */
 static const char *ts_at(long offset)
 {
@@ -162,12 +154,7 @@ static void ingest(const char *tok, json_t *recs, bool ndjson, long accepted, lo
 /* The items of GET /audit/commands?query as the auditor (a new reference). */
 static json_t *commands(const char *query)
 {
-    struct http_res r;
-    long st = reqj("GET", fmt(CMDS "?%s", query), aud, NULL, &r);
-    ck_assert_msg(st == 200, "GET commands?%s: %ld %s", query, st, r.body);
-    json_t *items = json_incref(json_object_get(r.json, "items"));
-    http_res_free(&r);
-    return items;
+    return get_items(fmt(CMDS "?%s", query), aud);
 }
 
 /* How many items have field == value. */
@@ -606,13 +593,6 @@ END_TEST
 
 /* ---- out: exports, secrets ------------------------------------------------------------- */
 
-/* GET the export (query may be "") as the auditor; the answer in *out. */
-static void export_events(const char *query, struct http_res *out)
-{
-    long st = reqj("GET", fmt("/api/v1/audit/events/export%s", query), aud, NULL, out);
-    ck_assert_msg(st == 200, "export%s: %ld %s", query, st, out->body);
-}
-
 /* Deliver a record of host (alone there) and wait until it is chained and a checkpoint
  * signs it; the record as GET /audit/commands shows it. */
 static json_t *chained_record(const char *host, const char *command)
@@ -650,7 +630,7 @@ START_TEST(ndjson_export_verifies_offline_and_edits_are_caught)
 {
     json_t *target = chained_record("exp-n", "census --species 'Narwhal pod'");
     struct http_res r;
-    export_events("", &r);
+    audittest_export(aud, "", &r);
     char *ct = http_header(&r, "Content-Type");
     ck_assert_ptr_nonnull(strstr(ct, "application/x-ndjson"));
     free(ct);
@@ -695,12 +675,12 @@ START_TEST(ndjson_export_verifies_offline_and_edits_are_caught)
     free(pub);
     char api_pub[320], file[320], out[4096];
     snprintf(api_pub, sizeof api_pub, "%s/api-pub.pem", harness_srv.data_dir);
-    write_file(api_pub, audittest_jstr(k.json, "public_key_pem"),
-               strlen(audittest_jstr(k.json, "public_key_pem")));
+    audittest_write_file(api_pub, audittest_jstr(k.json, "public_key_pem"),
+                         strlen(audittest_jstr(k.json, "public_key_pem")));
     http_res_free(&k);
 
     snprintf(file, sizeof file, "%s/export.ndjson", harness_srv.data_dir);
-    write_file(file, r.body, r.body_len);
+    audittest_write_file(file, r.body, r.body_len);
     const char *verify = fmt("env -u AIDC_AUDIT_KEY_FILE '%s' audit verify-export '%s' --key '%s'",
                              AIDC_BIN, file, api_pub);
     ck_assert_msg(run(verify, out, sizeof out) == 0, "verify-export refused the export: %s", out);
@@ -711,7 +691,7 @@ START_TEST(ndjson_export_verifies_offline_and_edits_are_caught)
     char *at = strstr(copy, "Narwhal pod");
     ck_assert_ptr_nonnull(at);
     at[2] = 'x'; /* Naxwhal */
-    write_file(file, copy, r.body_len);
+    audittest_write_file(file, copy, r.body_len);
     ck_assert_msg(run(verify, out, sizeof out) == 1, "an edited export passed: %s", out);
     ck_assert_msg(strstr(out, fmt("FAILED at line %ld:", target_line)) != NULL,
                   "expected line %ld: %s", target_line, out);
@@ -721,7 +701,7 @@ START_TEST(ndjson_export_verifies_offline_and_edits_are_caught)
     size_t cut = r.body_len - 1;
     while (cut > 0 && r.body[cut - 1] != '\n')
         cut--;
-    write_file(file, r.body, cut);
+    audittest_write_file(file, r.body, cut);
     ck_assert_msg(run(verify, out, sizeof out) == 1, "a truncated export passed: %s", out);
     ck_assert_msg(strstr(out, "truncated") != NULL, "%s", out);
 
@@ -760,8 +740,8 @@ START_TEST(passwords_and_token_secrets_are_never_written)
         req("DELETE", "/api/v1/tokens/00000000-0000-4000-8000-000000000002", secret, NULL), 403);
 
     struct http_res nd, csv;
-    export_events("", &nd);
-    export_events("?format=csv", &csv);
+    audittest_export(aud, "", &nd);
+    audittest_export(aud, "?format=csv", &csv);
     char *log = harness_read_file(harness_srv.log_path);
     ck_assert_ptr_nonnull(log);
     const char *secrets[] = {pw1, pw2, wrong, secret, bad, jwt, jwt2, ingest_only};

@@ -70,19 +70,6 @@ static int cli_audit(const struct aidc_server *s, const char *sub, char **out)
     return rc;
 }
 
-static long long jint(const json_t *o, const char *k)
-{
-    return json_integer_value(json_object_get(o, k));
-}
-
-static void write_file(const char *path, const char *data, size_t len)
-{
-    FILE *f = fopen(path, "w");
-    ck_assert_msg(f != NULL, "cannot write %s", path);
-    ck_assert_int_eq(fwrite(data, 1, len, f), len);
-    ck_assert_int_eq(fclose(f), 0);
-}
-
 /* The error of sql run over url (malloc'd "SQLSTATE message"), NULL if none. */
 static char *sql_error(const char *url, const char *sql)
 {
@@ -437,7 +424,7 @@ START_TEST(an_export_after_retention_verifies_offline)
     snprintf(exportfile, sizeof exportfile, "%s/audit-export.ndjson", harness_srv.data_dir);
     snprintf(verout, sizeof verout, "%s/verify-export.out", harness_srv.data_dir);
     snprintf(vererr, sizeof vererr, "%s/verify-export.err", harness_srv.data_dir);
-    write_file(pubfile, pem, strlen(pem));
+    audittest_write_file(pubfile, pem, strlen(pem));
     free(cli_pem);
     http_res_free(&r);
 
@@ -446,7 +433,7 @@ START_TEST(an_export_after_retention_verifies_offline)
     ck_assert_ptr_null(strstr(r.body, "legacy.import")); /* the dropped months are not in it */
     ck_assert_ptr_nonnull(strstr(r.body, "\"audit.retention\""));
     ck_assert_ptr_nonnull(strstr(r.body, "\"checkpoint\":"));
-    write_file(exportfile, r.body, r.body_len);
+    audittest_write_file(exportfile, r.body, r.body_len);
     const char *vargs[] = {"audit", "verify-export", exportfile, "--key", pubfile, NULL};
     int rc = audittest_run_aidcd(vargs, NULL, verout, vererr, CLI_DEADLINE_S);
     char *said = harness_read_file(verout);
@@ -459,7 +446,7 @@ START_TEST(an_export_after_retention_verifies_offline)
     char *at = strstr(edited, "\"tenant.create\"");
     ck_assert_ptr_nonnull(at);
     memcpy(at + strlen("\"tenant."), "CREATE", 6);
-    write_file(exportfile, edited, r.body_len);
+    audittest_write_file(exportfile, edited, r.body_len);
     free(edited);
     http_res_free(&r);
     ck_assert_int_eq(audittest_run_aidcd(vargs, NULL, verout, vererr, CLI_DEADLINE_S), 1);

@@ -168,11 +168,6 @@ static void seen_free(struct seen *s)
     json_decref(s->cli);
 }
 
-static long long jint(const json_t *o, const char *k)
-{
-    return json_integer_value(json_object_get(o, k));
-}
-
 /* One verdict: not ok, broken at event id, by checkpoint cp (0: none named). */
 static void expect_broken_one(const char *who, const json_t *v, long long id, long long cp,
                               const char *reason_has)

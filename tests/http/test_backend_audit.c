@@ -355,11 +355,6 @@ static bool audit_has(const char *s)
     return found;
 }
 
-static const char *sv(const json_t *o, const char *k)
-{
-    return json_string_value(json_object_get(o, k));
-}
-
 static const json_t *at(const json_t *o, const char *path)
 {
     char key[64];
@@ -382,11 +377,11 @@ static void check_common(const json_t *ev, const char *outcome, const char *tena
                          const char *cluster, const char *kind, const char *run_key)
 {
     char *shown = json_dumps(ev, JSON_COMPACT);
-    ck_assert_msg(strcmp(sv(ev, "outcome"), outcome) == 0, "want %s: %s", outcome, shown);
-    ck_assert_str_eq(sv(ev, "actor"), "aidc");
+    ck_assert_msg(strcmp(jstr(ev, "outcome"), outcome) == 0, "want %s: %s", outcome, shown);
+    ck_assert_str_eq(jstr(ev, "actor"), "aidc");
     ck_assert_str_eq(json_string_value(json_array_get(json_object_get(ev, "roles"), 0)), "system");
-    ck_assert_str_eq(sv(ev, "resource_type"), "job");
-    ck_assert_str_eq(sv(ev, "tenant_slug"), tenant);
+    ck_assert_str_eq(jstr(ev, "resource_type"), "job");
+    ck_assert_str_eq(jstr(ev, "tenant_slug"), tenant);
     ck_assert_str_eq(sat(ev, "details.cluster"), cluster);
     ck_assert_str_eq(sat(ev, "details.kind"), kind);
     ck_assert_str_eq(sat(ev, "details.run_key"), run_key);
@@ -432,7 +427,7 @@ static void cancel_and_wait(const char *token, const char *tenant, const char *i
     ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/%s/jobs/%s/cancel", tenant, id), token, NULL),
                      202);
     json_t *job = jobs_wait(token, tenant, id, "cancelled,failed,succeeded", WAIT_S);
-    ck_assert_str_eq(sv(job, "state"), "cancelled");
+    ck_assert_str_eq(jstr(job, "state"), "cancelled");
     json_decref(job);
 }
 
@@ -484,7 +479,7 @@ START_TEST(local_preemption_and_the_next_run_are_audited)
                               "{\"project\":\"mol\",\"name\":\"small\",\"cluster\":\"local\","
                               "\"gpus\":2,\"gpu_type\":\"a100\",\"command\":[\"sleep\",\"1\"]}");
     json_t *js = jobs_wait(ann, "chem", small, "succeeded,failed", WAIT_S);
-    ck_assert_str_eq(sv(js, "state"), "succeeded");
+    ck_assert_str_eq(jstr(js, "state"), "succeeded");
     json_decref(js);
 
     json_t *ev = event("backend.preempt", big);
@@ -542,15 +537,15 @@ START_TEST(slurm_requests_are_recorded_as_sent)
     ck_assert_str_eq(sat(ev, "details.request.headers.X-SLURM-USER-NAME"), "aidc");
     ck_assert_str_eq(sat(ev, "details.request.headers.X-SLURM-USER-TOKEN"), "[redacted]");
     ck_assert_str_eq(sat(ev, "details.request.headers.Content-Type"), "application/json");
-    ck_assert_str_eq(sat(ev, "details.response.backend_job_id"), sv(job, "backend_job_id"));
+    ck_assert_str_eq(sat(ev, "details.response.backend_job_id"), jstr(job, "backend_job_id"));
     /* the body is the one slurmrestd received, but for the values of the job's own env */
     pthread_mutex_lock(&fake.lock);
     json_t *got = json_deep_copy(json_object_get(fake.bodies, id));
     pthread_mutex_unlock(&fake.lock);
     ck_assert_ptr_nonnull(got);
     json_t *env = json_object_get(json_object_get(got, "job"), "environment");
-    ck_assert_str_eq(sv(env, "DB_PASSWORD"), "pw-0815");
-    ck_assert_str_eq(sv(env, "SEED"), "seed-value-1234");
+    ck_assert_str_eq(jstr(env, "DB_PASSWORD"), "pw-0815");
+    ck_assert_str_eq(jstr(env, "SEED"), "seed-value-1234");
     json_object_set_new(env, "DB_PASSWORD", json_string("[redacted]"));
     json_object_set_new(env, "SEED", json_string("[redacted]"));
     ck_assert_msg(json_equal(got, at(ev, "details.request.body")), "the body differs");
@@ -565,8 +560,8 @@ START_TEST(slurm_requests_are_recorded_as_sent)
     check_common(ev, "success", "chem", "fake", "slurm", id);
     ck_assert_int_eq(json_integer_value(json_object_get(ev, "status")), 200);
     ck_assert_str_eq(sat(ev, "details.request.method"), "DELETE");
-    ck_assert_str_eq(sat(ev, "details.request.url"),
-                     fmt("http://127.0.0.1:%d" API "job/%s", fake.port, sv(job, "backend_job_id")));
+    ck_assert_str_eq(sat(ev, "details.request.url"), fmt("http://127.0.0.1:%d" API "job/%s",
+                                                         fake.port, jstr(job, "backend_job_id")));
     ck_assert_str_eq(sat(ev, "details.request.headers.X-SLURM-USER-TOKEN"), "[redacted]");
     ck_assert(json_is_null(at(ev, "details.request.body")));
     json_decref(ev);
@@ -585,7 +580,7 @@ START_TEST(failed_slurm_calls_are_errors)
                            "{\"project\":\"mol\",\"name\":\"r\",\"cluster\":\"fake\",\"gpus\":1,"
                            "\"gpu_type\":\"v100\",\"script\":\"#!/bin/sh\\necho REFUSE\\n\"}");
     json_t *job = jobs_wait(ann, "chem", id, "failed,succeeded,cancelled", WAIT_S);
-    ck_assert_str_eq(sv(job, "state"), "failed");
+    ck_assert_str_eq(jstr(job, "state"), "failed");
     json_decref(job);
     json_t *ev = event("backend.submit", id);
     check_common(ev, "error", "chem", "fake", "slurm", id);
@@ -637,7 +632,7 @@ START_TEST(a_retried_delivery_records_its_own_call)
     json_t *ev = event("backend.submit", id);
     check_common(ev, "success", "chem", "fake", "slurm", id);
     ck_assert(json_is_true(at(ev, "details.response.adopted")));
-    ck_assert_str_eq(sat(ev, "details.response.backend_job_id"), sv(job, "backend_job_id"));
+    ck_assert_str_eq(sat(ev, "details.response.backend_job_id"), jstr(job, "backend_job_id"));
     ck_assert(json_is_null(at(ev, "details.request"))); /* nothing was sent again */
     ck_assert_str_eq(sat(ev, "details.lookup.method"), "GET");
     ck_assert_ptr_nonnull(strstr(sat(ev, "details.lookup.url"), API "jobs?update_time="));
@@ -702,7 +697,7 @@ START_TEST(real_slurm_calls_are_audited_without_the_token)
     ck_assert_str_eq(sat(ev, "details.request.body.job.name"), id);
     ck_assert_str_eq(sat(ev, "details.request.body.job.gres"), "gpu:h100:1");
     ck_assert_str_eq(sat(ev, "details.request.body.script"), "#!/bin/sh\nsleep 300\n");
-    ck_assert_str_eq(sat(ev, "details.response.backend_job_id"), sv(job, "backend_job_id"));
+    ck_assert_str_eq(sat(ev, "details.response.backend_job_id"), jstr(job, "backend_job_id"));
     json_decref(ev);
     cancel_and_wait(pia, "phys", id);
     ev = event("backend.cancel", id);
@@ -710,7 +705,7 @@ START_TEST(real_slurm_calls_are_audited_without_the_token)
     ck_assert_int_eq(json_integer_value(json_object_get(ev, "status")), 200);
     ck_assert_str_eq(sat(ev, "details.request.method"), "DELETE");
     const char *url = sat(ev, "details.request.url");
-    ck_assert_msg(strstr(url, fmt("/job/%s", sv(job, "backend_job_id"))), "url: %s", url);
+    ck_assert_msg(strstr(url, fmt("/job/%s", jstr(job, "backend_job_id"))), "url: %s", url);
     json_decref(ev);
     json_decref(job);
     free(id);
@@ -721,7 +716,7 @@ START_TEST(real_slurm_calls_are_audited_without_the_token)
                      "\"gpu_type\":\"h100\",\"cpus\":17,\"memory_gib\":1,"
                      "\"time_limit_minutes\":5,\"script\":\"#!/bin/sh\\ntrue\\n\"}");
     job = jobs_wait(pia, "phys", id, "failed,succeeded,cancelled", 90);
-    ck_assert_str_eq(sv(job, "state"), "failed");
+    ck_assert_str_eq(jstr(job, "state"), "failed");
     ev = event("backend.submit", id);
     check_common(ev, "error", "phys", "hpc", "slurm", id);
     ck_assert_int_eq(json_integer_value(json_object_get(ev, "status")), 500);

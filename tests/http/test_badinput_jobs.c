@@ -13,7 +13,7 @@
  * to stderr (prefixed DISCREPANCY) with the request and the answer, and the
  * test fails at its end, so one run lists everything that is wrong.
  */
-#include "server/crypto.h"
+#include "lib/crypto.h"
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
 #include "tests/support/jobs.h"

@@ -50,11 +50,6 @@ static void teardown(void)
     harness_teardown();
 }
 
-static const char *sv(const json_t *o, const char *k)
-{
-    return json_string_value(json_object_get(o, k));
-}
-
 /* gpu:a100's total and faulty in the local cluster's inventory. */
 static void a100(long long *total, long long *faulty)
 {
@@ -94,8 +89,8 @@ static json_t *event_to(const char *id, const char *from, const char *to)
         size_t i;
         json_t *e;
         json_array_foreach(json_object_get(r.json, "items"), i, e) {
-            if (!found && sv(e, "to") && strcmp(sv(e, "to"), to) == 0 && sv(e, "from") &&
-                strcmp(sv(e, "from"), from) == 0)
+            if (!found && jstr(e, "to") && strcmp(jstr(e, "to"), to) == 0 && jstr(e, "from") &&
+                strcmp(jstr(e, "from"), from) == 0)
                 found = json_incref(e);
         }
         char shown[2000];
@@ -156,7 +151,7 @@ static void price(const char *adm2, const char *resource, const char *unit_price
                               resource, unit_price),
                           &r),
                      202);
-    const char *id = sv(json_object_get(r.json, "approval"), "id");
+    const char *id = jstr(json_object_get(r.json, "approval"), "id");
     ck_assert_ptr_nonnull(id);
     char path[128];
     snprintf(path, sizeof path, "/api/v1/approvals/%s/approve", id);
@@ -181,8 +176,9 @@ static double credit_of_this_month(void)
     size_t i;
     json_t *l;
     json_array_foreach(json_object_get(r.json, "lines"), i, l) {
-        if (strcmp(sv(l, "kind"), "credit") == 0 && strcmp(sv(l, "resource"), "gpu:a100") == 0) {
-            q = strtod(sv(l, "quantity"), NULL);
+        if (strcmp(jstr(l, "kind"), "credit") == 0 &&
+            strcmp(jstr(l, "resource"), "gpu:a100") == 0) {
+            q = strtod(jstr(l, "quantity"), NULL);
             found = true;
         }
     }
@@ -217,7 +213,7 @@ START_TEST(a_faulty_gpu_leaves_and_its_job_runs_again_elsewhere)
                             "{\"node\":\"" NODE "\",\"gpus\":[1],\"reason\":\"XID 79\"}", &r),
                      201);
     json_t *res0 = json_array_get(json_object_get(r.json, "results"), 0);
-    ck_assert_str_eq(sv(res0, "result"), "recorded");
+    ck_assert_str_eq(jstr(res0, "result"), "recorded");
     ck_assert_int_eq(json_integer_value(json_object_get(res0, "gpu")), 1);
     ck_assert_str_eq(json_string_value(json_array_get(json_object_get(r.json, "jobs_stopped"), 0)),
                      id);
@@ -236,17 +232,18 @@ START_TEST(a_faulty_gpu_leaves_and_its_job_runs_again_elsewhere)
     ck_assert_int_eq(report(harness_srv.admin_token,
                             "{\"node\":\"" NODE "\",\"gpus\":[1],\"reason\":\"XID 79\"}", &r),
                      200);
-    ck_assert_str_eq(sv(json_array_get(json_object_get(r.json, "results"), 0), "result"), "known");
+    ck_assert_str_eq(jstr(json_array_get(json_object_get(r.json, "results"), 0), "result"),
+                     "known");
     ck_assert_int_eq(json_array_size(json_object_get(r.json, "jobs_stopped")), 0);
     http_res_free(&r);
 
     /* the job went back to the queue for the fault, and runs again without GPU 1 */
     json_t *ev = event_to(id, "running", "preempted");
-    ck_assert_msg(strstr(sv(ev, "reason"), "GPU fault on node " NODE " (GPU 1): XID 79"),
-                  "preempted because: %s", sv(ev, "reason"));
+    ck_assert_msg(strstr(jstr(ev, "reason"), "GPU fault on node " NODE " (GPU 1): XID 79"),
+                  "preempted because: %s", jstr(ev, "reason"));
     json_decref(ev);
     ev = event_to(id, "preempted", "queued");
-    ck_assert_str_eq(sv(ev, "reason"), "requeued after a GPU fault on node " NODE);
+    ck_assert_str_eq(jstr(ev, "reason"), "requeued after a GPU fault on node " NODE);
     json_decref(ev);
     j = jobs_wait(pia, "phys", id, "running", 30);
     ck_assert_int_eq(json_integer_value(json_object_get(j, "preemption_count")), 1);
@@ -268,10 +265,10 @@ START_TEST(a_faulty_gpu_leaves_and_its_job_runs_again_elsewhere)
     ck_assert_int_eq(reqj("GET", FAULTS, harness_srv.admin_token, NULL, &r), 200);
     json_t *f = json_array_get(json_object_get(r.json, "items"), 0);
     ck_assert_int_eq(json_array_size(json_object_get(r.json, "items")), 1);
-    ck_assert_str_eq(sv(f, "node"), NODE);
-    ck_assert_str_eq(sv(f, "gpu_type"), "a100");
-    ck_assert_str_eq(sv(f, "source"), "operator");
-    ck_assert_str_eq(sv(f, "reported_by"), ADMIN_USER);
+    ck_assert_str_eq(jstr(f, "node"), NODE);
+    ck_assert_str_eq(jstr(f, "gpu_type"), "a100");
+    ck_assert_str_eq(jstr(f, "source"), "operator");
+    ck_assert_str_eq(jstr(f, "reported_by"), ADMIN_USER);
     ck_assert(json_is_null(json_object_get(f, "resolved_at")));
     ck_assert(json_is_null(json_object_get(f, "node_drain")));
     http_res_free(&r);
@@ -280,7 +277,7 @@ START_TEST(a_faulty_gpu_leaves_and_its_job_runs_again_elsewhere)
     char *big = jobs_submit(pia, "phys", "{\"project\":\"lab\",\"name\":\"big\",\"gpus\":3,"
                                          "\"gpu_type\":\"a100\",\"command\":[\"true\"]}");
     json_t *b = jobs_wait_seen(pia, "phys", big, 10);
-    ck_assert_str_eq(sv(b, "state"), "queued");
+    ck_assert_str_eq(jstr(b, "state"), "queued");
     json_decref(b);
     ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/phys/jobs/%s/cancel", big), pia, NULL),
                      202);
@@ -320,7 +317,7 @@ START_TEST(a_faulty_gpu_leaves_and_its_job_runs_again_elsewhere)
     free(gauge);
     ck_assert_int_ge(audited("gpu_fault.resolve", "local/" NODE), 1);
     ck_assert_int_eq(reqj("GET", FAULTS "?state=resolved", harness_srv.admin_token, NULL, &r), 200);
-    ck_assert_str_eq(sv(json_array_get(json_object_get(r.json, "items"), 0), "resolved_by"),
+    ck_assert_str_eq(jstr(json_array_get(json_object_get(r.json, "items"), 0), "resolved_by"),
                      ADMIN_USER);
     http_res_free(&r);
     ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/phys/jobs/%s/cancel", id), pia, NULL), 202);
@@ -353,7 +350,7 @@ START_TEST(the_next_admission_pass_stops_a_job_on_a_faulty_gpu)
                         1, (const char *const[]){held}));
     PQclear(harness_sql(harness_srv.owner_url, "SELECT pg_notify('aidc_jobs', 'test')", 0, NULL));
     json_t *ev = event_to(id, "running", "preempted");
-    ck_assert_ptr_nonnull(strstr(sv(ev, "reason"), "behind the back"));
+    ck_assert_ptr_nonnull(strstr(jstr(ev, "reason"), "behind the back"));
     json_decref(ev);
     free(held);
     ck_assert_int_eq(req("DELETE", FAULTS "/" NODE, harness_srv.admin_token, NULL), 200);
@@ -395,22 +392,22 @@ START_TEST(alertmanager_fires_and_resolves)
              alert("firing", "\"Hostname\":\"elsewhere\",\"gpu\":\"0\""));
     ck_assert_int_eq(report(tok, webhook(alerts), &r), 201);
     json_t *rs = json_object_get(r.json, "results");
-    ck_assert_str_eq(sv(r.json, "source"), "alertmanager");
-    ck_assert_str_eq(sv(json_array_get(rs, 0), "result"), "recorded");
-    ck_assert_str_eq(sv(json_array_get(rs, 1), "result"), "ignored");
-    ck_assert_ptr_nonnull(strstr(sv(json_array_get(rs, 1), "error"), "has GPUs 0 to 3"));
-    ck_assert_str_eq(sv(json_array_get(rs, 2), "result"), "ignored");
-    ck_assert_ptr_nonnull(strstr(sv(json_array_get(rs, 2), "error"), "not a node"));
+    ck_assert_str_eq(jstr(r.json, "source"), "alertmanager");
+    ck_assert_str_eq(jstr(json_array_get(rs, 0), "result"), "recorded");
+    ck_assert_str_eq(jstr(json_array_get(rs, 1), "result"), "ignored");
+    ck_assert_ptr_nonnull(strstr(jstr(json_array_get(rs, 1), "error"), "has GPUs 0 to 3"));
+    ck_assert_str_eq(jstr(json_array_get(rs, 2), "result"), "ignored");
+    ck_assert_ptr_nonnull(strstr(jstr(json_array_get(rs, 2), "error"), "not a node"));
     http_res_free(&r);
     want_a100(3, 1);
     /* the webhook's token reports and resolves, and reads nothing (docs/gpu-health.md) */
     ck_assert_int_eq(req("GET", FAULTS, tok, NULL), 403);
     ck_assert_int_eq(reqj("GET", FAULTS, harness_srv.admin_token, NULL, &r), 200);
     json_t *f = json_array_get(json_object_get(r.json, "items"), 0);
-    ck_assert_str_eq(sv(f, "alert"), "GpuXid");
-    ck_assert_str_eq(sv(f, "reason"), "GpuXid: XID 48: double bit ECC error");
-    ck_assert_str_eq(sv(f, "since"), "2026-01-02T06:00:00Z"); /* startsAt, in UTC */
-    ck_assert_str_eq(sv(f, "source"), "alertmanager");
+    ck_assert_str_eq(jstr(f, "alert"), "GpuXid");
+    ck_assert_str_eq(jstr(f, "reason"), "GpuXid: XID 48: double bit ECC error");
+    ck_assert_str_eq(jstr(f, "since"), "2026-01-02T06:00:00Z"); /* startsAt, in UTC */
+    ck_assert_str_eq(jstr(f, "source"), "alertmanager");
     http_res_free(&r);
 
     /* Alertmanager repeats it: nothing new; then it resolves */
@@ -423,7 +420,7 @@ START_TEST(alertmanager_fires_and_resolves)
                                                                          "\",\"gpu\":\"2\""))),
                             &r),
                      200);
-    ck_assert_str_eq(sv(json_array_get(json_object_get(r.json, "results"), 0), "result"),
+    ck_assert_str_eq(jstr(json_array_get(json_object_get(r.json, "results"), 0), "result"),
                      "resolved");
     http_res_free(&r);
     want_a100(4, 0);

@@ -53,18 +53,13 @@ static void teardown(void)
     kubetest_teardown();
 }
 
-static const char *sv(const json_t *o, const char *k)
-{
-    return json_string_value(json_object_get(o, k));
-}
-
 /* Node name as the API server has it: unschedulable, and aidc's annotation (into mark). */
 static bool cordoned(const char *name, char *mark, size_t n)
 {
     json_t *nd = kube_ok("GET", fmt("/api/v1/nodes/%s", name), NULL, NULL, 200);
     bool c = json_is_true(json_object_get(json_object_get(nd, "spec"), "unschedulable"));
-    const char *a = sv(json_object_get(json_object_get(nd, "metadata"), "annotations"),
-                       "aidc.io/cordoned");
+    const char *a =
+        jstr(json_object_get(json_object_get(nd, "metadata"), "annotations"), "aidc.io/cordoned");
     if (mark)
         snprintf(mark, n, "%s", a ? a : "");
     json_decref(nd);
@@ -128,7 +123,7 @@ START_TEST(a_fault_cordons_the_node_and_requeues_the_job_on_it)
     ck_assert_int_eq(reqj("POST", FAULTS, harness_srv.admin_token,
                           fmt("{\"node\":\"%s\",\"gpus\":\"all\",\"reason\":\"XID 48\"}", node), &r),
                      201);
-    ck_assert_str_eq(sv(json_array_get(json_object_get(r.json, "drains"), 0), "action"), "drain");
+    ck_assert_str_eq(jstr(json_array_get(json_object_get(r.json, "drains"), 0), "action"), "drain");
     http_res_free(&r);
     ck_assert_int_eq(a100("total"), 4); /* at once: the node's 4 GPUs are out */
     ck_assert_int_eq(a100("faulty"), 4);
@@ -141,12 +136,12 @@ START_TEST(a_fault_cordons_the_node_and_requeues_the_job_on_it)
     /* details.jobs_stopped names it */
     json_t *ev = audittest_event_with("backend.drain", id, KUBETEST_WAIT_S);
     json_t *sent = json_object_get(json_object_get(ev, "details"), "request");
-    ck_assert_str_eq(sv(sent, "method"), "PATCH");
-    ck_assert_str_eq(sv(json_object_get(sent, "headers"), "Content-Type"),
+    ck_assert_str_eq(jstr(sent, "method"), "PATCH");
+    ck_assert_str_eq(jstr(json_object_get(sent, "headers"), "Content-Type"),
                      "application/merge-patch+json");
     ck_assert(json_is_true(json_object_get(json_object_get(json_object_get(sent, "body"), "spec"),
                                            "unschedulable")));
-    ck_assert_str_eq(sv(json_object_get(sent, "headers"), "Authorization"), "[redacted]");
+    ck_assert_str_eq(jstr(json_object_get(sent, "headers"), "Authorization"), "[redacted]");
     json_decref(ev);
     json_t *job = jobs_wait(ann, ta, id, "queued,admitted,pending,running", KUBETEST_WAIT_S);
     double deadline = jobs_now() + KUBETEST_WAIT_S;
@@ -166,7 +161,8 @@ START_TEST(a_fault_cordons_the_node_and_requeues_the_job_on_it)
     /* healthy again: uncordoned, the mark gone, the GPUs back */
     ck_assert_int_eq(reqj("DELETE", fmt(FAULTS "/%s", node), harness_srv.admin_token, NULL, &r),
                      200);
-    ck_assert_str_eq(sv(json_array_get(json_object_get(r.json, "drains"), 0), "action"), "undrain");
+    ck_assert_str_eq(jstr(json_array_get(json_object_get(r.json, "drains"), 0), "action"),
+                     "undrain");
     http_res_free(&r);
     wait_cordoned(node, false);
     cordoned(node, mark, sizeof mark);

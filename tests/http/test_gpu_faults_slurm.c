@@ -38,24 +38,19 @@ static const char *const fast[] = {"AIDC_SYNC_INTERVAL_MS=200", "AIDC_ADMISSION_
                                    "AIDC_PREEMPT_GRACE_SECONDS=1",
                                    "AIDC_INVENTORY_INTERVAL_SECONDS=1", NULL};
 
-static const char *sv(const json_t *o, const char *k)
-{
-    return json_string_value(json_object_get(o, k));
-}
-
 /* Whether node is drained in slurmrestd's eyes, and its reason (into why). */
 static bool drained(const char *node, char *why, size_t n)
 {
     json_t *b = slurm_get(fmt("node/%s", node));
     json_t *nd = json_array_get(json_object_get(b, "nodes"), 0);
     ck_assert_msg(nd != NULL, "slurmrestd does not know %s", node);
-    bool d = sv(nd, "state") && strncmp(sv(nd, "state"), "drain", 5) == 0;
+    bool d = jstr(nd, "state") && strncmp(jstr(nd, "state"), "drain", 5) == 0;
     size_t i;
     json_t *f;
     json_array_foreach(json_object_get(nd, "state_flags"), i, f)
         d |= json_string_value(f) && strcmp(json_string_value(f), "DRAIN") == 0;
     if (why)
-        snprintf(why, n, "%s", sv(nd, "reason") ? sv(nd, "reason") : "");
+        snprintf(why, n, "%s", jstr(nd, "reason") ? jstr(nd, "reason") : "");
     json_decref(b);
     return d;
 }
@@ -159,7 +154,7 @@ START_TEST(a_fault_drains_the_node_and_requeues_its_job)
                                                  "#!/bin/bash\nsleep 300\n"));
     json_t *job = jobs_wait(ann, T, id, "running", WAIT_S);
     json_t *sj = slurm_job_of(job);
-    ck_assert_str_eq(sv(sj, "nodes"), "node-a100");
+    ck_assert_str_eq(jstr(sj, "nodes"), "node-a100");
     json_decref(sj);
     json_decref(job);
 
@@ -168,8 +163,8 @@ START_TEST(a_fault_drains_the_node_and_requeues_its_job)
                           "{\"node\":\"node-a100\",\"gpus\":[0],\"reason\":\"XID 79\"}", &r),
                      201);
     json_t *d0 = json_array_get(json_object_get(r.json, "drains"), 0);
-    ck_assert_str_eq(sv(d0, "node"), "node-a100");
-    ck_assert_str_eq(sv(d0, "action"), "drain");
+    ck_assert_str_eq(jstr(d0, "node"), "node-a100");
+    ck_assert_str_eq(jstr(d0, "action"), "drain");
     http_res_free(&r);
     /* at once: the whole node leaves aidc's inventory (Slurm drains nodes, not GPUs) */
     ck_assert_int_eq(slurmtest_total("gpu:a100"), 0);
@@ -189,7 +184,7 @@ START_TEST(a_fault_drains_the_node_and_requeues_its_job)
     ck_assert_msg(cmd && strstr(cmd, "\"nodename=node-a100\",\"state=drain\",\"reason=aidc: XID 79\""),
                   "command %s", cmd ? cmd : "(none)");
     ck_assert_int_eq(json_integer_value(json_object_get(sent, "exit_status")), 0);
-    ck_assert_str_eq(sv(ev, "outcome"), "success");
+    ck_assert_str_eq(jstr(ev, "outcome"), "success");
     free(cmd);
     json_decref(ev);
     job = jobs_wait(ann, T, id, "queued", WAIT_S);
@@ -200,8 +195,8 @@ START_TEST(a_fault_drains_the_node_and_requeues_its_job)
     free(h);
     ck_assert_int_eq(reqj("GET", FAULTS, harness_srv.admin_token, NULL, &r), 200);
     json_t *nd = json_object_get(json_array_get(json_object_get(r.json, "items"), 0), "node_drain");
-    ck_assert_str_eq(sv(nd, "action"), "drain");
-    ck_assert_ptr_nonnull(sv(nd, "delivered_at"));
+    ck_assert_str_eq(jstr(nd, "action"), "drain");
+    ck_assert_ptr_nonnull(jstr(nd, "delivered_at"));
     http_res_free(&r);
     /* the syncer sees the drained node: still no a100 (it left Slurm's count, not twice) */
     wait_total("gpu:a100", 0);
@@ -209,7 +204,8 @@ START_TEST(a_fault_drains_the_node_and_requeues_its_job)
 
     /* healthy again: resumed, back in the inventory, and the job runs again */
     ck_assert_int_eq(reqj("DELETE", FAULTS "/node-a100", harness_srv.admin_token, NULL, &r), 200);
-    ck_assert_str_eq(sv(json_array_get(json_object_get(r.json, "drains"), 0), "action"), "undrain");
+    ck_assert_str_eq(jstr(json_array_get(json_object_get(r.json, "drains"), 0), "action"),
+                     "undrain");
     http_res_free(&r);
     wait_drained("node-a100", false);
     touched[0] = false;

@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -278,25 +277,6 @@ START_TEST(logout_revokes_the_session)
 }
 END_TEST
 
-/* The Set-Cookie line (attributes and all) that sets cookie name, or NULL. */
-static char *set_cookie_of(const struct http_res *r, const char *name)
-{
-    const char *want = fmt("%s=", name);
-    for (const char *p = r->headers; p && *p;) {
-        const char *eol = strstr(p, "\r\n");
-        size_t len = eol ? (size_t)(eol - p) : strlen(p);
-        if (len > 11 && strncasecmp(p, "Set-Cookie:", 11) == 0) {
-            const char *v = p + 11;
-            while (*v == ' ')
-                v++;
-            if (strncmp(v, want, strlen(want)) == 0)
-                return strndup(v, len - (size_t)(v - p));
-        }
-        p = eol ? eol + 2 : NULL;
-    }
-    return NULL;
-}
-
 /* The id of the session tok is, from its owner's list. */
 static char *current_session_id(const char *tok)
 {
@@ -315,7 +295,7 @@ static char *current_session_id(const char *tok)
 /* A hint cookie that is cleared (value empty, Max-Age=0) in r. */
 static void assert_hint_cleared(const struct http_res *r)
 {
-    char *hint = set_cookie_of(r, "aidc_signed_in");
+    char *hint = http_set_cookie(r, "aidc_signed_in");
     ck_assert_ptr_nonnull(hint);
     ck_assert_ptr_nonnull(strstr(hint, "aidc_signed_in=;"));
     ck_assert_ptr_nonnull(strstr(hint, "Max-Age=0"));
@@ -333,8 +313,8 @@ START_TEST(login_sets_a_signed_in_hint_that_logout_clears)
     struct http_res r;
     ck_assert_int_eq(login_from("10.1.0.9", ADMIN_USER, ADMIN_PASSWORD, &r), 200);
     char *tok = strdup(json_string_value(json_object_get(r.json, "access_token")));
-    char *session = set_cookie_of(&r, "aidc_session");
-    char *hint = set_cookie_of(&r, "aidc_signed_in");
+    char *session = http_set_cookie(&r, "aidc_session");
+    char *hint = http_set_cookie(&r, "aidc_signed_in");
     ck_assert_ptr_nonnull(session);
     ck_assert_ptr_nonnull(hint);
     ck_assert_ptr_nonnull(strstr(session, "HttpOnly")); /* the session cookie as it was */
@@ -364,8 +344,8 @@ START_TEST(login_sets_a_signed_in_hint_that_logout_clears)
     char *other = login(ADMIN_USER, ADMIN_PASSWORD);
     char *other_id = current_session_id(other);
     ck_assert_int_eq(reqj("DELETE", fmt("/api/v1/me/sessions/%s", other_id), mine, NULL, &r), 204);
-    ck_assert_ptr_null(set_cookie_of(&r, "aidc_signed_in"));
-    ck_assert_ptr_null(set_cookie_of(&r, "aidc_session"));
+    ck_assert_ptr_null(http_set_cookie(&r, "aidc_signed_in"));
+    ck_assert_ptr_null(http_set_cookie(&r, "aidc_session"));
     http_res_free(&r);
     char *mine_id = current_session_id(mine);
     ck_assert_int_eq(reqj("DELETE", fmt("/api/v1/me/sessions/%s", mine_id), mine, NULL, &r), 204);

@@ -71,12 +71,11 @@ static void submit_ok(const char *image, const char *want, char id[37])
     struct http_res r;
     long st = submit(image, &r);
     ck_assert_msg(st == 201, "%s: %ld %.400s", image ? image : "no image", st, r.body);
-    ck_assert_str_eq(imagestest_sv(r.json, "image") ? imagestest_sv(r.json, "image") : "-",
-                     image ? image : "-");
+    ck_assert_str_eq(jstr(r.json, "image") ? jstr(r.json, "image") : "-", image ? image : "-");
     ck_assert_msg(want ? imagestest_is(r.json, "image_digest", want)
                        : json_is_null(json_object_get(r.json, "image_digest")),
                   "%s: %.400s", image ? image : "no image", r.body);
-    snprintf(id, 37, "%s", imagestest_sv(r.json, "id"));
+    snprintf(id, 37, "%s", jstr(r.json, "id"));
     http_res_free(&r);
 }
 
@@ -93,7 +92,7 @@ START_TEST(jobs_resolve_their_image_to_a_digest)
      * its own by digest */
     submit_ok("alpha/app:v1", da, job);
     json_t *j = jobs_get(am, "alpha", job);
-    ck_assert_str_eq(imagestest_sv(j, "image_digest"), da);
+    ck_assert_str_eq(jstr(j, "image_digest"), da);
     json_decref(j);
     const char *p1[2] = {job, da};
     imagestest_count_is(1,
@@ -154,7 +153,7 @@ START_TEST(the_dispatcher_audits_each_pull_with_its_digest)
      * saying so; the job without an image runs */
     for (int i = 0; i < 3; i++) {
         json_t *j = jobs_wait(am, "alpha", jobs[i], "succeeded,failed,cancelled", 30);
-        const char *state = imagestest_sv(j, "state"), *reason = imagestest_sv(j, "reason");
+        const char *state = jstr(j, "state"), *reason = jstr(j, "reason");
         if (i < 2)
             ck_assert_msg(strcmp(state, "failed") == 0 && reason &&
                               strncmp(reason, "image pull failed: ", 19) == 0,

@@ -51,16 +51,6 @@ static void teardown(void)
     harness_teardown();
 }
 
-static const char *sv(const json_t *o, const char *k)
-{
-    return json_string_value(json_object_get(o, k));
-}
-
-static long long iv(const json_t *o, const char *k)
-{
-    return json_integer_value(json_object_get(o, k));
-}
-
 static json_t *quota_entry(const char *tenant, const char *res)
 {
     struct http_res r;
@@ -86,13 +76,13 @@ START_TEST(job_runs_with_its_gpus_and_environment)
                            "echo shim_aidc_vars=$(tr '\\\\0' '\\\\n' < /proc/$PPID/environ | "
                            "grep -c ^AIDC_)\\necho oops >&2\"}");
     json_t *j = jobs_wait(ann, "chem", id, "succeeded,failed", 30);
-    ck_assert_str_eq(sv(j, "state"), "succeeded");
-    ck_assert_int_eq(iv(j, "exit_code"), 0);
-    ck_assert_str_eq(sv(j, "cluster"), "local");
+    ck_assert_str_eq(jstr(j, "state"), "succeeded");
+    ck_assert_int_eq(jint(j, "exit_code"), 0);
+    ck_assert_str_eq(jstr(j, "cluster"), "local");
     ck_assert(json_is_true(json_object_get(j, "preemptible"))); /* t4: no guarantee */
-    ck_assert_ptr_nonnull(sv(j, "started_at"));
-    ck_assert_ptr_nonnull(sv(j, "finished_at"));
-    ck_assert(strcmp(sv(j, "started_at"), sv(j, "finished_at")) <= 0);
+    ck_assert_ptr_nonnull(jstr(j, "started_at"));
+    ck_assert_ptr_nonnull(jstr(j, "finished_at"));
+    ck_assert(strcmp(jstr(j, "started_at"), jstr(j, "finished_at")) <= 0);
     /* the GPUs it was given are the ones it holds: the two t4 indexes (4-5; a100 is 0-3),
      * which its sandbox numbers from 0 as a container does */
     json_t *idx = json_object_get(j, "gpu_indexes");
@@ -117,7 +107,7 @@ START_TEST(job_runs_with_its_gpus_and_environment)
     free(hist);
     /* nothing held any more, and the run was recorded for GPU-hour budgets */
     json_t *q = quota_entry("chem", "gpu:t4");
-    ck_assert_int_eq(iv(q, "used"), 0);
+    ck_assert_int_eq(jint(q, "used"), 0);
     json_decref(q);
     const char *p[1] = {id};
     PGresult *r = harness_sql(harness_srv.owner_url,
@@ -138,9 +128,9 @@ START_TEST(cpu_job_sees_no_gpus_and_failure_keeps_its_exit_code)
                            "\"echo cvd=[$CUDA_VISIBLE_DEVICES] nv=$NVIDIA_VISIBLE_DEVICES; "
                            "echo bad >&2; exit 3\"]}");
     json_t *j = jobs_wait(ann, "chem", id, "succeeded,failed", 30);
-    ck_assert_str_eq(sv(j, "state"), "failed");
-    ck_assert_int_eq(iv(j, "exit_code"), 3);
-    ck_assert_str_eq(sv(j, "reason"), "exit code 3");
+    ck_assert_str_eq(jstr(j, "state"), "failed");
+    ck_assert_int_eq(jint(j, "exit_code"), 3);
+    ck_assert_str_eq(jstr(j, "reason"), "exit code 3");
     char *out = jobs_logs(ann, "chem", id, "stream=stdout");
     ck_assert_str_eq(out, "cvd=[] nv=none\n");
     free(out);
@@ -150,7 +140,7 @@ START_TEST(cpu_job_sees_no_gpus_and_failure_keeps_its_exit_code)
     id = jobs_submit(ann, "chem", "{\"project\":\"mol\",\"name\":\"nope\",\"command\":"
                                   "[\"/no/such/program\"]}");
     j = jobs_wait(ann, "chem", id, "succeeded,failed", 30);
-    ck_assert_int_eq(iv(j, "exit_code"), 127);
+    ck_assert_int_eq(jint(j, "exit_code"), 127);
     out = jobs_logs(ann, "chem", id, "stream=stderr");
     ck_assert_msg(strstr(out, "/no/such/program"), "stderr: %s", out);
     free(out);
@@ -173,10 +163,10 @@ START_TEST(cancel_running_queued_and_finished_jobs)
     struct http_res r;
     ck_assert_int_eq(reqj("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", run), ann, NULL, &r),
                      202);
-    ck_assert_str_eq(sv(r.json, "stop_requested"), "cancel");
+    ck_assert_str_eq(jstr(r.json, "stop_requested"), "cancel");
     http_res_free(&r);
     json_t *j = jobs_wait(ann, "chem", run, "cancelled,failed,succeeded", 30);
-    ck_assert_str_eq(sv(j, "state"), "cancelled");
+    ck_assert_str_eq(jstr(j, "state"), "cancelled");
     json_decref(j);
     char *out = jobs_logs(ann, "chem", run, NULL);
     ck_assert_msg(strstr(out, "terminated"), "stdout: %s", out);
@@ -184,18 +174,18 @@ START_TEST(cancel_running_queued_and_finished_jobs)
     /* cancelling an ended job is a conflict */
     ck_assert_int_eq(reqj("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", run), ann, NULL, &r),
                      409);
-    ck_assert_ptr_nonnull(strstr(sv(r.json, "detail"), "cancelled"));
+    ck_assert_ptr_nonnull(strstr(jstr(r.json, "detail"), "cancelled"));
     http_res_free(&r);
 
     /* a queued job (its project may run no jobs) ends at once, by the tenant admin */
     char *q = jobs_submit(ben, "chem", "{\"project\":\"held\",\"name\":\"q\",\"command\":[\"true\"]}");
     j = jobs_wait_seen(ben, "chem", q, 10);
-    ck_assert_str_eq(sv(j, "reason"), "project-quota:jobs");
+    ck_assert_str_eq(jstr(j, "reason"), "project-quota:jobs");
     json_decref(j);
     ck_assert_int_eq(reqj("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", q), tad, NULL, &r),
                      202);
-    ck_assert_str_eq(sv(r.json, "state"), "cancelled");
-    ck_assert_ptr_nonnull(strstr(sv(r.json, "reason"), "tad"));
+    ck_assert_str_eq(jstr(r.json, "state"), "cancelled");
+    ck_assert_ptr_nonnull(strstr(jstr(r.json, "reason"), "tad"));
     http_res_free(&r);
     char *hist = jobs_history(ben, "chem", q);
     ck_assert_str_eq(hist, "queued,cancelled");
@@ -231,7 +221,7 @@ static json_t *jobs_wait_estimate(const char *tok, const char *tenant, const cha
 /* waiting's estimate is running's start plus minutes (to the second) */
 static void assert_estimate(const json_t *waiting, const json_t *running, int minutes)
 {
-    const char *pp[3] = {sv(running, "started_at"), sv(waiting, "estimated_start"),
+    const char *pp[3] = {jstr(running, "started_at"), jstr(waiting, "estimated_start"),
                          fmt("%d", minutes)};
     PGresult *r = harness_sql(harness_srv.owner_url,
                               "SELECT abs(extract(epoch FROM $2::timestamptz - ($1::timestamptz"
@@ -256,8 +246,8 @@ START_TEST(waiting_jobs_say_why_where_and_when)
     json_t *jb = jobs_wait(ann, "chem", b, "running", 30);
     ck_assert(json_is_true(json_object_get(jb, "preemptible")));
     json_t *q = quota_entry("chem", "gpu:a100");
-    ck_assert_int_eq(iv(q, "used"), 4);
-    ck_assert_int_eq(iv(q, "borrowed"), 2);
+    ck_assert_int_eq(jint(q, "used"), 4);
+    ck_assert_int_eq(jint(q, "borrowed"), 2);
     json_decref(q);
 
     /* chem holds its whole limit: the next a100 jobs wait for quota, in order */
@@ -265,15 +255,15 @@ START_TEST(waiting_jobs_say_why_where_and_when)
     /* the submit answer already knows its place (c is ahead) */
     struct http_res rd;
     ck_assert_int_eq(reqj("POST", "/api/v1/tenants/chem/jobs", ben, SLEEPER("d", 5), &rd), 201);
-    ck_assert_int_eq(iv(rd.json, "queue_position"), 2);
-    char *d = strdup(sv(rd.json, "id"));
+    ck_assert_int_eq(jint(rd.json, "queue_position"), 2);
+    char *d = strdup(jstr(rd.json, "id"));
     http_res_free(&rd);
     json_t *jc = jobs_wait_seen(ann, "chem", c, 10);
-    ck_assert_str_eq(sv(jc, "reason"), "quota:gpu:a100");
-    ck_assert_int_eq(iv(jc, "queue_position"), 1);
+    ck_assert_str_eq(jstr(jc, "reason"), "quota:gpu:a100");
+    ck_assert_int_eq(jint(jc, "queue_position"), 1);
     json_t *jd = jobs_wait_seen(ben, "chem", d, 10);
-    ck_assert_int_eq(iv(jd, "queue_position"), 2);
-    ck_assert_str_eq(sv(jd, "reason"), "quota:gpu:a100");
+    ck_assert_int_eq(jint(jd, "queue_position"), 2);
+    ck_assert_str_eq(jstr(jd, "reason"), "quota:gpu:a100");
     /* a quota wait is estimated like a capacity wait: c when a's 10 minutes end,
      * d (behind c) when b's 20 minutes end */
     json_decref(jc);
@@ -294,7 +284,7 @@ START_TEST(waiting_jobs_say_why_where_and_when)
     char *t = jobs_submit(ann, "chem", "{\"project\":\"mol\",\"name\":\"t\",\"gpus\":2,"
                                        "\"gpu_type\":\"t4\",\"command\":[\"true\"]}");
     json_t *jt = jobs_wait(ann, "chem", t, "succeeded,failed", 30);
-    ck_assert_str_eq(sv(jt, "state"), "succeeded");
+    ck_assert_str_eq(jstr(jt, "state"), "succeeded");
     ck_assert(json_is_true(json_object_get(jt, "preemptible"))); /* t4: guarantee 0 */
     ck_assert_int_eq(json_integer_value(json_array_get(json_object_get(jt, "gpu_indexes"), 0)) >= 4,
                      1); /* t4 indexes follow a100's */
@@ -320,9 +310,9 @@ START_TEST(budget_waits_say_whose_budget)
     char *p = jobs_submit(ann, "chem", "{\"project\":\"thrift\",\"name\":\"p\",\"gpus\":1,"
                                        "\"gpu_type\":\"t4\",\"command\":[\"true\"]}");
     json_t *jp = jobs_wait_seen(ann, "chem", p, 10);
-    ck_assert_str_eq(sv(jp, "reason"), "budget:project:thrift");
+    ck_assert_str_eq(jstr(jp, "reason"), "budget:project:thrift");
     /* a budget frees up when the month turns (UTC) */
-    const char *est = sv(jp, "estimated_start");
+    const char *est = jstr(jp, "estimated_start");
     ck_assert_msg(est && strlen(est) == 20 && strcmp(est + 7, "-01T00:00:00Z") == 0, "%s",
                   est ? est : "null");
     json_decref(jp);
@@ -340,7 +330,7 @@ START_TEST(budget_waits_say_whose_budget)
     char *t = jobs_submit(ann2, "frugal", "{\"project\":\"lab\",\"name\":\"t\",\"gpus\":1,"
                                           "\"gpu_type\":\"t4\",\"command\":[\"true\"]}");
     json_t *jt = jobs_wait_seen(ann2, "frugal", t, 10);
-    ck_assert_str_eq(sv(jt, "reason"), "budget:tenant");
+    ck_assert_str_eq(jstr(jt, "reason"), "budget:tenant");
     json_decref(jt);
     ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", p), ann, NULL), 202);
     ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/frugal/jobs/%s/cancel", t), ann2, NULL), 202);
@@ -374,13 +364,13 @@ START_TEST(estimated_start_follows_the_running_jobs)
     char *w = jobs_submit(ann, "chem", "{\"project\":\"mol\",\"name\":\"w\",\"gpus\":2,"
                                        "\"gpu_type\":\"a100\",\"command\":[\"true\"]}");
     json_t *jw = jobs_wait_seen(ann, "chem", w, 10);
-    ck_assert_str_eq(sv(jw, "reason"), "capacity:gpu:a100");
-    ck_assert_int_eq(iv(jw, "queue_position"), 1);
+    ck_assert_str_eq(jstr(jw, "reason"), "capacity:gpu:a100");
+    ck_assert_int_eq(jint(jw, "queue_position"), 1);
     json_t *jp = jobs_get(pia, "phys", p1);
     /* p1 started S, limit 10 min: the estimate is S + 10 min (to the second) */
-    const char *est = sv(jw, "estimated_start");
+    const char *est = jstr(jw, "estimated_start");
     ck_assert_ptr_nonnull(est);
-    const char *st = sv(jp, "started_at");
+    const char *st = jstr(jp, "started_at");
     const char *pp[2] = {st, est};
     PGresult *r = harness_sql(harness_srv.owner_url,
                               "SELECT abs(extract(epoch FROM $2::timestamptz"
@@ -430,7 +420,7 @@ START_TEST(lists_filter_and_page)
     ck_assert_int_eq(reqj("GET", "/api/v1/tenants/chem/jobs?user=ben&project=la", cat, NULL, &r),
                      200);
     ck_assert_int_eq(json_array_size(json_object_get(r.json, "items")), 1);
-    ck_assert_str_eq(sv(json_array_get(json_object_get(r.json, "items"), 0), "id"), ids[4]);
+    ck_assert_str_eq(jstr(json_array_get(json_object_get(r.json, "items"), 0), "id"), ids[4]);
     http_res_free(&r);
     /* pages of 2, newest first: every job of la exactly once (as the viewer: all of them) */
     int seen[5] = {0}, pages = 0;
@@ -445,9 +435,9 @@ START_TEST(lists_filter_and_page)
         json_t *it;
         json_array_foreach(json_object_get(r.json, "items"), i, it) {
             for (int k = 0; k < 5; k++)
-                seen[k] += strcmp(sv(it, "id"), ids[k]) == 0;
+                seen[k] += strcmp(jstr(it, "id"), ids[k]) == 0;
         }
-        const char *next = sv(r.json, "next_cursor");
+        const char *next = jstr(r.json, "next_cursor");
         snprintf(cur, sizeof cur, "%s", next ? next : "");
         http_res_free(&r);
         pages++;
@@ -470,13 +460,13 @@ START_TEST(others_see_the_job_but_not_its_secrets_or_logs)
                                         "{\"TOKEN\":\"s3cr3t\"},\"command\":[\"sh\",\"-c\","
                                         "\"seq 1 500\"]}");
     json_t *j = jobs_wait(ann, "chem", id, "succeeded", 30);
-    ck_assert_str_eq(sv(json_object_get(j, "env"), "TOKEN"), "s3cr3t");
+    ck_assert_str_eq(jstr(json_object_get(j, "env"), "TOKEN"), "s3cr3t");
     json_decref(j);
     j = jobs_get(cat, "chem", id);
-    ck_assert_str_eq(sv(json_object_get(j, "env"), "TOKEN"), "(hidden)");
+    ck_assert_str_eq(jstr(json_object_get(j, "env"), "TOKEN"), "(hidden)");
     json_decref(j);
     j = jobs_get(tad, "chem", id);
-    ck_assert_str_eq(sv(json_object_get(j, "env"), "TOKEN"), "s3cr3t");
+    ck_assert_str_eq(jstr(json_object_get(j, "env"), "TOKEN"), "s3cr3t");
     json_decref(j);
     ck_assert_int_eq(req("GET", fmt("/api/v1/tenants/chem/jobs/%s/logs", id), cat, NULL), 403);
     ck_assert_int_eq(req("GET", fmt("/api/v1/tenants/chem/jobs/%s/logs", id), ben, NULL), 404);
@@ -518,7 +508,7 @@ static bool listed(const char *token, const char *id)
     size_t i;
     json_t *j;
     json_array_foreach(json_object_get(r.json, "items"), i, j)
-        found |= strcmp(sv(j, "id"), id) == 0;
+        found |= strcmp(jstr(j, "id"), id) == 0;
     http_res_free(&r);
     return found;
 }
@@ -565,7 +555,7 @@ START_TEST(members_read_their_own_jobs_unless_the_tenant_shares_them)
     /* now ben sees it, its secrets hidden; its logs and its cancel stay the owner's */
     ck_assert(listed(ben, id));
     json_t *j = jobs_get(ben, "chem", id);
-    ck_assert_str_eq(sv(json_object_get(j, "env"), "TOKEN"), "(hidden)");
+    ck_assert_str_eq(jstr(json_object_get(j, "env"), "TOKEN"), "(hidden)");
     json_decref(j);
     ck_assert_int_eq(req("GET", fmt("/api/v1/tenants/chem/jobs/%s/events", id), ben, NULL), 200);
     ck_assert_int_eq(req("GET", fmt("/api/v1/tenants/chem/jobs/%s/logs", id), ben, NULL), 403);
@@ -597,13 +587,13 @@ START_TEST(retried_submit_and_busy_project)
                      201);
     ck_assert_int_eq(http_do(&harness_srv, "POST", "/api/v1/tenants/chem/jobs", ann, body, key, &b),
                      201);
-    ck_assert_str_eq(sv(a.json, "id"), sv(b.json, "id"));
+    ck_assert_str_eq(jstr(a.json, "id"), jstr(b.json, "id"));
     char *replayed = http_header(&b, "Idempotent-Replayed");
     ck_assert_ptr_nonnull(replayed);
     free(replayed);
     http_res_free(&b);
     /* the replay's audit event names the job it answered with (it said null, null) */
-    const char *ap[2] = {"nightly-2026-12-02", sv(a.json, "id")};
+    const char *ap[2] = {"nightly-2026-12-02", jstr(a.json, "id")};
     PGresult *ar = harness_sql(harness_srv.owner_url,
                                "SELECT resource_type, resource_id FROM audit_events"
                                " WHERE action = 'job.submit' AND details->>'idempotency_key' = $1"
@@ -620,9 +610,9 @@ START_TEST(retried_submit_and_busy_project)
     http_res_free(&l);
     /* a project with a job that has not ended cannot be deleted */
     ck_assert_int_eq(req("DELETE", "/api/v1/tenants/chem/projects/ci", tad, NULL), 409);
-    ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", sv(a.json, "id")), ann,
-                         NULL),
-                     202);
+    ck_assert_int_eq(
+        req("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", jstr(a.json, "id")), ann, NULL),
+        202);
     ck_assert_int_eq(req("DELETE", "/api/v1/tenants/chem/projects/ci", tad, NULL), 204);
     http_res_free(&a);
 }

@@ -44,11 +44,6 @@ static void teardown(void)
     harness_teardown();
 }
 
-static const char *sv(const json_t *o, const char *k)
-{
-    return json_string_value(json_object_get(o, k));
-}
-
 static json_t *event_to(const char *token, const char *tenant, const char *id, const char *from,
                         const char *to)
 {
@@ -60,8 +55,8 @@ static json_t *event_to(const char *token, const char *tenant, const char *id, c
     size_t i;
     json_t *e;
     json_array_foreach(json_object_get(r.json, "items"), i, e) {
-        if (!found && sv(e, "from") && strcmp(sv(e, "from"), from) == 0 &&
-            strcmp(sv(e, "to"), to) == 0)
+        if (!found && jstr(e, "from") && strcmp(jstr(e, "from"), from) == 0 &&
+            strcmp(jstr(e, "to"), to) == 0)
             found = json_incref(e);
     }
     http_res_free(&r);
@@ -94,7 +89,7 @@ START_TEST(borrow_then_reclaim)
                               "\"a100\",\"command\":[\"sh\",\"-c\",\"echo got $AIDC_GPU_INDEXES;"
                               " sleep 1\"]}");
     json_t *js = jobs_wait(ann, "chem", small, "succeeded,failed", 60);
-    ck_assert_str_eq(sv(js, "state"), "succeeded");
+    ck_assert_str_eq(jstr(js, "state"), "succeeded");
     ck_assert(json_is_false(json_object_get(js, "preemptible")));
     json_decref(js);
     char *hist = jobs_history(ann, "chem", small);
@@ -103,18 +98,18 @@ START_TEST(borrow_then_reclaim)
 
     /* the borrower: asked to stop, got its grace signal, was preempted and requeued */
     json_t *ask = event_to(pia, "phys", big, "running", "running");
-    ck_assert_str_eq(sv(ask, "reason"), "preemption requested");
-    ck_assert_str_eq(sv(json_object_get(ask, "details"), "preempted_by_job"), small);
-    ck_assert_str_eq(sv(json_object_get(ask, "details"), "preempted_by_tenant"), "chem");
+    ck_assert_str_eq(jstr(ask, "reason"), "preemption requested");
+    ck_assert_str_eq(jstr(json_object_get(ask, "details"), "preempted_by_job"), small);
+    ck_assert_str_eq(jstr(json_object_get(ask, "details"), "preempted_by_tenant"), "chem");
     json_decref(ask);
     json_t *pre = event_to(pia, "phys", big, "running", "preempted");
     json_t *det = json_object_get(pre, "details");
-    ck_assert_str_eq(sv(det, "preempted_by_job"), small);
-    ck_assert_str_eq(sv(det, "preempted_by_tenant"), "chem");
+    ck_assert_str_eq(jstr(det, "preempted_by_job"), small);
+    ck_assert_str_eq(jstr(det, "preempted_by_tenant"), "chem");
     ck_assert(json_is_integer(json_object_get(det, "ran_seconds")));
     ck_assert_int_ge(json_integer_value(json_object_get(det, "ran_seconds")), 0);
-    ck_assert_ptr_nonnull(strstr(sv(pre, "reason"), small));
-    ck_assert_ptr_nonnull(strstr(sv(pre, "reason"), "chem"));
+    ck_assert_ptr_nonnull(strstr(jstr(pre, "reason"), small));
+    ck_assert_ptr_nonnull(strstr(jstr(pre, "reason"), "chem"));
     json_decref(pre);
     json_decref(event_to(pia, "phys", big, "preempted", "queued"));
     char *first_out = NULL;
@@ -134,11 +129,11 @@ START_TEST(borrow_then_reclaim)
     ck_assert_int_eq(json_integer_value(json_object_get(jb, "preemption_count")), 1);
     char want[64];
     snprintf(want, sizeof want, "%s-r1", big);
-    ck_assert_str_eq(sv(jb, "backend_job_id"), want);
+    ck_assert_str_eq(jstr(jb, "backend_job_id"), want);
     json_decref(jb);
     ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/phys/jobs/%s/cancel", big), pia, NULL), 202);
     jb = jobs_wait(pia, "phys", big, "cancelled,failed,succeeded", 30);
-    ck_assert_str_eq(sv(jb, "state"), "cancelled");
+    ck_assert_str_eq(jstr(jb, "state"), "cancelled");
     json_decref(jb);
     /* two runs were recorded, both closed */
     const char *p[1] = {big};
@@ -166,10 +161,10 @@ START_TEST(borrowing_waits_while_guaranteed_work_waits)
     char *c2 = jobs_submit(ann, "chem", "{\"project\":\"mol\",\"name\":\"c2\",\"gpus\":2,"
                                         "\"gpu_type\":\"a100\",\"command\":[\"true\"]}");
     json_t *j = jobs_wait_seen(ann, "chem", c2, 10);
-    ck_assert_str_eq(sv(j, "reason"), "capacity:gpu:a100");
+    ck_assert_str_eq(jstr(j, "reason"), "capacity:gpu:a100");
     json_decref(j);
     j = jobs_get(pia, "phys", p1);
-    ck_assert_str_eq(sv(j, "state"), "running");
+    ck_assert_str_eq(jstr(j, "state"), "running");
     ck_assert(json_is_null(json_object_get(j, "stop_requested")));
     json_decref(j);
     /* the guaranteed job ends: the GPUs are idle and c2 borrows them */

@@ -28,11 +28,6 @@ static void teardown(void)
     harness_teardown();
 }
 
-static const char *sv(const json_t *o, const char *k)
-{
-    return json_string_value(json_object_get(o, k));
-}
-
 /* Seconds between the job's start and end, measured by the database. */
 static double ran_seconds(const char *id)
 {
@@ -71,10 +66,10 @@ START_TEST(time_limit_terminates_then_kills)
                                      harness_srv.data_dir));
     json_t *a = jobs_wait(tk, "chem", polite, "succeeded,failed,cancelled", 100);
     json_t *b = jobs_wait(tk, "chem", stubborn, "succeeded,failed,cancelled", 100);
-    ck_assert_str_eq(sv(a, "state"), "failed");
-    ck_assert_str_eq(sv(b, "state"), "failed");
-    ck_assert_str_eq(sv(a, "reason"), "time limit");
-    ck_assert_str_eq(sv(b, "reason"), "time limit");
+    ck_assert_str_eq(jstr(a, "state"), "failed");
+    ck_assert_str_eq(jstr(b, "state"), "failed");
+    ck_assert_str_eq(jstr(a, "reason"), "time limit");
+    ck_assert_str_eq(jstr(b, "reason"), "time limit");
     ck_assert_int_eq(json_integer_value(json_object_get(a, "exit_code")), 143);
     ck_assert(json_is_null(json_object_get(b, "exit_code"))); /* killed by SIGKILL */
     /* a minute, plus the grace second for the one that ignored SIGTERM */

@@ -30,6 +30,8 @@
  * Check's fork.
  */
 #include "tests/support/client.h"
+
+#include "lib/imgref.h"
 #include "tests/support/harness.h"
 #include "tests/support/jobs.h"
 #include "tests/support/kubetest.h"
@@ -78,11 +80,6 @@ static void teardown(void)
 
 /* ---- helpers ------------------------------------------------------------------------- */
 
-static const char *sv(const json_t *o, const char *k)
-{
-    return json_string_value(json_object_get(o, k));
-}
-
 /* Seconds of the job's RFC 3339 field key, whole (-1 when it has none). */
 static double ts_of(const json_t *job, const char *key)
 {
@@ -117,8 +114,8 @@ static const char *env_value(const json_t *container, const char *name)
     size_t i;
     json_t *e;
     json_array_foreach(json_object_get(container, "env"), i, e) {
-        if (sv(e, "name") && strcmp(sv(e, "name"), name) == 0)
-            return sv(e, "value") ? sv(e, "value") : "";
+        if (jstr(e, "name") && strcmp(jstr(e, "name"), name) == 0)
+            return jstr(e, "value") ? jstr(e, "value") : "";
     }
     return NULL;
 }
@@ -157,7 +154,7 @@ static bool others(long long *cpu, long long *mem)
     bool ok = true;
     *cpu = *mem = 0;
     json_array_foreach(items, i, n) {
-        const char *name = sv(json_object_get(n, "metadata"), "name");
+        const char *name = jstr(json_object_get(n, "metadata"), "name");
         bool mine = false;
         for (int m = 0; m < 4; m++)
             mine |= name && strcmp(name, kube_node[m]) == 0;
@@ -165,13 +162,13 @@ static bool others(long long *cpu, long long *mem)
             continue;
         bool ready = false;
         json_array_foreach(json_object_get(json_object_get(n, "status"), "conditions"), k, c) {
-            if (sv(c, "type") && strcmp(sv(c, "type"), "Ready") == 0)
-                ready = sv(c, "status") && strcmp(sv(c, "status"), "True") == 0;
+            if (jstr(c, "type") && strcmp(jstr(c, "type"), "Ready") == 0)
+                ready = jstr(c, "status") && strcmp(jstr(c, "status"), "True") == 0;
         }
         if (!ready)
             continue;
         const json_t *a = json_object_get(json_object_get(n, "status"), "allocatable");
-        long long x = quantity(sv(a, "cpu"), false), y = quantity(sv(a, "memory"), true);
+        long long x = quantity(jstr(a, "cpu"), false), y = quantity(jstr(a, "memory"), true);
         ok &= x >= 0 && y >= 0;
         *cpu += x > 0 ? x : 0;
         *mem += y > 0 ? y : 0;
@@ -187,8 +184,8 @@ START_TEST(inventory_counts_ready_schedulable_nodes)
     ck_assert_int_eq(kubetest_total(c, "gpu:a100"), 8);
     ck_assert(json_is_true(json_object_get(c, "healthy")));
     json_t *o = json_object_get(c, "options");
-    ck_assert_str_eq(sv(o, "gpu_resource"), KUBETEST_GPU_RES); /* defaults filled in */
-    ck_assert_str_eq(sv(o, "gpu_type_label"), KUBETEST_GPU_LABEL);
+    ck_assert_str_eq(jstr(o, "gpu_resource"), KUBETEST_GPU_RES); /* defaults filled in */
+    ck_assert_str_eq(jstr(o, "gpu_type_label"), KUBETEST_GPU_LABEL);
     json_decref(c);
     /* cores and memory: this run's two usable nodes on top of whatever else is usable
      * (other runs may add Nodes meanwhile: look again until both views agree) */
@@ -232,29 +229,30 @@ START_TEST(the_job_kubernetes_stores_is_the_job_submitted)
     ck_assert_msg(kj != NULL, "the API server has no Job %s", bid);
 
     const json_t *md = json_object_get(kj, "metadata");
-    ck_assert_str_eq(sv(md, "namespace"), nsa);
-    ck_assert_str_eq(sv(md, "name"), fmt("aidc-%s", id));
+    ck_assert_str_eq(jstr(md, "namespace"), nsa);
+    ck_assert_str_eq(jstr(md, "name"), fmt("aidc-%s", id));
     const json_t *spec = json_object_get(kj, "spec");
     const json_t *tmd = json_object_get(json_object_get(spec, "template"), "metadata");
     const json_t *lsets[2] = {json_object_get(md, "labels"), json_object_get(tmd, "labels")};
     for (int i = 0; i < 2; i++) { /* on the Job, and on its pods */
         const json_t *l = lsets[i];
         ck_assert_ptr_nonnull(l);
-        ck_assert_str_eq(sv(l, "aidc.io/run"), id);
-        ck_assert_str_eq(sv(l, "aidc.io/job"), id);
-        ck_assert_str_eq(sv(l, "aidc.io/tenant"), ta);
-        ck_assert_str_eq(sv(l, "aidc.io/project"), "lab");
-        ck_assert_str_eq(sv(l, "app.kubernetes.io/managed-by"), "aidc");
-        ck_assert_str_eq(sv(l, "kueue.x-k8s.io/queue-name"), fmt("%s-q", ta));
+        ck_assert_str_eq(jstr(l, "aidc.io/run"), id);
+        ck_assert_str_eq(jstr(l, "aidc.io/job"), id);
+        ck_assert_str_eq(jstr(l, "aidc.io/tenant"), ta);
+        ck_assert_str_eq(jstr(l, "aidc.io/project"), "lab");
+        ck_assert_str_eq(jstr(l, "app.kubernetes.io/managed-by"), "aidc");
+        ck_assert_str_eq(jstr(l, "kueue.x-k8s.io/queue-name"), fmt("%s-q", ta));
     }
     ck_assert_int_eq(json_integer_value(json_object_get(spec, "backoffLimit")), 0);
     ck_assert_int_eq(json_integer_value(json_object_get(spec, "activeDeadlineSeconds")), 30 * 60);
 
     const json_t *pod = json_object_get(json_object_get(spec, "template"), "spec");
-    ck_assert_str_eq(sv(pod, "restartPolicy"), "Never");
-    ck_assert_str_eq(sv(pod, "schedulerName"), "volcano");
-    ck_assert_str_eq(sv(pod, "priorityClassName"), "aidc-high");
-    ck_assert_str_eq(sv(json_object_get(pod, "nodeSelector"), KUBETEST_GPU_LABEL), kube_gpu_value);
+    ck_assert_str_eq(jstr(pod, "restartPolicy"), "Never");
+    ck_assert_str_eq(jstr(pod, "schedulerName"), "volcano");
+    ck_assert_str_eq(jstr(pod, "priorityClassName"), "aidc-high");
+    ck_assert_str_eq(jstr(json_object_get(pod, "nodeSelector"), KUBETEST_GPU_LABEL),
+                     kube_gpu_value);
     ck_assert_int_eq(json_object_size(json_object_get(pod, "nodeSelector")), 1);
     /* the pods stop with aidc's grace period (AIDC_PREEMPT_GRACE_SECONDS) */
     ck_assert_int_eq(json_integer_value(json_object_get(pod, "terminationGracePeriodSeconds")), 1);
@@ -263,7 +261,7 @@ START_TEST(the_job_kubernetes_stores_is_the_job_submitted)
     ck_assert_int_eq(json_array_size(containers), 1);
     const json_t *ct = json_array_get(containers, 0);
     /* pinned to its digest */
-    ck_assert_str_eq(sv(ct, "image"), KUBETEST_IMAGE_REPO "@" KUBETEST_DIGEST);
+    ck_assert_str_eq(jstr(ct, "image"), KUBETEST_IMAGE_REPO "@" KUBETEST_DIGEST);
     json_t *want_cmd = json_pack("[s,s,s,s]", "python", "train.py", "--epochs", "3");
     ck_assert_msg(json_equal(json_object_get(ct, "command"), want_cmd), "command differs");
     json_decref(want_cmd);
@@ -275,17 +273,17 @@ START_TEST(the_job_kubernetes_stores_is_the_job_submitted)
     for (int i = 0; i < 2; i++) {
         const json_t *r = json_object_get(res, kinds[i]);
         ck_assert_msg(r != NULL, "no resources.%s", kinds[i]);
-        ck_assert_str_eq(sv(r, KUBETEST_GPU_RES), "2");
-        ck_assert_str_eq(sv(r, "cpu"), "4");
-        ck_assert_str_eq(sv(r, "memory"), "16Gi");
+        ck_assert_str_eq(jstr(r, KUBETEST_GPU_RES), "2");
+        ck_assert_str_eq(jstr(r, "cpu"), "4");
+        ck_assert_str_eq(jstr(r, "memory"), "16Gi");
     }
     json_decref(kj);
 
     /* the submit is audited as sent: the job's secret values and the token nowhere */
     json_t *ev = kubetest_audit_events("backend.submit", id, 1);
     const json_t *rq = json_object_get(json_object_get(json_array_get(ev, 0), "details"), "request");
-    ck_assert_str_eq(sv(rq, "method"), "POST");
-    ck_assert_str_eq(sv(rq, "url"), fmt("%s/apis/batch/v1/namespaces/%s/jobs", kube_url, nsa));
+    ck_assert_str_eq(jstr(rq, "method"), "POST");
+    ck_assert_str_eq(jstr(rq, "url"), fmt("%s/apis/batch/v1/namespaces/%s/jobs", kube_url, nsa));
     json_decref(ev);
     ck_assert(!audit_has("k8s-test-secret-value"));
     ck_assert(!audit_has(kube_token));
@@ -303,20 +301,20 @@ START_TEST(a_job_runs_and_completes_with_kubernetes_times)
     time_t start = time(NULL) - 20;
     kube_job_running(bid, start);
     json_t *j = jobs_wait(ann, ta, id, "running,succeeded,failed,cancelled", KUBETEST_WAIT_S);
-    ck_assert_str_eq(sv(j, "state"), "running");
+    ck_assert_str_eq(jstr(j, "state"), "running");
     ck_assert_msg(ts_of(j, "started_at") == (double)start, "started_at %s, the Job's startTime %s",
-                  sv(j, "started_at"), kube_time(start));
+                  jstr(j, "started_at"), kube_time(start));
     json_decref(j);
 
     time_t done = time(NULL) - 1;
     kube_job_complete(bid, start, done);
     j = jobs_wait(ann, ta, id, "succeeded,failed,cancelled", KUBETEST_WAIT_S);
-    ck_assert_str_eq(sv(j, "state"), "succeeded");
+    ck_assert_str_eq(jstr(j, "state"), "succeeded");
     ck_assert_int_eq(json_integer_value(json_object_get(j, "exit_code")), 0);
     ck_assert_msg(ts_of(j, "started_at") == (double)start, "started_at %s, want %s",
-                  sv(j, "started_at"), kube_time(start));
+                  jstr(j, "started_at"), kube_time(start));
     ck_assert_msg(ts_of(j, "finished_at") == (double)done,
-                  "finished_at %s, the Job's completionTime %s", sv(j, "finished_at"),
+                  "finished_at %s, the Job's completionTime %s", jstr(j, "finished_at"),
                   kube_time(done));
     json_decref(j);
     ck_assert(history_has(ann, ta, id, "pending,running,succeeded"));
@@ -346,20 +344,20 @@ START_TEST(failed_jobs_say_why)
                     "Job was active longer than specified deadline");
 
     json_t *j = jobs_wait(ann, ta, a, "succeeded,failed,cancelled", KUBETEST_WAIT_S);
-    ck_assert_str_eq(sv(j, "state"), "failed");
-    ck_assert_msg(sv(j, "reason") && strstr(sv(j, "reason"), "BackoffLimitExceeded"), "reason: %s",
-                  sv(j, "reason"));
+    ck_assert_str_eq(jstr(j, "state"), "failed");
+    ck_assert_msg(jstr(j, "reason") && strstr(jstr(j, "reason"), "BackoffLimitExceeded"),
+                  "reason: %s", jstr(j, "reason"));
     ck_assert_msg(ts_of(j, "finished_at") == (double)(start + 10), "finished_at %s",
-                  sv(j, "finished_at"));
+                  jstr(j, "finished_at"));
     json_decref(j);
 
     j = jobs_wait(ann, ta, b, "succeeded,failed,cancelled", KUBETEST_WAIT_S);
-    ck_assert_str_eq(sv(j, "state"), "failed");
-    ck_assert_msg(sv(j, "reason") && strstr(sv(j, "reason"), "time limit"), "reason: %s",
-                  sv(j, "reason"));
-    ck_assert_msg(ts_of(j, "started_at") == (double)start, "started_at %s", sv(j, "started_at"));
+    ck_assert_str_eq(jstr(j, "state"), "failed");
+    ck_assert_msg(jstr(j, "reason") && strstr(jstr(j, "reason"), "time limit"), "reason: %s",
+                  jstr(j, "reason"));
+    ck_assert_msg(ts_of(j, "started_at") == (double)start, "started_at %s", jstr(j, "started_at"));
     ck_assert_msg(ts_of(j, "finished_at") == (double)(start + 20), "finished_at %s",
-                  sv(j, "finished_at"));
+                  jstr(j, "finished_at"));
     json_decref(j);
     free(ba);
     free(bb);
@@ -380,19 +378,19 @@ START_TEST(cancel_deletes_the_job_at_once)
     json_t *ev = kubetest_audit_events("backend.cancel", id, 1);
     json_t *kj = kube_job_get(bid);
     ck_assert_msg(kj == NULL, "the Job %s is still there after its DELETE (deletionTimestamp %s)",
-                  bid, kj ? sv(json_object_get(kj, "metadata"), "deletionTimestamp") : "");
+                  bid, kj ? jstr(json_object_get(kj, "metadata"), "deletionTimestamp") : "");
     const json_t *e = json_array_get(ev, 0);
-    ck_assert_str_eq(sv(e, "outcome"), "success");
+    ck_assert_str_eq(jstr(e, "outcome"), "success");
     const json_t *rq = json_object_get(json_object_get(e, "details"), "request");
-    ck_assert_str_eq(sv(rq, "method"), "DELETE");
-    ck_assert_str_eq(sv(rq, "url"), fmt("%s/apis/batch/v1/namespaces/%s/jobs/aidc-%s", kube_url,
-                                        nsa, id));
-    ck_assert_str_eq(sv(json_object_get(rq, "body"), "propagationPolicy"), "Background");
+    ck_assert_str_eq(jstr(rq, "method"), "DELETE");
+    ck_assert_str_eq(jstr(rq, "url"),
+                     fmt("%s/apis/batch/v1/namespaces/%s/jobs/aidc-%s", kube_url, nsa, id));
+    ck_assert_str_eq(jstr(json_object_get(rq, "body"), "propagationPolicy"), "Background");
     json_decref(ev);
     ck_assert(!audit_has(kube_token));
 
     json_t *j = jobs_wait(ann, ta, id, "cancelled,failed,succeeded", KUBETEST_WAIT_S);
-    ck_assert_str_eq(sv(j, "state"), "cancelled");
+    ck_assert_str_eq(jstr(j, "state"), "cancelled");
     json_decref(j);
     ck_assert_int_eq(kubetest_job_count(id), 0);
     free(bid);
@@ -420,7 +418,7 @@ START_TEST(paging_follows_every_page)
         kube_job_complete(bid[i], start, start + 5 + i);
     for (int i = 0; i < 3; i++) {
         json_t *j = jobs_wait(ann, ta, id[i], "succeeded,failed,cancelled", KUBETEST_WAIT_S);
-        ck_assert_str_eq(sv(j, "state"), "succeeded");
+        ck_assert_str_eq(jstr(j, "state"), "succeeded");
         ck_assert(ts_of(j, "finished_at") == (double)(start + 5 + i));
         json_decref(j);
         free(bid[i]);
@@ -433,8 +431,8 @@ START_TEST(a_missing_namespace_fails_the_job_at_once)
 {
     char *id = jobs_submit(cat, tc_, kubetest_job_body("void", "nowhere", 1, 10));
     json_t *j = jobs_wait(cat, tc_, id, "pending,running,succeeded,failed,cancelled", 30);
-    ck_assert_str_eq(sv(j, "state"), "failed");
-    const char *reason = sv(j, "reason");
+    ck_assert_str_eq(jstr(j, "state"), "failed");
+    const char *reason = jstr(j, "reason");
     ck_assert_msg(reason && strstr(reason, nsc), "reason: %s (want it to name namespace %s)",
                   reason, nsc);
     json_decref(j);
@@ -457,7 +455,7 @@ START_TEST(a_wrong_token_makes_the_cluster_unhealthy)
     double deadline = jobs_now() + 30;
     for (;;) {
         json_t *c = kubetest_cluster_get("k8s-bad");
-        const char *err = sv(c, "last_error");
+        const char *err = jstr(c, "last_error");
         if (err) {
             ck_assert(json_is_false(json_object_get(c, "healthy")));
             ck_assert_msg(strstr(err, "401") != NULL, "last_error: %s", err);
@@ -494,14 +492,14 @@ START_TEST(reclaim_deletes_the_borrowers_job_which_runs_again)
     /* the borrower's Job goes (the preempt is a DELETE, Background) */
     json_t *ev = kubetest_audit_events("backend.preempt", b, 1);
     const json_t *rq = json_object_get(json_object_get(json_array_get(ev, 0), "details"), "request");
-    ck_assert_str_eq(sv(rq, "method"), "DELETE");
-    ck_assert_str_eq(sv(json_object_get(rq, "body"), "propagationPolicy"), "Background");
+    ck_assert_str_eq(jstr(rq, "method"), "DELETE");
+    ck_assert_str_eq(jstr(json_object_get(rq, "body"), "propagationPolicy"), "Background");
     json_decref(ev);
     json_t *kj = kube_job_get(bbid);
     ck_assert_msg(kj == NULL, "the borrower's Job %s is still there", bbid);
 
     jb = jobs_wait(bob, tb, b, "queued,succeeded,failed,cancelled", KUBETEST_WAIT_S);
-    ck_assert_str_eq(sv(jb, "state"), "queued");
+    ck_assert_str_eq(jstr(jb, "state"), "queued");
     ck_assert_int_eq(json_integer_value(json_object_get(jb, "preemption_count")), 1);
     json_decref(jb);
     ck_assert(history_has(bob, tb, b, "running,preempted,queued"));
@@ -516,8 +514,8 @@ START_TEST(reclaim_deletes_the_borrowers_job_which_runs_again)
     json_t *rj = kube_job_get(rbid);
     ck_assert_ptr_nonnull(rj);
     const json_t *l = json_object_get(json_object_get(rj, "metadata"), "labels");
-    ck_assert_str_eq(sv(l, "aidc.io/run"), fmt("%s-r1", b));
-    ck_assert_str_eq(sv(l, "aidc.io/job"), b);
+    ck_assert_str_eq(jstr(l, "aidc.io/run"), fmt("%s-r1", b));
+    ck_assert_str_eq(jstr(l, "aidc.io/job"), b);
     json_decref(rj);
     ck_assert_int_eq(kubetest_job_count(b), 1); /* the first run's Job is gone */
     kubetest_complete(bob, tb, b, rbid);

@@ -52,11 +52,6 @@ static void teardown(void)
     kubetest_teardown();
 }
 
-static const char *sv(const json_t *o, const char *k)
-{
-    return json_string_value(json_object_get(o, k));
-}
-
 /* ---- the API server stopped, aidcd crashed ------------------------------------------- */
 
 /*
@@ -78,14 +73,14 @@ START_TEST(a_job_waits_for_a_stopped_api_server)
     /* the inventory was just read: the cluster looks healthy until it is read again
      * (AIDC_INVENTORY_INTERVAL_SECONDS), so the job is admitted and its delivery fails */
     json_t *c = kubetest_cluster_get(KUBETEST_CL);
-    char *before = strdup(sv(c, "last_sync_at") ? sv(c, "last_sync_at") : "");
+    char *before = strdup(jstr(c, "last_sync_at") ? jstr(c, "last_sync_at") : "");
     json_decref(c);
     ck_assert_int_eq(
         req("POST", "/api/v1/clusters/" KUBETEST_CL "/sync", harness_srv.admin_token, NULL), 202);
     double deadline = jobs_now() + 30;
     for (;;) {
         c = kubetest_cluster_get(KUBETEST_CL);
-        bool synced = sv(c, "last_sync_at") && strcmp(sv(c, "last_sync_at"), before) != 0 &&
+        bool synced = jstr(c, "last_sync_at") && strcmp(jstr(c, "last_sync_at"), before) != 0 &&
                       json_is_true(json_object_get(c, "healthy"));
         json_decref(c);
         if (synced)
@@ -105,8 +100,8 @@ START_TEST(a_job_waits_for_a_stopped_api_server)
     deadline = jobs_now() + 30;
     while (!waited && jobs_now() < deadline) {
         json_t *j = jobs_get(ann, ta, id);
-        waited = sv(j, "reason") && strcmp(sv(j, "reason"), "backend-unavailable") == 0 &&
-                 strcmp(sv(j, "state"), "admitted") == 0;
+        waited = jstr(j, "reason") && strcmp(jstr(j, "reason"), "backend-unavailable") == 0 &&
+                 strcmp(jstr(j, "state"), "admitted") == 0;
         free(seen);
         seen = json_dumps(j, JSON_COMPACT);
         json_decref(j);
@@ -123,9 +118,9 @@ START_TEST(a_job_waits_for_a_stopped_api_server)
 
     /* delivered with the next try (backoff 2, 4, 8, 16, 32 s) */
     json_t *j = jobs_wait(ann, ta, id, "pending,running,succeeded,failed,cancelled", 120);
-    ck_assert_msg(strcmp(sv(j, "state"), "pending") == 0, "state %s (%s)", sv(j, "state"),
-                  sv(j, "reason") ? sv(j, "reason") : "");
-    char *bid = strdup(sv(j, "backend_job_id"));
+    ck_assert_msg(strcmp(jstr(j, "state"), "pending") == 0, "state %s (%s)", jstr(j, "state"),
+                  jstr(j, "reason") ? jstr(j, "reason") : "");
+    char *bid = strdup(jstr(j, "backend_job_id"));
     json_decref(j);
     ck_assert_str_eq(bid, kubetest_bid_want(nsa, id));
     ck_assert_int_eq(kubetest_job_count(id), 1);
@@ -174,7 +169,7 @@ START_TEST(delivery_is_exactly_once_across_a_crash)
     const json_t *resp =
         json_object_get(json_object_get(json_array_get(ev, 0), "details"), "response");
     ck_assert(json_is_true(json_object_get(resp, "adopted")));
-    ck_assert_str_eq(sv(resp, "backend_job_id"), bid);
+    ck_assert_str_eq(jstr(resp, "backend_job_id"), bid);
     json_decref(ev);
     kubetest_complete(ann, ta, id, bid);
     ck_assert_int_eq(kubetest_job_count(id), 1);

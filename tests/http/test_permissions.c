@@ -1,6 +1,6 @@
 /*
  * test_permissions.c - the permission checks beside the matrix of
- * test_permissions_matrix.c, with the same actors (permissions_fixture.h):
+ * test_permissions_matrix.c, with the same actors (tests/support/permfixture.h):
  * the public endpoints need no credentials, logout for every kind of caller,
  * the tenant and user lists show only what the caller may see, /me for every
  * actor, a tenant the caller may not see answers like a missing one, deleting
@@ -10,9 +10,10 @@
  *
  * The last test case suspends tenant "own" and restores it.
  */
-#include "tests/http/permissions_fixture.h"
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
+#include "tests/support/mismatch.h"
+#include "tests/support/permfixture.h"
 #include "tests/support/suite.h"
 
 #include <check.h>
@@ -223,8 +224,8 @@ START_TEST(cluster_details_are_for_platform_admins)
         http_res_free(&r);
         got = as(a, "GET", "/api/v1/clusters/local", NULL, &r);
         if (got != want)
-            note("GET /api/v1/clusters/local as %s: expected %ld, got %ld", actors[a].label,
-                 want, got);
+            note("GET /api/v1/clusters/local as %s: expected %ld, got %ld", actors[a].label, want,
+                 got);
         if (got == 200)
             check_cluster_fields(a, "GET /api/v1/clusters/local", r.json);
         http_res_free(&r);

@@ -1,6 +1,6 @@
 /*
  * test_permissions_audit.c - the permission matrix of the audit routes and of
- * dual approval: every actor of permissions_fixture.h against the routes
+ * dual approval: every actor of tests/support/permfixture.h against the routes
  * that split_routes (permissions_fixture.h) gives to this program. These
  * rows belong to the matrix of test_permissions_matrix.c and follow its
  * conventions (expectations written by hand from docs API.md and the route
@@ -19,6 +19,9 @@
 #include "tests/http/permissions_fixture.h"
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
+#include "tests/support/mismatch.h"
+#include "tests/support/permfixture.h"
+#include "tests/support/permrun.h"
 #include "tests/support/suite.h"
 
 #include <check.h>
@@ -76,16 +79,8 @@ enum kind {
 };
 
 /* As in test_permissions_matrix.c: own and other columns, all 0 where there is no other. */
-struct row {
-    const char *method;
-    const char *pattern;
-    enum kind kind;
-    int own[NACTORS];
-    int other[NACTORS];
-};
-
 /* clang-format off */
-static const struct row rows[] = {
+static const struct permrun_row rows[] = {
     /*                                            ADM  PA   FIN  AUD  TA   MEM  VIEW FOR  NOM  ANON TKNA TKAD TKTN CKNH CKH */
     /* audit reads: platform admins and auditors, tokens with audit:read (none here has it) */
     {"GET", "/api/v1/audit/events", K_AUDIT_EVENTS,
@@ -120,22 +115,11 @@ static const struct row rows[] = {
 /* clang-format on */
 #define NROWS (sizeof rows / sizeof rows[0])
 
-struct cell {
-    const struct row *r;
-    int a, t;       /* actor, column (0 own, 1 other) */
-    char what[500]; /* for messages */
-    char tag[32];   /* unique name for what this cell creates */
-    char path[300];
-    char body[400];
-    char check[300];  /* where the admin looks afterwards */
-    char before[256]; /* a value that a refusal must leave as it was */
-};
-
-static void prep(struct cell *c)
+static void prep(struct permrun_cell *c)
 {
     const char *tag = c->tag;
     c->body[0] = '\0';
-    switch (c->r->kind) {
+    switch ((enum kind)c->r->kind) {
     case K_AUDIT_EVENTS:
         snprintf(c->path, sizeof c->path, "/api/v1/audit/events");
         break;
@@ -195,9 +179,9 @@ static void prep(struct cell *c)
     }
 }
 
-static void verify(const struct cell *c, long got, const struct http_res *res)
+static void verify(const struct permrun_cell *c, long got, const struct http_res *res)
 {
-    switch (c->r->kind) {
+    switch ((enum kind)c->r->kind) {
     case K_AUDIT_EVENTS: /* the audit routes' own tests check what they answer */
     case K_AUDIT_EXPORT:
     case K_AUDIT_VERIFY:
@@ -221,65 +205,22 @@ static void verify(const struct cell *c, long got, const struct http_res *res)
         const char *want = c->r->kind == K_APPROVAL_APPROVE ? "approved" : "rejected";
         if (strcmp(c->before, "pending") != 0)
             note("%s: the approval was %s before, not pending", c->what, c->before);
-        char *now = adm_field(c->check, "state");
-        if (is_2xx(got) && (!now || strcmp(now, want) != 0))
-            note("%s: answered %ld but state is \"%s\", not \"%s\"", c->what, got,
-                 now ? now : "(none)", want);
-        if (!is_2xx(got) && (!now || strcmp(now, c->before) != 0))
-            note("%s: refused (%ld) but state changed from \"%s\" to \"%s\"", c->what, got,
-                 c->before, now ? now : "(none)");
-        free(now);
+        check_changed(c, got, c->check, "state", want);
         break;
     }
     }
 }
 
-static void run_cell(const struct row *r, int ri, int a, int t)
-{
-    struct cell c = {.r = r, .a = a, .t = t};
-    int want = t ? r->other[a] : r->own[a];
-    snprintf(c.tag, sizeof c.tag, "au%02da%02d%c", ri, a, t ? 'x' : 'o');
-    prep(&c);
-    snprintf(c.what, sizeof c.what, "%s %s as %s (%s)", r->method, c.path, actors[a].label,
-             t ? "tenant other" : "tenant own");
-    struct http_res res;
-    long got = as(a, r->method, c.path, c.body[0] ? c.body : NULL, &res);
-    if (got != want)
-        note("%s: expected %d, got %ld %s", c.what, want, got, res.body ? res.body : "");
-    if ((got == 401 || got == 403 || got == 404 || got == 501) && !is_problem(&res, got))
-        note("%s: %ld is not problem+json", c.what, got);
-    if (got == 404)
-        check_no_leak(c.what, &res);
-    verify(&c, got, &res);
-    http_res_free(&res);
-}
-
-START_TEST(matrix)
-{
-    const struct row *r = &rows[_i];
-    reset_notes();
-    for (int a = 0; a < NACTORS; a++) {
-        run_cell(r, _i, a, 0);
-        if (r->other[0])
-            run_cell(r, _i, a, 1);
-    }
-    finish();
-}
-END_TEST
-
-static void row_route(size_t i, char *key, size_t n)
-{
-    snprintf(key, n, "%s %s", rows[i].method, rows[i].pattern);
-}
-
-/* The routes split_routes gives to this program have rows here, and only they. */
-START_TEST(every_listed_route_is_in_this_matrix)
-{
-    reset_notes();
-    check_split_rows(AUDIT_ROWS, NROWS, row_route);
-    finish();
-}
-END_TEST
+static const struct permrun_matrix this_matrix = {
+    .file = AUDIT_ROWS,
+    .tag = "au",
+    .rows = rows,
+    .nrows = NROWS,
+    .split = split_routes,
+    .nsplit = NSPLIT_ROUTES,
+    .prep = prep,
+    .verify = verify,
+};
 
 int main(void)
 {
@@ -290,8 +231,7 @@ int main(void)
 
     TCase *tc = tcase_create("matrix");
     tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, every_listed_route_is_in_this_matrix);
-    tcase_add_loop_test(tc, matrix, 0, (int)NROWS);
+    permrun_tcase_add(tc, &this_matrix);
     suite_add_tcase(s, tc);
 
     int failed = suite_run(s);

@@ -1,6 +1,6 @@
 /*
  * test_permissions_billing.c - the permission matrix of usage, prices,
- * invoices and job checkpoints: every actor of permissions_fixture.h against
+ * invoices and job checkpoints: every actor of tests/support/permfixture.h against
  * the routes that split_routes (permissions_fixture.h) gives to this
  * program, on its own tenant and on another one. These rows belong to the
  * matrix of test_permissions_matrix.c and follow its conventions
@@ -26,6 +26,9 @@
 #include "tests/http/permissions_fixture.h"
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
+#include "tests/support/mismatch.h"
+#include "tests/support/permfixture.h"
+#include "tests/support/permrun.h"
 #include "tests/support/suite.h"
 
 #include <check.h>
@@ -129,16 +132,8 @@ enum kind {
 };
 
 /* As in test_permissions_matrix.c: own and other columns, all 0 where there is no other. */
-struct row {
-    const char *method;
-    const char *pattern;
-    enum kind kind;
-    int own[NACTORS];
-    int other[NACTORS];
-};
-
 /* clang-format off */
-static const struct row rows[] = {
+static const struct permrun_row rows[] = {
     /*                                            ADM  PA   FIN  AUD  TA   MEM  VIEW FOR  NOM  ANON TKNA TKAD TKTN CKNH CKH */
     /* the admin's finished job: the tenant's admins pass (409: not running), a member does
      * not see another's job (404); no token has jobs:write, and a cookie without the
@@ -205,23 +200,19 @@ static bool sees_invoice(int a, int t)
     return t == 0 ? as_own_admin(a) : a == A_FOREIGN;
 }
 
-struct cell {
-    const struct row *r;
-    int a, t;       /* actor, column (0 own, 1 other) */
-    char what[500]; /* for messages */
-    char tag[32];   /* unique name for what this cell creates */
-    char path[300];
-    char body[400];
-    char check[300];     /* where the admin looks afterwards */
-    char unit_price[32]; /* K_PRICE_CREATE: the price this cell asks for */
-};
+/* K_PRICE_CREATE: the price cell c asks for, one no other cell asks for. */
+static void unit_price_of(const struct permrun_cell *c, char *out, size_t n)
+{
+    snprintf(out, n, "1.%02d%02d", c->ri, c->a);
+}
 
-static void prep(struct cell *c)
+static void prep(struct permrun_cell *c)
 {
     const struct tenant *tn = &tenants[c->t];
     const char *ts = tn->slug;
+    char unit_price[32];
     c->body[0] = '\0';
-    switch (c->r->kind) {
+    switch ((enum kind)c->r->kind) {
     case K_CHECKPOINT:
         snprintf(c->path, sizeof c->path, "/api/v1/tenants/%s/jobs/%s/checkpoint", ts,
                  tn->done_job);
@@ -247,12 +238,12 @@ static void prep(struct cell *c)
         break;
     case K_PRICE_CREATE:
         /* effective far ahead, at a price no other cell asks for */
-        snprintf(c->unit_price, sizeof c->unit_price, "1.%02d%02d", (int)(c->r - rows), c->a);
+        unit_price_of(c, unit_price, sizeof unit_price);
         snprintf(c->path, sizeof c->path, "/api/v1/prices");
         snprintf(c->body, sizeof c->body,
                  "{\"resource\":\"gpu:a100\",\"unit_price\":\"%s\",\"currency\":\"CNY\","
                  "\"effective_from\":\"2040-01-01T00:00:00Z\"}",
-                 c->unit_price);
+                 unit_price);
         break;
     case K_INVOICE_CREATE:
         make_tenant(c->tag);
@@ -272,20 +263,6 @@ static void prep(struct cell *c)
         snprintf(c->check, sizeof c->check, "/api/v1/invoices/%s", quiet_draft);
         break;
     }
-}
-
-/* Whether the list in r has an item whose key equals value. */
-static bool items_have(const struct http_res *r, const char *key, const char *value)
-{
-    size_t i;
-    json_t *it;
-    json_array_foreach(json_object_get(r->json, "items"), i, it)
-    {
-        const char *v = jstr(it, key);
-        if (v && strcmp(v, value) == 0)
-            return true;
-    }
-    return false;
 }
 
 /* Whether the admin sees a pending approval, or a price, for this unit price. */
@@ -316,16 +293,17 @@ static bool price_asked(const char *unit_price, bool *priced)
 }
 
 /* A read answered 200 must have this array. */
-static void need_array(const struct cell *c, long got, const struct http_res *res, const char *key)
+static void need_array(const struct permrun_cell *c, long got, const struct http_res *res,
+                       const char *key)
 {
     if (got == 200 && !json_is_array(json_object_get(res->json, key)))
         note("%s: 200 without %s: %s", c->what, key, res->body ? res->body : "");
 }
 
-static void verify(const struct cell *c, long got, const struct http_res *res)
+static void verify(const struct permrun_cell *c, long got, const struct http_res *res)
 {
     const char *body = res->body ? res->body : "";
-    switch (c->r->kind) {
+    switch ((enum kind)c->r->kind) {
     case K_CHECKPOINT: {
         if (got == 409 && !strstr(body, "only a running job checkpoints"))
             note("%s: 409 does not say why: %s", c->what, body);
@@ -365,8 +343,10 @@ static void verify(const struct cell *c, long got, const struct http_res *res)
                      sees_price(c->a, t) ? "missing" : "listed");
         break;
     case K_PRICE_CREATE: {
+        char unit_price[32];
+        unit_price_of(c, unit_price, sizeof unit_price);
         bool priced;
-        bool asked = price_asked(c->unit_price, &priced);
+        bool asked = price_asked(unit_price, &priced);
         if (asked != (got == 202))
             note("%s: answered %ld, and a pending approval for it %s", c->what, got,
                  asked ? "exists" : "does not exist");
@@ -417,52 +397,16 @@ static void verify(const struct cell *c, long got, const struct http_res *res)
     }
 }
 
-static void run_cell(const struct row *r, int ri, int a, int t)
-{
-    struct cell c = {.r = r, .a = a, .t = t};
-    int want = t ? r->other[a] : r->own[a];
-    snprintf(c.tag, sizeof c.tag, "b%02da%02d%c", ri, a, t ? 'x' : 'o');
-    prep(&c);
-    snprintf(c.what, sizeof c.what, "%s %s as %s (%s)", r->method, c.path, actors[a].label,
-             t ? "tenant other" : "tenant own");
-    struct http_res res;
-    long got = as(a, r->method, c.path, c.body[0] ? c.body : NULL, &res);
-    if (got != want)
-        note("%s: expected %d, got %ld %s", c.what, want, got, res.body ? res.body : "");
-    if ((got == 401 || got == 403 || got == 404) && !is_problem(&res, got))
-        note("%s: %ld is not problem+json", c.what, got);
-    if (got == 404)
-        check_no_leak(c.what, &res);
-    verify(&c, got, &res);
-    http_res_free(&res);
-}
-
-START_TEST(matrix)
-{
-    const struct row *r = &rows[_i];
-    reset_notes();
-    for (int a = 0; a < NACTORS; a++) {
-        run_cell(r, _i, a, 0);
-        if (r->other[0])
-            run_cell(r, _i, a, 1);
-    }
-    finish();
-}
-END_TEST
-
-static void row_route(size_t i, char *key, size_t n)
-{
-    snprintf(key, n, "%s %s", rows[i].method, rows[i].pattern);
-}
-
-/* The routes split_routes gives to this program have rows here, and only they. */
-START_TEST(every_listed_route_is_in_this_matrix)
-{
-    reset_notes();
-    check_split_rows(BILLING_ROWS, NROWS, row_route);
-    finish();
-}
-END_TEST
+static const struct permrun_matrix this_matrix = {
+    .file = BILLING_ROWS,
+    .tag = "b",
+    .rows = rows,
+    .nrows = NROWS,
+    .split = split_routes,
+    .nsplit = NSPLIT_ROUTES,
+    .prep = prep,
+    .verify = verify,
+};
 
 int main(void)
 {
@@ -473,8 +417,7 @@ int main(void)
 
     TCase *tc = tcase_create("matrix");
     tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, every_listed_route_is_in_this_matrix);
-    tcase_add_loop_test(tc, matrix, 0, (int)NROWS);
+    permrun_tcase_add(tc, &this_matrix);
     suite_add_tcase(s, tc);
 
     int failed = suite_run(s);

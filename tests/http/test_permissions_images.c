@@ -1,6 +1,6 @@
 /*
  * test_permissions_images.c - the permission matrix of container images and
- * registries: every actor of permissions_fixture.h against the routes that
+ * registries: every actor of tests/support/permfixture.h against the routes that
  * split_routes (permissions_fixture.h) gives to this program, on its own
  * tenant and on another one. These rows belong to the matrix of
  * test_permissions_matrix.c and follow its conventions (expectations written
@@ -25,9 +25,14 @@
  * another user registered is checked beside the matrix.
  */
 #include "server/router.h"
+
+#include "lib/imgref.h"
 #include "tests/http/permissions_fixture.h"
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
+#include "tests/support/mismatch.h"
+#include "tests/support/permfixture.h"
+#include "tests/support/permrun.h"
 #include "tests/support/suite.h"
 
 #include <check.h>
@@ -36,8 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define IMAGES_ROWS "test_permissions_images.c"
-#define REGISTRY    "hub"
+#define REGISTRY "hub"
 /* the body of an image registered by a token (name, digest) */
 #define TOKEN_IMAGE                                                                                \
     "{\"repository\":\"own/tok-%s\",\"tag\":\"v1\",\"digest\":\"%s\",\"size_bytes\":1}"
@@ -132,16 +136,8 @@ enum kind {
 };
 
 /* As in test_permissions_matrix.c: own and other columns, all 0 where there is no other. */
-struct row {
-    const char *method;
-    const char *pattern;
-    enum kind kind;
-    int own[NACTORS];
-    int other[NACTORS];
-};
-
 /* clang-format off */
-static const struct row rows[] = {
+static const struct permrun_row rows[] = {
     /*                                            ADM  PA   FIN  AUD  TA   MEM  VIEW FOR  NOM  ANON TKNA TKAD TKTN CKNH CKH */
     /* any user, narrowed to the tenants it may read: own column ?tenant=own, other ?tenant=other
      * (a tenant the caller cannot see is 404, as on the tenant's own routes) */
@@ -179,23 +175,13 @@ static const struct row rows[] = {
 /* clang-format on */
 #define NROWS (sizeof rows / sizeof rows[0])
 
-struct cell {
-    const struct row *r;
-    int ri, a, t;   /* row, actor, column (0 own, 1 other) */
-    char what[500]; /* for messages */
-    char tag[32];   /* unique name for what this cell creates */
-    char path[300];
-    char body[400];
-    char check[300]; /* where the admin looks afterwards */
-};
-
-static void prep(struct cell *c)
+static void prep(struct permrun_cell *c)
 {
     const char *ts = tenants[c->t].slug;
     const char *tag = c->tag;
     unsigned n = 100u + (unsigned)(c->ri * 100 + c->a * 2 + c->t); /* digest of the cell */
     c->body[0] = '\0';
-    switch (c->r->kind) {
+    switch ((enum kind)c->r->kind) {
     case K_IMAGE_BROWSE:
         snprintf(c->path, sizeof c->path, "/api/v1/images?tenant=%s&limit=1000", ts);
         break;
@@ -246,26 +232,13 @@ static void prep(struct cell *c)
     }
 }
 
-/* Whether the list in r has an item whose key equals value. */
-static bool items_have(const struct http_res *r, const char *key, const char *value)
-{
-    size_t i;
-    json_t *it;
-    json_array_foreach(json_object_get(r->json, "items"), i, it)
-    {
-        const char *v = jstr(it, key);
-        if (v && strcmp(v, value) == 0)
-            return true;
-    }
-    return false;
-}
-
 /*
  * A list of images answered 200: it has the setup's image of the column's
  * tenant, and nothing of another tenant (public images, tenant null, only
  * where public ones may be listed).
  */
-static void check_image_list(const struct cell *c, const struct http_res *res, bool public_too)
+static void check_image_list(const struct permrun_cell *c, const struct http_res *res,
+                             bool public_too)
 {
     const char *ts = tenants[c->t].slug;
     json_t *items = json_object_get(res->json, "items");
@@ -288,7 +261,8 @@ static void check_image_list(const struct cell *c, const struct http_res *res, b
 }
 
 /* A registry answered by a create or a sync: it is name, and a sync is asked for or running. */
-static void check_sync_asked(const struct cell *c, const struct http_res *res, const char *name)
+static void check_sync_asked(const struct permrun_cell *c, const struct http_res *res,
+                             const char *name)
 {
     const char *state = jstr(res->json, "sync_state");
     if (!jstr(res->json, "name") || strcmp(jstr(res->json, "name"), name) != 0 || !state ||
@@ -301,21 +275,11 @@ static void check_sync_asked(const struct cell *c, const struct http_res *res, c
     free(loc);
 }
 
-/* Whether the object at path exists for the admin: after a 2xx exactly when `after_2xx`. */
-static void check_exists(const struct cell *c, long got, const char *path, bool after_2xx)
-{
-    long st = adm_status(path);
-    bool want = is_2xx(got) ? after_2xx : !after_2xx;
-    if (st != (want ? 200 : 404))
-        note("%s: answered %ld, then GET %s answers %ld to the admin (expected %d)", c->what, got,
-             path, st, want ? 200 : 404);
-}
-
-static void verify(const struct cell *c, long got, const struct http_res *res)
+static void verify(const struct permrun_cell *c, long got, const struct http_res *res)
 {
     const char *ts = tenants[c->t].slug;
     const char *body = res->body ? res->body : "";
-    switch (c->r->kind) {
+    switch ((enum kind)c->r->kind) {
     case K_IMAGE_BROWSE:
         if (got == 200)
             check_image_list(c, res, true);
@@ -372,52 +336,16 @@ static void verify(const struct cell *c, long got, const struct http_res *res)
     }
 }
 
-static void run_cell(const struct row *r, int ri, int a, int t)
-{
-    struct cell c = {.r = r, .ri = ri, .a = a, .t = t};
-    int want = t ? r->other[a] : r->own[a];
-    snprintf(c.tag, sizeof c.tag, "im%02da%02d%c", ri, a, t ? 'x' : 'o');
-    prep(&c);
-    snprintf(c.what, sizeof c.what, "%s %s as %s (%s)", r->method, c.path, actors[a].label,
-             t ? "tenant other" : "tenant own");
-    struct http_res res;
-    long got = as(a, r->method, c.path, c.body[0] ? c.body : NULL, &res);
-    if (got != want)
-        note("%s: expected %d, got %ld %s", c.what, want, got, res.body ? res.body : "");
-    if ((got == 401 || got == 403 || got == 404) && !is_problem(&res, got))
-        note("%s: %ld is not problem+json", c.what, got);
-    if (got == 404)
-        check_no_leak(c.what, &res);
-    verify(&c, got, &res);
-    http_res_free(&res);
-}
-
-START_TEST(matrix)
-{
-    const struct row *r = &rows[_i];
-    reset_notes();
-    for (int a = 0; a < NACTORS; a++) {
-        run_cell(r, _i, a, 0);
-        if (r->other[0])
-            run_cell(r, _i, a, 1);
-    }
-    finish();
-}
-END_TEST
-
-static void row_route(size_t i, char *key, size_t n)
-{
-    snprintf(key, n, "%s %s", rows[i].method, rows[i].pattern);
-}
-
-/* The routes split_routes gives to this program have rows here, and only they. */
-START_TEST(every_listed_route_is_in_this_matrix)
-{
-    reset_notes();
-    check_split_rows(IMAGES_ROWS, NROWS, row_route);
-    finish();
-}
-END_TEST
+static const struct permrun_matrix this_matrix = {
+    .file = IMAGES_ROWS,
+    .tag = "im",
+    .rows = rows,
+    .nrows = NROWS,
+    .split = split_routes,
+    .nsplit = NSPLIT_ROUTES,
+    .prep = prep,
+    .verify = verify,
+};
 
 /* ---- beside the matrix ------------------------------------------------------------------ */
 
@@ -531,8 +459,7 @@ int main(void)
 
     TCase *tc = tcase_create("matrix");
     tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, every_listed_route_is_in_this_matrix);
-    tcase_add_loop_test(tc, matrix, 0, (int)NROWS);
+    permrun_tcase_add(tc, &this_matrix);
     tcase_add_test(tc, member_changes_only_its_own_images);
     tcase_add_test(tc, tokens_with_image_scopes);
     suite_add_tcase(s, tc);

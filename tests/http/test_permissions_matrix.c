@@ -1,6 +1,6 @@
 /*
  * test_permissions_matrix.c - the permission matrix of the API: every actor
- * of permissions_fixture.h against every authenticated endpoint of
+ * of tests/support/permfixture.h against every authenticated endpoint of
  * api/routes.c, on its own tenant and on another one. The rows of the
  * routes that split_routes (permissions_fixture.h) lists are in other
  * programs: usage, prices, invoices and checkpoints in
@@ -26,6 +26,9 @@
 #include "tests/http/permissions_fixture.h"
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
+#include "tests/support/mismatch.h"
+#include "tests/support/permfixture.h"
+#include "tests/support/permrun.h"
 #include "tests/support/suite.h"
 
 #include <check.h>
@@ -152,20 +155,13 @@ enum kind {
 };
 
 /*
- * own: the expected status on tenant "own" (or the only one, for routes
- * without {tenant}); other: on tenant "other" - for DELETE /tokens/{id}, on
- * somebody else's token - or all 0 where there is no such column.
+ * As permrun.h's rows: own, the expected status on tenant "own" (or the only
+ * one, for routes without {tenant}); other, on tenant "other" - for DELETE
+ * /tokens/{id} and /me/sessions/{id}, on somebody else's (see column) - or
+ * all 0 where there is no such column.
  */
-struct row {
-    const char *method;
-    const char *pattern;
-    enum kind kind;
-    int own[NACTORS];
-    int other[NACTORS];
-};
-
 /* clang-format off */
-static const struct row rows[] = {
+static const struct permrun_row rows[] = {
     /*                                            ADM  PA   FIN  AUD  TA   MEM  VIEW FOR  NOM  ANON TKNA TKAD TKTN CKNH CKH */
     {"GET", "/api/v1/me", K_ME,
         {200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 200, 200, 200, 200, 200}, {0}},
@@ -303,25 +299,14 @@ static const char *const public_routes[] = {"GET /healthz", "GET /readyz", "GET 
                                             "GET /api/v1/openapi.json", "POST /api/v1/auth/login"};
 #define NPUBLIC (sizeof public_routes / sizeof public_routes[0])
 
-struct cell {
-    const struct row *r;
-    int a, t;       /* actor, column (0 own, 1 other) */
-    char what[500]; /* for messages */
-    char tag[32];   /* unique name for what this cell creates */
-    char path[300];
-    char body[400];
-    char check[300];  /* where the admin looks afterwards */
-    char before[256]; /* a value that a refusal must leave as it was */
-    char secret[1024]; /* K_TOKEN_DELETE: the target token; K_SESSION_DELETE: its JWT */
-};
-
-static void prep(struct cell *c)
+/* K_TOKEN_DELETE puts the target token into c->secret, K_SESSION_DELETE the session's JWT. */
+static void prep(struct permrun_cell *c)
 {
     const struct tenant *tn = &tenants[c->t];
     const char *ts = tn->slug;
     const char *tag = c->tag;
     c->body[0] = '\0';
-    switch (c->r->kind) {
+    switch ((enum kind)c->r->kind) {
     case K_ME:
         snprintf(c->path, sizeof c->path, "/api/v1/me");
         break;
@@ -515,41 +500,10 @@ static void prep(struct cell *c)
     }
 }
 
-/* A value read after the request (now): want after a 2xx, else as before. */
-static void check_value(const struct cell *c, long got, const char *field, const char *now,
-                        const char *want)
-{
-    if (is_2xx(got) && (!now || strcmp(now, want) != 0))
-        note("%s: answered %ld but %s is \"%s\", not \"%s\"", c->what, got, field,
-             now ? now : "(none)", want);
-    if (!is_2xx(got) && (!now || strcmp(now, c->before) != 0))
-        note("%s: refused (%ld) but %s changed from \"%s\" to \"%s\"", c->what, got, field,
-             c->before, now ? now : "(none)");
-}
-
-/* A field of the object the admin reads at path: changed to want after a 2xx, else as before. */
-static void check_changed(const struct cell *c, long got, const char *path, const char *field,
-                          const char *want)
-{
-    char *now = adm_field(path, field);
-    check_value(c, got, field, now, want);
-    free(now);
-}
-
-/* Whether the object at path exists for the admin: after a 2xx exactly when `after_2xx`. */
-static void check_exists(const struct cell *c, long got, const char *path, bool after_2xx)
-{
-    long st = adm_status(path);
-    bool want = is_2xx(got) ? after_2xx : !after_2xx;
-    if (st != (want ? 200 : 404))
-        note("%s: answered %ld, then GET %s answers %ld to the admin (expected %d)", c->what, got,
-             path, st, want ? 200 : 404);
-}
-
-static void verify(const struct cell *c, long got, const struct http_res *res)
+static void verify(const struct permrun_cell *c, long got, const struct http_res *res)
 {
     const struct tenant *tn = &tenants[c->t];
-    switch (c->r->kind) {
+    switch ((enum kind)c->r->kind) {
     case K_ME:
         if (got == 200 && (!jstr(res->json, "username") ||
                            strcmp(jstr(res->json, "username"), actors[c->a].user) != 0))
@@ -721,40 +675,28 @@ static void verify(const struct cell *c, long got, const struct http_res *res)
     }
 }
 
-static void run_cell(const struct row *r, int ri, int a, int t)
+/* The column of a cell, for messages: DELETE /tokens/{id} and /me/sessions/{id} have their
+ * own. */
+static const char *column(const struct permrun_cell *c)
 {
-    struct cell c = {.r = r, .a = a, .t = t};
-    int want = t ? r->other[a] : r->own[a];
-    snprintf(c.tag, sizeof c.tag, "m%02da%02d%c", ri, a, t ? 'x' : 'o');
-    prep(&c);
-    snprintf(c.what, sizeof c.what, "%s %s as %s (%s)", r->method, c.path, actors[a].label,
-             r->kind == K_TOKEN_DELETE     ? (t ? "another user's token" : "own token")
-             : r->kind == K_SESSION_DELETE ? (t ? "another user's session" : "own session")
-                                           : (t ? "tenant other" : "tenant own"));
-    struct http_res res;
-    long got = as(a, r->method, c.path, c.body[0] ? c.body : NULL, &res);
-    if (got != want)
-        note("%s: expected %d, got %ld %s", c.what, want, got, res.body ? res.body : "");
-    if ((got == 401 || got == 403 || got == 404 || got == 501) && !is_problem(&res, got))
-        note("%s: %ld is not problem+json", c.what, got);
-    if (got == 404)
-        check_no_leak(c.what, &res);
-    verify(&c, got, &res);
-    http_res_free(&res);
+    if (c->r->kind == K_TOKEN_DELETE)
+        return c->t ? "another user's token" : "own token";
+    if (c->r->kind == K_SESSION_DELETE)
+        return c->t ? "another user's session" : "own session";
+    return c->t ? "tenant other" : "tenant own";
 }
 
-START_TEST(matrix)
-{
-    const struct row *r = &rows[_i];
-    reset_notes();
-    for (int a = 0; a < NACTORS; a++) {
-        run_cell(r, _i, a, 0);
-        if (r->other[0])
-            run_cell(r, _i, a, 1);
-    }
-    finish();
-}
-END_TEST
+static const struct permrun_matrix this_matrix = {
+    .file = NULL, /* the rows of every route that split_routes does not list */
+    .tag = "m",
+    .rows = rows,
+    .nrows = NROWS,
+    .split = split_routes,
+    .nsplit = NSPLIT_ROUTES,
+    .prep = prep,
+    .verify = verify,
+    .column = column,
+};
 
 /* Every authenticated route of the table has a matrix row, here or (split_routes) in
  * another program, which checks it has; the public ones are known. */
@@ -772,7 +714,7 @@ START_TEST(every_route_is_in_the_matrix)
         } else if (strcmp(key, "POST /api/v1/auth/logout") == 0) {
             found = true; /* see test_permissions.c, logout_for_every_kind_of_caller */
         } else {
-            found = split_route_file(key) != NULL; /* rows in that program */
+            found = permrun_split_file(&this_matrix, key) != NULL; /* rows in that program */
             for (size_t k = 0; k < NROWS; k++)
                 found |= strcmp(rows[k].method, rt->method) == 0 &&
                          strcmp(rows[k].pattern, rt->pattern) == 0;
@@ -794,7 +736,7 @@ int main(void)
     TCase *tc = tcase_create("matrix");
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, every_route_is_in_the_matrix);
-    tcase_add_loop_test(tc, matrix, 0, (int)NROWS);
+    permrun_tcase_add(tc, &this_matrix);
     suite_add_tcase(s, tc);
 
     int failed = suite_run(s);

@@ -200,11 +200,6 @@ static char *submit_retrying(const char *token, const char *tenant, const char *
     return NULL;
 }
 
-static const char *sv(const json_t *o, const char *k)
-{
-    return json_string_value(json_object_get(o, k));
-}
-
 static long long db_count(const char *sql, const char *arg)
 {
     const char *p[1] = {arg};
@@ -325,7 +320,7 @@ START_TEST(leader_killed_mid_reclaim)
             ck_assert_int_eq(json_integer_value(json_object_get(j, "preemption_count")), 1);
             requeued++;
         } else {
-            ck_assert_str_eq(sv(j, "state"), "running");
+            ck_assert_str_eq(jstr(j, "state"), "running");
             ck_assert(!pre);
         }
         json_decref(j);
@@ -333,7 +328,7 @@ START_TEST(leader_killed_mid_reclaim)
     ck_assert_int_eq(requeued, 2);
     for (int i = 0; i < NCPU; i++) {
         json_t *j = jobs_wait(chem, "chem", cpu[i], "succeeded,failed,cancelled", 60);
-        ck_assert_str_eq(sv(j, "state"), "succeeded");
+        ck_assert_str_eq(jstr(j, "state"), "succeeded");
         json_decref(j);
     }
     /* each submit made one job; each job was admitted once per run and ran each run once */
@@ -418,7 +413,7 @@ START_TEST(throttling_and_revocation_across_replicas)
     http_res_free(&r);
     ck_assert_int_eq(http_do(&rep[b], "GET", "/api/v1/tokens", chem, NULL, NULL, &r), 200);
     ck_assert_int_eq(json_array_size(json_object_get(r.json, "items")), 1);
-    const char *tid = sv(json_array_get(json_object_get(r.json, "items"), 0), "id");
+    const char *tid = jstr(json_array_get(json_object_get(r.json, "items"), 0), "id");
     ck_assert_ptr_nonnull(tid);
     struct http_res d;
     ck_assert_int_eq(http_do(&rep[b], "DELETE", fmt("/api/v1/tokens/%s", tid), chem, NULL, NULL,

@@ -237,6 +237,20 @@ json_t *audittest_csv_parse(const char *text)
     return rows;
 }
 
+void audittest_export(const char *jwt, const char *query, struct http_res *out)
+{
+    long st = reqj("GET", fmt("/api/v1/audit/events/export%s", query), jwt, NULL, out);
+    ck_assert_msg(st == 200, "export%s: %ld %s", query, st, out->body);
+}
+
+void audittest_write_file(const char *path, const char *data, size_t len)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_msg(f != NULL, "cannot write %s", path);
+    ck_assert_uint_eq(fwrite(data, 1, len, f), len);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
 const char *audittest_jstr(const json_t *o, const char *k)
 {
     return json_string_value(json_object_get(o, k));

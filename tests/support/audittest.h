@@ -76,6 +76,14 @@ void audittest_nap(void);
 /* Make user (password pw) an auditor and log it in: its JWT into jwt (exits on failure). */
 void audittest_auditor(const char *user, const char *pw, char *jwt, size_t n);
 
+/* GET /api/v1/audit/events/export<query> (query may be "") as jwt: 200, or the test
+ * fails; the answer in *out. */
+struct http_res;
+void audittest_export(const char *jwt, const char *query, struct http_res *out);
+
+/* Write len bytes of data to the file at path (made or emptied); the test fails if it cannot. */
+void audittest_write_file(const char *path, const char *data, size_t len);
+
 /* RFC 4180: the records of text (CRLF ends, "" inside quoted cells) as arrays of strings. */
 json_t *audittest_csv_parse(const char *text);
 

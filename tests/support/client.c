@@ -127,6 +127,45 @@ char *http_header(const struct http_res *r, const char *name)
     return NULL;
 }
 
+char *http_set_cookie(const struct http_res *r, const char *name)
+{
+    const char *want = fmt("%s=", name);
+    for (const char *p = r->headers; p && *p;) {
+        const char *eol = strstr(p, "\r\n");
+        size_t len = eol ? (size_t)(eol - p) : strlen(p);
+        if (len > 11 && strncasecmp(p, "Set-Cookie:", 11) == 0) {
+            const char *v = p + 11;
+            while (*v == ' ')
+                v++;
+            if (strncmp(v, want, strlen(want)) == 0)
+                return strndup(v, len - (size_t)(v - p));
+        }
+        p = eol ? eol + 2 : NULL;
+    }
+    return NULL;
+}
+
+const char *jstr(const json_t *o, const char *key)
+{
+    return json_string_value(json_object_get(o, key));
+}
+
+long long jint(const json_t *o, const char *key)
+{
+    return json_integer_value(json_object_get(o, key));
+}
+
+json_t *get_items(const char *path, const char *token)
+{
+    struct http_res r;
+    long st = reqj("GET", path, token, NULL, &r);
+    ck_assert_msg(st == 200, "GET %.200s answered %ld: %.300s", path, st, r.body ? r.body : "");
+    json_t *items = json_incref(json_object_get(r.json, "items"));
+    ck_assert_msg(json_is_array(items), "GET %.200s: no items: %.300s", path, r.body);
+    http_res_free(&r);
+    return items;
+}
+
 long reqj(const char *method, const char *path, const char *token, const char *body,
           struct http_res *out)
 {

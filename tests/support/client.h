@@ -34,12 +34,22 @@ long http_raw(const struct aidc_server *s, const char *method, const char *path,
 void http_res_free(struct http_res *r);
 /* Value of a response header (malloc'd) or NULL. */
 char *http_header(const struct http_res *r, const char *name);
+/* The Set-Cookie line (attributes and all) that sets cookie name (malloc'd), or NULL. */
+char *http_set_cookie(const struct http_res *r, const char *name);
+
+/* o[key] as a string (borrowed), or NULL. */
+const char *jstr(const json_t *o, const char *key);
+/* o[key] as an integer, or 0. */
+long long jint(const json_t *o, const char *key);
 
 /* Shorthands on harness_srv that free the answer and return the status. */
 long req(const char *method, const char *path, const char *token, const char *body);
 /* As req, keeping the answer in *out (caller frees). */
 long reqj(const char *method, const char *path, const char *token, const char *body,
           struct http_res *out);
+
+/* GET path as token (200 or the test fails): its "items" array (a new reference). */
+json_t *get_items(const char *path, const char *token);
 
 /* Log in; returns the JWT (malloc'd) or NULL. */
 char *login(const char *username, const char *password);

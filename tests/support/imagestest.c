@@ -52,14 +52,9 @@ void imagestest_digest_of(unsigned n, char out[72])
     snprintf(out, 72, "sha256:%064x", n);
 }
 
-const char *imagestest_sv(const json_t *o, const char *k)
-{
-    return json_string_value(json_object_get(o, k));
-}
-
 bool imagestest_is(const json_t *o, const char *k, const char *want)
 {
-    const char *v = imagestest_sv(o, k);
+    const char *v = jstr(o, k);
     return v && strcmp(v, want) == 0;
 }
 
@@ -80,7 +75,7 @@ void imagestest_reg_ok(const char *jwt, const char *tenant, const char *body, ch
                   r.body ? r.body : "");
     http_res_free(&r);
     json_t *b = json_loads(body, 0, NULL);
-    const char *p[3] = {tenant, imagestest_sv(b, "repository"), imagestest_sv(b, "tag")};
+    const char *p[3] = {tenant, jstr(b, "repository"), jstr(b, "tag")};
     char *v = audittest_sql_value(harness_srv.owner_url,
                                   "SELECT i.id FROM images i JOIN tenants t ON t.id = i.tenant_id"
                                   " WHERE t.slug = $1 AND i.repository = $2 AND i.tag = $3"
@@ -104,11 +99,27 @@ bool imagestest_names_field(const json_t *problem, const char *field, const char
     json_t *e;
     json_array_foreach(json_object_get(problem, "errors"), i, e)
     {
-        const char *m = imagestest_sv(e, "message");
+        const char *m = jstr(e, "message");
         if (imagestest_is(e, "field", field) && (!want || (m && strstr(m, want))))
             return true;
     }
     return false;
+}
+
+struct http_res imagestest_problem(const char *method, const char *path, const char *jwt,
+                                   const char *body, long status, const char *code, const char *key,
+                                   const char *value)
+{
+    struct http_res r;
+    long st = reqj(method, path, jwt, body, &r);
+    ck_assert_msg(st == status, "%s %.200s answered %ld (want %ld): %.400s", method, path, st,
+                  status, r.body ? r.body : "");
+    ck_assert_msg(imagestest_is(r.json, "code", code), "want code %s: %.400s", code, r.body);
+    json_t *params = json_object_get(r.json, "params");
+    ck_assert_msg(json_is_object(params), "no params: %.400s", r.body);
+    ck_assert_msg(!key || imagestest_is(params, key, value), "want params.%s = %s: %.400s", key,
+                  value, r.body);
+    return r;
 }
 
 void imagestest_refused_hiding(const char *method, const char *path, const char *jwt,
@@ -147,4 +158,18 @@ void imagestest_count_is(long long want, const char *sql, int n, const char *con
 {
     long long got = imagestest_sql_num(sql, n, p);
     ck_assert_msg(got == want, "%.200s: %lld, want %lld", sql, got, want);
+}
+
+const char *imagestest_refs(const json_t *items)
+{
+    static char buf[2048];
+    size_t o = 0, i;
+    json_t *it;
+    buf[0] = '\0';
+    json_array_foreach(items, i, it)
+    {
+        o += (size_t)snprintf(buf + o, sizeof buf - o, "%s%s:%s", i ? " " : "",
+                              jstr(it, "repository"), jstr(it, "tag"));
+    }
+    return buf;
 }

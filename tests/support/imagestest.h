@@ -7,6 +7,8 @@
 #ifndef AIDC_TEST_IMAGESTEST_H
 #define AIDC_TEST_IMAGESTEST_H
 
+#include "tests/support/client.h"
+
 #include <jansson.h>
 #include <stdbool.h>
 
@@ -28,8 +30,6 @@ char *imagestest_user(const char *name, const char *roles, const char *tenant, c
 /* A digest of its own for n ("sha256:" and 64 hex digits). */
 void imagestest_digest_of(unsigned n, char out[72]);
 
-/* o[k] as a string (NULL if absent or not one). */
-const char *imagestest_sv(const json_t *o, const char *k);
 /* Whether o[k] is the string want. */
 bool imagestest_is(const json_t *o, const char *k, const char *want);
 
@@ -54,6 +54,15 @@ void imagestest_reg(const char *jwt, const char *tenant, const char *repo, const
 bool imagestest_names_field(const json_t *problem, const char *field, const char *want);
 
 /*
+ * method path as jwt answers status with a problem of code whose params have
+ * key == value (a string; key NULL: not checked). The answer, to look at more
+ * (free it with http_res_free).
+ */
+struct http_res imagestest_problem(const char *method, const char *path, const char *jwt,
+                                   const char *body, long status, const char *code, const char *key,
+                                   const char *value);
+
+/*
  * method path as jwt must answer a problem document of status naming field
  * (NULL: any) that does not hold absent (NULL: anything may be in it); what
  * says which case failed.
@@ -64,6 +73,9 @@ void imagestest_refused_hiding(const char *method, const char *path, const char 
 /* As imagestest_refused_hiding, whatever the answer holds. */
 void imagestest_refused(const char *method, const char *path, const char *jwt, const char *body,
                         long status, const char *field, const char *what);
+
+/* The items' "repository:tag", sorted as listed, joined by ' ' (static buffer). */
+const char *imagestest_refs(const json_t *items);
 
 /* The number sql (with n params) answers as the owner; the test fails when there is none. */
 long long imagestest_sql_num(const char *sql, int n, const char *const *p);

@@ -1,6 +1,8 @@
 /* kubetest.c - helpers of the tests on a real Kubernetes API server (see kubetest.h). */
 #include "kubetest.h"
 
+#include "lib/imgref.h"
+
 #include "client.h"
 #include "harness.h"
 #include "jobs.h"
@@ -341,11 +343,6 @@ static size_t n_made_ns;
 static size_t n_made_nodes; /* kube_node[0 .. n_made_nodes - 1] */
 static pid_t cleaner;
 
-static const char *sv(const json_t *o, const char *k)
-{
-    return json_string_value(json_object_get(o, k));
-}
-
 /* What this run made on the API server goes at exit (in this process, not a child's). */
 static void kube_cleanup(void)
 {
@@ -483,8 +480,8 @@ static bool job_ended(const json_t *kj)
     size_t i;
     json_t *c;
     json_array_foreach(json_object_get(json_object_get(kj, "status"), "conditions"), i, c) {
-        if (sv(c, "status") && strcmp(sv(c, "status"), "True") == 0 && sv(c, "type") &&
-            (strcmp(sv(c, "type"), "Complete") == 0 || strcmp(sv(c, "type"), "Failed") == 0))
+        if (jstr(c, "status") && strcmp(jstr(c, "status"), "True") == 0 && jstr(c, "type") &&
+            (strcmp(jstr(c, "type"), "Complete") == 0 || strcmp(jstr(c, "type"), "Failed") == 0))
             return true;
     }
     return false;
@@ -581,10 +578,10 @@ char *kubetest_wait_delivered(const char *token, const char *tenant, const char 
 {
     json_t *j = jobs_wait(token, tenant, id, "pending,running,succeeded,failed,cancelled",
                           KUBETEST_WAIT_S);
-    ck_assert_msg(strcmp(sv(j, "state"), "pending") == 0, "job %s is %s (%s), not pending", id,
-                  sv(j, "state"), sv(j, "reason") ? sv(j, "reason") : "");
-    ck_assert_ptr_nonnull(sv(j, "backend_job_id"));
-    char *bid = strdup(sv(j, "backend_job_id"));
+    ck_assert_msg(strcmp(jstr(j, "state"), "pending") == 0, "job %s is %s (%s), not pending", id,
+                  jstr(j, "state"), jstr(j, "reason") ? jstr(j, "reason") : "");
+    ck_assert_ptr_nonnull(jstr(j, "backend_job_id"));
+    char *bid = strdup(jstr(j, "backend_job_id"));
     json_decref(j);
     ck_assert_ptr_nonnull(bid);
     return bid;
@@ -632,6 +629,6 @@ void kubetest_complete(const char *token, const char *tenant, const char *id, co
     time_t now = time(NULL);
     kube_job_complete(bid, now - 2, now - 1);
     json_t *j = jobs_wait(token, tenant, id, "succeeded,failed,cancelled", KUBETEST_WAIT_S);
-    ck_assert_str_eq(sv(j, "state"), "succeeded");
+    ck_assert_str_eq(jstr(j, "state"), "succeeded");
     json_decref(j);
 }

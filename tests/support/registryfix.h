@@ -7,7 +7,7 @@
 #ifndef AIDC_TEST_REGISTRYFIX_H
 #define AIDC_TEST_REGISTRYFIX_H
 
-#include "server/xalloc.h"
+#include "lib/xalloc.h"
 
 #include <stdbool.h>
 #include <string.h>

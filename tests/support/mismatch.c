@@ -1,10 +1,9 @@
 /*
- * mismatch.h - collecting the mismatches of a table-driven test: note() prints
- * each at once (MISMATCH: ...) and keeps it for finish(), which fails the test
- * with all of them, so one run lists everything that is wrong.
+ * mismatch.c - the mismatches of the running test (mismatch.h). Check runs
+ * each test in a process of its own (CK_FORK) or one after the other, so
+ * one set of them per process is enough.
  */
-#ifndef AIDC_TEST_MISMATCH_H
-#define AIDC_TEST_MISMATCH_H
+#include "tests/support/mismatch.h"
 
 #include <check.h>
 #include <stdarg.h>
@@ -15,9 +14,7 @@ static char errs[3500]; /* Check carries at most about 4 KiB of message */
 static size_t errs_len;
 static int nerrs;
 
-static void note(const char *f, ...) __attribute__((format(printf, 1, 2), unused));
-
-static void note(const char *f, ...)
+void note(const char *f, ...)
 {
     char line[1200];
     va_list ap;
@@ -32,16 +29,14 @@ static void note(const char *f, ...)
         errs_len += (size_t)snprintf(errs + errs_len, sizeof errs - errs_len, "\n  ...");
 }
 
-static inline void reset_notes(void)
+void reset_notes(void)
 {
     errs[0] = '\0';
     errs_len = 0;
     nerrs = 0;
 }
 
-static inline void finish(void)
+void finish(void)
 {
     ck_assert_msg(nerrs == 0, "%d mismatch(es):%s", nerrs, errs);
 }
-
-#endif
