@@ -2,9 +2,9 @@
  * audit.h - recording audit events (the write path).
  *
  * A state change records its event in the same transaction as the change
- * (audit_record), so one never exists without the other. Refusals - failed
- * logins, 401s, 403s - are recorded by audit_record_now in a transaction of
- * their own, after the request's transaction was rolled back. Details are
+ * (audit_record, queued), so one never exists without the other. Refusals -
+ * failed logins, 401s, 403s - are recorded at once in a transaction of their
+ * own, after the request's transaction was rolled back. Details are
  * stored with secrets redacted (redact_details). Who, from where and which
  * request come from a struct audit_origin (server/auditreq.c fills one from
  * an HTTP request; audit/ itself knows nothing of HTTP).
