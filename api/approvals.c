@@ -359,7 +359,9 @@ static int op_prepare(struct req *rq, const struct db_approval_row *ap, const ch
         return 0;
     }
     q->route = rt;
-    if (op_authorize(&q->actor, q, NULL, &refusal))
+    /* the approver approves as a platform-wide role: a tenant role (or a route open to
+     * any user) never makes one an approver, whatever a future operation allows */
+    if (!(q->actor.roles & rt->global_roles) || op_authorize(&q->actor, q, NULL, &refusal))
         return approver_refused(o);
     if (ap->body) {
         q->body = xstrdup(ap->body);

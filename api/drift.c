@@ -151,6 +151,8 @@ int api_cluster_drift(struct req *rq, struct resp *rs)
         return e;
     struct cluster_read cr = {.name = name};
     e = in_short_tx(rq, read_cluster, &cr);
+    if (e)
+        db_cluster_free(&cr.c); /* read, then found stale or not committed: read again */
     if (e == AIDC_ENOTFOUND)
         return api_problem(rs, PROBLEM_CLUSTER_NOT_FOUND, json_pack("{s:s}", "cluster", name));
     if (e)

@@ -118,7 +118,9 @@ int paging_page(struct resp *rs, const struct page *pg)
 
 int paging_finish(struct resp *rs, struct page *pg, int e, const char *const *drop)
 {
-    if (e == AIDC_EINVAL) {
+    /* only the database's own EINVAL, over a cursor it was given: a handler's refusal
+     * of its filters (already in rs->err) stays what it is */
+    if (e == AIDC_EINVAL && pg->after && !rs->err.status && !rs->err.nfields) {
         api_field_problem(rs, "cursor", PROBLEM_V_CURSOR, NULL);
         e = api_fail_fields(rs);
     } else if (!e) {

@@ -37,8 +37,9 @@ int paging_page(struct resp *rs, const struct page *pg);
 /* As paging_page, without the keys in drop (NULL-terminated) in any item. */
 int paging_page_without(struct resp *rs, const struct page *pg, const char *const *drop);
 /*
- * The end of a list handler: e is the list function's result; AIDC_EINVAL
- * (the database could not read the cursor) becomes a 400 on cursor, success
+ * The end of a list handler: e is the list function's result (or the
+ * handler's own refusal, kept as it is); AIDC_EINVAL from the database over a
+ * given cursor (it could not read it) becomes a 400 on cursor, success
  * the answer as paging_page_without (drop may be NULL). pg is freed; returns
  * the handler's result.
  */

@@ -5,6 +5,7 @@
 #include "../lib/xalloc.h"
 #include "schedrows.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,7 +75,8 @@ static const struct db_stmt st_fault_resolve = {
     "       RETURNING j.id, j.tenant_id, j.cluster_id, j.state, f.id AS fault, f.node,"            \
     "         f.gpu_index, f.reason AS why),"                                                      \
     " e AS (INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason, details)"     \
-    "       SELECT id, tenant_id, state, state, 'GPU fault on node ' || node || ': stop requested'," \
+    "       SELECT id, tenant_id, state, state, 'GPU fault on node ' || node || ': stop "          \
+    "requested',"                                                                                  \
     "              jsonb_build_object('gpu_fault', jsonb_build_object('id', fault, 'node', node,"  \
     "                                   'gpu', gpu_index, 'reason', why),"                         \
     "                                 'grace_seconds', " grace ") FROM u),"                        \
@@ -86,15 +88,14 @@ static const struct db_stmt st_fault_resolve = {
 /* the first open fault of the node among the job's GPUs (or of all the node's GPUs) */
 static const struct db_stmt st_stop_assigned = {
     "gpu_fault_stop_assigned",
-    STOP_FOR_FAULT(
-        "SELECT j.id, (SELECT f.id FROM gpu_faults f"
-        "               WHERE f.cluster_id = j.cluster_id AND f.node = $2"
-        "                 AND f.resolved_at IS NULL"
-        "                 AND (f.gpu_index IS NULL OR f.gpu_index = ANY (j.gpu_indexes))"
-        "               ORDER BY f.gpu_index NULLS LAST, f.id LIMIT 1) AS fault"
-        "  FROM jobs j WHERE j.cluster_id = $1::uuid AND j.state IN " ACTIVE
-        "   AND j.stop_requested IS NULL AND j.gpus > 0",
-        "$3::int"),
+    STOP_FOR_FAULT("SELECT j.id, (SELECT f.id FROM gpu_faults f"
+                   "               WHERE f.cluster_id = j.cluster_id AND f.node = $2"
+                   "                 AND f.resolved_at IS NULL"
+                   "                 AND (f.gpu_index IS NULL OR f.gpu_index = ANY (j.gpu_indexes))"
+                   "               ORDER BY f.gpu_index NULLS LAST, f.id LIMIT 1) AS fault"
+                   "  FROM jobs j WHERE j.cluster_id = $1::uuid AND j.state IN " ACTIVE
+                   "   AND j.stop_requested IS NULL AND j.gpus > 0",
+                   "$3::int"),
     3};
 static const struct db_stmt st_stop_runs = {
     "gpu_fault_stop_runs",
@@ -114,16 +115,15 @@ static const struct db_stmt st_stop_runs = {
  */
 static const struct db_stmt st_sweep = {
     "gpu_fault_sweep",
-    STOP_FOR_FAULT(
-        "SELECT DISTINCT ON (j.id) j.id, f.id AS fault"
-        "  FROM gpu_faults f"
-        "  JOIN jobs j ON j.cluster_id = f.cluster_id AND j.state IN " ACTIVE
-        "   AND j.stop_requested IS NULL AND j.gpus > 0"
-        "   AND (f.gpu_index IS NULL OR f.gpu_index = ANY (j.gpu_indexes))"
-        " WHERE f.resolved_at IS NULL AND EXISTS (SELECT 1 FROM cluster_nodes n"
-        "   WHERE n.cluster_id = f.cluster_id AND n.node = f.node AND n.per_gpu)"
-        " ORDER BY j.id, f.gpu_index NULLS LAST, f.id",
-        "$1::int"),
+    STOP_FOR_FAULT("SELECT DISTINCT ON (j.id) j.id, f.id AS fault"
+                   "  FROM gpu_faults f"
+                   "  JOIN jobs j ON j.cluster_id = f.cluster_id AND j.state IN " ACTIVE
+                   "   AND j.stop_requested IS NULL AND j.gpus > 0"
+                   "   AND (f.gpu_index IS NULL OR f.gpu_index = ANY (j.gpu_indexes))"
+                   " WHERE f.resolved_at IS NULL AND EXISTS (SELECT 1 FROM cluster_nodes n"
+                   "   WHERE n.cluster_id = f.cluster_id AND n.node = f.node AND n.per_gpu)"
+                   " ORDER BY j.id, f.gpu_index NULLS LAST, f.id",
+                   "$1::int"),
     1};
 
 static const struct db_stmt st_drain_sync = {
@@ -193,9 +193,8 @@ static int rows(struct db *db, const struct db_stmt *st, const char *const *p, P
     return *out ? 0 : e;
 }
 
-int db_gpu_nodes_put(struct db *db, const char *cluster_id, const char *names,
-                     const char *types, const char *firsts, const char *counts,
-                     const char *usable, bool per_gpu)
+int db_gpu_nodes_put(struct db *db, const char *cluster_id, const char *names, const char *types,
+                     const char *firsts, const char *counts, const char *usable, bool per_gpu)
 {
     const char *p[7] = {cluster_id, names, types, firsts, counts, usable, per_gpu ? "t" : "f"};
     return db_exec(db, &st_nodes_put, p);
@@ -217,11 +216,12 @@ int db_gpu_node_gpus(struct db *db, const char *cluster_id, const char *node, in
     int e = rows(db, &st_node_get, p, &r);
     for (int i = 0; !e && i < PQntuples(r); i++) {
         struct rowreader rd = {.r = r, .i = i};
-        int end = rowreader_int(&rd, N_FIRST) + rowreader_int(&rd, N_GPUS);
-        if (rd.bad)
+        /* in long long: two ints of a row cannot overflow what they add up to */
+        long long end = (long long)rowreader_int(&rd, N_FIRST) + rowreader_int(&rd, N_GPUS);
+        if (rd.bad || end > INT_MAX || end < 0)
             e = AIDC_EINTERNAL;
         else if (end > *ngpus)
-            *ngpus = end;
+            *ngpus = (int)end;
     }
     if (!e)
         *known = PQntuples(r) > 0;

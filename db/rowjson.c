@@ -91,8 +91,8 @@ int rowjson_timestamp(const char *pg, char *out, size_t outsz)
     struct tm u;
     if (!gmtime_r(&t, &u))
         return AIDC_EINVAL;
-    int n = snprintf(out, outsz, "%04d-%02d-%02dT%02d:%02d:%02d%sZ", u.tm_year + 1900,
-                     u.tm_mon + 1, u.tm_mday, u.tm_hour, u.tm_min, u.tm_sec, frac);
+    int n = snprintf(out, outsz, "%04d-%02d-%02dT%02d:%02d:%02d%sZ", u.tm_year + 1900, u.tm_mon + 1,
+                     u.tm_mday, u.tm_hour, u.tm_min, u.tm_sec, frac);
     return n < 0 || (size_t)n >= outsz ? AIDC_EINVAL : 0;
 }
 
@@ -206,11 +206,13 @@ int rowjson_rows(const PGresult *r, bool prebuilt, struct db_rows *out)
         json_t *o = prebuilt ? json_loads(PQgetvalue(r, i, 0), 0, NULL) : rowjson_object(r, i);
         json_t *k =
             kc < 0 || PQgetisnull(r, i, kc) ? json_null() : json_string(PQgetvalue(r, i, kc));
-        if (!o || !k || json_array_append_new(out->items, o) != 0 ||
-            json_array_append_new(out->keys, k) != 0) {
+        if (!o || !k) {
             json_decref(o);
             json_decref(k);
             n = -1;
+        } else if (json_array_append_new(out->items, o) != 0 ||
+                   json_array_append_new(out->keys, k) != 0) {
+            n = -1; /* json_array_append_new took o and k, even when it failed */
         }
     }
     if (n < 0) {

@@ -3,11 +3,11 @@
  * list answer (over rows that rowjson_rows makes of a PGresult built by
  * libpq itself, no server).
  */
-#include "tests/support/suite.h"
 #include "api/paging.h"
 #include "lib/crypto.h"
 #include "lib/err.h"
 #include "lib/xalloc.h"
+#include "tests/support/suite.h"
 
 #include <check.h>
 #include <jansson.h>
@@ -93,8 +93,8 @@ END_TEST
 
 START_TEST(test_limit_bad)
 {
-    static const char *const bad[] = {"0", "1001", "-1", "abc", "5x", "", "1e3", "99999999999999999999",
-                                      "10.5"};
+    static const char *const bad[] = {
+        "0", "1001", "-1", "abc", "5x", "", "1e3", "99999999999999999999", "10.5"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         expect_bad("limit", bad[i], "limit");
 }
@@ -143,9 +143,9 @@ START_TEST(test_cursor_bad)
 {
     expect_bad("cursor", "!!", "cursor");
     expect_bad("cursor", "YWJj!", "cursor");
-    expect_bad("cursor", "A", "cursor");    /* length % 4 == 1 */
-    expect_bad("cursor", "AA", "cursor");   /* decodes to a NUL byte */
-    expect_bad("cursor", "YWJ", "cursor");  /* non-canonical */
+    expect_bad("cursor", "A", "cursor");   /* length % 4 == 1 */
+    expect_bad("cursor", "AA", "cursor");  /* decodes to a NUL byte */
+    expect_bad("cursor", "YWJ", "cursor"); /* non-canonical */
 
     /* decodes to bytes that are not UTF-8 */
     static const unsigned char not_utf8[] = {0xff, 0xfe, 'a'};
@@ -309,12 +309,22 @@ END_TEST
 START_TEST(test_finish_unreadable_cursor_and_drop)
 {
     /* the database could not read the cursor: a 400 on cursor, nothing answered */
-    struct page pg = {.limit = 2, .rows = rows(1)};
+    struct page pg = {.limit = 2, .after = xstrdup("k1"), .rows = rows(1)};
     struct resp rs;
     memset(&rs, 0, sizeof rs);
     ck_assert_int_lt(paging_finish(&rs, &pg, AIDC_EINVAL, NULL), 0);
     ck_assert_int_eq(rs.err.status, MHD_HTTP_BAD_REQUEST);
+    ck_assert_uint_eq(rs.err.nfields, 1);
+    ck_assert_str_eq(rs.err.fields[0].field, "cursor");
     ck_assert_ptr_null(rs.body);
+    resp_free(&rs);
+    /* a handler's own refusal of a filter stays what it is: no cursor named beside it */
+    struct page pf = {.limit = 2, .after = xstrdup("k1")};
+    memset(&rs, 0, sizeof rs);
+    api_field_problem(&rs, "resource", PROBLEM_V_INVALID, NULL);
+    ck_assert_int_lt(paging_finish(&rs, &pf, api_fail_fields(&rs), NULL), 0);
+    ck_assert_uint_eq(rs.err.nfields, 1);
+    ck_assert_str_eq(rs.err.fields[0].field, "resource");
     resp_free(&rs);
     /* dropped keys are left out of every item */
     static const char *const drop[] = {"id", NULL};
