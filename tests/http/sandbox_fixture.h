@@ -158,6 +158,31 @@ static char *sb_run(const char *token, const char *tenant, const char *project,
     return out;
 }
 
+/* aidcd's session key: 32 random bytes, NULs included, so compared as bytes. */
+struct sb_key {
+    unsigned char bytes[256];
+    size_t len;
+};
+
+static void sb_key_read(struct sb_key *k)
+{
+    int fd = open(fmt("%s/jwt.key", harness_srv.data_dir), O_RDONLY);
+    ck_assert_int_ge(fd, 0);
+    ssize_t n = read(fd, k->bytes, sizeof k->bytes);
+    close(fd);
+    ck_assert_int_ge(n, 32);
+    k->len = (size_t)n;
+}
+
+/* Whether text holds the key, or is itself a piece of it (a partial leak). */
+static bool sb_key_in(const char *text, const struct sb_key *k)
+{
+    size_t n = text ? strlen(text) : 0;
+    if (n && memmem(text, n, k->bytes, k->len))
+        return true;
+    return n >= 4 && memmem(k->bytes, k->len, text, n);
+}
+
 static const char *sb_ctl(const char *id)
 {
     return fmt("%s/jobs/%s", harness_srv.data_dir, id);
