@@ -5,7 +5,7 @@
 #include "../lib/xalloc.h"
 #include "command.h"
 #include "imagetree.h"
-#include "rmtree.h"
+#include "../lib/rmtree.h"
 
 #include <dirent.h>
 #include <errno.h>

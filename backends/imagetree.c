@@ -1,7 +1,7 @@
 /* imagetree.c - an unpacked image made safe to share (see imagetree.h). */
 #include "imagetree.h"
 
-#include "rmtree.h"
+#include "../lib/rmtree.h"
 
 #include <dirent.h>
 #include <errno.h>

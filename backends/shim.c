@@ -5,7 +5,7 @@
 #include "../lib/fsat.h"
 #include "../lib/xalloc.h"
 #include "jobenv.h"
-#include "rmtree.h"
+#include "../lib/rmtree.h"
 #include "shimrun.h"
 
 #include <errno.h>

@@ -49,6 +49,20 @@ static const struct setting settings[] = {
      "HTTP worker threads, each with its own database connection (0 = number of CPUs)"},
     {"AIDC_DATA_DIR", T_STRING, OFF(data_dir), "aidc-data", 0, 0,
      "directory for aidcd's own files (JWT key, job files); created if missing"},
+    {"AIDC_STORAGE_ROOT", T_STRING, OFF(storage_root), "", 0, 0,
+     "directory of the tenants' storage spaces (projects, homes, datasets) on this host; a "
+     "Slurm cluster's shared file system mounted here too (default <data dir>/storage)"},
+    {"AIDC_STORAGE_UID_FIRST", T_LONG, OFF(storage_uid_first), "3000000", 1000, 4000000000L,
+     "a tenant's files belong to this uid + the tenant's number (aidcd as root; keep it "
+     "equal to the local clusters' options.uid_range.first)"},
+    {"AIDC_FILES_MAX_UPLOAD_BYTES", T_LONG, OFF(files_max_upload_bytes), "107374182400", 1024,
+     4611686018427387904L, "largest file one upload may write (larger: 413)"},
+    {"AIDC_FILES_LIST_MAX", T_INT, OFF(files_list_max), "1000", 10, 100000,
+     "most entries of a directory listing page (?limit)"},
+    {"AIDC_STORAGE_SCAN_SECONDS", T_INT, OFF(storage_scan_seconds), "600", 1, 86400,
+     "how often the storage spaces' usage is measured (metering and quota reports)"},
+    {"AIDC_STORAGE_SCAN_MAX_ENTRIES", T_LONG, OFF(storage_scan_max_entries), "10000000", 1000,
+     1000000000000L, "most files and directories one measurement of a space walks"},
     {"AIDC_PORTAL_DIR", T_STRING, OFF(portal_dir), "portal", 0, 0,
      "directory of the static web portal served at /"},
     {"AIDC_JWT_KEY_FILE", T_STRING, OFF(jwt_key_file), "", 0, 0,
@@ -452,6 +466,14 @@ bool config_load(struct config *cfg, const char *(*getenv_fn)(const char *), cha
         char *abs = xasprintf("%s/%s", cwd, cfg->data_dir);
         free(cfg->data_dir);
         cfg->data_dir = abs;
+    }
+    if (cfg->storage_root[0] == '\0') {
+        free(cfg->storage_root);
+        cfg->storage_root = xasprintf("%s/storage", cfg->data_dir);
+    }
+    if (cfg->storage_root[0] != '/') {
+        snprintf(err, errsz, "AIDC_STORAGE_ROOT: must be an absolute path");
+        goto out;
     }
     if (cfg->jwt_key_file[0] == '\0') {
         free(cfg->jwt_key_file);

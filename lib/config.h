@@ -67,6 +67,12 @@ struct config {
     int approval_quota_threshold;
     int usage_max_rows;
     int registry_sync_seconds;
+    char *storage_root;      /* "" in the table = <data_dir>/storage */
+    long storage_uid_first;
+    long files_max_upload_bytes;
+    int files_list_max;
+    int storage_scan_seconds;
+    long storage_scan_max_entries;
     char *self_exe; /* derived: this binary (the local executor runs its shim) */
 };
 

@@ -5,10 +5,10 @@
 set -euo pipefail
 build=$1
 cd "$(dirname "$0")/.."
-files=$(git ls-files 'server/*.c' 'api/*.c' 'db/*.c' 'audit/*.c' 'sched/*.c' 'backends/*.c' \
+files=$(git ls-files 'lib/*.c' 'storage/*.c' 'server/*.c' 'api/*.c' 'db/*.c' 'audit/*.c' 'sched/*.c' 'backends/*.c' \
         'billing/*.c' 'images/*.c' \
         'deploy/agent/*.c' 2>/dev/null ||
-        ls server/*.c api/*.c db/*.c audit/*.c sched/*.c backends/*.c billing/*.c images/*.c \
+        ls lib/*.c storage/*.c server/*.c api/*.c db/*.c audit/*.c sched/*.c backends/*.c billing/*.c images/*.c \
            deploy/agent/*.c)
 fail=0
 for f in $files; do

@@ -9,7 +9,7 @@
  * (a seccomp filter) so that the component-by-component walk is what runs.
  */
 #include "lib/fsat.h"
-#include "backends/rmtree.h"
+#include "lib/rmtree.h"
 #include "tests/support/suite.h"
 
 #include <check.h>

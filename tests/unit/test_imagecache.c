@@ -5,7 +5,7 @@
  * one just pulled; what crashed pulls and evictions left goes too).
  */
 #include "backends/imagecache.h"
-#include "backends/rmtree.h"
+#include "lib/rmtree.h"
 #include "tests/support/suite.h"
 
 #include <check.h>

@@ -6,7 +6,7 @@
  * device nodes, owners and capabilities (skipped otherwise).
  */
 #include "backends/imagetree.h"
-#include "backends/rmtree.h"
+#include "lib/rmtree.h"
 #include "tests/support/suite.h"
 
 #include <check.h>

@@ -9,7 +9,7 @@
  * root are there, a real sandbox starts (jail_probe, jail_exec).
  */
 #include "backends/jail.h"
-#include "backends/rmtree.h"
+#include "lib/rmtree.h"
 #include "lib/sbuf.h"
 #include "tests/support/suite.h"
 

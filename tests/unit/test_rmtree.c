@@ -5,7 +5,7 @@
  * missing name is no error, and a tree deeper than RMTREE_MAX_DEPTH is left
  * (partly) with -1 instead of exhausting descriptors.
  */
-#include "backends/rmtree.h"
+#include "lib/rmtree.h"
 #include "tests/support/suite.h"
 
 #include <check.h>

@@ -1,0 +1,225 @@
+/* space.c - storage spaces on disk (see space.h). */
+#include "space.h"
+
+#include "../lib/fsat.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define MAX_DEPTH 256
+
+static const char *const kind_dirs[] = {"projects", "home", "datasets"};
+
+const char *space_kind_dir(enum space_kind k)
+{
+    return kind_dirs[k];
+}
+
+static bool name_char(char c, bool first)
+{
+    if (c >= 'a' && c <= 'z')
+        return true;
+    return !first && ((c >= '0' && c <= '9') || c == '-' || c == '_' || c == '.');
+}
+
+/* The form of project slugs, usernames and dataset names alike. */
+static bool name_valid(const char *s, size_t n)
+{
+    if (n < 1 || n > SPACE_NAME_MAX)
+        return false;
+    for (size_t i = 0; i < n; i++)
+        if (!name_char(s[i], i == 0))
+            return false;
+    return true;
+}
+
+bool space_dataset_name_valid(const char *name)
+{
+    return name && name_valid(name, strlen(name));
+}
+
+int space_parse(const char *tenant, const char *path, struct space *sp, const char **rest)
+{
+    memset(sp, 0, sizeof *sp);
+    size_t tn = tenant ? strlen(tenant) : 0;
+    if (!name_valid(tenant, tn) || !path)
+        return -1;
+    size_t kn = strcspn(path, "/");
+    bool found = false;
+    for (size_t k = 0; k < sizeof kind_dirs / sizeof *kind_dirs; k++) {
+        if (strlen(kind_dirs[k]) == kn && strncmp(path, kind_dirs[k], kn) == 0) {
+            sp->kind = (enum space_kind)k;
+            found = true;
+        }
+    }
+    if (!found || path[kn] != '/')
+        return -1;
+    const char *name = path + kn + 1;
+    size_t nn = strcspn(name, "/");
+    if (!name_valid(name, nn))
+        return -1;
+    memcpy(sp->tenant, tenant, tn + 1);
+    memcpy(sp->name, name, nn);
+    sp->name[nn] = '\0';
+    *rest = name[nn] == '/' ? name + nn + 1 : name + nn;
+    return 0;
+}
+
+/* Whether s[0..n) is valid UTF-8 (shortest forms, no surrogates) without control characters. */
+static bool component_valid(const unsigned char *s, size_t n)
+{
+    if (n == 0 || n > SPACE_COMPONENT_MAX || (n == 1 && s[0] == '.') ||
+        (n == 2 && s[0] == '.' && s[1] == '.'))
+        return false;
+    for (size_t i = 0; i < n;) {
+        unsigned c = s[i];
+        size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+        if (len == 0 || i + len > n || c < 0x20 || c == 0x7f)
+            return false;
+        unsigned cp = len == 1 ? c : c & (0x7fu >> len);
+        for (size_t k = 1; k < len; k++) {
+            if ((s[i + k] & 0xc0) != 0x80)
+                return false;
+            cp = (cp << 6) | (s[i + k] & 0x3fu);
+        }
+        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+            cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0x80 && cp < 0xa0))
+            return false;
+        i += len;
+    }
+    return true;
+}
+
+bool space_path_valid(const char *rel)
+{
+    if (!rel)
+        return false;
+    size_t n = strlen(rel);
+    if (n == 0)
+        return true;
+    if (n > SPACE_PATH_MAX)
+        return false;
+    for (const char *p = rel;;) {
+        size_t c = strcspn(p, "/");
+        if (!component_valid((const unsigned char *)p, c))
+            return false;
+        if (p[c] == '\0')
+            return true;
+        p += c + 1;
+    }
+}
+
+bool space_relpath(const struct space *sp, char *out, size_t outsz)
+{
+    int n = snprintf(out, outsz, "%s/%s/%s", sp->tenant, space_kind_dir(sp->kind), sp->name);
+    return n > 0 && (size_t)n < outsz;
+}
+
+struct space_owner space_owner_of(long long uid_first, long long tenant_number)
+{
+    struct space_owner o = {-1, -1};
+    if (geteuid() == 0 && tenant_number >= 0) {
+        o.uid = uid_first + tenant_number;
+        o.gid = o.uid;
+    }
+    return o;
+}
+
+/*
+ * Open name in at as a directory, making it first when create: owned by
+ * uid:gid (-1: as made) with mode. A directory that exists keeps its owner
+ * and mode. The descriptor, or -1 with errno.
+ */
+static int step(int at, const char *name, bool create, long long uid, long long gid, mode_t mode)
+{
+    int fd = fsat_open(at, name, O_RDONLY | O_DIRECTORY, 0);
+    if (fd >= 0 || errno != ENOENT || !create)
+        return fd;
+    if (mkdirat(at, name, 0700) != 0 && errno != EEXIST)
+        return -1;
+    fd = fsat_open(at, name, O_RDONLY | O_DIRECTORY, 0);
+    if (fd < 0)
+        return -1;
+    /* owner and mode on the descriptor: the name may have been swapped since */
+    if ((uid >= 0 && fchown(fd, (uid_t)uid, (gid_t)gid) != 0) || fchmod(fd, mode) != 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
+        return -1;
+    }
+    return fd;
+}
+
+int space_open(int rootfd, const struct space *sp, const struct space_owner *own, bool create)
+{
+    bool root = own && own->uid >= 0;
+    long long uid = root ? own->uid : -1, gid = root ? own->gid : -1;
+    mode_t shared = root ? 0750 : 0700;
+    /* the tenant's folders: root's, entered by the tenant's group */
+    int t = step(rootfd, sp->tenant, create, root ? 0 : -1, gid, shared);
+    if (t < 0)
+        return -1;
+    int k = step(t, space_kind_dir(sp->kind), create, root ? 0 : -1, gid, shared);
+    close(t);
+    if (k < 0)
+        return -1;
+    int fd = sp->kind == SPACE_DATASET
+                 ? step(k, sp->name, create, root ? 0 : -1, gid, shared)
+                 : step(k, sp->name, create, uid, gid, root ? 0770 : 0700);
+    int saved = errno;
+    close(k);
+    errno = saved;
+    return fd;
+}
+
+struct walk {
+    long long max, entries, bytes;
+    bool cut;
+};
+
+static int measure_dir(int fd, struct walk *w, int depth)
+{
+    DIR *d = fsat_listdir(fd);
+    if (!d)
+        return -1;
+    struct dirent *e;
+    int rc = 0;
+    while (!w->cut && (errno = 0, e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (w->entries >= w->max) {
+            w->cut = true;
+            break;
+        }
+        w->entries++;
+        struct stat st;
+        if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue; /* gone meanwhile */
+        w->bytes += (long long)st.st_blocks * 512;
+        if (!S_ISDIR(st.st_mode) || depth >= MAX_DEPTH)
+            continue;
+        int sub = fsat_open(fd, e->d_name, O_RDONLY | O_DIRECTORY, 0);
+        if (sub < 0)
+            continue; /* swapped for a link, or unreadable: not ours to count */
+        rc = measure_dir(sub, w, depth + 1);
+        close(sub);
+        if (rc < 0)
+            break;
+    }
+    closedir(d);
+    return rc;
+}
+
+int space_measure(int dirfd, long long max_entries, long long *bytes, long long *entries)
+{
+    struct walk w = {.max = max_entries};
+    int rc = measure_dir(dirfd, &w, 0);
+    *bytes = w.bytes;
+    *entries = w.entries;
+    return rc < 0 ? -1 : w.cut ? 1 : 0;
+}
