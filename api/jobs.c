@@ -361,14 +361,14 @@ int api_job_submit(struct req *rq, struct resp *rs)
     return e;
 }
 
-static int not_found(struct req *rq, struct resp *rs, const char *id)
+int api_job_not_found(struct req *rq, struct resp *rs, const char *id)
 {
     return api_problem(rs, PROBLEM_JOB_NOT_FOUND,
                        json_pack("{s:s, s:s}", "id", id, "tenant", rq->tenant.slug));
 }
 
 /* Tenant admins, platform admins and the job's owner may see all of it. */
-static bool sees_all(const struct req *rq, const char *owner)
+bool api_job_sees_all(const struct req *rq, const char *owner)
 {
     return (rq->actor.roles & GR_PLATFORM_ADMIN) || rq->tenant.role >= TR_ADMIN ||
            (owner && rq->actor.username && strcmp(owner, rq->actor.username) == 0);
@@ -377,7 +377,7 @@ static bool sees_all(const struct req *rq, const char *owner)
 /* Others see which variables a job sets, not their values (tokens end up there). */
 static json_t *shown(const struct req *rq, json_t *job)
 {
-    if (sees_all(rq, json_string_value(json_object_get(job, "user"))))
+    if (api_job_sees_all(rq, json_string_value(json_object_get(job, "user"))))
         return job;
     const char *k;
     json_t *v;
@@ -395,7 +395,7 @@ int api_job_get(struct req *rq, struct resp *rs)
     json_t *out = NULL;
     e = db_job_get(rq->db, rq->tenant.id, id, &out);
     if (e == AIDC_ENOTFOUND)
-        return not_found(rq, rs, id);
+        return api_job_not_found(rq, rs, id);
     return e ? e : resp_json(rs, MHD_HTTP_OK, shown(rq, out));
 }
 
@@ -447,7 +447,7 @@ int api_job_events(struct req *rq, struct resp *rs)
     e = db_job_events(rq->db, rq->tenant.id, id, pg.after, pg.limit, &pg.rows);
     /* every job has its "submitted" event: none on the first page, no job */
     if (!e && json_array_size(pg.rows.items) == 0 && !pg.after)
-        e = not_found(rq, rs, id);
+        e = api_job_not_found(rq, rs, id);
     else if (!e)
         e = paging_page(rs, &pg);
     paging_free(&pg);
@@ -463,10 +463,10 @@ int api_job_cancel(struct req *rq, struct resp *rs)
     json_t *job = NULL;
     e = db_job_get(rq->db, rq->tenant.id, id, &job);
     if (e == AIDC_ENOTFOUND)
-        return not_found(rq, rs, id);
+        return api_job_not_found(rq, rs, id);
     if (e)
         return e;
-    bool mine = sees_all(rq, json_string_value(json_object_get(job, "user")));
+    bool mine = api_job_sees_all(rq, json_string_value(json_object_get(job, "user")));
     json_decref(job);
     if (!mine)
         return api_problem(rs, PROBLEM_JOB_CANCEL_NOT_OWNER, NULL);
@@ -474,7 +474,7 @@ int api_job_cancel(struct req *rq, struct resp *rs)
     json_t *out = NULL;
     e = db_job_cancel(rq->db, rq->tenant.id, id, rq->actor.username, state, sizeof state, &out);
     if (e == AIDC_ENOTFOUND)
-        return not_found(rq, rs, id);
+        return api_job_not_found(rq, rs, id);
     if (e == AIDC_ECONFLICT)
         return api_problem(rs, PROBLEM_JOB_ENDED,
                            json_pack("{s:s, s:s}", "id", id, "state", state));
@@ -517,13 +517,13 @@ int api_job_logs(struct req *rq, struct resp *rs)
     struct db_job_placement pl;
     e = db_job_placement(rq->db, rq->tenant.id, id, &pl);
     if (e == AIDC_ENOTFOUND)
-        return not_found(rq, rs, id);
+        return api_job_not_found(rq, rs, id);
     if (e)
         return e;
     const struct backend_ops *ops = pl.cluster_id[0] ? backend_find(pl.kind) : NULL;
     json_t *options = pl.options_json ? json_loads(pl.options_json, 0, NULL) : NULL;
     free(pl.options_json);
-    if (!sees_all(rq, pl.user))
+    if (!api_job_sees_all(rq, pl.user))
         e = api_problem(rs, PROBLEM_JOB_LOGS_NOT_OWNER, NULL);
     else if (!pl.cluster_id[0]) {
         /* queued, or back in the queue after a preemption: nothing written by this

@@ -4,11 +4,18 @@
 
 #include "../server/request.h"
 
+#include <stdbool.h>
+
 int api_job_submit(struct req *rq, struct resp *rs);
 int api_job_list(struct req *rq, struct resp *rs);
 int api_job_get(struct req *rq, struct resp *rs);
 int api_job_events(struct req *rq, struct resp *rs);
 int api_job_cancel(struct req *rq, struct resp *rs);
 int api_job_logs(struct req *rq, struct resp *rs);
+
+/* Whether the caller sees all of a job of owner: its owner, tenant and platform admins. */
+bool api_job_sees_all(const struct req *rq, const char *owner);
+/* 404 for job id of the request's tenant. */
+int api_job_not_found(struct req *rq, struct resp *rs, const char *id);
 
 #endif

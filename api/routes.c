@@ -4,7 +4,8 @@
  * api/openapi.json identical.
  *
  * Columns: method, pattern, handler, audit action, global roles allowed,
- * minimum tenant role in {tenant}, token scope, flags, query arguments.
+ * minimum tenant role in {tenant}, token scope, flags, query arguments, and
+ * for uploads (RF_UPLOAD) the handler that starts one.
  */
 #include "../server/router.h"
 
@@ -14,6 +15,7 @@
 #include "billing.h"
 #include "clusters.h"
 #include "drift.h"
+#include "files.h"
 #include "gpufaults.h"
 #include "identity.h"
 #include "images.h"
@@ -33,6 +35,9 @@
 #define USAGE_ARGS    "from,to,group_by,project,user,resource,format"
 #define IMAGE_FILTERS "q,label,visibility,registry"
 #define AUDIT_FILTERS "actor,tenant,action,outcome,source_ip,from,to,q"
+
+/* a row names the columns it uses: `begin` is for the few upload routes */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
 const struct route routes[] = {
     /* health and meta */
@@ -161,6 +166,18 @@ const struct route routes[] = {
      TR_MEMBER, SC_JOBS_WRITE, 0, NULL},
     {"GET", "/api/v1/tenants/{tenant}/jobs/{id}/logs", api_job_logs, "job.logs", PA, TR_MEMBER,
      SC_JOBS_READ, 0, "stream,tail"},
+    {"GET", "/api/v1/tenants/{tenant}/jobs/{id}/files/{path*}", api_job_files, "job.files", PA,
+     TR_MEMBER, SC_JOBS_READ, 0, PAGE},
+
+    /* files: a tenant's storage spaces (docs/storage.md); their data goes with its jobs' */
+    {"GET", "/api/v1/tenants/{tenant}/files/{kind}/{name}/{path*}", api_files_get, "file.read",
+     PA, TR_MEMBER, SC_JOBS_READ, 0, PAGE},
+    {"PUT", "/api/v1/tenants/{tenant}/files/{kind}/{name}/{path*}", api_files_put, "file.upload",
+     PA, TR_MEMBER, SC_JOBS_WRITE, RF_UPLOAD, NULL, api_files_put_begin},
+    {"POST", "/api/v1/tenants/{tenant}/files/{kind}/{name}/{path*}", api_files_post, "file.change",
+     PA, TR_MEMBER, SC_JOBS_WRITE, 0, "op"},
+    {"DELETE", "/api/v1/tenants/{tenant}/files/{kind}/{name}/{path*}", api_files_delete,
+     "file.delete", PA, TR_MEMBER, SC_JOBS_WRITE, 0, "recursive"},
     {"POST", "/api/v1/tenants/{tenant}/jobs/{id}/checkpoint", api_job_checkpoint, "job.checkpoint",
      PA, TR_MEMBER, SC_JOBS_WRITE, 0, NULL},
 

@@ -82,6 +82,15 @@ struct backend_job {
     time_t since;
 };
 
+/* A run's outputs (see backend_ops.outputs). */
+struct backend_outputs {
+    int work_fd;  /* the job's own directory, or -1 */
+    int logs_fd;  /* where its stdout and stderr are, or -1 */
+    char stdout_name[160], stderr_name[160];
+    /* files in work_fd are the job's: read as this uid and gid (-1: as aidcd) */
+    long long uid, gid;
+};
+
 enum backend_state {
     BS_UNKNOWN = 0, /* the backend does not know the job (not delivered, or lost) */
     BS_PENDING,     /* accepted, waiting in the backend */
@@ -217,6 +226,14 @@ struct backend_ops {
      */
     int (*logs)(const struct backend_cluster *c, const char *job_id, bool stderr_stream, int tail,
                 char **text, size_t *len);
+    /*
+     * Where a run's outputs are, for the files API: its work directory and
+     * the directory of its logs with their names there (descriptors the
+     * caller closes; -1 where there is none). 0, AIDC_ENOTFOUND when the run
+     * left nothing (yet). NULL when aidcd cannot read a run's files.
+     */
+    int (*outputs)(const struct backend_cluster *c, const char *job_id,
+                   struct backend_outputs *out);
     /*
      * Where aidc assigns GPU indexes (the local executor): the first index
      * and count of gpu_type in a cluster's options. NULL when the cluster's

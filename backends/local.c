@@ -623,6 +623,32 @@ static int logs(const struct backend_cluster *c, const char *job_id, bool stderr
     return e;
 }
 
+/* The run's directory holds its logs (aidcd's, the job never sees them) and
+ * work/, the job's /job, written as the job's uid. */
+static int outputs(const struct backend_cluster *c, const char *job_id, struct backend_outputs *out)
+{
+    char err[256];
+    out->work_fd = out->logs_fd = -1;
+    out->uid = out->gid = -1;
+    if (!run_key_ok(job_id))
+        return AIDC_ENOTFOUND;
+    int ctl = open_ctl(c, job_id, false, err, sizeof err);
+    if (ctl < 0)
+        return AIDC_ENOTFOUND;
+    out->logs_fd = ctl;
+    snprintf(out->stdout_name, sizeof out->stdout_name, "stdout");
+    snprintf(out->stderr_name, sizeof out->stderr_name, "stderr");
+    out->work_fd = fsat_open(ctl, "work", O_RDONLY | O_DIRECTORY, 0);
+    char *text = fsat_read(ctl, "job.json", 4 << 20, NULL);
+    json_t *job = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    json_t *uid = json_object_get(job, "uid"); /* -1: the job ran as aidcd's own user */
+    if (json_is_integer(uid) && json_integer_value(uid) >= 0)
+        out->uid = out->gid = json_integer_value(uid);
+    json_decref(job);
+    return 0;
+}
+
 const struct backend_ops backend_local = {
     .kind = "local",
     .check_options = check_options,
@@ -632,6 +658,7 @@ const struct backend_ops backend_local = {
     .poll = poll_job,
     .inventory = inventory,
     .logs = logs,
+    .outputs = outputs,
     .gpu_range = local_gpu_range,
     .nodes = nodes,
     .max_nodes = 1,

@@ -1,6 +1,8 @@
 /* slurm.c - the Slurm backend (see slurm.h). */
 #include "slurm.h"
 
+#include "../lib/fsat.h"
+
 #include "../lib/gputype.h"
 
 #include "../lib/imgref.h"
@@ -717,6 +719,19 @@ static int logs(const struct backend_cluster *c, const char *job_id, bool stderr
     return e;
 }
 
+/* Its logs under options.workdir (a shared file system aidcd's host mounts). */
+static int outputs(const struct backend_cluster *c, const char *job_id, struct backend_outputs *out)
+{
+    out->work_fd = out->logs_fd = -1;
+    out->uid = out->gid = -1;
+    out->logs_fd = fsat_opendir(opt(c->options, "workdir", DEFAULT_WORKDIR));
+    if (out->logs_fd < 0)
+        return AIDC_ENOTFOUND;
+    snprintf(out->stdout_name, sizeof out->stdout_name, "%s.out", job_id);
+    snprintf(out->stderr_name, sizeof out->stderr_name, "%s.err", job_id);
+    return 0;
+}
+
 const struct backend_ops backend_slurm = {
     .kind = "slurm",
     .check_options = check_options,
@@ -727,6 +742,7 @@ const struct backend_ops backend_slurm = {
     .poll_changed = poll_changed,
     .inventory = inventory,
     .logs = logs,
+    .outputs = outputs,
     .gpu_range = NULL,
     .nodes = nodes,
     .drain = drain,

@@ -606,6 +606,18 @@ int dispatch_begin_read(struct req *rq)
     return e;
 }
 
+/* Map what went wrong to an answer, and audit a refusal. */
+static void finish(struct req *rq, struct resp *rs, int e)
+{
+    db_set_busy(rq->db, false);
+    if (e || rs->err.status)
+        map_error(rs, e);
+    if ((rs->denied || rs->err.status == MHD_HTTP_UNAUTHORIZED ||
+         rs->err.status == MHD_HTTP_FORBIDDEN || rs->err.status == MHD_HTTP_TOO_MANY_REQUESTS) &&
+        !rs->quiet)
+        audit_denied(rq, rs, rs->err.detail);
+}
+
 void dispatch(struct req *rq, struct resp *rs, const struct config *cfg)
 {
     const struct route *rt = rq->route;
@@ -655,11 +667,32 @@ void dispatch(struct req *rq, struct resp *rs, const struct config *cfg)
         resp_free(rs); /* nothing of the failed attempt may reach the answer */
     }
 out:
-    db_set_busy(rq->db, false);
-    if (e || rs->err.status)
-        map_error(rs, e);
-    if ((rs->denied || rs->err.status == MHD_HTTP_UNAUTHORIZED ||
-         rs->err.status == MHD_HTTP_FORBIDDEN || rs->err.status == MHD_HTTP_TOO_MANY_REQUESTS) &&
-        !rs->quiet)
-        audit_denied(rq, rs, rs->err.detail);
+    finish(rq, rs, e);
+}
+
+void dispatch_upload_begin(struct req *rq, struct resp *rs, const struct config *cfg)
+{
+    rq->cfg = cfg;
+    int e = check_query(rq, rs);
+    if (!e) {
+        e = db_ensure(rq->db);
+        db_set_busy(rq->db, true);
+    }
+    if (!e)
+        e = admit_fresh(rq, rs);
+    if (!e && !rs->err.status)
+        e = rate_limit(rq, rs);
+    if (!e && !rs->err.status) {
+        /* what the handler will check again once the body is in, read now so a
+         * refused upload is refused before its bytes are sent */
+        log_set_request(rq->request_id, rq->tenant.slug);
+        e = dispatch_begin_read(rq);
+        if (!e) {
+            e = rq->route->begin(rq, rs);
+            if (db_ctx_verify(rq->db) == DB_CTX_STALE && !e)
+                e = AIDC_ESTALE;
+            db_rollback(rq->db);
+        }
+    }
+    finish(rq, rs, e);
 }

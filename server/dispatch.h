@@ -19,6 +19,13 @@
 void dispatch(struct req *rq, struct resp *rs, const struct config *cfg);
 
 /*
+ * For an RF_UPLOAD route once its headers are in: the same checks as
+ * dispatch(), then the route's begin handler (in a read-only transaction)
+ * to set rq->sink. rs holds the refusal when the upload may not start.
+ */
+void dispatch_upload_begin(struct req *rq, struct resp *rs, const struct config *cfg);
+
+/*
  * Begin a read-only transaction on rq->db with rq's actor as the row-level
  * security context: for work that continues after dispatch() answered (a
  * streamed export reads in batches, each in a transaction of its own).

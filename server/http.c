@@ -56,6 +56,8 @@ struct pending {
     size_t discarded;
     bool answered;
     bool is_static;
+    struct resp *early;  /* an answer decided from the headers, sent once the body is drained */
+    bool sink_failed;    /* the upload's sink refused more: the rest is drained */
 };
 
 static const struct config *g_cfg; /* configuration: read-only after start */
@@ -133,6 +135,8 @@ static enum MHD_Result queue(struct MHD_Connection *c, struct pending *p, struct
     } else if (rs->stream.next) {
         streamed = true;
         ctype = rs->content_type ? rs->content_type : "application/octet-stream";
+    } else if (rs->file.set) {
+        ctype = rs->content_type ? rs->content_type : "application/octet-stream";
     } else if (rs->raw) {
         body = rs->raw;
         len = rs->raw_len;
@@ -149,15 +153,24 @@ static enum MHD_Result queue(struct MHD_Connection *c, struct pending *p, struct
         }
         len = strlen(body);
     }
-    struct MHD_Response *r =
-        streamed ? stream_response(rs)
-                 : MHD_create_response_from_buffer_with_free_callback(len, body, free);
+    struct MHD_Response *r = NULL;
+    if (streamed) {
+        r = stream_response(rs);
+    } else if (rs->file.set && rs->file.length > 0 && !rs->err.status && status) {
+        /* sent by sendfile from the descriptor, which the response now owns */
+        r = MHD_create_response_from_fd_at_offset64(rs->file.length, rs->file.fd,
+                                                   rs->file.offset);
+        if (r)
+            rs->file.set = false;
+    } else {
+        r = MHD_create_response_from_buffer_with_free_callback(len, body, free);
+    }
     if (!r) {
         free(body);
         return MHD_NO;
     }
     common_headers(r, rq->request_id, true);
-    if (len || streamed || status != MHD_HTTP_NO_CONTENT)
+    if (len || streamed || rs->file.set || status != MHD_HTTP_NO_CONTENT)
         MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
     if (rs->err.allow)
         MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, rs->err.allow);
@@ -229,6 +242,44 @@ static enum MHD_Result refuse(struct MHD_Connection *c, struct pending *p, enum 
     return MHD_YES;
 }
 
+/* Answer rs (taken), after reading and dropping a body on its way, as refuse() does. */
+static enum MHD_Result refuse_with(struct MHD_Connection *c, struct pending *p, struct resp *rs)
+{
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                 MHD_HTTP_HEADER_TRANSFER_ENCODING);
+    unsigned long long len = cl ? strtoull(cl, NULL, 10) : 0;
+    bool body_coming = len > 0 || (te && strcasestr(te, "chunked"));
+    if (body_coming && len <= drain_limit()) {
+        p->early = rs;
+        return MHD_YES;
+    }
+    enum MHD_Result ok = queue(c, p, rs);
+    resp_free(rs);
+    free(rs);
+    return ok;
+}
+
+/* An upload's route, its headers in: admitted and given its sink, or refused now. */
+static enum MHD_Result begin_upload(struct MHD_Connection *c, struct pending *p)
+{
+    struct req *rq = p->rq;
+    struct resp *rs = xcalloc(1, sizeof *rs);
+    rq->db = threaddb_primary();
+    rq->rdb = rq->db;
+    dispatch_upload_begin(rq, rs, g_cfg);
+    log_set_request(NULL, NULL);
+    if (rs->err.status || !rq->sink.write) {
+        if (!rs->err.status)
+            api_problem(rs, PROBLEM_INTERNAL, NULL);
+        return refuse_with(c, p, rs);
+    }
+    resp_free(rs);
+    free(rs);
+    return MHD_YES;
+}
+
 static enum MHD_Result answer_static(struct MHD_Connection *c, struct pending *p)
 {
     struct req *rq = p->rq;
@@ -278,6 +329,8 @@ static size_t body_limit(const struct req *rq)
 {
     if (rq->route && (rq->route->flags & RF_INGEST))
         return (size_t)g_cfg->audit_ingest_max_bytes;
+    if (rq->route && (rq->route->flags & RF_UPLOAD))
+        return (size_t)g_cfg->files_max_upload_bytes;
     return (size_t)g_cfg->max_body_bytes;
 }
 
@@ -348,6 +401,8 @@ static enum MHD_Result on_headers(struct MHD_Connection *c, struct pending *p)
     if ((rt->flags & RF_INGEST) && !is_type(rq->content_type, "application/json") &&
         !is_type(rq->content_type, "application/x-ndjson"))
         return refuse(c, p, PROBLEM_BODY_NOT_RECORDS, NULL);
+    if (rt->flags & RF_UPLOAD)
+        return begin_upload(c, p);
     return MHD_YES;
 }
 
@@ -372,6 +427,20 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return MHD_YES;
     }
     struct req *rq = p->rq;
+    if (p->early) {
+        if (*upload_data_size) {
+            p->discarded += *upload_data_size;
+            *upload_data_size = 0;
+            if (p->discarded <= drain_limit())
+                return MHD_YES;
+        }
+        struct resp *rs = p->early;
+        p->early = NULL;
+        enum MHD_Result ok = queue(c, p, rs);
+        resp_free(rs);
+        free(rs);
+        return ok;
+    }
     if (p->deferred) {
         if (*upload_data_size) {
             p->discarded += *upload_data_size;
@@ -382,7 +451,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return answer_early(c, p, p->deferred_problem,
                             p->deferred_allow[0] ? p->deferred_allow : NULL);
     }
-    if (*upload_data_size) {
+    if (*upload_data_size && rq->sink.write) {
+        size_t n = *upload_data_size;
+        *upload_data_size = 0;
+        if (!p->sink_failed && rq->sink.write(rq->sink.state, upload_data, n) != 0)
+            p->sink_failed = true;
+        else if (!p->sink_failed)
+            return MHD_YES;
+        p->discarded += n;
+        /* the handler says why it stopped; past a bound it says so at once */
+        if (p->discarded <= drain_limit())
+            return MHD_YES;
+    } else if (*upload_data_size) {
         size_t n = *upload_data_size;
         if (!p->too_big && rq->body_len + n <= body_limit(rq)) {
             rq->body = xrealloc(rq->body, rq->body_len + n + 1);
@@ -449,6 +529,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
     struct pending *p = *req_cls;
     if (!p)
         return;
+    if (p->early) {
+        resp_free(p->early);
+        free(p->early);
+    }
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     double secs = (double)(now.tv_sec - p->rq->started.tv_sec) +

@@ -54,6 +54,9 @@ static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const 
         {MHD_HTTP_HEADER_CONTENT_TYPE, &rq->content_type},
         {MHD_HTTP_HEADER_USER_AGENT, &rq->user_agent},
         {MHD_HTTP_HEADER_ACCEPT, &rq->accept},
+        {MHD_HTTP_HEADER_RANGE, &rq->range},
+        {MHD_HTTP_HEADER_CONTENT_RANGE, &rq->content_range},
+        {MHD_HTTP_HEADER_CONTENT_LENGTH, &rq->content_length},
     };
     if (!value)
         return MHD_YES;

@@ -16,6 +16,7 @@ static const struct problem_def catalog[PROBLEM_COUNT] = {
 #include "problems/images.def"
 #include "problems/billing.def"
 #include "problems/identity.def"
+#include "problems/files.def"
 #undef PROBLEM
 };
 

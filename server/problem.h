@@ -25,6 +25,7 @@ enum problem {
 #include "problems/images.def"
 #include "problems/billing.def"
 #include "problems/identity.def"
+#include "problems/files.def"
 #undef PROBLEM
     PROBLEM_COUNT
 };

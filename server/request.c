@@ -9,6 +9,7 @@
 #include <microhttpd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const char *req_param(const struct req *rq, const char *name)
 {
@@ -52,6 +53,11 @@ void req_free(struct req *rq)
     free(rq->query);
     free(rq->body);
     json_decref(rq->json);
+    if (rq->sink.free && rq->sink.state)
+        rq->sink.free(rq->sink.state);
+    free(rq->range);
+    free(rq->content_range);
+    free(rq->content_length);
     free(rq->authorization);
     free(rq->cookie);
     free(rq->requested_with);
@@ -109,6 +115,8 @@ void resp_free(struct resp *rs)
     json_decref(rs->audit.details);
     if (rs->stream.free && rs->stream.state)
         rs->stream.free(rs->stream.state);
+    if (rs->file.set && rs->file.fd >= 0)
+        close(rs->file.fd);
     memset(rs, 0, sizeof *rs);
 }
 

@@ -81,6 +81,16 @@ struct resp_stream {
     void *state;
 };
 
+/*
+ * A file answered from its descriptor (sent with sendfile): length bytes from
+ * offset. The response owns fd once set (closed by resp_free if never sent).
+ */
+struct resp_file {
+    bool set;
+    int fd;
+    uint64_t offset, length;
+};
+
 struct resp {
     int status;
     json_t *body;             /* new reference, or NULL */
@@ -88,6 +98,7 @@ struct resp {
     size_t raw_len;
     const char *content_type; /* ... with this type */
     struct resp_stream stream; /* or a streamed body (next != NULL), with content_type */
+    struct resp_file file;     /* or a file's bytes, with content_type */
     struct header *headers;
     size_t nheaders;
     struct api_error err;
@@ -106,6 +117,19 @@ struct kvpair {
     char *value;
 };
 
+/*
+ * Where the body of an RF_UPLOAD route goes as it arrives (never whole in
+ * memory): set by the route's begin handler once the headers are in.
+ * write() returns 0, or -1 when the upload cannot go on (the state keeps
+ * why, for the handler that answers once the body is read); free() runs
+ * when the request ends, whatever became of it.
+ */
+struct req_sink {
+    int (*write)(void *state, const char *data, size_t len);
+    void (*free)(void *state);
+    void *state;
+};
+
 struct req {
     const char *method;
     char *path;
@@ -118,6 +142,8 @@ struct req {
     char *body;
     size_t body_len;
     json_t *json; /* parsed body for routes that take one */
+    struct req_sink sink; /* RF_UPLOAD routes: the body's way to disk */
+    char *range, *content_range, *content_length; /* as the client sent them */
 
     /* headers of interest */
     char *authorization, *cookie, *requested_with, *idempotency_key, *content_type;

@@ -26,12 +26,27 @@ static bool match_pattern(const char *pat, const char *path, size_t pathlen, str
 {
     const char *p = pat, *s = path, *end = path + pathlen;
     size_t n = 0;
-    while (*p && s < end) {
+    while (*p && s <= end) {
+        const char *pseg_end = strchr(p + 1, '/');
+        if (!pseg_end)
+            pseg_end = p + strlen(p);
+        size_t tl = (size_t)(pseg_end - p);
+        /* "/{name*}", last: the rest of the path, slashes included, maybe empty */
+        if (!*pseg_end && tl >= 5 && p[1] == '{' && p[tl - 2] == '*' && p[tl - 1] == '}') {
+            if (n >= max || (s < end && *s != '/'))
+                return false;
+            const char *v = s < end ? s + 1 : end;
+            caps[n++] = (struct capture){p + 2, v, tl - 4, (size_t)(end - v)};
+            *ncaps = n;
+            return true;
+        }
+        if (s == end)
+            break;
         if (*p != '/' || *s != '/')
             return false;
         p++;
         s++;
-        const char *pseg_end = strchr(p, '/');
+        pseg_end = strchr(p, '/');
         if (!pseg_end)
             pseg_end = p + strlen(p);
         const char *sseg_end = memchr(s, '/', (size_t)(end - s));

@@ -27,6 +27,10 @@ enum route_flags {
     RF_INGEST = 1u << 7,      /* body is JSON or NDJSON, up to AIDC_AUDIT_INGEST_MAX_BYTES */
     RF_AUDIT_READ = 1u << 8,  /* reads audit data: the read itself is an audit event */
     RF_REPLICA = 1u << 9,     /* its heavy reads may go to AIDC_READ_DATABASE_URL (rq->rdb) */
+    /* takes a body of any type and size (up to AIDC_FILES_MAX_UPLOAD_BYTES), streamed:
+     * `begin` runs once the headers are in (admitted like the handler) and sets
+     * rq->sink; the handler runs once the body is written */
+    RF_UPLOAD = 1u << 10,
 };
 
 struct route {
@@ -39,6 +43,7 @@ struct route {
     unsigned scope;        /* token scope needed (0 = any token) */
     unsigned flags;
     const char *query;     /* accepted query arguments, comma-separated */
+    route_handler begin;   /* RF_UPLOAD: prepares the body's way (rq->sink) */
 };
 
 extern const struct route routes[];
@@ -50,7 +55,8 @@ enum route_match_result { ROUTE_FOUND, ROUTE_NO_PATH, ROUTE_NO_METHOD };
  * Find the route for method and path in table (n rows). On ROUTE_FOUND,
  * *out is the row and the {param} values are stored in rq->params. On
  * ROUTE_NO_METHOD, allow (if not NULL) receives the methods the path accepts,
- * comma-separated ("GET, PATCH"). A single trailing slash is ignored.
+ * comma-separated ("GET, PATCH"). A single trailing slash is ignored. A last
+ * segment "{name*}" takes the rest of the path, slashes included (maybe empty).
  */
 enum route_match_result router_match(const struct route *table, size_t n, const char *method,
                                      const char *path, struct req *rq, const struct route **out,

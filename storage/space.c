@@ -168,9 +168,10 @@ int space_open(int rootfd, const struct space *sp, const struct space_owner *own
     close(t);
     if (k < 0)
         return -1;
-    int fd = sp->kind == SPACE_DATASET
-                 ? step(k, sp->name, create, root ? 0 : -1, gid, shared)
-                 : step(k, sp->name, create, uid, gid, root ? 0770 : 0700);
+    /* a dataset is the tenant's too (its admins write it through the files
+     * API, as the tenant), but only ever mounted read-only into jobs */
+    int fd = step(k, sp->name, create, uid, gid,
+                  !root ? 0700 : sp->kind == SPACE_DATASET ? 0750 : 0770);
     int saved = errno;
     close(k);
     errno = saved;

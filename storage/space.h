@@ -10,8 +10,8 @@
  *
  * With aidcd as root the tenant's directories belong to root with the
  * tenant's group (0750: its jobs pass, cannot rename or replace a space),
- * project and home spaces to the tenant's uid and gid (0770), datasets to
- * root with the tenant's group (0750: read-only to the tenant's jobs).
+ * project and home spaces to the tenant's uid and gid (0770), datasets too
+ * (0750; jobs only ever get them read-only).
  * Another tenant's uid enters none of it. Without root everything is
  * aidcd's own (0700). Every open goes beneath a directory descriptor
  * without following a link (lib/fsat.h).

@@ -141,9 +141,16 @@ static void lowercase(const char *in, char *out, size_t n)
     out[i] = '\0';
 }
 
+/* The spec's key of a route: a rest-of-path "{name*}" is "{name}" there (OpenAPI 3). */
 static json_t *path_item(json_t *doc, const struct route *r)
 {
-    return json_object_get(json_object_get(doc, "paths"), r->pattern);
+    char key[256];
+    size_t o = 0;
+    for (const char *p = r->pattern; *p && o + 1 < sizeof key; p++)
+        if (!(p[0] == '*' && p[1] == '}'))
+            key[o++] = *p;
+    key[o] = '\0';
+    return json_object_get(json_object_get(doc, "paths"), key);
 }
 
 static json_t *operation(json_t *doc, const struct route *r)
@@ -198,7 +205,8 @@ static void pattern_params(const char *pattern, struct names *out)
         const char *end = strchr(p, '}');
         if (!end)
             break;
-        names_add(out, p + 1, (size_t)(end - p - 1));
+        size_t len = (size_t)(end - p - 1);
+        names_add(out, p + 1, len && p[len] == '*' ? len - 1 : len); /* {path*}: "path" */
         p = end;
     }
 }
@@ -337,8 +345,8 @@ static void check_coverage(json_t *doc, const struct route *table, size_t n, str
             }
             bool found = false;
             for (size_t i = 0; i < n && !found; i++)
-                found =
-                    strcmp(table[i].pattern, path) == 0 && strcasecmp(table[i].method, key) == 0;
+                found = path_item(doc, &table[i]) == item &&
+                        strcasecmp(table[i].method, key) == 0;
             if (!found)
                 note(f, "%s %s: in the spec, missing from the route table", key, path);
         }
@@ -558,8 +566,15 @@ static void check_body(json_t *doc, const struct route *r, json_t *op, struct fi
                  r->method, r->pattern);
         return;
     }
+    if (r->flags & RF_UPLOAD) { /* any bytes, streamed */
+        if (!json_object_get(json_object_get(body, "content"), "application/octet-stream"))
+            note(f, "%s %s: an upload route documents an application/octet-stream body",
+                 r->method, r->pattern);
+        return;
+    }
     if (!(r->flags & RF_BODY)) {
-        if (body)
+        /* an optional body the handler reads itself (a files move) is allowed */
+        if (body && !json_is_false(json_object_get(body, "required")))
             note(f, "%s %s: documents a request body the route does not take", r->method,
                  r->pattern);
         return;

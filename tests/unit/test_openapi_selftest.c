@@ -96,7 +96,8 @@ START_TEST(test_selftest_extra_route)
     json_t *doc = spec_load();
     struct route *t = table_copy(1);
     t[routes_count] = (struct route){
-        "GET", "/api/v1/undocumented", NULL, "undocumented.read", 0, TR_NONE, 0, RF_ANY_USER, NULL};
+        "GET", "/api/v1/undocumented", NULL, "undocumented.read", 0, TR_NONE, 0, RF_ANY_USER, NULL,
+        NULL};
     expect_failure(doc, t, routes_count + 1, "a route missing from the spec");
     free(t);
     json_decref(doc);

@@ -1,0 +1,252 @@
+/*
+ * fileupload.c - PUT of a file: streamed to a partial file next to its
+ * target as the body arrives (never whole in memory), renamed over the
+ * target once complete, so the file appears whole or not at all.
+ * "Content-Range: bytes a-b/total" sends a file in parts; a part that
+ * breaks off keeps what arrived, and the next one continues from there.
+ * The space's storage limit is checked before the first byte and on each.
+ */
+#include "files.h"
+
+#include "../lib/config.h"
+#include "../lib/err.h"
+#include "../lib/fsid.h"
+#include "../lib/xalloc.h"
+#include "../storage/tree.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <microhttpd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define GIB 1073741824.0
+
+struct upload {
+    struct files_ctx fc;
+    struct tree_upload *u;
+    bool ranged;
+    uint64_t first, last, total; /* of Content-Range */
+    uint64_t want;               /* bytes this body should have; UINT64_MAX: not said */
+    uint64_t got;
+    uint64_t max;                /* AIDC_FILES_MAX_UPLOAD_BYTES */
+    double limit;                /* bytes the space may hold, < 0: no limit */
+    double used;                 /* ... and held when the upload began */
+    bool failed;
+    bool committed;              /* renamed into place (a retried transaction answers again) */
+    struct stat st;              /* ... as it was then */
+    enum problem problem;        /* why, when failed */
+    int err;                     /* ... or the errno, when problem is 0 */
+};
+
+/* "bytes a-b/total": 0, or -1 when it is not one (or not a satisfiable one). */
+static int parse_content_range(const char *h, struct upload *up)
+{
+    char *end;
+    if (strncmp(h, "bytes ", 6) != 0 || h[6] < '0' || h[6] > '9')
+        return -1;
+    up->first = strtoull(h + 6, &end, 10);
+    if (*end != '-' || end[1] < '0' || end[1] > '9')
+        return -1;
+    up->last = strtoull(end + 1, &end, 10);
+    if (*end != '/' || end[1] < '0' || end[1] > '9')
+        return -1;
+    up->total = strtoull(end + 1, &end, 10);
+    if (*end || up->first > up->last || up->last >= up->total)
+        return -1;
+    up->ranged = true;
+    return 0;
+}
+
+static void fail(struct upload *up, enum problem p, int err)
+{
+    up->failed = true;
+    up->problem = p;
+    up->err = err;
+}
+
+static int sink_write(void *state, const char *data, size_t len)
+{
+    struct upload *up = state;
+    uint64_t size = tree_upload_size(up->u) + len;
+    if (up->want != UINT64_MAX && up->got + len > up->want)
+        fail(up, PROBLEM_FILES_UPLOAD_INCOMPLETE, 0);
+    else if (size > up->max)
+        fail(up, PROBLEM_FILES_UPLOAD_TOO_LARGE, 0);
+    else if (up->limit >= 0 && up->used + (double)up->got + (double)len > up->limit)
+        fail(up, PROBLEM_FILES_QUOTA, 0);
+    else if (tree_upload_write(up->u, data, len) != 0)
+        fail(up, 0, errno);
+    if (up->failed)
+        return -1;
+    up->got += len;
+    return 0;
+}
+
+/* The request is over: a part that broke off keeps what arrived; anything else goes. */
+static void sink_free(void *state)
+{
+    struct upload *up = state;
+    if (up->u && up->ranged && !up->failed)
+        tree_upload_keep(up->u);
+    else if (up->u)
+        tree_upload_abort(up->u);
+    files_ctx_close(&up->fc);
+    free(up);
+}
+
+static char *gib_text(double bytes)
+{
+    return xasprintf("%.3f", bytes / GIB);
+}
+
+static int quota_problem(struct resp *rs, const struct upload *up)
+{
+    char *l = gib_text(up->limit), *u = gib_text(up->used);
+    int e = api_problem(rs, PROBLEM_FILES_QUOTA,
+                        json_pack("{s:s, s:s, s:s}", "space", up->fc.label, "limit_gib", l,
+                                  "used_gib", u));
+    free(l);
+    free(u);
+    return e;
+}
+
+static int upload_problem(struct resp *rs, const struct upload *up)
+{
+    switch (up->problem) {
+    case PROBLEM_FILES_QUOTA: return quota_problem(rs, up);
+    case PROBLEM_FILES_UPLOAD_TOO_LARGE:
+        return api_problem(rs, up->problem, json_pack("{s:I}", "max", (json_int_t)up->max));
+    case PROBLEM_FILES_UPLOAD_INCOMPLETE:
+        return api_problem(rs, up->problem, json_pack("{s:I, s:I}", "got", (json_int_t)up->got,
+                                                      "want", (json_int_t)up->want));
+    default: return files_errno_problem(rs, up->err, up->fc.label, up->fc.rel);
+    }
+}
+
+/* What the headers say of the body: its length and, for a part, where it goes. */
+static int body_shape(struct req *rq, struct resp *rs, struct upload *up)
+{
+    up->want = UINT64_MAX;
+    if (rq->content_length) {
+        char *end;
+        up->want = strtoull(rq->content_length, &end, 10);
+        if (*end)
+            up->want = UINT64_MAX;
+    }
+    if (rq->content_range) {
+        if (parse_content_range(rq->content_range, up) != 0 ||
+            (up->want != UINT64_MAX && up->want != up->last - up->first + 1))
+            return api_problem(rs, PROBLEM_FILES_CONTENT_RANGE, NULL);
+        up->want = up->last - up->first + 1;
+    }
+    uint64_t size = up->ranged ? up->total : up->want;
+    if (size != UINT64_MAX && size > up->max)
+        return api_problem(rs, PROBLEM_FILES_UPLOAD_TOO_LARGE,
+                           json_pack("{s:I}", "max", (json_int_t)up->max));
+    return 0;
+}
+
+/* As the tenant: the limit checked against what the space holds, the partial file opened. */
+static int start(struct req *rq, struct resp *rs, struct upload *up)
+{
+    struct files_ctx *fc = &up->fc;
+    if (up->limit >= 0) {
+        long long bytes = 0, entries = 0;
+        if (space_measure(fc->fd, rq->cfg->storage_scan_max_entries, &bytes, &entries) < 0)
+            return files_errno_problem(rs, errno, fc->label, "");
+        up->used = (double)bytes;
+        uint64_t coming = up->want == UINT64_MAX ? 0 : up->want;
+        if (up->used + (double)coming > up->limit)
+            return quota_problem(rs, up);
+    }
+    char *key = up->ranged ? xasprintf("%s\n%s/%s", rq->actor.username ? rq->actor.username : "",
+                                       fc->label, fc->rel)
+                           : NULL;
+    uint64_t have = 0;
+    up->u = tree_upload_open(fc->fd, fc->rel, key, up->ranged ? up->first : 0, &have);
+    int err = errno;
+    free(key);
+    if (up->u)
+        return 0;
+    if (err == EAGAIN)
+        return api_problem(rs, PROBLEM_FILES_UPLOAD_OFFSET,
+                           json_pack("{s:s, s:I}", "path", fc->rel, "have", (json_int_t)have));
+    return files_errno_problem(rs, err, fc->label, fc->rel);
+}
+
+int api_files_put_begin(struct req *rq, struct resp *rs)
+{
+    struct upload *up = xcalloc(1, sizeof *up);
+    up->fc.fd = -1;
+    up->max = (uint64_t)rq->cfg->files_max_upload_bytes;
+    int e = body_shape(rq, rs, up);
+    if (!e)
+        e = files_resolve(rq, rs, true, true, &up->fc);
+    if (!e && !up->fc.rel[0])
+        e = files_errno_problem(rs, EISDIR, up->fc.label, "");
+    up->limit = up->fc.limit_gib >= 0 ? up->fc.limit_gib * GIB : -1;
+    struct fsid_saved saved;
+    if (!e && fsid_enter(up->fc.own.uid, up->fc.own.gid, &saved) != 0)
+        e = files_errno_problem(rs, errno, up->fc.label, up->fc.rel);
+    else if (!e) {
+        e = start(rq, rs, up);
+        fsid_leave(&saved);
+    }
+    if (e) {
+        sink_free(up);
+        return e;
+    }
+    rq->sink = (struct req_sink){.write = sink_write, .free = sink_free, .state = up};
+    return 0;
+}
+
+static json_t *stat_json(const char *rel, const struct stat *st)
+{
+    const char *base = strrchr(rel, '/');
+    struct tm tm;
+    char when[40];
+    gmtime_r(&st->st_mtim.tv_sec, &tm);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return json_pack("{s:s, s:I, s:s}", "name", base ? base + 1 : rel, "size",
+                     (json_int_t)st->st_size, "mtime", when);
+}
+
+int api_files_put(struct req *rq, struct resp *rs)
+{
+    struct upload *up = rq->sink.state;
+    if (up && up->committed)
+        goto answer;
+    if (!up || !up->u)
+        return api_problem(rs, PROBLEM_INTERNAL, NULL);
+    if (!up->failed && up->want != UINT64_MAX && up->got != up->want)
+        fail(up, PROBLEM_FILES_UPLOAD_INCOMPLETE, 0);
+    if (up->failed)
+        return upload_problem(rs, up); /* sink_free removes what was written */
+    if (up->ranged && up->last + 1 < up->total) {
+        /* a part: kept for the next one (sink_free) */
+        return resp_json(rs, MHD_HTTP_ACCEPTED,
+                         json_pack("{s:s, s:I, s:I}", "path", up->fc.rel, "received",
+                                   (json_int_t)(up->last + 1), "total", (json_int_t)up->total));
+    }
+    struct fsid_saved saved;
+    if (fsid_enter(up->fc.own.uid, up->fc.own.gid, &saved) != 0)
+        return files_errno_problem(rs, errno, up->fc.label, up->fc.rel);
+    int rc = tree_upload_commit(up->u, &up->st);
+    int err = errno;
+    fsid_leave(&saved);
+    up->u = NULL;
+    if (rc != 0)
+        return files_errno_problem(rs, err, up->fc.label, up->fc.rel);
+    up->committed = true;
+answer:;
+    const struct stat st = up->st;
+    char *id = xasprintf("%s/%s/%s", up->fc.sp.tenant, up->fc.label, up->fc.rel);
+    resp_audit(rs, "file", id,
+               json_pack("{s:s, s:s, s:I, s:b}", "space", up->fc.label, "path", up->fc.rel,
+                         "size", (json_int_t)st.st_size, "resumed", up->ranged && up->first > 0));
+    free(id);
+    return resp_json(rs, MHD_HTTP_CREATED, stat_json(up->fc.rel, &st));
+}
