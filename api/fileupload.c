@@ -60,11 +60,15 @@ static int parse_content_range(const char *h, struct upload *up)
     return 0;
 }
 
+/* The upload cannot end well: what it wrote goes now, before any answer says so. */
 static void fail(struct upload *up, enum problem p, int err)
 {
     up->failed = true;
     up->problem = p;
     up->err = err;
+    if (up->u)
+        tree_upload_abort(up->u);
+    up->u = NULL;
 }
 
 static int sink_write(void *state, const char *data, size_t len)
@@ -171,6 +175,8 @@ static int start(struct req *rq, struct resp *rs, struct upload *up)
     free(key);
     if (up->u)
         return 0;
+    if (err == EBUSY)
+        return api_problem(rs, PROBLEM_FILES_UPLOAD_BUSY, json_pack("{s:s}", "path", fc->rel));
     if (err == EAGAIN)
         return api_problem(rs, PROBLEM_FILES_UPLOAD_OFFSET,
                            json_pack("{s:s, s:I}", "path", fc->rel, "have", (json_int_t)have));
@@ -219,14 +225,17 @@ int api_files_put(struct req *rq, struct resp *rs)
     struct upload *up = rq->sink.state;
     if (up && up->committed)
         goto answer;
-    if (!up || !up->u)
+    if (!up)
         return api_problem(rs, PROBLEM_INTERNAL, NULL);
     if (!up->failed && up->want != UINT64_MAX && up->got != up->want)
         fail(up, PROBLEM_FILES_UPLOAD_INCOMPLETE, 0);
     if (up->failed)
-        return upload_problem(rs, up); /* sink_free removes what was written */
+        return upload_problem(rs, up);
+    if (!up->u)
+        return api_problem(rs, PROBLEM_INTERNAL, NULL);
     if (up->ranged && up->last + 1 < up->total) {
-        /* a part: kept for the next one (sink_free) */
+        /* a part: kept for the next one (sink_free); audited once the file appears */
+        rs->audit.skip = true;
         return resp_json(rs, MHD_HTTP_ACCEPTED,
                          json_pack("{s:s, s:I, s:I}", "path", up->fc.rel, "received",
                                    (json_int_t)(up->last + 1), "total", (json_int_t)up->total));

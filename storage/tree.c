@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #define FILE_MODE 0660
@@ -255,6 +256,13 @@ static int open_part(struct tree_upload *u, uint64_t offset, uint64_t *have)
         fd = -1;
         errno = EINVAL;
     }
+    /* one request at a time writes a part: a client that retries while its
+     * first try still arrives must wait for it, or both would write */
+    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        close(fd);
+        errno = EBUSY;
+        return -1;
+    }
     *have = fd >= 0 ? (uint64_t)st.st_size : 0;
     if (fd >= 0 && *have == offset && lseek(fd, 0, SEEK_END) == (off_t)offset)
         return fd;
@@ -303,7 +311,7 @@ struct tree_upload *tree_upload_open(int dirfd, const char *rel, const char *key
         goto fail;
     u->fd = openat(u->parent, u->part, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                    FILE_MODE);
-    if (u->fd < 0)
+    if (u->fd < 0 || flock(u->fd, LOCK_EX | LOCK_NB) != 0)
         goto fail;
     return u;
 fail: {

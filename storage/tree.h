@@ -74,7 +74,9 @@ int tree_remove(int dirfd, const char *rel, bool recursive);
  * path) keep a partial file named from a hash of key between requests: a
  * part starting at offset 0 starts it afresh; one starting at offset > 0
  * continues it only when it holds exactly offset bytes (else EAGAIN, and
- * *have says how many it holds, 0 when there is none).
+ * *have says how many it holds, 0 when there is none), and only when no
+ * other request is writing it (else EBUSY: the partial file is locked
+ * while a part arrives).
  */
 struct tree_upload;
 
