@@ -695,4 +695,9 @@ void dispatch_upload_begin(struct req *rq, struct resp *rs, const struct config 
         }
     }
     finish(rq, rs, e);
+    /* the handler's dispatch admits the request again once the body is in
+     * (rights may change during a long upload): from nothing, as any request */
+    actor_free(&rq->actor);
+    free(rq->tenant.slug);
+    memset(&rq->tenant, 0, sizeof rq->tenant);
 }
