@@ -66,6 +66,37 @@ static int cmp_names(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* A max-heap of names (the greatest at 0). */
+static void swap(char **h, size_t a, size_t b)
+{
+    char *t = h[a];
+    h[a] = h[b];
+    h[b] = t;
+}
+
+static void sift_up(char **h, size_t i)
+{
+    while (i > 0 && strcmp(h[(i - 1) / 2], h[i]) < 0) {
+        swap(h, (i - 1) / 2, i);
+        i = (i - 1) / 2;
+    }
+}
+
+static void sift_down(char **h, size_t n, size_t i)
+{
+    for (;;) {
+        size_t l = 2 * i + 1, r = l + 1, m = i;
+        if (l < n && strcmp(h[l], h[m]) > 0)
+            m = l;
+        if (r < n && strcmp(h[r], h[m]) > 0)
+            m = r;
+        if (m == i)
+            return;
+        swap(h, i, m);
+        i = m;
+    }
+}
+
 int tree_list(int dirfd, const char *rel, const char *after, size_t limit, struct tree_list *out)
 {
     memset(out, 0, sizeof *out);
@@ -83,9 +114,14 @@ int tree_list(int dirfd, const char *rel, const char *after, size_t limit, struc
         errno = saved;
         return -1;
     }
-    /* every name past the cursor, sorted: the page is their first limit */
-    char **names = NULL;
-    size_t n = 0, cap = 0;
+    /*
+     * The page is the first `limit` names past the cursor: kept in a max-heap
+     * of limit + 1 names while the directory is read, so a directory of
+     * millions of entries (a job can make them) takes a page's memory, not
+     * the directory's. One more than the page says whether more follow.
+     */
+    size_t cap = limit + 1, n = 0, seen = 0;
+    char **heap = xcalloc(cap, sizeof *heap);
     struct dirent *e;
     while ((errno = 0, e = readdir(d)) != NULL) {
         const char *nm = e->d_name;
@@ -94,14 +130,20 @@ int tree_list(int dirfd, const char *rel, const char *after, size_t limit, struc
             (after && strcmp(nm, after) <= 0) ||
             (e->d_type != DT_REG && e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))
             continue;
+        seen++;
+        if (n == cap && strcmp(nm, heap[0]) >= 0)
+            continue;
         if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            names = xrealloc(names, cap * sizeof *names);
+            free(heap[0]);
+            heap[0] = heap[--n];
+            sift_down(heap, n, 0);
         }
-        names[n++] = xstrdup(nm);
+        heap[n] = xstrdup(nm);
+        sift_up(heap, n++);
     }
     int rc = errno ? -1 : 0;
-    qsort(names, n, sizeof *names, cmp_names);
+    qsort(heap, n, sizeof *heap, cmp_names);
+    char **names = heap;
     out->items = xcalloc(limit ? limit : 1, sizeof *out->items);
     size_t i = 0;
     for (; rc == 0 && i < n && out->n < limit; i++) {
@@ -116,7 +158,7 @@ int tree_list(int dirfd, const char *rel, const char *after, size_t limit, struc
         t->size = t->dir ? 0 : (long long)st.st_size;
         t->mtime = st.st_mtim;
     }
-    out->more = i < n;
+    out->more = i < n || seen > n; /* names left in the heap, or never kept in it */
     for (size_t k = 0; k < n; k++)
         free(names[k]);
     free(names);
