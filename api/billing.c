@@ -30,8 +30,8 @@
 
 static bool is_billable(const char *s)
 {
-    return strcmp(s, "cpu") == 0 || strcmp(s, "memory_gib") == 0 ||
-           strcmp(s, "storage_gib") == 0 || (strncmp(s, "gpu:", 4) == 0 && gputype_valid(s + 4));
+    return strcmp(s, "cpu") == 0 || strcmp(s, "memory_gib") == 0 || strcmp(s, "storage_gib") == 0 ||
+           (strncmp(s, "gpu:", 4) == 0 && gputype_valid(s + 4));
 }
 
 /* A price as exact decimal text: up to 12 integer and 10 fraction digits. */

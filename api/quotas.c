@@ -110,11 +110,11 @@ static int document(struct req *rq, const char *project_id, struct resp *rs, int
         if (tenant)
             json_object_set_new(en, "borrowed", number(u.v[i].borrowed));
         if (is_space_storage(u.v[i].resource, tenant)) {
-            json_object_set_new(en, "measured_at", u.v[i].measured_at[0]
-                                                       ? json_string(u.v[i].measured_at)
-                                                       : json_null());
-            json_object_set_new(en, "complete", u.v[i].complete < 0 ? json_null()
-                                                                    : json_boolean(u.v[i].complete));
+            json_object_set_new(en, "measured_at",
+                                u.v[i].measured_at[0] ? json_string(u.v[i].measured_at)
+                                                      : json_null());
+            json_object_set_new(en, "complete",
+                                u.v[i].complete < 0 ? json_null() : json_boolean(u.v[i].complete));
         }
     }
     db_quota_rows_free(&q);

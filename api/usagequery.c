@@ -57,8 +57,8 @@ time_t usagequery_month_start(time_t now)
 
 static bool is_resource(const char *s)
 {
-    return strcmp(s, "cpu") == 0 || strcmp(s, "memory_gib") == 0 ||
-           strcmp(s, "storage_gib") == 0 || (strncmp(s, "gpu:", 4) == 0 && gputype_valid(s + 4));
+    return strcmp(s, "cpu") == 0 || strcmp(s, "memory_gib") == 0 || strcmp(s, "storage_gib") == 0 ||
+           (strncmp(s, "gpu:", 4) == 0 && gputype_valid(s + 4));
 }
 
 static bool wants_csv(const struct req *rq, struct resp *rs)

@@ -99,8 +99,8 @@ static int kind_pass(struct db *db, const struct storagemeter_pass *pass, const 
             log_warn("storage: cannot measure %s/%s: %s", tenant, rel, strerror(saved));
             continue;
         }
-        struct db_storage_figures f = {tenant_id, kind_names[k], sp.name, bytes, entries,
-                                       rc == 0, pass->at};
+        struct db_storage_figures f = {tenant_id, kind_names[k], sp.name, bytes,
+                                       entries,   rc == 0,       pass->at};
         long pieces = 0;
         e = record(db, &f, &pieces);
         if (!e) {
@@ -108,8 +108,8 @@ static int kind_pass(struct db *db, const struct storagemeter_pass *pass, const 
             fig->pieces += pieces;
             fig->incomplete += rc == 1;
             if (rc == 1)
-                log_warn("storage: %s/%s has more than %lld entries: measured in part", tenant,
-                         rel, pass->max_entries);
+                log_warn("storage: %s/%s has more than %lld entries: measured in part", tenant, rel,
+                         pass->max_entries);
         }
     }
     if (!e && !cancelled(pass) && errno != 0) {
@@ -139,8 +139,7 @@ static int tenant_pass(struct db *db, const struct storagemeter_pass *pass, cons
             }
             continue;
         }
-        e = kind_pass(db, pass, tenant, tenant_id, kfd, (enum space_kind)k, &present, &listed,
-                      fig);
+        e = kind_pass(db, pass, tenant, tenant_id, kfd, (enum space_kind)k, &present, &listed, fig);
         close(kfd);
     }
     if (!e && listed && !cancelled(pass)) {

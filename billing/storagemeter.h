@@ -36,9 +36,9 @@ struct storagemeter_figures {
 };
 
 struct storagemeter_pass {
-    const char *root;      /* the storage root (AIDC_STORAGE_ROOT) */
-    long long max_entries; /* the most entries one space's walk visits */
-    const char *at;        /* RFC 3339: when the measurements count as taken; NULL: now */
+    const char *root;          /* the storage root (AIDC_STORAGE_ROOT) */
+    long long max_entries;     /* the most entries one space's walk visits */
+    const char *at;            /* RFC 3339: when the measurements count as taken; NULL: now */
     const atomic_bool *cancel; /* stop between spaces when set (NULL: never) */
 };
 

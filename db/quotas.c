@@ -22,7 +22,7 @@ static const struct db_stmt st_project_get = {
 
 /* when the spaces behind a figure were measured (the oldest of them), whether whole */
 #define MEASURED                                                                                   \
-    "to_char(min(measured_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"             \
+    "to_char(min(measured_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"              \
     " bool_and(complete)"
 
 static const struct db_stmt st_usage = {

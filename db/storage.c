@@ -16,8 +16,8 @@ static const struct db_stmt st_clock = {
     "       coalesce(extract(epoch FROM now() - (SELECT last_at FROM storage_scan)), 1e12)::float8",
     1};
 
-static const struct db_stmt st_tenant = {"storage_tenant",
-                                         "SELECT id FROM tenants WHERE slug = $1", 1};
+static const struct db_stmt st_tenant = {"storage_tenant", "SELECT id FROM tenants WHERE slug = $1",
+                                         1};
 
 /*
  * The space's row is locked first (st_prev: its last measurement), then
@@ -65,11 +65,10 @@ static const struct db_stmt st_record = {
     " SELECT (SELECT count(*) FROM up), (SELECT count(*) FROM ins)",
     8};
 
-static const struct db_stmt st_forget = {
-    "storage_forget",
-    "DELETE FROM storage_spaces WHERE tenant_id = $1::uuid"
-    "   AND NOT (kind || '/' || name = ANY ($2::text[]))",
-    2};
+static const struct db_stmt st_forget = {"storage_forget",
+                                         "DELETE FROM storage_spaces WHERE tenant_id = $1::uuid"
+                                         "   AND NOT (kind || '/' || name = ANY ($2::text[]))",
+                                         2};
 
 static const struct db_stmt st_scan_done = {
     "storage_scan_done",
@@ -122,8 +121,9 @@ int db_storage_record(struct db *db, const struct db_storage_figures *f, long *p
     char bytes[24], entries[24];
     snprintf(bytes, sizeof bytes, "%lld", f->bytes);
     snprintf(entries, sizeof entries, "%lld", f->entries);
-    const char *p[8] = {f->tenant_id, f->kind, f->name, bytes, entries, f->complete ? "t" : "f",
-                        f->at,        prev[0] ? prev : NULL};
+    const char *p[8] = {
+        f->tenant_id,         f->kind, f->name, bytes, entries, f->complete ? "t" : "f", f->at,
+        prev[0] ? prev : NULL};
     if (!(r = db_query(db, &st_record, p, &e)))
         return e;
     long long n = 0;

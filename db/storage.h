@@ -33,7 +33,7 @@ struct db_storage_figures {
     const char *kind; /* "project", "home" or "dataset" */
     const char *name; /* the space's folder: a project slug, a user name, a dataset */
     long long bytes, entries;
-    bool complete; /* false: the walk stopped at its bound, the figures are a lower bound */
+    bool complete;  /* false: the walk stopped at its bound, the figures are a lower bound */
     const char *at; /* when it was measured (NULL: now) */
 };
 

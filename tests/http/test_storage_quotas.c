@@ -154,8 +154,7 @@ static char *sql_text(const char *sql, int n, const char *const *params)
 }
 
 /* The field error of r for field, with its code. */
-static void expect_field(const struct http_res *r, long status, const char *field,
-                         const char *code)
+static void expect_field(const struct http_res *r, long status, const char *field, const char *code)
 {
     ck_assert_msg(r->status == status, "%ld, expected %ld: %s", r->status, status, r->body);
     size_t i;
@@ -274,7 +273,8 @@ static void teardown(void)
 
 START_TEST(quota_documents_take_storage_limits)
 {
-    const char *tq = "/api/v1/tenants/alpha/quota", *pq = "/api/v1/tenants/alpha/projects/data/quota";
+    const char *tq = "/api/v1/tenants/alpha/quota",
+               *pq = "/api/v1/tenants/alpha/projects/data/quota";
     /* a home has a limit only; homes are the tenant's, not a project's */
     put_refused(tq, "{\"resources\":{\"home_storage_gib\":{\"guaranteed\":1,\"limit\":5}}}", 400,
                 "resources.home_storage_gib", "quota.limit_only");
@@ -293,10 +293,9 @@ START_TEST(quota_documents_take_storage_limits)
                          "{\"resources\":{\"storage_gib\":{\"limit\":1},"
                          "\"home_storage_gib\":{\"guaranteed\":0,\"limit\":0.5}}}"),
                      200);
-    ck_assert_int_eq(req("PUT", pq, aa, "{\"resources\":{\"storage_gib\":{\"limit\":2.5}}}"),
-                     200);
-    ck_assert_int_eq(req("PUT", "/api/v1/tenants/beta/projects/data/quota",
-                         harness_srv.admin_token, "{\"resources\":{\"storage_gib\":{\"limit\":3}}}"),
+    ck_assert_int_eq(req("PUT", pq, aa, "{\"resources\":{\"storage_gib\":{\"limit\":2.5}}}"), 200);
+    ck_assert_int_eq(req("PUT", "/api/v1/tenants/beta/projects/data/quota", harness_srv.admin_token,
+                         "{\"resources\":{\"storage_gib\":{\"limit\":3}}}"),
                      200);
     /* the statements the upload code reads the limits with */
     char *pid = sql_text("SELECT p.id FROM projects p JOIN tenants t ON t.id = p.tenant_id"
@@ -398,8 +397,8 @@ START_TEST(a_measurement_shows_in_the_quota_documents)
     PGconn *c = PQconnectdb(harness_srv.app_url);
     ck_assert_int_eq(PQstatus(c), CONNECTION_OK);
     const char *bp[1] = {beta};
-    PQclear(PQexecParams(c, "SELECT set_config('aidc.read_tenants', $1, false)", 1, NULL, bp,
-                         NULL, NULL, 0));
+    PQclear(PQexecParams(c, "SELECT set_config('aidc.read_tenants', $1, false)", 1, NULL, bp, NULL,
+                         NULL, 0));
     PGresult *r = PQexec(c, "SELECT string_agg(kind || '/' || name, ',') FROM storage_spaces");
     ck_assert_int_eq(PQresultStatus(r), PGRES_TUPLES_OK);
     ck_assert_str_eq(PQgetvalue(r, 0, 0), "project/data");
@@ -456,11 +455,10 @@ START_TEST(storage_is_metered_priced_and_invoiced)
     ck_assert_double_eq_tol(own4, gib6(alice + bob + imagenet, 4), 1e-9);
     http_res_free(&r);
     /* finance reconciles: the usage report of the month says the same */
-    ck_assert_int_eq(reqj("GET",
-                          "/api/v1/tenants/alpha/usage?" OCT
-                          "&group_by=project&resource=storage_gib",
-                          aa, NULL, &r),
-                     200);
+    ck_assert_int_eq(
+        reqj("GET", "/api/v1/tenants/alpha/usage?" OCT "&group_by=project&resource=storage_gib", aa,
+             NULL, &r),
+        200);
     ck_assert_int_eq(json_array_size(json_object_get(r.json, "rows")), 2);
     size_t i;
     json_t *row;
@@ -473,12 +471,11 @@ START_TEST(storage_is_metered_priced_and_invoiced)
     }
     http_res_free(&r);
     /* homes by their owner */
-    ck_assert_int_eq(reqj("GET", "/api/v1/tenants/alpha/usage?" OCT "&group_by=user&user=alice",
-                          aa, NULL, &r),
-                     200);
-    ck_assert_double_eq_tol(
-        num(json_array_get(json_object_get(r.json, "rows"), 0), "quantity"),
-        gib6(alice, 4), 1e-9);
+    ck_assert_int_eq(
+        reqj("GET", "/api/v1/tenants/alpha/usage?" OCT "&group_by=user&user=alice", aa, NULL, &r),
+        200);
+    ck_assert_double_eq_tol(num(json_array_get(json_object_get(r.json, "rows"), 0), "quantity"),
+                            gib6(alice, 4), 1e-9);
     http_res_free(&r);
     ck_assert_int_eq(reqj("POST", fmt("/api/v1/invoices/%s/finalize", id), fin, NULL, &r), 200);
     http_res_free(&r);
@@ -510,8 +507,7 @@ START_TEST(a_cut_walk_is_incomplete_and_a_gone_space_forgotten)
     json_t *e = quota_entry("/api/v1/tenants/alpha/projects/web/quota", "storage_gib", aa);
     ck_assert(json_is_false(json_object_get(e, "complete")));
     json_decref(e);
-    ck_assert_int_eq(sql_num("SELECT entries FROM storage_spaces WHERE name = 'web'", 0, NULL),
-                     10);
+    ck_assert_int_eq(sql_num("SELECT entries FROM storage_spaces WHERE name = 'web'", 0, NULL), 10);
     ck_assert_int_eq(sql_num("SELECT bytes FROM storage_spaces s JOIN tenants t ON"
                              " t.id = s.tenant_id WHERE t.slug = 'beta' AND s.name = 'data'",
                              0, NULL),
