@@ -37,6 +37,8 @@ struct storagemeter {
     long long max_entries;
     int scan_seconds;
     atomic_bool cancel;
+    bool tried;           /* a pass was tried by this replica ... */
+    struct timespec last; /* ... when it began (CLOCK_MONOTONIC) */
 };
 
 static bool cancelled(const struct storagemeter_pass *pass)
@@ -305,9 +307,19 @@ static int round_fn(struct db *db, bool notified, void *arg)
     int e = clock_of(db, NULL, now, &since);
     if (e || since < m->scan_seconds)
         return e;
+    /* a pass that could not read the whole root records no time in the database:
+     * this replica's own clock keeps it from trying again every CHECK_MS */
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    if (m->tried && t.tv_sec - m->last.tv_sec < m->scan_seconds)
+        return 0;
+    m->tried = true;
+    m->last = t;
     struct storagemeter_pass pass = {m->root, m->max_entries, NULL, &m->cancel};
     struct storagemeter_figures fig;
     e = storagemeter_run(db, &pass, &fig);
+    if (e < 0)
+        m->tried = false; /* the database failed, not the disk: again once it answers */
     return e < 0 ? e : 0;
 }
 
