@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* the worker looks whether a pass is due this often (it sleeps at most this long) */
+/* the worker looks whether a pass is due this often (sooner when the interval is shorter) */
 #define CHECK_MS 10000
 
 static const struct db_ctx system_ctx = {.roles = "system"};
@@ -336,7 +336,9 @@ struct worker *storagemeter_start(const struct config *cfg)
         .name = "storage",
         .lead = WORKER_LEAD_STORAGE,
         .channels = {NULL},
-        .interval_ms = CHECK_MS,
+        .interval_ms = cfg->storage_scan_seconds < CHECK_MS / 1000
+                           ? cfg->storage_scan_seconds * 1000
+                           : CHECK_MS,
         .round = round_fn,
         .owns_arg = true,
         .arg = m,
