@@ -30,7 +30,7 @@
 
 static bool is_billable(const char *s)
 {
-    return strcmp(s, "cpu") == 0 || strcmp(s, "memory_gib") == 0 ||
+    return strcmp(s, "cpu") == 0 || strcmp(s, "memory_gib") == 0 || strcmp(s, "storage_gib") == 0 ||
            (strncmp(s, "gpu:", 4) == 0 && gputype_valid(s + 4));
 }
 
@@ -203,6 +203,9 @@ static int invoice_refused(struct resp *rs, const struct db_invoice_why *why)
         return api_problem(
             rs, PROBLEM_INVOICE_UNMETERED_RUNS,
             json_pack("{s:I, s:s}", "runs", (json_int_t)why->runs, "period", why->period));
+    case DB_INVOICE_UNMEASURED:
+        return api_problem(rs, PROBLEM_INVOICE_STORAGE_UNMEASURED,
+                           json_pack("{s:s}", "period", why->period));
     case DB_INVOICE_CHANGED:
         return api_problem(rs, PROBLEM_INVOICE_USAGE_CHANGED,
                            json_pack("{s:s}", "generated_at", text));

@@ -5,6 +5,11 @@
  *
  * A gpu:<type> absent from a tenant's quota means guaranteed 0 and limit 0;
  * any other absent resource is unlimited (shown with a null limit).
+ *
+ * Storage: a tenant's storage_gib limits its images; a project's storage_gib
+ * its storage space; a tenant's home_storage_gib each member's home there
+ * (docs/storage-quotas.md). The spaces' use is their last measurement, with
+ * when it was taken (measured_at) and whether it was whole (complete).
  */
 #include "quotas.h"
 
@@ -38,12 +43,18 @@ static bool is_resource(const char *r, bool tenant)
 {
     static const char *const names[] = {"cpu", "memory_gib", "jobs", "gpu_hours_month",
                                         "storage_gib"};
-    if (is_gpu_resource(r))
+    if (is_gpu_resource(r) || (tenant && strcmp(r, "home_storage_gib") == 0))
         return true;
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(r, names[i]) == 0)
-            return tenant || strcmp(r, "storage_gib") != 0;
+            return true;
     return false;
+}
+
+/* The resource whose use is a storage space's measurement (home_storage_gib: the largest home). */
+static bool is_space_storage(const char *r, bool tenant)
+{
+    return strcmp(r, tenant ? "home_storage_gib" : "storage_gib") == 0;
 }
 
 /* "resources.<name>": how field errors name a resource of the body. */
@@ -98,6 +109,13 @@ static int document(struct req *rq, const char *project_id, struct resp *rs, int
         json_object_set_new(en, "used", number(u.v[i].used));
         if (tenant)
             json_object_set_new(en, "borrowed", number(u.v[i].borrowed));
+        if (is_space_storage(u.v[i].resource, tenant)) {
+            json_object_set_new(en, "measured_at",
+                                u.v[i].measured_at[0] ? json_string(u.v[i].measured_at)
+                                                      : json_null());
+            json_object_set_new(en, "complete",
+                                u.v[i].complete < 0 ? json_null() : json_boolean(u.v[i].complete));
+        }
     }
     db_quota_rows_free(&q);
     db_quota_uses_free(&u);
@@ -195,6 +213,9 @@ static bool parse_body(const json_t *body, bool tenant, struct resp *rs, struct 
         json_t *gv = json_object_get(v, "guaranteed"), *lv = json_object_get(v, "limit");
         if (gv && !amount(gv, g, sizeof g))
             api_field_problem(rs, field, PROBLEM_QUOTA_GUARANTEED, NULL);
+        else if (strcmp(key, "home_storage_gib") == 0 && strtod(g, NULL) != 0)
+            /* nothing to guarantee: a home takes what the disk has, up to its limit */
+            api_field_problem(rs, field, PROBLEM_QUOTA_LIMIT_ONLY, NULL);
         if (!lv || !amount(lv, l, sizeof l)) {
             api_field_problem(rs, field, PROBLEM_QUOTA_LIMIT, NULL);
             continue;
@@ -344,6 +365,9 @@ static int check_tenant_limits(struct req *rq, struct resp *rs, const struct par
         return e;
     }
     for (size_t i = 0; i < p->n; i++) {
+        /* a project's storage_gib is its space; the tenant's is its images: no ceiling */
+        if (strcmp(p->name[i], "storage_gib") == 0)
+            continue;
         bool gpu = is_gpu_resource(p->name[i]);
         double tl = gpu ? 0 : -1; /* absent: no GPUs of the type; other resources unlimited */
         for (size_t k = 0; k < q.n; k++)

@@ -57,7 +57,7 @@ time_t usagequery_month_start(time_t now)
 
 static bool is_resource(const char *s)
 {
-    return strcmp(s, "cpu") == 0 || strcmp(s, "memory_gib") == 0 ||
+    return strcmp(s, "cpu") == 0 || strcmp(s, "memory_gib") == 0 || strcmp(s, "storage_gib") == 0 ||
            (strncmp(s, "gpu:", 4) == 0 && gputype_valid(s + 4));
 }
 

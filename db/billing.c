@@ -81,67 +81,44 @@ static const struct db_stmt st_meter_capacity = {
 #define GROUP_KEY(name, expr) "CASE WHEN '" name "' = ANY ($4::text[]) THEN " expr " END"
 
 /*
- * The report sums each group's GPU-, core- and GiB-seconds per GPU type by
- * ids first, and names and splits them into resources after: a month of a
+ * The report sums each group's GPU-, core- and GiB-seconds per GPU type (and
+ * the storage spaces' byte-seconds, aidc_storage_pieces) by ids first, and names and splits them into resources after: a month of a
  * platform is hundreds of thousands of intervals, and the planner (behind
  * row-level security, with clipped ranges) expects a handful, so any join
  * made before the grouping would run once per interval.
  */
-#define USAGE_REPORT(tenant)                                                                                                                                                                                                                   \
-    "WITH a AS (SELECT " GROUP_KEY(                                                                                                                                                                                                            \
-        "tenant",                                                                                                                                                                                                                              \
-        "p.tenant_id") " AS tid,"                                                                                                                                                                                                              \
-                       "         " GROUP_KEY(                                                                                                                                                                                                  \
-                           "project", "p.project_id") " AS pid,"                                                                                                                                                                               \
-                                                      "         " GROUP_KEY(                                                                                                                                                                   \
-                                                          "user",                                                                                                                                                                              \
-                                                          "p.username") " AS \"user\","                                                                                                                                                        \
-                                                                        "         " GROUP_KEY(                                                                                                                                                 \
-                                                                            "day", "to_char(p.s "                                                                                                                                              \
-                                                                                   "AT TIME ZONE "                                                                                                                                             \
-                                                                                   "'UTC', "                                                                                                                                                   \
-                                                                                   "'YYYY-MM-DD'"                                                                                                                                              \
-                                                                                   ")") " AS day,"                                                                                                                                             \
-                                                                                        "        "                                                                                                                                             \
-                                                                                        " " GROUP_KEY(                                                                                                                                         \
-                                                                                            "wee"                                                                                                                                              \
-                                                                                            "k",                                                                                                                                               \
-                                                                                            "to_"                                                                                                                                              \
-                                                                                            "char"                                                                                                                                             \
-                                                                                            "(p."                                                                                                                                              \
-                                                                                            "s "                                                                                                                                               \
-                                                                                            "AT "                                                                                                                                              \
-                                                                                            "TIME"                                                                                                                                             \
-                                                                                            " ZON"                                                                                                                                             \
-                                                                                            "E "                                                                                                                                               \
-                                                                                            "'UTC"                                                                                                                                             \
-                                                                                            "', "                                                                                                                                              \
-                                                                                            "'IYY"                                                                                                                                             \
-                                                                                            "Y-"                                                                                                                                               \
-                                                                                            "\"W"                                                                                                                                              \
-                                                                                            "\"IW"                                                                                                                                             \
-                                                                                            "')") " AS week,"                                                                                                                                  \
-                                                                                                  "         " GROUP_KEY(                                                                                                                       \
-                                                                                                      "month",                                                                                                                                 \
-                                                                                                      "to_char(p.s AT TIME ZONE 'UTC', 'YYYY-MM')") " AS month,"                                                                               \
-                                                                                                                                                    "         p.gpu_type, sum(p.gpus * x.secs) AS g, sum(p.cpus * x.secs) AS c,"               \
-                                                                                                                                                    "         sum(p.memory_gib * x.secs) AS m"                                                 \
-                                                                                                                                                    "    FROM aidc_usage_pieces($1::timestamptz, $2::timestamptz) p"                           \
-                                                                                                                                                    "    CROSS JOIN LATERAL (SELECT extract(epoch FROM p.e - p.s) AS secs) x"                  \
-                                                                                                                                                    "   WHERE " tenant                                                                         \
-                                                                                                                                                    " AND p.e > p.s"                                                                           \
-                                                                                                                                                    "     AND ($5::text IS NULL OR p.project_id IN (SELECT id FROM projects WHERE slug = $5))" \
-                                                                                                                                                    "     AND ($6::text IS NULL OR p.username = $6)"                                           \
-                                                                                                                                                    "   GROUP BY 1, 2, 3, 4, 5, 6, 7)"                                                         \
-                                                                                                                                                    " SELECT t.slug AS tenant, coalesce(pr.slug, a.pid::text) AS project, a.\"user\", a.day,"  \
-                                                                                                                                                    "        a.week, a.month, v.res AS resource, min(v.unit) AS unit,"                         \
-                                                                                                                                                    "        round(sum(v.n) / 3600, 6)::text AS quantity, t.name AS tenant_name,"              \
-                                                                                                                                                    "        pr.name AS project_name"                                                          \
-                                                                                                                                                    "   FROM a LEFT JOIN tenants t ON t.id = a.tid LEFT JOIN projects pr ON pr.id = a.pid"     \
-                                                                                                                                                    "   CROSS JOIN LATERAL (VALUES ('gpu:' || a.gpu_type, a.g, 'gpu_hour'),"                   \
-                                                                                                                                                    "        ('cpu', a.c, 'core_hour'), ('memory_gib', a.m, 'gib_hour')) v(res, n, unit)"      \
-                                                                                                                                                    "  WHERE v.n > 0 AND v.res IS NOT NULL AND ($7::text IS NULL OR v.res = $7)"               \
-                                                                                                                                                    "  GROUP BY 1, 2, 3, 4, 5, 6, 7, 10, 11 ORDER BY 6, 5, 4, 1, 2, 3, 7 LIMIT $8::int"
+/* clang-format off */
+#define USAGE_REPORT(tenant)                                                                       \
+    "WITH a AS (SELECT " GROUP_KEY("tenant", "p.tenant_id") " AS tid,"                             \
+    "         " GROUP_KEY("project", "p.project_id") " AS pid,"                                    \
+    "         " GROUP_KEY("user", "p.username") " AS \"user\","                                    \
+    "         " GROUP_KEY("day", "to_char(p.s AT TIME ZONE 'UTC', 'YYYY-MM-DD')") " AS day,"       \
+    "         " GROUP_KEY("week", "to_char(p.s AT TIME ZONE 'UTC', 'IYYY-\"W\"IW')") " AS week,"   \
+    "         " GROUP_KEY("month", "to_char(p.s AT TIME ZONE 'UTC', 'YYYY-MM')") " AS month,"      \
+    "         p.gpu_type, sum(p.gpus * x.secs) AS g, sum(p.cpus * x.secs) AS c,"                   \
+    "         sum(p.memory_gib * x.secs) AS m, sum(p.bytes * x.secs) AS b"                         \
+    "    FROM (SELECT u.tenant_id, u.project_id, u.username, u.gpu_type, u.gpus, u.cpus,"          \
+    "                 u.memory_gib, 0::bigint AS bytes, u.s, u.e"                                  \
+    "            FROM aidc_usage_pieces($1::timestamptz, $2::timestamptz) u"                       \
+    "          UNION ALL"                                                                          \
+    "          SELECT st.tenant_id, st.project_id, st.username, NULL, 0, 0, 0, st.bytes, st.s,"    \
+    "                 st.e FROM aidc_storage_pieces($1::timestamptz, $2::timestamptz) st) p"       \
+    "    CROSS JOIN LATERAL (SELECT extract(epoch FROM p.e - p.s) AS secs) x"                      \
+    "   WHERE " tenant " AND p.e > p.s"                                                            \
+    "     AND ($5::text IS NULL OR p.project_id IN (SELECT id FROM projects WHERE slug = $5))"     \
+    "     AND ($6::text IS NULL OR p.username = $6)"                                               \
+    "   GROUP BY 1, 2, 3, 4, 5, 6, 7)"                                                             \
+    " SELECT t.slug AS tenant, coalesce(pr.slug, a.pid::text) AS project, a.\"user\", a.day,"      \
+    "        a.week, a.month, v.res AS resource, min(v.unit) AS unit,"                             \
+    "        round(sum(v.n) / 3600, 6)::text AS quantity, t.name AS tenant_name,"                  \
+    "        pr.name AS project_name"                                                              \
+    "   FROM a LEFT JOIN tenants t ON t.id = a.tid LEFT JOIN projects pr ON pr.id = a.pid"         \
+    "   CROSS JOIN LATERAL (VALUES ('gpu:' || a.gpu_type, a.g, 'gpu_hour'),"                       \
+    "        ('cpu', a.c, 'core_hour'), ('memory_gib', a.m, 'gib_hour'),"                          \
+    "        ('storage_gib', a.b / 1073741824, 'gib_hour')) v(res, n, unit)"                       \
+    "  WHERE v.n > 0 AND v.res IS NOT NULL AND ($7::text IS NULL OR v.res = $7)"                   \
+    "  GROUP BY 1, 2, 3, 4, 5, 6, 7, 10, 11 ORDER BY 6, 5, 4, 1, 2, 3, 7 LIMIT $8::int"
+/* clang-format on */
 
 /* The report's columns, in its SELECT's order. */
 enum {
@@ -295,7 +272,7 @@ static const struct db_stmt st_inv_fill = {
     "           project_name, resource, kind, original_period, quantity, unit, unit_price, amount)"
     "         SELECT $1::uuid, row_number() OVER (ORDER BY pr.slug, c.project_id, c.resource,"
     "                  c.kind DESC, c.original_period, c.unit_price),"
-    "                $2::uuid, c.project_id, coalesce(pr.slug, c.project_id::text),"
+    "                $2::uuid, c.project_id, coalesce(pr.slug, c.project_id::text, ''),"
     "                coalesce(pr.name, ''), c.resource,"
     "                c.kind, c.original_period, round(c.quantity, 6),"
     "                CASE WHEN c.resource LIKE 'gpu:%' THEN 'gpu_hour'"
@@ -323,6 +300,20 @@ static const struct db_stmt st_inv_unmetered = {
     "   AND (r.metered_to IS NULL OR r.ended_at IS NULL OR r.metered_to < r.ended_at)"
     "   AND coalesce(r.metered_to, r.started_at) < $2::date + interval '1 month'",
     2};
+/* the tenant's storage (when it has any) measured since the month's end? */
+static const struct db_stmt st_inv_unmeasured = {
+    "invoice_unmeasured",
+    "SELECT (EXISTS (SELECT 1 FROM storage_spaces WHERE tenant_id = $1::uuid)"
+    "   AND coalesce((SELECT last_at FROM storage_scan), '-infinity')"
+    "       < $2::date + interval '1 month')::int",
+    2};
+static const struct db_stmt st_inv_mark_storage = {
+    "invoice_mark_storage",
+    "UPDATE storage_usage u SET invoice_id = $1::uuid"
+    " WHERE u.tenant_id = $2::uuid AND u.invoice_id IS NULL"
+    "   AND (u.period = $3::date OR (u.period < $3::date AND EXISTS (SELECT 1 FROM invoices i"
+    "        WHERE i.tenant_id = $2::uuid AND i.period = u.period AND i.state = 'final')))",
+    3};
 static const struct db_stmt st_inv_mark = {
     "invoice_mark",
     "UPDATE usage_intervals u SET invoice_id = $1::uuid"
@@ -400,6 +391,7 @@ const struct db_stmt *const db_billing_stmts[] = {&st_meter_cut,      &st_meter_
                                                   &st_inv_upsert,     &st_inv_clear,
                                                   &st_inv_fill,       &st_inv_lock,
                                                   &st_inv_unmetered,  &st_inv_mark,
+                                                  &st_inv_unmeasured, &st_inv_mark_storage,
                                                   &st_inv_diff,       &st_inv_final,
                                                   &st_inv_get,        &st_inv_list,
                                                   &st_checkpoint,     NULL};
@@ -614,8 +606,16 @@ int db_invoice_finalize(struct db *db, const char *id, const char *by, struct db
         why->runs = unmetered;
         return AIDC_ECONFLICT;
     }
+    long unmeasured = count_of(db, &st_inv_unmeasured, pu, &e);
+    if (unmeasured < 0)
+        return e;
+    if (unmeasured > 0) {
+        why->refusal = DB_INVOICE_UNMEASURED;
+        return AIDC_ECONFLICT;
+    }
     const char *pm[3] = {id, tenant, period};
-    if ((e = db_custom_plans(db)) || (e = db_exec(db, &st_inv_mark, pm)))
+    if ((e = db_custom_plans(db)) || (e = db_exec(db, &st_inv_mark, pm)) ||
+        (e = db_exec(db, &st_inv_mark_storage, pm)))
         return e;
     long diff = count_of(db, &st_inv_diff, pm, &e);
     if (diff < 0)

@@ -113,6 +113,7 @@ enum db_invoice_refusal {
     DB_INVOICE_FINAL,       /* finalize: it is final already */
     DB_INVOICE_PERIOD_OPEN, /* finalize: its month has not ended (period) */
     DB_INVOICE_UNMETERED,   /* finalize: runs of the tenant not yet metered past period's end */
+    DB_INVOICE_UNMEASURED,  /* finalize: the tenant's storage not yet measured past its end */
     DB_INVOICE_CHANGED,     /* finalize: the usage is not the draft's: text = when it was made */
 };
 
@@ -139,7 +140,8 @@ int db_invoice_generate(struct db *db, const char *tenant_id, const char *period
                         char id[37], struct db_invoice_why *why);
 /*
  * Finalize invoice id. AIDC_ENOTFOUND, or AIDC_ECONFLICT with why saying why
- * (already final, period not over, usage not yet metered, or usage changed
+ * (already final, period not over, usage not yet metered, the tenant's storage
+ * spaces not yet measured since the period's end, or usage changed
  * since the draft; DB_INVOICE_OK for a conflict of the database itself). 0
  * when it is final now.
  */

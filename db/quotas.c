@@ -20,31 +20,47 @@ static const struct db_stmt st_project_get = {
     " ORDER BY resource",
     1};
 
+/* when the spaces behind a figure were measured (the oldest of them), whether whole */
+#define MEASURED                                                                                   \
+    "to_char(min(measured_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"              \
+    " bool_and(complete)"
+
 static const struct db_stmt st_usage = {
     "quota_usage",
     "WITH a AS (SELECT * FROM jobs WHERE tenant_id = $1::uuid"
     "             AND ($2::uuid IS NULL OR project_id = $2::uuid)"
     "             AND state IN ('admitted', 'pending', 'running'))"
     " SELECT 'gpu:' || gpu_type, sum(gpus * nodes)::text,"
-    "        coalesce(sum(gpus * nodes) FILTER (WHERE preemptible), 0)::text"
-    "   FROM a WHERE gpu_type IS NOT NULL GROUP BY gpu_type"
+    "        coalesce(sum(gpus * nodes) FILTER (WHERE preemptible), 0)::text, NULL::text,"
+    "        NULL::boolean FROM a WHERE gpu_type IS NOT NULL GROUP BY gpu_type"
     " UNION ALL SELECT 'cpu', coalesce(sum(cpus * nodes), 0)::text,"
-    "        coalesce(sum(cpus * nodes) FILTER (WHERE preemptible), 0)::text FROM a"
+    "        coalesce(sum(cpus * nodes) FILTER (WHERE preemptible), 0)::text, NULL, NULL FROM a"
     " UNION ALL SELECT 'memory_gib', coalesce(sum(memory_gib * nodes), 0)::text,"
-    "        coalesce(sum(memory_gib * nodes) FILTER (WHERE preemptible), 0)::text FROM a"
-    " UNION ALL SELECT 'jobs', count(*)::text, count(*) FILTER (WHERE preemptible)::text FROM a"
+    "        coalesce(sum(memory_gib * nodes) FILTER (WHERE preemptible), 0)::text, NULL, NULL"
+    "   FROM a"
+    " UNION ALL SELECT 'jobs', count(*)::text, count(*) FILTER (WHERE preemptible)::text,"
+    "        NULL, NULL FROM a"
     /* the same GPU-seconds the admission worker counts and the invoice bills */
-    " UNION ALL SELECT 'gpu_hours_month', round(coalesce(sum(s) / 3600, 0), 6)::text, '0' FROM"
+    " UNION ALL SELECT 'gpu_hours_month', round(coalesce(sum(s) / 3600, 0), 6)::text, '0',"
+    "        NULL, NULL FROM"
     "  (SELECT gpu_seconds AS s FROM usage_monthly WHERE tenant_id = $1::uuid"
     "     AND ($2::uuid IS NULL OR project_id = $2::uuid)"
     "     AND period = (date_trunc('month', now(), 'UTC') AT TIME ZONE 'UTC')::date"
     "   UNION ALL SELECT gpus * extract(epoch FROM e - s)"
     "   FROM aidc_usage_unmetered(date_trunc('month', now(), 'UTC'), now())"
     "   WHERE tenant_id = $1::uuid AND ($2::uuid IS NULL OR project_id = $2::uuid) AND gpus > 0) x"
-    /* image storage belongs to the tenant, not to a project */
+    /* a tenant's storage_gib is its images' */
     " UNION ALL SELECT 'storage_gib', round(coalesce(sum(size_bytes), 0) / 1073741824.0, 6)::text,"
-    "        '0' FROM images WHERE tenant_id = $1::uuid AND $2::uuid IS NULL"
-    "        AND deleted_at IS NULL AND upstream_deleted_at IS NULL",
+    "        '0', NULL, NULL FROM images WHERE tenant_id = $1::uuid"
+    "        AND deleted_at IS NULL AND upstream_deleted_at IS NULL HAVING $2::uuid IS NULL"
+    /* a project's storage_gib is its space's, as last measured (docs/storage-quotas.md) */
+    " UNION ALL SELECT 'storage_gib', round(coalesce(sum(bytes), 0) / 1073741824.0, 6)::text,"
+    "        '0', " MEASURED " FROM storage_spaces WHERE tenant_id = $1::uuid"
+    "        AND project_id = $2::uuid AND kind = 'project' HAVING $2::uuid IS NOT NULL"
+    /* each home has the tenant's limit: the largest one is what comes near it */
+    " UNION ALL SELECT 'home_storage_gib', round(coalesce(max(bytes), 0) / 1073741824.0, 6)::text,"
+    "        '0', " MEASURED " FROM storage_spaces WHERE tenant_id = $1::uuid"
+    "        AND kind = 'home' HAVING $2::uuid IS NULL",
     2};
 
 static const struct db_stmt st_tenant_put = {
@@ -93,7 +109,7 @@ const struct db_stmt *const db_quotas_stmts[] = {&st_tenant_get, &st_project_get
  * st_usage (used, borrowed) and st_capacity (others' guarantees, capacity)
  * a resource and two amounts; st_project_get (limit) one.
  */
-enum { C_RESOURCE, C_FIRST, C_SECOND };
+enum { C_RESOURCE, C_FIRST, C_SECOND, C_MEASURED_AT, C_COMPLETE };
 
 /* Row i of r: its resource and amounts (second NULL: the statement has one). */
 static int amounts(const PGresult *r, int i, char *resource, double *first, double *second)
@@ -157,6 +173,9 @@ int db_quota_usage(struct db *db, const char *tenant_id, const char *project_id,
     for (int i = 0; !e && i < n; i++) {
         struct db_quota_use *u = &out->v[i];
         e = amounts(r, i, u->resource, &u->used, &u->borrowed);
+        if (!e && !PQgetisnull(r, i, C_MEASURED_AT))
+            e = pgcol_copy(r, i, C_MEASURED_AT, u->measured_at, sizeof u->measured_at);
+        u->complete = PQgetisnull(r, i, C_COMPLETE) ? -1 : pgcol_bool(r, i, C_COMPLETE);
         out->n += !e;
     }
     PQclear(r);

@@ -1,7 +1,13 @@
 /*
  * quotas.h - tenant and project quotas, and the use that counts against them.
  * Resources: "gpu:<type>", "cpu", "memory_gib", "jobs", "gpu_hours_month",
- * "storage_gib" (tenants only).
+ * "storage_gib" (a tenant's: its images; a project's: its storage space) and
+ * "home_storage_gib" (tenants only: each member's home).
+ *
+ * Other modules read the storage limits with exactly these statements (keep
+ * them true): SELECT "limit" FROM project_quotas WHERE project_id=$1 AND
+ * resource='storage_gib', and SELECT "limit" FROM tenant_quotas WHERE
+ * tenant_id=$1 AND resource='home_storage_gib' (GiB, numeric).
  */
 #ifndef AIDC_DB_QUOTAS_H
 #define AIDC_DB_QUOTAS_H
@@ -21,10 +27,17 @@ struct db_quota_rows {
     struct db_quota_row *v;
     size_t n;
 };
-/* What a tenant or a project uses of a resource now, and how much of it is borrowed. */
+/*
+ * What a tenant or a project uses of a resource now, and how much of it is
+ * borrowed. Storage spaces' figures are their last measurement's: when it
+ * was taken ("" when never, or for other resources) and whether it was whole
+ * (1), cut at the walk's bound (0) or not known (-1).
+ */
 struct db_quota_use {
     char resource[DB_QUOTA_RESOURCE_MAX];
     double used, borrowed;
+    char measured_at[24];
+    int complete;
 };
 struct db_quota_uses {
     struct db_quota_use *v;
@@ -51,7 +64,9 @@ int db_quota_project_get(struct db *db, const char *project_id, struct db_quota_
 void db_quota_rows_free(struct db_quota_rows *rows);
 /*
  * What a tenant (project_id NULL) or a project uses now: admitted jobs' GPUs
- * per type, cores, GiB, job count, and this month's GPU-hours.
+ * per type, cores, GiB, job count, this month's GPU-hours, and storage in
+ * GiB (a tenant: its images' as storage_gib and its largest home as
+ * home_storage_gib; a project: its space's as storage_gib).
  */
 int db_quota_usage(struct db *db, const char *tenant_id, const char *project_id,
                    struct db_quota_uses *out);

@@ -27,7 +27,7 @@
 #define SCHEMA_CHECK_S 10 /* how often a worker checks the schema is still its binary's */
 
 static const char *const lead_names[WORKER_LEAD_COUNT] = {
-    "", "admitter", "dispatcher", "syncer", "meter", "sealer", "registry_sync"};
+    "", "admitter", "dispatcher", "syncer", "meter", "sealer", "registry_sync", "storage"};
 static atomic_int leading[WORKER_LEAD_COUNT];
 static atomic_ulong lead_changes[WORKER_LEAD_COUNT];
 static atomic_ulong rounds_failed[WORKER_LEAD_COUNT];
@@ -215,6 +215,8 @@ void worker_stop(struct worker *w)
     if (!w)
         return;
     atomic_store(&w->stop, true);
+    if (w->spec.cancel)
+        atomic_store(w->spec.cancel, true);
     char b = 1;
     while (write(w->wake[1], &b, 1) < 0 && errno == EINTR)
         ;

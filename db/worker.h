@@ -12,6 +12,7 @@
 #ifndef AIDC_WORKER_H
 #define AIDC_WORKER_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 
 struct db;
@@ -35,6 +36,7 @@ enum worker_lead {
     WORKER_LEAD_METER,
     WORKER_LEAD_SEALER,
     WORKER_LEAD_REGSYNC,
+    WORKER_LEAD_STORAGE,
     WORKER_LEAD_COUNT
 };
 
@@ -56,6 +58,9 @@ struct worker_spec {
     /* arg is malloc'd round state the worker owns: freed when it stops, or at once
      * when it cannot start (so a module's start is its spec, and its stop worker_stop) */
     bool owns_arg;
+    /* set (true) when the worker is asked to stop, so that a long round - a walk of
+     * the storage spaces - can end early; NULL: none. Lives as long as arg. */
+    atomic_bool *cancel;
 };
 
 struct worker;

@@ -12,6 +12,7 @@
 #include "../audit/cli.h"
 #include "../audit/sealer.h"
 #include "../billing/meter.h"
+#include "../billing/storagemeter.h"
 #include "../images/sync.h"
 #include "../audit/sign.h"
 #include "../lib/credref.h"
@@ -281,6 +282,7 @@ static int cmd_serve(const struct config *cfg)
     struct worker *sealer = NULL;
     struct worker *meter = NULL;
     struct worker *regsync = NULL;
+    struct worker *storage = NULL;
     if (cfg->workers) {
         admitter = admitter_start(cfg);
         dispatcher = dispatcher_start(cfg);
@@ -288,7 +290,8 @@ static int cmd_serve(const struct config *cfg)
         sealer = sealer_start(cfg, audit_signing);
         meter = meter_start(cfg);
         regsync = regsync_start(cfg);
-        if (!admitter || !dispatcher || !syncer || !sealer || !meter || !regsync)
+        storage = storagemeter_start(cfg);
+        if (!admitter || !dispatcher || !syncer || !sealer || !meter || !regsync || !storage)
             log_error("a background worker did not start: jobs will not move");
     }
     struct sbuf line = SBUF_INIT;
@@ -313,6 +316,7 @@ static int cmd_serve(const struct config *cfg)
     worker_stop(sealer);
     worker_stop(meter);
     worker_stop(regsync);
+    worker_stop(storage);
     janitor_stop(jan);
     http_stop(srv);
     audit_key_set(NULL);

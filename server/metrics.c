@@ -9,6 +9,7 @@
 #include "../audit/sealer.h"
 #include "../backends/callstats.h"
 #include "../billing/meter.h"
+#include "../billing/storagemeter.h"
 #include "../images/sync.h"
 
 #include "../sched/schedstats.h"
@@ -286,6 +287,7 @@ char *metrics_render(struct db *db)
     callstats_render(&sb);
     sealer_metrics(&sb);
     meter_metrics(&sb);
+    storagemeter_metrics(&sb);
     regsync_metrics(&sb);
     render_gauges(&sb, db);
     return sbuf_steal(&sb);

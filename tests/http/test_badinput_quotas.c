@@ -4,7 +4,7 @@
  * answer: tenant quotas (resources missing or mistyped, unknown resources,
  * amounts negative, huge or not numbers, limit below guaranteed, too many
  * resources: 400; guarantees beyond the clusters' capacity: 422), project
- * quotas (guaranteed or storage_gib given: 400; a limit above the tenant's:
+ * quotas (guaranteed or home_storage_gib given: 400; a limit above the tenant's:
  * 422) and cluster registration (bad name, kind, options or credentials_ref:
  * 400; a kind this build lacks or options the backend refuses: 422; a second
  * local cluster or a taken name: 409). The limits are inclusive: 64
@@ -156,6 +156,8 @@ static const struct fcase tenant_400[] = {
     {"{\"resources\":{\"gpu:a100\":{\"guaranteed\":3,\"limit\":2}}}", A100},
     {"{\"resources\":{\"gpu:a100\":{\"guaranteed\":2.5,\"limit\":2.25}}}", A100},
     {"{\"resources\":{\"gpu:a100\":{\"guaranteed\":1,\"limit\":2,\"burst\":3}}}", A100},
+    {"{\"resources\":{\"home_storage_gib\":{\"guaranteed\":1,\"limit\":2}}}",
+     "resources.home_storage_gib"},
     {"{\"resources\":{\"cpu\":{\"limit\":1000000001}}}", "resources.cpu"},
     {"{\"resources\":{\"cpu\":{\"limit\":1e10}}}", "resources.cpu"},
     {"{\"resources\":{\"cpu\":{\"limit\":9223372036854775807}}}", "resources.cpu"},
@@ -249,7 +251,8 @@ static const struct fcase project_400[] = {
     {"{\"resources\":[]}", "resources"},
     {"{\"resources\":{\"gpu:a100\":{\"guaranteed\":1,\"limit\":1}}}", A100},
     {"{\"resources\":{\"gpu:a100\":{\"guaranteed\":0,\"limit\":1}}}", A100},
-    {"{\"resources\":{\"storage_gib\":{\"limit\":10}}}", "resources.storage_gib"},
+    {"{\"resources\":{\"home_storage_gib\":{\"limit\":10}}}", "resources.home_storage_gib"},
+    {"{\"resources\":{\"storage_gib\":{\"guaranteed\":1,\"limit\":10}}}", "resources.storage_gib"},
     {"{\"resources\":{\"disk\":{\"limit\":10}}}", "resources.disk"},
     {"{\"resources\":{\"gpu:a100\":{\"limit\":-1}}}", A100},
     {"{\"resources\":{\"gpu:a100\":{\"limit\":\"1\"}}}", A100},

@@ -71,6 +71,9 @@ export default {
     '上限留空表示不设项目上限（以租户配额为准）。'],
   'tadmin.ceiling': ['Tenant: {line}.', '租户：{line}。'],
   'tadmin.project_used': ['This project uses {used}.', '本项目已用 {used}。'],
+  'tadmin.res_project_storage': ['Project storage (GiB)', '项目存储（GiB）'],
+  'tadmin.space_used': ['The project\'s space held {used} GiB at {at}.', '项目空间在 {at} 占用 {used} GiB。'],
+  'tadmin.space_unmeasured': ['The project\'s space has not been measured yet.', '项目空间尚未测量。'],
   'tadmin.quota_save': ['Save project quota', '保存项目配额'],
   'tadmin.quota_saved': ['Quota of project {project} saved.', '项目 {project} 的配额已保存。'],
   'tadmin.quota_not_loaded': ['The quota of project {project} is not loaded yet: nothing was saved.',
@@ -150,6 +153,7 @@ export default {
   'padmin.res_jobs': ['Concurrent jobs', '并发作业数'],
   'padmin.res_gpu_hours_month': ['GPU-hours per month', '每月 GPU 小时'],
   'padmin.res_storage_gib': ['Image storage (GiB)', '镜像存储（GiB）'],
+  'padmin.res_home_storage_gib': ['Each home (GiB)', '每个主目录（GiB）'],
   // clusters
   'padmin.clusters_lead': ['Clusters run the jobs; their inventory (total and allocated per resource) is refreshed by the syncer. This list refreshes itself.',
     '集群负责运行作业；其资源清单（各资源总量与已分配量）由同步器定期刷新。本列表会自动刷新。'],

@@ -3,7 +3,7 @@
 // (tests/portal/errors-check.js compares them with the catalog).
 export default {
   // prices
-  'err.price.resource': ['must be gpu:<type>, cpu or memory_gib', '必须是 gpu:<型号>、cpu 或 memory_gib'],
+  'err.price.resource': ['must be gpu:<type>, cpu, memory_gib or storage_gib', '必须是 gpu:<型号>、cpu、memory_gib 或 storage_gib'],
   'err.price.decimal': ['must be a decimal string, e.g. "12.50" (at most 12 digits before the point and 10 after)',
     '必须是十进制数字字符串，例如 "12.50"（整数部分最多 12 位，小数部分最多 10 位）'],
   'err.price.currency': ['must be an ISO 4217 code, e.g. CNY', '必须是 ISO 4217 币种代码，例如 CNY'],
@@ -32,6 +32,8 @@ export default {
     '该租户有 1 次运行尚未计量到 {period} 月末（其所在集群此后未再上报），请稍后重试'],
   'err.invoice.unmetered_runs': ['{runs} runs of the tenant are not yet metered past the end of {period} (their cluster has not reported since); try again shortly',
     '该租户有 {runs} 次运行尚未计量到 {period} 月末（其所在集群此后未再上报），请稍后重试'],
+  'err.invoice.storage_unmeasured': ['the tenant\'s storage spaces have not been measured since the end of {period} (they are measured every AIDC_STORAGE_SCAN_SECONDS); try again shortly',
+    '该租户的存储空间自 {period} 月末以来尚未测量（每 AIDC_STORAGE_SCAN_SECONDS 秒测量一次），请稍后重试'],
   'err.invoice.usage_changed': ['usage changed since the draft was generated ({generated_at}): generate it again, review it, then finalize',
     '草稿生成（{generated_at}）后用量已有变化：请重新生成、核对后再定稿'],
   // a job's checkpoints

@@ -4,7 +4,7 @@
 // and each project's quota limits shown against the tenant's own quota (the
 // ceiling a project limit may not pass).
 import { api, tpath } from '../api.js';
-import { t, fmtNum } from '../i18n.js';
+import { t, fmtNum, fmtTime } from '../i18n.js';
 import { h, clear, section, table, field, onSubmit, clearErrors, alertBox, nextId } from '../ui.js';
 import {
   PROJECT_RESOURCES, orderResources, quotaEditor, tenantQuotaText, statusLine, okNote,
@@ -326,8 +326,19 @@ function quotaSection(ctx, state) {
   function drawEditor(slug, pq) {
     editorSlot.dataset.project = slug;
     const rows = resources(pq).map((res) => {
-      const tq = state.tquota[res] || (isGpu(res) ? { guaranteed: 0, limit: 0, used: 0 } : null);
       const used = pq[res] ? fmtNum(pq[res].used || 0) : '0';
+      // the project's storage space: the tenant's storage_gib (its images) is no ceiling
+      if (res === 'storage_gib') {
+        return {
+          res,
+          label: t('tadmin.res_project_storage'),
+          limit: pq[res] ? pq[res].limit : null,
+          note: pq[res] && pq[res].measured_at
+            ? t('tadmin.space_used', { used, at: fmtTime(pq[res].measured_at) })
+            : t('tadmin.space_unmeasured'),
+        };
+      }
+      const tq = state.tquota[res] || (isGpu(res) ? { guaranteed: 0, limit: 0, used: 0 } : null);
       return {
         res,
         limit: pq[res] ? pq[res].limit : null,

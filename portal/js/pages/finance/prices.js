@@ -49,7 +49,7 @@ export async function pricesPart(ctx, tenants) {
     const prices = await api.all('prices');
     if (!ctx.isCurrent()) return;
     const effect = effectOf(prices);
-    const resources = [...new Set(['cpu', 'memory_gib', ...prices.map((p) => p.resource)])].sort();
+    const resources = [...new Set(['cpu', 'memory_gib', 'storage_gib', ...prices.map((p) => p.resource)])].sort();
     clear(datalist, resources.map((r) => h('option', { value: r })));
     clear(listBox, table([
       { label: t('fin.resource'), key: 'resource' },

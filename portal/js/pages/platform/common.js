@@ -5,8 +5,10 @@ import { t, fmtNum, fmtTime } from '../../i18n.js';
 import { h, clear, nextId, errorText } from '../../ui.js';
 
 // Non-GPU resources, in the order the editors show them.
-export const TENANT_RESOURCES = ['cpu', 'memory_gib', 'jobs', 'gpu_hours_month', 'storage_gib'];
-export const PROJECT_RESOURCES = ['cpu', 'memory_gib', 'jobs', 'gpu_hours_month'];
+export const TENANT_RESOURCES = ['cpu', 'memory_gib', 'jobs', 'gpu_hours_month', 'storage_gib',
+  'home_storage_gib'];
+// a project's storage_gib is its storage space (a tenant's is its images)
+export const PROJECT_RESOURCES = ['cpu', 'memory_gib', 'jobs', 'gpu_hours_month', 'storage_gib'];
 
 // Resource names as a reader knows them (the API's name stays visible beside it).
 const RESOURCE_KEYS = {
@@ -15,6 +17,7 @@ const RESOURCE_KEYS = {
   jobs: 'padmin.res_jobs',
   gpu_hours_month: 'padmin.res_gpu_hours_month',
   storage_gib: 'padmin.res_storage_gib',
+  home_storage_gib: 'padmin.res_home_storage_gib',
 };
 export function resourceLabel(res) {
   if (res.startsWith('gpu:')) return t('padmin.res_gpu', { type: res.slice(4) });
@@ -46,7 +49,8 @@ const shown = (v) => (v === null || v === undefined ? '' : String(v));
 /**
  * A quota editor: one fieldset per resource, named resources.<res> so the
  * server's field errors land in it. rows: [{res, guaranteed, limit, note}]
- * (note: a line shown under the legend, e.g. the tenant's ceiling).
+ * (note: a line shown under the legend, e.g. the tenant's ceiling; label: a name
+ * other than the resource's usual one).
  * Returns {el, read()} where read() gives the body's "resources" object.
  */
 export function quotaEditor(rows, { withGuarantee }) {
@@ -68,7 +72,7 @@ export function quotaEditor(rows, { withGuarantee }) {
     });
     inputs.set(r.res, { g, l });
     return h('fieldset', { class: 'field', dataset: { field: `resources.${r.res}`, resource: r.res } },
-      h('legend', {}, h('strong', {}, resourceLabel(r.res)), ' ', h('code', {}, r.res)),
+      h('legend', {}, h('strong', {}, r.label || resourceLabel(r.res)), ' ', h('code', {}, r.res)),
       r.note ? h('small', { id: noteId, class: 'hint' }, r.note) : null,
       withGuarantee ? h('label', { for: gId }, t('padmin.guaranteed')) : null,
       g,
