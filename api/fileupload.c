@@ -153,6 +153,13 @@ static int body_shape(struct req *rq, struct resp *rs, struct upload *up)
     return 0;
 }
 
+/* Who uploads what: a resumable upload's partial file is named from it. */
+static char *upload_key(const struct req *rq, const struct upload *up)
+{
+    return xasprintf("%s\n%s/%s", rq->actor.username ? rq->actor.username : "", up->fc.label,
+                     up->fc.rel);
+}
+
 /* As the tenant: the limit checked against what the space holds, the partial file opened. */
 static int start(struct req *rq, struct resp *rs, struct upload *up)
 {
@@ -162,21 +169,32 @@ static int start(struct req *rq, struct resp *rs, struct upload *up)
         if (space_measure(fc->fd, rq->cfg->storage_scan_max_entries, &bytes, &entries) < 0)
             return files_errno_problem(rs, errno, fc->label, "");
         up->used = (double)bytes;
-        uint64_t coming = up->want == UINT64_MAX ? 0 : up->want;
-        if (up->used + (double)coming > up->limit)
+        /* what is still to come: the rest of a file sent in parts, else this body */
+        uint64_t coming = up->ranged ? up->total - up->first : up->want == UINT64_MAX ? 0 : up->want;
+        if (up->used + (double)coming > up->limit) {
+            if (up->ranged) { /* the file will not fit: what it sent so far goes too */
+                uint64_t have;
+                char *key = upload_key(rq, up);
+                struct tree_upload *u = tree_upload_open(fc->fd, fc->rel, key, 0, &have);
+                free(key);
+                if (u)
+                    tree_upload_abort(u);
+            }
             return quota_problem(rs, up);
+        }
     }
-    char *key = up->ranged ? xasprintf("%s\n%s/%s", rq->actor.username ? rq->actor.username : "",
-                                       fc->label, fc->rel)
-                           : NULL;
+    char *key = up->ranged ? upload_key(rq, up) : NULL;
     uint64_t have = 0;
     up->u = tree_upload_open(fc->fd, fc->rel, key, up->ranged ? up->first : 0, &have);
     int err = errno;
     free(key);
     if (up->u)
         return 0;
-    if (err == EBUSY)
-        return api_problem(rs, PROBLEM_FILES_UPLOAD_BUSY, json_pack("{s:s}", "path", fc->rel));
+    if (err == EBUSY) {
+        int e = api_problem(rs, PROBLEM_FILES_UPLOAD_BUSY, json_pack("{s:s}", "path", fc->rel));
+        rs->err.retry_after = 1;
+        return e;
+    }
     if (err == EAGAIN)
         return api_problem(rs, PROBLEM_FILES_UPLOAD_OFFSET,
                            json_pack("{s:s, s:I}", "path", fc->rel, "have", (json_int_t)have));

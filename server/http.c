@@ -196,6 +196,10 @@ static enum MHD_Result queue(struct MHD_Connection *c, struct pending *p, struct
     return ok;
 }
 
+/* How much of an upload that failed is read (and dropped) before answering:
+ * enough for a client to see why, not a whole file's worth. */
+#define UPLOAD_DRAIN_BYTES (64ULL << 20)
+
 /* How much of a refused body is read (and dropped) before answering. */
 static unsigned long long drain_limit(void)
 {
@@ -459,8 +463,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         else if (!p->sink_failed)
             return MHD_YES;
         p->discarded += n;
-        /* the handler says why it stopped; past a bound it says so at once */
-        if (p->discarded <= drain_limit())
+        /* the handler says why it stopped once the body is in (a client still
+         * sending reads no answer); past a bound it says so at once */
+        if (p->discarded <= UPLOAD_DRAIN_BYTES)
             return MHD_YES;
     } else if (*upload_data_size) {
         size_t n = *upload_data_size;
