@@ -254,8 +254,10 @@ static void disposition(struct resp *rs, const char *rel)
     base = base ? base + 1 : rel;
     struct sbuf sb = SBUF_INIT;
     sbuf_puts(&sb, "attachment; filename=\"");
-    for (const unsigned char *p = (const unsigned char *)base; *p; p++)
-        sbuf_putc(&sb, *p < 0x20 || *p >= 0x7f || *p == '"' || *p == '\\' ? '_' : (char)*p);
+    for (const char *p = base; *p; p++) {
+        bool plain = *p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\';
+        sbuf_putc(&sb, plain ? *p : '_');
+    }
     sbuf_puts(&sb, "\"; filename*=UTF-8''");
     for (const unsigned char *p = (const unsigned char *)base; *p; p++) {
         if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||

@@ -256,7 +256,7 @@ int api_files_put(struct req *rq, struct resp *rs)
         rs->audit.skip = true;
         return resp_json(rs, MHD_HTTP_ACCEPTED,
                          json_pack("{s:s, s:I, s:I}", "path", up->fc.rel, "received",
-                                   (json_int_t)(up->last + 1), "total", (json_int_t)up->total));
+                                   (json_int_t)up->last + 1, "total", (json_int_t)up->total));
     }
     struct fsid_saved saved;
     if (fsid_enter(up->fc.own.uid, up->fc.own.gid, &saved) != 0)

@@ -389,10 +389,8 @@ uint64_t tree_upload_size(const struct tree_upload *u)
 
 int tree_upload_commit(struct tree_upload *u, struct stat *st)
 {
-    int why = 0;
-    if (fsync(u->fd) != 0 || fstat(u->fd, st) != 0)
-        why = errno;
-    else if (close(u->fd) != 0)
+    int why = fsync(u->fd) != 0 || fstat(u->fd, st) != 0 ? errno : 0;
+    if (close(u->fd) != 0 && !why)
         why = errno;
     u->fd = -1;
     if (!why && renameat(u->parent, u->part, u->parent, u->base) != 0)
