@@ -255,8 +255,10 @@ static void disposition(struct resp *rs, const char *rel)
     struct sbuf sb = SBUF_INIT;
     sbuf_puts(&sb, "attachment; filename=\"");
     for (const char *p = base; *p; p++) {
-        bool plain = *p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\';
-        sbuf_putc(&sb, plain ? *p : '_');
+        char c = '_'; /* the ASCII name for browsers that read no filename* */
+        if (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\')
+            c = *p;
+        sbuf_putc(&sb, c);
     }
     sbuf_puts(&sb, "\"; filename*=UTF-8''");
     for (const unsigned char *p = (const unsigned char *)base; *p; p++) {
