@@ -272,11 +272,17 @@ int tree_remove(int dirfd, const char *rel, bool recursive)
 
 /* ---- uploads ------------------------------------------------------------------ */
 
+/* Bytes gathered before a write: the body comes in pieces of a few KiB, and a
+ * system call per piece would cost more than the disk. */
+#define UPLOAD_BUF ((size_t)1 << 20)
+
 struct tree_upload {
     int parent, fd;
     char base[SPACE_COMPONENT_MAX + 1];
     char part[80];
-    uint64_t size;
+    uint64_t size;    /* bytes of the file, those in buf included */
+    char *buf;
+    size_t nbuf;
 };
 
 static void upload_free(struct tree_upload *u)
@@ -285,7 +291,34 @@ static void upload_free(struct tree_upload *u)
         close(u->fd);
     if (u->parent >= 0)
         close(u->parent);
+    free(u->buf);
     free(u);
+}
+
+static int write_all(int fd, const char *data, size_t len)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t w = write(fd, data + done, len - done);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            return -1;
+        }
+        done += (size_t)w;
+    }
+    return 0;
+}
+
+static int flush(struct tree_upload *u)
+{
+    if (!u->nbuf)
+        return 0;
+    int rc = write_all(u->fd, u->buf, u->nbuf);
+    u->nbuf = 0;
+    return rc;
 }
 
 /* A partial file of one's own: a regular file with one link (checked on the descriptor). */
@@ -366,19 +399,18 @@ fail: {
 
 int tree_upload_write(struct tree_upload *u, const char *data, size_t len)
 {
-    size_t done = 0;
-    while (done < len) {
-        ssize_t w = write(u->fd, data + done, len - done);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            if (w == 0)
-                errno = EIO;
+    if (!u->buf)
+        u->buf = xmalloc(UPLOAD_BUF);
+    if (u->nbuf + len > UPLOAD_BUF && flush(u) != 0)
+        return -1;
+    if (len >= UPLOAD_BUF) {
+        if (write_all(u->fd, data, len) != 0)
             return -1;
-        }
-        done += (size_t)w;
-        u->size += (uint64_t)w;
+    } else {
+        memcpy(u->buf + u->nbuf, data, len);
+        u->nbuf += len;
     }
+    u->size += len;
     return 0;
 }
 
@@ -389,7 +421,7 @@ uint64_t tree_upload_size(const struct tree_upload *u)
 
 int tree_upload_commit(struct tree_upload *u, struct stat *st)
 {
-    int why = fsync(u->fd) != 0 || fstat(u->fd, st) != 0 ? errno : 0;
+    int why = flush(u) != 0 || fsync(u->fd) != 0 || fstat(u->fd, st) != 0 ? errno : 0;
     if (close(u->fd) != 0 && !why)
         why = errno;
     u->fd = -1;
@@ -408,6 +440,7 @@ int tree_upload_commit(struct tree_upload *u, struct stat *st)
 
 void tree_upload_keep(struct tree_upload *u)
 {
+    (void)flush(u); /* what could not be written is not kept: the next part says so */
     upload_free(u);
 }
 

@@ -257,10 +257,11 @@ static void put_half_then_hang_up(const char *path, unsigned long long first,
     fill(buf, first, half);
     ck_assert_int_eq(write(fd, buf, half), (ssize_t)half);
     free(buf);
-    /* the half is in once the partial file holds it: then the line goes down */
-    for (int i = 0; i < 2000 && part_bytes() < first + half; i++)
+    /* bytes of the half reached the disk (aidcd writes in pieces of 1 MiB):
+     * then the line goes down, some of the half maybe still on its way */
+    for (int i = 0; i < 2000 && part_bytes() <= first; i++)
         jobs_nap_ms(5);
-    ck_assert_int_eq(part_bytes(), first + half);
+    ck_assert_int_gt(part_bytes(), first);
     close(fd);
 }
 
@@ -280,7 +281,7 @@ static long put_part(const char *path, unsigned long long first, unsigned long l
 
 START_TEST(a_file_sent_in_parts_resumes_where_the_server_stood)
 {
-    const unsigned long long total = 3ULL << 20, part = 1ULL << 20;
+    const unsigned long long total = 12ULL << 20, part = 4ULL << 20;
     struct http_res r;
     ck_assert_int_eq(put_part(FILES "/model.ckpt", 0, part - 1, total, &r), 202);
     ck_assert_int_eq(jint(r.json, "received"), (long long)part);
@@ -320,7 +321,8 @@ START_TEST(a_file_sent_in_parts_resumes_where_the_server_stood)
         if (busy)
             jobs_nap_ms(10);
     }
-    ck_assert_int_eq(have, part + part / 2); /* what arrived was kept */
+    ck_assert_int_gt(have, part); /* what arrived was kept ... */
+    ck_assert_int_le(have, part + part / 2);
     /* ... and the upload continues from there to the end */
     ck_assert_int_eq(put_part(FILES "/model.ckpt", have, total - 1, total, &r), 201);
     ck_assert_int_eq(jint(r.json, "size"), (long long)total);
