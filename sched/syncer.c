@@ -33,9 +33,9 @@ struct seen {
     time_t last_poll, last_full; /* of poll_changed */
 };
 
+/* The worker's round state (it owns it: worker_spec.owns_arg). */
 struct syncer {
     const struct config *cfg;
-    struct worker *worker;
     struct seen seen[MAX_CLUSTERS];
     size_t nseen;
 };
@@ -327,7 +327,7 @@ static int round_fn(struct db *db, bool notified, void *arg)
     return e;
 }
 
-struct syncer *syncer_start(const struct config *cfg)
+struct worker *syncer_start(const struct config *cfg)
 {
     struct syncer *s = xcalloc(1, sizeof *s);
     s->cfg = cfg;
@@ -337,20 +337,8 @@ struct syncer *syncer_start(const struct config *cfg)
         .channels = {"aidc_sync", NULL},
         .interval_ms = cfg->sync_interval_ms,
         .round = round_fn,
+        .owns_arg = true,
         .arg = s,
     };
-    s->worker = worker_start(cfg->worker_database_url, &spec);
-    if (!s->worker) {
-        free(s);
-        return NULL;
-    }
-    return s;
-}
-
-void syncer_stop(struct syncer *s)
-{
-    if (!s)
-        return;
-    worker_stop(s->worker);
-    free(s);
+    return worker_start(cfg->worker_database_url, &spec);
 }

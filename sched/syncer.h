@@ -12,11 +12,9 @@
 #include <stdbool.h>
 
 struct config;
-struct db;
 struct worker;
-struct syncer;
 
-struct syncer *syncer_start(const struct config *cfg);
-void syncer_stop(struct syncer *s);
+/* Start the syncer's worker (NULL when it cannot start); worker_stop stops it. */
+struct worker *syncer_start(const struct config *cfg);
 
 #endif

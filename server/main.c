@@ -278,7 +278,7 @@ static int cmd_serve(const struct config *cfg)
     }
     struct janitor *jan = janitor_start(cfg->worker_database_url, JANITOR_INTERVAL_S);
     struct worker *admitter = NULL, *dispatcher = NULL;
-    struct syncer *syncer = NULL;
+    struct worker *syncer = NULL;
     struct worker *sealer = NULL;
     struct worker *meter = NULL;
     struct worker *regsync = NULL;
@@ -312,7 +312,7 @@ static int cmd_serve(const struct config *cfg)
      * the workers only pauses following them */
     worker_stop(admitter);
     worker_stop(dispatcher);
-    syncer_stop(syncer);
+    worker_stop(syncer);
     worker_stop(sealer);
     worker_stop(meter);
     worker_stop(regsync);

@@ -96,7 +96,7 @@ static json_t *find(json_t *items, const char *field, const char *value)
     json_t *ev;
     json_array_foreach(items, i, ev)
     {
-        if (audittest_str_is(audittest_jstr(ev, field), value))
+        if (audittest_str_is(jstr(ev, field), value))
             return ev;
     }
     return NULL;
@@ -136,7 +136,7 @@ static void check_get(const char *path, const char *field, long want, char *errs
     json_t *e;
     json_array_foreach(json_object_get(r.json, "errors"), i, e)
     {
-        found |= audittest_str_is(audittest_jstr(e, "field"), field);
+        found |= audittest_str_is(jstr(e, "field"), field);
     }
     named = named && found;
     bool ok = want == 400 ? st == 400 && named
@@ -163,7 +163,7 @@ static bool all_have(json_t *items, const char *field, const char *value, bool p
     json_t *ev;
     json_array_foreach(items, i, ev)
     {
-        const char *v = audittest_jstr(ev, field);
+        const char *v = jstr(ev, field);
         if (!v || (prefix ? strncmp(v, value, strlen(value)) != 0 : strcmp(v, value) != 0))
             return false;
     }
@@ -190,13 +190,13 @@ START_TEST(search_filters)
     ck_assert_int_eq(json_array_size(it), 1);
     json_t *p1 = json_incref(json_array_get(it, 0));
     json_decref(it);
-    ck_assert_str_eq(audittest_jstr(p1, "request_id"), r1);
-    ck_assert_str_eq(audittest_jstr(p1, "source_ip"), "10.71.1.1");
-    ck_assert_str_eq(audittest_jstr(p1, "outcome"), "success");
+    ck_assert_str_eq(jstr(p1, "request_id"), r1);
+    ck_assert_str_eq(jstr(p1, "source_ip"), "10.71.1.1");
+    ck_assert_str_eq(jstr(p1, "outcome"), "success");
     ck_assert_int_eq(json_integer_value(json_object_get(p1, "status")), 201);
-    ck_assert_str_eq(audittest_jstr(json_object_get(p1, "actor"), "user"), ADMIN_USER);
-    ck_assert_str_eq(audittest_jstr(json_object_get(p1, "resource"), "type"), "project");
-    const char *pid = audittest_jstr(json_object_get(p1, "resource"), "id");
+    ck_assert_str_eq(jstr(json_object_get(p1, "actor"), "user"), ADMIN_USER);
+    ck_assert_str_eq(jstr(json_object_get(p1, "resource"), "type"), "project");
+    const char *pid = jstr(json_object_get(p1, "resource"), "id");
     ck_assert_ptr_nonnull(pid);
 
     /* actor: only the admin's events, the tenant's among them */
@@ -206,8 +206,8 @@ START_TEST(search_filters)
     json_t *ev;
     json_array_foreach(it, i, ev)
     {
-        ck_assert_str_eq(audittest_jstr(json_object_get(ev, "actor"), "user"), ADMIN_USER);
-        ck_assert_str_eq(audittest_jstr(ev, "tenant"), "sb");
+        ck_assert_str_eq(jstr(json_object_get(ev, "actor"), "user"), ADMIN_USER);
+        ck_assert_str_eq(jstr(ev, "tenant"), "sb");
     }
     json_decref(it);
     it = events("actor=nobody-at-all");
@@ -265,14 +265,14 @@ START_TEST(search_filters)
     /* resource */
     it = events(fmt("resource_type=project&resource_id=%s", pid));
     ck_assert_int_eq(json_array_size(it), 1);
-    ck_assert_str_eq(audittest_jstr(json_array_get(it, 0), "request_id"), r1);
+    ck_assert_str_eq(jstr(json_array_get(it, 0), "request_id"), r1);
     json_decref(it);
 
     /* from (inclusive) and to (exclusive), at the events' own times */
     it = events("action=project.create&tenant=sb");
     json_t *p2 = json_incref(json_array_get(it, 0));
     json_decref(it);
-    const char *t1 = audittest_jstr(p1, "ts"), *t2 = audittest_jstr(p2, "ts");
+    const char *t1 = jstr(p1, "ts"), *t2 = jstr(p2, "ts");
     ck_assert_msg(strcmp(t1, t2) < 0, "%s !< %s", t1, t2);
     it = events(fmt("action=project.create&from=%s&limit=1000", qesc(t2)));
     ck_assert_ptr_nonnull(find(it, "request_id", r2));
@@ -291,7 +291,7 @@ START_TEST(search_filters)
     it = events("limit=200");
     for (i = 1; i < json_array_size(it); i++) {
         json_t *a = json_array_get(it, i - 1), *b = json_array_get(it, i);
-        int c = strcmp(audittest_jstr(a, "ts"), audittest_jstr(b, "ts"));
+        int c = strcmp(jstr(a, "ts"), jstr(b, "ts"));
         ck_assert_msg(c > 0 || (c == 0 && json_integer_value(json_object_get(a, "id")) >
                                               json_integer_value(json_object_get(b, "id"))),
                       "items %zu and %zu are not newest first", i - 1, i);
@@ -324,7 +324,7 @@ static json_t *walk(const char *query, int *pages)
                 seen, json_pack("[O, O]", json_object_get(ev, "id"), json_object_get(ev, "ts")));
         }
         free(cursor);
-        const char *next = audittest_jstr(r.json, "next_cursor");
+        const char *next = jstr(r.json, "next_cursor");
         cursor = next ? strdup(next) : NULL;
         (*pages)++;
         ck_assert_int_lt(*pages, 10000);
@@ -417,8 +417,7 @@ START_TEST(bad_search_arguments_are_400_naming_the_field)
     for (size_t i = 0; i < sizeof coded / sizeof coded[0]; i++) {
         const char *path = i == 0 ? fmt("%s?q=%s", e, q) : fmt("%s?%s", e, coded[i][0]);
         ck_assert_int_eq(call(aud, "GET", path, NULL, NULL, NULL, &r), 400);
-        ck_assert_msg(audittest_str_is(audittest_jstr(r.json, "code"), coded[i][1]), "%s: %s",
-                      path, r.body);
+        ck_assert_msg(audittest_str_is(jstr(r.json, "code"), coded[i][1]), "%s: %s", path, r.body);
         const json_t *v = json_object_get(json_object_get(r.json, "params"), coded[i][2]);
         char num[32];
         const char *got = json_string_value(v);
@@ -487,10 +486,10 @@ static void expect_denied(const char *action, const char *rid, long status, cons
                           const char *user)
 {
     json_t *ev = wait_event(fmt("action=%s&outcome=denied&limit=1000", action), rid, false);
-    ck_assert_str_eq(audittest_jstr(ev, "outcome"), "denied");
+    ck_assert_str_eq(jstr(ev, "outcome"), "denied");
     ck_assert_int_eq(json_integer_value(json_object_get(ev, "status")), status);
-    ck_assert_str_eq(audittest_jstr(ev, "source_ip"), ip);
-    const char *who = audittest_jstr(json_object_get(ev, "actor"), "user");
+    ck_assert_str_eq(jstr(ev, "source_ip"), ip);
+    const char *who = jstr(json_object_get(ev, "actor"), "user");
     if (user)
         ck_assert_msg(audittest_str_is(who, user), "%s: actor %s, expected %s", rid, who, user);
     json_decref(ev);
@@ -537,7 +536,7 @@ START_TEST(refusals_are_findable_by_their_request_id)
                    "{\"username\":\"plain\",\"password\":\"wrong-password-1\"}", "10.72.0.7", 401);
     expect_denied("auth.login", rid, 401, "10.72.0.7", NULL);
     json_t *ev = wait_event("action=auth.login&outcome=denied&limit=1000", rid, false);
-    ck_assert_str_eq(audittest_jstr(json_object_get(ev, "details"), "username"), "plain");
+    ck_assert_str_eq(jstr(json_object_get(ev, "details"), "username"), "plain");
     char *text = json_dumps(ev, 0);
     ck_assert_ptr_null(strstr(text, "wrong-password-1"));
     free(text);
@@ -568,11 +567,11 @@ START_TEST(reading_the_audit_log_is_audited)
     http_res_free(&r);
     json_t *ev = read_event("audit.search", rid);
     json_t *d = json_object_get(ev, "details");
-    ck_assert_str_eq(audittest_jstr(d, "actor"), ADMIN_USER);
-    ck_assert_str_eq(audittest_jstr(d, "outcome"), "success");
-    ck_assert_str_eq(audittest_jstr(d, "limit"), "3");
+    ck_assert_str_eq(jstr(d, "actor"), ADMIN_USER);
+    ck_assert_str_eq(jstr(d, "outcome"), "success");
+    ck_assert_str_eq(jstr(d, "limit"), "3");
     ck_assert_int_eq(json_integer_value(json_object_get(d, "returned")), 3);
-    ck_assert_str_eq(audittest_jstr(ev, "outcome"), "success");
+    ck_assert_str_eq(jstr(ev, "outcome"), "success");
     json_decref(ev);
     free(rid);
 
@@ -580,8 +579,8 @@ START_TEST(reading_the_audit_log_is_audited)
     rid = http_header(&r, "X-Request-Id");
     http_res_free(&r);
     ev = read_event("audit.export", rid);
-    ck_assert_str_eq(audittest_jstr(json_object_get(ev, "details"), "format"), "ndjson");
-    ck_assert_str_eq(audittest_jstr(json_object_get(ev, "details"), "action"), "auth.login");
+    ck_assert_str_eq(jstr(json_object_get(ev, "details"), "format"), "ndjson");
+    ck_assert_str_eq(jstr(json_object_get(ev, "details"), "action"), "auth.login");
     json_decref(ev);
     free(rid);
 
@@ -597,7 +596,7 @@ START_TEST(reading_the_audit_log_is_audited)
     rid = http_header(&r, "X-Request-Id");
     http_res_free(&r);
     ev = read_event("audit.commands", rid);
-    ck_assert_str_eq(audittest_jstr(json_object_get(ev, "details"), "host"), "h1");
+    ck_assert_str_eq(jstr(json_object_get(ev, "details"), "host"), "h1");
     json_decref(ev);
     free(rid);
 }
@@ -690,12 +689,12 @@ START_TEST(an_auditor_reads_everything_and_changes_nothing)
     json_t *w;
     json_array_foreach(rids, i, w)
     {
-        json_t *ev = find(denied, "request_id", audittest_jstr(w, "rid"));
-        ck_assert_msg(ev != NULL, "the refusal of %s (%s) is not in the log",
-                      audittest_jstr(w, "action"), audittest_jstr(w, "rid"));
-        ck_assert_str_eq(audittest_jstr(ev, "action"), audittest_jstr(w, "action"));
+        json_t *ev = find(denied, "request_id", jstr(w, "rid"));
+        ck_assert_msg(ev != NULL, "the refusal of %s (%s) is not in the log", jstr(w, "action"),
+                      jstr(w, "rid"));
+        ck_assert_str_eq(jstr(ev, "action"), jstr(w, "action"));
         ck_assert_int_eq(json_integer_value(json_object_get(ev, "status")), 403);
-        ck_assert_str_eq(audittest_jstr(ev, "source_ip"), "10.74.0.1");
+        ck_assert_str_eq(jstr(ev, "source_ip"), "10.74.0.1");
     }
     json_decref(denied);
     json_decref(rids);
@@ -721,7 +720,7 @@ START_TEST(verify_checkpoints_and_public_key)
     json_t *ev = wait_event("action=project.create&tenant=vf", rid, true);
     long long seq = json_integer_value(json_object_get(ev, "seq"));
     ck_assert_int_gt(seq, 0);
-    ck_assert_uint_eq(strlen(audittest_jstr(ev, "hash")), 64);
+    ck_assert_uint_eq(strlen(jstr(ev, "hash")), 64);
     audittest_wait_checkpoint(aud, seq, WAIT_S);
     json_decref(ev);
     free(rid);
@@ -744,19 +743,18 @@ START_TEST(verify_checkpoints_and_public_key)
 
     struct http_res k;
     ck_assert_int_eq(call(aud, "GET", "/api/v1/audit/public-key", NULL, NULL, NULL, &k), 200);
-    ck_assert_str_eq(audittest_jstr(k.json, "alg"), "ed25519");
-    ck_assert_ptr_nonnull(
-        strstr(audittest_jstr(k.json, "public_key_pem"), "-----BEGIN PUBLIC KEY-----"));
+    ck_assert_str_eq(jstr(k.json, "alg"), "ed25519");
+    ck_assert_ptr_nonnull(strstr(jstr(k.json, "public_key_pem"), "-----BEGIN PUBLIC KEY-----"));
     ck_assert_int_eq(call(aud, "GET", "/api/v1/audit/checkpoints?limit=1", NULL, NULL, NULL, &r),
                      200);
     json_t *cp = json_array_get(json_object_get(r.json, "items"), 0);
-    ck_assert_str_eq(audittest_jstr(cp, "alg"), "ed25519");
-    ck_assert_str_eq(audittest_jstr(cp, "key_id"), audittest_jstr(k.json, "key_id"));
-    ck_assert_uint_eq(strlen(audittest_jstr(cp, "signature")), 128);
-    ck_assert_uint_eq(strlen(audittest_jstr(cp, "head_hash")), 64);
+    ck_assert_str_eq(jstr(cp, "alg"), "ed25519");
+    ck_assert_str_eq(jstr(cp, "key_id"), jstr(k.json, "key_id"));
+    ck_assert_uint_eq(strlen(jstr(cp, "signature")), 128);
+    ck_assert_uint_eq(strlen(jstr(cp, "head_hash")), 64);
     ck_assert_int_ge(json_integer_value(json_object_get(cp, "seq")), seq);
     long long newest = json_integer_value(json_object_get(cp, "id"));
-    const char *next = audittest_jstr(r.json, "next_cursor");
+    const char *next = jstr(r.json, "next_cursor");
     if (next) { /* the next page goes on below */
         struct http_res r2;
         ck_assert_int_eq(call(aud, "GET", fmt("/api/v1/audit/checkpoints?limit=1&cursor=%s", next),
@@ -764,7 +762,7 @@ START_TEST(verify_checkpoints_and_public_key)
                          200);
         json_t *cp2 = json_array_get(json_object_get(r2.json, "items"), 0);
         ck_assert_int_lt(json_integer_value(json_object_get(cp2, "id")), newest);
-        ck_assert_str_eq(audittest_jstr(cp2, "alg"), "ed25519");
+        ck_assert_str_eq(jstr(cp2, "alg"), "ed25519");
         http_res_free(&r2);
     }
     http_res_free(&r);

@@ -165,7 +165,7 @@ static int count(json_t *items, const char *field, const char *value)
     json_t *it;
     json_array_foreach(items, i, it)
     {
-        n += audittest_str_is(audittest_jstr(it, field), value);
+        n += audittest_str_is(jstr(it, field), value);
     }
     return n;
 }
@@ -183,8 +183,8 @@ static void expect_named(const struct http_res *r, const char *field, const char
     json_t *e;
     json_array_foreach(json_object_get(r->json, "errors"), i, e)
     {
-        named |= audittest_str_is(audittest_jstr(e, "field"), field) &&
-                 (!needle || strstr(audittest_jstr(e, "message"), needle));
+        named |= audittest_str_is(jstr(e, "field"), field) &&
+                 (!needle || strstr(jstr(e, "message"), needle));
     }
     ck_assert_msg(named, "%s: the 400 does not name %s (%s): %s", what, field, needle ? needle : "",
                   r->body);
@@ -226,14 +226,14 @@ START_TEST(batches_are_accepted_and_resends_stored_once)
     for (int i = 1; i <= 6; i++)
         ck_assert_int_eq(count(items, "record_id", fmt("n1-%d", i)), 1);
     json_t *one = json_array_get(items, 0);
-    ck_assert_str_eq(audittest_jstr(one, "host"), "n1");
-    ck_assert_str_eq(audittest_jstr(one, "user"), "alice");
-    ck_assert_str_eq(audittest_jstr(one, "cwd"), "/home/alice");
-    ck_assert_str_eq(audittest_jstr(one, "kind"), "command");
-    ck_assert_str_eq(audittest_jstr(one, "ingested_by"), ADMIN_USER);
+    ck_assert_str_eq(jstr(one, "host"), "n1");
+    ck_assert_str_eq(jstr(one, "user"), "alice");
+    ck_assert_str_eq(jstr(one, "cwd"), "/home/alice");
+    ck_assert_str_eq(jstr(one, "kind"), "command");
+    ck_assert_str_eq(jstr(one, "ingested_by"), ADMIN_USER);
     ck_assert_int_eq(json_integer_value(json_object_get(one, "exit_code")), 0);
     ck_assert_int_eq(json_integer_value(json_object_get(one, "uid")), 1000);
-    ck_assert_ptr_nonnull(audittest_jstr(one, "ran_at"));
+    ck_assert_ptr_nonnull(jstr(one, "ran_at"));
     json_decref(items);
 
     /* the token delivers and reads nothing */
@@ -319,13 +319,13 @@ START_TEST(a_bad_record_refuses_the_batch_and_is_named)
     struct http_res r;
     ck_assert_int_eq(post(harness_srv.admin_token, "application/x-ndjson", body, strlen(body), &r),
                      400);
-    ck_assert_str_eq(audittest_jstr(r.json, "code"), "audit.record_time_expired");
+    ck_assert_str_eq(jstr(r.json, "code"), "audit.record_time_expired");
     const json_t *params = json_object_get(r.json, "params");
-    ck_assert_str_eq(audittest_jstr(params, "field"), "line 2");
-    ck_assert_str_eq(audittest_jstr(params, "name"), "ts");
+    ck_assert_str_eq(jstr(params, "field"), "line 2");
+    ck_assert_str_eq(jstr(params, "name"), "ts");
     const json_t *e = json_array_get(json_object_get(r.json, "errors"), 0);
-    ck_assert_str_eq(audittest_jstr(e, "code"), "audit.record_time_expired");
-    ck_assert_str_eq(audittest_jstr(e, "message"), "ts: is older than the audit retention period");
+    ck_assert_str_eq(jstr(e, "code"), "audit.record_time_expired");
+    ck_assert_str_eq(jstr(e, "message"), "ts: is older than the audit retention period");
     http_res_free(&r);
     free(late);
     free(old);
@@ -362,14 +362,14 @@ START_TEST(limits_of_a_request)
     /* the same refusal either way: NDJSON names the line past the limit */
     ck_assert_int_eq(post(adm, "application/x-ndjson", nd, strlen(nd), &r), 400);
     ck_assert_ptr_nonnull(strstr(r.body, "at most 5 records"));
-    ck_assert_str_eq(audittest_jstr(r.json, "code"), "audit.records_too_many");
-    ck_assert_str_eq(audittest_jstr(json_object_get(r.json, "params"), "field"), "line 6");
+    ck_assert_str_eq(jstr(r.json, "code"), "audit.records_too_many");
+    ck_assert_str_eq(jstr(json_object_get(r.json, "params"), "field"), "line 6");
     ck_assert_int_eq(json_integer_value(json_object_get(json_object_get(r.json, "params"), "max")),
                      5);
     http_res_free(&r);
     ck_assert_int_eq(post(adm, "application/json", js, strlen(js), &r), 400);
     ck_assert_ptr_nonnull(strstr(r.body, "at most 5 records"));
-    ck_assert_str_eq(audittest_jstr(r.json, "code"), "audit.records_too_many");
+    ck_assert_str_eq(jstr(r.json, "code"), "audit.records_too_many");
     http_res_free(&r);
     free(nd);
     free(js);
@@ -436,32 +436,32 @@ START_TEST(command_search_filters_and_pages)
 
     json_t *it = commands("host=n3");
     ck_assert_int_eq(json_array_size(it), 1);
-    ck_assert_str_eq(audittest_jstr(json_array_get(it, 0), "record_id"), "f-4");
+    ck_assert_str_eq(jstr(json_array_get(it, 0), "record_id"), "f-4");
     json_decref(it);
     it = commands("user=bob");
     ck_assert_int_eq(json_array_size(it), 1);
-    ck_assert_str_eq(audittest_jstr(json_array_get(it, 0), "record_id"), "f-2");
+    ck_assert_str_eq(jstr(json_array_get(it, 0), "record_id"), "f-2");
     json_decref(it);
     it = commands("q=finetune");
     ck_assert_int_eq(json_array_size(it), 1);
-    ck_assert_str_eq(audittest_jstr(json_array_get(it, 0), "record_id"), "f-1");
+    ck_assert_str_eq(jstr(json_array_get(it, 0), "record_id"), "f-1");
     json_decref(it);
     it = commands("kind=module");
     ck_assert_int_eq(json_array_size(it), 1);
-    ck_assert_str_eq(audittest_jstr(json_array_get(it, 0), "kind"), "module");
+    ck_assert_str_eq(jstr(json_array_get(it, 0), "kind"), "module");
     json_decref(it);
     it = commands("kind=image_pull&host=n2");
     ck_assert_int_eq(json_array_size(it), 1);
-    ck_assert_str_eq(audittest_jstr(json_array_get(it, 0), "record_id"), "f-3");
+    ck_assert_str_eq(jstr(json_array_get(it, 0), "record_id"), "f-3");
     json_decref(it);
     it = commands(fmt("job_id=%s", job));
     ck_assert_int_eq(json_array_size(it), 1);
-    ck_assert_str_eq(audittest_jstr(json_array_get(it, 0), "job_id"), job);
+    ck_assert_str_eq(jstr(json_array_get(it, 0), "job_id"), job);
     json_decref(it);
     /* from and to bound when the record was written; when it ran is ran_at */
     it = commands(fmt("host=n3&from=%s&to=%s", ts_at(-60), ts_at(60)));
     ck_assert_int_eq(json_array_size(it), 1);
-    ck_assert_str_eq(audittest_jstr(json_array_get(it, 0), "ran_at"), audittest_jstr(d, "ts"));
+    ck_assert_str_eq(jstr(json_array_get(it, 0), "ran_at"), jstr(d, "ts"));
     ck_assert(json_is_null(json_object_get(json_array_get(it, 0), "exit_code")));
     json_decref(it);
     it = commands(fmt("host=n3&from=%s", ts_at(3600)));
@@ -496,15 +496,13 @@ START_TEST(command_search_filters_and_pages)
                          json_integer_value(json_object_get(json_array_get(all, seen), "id")));
         seen++;
         free(cursor);
-        cursor = audittest_jstr(r.json, "next_cursor")
-                     ? strdup(audittest_jstr(r.json, "next_cursor"))
-                     : NULL;
+        cursor = jstr(r.json, "next_cursor") ? strdup(jstr(r.json, "next_cursor")) : NULL;
         http_res_free(&r);
     } while (cursor);
     ck_assert_int_eq(seen, 3);
     for (size_t i = 1; i < 3; i++)
-        ck_assert_str_ge(audittest_jstr(json_array_get(all, i - 1), "ts"),
-                         audittest_jstr(json_array_get(all, i), "ts"));
+        ck_assert_str_ge(jstr(json_array_get(all, i - 1), "ts"),
+                         jstr(json_array_get(all, i), "ts"));
     json_decref(all);
     json_decref(d);
 }
@@ -566,7 +564,7 @@ START_TEST(csv_export_quotes_and_defuses_formulas)
             node++;
             ck_assert_str_eq(json_string_value(json_array_get(row, 14)), "'=cmd|' /C calc'!A0");
             json_t *details = json_loads(json_string_value(json_array_get(row, 17)), 0, NULL);
-            ck_assert_str_eq(audittest_jstr(details, "command"), "line one\nline \"two\", end");
+            ck_assert_str_eq(jstr(details, "command"), "line one\nline \"two\", end");
             json_decref(details);
         }
     }
@@ -664,19 +662,19 @@ START_TEST(ndjson_export_verifies_offline_and_edits_are_caught)
     ck_assert_int_ge(cplines, 1);
     ck_assert_int_gt(target_line, 0);
     ck_assert(json_is_true(json_object_get(trailer, "complete")));
-    ck_assert_str_eq(audittest_jstr(json_object_get(trailer, "signature"), "alg"), "ed25519");
+    ck_assert_str_eq(jstr(json_object_get(trailer, "signature"), "alg"), "ed25519");
     json_decref(trailer);
 
     /* the public key of the API is the one `aidcd audit public-key` printed */
     struct http_res k;
     ck_assert_int_eq(reqj("GET", "/api/v1/audit/public-key", aud, NULL, &k), 200);
     char *pub = harness_read_file(pub_path);
-    ck_assert_str_eq(audittest_jstr(k.json, "public_key_pem"), pub);
+    ck_assert_str_eq(jstr(k.json, "public_key_pem"), pub);
     free(pub);
     char api_pub[320], file[320], out[4096];
     snprintf(api_pub, sizeof api_pub, "%s/api-pub.pem", harness_srv.data_dir);
-    audittest_write_file(api_pub, audittest_jstr(k.json, "public_key_pem"),
-                         strlen(audittest_jstr(k.json, "public_key_pem")));
+    audittest_write_file(api_pub, jstr(k.json, "public_key_pem"),
+                         strlen(jstr(k.json, "public_key_pem")));
     http_res_free(&k);
 
     snprintf(file, sizeof file, "%s/export.ndjson", harness_srv.data_dir);
@@ -760,7 +758,7 @@ START_TEST(passwords_and_token_secrets_are_never_written)
         200);
     json_t *it = json_object_get(ev.json, "items");
     ck_assert_int_eq(json_array_size(it), 1);
-    ck_assert_str_eq(audittest_jstr(json_object_get(json_array_get(it, 0), "details"), "password"),
+    ck_assert_str_eq(jstr(json_object_get(json_array_get(it, 0), "details"), "password"),
                      "[redacted]");
     http_res_free(&ev);
     free(log);

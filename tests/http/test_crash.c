@@ -424,7 +424,7 @@ static void check_usage(void)
         json_t *row;
         json_array_foreach(rows, i, row)
         {
-            if (audittest_str_is(audittest_jstr(row, "resource"), res))
+            if (audittest_str_is(jstr(row, "resource"), res))
                 hours = json_number_value(json_object_get(row, "quantity"));
         }
         printf("usage of %s: %.6f GPU-hours reported, %.6f from the jobs' run times\n", res,

@@ -28,9 +28,11 @@
 #define SIXTENTHS_GIB 644245094LL /* 0.6 GiB, rounded down */
 #define ALPHA_IMAGES  "/api/v1/tenants/alpha/images"
 
-/* alpha: am, am2 members, av viewer, aa admin; beta: bm member, ba admin; store: sm member;
- * flt: fm member; global: fin (finance), aud (auditor); loner in no tenant */
-static char *am, *am2, *av, *aa, *bm, *ba, *sm, *fm, *fin, *aud, *loner;
+/* alpha: am, am2 members, av viewer, aa admin; beta: bm member, ba admin; global: fin
+ * (finance), aud (auditor) - see imagestest.h; and store: sm member; flt: fm member; loner
+ * in no tenant */
+static struct imagestest_users u;
+static char *sm, *fm, *loner;
 static char pub_id[37];
 
 static char *jdump(json_t *o)
@@ -70,25 +72,19 @@ static void setup(void)
     imagestest_world(pub_id);
     make_tenant("store");
     make_tenant("flt");
-    am = imagestest_user("am", NULL, "alpha", "member");
-    am2 = imagestest_user("am2", NULL, "alpha", "member");
-    av = imagestest_user("av", NULL, "alpha", "viewer");
-    aa = imagestest_user("aa", NULL, "alpha", "tenant_admin");
-    bm = imagestest_user("bm", NULL, "beta", "member");
-    ba = imagestest_user("ba", NULL, "beta", "tenant_admin");
+    imagestest_users_login(&u);
     sm = imagestest_user("sm", NULL, "store", "member");
     fm = imagestest_user("fm", NULL, "flt", "member");
-    fin = imagestest_user("fin", "[\"finance\"]", NULL, NULL);
-    aud = imagestest_user("aud", "[\"auditor\"]", NULL, NULL);
     loner = imagestest_user("loner", NULL, NULL, NULL);
     flt_images();
 }
 
 static void teardown(void)
 {
-    char **all[] = {&am, &am2, &av, &aa, &bm, &ba, &sm, &fm, &fin, &aud, &loner};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
-        free(*all[i]);
+    imagestest_users_free(&u);
+    free(sm);
+    free(fm);
+    free(loner);
     harness_teardown();
 }
 
@@ -102,7 +98,7 @@ START_TEST(registration_echoes_every_field_and_is_unique_per_tenant)
     const char *body =
         imagestest_image_body("alpha/echo", "v1.0", 1, 12345,
                               "\"labels\":{\"framework\":\"pytorch\",\"cuda_version\":\"12.4\"}");
-    ck_assert_int_eq(reqj("POST", ALPHA_IMAGES, am, body, &r), 201);
+    ck_assert_int_eq(reqj("POST", ALPHA_IMAGES, u.am, body, &r), 201);
     const json_t *o = r.json;
     char id[37];
     snprintf(id, sizeof id, "%s", jstr(o, "id"));
@@ -126,13 +122,13 @@ START_TEST(registration_echoes_every_field_and_is_unique_per_tenant)
     ck_assert_str_eq(loc, fmt("/api/v1/tenants/alpha/images/%s", id));
     http_res_free(&r);
     /* the Location is the image, as the other readers of the tenant see it */
-    ck_assert_int_eq(reqj("GET", loc, av, NULL, &r), 200);
+    ck_assert_int_eq(reqj("GET", loc, u.av, NULL, &r), 200);
     ck_assert_str_eq(jstr(r.json, "id"), id);
     ck_assert_str_eq(jstr(r.json, "digest"), d);
     http_res_free(&r);
     free(loc);
     /* without labels: {}; immutable given: echoed */
-    ck_assert_int_eq(reqj("POST", ALPHA_IMAGES, am,
+    ck_assert_int_eq(reqj("POST", ALPHA_IMAGES, u.am,
                           imagestest_image_body("alpha/echo", "v2", 2, 0, "\"immutable\":true"),
                           &r),
                      201);
@@ -142,10 +138,10 @@ START_TEST(registration_echoes_every_field_and_is_unique_per_tenant)
     ck_assert_int_eq(json_integer_value(json_object_get(r.json, "size_bytes")), 0);
     http_res_free(&r);
     /* the same repository:tag again in alpha, even with another digest: 409 */
-    imagestest_refused("POST", ALPHA_IMAGES, aa,
+    imagestest_refused("POST", ALPHA_IMAGES, u.aa,
                        imagestest_image_body("alpha/echo", "v1.0", 3, 1, ""), 409, NULL,
                        "duplicate");
-    r = imagestest_problem("POST", ALPHA_IMAGES, aa,
+    r = imagestest_problem("POST", ALPHA_IMAGES, u.aa,
                            imagestest_image_body("alpha/echo", "v1.0", 3, 1, ""), 409,
                            "image.exists", "repository", "alpha/echo");
     ck_assert(imagestest_is(json_object_get(r.json, "params"), "tag", "v1.0"));
@@ -156,7 +152,7 @@ START_TEST(registration_echoes_every_field_and_is_unique_per_tenant)
                         " AND tag = 'v1.0'",
                         0, NULL);
     /* ... but beta is another tenant: its own image of that name */
-    ck_assert_int_eq(reqj("POST", "/api/v1/tenants/beta/images", bm,
+    ck_assert_int_eq(reqj("POST", "/api/v1/tenants/beta/images", u.bm,
                           imagestest_image_body("alpha/echo", "v1.0", 3, 1, ""), &r),
                      201);
     ck_assert_str_eq(jstr(r.json, "tenant"), "beta");
@@ -233,18 +229,18 @@ START_TEST(invalid_registrations_are_400_naming_the_field)
         {"missing repository", "repository", NULL, NULL},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-        imagestest_refused("POST", ALPHA_IMAGES, am, with(bad[i].field, bad[i].value), 400,
+        imagestest_refused("POST", ALPHA_IMAGES, u.am, with(bad[i].field, bad[i].value), 400,
                            bad[i].only ? bad[i].only : bad[i].field, bad[i].what);
-    imagestest_refused("POST", ALPHA_IMAGES, am, "{\"repository\":", 400, NULL, "broken JSON");
+    imagestest_refused("POST", ALPHA_IMAGES, u.am, "{\"repository\":", 400, NULL, "broken JSON");
     imagestest_count_is(before, "SELECT count(*) FROM images", 0, NULL);
     /* the limits are inclusive */
     char id[37];
     json_t *r255 = rep('a', 255);
-    imagestest_reg_ok(am, "alpha", with("repository", r255), id);
-    imagestest_reg_ok(am, "alpha", with("tag", rep('t', 128)), id);
-    imagestest_reg_ok(am, "alpha", with("tag", json_string("_x")), id);
+    imagestest_reg_ok(u.am, "alpha", with("repository", r255), id);
+    imagestest_reg_ok(u.am, "alpha", with("tag", rep('t', 128)), id);
+    imagestest_reg_ok(u.am, "alpha", with("tag", json_string("_x")), id);
     imagestest_reg_ok(
-        am, "alpha",
+        u.am, "alpha",
         fmt("{\"repository\":\"alpha/big\",\"tag\":\"v1\",\"digest\":\"sha256:%064d\","
             "\"size_bytes\":%lld}",
             5, 1LL << 50),
@@ -252,7 +248,7 @@ START_TEST(invalid_registrations_are_400_naming_the_field)
     json_t *big = json_loads(imagestest_image_body("alpha/labels", "v1", 6, 1, ""), 0, NULL);
     json_object_set_new(big, "labels", labels_n(64, 256));
     char *bigs = jdump(big);
-    imagestest_reg_ok(am, "alpha", bigs, id);
+    imagestest_reg_ok(u.am, "alpha", bigs, id);
     free(bigs);
     imagestest_count_is(before + 5, "SELECT count(*) FROM images", 0, NULL);
 }
@@ -262,7 +258,7 @@ START_TEST(registries_must_exist_and_map_the_repository_to_the_tenant)
 {
     struct http_res r;
     ck_assert_int_eq(
-        reqj("POST", ALPHA_IMAGES, am,
+        reqj("POST", ALPHA_IMAGES, u.am,
              imagestest_image_body("teams/alpha/x", "v1", 10, 1, "\"registry\":\"nosuch\""), &r),
         422);
     ck_assert_msg(imagestest_names_field(r.json, "registry", "nosuch"), "%.400s", r.body);
@@ -270,8 +266,8 @@ START_TEST(registries_must_exist_and_map_the_repository_to_the_tenant)
     ck_assert(imagestest_is(json_object_get(r.json, "params"), "registry", "nosuch"));
     http_res_free(&r);
     char id[37];
-    imagestest_reg(am, "alpha", "teams/alpha/x", "v1", 11, 1, "\"registry\":\"reg\"", id);
-    ck_assert_int_eq(reqj("GET", fmt("/api/v1/tenants/alpha/images/%s", id), am, NULL, &r), 200);
+    imagestest_reg(u.am, "alpha", "teams/alpha/x", "v1", 11, 1, "\"registry\":\"reg\"", id);
+    ck_assert_int_eq(reqj("GET", fmt("/api/v1/tenants/alpha/images/%s", id), u.am, NULL, &r), 200);
     ck_assert_str_eq(jstr(r.json, "registry"), "reg");
     ck_assert_str_eq(jstr(r.json, "repository"), "teams/alpha/x");
     ck_assert_str_eq(jstr(r.json, "visibility"), "tenant");
@@ -279,7 +275,7 @@ START_TEST(registries_must_exist_and_map_the_repository_to_the_tenant)
     http_res_free(&r);
     const char *others[] = {"teams/beta/x", "library/x", "x/y", "teams/alphabet/x"};
     for (size_t i = 0; i < 4; i++)
-        imagestest_refused("POST", ALPHA_IMAGES, am,
+        imagestest_refused("POST", ALPHA_IMAGES, u.am,
                            imagestest_image_body(others[i], "v1", 12, 1, "\"registry\":\"reg\""),
                            422, "repository", others[i]);
     imagestest_count_is(1,
@@ -288,20 +284,20 @@ START_TEST(registries_must_exist_and_map_the_repository_to_the_tenant)
                         0, NULL);
     /* what the refusals say: the tenant's own prefix; a platform repository is the sync's */
     r = imagestest_problem(
-        "POST", ALPHA_IMAGES, am,
+        "POST", ALPHA_IMAGES, u.am,
         imagestest_image_body("teams/beta/x", "v1", 12, 1, "\"registry\":\"reg\""), 422,
         "image.repository_not_tenants", "prefix", "teams/alpha/");
     ck_assert_str_eq(jstr(r.json, "detail"),
                      "repository: repositories of tenant \"alpha\" in registry \"reg\" start "
                      "with \"teams/alpha/\"");
     http_res_free(&r);
-    r = imagestest_problem("POST", ALPHA_IMAGES, am,
+    r = imagestest_problem("POST", ALPHA_IMAGES, u.am,
                            imagestest_image_body("library/x", "v1", 12, 1, "\"registry\":\"reg\""),
                            422, "image.repository_platform", "repository", "library/x");
     ck_assert(imagestest_is(json_object_get(r.json, "params"), "registry", "reg"));
     http_res_free(&r);
     /* beta may register its own repository there */
-    imagestest_reg(bm, "beta", "teams/beta/x", "v1", 13, 1, "\"registry\":\"reg\"", id);
+    imagestest_reg(u.bm, "beta", "teams/beta/x", "v1", 13, 1, "\"registry\":\"reg\"", id);
 }
 END_TEST
 
@@ -313,7 +309,7 @@ END_TEST
 START_TEST(names_a_registry_gives_others_are_refused_without_one)
 {
     struct http_res r = imagestest_problem(
-        "POST", ALPHA_IMAGES, am, imagestest_image_body("teams/beta/y", "v1", 14, 1, ""), 422,
+        "POST", ALPHA_IMAGES, u.am, imagestest_image_body("teams/beta/y", "v1", 14, 1, ""), 422,
         "image.repository_claimed_tenant", "repository", "teams/beta/y");
     ck_assert(imagestest_is(json_object_get(r.json, "params"), "registry", "reg"));
     ck_assert_str_eq(jstr(r.json, "detail"),
@@ -325,7 +321,7 @@ START_TEST(names_a_registry_gives_others_are_refused_without_one)
     ck_assert(imagestest_is(fe, "code", "image.repository_claimed_tenant"));
     ck_assert_ptr_null(strstr(r.body, "a another"));
     http_res_free(&r);
-    r = imagestest_problem("POST", ALPHA_IMAGES, am,
+    r = imagestest_problem("POST", ALPHA_IMAGES, u.am,
                            imagestest_image_body("library/y", "v1", 15, 1, ""), 422,
                            "image.repository_claimed_platform", "registry", "reg");
     ck_assert_str_eq(jstr(r.json, "detail"),
@@ -335,7 +331,7 @@ START_TEST(names_a_registry_gives_others_are_refused_without_one)
     http_res_free(&r);
     /* its own name under the registry's prefix is alpha's, with or without the registry */
     char id[37];
-    imagestest_reg(am, "alpha", "teams/alpha/y", "v1", 16, 1, "", id);
+    imagestest_reg(u.am, "alpha", "teams/alpha/y", "v1", 16, 1, "", id);
     imagestest_count_is(0,
                         "SELECT count(*) FROM images WHERE repository IN ('teams/beta/y',"
                         " 'library/y')",
@@ -387,19 +383,19 @@ END_TEST
 START_TEST(lists_show_public_images_and_the_callers_tenants)
 {
     char a_id[37], b_id[37];
-    imagestest_reg(aa, "alpha", "alpha/vis", "1", 30, 1, "", a_id);
-    imagestest_reg(ba, "beta", "beta/vis", "1", 31, 1, "", b_id);
+    imagestest_reg(u.aa, "alpha", "alpha/vis", "1", 30, 1, "", a_id);
+    imagestest_reg(u.ba, "beta", "beta/vis", "1", 31, 1, "", b_id);
     struct {
         const char *who;
         char *jwt;
         bool alpha, beta;
     } seers[] = {
-        {"alpha member", am, true, false},
-        {"alpha viewer", av, true, false},
-        {"alpha admin", aa, true, false},
-        {"beta member", bm, false, true},
-        {"finance", fin, true, true},
-        {"auditor", aud, true, true},
+        {"alpha member", u.am, true, false},
+        {"alpha viewer", u.av, true, false},
+        {"alpha admin", u.aa, true, false},
+        {"beta member", u.bm, false, true},
+        {"finance", u.fin, true, true},
+        {"auditor", u.aud, true, true},
         {"platform admin", harness_srv.admin_token, true, true},
         {"user of no tenant", loner, false, false},
     };
@@ -428,14 +424,14 @@ START_TEST(lists_show_public_images_and_the_callers_tenants)
         json_decref(items);
     }
     /* ?tenant= narrows to that tenant and the public images, for its readers only */
-    json_t *items = get_items("/api/v1/images?tenant=alpha&limit=1000", am);
+    json_t *items = get_items("/api/v1/images?tenant=alpha&limit=1000", u.am);
     ck_assert(has_id(items, a_id) && has_id(items, pub_id) && !has_id(items, b_id));
     json_decref(items);
-    items = get_items("/api/v1/images?tenant=alpha&limit=1000", fin);
+    items = get_items("/api/v1/images?tenant=alpha&limit=1000", u.fin);
     ck_assert(has_id(items, a_id) && has_id(items, pub_id) && !has_id(items, b_id));
     json_decref(items);
     /* the tenant's list holds its own images only */
-    items = get_items("/api/v1/tenants/alpha/images?limit=1000", av);
+    items = get_items("/api/v1/tenants/alpha/images?limit=1000", u.av);
     ck_assert(has_id(items, a_id) && !has_id(items, pub_id) && !has_id(items, b_id));
     json_decref(items);
 }
@@ -444,9 +440,9 @@ END_TEST
 START_TEST(other_tenants_images_are_not_found)
 {
     char a_id[37];
-    imagestest_reg(aa, "alpha", "alpha/hidden", "1", 32, 1, "", a_id);
+    imagestest_reg(u.aa, "alpha", "alpha/hidden", "1", 32, 1, "", a_id);
     /* to users of other tenants alpha does not exist: neither its list nor its image */
-    char *users[] = {bm, ba, loner};
+    char *users[] = {u.bm, u.ba, loner};
     for (size_t i = 0; i < 3; i++) {
         imagestest_refused_hiding("GET", "/api/v1/images?tenant=alpha", users[i], NULL, 404, NULL,
                                   "?tenant=alpha", a_id);
@@ -455,10 +451,10 @@ START_TEST(other_tenants_images_are_not_found)
         imagestest_refused_hiding("GET", ALPHA_IMAGES, users[i], NULL, 404, NULL,
                                   "another tenant's list", a_id);
     }
-    imagestest_refused("GET", "/api/v1/images?tenant=nosuch", am, NULL, 404, NULL,
+    imagestest_refused("GET", "/api/v1/images?tenant=nosuch", u.am, NULL, 404, NULL,
                        "unknown tenant");
     /* readers of alpha read the image; the path's tenant must own it */
-    char *readers[] = {am, av, aa, fin, aud, harness_srv.admin_token};
+    char *readers[] = {u.am, u.av, u.aa, u.fin, u.aud, harness_srv.admin_token};
     for (size_t i = 0; i < 6; i++) {
         struct http_res r;
         ck_assert_int_eq(
@@ -468,7 +464,7 @@ START_TEST(other_tenants_images_are_not_found)
     }
     /* alpha's admin is nobody in beta; beta's admin and the platform admin are, but beta
      * does not own the image */
-    char *owners_elsewhere[] = {aa, ba, harness_srv.admin_token};
+    char *owners_elsewhere[] = {u.aa, u.ba, harness_srv.admin_token};
     for (size_t i = 0; i < 3; i++) {
         const char *path = fmt("/api/v1/tenants/beta/images/%s", a_id);
         imagestest_refused_hiding("GET", path, owners_elsewhere[i], NULL, 404, NULL,
@@ -479,9 +475,9 @@ START_TEST(other_tenants_images_are_not_found)
                            "DELETE through beta");
     }
     /* a public image belongs to no tenant's path */
-    imagestest_refused("GET", fmt("/api/v1/tenants/alpha/images/%s", pub_id), aa, NULL, 404, NULL,
+    imagestest_refused("GET", fmt("/api/v1/tenants/alpha/images/%s", pub_id), u.aa, NULL, 404, NULL,
                        "public image under a tenant");
-    imagestest_refused("GET", "/api/v1/tenants/alpha/images/not-a-uuid", aa, NULL, 400, "id",
+    imagestest_refused("GET", "/api/v1/tenants/alpha/images/not-a-uuid", u.aa, NULL, 400, "id",
                        "bad id");
 }
 END_TEST
@@ -608,28 +604,19 @@ START_TEST(limit_one_walks_every_image_once)
 }
 END_TEST
 
-static Suite *images_suite(void)
-{
-    Suite *s = suite_create("images");
-    TCase *tc = tcase_create("images");
-    /* one server for all: each test works on images (and tenants) of its own */
-    tcase_add_unchecked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, registration_echoes_every_field_and_is_unique_per_tenant);
-    tcase_add_test(tc, invalid_registrations_are_400_naming_the_field);
-    tcase_add_test(tc, registries_must_exist_and_map_the_repository_to_the_tenant);
-    tcase_add_test(tc, names_a_registry_gives_others_are_refused_without_one);
-    tcase_add_test(tc, storage_quota_refuses_what_does_not_fit);
-    tcase_add_test(tc, lists_show_public_images_and_the_callers_tenants);
-    tcase_add_test(tc, other_tenants_images_are_not_found);
-    tcase_add_test(tc, filters_find_by_reference_labels_and_visibility);
-    tcase_add_test(tc, limit_one_walks_every_image_once);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(void)
 {
+    /* one server for all: each test works on images (and tenants) of its own */
+    const TTest *tests[] = {registration_echoes_every_field_and_is_unique_per_tenant,
+                            invalid_registrations_are_400_naming_the_field,
+                            registries_must_exist_and_map_the_repository_to_the_tenant,
+                            names_a_registry_gives_others_are_refused_without_one,
+                            storage_quota_refuses_what_does_not_fit,
+                            lists_show_public_images_and_the_callers_tenants,
+                            other_tenants_images_are_not_found,
+                            filters_find_by_reference_labels_and_visibility,
+                            limit_one_walks_every_image_once,
+                            NULL};
     harness_require_pg();
-    return suite_run(images_suite());
+    return suite_run(imagestest_suite("images", setup, teardown, tests));
 }

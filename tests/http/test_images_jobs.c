@@ -179,22 +179,12 @@ START_TEST(the_dispatcher_audits_each_pull_with_its_digest)
 }
 END_TEST
 
-static Suite *images_jobs_suite(void)
-{
-    Suite *s = suite_create("images_jobs");
-    TCase *tc = tcase_create("images_jobs");
-    /* one server for both: each test works on images (and jobs) of its own */
-    tcase_add_unchecked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, jobs_resolve_their_image_to_a_digest);
-    tcase_add_test(tc, the_dispatcher_audits_each_pull_with_its_digest);
-    suite_add_tcase(s, tc);
-    return s;
-}
-
 int main(void)
 {
+    /* one server for both: each test works on images (and jobs) of its own */
+    const TTest *tests[] = {jobs_resolve_their_image_to_a_digest,
+                            the_dispatcher_audits_each_pull_with_its_digest, NULL};
     harness_require_pg();
     jobs_reap_at_exit();
-    return suite_run(images_jobs_suite());
+    return suite_run(imagestest_suite("images_jobs", setup, teardown, tests));
 }

@@ -46,7 +46,7 @@ START_TEST(the_current_password_changes_it_and_ends_every_session)
     char *tok = make_token(a, "[\"jobs:read\"]", NULL);
     struct http_res r;
     ck_assert_int_eq(change(a, "ann-password-1", "ann-password-2", &r), 200);
-    const char *fresh = audittest_jstr(r.json, "access_token");
+    const char *fresh = jstr(r.json, "access_token");
     ck_assert_ptr_nonnull(fresh);
     char *cookie = http_header(&r, "Set-Cookie");
     ck_assert_ptr_nonnull(cookie);
@@ -70,7 +70,7 @@ START_TEST(the_current_password_changes_it_and_ends_every_session)
     char *now = login("ann", "ann-password-2");
     ck_assert_ptr_nonnull(now);
     json_t *ev = audittest_event_with("user.password_change", "ann", 10);
-    ck_assert_str_eq(audittest_jstr(ev, "outcome"), "success");
+    ck_assert_str_eq(jstr(ev, "outcome"), "success");
     char *text = json_dumps(ev, 0);
     ck_assert_ptr_null(strstr(text, "ann-password")); /* no password in the record */
     free(text);
@@ -120,8 +120,7 @@ START_TEST(the_policy_applies_and_the_new_one_must_differ)
     ck_assert_int_eq(change(cara, "cara-password-1", "short", &r), 400);
     ck_assert_ptr_nonnull(strstr(r.body, "new_password"));
     expect_problem(&r, "password.too_short", "min", "10");
-    ck_assert_str_eq(audittest_jstr(r.json, "detail"),
-                     "new_password: must be at least 10 characters");
+    ck_assert_str_eq(jstr(r.json, "detail"), "new_password: must be at least 10 characters");
     http_res_free(&r);
     ck_assert_int_eq(change(cara, "cara-password-1", "cara-password-1", &r), 400);
     ck_assert_ptr_nonnull(strstr(r.body, "must differ"));

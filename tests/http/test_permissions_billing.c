@@ -29,7 +29,6 @@
 #include "tests/support/mismatch.h"
 #include "tests/support/permfixture.h"
 #include "tests/support/permrun.h"
-#include "tests/support/suite.h"
 
 #include <check.h>
 #include <stdbool.h>
@@ -410,17 +409,5 @@ static const struct permrun_matrix this_matrix = {
 
 int main(void)
 {
-    harness_require_pg();
-    global_setup("permissions_billing");
-    billing_setup();
-    Suite *s = suite_create("permissions_billing");
-
-    TCase *tc = tcase_create("matrix");
-    tcase_set_timeout(tc, 120);
-    permrun_tcase_add(tc, &this_matrix);
-    suite_add_tcase(s, tc);
-
-    int failed = suite_run(s);
-    harness_teardown();
-    return failed;
+    return permrun_main("permissions_billing", &this_matrix, billing_setup, NULL);
 }

@@ -33,7 +33,6 @@
 #include "tests/support/mismatch.h"
 #include "tests/support/permfixture.h"
 #include "tests/support/permrun.h"
-#include "tests/support/suite.h"
 
 #include <check.h>
 #include <stdbool.h>
@@ -450,21 +449,14 @@ START_TEST(tokens_with_image_scopes)
 }
 END_TEST
 
-int main(void)
+/* The tests beside the matrix, after it. */
+static void beside(TCase *tc)
 {
-    harness_require_pg();
-    global_setup("permissions_images");
-    images_setup();
-    Suite *s = suite_create("permissions_images");
-
-    TCase *tc = tcase_create("matrix");
-    tcase_set_timeout(tc, 120);
-    permrun_tcase_add(tc, &this_matrix);
     tcase_add_test(tc, member_changes_only_its_own_images);
     tcase_add_test(tc, tokens_with_image_scopes);
-    suite_add_tcase(s, tc);
+}
 
-    int failed = suite_run(s);
-    harness_teardown();
-    return failed;
+int main(void)
+{
+    return permrun_main("permissions_images", &this_matrix, images_setup, beside);
 }

@@ -29,7 +29,6 @@
 #include "tests/support/mismatch.h"
 #include "tests/support/permfixture.h"
 #include "tests/support/permrun.h"
-#include "tests/support/suite.h"
 
 #include <check.h>
 #include <stdbool.h>
@@ -727,19 +726,13 @@ START_TEST(every_route_is_in_the_matrix)
 }
 END_TEST
 
+/* Beside the matrix, after it (the test reads only the route table and the rows). */
+static void route_check(TCase *tc)
+{
+    tcase_add_test(tc, every_route_is_in_the_matrix);
+}
+
 int main(void)
 {
-    harness_require_pg();
-    global_setup("permissions_matrix");
-    Suite *s = suite_create("permissions_matrix");
-
-    TCase *tc = tcase_create("matrix");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, every_route_is_in_the_matrix);
-    permrun_tcase_add(tc, &this_matrix);
-    suite_add_tcase(s, tc);
-
-    int failed = suite_run(s);
-    harness_teardown();
-    return failed;
+    return permrun_main("permissions_matrix", &this_matrix, NULL, route_check);
 }

@@ -206,7 +206,7 @@ static double gpu_hours(const char *tok, const char *tenant, const char *project
     json_t *row;
     json_array_foreach(json_object_get(j, "rows"), i, row)
     {
-        const char *p = audittest_jstr(json_object_get(row, "key"), "project");
+        const char *p = jstr(json_object_get(row, "key"), "project");
         ck_assert_msg(p && strstr(allowed, p), "%s's report holds project %s", tenant,
                       p ? p : "(none)");
         if (strcmp(p, project) == 0)
@@ -225,7 +225,7 @@ static bool event_found(const char *query, const char *rid)
     json_t *ev;
     json_array_foreach(json_object_get(j, "items"), i, ev)
     {
-        found = found || audittest_str_is(audittest_jstr(ev, "request_id"), rid);
+        found = found || audittest_str_is(jstr(ev, "request_id"), rid);
     }
     json_decref(j);
     return found;
@@ -276,8 +276,7 @@ START_TEST(reports_and_searches_answer_from_the_standby)
     ck_assert_double_eq_tol(gpu_hours(ca, "chem", "mol", "mol"), 4.0, 1e-9);
     json_t *j = get_ok("/api/v1/tenants/chem/usage/jobs?" NOV, ca);
     ck_assert_int_eq(json_array_size(json_object_get(j, "items")), 1);
-    ck_assert_str_eq(audittest_jstr(json_array_get(json_object_get(j, "items"), 0), "tenant"),
-                     "chem");
+    ck_assert_str_eq(jstr(json_array_get(json_object_get(j, "items"), 0), "tenant"), "chem");
     json_decref(j);
     ck_assert_int_eq(req("GET", "/api/v1/tenants/physics/usage?" NOV, ca, NULL), 404);
     ck_assert_int_eq(req("GET", "/api/v1/tenants/physics/usage/jobs?" NOV, ca, NULL), 404);
@@ -289,7 +288,7 @@ START_TEST(reports_and_searches_answer_from_the_standby)
     json_t *row;
     json_array_foreach(json_object_get(j, "rows"), i, row)
     {
-        const char *t = audittest_jstr(json_object_get(row, "key"), "tenant");
+        const char *t = jstr(json_object_get(row, "key"), "tenant");
         double q = json_number_value(json_object_get(row, "quantity"));
         if (audittest_str_is(t, "physics"))
             physics = q;
@@ -356,8 +355,8 @@ START_TEST(actor_checks_stay_on_the_primary)
                           "\"tenant\":\"physics\"}",
                           &r),
                      201);
-    char *id = strdup(audittest_jstr(r.json, "id"));
-    char *secret = strdup(audittest_jstr(r.json, "token"));
+    char *id = strdup(jstr(r.json, "id"));
+    char *secret = strdup(jstr(r.json, "token"));
     http_res_free(&r);
     char *session = login("aud", PW);
     ck_assert_ptr_nonnull(session);

@@ -130,8 +130,8 @@ static void registry(const char *name, const char *url, const char *credref, con
              options);
     struct http_res r;
     ck_assert_int_eq(reqj("POST", "/api/v1/registries", adm(), body, &r), 201);
-    ck_assert_str_eq(audittest_jstr(r.json, "name"), name);
-    ck_assert_str_eq(audittest_jstr(r.json, "sync_state"), "requested");
+    ck_assert_str_eq(jstr(r.json, "name"), name);
+    ck_assert_str_eq(jstr(r.json, "sync_state"), "requested");
     http_res_free(&r);
 }
 
@@ -140,7 +140,7 @@ static char *last_sync_at(const char *name)
 {
     struct http_res r;
     ck_assert_int_eq(reqj("GET", fmt("/api/v1/registries/%s", name), adm(), NULL, &r), 200);
-    const char *at = audittest_jstr(r.json, "last_sync_at");
+    const char *at = jstr(r.json, "last_sync_at");
     char *copy = strdup(at ? at : "");
     http_res_free(&r);
     return copy;
@@ -153,9 +153,8 @@ static json_t *wait_sync(const char *name, const char *before)
     for (;;) {
         struct http_res r;
         ck_assert_int_eq(reqj("GET", fmt("/api/v1/registries/%s", name), adm(), NULL, &r), 200);
-        const char *at = audittest_jstr(r.json, "last_sync_at");
-        if (at && strcmp(at, before) != 0 &&
-            audittest_str_is(audittest_jstr(r.json, "sync_state"), "idle")) {
+        const char *at = jstr(r.json, "last_sync_at");
+        if (at && strcmp(at, before) != 0 && audittest_str_is(jstr(r.json, "sync_state"), "idle")) {
             json_t *reg = json_incref(r.json);
             http_res_free(&r);
             return reg;
@@ -198,8 +197,8 @@ static json_t *image(const char *registry_name, const char *repo, const char *ta
     json_t *found = NULL, *it;
     size_t i;
     json_array_foreach(json_object_get(r.json, "items"), i, it) {
-        if (audittest_str_is(audittest_jstr(it, "repository"), repo) &&
-            audittest_str_is(audittest_jstr(it, "tag"), tag))
+        if (audittest_str_is(jstr(it, "repository"), repo) &&
+            audittest_str_is(jstr(it, "tag"), tag))
             found = json_incref(it);
     }
     http_res_free(&r);
@@ -218,28 +217,28 @@ START_TEST(anonymous_registry_images_public_and_per_tenant)
 
     json_t *pt = image("anon", "pytorch/pytorch", "2.4-cuda12.4");
     ck_assert_ptr_nonnull(pt);
-    ck_assert_str_eq(audittest_jstr(pt, "digest"), PT24_DIGEST);
+    ck_assert_str_eq(jstr(pt, "digest"), PT24_DIGEST);
     ck_assert_int_eq(json_integer_value(json_object_get(pt, "size_bytes")), 1294);
-    ck_assert_str_eq(audittest_jstr(pt, "visibility"), "tenant");
-    ck_assert_str_eq(audittest_jstr(pt, "tenant"), "pytorch");
-    ck_assert_str_eq(audittest_jstr(pt, "source"), "sync");
-    ck_assert_str_eq(audittest_jstr(pt, "media_type"),
+    ck_assert_str_eq(jstr(pt, "visibility"), "tenant");
+    ck_assert_str_eq(jstr(pt, "tenant"), "pytorch");
+    ck_assert_str_eq(jstr(pt, "source"), "sync");
+    ck_assert_str_eq(jstr(pt, "media_type"),
                      "application/vnd.docker.distribution.manifest.v2+json");
     json_t *labels = json_object_get(pt, "labels");
-    ck_assert_str_eq(audittest_jstr(labels, "framework"), "pytorch");
-    ck_assert_str_eq(audittest_jstr(labels, "framework_version"), "2.4.0");
-    ck_assert_str_eq(audittest_jstr(labels, "cuda_version"), "12.4");
-    ck_assert_str_eq(audittest_jstr(labels, "python_version"), "3.11");
-    ck_assert_str_eq(audittest_jstr(labels, "architecture"), "amd64");
+    ck_assert_str_eq(jstr(labels, "framework"), "pytorch");
+    ck_assert_str_eq(jstr(labels, "framework_version"), "2.4.0");
+    ck_assert_str_eq(jstr(labels, "cuda_version"), "12.4");
+    ck_assert_str_eq(jstr(labels, "python_version"), "3.11");
+    ck_assert_str_eq(jstr(labels, "architecture"), "amd64");
     json_decref(pt);
 
     json_t *tf = image("anon", "tensorflow/tensorflow", "2.16-gpu");
     ck_assert_ptr_nonnull(tf);
-    ck_assert_str_eq(audittest_jstr(tf, "digest"), TF216_DIGEST);
+    ck_assert_str_eq(jstr(tf, "digest"), TF216_DIGEST);
     ck_assert_int_eq(json_integer_value(json_object_get(tf, "size_bytes")), 1314);
-    ck_assert_str_eq(audittest_jstr(tf, "visibility"), "public");
+    ck_assert_str_eq(jstr(tf, "visibility"), "public");
     ck_assert(json_is_null(json_object_get(tf, "tenant")));
-    ck_assert_str_eq(audittest_jstr(tf, "media_type"), "application/vnd.oci.image.manifest.v1+json");
+    ck_assert_str_eq(jstr(tf, "media_type"), "application/vnd.oci.image.manifest.v1+json");
     json_decref(tf);
 
     /* the filters find them by label */
@@ -272,8 +271,8 @@ START_TEST(basic_auth_with_good_missing_and_wrong_credentials)
     json_decref(reg);
     json_t *pt = image("authed", "pytorch/pytorch", "2.4-cuda12.4");
     ck_assert_ptr_nonnull(pt);
-    ck_assert_str_eq(audittest_jstr(pt, "digest"), PT24_DIGEST);
-    ck_assert_str_eq(audittest_jstr(pt, "visibility"), "public");
+    ck_assert_str_eq(jstr(pt, "digest"), PT24_DIGEST);
+    ck_assert_str_eq(jstr(pt, "visibility"), "public");
     json_decref(pt);
 
     /* names are unique */
@@ -281,9 +280,9 @@ START_TEST(basic_auth_with_good_missing_and_wrong_credentials)
     ck_assert_int_eq(reqj("POST", "/api/v1/registries", adm(),
                           fmt("{\"name\":\"authed\",\"url\":\"%s\"}", auth_url), &r),
                      409);
-    ck_assert_str_eq(audittest_jstr(r.json, "code"), "registry.exists");
-    ck_assert_str_eq(audittest_jstr(json_object_get(r.json, "params"), "registry"), "authed");
-    ck_assert_str_eq(audittest_jstr(r.json, "detail"), "registry \"authed\" exists already");
+    ck_assert_str_eq(jstr(r.json, "code"), "registry.exists");
+    ck_assert_str_eq(jstr(json_object_get(r.json, "params"), "registry"), "authed");
+    ck_assert_str_eq(jstr(r.json, "detail"), "registry \"authed\" exists already");
     http_res_free(&r);
 
     /* the same registry without credentials, and with wrong ones: a clear error */
@@ -292,7 +291,7 @@ START_TEST(basic_auth_with_good_missing_and_wrong_credentials)
         registry(cases[i][0], auth_url, cases[i][1], opts);
         reg = wait_sync(cases[i][0], "");
         ck_assert(json_is_false(json_object_get(reg, "last_sync_ok")));
-        const char *err = audittest_jstr(json_object_get(reg, "last_sync"), "error");
+        const char *err = jstr(json_object_get(reg, "last_sync"), "error");
         ck_assert_ptr_nonnull(err);
         ck_assert_msg(strstr(err, i == 0 ? "wants credentials" : "refused the credentials"),
                       "error: %s", err);
@@ -316,7 +315,7 @@ START_TEST(second_sync_changes_nothing_then_a_moved_tag_and_immutability)
 
     /* 2.4 moves to a new image; 2.3, made immutable first, too */
     json_t *pt23 = image("own", "pytorch/pytorch", "2.3-cuda12.1");
-    const char *id23 = audittest_jstr(pt23, "id");
+    const char *id23 = jstr(pt23, "id");
     ck_assert_int_eq(req("PATCH", fmt("/api/v1/tenants/pytorch/images/%s", id23), adm(),
                          "{\"immutable\":true}"),
                      200);
@@ -331,12 +330,12 @@ START_TEST(second_sync_changes_nothing_then_a_moved_tag_and_immutability)
     ck_assert_int_eq(count(reg, "conflicts"), 1);
     json_decref(reg);
     json_t *pt = image("own", "pytorch/pytorch", "2.4-cuda12.4");
-    ck_assert_str_eq(audittest_jstr(pt, "digest"), moved);
-    ck_assert_str_eq(audittest_jstr(json_object_get(pt, "labels"), "framework_version"), "2.4.1");
+    ck_assert_str_eq(jstr(pt, "digest"), moved);
+    ck_assert_str_eq(jstr(json_object_get(pt, "labels"), "framework_version"), "2.4.1");
     json_decref(pt);
     json_t *still = image("own", "pytorch/pytorch", "2.3-cuda12.1");
-    ck_assert_str_eq(audittest_jstr(still, "digest"), audittest_jstr(pt23, "digest"));
-    ck_assert_str_ne(audittest_jstr(still, "digest"), moved23);
+    ck_assert_str_eq(jstr(still, "digest"), jstr(pt23, "digest"));
+    ck_assert_str_ne(jstr(still, "digest"), moved23);
     json_decref(still);
     json_decref(pt23);
 }
@@ -352,8 +351,8 @@ START_TEST(a_tag_deleted_upstream_is_flagged_and_restored)
     json_decref(reg);
     json_t *img = image("own", "team-a/tools", "v1");
     ck_assert_ptr_nonnull(img);
-    ck_assert_str_eq(audittest_jstr(img, "tenant"), "team-a");
-    char *id = strdup(audittest_jstr(img, "id"));
+    ck_assert_str_eq(jstr(img, "tenant"), "team-a");
+    char *id = strdup(jstr(img, "id"));
     json_decref(img);
 
     push(d, sizeof d, "delete team-a/tools v1");
@@ -363,7 +362,7 @@ START_TEST(a_tag_deleted_upstream_is_flagged_and_restored)
     struct http_res r;
     ck_assert_int_eq(reqj("GET", fmt("/api/v1/tenants/team-a/images/%s", id), adm(), NULL, &r),
                      200);
-    ck_assert_ptr_nonnull(audittest_jstr(r.json, "upstream_deleted_at"));
+    ck_assert_ptr_nonnull(jstr(r.json, "upstream_deleted_at"));
     http_res_free(&r);
     /* the flagged image no longer counts against storage, and a job cannot use it */
     ck_assert_int_eq(audittest_num(harness_srv.owner_url,
@@ -409,12 +408,12 @@ START_TEST(pages_of_two_miss_nothing_and_an_index_is_one_image)
     }
     json_t *multi = image("paged", "tensorflow/tensorflow", "multi");
     ck_assert_ptr_nonnull(multi);
-    ck_assert_str_eq(audittest_jstr(multi, "digest"), idx);
-    ck_assert_str_eq(audittest_jstr(multi, "media_type"), "application/vnd.oci.image.index.v1+json");
+    ck_assert_str_eq(jstr(multi, "digest"), idx);
+    ck_assert_str_eq(jstr(multi, "media_type"), "application/vnd.oci.image.index.v1+json");
     ck_assert_int_eq(json_integer_value(json_object_get(multi, "size_bytes")), idx_size);
-    ck_assert_str_eq(audittest_jstr(json_object_get(multi, "labels"), "platforms"),
+    ck_assert_str_eq(jstr(json_object_get(multi, "labels"), "platforms"),
                      "linux/amd64,linux/arm64");
-    ck_assert_str_eq(audittest_jstr(json_object_get(multi, "labels"), "framework"), "tensorflow");
+    ck_assert_str_eq(jstr(json_object_get(multi, "labels"), "framework"), "tensorflow");
     json_decref(multi);
 }
 END_TEST
@@ -429,11 +428,11 @@ START_TEST(storage_over_quota_flags_the_tenant)
     json_t *reg = sync_now("own");
     json_t *over = json_object_get(json_object_get(reg, "last_sync"), "over_quota");
     ck_assert_int_eq(json_array_size(over), 1);
-    ck_assert_str_eq(audittest_jstr(json_array_get(over, 0), "tenant"), "team-a");
+    ck_assert_str_eq(jstr(json_array_get(over, 0), "tenant"), "team-a");
     json_decref(reg);
     struct http_res r;
     ck_assert_int_eq(reqj("GET", "/api/v1/tenants/team-a", adm(), NULL, &r), 200);
-    ck_assert_ptr_nonnull(audittest_jstr(r.json, "storage_over_quota_since"));
+    ck_assert_ptr_nonnull(jstr(r.json, "storage_over_quota_since"));
     http_res_free(&r);
     ck_assert_int_eq(audittest_num(harness_srv.owner_url,
                                    "SELECT count(*) FROM audit_events"
@@ -463,7 +462,7 @@ START_TEST(registry_down_is_a_clear_error_and_nothing_is_lost)
     own_registry_down();
     json_t *reg = sync_now("own");
     ck_assert(json_is_false(json_object_get(reg, "last_sync_ok")));
-    const char *err = audittest_jstr(json_object_get(reg, "last_sync"), "error");
+    const char *err = jstr(json_object_get(reg, "last_sync"), "error");
     ck_assert_ptr_nonnull(err);
     ck_assert_msg(strstr(err, own_url) && strstr(err, "/v2/"), "error names no URL: %s", err);
     json_decref(reg);
@@ -481,8 +480,8 @@ START_TEST(registry_down_is_a_clear_error_and_nothing_is_lost)
     /* the registry's answer is still a 404 for a name that is not there */
     struct http_res r;
     ck_assert_int_eq(reqj("POST", "/api/v1/registries/nosuch/sync", adm(), NULL, &r), 404);
-    ck_assert_str_eq(audittest_jstr(r.json, "code"), "registry.not_found");
-    ck_assert_str_eq(audittest_jstr(json_object_get(r.json, "params"), "registry"), "nosuch");
+    ck_assert_str_eq(jstr(r.json, "code"), "registry.not_found");
+    ck_assert_str_eq(jstr(json_object_get(r.json, "params"), "registry"), "nosuch");
     http_res_free(&r);
 }
 END_TEST
@@ -504,8 +503,8 @@ START_TEST(bad_registries_are_refused)
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         struct http_res r;
         ck_assert_int_eq(reqj("POST", "/api/v1/registries", adm(), bad[i].body, &r), 400);
-        ck_assert_msg(strcmp(audittest_jstr(r.json, "code"), bad[i].code) == 0, "%s: %s",
-                      bad[i].body, r.body);
+        ck_assert_msg(strcmp(jstr(r.json, "code"), bad[i].code) == 0, "%s: %s", bad[i].body,
+                      r.body);
         http_res_free(&r);
     }
     /* the sync's reason is the option's message, whole */
@@ -515,9 +514,9 @@ START_TEST(bad_registries_are_refused)
                           &ro),
                      400);
     json_t *fe = json_array_get(json_object_get(ro.json, "errors"), 0);
-    ck_assert_str_eq(audittest_jstr(fe, "field"), "options");
-    ck_assert_str_eq(audittest_jstr(fe, "message"), "page_size must be an integer from 1 to 1000");
-    ck_assert_str_eq(audittest_jstr(json_object_get(fe, "params"), "reason"),
+    ck_assert_str_eq(jstr(fe, "field"), "options");
+    ck_assert_str_eq(jstr(fe, "message"), "page_size must be an integer from 1 to 1000");
+    ck_assert_str_eq(jstr(json_object_get(fe, "params"), "reason"),
                      "page_size must be an integer from 1 to 1000");
     http_res_free(&ro);
     static const char *const bodies[] = {

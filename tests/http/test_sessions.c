@@ -161,12 +161,12 @@ START_TEST(ending_one_session_stops_it_and_leaves_the_others)
     struct http_res r;
     ck_assert_int_eq(reqj("DELETE", fmt(SESSIONS "/%s", stolen_id), mine, NULL, &r), 404);
     ck_assert_ptr_nonnull(strstr(r.body, "not found"));
-    ck_assert_str_eq(audittest_jstr(r.json, "code"), "session.not_found");
-    ck_assert_str_eq(audittest_jstr(json_object_get(r.json, "params"), "id"), stolen_id);
+    ck_assert_str_eq(jstr(r.json, "code"), "session.not_found");
+    ck_assert_str_eq(jstr(json_object_get(r.json, "params"), "id"), stolen_id);
     http_res_free(&r);
     ck_assert_int_eq(reqj("DELETE", SESSIONS "/not-a-uuid", mine, NULL, &r), 400);
     ck_assert_ptr_nonnull(strstr(r.body, "must be a UUID"));
-    ck_assert_str_eq(audittest_jstr(r.json, "code"), "validation.uuid");
+    ck_assert_str_eq(jstr(r.json, "code"), "validation.uuid");
     http_res_free(&r);
     free(stolen_id);
     free(stolen);
@@ -192,7 +192,7 @@ START_TEST(nobody_ends_another_users_session)
     char *bound = make_token(dan, "[\"admin\"]", "lab");
     struct http_res r;
     ck_assert_int_eq(reqj("GET", SESSIONS, bound, NULL, &r), 403);
-    ck_assert_str_eq(audittest_jstr(r.json, "code"), "token.bound_sessions");
+    ck_assert_str_eq(jstr(r.json, "code"), "token.bound_sessions");
     http_res_free(&r);
     ck_assert_int_eq(req("DELETE", fmt(SESSIONS "/%s", dan_id), bound, NULL), 403);
     /* and one without the admin scope may not either */
@@ -240,13 +240,13 @@ START_TEST(ended_and_expired_sessions_leave_the_list)
     /* paging, newest first, each once */
     struct http_res r;
     ck_assert_int_eq(reqj("GET", SESSIONS "?limit=1", a, NULL, &r), 200);
-    ck_assert_str_eq(audittest_jstr(json_array_get(json_object_get(r.json, "items"), 0), "user_agent"),
+    ck_assert_str_eq(jstr(json_array_get(json_object_get(r.json, "items"), 0), "user_agent"),
                      "gus-c");
-    char *cursor = strdup(audittest_jstr(r.json, "next_cursor"));
+    char *cursor = strdup(jstr(r.json, "next_cursor"));
     http_res_free(&r);
     ck_assert_int_eq(reqj("GET", fmt(SESSIONS "?limit=1&cursor=%s", qesc(cursor)), a, NULL, &r),
                      200);
-    ck_assert_str_eq(audittest_jstr(json_array_get(json_object_get(r.json, "items"), 0), "user_agent"),
+    ck_assert_str_eq(jstr(json_array_get(json_object_get(r.json, "items"), 0), "user_agent"),
                      "gus-a");
     ck_assert(json_is_null(json_object_get(r.json, "next_cursor")));
     http_res_free(&r);

@@ -60,7 +60,7 @@ static void approved(const char *method, const char *path, const char *body, lon
 {
     struct http_res r;
     long st = reqj(method, path, harness_srv.admin_token, body, &r);
-    const char *id = audittest_jstr(json_object_get(r.json, "approval"), "id");
+    const char *id = jstr(json_object_get(r.json, "approval"), "id");
     if (st == 202 && id) {
         json_t *a = api(tok2, "POST", fmt("/api/v1/approvals/%s/approve", id), NULL, 200);
         st = (long)json_integer_value(json_object_get(json_object_get(a, "result"), "status"));
@@ -118,7 +118,7 @@ static bool synced(const char *name, const char *url)
     for (double until = audittest_now() + 60; audittest_now() < until; audittest_nap()) {
         json_t *g = api(harness_srv.admin_token, "GET", fmt("/api/v1/registries/%s", name), NULL,
                         200);
-        bool idle = audittest_str_is(audittest_jstr(g, "sync_state"), "idle") &&
+        bool idle = audittest_str_is(jstr(g, "sync_state"), "idle") &&
                     json_is_string(json_object_get(g, "last_sync_at"));
         bool ok = json_is_true(json_object_get(g, "last_sync_ok"));
         json_decref(g);

@@ -251,11 +251,6 @@ void audittest_write_file(const char *path, const char *data, size_t len)
     ck_assert_int_eq(fclose(f), 0);
 }
 
-const char *audittest_jstr(const json_t *o, const char *k)
-{
-    return json_string_value(json_object_get(o, k));
-}
-
 bool audittest_str_is(const char *a, const char *b)
 {
     return a && b && strcmp(a, b) == 0;

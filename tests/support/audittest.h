@@ -53,8 +53,7 @@ json_t *audittest_api_verify(void);
 struct aidc_server;
 json_t *audittest_cli_verify(const struct aidc_server *s, const char *keyfile, int *rc);
 
-/* obj[k] as a string (NULL if absent or not one); whether a and b are equal strings. */
-const char *audittest_jstr(const json_t *o, const char *k);
+/* Whether a and b are equal strings (false when either is NULL). */
 bool audittest_str_is(const char *a, const char *b);
 
 /* Wait (up to wait_s, as jwt) until a signed checkpoint lies at or after chain position seq. */

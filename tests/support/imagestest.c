@@ -13,6 +13,19 @@
 
 #define PW "images-password-1"
 
+Suite *imagestest_suite(const char *name, void (*setup)(void), void (*teardown)(void),
+                        const TTest *const *tests)
+{
+    Suite *s = suite_create(name);
+    TCase *tc = tcase_create(name);
+    tcase_add_unchecked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    for (size_t i = 0; tests[i]; i++)
+        tcase_add_test(tc, tests[i]);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
 void imagestest_world(char *pub_id)
 {
     make_tenant("alpha");
@@ -45,6 +58,25 @@ char *imagestest_user(const char *name, const char *roles, const char *tenant, c
     char *jwt = login(name, PW);
     ck_assert_ptr_nonnull(jwt);
     return jwt;
+}
+
+void imagestest_users_login(struct imagestest_users *u)
+{
+    u->am = imagestest_user("am", NULL, "alpha", "member");
+    u->am2 = imagestest_user("am2", NULL, "alpha", "member");
+    u->av = imagestest_user("av", NULL, "alpha", "viewer");
+    u->aa = imagestest_user("aa", NULL, "alpha", "tenant_admin");
+    u->bm = imagestest_user("bm", NULL, "beta", "member");
+    u->ba = imagestest_user("ba", NULL, "beta", "tenant_admin");
+    u->fin = imagestest_user("fin", "[\"finance\"]", NULL, NULL);
+    u->aud = imagestest_user("aud", "[\"auditor\"]", NULL, NULL);
+}
+
+void imagestest_users_free(struct imagestest_users *u)
+{
+    char *all[] = {u->am, u->am2, u->av, u->aa, u->bm, u->ba, u->fin, u->aud};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        free(all[i]);
 }
 
 void imagestest_digest_of(unsigned n, char out[72])

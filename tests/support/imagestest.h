@@ -1,16 +1,27 @@
 /*
  * imagestest.h - what the image tests (tests/http/test_images*.c) share:
- * their users and the tenants, registry and public image both programs stand
- * on, image bodies with digests of their own, registration that must succeed,
- * refusals that must be problem documents, and counts in the database.
+ * their suite of tests on one server, their users and the tenants, registry
+ * and public image the programs stand on, image bodies with digests of their
+ * own, registration that must succeed, refusals that must be problem
+ * documents, and counts in the database.
  */
 #ifndef AIDC_TEST_IMAGESTEST_H
 #define AIDC_TEST_IMAGESTEST_H
 
 #include "tests/support/client.h"
 
+#include <check.h>
 #include <jansson.h>
 #include <stdbool.h>
+
+/*
+ * The suite of an image program: one test case, both called name, whose
+ * tests share one aidcd - setup runs before the first test and teardown after
+ * the last (Check's unchecked fixture), so each test works on images of its
+ * own - each test 120 s at most: tests, NULL-terminated, in that order.
+ */
+Suite *imagestest_suite(const char *name, void (*setup)(void), void (*teardown)(void),
+                        const TTest *const *tests);
 
 /*
  * After harness_setup: tenants alpha and beta; the registry "reg" at an
@@ -20,6 +31,23 @@
  * repository would have found it: its id into pub_id (if not NULL).
  */
 void imagestest_world(char *pub_id);
+
+/*
+ * The users test_images.c and test_images_changes.c share, logged in (JWTs,
+ * malloc'd): of tenant alpha, members am and am2, viewer av, tenant admin aa;
+ * of beta, member bm and tenant admin ba; of no tenant, fin (finance) and aud
+ * (auditor).
+ */
+struct imagestest_users {
+    char *am, *am2, *av, *aa;
+    char *bm, *ba;
+    char *fin, *aud;
+};
+
+/* After imagestest_world: make the users of u and log them in (in the order of u). */
+void imagestest_users_login(struct imagestest_users *u);
+/* Free the JWTs of u (NULL ones too). */
+void imagestest_users_free(struct imagestest_users *u);
 
 /*
  * As the admin: make user name (global roles as JSON text, or NULL), a member

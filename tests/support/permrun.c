@@ -7,8 +7,10 @@
 
 #include "server/router.h"
 #include "tests/support/client.h"
+#include "tests/support/harness.h"
 #include "tests/support/mismatch.h"
 #include "tests/support/permfixture.h"
+#include "tests/support/suite.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,6 +132,27 @@ void permrun_tcase_add(TCase *tc, const struct permrun_matrix *m)
     if (m->file)
         tcase_add_test(tc, every_listed_route_is_in_this_matrix);
     tcase_add_loop_test(tc, matrix, 0, (int)m->nrows);
+}
+
+int permrun_main(const char *name, const struct permrun_matrix *m, void (*setup)(void),
+                 void (*more)(TCase *tc))
+{
+    harness_require_pg();
+    global_setup(name);
+    if (setup)
+        setup();
+    Suite *s = suite_create(name);
+
+    TCase *tc = tcase_create("matrix");
+    tcase_set_timeout(tc, 120);
+    permrun_tcase_add(tc, m);
+    if (more)
+        more(tc);
+    suite_add_tcase(s, tc);
+
+    int failed = suite_run(s);
+    harness_teardown();
+    return failed;
 }
 
 /* ---- checks for verify ---------------------------------------------------------------- */

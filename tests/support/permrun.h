@@ -82,6 +82,17 @@ struct permrun_matrix {
  */
 void permrun_tcase_add(TCase *tc, const struct permrun_matrix *m);
 
+/*
+ * The main() of a program of the matrix, called name ("permissions_x": its
+ * database and its suite). Skips (77) without a test PostgreSQL; runs
+ * global_setup(name), then setup, the program's own (NULL: none; it exits
+ * when it fails); then one test case, "matrix", each test 120 s at most:
+ * m's tests (permrun_tcase_add), then those that more adds (NULL: none), in
+ * that order. Tears the harness down and returns main's exit status.
+ */
+int permrun_main(const char *name, const struct permrun_matrix *m, void (*setup)(void),
+                 void (*more)(TCase *tc));
+
 /* The program that m->split gives the rows of route key ("METHOD pattern") to, or NULL. */
 const char *permrun_split_file(const struct permrun_matrix *m, const char *key);
 
