@@ -14,6 +14,7 @@ import errJobs from './i18n/errors-jobs.js';
 import errImages from './i18n/errors-images.js';
 import errBilling from './i18n/errors-billing.js';
 import errIdentity from './i18n/errors-identity.js';
+import errFiles from './i18n/errors-files.js';
 
 const TABLE = {
   // shell
@@ -106,7 +107,7 @@ const TABLE = {
   'job.reason': ['Reason', '原因'],
 };
 
-for (const area of [jobs, self, admin, finaudit, errCore, errJobs, errImages, errBilling, errIdentity])
+for (const area of [jobs, self, admin, finaudit, errCore, errJobs, errImages, errBilling, errIdentity, errFiles])
   for (const [key, row] of Object.entries(area)) {
     if (key in TABLE) throw new Error(`i18n key ${key} defined twice`);
     TABLE[key] = row;
