@@ -14,6 +14,7 @@ const ROUTES = [
   { path: 'jobs', page: 'jobs', nav: 'nav.jobs', allow: roles.tenantReader, tenant: true },
   { path: 'jobs/new', page: 'jobsubmit', title: 'dash.submit', allow: roles.canSubmit, tenant: true },
   { path: 'jobs/:tenant/:id', page: 'jobdetail', title: 'nav.jobs', allow: roles.tenantReader },
+  { path: 'files', page: 'files', nav: 'nav.files', allow: roles.usesFiles, tenant: true },
   { path: 'images', page: 'images', nav: 'nav.images', allow: roles.tenantReader, tenant: true },
   { path: 'usage', page: 'usage', nav: 'nav.usage', allow: roles.usageReader, tenant: true },
   { path: 'tenant', page: 'tenantadmin', nav: 'nav.tenant', allow: roles.tenantAdmin, tenant: true },
