@@ -5,6 +5,7 @@ import { api, ApiError, whenUnauthorized, signedIn } from './api.js';
 import { t, apply, toggle, lang } from './i18n.js';
 import { h, clear, alertBox, toast } from './ui.js';
 import * as roles from './roles.js';
+import { forgetAll as forgetUploads } from './upload.js';
 
 // path pattern, page module, nav label (if in the menu), who may open it, and
 // whether the page is about the tenant chosen in the header (only then the picker shows)
@@ -71,6 +72,7 @@ async function loadSession() {
 }
 
 function dropSession() {
+  forgetUploads(); // they were the signed-out user's
   session.me = null;
   session.tenant = null;
   session.tenants = [];

@@ -66,6 +66,25 @@ export function cancel(u) {
   pump();
 }
 
+// Stop every upload and forget them all: the user signed out (the next one to sign
+// in on this browser sees none of them).
+export function forgetAll() {
+  for (const u of queue) {
+    if (u.state !== 'done') u.state = 'cancelled';
+    if (u.controller) u.controller.abort();
+  }
+  queue.length = 0;
+  changed(null);
+}
+
+// Leaving the portal (closing the tab, reloading) stops the uploads going on: the
+// browser asks first.
+window.addEventListener('beforeunload', (ev) => {
+  if (!queue.some((u) => u.state === 'waiting' || u.state === 'sending')) return;
+  ev.preventDefault();
+  ev.returnValue = ''; // what older browsers look at
+});
+
 // Try a failed upload again, from what the server holds.
 export function retry(u) {
   if (u.state !== 'failed') return;

@@ -228,7 +228,7 @@ export async function render(ctx) {
     addFiles([...fileInput.files]);
     fileInput.value = '';
   });
-  const uploadBox = h('div', { class: 'field' }, h('label', { for: 'files-upload' }, t('files.upload')), fileInput,
+  const uploadBox = h('div', { class: 'field upload-box' }, h('label', { for: 'files-upload' }, t('files.upload')), fileInput,
     h('small', { class: 'hint' }, t('files.drop_hint')));
   const uploadsList = h('ul', { class: 'uploads', 'aria-label': t('files.up.title') });
   const clearDone = h('button', { type: 'button', class: 'secondary', onclick: () => up.clearEnded() }, t('files.up.clear'));
