@@ -352,11 +352,12 @@ export async function render(ctx) {
       if (!hasFiles(ev)) return;
       ev.preventDefault();
       folder.classList.remove('over');
-      const items = [...(ev.dataTransfer.items || [])];
-      const folders = items.filter((it) => it.webkitGetAsEntry && it.webkitGetAsEntry() && it.webkitGetAsEntry().isDirectory).length;
-      const files = [...ev.dataTransfer.files].filter((f, i) => !(items[i] && items[i].webkitGetAsEntry &&
-        items[i].webkitGetAsEntry() && items[i].webkitGetAsEntry().isDirectory));
-      if (folders) toast(t('files.no_folders'));
+      // a dropped folder comes as a "file" too: its entry tells (where the browser has one)
+      const items = [...(ev.dataTransfer.items || [])].filter((it) => it.kind === 'file');
+      const isFolder = (it) => { const e = it.webkitGetAsEntry && it.webkitGetAsEntry(); return !!(e && e.isDirectory); };
+      const files = items.length ? items.filter((it) => !isFolder(it)).map((it) => it.getAsFile()).filter(Boolean)
+        : [...ev.dataTransfer.files];
+      if (items.some(isFolder)) toast(t('files.no_folders'));
       addFiles(files);
     });
   }

@@ -299,6 +299,10 @@ test.describe('中文', () => {
     await expect(page.getByRole('progressbar', { name: 'notes.txt 的上传进度' })).toHaveAttribute('aria-valuenow', '100');
     await expect(page.locator('ul.uploads')).toContainText('已上传（1.5 KiB）');
     await expect(row(page, 'notes.txt')).toContainText('1.5 KiB');
+    // an empty file, with a Chinese name: one plain PUT
+    await page.getByLabel('上传文件').setInputFiles({ name: '空文件.txt', mimeType: 'text/plain', buffer: Buffer.alloc(0) });
+    await expect(page.getByRole('progressbar', { name: '空文件.txt 的上传进度' })).toHaveAttribute('aria-valuenow', '100');
+    await expect(row(page, '空文件.txt')).toContainText('0 字节');
     for (const th of ['名称', '类型', '大小', '修改时间', '操作']) await expect(page.locator('thead')).toContainText(th);
     await expect(page.getByText('也可以把文件拖放到此文件夹')).toBeVisible();
     await shot(page, 'files-zh');
