@@ -22,11 +22,10 @@ export const join = (dir, name) => (dir ? `${dir}/${name}` : name);
  *   href(path) the link of a folder (a hash), or absent: folders open in place
  *   actions(row, path) nodes of a row's last column (absent: no such column)
  *   isCurrent  () => false once the page is gone (late answers are dropped)
- *   onLoad()   after each (re)load of the first page
  *   emptyRoot  the text key for an empty root (default files.empty_root)
- * Returns { el, load(path), reload(), path(), rows() }; load() rejects with the
- * ApiError of the first page (the caller decides how to say it); later failures
- * (load more, reload) show inside.
+ * Returns { el, load(path), reload(), open(path), focusEntry(name), path(), rows() }:
+ * load() rejects with the ApiError of the first page (the caller decides how to say
+ * it); later failures (open, load more, reload) show inside.
  */
 export function fileList(opts) {
   const isCurrent = opts.isCurrent || (() => true);
@@ -89,7 +88,6 @@ export function fileList(opts) {
     cursor = page.next_cursor;
     clear(status);
     draw();
-    if (opts.onLoad) opts.onLoad();
   }
 
   // In place (no links): open a folder, then put the focus on where the reader is.
@@ -104,6 +102,17 @@ export function fileList(opts) {
     } catch (err) {
       if (isCurrent()) clear(status, alertBox(err));
     }
+  }
+
+  // The focus on the link of entry name (after a change), or on the folder's own
+  // breadcrumb when there is no such entry (it was deleted).
+  function focusEntry(name) {
+    const links = [...slot.querySelectorAll('tbody td:first-child')].map((td) => td.querySelector('a, button'));
+    const link = name === null ? null : links.find((a) => a && (a.textContent === name || a.textContent === `${name}/`));
+    const to = link || crumbs.querySelector('[aria-current]');
+    if (!to) return;
+    if (!link) to.setAttribute('tabindex', '-1');
+    to.focus();
   }
 
   async function reload() {
@@ -139,5 +148,5 @@ export function fileList(opts) {
     }
   });
 
-  return { el, load, reload, open, path: () => path, rows: () => rows.slice() };
+  return { el, load, reload, open, focusEntry, path: () => path, rows: () => rows.slice() };
 }

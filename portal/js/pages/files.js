@@ -137,6 +137,7 @@ export async function render(ctx) {
         d.close();
         toast(t('files.renamed', { from: row.name, to: name }));
         await list.reload();
+        list.focusEntry(name);
       } catch (err) {
         showErrors(form, err);
       } finally {
@@ -162,6 +163,7 @@ export async function render(ctx) {
       d.close();
       toast(t('files.deleted', { name: row.name }));
       await list.reload();
+      list.focusEntry(null);
     };
     const secondQuestion = () => {
       const tick = h('input', { type: 'checkbox', id: 'files-delete-all' });

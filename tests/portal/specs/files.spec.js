@@ -127,6 +127,7 @@ test('a member uses a project\'s files: folder, uploads, download, rename, delet
   await dialog.getByRole('button', { name: 'Rename' }).click();
   await expect(dialog).toBeHidden();
   await expect(row(page, 'model 权重.bin')).toContainText('20 MiB');
+  await expect(page.getByRole('link', { name: 'Download model 权重.bin' })).toBeFocused();
   await expect(row(page, 'weights.bin')).toHaveCount(0);
   expect((await serverBytes(page, `projects/qcd/${folder}/${encodeURIComponent('model 权重.bin')}`)).length).toBe(20 * MiB);
 
@@ -139,6 +140,7 @@ test('a member uses a project\'s files: folder, uploads, download, rename, delet
   await page.getByRole('button', { name: 'Delete dropped.bin' }).click();
   await ask.getByRole('button', { name: 'Delete' }).click();
   await expect(row(page, 'dropped.bin')).toHaveCount(0);
+  await expect(page.locator('nav.crumbs [aria-current="location"]')).toBeFocused();
 
   // the folder with a file in it: a second question, that needs its tick
   await page.locator('nav.crumbs').getByRole('link', { name: 'Project qcd' }).click();
