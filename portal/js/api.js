@@ -57,7 +57,9 @@ function url(path, query) {
   return u.pathname + u.search;
 }
 
-async function call(method, path, { query, body, accept = 'application/json', headers = {} } = {}) {
+// raw: bytes (a Blob) sent as they are (uploads); signal: an AbortSignal. A call
+// the signal stopped fails with an ApiError whose aborted is true.
+async function call(method, path, { query, body, raw, accept = 'application/json', headers = {}, signal } = {}) {
   const init = {
     method,
     credentials: 'same-origin',
@@ -67,11 +69,18 @@ async function call(method, path, { query, body, accept = 'application/json', he
     init.headers['Content-Type'] = 'application/json';
     init.body = JSON.stringify(body);
   }
+  if (raw !== undefined) {
+    init.headers['Content-Type'] = 'application/octet-stream';
+    init.body = raw;
+  }
+  if (signal) init.signal = signal;
   let res;
   try {
     res = await fetch(url(path, query), init);
   } catch (e) {
-    throw new ApiError(0, { title: 'Network error', detail: String(e.message || e) });
+    const aborted = !!(signal && signal.aborted);
+    throw Object.assign(new ApiError(0, { title: aborted ? 'Aborted' : 'Network error',
+      detail: String(e.message || e) }), { aborted });
   }
   if (!res.ok) {
     const problem = await res.json().catch(() => null);
@@ -96,7 +105,10 @@ export const api = {
   post: (path, body, query, headers) => json('POST', path, { body, query, headers }),
   put: (path, body) => json('PUT', path, { body }),
   patch: (path, body) => json('PATCH', path, { body }),
-  del: (path) => json('DELETE', path),
+  del: (path, query) => json('DELETE', path, { query }),
+  // bytes to a file (the files API's PUT): the JSON answer; headers may carry
+  // Content-Range (one part of an upload)
+  putBytes: (path, blob, headers, signal) => json('PUT', path, { raw: blob, headers, signal }),
   // text bodies (CSV exports): the text and the suggested file name
   async text(path, query, accept = 'text/csv') {
     const res = await call('GET', path, { query, accept });
@@ -133,6 +145,19 @@ export function idempotency() {
     return { 'Idempotency-Key': key };
   };
 }
+
+// A path below a files URL (tenants/T/files/projects/P, tenants/T/jobs/ID/files):
+// fpath(base, 'runs/a b.txt') -> base + "/runs/a%20b.txt"; '' is the base itself.
+// Each name is encoded whole (a "?" or "#" in a file's name stays in the name).
+export function fpath(base, rel) {
+  const names = rel ? String(rel).split('/') : [];
+  if (names.some((p) => p === '' || p === '.' || p === '..'))
+    throw new ApiError(400, { title: 'Bad Request', detail: `not a valid path: ${rel}` });
+  return [base, ...names.map(encodeURIComponent)].join('/');
+}
+
+// The address of a file for a link (a download: the session cookie authenticates GET).
+export const fileHref = (path) => `${BASE}/${path}`;
 
 // tenant-scoped path: tpath('physics', 'jobs', id) -> "tenants/physics/jobs/<id>"
 // A "." or ".." segment would be resolved by the browser before sending (a link

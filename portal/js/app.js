@@ -5,6 +5,7 @@ import { api, ApiError, whenUnauthorized, signedIn } from './api.js';
 import { t, apply, toggle, lang } from './i18n.js';
 import { h, clear, alertBox, toast } from './ui.js';
 import * as roles from './roles.js';
+import { forgetAll as forgetUploads } from './upload.js';
 
 // path pattern, page module, nav label (if in the menu), who may open it, and
 // whether the page is about the tenant chosen in the header (only then the picker shows)
@@ -14,6 +15,7 @@ const ROUTES = [
   { path: 'jobs', page: 'jobs', nav: 'nav.jobs', allow: roles.tenantReader, tenant: true },
   { path: 'jobs/new', page: 'jobsubmit', title: 'dash.submit', allow: roles.canSubmit, tenant: true },
   { path: 'jobs/:tenant/:id', page: 'jobdetail', title: 'nav.jobs', allow: roles.tenantReader },
+  { path: 'files', page: 'files', nav: 'nav.files', allow: roles.usesFiles, tenant: true },
   { path: 'images', page: 'images', nav: 'nav.images', allow: roles.tenantReader, tenant: true },
   { path: 'usage', page: 'usage', nav: 'nav.usage', allow: roles.usageReader, tenant: true },
   { path: 'tenant', page: 'tenantadmin', nav: 'nav.tenant', allow: roles.tenantAdmin, tenant: true },
@@ -70,6 +72,7 @@ async function loadSession() {
 }
 
 function dropSession() {
+  forgetUploads(); // they were the signed-out user's
   session.me = null;
   session.tenant = null;
   session.tenants = [];

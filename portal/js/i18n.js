@@ -8,12 +8,14 @@ import jobs from './i18n/jobs.js';
 import self from './i18n/self.js';
 import admin from './i18n/admin.js';
 import finaudit from './i18n/finaudit.js';
+import files from './i18n/files.js';
 // the server's problems by code (server/problems/*.def), one file per area
 import errCore from './i18n/errors-core.js';
 import errJobs from './i18n/errors-jobs.js';
 import errImages from './i18n/errors-images.js';
 import errBilling from './i18n/errors-billing.js';
 import errIdentity from './i18n/errors-identity.js';
+import errFiles from './i18n/errors-files.js';
 
 const TABLE = {
   // shell
@@ -45,6 +47,7 @@ const TABLE = {
   'app.yes': ['yes', '是'],
   'app.no': ['no', '否'],
   'app.actions': ['Actions', '操作'],
+  'app.bytes': ['{n} B', '{n} 字节'],
   'app.form_errors': ['Please correct the marked fields.', '请修正标出的字段。'],
   'app.throttled': ['Too many requests; try again in {s} s.', '请求过于频繁，请 {s} 秒后再试。'],
   'app.approval_pending': ['Sent for approval: another platform admin must approve it.',
@@ -52,6 +55,7 @@ const TABLE = {
   // navigation
   'nav.dashboard': ['Dashboard', '总览'],
   'nav.jobs': ['Jobs', '作业'],
+  'nav.files': ['Files', '文件'],
   'nav.images': ['Images', '镜像'],
   'nav.usage': ['Usage', '用量'],
   'nav.tenant': ['Tenant admin', '租户管理'],
@@ -106,7 +110,7 @@ const TABLE = {
   'job.reason': ['Reason', '原因'],
 };
 
-for (const area of [jobs, self, admin, finaudit, errCore, errJobs, errImages, errBilling, errIdentity])
+for (const area of [jobs, self, admin, finaudit, files, errCore, errJobs, errImages, errBilling, errIdentity, errFiles])
   for (const [key, row] of Object.entries(area)) {
     if (key in TABLE) throw new Error(`i18n key ${key} defined twice`);
     TABLE[key] = row;
@@ -177,4 +181,20 @@ export function fmtNum(n, digits = 2) {
   if (n === null || n === undefined || n === '') return '—';
   const x = Number(n);
   return isNaN(x) ? String(n) : x.toLocaleString(current, { maximumFractionDigits: digits });
+}
+
+// A size in bytes for people: "512 B", "1.5 KiB", "20 MiB" (binary units, as df -h)
+export function fmtBytes(n) {
+  if (n === null || n === undefined || n === '') return '—';
+  const x = Number(n);
+  if (isNaN(x)) return String(n);
+  if (Math.abs(x) < 1024) return t('app.bytes', { n: fmtNum(x, 0) });
+  const units = ['KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+  let v = x / 1024;
+  let i = 0;
+  while (Math.abs(v) >= 1024 && i < units.length - 1) {
+    v /= 1024;
+    i++;
+  }
+  return `${fmtNum(v, Math.abs(v) < 10 ? 1 : 0)} ${units[i]}`;
 }

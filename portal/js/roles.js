@@ -23,6 +23,8 @@ export function ownJobsOnly(me, tenant) {
 // reads the tenant's jobs, quota, images: any member role, or a platform admin
 export const tenantReader = (me, tenant) => !!tenant && (!!tenantRole(me, tenant) || platformAdmin(me));
 export const canSubmit = (me, tenant) => ['member', 'tenant_admin'].includes(tenantRole(me, tenant));
+// the tenant's storage spaces: its members and tenant admins (viewers do not use them)
+export const usesFiles = canSubmit;
 export const tenantAdmin = (me, tenant) => tenantRole(me, tenant) === 'tenant_admin' || (platformAdmin(me) && !!tenant);
 export const usageReader = (me, tenant) => tenantReader(me, tenant) || finance(me);
 

@@ -201,3 +201,29 @@ export function onSubmit(form, fn, onDone) {
     if (onDone) await onDone(result);
   });
 }
+
+// A modal dialog (a native <dialog>: the rest of the page is inert, Escape closes it)
+// with a heading and children. close() removes it and gives the focus back to what
+// had it; onClose runs once however it closed. Returns {dialog, body, close}.
+export function modal(title, children, { onClose } = {}) {
+  const id = nextId('dlg');
+  const back = document.activeElement;
+  const body = h('div', { class: 'dialog-body' }, children);
+  const dialog = h('dialog', { class: 'dialog', 'aria-labelledby': id }, h('h2', { id }, title), body);
+  let open = true;
+  const close = () => {
+    if (!open) return;
+    open = false;
+    if (dialog.open) dialog.close();
+    dialog.remove();
+    if (back && back.isConnected && back.focus) back.focus();
+    if (onClose) onClose();
+  };
+  dialog.addEventListener('cancel', (ev) => {
+    ev.preventDefault();
+    close();
+  });
+  document.body.append(dialog);
+  dialog.showModal();
+  return { dialog, body, close };
+}

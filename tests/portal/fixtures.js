@@ -52,6 +52,8 @@ function isAllowed(page, status, url) {
 
 // The status Chromium names in "Failed to load resource: the server responded with a status of 404 (...)"
 const LOAD_FAILED = /^Failed to load resource: the server responded with a status of (\d+)/;
+// ... and its words for a request that got no answer ("net::ERR_FAILED"): allowHttp(page, 'failed', url)
+const NO_ANSWER = /^Failed to load resource: net::ERR_/;
 
 const test = base.test.extend({
   // eslint-disable-next-line no-empty-pattern
@@ -63,7 +65,7 @@ const test = base.test.extend({
     page.on('console', (msg) => {
       if (msg.type() !== 'error') return;
       const m = msg.text().match(LOAD_FAILED);
-      seen.push({ kind: 'console error', status: m ? Number(m[1]) : undefined,
+      seen.push({ kind: 'console error', status: m ? Number(m[1]) : NO_ANSWER.test(msg.text()) ? 'failed' : undefined,
                   url: msg.location().url || '', text: msg.text() });
     });
     page.on('pageerror', (err) => {

@@ -1,13 +1,14 @@
 // jobdetail.js - one job: what is happening in plain words (queue place, why it
 // waits, borrowed GPUs, who preempted it), its properties, its state history,
-// its output (tail, stdout/stderr, followed while it runs) and cancel (with a
-// confirmation). Refreshed every 5 s until the job has ended; each part is
+// its output (tail, stdout/stderr, followed while it runs), its output files (stdout,
+// stderr and its work folder, to download) and cancel (with a confirmation). Refreshed every 5 s until the job has ended; each part is
 // redrawn only when its data changed, so focus and scroll stay where they are.
 import { api, tpath } from '../api.js';
 import { t, fmtTime, fmtNum } from '../i18n.js';
 import { h, clear, badge, field, alertBox, errorText, toast } from '../ui.js';
 import { canSubmit } from '../roles.js';
 import { isFinished, gpuText, reasonText, mayManage, REFRESH_MS, SLUG_RE, UUID_RE, jobHref } from './jobs.js';
+import { fileList } from '../filelist.js';
 
 const TAILS = [100, 1000, 10000];
 
@@ -346,6 +347,26 @@ export async function render(ctx) {
   logControls.elements.stream.addEventListener('change', () => { streamPicked = true; logText = null; loadLogs(); });
   logControls.elements.tail.addEventListener('change', loadLogs);
 
+  // --- output files: stdout, stderr and the work folder, whole, to download ----
+  // (the job's owner and the tenant's admins; folders open in place, read-only)
+  const outSlot = h('div', {});
+  const outList = manage ? fileList({ base: `${jobPath}/files`, rootLabel: t('jobs.out.root'),
+    emptyRoot: 'jobs.out.none', isCurrent: ctx.isCurrent }) : null;
+  const outRefresh = h('button', { type: 'button', class: 'secondary', hidden: !manage,
+    onclick: () => refreshOutputs() }, t('app.refresh'));
+  async function loadOutputs() {
+    if (!manage) return clear(outSlot, h('p', { class: 'hint' }, t('jobs.out.not_yours')));
+    try {
+      await outList.load('');
+      clear(outSlot, outList.el);
+    } catch (err) {
+      // a cluster whose outputs aidc cannot read (Slurm, Kubernetes): said in words
+      clear(outSlot, h('p', { class: 'hint' }, t('jobs.out.failed', { msg: errorText(err) })));
+    }
+  }
+  // the folder shown again (the list stays where the reader went), or the first try again
+  const refreshOutputs = () => (outList && outList.el.isConnected ? outList.reload() : loadOutputs());
+
   // --- page ------------------------------------------------------------------
   const sec = (hid, key, ...children) => h('section', { class: 'card', 'aria-labelledby': hid },
     h('h2', { id: hid }, t(key)), ...children);
@@ -359,7 +380,10 @@ export async function render(ctx) {
     h('div', { class: 'grid', style: { marginBottom: '1rem' } },
       sec('job-props-h', 'jobs.props', propsSlot),
       sec('job-tl-h', 'jobs.timeline', timelineSlot)),
-    sec('job-log-h', 'jobs.log.title', logControls, logNote, logPre));
+    sec('job-log-h', 'jobs.log.title', logControls, logNote, logPre),
+    sec('job-out-h', 'jobs.out.title',
+      h('div', { class: 'toolbar' }, h('p', { class: 'hint' }, t('jobs.out.lead')), h('div', { class: 'push' }, outRefresh)),
+      outSlot));
 
   function drawAll() {
     drawHead();
@@ -371,7 +395,7 @@ export async function render(ctx) {
     drawCancelNote();
   }
   drawAll();
-  await loadLogs();
+  await Promise.all([loadLogs(), loadOutputs()]);
 
   let wasFinished = isFinished(job);
   // One refresh at a time (the job, its history, then maybe 10,000 lines of output can
@@ -399,6 +423,8 @@ export async function render(ctx) {
     if (done && !wasFinished) failedFirst();
     // follow the output while it runs, and read it once more when it has ended
     if (follow.checked || (done && !wasFinished)) await loadLogs();
+    // what it left behind, once it has ended
+    if (done && !wasFinished && manage && ctx.isCurrent()) await refreshOutputs();
     if (!ctx.isCurrent()) return;
     if (done && !wasFinished) follow.checked = false;
     wasFinished = done;

@@ -1,6 +1,7 @@
 // jobsubmit.js - submit a job: project, image from the catalog (or typed),
 // GPUs with what is free right now and what the tenant's quota allows, CPU,
-// memory, time limit, priority, a shell script and environment variables.
+// memory, time limit, priority, a shell script, environment variables and the storage
+// it mounts (its project's space, the user's home, datasets read-only).
 // Every control is named after the API's field, so the server's messages land
 // next to it; on 201 the job's own page opens. #/jobs/new?copy=ID starts from
 // an earlier job of the tenant.
@@ -12,6 +13,13 @@ import { UUID_RE, jobHref } from './jobs.js';
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 const RESERVED = (k) => k.startsWith('AIDC_') || k === 'CUDA_VISIBLE_DEVICES' || k === 'NVIDIA_VISIBLE_DEVICES';
 const AVAIL_MS = 10000;
+const DATASET_RE = /^[a-z][a-z0-9._-]{0,62}$/; // a dataset's name (storage/space.c)
+
+// "imagenet, coco" -> {names, bad}: the names in order, once each; the first that cannot be one
+export function parseDatasets(text) {
+  const names = [...new Set(String(text || '').split(',').map((s) => s.trim()).filter(Boolean))];
+  return { names, bad: names.find((n) => !DATASET_RE.test(n)) || null };
+}
 
 // KEY=VALUE lines -> {env, errors: [text]}; blank lines and # comments are skipped
 export function parseEnv(text) {
@@ -84,6 +92,7 @@ function mapErrors(err) {
       msg = `${f.slice(4)}: ${msg}`;
       f = 'env';
     }
+    else if (f.startsWith('mounts')) f = 'mounts';
     if (!f) rest.push(e);
     else byField.set(f, byField.has(f) ? `${byField.get(f)} · ${msg}` : msg);
   }
@@ -136,6 +145,19 @@ export async function render(ctx) {
     autocapitalize: 'none', placeholder: 'EPOCHS=10\nWANDB_MODE=offline', hint: t('jobs.f.env_hint') });
   envF.querySelector('.field-error').style.whiteSpace = 'pre-line';
 
+  // storage the job mounts: one group, so the server's mounts[i] problems land in it
+  const check = (name, key, vars) => h('label', {}, h('input', { type: 'checkbox', name, value: 'yes' }), ' ', t(key, vars));
+  const mountsF = h('fieldset', { class: 'field', dataset: { field: 'mounts' }, 'aria-describedby': 'job-mounts-err' },
+    h('legend', {}, t('jobs.f.mounts')),
+    h('div', { class: 'checks inline' },
+      check('mount_project', 'jobs.f.mount_project'), ' ',
+      check('mount_home', 'jobs.f.mount_home', { user: ctx.me.username })),
+    h('label', { for: 'job-datasets' }, t('jobs.f.datasets')),
+    h('input', { id: 'job-datasets', name: 'datasets', autocomplete: 'off', spellcheck: 'false', autocapitalize: 'none',
+      placeholder: 'imagenet, coco', 'aria-describedby': 'job-datasets-hint job-mounts-err' }),
+    h('small', { id: 'job-datasets-hint', class: 'hint' }, t('jobs.f.datasets_hint')),
+    h('span', { id: 'job-mounts-err', class: 'field-error', role: 'alert' }));
+
   const gpuTypeF = field('gpu_type', 'jobs.f.gpu_type', { kind: 'select',
     options: [['', t('jobs.f.no_gpu')], ...gpuTypes().map((g) => [g, typeText(g)])] });
   const gpusF = field('gpus', 'jobs.f.gpus', { type: 'number', min: 0, max: 64, step: 1, value: '0',
@@ -164,7 +186,8 @@ export async function render(ctx) {
         h('div', { class: 'wide form-grid' }, nameF, projectF),
         h('div', { class: 'wide' }, imageF, imageInfo, imagesList),
         h('div', { class: 'wide' }, scriptF),
-        h('div', { class: 'wide' }, envF))),
+        h('div', { class: 'wide' }, envF),
+        h('div', { class: 'wide' }, mountsF))),
     h('section', { class: 'card', 'aria-labelledby': resId },
       h('h2', { id: resId }, t('jobs.submit.resources')),
       h('div', { class: 'form-grid' }, gpuTypeF, gpusF, cpusF, memF, timeF, prioF),
@@ -254,6 +277,10 @@ export async function render(ctx) {
     F.memory_gib.value = String(r.memory_gib ?? 4);
     F.time_limit_minutes.value = String(r.time_limit_minutes ?? 60);
     F.priority.value = copy.priority || 'normal';
+    const mounts = Array.isArray(copy.mounts) ? copy.mounts : [];
+    F.mount_project.checked = mounts.some((m) => m.space === 'project');
+    F.mount_home.checked = mounts.some((m) => m.space === 'home');
+    F.datasets.value = mounts.filter((m) => m.space === 'dataset' && m.name).map((m) => m.name).join(', ');
   }
   drawImageInfo();
   drawGpuHint();
@@ -266,10 +293,19 @@ export async function render(ctx) {
     clearErrors(form);
     const v = Object.fromEntries(new FormData(form).entries());
     const { env, errors } = parseEnv(v.env);
-    if (errors.length) {
-      showErrors(form, { errors: [{ field: 'env', message: errors.join('\n') }], message: t('app.form_errors') });
+    const datasets = parseDatasets(v.datasets);
+    const mine = [];
+    if (errors.length) mine.push({ field: 'env', message: errors.join('\n') });
+    if (datasets.bad) mine.push({ field: 'mounts', message: t('jobs.f.datasets_bad', { name: datasets.bad }) });
+    if (mine.length) {
+      showErrors(form, { errors: mine, message: t('app.form_errors') });
       return;
     }
+    // the job's own project, the submitter's home, datasets read-only
+    const mounts = [];
+    if (v.mount_project) mounts.push({ space: 'project' });
+    if (v.mount_home) mounts.push({ space: 'home' });
+    for (const name of datasets.names) mounts.push({ space: 'dataset', name, read_only: true });
     const body = {
       project: v.project,
       name: (v.name || '').trim(),
@@ -282,6 +318,7 @@ export async function render(ctx) {
       time_limit_minutes: num((v.time_limit_minutes || '').trim()),
       priority: v.priority || 'normal',
       env,
+      mounts: mounts.length ? mounts : undefined,
     };
     for (const k of Object.keys(body)) if (body[k] === undefined) delete body[k];
     submit.disabled = true;

@@ -19,7 +19,7 @@ test('a borrowed job is preempted when the owner needs its GPUs, and the portal 
     await visit(page, '#/jobs/new');
     const form = page.locator('#job-form');
     await form.getByLabel('Job name').fill(`md-borrow-${stamp}`);
-    await form.getByLabel('Project').selectOption('md');
+    await form.getByLabel('Project', { exact: true }).selectOption('md');
     await form.getByLabel('GPU type').selectOption('t4');
     await form.getByLabel('Number of GPUs').fill('2');
     await form.getByLabel('Commands to run').fill('echo borrowing t4\nsleep 600');

@@ -73,7 +73,7 @@ test.describe('researcher', () => {
 
     const form = page.locator('#job-form');
     await form.getByLabel('Job name').fill(`hello-${Date.now()}`);
-    await form.getByLabel('Project').selectOption('qcd');
+    await form.getByLabel('Project', { exact: true }).selectOption('qcd');
     // the tenant's image from the catalog: the local cluster pulls it and runs the job in it
     expect(world.runnable_image, 'the world has its registry (docker-registry)').toBeTruthy();
     await form.getByLabel('Container image').fill('physics/pytorch:2.4');
