@@ -11,6 +11,7 @@ import { api } from './api.js';
 
 export const PART = 8 * 1024 * 1024;
 const RETRIES = 5;           // tries of one part in a row before the upload stops
+const BUSY_RETRIES = 40; // files.upload_busy: waits of RETRY_MS * 4, past the server's idle timeout
 const RETRY_MS = 500;        // first wait before a retry, doubled each time
 const TRANSIENT = [0, 502, 503, 504]; // no answer, or a server that may come back
 
@@ -149,7 +150,13 @@ async function send(u) {
         continue;
       }
       // the same part again (the server answers 409 with what it holds when that
-      // is not where this part starts)
+      // is not where this part starts); files.upload_busy: a part that broke off
+      // still holds the upload until the server notices, a minute at most
+      const busy = err.status === 409 && err.code === 'files.upload_busy';
+      if (busy && ++tries <= BUSY_RETRIES) {
+        await wait(RETRY_MS * 4);
+        continue;
+      }
       if (TRANSIENT.includes(err.status) && ++tries <= RETRIES) {
         await wait(RETRY_MS * 2 ** (tries - 1));
         continue;

@@ -32,6 +32,8 @@ export default {
   // uploads
   'err.files.content_range': ['Content-Range must be "bytes first-last/total" with first <= last < total',
     'Content-Range 须为“bytes first-last/total”，且 first <= last < total'],
+  'err.files.upload_busy': ['another part of the upload of "{path}" is still arriving: try again once it ended',
+    '“{path}”的上传还有一段正在传输：请在其结束后重试'],
   'err.files.upload_offset': ['the upload of "{path}" holds {have} bytes: continue from byte {have}',
     '“{path}”的上传已收到 {have} 字节：请从第 {have} 字节继续'],
   'err.files.upload_incomplete': ['the body held {got} bytes where {want} were announced; nothing was kept',
