@@ -188,6 +188,56 @@ static void hide(struct sbuf *b, const struct jail_spec *s, bool host)
     }
 }
 
+/* Whether path is beneath top: "/top/name[/name]" without "", "." or ".." components. */
+static bool mount_path_ok(const char *path, const char *top)
+{
+    size_t n = strlen(top);
+    if (strncmp(path, top, n) != 0 || path[n] != '/')
+        return false;
+    for (const char *p = path + n; *p == '/';) {
+        size_t c = strcspn(p + 1, "/");
+        if (c == 0 || (c == 1 && p[1] == '.') || (c == 2 && p[1] == '.' && p[2] == '.'))
+            return false;
+        p += c + 1;
+    }
+    return true;
+}
+
+/*
+ * The storage spaces at their paths, over a tmpfs at /data and /home each
+ * (made read-only once they are bound: the job writes in its spaces only). A
+ * descriptor, not a path, is bound: nothing is looked up on the host.
+ */
+static bool space_mounts(struct sbuf *b, struct jail *j, const struct jail_spec *s, char *err,
+                         size_t errsz)
+{
+    static const char *const tops[] = {"/data", "/home"};
+    bool used[2] = {false, false}, ok = true;
+    for (size_t i = 0; i < s->nmounts; i++) {
+        bool in = false;
+        for (size_t t = 0; t < 2; t++)
+            if (mount_path_ok(s->mounts[i].path, tops[t]))
+                in = used[t] = true;
+        if (!in) {
+            snprintf(err, errsz, "%.100s is not where a storage space is mounted",
+                     s->mounts[i].path);
+            return false;
+        }
+    }
+    for (size_t t = 0; t < 2; t++)
+        if (used[t])
+            args2(b, "--tmpfs", tops[t]);
+    for (size_t i = 0; i < s->nmounts; i++)
+        ok &= fd_arg(b, j, s->mounts[i].read_only ? "--ro-bind-fd" : "--bind-fd",
+                     s->mounts[i].fd, s->mounts[i].path);
+    for (size_t t = 0; t < 2; t++)
+        if (used[t])
+            args2(b, "--remount-ro", tops[t]);
+    if (!ok)
+        snprintf(err, errsz, "too many descriptors for the sandbox");
+    return ok;
+}
+
 int jail_build(const struct jail_spec *s, struct jail *j, char *err, size_t errsz)
 {
     memset(j, 0, sizeof *j);
@@ -238,6 +288,11 @@ int jail_build(const struct jail_spec *s, struct jail *j, char *err, size_t errs
     for (size_t i = 0; i < s->nwritable; i++)
         args3(&b, "--bind-try", s->writable[i], s->writable[i]);
     hide(&b, s, s->rootfs_fd < 0); /* after the binds it masks parts of */
+    if (!space_mounts(&b, j, s, err, errsz)) {
+        sbuf_free(&b);
+        jail_free(j);
+        return -1;
+    }
     const struct {
         int fd;
         const char *dest;
