@@ -80,8 +80,9 @@ int shimmount_open(const json_t *spec, bool drop, uid_t uid, gid_t gid, struct s
         if (fd < 0) {
             snprintf(err, errsz, "cannot open the %s space %s: %s",
                      jobmount_kind_name(m->space.kind), m->rel,
-                     errno == ELOOP || errno == EXDEV ? "a link stands where it should be"
-                                                      : strerror(errno));
+                     errno == ELOOP || errno == EXDEV || errno == ENOTDIR
+                         ? "a link or a file stands where it should be"
+                         : strerror(errno));
             rc = -1;
             break;
         }
