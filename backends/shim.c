@@ -133,8 +133,13 @@ static void run_unconfined(struct shim_run *r)
         shim_fail(r, why);
         return;
     }
-    json_t *spaces_env = shimmount_env(&spaces, false);
+    json_t *spaces_env = shimmount_env(&spaces, false, why, sizeof why);
     shimmount_close(&spaces);
+    if (!spaces_env) {
+        close(work);
+        shim_fail(r, why);
+        return;
+    }
     char *home = xasprintf("%s/work", cwd), *tmpdir = xasprintf("%s/tmp", cwd);
     struct jobenv_paths p = {.home = home, .tmp = tmpdir, .sandboxed = false,
                              .platform = spaces_env};

@@ -109,9 +109,14 @@ void shimmount_close(struct shimmount *s)
     s->n = 0;
 }
 
-json_t *shimmount_env(const struct shimmount *s, bool sandboxed)
+json_t *shimmount_env(const struct shimmount *s, bool sandboxed, char *err, size_t errsz)
 {
     json_t *env = json_object();
-    jobmount_env(s->m, s->n, sandboxed ? NULL : s->root, env);
+    if (sandboxed)
+        jobmount_env(s->m, s->n, NULL, env);
+    else if (!jobmount_host(s->m, s->n, s->root, env, NULL, 0, err, errsz)) {
+        json_decref(env);
+        return NULL;
+    }
     return env;
 }

@@ -41,8 +41,10 @@ int shimmount_open(const json_t *spec, bool drop, uid_t uid, gid_t gid, struct s
 void shimmount_close(struct shimmount *s);
 /*
  * The variables that say where the spaces are (new reference, an object):
- * their fixed paths in the sandbox, their host paths when not sandboxed.
+ * their fixed paths in the sandbox, their host paths when not sandboxed
+ * (NULL with err when a project or home asks to be read-only: nothing makes
+ * it so on the host).
  */
-json_t *shimmount_env(const struct shimmount *s, bool sandboxed);
+json_t *shimmount_env(const struct shimmount *s, bool sandboxed, char *err, size_t errsz);
 
 #endif

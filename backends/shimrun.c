@@ -248,7 +248,7 @@ static int spaces(struct shim_run *r, struct launch *l, char *err, size_t errsz)
                                            .path = l->spaces.m[i].target,
                                            .read_only = l->spaces.m[i].read_only};
     }
-    l->spaces_env = shimmount_env(&l->spaces, true);
+    l->spaces_env = shimmount_env(&l->spaces, true, err, errsz);
     return 0;
 }
 

@@ -232,6 +232,23 @@ void jobmount_env(const struct jobmount *m, size_t n, const char *root, json_t *
     }
 }
 
+bool jobmount_host(const struct jobmount *m, size_t n, const char *root, json_t *env, char *cwd,
+                   size_t cwdsz, char *err, size_t errsz)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (m[i].read_only && m[i].space.kind != SPACE_DATASET) {
+            snprintf(err, errsz, "the job works in the shared file system itself: its %s space "
+                                 "cannot be mounted read-only there",
+                     jobmount_kind_name(m[i].space.kind));
+            return false;
+        }
+        if (m[i].space.kind == SPACE_PROJECT && cwd)
+            snprintf(cwd, cwdsz, "%s/%s", root, m[i].rel);
+    }
+    jobmount_env(m, n, root, env);
+    return true;
+}
+
 int jobmount_root_open(const char *root, bool create)
 {
     if (!root || root[0] != '/') {

@@ -94,6 +94,16 @@ int jobmount_parse(const json_t *mounts, const char *tenant, const char *project
 void jobmount_env(const struct jobmount *m, size_t n, const char *root, json_t *env);
 
 /*
+ * For a job that works in the host's file system itself, where nothing is
+ * mounted (Slurm, an unconfined local job): jobmount_env beneath root into
+ * env, and the project's space's path into cwd when it is mounted (cwd may
+ * be NULL). Nothing makes a project or home read-only there: false with err
+ * when one asks to be.
+ */
+bool jobmount_host(const struct jobmount *m, size_t n, const char *root, json_t *env, char *cwd,
+                   size_t cwdsz, char *err, size_t errsz);
+
+/*
  * The storage root (an operator's path: links followed) as a directory
  * descriptor; with create, made first when missing (0711: the tenants' own
  * folders keep them apart). -1 with errno.
