@@ -340,18 +340,53 @@ START_TEST(storage_spaces_are_bound_by_descriptor)
         }
         ck_assert_msg(seen, "mount %zu is not bound from its descriptor:\n%s", m, t);
     }
-    /* a tmpfs under them, read-only once they are in */
-    long data = find(t, "--tmpfs\n/data"), home_tmpfs = find(t, "--tmpfs\n/home");
-    long data_ro = find(t, "--remount-ro\n/data"), home_ro = find(t, "--remount-ro\n/home");
-    long first_bind = find(t, "--ro-bind-fd"); /* the host view has no other */
-    ck_assert_msg(data >= 0 && home_tmpfs >= 0 && data_ro > data && home_ro > home_tmpfs, "%s", t);
-    ck_assert_msg(first_bind > data && first_bind < data_ro, "%s", t);
+    /* the host view: /data and /home are folders of bwrap's root, read-only with it */
+    ck_assert_msg(find(t, "--tmpfs\n/data") < 0 && find(t, "--tmpfs\n/home") < 0, "%s", t);
+    ck_assert_msg(find(t, "--remount-ro\n/") > find(t, "--ro-bind-fd"), "%s", t);
     /* no host path of a space is on the command line */
     ck_assert_ptr_null(strstr(t, root));
     free(t);
     jail_free(&j);
     close(proj);
     close(ds);
+    close(home);
+}
+END_TEST
+
+/* An image's root is read-only: a tmpfs over its /data and /home, read-only once all is bound. */
+START_TEST(in_an_image_spaces_go_over_a_tmpfs)
+{
+    ck_assert_int_eq(mkdir(at("rootfs"), 0755), 0);
+    int rootfs = open_dir("rootfs"), proj = open_dir("work"), home = open_dir("w");
+    const struct jail_mount mounts[] = {{proj, "/data/project", false}, {home, "/home/ann", true}};
+    const char *writable[] = {"/data/shared"};
+    struct jail_spec s = spec_of();
+    s.rootfs_fd = rootfs;
+    s.mounts = mounts;
+    s.nmounts = 2;
+    s.writable = writable;
+    s.nwritable = 1;
+    struct jail j;
+    build_ok(&s, &j);
+    char *t = args_text(&j);
+    long data = find(t, "--tmpfs\n/data"), home_tmpfs = find(t, "--tmpfs\n/home");
+    long shared = find(t, "--bind-try\n/data/shared\n/data/shared");
+    long bind = find(t, "/data/project"), ro_bind = find(t, "/home/ann"); /* their bind lines */
+    long data_ro = find(t, "--remount-ro\n/data"), home_ro = find(t, "--remount-ro\n/home");
+    /* the tmpfs first, the operator's writable path on it, then the spaces, then read-only */
+    ck_assert_msg(data >= 0 && home_tmpfs >= 0 && shared > data && bind > shared &&
+                      data_ro > bind && home_ro > ro_bind,
+                  "%s", t);
+    free(t);
+    jail_free(&j);
+    /* an operator's writable /home itself: the spaces would be made in the host's /home */
+    const char *home_writable[] = {"/home"};
+    s.writable = home_writable;
+    char err[256] = "";
+    ck_assert_int_eq(jail_build(&s, &j, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "writable_paths holds /home"), "%s", err);
+    close(rootfs);
+    close(proj);
     close(home);
 }
 END_TEST
@@ -712,6 +747,7 @@ int main(void)
     tcase_add_test(tc, descriptors_are_numbered_from_4);
     tcase_add_test(tc, storage_spaces_are_bound_by_descriptor);
     tcase_add_test(tc, a_space_goes_only_beneath_data_or_home);
+    tcase_add_test(tc, in_an_image_spaces_go_over_a_tmpfs);
     tcase_add_test(tc, nothing_to_run_is_an_error);
     tcase_add_test(tc, a_bad_descriptor_is_an_error);
     suite_add_tcase(s, tc);
