@@ -36,8 +36,9 @@
 
 /*
  * A storage space bound into the sandbox (storage/jobmount.h): its directory,
- * open, at path, which must be beneath /data or /home (each made a read-only
- * tmpfs holding nothing but the spaces bound in it).
+ * open, at path, which must be beneath /data or /home. Those hold nothing but
+ * the spaces (and writable paths beneath them) and are read-only: folders of
+ * bwrap's root in the host view, a tmpfs over an image's.
  */
 struct jail_mount {
     int fd;
