@@ -15,15 +15,19 @@
 #include "../lib/config.h"
 #include "../lib/crypto.h"
 #include "../lib/err.h"
+#include "../lib/log.h"
 #include "../lib/xalloc.h"
 #include "../server/validate.h"
+#include "../storage/jobmount.h"
 #include "jobspec.h"
 #include "paging.h"
 
+#include <errno.h>
 #include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define LOG_TAIL_DEFAULT 100
 #define LOG_TAIL_MAX     10000
@@ -202,12 +206,13 @@ static json_t *submit_audit(const struct jobspec *js)
     json_t *v;
     json_object_foreach(env, k, v) json_array_append_new(keys, json_string(k)); /* not values */
     json_decref(env);
-    return json_pack("{s:s, s:s, s:s?, s:o*, s:b, s:i, s:s?, s:i, s:i, s:i, s:i, s:s, s:o, s:s?}",
+    return json_pack("{s:s, s:s, s:s?, s:o*, s:b, s:i, s:s?, s:i, s:i, s:i, s:i, s:s, s:o, s:s?, "
+                     "s:O*}",
                      "project", js->project, "name", js->name, "image", js->image, "command", cmd,
                      "script", js->script != NULL, "gpus", js->gpus, "gpu_type", js->gpu_type,
                      "cpus", js->cpus, "memory_gib", js->memory_gib, "nodes", js->nodes,
                      "time_limit_minutes", js->time_limit_minutes, "priority", js->priority,
-                     "env_keys", keys, "cluster", js->cluster);
+                     "env_keys", keys, "cluster", js->cluster, "mounts", js->mounts);
 }
 
 /* The image a job names, resolved among those its tenant may use. */
@@ -295,6 +300,62 @@ static int resolve_image(struct req *rq, struct resp *rs, const char *image, str
     return rs->err.nfields ? unprocessable(rs) : 0;
 }
 
+static int storage_unavailable(struct resp *rs, const char *what, const char *rel)
+{
+    log_error("job mounts: cannot %s %s: %s", what, rel, strerror(errno));
+    return api_problem(rs, PROBLEM_JOB_MOUNT_STORAGE_UNAVAILABLE, NULL);
+}
+
+/*
+ * The spaces the job mounts, on this host (AIDC_STORAGE_ROOT): without own,
+ * every dataset must be there (422 naming those that are not: datasets are
+ * made through the files API, never by a job); with own (the tenant's, after
+ * the insert), the project's space and the submitter's home are made when
+ * missing. Opened beneath the root without following a link: a link where a
+ * space should be is no space.
+ */
+static int mount_spaces(struct req *rq, struct resp *rs, const struct jobspec *js,
+                        const struct space_owner *own)
+{
+    struct jobmount m[JOBMOUNT_MAX];
+    char err[256];
+    int n = js->mounts ? jobmount_parse(js->mounts, rq->tenant.slug, js->project,
+                                        rq->actor.username, m, err, sizeof err)
+                       : 0;
+    if (n < 0) {
+        log_error("job mounts: %s", err);
+        return AIDC_EINTERNAL;
+    }
+    bool any = false;
+    for (int i = 0; i < n; i++)
+        any |= own ? m[i].space.kind != SPACE_DATASET : m[i].space.kind == SPACE_DATASET;
+    if (!any)
+        return 0;
+    int root = jobmount_root_open(rq->cfg->storage_root, own != NULL);
+    if (root < 0 && (own || errno != ENOENT))
+        return storage_unavailable(rs, "open the storage root", rq->cfg->storage_root);
+    int e = 0;
+    for (int i = 0; i < n && !e; i++) {
+        if ((m[i].space.kind == SPACE_DATASET) == (own != NULL))
+            continue;
+        int fd = root >= 0 ? space_open(root, &m[i].space, own, own != NULL) : -1;
+        if (fd >= 0)
+            close(fd);
+        else if (!own && (root < 0 || errno == ENOENT || errno == ENOTDIR || errno == ELOOP ||
+                          errno == EXDEV)) {
+            char field[32];
+            snprintf(field, sizeof field, "mounts[%d].name", i);
+            api_field_problem(rs, field, PROBLEM_JOB_MOUNT_DATASET_UNKNOWN,
+                              json_pack("{s:s, s:s}", "name", m[i].space.name, "tenant",
+                                        rq->tenant.slug));
+        } else
+            e = storage_unavailable(rs, own ? "make" : "open", m[i].rel);
+    }
+    if (root >= 0)
+        close(root);
+    return e ? e : rs->err.nfields ? unprocessable(rs) : 0;
+}
+
 int api_job_submit(struct req *rq, struct resp *rs)
 {
     if (rq->tenant.suspended) /* platform admins pass the dispatcher; no new work either */
@@ -314,6 +375,8 @@ int api_job_submit(struct req *rq, struct resp *rs)
         e = unprocessable(rs);
     }
     struct resolved img = {0};
+    if (!e)
+        e = mount_spaces(rq, rs, &js, NULL);
     if (!e && js.image)
         e = resolve_image(rq, rs, js.image, &img);
     if (!e)
@@ -342,8 +405,20 @@ int api_job_submit(struct req *rq, struct resp *rs)
                                .image_id = img.ref ? img.id : NULL,
                                .image_digest = img.ref ? img.digest : NULL,
                                .image_ref = img.ref,
-                               .image_tagged = img.ref ? img.tagged : NULL};
-        e = db_job_insert(rq->db, &j, &out);
+                               .image_tagged = img.ref ? img.tagged : NULL,
+                               .mounts_json = js.mounts_json};
+        long long number = -1;
+        e = db_job_insert(rq->db, &j, &out, &number);
+        /* in the job's transaction: spaces that cannot be made leave no job behind */
+        struct space_owner own = space_owner_of(rq->cfg->storage_uid_first, number);
+        if (!e && number >= 0)
+            e = mount_spaces(rq, rs, &js, &own);
+        else if (!e)
+            e = AIDC_EINTERNAL;
+        if (e) {
+            json_decref(out);
+            out = NULL;
+        }
     }
     if (!e) {
         const char *id = json_string_value(json_object_get(out, "id"));

@@ -6,6 +6,7 @@
 #include "../lib/sbuf.h"
 #include "../lib/xalloc.h"
 #include "../server/validate.h"
+#include "../storage/jobmount.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,7 @@ static const struct vfield fields[] = {
     {"priority", V_STRING, 0, 0, 0, is_priority, PROBLEM_JOB_PRIORITY},
     {"env", V_OBJECT, V_NULLABLE, 0, 0, NULL, 0},
     {"cluster", V_STRING, V_NULLABLE, 0, 0, validate_slug, PROBLEM_V_SLUG},
+    {"mounts", V_ANY, V_NULLABLE, 0, 0, NULL, 0}, /* jobspec_check_mounts */
 };
 
 static int int_or(const json_t *body, const char *name, int def)
@@ -135,6 +137,50 @@ static void check_command(const json_t *cmd, struct resp *rs)
         api_field_problem(rs, "command", PROBLEM_JOB_COMMAND_NO_PROGRAM, NULL);
 }
 
+struct mounts_report {
+    struct resp *rs;
+    size_t count;
+};
+
+/* One problem of the mounts as a field error: "mounts", "mounts[i]" or "mounts[i].key". */
+static void mount_problem(void *arg, enum jobmount_problem p, long index, const char *key,
+                          long other)
+{
+    struct mounts_report *m = arg;
+    char field[96] = "mounts";
+    if (index >= 0)
+        snprintf(field, sizeof field, "mounts[%ld]%s%.64s", index, key ? "." : "", key ? key : "");
+    enum problem pr = PROBLEM_V_INVALID;
+    json_t *params = NULL;
+    switch (p) {
+    case JOBMOUNT_NOT_ARRAY: pr = PROBLEM_JOB_MOUNTS_TYPE; break;
+    case JOBMOUNT_TOO_MANY:
+        pr = PROBLEM_JOB_MOUNTS_TOO_MANY;
+        params = json_pack("{s:i, s:I}", "max", JOBMOUNT_MAX, "count", (json_int_t)m->count);
+        break;
+    case JOBMOUNT_NOT_OBJECT: pr = PROBLEM_V_TYPE_OBJECT; break;
+    case JOBMOUNT_UNKNOWN_KEY: pr = PROBLEM_V_UNKNOWN_FIELD; break;
+    case JOBMOUNT_SPACE_MISSING:
+    case JOBMOUNT_NAME_MISSING: pr = PROBLEM_V_REQUIRED; break;
+    case JOBMOUNT_SPACE_INVALID: pr = PROBLEM_JOB_MOUNT_SPACE; break;
+    case JOBMOUNT_NAME_INVALID: pr = PROBLEM_JOB_MOUNT_DATASET_NAME; break;
+    case JOBMOUNT_NAME_NOT_ALLOWED: pr = PROBLEM_JOB_MOUNT_NAME_NOT_ALLOWED; break;
+    case JOBMOUNT_READ_ONLY_TYPE: pr = PROBLEM_V_TYPE_BOOL; break;
+    case JOBMOUNT_DATASET_WRITABLE: pr = PROBLEM_JOB_MOUNT_DATASET_WRITABLE; break;
+    case JOBMOUNT_DUPLICATE:
+        pr = PROBLEM_JOB_MOUNT_DUPLICATE;
+        params = json_pack("{s:I}", "index", (json_int_t)other);
+        break;
+    }
+    api_field_problem(m->rs, field, pr, params);
+}
+
+bool jobspec_check_mounts(const json_t *mounts, struct resp *rs)
+{
+    struct mounts_report m = {rs, json_is_array(mounts) ? json_array_size(mounts) : 0};
+    return jobmount_check(mounts, mount_problem, &m);
+}
+
 bool jobspec_parse(const json_t *body, struct jobspec *spec, struct resp *rs)
 {
     memset(spec, 0, sizeof *spec);
@@ -151,6 +197,8 @@ bool jobspec_parse(const json_t *body, struct jobspec *spec, struct resp *rs)
         api_field_problem(rs, "script", PROBLEM_V_BYTES_MAX,
                           json_pack("{s:i}", "max", JOB_MAX_SCRIPT));
     check_env(json_object_get(body, "env"), rs);
+    const json_t *mounts = json_object_get(body, "mounts");
+    jobspec_check_mounts(mounts, rs);
 
     spec->project = vstr(body, "project");
     spec->name = vstr(body, "name");
@@ -175,12 +223,16 @@ bool jobspec_parse(const json_t *body, struct jobspec *spec, struct resp *rs)
         spec->command_json = json_dumps(cmd, JSON_COMPACT);
     const json_t *env = json_object_get(body, "env");
     spec->env_json = json_is_object(env) ? json_dumps(env, JSON_COMPACT) : xstrdup("{}");
-    return (!has_cmd || spec->command_json) && spec->env_json;
+    /* stored as given (checked above), shown so in the job */
+    spec->mounts = json_is_array(mounts) ? mounts : NULL;
+    spec->mounts_json = spec->mounts ? json_dumps(mounts, JSON_COMPACT) : xstrdup("[]");
+    return (!has_cmd || spec->command_json) && spec->env_json && spec->mounts_json;
 }
 
 void jobspec_free(struct jobspec *spec)
 {
     free(spec->command_json);
     free(spec->env_json);
-    spec->command_json = spec->env_json = NULL;
+    free(spec->mounts_json);
+    spec->command_json = spec->env_json = spec->mounts_json = NULL;
 }

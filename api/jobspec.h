@@ -28,12 +28,19 @@ struct jobspec {
     const char *project, *name, *image, *script, *gpu_type, *priority, *cluster;
     char *command_json; /* compact JSON array, or NULL */
     char *env_json;     /* compact JSON object */
+    const json_t *mounts; /* the storage spaces it mounts (borrowed; NULL: none) */
+    char *mounts_json;  /* compact JSON array, as given ("[]" for none) */
     int gpus, cpus, memory_gib, nodes, time_limit_minutes;
 };
 
 /* Check body into spec (strings borrowed from body). False: field errors are in rs. */
 bool jobspec_parse(const json_t *body, struct jobspec *spec, struct resp *rs);
 void jobspec_free(struct jobspec *spec);
+/*
+ * Check a submission's "mounts" (storage/jobmount.h; NULL or null: none),
+ * each problem a field error in rs ("mounts[1].name"); true when it is valid.
+ */
+bool jobspec_check_mounts(const json_t *mounts, struct resp *rs);
 /* A job state name. */
 bool jobspec_state_valid(const char *s);
 

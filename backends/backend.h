@@ -35,6 +35,11 @@ struct backend_cluster {
     const json_t *options; /* validated by the backend's check_options */
     const char *data_dir;  /* aidcd's AIDC_DATA_DIR */
     const char *self_exe;  /* aidcd's own binary (the local executor runs its shim) */
+    /* aidcd's AIDC_STORAGE_ROOT (the spaces on this host: storage/space.h) and
+     * AIDC_STORAGE_UID_FIRST (a tenant's files belong to it + the tenant's number);
+     * NULL and 0 where no job is submitted */
+    const char *storage_root;
+    long long storage_uid_first;
 };
 
 /*
@@ -64,6 +69,9 @@ struct backend_job {
     const json_t *command; /* array of strings, or NULL when script is set */
     const char *script;
     const json_t *env;     /* object of strings */
+    /* the storage spaces it mounts, as submitted (storage/jobmount.h; checked again by
+     * the backend with jobmount_parse): an array, NULL or empty for none */
+    const json_t *mounts;
     int gpus;
     const char *gpu_type;  /* NULL for CPU-only */
     const int *gpu_indexes; /* where aidc assigns GPUs: the indexes to expose */

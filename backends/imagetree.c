@@ -82,7 +82,7 @@ static int make_real(int root, const char *rel, bool dir)
 
 static int mount_points(int rootfs)
 {
-    static const char *const dirs[] = {"proc", "dev", "tmp", "run", "job", "etc"};
+    static const char *const dirs[] = {"proc", "dev", "tmp", "run", "job", "etc", "data", "home"};
     static const char *const files[] = {"etc/passwd", "etc/group", "etc/hosts",
                                         "etc/resolv.conf"};
     for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++)
@@ -92,6 +92,21 @@ static int mount_points(int rootfs)
         if (make_real(rootfs, files[i], false) != 0)
             return -1;
     return 0;
+}
+
+int imagetree_mount_dir(int rootfs, const char *name)
+{
+    struct stat st;
+    if (fstatat(rootfs, name, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+        if (S_ISDIR(st.st_mode))
+            return 0;
+        errno = ENOTDIR;
+        return -1;
+    }
+    if (errno != ENOENT || (mkdirat(rootfs, name, 0755) != 0 && errno != EEXIST))
+        return -1;
+    /* made meanwhile by another job's shim, or by us: a directory either way? */
+    return fstatat(rootfs, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) ? 0 : -1;
 }
 
 long long imagetree_bytes(int at, const char *name)

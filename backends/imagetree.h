@@ -20,10 +20,18 @@ long long imagetree_bytes(int dirfd, const char *name);
 
 /*
  * Make the root file system open as rootfs safe to share (above) and give it
- * real mount points: directories proc, dev, tmp, run, job, etc and files
+ * real mount points: directories proc, dev, tmp, run, job, etc, data, home and files
  * etc/passwd, etc/group, etc/hosts, etc/resolv.conf (a link or another kind
  * of file there is replaced). 0, or -1 with errno.
  */
 int imagetree_prepare(int rootfs);
+
+/*
+ * Make sure the directory name (one component) is there in rootfs, as a
+ * mount point: made (0755) when missing - an image unpacked before aidc
+ * mounted storage spaces lacks /data - never replaced when it is something
+ * else (other jobs may run the image: -1, ENOTDIR). 0, or -1 with errno.
+ */
+int imagetree_mount_dir(int rootfs, const char *name);
 
 #endif

@@ -188,6 +188,78 @@ static void hide(struct sbuf *b, const struct jail_spec *s, bool host)
     }
 }
 
+/* Whether path is beneath top: "/top/name[/name]" without "", "." or ".." components. */
+static bool mount_path_ok(const char *path, const char *top)
+{
+    size_t n = strlen(top);
+    if (strncmp(path, top, n) != 0 || path[n] != '/')
+        return false;
+    for (const char *p = path + n; *p == '/';) {
+        size_t c = strcspn(p + 1, "/");
+        if (c == 0 || (c == 1 && p[1] == '.') || (c == 2 && p[1] == '.' && p[2] == '.'))
+            return false;
+        p += c + 1;
+    }
+    return true;
+}
+
+static const char *const space_tops[] = {"/data", "/home"};
+
+/*
+ * Which of /data and /home the storage spaces go beneath (used[]); false with
+ * err when one goes elsewhere, or where an operator's writable path is that
+ * folder itself (the spaces would be made in the host's folder).
+ */
+static bool space_tops_used(const struct jail_spec *s, bool used[2], char *err, size_t errsz)
+{
+    used[0] = used[1] = false;
+    for (size_t i = 0; i < s->nmounts; i++) {
+        bool in = false;
+        for (size_t t = 0; t < 2; t++)
+            if (mount_path_ok(s->mounts[i].path, space_tops[t]))
+                in = used[t] = true;
+        if (!in) {
+            snprintf(err, errsz, "%.100s is not where a storage space is mounted",
+                     s->mounts[i].path);
+            return false;
+        }
+    }
+    for (size_t i = 0; i < s->nwritable; i++) {
+        for (size_t t = 0; t < 2; t++) {
+            if (used[t] && strcmp(s->writable[i], space_tops[t]) == 0) {
+                snprintf(err, errsz, "options.writable_paths holds %s, where the job's storage "
+                                     "spaces are mounted", space_tops[t]);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+/*
+ * The storage spaces at their paths: a descriptor, not a path, is bound, so
+ * nothing is looked up on the host. In the host view /data and /home are
+ * folders of bwrap's root tmpfs, read-only with it at the end; an image's
+ * root is read-only already, so a tmpfs goes over its /data and /home first
+ * (tmpfs true) and is made read-only once everything beneath it is bound
+ * (tmpfs false). Writable paths beneath them stay where the operator put them.
+ */
+static void space_tmpfs(struct sbuf *b, const struct jail_spec *s, const bool used[2], bool tmpfs)
+{
+    for (size_t t = 0; s->rootfs_fd >= 0 && t < 2; t++)
+        if (used[t])
+            args2(b, tmpfs ? "--tmpfs" : "--remount-ro", space_tops[t]);
+}
+
+static bool space_binds(struct sbuf *b, struct jail *j, const struct jail_spec *s)
+{
+    bool ok = true;
+    for (size_t i = 0; i < s->nmounts; i++)
+        ok &= fd_arg(b, j, s->mounts[i].read_only ? "--ro-bind-fd" : "--bind-fd",
+                     s->mounts[i].fd, s->mounts[i].path);
+    return ok;
+}
+
 int jail_build(const struct jail_spec *s, struct jail *j, char *err, size_t errsz)
 {
     memset(j, 0, sizeof *j);
@@ -235,9 +307,18 @@ int jail_build(const struct jail_spec *s, struct jail *j, char *err, size_t errs
             ok &= fd_arg(&b, j, "--bind-fd", j->own_fd, "/var/tmp");
         }
     }
+    bool tops[2];
+    if (!space_tops_used(s, tops, err, errsz)) {
+        sbuf_free(&b);
+        jail_free(j);
+        return -1;
+    }
+    space_tmpfs(&b, s, tops, true);
     for (size_t i = 0; i < s->nwritable; i++)
         args3(&b, "--bind-try", s->writable[i], s->writable[i]);
+    ok &= space_binds(&b, j, s); /* after the writable paths: a space wins at its path */
     hide(&b, s, s->rootfs_fd < 0); /* after the binds it masks parts of */
+    space_tmpfs(&b, s, tops, false);
     const struct {
         int fd;
         const char *dest;

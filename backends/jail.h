@@ -28,11 +28,23 @@
 #include <sys/types.h>
 
 #define JAIL_BWRAP "/usr/bin/bwrap"
-#define JAIL_MAX_FDS 24
+#define JAIL_MAX_FDS 24 /* 11 of its own, 8 storage spaces (JOBMOUNT_MAX), room */
 #define JAIL_MAX_GPU_NODES 72
 /* where the job sees its directory, its script and its home */
 #define JAIL_JOB_DIR "/job"
 #define JAIL_SCRIPT "/run/aidc/job.sh"
+
+/*
+ * A storage space bound into the sandbox (storage/jobmount.h): its directory,
+ * open, at path, which must be beneath /data or /home. Those hold nothing but
+ * the spaces (and writable paths beneath them) and are read-only: folders of
+ * bwrap's root in the host view, a tmpfs over an image's.
+ */
+struct jail_mount {
+    int fd;
+    const char *path;
+    bool read_only;
+};
 
 /* Device nodes of a job's GPUs: their paths on the host and numbers. */
 struct jail_devices {
@@ -57,6 +69,8 @@ struct jail_spec {
     const char *const *writable; /* bound read-write at the same paths */
     size_t nwritable;
     long long shm_bytes;         /* size of its /dev/shm */
+    const struct jail_mount *mounts; /* its storage spaces */
+    size_t nmounts;
     char *const *env;            /* "NAME=value", NULL-terminated: the job's whole environment */
     char *const *argv;           /* what runs, NULL-terminated */
 };

@@ -99,6 +99,9 @@ char **jobenv_build(const json_t *spec, const json_t *image_env, const struct jo
     set(&e, "NVIDIA_VISIBLE_DEVICES", host.len ? cuda : "none");
     sbuf_free(&host);
     sbuf_free(&seen);
+    json_object_foreach((json_t *)p->platform, k, v)
+        if (json_is_string(v))
+            set(&e, k, json_string_value(v));
     return e.v;
 }
 

@@ -18,6 +18,8 @@ struct jobenv_paths {
     const char *home;   /* its directory */
     const char *tmp;    /* TMPDIR */
     bool sandboxed;     /* GPUs numbered from 0 (only its own are there) */
+    const json_t *platform; /* more the platform sets (an object of strings; NULL: none):
+                             * where its storage spaces are */
 };
 
 /*
@@ -28,7 +30,7 @@ struct jobenv_paths {
  * platform sets: AIDC_JOB_ID, AIDC_TENANT, AIDC_PROJECT, AIDC_USER,
  * AIDC_GPU_INDEXES (the machine's GPU indexes it holds), and
  * CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES (0..n-1 in a sandbox, where
- * only its GPUs exist; the machine's indexes unconfined).
+ * only its GPUs exist; the machine's indexes unconfined), and p->platform's.
  */
 char **jobenv_build(const json_t *spec, const json_t *image_env, const struct jobenv_paths *p);
 /* The argument vector: spec's command, or the shell running script_path (malloc'd). */

@@ -6,6 +6,7 @@
 #include "../lib/err.h"
 #include "../lib/sbuf.h"
 #include "../lib/xalloc.h"
+#include "../storage/jobmount.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -156,12 +157,25 @@ static bool int_opt(const json_t *o, const char *key, long min, long max, char *
     return true;
 }
 
+/* options.storage: {"claim": "<PersistentVolumeClaim>"}, the storage spaces in each namespace */
+static bool storage_opt(const json_t *o, char *err, size_t errsz)
+{
+    const json_t *st = json_object_get(o, "storage");
+    const char *claim = json_string_value(json_object_get(st, "claim"));
+    if (st && (!json_is_object(st) || json_object_size(st) != 1 || !claim || !dns_subdomain(claim))) {
+        snprintf(err, errsz, "options.storage must be {\"claim\": \"name\"}: the "
+                             "PersistentVolumeClaim holding the storage spaces in a job's namespace");
+        return false;
+    }
+    return true;
+}
+
 bool kubejob_check_options(json_t *o, char *err, size_t errsz)
 {
     static const char *const known[] = {
         "namespace",    "gpu_resource",  "gpu_type_label", "gpu_types",
         "priority_classes", "queue_name", "scheduler_name", "ca_file",
-        "timeout_seconds", "page_size",  "max_time_limit_minutes", NULL};
+        "timeout_seconds", "page_size",  "max_time_limit_minutes", "storage", NULL};
     const char *key;
     json_t *v;
     json_object_foreach(o, key, v) {
@@ -194,7 +208,8 @@ bool kubejob_check_options(json_t *o, char *err, size_t errsz)
                    errsz) &&
            int_opt(o, "timeout_seconds", 1, 300, err, errsz) &&
            int_opt(o, "page_size", 1, 5000, err, errsz) &&
-           int_opt(o, "max_time_limit_minutes", 1, 525600, err, errsz);
+           int_opt(o, "max_time_limit_minutes", 1, 525600, err, errsz) &&
+           storage_opt(o, err, errsz);
 }
 
 bool kubejob_namespace(const json_t *o, const char *tenant, const char *project, char *out,
@@ -296,6 +311,45 @@ static json_t *resources(const json_t *o, const struct backend_job *job)
     return json_pack("{s:O, s:o}", "requests", r, "limits", r);
 }
 
+#define STORAGE_VOLUME "aidc-storage"
+
+/*
+ * The job's storage spaces (storage/jobmount.h) into container and pod: one
+ * volume of options.storage.claim, each space a volumeMount of its subPath
+ * (<tenant>/<kind dir>/<name>) at its fixed path, datasets read-only, and
+ * the variables that say where. false with err when the job cannot have them.
+ */
+static bool mount_spaces(const json_t *o, const struct backend_job *job, json_t *container,
+                         json_t *pod, char *err, size_t errsz)
+{
+    struct jobmount m[JOBMOUNT_MAX];
+    int n = jobmount_parse(job->mounts, job->tenant, job->project, job->user, m, err, errsz);
+    const char *claim =
+        json_string_value(json_object_get(json_object_get(o, "storage"), "claim"));
+    if (n > 0 && !claim)
+        snprintf(err, errsz, "the job mounts storage spaces, but this Kubernetes cluster has no "
+                             "options.storage.claim (the PersistentVolumeClaim holding them)");
+    if (n <= 0 || !claim)
+        return n == 0;
+    json_t *mounts = json_array(), *env = json_object();
+    for (int i = 0; i < n; i++)
+        json_array_append_new(mounts, json_pack("{s:s, s:s, s:s, s:b}", "name", STORAGE_VOLUME,
+                                                "mountPath", m[i].target, "subPath", m[i].rel,
+                                                "readOnly", m[i].read_only));
+    json_object_set_new(container, "volumeMounts", mounts);
+    jobmount_env(m, (size_t)n, NULL, env);
+    const char *k;
+    json_t *v;
+    json_object_foreach(env, k, v)
+        json_array_append_new(json_object_get(container, "env"),
+                              json_pack("{s:s, s:O}", "name", k, "value", v));
+    json_decref(env);
+    json_object_set_new(pod, "volumes",
+                        json_pack("[{s:s, s:{s:s}}]", "name", STORAGE_VOLUME,
+                                  "persistentVolumeClaim", "claimName", claim));
+    return true;
+}
+
 json_t *kubejob_build(const json_t *o, const struct backend_job *job, const char *ns, char *err,
                       size_t errsz)
 {
@@ -328,6 +382,10 @@ json_t *kubejob_build(const json_t *o, const struct backend_job *job, const char
                             "terminationGracePeriodSeconds", job->grace_seconds,
                             "automountServiceAccountToken", 0, "enableServiceLinks", 0,
                             "containers", container);
+    if (!mount_spaces(o, job, container, pod, err, errsz)) {
+        json_decref(pod);
+        return NULL;
+    }
     const char *gpu_type = job->gpus > 0 ? job->gpu_type : NULL;
     if (gpu_type) {
         const char *value =

@@ -12,6 +12,7 @@
 #include "localopts.h"
 #include "shim.h"
 #include "slirp.h"
+#include "../storage/jobmount.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -238,9 +239,34 @@ static int write_auth(int ctl, const struct backend_job *job, char *err, size_t 
     return e;
 }
 
+/*
+ * job.json's "storage" (new reference; NULL when the job mounts nothing): the
+ * storage root of this host, the owner new spaces get (the tenant's,
+ * storage/space.h) and the mounts, checked here first. NULL with *rc and err
+ * when the job cannot mount them.
+ */
+static json_t *storage_spec(const struct backend_cluster *c, const struct backend_job *job,
+                            int *rc, char *err, size_t errsz)
+{
+    struct jobmount m[JOBMOUNT_MAX];
+    int n = jobmount_parse(job->mounts, job->tenant, job->project, job->user, m, err, errsz);
+    *rc = 0;
+    if (n == 0)
+        return NULL;
+    if (n < 0 || !c->storage_root) {
+        if (n > 0)
+            snprintf(err, errsz, "this aidcd has no storage root for the job's mounts");
+        *rc = AIDC_EINVAL;
+        return NULL;
+    }
+    struct space_owner own = space_owner_of(c->storage_uid_first, job->tenant_number);
+    return json_pack("{s:s, s:I, s:I, s:O}", "root", c->storage_root, "uid", (json_int_t)own.uid,
+                     "gid", (json_int_t)own.gid, "mounts", job->mounts);
+}
+
 /* What the shim runs: job.json (new reference). */
 static json_t *job_spec(const struct backend_cluster *c, const struct backend_job *job,
-                        long long uid)
+                        long long uid, json_t *storage)
 {
     json_t *idx = json_array(), *image = json_null();
     for (size_t i = 0; i < job->ngpu_indexes; i++)
@@ -251,13 +277,13 @@ static json_t *job_spec(const struct backend_cluster *c, const struct backend_jo
                           "tls_verify", !(reg && strncmp(reg, "http://", 7) == 0));
     }
     return json_pack("{s:s, s:s, s:s, s:s, s:O?, s:s?, s:O, s:o, s:i, s:i, s:i, s:i, s:I, s:o, "
-                     "s:o}",
+                     "s:o, s:o*}",
                      "job_id", job->id, "tenant", job->tenant, "project", job->project, "user",
                      job->user, "command", job->command, "script", job->script, "env", job->env,
                      "gpu_indexes", idx, "time_limit_seconds", job->time_limit_minutes * 60,
                      "grace_seconds", job->grace_seconds, "cpus", job->cpus, "memory_gib",
                      job->memory_gib, "uid", (json_int_t)uid, "image", image, "sandbox",
-                     localopts_sandbox(c));
+                     localopts_sandbox(c), "storage", storage);
 }
 
 /*
@@ -286,9 +312,14 @@ static json_t *spec_in(const struct backend_cluster *c, int ctl, const struct ba
         *rc = AIDC_EINVAL;
         return NULL;
     }
+    json_t *storage = storage_spec(c, job, rc, err, errsz);
+    if (*rc)
+        return NULL;
     /* an unconfined job pulls nothing (and its uid could read the file) */
     *rc = localopts_unconfined(c->options) ? 0 : write_auth(ctl, job, err, errsz);
-    spec = *rc ? NULL : job_spec(c, job, uid);
+    spec = *rc ? NULL : job_spec(c, job, uid, storage);
+    if (*rc)
+        json_decref(storage);
     text = spec ? json_dumps(spec, JSON_COMPACT) : NULL;
     if (!*rc && (!text || fsat_write_atomic(ctl, "job.json", text, strlen(text), 0600) != 0)) {
         snprintf(err, errsz, "cannot write the job's job.json");

@@ -237,6 +237,10 @@ json_t *localopts_sandbox(const struct backend_cluster *c)
     for (size_t i = 0; i < n; i++)
         json_array_append_new(hidden, json_string(own[i]));
     json_array_append_new(hidden, json_string("/etc/aidc"));
+    /* the storage spaces: a job sees its own at their fixed paths, never the tree they are
+     * in, though an operator's writable path, or /opt, hold it */
+    if (c->storage_root)
+        json_array_append_new(hidden, json_string(c->storage_root));
     add_paths(hidden, o, "hidden_paths");
     add_paths(writable, o, "writable_paths");
     char parent[512], host[256] = "job";

@@ -6,6 +6,7 @@
 #include "../lib/xalloc.h"
 #include "jobenv.h"
 #include "../lib/rmtree.h"
+#include "shimmount.h"
 #include "shimrun.h"
 
 #include <errno.h>
@@ -123,8 +124,25 @@ static void run_unconfined(struct shim_run *r)
         return;
     }
     close(tmp);
+    /* its storage spaces, checked as a sandboxed job's are, then named by their host paths
+     * (its uid reaches its tenant's folders and nobody else's) */
+    struct shimmount spaces;
+    char why[512];
+    if (shimmount_open(r->spec, r->drop, r->uid, r->gid, &spaces, why, sizeof why) != 0) {
+        close(work);
+        shim_fail(r, why);
+        return;
+    }
+    json_t *spaces_env = shimmount_env(&spaces, false, why, sizeof why);
+    shimmount_close(&spaces);
+    if (!spaces_env) {
+        close(work);
+        shim_fail(r, why);
+        return;
+    }
     char *home = xasprintf("%s/work", cwd), *tmpdir = xasprintf("%s/tmp", cwd);
-    struct jobenv_paths p = {.home = home, .tmp = tmpdir, .sandboxed = false};
+    struct jobenv_paths p = {.home = home, .tmp = tmpdir, .sandboxed = false,
+                             .platform = spaces_env};
     char **env = jobenv_build(r->spec, NULL, &p), **argv = NULL;
     const char *script = json_string_value(json_object_get(r->spec, "script"));
     if (script && fsat_write_atomic(r->dfd, "script.sh", script, strlen(script), 0644) != 0) {
@@ -166,6 +184,7 @@ out:
     close(work);
     jobenv_free(env);
     jobenv_free(argv);
+    json_decref(spaces_env);
     free(home);
     free(tmpdir);
 }

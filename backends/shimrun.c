@@ -4,8 +4,10 @@
 #include "../lib/fsat.h"
 #include "../lib/xalloc.h"
 #include "imagecache.h"
+#include "imagetree.h"
 #include "jail.h"
 #include "jobenv.h"
+#include "shimmount.h"
 #include "slirp.h"
 
 #include <errno.h>
@@ -36,6 +38,9 @@ struct launch {
     struct slirp net;
     char **env, **argv;
     const char *hidden[MAX_PATHS], *writable[MAX_PATHS];
+    struct shimmount spaces;               /* its storage spaces */
+    struct jail_mount mounts[JOBMOUNT_MAX]; /* ... as the sandbox binds them */
+    json_t *spaces_env;
 };
 
 static const json_t *sandbox(const struct shim_run *r)
@@ -223,6 +228,30 @@ static void status_read(int fd, char *buf, size_t bufsz, size_t *len, int timeou
     }
 }
 
+/*
+ * The job's storage spaces, open, and where the sandbox binds them (an
+ * image's root gets its /data and /home mount points if it lacks them).
+ * 0, or -1 with err.
+ */
+static int spaces(struct shim_run *r, struct launch *l, char *err, size_t errsz)
+{
+    if (shimmount_open(r->spec, r->drop, r->uid, r->gid, &l->spaces, err, errsz) != 0)
+        return -1;
+    for (size_t i = 0; i < l->spaces.n; i++) {
+        const char *top = l->spaces.m[i].space.kind == SPACE_HOME ? "home" : "data";
+        if (l->has_image && imagetree_mount_dir(l->image.rootfs_fd, top) != 0) {
+            snprintf(err, errsz, "the image has no directory /%s to mount storage spaces in: %s",
+                     top, strerror(errno));
+            return -1;
+        }
+        l->mounts[i] = (struct jail_mount){.fd = l->spaces.fd[i],
+                                           .path = l->spaces.m[i].target,
+                                           .read_only = l->spaces.m[i].read_only};
+    }
+    l->spaces_env = shimmount_env(&l->spaces, true, err, errsz);
+    return 0;
+}
+
 /* The job's environment, argument vector and sandbox; 0 or -1 with err. */
 static int prepare(struct shim_run *r, struct launch *l, struct jail_devices *dev, char *err,
                    size_t errsz)
@@ -245,9 +274,10 @@ static int prepare(struct shim_run *r, struct launch *l, struct jail_devices *de
         if (n < 64)
             idx[n++] = (int)json_integer_value(v);
     if (jail_devices_find(sopt(r, "device_dir", "/dev"), idx, n, dev, err, errsz) != 0 ||
-        limits(r, l, dev, err, errsz) != 0)
+        spaces(r, l, err, errsz) != 0 || limits(r, l, dev, err, errsz) != 0)
         return -1;
-    struct jobenv_paths p = {.home = JAIL_JOB_DIR, .tmp = "/tmp", .sandboxed = true};
+    struct jobenv_paths p = {.home = JAIL_JOB_DIR, .tmp = "/tmp", .sandboxed = true,
+                             .platform = l->spaces_env};
     l->env = jobenv_build(r->spec, l->has_image ? l->image.env : NULL, &p);
     l->argv = jobenv_argv(r->spec, JAIL_SCRIPT);
     /* the job waits on block until the shim marked it started (and, outbound, connected
@@ -265,6 +295,7 @@ static int prepare(struct shim_run *r, struct launch *l, struct jail_devices *de
         .hidden = l->hidden, .nhidden = paths(r, "hidden", l->hidden),
         .writable = l->writable, .nwritable = paths(r, "writable", l->writable),
         .shm_bytes = iopt(r->spec, "memory_gib", 4) << 30,
+        .mounts = l->mounts, .nmounts = l->spaces.n,
         .env = l->env, .argv = l->argv,
     };
     return jail_build(&js, &l->jail, err, errsz);
@@ -293,6 +324,9 @@ static void release(struct launch *l)
     jobenv_free(l->env);
     jobenv_free(l->argv);
     l->env = l->argv = NULL;
+    shimmount_close(&l->spaces);
+    json_decref(l->spaces_env);
+    l->spaces_env = NULL;
 }
 
 /* The last line the job's stderr got (bwrap's words when the sandbox failed). */

@@ -11,6 +11,7 @@
 #include "../lib/xalloc.h"
 #include "slurmnode.h"
 #include "slurmrest.h"
+#include "../storage/jobmount.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -86,13 +87,27 @@ static bool map_option(json_t *o, const char *key, const char *const *keys, char
     return true;
 }
 
+/* options.storage: {"root": "/path"}, where the storage spaces are on the nodes */
+static bool storage_option(const json_t *o, char *err, size_t errsz)
+{
+    const json_t *st = json_object_get(o, "storage");
+    const char *root = json_string_value(json_object_get(st, "root"));
+    if (st && (!json_is_object(st) || json_object_size(st) != 1 || !root || root[0] != '/' ||
+               strlen(root) > 512 || strchr(root, '%'))) {
+        snprintf(err, errsz, "options.storage must be {\"root\": \"/path\"}: the absolute path "
+                             "(at most 512 bytes, without %%) of the storage spaces on the nodes");
+        return false;
+    }
+    return true;
+}
+
 static bool check_options(json_t *o, char *err, size_t errsz)
 {
     static const char *const known[] = {"user_name", "api_version", "partition",
                                         "preemptible_partition", "partitions", "accounts",
                                         "workdir", "container", "max_time_limit_minutes",
                                         "timeout_seconds", "drain_command", "resume_command",
-                                        NULL};
+                                        "storage", NULL};
     static const char *const prios[] = {"high", "normal", "low", NULL};
     const char *key;
     json_t *v;
@@ -141,7 +156,7 @@ static bool check_options(json_t *o, char *err, size_t errsz)
         snprintf(err, errsz, "options.max_time_limit_minutes must be an integer from 1 to 525600");
         return false;
     }
-    return slurmnode_check_options(o, err, errsz) &&
+    return slurmnode_check_options(o, err, errsz) && storage_option(o, err, errsz) &&
            string_option(o, "user_name", NULL, err, errsz) &&
            string_option(o, "api_version", DEFAULT_API, err, errsz) &&
            string_option(o, "partition", NULL, err, errsz) &&
@@ -396,17 +411,43 @@ static const char *partition_for(const struct backend_job *job, const json_t *o,
     return p ? p : json_string_value(json_object_get(o, "partition"));
 }
 
-json_t *slurm_submit_body(const struct backend_job *job, const json_t *options, char *err,
-                          size_t errsz)
+/*
+ * The job's storage spaces (storage/jobmount.h) on the nodes: nothing is
+ * mounted, the job is told where they are on the shared file system, beneath
+ * options.storage.root (else root: aidcd's own, the same file system mounted
+ * at the same path), into env; cwd receives the project's space when it is
+ * mounted. false with err when the job cannot have them here.
+ */
+static bool storage_env(const struct backend_job *job, const json_t *options, const char *root,
+                        json_t *env, char *cwd, size_t cwdsz, char *err, size_t errsz)
 {
-    char *script = batch_script(job, opt(options, "container", "none"), err, errsz);
-    if (!script)
-        return NULL;
+    struct jobmount m[JOBMOUNT_MAX];
+    int n = jobmount_parse(job->mounts, job->tenant, job->project, job->user, m, err, errsz);
+    const char *own = json_string_value(json_object_get(json_object_get(options, "storage"), "root"));
+    root = own ? own : root;
+    if (n > 0 && !root)
+        snprintf(err, errsz, "the job mounts storage spaces, but this Slurm cluster has no "
+                             "options.storage.root");
+    return n == 0 || (n > 0 && root && jobmount_host(m, (size_t)n, root, env, cwd, cwdsz, err, errsz));
+}
+
+json_t *slurm_submit_body(const struct backend_job *job, const json_t *options,
+                          const char *storage_root, char *err, size_t errsz)
+{
     const char *wd = opt(options, "workdir", DEFAULT_WORKDIR);
+    char cwd[4096 + JOBMOUNT_REL_MAX];
+    snprintf(cwd, sizeof cwd, "%s", wd);
     json_t *env = job->env ? json_deep_copy(job->env) : NULL;
     if (!json_is_object(env)) {
         json_decref(env);
         env = json_object();
+    }
+    char *script = storage_env(job, options, storage_root, env, cwd, sizeof cwd, err, errsz)
+                       ? batch_script(job, opt(options, "container", "none"), err, errsz)
+                       : NULL;
+    if (!script) {
+        json_decref(env);
+        return NULL;
     }
     /* slurmrestd wants a non-empty environment, and the job gets nothing else */
     if (!json_object_get(env, "PATH"))
@@ -418,7 +459,7 @@ json_t *slurm_submit_body(const struct backend_job *job, const json_t *options, 
     char *comment = xasprintf("aidc %s %s/%s %s", job->id, job->tenant, job->project, job->user);
     json_t *j = json_pack("{s:s, s:s, s:i, s:s, s:s, s:s, s:o, s:i, s:i, s:i, s:b}", "name",
                           job->id, "comment", comment, "time_limit", job->time_limit_minutes,
-                          "current_working_directory", wd, "standard_output", out,
+                          "current_working_directory", cwd, "standard_output", out,
                           "standard_error", errf, "environment", env, "cpus_per_task", job->cpus,
                           "memory_per_node", job->memory_gib * 1024, "minimum_nodes", job->nodes,
                           "requeue", job->preemptible);
@@ -524,7 +565,7 @@ static int submit(const struct backend_cluster *c, const struct backend_job *job
         if (call)
             call->status = 0; /* the status recorded is the submit's own */
     }
-    json_t *body = slurm_submit_body(job, c->options, err, errsz);
+    json_t *body = slurm_submit_body(job, c->options, c->storage_root, err, errsz);
     if (!body)
         return AIDC_EINVAL;
     struct slurmrest_answer a;

@@ -39,10 +39,11 @@ bool slurm_node_usable(const json_t *node);
 const json_t *slurm_find_run(const json_t *jobs, const char *run_key, const char *user);
 /*
  * The body of POST job/submit for job on a cluster with options (checked);
- * NULL with err when the job cannot go there (an image without a container
- * mode). New reference.
+ * storage_root the storage spaces' root where options.storage.root is not
+ * set (aidcd's own; NULL: none). NULL with err when the job cannot go there
+ * (an image without a container mode, mounts it cannot have). New reference.
  */
-json_t *slurm_submit_body(const struct backend_job *job, const json_t *options, char *err,
-                          size_t errsz);
+json_t *slurm_submit_body(const struct backend_job *job, const json_t *options,
+                          const char *storage_root, char *err, size_t errsz);
 
 #endif

@@ -23,7 +23,7 @@
     " j.image, j.image_digest, j.command, j.script, j.env, j.submitted_at, j.admitted_at, j.started_at,"          \
     " j.finished_at, j.exit_code, j.preemption_count,"                                            \
     " CASE WHEN j.state = 'queued' THEN " POS " END AS queue_position,"                           \
-    " j.estimated_start, j.stop_requested, to_json(j.gpu_indexes) AS gpu_indexes"
+    " j.estimated_start, j.stop_requested, to_json(j.gpu_indexes) AS gpu_indexes, j.mounts"
 #define JOB_COLS JOB_COLS_AT("aidc_queue_position(j.id)")
 
 static const struct db_stmt st_insert = {
@@ -33,19 +33,19 @@ static const struct db_stmt st_insert = {
     " j AS (INSERT INTO jobs (tenant_id, project_id, user_id, username, name, priority,"
     "         requested_cluster, gpus, gpu_type, cpus, memory_gib, nodes, time_limit_minutes,"
     "         image, command, script, env, reason, image_id, image_digest, image_ref,"
-    "         image_tagged)"
+    "         image_tagged, mounts)"
     "       SELECT $1::uuid, p.id, $3::uuid, $4, $5, $6, $7::uuid, $8::int, $9, $10::int,"
     "         $11::int, $12::int, $13::int, $14, $15::jsonb, $16, $17::jsonb, 'submitted',"
-    "         $18::uuid, $19, $20, $21 FROM p"
+    "         $18::uuid, $19, $20, $21, $22::jsonb FROM p"
     "       RETURNING *),"
     " e AS (INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason)"
     "       SELECT id, tenant_id, NULL, 'queued', 'submitted' FROM j RETURNING 1),"
     " n AS (SELECT pg_notify('aidc_jobs', 'submit'))"
     /* the new row is not visible to the statement that inserts it */
     " SELECT " JOB_COLS_AT("aidc_queue_position_at(j.gpu_type, j.queue_rank, j.submitted_at,"
-                           " j.id)") " FROM j JOIN tenants t ON t.id = j.tenant_id"
-    " JOIN projects p ON p.id = j.project_id, n",
-    21};
+                           " j.id)") ", t.number AS _tenant_number"
+    " FROM j JOIN tenants t ON t.id = j.tenant_id JOIN projects p ON p.id = j.project_id, n",
+    22};
 static const struct db_stmt st_get = {
     "job_get",
     "SELECT " JOB_COLS " FROM jobs j JOIN tenants t ON t.id = j.tenant_id"
@@ -111,7 +111,8 @@ static const struct db_stmt st_active = {
 const struct db_stmt *const db_jobs_stmts[] = {&st_insert, &st_get,       &st_list,   &st_events,
                                                &st_cancel, &st_placement, &st_active, NULL};
 
-int db_job_insert(struct db *db, const struct db_job_new *j, json_t **out)
+int db_job_insert(struct db *db, const struct db_job_new *j, json_t **out,
+                  long long *tenant_number)
 {
     char gpus[16], cpus[16], mem[16], nodes[16], tl[16];
     snprintf(gpus, sizeof gpus, "%d", j->gpus);
@@ -119,13 +120,25 @@ int db_job_insert(struct db *db, const struct db_job_new *j, json_t **out)
     snprintf(mem, sizeof mem, "%d", j->memory_gib);
     snprintf(nodes, sizeof nodes, "%d", j->nodes);
     snprintf(tl, sizeof tl, "%d", j->time_limit_minutes);
-    const char *p[21] = {j->tenant_id,  j->project_slug, j->user_id,     j->username,
+    const char *p[22] = {j->tenant_id,  j->project_slug, j->user_id,     j->username,
                          j->name,       j->priority,     j->requested_cluster, gpus,
                          j->gpu_type,   cpus,            mem,            nodes,
                          tl,            j->image,        j->command_json, j->script,
                          j->env_json,   j->image_id,     j->image_digest, j->image_ref,
-                         j->image_tagged};
-    return rowjson_query_one(db, &st_insert, p, out);
+                         j->image_tagged, j->mounts_json ? j->mounts_json : "[]"};
+    int e;
+    PGresult *r = db_query(db, &st_insert, p, &e);
+    if (!r)
+        return e;
+    if (PQntuples(r) == 0) {
+        PQclear(r);
+        return AIDC_ENOTFOUND;
+    }
+    const char *number = rowjson_get(r, 0, "_tenant_number");
+    *tenant_number = number ? strtoll(number, NULL, 10) : -1;
+    *out = rowjson_object(r, 0);
+    PQclear(r);
+    return *out ? 0 : AIDC_EINTERNAL;
 }
 
 int db_job_get(struct db *db, const char *tenant_id, const char *id, json_t **out)

@@ -18,14 +18,17 @@ struct db_job_new {
     const char *gpu_type, *image, *command_json, *script, *env_json;
     /* the image resolved at submission (NULL: the job names none) */
     const char *image_id, *image_digest, *image_ref, *image_tagged;
+    const char *mounts_json; /* the storage spaces it mounts (a JSON array; NULL: none) */
     int gpus, cpus, memory_gib, nodes, time_limit_minutes;
 };
 
 /*
  * Insert a queued job, its "submitted" event, and wake the admission
- * worker. AIDC_ENOTFOUND when the project does not exist in the tenant.
+ * worker; *tenant_number receives the tenant's number (who owns its files).
+ * AIDC_ENOTFOUND when the project does not exist in the tenant.
  */
-int db_job_insert(struct db *db, const struct db_job_new *j, json_t **out);
+int db_job_insert(struct db *db, const struct db_job_new *j, json_t **out,
+                  long long *tenant_number);
 /* The job id of tenant_id, with queue_position for queued jobs. */
 int db_job_get(struct db *db, const char *tenant_id, const char *id, json_t **out);
 /*

@@ -121,7 +121,7 @@ static const struct db_stmt st_claim = {
     "  j.preemptible, j.gpu_indexes::text, cl.id, cl.name, cl.kind, cl.endpoint,"
     "  cl.credentials_ref, cl.options::text, j.priority,"
     "  floor(extract(epoch FROM coalesce(j.admitted_at, now())))::bigint, j.image_digest,"
-    "  j.image_tagged, t.number, reg.url, reg.credentials_ref"
+    "  j.image_tagged, t.number, reg.url, reg.credentials_ref, j.mounts::text"
     " FROM u JOIN jobs j ON j.id = u.job_id JOIN tenants t ON t.id = j.tenant_id"
     " JOIN projects p ON p.id = j.project_id JOIN clusters cl ON cl.id = u.cluster_id"
     " LEFT JOIN images i ON i.id = j.image_id LEFT JOIN registries reg ON reg.id = i.registry_id"
@@ -164,7 +164,8 @@ enum {
     C_IMAGE_TAGGED,
     C_TENANT_NUMBER,
     C_REGISTRY_URL,
-    C_REGISTRY_CRED
+    C_REGISTRY_CRED,
+    C_MOUNTS
 };
 static const struct db_stmt st_done = {
     "outbox_done", "UPDATE outbox SET delivered_at = now(), last_error = NULL WHERE id = $1::bigint",
@@ -463,6 +464,7 @@ static void read_claim(struct rowreader *rd, void *row)
     j->tenant_number = rowreader_ll(rd, C_TENANT_NUMBER);
     j->registry_url = rowreader_text(rd, C_REGISTRY_URL);
     j->registry_credentials_ref = rowreader_text(rd, C_REGISTRY_CRED);
+    j->mounts = rowreader_text0(rd, C_MOUNTS);
 }
 
 int db_outbox_claim(struct db *db, int limit, int lease_seconds, struct db_outbox_jobs *out)

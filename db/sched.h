@@ -91,6 +91,7 @@ struct db_outbox_job {
     const char *image_digest, *image_tagged; /* NULL: not known */
     long long tenant_number;
     const char *registry_url, *registry_credentials_ref; /* the image's registry, or NULL */
+    const char *mounts; /* the storage spaces it mounts: JSON array text ("[]": none) */
 };
 
 struct db_strings;

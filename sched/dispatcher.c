@@ -122,6 +122,7 @@ static int submit(const struct config *cfg, const struct backend_ops *ops,
 {
     json_t *command = j->command ? json_loads(j->command, 0, NULL) : NULL;
     json_t *env = json_loads(j->env, 0, NULL);
+    json_t *mounts = j->mounts ? json_loads(j->mounts, 0, NULL) : NULL;
     int idx[64];
     size_t nidx = j->ngpu_indexes < 64 ? j->ngpu_indexes : 64;
     if (nidx)
@@ -141,6 +142,7 @@ static int submit(const struct config *cfg, const struct backend_ops *ops,
         .command = command,
         .script = j->script,
         .env = env ? env : json_object(),
+        .mounts = mounts,
         .gpus = j->gpus,
         .gpu_type = j->gpu_type,
         .gpu_indexes = idx,
@@ -160,6 +162,7 @@ static int submit(const struct config *cfg, const struct backend_ops *ops,
     int e = ops->submit(cl, &job, backend_id, idsz, call, err, errsz);
     callstats_done(t0, cl->name, "submit", e == 0);
     json_decref(command);
+    json_decref(mounts);
     if (!env)
         json_decref((json_t *)job.env);
     json_decref(env);
@@ -288,6 +291,8 @@ void dispatcher_cluster_row(struct backend_cluster *cl, const struct db_outbox_c
         .options = options ? options : json_object(),
         .data_dir = cfg->data_dir,
         .self_exe = cfg->self_exe,
+        .storage_root = cfg->storage_root,
+        .storage_uid_first = cfg->storage_uid_first,
     };
 }
 

@@ -66,6 +66,7 @@ static enum problem type_problem(enum vtype t)
     case V_INT: return PROBLEM_V_TYPE_INTEGER;
     case V_STRING_ARRAY: return PROBLEM_V_TYPE_STRINGS;
     case V_OBJECT: return PROBLEM_V_TYPE_OBJECT;
+    case V_ANY: break;
     }
     return PROBLEM_V_INVALID;
 }
@@ -148,6 +149,8 @@ static bool check_field(const struct vfield *f, const json_t *v, struct resp *rs
     case V_OBJECT:
         if (!json_is_object(v))
             break;
+        return true;
+    case V_ANY:
         return true;
     }
     api_field_problem(rs, f->name, type_problem(f->type), NULL);

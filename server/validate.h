@@ -24,7 +24,8 @@ bool validate_email(const char *s);
 /* Number of UTF-8 characters of a valid UTF-8 string. */
 size_t validate_utf8_len(const char *s);
 
-enum vtype { V_STRING, V_BOOL, V_INT, V_STRING_ARRAY, V_OBJECT };
+/* V_ANY: any JSON value, checked by the caller (a field whose shape needs more than a table) */
+enum vtype { V_STRING, V_BOOL, V_INT, V_STRING_ARRAY, V_OBJECT, V_ANY };
 
 enum vflag {
     V_REQUIRED = 1u << 0,

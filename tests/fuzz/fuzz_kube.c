@@ -100,6 +100,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             job.priority = "high";
             job.preemptible = true;
             json_decref(kubejob_build(o, &job, ns, err, sizeof err));
+            json_t *mounts = fuzz_mounts(); /* options.storage's volumes */
+            job.mounts = mounts;
+            json_decref(kubejob_build(o, &job, ns, err, sizeof err));
+            json_decref(mounts);
             json_decref(cmd);
             json_decref(env);
         }

@@ -78,10 +78,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (o && backend_slurm.check_options(o, err, sizeof err)) {
             json_t *cmd, *env;
             struct backend_job bj = fuzz_job(&cmd, &env);
-            json_decref(slurm_submit_body(&bj, o, err, sizeof err));
+            json_decref(slurm_submit_body(&bj, o, NULL, err, sizeof err));
             bj.command = NULL;
             bj.script = "#!/bin/sh\necho hi\n";
-            json_decref(slurm_submit_body(&bj, o, err, sizeof err));
+            json_decref(slurm_submit_body(&bj, o, NULL, err, sizeof err));
+            json_t *mounts = fuzz_mounts(); /* options.storage.root's paths */
+            bj.mounts = mounts;
+            json_decref(slurm_submit_body(&bj, o, "/srv/aidc", err, sizeof err));
+            json_decref(slurm_submit_body(&bj, o, NULL, err, sizeof err));
+            json_decref(mounts);
             json_decref(cmd);
             json_decref(env);
         }

@@ -20,4 +20,11 @@ static inline struct backend_job fuzz_job(json_t **cmd, json_t **env)
         .time_limit_minutes = 60, .grace_seconds = 30, .priority = "normal"};
 }
 
+/* Mounts of every kind (json_decref after use). */
+static inline json_t *fuzz_mounts(void)
+{
+    return json_pack("[{s:s}, {s:s}, {s:s, s:s}]", "space", "project", "space", "home", "space",
+                     "dataset", "name", "imagenet");
+}
+
 #endif

@@ -14,6 +14,8 @@
 #define PROBE "probe() { if sh -c \"$2\" >/dev/null 2>&1; then echo \"$1 yes\"; " \
               "else echo \"$1 no\"; fi; }\n"
 
+#include "tests/http/sandbox_mounts.h" /* uses PROBE */
+
 /* ---- 1. logs: links and FIFOs ---------------------------------------------------- */
 
 struct sb_get {
@@ -488,6 +490,15 @@ START_TEST(a_job_runs_in_its_image)
     ck_assert_msg(strstr(out, fmt("uid %ld env busybox\n", sb_uid_of("phys"))), "%s", out);
     free(out);
     ck_assert_int_eq(sb_cache_entries(), 1);
+    /* storage spaces in an image: a root unpacked before aidc mounted them gets its /data */
+    ck_assert_int_eq(rmdir(fmt("%s/images/%s/rootfs/data", harness_srv.data_dir, digest + 7)), 0);
+    out = sb_run(pia, "phys", "lab", "echo img > /data/project/img.txt && cat /data/project/img.txt\n"
+                                     "echo $(ls /home)\n",
+                 json_pack("{s:s, s:[{s:s}, {s:s}]}", "image", fmt("%s/%s:v1", host, repo), "mounts",
+                           "space", "project", "space", "home"),
+                 "succeeded");
+    ck_assert_str_eq(out, "img\npia\n");
+    free(out);
     /* the cache is closed to this machine's other users: the jobs' group passes (root),
      * or aidcd's user alone; nothing in it is setuid */
     ck_assert_int_eq(stat(fmt("%s/images", harness_srv.data_dir), &st), 0);
@@ -634,6 +645,7 @@ static Suite *sb_suite(void)
     tcase_add_test(tc, outbound_network_never_reaches_the_host_loopback);
     tcase_add_test(tc, a_job_runs_in_its_image);
     tcase_add_test(tc, no_sandbox_means_no_job_and_unconfined_is_loud);
+    sbm_add(tc); /* storage spaces (sandbox_mounts.h) */
     suite_add_tcase(s, tc);
     return s;
 }

@@ -53,6 +53,7 @@
 #define SANDBOX_RUN_AS 0 /* aidcd as this program: root */
 #endif
 #define SB_UID_FIRST 3100000 /* the cluster's uid_range (root) */
+#define SB_UID_FIRST_TEXT "3100000"
 
 static char *ann, *pia;         /* members of chem and phys */
 static char sb_dev[340];        /* the fake GPU device nodes */
@@ -328,7 +329,11 @@ static void sb_setup(void)
         sb_tun_mode = tun.st_mode & 07777;
     if (SANDBOX_RUN_AS)
         sb_delegate_cgroup();
-    harness_setup(SANDBOX_RUN_AS ? "sandboxuser" : "sandbox", jobs_fast_env);
+    /* the tenants' files belong to the uids their jobs run as (docs/storage.md) */
+    static const char *const env[] = {"AIDC_SYNC_INTERVAL_MS=100", "AIDC_ADMISSION_INTERVAL_MS=200",
+                                      "AIDC_PREEMPT_GRACE_SECONDS=1",
+                                      "AIDC_STORAGE_UID_FIRST=" SB_UID_FIRST_TEXT, NULL};
+    harness_setup(SANDBOX_RUN_AS ? "sandboxuser" : "sandbox", env);
     const char *shared = jobs_shared_dir();
     snprintf(sb_dev, sizeof sb_dev, "%s/dev", shared);
     snprintf(sb_protected, sizeof sb_protected, "%s/protected", shared);

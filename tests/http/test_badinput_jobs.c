@@ -7,7 +7,8 @@
  * JSON object (400); bad list filters and cursors, ids that are not UUIDs
  * (400, like DELETE /tokens/{id}) or that name no job of the tenant (404),
  * bad log parameters. The limits are inclusive: a submission at every
- * maximum is accepted. Quotas and clusters: test_badinput_quotas.c.
+ * maximum is accepted. Quotas and clusters: test_badinput_quotas.c; storage
+ * mounts: test_badinput_mounts.c.
  *
  * Most checks are "soft" (tests/support/soft.h): every discrepancy is printed
  * to stderr (prefixed DISCREPANCY) with the request and the answer, and the

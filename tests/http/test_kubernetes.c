@@ -14,6 +14,8 @@
  *   (deleted, requeued, run again as a new Job);
  * - listing in pages (options.page_size 2) follows every page;
  * - a namespace that does not exist fails the job at once, naming it;
+ * - mounts: one volume of options.storage.claim and a volumeMount per space
+ *   (its subPath, datasets read-only); without a claim the job fails, saying so;
  * - a wrong token makes the cluster unhealthy with a 401.
  * The API server stopped and started again, and aidcd's crash between the
  * API server's accept and its own commit, are test_kubernetes_outage.c's.
@@ -43,6 +45,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 static char ta[40], tb[40], tc_[40];    /* tenants: main, borrower, without a namespace */
@@ -447,6 +450,79 @@ START_TEST(a_missing_namespace_fails_the_job_at_once)
 }
 END_TEST
 
+/* The body of a job of ann with mounts (JSON text). */
+static char *mounted_body(const char *name, const char *mounts)
+{
+    json_t *b = json_loads(kubetest_job_body("lab", name, 1, 10), 0, NULL);
+    ck_assert_ptr_nonnull(b);
+    json_object_set_new(b, "mounts", json_loads(mounts, 0, NULL));
+    char *text = json_dumps(b, JSON_COMPACT);
+    json_decref(b);
+    return text;
+}
+
+/* Mounts: one volume of options.storage.claim, a volumeMount per space at its subPath. */
+START_TEST(mounts_are_volume_mounts_of_the_claim)
+{
+    /* no claim: the job fails at once, saying what is missing */
+    char *body = mounted_body("unclaimed", "[{\"space\":\"project\"}]");
+    char *id = jobs_submit(ann, ta, body);
+    free(body);
+    json_t *j = jobs_wait(ann, ta, id, "pending,running,succeeded,failed,cancelled", 30);
+    ck_assert_str_eq(jstr(j, "state"), "failed");
+    ck_assert_msg(strstr(jstr(j, "reason"), "options.storage.claim"), "%s", jstr(j, "reason"));
+    json_decref(j);
+    ck_assert_int_eq(kubetest_job_count(id), 0);
+    free(id);
+    /* with one (the dataset is on aidcd's storage root, as the files API makes it) */
+    PQclear(harness_sql(harness_srv.owner_url,
+                        "UPDATE clusters SET options = options || "
+                        "'{\"storage\":{\"claim\":\"aidc-spaces\"}}' WHERE name = '" KUBETEST_CL "'",
+                        0, NULL));
+    for (size_t i = 0; i < 4; i++) {
+        char path[600];
+        int n = snprintf(path, sizeof path, "%s/storage", harness_srv.data_dir);
+        if (i)
+            snprintf(path + n, sizeof path - (size_t)n, "/%s%s", ta,
+                     i == 1 ? "" : i == 2 ? "/datasets" : "/datasets/ref");
+        ck_assert_msg(mkdir(path, 0755) == 0 || errno == EEXIST, "%s: %s", path, strerror(errno));
+    }
+    body = mounted_body("claimed", "[{\"space\":\"project\"},{\"space\":\"home\"},"
+                                   "{\"space\":\"dataset\",\"name\":\"ref\"}]");
+    id = jobs_submit(ann, ta, body);
+    free(body);
+    char *bid = kubetest_wait_delivered(ann, ta, id);
+    json_t *kj = kube_job_get(bid);
+    ck_assert_msg(kj != NULL, "the API server has no Job %s", bid);
+    const json_t *pod = json_object_get(
+        json_object_get(json_object_get(kj, "spec"), "template"), "spec");
+    json_t *want = json_pack("[{s:s, s:{s:s}}]", "name", "aidc-storage", "persistentVolumeClaim",
+                             "claimName", "aidc-spaces");
+    ck_assert_msg(json_equal(json_object_get(pod, "volumes"), want), "volumes: %s",
+                  json_dumps(json_object_get(pod, "volumes"), 0));
+    json_decref(want);
+    const json_t *ct = json_array_get(json_object_get(pod, "containers"), 0);
+    want = json_pack("[{s:s, s:s, s:s}, {s:s, s:s, s:s}, {s:s, s:b, s:s, s:s}]", "name",
+                     "aidc-storage", "mountPath", "/data/project", "subPath",
+                     fmt("%s/projects/lab", ta), "name", "aidc-storage", "mountPath", "/home/ann",
+                     "subPath", fmt("%s/home/ann", ta), "name", "aidc-storage", "readOnly", 1,
+                     "mountPath", "/data/datasets/ref", "subPath", fmt("%s/datasets/ref", ta));
+    ck_assert_msg(json_equal(json_object_get(ct, "volumeMounts"), want), "volumeMounts: %s",
+                  json_dumps(json_object_get(ct, "volumeMounts"), 0));
+    json_decref(want);
+    ck_assert_str_eq(env_value(ct, "AIDC_PROJECT_DIR"), "/data/project");
+    ck_assert_str_eq(env_value(ct, "AIDC_HOME_DIR"), "/home/ann");
+    ck_assert_str_eq(env_value(ct, "AIDC_DATASETS_DIR"), "/data/datasets");
+    json_decref(kj);
+    kubetest_complete(ann, ta, id, bid);
+    PQclear(harness_sql(harness_srv.owner_url,
+                        "UPDATE clusters SET options = options - 'storage' WHERE name = '"
+                        KUBETEST_CL "'", 0, NULL));
+    free(bid);
+    free(id);
+}
+END_TEST
+
 START_TEST(a_wrong_token_makes_the_cluster_unhealthy)
 {
     kubetest_register_cluster("k8s-bad", "env:AIDC_TEST_K8S_BAD_TOKEN");
@@ -547,6 +623,7 @@ int main(void)
     tcase_add_test(tc, cancel_deletes_the_job_at_once);
     tcase_add_test(tc, paging_follows_every_page);
     tcase_add_test(tc, a_missing_namespace_fails_the_job_at_once);
+    tcase_add_test(tc, mounts_are_volume_mounts_of_the_claim);
     tcase_add_test(tc, a_wrong_token_makes_the_cluster_unhealthy);
     tcase_add_test(tc, reclaim_deletes_the_borrowers_job_which_runs_again);
     suite_add_tcase(s, tc);

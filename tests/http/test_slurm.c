@@ -9,6 +9,7 @@
  * Needs AIDC_TEST_SLURM_URL, _USER, _JWT_KEY, _JWT and _DIR (tests/run.sh);
  * skipped (77) without them.
  */
+#include "lib/rmtree.h"
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
 #include "tests/support/jobs.h"
@@ -17,7 +18,11 @@
 
 #include <check.h>
 #include <curl/curl.h>
+#include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -29,11 +34,15 @@ static char *ann;
 
 /* ---- fixture ------------------------------------------------------------------------- */
 
-static const char *const fast[] = {"AIDC_SYNC_INTERVAL_MS=200", "AIDC_ADMISSION_INTERVAL_MS=200",
-                                   "AIDC_PREEMPT_GRACE_SECONDS=1", NULL};
+/* the storage spaces: on the cluster's shared file system (here: the nodes are this machine) */
+static char storage_root[256], storage_env[300];
+static const char *fast[] = {"AIDC_SYNC_INTERVAL_MS=200", "AIDC_ADMISSION_INTERVAL_MS=200",
+                             "AIDC_PREEMPT_GRACE_SECONDS=1", storage_env, NULL};
 
 static void setup(void)
 {
+    snprintf(storage_root, sizeof storage_root, "%s/jobs/aidc-storage-%d", slurm_dir, (int)getpid());
+    snprintf(storage_env, sizeof storage_env, "AIDC_STORAGE_ROOT=%s", storage_root);
     harness_setup("slurm", fast);
     curl_global_init(CURL_GLOBAL_ALL);
     slurmtest_register_cluster();
@@ -49,6 +58,8 @@ static void teardown(void)
         fprintf(stderr, "teardown: aidcd did not start again\n");
     free(ann);
     harness_teardown();
+    if (rmtree_at(AT_FDCWD, storage_root) != 0)
+        fprintf(stderr, "teardown: could not remove %s\n", storage_root);
 }
 
 static double epoch_of(const json_t *job, const char *key)
@@ -333,6 +344,57 @@ START_TEST(drift_lists_a_job_aidc_does_not_know)
 }
 END_TEST
 
+/*
+ * Mounts on Slurm: nothing is mounted, the job works in its project's space on the shared
+ * file system and is told where it is. Slurm runs every job as one user (options.user_name):
+ * the operator gives that user the tenant's folders (aidcd leaves folders that are there as
+ * they are, docs/storage.md), as the test does here.
+ */
+START_TEST(a_slurm_job_writes_into_its_project_space)
+{
+    struct passwd *pw = getpwnam(slurm_user);
+    ck_assert_ptr_nonnull(pw);
+    const char *dirs[] = {"", "/" T, "/" T "/projects", "/" T "/projects/lab"};
+    for (size_t i = 0; i < 4; i++) {
+        char path[400];
+        snprintf(path, sizeof path, "%s%s", storage_root, dirs[i]);
+        ck_assert_int_eq(mkdir(path, 0700), 0);
+        ck_assert_int_eq(chown(path, i == 3 ? pw->pw_uid : 0, i ? pw->pw_gid : 0), 0);
+        ck_assert_int_eq(chmod(path, i == 0 ? 0711 : i == 3 ? 0770 : 0750), 0);
+    }
+    json_t *b = json_loads(slurmtest_job("mounted", 0, NULL,
+                                         "#!/bin/sh\necho \"cwd=$(pwd) p=$AIDC_PROJECT_DIR\"\n"
+                                         "echo from-slurm > \"$AIDC_PROJECT_DIR/out.txt\"\n"),
+                           0, NULL);
+    json_object_set_new(b, "mounts", json_pack("[{s:s}]", "space", "project"));
+    char *body = json_dumps(b, JSON_COMPACT);
+    json_decref(b);
+    char *id = jobs_submit(ann, T, body);
+    free(body);
+    json_t *job = jobs_wait(ann, T, id, "succeeded,failed,cancelled", WAIT_S);
+    ck_assert_msg(strcmp(json_string_value(json_object_get(job, "state")), "succeeded") == 0,
+                  "%s: %s", json_string_value(json_object_get(job, "state")),
+                  json_string_value(json_object_get(job, "reason")));
+    json_t *sj = slurm_job_of(job);
+    char project[400];
+    snprintf(project, sizeof project, "%s/" T "/projects/lab", storage_root);
+    ck_assert_str_eq(json_string_value(json_object_get(sj, "current_working_directory")), project);
+    json_decref(sj);
+    char *text = harness_read_file(fmt("%s/out.txt", project));
+    ck_assert_msg(text && strcmp(text, "from-slurm\n") == 0, "out.txt: %s", text ? text : "none");
+    free(text);
+    char *out = harness_read_file(fmt("%s/jobs/%s.out", slurm_dir, id));
+    ck_assert_msg(out && strstr(out, fmt("cwd=%s p=%s\n", project, project)), "stdout: %s",
+                  out ? out : "none");
+    free(out);
+    struct stat st;
+    ck_assert_int_eq(stat(fmt("%s/out.txt", project), &st), 0);
+    ck_assert_int_eq(st.st_uid, pw->pw_uid);
+    json_decref(job);
+    free(id);
+}
+END_TEST
+
 /* aidcd dies right after slurmrestd accepted the job: after a restart, one Slurm job */
 START_TEST(delivery_is_exactly_once_across_a_crash)
 {
@@ -372,6 +434,7 @@ int main(void)
     tcase_add_test(tc, a_drained_node_leaves_the_capacity);
     tcase_add_test(tc, a_job_slurm_cannot_take_fails_at_once);
     tcase_add_test(tc, slurm_requeue_is_recorded_as_two_runs);
+    tcase_add_test(tc, a_slurm_job_writes_into_its_project_space);
     tcase_add_test(tc, delivery_is_exactly_once_across_a_crash); /* kills aidcd: last */
     suite_add_tcase(s, tc);
     return suite_run_nofork(s); /* the crash test waits for aidcd itself */

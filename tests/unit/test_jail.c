@@ -315,6 +315,102 @@ START_TEST(an_image_root_replaces_the_host_view)
 }
 END_TEST
 
+/* Storage spaces: bound by descriptor at their paths, over read-only tmpfs at /data and /home. */
+START_TEST(storage_spaces_are_bound_by_descriptor)
+{
+    int proj = open_dir("work"), ds = open_dir("tmp"), home = open_dir("w");
+    const struct jail_mount mounts[] = {{proj, "/data/project", false},
+                                        {ds, "/data/datasets/imagenet", true},
+                                        {home, "/home/ann", false}};
+    struct jail_spec s = spec_of();
+    s.mounts = mounts;
+    s.nmounts = 3;
+    struct jail j;
+    build_ok(&s, &j);
+    char *t = args_text(&j);
+    const char *ops[] = {"--bind-fd", "--ro-bind-fd", "--bind-fd"};
+    const char *dests[] = {"/data/project", "/data/datasets/imagenet", "/home/ann"};
+    const int fds[] = {proj, ds, home};
+    for (size_t m = 0; m < 3; m++) {
+        bool seen = false;
+        char line[96];
+        for (size_t i = 0; i < j.nfds; i++) {
+            snprintf(line, sizeof line, "%s\n%d\n%s", ops[m], j.dst[i], dests[m]);
+            seen |= j.src[i] == fds[m] && find(t, line) >= 0;
+        }
+        ck_assert_msg(seen, "mount %zu is not bound from its descriptor:\n%s", m, t);
+    }
+    /* the host view: /data and /home are folders of bwrap's root, read-only with it */
+    ck_assert_msg(find(t, "--tmpfs\n/data") < 0 && find(t, "--tmpfs\n/home") < 0, "%s", t);
+    ck_assert_msg(find(t, "--remount-ro\n/") > find(t, "--ro-bind-fd"), "%s", t);
+    /* no host path of a space is on the command line */
+    ck_assert_ptr_null(strstr(t, root));
+    free(t);
+    jail_free(&j);
+    close(proj);
+    close(ds);
+    close(home);
+}
+END_TEST
+
+/* An image's root is read-only: a tmpfs over its /data and /home, read-only once all is bound. */
+START_TEST(in_an_image_spaces_go_over_a_tmpfs)
+{
+    ck_assert_int_eq(mkdir(at("rootfs"), 0755), 0);
+    int rootfs = open_dir("rootfs"), proj = open_dir("work"), home = open_dir("w");
+    const struct jail_mount mounts[] = {{proj, "/data/project", false}, {home, "/home/ann", true}};
+    const char *writable[] = {"/data/shared"};
+    struct jail_spec s = spec_of();
+    s.rootfs_fd = rootfs;
+    s.mounts = mounts;
+    s.nmounts = 2;
+    s.writable = writable;
+    s.nwritable = 1;
+    struct jail j;
+    build_ok(&s, &j);
+    char *t = args_text(&j);
+    long data = find(t, "--tmpfs\n/data"), home_tmpfs = find(t, "--tmpfs\n/home");
+    long shared = find(t, "--bind-try\n/data/shared\n/data/shared");
+    long bind = find(t, "/data/project"), ro_bind = find(t, "/home/ann"); /* their bind lines */
+    long data_ro = find(t, "--remount-ro\n/data"), home_ro = find(t, "--remount-ro\n/home");
+    /* the tmpfs first, the operator's writable path on it, then the spaces, then read-only */
+    ck_assert_msg(data >= 0 && home_tmpfs >= 0 && shared > data && bind > shared &&
+                      data_ro > bind && home_ro > ro_bind,
+                  "%s", t);
+    free(t);
+    jail_free(&j);
+    /* an operator's writable /home itself: the spaces would be made in the host's /home */
+    const char *home_writable[] = {"/home"};
+    s.writable = home_writable;
+    char err[256] = "";
+    ck_assert_int_eq(jail_build(&s, &j, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "writable_paths holds /home"), "%s", err);
+    close(rootfs);
+    close(proj);
+    close(home);
+}
+END_TEST
+
+START_TEST(a_space_goes_only_beneath_data_or_home)
+{
+    int fd = open_dir("work");
+    static const char *const bad[] = {"/", "/etc", "/job", "/data", "/data/", "/home/",
+                                      "/data/../etc", "/home/./x", "/home//x", "/datasets/x",
+                                      "/data/x/..", "/homex/y", "data/project"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        const struct jail_mount m = {fd, bad[i], false};
+        struct jail_spec s = spec_of();
+        s.mounts = &m;
+        s.nmounts = 1;
+        struct jail j;
+        char err[256] = "";
+        ck_assert_msg(jail_build(&s, &j, err, sizeof err) == -1, "%s was taken", bad[i]);
+        ck_assert_msg(strstr(err, "not where a storage space"), "%s: %s", bad[i], err);
+    }
+    close(fd);
+}
+END_TEST
+
 START_TEST(descriptors_are_numbered_from_4)
 {
     int p[2], files[5];
@@ -576,6 +672,67 @@ START_TEST(a_job_runs_in_the_sandbox)
 }
 END_TEST
 
+/* A real sandbox: the job writes its project's space, reads a dataset it cannot change. */
+START_TEST(a_job_writes_its_space_and_only_reads_a_dataset)
+{
+    if (!sandbox_here("a_job_writes_its_space_and_only_reads_a_dataset"))
+        return;
+    ck_assert_int_eq(chmod(base, 0755), 0);
+    ck_assert_int_eq(chmod(root, 0755), 0);
+    ck_assert_int_eq(chown(at("work"), JOB_UID, JOB_UID), 0);
+    ck_assert_int_eq(chown(at("tmp"), JOB_UID, JOB_UID), 0);
+    ck_assert_int_eq(mkdir(at("proj"), 0770), 0);
+    ck_assert_int_eq(chown(at("proj"), JOB_UID, JOB_UID), 0);
+    ck_assert_int_eq(mkdir(at("ds"), 0750), 0);
+    ck_assert_int_eq(chown(at("ds"), 0, JOB_UID), 0);
+    FILE *f = fopen(at("ds/f"), "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("data\n", f);
+    ck_assert_int_eq(fclose(f), 0);
+    ck_assert_int_eq(chmod(at("ds/f"), 0666), 0); /* even a file anyone may write stays read-only */
+    int proj = open_dir("proj"), ds = open_dir("ds");
+    const struct jail_mount mounts[] = {{proj, "/data/project", false},
+                                        {ds, "/data/datasets/d", true}};
+    char *const argv[] = {"/bin/sh", "-c",
+                          "echo out > /data/project/out; cat /data/datasets/d/f >> /data/project/out; "
+                          "{ echo x >> /data/datasets/d/f; } 2>/dev/null && echo ds-writable >> /data/project/out; "
+                          "touch /data/x 2>/dev/null && echo data-writable >> /data/project/out; "
+                          "mount -o remount,rw /data/datasets/d 2>/dev/null && echo remounted >> /data/project/out; "
+                          "{ ls /data; ls /data/datasets; } | tr '\\n' ' ' >> /data/project/out",
+                          NULL};
+    struct jail_spec s = spec_of();
+    s.argv = argv;
+    s.mounts = mounts;
+    s.nmounts = 2;
+    struct jail j;
+    build_ok(&s, &j);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0)
+        run_jail(&j);
+    close(status_pipe[1]);
+    status_pipe[1] = -1;
+    int st = 0;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    jail_free(&j);
+    close(proj);
+    close(ds);
+    char *out = NULL;
+    size_t n = 0;
+    f = fopen(at("proj/out"), "r");
+    ck_assert_msg(f != NULL, "the job wrote nothing in its space (status %#x)", st);
+    ck_assert_int_ge(getdelim(&out, &n, '\0', f), 0);
+    fclose(f);
+    ck_assert_str_eq(out, "out\ndata\ndatasets project d ");
+    free(out);
+    struct stat sb;
+    ck_assert_int_eq(stat(at("proj/out"), &sb), 0);
+    ck_assert_int_eq(sb.st_uid, JOB_UID);
+    ck_assert_int_eq(stat(at("ds/f"), &sb), 0);
+    ck_assert_int_eq(sb.st_size, 5);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("jail");
@@ -588,6 +745,9 @@ int main(void)
     tcase_add_test(tc, a_hidden_link_is_masked_where_it_leads);
     tcase_add_test(tc, an_image_root_replaces_the_host_view);
     tcase_add_test(tc, descriptors_are_numbered_from_4);
+    tcase_add_test(tc, storage_spaces_are_bound_by_descriptor);
+    tcase_add_test(tc, a_space_goes_only_beneath_data_or_home);
+    tcase_add_test(tc, in_an_image_spaces_go_over_a_tmpfs);
     tcase_add_test(tc, nothing_to_run_is_an_error);
     tcase_add_test(tc, a_bad_descriptor_is_an_error);
     suite_add_tcase(s, tc);
@@ -604,6 +764,7 @@ int main(void)
     tcase_set_timeout(run, 40); /* jail_probe waits for bwrap up to 15 s */
     tcase_add_test(run, probe_starts_a_sandbox);
     tcase_add_test(run, a_job_runs_in_the_sandbox);
+    tcase_add_test(run, a_job_writes_its_space_and_only_reads_a_dataset);
     suite_add_tcase(s, run);
     return suite_run(s);
 }

@@ -266,7 +266,7 @@ START_TEST(the_sandbox_follows_the_options)
     json_object_set_new(o, "sandbox", json_string("unconfined"));
     char err[512] = "";
     ck_assert_msg(localopts_check(o, err, sizeof err), "%s", err);
-    struct backend_cluster c = {.options = o, .data_dir = DATA_DIR};
+    struct backend_cluster c = {.options = o, .data_dir = DATA_DIR, .storage_root = "/scratch/aidc"};
     ck_assert(localopts_unconfined(o));
     char *wd = localopts_workdir(&c);
     ck_assert_str_eq(wd, "/srv/aidc/jobs");
@@ -284,6 +284,7 @@ START_TEST(the_sandbox_follows_the_options)
     ck_assert(has_string(hidden, "/srv/aidc/jobs"));
     ck_assert(has_string(hidden, "/etc/aidc"));
     ck_assert(has_string(hidden, "/srv/secrets"));
+    ck_assert(has_string(hidden, "/scratch/aidc")); /* the storage root, under a writable path */
     ck_assert_uint_eq(json_array_size(writable), 2);
     ck_assert(has_string(writable, "/scratch"));
     ck_assert(has_string(writable, "/data/shared"));

@@ -53,6 +53,13 @@ static const struct opt_case opt_cases[] = {
     {"{\"user_name\":\"aidc\",\"accounts\":{\"acme\":3}}", false, "accounts.acme"},
     {"{\"user_name\":\"aidc\",\"max_time_limit_minutes\":0}", false, "max_time_limit_minutes"},
     {"{\"user_name\":\"aidc\",\"max_time_limit_minutes\":525601}", false, "max_time_limit_minutes"},
+    {"{\"user_name\":\"aidc\",\"storage\":\"/srv\"}", false, "options.storage"},
+    {"{\"user_name\":\"aidc\",\"storage\":{}}", false, "options.storage"},
+    {"{\"user_name\":\"aidc\",\"storage\":{\"root\":\"srv\"}}", false, "options.storage"},
+    {"{\"user_name\":\"aidc\",\"storage\":{\"root\":\"/srv/%u\"}}", false, "options.storage"},
+    {"{\"user_name\":\"aidc\",\"storage\":{\"root\":\"/srv\",\"claim\":\"x\"}}", false,
+     "options.storage"},
+    {"{\"user_name\":\"aidc\",\"storage\":{\"root\":\"/shared/aidc\"}}", true, NULL},
     {"{\"user_name\":\"aidc\"}", true, NULL},
     {"{\"user_name\":\"aidc\",\"api_version\":\"v0.0.37\",\"container\":\"pyxis\","
      "\"workdir\":\"/scratch/aidc\",\"partition\":\"gpu\",\"preemptible_partition\":\"preempt\","
@@ -128,7 +135,7 @@ static json_t *body_for(const struct backend_job *job, const char *options)
     json_t *empty = json_object();
     if (!copy.env)
         copy.env = empty;
-    json_t *b = slurm_submit_body(&copy, o, err, sizeof err);
+    json_t *b = slurm_submit_body(&copy, o, NULL, err, sizeof err);
     ck_assert_msg(b != NULL, "no body: %s", err);
     json_decref(empty);
     json_decref(o);
@@ -314,7 +321,7 @@ START_TEST(test_submit_env_null)
     job.env = NULL;
     json_t *o = checked_options("{\"user_name\":\"aidc\"}");
     char err[256] = "";
-    json_t *b = slurm_submit_body(&job, o, err, sizeof err);
+    json_t *b = slurm_submit_body(&job, o, NULL, err, sizeof err);
     ck_assert_ptr_nonnull(b);
     json_t *env = json_object_get(json_object_get(b, "job"), "environment");
     ck_assert_str_eq(json_string_value(json_object_get(env, "PATH")),
@@ -426,7 +433,7 @@ START_TEST(test_submit_image)
     /* no container mode: refused, the image named */
     json_t *o = checked_options("{\"user_name\":\"aidc\"}");
     char err[512] = "";
-    ck_assert_ptr_null(slurm_submit_body(&job, o, err, sizeof err));
+    ck_assert_ptr_null(slurm_submit_body(&job, o, NULL, err, sizeof err));
     ck_assert_msg(contains(err, "nvcr.io/nvidia/pytorch:24.01-py3"), "err: %s", err);
     ck_assert_msg(contains(err, "container"), "err: %s", err);
     json_decref(o);
@@ -490,6 +497,68 @@ START_TEST(test_submit_like_fixture)
 END_TEST
 
 
+/* Mounts: nothing mounted, the job told where its spaces are on the nodes, working in its project's. */
+START_TEST(test_submit_mounts)
+{
+    struct backend_job job = base_job();
+    job.script = "echo hi\n";
+    json_t *m = parse("[{\"space\":\"project\"},{\"space\":\"home\"},"
+                      "{\"space\":\"dataset\",\"name\":\"imagenet\"}]");
+    job.mounts = m;
+    json_t *env = json_object();
+    job.env = env;
+    json_t *o = checked_options("{\"user_name\":\"aidc\",\"workdir\":\"/scratch/aidc\"}");
+    char err[512] = "";
+    json_t *b = slurm_submit_body(&job, o, "/srv/aidc", err, sizeof err);
+    ck_assert_msg(b != NULL, "%s", err);
+    const json_t *e = json_object_get(json_object_get(b, "job"), "environment");
+    ck_assert_str_eq(job_str(b, "current_working_directory"), "/srv/aidc/acme/projects/vision");
+    ck_assert_str_eq(json_string_value(json_object_get(e, "AIDC_PROJECT_DIR")),
+                     "/srv/aidc/acme/projects/vision");
+    ck_assert_str_eq(json_string_value(json_object_get(e, "AIDC_HOME_DIR")),
+                     "/srv/aidc/acme/home/alice");
+    ck_assert_str_eq(json_string_value(json_object_get(e, "AIDC_DATASETS_DIR")),
+                     "/srv/aidc/acme/datasets");
+    /* the output stays in the workdir */
+    ck_assert_str_eq(job_str(b, "standard_output"), "/scratch/aidc/0f3c-job-42-r1.out");
+    json_decref(b);
+    json_decref(o);
+    /* options.storage.root: where the nodes mount it */
+    o = checked_options("{\"user_name\":\"aidc\",\"storage\":{\"root\":\"/shared\"}}");
+    b = slurm_submit_body(&job, o, "/srv/aidc", err, sizeof err);
+    ck_assert_msg(b != NULL, "%s", err);
+    ck_assert_str_eq(job_str(b, "current_working_directory"), "/shared/acme/projects/vision");
+    json_decref(b);
+    /* no root at all: refused, saying so */
+    json_decref(o);
+    o = checked_options("{\"user_name\":\"aidc\"}");
+    ck_assert_ptr_null(slurm_submit_body(&job, o, NULL, err, sizeof err));
+    ck_assert_msg(contains(err, "options.storage.root"), "%s", err);
+    /* a read-only project cannot be had on the shared file system itself */
+    json_decref(m);
+    m = parse("[{\"space\":\"project\",\"read_only\":true}]");
+    job.mounts = m;
+    ck_assert_ptr_null(slurm_submit_body(&job, o, "/srv/aidc", err, sizeof err));
+    ck_assert_msg(contains(err, "read-only"), "%s", err);
+    /* what the backend is handed is checked again */
+    json_decref(m);
+    m = parse("[{\"space\":\"dataset\",\"name\":\"../../etc\"}]");
+    job.mounts = m;
+    ck_assert_ptr_null(slurm_submit_body(&job, o, "/srv/aidc", err, sizeof err));
+    ck_assert_msg(contains(err, "mounts[0].name"), "%s", err);
+    /* no mounts: the workdir, no variables */
+    job.mounts = NULL;
+    b = slurm_submit_body(&job, o, "/srv/aidc", err, sizeof err);
+    ck_assert_str_eq(job_str(b, "current_working_directory"), "/tmp");
+    ck_assert_ptr_null(json_object_get(json_object_get(json_object_get(b, "job"), "environment"),
+                                       "AIDC_PROJECT_DIR"));
+    json_decref(b);
+    json_decref(o);
+    json_decref(m);
+    json_decref(env);
+}
+END_TEST
+
 /* ---- suite -------------------------------------------------------------------------- */
 
 int main(void)
@@ -511,5 +580,6 @@ int main(void)
     tcase_add_test(tc, test_submit_account);
     tcase_add_test(tc, test_submit_image);
     tcase_add_test(tc, test_submit_like_fixture);
+    tcase_add_test(tc, test_submit_mounts);
     return suite_run(s);
 }
