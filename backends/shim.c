@@ -61,7 +61,7 @@ void shim_end(struct shim_run *r, const struct shim_end *e)
 void shim_fail(struct shim_run *r, const char *reason)
 {
     struct shim_end e = {.exit_code = -1};
-    snprintf(e.reason, sizeof e.reason, "%s", reason);
+    snprintf(e.reason, sizeof e.reason, "%.*s", (int)sizeof e.reason - 1, reason); /* cut */
     dprintf(2, "aidc: %s\n", reason); /* the job's stderr says why too */
     shim_end(r, &e);
 }
