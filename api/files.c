@@ -144,6 +144,14 @@ int files_resolve(struct req *rq, struct resp *rs, bool write, bool create, stru
                            json_pack("{s:s, s:s}", "space", fc->label, "tenant", rq->tenant.slug));
     if (fc->fd < 0)
         return files_errno_problem(rs, err, fc->label, "");
+    /* a space the operator gave to another user (the one a Slurm cluster runs its
+     * jobs as, on a shared file system) is used as that user; never as root */
+    struct stat st;
+    if (fc->own.uid >= 0 && fstat(fc->fd, &st) == 0 && st.st_uid != 0 &&
+        (long long)st.st_uid != fc->own.uid) {
+        fc->own.uid = st.st_uid;
+        fc->own.gid = st.st_gid;
+    }
     return 0;
 }
 

@@ -383,6 +383,17 @@ START_TEST(a_slurm_job_writes_into_its_project_space)
     char *text = harness_read_file(fmt("%s/out.txt", project));
     ck_assert_msg(text && strcmp(text, "from-slurm\n") == 0, "out.txt: %s", text ? text : "none");
     free(text);
+    /* ... and the files API reads it back, as the space's owner, the Slurm user */
+    struct http_res fr;
+    ck_assert_int_eq(reqj("GET", "/api/v1/tenants/" T "/files/projects/lab/out.txt", ann, NULL, &fr),
+                     200);
+    ck_assert_str_eq(fr.body, "from-slurm\n");
+    http_res_free(&fr);
+    ck_assert_int_eq(reqj("GET", fmt("/api/v1/tenants/" T "/jobs/%s/files/stdout", id), ann, NULL,
+                          &fr),
+                     200);
+    ck_assert_ptr_nonnull(strstr(fr.body, "cwd="));
+    http_res_free(&fr);
     char *out = harness_read_file(fmt("%s/jobs/%s.out", slurm_dir, id));
     ck_assert_msg(out && strstr(out, fmt("cwd=%s p=%s\n", project, project)), "stdout: %s",
                   out ? out : "none");
