@@ -259,6 +259,12 @@ static json_t *storage_spec(const struct backend_cluster *c, const struct backen
         *rc = AIDC_EINVAL;
         return NULL;
     }
+    /* the sandbox binds the spaces by path: the job's uid must pass down to them
+     * (aidcd's data directory, their default parent, is made passable, never readable) */
+    if (geteuid() == 0 && passable(c->storage_root, c->data_dir, err, errsz) != 0) {
+        *rc = AIDC_EINVAL;
+        return NULL;
+    }
     struct space_owner own = space_owner_of(c->storage_uid_first, job->tenant_number);
     return json_pack("{s:s, s:I, s:I, s:O}", "root", c->storage_root, "uid", (json_int_t)own.uid,
                      "gid", (json_int_t)own.gid, "mounts", job->mounts);

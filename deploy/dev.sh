@@ -50,6 +50,14 @@ export AIDC_DATA_DIR=${AIDC_DATA_DIR:-$state/data} AIDC_PORTAL_DIR=${AIDC_PORTAL
 export AIDC_LISTEN=$listen
 # the key that signs audit checkpoints (outside the database, like in production)
 mkdir -p "$AIDC_DATA_DIR" && chmod 700 "$AIDC_DATA_DIR"
+# the storage spaces jobs mount and the Files page shows: beside the jobs' directories,
+# where the jobs' users may pass (the state directory is this user's alone)
+jobs_root=/var/tmp/aidc-dev-jobs-$(id -u)
+mkdir -p "$jobs_root"
+[ ! -L "$jobs_root" ] && [ -O "$jobs_root" ] ||
+    die "$jobs_root is not this user's own directory (a link, or made by someone else): remove it"
+chmod 711 "$jobs_root"
+export AIDC_STORAGE_ROOT=${AIDC_STORAGE_ROOT:-$jobs_root/storage}
 export AIDC_AUDIT_KEY_FILE=${AIDC_AUDIT_KEY_FILE:-$state/audit-key.pem}
 [ -f "$AIDC_AUDIT_KEY_FILE" ] || build/aidcd audit keygen "$AIDC_AUDIT_KEY_FILE" >/dev/null ||
     die "cannot create the audit signing key $AIDC_AUDIT_KEY_FILE"
@@ -111,11 +119,6 @@ case "$st" in 201|409) ;; *) die "seeding the demo project failed ($st)";; esac
 # every directory above its own, which a checkout in a private home does not allow.
 # /var/tmp is everybody's: a directory someone else made there first (or a link) would
 # let them hand aidcd's shim a job of their own.
-jobs_root=/var/tmp/aidc-dev-jobs-$(id -u)
-mkdir -p "$jobs_root"
-[ ! -L "$jobs_root" ] && [ -O "$jobs_root" ] ||
-    die "$jobs_root is not this user's own directory (a link, or made by someone else): remove it"
-chmod 711 "$jobs_root"
 st=$(api POST /api/v1/clusters "{\"name\":\"local\",\"kind\":\"local\",\"options\":{\"gpus\":{\"a100\":4},
       \"cpus\":16,\"memory_gib\":64,\"workdir\":\"$jobs_root/jobs\",\"image_cache\":\"$jobs_root/images\"}}")
 case "$st" in 201|409) ;; *) die "registering the local cluster failed ($st)";; esac
