@@ -321,10 +321,12 @@ static int flush(struct tree_upload *u)
     return rc;
 }
 
-/* A partial file of one's own: a regular file with one link (checked on the descriptor). */
+/* A partial file of one's own: a regular file with one link (checked on the descriptor).
+ * O_NONBLOCK: a FIFO a job made under the name (it is predictable) fails the open
+ * (ENXIO) instead of waiting, with this HTTP thread, for a reader that never comes. */
 static int open_part(struct tree_upload *u, uint64_t offset, uint64_t *have)
 {
-    int fd = fsat_open(u->parent, u->part, O_WRONLY, 0);
+    int fd = fsat_open(u->parent, u->part, O_WRONLY | O_NONBLOCK | O_NOCTTY, 0);
     struct stat st;
     if (fd >= 0 && (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1)) {
         close(fd);

@@ -1,0 +1,161 @@
+/*
+ * test_files_attacks.c - the files API attacked: by a member's job that
+ * plants things where uploads keep their partial files, by a client whose
+ * headers overflow the server's arithmetic, by a tenant admin whose rights
+ * are taken away while an upload is on its way, and by names a job gives
+ * its files that the API cannot address. Each test is one attack that
+ * once worked; the server must refuse it and keep answering.
+ */
+#include "lib/crypto.h"
+#include "tests/support/client.h"
+#include "tests/support/harness.h"
+#include "tests/support/suite.h"
+
+#include <arpa/inet.h>
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FILES "/api/v1/tenants/chem/files"
+
+static char *ann, *cat;
+
+static void setup(void)
+{
+    harness_setup("filesattacks", NULL);
+    make_tenant("chem");
+    make_project("chem", "mol");
+    make_user("ann", "ann-password-1", NULL);
+    make_user("cat", "cat-password-1", NULL);
+    make_member("chem", "ann", "member");
+    make_member("chem", "cat", "tenant_admin");
+    ann = login("ann", "ann-password-1");
+    cat = login("cat", "cat-password-1");
+}
+
+static void teardown(void)
+{
+    free(ann);
+    free(cat);
+    harness_teardown();
+}
+
+static const char *disk(const char *rel)
+{
+    return fmt("%s/storage/chem/%s", harness_srv.data_dir, rel);
+}
+
+/* A connection to aidcd whose reads give up after secs (a hung server fails the test). */
+static int dial(int secs)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge(fd, 0);
+    struct timeval tv = {.tv_sec = secs};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)harness_srv.port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    return fd;
+}
+
+static void send_all(int fd, const char *data, size_t len)
+{
+    ck_assert_int_eq(write(fd, data, len), (ssize_t)len);
+}
+
+/* Read the answer until the server closes (Connection: close): its status, 0 when none came in time. */
+static long read_answer(int fd, char *buf, size_t bufsz)
+{
+    size_t n = 0;
+    ssize_t r;
+    while (n + 1 < bufsz && (r = read(fd, buf + n, bufsz - 1 - n)) > 0)
+        n += (size_t)r;
+    buf[n] = '\0';
+    close(fd);
+    return n > 12 && strncmp(buf, "HTTP/1.1 ", 9) == 0 ? strtol(buf + 9, NULL, 10) : 0;
+}
+
+/* The name of the partial file of user's resumable upload of "<space>/<rel>" (storage/tree.c). */
+static const char *part_name(const char *user, const char *space, const char *rel)
+{
+    char key[512], hash[65];
+    snprintf(key, sizeof key, "%s\n%s/%s", user, space, rel);
+    crypto_sha256_hex(key, strlen(key), hash);
+    return fmt(".aidc-upload-%.32s.part", hash);
+}
+
+static int count_prefix(const char *dir, const char *prefix)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL)
+        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/*
+ * A job knows where a member's next part will be written (the name is a
+ * hash of the user and the path) and makes a FIFO there: the part's open
+ * for writing waited for a reader that never came, holding one of aidcd's
+ * few HTTP threads (and every connection on it) for good.
+ */
+START_TEST(a_fifo_planted_as_a_partial_upload_holds_no_thread)
+{
+    ck_assert_int_eq(req("POST", FILES "/projects/mol/d?op=mkdir", ann, NULL), 201);
+    const char *fifo = fmt("%s/%s", disk("projects/mol/d"), part_name("ann", "projects/mol", "d/x"));
+    ck_assert_int_eq(mkfifo(fifo, 0666), 0);
+    ck_assert_int_eq(chmod(fifo, 0666), 0);
+    for (int i = 0; i < 2; i++) { /* the second finds the thread still free */
+        int fd = dial(5);
+        const char *head = fmt("PUT " FILES "/projects/mol/d/x HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                               "Authorization: Bearer %s\r\nContent-Type: application/octet-stream"
+                               "\r\nContent-Length: 1\r\nContent-Range: bytes 1-1/2\r\n"
+                               "Connection: close\r\n\r\nx",
+                               ann);
+        time_t t0 = time(NULL);
+        send_all(fd, head, strlen(head));
+        char buf[4096];
+        long st = read_answer(fd, buf, sizeof buf);
+        ck_assert_msg(st == 409, "part over a FIFO: %ld after %lds", st, (long)(time(NULL) - t0));
+        ck_assert_ptr_nonnull(strstr(buf, "files.upload_offset"));
+    }
+    /* the FIFO is a FIFO still (nothing was written through it) and the server answers */
+    struct stat st;
+    ck_assert_int_eq(lstat(fifo, &st), 0);
+    ck_assert(S_ISFIFO(st.st_mode));
+    ck_assert_int_eq(req("GET", FILES "/projects/mol/d", ann, NULL), 200);
+    /* a fresh upload of the path replaces the FIFO */
+    struct http_res r;
+    const char *range[] = {"Content-Range: bytes 0-1/2", NULL};
+    ck_assert_int_eq(http_raw(&harness_srv, "PUT", FILES "/projects/mol/d/x", ann,
+                              "application/octet-stream", "ab", 2, range, &r),
+                     201);
+    http_res_free(&r);
+    ck_assert_int_eq(count_prefix(disk("projects/mol/d"), ".aidc-upload-"), 0);
+}
+END_TEST
+
+int main(void)
+{
+    harness_require_pg();
+    Suite *s = suite_create("files_attacks");
+    TCase *tc = tcase_create("files_attacks");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, a_fifo_planted_as_a_partial_upload_holds_no_thread);
+    suite_add_tcase(s, tc);
+    return suite_run(s);
+}
