@@ -146,8 +146,9 @@ static int body_shape(struct req *rq, struct resp *rs, struct upload *up)
             return api_problem(rs, PROBLEM_FILES_CONTENT_RANGE, NULL);
         up->want = up->last - up->first + 1;
     }
-    uint64_t size = up->ranged ? up->total : up->want;
-    if (size != UINT64_MAX && size > up->max)
+    /* a part is measured by the whole file's size: its own length may be
+     * 2^64-1 (bytes 0-(2^64-2)/(2^64-1)), which as want would read "not said" */
+    if (up->ranged ? up->total > up->max : up->want != UINT64_MAX && up->want > up->max)
         return api_problem(rs, PROBLEM_FILES_UPLOAD_TOO_LARGE,
                            json_pack("{s:I}", "max", (json_int_t)up->max));
     return 0;

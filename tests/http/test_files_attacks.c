@@ -148,6 +148,38 @@ START_TEST(a_fifo_planted_as_a_partial_upload_holds_no_thread)
 }
 END_TEST
 
+/*
+ * Content-Range "bytes 0-(2^64-2)/(2^64-1)": the part's length, last-first+1,
+ * is 2^64-1, the value meaning "no length said", so neither the size limit
+ * nor the length check applied, and last+1 == total made any body the whole
+ * file: a 5-byte chunked body was committed as a complete upload.
+ */
+START_TEST(a_content_range_of_2_64_minus_1_bytes_is_refused)
+{
+    static const char *const ranges[] = {
+        "bytes 0-18446744073709551614/18446744073709551615",
+        "bytes 0-4/18446744073709551615",
+        "bytes 18446744073709551610-18446744073709551614/18446744073709551615",
+    };
+    for (size_t i = 0; i < sizeof ranges / sizeof *ranges; i++) {
+        int fd = dial(5);
+        const char *head =
+            fmt("PUT " FILES "/projects/mol/huge HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                "Authorization: Bearer %s\r\nContent-Type: application/octet-stream\r\n"
+                "Transfer-Encoding: chunked\r\nContent-Range: %s\r\nConnection: close\r\n\r\n"
+                "5\r\nhello\r\n0\r\n\r\n",
+                ann, ranges[i]);
+        send_all(fd, head, strlen(head));
+        char buf[4096];
+        long st = read_answer(fd, buf, sizeof buf);
+        ck_assert_msg(st == 413, "%s: %ld %s", ranges[i], st, buf);
+        ck_assert_ptr_nonnull(strstr(buf, "files.upload_too_large"));
+    }
+    ck_assert_int_eq(req("GET", FILES "/projects/mol/huge", ann, NULL), 404);
+    ck_assert_int_eq(count_prefix(disk("projects/mol"), ".aidc-upload-"), 0);
+}
+END_TEST
+
 int main(void)
 {
     harness_require_pg();
@@ -156,6 +188,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, a_fifo_planted_as_a_partial_upload_holds_no_thread);
+    tcase_add_test(tc, a_content_range_of_2_64_minus_1_bytes_is_refused);
     suite_add_tcase(s, tc);
     return suite_run(s);
 }
