@@ -8,6 +8,7 @@
  */
 #include "files.h"
 
+#include "../db/db.h"
 #include "../lib/config.h"
 #include "../lib/err.h"
 #include "../lib/fsid.h"
@@ -252,6 +253,22 @@ int api_files_put(struct req *rq, struct resp *rs)
         return upload_problem(rs, up);
     if (!up->u)
         return api_problem(rs, PROBLEM_INTERNAL, NULL);
+    /* the request was admitted again once its body was in, as the caller is
+     * now: so is the space (an admin made a member meanwhile may no longer
+     * write a dataset or another's home, a deleted project takes nothing) */
+    struct files_ctx now;
+    int e = files_resolve(rq, rs, true, false, &now);
+    files_ctx_close(&now);
+    /* ... and for an actor known to be current: the commit cannot be undone
+     * once the dispatch finds the actor stale afterwards (and answers again) */
+    if (!e && db_ctx_verify(rq->db) == DB_CTX_STALE)
+        return AIDC_ESTALE;
+    if (e && rs->err.status) {
+        tree_upload_abort(up->u);
+        up->u = NULL;
+    }
+    if (e)
+        return e;
     if (up->ranged && up->last + 1 < up->total) {
         /* a part: kept for the next one (sink_free); audited once the file appears */
         rs->audit.skip = true;

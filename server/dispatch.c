@@ -682,17 +682,25 @@ void dispatch_upload_begin(struct req *rq, struct resp *rs, const struct config 
         e = admit_fresh(rq, rs);
     if (!e && !rs->err.status)
         e = rate_limit(rq, rs);
-    if (!e && !rs->err.status) {
-        /* what the handler will check again once the body is in, read now so a
-         * refused upload is refused before its bytes are sent */
+    /* what the handler will check again once the body is in, read now so a
+     * refused upload is refused before its bytes are sent */
+    for (int attempt = 0; !e && !rs->err.status; attempt++) {
         log_set_request(rq->request_id, rq->tenant.slug);
         e = dispatch_begin_read(rq);
-        if (!e) {
-            e = rq->route->begin(rq, rs);
-            if (db_ctx_verify(rq->db) == DB_CTX_STALE && !e)
-                e = AIDC_ESTALE;
-            db_rollback(rq->db);
-        }
+        if (e)
+            break;
+        e = rq->route->begin(rq, rs);
+        bool stale = db_ctx_verify(rq->db) == DB_CTX_STALE;
+        db_rollback(rq->db);
+        if (!stale)
+            break;
+        /* it decided for an actor no longer current (a remembered one whose
+         * role changed): undo what it began, and once more with a fresh actor */
+        if (rq->sink.free && rq->sink.state)
+            rq->sink.free(rq->sink.state);
+        memset(&rq->sink, 0, sizeof rq->sink);
+        start_over(rq, rs);
+        e = attempt > 0 ? AIDC_ESTALE : admit(rq, rs);
     }
     finish(rq, rs, e);
     /* the handler's dispatch admits the request again once the body is in

@@ -180,6 +180,51 @@ START_TEST(a_content_range_of_2_64_minus_1_bytes_is_refused)
 }
 END_TEST
 
+/*
+ * A tenant admin starts an upload into a dataset (members read datasets
+ * only) and is made a member while the body is on its way: the request is
+ * admitted again at its end, but the space's rights were those of the
+ * start, and the file landed in the dataset.
+ */
+START_TEST(rights_taken_away_mid_upload_stop_the_upload)
+{
+    ck_assert_int_eq(req("POST", FILES "/datasets/ds?op=mkdir", cat, NULL), 201);
+    int fd = dial(10);
+    const char *head = fmt("PUT " FILES "/datasets/ds/x.bin HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                           "Authorization: Bearer %s\r\nContent-Type: application/octet-stream\r\n"
+                           "Content-Length: 10\r\nConnection: close\r\n\r\n01234",
+                           cat);
+    send_all(fd, head, strlen(head));
+    /* the upload is under way once its partial file holds the first half */
+    const char *dir = disk("datasets/ds");
+    for (int i = 0; i < 400 && count_prefix(dir, ".aidc-upload-") == 0; i++)
+        usleep(5000);
+    ck_assert_int_eq(count_prefix(dir, ".aidc-upload-"), 1);
+    make_member("chem", "cat", "member");
+    send_all(fd, "56789", 5);
+    char buf[4096];
+    long st = read_answer(fd, buf, sizeof buf);
+    ck_assert_msg(st == 403, "upload by a former admin: %ld %s", st, buf);
+    ck_assert_ptr_nonnull(strstr(buf, "files.dataset_read_only"));
+    ck_assert_int_eq(access(fmt("%s/x.bin", dir), F_OK), -1);
+    ck_assert_int_eq(count_prefix(dir, ".aidc-upload-"), 0);
+    /* every thread knows it now (each remembered the admin a while): a new
+     * upload into the dataset is refused, a member's into its project goes */
+    for (int i = 0; i < 8; i++) {
+        struct http_res r;
+        st = http_raw(&harness_srv, "PUT", FILES "/datasets/ds/z", cat, "application/octet-stream",
+                      "z", 1, NULL, &r);
+        ck_assert_msg(st == 403, "a new upload by a former admin: %ld %s", st, r.body ? r.body : "");
+        http_res_free(&r);
+        st = http_raw(&harness_srv, "PUT", FILES "/projects/mol/y", cat, "application/octet-stream",
+                      "y", 1, NULL, &r);
+        ck_assert_msg(st == 201, "a member's upload: %ld %s", st, r.body ? r.body : "");
+        http_res_free(&r);
+    }
+    ck_assert_int_eq(count_prefix(dir, ".aidc-upload-"), 0);
+}
+END_TEST
+
 int main(void)
 {
     harness_require_pg();
@@ -189,6 +234,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, a_fifo_planted_as_a_partial_upload_holds_no_thread);
     tcase_add_test(tc, a_content_range_of_2_64_minus_1_bytes_is_refused);
+    tcase_add_test(tc, rights_taken_away_mid_upload_stop_the_upload);
     suite_add_tcase(s, tc);
     return suite_run(s);
 }
