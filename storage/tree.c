@@ -125,7 +125,10 @@ int tree_list(int dirfd, const char *rel, const char *after, size_t limit, struc
     struct dirent *e;
     while ((errno = 0, e = readdir(d)) != NULL) {
         const char *nm = e->d_name;
-        if (strcmp(nm, ".") == 0 || strcmp(nm, "..") == 0 ||
+        /* a name the API cannot address (a control character, not UTF-8: a
+         * job's) is listed as nothing: as a page's last, its cursor would be
+         * refused, and every name after it never listed */
+        if (!space_path_valid(nm) ||
             strncmp(nm, TREE_UPLOAD_PREFIX, strlen(TREE_UPLOAD_PREFIX)) == 0 ||
             (after && strcmp(nm, after) <= 0) ||
             (e->d_type != DT_REG && e->d_type != DT_DIR && e->d_type != DT_UNKNOWN))

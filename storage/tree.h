@@ -42,7 +42,8 @@ struct tree_list {
 /*
  * The regular files and directories of directory rel beneath dirfd whose
  * names sort after `after` (bytewise; NULL: from the first), at most limit
- * of them. Links, FIFOs, sockets, devices and partial uploads are left out.
+ * of them. Links, FIFOs, sockets, devices, partial uploads and names that
+ * are no valid path component (space_path_valid) are left out.
  */
 int tree_list(int dirfd, const char *rel, const char *after, size_t limit, struct tree_list *out);
 void tree_list_free(struct tree_list *l);

@@ -225,6 +225,52 @@ START_TEST(rights_taken_away_mid_upload_stop_the_upload)
 }
 END_TEST
 
+/*
+ * A job names a file with a control character. The listing showed it, and a
+ * page ending on it had a cursor the next request refused (400): every entry
+ * after it could no longer be listed.
+ */
+START_TEST(names_the_api_cannot_address_do_not_stop_the_listing)
+{
+    ck_assert_int_eq(req("POST", FILES "/projects/mol/d?op=mkdir", ann, NULL), 201);
+    static const char *const planted[] = {"b\x01", "b\xff", "c\x7f"};
+    for (size_t i = 0; i < sizeof planted / sizeof *planted; i++) {
+        int fd = open(fmt("%s/%s", disk("projects/mol/d"), planted[i]), O_CREAT | O_WRONLY, 0644);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+    }
+    static const char *const names[] = {"a", "c", "d", "e"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        struct http_res r;
+        ck_assert_int_eq(http_raw(&harness_srv, "PUT", fmt(FILES "/projects/mol/d/%s", names[i]),
+                                  ann, "application/octet-stream", "x", 1, NULL, &r),
+                         201);
+        http_res_free(&r);
+    }
+    char *cursor = NULL;
+    size_t seen = 0;
+    for (int page = 0; page < 10; page++) {
+        struct http_res r;
+        const char *path = cursor ? fmt(FILES "/projects/mol/d?limit=1&cursor=%s", cursor)
+                                  : FILES "/projects/mol/d?limit=1";
+        long st = reqj("GET", path, ann, NULL, &r);
+        ck_assert_msg(st == 200, "page %d: %ld %s", page, st, r.body ? r.body : "");
+        json_t *items = json_object_get(r.json, "items");
+        for (size_t i = 0; i < json_array_size(items); i++, seen++) {
+            ck_assert_uint_lt(seen, sizeof names / sizeof *names);
+            ck_assert_str_eq(jstr(json_array_get(items, i), "name"), names[seen]);
+        }
+        free(cursor);
+        cursor = jstr(r.json, "next_cursor") ? strdup(jstr(r.json, "next_cursor")) : NULL;
+        http_res_free(&r);
+        if (!cursor)
+            break;
+    }
+    free(cursor);
+    ck_assert_uint_eq(seen, sizeof names / sizeof *names);
+}
+END_TEST
+
 int main(void)
 {
     harness_require_pg();
@@ -235,6 +281,7 @@ int main(void)
     tcase_add_test(tc, a_fifo_planted_as_a_partial_upload_holds_no_thread);
     tcase_add_test(tc, a_content_range_of_2_64_minus_1_bytes_is_refused);
     tcase_add_test(tc, rights_taken_away_mid_upload_stop_the_upload);
+    tcase_add_test(tc, names_the_api_cannot_address_do_not_stop_the_listing);
     suite_add_tcase(s, tc);
     return suite_run(s);
 }
