@@ -2,16 +2,19 @@
 #include "space.h"
 
 #include "../lib/fsat.h"
+#include "../lib/xalloc.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define MAX_DEPTH 256
+/* How deep space_measure goes (a frame of 24 bytes a level): deeper is cut. */
+#define MAX_DEPTH 65536
 
 static const char *const kind_dirs[] = {"projects", "home", "datasets"};
 
@@ -178,49 +181,100 @@ int space_open(int rootfd, const struct space *sp, const struct space_owner *own
     return fd;
 }
 
-struct walk {
-    long long max, entries, bytes;
-    bool cut;
+/*
+ * The walk holds one directory open at a time, however deep the tree (a job,
+ * or a member through moves, can nest directories far deeper than there are
+ * descriptors to hold one per level): going down it remembers where it was
+ * in the directory it leaves (telldir) and what that directory is (device and
+ * inode); coming back it opens ".." and continues only if that is still the
+ * same directory (else something moved meanwhile: the walk stops, cut).
+ */
+struct frame {
+    dev_t dev;
+    ino_t ino;
+    long pos;
 };
 
-static int measure_dir(int fd, struct walk *w, int depth)
+/* The directory open as fd (taken) as a stream, and what it is. NULL with errno. */
+static DIR *walk_open(int fd, struct stat *st)
 {
-    DIR *d = fsat_listdir(fd);
-    if (!d)
-        return -1;
-    struct dirent *e;
-    int rc = 0;
-    while (!w->cut && (errno = 0, e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-            continue;
-        if (w->entries >= w->max) {
-            w->cut = true;
-            break;
-        }
-        w->entries++;
-        struct stat st;
-        if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-            continue; /* gone meanwhile */
-        w->bytes += (long long)st.st_blocks * 512;
-        if (!S_ISDIR(st.st_mode) || depth >= MAX_DEPTH)
-            continue;
-        int sub = fsat_open(fd, e->d_name, O_RDONLY | O_DIRECTORY, 0);
-        if (sub < 0)
-            continue; /* swapped for a link, or unreadable: not ours to count */
-        rc = measure_dir(sub, w, depth + 1);
-        close(sub);
-        if (rc < 0)
-            break;
+    DIR *d = fd >= 0 && fstat(fd, st) == 0 ? fdopendir(fd) : NULL;
+    if (!d && fd >= 0) {
+        int saved = errno;
+        close(fd);
+        errno = saved;
     }
-    closedir(d);
-    return rc;
+    return d;
 }
 
-int space_measure(int dirfd, long long max_entries, long long *bytes, long long *entries)
+int space_measure(int spacefd, long long max_entries, long long *bytes, long long *entries)
 {
-    struct walk w = {.max = max_entries};
-    int rc = measure_dir(dirfd, &w, 0);
-    *bytes = w.bytes;
-    *entries = w.entries;
-    return rc < 0 ? -1 : w.cut ? 1 : 0;
+    long long n = 0, held = 0;
+    bool cut = false;
+    int rc = 0;
+    size_t depth = 0, cap = 0;
+    struct frame *stack = NULL;
+    struct stat here;
+    /* a stream of its own: one over spacefd would move its read position */
+    DIR *d = walk_open(openat(spacefd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC), &here);
+    if (!d)
+        rc = -1;
+    while (d) {
+        errno = 0;
+        struct dirent *e = readdir(d);
+        if (!e) {
+            if (depth == 0)
+                break;
+            /* back up to where this directory was found */
+            struct frame f = stack[--depth];
+            int up = openat(dirfd(d), "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+            closedir(d);
+            d = walk_open(up, &here);
+            if (!d || here.st_dev != f.dev || here.st_ino != f.ino) {
+                cut = true; /* moved meanwhile: the figures so far */
+                break;
+            }
+            seekdir(d, f.pos);
+            continue;
+        }
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        if (n >= max_entries) {
+            cut = true;
+            break;
+        }
+        n++;
+        struct stat st;
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+            continue; /* gone meanwhile */
+        held += (long long)st.st_blocks * 512;
+        if (!S_ISDIR(st.st_mode))
+            continue;
+        if (depth >= MAX_DEPTH) {
+            cut = true; /* counted as far as this: beneath it, not */
+            continue;
+        }
+        int sub = fsat_open(dirfd(d), e->d_name, O_RDONLY | O_DIRECTORY, 0);
+        if (sub < 0)
+            continue; /* swapped for a link, or unreadable: not ours to count */
+        if (depth == cap) {
+            cap = cap ? cap * 2 : 64;
+            stack = xreallocarray(stack, cap, sizeof *stack);
+        }
+        stack[depth++] = (struct frame){here.st_dev, here.st_ino, telldir(d)};
+        closedir(d);
+        d = walk_open(sub, &here);
+        if (!d) {
+            rc = -1;
+            break;
+        }
+    }
+    int saved = errno;
+    if (d)
+        closedir(d);
+    free(stack);
+    *bytes = held;
+    *entries = n;
+    errno = saved;
+    return rc < 0 ? -1 : cut ? 1 : 0;
 }

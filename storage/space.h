@@ -76,11 +76,12 @@ struct space_owner space_owner_of(long long uid_first, long long tenant_number);
 int space_open(int rootfd, const struct space *sp, const struct space_owner *own, bool create);
 
 /*
- * Bytes (of blocks held) and entries beneath dirfd, walking at most
- * max_entries entries and never following a link. 0 when the walk was
- * whole, 1 when it stopped at max_entries (the figures so far), -1 with
- * errno.
+ * Bytes (of blocks held) and entries beneath spacefd, walking at most
+ * max_entries entries and never following a link, at any depth (one
+ * directory open at a time). 0 when the walk was whole, 1 when it was cut
+ * (the figures so far): at max_entries, 65536 directories down, or where a
+ * directory it stood in moved meanwhile; -1 with errno.
  */
-int space_measure(int dirfd, long long max_entries, long long *bytes, long long *entries);
+int space_measure(int spacefd, long long max_entries, long long *bytes, long long *entries);
 
 #endif

@@ -9,6 +9,7 @@
 #include "lib/crypto.h"
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
+#include "tests/support/jobs.h"
 #include "tests/support/suite.h"
 
 #include <arpa/inet.h>
@@ -271,6 +272,41 @@ START_TEST(names_the_api_cannot_address_do_not_stop_the_listing)
 }
 END_TEST
 
+/*
+ * A member with nothing but the API hides files from the space's storage
+ * limit (and from metering, which measures the same way): the walk that
+ * measures a space stopped descending 256 directories down, so whatever
+ * lies deeper was never counted. Paths are at most 4096 bytes, but a move
+ * puts a deep tree beneath another.
+ */
+START_TEST(files_deep_in_a_tree_count_against_the_limit)
+{
+    /* 0.01 GiB: about 10.7 MB */
+    jobs_project_quota("chem", "mol", "{\"storage_gib\":{\"limit\":0.01}}");
+    char path[2048] = "";
+    size_t n = 0;
+    for (int i = 0; i < 300; i++) {
+        n += (size_t)snprintf(path + n, sizeof path - n, "%sd", i ? "/" : "");
+        ck_assert_int_eq(req("POST", fmt(FILES "/projects/mol/%s?op=mkdir", path), ann, NULL), 201);
+    }
+    const size_t deep = 6 << 20, top = (7 << 20) / 2;
+    char *buf = malloc(deep);
+    memset(buf, 'x', deep);
+    struct http_res r;
+    long st = http_raw(&harness_srv, "PUT", fmt(FILES "/projects/mol/%s/deep.bin", path), ann,
+                       "application/octet-stream", buf, deep, NULL, &r);
+    ck_assert_msg(st == 201, "%ld %s", st, r.body ? r.body : "");
+    http_res_free(&r);
+    /* 6 MiB are held 300 directories down: 3.5 MiB more do not fit */
+    st = http_raw(&harness_srv, "PUT", FILES "/projects/mol/top.bin", ann,
+                  "application/octet-stream", buf, top, NULL, &r);
+    ck_assert_msg(st == 422, "an upload past the limit: %ld %s", st, r.body ? r.body : "");
+    expect_problem(&r, "files.quota_exceeded", NULL, NULL);
+    http_res_free(&r);
+    free(buf);
+}
+END_TEST
+
 int main(void)
 {
     harness_require_pg();
@@ -282,6 +318,7 @@ int main(void)
     tcase_add_test(tc, a_content_range_of_2_64_minus_1_bytes_is_refused);
     tcase_add_test(tc, rights_taken_away_mid_upload_stop_the_upload);
     tcase_add_test(tc, names_the_api_cannot_address_do_not_stop_the_listing);
+    tcase_add_test(tc, files_deep_in_a_tree_count_against_the_limit);
     suite_add_tcase(s, tc);
     return suite_run(s);
 }
