@@ -246,7 +246,9 @@ static enum MHD_Result refuse(struct MHD_Connection *c, struct pending *p, enum 
     return MHD_YES;
 }
 
-/* Answer rs (taken), after reading and dropping a body on its way, as refuse() does. */
+/* Answer rs (taken), after reading and dropping a body on its way, as refuse() does,
+ * up to UPLOAD_DRAIN_BYTES: an upload refused from its headers is a file's worth of
+ * body, and a client that is sending it reads no answer until it is through. */
 static enum MHD_Result refuse_with(struct MHD_Connection *c, struct pending *p, struct resp *rs)
 {
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
@@ -255,7 +257,7 @@ static enum MHD_Result refuse_with(struct MHD_Connection *c, struct pending *p, 
                                                  MHD_HTTP_HEADER_TRANSFER_ENCODING);
     unsigned long long len = cl ? strtoull(cl, NULL, 10) : 0;
     bool body_coming = len > 0 || (te && strcasestr(te, "chunked"));
-    if (body_coming && len <= drain_limit()) {
+    if (body_coming && len <= UPLOAD_DRAIN_BYTES) {
         p->early = rs;
         return MHD_YES;
     }
@@ -435,7 +437,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (*upload_data_size) {
             p->discarded += *upload_data_size;
             *upload_data_size = 0;
-            if (p->discarded <= drain_limit())
+            if (p->discarded <= UPLOAD_DRAIN_BYTES)
                 return MHD_YES;
         }
         struct resp *rs = p->early;

@@ -307,6 +307,41 @@ START_TEST(files_deep_in_a_tree_count_against_the_limit)
 }
 END_TEST
 
+/*
+ * An upload refused from its headers (here: a member writing a dataset) is
+ * answered once its body is read and dropped, so a client still sending it
+ * reads why; past a bound it was answered at once and the connection
+ * closed under the client (a reset: curl, mid-send, reports no answer).
+ * The bound was the JSON bodies' (4 MiB), not an upload's (64 MiB).
+ */
+START_TEST(an_upload_refused_from_its_headers_is_answered_after_its_body)
+{
+    ck_assert_int_eq(req("POST", FILES "/datasets/ds?op=mkdir", cat, NULL), 201);
+    const size_t len = 32 << 20;
+    int fd = dial(10);
+    const char *head = fmt("PUT " FILES "/datasets/ds/x.bin HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                           "Authorization: Bearer %s\r\nContent-Type: application/octet-stream"
+                           "\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+                           ann, len);
+    send_all(fd, head, strlen(head));
+    char *body = calloc(1, len);
+    size_t sent = 0;
+    while (sent < len) {
+        ssize_t w = send(fd, body + sent, len - sent, MSG_NOSIGNAL);
+        if (w <= 0)
+            break;
+        sent += (size_t)w;
+    }
+    free(body);
+    ck_assert_msg(sent == len, "the body broke off at %zu of %zu bytes (%s)", sent, len,
+                  strerror(errno));
+    char buf[4096];
+    long st = read_answer(fd, buf, sizeof buf);
+    ck_assert_msg(st == 403, "%ld %s", st, buf);
+    ck_assert_ptr_nonnull(strstr(buf, "files.dataset_read_only"));
+}
+END_TEST
+
 int main(void)
 {
     harness_require_pg();
@@ -319,6 +354,7 @@ int main(void)
     tcase_add_test(tc, rights_taken_away_mid_upload_stop_the_upload);
     tcase_add_test(tc, names_the_api_cannot_address_do_not_stop_the_listing);
     tcase_add_test(tc, files_deep_in_a_tree_count_against_the_limit);
+    tcase_add_test(tc, an_upload_refused_from_its_headers_is_answered_after_its_body);
     suite_add_tcase(s, tc);
     return suite_run(s);
 }
