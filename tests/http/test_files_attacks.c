@@ -150,6 +150,52 @@ START_TEST(a_fifo_planted_as_a_partial_upload_holds_no_thread)
 END_TEST
 
 /*
+ * Links a job plants where a member's parts go (held): a symbolic link and
+ * a hard link to a file of another space, each as long as the next part's
+ * offset so that a part would append to it, and a link where a fresh
+ * upload starts. Nothing is written through any of them.
+ */
+START_TEST(links_planted_as_a_partial_upload_are_never_written_through)
+{
+    struct http_res r;
+    ck_assert_int_eq(http_raw(&harness_srv, "PUT", FILES "/home/ann/secret", ann,
+                              "application/octet-stream", "secret", 6, NULL, &r),
+                     201);
+    http_res_free(&r);
+    ck_assert_int_eq(req("POST", FILES "/projects/mol/d?op=mkdir", ann, NULL), 201);
+    char victim[1024], dir[1024];
+    snprintf(victim, sizeof victim, "%s", disk("home/ann/secret"));
+    snprintf(dir, sizeof dir, "%s", disk("projects/mol/d"));
+    ck_assert_int_eq(symlink(victim, fmt("%s/%s", dir, part_name("ann", "projects/mol", "d/s"))), 0);
+    ck_assert_int_eq(link(victim, fmt("%s/%s", dir, part_name("ann", "projects/mol", "d/h"))), 0);
+    static const char *const targets[] = {"s", "h"};
+    for (size_t i = 0; i < 2; i++) {
+        const char *range[] = {"Content-Range: bytes 6-6/7", NULL};
+        ck_assert_int_eq(http_raw(&harness_srv, "PUT", fmt(FILES "/projects/mol/d/%s", targets[i]),
+                                  ann, "application/octet-stream", "!", 1, range, &r),
+                         409);
+        expect_problem(&r, "files.upload_offset", "have", "0");
+        http_res_free(&r);
+    }
+    /* a fresh upload over a planted link replaces the link */
+    ck_assert_int_eq(symlink(victim, fmt("%s/%s", dir, part_name("ann", "projects/mol", "d/f"))), 0);
+    const char *first[] = {"Content-Range: bytes 0-0/2", NULL};
+    ck_assert_int_eq(http_raw(&harness_srv, "PUT", FILES "/projects/mol/d/f", ann,
+                              "application/octet-stream", "!", 1, first, &r),
+                     202);
+    http_res_free(&r);
+    struct stat st;
+    ck_assert_int_eq(lstat(fmt("%s/%s", dir, part_name("ann", "projects/mol", "d/f")), &st), 0);
+    ck_assert(S_ISREG(st.st_mode) && st.st_size == 1);
+    /* the file the links led to is as it was */
+    ck_assert_int_eq(reqj("GET", FILES "/home/ann/secret", ann, NULL, &r), 200);
+    ck_assert_int_eq(r.body_len, 6);
+    ck_assert_int_eq(memcmp(r.body, "secret", 6), 0);
+    http_res_free(&r);
+}
+END_TEST
+
+/*
  * Content-Range "bytes 0-(2^64-2)/(2^64-1)": the part's length, last-first+1,
  * is 2^64-1, the value meaning "no length said", so neither the size limit
  * nor the length check applied, and last+1 == total made any body the whole
@@ -350,6 +396,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, a_fifo_planted_as_a_partial_upload_holds_no_thread);
+    tcase_add_test(tc, links_planted_as_a_partial_upload_are_never_written_through);
     tcase_add_test(tc, a_content_range_of_2_64_minus_1_bytes_is_refused);
     tcase_add_test(tc, rights_taken_away_mid_upload_stop_the_upload);
     tcase_add_test(tc, names_the_api_cannot_address_do_not_stop_the_listing);
