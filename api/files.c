@@ -129,6 +129,7 @@ int files_resolve(struct req *rq, struct resp *rs, bool write, bool create, stru
         return api_problem(rs, PROBLEM_FILES_SPACE_NOT_FOUND,
                            json_pack("{s:s, s:s}", "space", fc->label, "tenant", rq->tenant.slug));
     fc->limit_gib = row.limit_gib;
+    fc->measured_bytes = row.measured_bytes;
     fc->own = space_owner_of(rq->cfg->storage_uid_first, row.tenant_number);
     int root = open_root(rq->cfg->storage_root);
     if (root < 0)

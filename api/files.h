@@ -24,6 +24,7 @@ struct files_ctx {
     const char *rel;                     /* the path inside it ("" = its root) */
     struct space_owner own;
     double limit_gib;                    /* the space's storage limit, < 0: none */
+    long long measured_bytes;            /* the storage worker's last figure, -1: none */
     int fd;                              /* its directory */
     bool admin;
 };

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 
 #define GIB 1073741824.0
+#define UPLOAD_WALK_MAX 200000LL /* entries an upload's measurement of its space walks */
 
 struct upload {
     struct files_ctx fc;
@@ -167,9 +168,14 @@ static int start(struct req *rq, struct resp *rs, struct upload *up)
 {
     struct files_ctx *fc = &up->fc;
     if (up->limit >= 0) {
+        /* measured now, but within a bound: a space of millions of entries must not
+         * hold an HTTP thread per upload; past it, the storage worker's last figure */
         long long bytes = 0, entries = 0;
-        if (space_measure(fc->fd, rq->cfg->storage_scan_max_entries, &bytes, &entries) < 0)
+        int cut = space_measure(fc->fd, UPLOAD_WALK_MAX, &bytes, &entries);
+        if (cut < 0)
             return files_errno_problem(rs, errno, fc->label, "");
+        if (cut && fc->measured_bytes > bytes)
+            bytes = fc->measured_bytes;
         up->used = (double)bytes;
         /* what is still to come: the rest of a file sent in parts, else this body */
         uint64_t coming = up->ranged ? up->total - up->first : up->want == UINT64_MAX ? 0 : up->want;

@@ -21,7 +21,10 @@ static const struct db_stmt st_space = {
     "                               WHERE q.project_id = p.id AND q.resource = 'storage_gib')"
     "         WHEN 'home' THEN (SELECT q.\"limit\"::text FROM tenant_quotas q"
     "                           WHERE q.tenant_id = t.id AND q.resource = 'home_storage_gib')"
-    " END AS limit_gib"
+    " END AS limit_gib,"
+    " (SELECT s.bytes::text FROM storage_spaces s WHERE s.tenant_id = t.id"
+    "   AND s.kind = CASE $2 WHEN 'projects' THEN 'project' WHEN 'home' THEN 'home'"
+    "                ELSE 'dataset' END AND s.name = $3) AS measured_bytes"
     " FROM tenants t LEFT JOIN projects p ON $2 = 'projects' AND p.tenant_id = t.id"
     "      AND p.slug = $3 AND p.deleted_at IS NULL"
     " WHERE t.id = $1::uuid",
@@ -48,6 +51,8 @@ int db_files_space(struct db *db, const char *tenant_id, const char *kind, const
         snprintf(out->project_id, sizeof out->project_id, "%s", pid);
     if (lim)
         out->limit_gib = strtod(lim, NULL);
+    const char *mb = json_string_value(json_object_get(row, "measured_bytes"));
+    out->measured_bytes = mb ? strtoll(mb, NULL, 10) : -1;
     json_decref(row);
     return 0;
 }

@@ -16,6 +16,7 @@ struct db_files_space {
     bool exists;          /* the project (not deleted) or the member; datasets: always */
     char project_id[37];  /* projects: its id */
     double limit_gib;     /* storage_gib of the project / home_storage_gib of the tenant; < 0: none */
+    long long measured_bytes; /* the storage worker's last measurement, -1: none yet */
 };
 
 /*

@@ -277,7 +277,7 @@ int tree_remove(int dirfd, const char *rel, bool recursive)
 
 /* Bytes gathered before a write: the body comes in pieces of a few KiB, and a
  * system call per piece would cost more than the disk. */
-#define UPLOAD_BUF ((size_t)1 << 20)
+#define UPLOAD_BUF ((size_t)256 << 10)
 
 struct tree_upload {
     int parent, fd;

@@ -257,7 +257,7 @@ static void put_half_then_hang_up(const char *path, unsigned long long first,
     fill(buf, first, half);
     ck_assert_int_eq(write(fd, buf, half), (ssize_t)half);
     free(buf);
-    /* bytes of the half reached the disk (aidcd writes in pieces of 1 MiB):
+    /* bytes of the half reached the disk (aidcd writes in pieces of 256 KiB):
      * then the line goes down, some of the half maybe still on its way */
     for (int i = 0; i < 2000 && part_bytes() <= first; i++)
         jobs_nap_ms(5);
