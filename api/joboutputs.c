@@ -99,14 +99,11 @@ int api_job_files(struct req *rq, struct resp *rs)
         return api_fail_fields(rs);
     }
     struct db_job_placement pl;
-    e = db_job_placement(rq->db, rq->tenant.id, id, &pl);
-    if (e == AIDC_ENOTFOUND)
-        return api_job_not_found(rq, rs, id);
+    const struct backend_ops *ops;
+    json_t *options;
+    e = api_job_placed(rq, rs, id, &pl, &options, &ops);
     if (e)
         return e;
-    json_t *options = pl.options_json ? json_loads(pl.options_json, 0, NULL) : NULL;
-    free(pl.options_json);
-    const struct backend_ops *ops = pl.cluster_id[0] ? backend_find(pl.kind) : NULL;
     struct backend_outputs o = {.work_fd = -1, .logs_fd = -1, .uid = -1, .gid = -1};
     char label[64];
     snprintf(label, sizeof label, "job %s", id);

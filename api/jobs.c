@@ -575,6 +575,21 @@ static int tail_param(struct req *rq, struct resp *rs, int *tail)
     return 0;
 }
 
+int api_job_placed(struct req *rq, struct resp *rs, const char *id, struct db_job_placement *pl,
+                   json_t **options, const struct backend_ops **ops)
+{
+    int e = db_job_placement(rq->db, rq->tenant.id, id, pl);
+    if (e == AIDC_ENOTFOUND)
+        return api_job_not_found(rq, rs, id);
+    if (e)
+        return e;
+    *ops = pl->cluster_id[0] ? backend_find(pl->kind) : NULL;
+    *options = pl->options_json ? json_loads(pl->options_json, 0, NULL) : NULL;
+    free(pl->options_json);
+    pl->options_json = NULL;
+    return 0;
+}
+
 int api_job_logs(struct req *rq, struct resp *rs)
 {
     const char *id, *stream = req_query(rq, "stream");
@@ -590,14 +605,11 @@ int api_job_logs(struct req *rq, struct resp *rs)
     if (e)
         return e;
     struct db_job_placement pl;
-    e = db_job_placement(rq->db, rq->tenant.id, id, &pl);
-    if (e == AIDC_ENOTFOUND)
-        return api_job_not_found(rq, rs, id);
+    const struct backend_ops *ops;
+    json_t *options;
+    e = api_job_placed(rq, rs, id, &pl, &options, &ops);
     if (e)
         return e;
-    const struct backend_ops *ops = pl.cluster_id[0] ? backend_find(pl.kind) : NULL;
-    json_t *options = pl.options_json ? json_loads(pl.options_json, 0, NULL) : NULL;
-    free(pl.options_json);
     if (!api_job_sees_all(rq, pl.user))
         e = api_problem(rs, PROBLEM_JOB_LOGS_NOT_OWNER, NULL);
     else if (!pl.cluster_id[0]) {

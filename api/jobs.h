@@ -4,6 +4,7 @@
 
 #include "../server/request.h"
 
+#include <jansson.h>
 #include <stdbool.h>
 
 int api_job_submit(struct req *rq, struct resp *rs);
@@ -17,5 +18,15 @@ int api_job_logs(struct req *rq, struct resp *rs);
 bool api_job_sees_all(const struct req *rq, const char *owner);
 /* 404 for job id of the request's tenant. */
 int api_job_not_found(struct req *rq, struct resp *rs, const char *id);
+
+struct db_job_placement;
+struct backend_ops;
+/*
+ * Where job id of the request's tenant runs: its placement (options_json
+ * taken), its cluster's options parsed (new reference, NULL when not placed)
+ * and backend (NULL when not placed). 0, or its 404 in rs.
+ */
+int api_job_placed(struct req *rq, struct resp *rs, const char *id, struct db_job_placement *pl,
+                   json_t **options, const struct backend_ops **ops);
 
 #endif

@@ -606,6 +606,18 @@ int dispatch_begin_read(struct req *rq)
     return e;
 }
 
+/* The database, the actor admitted, its rate taken: 0 and no refusal in rs to go on. */
+static int admit_and_limit(struct req *rq, struct resp *rs)
+{
+    int e = db_ensure(rq->db);
+    db_set_busy(rq->db, true);
+    if (!e)
+        e = admit_fresh(rq, rs);
+    if (!e && !rs->err.status)
+        e = rate_limit(rq, rs);
+    return e;
+}
+
 /* Map what went wrong to an answer, and audit a refusal. */
 static void finish(struct req *rq, struct resp *rs, int e)
 {
@@ -632,12 +644,7 @@ void dispatch(struct req *rq, struct resp *rs, const struct config *cfg)
         e = rt->handler(rq, rs);
         goto out;
     }
-    e = db_ensure(rq->db);
-    db_set_busy(rq->db, true);
-    if (!e)
-        e = admit_fresh(rq, rs);
-    if (!e && !rs->err.status)
-        e = rate_limit(rq, rs);
+    e = admit_and_limit(rq, rs);
     if (e || rs->err.status)
         goto out;
     log_set_request(rq->request_id, rq->tenant.slug);
@@ -674,14 +681,8 @@ void dispatch_upload_begin(struct req *rq, struct resp *rs, const struct config 
 {
     rq->cfg = cfg;
     int e = check_query(rq, rs);
-    if (!e) {
-        e = db_ensure(rq->db);
-        db_set_busy(rq->db, true);
-    }
     if (!e)
-        e = admit_fresh(rq, rs);
-    if (!e && !rs->err.status)
-        e = rate_limit(rq, rs);
+        e = admit_and_limit(rq, rs);
     /* what the handler will check again once the body is in, read now so a
      * refused upload is refused before its bytes are sent */
     for (int attempt = 0; !e && !rs->err.status; attempt++) {

@@ -229,16 +229,22 @@ static enum MHD_Result answer_early(struct MHD_Connection *c, struct pending *p,
  * sending makes the kernel reset the connection, and the client would see a
  * broken connection instead of the 413/415 explaining why.
  */
-static enum MHD_Result refuse(struct MHD_Connection *c, struct pending *p, enum problem problem,
-                              const char *allow)
+/* Whether a body follows the headers, and its announced length (0: not said). */
+static bool body_coming(struct MHD_Connection *c, unsigned long long *len)
 {
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
                                                  MHD_HTTP_HEADER_CONTENT_LENGTH);
     const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
                                                  MHD_HTTP_HEADER_TRANSFER_ENCODING);
-    unsigned long long len = cl ? strtoull(cl, NULL, 10) : 0;
-    bool body_coming = len > 0 || (te && strcasestr(te, "chunked"));
-    if (!body_coming || len > drain_limit())
+    *len = cl ? strtoull(cl, NULL, 10) : 0;
+    return *len > 0 || (te && strcasestr(te, "chunked"));
+}
+
+static enum MHD_Result refuse(struct MHD_Connection *c, struct pending *p, enum problem problem,
+                              const char *allow)
+{
+    unsigned long long len;
+    if (!body_coming(c, &len) || len > drain_limit())
         return answer_early(c, p, problem, allow);
     p->deferred = true;
     p->deferred_problem = problem;
@@ -251,13 +257,8 @@ static enum MHD_Result refuse(struct MHD_Connection *c, struct pending *p, enum 
  * body, and a client that is sending it reads no answer until it is through. */
 static enum MHD_Result refuse_with(struct MHD_Connection *c, struct pending *p, struct resp *rs)
 {
-    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
-    const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-                                                 MHD_HTTP_HEADER_TRANSFER_ENCODING);
-    unsigned long long len = cl ? strtoull(cl, NULL, 10) : 0;
-    bool body_coming = len > 0 || (te && strcasestr(te, "chunked"));
-    if (body_coming && len <= UPLOAD_DRAIN_BYTES) {
+    unsigned long long len;
+    if (body_coming(c, &len) && len <= UPLOAD_DRAIN_BYTES) {
         p->early = rs;
         return MHD_YES;
     }

@@ -93,11 +93,7 @@ static void expect_field(const struct http_res *r, const char *field, const char
  */
 static long raw_status(const char *method, const char *path, const char *token)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)harness_srv.port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    int fd = http_dial(&harness_srv, 10);
     char req[8192];
     int n = snprintf(req, sizeof req,
                      "%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n"

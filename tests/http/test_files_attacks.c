@@ -56,19 +56,6 @@ static const char *disk(const char *rel)
     return fmt("%s/storage/chem/%s", harness_srv.data_dir, rel);
 }
 
-/* A connection to aidcd whose reads give up after secs (a hung server fails the test). */
-static int dial(int secs)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    ck_assert_int_ge(fd, 0);
-    struct timeval tv = {.tv_sec = secs};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)harness_srv.port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
-    return fd;
-}
-
 static void send_all(int fd, const char *data, size_t len)
 {
     ck_assert_int_eq(write(fd, data, len), (ssize_t)len);
@@ -120,7 +107,7 @@ START_TEST(a_fifo_planted_as_a_partial_upload_holds_no_thread)
     ck_assert_int_eq(mkfifo(fifo, 0666), 0);
     ck_assert_int_eq(chmod(fifo, 0666), 0);
     for (int i = 0; i < 2; i++) { /* the second finds the thread still free */
-        int fd = dial(5);
+        int fd = http_dial(&harness_srv, 5);
         const char *head = fmt("PUT " FILES "/projects/mol/d/x HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                                "Authorization: Bearer %s\r\nContent-Type: application/octet-stream"
                                "\r\nContent-Length: 1\r\nContent-Range: bytes 1-1/2\r\n"
@@ -209,7 +196,7 @@ START_TEST(a_content_range_of_2_64_minus_1_bytes_is_refused)
         "bytes 18446744073709551610-18446744073709551614/18446744073709551615",
     };
     for (size_t i = 0; i < sizeof ranges / sizeof *ranges; i++) {
-        int fd = dial(5);
+        int fd = http_dial(&harness_srv, 5);
         const char *head =
             fmt("PUT " FILES "/projects/mol/huge HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                 "Authorization: Bearer %s\r\nContent-Type: application/octet-stream\r\n"
@@ -236,7 +223,7 @@ END_TEST
 START_TEST(rights_taken_away_mid_upload_stop_the_upload)
 {
     ck_assert_int_eq(req("POST", FILES "/datasets/ds?op=mkdir", cat, NULL), 201);
-    int fd = dial(10);
+    int fd = http_dial(&harness_srv, 10);
     const char *head = fmt("PUT " FILES "/datasets/ds/x.bin HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                            "Authorization: Bearer %s\r\nContent-Type: application/octet-stream\r\n"
                            "Content-Length: 10\r\nConnection: close\r\n\r\n01234",
@@ -364,7 +351,7 @@ START_TEST(an_upload_refused_from_its_headers_is_answered_after_its_body)
 {
     ck_assert_int_eq(req("POST", FILES "/datasets/ds?op=mkdir", cat, NULL), 201);
     const size_t len = 32 << 20;
-    int fd = dial(10);
+    int fd = http_dial(&harness_srv, 10);
     const char *head = fmt("PUT " FILES "/datasets/ds/x.bin HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                            "Authorization: Bearer %s\r\nContent-Type: application/octet-stream"
                            "\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",

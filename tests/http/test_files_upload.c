@@ -243,10 +243,7 @@ static unsigned long long part_bytes(void)
 static void put_half_then_hang_up(const char *path, unsigned long long first,
                                   unsigned long long last, unsigned long long total)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)harness_srv.port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    int fd = http_dial(&harness_srv, 10);
     unsigned long long len = last - first + 1, half = len / 2;
     const char *head = fmt("PUT %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n"
                            "Content-Type: application/octet-stream\r\nContent-Length: %llu\r\n"

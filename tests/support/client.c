@@ -4,13 +4,17 @@
 #include "harness.h"
 #include "secrets.h"
 
+#include <arpa/inet.h>
 #include <check.h>
 #include <curl/curl.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 
 struct buf {
     char *p;
@@ -300,4 +304,17 @@ void expect_problem(const struct http_res *r, const char *code, const char *name
     }
     ck_assert_msg(got && strcmp(got, value) == 0, "%s: params.%s is not %s: %s", code, name,
                   value, r->body ? r->body : "(no body)");
+}
+
+int http_dial(const struct aidc_server *s, int timeout_s)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge(fd, 0);
+    struct timeval tv = {.tv_sec = timeout_s};
+    if (timeout_s > 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)s->port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    return fd;
 }

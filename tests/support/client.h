@@ -32,6 +32,12 @@ long http_raw(const struct aidc_server *s, const char *method, const char *path,
               const char *token, const char *content_type, const char *body, size_t len,
               const char *const *extra, struct http_res *out);
 void http_res_free(struct http_res *r);
+/*
+ * A TCP connection to s (the test fails when it cannot be made) whose reads
+ * give up after timeout_s seconds (0: never): for requests curl would change
+ * (dot segments) or cut short on purpose. Close it when done.
+ */
+int http_dial(const struct aidc_server *s, int timeout_s);
 /* Value of a response header (malloc'd) or NULL. */
 char *http_header(const struct http_res *r, const char *name);
 /* The Set-Cookie line (attributes and all) that sets cookie name (malloc'd), or NULL. */
