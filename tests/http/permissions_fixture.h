@@ -19,6 +19,7 @@
 #define BILLING_ROWS "test_permissions_billing.c"
 #define AUDIT_ROWS   "test_permissions_audit.c"
 #define IMAGES_ROWS  "test_permissions_images.c"
+#define FILES_ROWS   "test_permissions_files.c"
 
 /*
  * The routes ("METHOD pattern") whose permission matrix rows are in another
@@ -52,6 +53,11 @@ static const struct permrun_split split_routes[] = {
     {"GET /api/v1/approvals/{id}", AUDIT_ROWS},
     {"POST /api/v1/approvals/{id}/approve", AUDIT_ROWS},
     {"POST /api/v1/approvals/{id}/reject", AUDIT_ROWS},
+    {"GET /api/v1/tenants/{tenant}/files/{kind}/{name}/{path*}", FILES_ROWS},
+    {"PUT /api/v1/tenants/{tenant}/files/{kind}/{name}/{path*}", FILES_ROWS},
+    {"POST /api/v1/tenants/{tenant}/files/{kind}/{name}/{path*}", FILES_ROWS},
+    {"DELETE /api/v1/tenants/{tenant}/files/{kind}/{name}/{path*}", FILES_ROWS},
+    {"GET /api/v1/tenants/{tenant}/jobs/{id}/files/{path*}", FILES_ROWS},
     {"GET /api/v1/images", IMAGES_ROWS},
     {"GET /api/v1/tenants/{tenant}/images", IMAGES_ROWS},
     {"POST /api/v1/tenants/{tenant}/images", IMAGES_ROWS},
