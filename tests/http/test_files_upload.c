@@ -409,6 +409,26 @@ START_TEST(a_jobs_outputs_are_its_whole_logs_and_its_work_directory)
     http_res_free(&r);
     ck_assert_int_eq(req("GET", fmt("%s/job.json", root), ann, NULL), 404);
     ck_assert_int_eq(req("GET", fmt("%s/work/../job.json", root), ann, NULL), 404);
+    /* a dataset made and filled through the files API is mounted, read-only, into a job */
+    ck_assert_int_eq(req("POST", "/api/v1/tenants/chem/files/datasets/labels?op=mkdir",
+                         harness_srv.admin_token, NULL),
+                     201);
+    ck_assert_int_eq(http_raw(&harness_srv, "PUT", "/api/v1/tenants/chem/files/datasets/labels/l.txt",
+                              harness_srv.admin_token, "text/plain", "cat\n", 4, NULL, &r),
+                     201);
+    http_res_free(&r);
+    char *ds = jobs_submit(ann, "chem",
+                           "{\"project\":\"mol\",\"name\":\"ds\",\"cpus\":1,\"memory_gib\":1,"
+                           "\"mounts\":[{\"space\":\"dataset\",\"name\":\"labels\",\"read_only\":true}],"
+                           "\"script\":\"cat /data/datasets/labels/l.txt\\n"
+                           "echo no > /data/datasets/labels/x 2>/dev/null || echo read-only\\n\"}");
+    json_t *dj = jobs_wait(ann, "chem", ds, "succeeded,failed", 60);
+    ck_assert_str_eq(jstr(dj, "state"), "succeeded");
+    json_decref(dj);
+    char *dout = jobs_logs(ann, "chem", ds, "stream=stdout");
+    ck_assert_str_eq(dout, "cat\nread-only\n");
+    free(dout);
+    free(ds);
     /* another member does not see the job, nor its outputs; once the tenant
      * shares its jobs with members, it sees the job but not its outputs */
     ck_assert_int_eq(reqj("GET", fmt("%s/stdout", root), bob, NULL, &r), 404);
