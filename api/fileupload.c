@@ -276,7 +276,12 @@ int api_files_put(struct req *rq, struct resp *rs)
     if (e)
         return e;
     if (up->ranged && up->last + 1 < up->total) {
-        /* a part: kept for the next one (sink_free); audited once the file appears */
+        /* a part: on disk before its answer says so, kept for the next one (sink_free);
+         * audited once the file appears */
+        if (tree_upload_flush(up->u) != 0) {
+            fail(up, 0, errno);
+            return upload_problem(rs, up);
+        }
         rs->audit.skip = true;
         return resp_json(rs, MHD_HTTP_ACCEPTED,
                          json_pack("{s:s, s:I, s:I}", "path", up->fc.rel, "received",

@@ -443,6 +443,11 @@ int tree_upload_commit(struct tree_upload *u, struct stat *st)
     return 0;
 }
 
+int tree_upload_flush(struct tree_upload *u)
+{
+    return flush(u);
+}
+
 void tree_upload_keep(struct tree_upload *u)
 {
     (void)flush(u); /* what could not be written is not kept: the next part says so */

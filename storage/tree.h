@@ -88,6 +88,8 @@ int tree_upload_write(struct tree_upload *u, const char *data, size_t len);
 uint64_t tree_upload_size(const struct tree_upload *u);
 /* Make the partial file rel (fsync, rename); st: the file's status after. Frees u. */
 int tree_upload_commit(struct tree_upload *u, struct stat *st);
+/* Write what is gathered in memory to the partial file (a part answered is on disk). */
+int tree_upload_flush(struct tree_upload *u);
 /* Keep the partial file for the next part (resumable only). Frees u. */
 void tree_upload_keep(struct tree_upload *u);
 /* Remove the partial file. Frees u. */
