@@ -35,21 +35,11 @@ static void setup(void)
     make_tenant("phys");
     make_project("chem", "mol");
     make_project("phys", "quark");
-    make_user("ann", "ann-password-1", NULL);
-    make_user("bob", "bob-password-1", NULL);
-    make_user("vic", "vic-password-1", NULL);
-    make_user("cat", "cat-password-1", NULL);
-    make_user("pia", "pia-password-1", NULL);
-    make_member("chem", "ann", "member");
-    make_member("chem", "bob", "member");
-    make_member("chem", "vic", "viewer");
-    make_member("chem", "cat", "tenant_admin");
-    make_member("phys", "pia", "member");
-    ann = login("ann", "ann-password-1");
-    bob = login("bob", "bob-password-1");
-    vic = login("vic", "vic-password-1");
-    admin_chem = login("cat", "cat-password-1");
-    pia = login("pia", "pia-password-1");
+    ann = make_member_login("chem", "ann", "member");
+    bob = make_member_login("chem", "bob", "member");
+    vic = make_member_login("chem", "vic", "viewer");
+    admin_chem = make_member_login("chem", "cat", "tenant_admin");
+    pia = make_member_login("phys", "pia", "member");
 }
 
 static void teardown(void)

@@ -36,12 +36,8 @@ static void setup(void)
     harness_setup("filesattacks", NULL);
     make_tenant("chem");
     make_project("chem", "mol");
-    make_user("ann", "ann-password-1", NULL);
-    make_user("cat", "cat-password-1", NULL);
-    make_member("chem", "ann", "member");
-    make_member("chem", "cat", "tenant_admin");
-    ann = login("ann", "ann-password-1");
-    cat = login("cat", "cat-password-1");
+    ann = make_member_login("chem", "ann", "member");
+    cat = make_member_login("chem", "cat", "tenant_admin");
 }
 
 static void teardown(void)

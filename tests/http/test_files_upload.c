@@ -41,12 +41,8 @@ static void setup_with(const char *const *e)
     harness_setup("filesupload", e);
     make_tenant("chem");
     make_project("chem", "mol");
-    make_user("ann", "ann-password-1", NULL);
-    make_user("bob", "bob-password-1", NULL);
-    make_member("chem", "ann", "member");
-    make_member("chem", "bob", "member");
-    ann = login("ann", "ann-password-1");
-    bob = login("bob", "bob-password-1");
+    ann = make_member_login("chem", "ann", "member");
+    bob = make_member_login("chem", "bob", "member");
 }
 
 static void setup(void)

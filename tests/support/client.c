@@ -239,6 +239,15 @@ void make_member(const char *tenant, const char *username, const char *role)
          200, "put member");
 }
 
+char *make_member_login(const char *tenant, const char *username, const char *role)
+{
+    char pw[128];
+    snprintf(pw, sizeof pw, "%s-password-1", username);
+    make_user(username, pw, NULL);
+    make_member(tenant, username, role);
+    return login(username, pw);
+}
+
 void make_project(const char *tenant, const char *slug)
 {
     must(req("POST", fmt("/api/v1/tenants/%s/projects", tenant), harness_srv.admin_token,

@@ -68,6 +68,11 @@ void make_user(const char *username, const char *password, const char *roles_jso
 void make_tenant(const char *slug);
 /* As the admin: give username role in tenant. */
 void make_member(const char *tenant, const char *username, const char *role);
+/*
+ * As the admin: a user username (password "<username>-password-1") with role
+ * in tenant; its JWT (malloc'd).
+ */
+char *make_member_login(const char *tenant, const char *username, const char *role);
 /* As the admin: create a project. */
 void make_project(const char *tenant, const char *slug);
 /* Create an API token with token (JWT) for its user; returns the secret. */

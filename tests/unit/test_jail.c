@@ -608,6 +608,27 @@ static void run_jail(const struct jail *j)
     _exit(127);
 }
 
+/* Run j as the job's user and wait for it: its wait status; what bwrap said on its
+ * status pipe into status (statussz bytes, NUL-terminated) when status is not NULL. */
+static int run_and_wait(const struct jail *j, char *status, size_t statussz)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0)
+        run_jail(j);
+    close(status_pipe[1]);
+    status_pipe[1] = -1;
+    size_t got = 0;
+    ssize_t r;
+    while (status && (r = read(status_pipe[0], status + got, statussz - 1 - got)) > 0)
+        got += (size_t)r;
+    if (status)
+        status[got] = '\0';
+    int st = 0;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    return st;
+}
+
 START_TEST(a_job_runs_in_the_sandbox)
 {
     if (!sandbox_here("a_job_runs_in_the_sandbox"))
@@ -641,20 +662,8 @@ START_TEST(a_job_runs_in_the_sandbox)
     s.nhidden = 1;
     struct jail j;
     build_ok(&s, &j);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0)
-        run_jail(&j);
-    close(status_pipe[1]);
-    status_pipe[1] = -1;
     char status[4096];
-    size_t got = 0;
-    ssize_t r;
-    while ((r = read(status_pipe[0], status + got, sizeof status - 1 - got)) > 0)
-        got += (size_t)r;
-    status[got] = '\0';
-    int st = 0;
-    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    int st = run_and_wait(&j, status, sizeof status);
     ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 3, "status %#x, bwrap said: %s", st, status);
     ck_assert_msg(strstr(status, "child-pid") != NULL, "no status from bwrap: \"%s\"", status);
     jail_free(&j);
@@ -706,14 +715,7 @@ START_TEST(a_job_writes_its_space_and_only_reads_a_dataset)
     s.nmounts = 2;
     struct jail j;
     build_ok(&s, &j);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0)
-        run_jail(&j);
-    close(status_pipe[1]);
-    status_pipe[1] = -1;
-    int st = 0;
-    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    int st = run_and_wait(&j, NULL, 0);
     jail_free(&j);
     close(proj);
     close(ds);
