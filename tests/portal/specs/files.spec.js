@@ -241,8 +241,14 @@ test('an upload stopped by a refusal goes on with "Try again"; one cancelled lea
   let release;
   const held = new Promise((resolve) => { release = resolve; });
   await page.route((u) => u.pathname.endsWith(`/home/alice/${gone}`), async (route) => {
-    if ((route.request().headers()['content-range'] || '').startsWith(`bytes ${PART}-`)) await held;
-    return route.continue().catch(() => {}); // the page gave up on it meanwhile
+    if ((route.request().headers()['content-range'] || '').startsWith(`bytes ${PART}-`)) {
+      // the page gave up on it meanwhile: it never reaches the server (continuing a
+      // request the page aborted may still deliver it, which is not what a cancel
+      // before sending is)
+      await held;
+      return route.abort('aborted').catch(() => {});
+    }
+    return route.continue().catch(() => {});
   });
   allowHttp(page, 'failed', `/home/alice/${gone}`);
   await page.getByLabel('Upload files').setInputFiles({ name: gone, mimeType: 'application/octet-stream', buffer: data });
