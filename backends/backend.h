@@ -80,6 +80,13 @@ struct backend_job {
     int time_limit_minutes;
     int grace_seconds;     /* SIGTERM to SIGKILL, on time limit, cancel and preemption */
     bool preemptible;
+    /*
+     * An interactive session's run (docs/sessions.md): its command starts an
+     * HTTP app on $PORT (env; the backend may choose another and set it) that
+     * aidcd's relay must reach - the backend makes it reachable and tells
+     * where through app_endpoint.
+     */
+    bool app;
     const char *priority;  /* high, normal, low */
     /*
      * An earlier delivery of this run may have reached the cluster (aidcd
@@ -115,6 +122,12 @@ struct backend_status {
     int exit_code;       /* -1 when none (killed by a signal, or not ended) */
     int restarts;        /* times the cluster requeued the job by itself (Slurm's restart_cnt) */
     char reason[128];    /* e.g. "time limit", "killed by signal 9", "executor lost" */
+};
+
+/* Where a run's app answers: what aidcd's relay connects to. */
+struct backend_endpoint {
+    char host[254]; /* a name or a numeric address */
+    int port;
 };
 
 /* One resource a cluster offers: "gpu:a100", "cpu" or "memory_gib". */
@@ -274,6 +287,16 @@ struct backend_ops {
     int (*node_jobs)(const struct backend_cluster *c, const char *node,
                      void (*report)(void *arg, const char *backend_id, const char *run_key),
                      void *arg, char *err, size_t errsz);
+    /*
+     * Where the app of an interactive run (backend_job.app) answers, once
+     * it is known: the local executor's forwarded loopback port, the Slurm
+     * node the job runs on and the port the job reported, a Kubernetes
+     * Service. 0; AIDC_ENOTFOUND while the run has not said (yet); another
+     * error with err. NULL: the backend cannot run sessions.
+     */
+    int (*app_endpoint)(const struct backend_cluster *c, const char *job_id,
+                        const char *backend_id, struct backend_endpoint *out, char *err,
+                        size_t errsz);
     /* Most nodes one job may span (0: no limit of the backend's own). */
     int max_nodes;
     /*
