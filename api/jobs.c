@@ -356,63 +356,61 @@ static int mount_spaces(struct req *rq, struct resp *rs, const struct jobspec *j
     return e ? e : rs->err.nfields ? unprocessable(rs) : 0;
 }
 
-int api_job_submit(struct req *rq, struct resp *rs)
+int api_job_submit_spec(struct req *rq, struct resp *rs, const struct jobspec *js,
+                        const char *kind, json_t **job)
 {
+    *job = NULL;
     if (rq->tenant.suspended) /* platform admins pass the dispatcher; no new work either */
         return api_problem(rs, PROBLEM_JOB_TENANT_SUSPENDED,
                            json_pack("{s:s}", "tenant", rq->tenant.slug));
-    struct jobspec js;
-    if (!jobspec_parse(rq->json, &js, rs)) {
-        jobspec_free(&js);
-        return rs->err.nfields ? api_fail_fields(rs) : AIDC_EINTERNAL;
-    }
     char project_id[37] = "", cluster_id[37] = "";
-    int e = db_project_id(rq->db, rq->tenant.id, js.project, project_id);
+    int e = db_project_id(rq->db, rq->tenant.id, js->project, project_id);
     if (e == AIDC_ENOTFOUND) {
         api_field_problem(
             rs, "project", PROBLEM_JOB_PROJECT_UNKNOWN,
-            json_pack("{s:s, s:s}", "project", js.project, "tenant", rq->tenant.slug));
+            json_pack("{s:s, s:s}", "project", js->project, "tenant", rq->tenant.slug));
         e = unprocessable(rs);
     }
     struct resolved img = {0};
     if (!e)
-        e = mount_spaces(rq, rs, &js, NULL);
-    if (!e && js.image)
-        e = resolve_image(rq, rs, js.image, &img);
+        e = mount_spaces(rq, rs, js, NULL);
+    if (!e && js->image)
+        e = resolve_image(rq, rs, js->image, &img);
     if (!e)
-        e = check_clusters(rq, rs, &js, cluster_id);
+        e = check_clusters(rq, rs, js, cluster_id);
     if (!e)
-        e = check_quotas(rq, rs, &js, project_id);
+        e = check_quotas(rq, rs, js, project_id);
     json_t *out = NULL;
     if (!e) {
         struct db_job_new j = {.tenant_id = rq->tenant.id,
-                               .project_slug = js.project,
+                               .project_slug = js->project,
                                .user_id = rq->actor.user_id,
                                .username = rq->actor.username,
-                               .name = js.name,
-                               .priority = js.priority,
+                               .name = js->name,
+                               .priority = js->priority,
                                .requested_cluster = cluster_id[0] ? cluster_id : NULL,
-                               .gpu_type = js.gpu_type,
-                               .image = js.image,
-                               .command_json = js.command_json,
-                               .script = js.script,
-                               .env_json = js.env_json,
-                               .gpus = js.gpus,
-                               .cpus = js.cpus,
-                               .memory_gib = js.memory_gib,
-                               .nodes = js.nodes,
-                               .time_limit_minutes = js.time_limit_minutes,
+                               .gpu_type = js->gpu_type,
+                               .image = js->image,
+                               .command_json = js->command_json,
+                               .script = js->script,
+                               .env_json = js->env_json,
+                               .gpus = js->gpus,
+                               .cpus = js->cpus,
+                               .memory_gib = js->memory_gib,
+                               .nodes = js->nodes,
+                               .time_limit_minutes = js->time_limit_minutes,
                                .image_id = img.ref ? img.id : NULL,
                                .image_digest = img.ref ? img.digest : NULL,
                                .image_ref = img.ref,
                                .image_tagged = img.ref ? img.tagged : NULL,
-                               .mounts_json = js.mounts_json};
+                               .mounts_json = js->mounts_json,
+                               .kind = kind};
         long long number = -1;
         e = db_job_insert(rq->db, &j, &out, &number);
         /* in the job's transaction: spaces that cannot be made leave no job behind */
         struct space_owner own = space_owner_of(rq->cfg->storage_uid_first, number);
         if (!e && number >= 0)
-            e = mount_spaces(rq, rs, &js, &own);
+            e = mount_spaces(rq, rs, js, &own);
         else if (!e)
             e = AIDC_EINTERNAL;
         if (e) {
@@ -420,18 +418,40 @@ int api_job_submit(struct req *rq, struct resp *rs)
             out = NULL;
         }
     }
+    free(img.ref);
+    *job = out;
+    return e;
+}
+
+json_t *api_job_submit_audit(const struct jobspec *js, const json_t *job)
+{
+    json_t *d = submit_audit(js);
+    const char *digest = json_string_value(json_object_get(job, "image_digest"));
+    if (digest && js->image) /* what runs is what was audited */
+        json_object_set_new(d, "image_digest", json_string(digest));
+    return d;
+}
+
+int api_job_submit(struct req *rq, struct resp *rs)
+{
+    if (rq->tenant.suspended) /* said before anything about the body */
+        return api_problem(rs, PROBLEM_JOB_TENANT_SUSPENDED,
+                           json_pack("{s:s}", "tenant", rq->tenant.slug));
+    struct jobspec js;
+    if (!jobspec_parse(rq->json, &js, rs)) {
+        jobspec_free(&js);
+        return rs->err.nfields ? api_fail_fields(rs) : AIDC_EINTERNAL;
+    }
+    json_t *out = NULL;
+    int e = api_job_submit_spec(rq, rs, &js, NULL, &out);
     if (!e) {
         const char *id = json_string_value(json_object_get(out, "id"));
         char *loc = xasprintf("/api/v1/tenants/%s/jobs/%s", rq->tenant.slug, id);
         resp_header(rs, MHD_HTTP_HEADER_LOCATION, loc);
         free(loc);
-        json_t *d = submit_audit(&js);
-        if (img.ref) /* what runs is what was audited */
-            json_object_set_new(d, "image_digest", json_string(img.digest));
-        resp_audit(rs, "job", id, d);
+        resp_audit(rs, "job", id, api_job_submit_audit(&js, out));
         e = resp_json(rs, MHD_HTTP_CREATED, out);
     }
-    free(img.ref);
     jobspec_free(&js);
     return e;
 }
@@ -449,9 +469,13 @@ bool api_job_sees_all(const struct req *rq, const char *owner)
            (owner && rq->actor.username && strcmp(owner, rq->actor.username) == 0);
 }
 
-/* Others see which variables a job sets, not their values (tokens end up there). */
-static json_t *shown(const struct req *rq, json_t *job)
+/* Others see which variables a job sets, not their values (tokens end up there);
+ * nobody sees a session's secret (the app's own lock, api/appsessions.c). */
+json_t *api_job_shown(const struct req *rq, json_t *job)
 {
+    json_t *env = json_object_get(job, "env");
+    if (json_object_get(env, APPSESSION_SECRET_ENV))
+        json_object_set_new(env, APPSESSION_SECRET_ENV, json_string("(hidden)"));
     if (api_job_sees_all(rq, json_string_value(json_object_get(job, "user"))))
         return job;
     const char *k;
@@ -471,7 +495,7 @@ int api_job_get(struct req *rq, struct resp *rs)
     e = db_job_get(rq->db, rq->tenant.id, id, &out);
     if (e == AIDC_ENOTFOUND)
         return api_job_not_found(rq, rs, id);
-    return e ? e : resp_json(rs, MHD_HTTP_OK, shown(rq, out));
+    return e ? e : resp_json(rs, MHD_HTTP_OK, api_job_shown(rq, out));
 }
 
 int api_job_list(struct req *rq, struct resp *rs)
@@ -499,7 +523,7 @@ int api_job_list(struct req *rq, struct resp *rs)
     if (!e) {
         size_t i;
         json_t *job;
-        json_array_foreach(json_object_get(rs->body, "items"), i, job) shown(rq, job);
+        json_array_foreach(json_object_get(rs->body, "items"), i, job) api_job_shown(rq, job);
     }
     return e;
 }
@@ -556,7 +580,7 @@ int api_job_cancel(struct req *rq, struct resp *rs)
     if (e)
         return e;
     resp_audit(rs, "job", id, json_pack("{s:s}", "state_before", state));
-    return resp_json(rs, MHD_HTTP_ACCEPTED, shown(rq, out));
+    return resp_json(rs, MHD_HTTP_ACCEPTED, api_job_shown(rq, out));
 }
 
 static int tail_param(struct req *rq, struct resp *rs, int *tail)

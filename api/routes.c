@@ -10,6 +10,7 @@
 #include "../server/router.h"
 
 #include "../lib/imgref.h"
+#include "appsessions.h"
 #include "approvals.h"
 #include "audit.h"
 #include "billing.h"
@@ -168,6 +169,20 @@ const struct route routes[] = {
      SC_JOBS_READ, 0, "stream,tail"},
     {"GET", "/api/v1/tenants/{tenant}/jobs/{id}/files/{path*}", api_job_files, "job.files", PA,
      TR_MEMBER, SC_JOBS_READ, 0, PAGE},
+
+    /* interactive sessions (docs/sessions.md): jobs of kind "interactive" */
+    {"POST", "/api/v1/tenants/{tenant}/sessions", api_appsession_create, "app_session.create", PA,
+     TR_MEMBER, SC_JOBS_WRITE, RF_BODY | RF_CREATES, NULL},
+    {"GET", "/api/v1/tenants/{tenant}/sessions", api_appsession_list, "app_session.list",
+     PA | FIN | AUD, TR_VIEWER, SC_JOBS_READ, 0, "state,user," PAGE},
+    {"GET", "/api/v1/tenants/{tenant}/sessions/{id}", api_appsession_get, "app_session.read",
+     PA | FIN | AUD, TR_VIEWER, SC_JOBS_READ, 0, NULL},
+    {"POST", "/api/v1/tenants/{tenant}/sessions/{id}/stop", api_appsession_stop, "app_session.stop",
+     PA, TR_MEMBER, SC_JOBS_WRITE, 0, NULL},
+    {"POST", "/api/v1/tenants/{tenant}/sessions/{id}/extend", api_appsession_extend,
+     "app_session.extend", PA, TR_MEMBER, SC_JOBS_WRITE, RF_BODY, NULL},
+    {"POST", "/api/v1/tenants/{tenant}/sessions/{id}/open", api_appsession_open, "app_session.open",
+     PA, TR_MEMBER, SC_JOBS_WRITE, 0, NULL},
 
     /* files: a tenant's storage spaces (docs/storage.md); their data goes with its jobs' */
     {"GET", "/api/v1/tenants/{tenant}/files/{kind}/{name}/{path*}", api_files_get, "file.read",

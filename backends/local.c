@@ -283,13 +283,13 @@ static json_t *job_spec(const struct backend_cluster *c, const struct backend_jo
                           "tls_verify", !(reg && strncmp(reg, "http://", 7) == 0));
     }
     return json_pack("{s:s, s:s, s:s, s:s, s:O?, s:s?, s:O, s:o, s:i, s:i, s:i, s:i, s:I, s:o, "
-                     "s:o, s:o*}",
+                     "s:o, s:o*, s:b}",
                      "job_id", job->id, "tenant", job->tenant, "project", job->project, "user",
                      job->user, "command", job->command, "script", job->script, "env", job->env,
                      "gpu_indexes", idx, "time_limit_seconds", job->time_limit_minutes * 60,
                      "grace_seconds", job->grace_seconds, "cpus", job->cpus, "memory_gib",
                      job->memory_gib, "uid", (json_int_t)uid, "image", image, "sandbox",
-                     localopts_sandbox(c), "storage", storage);
+                     localopts_sandbox(c), "storage", storage, "app", job->app);
 }
 
 /*
@@ -341,6 +341,11 @@ static int submit(const struct backend_cluster *c, const struct backend_job *job
                   size_t idsz, struct backend_call *call, char *err, size_t errsz)
 {
     snprintf(backend_id, idsz, "%s", job->id);
+    if (job->app && localopts_unconfined(c->options)) { /* its app would face the host */
+        snprintf(err, errsz, "an interactive session needs the sandbox: this cluster's "
+                             "options.sandbox is \"unconfined\"");
+        return AIDC_EINVAL;
+    }
     int ctl = open_ctl(c, job->id, true, err, errsz);
     if (ctl < 0)
         return AIDC_EIO;
@@ -686,6 +691,29 @@ static int outputs(const struct backend_cluster *c, const char *job_id, struct b
     return 0;
 }
 
+/* Where the shim forwarded the app's port (app.json: the shim's, never the job's). */
+static int app_endpoint(const struct backend_cluster *c, const char *job_id,
+                        const char *backend_id, struct backend_endpoint *out, char *err,
+                        size_t errsz)
+{
+    (void)backend_id;
+    memset(out, 0, sizeof *out);
+    int ctl = open_ctl(c, job_id, false, err, errsz);
+    if (ctl < 0)
+        return AIDC_ENOTFOUND;
+    char *text = fsat_read(ctl, "app.json", 4096, NULL);
+    close(ctl);
+    json_t *doc = text ? json_loads(text, 0, NULL) : NULL;
+    free(text);
+    json_int_t port = json_integer_value(json_object_get(doc, "port"));
+    json_decref(doc);
+    if (port < 1 || port > 65535)
+        return AIDC_ENOTFOUND;
+    snprintf(out->host, sizeof out->host, "127.0.0.1");
+    out->port = (int)port;
+    return 0;
+}
+
 const struct backend_ops backend_local = {
     .kind = "local",
     .check_options = check_options,
@@ -698,5 +726,6 @@ const struct backend_ops backend_local = {
     .outputs = outputs,
     .gpu_range = local_gpu_range,
     .nodes = nodes,
+    .app_endpoint = app_endpoint,
     .max_nodes = 1,
 };

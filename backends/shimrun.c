@@ -252,11 +252,47 @@ static int spaces(struct shim_run *r, struct launch *l, char *err, size_t errsz)
     return 0;
 }
 
+/* slirp4netns's control socket, in the control directory (the shim's working one) */
+#define SLIRP_SOCKET "slirp.sock"
+
+/* An interactive session's run: its app on $PORT is reached through a forwarded port. */
+static bool is_app(const struct shim_run *r)
+{
+    return json_is_true(json_object_get(r->spec, "app"));
+}
+
+/* A session's app is reached over the job's network, so it has one (docs/sessions.md). */
+static bool needs_network(const struct shim_run *r)
+{
+    return strcmp(sopt(r, "network", "none"), "outbound") == 0 || is_app(r);
+}
+
+/*
+ * Forward a loopback port of the host to the app's $PORT and say which in
+ * app.json, where aidcd reads it (backends/local.c app_endpoint). 0 or -1.
+ */
+static int forward_app(struct shim_run *r, char *err, size_t errsz)
+{
+    const char *p = json_string_value(json_object_get(json_object_get(r->spec, "env"), "PORT"));
+    long guest = p ? strtol(p, NULL, 10) : 8888;
+    if (guest < 1 || guest > 65535) {
+        snprintf(err, errsz, "PORT is not a port: %.32s", p);
+        return -1;
+    }
+    int port = slirp_forward(SLIRP_SOCKET, (int)guest, err, errsz);
+    if (port < 0)
+        return -1;
+    char text[96];
+    snprintf(text, sizeof text, "{\"host\": \"127.0.0.1\", \"port\": %d}\n", port);
+    shim_note(r, "app.json", text);
+    return 0;
+}
+
 /* The job's environment, argument vector and sandbox; 0 or -1 with err. */
 static int prepare(struct shim_run *r, struct launch *l, struct jail_devices *dev, char *err,
                    size_t errsz)
 {
-    bool outbound = strcmp(sopt(r, "network", "none"), "outbound") == 0;
+    bool outbound = needs_network(r);
     l->work = shim_job_dir(r, "work");
     l->tmp = shim_job_dir(r, "tmp");
     if (l->work < 0 || l->tmp < 0) {
@@ -367,10 +403,11 @@ void shimrun_sandboxed(struct shim_run *r)
     }
     status_read(l.status[0], buf, sizeof buf, &len, START_MS, "child-pid");
     long sandbox_pid = status_field(buf, "\"child-pid\"");
-    bool outbound = strcmp(sopt(r, "network", "none"), "outbound") == 0;
-    if (sandbox_pid > 1 && outbound &&
-        slirp_start((pid_t)sandbox_pid, l.net_procs, (size_t)l.nnet_procs, &l.net, err,
-                    sizeof err) != 0) {
+    bool app = is_app(r);
+    if (sandbox_pid > 1 && needs_network(r) &&
+        (slirp_start_api((pid_t)sandbox_pid, l.net_procs, (size_t)l.nnet_procs,
+                         app ? SLIRP_SOCKET : NULL, &l.net, err, sizeof err) != 0 ||
+         (app && forward_app(r, err, sizeof err) != 0))) {
         kill((pid_t)sandbox_pid, SIGKILL);
         dprintf(2, "aidc: %s\n", err);
     }

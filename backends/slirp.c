@@ -11,7 +11,12 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +28,12 @@
 
 int slirp_start(pid_t sandbox_pid, const int *procs, size_t nprocs, struct slirp *s, char *err,
                 size_t errsz)
+{
+    return slirp_start_api(sandbox_pid, procs, nprocs, NULL, s, err, errsz);
+}
+
+int slirp_start_api(pid_t sandbox_pid, const int *procs, size_t nprocs, const char *api_socket,
+                    struct slirp *s, char *err, size_t errsz)
 {
     s->pid = 0;
     s->exit_fd = -1;
@@ -72,6 +83,8 @@ int slirp_start(pid_t sandbox_pid, const int *procs, size_t nprocs, struct slirp
             dup2(r, FD_READY) < 0 || dup2(e, FD_EXIT) < 0 || (u >= 0 && dup2(u, FD_USERNS) < 0))
             _exit(126);
         close_range(u >= 0 ? FD_USERNS + 1 : FD_EXIT + 1, ~0U, 0);
+        char api[160];
+        snprintf(api, sizeof api, "--api-socket=%s", api_socket ? api_socket : "");
         char *argv[16] = {(char *)"slirp4netns", (char *)"--configure", (char *)"--mtu=65520",
                           (char *)"--disable-host-loopback", (char *)"--enable-seccomp",
                           (char *)"--ready-fd=3", (char *)"--exit-fd=4",
@@ -79,6 +92,8 @@ int slirp_start(pid_t sandbox_pid, const int *procs, size_t nprocs, struct slirp
         int n = 8;
         /* its own sandbox (pivot_root, capabilities dropped) needs root; another
          * user's slirp4netns has no privilege to drop, and keeps its seccomp filter */
+        if (api_socket)
+            argv[n++] = api;
         if (u >= 0)
             argv[n++] = (char *)"--userns-path=/proc/self/fd/5";
         else
@@ -138,4 +153,74 @@ void slirp_stop(struct slirp *s)
     while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
         ;
     s->pid = 0;
+}
+
+/* A port of 127.0.0.1 free now (the kernel's choice), or -1. */
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    int port = -1;
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    close(fd);
+    return port;
+}
+
+/* One request to slirp4netns's control socket; its answer into out. 0 or -1. */
+static int api_call(const char *path, const char *req, char *out, size_t outsz)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof a.sun_path)
+        return -1;
+    memcpy(a.sun_path, path, strlen(path) + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -1;
+    struct timeval tv = {.tv_sec = 5};
+    size_t got = 0, n = strlen(req);
+    int rc = setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) == 0 &&
+                     connect(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+                     write(fd, req, n) == (ssize_t)n && shutdown(fd, SHUT_WR) == 0
+                 ? 0
+                 : -1;
+    while (rc == 0 && got + 1 < outsz) {
+        ssize_t r = read(fd, out + got, outsz - 1 - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    out[got] = '\0';
+    close(fd);
+    return rc == 0 && got > 0 ? 0 : -1;
+}
+
+int slirp_forward(const char *api_socket, int guest_port, char *err, size_t errsz)
+{
+    char answer[512] = "";
+    for (int attempt = 0; attempt < 5; attempt++) { /* another may take the port meanwhile */
+        int port = free_port();
+        if (port <= 0)
+            continue;
+        char req[256];
+        snprintf(req, sizeof req,
+                 "{\"execute\": \"add_hostfwd\", \"arguments\": {\"proto\": \"tcp\", "
+                 "\"host_addr\": \"127.0.0.1\", \"host_port\": %d, \"guest_port\": %d}}",
+                 port, guest_port);
+        if (api_call(api_socket, req, answer, sizeof answer) != 0) {
+            snprintf(err, errsz, "slirp4netns's control socket does not answer: %s",
+                     strerror(errno));
+            return -1;
+        }
+        if (strstr(answer, "\"return\""))
+            return port;
+    }
+    snprintf(err, errsz, "slirp4netns forwards no port: %.200s", answer);
+    return -1;
 }

@@ -32,6 +32,19 @@ struct slirp {
  */
 int slirp_start(pid_t sandbox_pid, const int *procs, size_t nprocs, struct slirp *s, char *err,
                 size_t errsz);
+/*
+ * As slirp_start, with slirp4netns's control socket at api_socket (a path in
+ * the shim's control directory, which the job never sees) for slirp_forward.
+ */
+int slirp_start_api(pid_t sandbox_pid, const int *procs, size_t nprocs, const char *api_socket,
+                    struct slirp *s, char *err, size_t errsz);
+/*
+ * Forward a free TCP port of the host's 127.0.0.1 to guest_port of the job
+ * (an interactive session's app: docs/sessions.md): the port, or -1 with err.
+ * Nothing but aidcd's relay is meant to connect there; the app's own token
+ * stays the second lock.
+ */
+int slirp_forward(const char *api_socket, int guest_port, char *err, size_t errsz);
 /* End it (closes the descriptor, waits for it); safe on one never started. */
 void slirp_stop(struct slirp *s);
 

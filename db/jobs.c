@@ -4,6 +4,7 @@
 #include "../lib/err.h"
 #include "../lib/xalloc.h"
 #include "rowjson.h"
+#include "schedrows.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,8 @@
     " j.image, j.image_digest, j.command, j.script, j.env, j.submitted_at, j.admitted_at, j.started_at,"          \
     " j.finished_at, j.exit_code, j.preemption_count,"                                            \
     " CASE WHEN j.state = 'queued' THEN " POS " END AS queue_position,"                           \
-    " j.estimated_start, j.stop_requested, to_json(j.gpu_indexes) AS gpu_indexes, j.mounts"
+    " j.estimated_start, j.stop_requested, to_json(j.gpu_indexes) AS gpu_indexes, j.mounts,"    \
+    " j.kind"
 #define JOB_COLS JOB_COLS_AT("aidc_queue_position(j.id)")
 
 static const struct db_stmt st_insert = {
@@ -33,10 +35,10 @@ static const struct db_stmt st_insert = {
     " j AS (INSERT INTO jobs (tenant_id, project_id, user_id, username, name, priority,"
     "         requested_cluster, gpus, gpu_type, cpus, memory_gib, nodes, time_limit_minutes,"
     "         image, command, script, env, reason, image_id, image_digest, image_ref,"
-    "         image_tagged, mounts)"
+    "         image_tagged, mounts, kind)"
     "       SELECT $1::uuid, p.id, $3::uuid, $4, $5, $6, $7::uuid, $8::int, $9, $10::int,"
     "         $11::int, $12::int, $13::int, $14, $15::jsonb, $16, $17::jsonb, 'submitted',"
-    "         $18::uuid, $19, $20, $21, $22::jsonb FROM p"
+    "         $18::uuid, $19, $20, $21, $22::jsonb, coalesce($23, 'batch') FROM p"
     "       RETURNING *),"
     " e AS (INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason)"
     "       SELECT id, tenant_id, NULL, 'queued', 'submitted' FROM j RETURNING 1),"
@@ -45,7 +47,7 @@ static const struct db_stmt st_insert = {
     " SELECT " JOB_COLS_AT("aidc_queue_position_at(j.gpu_type, j.queue_rank, j.submitted_at,"
                            " j.id)") ", t.number AS _tenant_number"
     " FROM j JOIN tenants t ON t.id = j.tenant_id JOIN projects p ON p.id = j.project_id, n",
-    22};
+    23};
 static const struct db_stmt st_get = {
     "job_get",
     "SELECT " JOB_COLS " FROM jobs j JOIN tenants t ON t.id = j.tenant_id"
@@ -94,9 +96,7 @@ static const struct db_stmt st_cancel = {
     3};
 static const struct db_stmt st_placement = {
     "job_placement",
-    "SELECT j.username, j.state, c.id, c.kind, c.options::text,"
-    " CASE WHEN j.preemption_count = 0 THEN j.id::text"
-    "      ELSE j.id || '-r' || j.preemption_count END"
+    "SELECT j.username, j.state, c.id, c.kind, c.options::text, " RUN_KEY("j")
     " FROM jobs j LEFT JOIN clusters c ON c.id = j.cluster_id"
     " WHERE j.tenant_id = $1::uuid AND j.id = $2::uuid",
     2};
@@ -120,12 +120,12 @@ int db_job_insert(struct db *db, const struct db_job_new *j, json_t **out,
     snprintf(mem, sizeof mem, "%d", j->memory_gib);
     snprintf(nodes, sizeof nodes, "%d", j->nodes);
     snprintf(tl, sizeof tl, "%d", j->time_limit_minutes);
-    const char *p[22] = {j->tenant_id,  j->project_slug, j->user_id,     j->username,
+    const char *p[23] = {j->tenant_id,  j->project_slug, j->user_id,     j->username,
                          j->name,       j->priority,     j->requested_cluster, gpus,
                          j->gpu_type,   cpus,            mem,            nodes,
                          tl,            j->image,        j->command_json, j->script,
                          j->env_json,   j->image_id,     j->image_digest, j->image_ref,
-                         j->image_tagged, j->mounts_json ? j->mounts_json : "[]"};
+                         j->image_tagged, j->mounts_json ? j->mounts_json : "[]", j->kind};
     int e;
     PGresult *r = db_query(db, &st_insert, p, &e);
     if (!r)

@@ -19,6 +19,7 @@ struct db_job_new {
     /* the image resolved at submission (NULL: the job names none) */
     const char *image_id, *image_digest, *image_ref, *image_tagged;
     const char *mounts_json; /* the storage spaces it mounts (a JSON array; NULL: none) */
+    const char *kind;        /* "batch" (NULL) or "interactive" (a session's) */
     int gpus, cpus, memory_gib, nodes, time_limit_minutes;
 };
 

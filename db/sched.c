@@ -15,12 +15,6 @@
  * what the metering worker has already cut of it (which it cuts only up to
  * where the cluster last said the job still ran). */
 #define RUN_END(at) "greatest(r.started_at, coalesce(r.metered_to, r.started_at), " at ")"
-/* The name a job's current run carries in its backend: the job id, and after
- * a preemption the id with the run number, so a re-run never meets the
- * remains of the run before it. */
-#define RUN_KEY(j)                                                                                \
-    "CASE WHEN " j ".preemption_count = 0 THEN " j ".id::text"                                    \
-    " ELSE " j ".id || '-r' || " j ".preemption_count END"
 
 static const struct db_stmt st_notify_jobs = {"sched_notify_jobs",
                                               "SELECT pg_notify('aidc_jobs', '')", 0};
@@ -121,7 +115,8 @@ static const struct db_stmt st_claim = {
     "  j.preemptible, j.gpu_indexes::text, cl.id, cl.name, cl.kind, cl.endpoint,"
     "  cl.credentials_ref, cl.options::text, j.priority,"
     "  floor(extract(epoch FROM coalesce(j.admitted_at, now())))::bigint, j.image_digest,"
-    "  j.image_tagged, t.number, reg.url, reg.credentials_ref, j.mounts::text"
+    "  j.image_tagged, t.number, reg.url, reg.credentials_ref, j.mounts::text,"
+    "  j.kind = 'interactive'"
     " FROM u JOIN jobs j ON j.id = u.job_id JOIN tenants t ON t.id = j.tenant_id"
     " JOIN projects p ON p.id = j.project_id JOIN clusters cl ON cl.id = u.cluster_id"
     " LEFT JOIN images i ON i.id = j.image_id LEFT JOIN registries reg ON reg.id = i.registry_id"
@@ -165,7 +160,8 @@ enum {
     C_TENANT_NUMBER,
     C_REGISTRY_URL,
     C_REGISTRY_CRED,
-    C_MOUNTS
+    C_MOUNTS,
+    C_APP
 };
 static const struct db_stmt st_done = {
     "outbox_done", "UPDATE outbox SET delivered_at = now(), last_error = NULL WHERE id = $1::bigint",
@@ -465,6 +461,7 @@ static void read_claim(struct rowreader *rd, void *row)
     j->registry_url = rowreader_text(rd, C_REGISTRY_URL);
     j->registry_credentials_ref = rowreader_text(rd, C_REGISTRY_CRED);
     j->mounts = rowreader_text0(rd, C_MOUNTS);
+    j->app = rowreader_bool(rd, C_APP);
 }
 
 int db_outbox_claim(struct db *db, int limit, int lease_seconds, struct db_outbox_jobs *out)

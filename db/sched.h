@@ -92,6 +92,7 @@ struct db_outbox_job {
     long long tenant_number;
     const char *registry_url, *registry_credentials_ref; /* the image's registry, or NULL */
     const char *mounts; /* the storage spaces it mounts: JSON array text ("[]": none) */
+    bool app;           /* an interactive session's run (its app is reached by the relay) */
 };
 
 struct db_strings;

@@ -57,6 +57,13 @@ const int *rowreader_ints(struct rowreader *rd, int c, size_t *n);
 struct db_outbox_cluster;
 void rowreader_outbox_cluster(struct rowreader *rd, int first, struct db_outbox_cluster *cl);
 
+/* The name a job's current run carries in its backend (SQL, of the jobs row
+ * alias j): the job id, and after a preemption the id with the run number,
+ * so a re-run never meets the remains of the run before it. */
+#define RUN_KEY(j)                                                                                \
+    "CASE WHEN " j ".preemption_count = 0 THEN " j ".id::text"                                    \
+    " ELSE " j ".id || '-r' || " j ".preemption_count END"
+
 /*
  * Fill an array of nrow structs of size sz from r: one(rd, row) reads each.
  * *v gets the array (malloc'd, never NULL), *strings its store.

@@ -63,6 +63,20 @@ static const struct setting settings[] = {
      "how often the storage spaces' usage is measured (metering and quota reports)"},
     {"AIDC_STORAGE_SCAN_MAX_ENTRIES", T_LONG, OFF(storage_scan_max_entries), "10000000", 1000,
      1000000000000L, "most files and directories one measurement of a space walks"},
+    {"AIDC_SESSIONS_LISTEN", T_STRING, OFF(sessions_listen), "", 0, 0,
+     "address:port of the sessions relay, the origin interactive sessions are served from "
+     "(default: AIDC_LISTEN's address, its port + 1; \"off\": no sessions)"},
+    {"AIDC_SESSIONS_URL", T_STRING, OFF(sessions_url), "", 0, 0,
+     "the sessions relay's public origin (http://127.0.0.1:8081; behind a proxy with a host "
+     "name per session, https://{id}.apps.example.org); default: http:// its address"},
+    {"AIDC_SESSIONS_MAX_MINUTES", T_INT, OFF(sessions_max_minutes), "1440", 1, 525600,
+     "longest an interactive session may run, extensions included"},
+    {"AIDC_SESSIONS_READY_SECONDS", T_INT, OFF(sessions_ready_seconds), "300", 5, 86400,
+     "how long a running session's app has to answer on its port before the session fails"},
+    {"AIDC_SESSIONS_MAX_CONNECTIONS", T_INT, OFF(sessions_max_connections), "256", 4, 65536,
+     "most connections the sessions relay serves at once (each is a thread)"},
+    {"AIDC_SESSIONS_MAX_BODY_BYTES", T_LONG, OFF(sessions_max_body_bytes), "67108864", 1024,
+     4294967296L, "largest request body the relay passes to an app (larger: 413)"},
     {"AIDC_PORTAL_DIR", T_STRING, OFF(portal_dir), "portal", 0, 0,
      "directory of the static web portal served at /"},
     {"AIDC_JWT_KEY_FILE", T_STRING, OFF(jwt_key_file), "", 0, 0,
@@ -358,16 +372,16 @@ static bool set_value(struct config *cfg, const struct setting *st, const char *
     return false;
 }
 
-/* Split "host:port" / "[v6]:port" into cfg->listen_host and listen_port. */
-static bool parse_listen(struct config *cfg, char *err, size_t errsz)
+/* Split "host:port" / "[v6]:port" (the setting name) into *host and *port. */
+static bool parse_hostport(const char *name, const char *s, char **hostp, int *portp, char *err,
+                           size_t errsz)
 {
-    const char *s = cfg->listen;
     const char *colon;
     char *host;
     if (s[0] == '[') {
         const char *close = strchr(s, ']');
         if (!close || close[1] != ':') {
-            snprintf(err, errsz, "AIDC_LISTEN: expected [address]:port, got \"%.64s\"", s);
+            snprintf(err, errsz, "%s: expected [address]:port, got \"%.64s\"", name, s);
             return false;
         }
         host = xstrndup(s + 1, (size_t)(close - s - 1));
@@ -375,21 +389,41 @@ static bool parse_listen(struct config *cfg, char *err, size_t errsz)
     } else {
         colon = strrchr(s, ':');
         if (!colon || colon == s) {
-            snprintf(err, errsz, "AIDC_LISTEN: expected address:port, got \"%.64s\"", s);
+            snprintf(err, errsz, "%s: expected address:port, got \"%.64s\"", name, s);
             return false;
         }
         host = xstrndup(s, (size_t)(colon - s));
     }
     long port;
     if (!parse_long(colon + 1, &port) || port < 0 || port > 65535) {
-        snprintf(err, errsz, "AIDC_LISTEN: port must be 0..65535, got \"%.64s\"", colon + 1);
+        snprintf(err, errsz, "%s: port must be 0..65535, got \"%.64s\"", name, colon + 1);
         free(host);
         return false;
     }
-    free(cfg->listen_host);
-    cfg->listen_host = host;
-    cfg->listen_port = (int)port;
+    free(*hostp);
+    *hostp = host;
+    *portp = (int)port;
     return true;
+}
+
+static bool parse_listen(struct config *cfg, char *err, size_t errsz)
+{
+    if (!parse_hostport("AIDC_LISTEN", cfg->listen, &cfg->listen_host, &cfg->listen_port, err,
+                        errsz))
+        return false;
+    if (strcmp(cfg->sessions_listen, "off") == 0) {
+        cfg->sessions_port = -1;
+        return true;
+    }
+    if (cfg->sessions_listen[0] == '\0') { /* the API's address, the next port */
+        cfg->sessions_host = xstrdup(cfg->listen_host);
+        /* past the last port: a free one (said in the "listening" line) */
+        cfg->sessions_port = cfg->listen_port && cfg->listen_port < 65535 ? cfg->listen_port + 1
+                                                                          : 0;
+        return true;
+    }
+    return parse_hostport("AIDC_SESSIONS_LISTEN", cfg->sessions_listen, &cfg->sessions_host,
+                          &cfg->sessions_port, err, errsz);
 }
 
 bool config_load(struct config *cfg, const char *(*getenv_fn)(const char *), char *err,
@@ -502,6 +536,8 @@ void config_free(struct config *cfg)
     }
     free(cfg->listen_host);
     cfg->listen_host = NULL;
+    free(cfg->sessions_host);
+    cfg->sessions_host = NULL;
     free(cfg->self_exe);
     cfg->self_exe = NULL;
 }
@@ -525,4 +561,20 @@ bool config_listen_is_loopback(const struct config *cfg)
 {
     const char *h = cfg->listen_host;
     return strncmp(h, "127.", 4) == 0 || strcmp(h, "::1") == 0 || strcmp(h, "localhost") == 0;
+}
+
+char *config_session_origin(const struct config *cfg, const char *id)
+{
+    const char *u = cfg->sessions_url ? cfg->sessions_url : "", *at = strstr(u, "{id}");
+    if (!at)
+        return xstrdup(u);
+    return xasprintf("%.*s%s%s", (int)(at - u), u, id, at + 4);
+}
+
+char *config_session_url(const struct config *cfg, const char *id)
+{
+    char *origin = config_session_origin(cfg, id);
+    char *url = xasprintf("%s" CONFIG_SESSION_PATH "%s/", origin, id);
+    free(origin);
+    return url;
 }

@@ -73,8 +73,27 @@ struct config {
     int files_list_max;
     int storage_scan_seconds;
     long storage_scan_max_entries;
+    char *sessions_listen;    /* "" = listen's address, its port + 1; "off" = none */
+    char *sessions_host;      /* derived from sessions_listen */
+    int sessions_port;        /* derived; 0 = pick a free port, -1 = no relay */
+    /* the relay's public origin, "{id}" standing for a session's id; "" in the table =
+     * http://<sessions address> (completed by the relay once it listens) */
+    char *sessions_url;
+    int sessions_max_minutes;
+    int sessions_ready_seconds;
+    int sessions_max_connections;
+    long sessions_max_body_bytes;
     char *self_exe; /* derived: this binary (the local executor runs its shim) */
 };
+
+/* Where an interactive session is served on the relay's origin (its app's base path),
+ * and where a single-use link enters one (docs/sessions.md). */
+#define CONFIG_SESSION_PATH "/sessions/"
+#define CONFIG_SESSION_OPEN_PATH "/_aidc/open"
+/* The relay's public origin for session id ("{id}" of AIDC_SESSIONS_URL filled; malloc'd). */
+char *config_session_origin(const struct config *cfg, const char *id);
+/* Its app's absolute URL: origin, CONFIG_SESSION_PATH, id, "/" (malloc'd). */
+char *config_session_url(const struct config *cfg, const char *id);
 
 /*
  * Fill cfg from the environment (and AIDC_CONFIG_FILE). On a bad value returns

@@ -150,7 +150,12 @@ static int submit(const struct config *cfg, const struct backend_ops *ops,
         .cpus = j->cpus,
         .memory_gib = j->memory_gib,
         .nodes = j->nodes,
-        .time_limit_minutes = j->time_limit_minutes,
+        /* a session may be extended up to the longest a session runs: the session
+         * watcher ends it at its own limit (sched/sessionwatch.c) */
+        .time_limit_minutes = j->app && cfg->sessions_max_minutes > j->time_limit_minutes
+                                  ? cfg->sessions_max_minutes
+                                  : j->time_limit_minutes,
+        .app = j->app,
         .grace_seconds = cfg->preempt_grace_seconds,
         .preemptible = j->preemptible,
         .priority = j->priority,
@@ -159,7 +164,11 @@ static int submit(const struct config *cfg, const struct backend_ops *ops,
         .since = (time_t)j->admitted_at,
     };
     struct timespec t0 = callstats_start();
-    int e = ops->submit(cl, &job, backend_id, idsz, call, err, errsz);
+    int e = AIDC_EINVAL;
+    if (j->app && !ops->app_endpoint) /* nothing could reach its app */
+        snprintf(err, errsz, "clusters of kind %s cannot run interactive sessions", cl->kind);
+    else
+        e = ops->submit(cl, &job, backend_id, idsz, call, err, errsz);
     callstats_done(t0, cl->name, "submit", e == 0);
     json_decref(command);
     json_decref(mounts);

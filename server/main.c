@@ -22,6 +22,7 @@
 #include "../db/users.h"
 #include "../sched/admitter.h"
 #include "../sched/dispatcher.h"
+#include "../sched/sessionwatch.h"
 #include "../sched/syncer.h"
 #include "../db/worker.h"
 #include "../lib/config.h"
@@ -31,6 +32,7 @@
 #include "janitor.h"
 #include "../lib/log.h"
 #include "metrics.h"
+#include "relay.h"
 #include "password.h"
 #include "router.h"
 #include "../lib/sbuf.h"
@@ -238,7 +240,7 @@ static struct sign_key *audit_key_load(const struct config *cfg, bool *fail)
     return k;
 }
 
-static int cmd_serve(const struct config *cfg)
+static int cmd_serve(struct config *cfg)
 {
     int rc = prepare_data_dir(cfg);
     if (rc)
@@ -271,8 +273,16 @@ static int cmd_serve(const struct config *cfg)
     audit_key_set(audit_signing);
     metrics_init(routes_count, cfg->threads);
     password_init(cfg->password_hash_concurrency);
+    /* first: it completes cfg->sessions_url, which the API's threads read */
+    int relay_off = 0;
+    struct relay *relay = relay_start(cfg, &relay_off);
+    if (!relay && !relay_off) {
+        sign_key_free(audit_signing);
+        return 1;
+    }
     struct http_server *srv = http_start(cfg);
     if (!srv) {
+        relay_stop(relay);
         sign_key_free(audit_signing);
         return 1;
     }
@@ -283,6 +293,7 @@ static int cmd_serve(const struct config *cfg)
     struct worker *meter = NULL;
     struct worker *regsync = NULL;
     struct worker *storage = NULL;
+    struct worker *sessions = NULL;
     if (cfg->workers) {
         admitter = admitter_start(cfg);
         dispatcher = dispatcher_start(cfg);
@@ -291,13 +302,15 @@ static int cmd_serve(const struct config *cfg)
         meter = meter_start(cfg);
         regsync = regsync_start(cfg);
         storage = storagemeter_start(cfg);
-        if (!admitter || !dispatcher || !syncer || !sealer || !meter || !regsync || !storage)
+        sessions = sessionwatch_start(cfg);
+        if (!admitter || !dispatcher || !syncer || !sealer || !meter || !regsync || !storage ||
+            !sessions)
             log_error("a background worker did not start: jobs will not move");
     }
     struct sbuf line = SBUF_INIT;
     sbuf_printf(&line, "\"msg\":\"listening\",\"address\":\"%s\",\"port\":%d,\"threads\":%d,"
-                       "\"version\":\"%s\"",
-                cfg->listen_host, http_port(srv), cfg->threads, AIDC_VERSION);
+                       "\"sessions_port\":%d,\"version\":\"%s\"",
+                cfg->listen_host, http_port(srv), cfg->threads, relay_port(relay), AIDC_VERSION);
     log_write_fields(LOG_INFO, sbuf_str(&line));
     sbuf_free(&line);
 
@@ -317,7 +330,9 @@ static int cmd_serve(const struct config *cfg)
     worker_stop(meter);
     worker_stop(regsync);
     worker_stop(storage);
+    worker_stop(sessions);
     janitor_stop(jan);
+    relay_stop(relay);
     http_stop(srv);
     audit_key_set(NULL);
     sign_key_free(audit_signing);

@@ -17,6 +17,7 @@ static const struct problem_def catalog[PROBLEM_COUNT] = {
 #include "problems/billing.def"
 #include "problems/identity.def"
 #include "problems/files.def"
+#include "problems/sessions.def"
 #undef PROBLEM
 };
 

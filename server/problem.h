@@ -26,6 +26,7 @@ enum problem {
 #include "problems/billing.def"
 #include "problems/identity.def"
 #include "problems/files.def"
+#include "problems/sessions.def"
 #undef PROBLEM
     PROBLEM_COUNT
 };
