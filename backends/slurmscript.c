@@ -100,8 +100,10 @@ static void script_file(struct sbuf *b, const char *script)
                    "cat > \"$aidc_script\" <<'%s'\n", end);
     sbuf_puts(b, script);
     end_line(b);
-    sbuf_printf(b, "%s\nchmod 700 \"$aidc_script\"\n\"$aidc_script\"\naidc_rc=$?\n"
-                   "rm -f \"$aidc_script\"\nexit $aidc_rc\n", end);
+    /* removed however the job ends: a stop's SIGTERM reaches the script and its child
+     * alike, and bash runs the trap once the child is gone */
+    sbuf_printf(b, "%s\nchmod 700 \"$aidc_script\"\ntrap 'rm -f \"$aidc_script\"' EXIT\n"
+                   "trap 'exit 143' TERM\n\"$aidc_script\"\nexit $?\n", end);
 }
 
 char *slurmscript_build(const struct backend_job *job, const char *container, const char *comment,
