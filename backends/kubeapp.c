@@ -19,16 +19,16 @@ json_t *kubeapp_service(const struct backend_job *job, const char *ns, const cha
     char name[64], jid[37];
     kubejob_name(job->id, name, sizeof name);
     snprintf(jid, sizeof jid, "%.36s", job->id);
-    json_t *md = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s}}", "name", name, "namespace",
-                           ns, "labels", KUBE_LABEL_MANAGED, "aidc", KUBE_LABEL_RUN, job->id,
-                           KUBE_LABEL_JOB, jid, KUBE_LABEL_TENANT, job->tenant,
-                           KUBE_LABEL_PROJECT, job->project);
+    json_t *md =
+        json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:s, s:s}}", "name", name, "namespace", ns,
+                  "labels", KUBE_LABEL_MANAGED, "aidc", KUBE_LABEL_RUN, job->id, KUBE_LABEL_JOB,
+                  jid, KUBE_LABEL_TENANT, job->tenant, KUBE_LABEL_PROJECT, job->project);
     /* blockOwnerDeletion false: deleting the Job never waits for its Service */
     if (md && owner_uid && owner_uid[0])
         json_object_set_new(md, "ownerReferences",
-                            json_pack("[{s:s, s:s, s:s, s:s, s:b, s:b}]", "apiVersion",
-                                      "batch/v1", "kind", "Job", "name", name, "uid", owner_uid,
-                                      "controller", 0, "blockOwnerDeletion", 0));
+                            json_pack("[{s:s, s:s, s:s, s:s, s:b, s:b}]", "apiVersion", "batch/v1",
+                                      "kind", "Job", "name", name, "uid", owner_uid, "controller",
+                                      0, "blockOwnerDeletion", 0));
     /* no readiness probe in the pod: it is ready (and selected) once its container runs;
      * the relay tells a port nobody listens on yet from an app that answers */
     return json_pack("{s:s, s:s, s:o, s:{s:s, s:o, s:[{s:s, s:s, s:i, s:i}]}}", "apiVersion", "v1",
@@ -44,8 +44,7 @@ bool kubeapp_service_ours(const json_t *svc, const char *run_key)
     const char *run = json_string_value(json_object_get(l, KUBE_LABEL_RUN));
     json_t *want = selector(run_key);
     /* exactly the run's pods: a selector of fewer labels would take others' too */
-    bool ok = want && managed && run && strcmp(managed, "aidc") == 0 &&
-              strcmp(run, run_key) == 0 &&
+    bool ok = want && managed && run && strcmp(managed, "aidc") == 0 && strcmp(run, run_key) == 0 &&
               json_equal(json_object_get(json_object_get(svc, "spec"), "selector"), want);
     json_decref(want);
     return ok;
@@ -79,8 +78,8 @@ int kubeapp_endpoint(const json_t *svc, const char *run_key, const char *how,
             return AIDC_ENOTFOUND; /* not allocated yet */
         if (strlen(ip) >= sizeof out->host ||
             (inet_pton(AF_INET, ip, buf) != 1 && inet_pton(AF_INET6, ip, buf) != 1)) {
-            snprintf(err, errsz, "Service %s/%s's clusterIP \"%.64s\" is no IP address", ns,
-                     name, ip);
+            snprintf(err, errsz, "Service %s/%s's clusterIP \"%.64s\" is no IP address", ns, name,
+                     ip);
             return AIDC_EINVAL;
         }
         snprintf(out->host, sizeof out->host, "%s", ip);

@@ -46,8 +46,8 @@ static int report_of(const char *comment, long *port, long *restarts, char *err,
     const char *p = last + tl, *colon = strchr(p, ':');
     if (!colon || !number(p, (size_t)(colon - p), 5, port) ||
         !number(colon + 1, strlen(colon + 1), 6, restarts)) {
-        snprintf(err, errsz, "the job's comment ends with \"%.40s\", not %s<port>:<restarts>",
-                 last, SLURMSCRIPT_PORT_TAG);
+        snprintf(err, errsz, "the job's comment ends with \"%.40s\", not %s<port>:<restarts>", last,
+                 SLURMSCRIPT_PORT_TAG);
         return AIDC_EINVAL;
     }
     return 0;
@@ -90,8 +90,10 @@ int slurmapp_job_port(const json_t *job, const char *run_key, const char *user, 
         return AIDC_ENOTFOUND;
     if (!backend_node_name_valid(host) || strlen(host) >= n || !alloc ||
         !slurmnode_hostlist_has(alloc, host)) {
-        snprintf(err, errsz, "Slurm says the job's batch host is \"%.64s\", not one of its nodes "
-                             "\"%.64s\"", host, alloc ? alloc : "");
+        snprintf(err, errsz,
+                 "Slurm says the job's batch host is \"%.64s\", not one of its nodes "
+                 "\"%.64s\"",
+                 host, alloc ? alloc : "");
         return AIDC_EINVAL;
     }
     snprintf(node, n, "%s", host);
@@ -164,15 +166,14 @@ static json_t *get_first(const struct slurmrest_target *t, const char *path, con
     return first;
 }
 
-int slurmapp_endpoint(const struct slurmrest_target *t, const char *run_key,
-                      const char *backend_id, struct backend_endpoint *out, char *err,
-                      size_t errsz)
+int slurmapp_endpoint(const struct slurmrest_target *t, const char *run_key, const char *backend_id,
+                      struct backend_endpoint *out, char *err, size_t errsz)
 {
     memset(out, 0, sizeof *out);
     size_t len = backend_id ? strlen(backend_id) : 0;
     long unused;
     if (!number(backend_id ? backend_id : "", len, 10, &unused)) /* Slurm's ids are 32 bits */
-        return AIDC_ENOTFOUND; /* never reached Slurm */
+        return AIDC_ENOTFOUND;                                   /* never reached Slurm */
     char path[300], node[254];
     snprintf(path, sizeof path, "job/%s", backend_id);
     int e = 0;

@@ -48,8 +48,7 @@ int slurmapp_node_host(const json_t *node, const char *name, char *host, size_t 
  * The endpoint of run run_key, Slurm job backend_id, on the cluster at t
  * (jobs of user): the two reads above, as backend_ops.app_endpoint answers.
  */
-int slurmapp_endpoint(const struct slurmrest_target *t, const char *run_key,
-                      const char *backend_id, struct backend_endpoint *out, char *err,
-                      size_t errsz);
+int slurmapp_endpoint(const struct slurmrest_target *t, const char *run_key, const char *backend_id,
+                      struct backend_endpoint *out, char *err, size_t errsz);
 
 #endif

@@ -96,14 +96,18 @@ static void script_file(struct sbuf *b, const char *script)
         if (!has_line(script, end))
             break;
     }
-    sbuf_printf(b, "aidc_script=$(mktemp \"${TMPDIR:-/tmp}/aidc-session.XXXXXX\") || exit 1\n"
-                   "cat > \"$aidc_script\" <<'%s'\n", end);
+    sbuf_printf(b,
+                "aidc_script=$(mktemp) || exit 1\n" /* in $TMPDIR, else /tmp */
+                "cat > \"$aidc_script\" <<'%s'\n",
+                end);
     sbuf_puts(b, script);
     end_line(b);
     /* removed however the job ends: a stop's SIGTERM reaches the script and its child
      * alike, and bash runs the trap once the child is gone */
-    sbuf_printf(b, "%s\nchmod 700 \"$aidc_script\"\ntrap 'rm -f \"$aidc_script\"' EXIT\n"
-                   "trap 'exit 143' TERM\n\"$aidc_script\"\nexit $?\n", end);
+    sbuf_printf(b,
+                "%s\nchmod 700 \"$aidc_script\"\ntrap 'rm -f \"$aidc_script\"' EXIT\n"
+                "trap 'exit 143' TERM\n\"$aidc_script\"\nexit $?\n",
+                end);
 }
 
 char *slurmscript_build(const struct backend_job *job, const char *container, const char *comment,
@@ -112,8 +116,10 @@ char *slurmscript_build(const struct backend_job *job, const char *container, co
     struct sbuf b = SBUF_INIT;
     bool wrap = job->image && strcmp(container, "none") != 0;
     if (job->image && !wrap) {
-        snprintf(err, errsz, "this Slurm cluster runs no containers (options.container is none),"
-                             " but the job names image %s", job->image);
+        snprintf(err, errsz,
+                 "this Slurm cluster runs no containers (options.container is none),"
+                 " but the job names image %s",
+                 job->image);
         return NULL;
     }
     bool own_shebang = job->script && strncmp(job->script, "#!", 2) == 0;
@@ -153,7 +159,8 @@ char *slurmscript_build(const struct backend_job *job, const char *container, co
     }
     size_t i;
     json_t *arg;
-    json_array_foreach((json_t *)job->command, i, arg) {
+    json_array_foreach((json_t *)job->command, i, arg)
+    {
         sbuf_puts(&b, " ");
         sh_quote(&b, json_string_value(arg) ? json_string_value(arg) : "");
     }

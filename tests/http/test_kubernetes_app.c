@@ -54,7 +54,9 @@ static struct backend_cluster cluster_of(const char *how, json_t **options)
         json_object_set_new(*options, "session_host", json_string(how));
     char err[256] = "";
     ck_assert_msg(ops->check_options(*options, err, sizeof err), "%s", err);
-    return (struct backend_cluster){.id = "c", .name = "k8s", .kind = "kubernetes",
+    return (struct backend_cluster){.id = "c",
+                                    .name = "k8s",
+                                    .kind = "kubernetes",
                                     .endpoint = kube_url,
                                     .credentials_ref = "env:AIDC_TEST_K8S_TOKEN",
                                     .options = *options};
@@ -62,11 +64,21 @@ static struct backend_cluster cluster_of(const char *how, json_t **options)
 
 static struct backend_job job_of(const char *run, bool app)
 {
-    return (struct backend_job){.id = run, .tenant = tenant, .project = "lab", .user = "ann",
-                                .name = "nb", .image = "registry.example/lab/nb:1",
-                                .script = "exec python3 -m http.server $PORT", .env = env,
-                                .cpus = 1, .memory_gib = 1, .nodes = 1, .time_limit_minutes = 60,
-                                .grace_seconds = 5, .app = app, .priority = "normal"};
+    return (struct backend_job){.id = run,
+                                .tenant = tenant,
+                                .project = "lab",
+                                .user = "ann",
+                                .name = "nb",
+                                .image = "registry.example/lab/nb:1",
+                                .script = "exec python3 -m http.server $PORT",
+                                .env = env,
+                                .cpus = 1,
+                                .memory_gib = 1,
+                                .nodes = 1,
+                                .time_limit_minutes = 60,
+                                .grace_seconds = 5,
+                                .app = app,
+                                .priority = "normal"};
 }
 
 static json_t *get(const char *path, long want)
@@ -85,8 +97,9 @@ START_TEST(a_session_gets_a_service_of_its_own)
     ck_assert_msg(ops->submit(&c, &job, bid, sizeof bid, &call, err, sizeof err) == 0, "%s", err);
     ck_assert_str_eq(bid, fmt("%s/aidc-%s", ns, run));
     /* both requests were recorded for the audit trail, the Service's inside the Job's */
-    ck_assert_str_eq(json_string_value(json_object_get(
-                         json_object_get(call.request, "service"), "method")), "POST");
+    ck_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(call.request, "service"), "method")),
+        "POST");
     backend_call_free(&call);
 
     json_t *k8s = get(fmt("/apis/batch/v1/namespaces/%s/jobs/aidc-%s", ns, run), 200);
@@ -105,13 +118,14 @@ START_TEST(a_session_gets_a_service_of_its_own)
     const json_t *port = json_array_get(json_object_get(spec, "ports"), 0);
     ck_assert_int_eq(json_integer_value(json_object_get(port, "port")), 8888);
     ck_assert_int_eq(json_integer_value(json_object_get(port, "targetPort")), 8888);
-    const json_t *ct = json_array_get(
-        json_object_get(json_object_get(tpl, "spec"), "containers"), 0);
+    const json_t *ct =
+        json_array_get(json_object_get(json_object_get(tpl, "spec"), "containers"), 0);
     ck_assert_int_eq(json_integer_value(json_object_get(
-                         json_array_get(json_object_get(ct, "ports"), 0), "containerPort")), 8888);
+                         json_array_get(json_object_get(ct, "ports"), 0), "containerPort")),
+                     8888);
     /* owned by its Job: the garbage collector removes it with the Job */
-    const json_t *owner = json_array_get(
-        json_object_get(json_object_get(svc, "metadata"), "ownerReferences"), 0);
+    const json_t *owner =
+        json_array_get(json_object_get(json_object_get(svc, "metadata"), "ownerReferences"), 0);
     ck_assert_str_eq(json_string_value(json_object_get(owner, "uid")),
                      json_string_value(json_object_get(json_object_get(k8s, "metadata"), "uid")));
     const char *cluster_ip = json_string_value(json_object_get(spec, "clusterIP"));
@@ -121,8 +135,7 @@ START_TEST(a_session_gets_a_service_of_its_own)
     char bid2[160];
     job.retry = true;
     memset(&call, 0, sizeof call);
-    ck_assert_msg(ops->submit(&c, &job, bid2, sizeof bid2, &call, err, sizeof err) == 0, "%s",
-                  err);
+    ck_assert_msg(ops->submit(&c, &job, bid2, sizeof bid2, &call, err, sizeof err) == 0, "%s", err);
     ck_assert_str_eq(bid2, bid);
     ck_assert(call.adopted);
     backend_call_free(&call);
@@ -137,14 +150,14 @@ START_TEST(a_session_gets_a_service_of_its_own)
     ck_assert_str_eq(ep.host, cluster_ip);
     json_decref(o2);
     /* the Service is this run's only */
-    ck_assert_int_eq(ops->app_endpoint(&c, "someone-else", bid, &ep, err, sizeof err),
-                     AIDC_EINVAL);
+    ck_assert_int_eq(ops->app_endpoint(&c, "someone-else", bid, &ep, err, sizeof err), AIDC_EINVAL);
 
     /* cancel deletes both */
     memset(&call, 0, sizeof call);
     ck_assert_msg(ops->cancel(&c, run, bid, &call, err, sizeof err) == 0, "%s", err);
-    ck_assert_str_eq(json_string_value(json_object_get(
-                         json_object_get(call.request, "service"), "method")), "DELETE");
+    ck_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(call.request, "service"), "method")),
+        "DELETE");
     backend_call_free(&call);
     json_decref(get(fmt("/apis/batch/v1/namespaces/%s/jobs/aidc-%s", ns, run), 404));
     json_decref(get(fmt("/api/v1/namespaces/%s/services/aidc-%s", ns, run), 404));
@@ -176,7 +189,8 @@ START_TEST(a_batch_job_has_no_service_and_a_strangers_is_refused)
     json_decref(kube_ok("POST", fmt("/api/v1/namespaces/%s/services", ns),
                         fmt("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":"
                             "\"aidc-%s\"},\"spec\":{\"selector\":{\"app\":\"other\"},\"ports\":"
-                            "[{\"port\":8888}]}}", run),
+                            "[{\"port\":8888}]}}",
+                            run),
                         NULL, 201));
     job = job_of(run, true);
     err[0] = '\0';

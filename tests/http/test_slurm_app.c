@@ -54,12 +54,15 @@ static void setup(void)
     curl_global_init(CURL_GLOBAL_ALL);
     snprintf(cred, sizeof cred, "file:%s", slurm_key);
     snprintf(jobs_dir, sizeof jobs_dir, "%s/jobs", slurm_dir);
-    options = json_pack("{s:s, s:s, s:s}", "user_name", slurm_user, "partition", "gpu",
-                        "workdir", jobs_dir);
+    options = json_pack("{s:s, s:s, s:s}", "user_name", slurm_user, "partition", "gpu", "workdir",
+                        jobs_dir);
     char err[256] = "";
     ck_assert_msg(backend_slurm.check_options(options, err, sizeof err), "%s", err);
-    cluster = (struct backend_cluster){.id = "c", .name = "hpc", .kind = "slurm",
-                                       .endpoint = slurm_url, .credentials_ref = cred,
+    cluster = (struct backend_cluster){.id = "c",
+                                       .name = "hpc",
+                                       .kind = "slurm",
+                                       .endpoint = slurm_url,
+                                       .credentials_ref = cred,
                                        .options = options};
 }
 
@@ -82,12 +85,22 @@ static void teardown(void)
 /* Submit run key (this run's, by pid) as a session with script; its Slurm job id into bid. */
 static void submit_app(const char *key, const char *script, char *bid, size_t n, size_t slot)
 {
-    json_t *env = json_pack("{s:s, s:s}", "PORT", "8888", "AIDC_SESSION_BASE_URL",
-                            fmt("/sessions/%s/", key));
-    struct backend_job job = {.id = key, .tenant = "t", .project = "p", .user = "u",
-                              .name = "session", .script = script, .env = env, .cpus = 1,
-                              .memory_gib = 1, .nodes = 1, .time_limit_minutes = 5,
-                              .grace_seconds = 1, .app = true, .priority = "normal"};
+    json_t *env =
+        json_pack("{s:s, s:s}", "PORT", "8888", "AIDC_SESSION_BASE_URL", fmt("/sessions/%s/", key));
+    struct backend_job job = {.id = key,
+                              .tenant = "t",
+                              .project = "p",
+                              .user = "u",
+                              .name = "session",
+                              .script = script,
+                              .env = env,
+                              .cpus = 1,
+                              .memory_gib = 1,
+                              .nodes = 1,
+                              .time_limit_minutes = 5,
+                              .grace_seconds = 1,
+                              .app = true,
+                              .priority = "normal"};
     char err[256] = "";
     int e = backend_slurm.submit(&cluster, &job, bid, n, NULL, err, sizeof err);
     json_decref(env);
@@ -243,7 +256,7 @@ START_TEST(a_comment_the_job_writes_never_points_elsewhere)
         const char *comment;
         int want;
     } cases[] = {
-        {"aidc-port=10.1.2.3:8080", AIDC_EINVAL},       /* another host */
+        {"aidc-port=10.1.2.3:8080", AIDC_EINVAL},           /* another host */
         {"aidc-port=8080:0 host=10.1.2.3", AIDC_ENOTFOUND}, /* a host after the report */
         {"aidc-port=evil.example.com:443", AIDC_EINVAL},
         {"aidc-port=70000:0", AIDC_EINVAL},
@@ -264,8 +277,8 @@ START_TEST(a_comment_the_job_writes_never_points_elsewhere)
         json_decref(a);
         ck_assert_str_eq(comment_of(bid), cases[i].comment);
         int e = endpoint(key, bid, &ep, err, sizeof err);
-        ck_assert_msg(e == cases[i].want, "comment \"%s\": %d (%s), not %d", cases[i].comment,
-                      e, err, cases[i].want);
+        ck_assert_msg(e == cases[i].want, "comment \"%s\": %d (%s), not %d", cases[i].comment, e,
+                      err, cases[i].want);
         ck_assert_str_eq(ep.host, "");
     }
     /* a good report again: the host is still Slurm's, whatever the job wrote before */

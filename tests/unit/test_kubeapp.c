@@ -16,10 +16,17 @@
 #define RUN "0192a0b1-c2d3-7e4f-8a9b-0c1d2e3f4a5b-r1"
 
 static json_t *env;
-static struct backend_job job = {.id = RUN, .tenant = "acme", .project = "lab", .user = "ann",
-                                 .image = "registry.example/lab/nb@sha256:ab", .cpus = 1,
-                                 .memory_gib = 1, .nodes = 1, .grace_seconds = 5,
-                                 .priority = "normal", .app = true};
+static struct backend_job job = {.id = RUN,
+                                 .tenant = "acme",
+                                 .project = "lab",
+                                 .user = "ann",
+                                 .image = "registry.example/lab/nb@sha256:ab",
+                                 .cpus = 1,
+                                 .memory_gib = 1,
+                                 .nodes = 1,
+                                 .grace_seconds = 5,
+                                 .priority = "normal",
+                                 .app = true};
 
 static void setup(void)
 {
@@ -48,7 +55,8 @@ static const char *env_of(const json_t *container, const char *name, int *count)
     size_t i;
     json_t *e;
     *count = 0;
-    json_array_foreach(json_object_get(container, "env"), i, e) {
+    json_array_foreach(json_object_get(container, "env"), i, e)
+    {
         if (strcmp(json_string_value(json_object_get(e, "name")), name) == 0) {
             v = json_string_value(json_object_get(e, "value"));
             ++*count;
@@ -64,7 +72,8 @@ START_TEST(the_sessions_container_listens_on_8888)
     json_t *k8s = kubejob_build(o, &job, "aidc-acme", err, sizeof err);
     ck_assert_msg(k8s != NULL, "%s", err);
     const json_t *tpl = json_object_get(json_object_get(k8s, "spec"), "template");
-    const json_t *ct = json_array_get(json_object_get(json_object_get(tpl, "spec"), "containers"), 0);
+    const json_t *ct =
+        json_array_get(json_object_get(json_object_get(tpl, "spec"), "containers"), 0);
     const json_t *port = json_array_get(json_object_get(ct, "ports"), 0);
     ck_assert_int_eq(json_integer_value(json_object_get(port, "containerPort")), KUBEAPP_PORT);
     int n;
@@ -82,8 +91,7 @@ START_TEST(the_sessions_container_listens_on_8888)
     const char *k;
     json_t *v;
     ck_assert_uint_ge(json_object_size(sel), 2);
-    json_object_foreach((json_t *)sel, k, v)
-        ck_assert(json_equal(v, json_object_get(labels, k)));
+    json_object_foreach((json_t *)sel, k, v) ck_assert(json_equal(v, json_object_get(labels, k)));
     ck_assert_str_eq(json_string_value(json_object_get(json_object_get(svc, "metadata"), "name")),
                      "aidc-" RUN);
     const json_t *owner =
@@ -99,9 +107,11 @@ START_TEST(the_sessions_container_listens_on_8888)
     job.app = false;
     k8s = kubejob_build(o, &job, "aidc-acme", err, sizeof err);
     job.app = true;
-    ct = json_array_get(json_object_get(json_object_get(json_object_get(json_object_get(k8s, "spec"),
-                                                                        "template"), "spec"),
-                                        "containers"), 0);
+    ct = json_array_get(
+        json_object_get(
+            json_object_get(json_object_get(json_object_get(k8s, "spec"), "template"), "spec"),
+            "containers"),
+        0);
     ck_assert_ptr_null(json_object_get(ct, "ports"));
     ck_assert_str_eq(env_of(ct, "PORT", &n), "9999");
     json_decref(k8s);

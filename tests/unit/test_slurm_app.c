@@ -32,12 +32,13 @@ START_TEST(the_port_comes_from_the_comment_the_node_from_slurm)
     int port = 0;
     char node[64] = "", err[256] = "";
     ck_assert_int_eq(port_of(job_with("aidc r t/p u aidc-port=40001:0", "RUNNING", "node-a100"),
-                             &port, node, err), 0);
+                             &port, node, err),
+                     0);
     ck_assert_int_eq(port, 40001);
     ck_assert_str_eq(node, "node-a100");
     /* the whole comment the job wrote will do as well */
-    ck_assert_int_eq(port_of(job_with("aidc-port=1024:0", "RUNNING", "node-a100"), &port, node,
-                             err), 0);
+    ck_assert_int_eq(
+        port_of(job_with("aidc-port=1024:0", "RUNNING", "node-a100"), &port, node, err), 0);
     ck_assert_int_eq(port, 1024);
 }
 END_TEST
@@ -50,10 +51,12 @@ START_TEST(no_report_yet_or_no_longer_running_is_not_found)
                      AIDC_ENOTFOUND);
     ck_assert_int_eq(port_of(job_with("aidc-port=40001:0", "PENDING", ""), &port, node, err),
                      AIDC_ENOTFOUND);
-    ck_assert_int_eq(port_of(job_with("aidc-port=40001:0", "COMPLETING", "node-a100"), &port,
-                             node, err), AIDC_ENOTFOUND);
-    ck_assert_int_eq(port_of(job_with("aidc-port=40001:0", "CANCELLED", "node-a100"), &port, node,
-                             err), AIDC_ENOTFOUND);
+    ck_assert_int_eq(
+        port_of(job_with("aidc-port=40001:0", "COMPLETING", "node-a100"), &port, node, err),
+        AIDC_ENOTFOUND);
+    ck_assert_int_eq(
+        port_of(job_with("aidc-port=40001:0", "CANCELLED", "node-a100"), &port, node, err),
+        AIDC_ENOTFOUND);
     /* requeued and running again: the report of the start before is no endpoint */
     json_t *job = job_with("aidc-port=40001:0", "RUNNING", "node-a100");
     ck_assert_int_eq(json_object_set_new(job, "restart_cnt", json_integer(1)), 0);
@@ -64,12 +67,18 @@ END_TEST
 
 START_TEST(what_a_job_writes_cannot_choose_the_host_or_a_system_port)
 {
-    static const char *const bad[] = {"aidc-port=22:0",       "aidc-port=1023:0",
-                                      "aidc-port=65536:0",    "aidc-port=0:0",
-                                      "aidc-port=10.0.0.9:80", "aidc-port=evil.example:8080",
-                                      "aidc-port=8080",       "aidc-port=8080:0:x",
-                                      "aidc-port=:0",         "aidc-port=8080:",
-                                      "aidc-port=+8080:0",    "aidc-port=0008080000:0",
+    static const char *const bad[] = {"aidc-port=22:0",
+                                      "aidc-port=1023:0",
+                                      "aidc-port=65536:0",
+                                      "aidc-port=0:0",
+                                      "aidc-port=10.0.0.9:80",
+                                      "aidc-port=evil.example:8080",
+                                      "aidc-port=8080",
+                                      "aidc-port=8080:0:x",
+                                      "aidc-port=:0",
+                                      "aidc-port=8080:",
+                                      "aidc-port=+8080:0",
+                                      "aidc-port=0008080000:0",
                                       NULL};
     int port = 0;
     char node[64], err[256];
@@ -81,16 +90,20 @@ START_TEST(what_a_job_writes_cannot_choose_the_host_or_a_system_port)
         ck_assert_int_eq(port, 0);
     }
     /* a batch host that is not among the job's nodes (slurmrestd's word, but checked) */
-    ck_assert_int_eq(port_of(job_with("aidc-port=40001:0", "RUNNING", "node-h100"), &port, node,
-                             err), AIDC_EINVAL);
-    ck_assert_int_eq(port_of(job_with("aidc-port=40001:0", "RUNNING", "10.0.0.9"), &port, node,
-                             err), AIDC_EINVAL);
+    ck_assert_int_eq(
+        port_of(job_with("aidc-port=40001:0", "RUNNING", "node-h100"), &port, node, err),
+        AIDC_EINVAL);
+    ck_assert_int_eq(
+        port_of(job_with("aidc-port=40001:0", "RUNNING", "10.0.0.9"), &port, node, err),
+        AIDC_EINVAL);
     /* another run's job, or another user's */
     json_t *job = job_with("aidc-port=40001:0", "RUNNING", "node-a100");
-    ck_assert_int_eq(slurmapp_job_port(job, "other-run", "aidc", &port, node, sizeof node, err,
-                                       sizeof err), AIDC_EINVAL);
-    ck_assert_int_eq(slurmapp_job_port(job, "train-a100", "mallory", &port, node, sizeof node,
-                                       err, sizeof err), AIDC_EINVAL);
+    ck_assert_int_eq(
+        slurmapp_job_port(job, "other-run", "aidc", &port, node, sizeof node, err, sizeof err),
+        AIDC_EINVAL);
+    ck_assert_int_eq(
+        slurmapp_job_port(job, "train-a100", "mallory", &port, node, sizeof node, err, sizeof err),
+        AIDC_EINVAL);
     json_decref(job);
     ck_assert_int_eq(port, 0);
 }
@@ -109,7 +122,8 @@ START_TEST(the_host_is_the_nodes_address)
     for (size_t i = 0; bad[i]; i++) {
         json_object_set_new(node, "address", json_string(bad[i]));
         ck_assert_msg(slurmapp_node_host(node, "node-a100", host, sizeof host, err, sizeof err) ==
-                          AIDC_EINVAL, "%s", bad[i]);
+                          AIDC_EINVAL,
+                      "%s", bad[i]);
     }
     json_object_set_new(node, "address", json_string("fd00::7"));
     ck_assert_int_eq(slurmapp_node_host(node, "node-a100", host, sizeof host, err, sizeof err), 0);
