@@ -1,6 +1,8 @@
 /* kubejob.c - the Kubernetes backend's data (see kubejob.h). */
 #include "kubejob.h"
 
+#include "kubeapp.h"
+
 #include "../lib/gputype.h"
 
 #include "../lib/err.h"
@@ -16,6 +18,9 @@
 #include <time.h>
 
 #define DNS_LABEL_MAX 63
+/* KUBEAPP_PORT as an env value */
+#define TEXT_OF(x) #x
+#define TEXT(x) TEXT_OF(x)
 
 /* ---- names --------------------------------------------------------------------------- */
 
@@ -170,12 +175,19 @@ static bool storage_opt(const json_t *o, char *err, size_t errsz)
     return true;
 }
 
+/* how aidcd's relay reaches a session's Service (backends/kubeapp.h) */
+static bool session_host_ok(const char *s)
+{
+    return strcmp(s, "dns") == 0 || strcmp(s, "cluster_ip") == 0;
+}
+
 bool kubejob_check_options(json_t *o, char *err, size_t errsz)
 {
     static const char *const known[] = {
         "namespace",    "gpu_resource",  "gpu_type_label", "gpu_types",
         "priority_classes", "queue_name", "scheduler_name", "ca_file",
-        "timeout_seconds", "page_size",  "max_time_limit_minutes", "storage", NULL};
+        "timeout_seconds", "page_size",  "max_time_limit_minutes", "storage",
+        "session_host", NULL};
     const char *key;
     json_t *v;
     json_object_foreach(o, key, v) {
@@ -209,7 +221,10 @@ bool kubejob_check_options(json_t *o, char *err, size_t errsz)
            int_opt(o, "timeout_seconds", 1, 300, err, errsz) &&
            int_opt(o, "page_size", 1, 5000, err, errsz) &&
            int_opt(o, "max_time_limit_minutes", 1, 525600, err, errsz) &&
-           storage_opt(o, err, errsz);
+           storage_opt(o, err, errsz) &&
+           str_opt(o, "session_host", "dns", session_host_ok,
+                   "dns (the Service's name in the cluster DNS) or cluster_ip (its address)", err,
+                   errsz);
 }
 
 bool kubejob_namespace(const json_t *o, const char *tenant, const char *project, char *out,
@@ -276,9 +291,12 @@ static json_t *env_list(const struct backend_job *job)
     json_t *env = json_array();
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)job->env, k, v)
+    json_object_foreach((json_t *)job->env, k, v) {
+        if (job->app && strcmp(k, "PORT") == 0)
+            continue; /* a session's app listens where its Service sends: set below */
         json_array_append_new(env, json_pack("{s:s, s:o}", "name", k, "value",
                                              literal(json_string_value(v))));
+    }
     char jid[37];
     snprintf(jid, sizeof jid, "%.36s", job->id);
     json_array_append_new(env, json_pack("{s:s, s:s}", "name", "AIDC_JOB_ID", "value", jid));
@@ -288,6 +306,9 @@ static json_t *env_list(const struct backend_job *job)
     if (job->gpus <= 0)
         json_array_append_new(env, json_pack("{s:s, s:s}", "name", "NVIDIA_VISIBLE_DEVICES",
                                              "value", "void"));
+    if (job->app)
+        json_array_append_new(env, json_pack("{s:s, s:s}", "name", "PORT", "value",
+                                             TEXT(KUBEAPP_PORT)));
     return env;
 }
 
@@ -377,6 +398,10 @@ json_t *kubejob_build(const json_t *o, const struct backend_job *job, const char
     json_t *container = json_pack("{s:s, s:s, s:o, s:o, s:o}", "name", "main", "image",
                                   job->image, "command", command, "env", env_list(job),
                                   "resources", resources(o, job));
+    if (job->app) /* what the session's Service sends to (backends/kubeapp.h) */
+        json_object_set_new(container, "ports",
+                            json_pack("[{s:s, s:i, s:s}]", "name", "app", "containerPort",
+                                      KUBEAPP_PORT, "protocol", "TCP"));
     /* a job needs no API token of the cluster, nor every service's address in its env */
     json_t *pod = json_pack("{s:s, s:i, s:b, s:b, s:[o]}", "restartPolicy", "Never",
                             "terminationGracePeriodSeconds", job->grace_seconds,

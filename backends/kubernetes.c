@@ -5,6 +5,7 @@
 #include "../lib/xalloc.h"
 #include "../lib/credref.h"
 #include "httpcall.h"
+#include "kubeapp.h"
 #include "kubejob.h"
 
 #include <curl/curl.h>
@@ -153,9 +154,16 @@ static bool ours(const json_t *k8s_job, const struct backend_job *job)
     return created && (job->since <= 0 || created >= job->since - 60);
 }
 
+/* metadata.uid of an answer into uid (n bytes; "" when there is none that fits) */
+static void uid_of(const json_t *answer, char *uid, size_t n)
+{
+    const char *u = json_string_value(json_object_get(json_object_get(answer, "metadata"), "uid"));
+    snprintf(uid, n, "%s", u && strlen(u) < n ? u : "");
+}
+
 static int adopt(const struct backend_cluster *c, const char *ns, const char *name,
-                 const struct backend_job *job, struct backend_call *call, char *err,
-                 size_t errsz)
+                 const struct backend_job *job, struct backend_call *call, char *uid, size_t uidsz,
+                 char *err, size_t errsz)
 {
     char *path = xasprintf("/apis/batch/v1/namespaces/%s/jobs/%s", ns, name);
     struct httpcall_answer a;
@@ -169,9 +177,78 @@ static int adopt(const struct backend_cluster *c, const char *ns, const char *na
     }
     if (!e && call)
         call->adopted = true;
+    if (!e)
+        uid_of(a.json, uid, uidsz);
     httpcall_answer_free(&a);
     free(path);
     return e;
+}
+
+/* The record of a second request of one call (a session's Service) inside the first's. */
+static void record_also(struct backend_call *call, json_t *sent)
+{
+    if (call && call->request && sent)
+        json_object_set_new(call->request, "service", sent);
+    else
+        json_decref(sent);
+}
+
+/*
+ * A session's Service (backends/kubeapp.h), owned by the Job of uid. One
+ * that exists already is fine when it is this run's (an earlier delivery
+ * made it); any other of its name is refused (AIDC_EINVAL).
+ */
+static int create_service(const struct backend_cluster *c, const char *ns, const char *name,
+                          const struct backend_job *job, const char *uid,
+                          struct backend_call *call, char *err, size_t errsz)
+{
+    json_t *body = kubeapp_service(job, ns, uid);
+    char *path = xasprintf("/api/v1/namespaces/%s/services", ns);
+    struct httpcall_answer a;
+    json_t *sent = NULL;
+    int e = body ? kube_call(c, "POST", path, body, NULL, &a, &sent, err, errsz) : AIDC_EINTERNAL;
+    json_decref(body);
+    record_also(call, sent);
+    if (!e)
+        e = kubejob_answer_err(&a, path, err, errsz);
+    httpcall_answer_free(&a);
+    if (e == AIDC_ECONFLICT) {
+        char *one = xasprintf("%s/%s", path, name);
+        e = kube_call(c, "GET", one, NULL, NULL, &a, NULL, err, errsz);
+        if (!e)
+            e = kubejob_answer_err(&a, one, err, errsz);
+        if (!e && !kubeapp_service_ours(a.json, job->id)) {
+            snprintf(err, errsz, "a Service %s/%s that aidc did not make for this run exists "
+                                 "already", ns, name);
+            e = AIDC_EINVAL;
+        }
+        httpcall_answer_free(&a);
+        free(one);
+    } else if (e == AIDC_ENOTFOUND) {
+        e = AIDC_EUNAVAIL; /* the namespace held the Job a moment ago */
+    }
+    free(path);
+    return e;
+}
+
+static int delete_job(const struct backend_cluster *c, const char *ns, const char *name,
+                      struct backend_call *call, char *err, size_t errsz);
+
+/*
+ * The Service of a session whose Job is there: a refusal (another's Service
+ * of its name) fails the job, so its Job goes too - nothing would follow it.
+ */
+static int session_service(const struct backend_cluster *c, const char *ns, const char *name,
+                           const struct backend_job *job, const char *uid,
+                           struct backend_call *call, char *err, size_t errsz)
+{
+    int e = create_service(c, ns, name, job, uid, call, err, errsz);
+    if (e != AIDC_EINVAL)
+        return e;
+    char why[256] = "";
+    if (delete_job(c, ns, name, NULL, why, sizeof why) != 0)
+        return AIDC_EUNAVAIL; /* tried again: the Job must not stay behind */
+    return e; /* the Service is another's: left alone */
 }
 
 static int submit(const struct backend_cluster *c, const struct backend_job *job, char *backend_id,
@@ -195,11 +272,14 @@ static int submit(const struct backend_cluster *c, const struct backend_job *job
             call->status = (int)a.status;
         e = kubejob_answer_err(&a, path, err, errsz);
     }
+    char uid[128] = "";
+    if (!e)
+        uid_of(a.json, uid, sizeof uid);
     const char *kind = json_string_value(json_object_get(json_object_get(a.json, "details"), "kind"));
     bool missing_namespace = kind && strcmp(kind, "namespaces") == 0;
     httpcall_answer_free(&a);
     if (e == AIDC_ECONFLICT)
-        e = adopt(c, ns, name, job, call, err, errsz);
+        e = adopt(c, ns, name, job, call, uid, sizeof uid, err, errsz);
     else if (e == AIDC_ENOTFOUND && missing_namespace) {
         snprintf(err, errsz, "namespace %s does not exist on cluster %s: create it (aidc does not "
                              "create namespaces; options.namespace names them)", ns, c->name);
@@ -208,6 +288,8 @@ static int submit(const struct backend_cluster *c, const struct backend_job *job
         e = AIDC_EUNAVAIL; /* a proxy or a wrong endpoint path: not this job's fault */
     }
     free(path);
+    if (!e && job->app)
+        e = session_service(c, ns, name, job, uid, call, err, errsz);
     if (!e)
         snprintf(backend_id, idsz, "%s/%s", ns, name);
     if (!e && getenv("AIDC_FAULT") && strcmp(getenv("AIDC_FAULT"), "after_backend_submit") == 0)
@@ -222,15 +304,9 @@ static int submit(const struct backend_cluster *c, const struct backend_job *job
  * default, orphan, would leave the pods running). The pods stop with the
  * grace period they were created with. A Job already gone is stopped.
  */
-static int stop(const struct backend_cluster *c, const char *backend_id, struct backend_call *call,
-                char *err, size_t errsz)
+static int delete_job(const struct backend_cluster *c, const char *ns, const char *name,
+                      struct backend_call *call, char *err, size_t errsz)
 {
-    char ns[64], name[64];
-    if (!split_id(backend_id, ns, name)) {
-        snprintf(err, errsz, "\"%.80s\" is no Job of this backend (namespace/name)",
-                 backend_id ? backend_id : "");
-        return AIDC_EINVAL;
-    }
     char *path = xasprintf("/apis/batch/v1/namespaces/%s/jobs/%s", ns, name);
     json_t *body = json_pack("{s:s, s:s, s:s}", "kind", "DeleteOptions", "apiVersion", "v1",
                              "propagationPolicy", "Background");
@@ -248,6 +324,45 @@ static int stop(const struct backend_cluster *c, const char *backend_id, struct 
     httpcall_answer_free(&a);
     free(path);
     return e;
+}
+
+/*
+ * Delete a session's Service (any run may have one: the backend id does not
+ * say), recorded in call's request. None (no session, or gone with its Job:
+ * the garbage collector follows its ownerReference) is fine.
+ */
+static int delete_service(const struct backend_cluster *c, const char *ns, const char *name,
+                          struct backend_call *call, char *err, size_t errsz)
+{
+    char *path = xasprintf("/api/v1/namespaces/%s/services/%s", ns, name);
+    json_t *sent = NULL;
+    struct httpcall_answer a;
+    int e = kube_call(c, "DELETE", path, NULL, NULL, &a, call ? &sent : NULL, err, errsz);
+    record_also(call, sent);
+    if (!e)
+        e = kubejob_answer_err(&a, path, err, errsz);
+    if (e == AIDC_ENOTFOUND) {
+        err[0] = '\0';
+        e = 0;
+    }
+    httpcall_answer_free(&a);
+    free(path);
+    return e;
+}
+
+/* The Job, then its Service: a stop that fails at the Service is tried again, and then
+ * finds the Job gone. */
+static int stop(const struct backend_cluster *c, const char *backend_id, struct backend_call *call,
+                char *err, size_t errsz)
+{
+    char ns[64], name[64];
+    if (!split_id(backend_id, ns, name)) {
+        snprintf(err, errsz, "\"%.80s\" is no Job of this backend (namespace/name)",
+                 backend_id ? backend_id : "");
+        return AIDC_EINVAL;
+    }
+    int e = delete_job(c, ns, name, call, err, errsz);
+    return e ? e : delete_service(c, ns, name, call, err, errsz);
 }
 
 static int cancel(const struct backend_cluster *c, const char *job_id, const char *backend_id,
@@ -600,6 +715,38 @@ static int node_jobs(const struct backend_cluster *c, const char *node,
     return e;
 }
 
+/* A session's Service (backends/kubeapp.h), once it exists. */
+static int app_endpoint(const struct backend_cluster *c, const char *job_id,
+                        const char *backend_id, struct backend_endpoint *out, char *err,
+                        size_t errsz)
+{
+    memset(out, 0, sizeof *out);
+    char ns[64], name[64];
+    if (!split_id(backend_id, ns, name))
+        return AIDC_ENOTFOUND; /* never reached the cluster */
+    char *path = xasprintf("/api/v1/namespaces/%s/services/%s", ns, name);
+    struct httpcall_answer a;
+    int e = kube_call(c, "GET", path, NULL, NULL, &a, NULL, err, errsz);
+    if (!e)
+        e = kubejob_answer_err(&a, path, err, errsz);
+    const json_t *md = json_object_get(a.json, "metadata");
+    const char *got_ns = json_string_value(json_object_get(md, "namespace"));
+    const char *got = json_string_value(json_object_get(md, "name"));
+    if (!e && (!got_ns || !got || strcmp(got_ns, ns) != 0 || strcmp(got, name) != 0)) {
+        snprintf(err, errsz, "%s: the answer is another Service", path);
+        e = AIDC_EUNAVAIL;
+    }
+    if (!e)
+        e = kubeapp_endpoint(a.json, job_id,
+                             json_string_value(json_object_get(c->options, "session_host")), out,
+                             err, errsz);
+    if (e == AIDC_ENOTFOUND)
+        err[0] = '\0';
+    httpcall_answer_free(&a);
+    free(path);
+    return e;
+}
+
 static bool check_options(json_t *options, char *err, size_t errsz)
 {
     return kubejob_check_options(options, err, errsz);
@@ -619,6 +766,7 @@ const struct backend_ops backend_kubernetes = {
     .nodes = nodes,
     .drain = drain,
     .node_jobs = node_jobs,
+    .app_endpoint = app_endpoint,
     .max_nodes = 1,
     .poll_lists_all = true,
 };

@@ -5,12 +5,12 @@
 
 #include "../lib/gputype.h"
 
-#include "../lib/imgref.h"
 #include "../lib/err.h"
-#include "../lib/sbuf.h"
 #include "../lib/xalloc.h"
+#include "slurmapp.h"
 #include "slurmnode.h"
 #include "slurmrest.h"
+#include "slurmscript.h"
 #include "../storage/jobmount.h"
 
 #include <limits.h>
@@ -331,77 +331,6 @@ const json_t *slurm_find_run(const json_t *jobs, const char *run_key, const char
 
 /* ---- submit ------------------------------------------------------------------------- */
 
-/* 'it'\''s': one word for the shell, whatever it holds */
-static void sh_quote(struct sbuf *b, const char *s)
-{
-    sbuf_putc(b, '\'');
-    for (const char *p = s; *p; p++) {
-        if (*p == '\'')
-            sbuf_puts(b, "'\\''");
-        else
-            sbuf_putc(b, *p);
-    }
-    sbuf_putc(b, '\'');
-}
-
-/* host/repository:tag as enroot wants it: host#repository:tag (malloc'd). */
-static char *enroot_ref(const char *tagged)
-{
-    struct imgref r;
-    char err[128];
-    if (!imgref_parse(tagged, &r, err, sizeof err) || !r.host[0])
-        return xstrdup(tagged);
-    return xasprintf("%s#%s:%s", r.host, r.repository, r.tag);
-}
-
-/* The batch script: the job's script (with a #! line: Slurm refuses none) or its command. */
-static char *batch_script(const struct backend_job *job, const char *container, char *err,
-                          size_t errsz)
-{
-    struct sbuf b = SBUF_INIT;
-    bool wrap = job->image && strcmp(container, "none") != 0;
-    if (job->image && !wrap) {
-        snprintf(err, errsz, "this Slurm cluster runs no containers (options.container is none),"
-                             " but the job names image %s", job->image);
-        return NULL;
-    }
-    if (!wrap && job->script) {
-        if (strncmp(job->script, "#!", 2) != 0)
-            sbuf_puts(&b, "#!/bin/bash\n");
-        sbuf_puts(&b, job->script);
-        if (sbuf_str(&b)[strlen(sbuf_str(&b)) - 1] != '\n')
-            sbuf_puts(&b, "\n");
-        return sbuf_steal(&b);
-    }
-    sbuf_puts(&b, "#!/bin/bash\n");
-    if (wrap && strcmp(container, "apptainer") == 0) {
-        sbuf_puts(&b, "exec apptainer exec --nv ");
-        char *ref = xasprintf("docker://%s", job->image);
-        sh_quote(&b, ref);
-        free(ref);
-    } else if (wrap) { /* pyxis: the container is a property of the job step */
-        sbuf_puts(&b, "exec srun --container-image=");
-        /* enroot names images [REGISTRY#]IMAGE[:TAG] and cannot pull by digest */
-        char *ref = job->image_tagged ? enroot_ref(job->image_tagged) : xstrdup(job->image);
-        sh_quote(&b, ref);
-        free(ref);
-    } else {
-        sbuf_puts(&b, "exec");
-    }
-    if (job->script) { /* a script inside a container: hand it to bash */
-        sbuf_puts(&b, " /bin/bash -c ");
-        sh_quote(&b, job->script);
-    }
-    size_t i;
-    json_t *arg;
-    json_array_foreach((json_t *)job->command, i, arg) {
-        sbuf_puts(&b, " ");
-        sh_quote(&b, json_string_value(arg) ? json_string_value(arg) : "");
-    }
-    sbuf_puts(&b, "\n");
-    return sbuf_steal(&b);
-}
-
 static const char *partition_for(const struct backend_job *job, const json_t *o,
                                  const char *priority)
 {
@@ -442,11 +371,14 @@ json_t *slurm_submit_body(const struct backend_job *job, const json_t *options,
         json_decref(env);
         env = json_object();
     }
+    char *comment = xasprintf("aidc %s %s/%s %s", job->id, job->tenant, job->project, job->user);
     char *script = storage_env(job, options, storage_root, env, cwd, sizeof cwd, err, errsz)
-                       ? batch_script(job, opt(options, "container", "none"), err, errsz)
+                       ? slurmscript_build(job, opt(options, "container", "none"), comment, err,
+                                           errsz)
                        : NULL;
     if (!script) {
         json_decref(env);
+        free(comment);
         return NULL;
     }
     /* slurmrestd wants a non-empty environment, and the job gets nothing else */
@@ -456,7 +388,6 @@ json_t *slurm_submit_body(const struct backend_job *job, const json_t *options,
     json_object_set_new(env, "AIDC_TENANT", json_string(job->tenant));
     json_object_set_new(env, "AIDC_PROJECT", json_string(job->project));
     char *out = xasprintf("%s/%s.out", wd, job->id), *errf = xasprintf("%s/%s.err", wd, job->id);
-    char *comment = xasprintf("aidc %s %s/%s %s", job->id, job->tenant, job->project, job->user);
     json_t *j = json_pack("{s:s, s:s, s:i, s:s, s:s, s:s, s:o, s:i, s:i, s:i, s:b}", "name",
                           job->id, "comment", comment, "time_limit", job->time_limit_minutes,
                           "current_working_directory", cwd, "standard_output", out,
@@ -773,6 +704,15 @@ static int outputs(const struct backend_cluster *c, const char *job_id, struct b
     return 0;
 }
 
+/* The node its batch script runs on, the port it reported (backends/slurmapp.h). */
+static int app_endpoint(const struct backend_cluster *c, const char *job_id,
+                        const char *backend_id, struct backend_endpoint *out, char *err,
+                        size_t errsz)
+{
+    struct slurmrest_target t = target(c);
+    return slurmapp_endpoint(&t, job_id, backend_id, out, err, errsz);
+}
+
 const struct backend_ops backend_slurm = {
     .kind = "slurm",
     .check_options = check_options,
@@ -788,5 +728,6 @@ const struct backend_ops backend_slurm = {
     .nodes = nodes,
     .drain = drain,
     .node_jobs = node_jobs,
+    .app_endpoint = app_endpoint,
     .max_nodes = 0,
 };

@@ -499,11 +499,14 @@ START_TEST(stop_deletes_with_its_pods)
                "{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Success\","
                "\"details\":{\"name\":\"" JOBNAME "\",\"group\":\"batch\",\"kind\":\"jobs\","
                "\"uid\":\"d95f6be6-af7b-4d46-8206-3d2470eb2674\"}}",
-               NULL});
+               NULL}, /* then a session's Service of its name: none */
+          {404, STATUS(404, "NotFound", "services " JQ(JOBNAME) " not found"), NULL});
     ck_assert_msg(stop_job(&k, _i) == 0, "%s", k.err);
     cannedhttp_stop(k.srv);
-    requests_are(&k, 1);
+    requests_are(&k, 2);
     request_line_is(&k, 0, "DELETE " JOB_PATH " HTTP/1.1");
+    request_line_is(&k, 1, "DELETE /api/v1/namespaces/" NS "/services/" JOBNAME " HTTP/1.1");
+    ck_assert_str_eq(str_at(k.call.request, "service", "method"), "DELETE"); /* redacted: below */
     ck_assert_ptr_nonnull(strstr(req(&k, 0), "\r\nAuthorization: Bearer " TOKEN "\r\n"));
     json_t *body = json_loads(cannedhttp_body(k.srv, 0), 0, NULL);
     ck_assert_msg(body != NULL, "the DELETE has no JSON body: %s", req(&k, 0));
@@ -518,24 +521,24 @@ START_TEST(stop_deletes_with_its_pods)
 }
 END_TEST
 
-/* a Job gone is stopped (success); a busy server is tried again */
+/* a Job (then its Service) gone is stopped; a busy server is tried again, at either */
+#define GONE(what) {404, STATUS(404, "NotFound", what " " JQ(JOBNAME) " not found"), NULL}
+#define BUSY {503, "no healthy upstream", "Content-Type: text/plain\r\n"}
 static const struct {
-    struct reply r;
+    struct reply r[2];
     int rc;
-} stops[] = {
-    {{404, STATUS(404, "NotFound", "jobs.batch " JQ(JOBNAME) " not found"), NULL}, 0},
-    {{503, "no healthy upstream", "Content-Type: text/plain\r\n"}, AIDC_EUNAVAIL},
-};
+} stops[] = {{{GONE("jobs.batch"), GONE("services")}, 0}, {{BUSY, {0, NULL, NULL}}, AIDC_EUNAVAIL},
+             {{GONE("jobs.batch"), BUSY}, AIDC_EUNAVAIL}};
 
 START_TEST(stop_answers)
 {
     struct kube k;
-    kube_serve(&k, &stops[_i / 2].r, 1, NULL);
+    kube_serve(&k, stops[_i / 2].r, 2, NULL);
     int e = stop_job(&k, _i % 2);
     cannedhttp_stop(k.srv);
     ck_assert_msg(e == stops[_i / 2].rc, "%s answered %d: %d (%s)", _i % 2 ? "preempt" : "cancel",
-                  stops[_i / 2].r.status, e, k.err);
-    ck_assert_int_eq(k.call.status, stops[_i / 2].r.status);
+                  stops[_i / 2].r[0].status, e, k.err);
+    ck_assert_int_eq(k.call.status, stops[_i / 2].r[0].status);
     request_line_is(&k, 0, "DELETE " JOB_PATH " HTTP/1.1");
     nothing_secret(&k);
     kube_free(&k);

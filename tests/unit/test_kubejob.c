@@ -196,15 +196,17 @@ static json_t *build(const json_t *o, const struct backend_job *j)
 START_TEST(options_defaults_filled)
 {
     json_t *o = checked("{}");
-    ck_assert_uint_eq(json_object_size(o), 3);
+    ck_assert_uint_eq(json_object_size(o), 4);
     ck_assert_str_eq(STR(o, "namespace"), "aidc-{tenant}");
+    ck_assert_str_eq(STR(o, "session_host"), "dns");
     ck_assert_str_eq(STR(o, "gpu_resource"), "nvidia.com/gpu");
     ck_assert_str_eq(STR(o, "gpu_type_label"), "nvidia.com/gpu.product");
     json_decref(o);
     /* what is given stays; only what is missing is added */
     o = checked("{'namespace':'{tenant}-{project}','gpu_resource':'amd.com/gpu',"
-                "'timeout_seconds':20}");
-    ck_assert_uint_eq(json_object_size(o), 4);
+                "'timeout_seconds':20,'session_host':'cluster_ip'}");
+    ck_assert_uint_eq(json_object_size(o), 5);
+    ck_assert_str_eq(STR(o, "session_host"), "cluster_ip");
     ck_assert_str_eq(STR(o, "namespace"), "{tenant}-{project}");
     ck_assert_str_eq(STR(o, "gpu_resource"), "amd.com/gpu");
     json_decref(o);
@@ -240,6 +242,7 @@ static const struct opt_case {
     {"timeout_seconds", {"1", "300"}, {"0", "301", "'30'", "5.0"}},
     {"page_size", {"1", "5000"}, {"0", "5001"}},
     {"max_time_limit_minutes", {"1", "525600"}, {"0", "525601", "null"}},
+    {"session_host", {"'dns'", "'cluster_ip'"}, {"''", "'DNS'", "'clusterIP'", "'node'", "1"}},
 };
 
 START_TEST(options_values)
