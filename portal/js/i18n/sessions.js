@@ -95,7 +95,7 @@ export default {
   'sess.open_failed': ['Could not open it: {msg}', '无法打开：{msg}'],
   'sess.props': ['Details', '详细信息'],
   'sess.p.id': ['Session ID', '交互会话 ID'],
-  'sess.p.created': ['Started', '启动时间'],
+  'sess.p.created': ['Asked for', '申请时间'],
   'sess.p.ready': ['Ready since', '就绪时间'],
   'sess.p.activity': ['Last used', '最近使用'],
   'sess.p.idle': ['Ends when idle for', '空闲多久后结束'],
