@@ -22,7 +22,7 @@ export default {
   'sess.empty': ['No sessions yet. "New notebook" starts one.', '还没有交互会话。点击“新建笔记本”即可启动一个。'],
   'sess.empty_filtered': ['No sessions match this filter.', '没有符合筛选条件的交互会话。'],
   'sess.refresh_failed': ['Could not update: {msg}', '更新失败：{msg}'],
-  'sess.expires': ['ends at {ts} at the latest', '最迟于 {ts} 结束'],
+  'sess.expires': ['by {ts}', '最迟 {ts}'],
   'sess.ended_at': ['ended {ts}', '已于 {ts} 结束'],
   'sess.idle_note': ['ends after {n} min idle', '空闲 {n} 分钟后结束'],
   'sess.link': ['{app} {id}', '{app}（{id}）'],
@@ -68,7 +68,7 @@ export default {
   'sess.no_projects': ['Your tenant has no project yet; a tenant admin makes projects.',
     '本租户还没有项目；项目由租户管理员创建。'],
   // one session: the connection page
-  'sess.page_title': ['{app} in {project}', '{project} 中的{app}'],
+  'sess.page_title': ['{app} in {project}', '{project} 中的 {app}'],
   'sess.no_such': ['No such session', '没有这个交互会话'],
   'sess.no_such_explain': ['This link does not name a session.', '此链接没有指向任何交互会话。'],
   'sess.back': ['All sessions', '全部交互会话'],

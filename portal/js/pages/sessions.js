@@ -133,8 +133,9 @@ export async function render(ctx) {
       const at = (s.job && s.job.finished_at) || s.ended_at;
       return at ? t('sess.ended_at', { ts: fmtTime(at) }) : '—';
     }
-    return [s.expires_at ? t('sess.expires', { ts: fmtTime(s.expires_at) }) : '—',
-      s.idle_minutes ? h('br') : null, s.idle_minutes ? h('small', { class: 'hint' }, t('sess.idle_note', { n: s.idle_minutes })) : null];
+    // one box: a phone's folded cell is a grid of label and content
+    return h('span', {}, s.expires_at ? t('sess.expires', { ts: fmtTime(s.expires_at) }) : '—',
+      s.idle_minutes ? [h('br'), h('small', { class: 'hint' }, t('sess.idle_note', { n: s.idle_minutes }))] : null);
   }
 
   function reasonCell(s) {
