@@ -162,7 +162,9 @@ export async function render(ctx) {
     try {
       const { url } = await api.post(`${path}/open`);
       if (!ctx.isCurrent()) return;
-      // same tab: the app replaces the portal (back returns here)
+      // same tab: the app replaces the portal. Back returns to this page without
+      // ?open=1, which would otherwise send the user straight back to the app.
+      history.replaceState(null, '', sessionHref(id));
       window.location.assign(url);
     } catch (err) {
       if (!ctx.isCurrent()) return;
@@ -184,9 +186,20 @@ export async function render(ctx) {
   function maybeOpen() {
     if (autoOpen && owner && s.state === 'ready' && !opening) {
       autoOpen = false;
+      drawActions();
       doOpen();
     }
   }
+  // back from the app, the browser may show this page as it was left ("Opening…")
+  const onShow = (ev) => {
+    if (!ev.persisted || !ctx.isCurrent()) return;
+    opening = false;
+    openBtn.disabled = false;
+    clear(actionMsg);
+    refresh();
+  };
+  window.addEventListener('pageshow', onShow);
+  ctx.onCleanup(() => window.removeEventListener('pageshow', onShow));
 
   // --- stop (confirmed first) and extend ------------------------------------------
   stopBtn.addEventListener('click', () => {

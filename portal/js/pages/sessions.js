@@ -157,10 +157,10 @@ export async function render(ctx) {
     ], rows, { caption: t('sess.title'), empty: stateFilter ? 'sess.empty_filtered' : 'sess.empty' });
   }
 
-  function draw(force = false) {
+  function draw() {
     more.hidden = !cursor;
     const sig = JSON.stringify([rows, [...ui], !!cursor, stateFilter]);
-    if (sig === shown && !force) return;
+    if (sig === shown) return;
     shown = sig;
     swapTable(tableSlot, sessionsTable());
   }

@@ -144,9 +144,15 @@ test.describe('sessions (stand-in API)', () => {
     await expect(page.getByRole('heading', { name: 'The stand-in app' })).toBeVisible();
     expect(fake.calls.filter((c) => c.path.endsWith('/open'))).toHaveLength(1);
 
-    // back in the portal: the choice of project stayed
-    await page.goto('/#/sessions');
-    await expect(page.locator('#main[aria-busy="false"]')).toBeAttached();
+    // Back: the session's page, without ?open=1 (no second trip to the app)
+    await page.goBack();
+    await expect(page).toHaveURL(new RegExp(`#/sessions/${s.id}$`));
+    await expect(page.locator('#session-status')).toContainText('Ready: the app answers.');
+    await expect(page.getByRole('button', { name: 'Open', exact: true })).toBeEnabled();
+    expect(fake.calls.filter((c) => c.path.endsWith('/open'))).toHaveLength(1);
+
+    // the choice of project stayed
+    await visit(page, '#/sessions', null);
     await expect(page.getByLabel('Project', { exact: true })).toHaveValue('lattice');
     await expect(row(page, s)).toContainText('ready');
   });
@@ -157,6 +163,7 @@ test.describe('sessions (stand-in API)', () => {
     await visit(page, '#/sessions', null);
     const form = page.locator('#session-form');
     const error = (name) => form.locator(`[data-field="${name}"] .field-error`);
+    await form.getByLabel('Project', { exact: true }).selectOption('lattice');
     await form.getByText('More options').click();
     await expect(form.getByLabel('Command that starts the app')).toBeHidden();
     await form.getByLabel('App', { exact: true }).selectOption('web');
