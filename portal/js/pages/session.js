@@ -74,6 +74,7 @@ export async function render(ctx) {
 
   function drawSteps() {
     if (!changed('steps', s.state)) return;
+    steps.hidden = isEnded(s); // the status below says how it ended
     const at = STEPS.indexOf(s.state); // -1 once ended: no step is "now"
     clear(steps, STEPS.map((step, i) => {
       const label = t(`sess.step.${step}`);
