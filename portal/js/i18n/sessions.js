@@ -17,7 +17,6 @@ export default {
   'sess.filters': ['Filter sessions', '筛选交互会话'],
   'sess.any_state': ['Any state', '全部状态'],
   'sess.col.session': ['Session', '交互会话'],
-  'sess.col.app': ['App', '应用'],
   'sess.col.until': ['Ends', '结束时间'],
   'sess.empty': ['No sessions yet. "New notebook" starts one.', '还没有交互会话。点击“新建笔记本”即可启动一个。'],
   'sess.empty_filtered': ['No sessions match this filter.', '没有符合筛选条件的交互会话。'],
@@ -100,7 +99,6 @@ export default {
   'sess.p.activity': ['Last used', '最近使用'],
   'sess.p.idle': ['Ends when idle for', '空闲多久后结束'],
   'sess.p.expires': ['Ends at the latest', '最迟结束时间'],
-  'sess.p.url': ['Address', '地址'],
   // why a session ended (the server's reason in plain words)
   'sess.why.idle': ['Nobody used it for {n} minutes.', '已有 {n} 分钟无人使用。'],
   'sess.why.stopped_by': ['Stopped by {user}.', '由 {user} 停止。'],
