@@ -15,6 +15,8 @@ const ROUTES = [
   { path: 'jobs', page: 'jobs', nav: 'nav.jobs', allow: roles.tenantReader, tenant: true },
   { path: 'jobs/new', page: 'jobsubmit', title: 'dash.submit', allow: roles.canSubmit, tenant: true },
   { path: 'jobs/:tenant/:id', page: 'jobdetail', title: 'nav.jobs', allow: roles.tenantReader },
+  { path: 'sessions', page: 'sessions', nav: 'nav.sessions', allow: roles.usesSessions, tenant: true },
+  { path: 'sessions/:id', page: 'session', title: 'nav.sessions', allow: roles.usesSessions },
   { path: 'files', page: 'files', nav: 'nav.files', allow: roles.usesFiles, tenant: true },
   { path: 'images', page: 'images', nav: 'nav.images', allow: roles.tenantReader, tenant: true },
   { path: 'usage', page: 'usage', nav: 'nav.usage', allow: roles.usageReader, tenant: true },

@@ -9,6 +9,7 @@ import self from './i18n/self.js';
 import admin from './i18n/admin.js';
 import finaudit from './i18n/finaudit.js';
 import files from './i18n/files.js';
+import sessions from './i18n/sessions.js';
 // the server's problems by code (server/problems/*.def), one file per area
 import errCore from './i18n/errors-core.js';
 import errJobs from './i18n/errors-jobs.js';
@@ -16,6 +17,7 @@ import errImages from './i18n/errors-images.js';
 import errBilling from './i18n/errors-billing.js';
 import errIdentity from './i18n/errors-identity.js';
 import errFiles from './i18n/errors-files.js';
+import errSessions from './i18n/errors-sessions.js';
 
 const TABLE = {
   // shell
@@ -55,6 +57,7 @@ const TABLE = {
   // navigation
   'nav.dashboard': ['Dashboard', '总览'],
   'nav.jobs': ['Jobs', '作业'],
+  'nav.sessions': ['Sessions', '交互会话'],
   'nav.files': ['Files', '文件'],
   'nav.images': ['Images', '镜像'],
   'nav.usage': ['Usage', '用量'],
@@ -110,7 +113,8 @@ const TABLE = {
   'job.reason': ['Reason', '原因'],
 };
 
-for (const area of [jobs, self, admin, finaudit, files, errCore, errJobs, errImages, errBilling, errIdentity, errFiles])
+for (const area of [jobs, self, admin, finaudit, files, sessions,
+  errCore, errJobs, errImages, errBilling, errIdentity, errFiles, errSessions])
   for (const [key, row] of Object.entries(area)) {
     if (key in TABLE) throw new Error(`i18n key ${key} defined twice`);
     TABLE[key] = row;

@@ -25,6 +25,8 @@ export const tenantReader = (me, tenant) => !!tenant && (!!tenantRole(me, tenant
 export const canSubmit = (me, tenant) => ['member', 'tenant_admin'].includes(tenantRole(me, tenant));
 // the tenant's storage spaces: its members and tenant admins (viewers do not use them)
 export const usesFiles = canSubmit;
+// interactive sessions (notebooks, web apps): whoever may submit jobs starts them
+export const usesSessions = canSubmit;
 export const tenantAdmin = (me, tenant) => tenantRole(me, tenant) === 'tenant_admin' || (platformAdmin(me) && !!tenant);
 export const usageReader = (me, tenant) => tenantReader(me, tenant) || finance(me);
 

@@ -17,7 +17,7 @@ Object.defineProperty(globalThis, 'navigator', { value: { language: 'en' }, conf
 
 // texts that are the same in both languages on purpose
 const SAME = new Set(['aidc', 'CSV', 'NDJSON', 'JSON', 'ID', 'IP', 'GPU', 'CPU', 'URL', 'API']);
-const PREFIX = /^(app|nav|login|state|dash|job|jobs|files|images|usage|tokens|tadmin|padmin|fin|audit)\./;
+const PREFIX = /^(app|nav|login|state|dash|job|jobs|files|sess|images|usage|tokens|tadmin|padmin|fin|audit)\./;
 
 function walk(dir) {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
