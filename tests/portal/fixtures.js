@@ -142,6 +142,10 @@ let axeSource;
 async function checkA11y(page) {
   axeSource ??= fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
   if (!(await page.evaluate(() => typeof window.axe === 'object'))) await page.evaluate(axeSource);
+  // an element half way through a transition (the toast fading in or out) has the
+  // contrast of neither end: axe would judge a moment, not the page (a CI flake)
+  await page.waitForFunction(() => document.getAnimations().every((a) => a.playState !== 'running'),
+    null, { timeout: 2000 }).catch(() => {});
   const violations = await page.evaluate(async () => {
     const r = await window.axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa'] } });
     return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, helpUrl: v.helpUrl,
