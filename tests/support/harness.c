@@ -98,6 +98,8 @@ static void setenv_list(const struct aidc_server *s, const char *const *env)
     setenv("AIDC_DATA_DIR", s->data_dir, 1);
     setenv("AIDC_PORTAL_DIR", AIDC_SOURCE_DIR "/portal", 1);
     setenv("AIDC_LISTEN", "127.0.0.1:0", 1);
+    /* a free port of its own (the default, the API's + 1, may be taken) */
+    setenv("AIDC_SESSIONS_LISTEN", "127.0.0.1:0", 1);
     setenv("AIDC_THREADS", "2", 1);
     setenv("AIDC_LOG_LEVEL", "info", 1);
     /* Set-ups give tenants guarantees freely; raising one by more than this
@@ -280,8 +282,12 @@ static int wait_listening(struct aidc_server *s)
         char *port = p ? strstr(p, "\"port\":") : NULL;
         if (port) {
             s->port = atoi(port + 7);
+            char *sp = strstr(p, "\"sessions_port\":");
+            s->sessions_port = sp ? atoi(sp + 16) : -1;
             free(log);
             snprintf(s->base, sizeof s->base, "http://127.0.0.1:%d", s->port);
+            snprintf(s->sessions_base, sizeof s->sessions_base, "http://127.0.0.1:%d",
+                     s->sessions_port);
             return 0;
         }
         free(log);

@@ -24,6 +24,8 @@ struct aidc_server {
     pid_t pid;
     int port;
     char base[64];         /* http://127.0.0.1:PORT */
+    int sessions_port;     /* the sessions relay's (-1: none) */
+    char sessions_base[64]; /* http://127.0.0.1:SESSIONS_PORT */
     char dbname[64];
     char app_url[512];     /* application role, this test's database */
     char owner_url[512];   /* owner role, this test's database */
