@@ -224,6 +224,7 @@ int api_appsession_create(struct req *rq, struct resp *rs)
 /* Session {id} of the request's tenant into *s; 0, or its 404 (or 400) in rs. */
 static int load(struct req *rq, struct resp *rs, const char **id, struct db_appsession *s)
 {
+    memset(s, 0, sizeof *s); /* freed by the caller whatever happens */
     int e = validate_id_param(rq, rs, id);
     if (e)
         return e;

@@ -115,8 +115,9 @@ static const struct db_stmt st_watch = {
     " CASE WHEN j.state = 'running' AND j.started_at IS NOT NULL THEN floor(extract(epoch FROM"
     "   j.started_at + j.time_limit_minutes * interval '1 minute' - now()))::bigint END,"
     " s.idle_minutes, s.secret, cl.id, cl.name, cl.kind, cl.endpoint, cl.credentials_ref,"
-    " cl.options::text, coalesce(j.reason, j.state)"
-    " FROM app_sessions s JOIN jobs j ON j.id = s.job_id LEFT JOIN clusters cl ON cl.id = j.cluster_id"
+    " cl.options::text, coalesce(j.reason, j.state), t.slug"
+    " FROM app_sessions s JOIN jobs j ON j.id = s.job_id JOIN tenants t ON t.id = s.tenant_id"
+    " LEFT JOIN clusters cl ON cl.id = j.cluster_id"
     " WHERE s.end_reason IS NULL ORDER BY s.created_at LIMIT $1::int",
     1};
 enum {
@@ -138,6 +139,7 @@ enum {
     W_SECRET,
     W_CLUSTER,
     W_JOB_REASON = W_CLUSTER + 6,
+    W_TENANT_SLUG,
 };
 static const struct db_stmt st_endpoint = {
     "appsession_endpoint",
@@ -337,6 +339,7 @@ static void read_watch(struct rowreader *rd, void *row)
     w->secret = rowreader_text0(rd, W_SECRET);
     rowreader_outbox_cluster(rd, W_CLUSTER, &w->cluster);
     w->job_reason = rowreader_text0(rd, W_JOB_REASON);
+    w->tenant = rowreader_text0(rd, W_TENANT_SLUG);
 }
 
 int db_appsession_watch_list(struct db *db, int limit, struct db_appsession_watches *out)

@@ -109,6 +109,7 @@ struct db_appsession_watch {
     int idle_minutes;
     const char *secret;
     const char *job_reason;            /* the job's reason, or its state */
+    const char *tenant;                /* its tenant's slug */
     struct db_outbox_cluster cluster; /* id "" when not placed */
 };
 struct db_strings;

@@ -83,7 +83,8 @@ static void judge(const struct config *cfg, const struct db_appsession_watch *w,
     }
     if (w->ready) {
         if (w->idle_for >= (long long)w->idle_minutes * 60) {
-            snprintf(why, whysz, "idle for %d minutes", w->idle_minutes);
+            snprintf(why, whysz, "idle for %d minute%s", w->idle_minutes,
+                     w->idle_minutes == 1 ? "" : "s");
             v->end = why;
             v->cancel = true;
         }
@@ -142,7 +143,7 @@ static int apply(struct db *db, const struct db_appsession_watch *w, const struc
         json_t *d = json_pack("{s:s, s:s}", "reason", v->end, "job", w->job_id);
         const struct audit_event ev = {.action = "app_session.stop", .resource_type = "app_session",
                                        .resource_id = w->id, .details = d,
-                                       .tenant_id = w->tenant_id};
+                                       .tenant_id = w->tenant_id, .tenant_slug = w->tenant};
         e = audit_record_system(db, &ev, true);
         json_decref(d);
     }
