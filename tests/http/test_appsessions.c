@@ -391,6 +391,70 @@ START_TEST(jupyter_answers_through_the_relay_with_its_own_lock_kept_by_aidc)
 }
 END_TEST
 
+/* Push a runnable image whose own "Jupyter" is tests/support/registry-push.sh's stand-in. */
+static void push_notebook_image(const char *url, const char *repo)
+{
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "REGISTRY_URL='%s' '%s/tests/support/registry-push.sh' push '%s' v1 --busybox "
+             "--jupyter-stub >/dev/null",
+             url, AIDC_SOURCE_DIR, repo);
+    ck_assert_int_eq(system(cmd), 0);
+    jobs_admin_ok("POST", "/api/v1/registries",
+                  fmt("{\"name\":\"reg\",\"url\":\"%s\",\"credentials_ref\":\"\","
+                      "\"options\":{\"public_prefixes\":[\"library/\"]}}",
+                      url),
+                  201);
+    double until = jobs_now() + 60;
+    for (;;) { /* the catalog knows the image once the registry's sync ended */
+        struct http_res r;
+        ck_assert_int_eq(reqj("GET", "/api/v1/registries/reg", harness_srv.admin_token, NULL, &r),
+                         200);
+        bool done = json_is_string(json_object_get(r.json, "last_sync_at")) &&
+                    strcmp(jstr(r.json, "sync_state") ? jstr(r.json, "sync_state") : "", "idle") == 0;
+        ck_assert_msg(done || jobs_now() < until, "no sync: %s", r.body);
+        http_res_free(&r);
+        if (done)
+            return;
+        jobs_nap_ms(100);
+    }
+}
+
+START_TEST(a_notebook_in_an_image_runs_the_images_own_jupyter)
+{
+    const char *url = getenv("AIDC_TEST_REGISTRY_URL");
+    if (!url || !url[0]) {
+        fprintf(stderr, "a_notebook_in_an_image_runs_the_images_own_jupyter: no test registry "
+                        "(AIDC_TEST_REGISTRY_URL): skipped\n");
+        return;
+    }
+    char repo[64];
+    snprintf(repo, sizeof repo, "library/notebook-%d", (int)getpid());
+    push_notebook_image(url, repo);
+    const char *host = strstr(url, "://") ? strstr(url, "://") + 3 : url;
+    json_t *s = create(ann, fmt("{\"project\":\"mol\",\"image\":\"%s/%s:v1\"}", host, repo));
+    const char *id = jstr(s, "id");
+    json_t *ready = wait_state(ann, id, "ready,ended", 90);
+    ck_assert_msg(strcmp(jstr(ready, "state"), "ready") == 0, "ended: %s",
+                  jstr(ready, "reason") ? jstr(ready, "reason") : "");
+    struct aidc_server relay;
+    char *cookie = enter(ann, id, &relay);
+    const char *extra[] = {fmt("Cookie: aidc_app=%s", cookie), NULL};
+    struct http_res r;
+    ck_assert_int_eq(http_do(&relay, "GET", fmt("/sessions/%s/", id), NULL, NULL, extra, &r), 200);
+    /* started as aidc starts a notebook: its port, under its base URL, with its token
+     * (and nothing left of the secret's variable), as the tenant's uid */
+    ck_assert_msg(strstr(r.body, fmt("--NotebookApp.base_url=/sessions/%s/", id)) &&
+                      strstr(r.body, "--port=8888") && strstr(r.body, "token: set") &&
+                      !strstr(r.body, "still in the environment") && !strstr(r.body, "uid: 0\n"),
+                  "%s", r.body);
+    http_res_free(&r);
+    free(cookie);
+    json_decref(ready);
+    json_decref(s);
+}
+END_TEST
+
 /* A web app that answers HTTP on $PORT under its base path. */
 #define WEB_APP                                                                                  \
     "import http.server, os\\n"                                                                   \
@@ -450,6 +514,7 @@ int main(void)
     tcase_set_timeout(run, 150);
     tcase_add_test(run, an_app_that_never_answers_fails_with_why);
     tcase_add_test(run, jupyter_answers_through_the_relay_with_its_own_lock_kept_by_aidc);
+    tcase_add_test(run, a_notebook_in_an_image_runs_the_images_own_jupyter);
     tcase_add_test(run, an_idle_session_is_stopped_and_says_why);
     suite_add_tcase(s, run);
     return suite_run(s);

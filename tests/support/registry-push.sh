@@ -13,6 +13,9 @@
 #       Prints: DIGEST SIZE_BYTES   (SIZE_BYTES = config.size + sum(layers[].size))
 #       --filler BYTES adds that many bytes of (well compressible) text to the
 #       layer: another digest for the same REPO:TAG, a slightly bigger size.
+#       --jupyter-stub (with --busybox) adds /bin/jupyter-notebook, a stand-in for an
+#       image's own Jupyter (tests/http/test_appsessions.c): busybox httpd on --port
+#       serving, under --NotebookApp.base_url, a page that says how it was started.
 #       --busybox makes it runnable: the layer also holds Debian's static
 #       /bin/busybox with a link per applet in /bin, and /etc/os-release
 #       (NAME="aidc-test-busybox"); PATH=/bin, Cmd ["sh"]. Every image's layer
@@ -59,12 +62,13 @@ REPO=$1 TAG=$2; shift 2
     bad "invalid repository name '$REPO'"
 [[ "$TAG" =~ ^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$ ]] || bad "invalid tag '$TAG'"
 
-OCI=0 ARCH=amd64 FILLER=0 BUSYBOX=0
+OCI=0 ARCH=amd64 FILLER=0 BUSYBOX=0 JUPYTER_STUB=0
 LABELS='{}'
 while [ $# -gt 0 ]; do
     case "$cmd:$1" in
         push:--oci) OCI=1; shift ;;
         push:--busybox) BUSYBOX=1; shift ;;
+        push:--jupyter-stub) JUPYTER_STUB=1; shift ;;
         push:--arch)
             [ $# -ge 2 ] || bad "--arch needs a value"
             [[ "$2" =~ ^[a-z0-9]+$ ]] || bad "invalid --arch '$2'"
@@ -176,8 +180,31 @@ build_image() {
         printf 'NAME="aidc-test-busybox"\nPRETTY_NAME="aidc test image (busybox)"\n' > "$d/etc/os-release"
         env='["PATH=/bin", "AIDC_TEST_IMAGE=busybox"]'
     fi
+    if [ "$JUPYTER_STUB" = 1 ]; then
+        [ "$BUSYBOX" = 1 ] || bad "--jupyter-stub needs --busybox"
+        cat > "$d/bin/jupyter-notebook" <<'STUB'
+#!/bin/sh
+# a stand-in for an image's own Jupyter Notebook: how it was started, served under its base URL
+port= base=
+for a in "$@"; do
+    case "$a" in
+        --port=*) port=${a#--port=} ;;
+        --NotebookApp.base_url=*) base=${a#--NotebookApp.base_url=} ;;
+    esac
+done
+mkdir -p "/tmp/www$base"
+{
+    echo "argv: $*"
+    [ -n "$JUPYTER_TOKEN" ] && echo "token: set"
+    [ -n "$AIDC_SESSION_TOKEN" ] && echo "the secret is still in the environment"
+    echo "uid: $(id -u)"
+} > "/tmp/www$base/index.html"
+exec httpd -f -p "$port" -h /tmp/www
+STUB
+    fi
     find "$d" -type d -exec chmod 755 {} + ; find "$d" -type f -exec chmod 644 {} +
     [ "$BUSYBOX" = 0 ] || chmod 755 "$d/bin/busybox"
+    [ "$JUPYTER_STUB" = 0 ] || chmod 755 "$d/bin/jupyter-notebook"
     tar --format=gnu --sort=name --mtime=@1704067200 --owner=0 --group=0 --numeric-owner \
         -C "$d" -cf "$d.tar" .
     gzip -9n < "$d.tar" > "$d.tar.gz"
