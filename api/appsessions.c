@@ -15,6 +15,8 @@
 
 #include "../db/appsessions.h"
 #include "../db/jobs.h"
+#include "../db/projects.h"
+#include "../db/quotas.h"
 #include "../lib/config.h"
 #include "../lib/crypto.h"
 #include "../lib/err.h"
@@ -29,6 +31,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define IDLE_DEFAULT 60
 #define IDLE_MAX 10080
@@ -329,6 +332,68 @@ int api_appsession_stop(struct req *rq, struct resp *rs)
     return e;
 }
 
+/* The month's GPU-hours of the tenant (project_id NULL) or project, and their limit (-1: none). */
+static int hours_of(struct req *rq, const char *project_id, double *used, double *limit)
+{
+    *used = 0;
+    *limit = -1;
+    struct db_quota_rows q = {0};
+    int e = project_id ? db_quota_project_get(rq->db, project_id, &q)
+                       : db_quota_tenant_get(rq->db, rq->tenant.id, &q);
+    for (size_t i = 0; !e && i < q.n; i++)
+        if (strcmp(q.v[i].resource, "gpu_hours_month") == 0)
+            *limit = q.v[i].limit;
+    db_quota_rows_free(&q);
+    struct db_quota_uses u = {0};
+    if (!e && *limit >= 0)
+        e = db_quota_usage(rq->db, rq->tenant.id, project_id, &u);
+    for (size_t i = 0; !e && i < u.n; i++)
+        if (strcmp(u.v[i].resource, "gpu_hours_month") == 0)
+            *used = u.v[i].used;
+    db_quota_uses_free(&u);
+    return e;
+}
+
+/*
+ * More time is more GPU-hours: what the session would still hold until its
+ * new end (its GPUs times the time left) must fit in what the tenant's and
+ * the project's gpu_hours_month quotas leave this month (0, or the 422 in rs).
+ */
+static int check_hours(struct req *rq, struct resp *rs, const json_t *job, int minutes)
+{
+    const json_t *res = json_object_get(job, "resources");
+    double gpus = (double)json_integer_value(json_object_get(res, "gpus")) *
+                  (double)json_integer_value(json_object_get(res, "nodes"));
+    const char *slug = json_string_value(json_object_get(job, "project"));
+    if (gpus <= 0 || !slug)
+        return 0;
+    double total = (double)json_integer_value(json_object_get(res, "time_limit_minutes")) + minutes;
+    const char *started = json_string_value(json_object_get(job, "started_at"));
+    struct tm tm = {0};
+    if (started && strptime(started, "%Y-%m-%dT%H:%M:%S", &tm)) {
+        double ran = difftime(time(NULL), timegm(&tm)) / 60.0;
+        total -= ran > 0 ? ran : 0;
+    }
+    double requested = gpus * (total > 0 ? total : 0) / 60.0, used, limit;
+    char project_id[37] = "";
+    int e = hours_of(rq, NULL, &used, &limit);
+    if (!e && limit >= 0 && used + requested > limit)
+        return api_problem(rs, PROBLEM_APPSESSION_EXTEND_TENANT_HOURS,
+                           json_pack("{s:o, s:o, s:o, s:s}", "requested", problem_number(requested),
+                                     "used", problem_number(used), "limit",
+                                     problem_number(limit), "tenant", rq->tenant.slug));
+    if (!e)
+        e = db_project_id(rq->db, rq->tenant.id, slug, project_id);
+    if (!e)
+        e = hours_of(rq, project_id, &used, &limit);
+    if (!e && limit >= 0 && used + requested > limit)
+        return api_problem(rs, PROBLEM_APPSESSION_EXTEND_PROJECT_HOURS,
+                           json_pack("{s:o, s:o, s:o, s:s}", "requested", problem_number(requested),
+                                     "used", problem_number(used), "limit",
+                                     problem_number(limit), "project", slug));
+    return e;
+}
+
 static const struct vfield extend_fields[] = {
     {"minutes", V_INT, V_REQUIRED, 1, 10080, NULL, 0},
 };
@@ -343,6 +408,13 @@ int api_appsession_extend(struct req *rq, struct resp *rs)
     int e = load(rq, rs, &id, &s);
     if (!e && !may_change(rq, &s))
         e = api_problem(rs, PROBLEM_JOB_CANCEL_NOT_OWNER, NULL);
+    json_t *job = NULL;
+    if (!e && strcmp(s.state, "ended") != 0) {
+        e = db_job_get(rq->db, rq->tenant.id, s.job_id, &job);
+        if (!e)
+            e = check_hours(rq, rs, job, minutes);
+        json_decref(job);
+    }
     int limit = 0;
     if (!e) {
         e = db_appsession_extend(rq->db, rq->tenant.id, id, minutes,

@@ -54,7 +54,7 @@ static const char *const run_env[] = {"AIDC_SYNC_INTERVAL_MS=100",
 static void setup_run(void)
 {
     setup_with(run_env);
-    jobs_local_cluster("{}");
+    jobs_local_cluster("{\"a100\":4}");
 }
 
 static void teardown(void)
@@ -307,6 +307,36 @@ START_TEST(stop_extend_and_open_follow_who_owns_the_session)
 }
 END_TEST
 
+START_TEST(extending_a_gpu_session_stays_within_the_gpu_hours_quotas)
+{
+    jobs_tenant_quota("chem", "{\"gpu:a100\":{\"guaranteed\":0,\"limit\":4},"
+                              "\"gpu_hours_month\":{\"guaranteed\":0,\"limit\":10}}");
+    jobs_project_quota("chem", "mol", "{\"gpu_hours_month\":{\"limit\":5}}");
+    /* two GPUs for an hour: 2 GPU-hours until its end */
+    json_t *s = create(ann, "{\"project\":\"mol\",\"gpus\":2,\"gpu_type\":\"a100\","
+                            "\"time_limit_minutes\":60}");
+    const char *path = fmt(SESSIONS "/%s/extend", jstr(s, "id"));
+    char *extend = strdup(path);
+    struct http_res r;
+    ck_assert_int_eq(req("POST", extend, ann, "{\"minutes\":60}"), 200); /* 4 of 5 */
+    ck_assert_int_eq(reqj("POST", extend, ann, "{\"minutes\":60}", &r), 422); /* 6 > 5 */
+    expect_problem(&r, "app_session.extend_project_hours", "project", "mol");
+    expect_problem(&r, "app_session.extend_project_hours", "requested", "6");
+    http_res_free(&r);
+    jobs_project_quota("chem", "mol", "{}"); /* the tenant's alone */
+    ck_assert_int_eq(reqj("POST", extend, ann, "{\"minutes\":240}", &r), 422); /* 12 > 10 */
+    expect_problem(&r, "app_session.extend_tenant_hours", "limit", "10");
+    http_res_free(&r);
+    ck_assert_int_eq(reqj("GET", fmt(SESSIONS "/%s", jstr(s, "id")), ann, NULL, &r), 200);
+    ck_assert_int_eq(jint(json_object_get(json_object_get(r.json, "job"), "resources"),
+                          "time_limit_minutes"),
+                     120); /* what was refused changed nothing */
+    http_res_free(&r);
+    free(extend);
+    json_decref(s);
+}
+END_TEST
+
 /* ---- on the local executor ---------------------------------------------------------- */
 
 /* The session's link followed: its aidc_app cookie value (malloc'd). */
@@ -513,6 +543,7 @@ int main(void)
     tcase_add_checked_fixture(run, setup_run, teardown);
     tcase_set_timeout(run, 150);
     tcase_add_test(run, an_app_that_never_answers_fails_with_why);
+    tcase_add_test(run, extending_a_gpu_session_stays_within_the_gpu_hours_quotas);
     tcase_add_test(run, jupyter_answers_through_the_relay_with_its_own_lock_kept_by_aidc);
     tcase_add_test(run, a_notebook_in_an_image_runs_the_images_own_jupyter);
     tcase_add_test(run, an_idle_session_is_stopped_and_says_why);
