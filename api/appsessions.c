@@ -294,6 +294,25 @@ int api_appsession_list(struct req *rq, struct resp *rs)
 
 /* ---- change ------------------------------------------------------------------------- */
 
+/* A session just changed: audited with details (taken), answered as it is now with status. */
+static int answer_changed(struct req *rq, struct resp *rs, const char *id, int status,
+                         json_t *details)
+{
+    struct db_appsession s;
+    int e = db_appsession_get(rq->db, rq->tenant.id, id, &s);
+    if (!e)
+        e = decorate(rq, s.obj);
+    if (!e) {
+        resp_audit(rs, "app_session", id, details);
+        details = NULL;
+        e = resp_json(rs, status, s.obj);
+        s.obj = NULL;
+    }
+    json_decref(details);
+    db_appsession_free(&s);
+    return e;
+}
+
 int api_appsession_stop(struct req *rq, struct resp *rs)
 {
     const char *id;
@@ -317,19 +336,9 @@ int api_appsession_stop(struct req *rq, struct resp *rs)
         e = db_appsession_end(rq->db, id, why);
         free(why);
     }
+    json_t *audit = e ? NULL : json_pack("{s:s, s:s}", "job", s.job_id, "state_before", before);
     db_appsession_free(&s);
-    if (!e)
-        e = db_appsession_get(rq->db, rq->tenant.id, id, &s);
-    if (!e)
-        e = decorate(rq, s.obj);
-    if (!e) {
-        resp_audit(rs, "app_session", id, json_pack("{s:s, s:s}", "job", s.job_id, "state_before",
-                                                before));
-        e = resp_json(rs, MHD_HTTP_ACCEPTED, s.obj);
-        s.obj = NULL;
-    }
-    db_appsession_free(&s);
-    return e;
+    return e ? e : answer_changed(rq, rs, id, MHD_HTTP_ACCEPTED, audit);
 }
 
 /* The month's GPU-hours of the tenant (project_id NULL) or project, and their limit (-1: none). */
@@ -427,19 +436,11 @@ int api_appsession_extend(struct req *rq, struct resp *rs)
                                       rq->cfg->sessions_max_minutes, "minutes", limit,
                                       "requested", minutes));
     }
+    json_t *audit = e ? NULL
+                      : json_pack("{s:s, s:i, s:i}", "job", s.job_id, "minutes", minutes,
+                                  "time_limit_minutes", limit + minutes);
     db_appsession_free(&s);
-    if (!e)
-        e = db_appsession_get(rq->db, rq->tenant.id, id, &s);
-    if (!e)
-        e = decorate(rq, s.obj);
-    if (!e) {
-        resp_audit(rs, "app_session", id, json_pack("{s:s, s:i, s:i}", "job", s.job_id, "minutes",
-                                                minutes, "time_limit_minutes", limit + minutes));
-        e = resp_json(rs, MHD_HTTP_OK, s.obj);
-        s.obj = NULL;
-    }
-    db_appsession_free(&s);
-    return e;
+    return e ? e : answer_changed(rq, rs, id, MHD_HTTP_OK, audit);
 }
 
 /* ---- entry -------------------------------------------------------------------------- */

@@ -560,17 +560,13 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
 
 /* ---- daemon life cycle ------------------------------------------------------------ */
 
-/* libmicrohttpd's format strings are its own, hence no literal to check. */
-static void mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
-
-static void mhd_log(void *cls, const char *fmt, va_list ap)
+void http_mhd_log(void *cls, const char *fmt, va_list ap)
 {
-    (void)cls;
     struct sbuf sb = SBUF_INIT;
     sbuf_vprintf(&sb, fmt, ap);
     while (sb.len && sb.buf[sb.len - 1] == '\n')
         sb.buf[--sb.len] = '\0';
-    log_warn("libmicrohttpd: %s", sbuf_str(&sb));
+    log_warn("%s: %s", cls ? (const char *)cls : "libmicrohttpd", sbuf_str(&sb));
     sbuf_free(&sb);
 }
 
@@ -611,7 +607,7 @@ struct http_server *http_start(const struct config *cfg)
         flags |= MHD_USE_IPv6;
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, (uint16_t)cfg->listen_port, intake_accept_policy, NULL, on_request, NULL,
-        MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, NULL,
         MHD_OPTION_UNESCAPE_CALLBACK, intake_unescape, NULL,
         MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&ss,
         MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->threads,

@@ -10,6 +10,8 @@
 #ifndef AIDC_HTTP_H
 #define AIDC_HTTP_H
 
+#include <stdarg.h>
+
 #include "../lib/config.h"
 
 #include <stdbool.h>
@@ -31,5 +33,12 @@ bool http_draining(void);
 bool http_wait_idle(struct http_server *srv, int timeout_s);
 /* Stop the daemon, close connections, free everything. */
 void http_stop(struct http_server *srv);
+
+/*
+ * libmicrohttpd's error log into ours, prefixed with cls (a string naming the
+ * listener; NULL: "libmicrohttpd"). Its format strings are its own, hence no
+ * literal to check.
+ */
+void http_mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 
 #endif

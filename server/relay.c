@@ -12,6 +12,7 @@
 #include "../lib/sbuf.h"
 #include "../lib/xalloc.h"
 #include "credential.h"
+#include "http.h"
 #include "problem.h"
 #include "request.h"
 #include "relaypipe.h"
@@ -405,19 +406,6 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
     *ctx = NULL;
 }
 
-static void mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
-
-static void mhd_log(void *cls, const char *fmt, va_list ap)
-{
-    (void)cls;
-    struct sbuf sb = SBUF_INIT;
-    sbuf_vprintf(&sb, fmt, ap);
-    while (sb.len && sb.buf[sb.len - 1] == '\n')
-        sb.buf[--sb.len] = '\0';
-    log_warn("sessions relay: %s", sbuf_str(&sb));
-    sbuf_free(&sb);
-}
-
 struct relay *relay_start(struct config *cfg, int *off)
 {
     *off = cfg->sessions_port < 0;
@@ -449,7 +437,7 @@ struct relay *relay_start(struct config *cfg, int *off)
     pthread_cond_init(&r->cv, NULL);
     relaypipe_registry_init(&r->ws);
     r->d = MHD_start_daemon(flags, (uint16_t)cfg->sessions_port, NULL, NULL, on_request, r,
-                            MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+                            MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, (void *)"sessions relay",
                             MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&ss,
                             MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL,
                             MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
