@@ -242,7 +242,7 @@ int db_appsession_extend(struct db *db, const char *tenant_id, const char *id, i
         PQclear(r);
         return AIDC_ENOTFOUND;
     }
-    *limit = atoi(PQgetvalue(r, 0, 0));
+    *limit = (int)strtol(PQgetvalue(r, 0, 0), NULL, 10);
     bool done = PQgetvalue(r, 0, 1)[0] == 't';
     PQclear(r);
     return done ? 0 : AIDC_ECONFLICT;
@@ -304,7 +304,7 @@ int db_appsession_admit(struct db *db, const char *cookie_hex, const char *sessi
     }
     snprintf(out->app, sizeof out->app, "%s", PQgetvalue(r, 0, 1));
     snprintf(out->host, sizeof out->host, "%s", PQgetvalue(r, 0, 2));
-    out->port = PQgetisnull(r, 0, 3) ? 0 : atoi(PQgetvalue(r, 0, 3));
+    out->port = PQgetisnull(r, 0, 3) ? 0 : (int)strtol(PQgetvalue(r, 0, 3), NULL, 10);
     snprintf(out->secret, sizeof out->secret, "%s", PQgetvalue(r, 0, 4));
     snprintf(out->user_id, sizeof out->user_id, "%s", PQgetvalue(r, 0, 5));
     out->ready = PQgetvalue(r, 0, 6)[0] == 't';

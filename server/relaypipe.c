@@ -19,8 +19,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define BUF (256 * 1024)     /* what an answer holds between the app and the client */
-#define HEAD_MAX (64 * 1024) /* the app's headers */
+#define BUF ((size_t)256 * 1024) /* what an answer holds between the app and the client */
+#define HEAD_MAX ((size_t)64 * 1024) /* the app's headers */
+#define PIECE ((size_t)64 * 1024)    /* what one read or one write of a body moves */
 #define HEADERS_MAX 128
 #define CONNECT_S 10
 #define WS_HEAD_S 30
@@ -387,7 +388,7 @@ enum MHD_Result relaypipe_http(struct MHD_Connection *c, const struct relaypipe_
     struct MHD_Response *res =
         head ? MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT)
              : MHD_create_response_from_callback(length >= 0 ? (uint64_t)length : MHD_SIZE_UNKNOWN,
-                                                 64 * 1024, stream_read, st, stream_free);
+                                                 PIECE, stream_read, st, stream_free);
     if (!res) {
         stream_free(st);
         return MHD_NO;
@@ -479,7 +480,7 @@ static void *ws_relay(void *arg)
     struct relaypipe_ws *w = arg;
     bool ok = (!w->nearly || write_all(w->client, w->early, w->nearly)) &&
               (!w->nextra || write_all(w->app, w->extra, w->nextra));
-    char *buf = malloc(64 * 1024);
+    char *buf = malloc(PIECE);
     bool open[2] = {ok && buf, ok && buf}; /* [0] browser -> app, [1] app -> browser */
     time_t last_touch = 0;
     bool traffic = false;
@@ -495,7 +496,7 @@ static void *ws_relay(void *arg)
             if (!open[i] || !(p[i].revents & (POLLIN | POLLHUP | POLLERR)))
                 continue;
             int from = i == 0 ? w->client : w->app, to = i == 0 ? w->app : w->client;
-            ssize_t n = recv(from, buf, 64 * 1024, 0);
+            ssize_t n = recv(from, buf, PIECE, 0);
             if (n < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
                 continue;
             if (n <= 0 || !write_all(to, buf, (size_t)n)) {
