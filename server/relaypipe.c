@@ -640,8 +640,13 @@ enum MHD_Result relaypipe_websocket(struct MHD_Connection *c, const struct relay
     sbuf_puts(&req, "Connection: Upgrade\r\nUpgrade: websocket\r\n\r\n");
     int code = 0;
     bool sent = write_all(w->app, req.buf, req.len);
-    if (sent && read_head(w->app, &head, w) == 0 && sscanf(head.buf, "HTTP/1.%*d %d", &code) != 1)
-        code = 0;
+    /* "HTTP/1.x NNN ...": the status is the three digits after the first space */
+    if (sent && read_head(w->app, &head, w) == 0 && strncmp(head.buf, "HTTP/1.", 7) == 0) {
+        const char *sp = strchr(head.buf, ' ');
+        char *end = NULL;
+        long v = sp ? strtol(sp + 1, &end, 10) : 0;
+        code = end == sp + 4 && v >= 100 && v <= 999 ? (int)v : 0;
+    }
     sbuf_free(&req);
     if (code != 101) {
         sbuf_free(&head);
