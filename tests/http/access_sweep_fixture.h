@@ -2,7 +2,7 @@
  * access_sweep_fixture.h - the world of test_access_sweep.c: tenants "own",
  * "susp" (suspended once the setup is done) and "other", each with projects
  * "proj" and "held" (a job limit of 0, so its job stays queued), a queued
- * job, an image and (own, susp) a draft invoice; the local cluster, a
+ * job, a queued interactive session, an image and (own, susp) a draft invoice; the local cluster, a
  * registry, a token to delete, a pending approval; the users of every role;
  * and the credentials of every column: refused ones (each made to stop
  * working only after it worked once, so the actor cache has seen it), the
@@ -42,13 +42,14 @@ struct tn {
     const char *slug;
     char id[64];
     char job[64];     /* a queued job of the admin */
+    char session[64]; /* a queued interactive session of the admin */
     char image[64];   /* an image of the tenant */
     char invoice[64]; /* a draft invoice of the tenant (own and susp) */
 };
 
-static struct tn own = {"own", "", "", "", ""};
-static struct tn susp = {"susp", "", "", "", ""}; /* suspended after the setup */
-static struct tn other = {"other", "", "", "", ""};
+static struct tn own = {"own", "", "", "", "", ""};
+static struct tn susp = {"susp", "", "", "", "", ""}; /* suspended after the setup */
+static struct tn other = {"other", "", "", "", "", ""};
 
 static char token_id[64];    /* an API token of the admin ({id} of /tokens) */
 static char approval_id[64]; /* pending, asked by pa2 */
@@ -78,6 +79,9 @@ static const char *param_value(const char *pattern, const char *p, const char *n
             return token_id;
         if (strcmp(prev, "jobs") == 0)
             return t->job;
+        /* a tenant's interactive sessions (not /me/sessions: the caller's logins) */
+        if (strcmp(prev, "sessions") == 0 && strstr(pattern, "/tenants/{tenant}/sessions/"))
+            return t->session;
         if (strcmp(prev, "images") == 0)
             return t->image;
         if (strcmp(prev, "invoices") == 0)
@@ -293,6 +297,9 @@ static void setup_tenants(void)
         must_do(admin, "POST", fmt("/api/v1/tenants/%s/jobs", t->slug),
                 "{\"project\":\"held\",\"name\":\"sweep\",\"command\":[\"true\"]}", 201, "id",
                 t->job, sizeof t->job);
+        must_do(admin, "POST", fmt("/api/v1/tenants/%s/sessions", t->slug),
+                "{\"project\":\"held\",\"app\":\"web\",\"command\":[\"true\"]}", 201, "id",
+                t->session, sizeof t->session);
         must_do(admin, "POST", fmt("/api/v1/tenants/%s/images", t->slug),
                 fmt("{\"repository\":\"%s/base\",\"tag\":\"v1\",\"digest\":\"sha256:%064zu\","
                     "\"size_bytes\":1024}",

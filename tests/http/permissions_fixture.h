@@ -2,7 +2,8 @@
  * permissions_fixture.h - where the rows of the permission matrix are: the
  * programs that hold part of it besides test_permissions_matrix.c
  * (test_permissions_billing.c, test_permissions_audit.c,
- * test_permissions_images.c), and which routes' rows each holds. The
+ * test_permissions_images.c, test_permissions_files.c,
+ * test_permissions_sessions.c), and which routes' rows each holds. The
  * actors, tenants and setup they share are tests/support/permfixture.h, the
  * runner of their tables tests/support/permrun.h.
  *
@@ -16,10 +17,11 @@
 #include "tests/support/permrun.h"
 
 /* The programs that hold part of the matrix besides test_permissions_matrix.c. */
-#define BILLING_ROWS "test_permissions_billing.c"
-#define AUDIT_ROWS   "test_permissions_audit.c"
-#define IMAGES_ROWS  "test_permissions_images.c"
-#define FILES_ROWS   "test_permissions_files.c"
+#define BILLING_ROWS  "test_permissions_billing.c"
+#define AUDIT_ROWS    "test_permissions_audit.c"
+#define IMAGES_ROWS   "test_permissions_images.c"
+#define FILES_ROWS    "test_permissions_files.c"
+#define SESSIONS_ROWS "test_permissions_sessions.c"
 
 /*
  * The routes ("METHOD pattern") whose permission matrix rows are in another
@@ -58,6 +60,12 @@ static const struct permrun_split split_routes[] = {
     {"POST /api/v1/tenants/{tenant}/files/{kind}/{name}/{path*}", FILES_ROWS},
     {"DELETE /api/v1/tenants/{tenant}/files/{kind}/{name}/{path*}", FILES_ROWS},
     {"GET /api/v1/tenants/{tenant}/jobs/{id}/files/{path*}", FILES_ROWS},
+    {"POST /api/v1/tenants/{tenant}/sessions", SESSIONS_ROWS},
+    {"GET /api/v1/tenants/{tenant}/sessions", SESSIONS_ROWS},
+    {"GET /api/v1/tenants/{tenant}/sessions/{id}", SESSIONS_ROWS},
+    {"POST /api/v1/tenants/{tenant}/sessions/{id}/stop", SESSIONS_ROWS},
+    {"POST /api/v1/tenants/{tenant}/sessions/{id}/extend", SESSIONS_ROWS},
+    {"POST /api/v1/tenants/{tenant}/sessions/{id}/open", SESSIONS_ROWS},
     {"GET /api/v1/images", IMAGES_ROWS},
     {"GET /api/v1/tenants/{tenant}/images", IMAGES_ROWS},
     {"POST /api/v1/tenants/{tenant}/images", IMAGES_ROWS},

@@ -19,7 +19,7 @@
  * has none); here only the refusals the table implies are swept.
  *
  * Path parameters are real objects of the setup (tenant "own", its project,
- * job and image, a token, an invoice, a pending approval, ...), so that a
+ * job, session and image, a token, an invoice, a pending approval, ...), so that a
  * route without checks would act and answer 2xx. Every refusal must be
  * problem+json and must have done nothing: each request carries its own
  * X-Request-Id, and afterwards no audit event of a refused request may be
@@ -199,6 +199,8 @@ static char *snapshot(void)
         "/api/v1/tenants/own/members",
         "/api/v1/tenants/susp/members",
         fmt("/api/v1/tenants/own/jobs/%s", own.job),
+        fmt("/api/v1/tenants/own/sessions/%s", own.session),
+        fmt("/api/v1/tenants/susp/sessions/%s", susp.session),
         fmt("/api/v1/tenants/own/images/%s", own.image),
         fmt("/api/v1/tenants/susp/images/%s", susp.image),
         "/api/v1/users/" SWEEP_USER,
@@ -356,7 +358,8 @@ static int sweep_column(const struct column *col)
                     (IS_PUBLIC(rt) && (r.status == 401 || r.status == 403)))
                     note("%s: answered %ld", what, r.status);
                 /* a refusal may repeat the id of its path; an answer shows nothing of t */
-                const char *mine[] = {col->t->id, col->t->job, col->t->image, col->t->invoice};
+                const char *mine[] = {col->t->id, col->t->job, col->t->session, col->t->image,
+                                      col->t->invoice};
                 for (size_t k = 0; !IS_PUBLIC(rt) && r.body && r.status < 300 && k < N(mine); k++)
                     if (mine[k][0] && strstr(r.body, mine[k]))
                         note("%s: answered %ld with %s of tenant %s", what, r.status, mine[k],
