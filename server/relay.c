@@ -47,6 +47,7 @@ struct relay {
 struct rreq {
     char uri[MAX_URI + 1];
     bool uri_too_long;
+    bool headers_seen; /* libmicrohttpd's first call (the headers) is over */
     struct sbuf body;
     bool body_too_large;
 };
@@ -374,6 +375,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     struct rreq *q = *ctx;
     if (!q)
         return MHD_NO;
+    /* The first call brings the headers only: the body (if any) comes in the
+     * calls after it, and the request is answered at the last, with no data. */
+    if (!q->headers_seen) {
+        q->headers_seen = true;
+        return MHD_YES;
+    }
     if (*upload_size) { /* the body, in pieces: kept up to the limit, past it dropped */
         if (q->body.len + *upload_size > (size_t)r->cfg->sessions_max_body_bytes)
             q->body_too_large = true;
