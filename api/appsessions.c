@@ -34,10 +34,10 @@
 #include <time.h>
 
 #define IDLE_DEFAULT 60
-#define IDLE_MAX 10080
+#define IDLE_MAX     10080
 #define TIME_DEFAULT 240
-#define APP_PORT "8888"
-#define LINK_TTL 60
+#define APP_PORT     "8888"
+#define LINK_TTL     60
 
 /* The Jupyter Notebook of a session: the image's, or the host's (Debian's jupyter-notebook). */
 static const char jupyter_script[] =
@@ -56,7 +56,8 @@ static const char jupyter_script[] =
     "exit 127; fi\n"
     "exec \"$@\" --no-browser --ip=0.0.0.0 --port=\"$PORT\" --port-retries=0 --allow-root \\\n"
     "  --notebook-dir=\"$dir\" --NotebookApp.base_url=\"$AIDC_SESSION_BASE_URL\" \\\n"
-    "  --NotebookApp.allow_remote_access=True --NotebookApp.allow_origin=\"$AIDC_SESSION_ORIGIN\"\n";
+    "  --NotebookApp.allow_remote_access=True "
+    "--NotebookApp.allow_origin=\"$AIDC_SESSION_ORIGIN\"\n";
 
 static int not_found(struct req *rq, struct resp *rs, const char *id)
 {
@@ -127,8 +128,8 @@ static json_t *job_body(const json_t *body, const char *app, struct resp *rs)
     if (!json_object_get(jb, "time_limit_minutes"))
         json_object_set_new(jb, "time_limit_minutes", json_integer(TIME_DEFAULT));
     if (!json_object_get(jb, "mounts")) /* the project's space and the user's home */
-        json_object_set_new(jb, "mounts", json_pack("[{s:s}, {s:s}]", "space", "project",
-                                                    "space", "home"));
+        json_object_set_new(jb, "mounts",
+                            json_pack("[{s:s}, {s:s}]", "space", "project", "space", "home"));
     return jb;
 }
 
@@ -198,8 +199,8 @@ int api_appsession_create(struct req *rq, struct resp *rs)
     struct db_appsession s = {0};
     const char *job_id = json_string_value(json_object_get(job, "id"));
     if (!e)
-        e = job_id ? db_appsession_insert(rq->db, id, rq->tenant.id, job_id, rq->actor.user_id,
-                                          app, idle, secret, &s)
+        e = job_id ? db_appsession_insert(rq->db, id, rq->tenant.id, job_id, rq->actor.user_id, app,
+                                          idle, secret, &s)
                    : AIDC_EINTERNAL;
     if (!e)
         e = decorate(rq, s.obj);
@@ -296,7 +297,7 @@ int api_appsession_list(struct req *rq, struct resp *rs)
 
 /* A session just changed: audited with details (taken), answered as it is now with status. */
 static int answer_changed(struct req *rq, struct resp *rs, const char *id, int status,
-                         json_t *details)
+                          json_t *details)
 {
     struct db_appsession s;
     int e = db_appsession_get(rq->db, rq->tenant.id, id, &s);
@@ -389,8 +390,8 @@ static int check_hours(struct req *rq, struct resp *rs, const json_t *job, int m
     if (!e && limit >= 0 && used + requested > limit)
         return api_problem(rs, PROBLEM_APPSESSION_EXTEND_TENANT_HOURS,
                            json_pack("{s:o, s:o, s:o, s:s}", "requested", problem_number(requested),
-                                     "used", problem_number(used), "limit",
-                                     problem_number(limit), "tenant", rq->tenant.slug));
+                                     "used", problem_number(used), "limit", problem_number(limit),
+                                     "tenant", rq->tenant.slug));
     if (!e)
         e = db_project_id(rq->db, rq->tenant.id, slug, project_id);
     if (!e)
@@ -398,8 +399,8 @@ static int check_hours(struct req *rq, struct resp *rs, const json_t *job, int m
     if (!e && limit >= 0 && used + requested > limit)
         return api_problem(rs, PROBLEM_APPSESSION_EXTEND_PROJECT_HOURS,
                            json_pack("{s:o, s:o, s:o, s:s}", "requested", problem_number(requested),
-                                     "used", problem_number(used), "limit",
-                                     problem_number(limit), "project", slug));
+                                     "used", problem_number(used), "limit", problem_number(limit),
+                                     "project", slug));
     return e;
 }
 
@@ -426,15 +427,15 @@ int api_appsession_extend(struct req *rq, struct resp *rs)
     }
     int limit = 0;
     if (!e) {
-        e = db_appsession_extend(rq->db, rq->tenant.id, id, minutes,
-                                 rq->cfg->sessions_max_minutes, &limit);
+        e = db_appsession_extend(rq->db, rq->tenant.id, id, minutes, rq->cfg->sessions_max_minutes,
+                                 &limit);
         if (e == AIDC_ENOTFOUND)
             e = api_problem(rs, PROBLEM_APPSESSION_ENDED, json_pack("{s:s}", "id", id));
         else if (e == AIDC_ECONFLICT)
             e = api_problem(rs, PROBLEM_APPSESSION_EXTEND_LIMIT,
                             json_pack("{s:i, s:i, s:i}", "limit_minutes",
-                                      rq->cfg->sessions_max_minutes, "minutes", limit,
-                                      "requested", minutes));
+                                      rq->cfg->sessions_max_minutes, "minutes", limit, "requested",
+                                      minutes));
     }
     json_t *audit = e ? NULL
                       : json_pack("{s:s, s:i, s:i}", "job", s.job_id, "minutes", minutes,
@@ -471,8 +472,8 @@ int api_appsession_open(struct req *rq, struct resp *rs)
         free(origin);
         resp_audit(rs, "app_session", id,
                    json_pack("{s:s, s:b}", "job", s.job_id, "as_platform_admin", !owner));
-        e = resp_json(rs, MHD_HTTP_OK, json_pack("{s:o, s:i}", "url", own_string(url),
-                                                 "expires_in", LINK_TTL));
+        e = resp_json(rs, MHD_HTTP_OK,
+                      json_pack("{s:o, s:i}", "url", own_string(url), "expires_in", LINK_TTL));
     }
     db_appsession_free(&s);
     return e;

@@ -252,6 +252,51 @@ static int spaces(struct shim_run *r, struct launch *l, char *err, size_t errsz)
     return 0;
 }
 
+/*
+ * Wait (SETUP_MS at most) until the sandbox's first process has set itself up
+ * and waits on block (the pipe whose write end is block_w): bwrap configures
+ * the sandbox's loopback over netlink meanwhile, and slirp4netns making its
+ * tap device in the same namespace at that moment made bwrap's RTM_NEWADDR
+ * fail ("loopback: Failed RTM_NEWADDR"), seen with sessions starting side by
+ * side. Where /proc cannot tell, it goes on at once, as before.
+ */
+#define SETUP_MS 5000
+static void wait_set_up(pid_t pid, int block_w)
+{
+    char self[64], want[64], path[64];
+    snprintf(self, sizeof self, "/proc/self/fd/%d", block_w);
+    ssize_t n = readlink(self, want, sizeof want - 1);
+    if (n <= 0)
+        return;
+    want[n] = '\0'; /* "pipe:[inode]": both ends of the pipe say the same */
+    snprintf(path, sizeof path, "/proc/%ld/syscall", (long)pid);
+    for (int waited = 0; waited < SETUP_MS; waited += 5) {
+        char line[256] = "";
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            return;
+        ssize_t got = read(fd, line, sizeof line - 1);
+        close(fd);
+        if (got <= 0)
+            return;
+        line[got] = '\0';
+        unsigned long nr = 0, arg = 0;
+        char *end = NULL;
+        nr = strtoul(line, &end, 10);
+        if (end && *end == ' ')
+            arg = strtoul(end + 1, NULL, 16);
+        if (end != line && nr == 0 /* read */) {
+            char fdpath[64], have[64];
+            snprintf(fdpath, sizeof fdpath, "/proc/%ld/fd/%lu", (long)pid, arg);
+            ssize_t m = readlink(fdpath, have, sizeof have - 1);
+            if (m > 0 && (have[m] = '\0', strcmp(have, want) == 0))
+                return;
+        }
+        struct timespec nap = {0, 5L * 1000 * 1000};
+        nanosleep(&nap, NULL);
+    }
+}
+
 /* slirp4netns's control socket, in the control directory (the shim's working one) */
 #define SLIRP_SOCKET "slirp.sock"
 
@@ -373,9 +418,15 @@ static void last_words(struct shim_run *r, char *out, size_t outsz)
     out[0] = '\0';
     while (text && len && (text[len - 1] == '\n' || text[len - 1] == ' '))
         text[--len] = '\0';
+    /* bwrap's own words when it said any: slirp4netns writes there too, later */
+    const char *said = NULL;
+    for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+        if (strncmp(p, "bwrap: ", 7) == 0)
+            said = p;
     const char *last = text ? strrchr(text, '\n') : NULL;
-    if (text)
-        snprintf(out, outsz, "%s", last ? last + 1 : text);
+    const char *line = said ? said : last ? last + 1 : text;
+    if (line)
+        snprintf(out, outsz, "%.*s", (int)strcspn(line, "\n"), line);
     free(text);
 }
 
@@ -404,6 +455,8 @@ void shimrun_sandboxed(struct shim_run *r)
     status_read(l.status[0], buf, sizeof buf, &len, START_MS, "child-pid");
     long sandbox_pid = status_field(buf, "\"child-pid\"");
     bool app = is_app(r);
+    if (sandbox_pid > 1 && needs_network(r))
+        wait_set_up((pid_t)sandbox_pid, l.block[1]);
     if (sandbox_pid > 1 && needs_network(r) &&
         (slirp_start_api((pid_t)sandbox_pid, l.net_procs, (size_t)l.nnet_procs,
                          app ? SLIRP_SOCKET : NULL, &l.net, err, sizeof err) != 0 ||

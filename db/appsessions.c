@@ -11,18 +11,19 @@
 #define JOB_ENDED "('succeeded', 'failed', 'cancelled')"
 
 /* the session as the API shows it, of the rows s (app_sessions) and j (its job) */
-#define SESSION_COLS                                                                              \
-    "s.id, t.slug AS tenant, p.slug AS project, j.username AS \"user\", s.app,"                  \
-    " CASE WHEN s.end_reason IS NOT NULL OR j.state IN " JOB_ENDED " THEN 'ended'"               \
-    "      WHEN j.state = 'running' AND s.ready_at IS NOT NULL"                                  \
-    "           AND s.endpoint_run = " RUN_KEY("j") " THEN 'ready'"                              \
-    "      WHEN j.state = 'running' THEN 'starting' ELSE 'queued' END AS state,"                 \
-    " j.id::text AS job, s.idle_minutes,"                                                        \
-    " j.started_at + j.time_limit_minutes * interval '1 minute' AS expires_at,"                  \
-    " coalesce(s.end_reason, j.reason) AS reason, s.created_at, s.ready_at,"                     \
-    " s.last_activity_at, s.user_id::text AS _user"
-#define SESSION_FROM                                                                              \
-    " FROM app_sessions s JOIN jobs j ON j.id = s.job_id JOIN tenants t ON t.id = s.tenant_id"   \
+#define SESSION_COLS                                                                               \
+    "s.id, t.slug AS tenant, p.slug AS project, j.username AS \"user\", s.app,"                    \
+    " CASE WHEN s.end_reason IS NOT NULL OR j.state IN " JOB_ENDED " THEN 'ended'"                 \
+    "      WHEN j.state = 'running' AND s.ready_at IS NOT NULL"                                    \
+    "           AND s.endpoint_run = " RUN_KEY(                                                    \
+        "j") " THEN 'ready'"                                                                       \
+             "      WHEN j.state = 'running' THEN 'starting' ELSE 'queued' END AS state,"          \
+             " j.id::text AS job, s.idle_minutes,"                                                 \
+             " j.started_at + j.time_limit_minutes * interval '1 minute' AS expires_at,"           \
+             " coalesce(s.end_reason, j.reason) AS reason, s.created_at, s.ready_at,"              \
+             " s.last_activity_at, s.user_id::text AS _user"
+#define SESSION_FROM                                                                               \
+    " FROM app_sessions s JOIN jobs j ON j.id = s.job_id JOIN tenants t ON t.id = s.tenant_id"     \
     " JOIN projects p ON p.id = j.project_id"
 
 static const struct db_stmt st_insert = {
@@ -35,8 +36,9 @@ static const struct db_stmt st_get = {
     "SELECT " SESSION_COLS SESSION_FROM " WHERE s.tenant_id = $1::uuid AND s.id = $2::uuid", 2};
 static const struct db_stmt st_list = {
     "appsession_list",
-    "SELECT * FROM (SELECT " SESSION_COLS ", s.created_at::text || '|' || s.id AS _cursor"
-    SESSION_FROM " WHERE s.tenant_id = $1::uuid AND ($3::text IS NULL OR j.username = $3)"
+    "SELECT * FROM (SELECT " SESSION_COLS
+    ", s.created_at::text || '|' || s.id AS _cursor" SESSION_FROM
+    " WHERE s.tenant_id = $1::uuid AND ($3::text IS NULL OR j.username = $3)"
     " AND ($4::timestamptz IS NULL OR (s.created_at, s.id) < ($4::timestamptz, $5::uuid))"
     " ORDER BY s.created_at DESC, s.id DESC) x"
     " WHERE $2::text IS NULL OR x.state = $2 LIMIT $6::int + 1",
@@ -46,7 +48,8 @@ static const struct db_stmt st_end = {
     "UPDATE app_sessions SET end_reason = $2 WHERE id = $1::uuid AND end_reason IS NULL", 2};
 static const struct db_stmt st_extend = {
     "appsession_extend",
-    "WITH s AS (SELECT j.id, j.time_limit_minutes FROM app_sessions s JOIN jobs j ON j.id = s.job_id"
+    "WITH s AS (SELECT j.id, j.time_limit_minutes FROM app_sessions s JOIN jobs j ON j.id = "
+    "s.job_id"
     "            WHERE s.tenant_id = $1::uuid AND s.id = $2::uuid AND s.end_reason IS NULL"
     "              AND j.state NOT IN " JOB_ENDED " FOR UPDATE OF j),"
     " u AS (UPDATE jobs j SET time_limit_minutes = s.time_limit_minutes + $3::int,"
@@ -61,7 +64,8 @@ static const struct db_stmt st_extend = {
 static const struct db_stmt st_link = {
     "appsession_link",
     "INSERT INTO app_session_keys (hash, session_id, user_id, kind, expires_at)"
-    " VALUES (decode($1, 'hex'), $2::uuid, $3::uuid, 'link', now() + $4::int * interval '1 second')",
+    " VALUES (decode($1, 'hex'), $2::uuid, $3::uuid, 'link', now() + $4::int * interval '1 "
+    "second')",
     4};
 /* the link is spent whatever follows: a link is good for one try */
 static const struct db_stmt st_spend = {
@@ -86,18 +90,19 @@ static const struct db_stmt st_admit = {
     "            ON u.id = k.user_id WHERE k.hash = decode($1, 'hex') AND k.kind = 'cookie'"
     "              AND k.expires_at > now() AND NOT u.disabled),"
     " s AS (SELECT s.id, s.app, s.endpoint_host, s.endpoint_port, s.secret, s.user_id,"
-    "         s.ready_at IS NOT NULL AND s.endpoint_run = " RUN_KEY("j") " AND j.state = 'running'"
-    "           AS ready,"
-    "         s.end_reason IS NULL AND j.state NOT IN " JOB_ENDED " AS live"
-    "       FROM app_sessions s JOIN jobs j ON j.id = s.job_id WHERE s.id = $2::uuid),"
-    " a AS (UPDATE app_sessions x SET last_activity_at = now() FROM k"
-    "       WHERE x.id = k.session_id AND k.session_id = $2::uuid"
-    "         AND x.last_activity_at < now() - interval '5 seconds' RETURNING 1)"
-    " SELECT k.session_id = s.id, s.app, s.endpoint_host, s.endpoint_port, s.secret,"
-    "  k.user_id::text, s.ready,"
-    "  s.live AND (k.user_id = s.user_id OR EXISTS (SELECT 1 FROM user_roles r"
-    "              WHERE r.user_id = k.user_id AND r.role = 'platform_admin'))"
-    " FROM k JOIN s ON true",
+    "         s.ready_at IS NOT NULL AND s.endpoint_run = " RUN_KEY(
+        "j") " AND j.state = 'running'"
+             "           AS ready,"
+             "         s.end_reason IS NULL AND j.state NOT IN " JOB_ENDED " AS live"
+             "       FROM app_sessions s JOIN jobs j ON j.id = s.job_id WHERE s.id = $2::uuid),"
+             " a AS (UPDATE app_sessions x SET last_activity_at = now() FROM k"
+             "       WHERE x.id = k.session_id AND k.session_id = $2::uuid"
+             "         AND x.last_activity_at < now() - interval '5 seconds' RETURNING 1)"
+             " SELECT k.session_id = s.id, s.app, s.endpoint_host, s.endpoint_port, s.secret,"
+             "  k.user_id::text, s.ready,"
+             "  s.live AND (k.user_id = s.user_id OR EXISTS (SELECT 1 FROM user_roles r"
+             "              WHERE r.user_id = k.user_id AND r.role = 'platform_admin'))"
+             " FROM k JOIN s ON true",
     2};
 static const struct db_stmt st_touch = {
     "appsession_touch",
@@ -106,19 +111,26 @@ static const struct db_stmt st_touch = {
     1};
 static const struct db_stmt st_watch = {
     "appsession_watch",
-    "SELECT s.id, s.job_id, s.tenant_id, s.app, " RUN_KEY("j") ", j.state, j.backend_job_id,"
-    " s.endpoint_run, s.endpoint_host, s.endpoint_port,"
-    " s.ready_at IS NOT NULL AND s.endpoint_run = " RUN_KEY("j") ","
-    " CASE WHEN j.state = 'running' AND j.started_at IS NOT NULL"
-    "      THEN floor(extract(epoch FROM now() - j.started_at))::bigint ELSE -1 END,"
-    " floor(extract(epoch FROM now() - s.last_activity_at))::bigint,"
-    " CASE WHEN j.state = 'running' AND j.started_at IS NOT NULL THEN floor(extract(epoch FROM"
-    "   j.started_at + j.time_limit_minutes * interval '1 minute' - now()))::bigint END,"
-    " s.idle_minutes, s.secret, cl.id, cl.name, cl.kind, cl.endpoint, cl.credentials_ref,"
-    " cl.options::text, coalesce(j.reason, j.state), t.slug"
-    " FROM app_sessions s JOIN jobs j ON j.id = s.job_id JOIN tenants t ON t.id = s.tenant_id"
-    " LEFT JOIN clusters cl ON cl.id = j.cluster_id"
-    " WHERE s.end_reason IS NULL ORDER BY s.created_at LIMIT $1::int",
+    "SELECT s.id, s.job_id, s.tenant_id, s.app, " RUN_KEY(
+        "j") ", j.state, j.backend_job_id,"
+             " s.endpoint_run, s.endpoint_host, s.endpoint_port,"
+             " s.ready_at IS NOT NULL AND s.endpoint_run = " RUN_KEY(
+                 "j") ","
+                      " CASE WHEN j.state = 'running' AND j.started_at IS NOT NULL"
+                      "      THEN floor(extract(epoch FROM now() - j.started_at))::bigint ELSE -1 "
+                      "END,"
+                      " floor(extract(epoch FROM now() - s.last_activity_at))::bigint,"
+                      " CASE WHEN j.state = 'running' AND j.started_at IS NOT NULL THEN "
+                      "floor(extract(epoch FROM"
+                      "   j.started_at + j.time_limit_minutes * interval '1 minute' - "
+                      "now()))::bigint END,"
+                      " s.idle_minutes, s.secret, cl.id, cl.name, cl.kind, cl.endpoint, "
+                      "cl.credentials_ref,"
+                      " cl.options::text, coalesce(j.reason, j.state), t.slug"
+                      " FROM app_sessions s JOIN jobs j ON j.id = s.job_id JOIN tenants t ON t.id "
+                      "= s.tenant_id"
+                      " LEFT JOIN clusters cl ON cl.id = j.cluster_id"
+                      " WHERE s.end_reason IS NULL ORDER BY s.created_at LIMIT $1::int",
     1};
 enum {
     W_ID,
@@ -144,7 +156,8 @@ enum {
 static const struct db_stmt st_endpoint = {
     "appsession_endpoint",
     "UPDATE app_sessions SET"
-    " last_activity_at = CASE WHEN $5::bool AND (ready_at IS NULL OR endpoint_run IS DISTINCT FROM $2)"
+    " last_activity_at = CASE WHEN $5::bool AND (ready_at IS NULL OR endpoint_run IS DISTINCT FROM "
+    "$2)"
     "                    THEN now() ELSE last_activity_at END,"
     " ready_at = CASE WHEN NOT $5::bool THEN NULL"
     "                 WHEN endpoint_run = $2 AND ready_at IS NOT NULL THEN ready_at ELSE now() END,"
@@ -154,8 +167,8 @@ static const struct db_stmt st_keys_expire = {
     "appsession_keys_expire", "DELETE FROM app_session_keys WHERE expires_at < now()", 0};
 
 const struct db_stmt *const db_appsessions_stmts[] = {
-    &st_insert, &st_get,   &st_list,  &st_end,      &st_extend,      &st_link,
-    &st_spend,  &st_admit, &st_touch, &st_watch,    &st_endpoint,    &st_keys_expire, NULL};
+    &st_insert, &st_get,   &st_list,  &st_end,      &st_extend,      &st_link, &st_spend,
+    &st_admit,  &st_touch, &st_watch, &st_endpoint, &st_keys_expire, NULL};
 
 static int read_one(PGresult *r, struct db_appsession *out)
 {
@@ -188,9 +201,9 @@ int db_appsession_get(struct db *db, const char *tenant_id, const char *id,
     return e;
 }
 
-int db_appsession_insert(struct db *db, const char *id, const char *tenant_id,
-                         const char *job_id, const char *user_id, const char *app,
-                         int idle_minutes, const char *secret, struct db_appsession *out)
+int db_appsession_insert(struct db *db, const char *id, const char *tenant_id, const char *job_id,
+                         const char *user_id, const char *app, int idle_minutes, const char *secret,
+                         struct db_appsession *out)
 {
     memset(out, 0, sizeof *out);
     char idle[16];
@@ -211,9 +224,8 @@ void db_appsession_free(struct db_appsession *s)
     s->obj = NULL;
 }
 
-int db_appsession_list(struct db *db, const char *tenant_id, const char *state,
-                       const char *user, const char *after_ts, const char *after_id, int limit,
-                       struct db_rows *out)
+int db_appsession_list(struct db *db, const char *tenant_id, const char *state, const char *user,
+                       const char *after_ts, const char *after_id, int limit, struct db_rows *out)
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);

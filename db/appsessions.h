@@ -18,19 +18,18 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-
 /* A session as the API shows it, and what the API decides with. */
 struct db_appsession {
-    json_t *obj;      /* the session's fields; "job" holds its job's id (the API fills it) */
+    json_t *obj; /* the session's fields; "job" holds its job's id (the API fills it) */
     char job_id[37];
     char user_id[37]; /* "" when the user is gone */
     char state[12];   /* queued, starting, ready, ended */
 };
 
 /* Insert session id of job_id (in the job's transaction); *out as db_appsession_get. */
-int db_appsession_insert(struct db *db, const char *id, const char *tenant_id,
-                         const char *job_id, const char *user_id, const char *app,
-                         int idle_minutes, const char *secret, struct db_appsession *out);
+int db_appsession_insert(struct db *db, const char *id, const char *tenant_id, const char *job_id,
+                         const char *user_id, const char *app, int idle_minutes, const char *secret,
+                         struct db_appsession *out);
 /* Session id of tenant_id; AIDC_ENOTFOUND when none (or not visible). */
 int db_appsession_get(struct db *db, const char *tenant_id, const char *id,
                       struct db_appsession *out);
@@ -39,9 +38,8 @@ void db_appsession_free(struct db_appsession *s);
  * Up to limit+1 sessions, newest first, after the cursor (created_at text and
  * id); state (queued|starting|ready|ended) and user may be NULL.
  */
-int db_appsession_list(struct db *db, const char *tenant_id, const char *state,
-                       const char *user, const char *after_ts, const char *after_id, int limit,
-                       struct db_rows *out);
+int db_appsession_list(struct db *db, const char *tenant_id, const char *state, const char *user,
+                       const char *after_ts, const char *after_id, int limit, struct db_rows *out);
 /* Record why a session ended (the first reason stays). */
 int db_appsession_end(struct db *db, const char *id, const char *reason);
 /*
@@ -96,20 +94,20 @@ int db_appsession_touch(struct db *db, const char *id);
 /* A live session with what watching it needs. */
 struct db_appsession_watch {
     char id[37], job_id[37], tenant_id[37], app[8];
-    const char *run_key;       /* the job's current run */
-    const char *job_state;     /* the job's */
+    const char *run_key;        /* the job's current run */
+    const char *job_state;      /* the job's */
     const char *backend_job_id; /* NULL: not delivered */
-    const char *endpoint_run;  /* the run the endpoint is of, NULL: none yet */
+    const char *endpoint_run;   /* the run the endpoint is of, NULL: none yet */
     const char *endpoint_host;
     int endpoint_port;
     bool ready;
-    long long running_for;   /* seconds since the job's run started (-1: not running) */
-    long long idle_for;      /* seconds since the last traffic */
-    long long expires_in;    /* seconds until its time limit (started + limit) */
+    long long running_for; /* seconds since the job's run started (-1: not running) */
+    long long idle_for;    /* seconds since the last traffic */
+    long long expires_in;  /* seconds until its time limit (started + limit) */
     int idle_minutes;
     const char *secret;
-    const char *job_reason;            /* the job's reason, or its state */
-    const char *tenant;                /* its tenant's slug */
+    const char *job_reason;           /* the job's reason, or its state */
+    const char *tenant;               /* its tenant's slug */
     struct db_outbox_cluster cluster; /* id "" when not placed */
 };
 struct db_strings;

@@ -17,9 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define INTERVAL_MS 2000
+#define INTERVAL_MS  2000
 #define MAX_SESSIONS 2000
-#define PROBE_MS 2000
+#define PROBE_MS     2000
 
 struct watch {
     const struct config *cfg;
@@ -27,9 +27,9 @@ struct watch {
 
 /* What a round decided for one session. */
 struct verdict {
-    const char *end;  /* why it ends (NULL: it goes on) */
-    bool cancel;      /* its job is stopped */
-    bool endpoint;    /* where its app answers was found */
+    const char *end; /* why it ends (NULL: it goes on) */
+    bool cancel;     /* its job is stopped */
+    bool endpoint;   /* where its app answers was found */
     struct backend_endpoint ep;
     bool ready;
 };
@@ -63,8 +63,8 @@ static bool probe(const struct backend_endpoint *ep, const char *id)
 }
 
 /* Outside any transaction: backends and apps may take their time. */
-static void judge(const struct config *cfg, const struct db_appsession_watch *w,
-                  struct verdict *v, char *why, size_t whysz)
+static void judge(const struct config *cfg, const struct db_appsession_watch *w, struct verdict *v,
+                  char *why, size_t whysz)
 {
     memset(v, 0, sizeof *v);
     static const char *const ended[] = {"succeeded", "failed", "cancelled"};
@@ -101,14 +101,18 @@ static void judge(const struct config *cfg, const struct db_appsession_watch *w,
     if (!ops || !ops->app_endpoint || !w->cluster.id[0])
         return;
     json_t *options = json_loads(w->cluster.options ? w->cluster.options : "{}", 0, NULL);
-    const struct backend_cluster bc = {
-        .id = w->cluster.id, .name = w->cluster.name, .kind = w->cluster.kind,
-        .endpoint = w->cluster.endpoint, .credentials_ref = w->cluster.credentials_ref,
-        .options = options, .data_dir = cfg->data_dir, .self_exe = cfg->self_exe,
-        .storage_root = cfg->storage_root, .storage_uid_first = cfg->storage_uid_first};
+    const struct backend_cluster bc = {.id = w->cluster.id,
+                                       .name = w->cluster.name,
+                                       .kind = w->cluster.kind,
+                                       .endpoint = w->cluster.endpoint,
+                                       .credentials_ref = w->cluster.credentials_ref,
+                                       .options = options,
+                                       .data_dir = cfg->data_dir,
+                                       .self_exe = cfg->self_exe,
+                                       .storage_root = cfg->storage_root,
+                                       .storage_uid_first = cfg->storage_uid_first};
     char err[256] = "";
-    int e = options ? ops->app_endpoint(&bc, w->run_key, w->backend_job_id, &v->ep, err,
-                                        sizeof err)
+    int e = options ? ops->app_endpoint(&bc, w->run_key, w->backend_job_id, &v->ep, err, sizeof err)
                     : AIDC_EINTERNAL;
     json_decref(options);
     if (e) {
@@ -123,8 +127,7 @@ static void judge(const struct config *cfg, const struct db_appsession_watch *w,
 static int apply(struct db *db, const struct db_appsession_watch *w, const struct verdict *v)
 {
     if (v->endpoint)
-        return db_appsession_set_endpoint(db, w->id, w->run_key, v->ep.host, v->ep.port,
-                                          v->ready);
+        return db_appsession_set_endpoint(db, w->id, w->run_key, v->ep.host, v->ep.port, v->ready);
     if (!v->end)
         return 0;
     int e = 0;
@@ -141,9 +144,12 @@ static int apply(struct db *db, const struct db_appsession_watch *w, const struc
         e = db_appsession_end(db, w->id, v->end);
     if (!e && v->cancel) {
         json_t *d = json_pack("{s:s, s:s}", "reason", v->end, "job", w->job_id);
-        const struct audit_event ev = {.action = "app_session.stop", .resource_type = "app_session",
-                                       .resource_id = w->id, .details = d,
-                                       .tenant_id = w->tenant_id, .tenant_slug = w->tenant};
+        const struct audit_event ev = {.action = "app_session.stop",
+                                       .resource_type = "app_session",
+                                       .resource_id = w->id,
+                                       .details = d,
+                                       .tenant_id = w->tenant_id,
+                                       .tenant_slug = w->tenant};
         e = audit_record_system(db, &ev, true);
         json_decref(d);
     }
@@ -168,7 +174,7 @@ static int round_fn(struct db *db, bool notified, void *arg)
         return e;
     }
     struct verdict *v = xcalloc(all.n, sizeof *v);
-    char (*why)[160] = xcalloc(all.n, sizeof *why);
+    char(*why)[160] = xcalloc(all.n, sizeof *why);
     bool any = false;
     for (size_t i = 0; i < all.n; i++) {
         judge(wt->cfg, &all.v[i], &v[i], why[i], sizeof why[i]);

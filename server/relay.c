@@ -14,8 +14,8 @@
 #include "credential.h"
 #include "http.h"
 #include "problem.h"
-#include "request.h"
 #include "relaypipe.h"
+#include "request.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -27,9 +27,9 @@
 #include <string.h>
 #include <strings.h>
 
-#define COOKIE "aidc_app"
-#define POOL 4             /* database connections of the relay */
-#define MAX_URI 8192
+#define COOKIE             "aidc_app"
+#define POOL               4 /* database connections of the relay */
+#define MAX_URI            8192
 #define COOKIE_MAX_SECONDS (7 * 86400)
 
 struct relay {
@@ -114,8 +114,8 @@ static enum MHD_Result answer(struct MHD_Connection *c, enum problem p, json_t *
     char *text = problem_render(&e, "");
     free(e.detail);
     json_decref(params);
-    struct MHD_Response *res = MHD_create_response_from_buffer_with_free_callback(
-        text ? strlen(text) : 0, text, free);
+    struct MHD_Response *res =
+        MHD_create_response_from_buffer_with_free_callback(text ? strlen(text) : 0, text, free);
     if (!res) {
         free(text);
         return MHD_NO;
@@ -129,8 +129,7 @@ static enum MHD_Result answer(struct MHD_Connection *c, enum problem p, json_t *
     return ok;
 }
 
-static enum MHD_Result redirect(struct MHD_Connection *c, const char *location,
-                                const char *cookie)
+static enum MHD_Result redirect(struct MHD_Connection *c, const char *location, const char *cookie)
 {
     struct MHD_Response *res = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
     if (!res)
@@ -190,9 +189,12 @@ static int spend_tx(struct db *db, void *arg)
     snprintf(who.user_id, sizeof who.user_id, "%s", s->entry.user_id);
     const struct audit_origin o = {.actor = &who, .source_ip = s->ip, .user_agent = s->agent};
     json_t *d = json_pack("{s:b}", "as_platform_admin", !s->entry.owner);
-    const struct audit_event ev = {.action = "app_session.enter", .resource_type = "app_session",
-                                   .resource_id = s->entry.session_id, .details = d,
-                                   .status = MHD_HTTP_FOUND, .tenant_slug = s->entry.tenant};
+    const struct audit_event ev = {.action = "app_session.enter",
+                                   .resource_type = "app_session",
+                                   .resource_id = s->entry.session_id,
+                                   .details = d,
+                                   .status = MHD_HTTP_FOUND,
+                                   .tenant_slug = s->entry.tenant};
     e = audit_record(db, &o, &ev, true);
     json_decref(d);
     return e;
@@ -212,9 +214,11 @@ static enum MHD_Result open_link(struct relay *r, struct MHD_Connection *c)
     crypto_sha256_hex(key, strlen(key), link_hash);
     crypto_sha256_hex(cookie, strlen(cookie), cookie_hash);
     client_ip(c, ip, sizeof ip);
-    struct spend s = {.link = link_hash, .cookie = cookie_hash, .ip = ip,
-                      .agent = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-                                                           MHD_HTTP_HEADER_USER_AGENT)};
+    struct spend s = {
+        .link = link_hash,
+        .cookie = cookie_hash,
+        .ip = ip,
+        .agent = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_USER_AGENT)};
     int e = in_tx(r, spend_tx, &s);
     if (e == AIDC_ENOTFOUND)
         return answer(c, PROBLEM_APPSESSION_LINK_INVALID, NULL);
@@ -275,8 +279,8 @@ static bool origin_ok(struct MHD_Connection *c, const char *method, const char *
                       bool upgrade)
 {
     const char *got = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
-    bool safe = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0 ||
-                strcmp(method, "OPTIONS") == 0;
+    bool safe =
+        strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0 || strcmp(method, "OPTIONS") == 0;
     if ((safe && !upgrade) || !got) /* browsers send Origin with every unsafe request */
         return true;
     size_t n = origin_len(origin);
@@ -295,8 +299,8 @@ static bool host_ok(struct MHD_Connection *c, const struct config *cfg, const ch
     return host && strlen(host) == n && strncasecmp(host, want, n) == 0;
 }
 
-static enum MHD_Result relay_session(struct relay *r, struct MHD_Connection *c,
-                                     struct rreq *q, const char *method)
+static enum MHD_Result relay_session(struct relay *r, struct MHD_Connection *c, struct rreq *q,
+                                     const char *method)
 {
     /* /sessions/<id>/...: the id is a UUID, the rest the app's */
     const char *id_at = q->uri + strlen(CONFIG_SESSION_PATH);
@@ -340,11 +344,19 @@ static enum MHD_Result relay_session(struct relay *r, struct MHD_Connection *c,
         else {
             char ip[64];
             client_ip(c, ip, sizeof ip);
-            struct relaypipe_request pr = {
-                .method = method, .uri = q->uri, .origin = origin, .session_id = id,
-                .host = a.t.host, .port = a.t.port, .secret = a.t.secret,
-                .body = q->body.buf, .body_len = q->body.len, .client_ip = ip,
-                .registry = &r->ws, .touch = relay_touch, .touch_arg = r};
+            struct relaypipe_request pr = {.method = method,
+                                           .uri = q->uri,
+                                           .origin = origin,
+                                           .session_id = id,
+                                           .host = a.t.host,
+                                           .port = a.t.port,
+                                           .secret = a.t.secret,
+                                           .body = q->body.buf,
+                                           .body_len = q->body.len,
+                                           .client_ip = ip,
+                                           .registry = &r->ws,
+                                           .touch = relay_touch,
+                                           .touch_arg = r};
             ok = upgrade ? relaypipe_websocket(c, &pr) : relaypipe_http(c, &pr);
         }
     }
@@ -366,8 +378,8 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_size, void **ctx)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_size, void **ctx)
 {
     (void)url;
     (void)version;
@@ -379,6 +391,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
      * calls after it, and the request is answered at the last, with no data. */
     if (!q->headers_seen) {
         q->headers_seen = true;
+        /* a body announced too large is refused before it is read */
+        const char *cl =
+            MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+        if (cl && strtoull(cl, NULL, 10) > (unsigned long long)r->cfg->sessions_max_body_bytes)
+            return answer(c, PROBLEM_APPSESSION_BODY_TOO_LARGE,
+                          json_pack("{s:I}", "max", (json_int_t)r->cfg->sessions_max_body_bytes));
         return MHD_YES;
     }
     if (*upload_size) { /* the body, in pieces: kept up to the limit, past it dropped */
@@ -446,9 +464,8 @@ struct relay *relay_start(struct config *cfg, int *off)
     r->d = MHD_start_daemon(flags, (uint16_t)cfg->sessions_port, NULL, NULL, on_request, r,
                             MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, (void *)"sessions relay",
                             MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&ss,
-                            MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL,
-                            MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600,
+                            MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL, MHD_OPTION_NOTIFY_COMPLETED,
+                            on_completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)600,
                             MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->sessions_max_connections,
                             MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)cfg->max_header_bytes,
                             MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
@@ -463,9 +480,9 @@ struct relay *relay_start(struct config *cfg, int *off)
     if (!cfg->sessions_url[0]) {
         free(cfg->sessions_url);
         bool v6 = strchr(h, ':') != NULL;
-        cfg->sessions_url = xasprintf("http://%s%s%s:%d", v6 ? "[" : "",
-                                      strcmp(h, "0.0.0.0") == 0 ? "127.0.0.1" : h, v6 ? "]" : "",
-                                      r->port);
+        cfg->sessions_url =
+            xasprintf("http://%s%s%s:%d", v6 ? "[" : "",
+                      strcmp(h, "0.0.0.0") == 0 ? "127.0.0.1" : h, v6 ? "]" : "", r->port);
     }
     return r;
 }

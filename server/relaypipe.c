@@ -19,13 +19,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#define BUF ((size_t)256 * 1024) /* what an answer holds between the app and the client */
-#define HEAD_MAX ((size_t)64 * 1024) /* the app's headers */
-#define PIECE ((size_t)64 * 1024)    /* what one read or one write of a body moves */
-#define HEADERS_MAX 128
-#define CONNECT_S 10
-#define WS_HEAD_S 30
-#define TOUCH_S 30
+#define BUF          ((size_t)256 * 1024) /* what an answer holds between the app and the client */
+#define HEAD_MAX     ((size_t)64 * 1024)  /* the app's headers */
+#define PIECE        ((size_t)64 * 1024)  /* what one read or one write of a body moves */
+#define HEADERS_MAX  128
+#define CONNECT_S    10
+#define WS_HEAD_S    30
+#define TOUCH_S      30
 #define RELAY_COOKIE "aidc_app"
 
 bool relaypipe_init(void)
@@ -37,9 +37,15 @@ bool relaypipe_init(void)
 
 static bool hop_by_hop(const char *name)
 {
-    static const char *const names[] = {
-        "Connection", "Keep-Alive", "Proxy-Authorization", "Proxy-Authenticate",
-        "Proxy-Connection", "TE", "Trailer", "Transfer-Encoding", "Upgrade"};
+    static const char *const names[] = {"Connection",
+                                        "Keep-Alive",
+                                        "Proxy-Authorization",
+                                        "Proxy-Authenticate",
+                                        "Proxy-Connection",
+                                        "TE",
+                                        "Trailer",
+                                        "Transfer-Encoding",
+                                        "Upgrade"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcasecmp(name, names[i]) == 0)
             return true;
@@ -282,8 +288,8 @@ static int stream_setup(struct stream *st, struct MHD_Connection *c,
     if (!st->multi || !st->easy || !st->buf)
         return -1;
     bool v6 = strchr(pr->host, ':') != NULL;
-    char *url = xasprintf("http://%s%s%s:%d%s", v6 ? "[" : "", pr->host, v6 ? "]" : "", pr->port,
-                          pr->uri);
+    char *url =
+        xasprintf("http://%s%s%s:%d%s", v6 ? "[" : "", pr->host, v6 ? "]" : "", pr->port, pr->uri);
     struct sbuf lines = SBUF_INIT;
     request_headers(c, pr, &lines);
     /* curl's own defaults the browser did not send stay unsent */
@@ -313,10 +319,10 @@ static int stream_setup(struct stream *st, struct MHD_Connection *c,
             memcpy(st->body, pr->body, pr->body_len);
     }
     CURLcode e = CURLE_OK;
-#define SET(opt, val)                                                                             \
-    do {                                                                                          \
-        if (e == CURLE_OK)                                                                        \
-            e = curl_easy_setopt(st->easy, opt, val);                                             \
+#define SET(opt, val)                                                                              \
+    do {                                                                                           \
+        if (e == CURLE_OK)                                                                         \
+            e = curl_easy_setopt(st->easy, opt, val);                                              \
     } while (0)
     SET(CURLOPT_URL, url);
     SET(CURLOPT_HTTPHEADER, st->hdrs);
@@ -409,9 +415,9 @@ struct relaypipe_ws {
     int app;    /* the app's socket */
     int client; /* the browser's (libmicrohttpd's, upgraded), -1 until then */
     struct MHD_UpgradeResponseHandle *urh;
-    char *early;      /* bytes the app sent after its 101 */
+    char *early; /* bytes the app sent after its 101 */
     size_t nearly;
-    char *extra;      /* bytes the browser sent after its request */
+    char *extra; /* bytes the browser sent after its request */
     size_t nextra;
     char session_id[37];
     void (*touch)(void *arg, const char *session_id);

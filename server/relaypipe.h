@@ -33,12 +33,12 @@ void relaypipe_registry_close(struct relaypipe_registry *reg);
 /* One admitted request (strings borrowed for the call; what outlives it is copied). */
 struct relaypipe_request {
     const char *method, *uri;
-    const char *origin;     /* the relay's public origin for this session */
+    const char *origin; /* the relay's public origin for this session */
     const char *session_id;
-    const char *host;       /* the app's */
+    const char *host; /* the app's */
     int port;
-    const char *secret;     /* the app's token */
-    const char *body;       /* the request's body (may be NULL) */
+    const char *secret; /* the app's token */
+    const char *body;   /* the request's body (may be NULL) */
     size_t body_len;
     const char *client_ip;
     struct relaypipe_registry *registry;

@@ -3,9 +3,10 @@
  * body may say (and the clear 400s when it says more), the defaults a
  * one-click notebook gets, who sees, stops, extends and opens which session,
  * and, on the real local executor, a session whose app never answers
- * (failed with why), a web app and Debian's Jupyter Notebook answering
+ * (failed with why), Debian's Jupyter Notebook answering
  * through the relay (the kernel API passes the app's own lock without the
- * browser holding it), and idle culling. The relay's own defences are
+ * browser holding it), and a notebook in an image starting the image's own
+ * Jupyter. The relay's own defences, and idle culling, are
  * test_appsessions_relay.c's.
  */
 #include "tests/support/client.h"
@@ -47,8 +48,7 @@ static void setup(void)
 }
 
 /* jobs move fast; an app has 6 s to answer */
-static const char *const run_env[] = {"AIDC_SYNC_INTERVAL_MS=100",
-                                      "AIDC_ADMISSION_INTERVAL_MS=200",
+static const char *const run_env[] = {"AIDC_SYNC_INTERVAL_MS=100", "AIDC_ADMISSION_INTERVAL_MS=200",
                                       "AIDC_SESSIONS_READY_SECONDS=6", NULL};
 
 static void setup_run(void)
@@ -132,8 +132,7 @@ START_TEST(bad_bodies_are_clear_400s)
         {"{\"project\":\"mol\",\"app\":\"shell\"}", "app", "app_session.app_unknown"},
         {"{\"project\":\"mol\",\"app\":7}", "app", "validation.type_string"},
         {"{\"project\":\"mol\",\"app\":\"web\"}", "command", "app_session.command_required"},
-        {"{\"project\":\"mol\",\"command\":[\"sh\"]}", "command",
-         "app_session.command_forbidden"},
+        {"{\"project\":\"mol\",\"command\":[\"sh\"]}", "command", "app_session.command_forbidden"},
         {"{\"project\":\"mol\",\"script\":\"echo\"}", "script", "validation.unknown_field"},
         {"{\"project\":\"mol\",\"nodes\":2}", "nodes", "validation.unknown_field"},
         {"{\"project\":\"mol\",\"idle_minutes\":0}", "idle_minutes", "validation.range"},
@@ -185,9 +184,9 @@ START_TEST(a_one_click_notebook_gets_the_defaults_and_keeps_its_secret)
     /* the app's lock is nobody's to read, not even its owner's or an admin's */
     ck_assert_str_eq(jstr(env, "AIDC_SESSION_TOKEN"), "(hidden)");
     json_t *again = get(harness_srv.admin_token, id);
-    ck_assert_str_eq(jstr(json_object_get(json_object_get(again, "job"), "env"),
-                          "AIDC_SESSION_TOKEN"),
-                     "(hidden)");
+    ck_assert_str_eq(
+        jstr(json_object_get(json_object_get(again, "job"), "env"), "AIDC_SESSION_TOKEN"),
+        "(hidden)");
     json_t *direct = jobs_get(cat, "chem", jstr(job, "id"));
     ck_assert_str_eq(jstr(json_object_get(direct, "env"), "AIDC_SESSION_TOKEN"), "(hidden)");
     json_decref(direct);
@@ -216,9 +215,8 @@ START_TEST(members_see_their_own_sessions_admins_all_strangers_none)
     ck_assert_ptr_null(get(bob, aid)); /* another member's: not there for bob */
     ck_assert_ptr_null(get(pia, aid));
     ck_assert_int_eq(req("GET", fmt(SESSIONS "/%s", aid), pia, NULL), 404);
-    ck_assert_int_eq(req("GET", fmt(SESSIONS "/%s", "00000000-0000-4000-8000-000000000000"), ann,
-                         NULL),
-                     404);
+    ck_assert_int_eq(
+        req("GET", fmt(SESSIONS "/%s", "00000000-0000-4000-8000-000000000000"), ann, NULL), 404);
     ck_assert_int_eq(req("GET", SESSIONS "/not-a-uuid", ann, NULL), 400);
     json_t *q = get_items(SESSIONS "?state=queued", cat);
     ck_assert_int_eq(json_array_size(q), 2);
@@ -256,9 +254,9 @@ START_TEST(stop_extend_and_open_follow_who_owns_the_session)
     struct http_res r;
     /* extend: the owner; within the longest a session runs (1440 minutes by default) */
     ck_assert_int_eq(reqj("POST", fmt("%s/extend", base), ann, "{\"minutes\":30}", &r), 200);
-    ck_assert_int_eq(jint(json_object_get(json_object_get(r.json, "job"), "resources"),
-                          "time_limit_minutes"),
-                     90);
+    ck_assert_int_eq(
+        jint(json_object_get(json_object_get(r.json, "job"), "resources"), "time_limit_minutes"),
+        90);
     http_res_free(&r);
     ck_assert_int_eq(reqj("POST", fmt("%s/extend", base), ann, "{\"minutes\":1400}", &r), 422);
     expect_problem(&r, "app_session.extend_limit", "limit_minutes", "1440");
@@ -284,8 +282,9 @@ START_TEST(stop_extend_and_open_follow_who_owns_the_session)
     ck_assert_int_eq(jint(r.json, "expires_in"), 60);
     http_res_free(&r);
     ck_assert_int_eq(req("POST", fmt("%s/open", base), harness_srv.admin_token, NULL), 200);
-    json_t *ev = get_items("/api/v1/audit/events?action=app_session.open&tenant=chem&outcome=success",
-                           harness_srv.admin_token);
+    json_t *ev =
+        get_items("/api/v1/audit/events?action=app_session.open&tenant=chem&outcome=success",
+                  harness_srv.admin_token);
     ck_assert_int_eq(json_array_size(ev), 2);
     json_decref(ev);
     /* stop: not another member; the owner; then it has ended for everything */
@@ -318,7 +317,7 @@ START_TEST(extending_a_gpu_session_stays_within_the_gpu_hours_quotas)
     const char *path = fmt(SESSIONS "/%s/extend", jstr(s, "id"));
     char *extend = strdup(path);
     struct http_res r;
-    ck_assert_int_eq(req("POST", extend, ann, "{\"minutes\":60}"), 200); /* 4 of 5 */
+    ck_assert_int_eq(req("POST", extend, ann, "{\"minutes\":60}"), 200);      /* 4 of 5 */
     ck_assert_int_eq(reqj("POST", extend, ann, "{\"minutes\":60}", &r), 422); /* 6 > 5 */
     expect_problem(&r, "app_session.extend_project_hours", "project", "mol");
     expect_problem(&r, "app_session.extend_project_hours", "requested", "6");
@@ -328,9 +327,9 @@ START_TEST(extending_a_gpu_session_stays_within_the_gpu_hours_quotas)
     expect_problem(&r, "app_session.extend_tenant_hours", "limit", "10");
     http_res_free(&r);
     ck_assert_int_eq(reqj("GET", fmt(SESSIONS "/%s", jstr(s, "id")), ann, NULL, &r), 200);
-    ck_assert_int_eq(jint(json_object_get(json_object_get(r.json, "job"), "resources"),
-                          "time_limit_minutes"),
-                     120); /* what was refused changed nothing */
+    ck_assert_int_eq(
+        jint(json_object_get(json_object_get(r.json, "job"), "resources"), "time_limit_minutes"),
+        120); /* what was refused changed nothing */
     http_res_free(&r);
     free(extend);
     json_decref(s);
@@ -369,8 +368,7 @@ START_TEST(an_app_that_never_answers_fails_with_why)
     ck_assert_str_eq(jstr(started, "state"), "starting");
     json_t *end = wait_state(ann, id, "ended", 30);
     ck_assert_str_eq(jstr(end, "reason"), "the app did not answer on its port within 6 s");
-    json_t *job = jobs_wait(ann, "chem", jstr(json_object_get(end, "job"), "id"), "cancelled",
-                            30);
+    json_t *job = jobs_wait(ann, "chem", jstr(json_object_get(end, "job"), "id"), "cancelled", 30);
     json_decref(job);
     json_decref(end);
     json_decref(started);
@@ -402,9 +400,8 @@ START_TEST(jupyter_answers_through_the_relay_with_its_own_lock_kept_by_aidc)
     ck_assert_ptr_nonnull(jstr(r.json, "id"));
     http_res_free(&r);
     /* its notebook directory is the project's space */
-    ck_assert_int_eq(http_do(&relay, "GET", fmt("/sessions/%s/api/contents", id), NULL, NULL,
-                             extra, &r),
-                     200);
+    ck_assert_int_eq(
+        http_do(&relay, "GET", fmt("/sessions/%s/api/contents", id), NULL, NULL, extra, &r), 200);
     ck_assert_str_eq(jstr(r.json, "type"), "directory");
     http_res_free(&r);
     /* without the relay's cookie nothing reaches it */
@@ -440,8 +437,9 @@ static void push_notebook_image(const char *url, const char *repo)
         struct http_res r;
         ck_assert_int_eq(reqj("GET", "/api/v1/registries/reg", harness_srv.admin_token, NULL, &r),
                          200);
-        bool done = json_is_string(json_object_get(r.json, "last_sync_at")) &&
-                    strcmp(jstr(r.json, "sync_state") ? jstr(r.json, "sync_state") : "", "idle") == 0;
+        bool done =
+            json_is_string(json_object_get(r.json, "last_sync_at")) &&
+            strcmp(jstr(r.json, "sync_state") ? jstr(r.json, "sync_state") : "", "idle") == 0;
         ck_assert_msg(done || jobs_now() < until, "no sync: %s", r.body);
         http_res_free(&r);
         if (done)
@@ -485,47 +483,6 @@ START_TEST(a_notebook_in_an_image_runs_the_images_own_jupyter)
 }
 END_TEST
 
-/* A web app that answers HTTP on $PORT under its base path. */
-#define WEB_APP                                                                                  \
-    "import http.server, os\\n"                                                                   \
-    "class H(http.server.BaseHTTPRequestHandler):\\n"                                             \
-    "    def do_GET(self):\\n"                                                                    \
-    "        b = b'hello from the app'\\n"                                                        \
-    "        self.send_response(200); self.send_header('Content-Length', str(len(b)))\\n"         \
-    "        self.end_headers(); self.wfile.write(b)\\n"                                          \
-    "http.server.ThreadingHTTPServer(('0.0.0.0', int(os.environ['PORT'])), H).serve_forever()"
-
-START_TEST(an_idle_session_is_stopped_and_says_why)
-{
-    json_t *s = create(ann, "{\"project\":\"mol\",\"app\":\"web\",\"mounts\":[],"
-                            "\"idle_minutes\":1,\"command\":[\"/usr/bin/python3\",\"-c\",\"" WEB_APP
-                            "\"]}");
-    const char *id = jstr(s, "id");
-    json_t *ready = wait_state(ann, id, "ready,ended", 30);
-    ck_assert_str_eq(jstr(ready, "state"), "ready");
-    struct aidc_server relay;
-    char *cookie = enter(ann, id, &relay);
-    struct http_res r;
-    const char *extra[] = {fmt("Cookie: aidc_app=%s", cookie), NULL};
-    ck_assert_int_eq(http_do(&relay, "GET", fmt("/sessions/%s/", id), NULL, NULL, extra, &r), 200);
-    ck_assert_str_eq(r.body, "hello from the app");
-    http_res_free(&r);
-    double used = jobs_now();
-    json_t *end = wait_state(ann, id, "ended", 100);
-    ck_assert_str_eq(jstr(end, "reason"), "idle for 1 minute");
-    ck_assert_msg(jobs_now() - used >= 55, "stopped %.0f s after its last use",
-                  jobs_now() - used);
-    json_t *ev = get_items("/api/v1/audit/events?action=app_session.stop&tenant=chem",
-                           harness_srv.admin_token);
-    ck_assert_int_eq(json_array_size(ev), 1);
-    json_decref(ev);
-    free(cookie);
-    json_decref(end);
-    json_decref(ready);
-    json_decref(s);
-}
-END_TEST
-
 int main(void)
 {
     harness_require_pg();
@@ -546,7 +503,6 @@ int main(void)
     tcase_add_test(run, extending_a_gpu_session_stays_within_the_gpu_hours_quotas);
     tcase_add_test(run, jupyter_answers_through_the_relay_with_its_own_lock_kept_by_aidc);
     tcase_add_test(run, a_notebook_in_an_image_runs_the_images_own_jupyter);
-    tcase_add_test(run, an_idle_session_is_stopped_and_says_why);
     suite_add_tcase(s, run);
     return suite_run(s);
 }

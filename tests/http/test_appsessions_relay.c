@@ -630,11 +630,21 @@ START_TEST(a_session_without_traffic_ends_after_its_idle_minutes)
 {
     /* C has had no traffic since it became ready; the tests before took part of its minute */
     json_t *s = session_wait(sess_c, "ended", 90);
-    ck_assert_str_eq(jstr(s, "reason"), "idle for 1 minutes");
+    ck_assert_str_eq(jstr(s, "reason"), "idle for 1 minute");
     double ready = jobs_ts(json_object_get(s, "ready_at"));
     ck_assert_msg(jobs_now() - ready >= 60, "ended %.1f s after it was ready", jobs_now() - ready);
     const char *job = jstr(json_object_get(s, "job"), "id");
     json_decref(jobs_wait(ann, TENANT, job, "cancelled", 30));
+    /* the watcher's stop is audited, naming the session, its tenant and why */
+    json_t *ev = get_items(fmt("/api/v1/audit/events?action=app_session.stop&tenant=%s", TENANT),
+                           harness_srv.admin_token);
+    bool found = false;
+    for (size_t i = 0; i < json_array_size(ev); i++) {
+        json_t *e = json_array_get(ev, i);
+        found = found || strcmp(jstr(json_object_get(e, "resource"), "id"), sess_c) == 0;
+    }
+    ck_assert_msg(found, "no app_session.stop event of %s", sess_c);
+    json_decref(ev);
     json_decref(s);
 }
 END_TEST

@@ -21,12 +21,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#define T "phys"
+#define T      "phys"
 #define WAIT_S 90
 
 static char *ann;
-static const char *fast[] = {"AIDC_SYNC_INTERVAL_MS=200", "AIDC_ADMISSION_INTERVAL_MS=200",
-                             NULL};
+static const char *fast[] = {"AIDC_SYNC_INTERVAL_MS=200", "AIDC_ADMISSION_INTERVAL_MS=200", NULL};
 
 static void setup(void)
 {
@@ -43,33 +42,33 @@ static void teardown(void)
 }
 
 /* HTTP with the headers it got, and a WebSocket that echoes what it reads. */
-#define APP                                                                                       \
-    "import http.server, os, base64, hashlib\\n"                                                  \
-    "class H(http.server.BaseHTTPRequestHandler):\\n"                                             \
-    "    protocol_version = 'HTTP/1.1'\\n"                                                        \
-    "    def do_GET(self):\\n"                                                                    \
-    "        if self.headers.get('Upgrade', '').lower() == 'websocket':\\n"                       \
-    "            k = self.headers['Sec-WebSocket-Key'] + '258EAFA5-E914-47DA-95CA-C5AB0DC85B11'\\n" \
-    "            a = base64.b64encode(hashlib.sha1(k.encode()).digest()).decode()\\n"             \
-    "            self.send_response(101); self.send_header('Upgrade', 'websocket')\\n"            \
-    "            self.send_header('Connection', 'Upgrade')\\n"                                    \
-    "            self.send_header('Sec-WebSocket-Accept', a); self.end_headers()\\n"              \
-    "            self.wfile.flush()\\n"                                                           \
-    "            while True:\\n"                                                                  \
-    "                d = self.rfile.read1(65536)\\n"                                              \
-    "                if not d: break\\n"                                                          \
-    "                self.wfile.write(d); self.wfile.flush()\\n"                                  \
-    "            return\\n"                                                                       \
+#define APP                                                                                        \
+    "import http.server, os, base64, hashlib\\n"                                                   \
+    "class H(http.server.BaseHTTPRequestHandler):\\n"                                              \
+    "    protocol_version = 'HTTP/1.1'\\n"                                                         \
+    "    def do_GET(self):\\n"                                                                     \
+    "        if self.headers.get('Upgrade', '').lower() == 'websocket':\\n"                        \
+    "            k = self.headers['Sec-WebSocket-Key'] + "                                         \
+    "'258EAFA5-E914-47DA-95CA-C5AB0DC85B11'\\n"                                                    \
+    "            a = base64.b64encode(hashlib.sha1(k.encode()).digest()).decode()\\n"              \
+    "            self.send_response(101); self.send_header('Upgrade', 'websocket')\\n"             \
+    "            self.send_header('Connection', 'Upgrade')\\n"                                     \
+    "            self.send_header('Sec-WebSocket-Accept', a); self.end_headers()\\n"               \
+    "            self.wfile.flush()\\n"                                                            \
+    "            while True:\\n"                                                                   \
+    "                d = self.rfile.read1(65536)\\n"                                               \
+    "                if not d: break\\n"                                                           \
+    "                self.wfile.write(d); self.wfile.flush()\\n"                                   \
+    "            return\\n"                                                                        \
     "        b = ('path=%s auth=%s' % (self.path, self.headers.get('Authorization'))).encode()\\n" \
-    "        self.send_response(200); self.send_header('Content-Length', str(len(b)))\\n"         \
-    "        self.end_headers(); self.wfile.write(b)\\n"                                          \
+    "        self.send_response(200); self.send_header('Content-Length', str(len(b)))\\n"          \
+    "        self.end_headers(); self.wfile.write(b)\\n"                                           \
     "http.server.ThreadingHTTPServer(('0.0.0.0', int(os.environ['PORT'])), H).serve_forever()"
 
 static json_t *session_get(const char *id)
 {
     struct http_res r;
-    ck_assert_int_eq(reqj("GET", fmt("/api/v1/tenants/" T "/sessions/%s", id), ann, NULL, &r),
-                     200);
+    ck_assert_int_eq(reqj("GET", fmt("/api/v1/tenants/" T "/sessions/%s", id), ann, NULL, &r), 200);
     json_t *s = json_incref(r.json);
     http_res_free(&r);
     return s;
@@ -79,7 +78,8 @@ static json_t *session_get(const char *id)
 static void websocket_echo(const char *id, const char *cookie)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)harness_srv.sessions_port)};
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)harness_srv.sessions_port)};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
     struct timeval tv = {.tv_sec = 20};
@@ -136,8 +136,7 @@ START_TEST(a_session_on_slurm_is_reached_through_the_relay)
     ck_assert_str_eq(jstr(json_object_get(s, "job"), "cluster"), "hpc");
     json_decref(s);
     /* in: the link, then the cookie it sets */
-    ck_assert_int_eq(reqj("POST", fmt("/api/v1/tenants/" T "/sessions/%s/open", id), ann, NULL,
-                          &r),
+    ck_assert_int_eq(reqj("POST", fmt("/api/v1/tenants/" T "/sessions/%s/open", id), ann, NULL, &r),
                      200);
     char *path = strdup(jstr(r.json, "url") + strlen(harness_srv.sessions_base));
     http_res_free(&r);
