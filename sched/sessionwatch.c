@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define INTERVAL_MS  2000
+#define INTERVAL_MS  1000 /* a notebook is usable about a second after its app answers */
 #define MAX_SESSIONS 2000
 #define PROBE_MS     2000
 
