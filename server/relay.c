@@ -42,10 +42,20 @@ struct relay {
     struct relaypipe_registry ws;
 };
 
-/* One request: its raw URI (the path and query passed to the app unchanged), its body. */
+/*
+ * One request: its raw URI (the path and query passed to the app unchanged),
+ * its body. libmicrohttpd calls on_request first with the headers alone, then
+ * with the body in pieces, then once more: who may pass is decided on the
+ * first call (a stranger's body is never read), the body is kept for an
+ * admitted request only, and the request is passed on the last call.
+ */
 struct rreq {
     char uri[MAX_URI + 1];
     bool uri_too_long;
+    bool started;  /* the first call is past */
+    bool admitted; /* ... and let the request pass: t and id are set */
+    char id[37];
+    struct db_appsession_target t;
     struct sbuf body;
     bool body_too_large;
 };
@@ -293,8 +303,22 @@ static bool host_ok(struct MHD_Connection *c, const struct config *cfg, const ch
     return host && strlen(host) == n && strncasecmp(host, want, n) == 0;
 }
 
-static enum MHD_Result relay_session(struct relay *r, struct MHD_Connection *c,
-                                     struct rreq *q, const char *method)
+/* A declared body larger than the relay passes on. */
+static bool declared_too_large(struct MHD_Connection *c, long long max)
+{
+    const char *cl =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    char *end = NULL;
+    long long n = cl ? strtoll(cl, &end, 10) : 0;
+    return cl && end != cl && n > max;
+}
+
+/*
+ * The first call of a request under /sessions/: may it pass? MHD_YES with
+ * q->admitted set (its body comes next), or the refusal (or redirect) queued.
+ */
+static enum MHD_Result admit_session(struct relay *r, struct MHD_Connection *c, struct rreq *q,
+                                     const char *method)
 {
     /* /sessions/<id>/...: the id is a UUID, the rest the app's */
     const char *id_at = q->uri + strlen(CONFIG_SESSION_PATH);
@@ -311,7 +335,7 @@ static enum MHD_Result relay_session(struct relay *r, struct MHD_Connection *c,
     char *origin = config_session_origin(r->cfg, id);
     const char *up = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_UPGRADE);
     bool upgrade = up && strcasecmp(up, "websocket") == 0;
-    enum MHD_Result ok;
+    enum MHD_Result ok = MHD_YES;
     const char *cookie = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, COOKIE);
     if (!host_ok(c, r->cfg, origin)) {
         ok = answer(c, PROBLEM_NOT_FOUND, NULL);
@@ -319,9 +343,6 @@ static enum MHD_Result relay_session(struct relay *r, struct MHD_Connection *c,
         ok = answer(c, PROBLEM_APPSESSION_NO_ENTRY, NULL);
     } else if (!origin_ok(c, method, origin, upgrade)) {
         ok = answer(c, PROBLEM_APPSESSION_ORIGIN, NULL);
-    } else if (q->body_too_large) {
-        ok = answer(c, PROBLEM_APPSESSION_BODY_TOO_LARGE,
-                    json_pack("{s:I}", "max", (json_int_t)r->cfg->sessions_max_body_bytes));
     } else {
         char hash[65];
         crypto_sha256_hex(cookie, strlen(cookie), hash);
@@ -335,17 +356,37 @@ static enum MHD_Result relay_session(struct relay *r, struct MHD_Connection *c,
             ok = answer(c, PROBLEM_DB_UNAVAILABLE, NULL);
         else if (!a.t.ready || !a.t.port)
             ok = answer(c, PROBLEM_APPSESSION_NOT_READY, NULL);
+        else if (declared_too_large(c, r->cfg->sessions_max_body_bytes))
+            ok = answer(c, PROBLEM_APPSESSION_BODY_TOO_LARGE,
+                        json_pack("{s:I}", "max", (json_int_t)r->cfg->sessions_max_body_bytes));
         else {
-            char ip[64];
-            client_ip(c, ip, sizeof ip);
-            struct relaypipe_request pr = {
-                .method = method, .uri = q->uri, .origin = origin, .session_id = id,
-                .host = a.t.host, .port = a.t.port, .secret = a.t.secret,
-                .body = q->body.buf, .body_len = q->body.len, .client_ip = ip,
-                .registry = &r->ws, .touch = relay_touch, .touch_arg = r};
-            ok = upgrade ? relaypipe_websocket(c, &pr) : relaypipe_http(c, &pr);
+            q->admitted = true;
+            q->t = a.t;
+            snprintf(q->id, sizeof q->id, "%s", id);
         }
     }
+    free(origin);
+    return ok;
+}
+
+/* The last call of an admitted request: its body is all here; pass it to the app. */
+static enum MHD_Result relay_session(struct relay *r, struct MHD_Connection *c,
+                                     struct rreq *q, const char *method)
+{
+    if (q->body_too_large) /* sent without a length, or past the one it declared */
+        return answer(c, PROBLEM_APPSESSION_BODY_TOO_LARGE,
+                      json_pack("{s:I}", "max", (json_int_t)r->cfg->sessions_max_body_bytes));
+    char *origin = config_session_origin(r->cfg, q->id);
+    const char *up = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_UPGRADE);
+    bool upgrade = up && strcasecmp(up, "websocket") == 0;
+    char ip[64];
+    client_ip(c, ip, sizeof ip);
+    struct relaypipe_request pr = {
+        .method = method, .uri = q->uri, .origin = origin, .session_id = q->id,
+        .host = q->t.host, .port = q->t.port, .secret = q->t.secret,
+        .body = q->body.buf, .body_len = q->body.len, .client_ip = ip,
+        .registry = &r->ws, .touch = relay_touch, .touch_arg = r};
+    enum MHD_Result ok = upgrade ? relaypipe_websocket(c, &pr) : relaypipe_http(c, &pr);
     free(origin);
     return ok;
 }
@@ -373,22 +414,26 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     struct rreq *q = *ctx;
     if (!q)
         return MHD_NO;
+    if (!q->started) { /* the headers alone: answered now, or admitted and its body read */
+        q->started = true;
+        if (q->uri_too_long)
+            return answer(c, PROBLEM_NOT_FOUND, NULL);
+        size_t n = strlen(CONFIG_SESSION_OPEN_PATH);
+        if (strncmp(q->uri, CONFIG_SESSION_OPEN_PATH "?", n + 1) == 0 && strcmp(method, "GET") == 0)
+            return open_link(r, c);
+        if (strncmp(q->uri, CONFIG_SESSION_PATH, strlen(CONFIG_SESSION_PATH)) == 0)
+            return admit_session(r, c, q, method);
+        return answer(c, PROBLEM_NOT_FOUND, NULL);
+    }
     if (*upload_size) { /* the body, in pieces: kept up to the limit, past it dropped */
         if (q->body.len + *upload_size > (size_t)r->cfg->sessions_max_body_bytes)
             q->body_too_large = true;
-        else
+        else if (!q->body_too_large)
             sbuf_append(&q->body, upload_data, *upload_size);
         *upload_size = 0;
         return MHD_YES;
     }
-    if (q->uri_too_long)
-        return answer(c, PROBLEM_NOT_FOUND, NULL);
-    if (strncmp(q->uri, CONFIG_SESSION_OPEN_PATH "?", strlen(CONFIG_SESSION_OPEN_PATH) + 1) == 0 &&
-        strcmp(method, "GET") == 0)
-        return open_link(r, c);
-    if (strncmp(q->uri, CONFIG_SESSION_PATH, strlen(CONFIG_SESSION_PATH)) == 0)
-        return relay_session(r, c, q, method);
-    return answer(c, PROBLEM_NOT_FOUND, NULL);
+    return q->admitted ? relay_session(r, c, q, method) : MHD_NO;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,

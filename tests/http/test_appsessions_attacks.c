@@ -1,0 +1,268 @@
+/*
+ * test_appsessions_attacks.c - the sessions relay under attack: a hostile app
+ * (it stalls, it sets aidc's cookies, it answers a WebSocket that is gone),
+ * a browser that leaves half way, a stranger that sends a large body.
+ */
+#include "tests/support/client.h"
+#include "tests/support/harness.h"
+#include "tests/support/jobs.h"
+#include "tests/support/suite.h"
+
+#include <arpa/inet.h>
+#include <check.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define SESSIONS "/api/v1/tenants/chem/sessions"
+
+static char *ann;
+
+/*
+ * The hostile app: raw HTTP on $PORT. .../stall never answers; .../storm
+ * answers "100 Continue" again and again, never more; .../cookies
+ * sets cookies of aidc's names; .../body answers how many bytes of body it
+ * got; a WebSocket upgrade is answered 101 (on .../slow after 0.3 s) and
+ * echoed; the rest is "hi".
+ */
+static const char hostile_app[] =
+    "import os, socket, threading, time\n"
+    "def head(c):\n"
+    "    d = b''\n"
+    "    while b'\\r\\n\\r\\n' not in d:\n"
+    "        x = c.recv(65536)\n"
+    "        if not x: return None, b''\n"
+    "        d += x\n"
+    "    h, rest = d.split(b'\\r\\n\\r\\n', 1)\n"
+    "    return h.decode('latin-1'), rest\n"
+    "def serve(c):\n"
+    "    try:\n"
+    "        h, rest = head(c)\n"
+    "        if h is None: return\n"
+    "        path = h.split(' ')[1]\n"
+    "        low = h.lower()\n"
+    "        if 'upgrade: websocket' in low:\n"
+    "            if path.endswith('/slow'): time.sleep(0.3)\n"
+    "            c.sendall(b'HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: websocket\\r\\n'\n"
+    "                      b'Connection: Upgrade\\r\\n\\r\\n')\n"
+    "            while True:\n"
+    "                x = c.recv(65536)\n"
+    "                if not x: break\n"
+    "                c.sendall(x)\n"
+    "            return\n"
+    "        if path.endswith('/stall'):\n"
+    "            time.sleep(3600)\n"
+    "            return\n"
+    "        if path.endswith('/storm'):\n"
+    "            while True:\n"
+    "                c.sendall(b'HTTP/1.1 100 Continue\\r\\n\\r\\n')\n"
+    "                time.sleep(0.01)\n"
+    "        if path.endswith('/cookies'):\n"
+    "            c.sendall(b'HTTP/1.1 200 OK\\r\\nSet-Cookie: aidc_app =evil; Path=/\\r\\n'\n"
+    "                      b'Set-Cookie: aidc_app=evil; Path=/\\r\\n'\n"
+    "                      b'Set-Cookie: =aidc_app=evil; Path=/\\r\\n'\n"
+    "                      b'Set-Cookie: aidc_session\\t=evil; Path=/\\r\\n'\n"
+    "                      b'Set-Cookie: theirs=1; Path=/\\r\\nContent-Length: 2\\r\\n'\n"
+    "                      b'Connection: close\\r\\n\\r\\nok')\n"
+    "            return\n"
+    "        if path.endswith('/body'):\n"
+    "            n = 0\n"
+    "            for line in h.split('\\r\\n'):\n"
+    "                if line.lower().startswith('content-length:'): n = int(line[15:])\n"
+    "            while len(rest) < n:\n"
+    "                x = c.recv(65536)\n"
+    "                if not x: break\n"
+    "                rest += x\n"
+    "            b = str(len(rest)).encode()\n"
+    "            c.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Length: ' + str(len(b)).encode() +\n"
+    "                      b'\\r\\nConnection: close\\r\\n\\r\\n' + b)\n"
+    "            return\n"
+    "        c.sendall(b'HTTP/1.1 200 OK\\r\\nContent-Length: 2\\r\\nConnection: close\\r\\n\\r\\nhi')\n"
+    "    finally:\n"
+    "        c.close()\n"
+    "s = socket.socket()\n"
+    "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)\n"
+    "s.bind(('0.0.0.0', int(os.environ['PORT'])))\n"
+    "s.listen(1024)\n"
+    "while True:\n"
+    "    c, _ = s.accept()\n"
+    "    threading.Thread(target=serve, args=(c,), daemon=True).start()\n";
+
+/* jobs move fast; few relay connections, so that a leak of them shows */
+static const char *const env[] = {"AIDC_SYNC_INTERVAL_MS=100", "AIDC_ADMISSION_INTERVAL_MS=200",
+                                  "AIDC_SESSIONS_MAX_CONNECTIONS=8",
+                                  "AIDC_SESSIONS_MAX_BODY_BYTES=1048576", NULL};
+
+static void setup(void)
+{
+    harness_setup("appsessions_attacks", env);
+    make_tenant("chem");
+    make_project("chem", "mol");
+    ann = make_member_login("chem", "ann", "member");
+    jobs_local_cluster("{}");
+}
+
+static void teardown(void)
+{
+    free(ann);
+    harness_teardown();
+}
+
+static struct aidc_server relay_srv(void)
+{
+    struct aidc_server r = harness_srv;
+    r.port = harness_srv.sessions_port;
+    snprintf(r.base, sizeof r.base, "%s", harness_srv.sessions_base);
+    return r;
+}
+
+/* A session of the hostile app, ready; its id (malloc'd). */
+static char *hostile_session(void)
+{
+    json_t *body = json_pack("{s:s, s:s, s:[], s:[s, s, s]}", "project", "mol", "app", "web",
+                             "mounts", "command", "/usr/bin/python3", "-c", hostile_app);
+    char *text = json_dumps(body, JSON_COMPACT);
+    json_decref(body);
+    struct http_res r;
+    long st = reqj("POST", SESSIONS, ann, text, &r);
+    free(text);
+    ck_assert_msg(st == 201, "create answered %ld: %s", st, r.body);
+    char *id = strdup(jstr(r.json, "id"));
+    http_res_free(&r);
+    double until = jobs_now() + 60;
+    for (;;) {
+        ck_assert_int_eq(reqj("GET", fmt(SESSIONS "/%s", id), ann, NULL, &r), 200);
+        const char *state = jstr(r.json, "state");
+        if (strcmp(state, "ready") == 0)
+            break;
+        ck_assert_msg(strcmp(state, "ended") != 0, "ended: %s", jstr(r.json, "reason"));
+        ck_assert_msg(jobs_now() < until, "still %s after 60 s", state);
+        http_res_free(&r);
+        jobs_nap_ms(200);
+    }
+    http_res_free(&r);
+    return id;
+}
+
+/* The session's link followed: its aidc_app cookie value (malloc'd). */
+static char *enter(const char *id)
+{
+    struct aidc_server relay = relay_srv();
+    struct http_res r;
+    ck_assert_int_eq(reqj("POST", fmt(SESSIONS "/%s/open", id), ann, NULL, &r), 200);
+    char *path = strdup(jstr(r.json, "url") + strlen(harness_srv.sessions_base));
+    http_res_free(&r);
+    ck_assert_int_eq(http_do(&relay, "GET", path, NULL, NULL, NULL, &r), 302);
+    free(path);
+    char *set = http_set_cookie(&r, "aidc_app");
+    ck_assert_ptr_nonnull(set);
+    char *value = strdup(set + strlen("aidc_app="));
+    value[strcspn(value, ";")] = '\0';
+    free(set);
+    http_res_free(&r);
+    return value;
+}
+
+/* A raw connection to the relay. */
+static int dial_relay(int timeout_s)
+{
+    struct aidc_server relay = relay_srv();
+    return http_dial(&relay, timeout_s);
+}
+
+static void send_all(int fd, const char *s)
+{
+    size_t n = strlen(s);
+    ck_assert_int_eq(send(fd, s, n, MSG_NOSIGNAL), (ssize_t)n);
+}
+
+/* Whatever comes on fd within its receive timeout (malloc'd, maybe empty). */
+static char *recv_some(int fd)
+{
+    char *buf = calloc(1, 65536);
+    size_t got = 0;
+    for (;;) {
+        ssize_t n = recv(fd, buf + got, 65535 - got, 0);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+        if (strstr(buf, "\r\n\r\n") || got == 65535)
+            break;
+    }
+    return buf;
+}
+
+/* ---- request bodies ----------------------------------------------------------------- */
+
+START_TEST(a_body_reaches_the_app_whole)
+{
+    char *id = hostile_session();
+    char *cookie = enter(id);
+    struct aidc_server relay = relay_srv();
+    size_t n = 100000;
+    char *body = malloc(n);
+    memset(body, 'x', n);
+    const char *h[] = {fmt("Cookie: aidc_app=%s", cookie),
+                       fmt("Origin: %s", harness_srv.sessions_base), NULL};
+    struct http_res r;
+    ck_assert_int_eq(http_raw(&relay, "POST", fmt("/sessions/%s/body", id), NULL, "text/plain",
+                              body, n, h, &r),
+                     200);
+    ck_assert_str_eq(r.body, "100000");
+    http_res_free(&r);
+    free(body);
+    free(cookie);
+    free(id);
+}
+END_TEST
+
+/* The status line fd gets within a few seconds of sending head (no body). */
+static int status_of(const char *head)
+{
+    int fd = dial_relay(5);
+    send_all(fd, head);
+    char *got = recv_some(fd);
+    close(fd);
+    int code = 0;
+    if (sscanf(got, "HTTP/1.%*d %d", &code) != 1)
+        code = 0;
+    free(got);
+    return code;
+}
+
+START_TEST(a_body_is_refused_before_it_is_read)
+{
+    char *id = hostile_session();
+    char *cookie = enter(id);
+    /* past AIDC_SESSIONS_MAX_BODY_BYTES: 413 on its headers, nothing of it is read or kept */
+    ck_assert_int_eq(status_of(fmt("POST /sessions/%s/body HTTP/1.1\r\nHost: x\r\n"
+                                   "Cookie: aidc_app=%s\r\nOrigin: %s\r\n"
+                                   "Content-Length: 2000000\r\n\r\n",
+                                   id, cookie, harness_srv.sessions_base)),
+                     413);
+    /* a stranger's body is never read either */
+    ck_assert_int_eq(status_of(fmt("POST /sessions/%s/body HTTP/1.1\r\nHost: x\r\n"
+                                   "Content-Length: 900000\r\n\r\n",
+                                   id)),
+                     401);
+    free(cookie);
+    free(id);
+}
+END_TEST
+
+int main(void)
+{
+    harness_require_pg();
+    jobs_reap_at_exit();
+    Suite *s = suite_create("appsessions_attacks");
+    TCase *t = tcase_create("relay");
+    tcase_add_checked_fixture(t, setup, teardown);
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, a_body_reaches_the_app_whole);
+    tcase_add_test(t, a_body_is_refused_before_it_is_read);
+    suite_add_tcase(s, t);
+    return suite_run(s);
+}
