@@ -117,19 +117,35 @@ static void request_headers(struct MHD_Connection *c, const struct relaypipe_req
         sbuf_printf(lines, "X-Forwarded-Host: %s\r\n", host);
 }
 
+/*
+ * Whether Set-Cookie: v sets one of aidc's cookies, as a browser reads it: the
+ * blanks around a name are trimmed ("aidc_app =x" sets aidc_app), and a cookie
+ * without a name is sent as its value alone ("=aidc_app=x" and "aidc_app" are
+ * sent as "aidc_app=x" and "aidc_app").
+ */
+static bool sets_aidc_cookie(const char *v)
+{
+    for (;;) {
+        v += strspn(v, " \t");
+        size_t pair = strcspn(v, ";");
+        const char *eq = memchr(v, '=', pair);
+        size_t n = eq ? (size_t)(eq - v) : pair;
+        while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+            n--;
+        if (!eq || n) /* its name, or (no '=') the value the browser sends alone */
+            return aidc_cookie(v, n);
+        v = eq + 1; /* an empty name: the browser sends the value alone */
+    }
+}
+
 /* Whether an answer's header line (name: value) goes to the browser. */
 static bool answer_header_ok(const char *name, const char *value)
 {
     if (hop_by_hop(name) || strcasecmp(name, "Content-Length") == 0 ||
         strcasecmp(name, "Date") == 0)
         return false;
-    if (strcasecmp(name, "Set-Cookie") == 0) {
-        const char *v = value;
-        while (*v == ' ')
-            v++;
-        const char *eq = strchr(v, '=');
-        return !(eq && aidc_cookie(v, (size_t)(eq - v)));
-    }
+    if (strcasecmp(name, "Set-Cookie") == 0)
+        return !sets_aidc_cookie(value);
     return true;
 }
 

@@ -253,6 +253,30 @@ START_TEST(a_body_is_refused_before_it_is_read)
 }
 END_TEST
 
+/* ---- what an app answers ------------------------------------------------------------ */
+
+START_TEST(an_app_cannot_set_aidc_cookies_by_any_spelling)
+{
+    char *id = hostile_session();
+    char *cookie = enter(id);
+    struct aidc_server relay = relay_srv();
+    const char *h[] = {fmt("Cookie: aidc_app=%s", cookie), NULL};
+    struct http_res r;
+    ck_assert_int_eq(http_do(&relay, "GET", fmt("/sessions/%s/cookies", id), NULL, NULL, h, &r),
+                     200);
+    /* a browser trims the blanks around a name ("aidc_app =x" sets aidc_app) and sends a
+     * cookie without a name as its value alone ("=aidc_app=x" sends "aidc_app=x"): each
+     * would replace the entry of this or another session, or (one host for the portal and
+     * the relay, ports apart) the portal's login */
+    ck_assert_msg(strstr(r.headers, "evil") == NULL, "the app set aidc's cookie:\n%s",
+                  r.headers);
+    ck_assert_ptr_nonnull(strstr(r.headers, "Set-Cookie: theirs=1"));
+    http_res_free(&r);
+    free(cookie);
+    free(id);
+}
+END_TEST
+
 int main(void)
 {
     harness_require_pg();
@@ -263,6 +287,7 @@ int main(void)
     tcase_set_timeout(t, 120);
     tcase_add_test(t, a_body_reaches_the_app_whole);
     tcase_add_test(t, a_body_is_refused_before_it_is_read);
+    tcase_add_test(t, an_app_cannot_set_aidc_cookies_by_any_spelling);
     suite_add_tcase(s, t);
     return suite_run(s);
 }
