@@ -163,6 +163,7 @@ struct stream {
     struct sbuf head; /* the final answer's header lines */
     int nheaders;
     bool head_too_big;
+    int client; /* the browser's socket (-1: unknown) */
 };
 
 static size_t on_header(char *data, size_t size, size_t n, void *arg)
@@ -221,9 +222,24 @@ static void stream_free(void *cls)
     free(st);
 }
 
-/* Move the transfer on, waiting up to wait_ms for the app. -1 on a curl failure. */
+/*
+ * The browser closed its connection (or it broke): nobody waits for the
+ * answer. Without this a thread would wait for an app that never answers
+ * (or sends 100 Continue forever) long after its browser left, until the
+ * relay had no connection left for anyone.
+ */
+static bool client_gone(int fd)
+{
+    struct pollfd p = {.fd = fd, .events = POLLRDHUP};
+    return fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+/* Move the transfer on, waiting up to wait_ms for the app. -1 on a curl failure, or when
+ * the browser is gone. */
 static int pump(struct stream *st, int wait_ms)
 {
+    if (client_gone(st->client))
+        return -1;
     int running = 0;
     if (curl_multi_perform(st->multi, &running) != CURLM_OK)
         return -1;
@@ -381,6 +397,9 @@ enum MHD_Result relaypipe_http(struct MHD_Connection *c, const struct relaypipe_
 {
     struct stream *st = xcalloc(1, sizeof *st);
     st->head = (struct sbuf)SBUF_INIT;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    st->client = ci ? ci->connect_fd : -1;
     if (stream_setup(st, c, pr) != 0) {
         stream_free(st);
         return relaypipe_bad_gateway(c, 0);

@@ -11,10 +11,12 @@
 #include <arpa/inet.h>
 #include <check.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define SESSIONS "/api/v1/tenants/chem/sessions"
@@ -277,6 +279,69 @@ START_TEST(an_app_cannot_set_aidc_cookies_by_any_spelling)
 }
 END_TEST
 
+/* ---- connections left half way ------------------------------------------------------ */
+
+START_TEST(a_stalled_app_does_not_hold_the_relay_once_the_browser_left)
+{
+    char *id = hostile_session();
+    char *cookie = enter(id);
+    /* as many requests as the relay serves connections, each to an app that never
+     * answers (or answers 100 Continue forever); each browser gives up after a second */
+    for (int i = 0; i < 8; i++) {
+        int fd = dial_relay(1);
+        send_all(fd, fmt("GET /sessions/%s/%s HTTP/1.1\r\nHost: x\r\nCookie: aidc_app=%s\r\n\r\n",
+                         id, i % 2 ? "storm" : "stall", cookie));
+        free(recv_some(fd));
+        close(fd);
+    }
+    /* the relay lets them go and serves the next browser */
+    struct aidc_server relay = relay_srv();
+    const char *h[] = {fmt("Cookie: aidc_app=%s", cookie), NULL};
+    double until = jobs_now() + 15;
+    for (;;) {
+        struct http_res r;
+        long st = http_do(&relay, "GET", fmt("/sessions/%s/", id), NULL, NULL, h, &r);
+        http_res_free(&r);
+        if (st == 200)
+            break;
+        ck_assert_msg(jobs_now() < until, "the relay still answers %ld after 15 s", st);
+        jobs_nap_ms(250);
+    }
+    free(cookie);
+    free(id);
+}
+END_TEST
+
+START_TEST(aidcd_stops_while_a_browser_waits_on_a_stalled_app)
+{
+    char *id = hostile_session();
+    char *cookie = enter(id);
+    /* a browser that stays, on a request the app never answers */
+    int fd = dial_relay(60);
+    send_all(fd, fmt("GET /sessions/%s/stall HTTP/1.1\r\nHost: x\r\nCookie: aidc_app=%s\r\n\r\n",
+                     id, cookie));
+    jobs_nap_ms(1000);
+    pid_t pid = harness_srv.pid;
+    ck_assert_int_eq(kill(pid, SIGTERM), 0);
+    int st = 0;
+    pid_t gone = 0;
+    double until = jobs_now() + 30;
+    while ((gone = waitpid(pid, &st, WNOHANG)) == 0 && jobs_now() < until)
+        jobs_nap_ms(100);
+    if (gone == 0) { /* the test's verdict below; the server is not left behind */
+        kill(pid, SIGKILL);
+        waitpid(pid, NULL, 0);
+    }
+    close(fd);
+    ck_assert_msg(gone == pid, "aidcd still runs 30 s after SIGTERM");
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "aidcd ended with %d", st);
+    /* a server again, for the teardown to stop */
+    ck_assert_int_eq(jobs_restart_server(env), 0);
+    free(cookie);
+    free(id);
+}
+END_TEST
+
 int main(void)
 {
     harness_require_pg();
@@ -288,6 +353,8 @@ int main(void)
     tcase_add_test(t, a_body_reaches_the_app_whole);
     tcase_add_test(t, a_body_is_refused_before_it_is_read);
     tcase_add_test(t, an_app_cannot_set_aidc_cookies_by_any_spelling);
+    tcase_add_test(t, a_stalled_app_does_not_hold_the_relay_once_the_browser_left);
+    tcase_add_test(t, aidcd_stops_while_a_browser_waits_on_a_stalled_app);
     suite_add_tcase(s, t);
     return suite_run(s);
 }
