@@ -58,6 +58,7 @@ struct rreq {
     struct db_appsession_target t;
     struct sbuf body;
     bool body_too_large;
+    struct relaypipe_ws *ws; /* a WebSocket this request holds (relaypipe.h) */
 };
 
 /* ---- database ------------------------------------------------------------------------ */
@@ -386,7 +387,7 @@ static enum MHD_Result relay_session(struct relay *r, struct MHD_Connection *c,
         .host = q->t.host, .port = q->t.port, .secret = q->t.secret,
         .body = q->body.buf, .body_len = q->body.len, .client_ip = ip,
         .registry = &r->ws, .touch = relay_touch, .touch_arg = r};
-    enum MHD_Result ok = upgrade ? relaypipe_websocket(c, &pr) : relaypipe_http(c, &pr);
+    enum MHD_Result ok = upgrade ? relaypipe_websocket(c, &pr, &q->ws) : relaypipe_http(c, &pr);
     free(origin);
     return ok;
 }
@@ -444,6 +445,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
     (void)toe;
     struct rreq *q = *ctx;
     if (q) {
+        relaypipe_ws_release(q->ws);
         sbuf_free(&q->body);
         free(q);
     }

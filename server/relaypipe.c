@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -437,7 +438,14 @@ enum MHD_Result relaypipe_http(struct MHD_Connection *c, const struct relaypipe_
 
 /* ---- WebSocket ---------------------------------------------------------------------- */
 
+/*
+ * One WebSocket, held by its request until libmicrohttpd completes it and by
+ * its relaying thread once upgraded: whichever lets go last frees it. (A
+ * browser gone before the 101 reached it is never upgraded: its request's
+ * completion alone frees it and closes the app's socket.)
+ */
 struct relaypipe_ws {
+    atomic_int refs;
     struct relaypipe_ws *next;
     struct relaypipe_registry *reg;
     int app;    /* the app's socket */
@@ -479,13 +487,25 @@ void relaypipe_registry_close(struct relaypipe_registry *reg)
     pthread_cond_destroy(&reg->cv);
 }
 
-static void ws_free(struct relaypipe_ws *w)
+void relaypipe_ws_release(struct relaypipe_ws *w)
 {
+    if (!w || atomic_fetch_sub(&w->refs, 1) != 1)
+        return;
     if (w->app >= 0)
         close(w->app);
     free(w->early);
     free(w->extra);
     free(w);
+}
+
+/* w out of its registry's list (its lock held). */
+static void ws_unlink(struct relaypipe_ws *w)
+{
+    for (struct relaypipe_ws **pp = &w->reg->head; *pp; pp = &(*pp)->next)
+        if (*pp == w) {
+            *pp = w->next;
+            break;
+        }
 }
 
 /* All of buf to fd, which may be non-blocking. */
@@ -552,17 +572,15 @@ static void *ws_relay(void *arg)
     free(buf);
     struct relaypipe_registry *reg = w->reg;
     pthread_mutex_lock(&reg->mu);
-    for (struct relaypipe_ws **pp = &reg->head; *pp; pp = &(*pp)->next)
-        if (*pp == w) {
-            *pp = w->next;
-            break;
-        }
+    ws_unlink(w);
     MHD_upgrade_action(w->urh, MHD_UPGRADE_ACTION_CLOSE);
     w->client = -1;
-    ws_free(w);
+    close(w->app);
+    w->app = -1;
     reg->count--;
     pthread_cond_broadcast(&reg->cv);
     pthread_mutex_unlock(&reg->mu);
+    relaypipe_ws_release(w);
     return NULL;
 }
 
@@ -581,6 +599,7 @@ static void on_upgraded(void *cls, struct MHD_Connection *c, void *req_cls, cons
         w->nextra = extra_in_size;
     }
     struct relaypipe_registry *reg = w->reg;
+    atomic_fetch_add(&w->refs, 1); /* the relaying thread's */
     pthread_mutex_lock(&reg->mu);
     w->next = reg->head;
     reg->head = w;
@@ -592,11 +611,11 @@ static void on_upgraded(void *cls, struct MHD_Connection *c, void *req_cls, cons
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     if (pthread_create(&t, &attr, ws_relay, w) != 0) {
         pthread_mutex_lock(&reg->mu);
-        reg->head = w->next;
+        ws_unlink(w);
         reg->count--;
         pthread_mutex_unlock(&reg->mu);
         MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
-        ws_free(w);
+        relaypipe_ws_release(w);
     }
     pthread_attr_destroy(&attr);
 }
@@ -655,9 +674,12 @@ static int read_head(int fd, struct sbuf *head, struct relaypipe_ws *w)
     return -1;
 }
 
-enum MHD_Result relaypipe_websocket(struct MHD_Connection *c, const struct relaypipe_request *pr)
+enum MHD_Result relaypipe_websocket(struct MHD_Connection *c, const struct relaypipe_request *pr,
+                                    struct relaypipe_ws **held)
 {
+    *held = NULL;
     struct relaypipe_ws *w = xcalloc(1, sizeof *w);
+    atomic_init(&w->refs, 1); /* the request's */
     w->reg = pr->registry;
     w->client = -1;
     w->touch = pr->touch;
@@ -665,7 +687,7 @@ enum MHD_Result relaypipe_websocket(struct MHD_Connection *c, const struct relay
     snprintf(w->session_id, sizeof w->session_id, "%s", pr->session_id);
     w->app = connect_app(pr->host, pr->port);
     if (w->app < 0) {
-        ws_free(w);
+        relaypipe_ws_release(w);
         return relaypipe_bad_gateway(c, 0);
     }
     struct sbuf req = SBUF_INIT, head = SBUF_INIT;
@@ -679,13 +701,13 @@ enum MHD_Result relaypipe_websocket(struct MHD_Connection *c, const struct relay
     sbuf_free(&req);
     if (code != 101) {
         sbuf_free(&head);
-        ws_free(w);
+        relaypipe_ws_release(w);
         return relaypipe_bad_gateway(c, code);
     }
     struct MHD_Response *res = MHD_create_response_for_upgrade(on_upgraded, w);
     if (!res) {
         sbuf_free(&head);
-        ws_free(w);
+        relaypipe_ws_release(w);
         return MHD_NO;
     }
     char *first = strstr(head.buf, "\r\n"); /* past the status line */
@@ -698,6 +720,8 @@ enum MHD_Result relaypipe_websocket(struct MHD_Connection *c, const struct relay
     enum MHD_Result ok = MHD_queue_response(c, MHD_HTTP_SWITCHING_PROTOCOLS, res);
     MHD_destroy_response(res);
     if (ok != MHD_YES)
-        ws_free(w); /* never upgraded: nothing else holds it */
+        relaypipe_ws_release(w); /* never upgraded: nothing else holds it */
+    else
+        *held = w;
     return ok;
 }

@@ -10,6 +10,7 @@
 
 #include <arpa/inet.h>
 #include <check.h>
+#include <dirent.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
@@ -197,6 +198,20 @@ static char *recv_some(int fd)
     return buf;
 }
 
+/* How many descriptors aidcd holds. */
+static int aidcd_fds(void)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd", (int)harness_srv.pid);
+    DIR *d = opendir(path);
+    ck_assert_ptr_nonnull(d);
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
 /* ---- request bodies ----------------------------------------------------------------- */
 
 START_TEST(a_body_reaches_the_app_whole)
@@ -312,6 +327,49 @@ START_TEST(a_stalled_app_does_not_hold_the_relay_once_the_browser_left)
 }
 END_TEST
 
+START_TEST(a_websocket_left_before_its_101_leaks_nothing)
+{
+    char *id = hostile_session();
+    char *cookie = enter(id);
+    char *sent = strdup(fmt("GET /sessions/%s/slow HTTP/1.1\r\nHost: x\r\nCookie: aidc_app=%s\r\n"
+                            "Origin: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                            "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+                            "Sec-WebSocket-Version: 13\r\n\r\n",
+                            id, cookie, harness_srv.sessions_base));
+    int before = aidcd_fds();
+    /* the browser asks for a WebSocket and is gone (reset) before the app's 101 (late) */
+    for (int i = 0; i < 20; i++) {
+        int fd = dial_relay(5);
+        send_all(fd, sent);
+        struct linger l = {1, 0};
+        ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l), 0);
+        close(fd);
+    }
+    /* and one that the browser keeps, used, then closed */
+    int fd = dial_relay(5);
+    send_all(fd, sent);
+    char *got = recv_some(fd);
+    ck_assert_msg(strncmp(got, "HTTP/1.1 101", 12) == 0, "%s", got);
+    free(got);
+    send_all(fd, "ping");
+    char echo[8] = "";
+    ck_assert_int_eq(recv(fd, echo, 4, MSG_WAITALL), 4);
+    ck_assert_str_eq(echo, "ping");
+    close(fd);
+    /* back to what it held (give or take the relay's database connections, 4 at most,
+     * that it may open meanwhile): no socket to the app is left open */
+    double until = jobs_now() + 10;
+    int now;
+    while ((now = aidcd_fds()) > before + 4) {
+        ck_assert_msg(jobs_now() < until, "aidcd holds %d descriptors, %d before", now, before);
+        jobs_nap_ms(250);
+    }
+    free(sent);
+    free(cookie);
+    free(id);
+}
+END_TEST
+
 START_TEST(aidcd_stops_while_a_browser_waits_on_a_stalled_app)
 {
     char *id = hostile_session();
@@ -354,6 +412,7 @@ int main(void)
     tcase_add_test(t, a_body_is_refused_before_it_is_read);
     tcase_add_test(t, an_app_cannot_set_aidc_cookies_by_any_spelling);
     tcase_add_test(t, a_stalled_app_does_not_hold_the_relay_once_the_browser_left);
+    tcase_add_test(t, a_websocket_left_before_its_101_leaks_nothing);
     tcase_add_test(t, aidcd_stops_while_a_browser_waits_on_a_stalled_app);
     suite_add_tcase(s, t);
     return suite_run(s);
