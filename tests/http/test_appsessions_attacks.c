@@ -400,6 +400,56 @@ START_TEST(aidcd_stops_while_a_browser_waits_on_a_stalled_app)
 }
 END_TEST
 
+/* ---- what the database keeps -------------------------------------------------------- */
+
+/* How many of the session's keys (links and cookies) are past their expiry. */
+static int stale_keys(const char *id)
+{
+    const char *p[1] = {id};
+    PGresult *r = harness_sql(harness_srv.owner_url,
+                              "SELECT count(*) FROM app_session_keys WHERE session_id = $1::uuid"
+                              " AND expires_at < now()",
+                              1, p);
+    ck_assert_ptr_nonnull(r);
+    int n = atoi(PQgetvalue(r, 0, 0));
+    PQclear(r);
+    return n;
+}
+
+START_TEST(expired_links_and_cookies_are_dropped)
+{
+    /* every POST .../open adds a link, every link followed a cookie: a member opening a
+     * session in a loop would grow the table for good */
+    struct http_res r;
+    ck_assert_int_eq(reqj("POST", SESSIONS, ann,
+                          "{\"project\":\"mol\",\"app\":\"web\",\"command\":[\"sleep\",\"600\"]}",
+                          &r),
+                     201);
+    char *id = strdup(jstr(r.json, "id"));
+    http_res_free(&r);
+    const char *p[1] = {id};
+    PGresult *q = harness_sql(harness_srv.owner_url,
+                              "INSERT INTO app_session_keys (hash, session_id, user_id, kind, expires_at)"
+                              " SELECT sha256(convert_to(k::text, 'UTF8')), s.id, s.user_id, 'link',"
+                              " now() - interval '1 minute' FROM app_sessions s,"
+                              " generate_series(1, 3) k WHERE s.id = $1::uuid",
+                              1, p);
+    ck_assert_ptr_nonnull(q);
+    PQclear(q);
+    ck_assert_int_eq(stale_keys(id), 3);
+    /* the janitor cleans up when aidcd starts, and every few minutes after */
+    ck_assert_int_eq(harness_server_stop(&harness_srv), 0);
+    ck_assert_int_eq(jobs_restart_server(env), 0);
+    double until = jobs_now() + 15;
+    int n;
+    while ((n = stale_keys(id)) > 0) {
+        ck_assert_msg(jobs_now() < until, "%d expired keys still kept", n);
+        jobs_nap_ms(250);
+    }
+    free(id);
+}
+END_TEST
+
 int main(void)
 {
     harness_require_pg();
@@ -414,6 +464,7 @@ int main(void)
     tcase_add_test(t, a_stalled_app_does_not_hold_the_relay_once_the_browser_left);
     tcase_add_test(t, a_websocket_left_before_its_101_leaks_nothing);
     tcase_add_test(t, aidcd_stops_while_a_browser_waits_on_a_stalled_app);
+    tcase_add_test(t, expired_links_and_cookies_are_dropped);
     suite_add_tcase(s, t);
     return suite_run(s);
 }
