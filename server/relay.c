@@ -13,6 +13,7 @@
 #include "../lib/xalloc.h"
 #include "credential.h"
 #include "problem.h"
+#include "ratelimit.h"
 #include "request.h"
 #include "relaypipe.h"
 
@@ -166,7 +167,12 @@ static bool is_key(const char *s, size_t max)
     return true;
 }
 
-static void client_ip(struct MHD_Connection *c, char *out, size_t outsz)
+/*
+ * The browser's address: the peer's, or behind a proxy of AIDC_TRUSTED_PROXIES
+ * (nginx in production) the one its X-Forwarded-For names, as the API reads it
+ * (for the audit of an entry, and the app's X-Forwarded-For).
+ */
+static void client_ip(const struct relay *r, struct MHD_Connection *c, char *out, size_t outsz)
 {
     out[0] = '\0';
     const union MHD_ConnectionInfo *ci =
@@ -180,6 +186,9 @@ static void client_ip(struct MHD_Connection *c, char *out, size_t outsz)
     else if (a->sa_family == AF_INET6)
         inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)a)->sin6_addr, out,
                   (socklen_t)outsz);
+    const char *xff = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Forwarded-For");
+    if (xff && out[0])
+        ratelimit_forwarded_client(r->cfg->trusted_proxies, xff, out, outsz);
 }
 
 struct spend {
@@ -220,7 +229,7 @@ static enum MHD_Result open_link(struct relay *r, struct MHD_Connection *c)
     crypto_b64url_encode(raw, sizeof raw, cookie, sizeof cookie);
     crypto_sha256_hex(key, strlen(key), link_hash);
     crypto_sha256_hex(cookie, strlen(cookie), cookie_hash);
-    client_ip(c, ip, sizeof ip);
+    client_ip(r, c, ip, sizeof ip);
     struct spend s = {.link = link_hash, .cookie = cookie_hash, .ip = ip,
                       .agent = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
                                                            MHD_HTTP_HEADER_USER_AGENT)};
@@ -381,7 +390,7 @@ static enum MHD_Result relay_session(struct relay *r, struct MHD_Connection *c,
     const char *up = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_UPGRADE);
     bool upgrade = up && strcasecmp(up, "websocket") == 0;
     char ip[64];
-    client_ip(c, ip, sizeof ip);
+    client_ip(r, c, ip, sizeof ip);
     struct relaypipe_request pr = {
         .method = method, .uri = q->uri, .origin = origin, .session_id = q->id,
         .host = q->t.host, .port = q->t.port, .secret = q->t.secret,

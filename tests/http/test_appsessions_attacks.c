@@ -94,10 +94,12 @@ static const char hostile_app[] =
     "    c, _ = s.accept()\n"
     "    threading.Thread(target=serve, args=(c,), daemon=True).start()\n";
 
-/* jobs move fast; few relay connections, so that a leak of them shows */
+/* jobs move fast; few relay connections, so that a leak of them shows; the tests' own
+ * address is a proxy's (as nginx's is in production) */
 static const char *const env[] = {"AIDC_SYNC_INTERVAL_MS=100", "AIDC_ADMISSION_INTERVAL_MS=200",
                                   "AIDC_SESSIONS_MAX_CONNECTIONS=8",
-                                  "AIDC_SESSIONS_MAX_BODY_BYTES=1048576", NULL};
+                                  "AIDC_SESSIONS_MAX_BODY_BYTES=1048576",
+                                  "AIDC_TRUSTED_PROXIES=127.0.0.1", NULL};
 
 static void setup(void)
 {
@@ -450,6 +452,31 @@ START_TEST(expired_links_and_cookies_are_dropped)
 }
 END_TEST
 
+/* ---- behind a proxy -------------------------------------------------------------------- */
+
+START_TEST(an_entry_is_audited_with_the_browser_s_address_behind_a_proxy)
+{
+    char *id = hostile_session();
+    struct aidc_server relay = relay_srv();
+    struct http_res r;
+    ck_assert_int_eq(reqj("POST", fmt(SESSIONS "/%s/open", id), ann, NULL, &r), 200);
+    char *path = strdup(jstr(r.json, "url") + strlen(harness_srv.sessions_base));
+    http_res_free(&r);
+    /* the proxy (a trusted one) names the browser; what the browser itself wrote to the
+     * left of it proves nothing */
+    const char *xff[] = {"X-Forwarded-For: 198.51.100.7, 203.0.113.9", NULL};
+    ck_assert_int_eq(http_do(&relay, "GET", path, NULL, NULL, xff, &r), 302);
+    http_res_free(&r);
+    free(path);
+    json_t *ev = get_items("/api/v1/audit/events?action=app_session.enter&tenant=chem",
+                           harness_srv.admin_token);
+    ck_assert_int_eq(json_array_size(ev), 1);
+    ck_assert_str_eq(jstr(json_array_get(ev, 0), "source_ip"), "203.0.113.9");
+    json_decref(ev);
+    free(id);
+}
+END_TEST
+
 int main(void)
 {
     harness_require_pg();
@@ -465,6 +492,7 @@ int main(void)
     tcase_add_test(t, a_websocket_left_before_its_101_leaks_nothing);
     tcase_add_test(t, aidcd_stops_while_a_browser_waits_on_a_stalled_app);
     tcase_add_test(t, expired_links_and_cookies_are_dropped);
+    tcase_add_test(t, an_entry_is_audited_with_the_browser_s_address_behind_a_proxy);
     suite_add_tcase(s, t);
     return suite_run(s);
 }
