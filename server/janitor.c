@@ -1,6 +1,7 @@
 /* janitor.c - periodic clean-up thread (see janitor.h). */
 #include "janitor.h"
 
+#include "../db/appsessions.h"
 #include "../db/db.h"
 #include "../db/identity.h"
 #include "../lib/log.h"
@@ -29,6 +30,8 @@ static void clean_once(struct janitor *j)
         e = db_begin(j->db, &ctx, false);
     if (!e)
         e = db_identity_cleanup(j->db);
+    if (!e) /* spent or stale session links and cookies: every POST .../open adds one */
+        e = db_appsession_keys_expire(j->db);
     if (!e)
         e = db_commit(j->db);
     else

@@ -1,7 +1,8 @@
 /*
  * janitor.h - a background thread that deletes what has expired (session
  * revocations past their token's expiry, old login-failure counters,
- * idempotency keys past their TTL). Idempotent, so every replica may run it.
+ * idempotency keys past their TTL, interactive sessions' links and cookies past
+ * their expiry). Idempotent, so every replica may run it.
  */
 #ifndef AIDC_JANITOR_H
 #define AIDC_JANITOR_H

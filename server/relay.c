@@ -14,6 +14,7 @@
 #include "credential.h"
 #include "http.h"
 #include "problem.h"
+#include "ratelimit.h"
 #include "relaypipe.h"
 #include "request.h"
 
@@ -43,13 +44,23 @@ struct relay {
     struct relaypipe_registry ws;
 };
 
-/* One request: its raw URI (the path and query passed to the app unchanged), its body. */
+/*
+ * One request: its raw URI (the path and query passed to the app unchanged),
+ * its body. libmicrohttpd calls on_request first with the headers alone, then
+ * with the body in pieces, then once more: who may pass is decided on the
+ * first call (a stranger's body is never read), the body is kept for an
+ * admitted request only, and the request is passed on the last call.
+ */
 struct rreq {
     char uri[MAX_URI + 1];
     bool uri_too_long;
-    bool headers_seen; /* libmicrohttpd's first call (the headers) is over */
+    bool started;  /* the first call is past */
+    bool admitted; /* ... and let the request pass: t and id are set */
+    char id[37];
+    struct db_appsession_target t;
     struct sbuf body;
     bool body_too_large;
+    struct relaypipe_ws *ws; /* a WebSocket this request holds (relaypipe.h) */
 };
 
 /* ---- database ------------------------------------------------------------------------ */
@@ -156,7 +167,12 @@ static bool is_key(const char *s, size_t max)
     return true;
 }
 
-static void client_ip(struct MHD_Connection *c, char *out, size_t outsz)
+/*
+ * The browser's address: the peer's, or behind a proxy of AIDC_TRUSTED_PROXIES
+ * (nginx in production) the one its X-Forwarded-For names, as the API reads it
+ * (for the audit of an entry, and the app's X-Forwarded-For).
+ */
+static void client_ip(const struct relay *r, struct MHD_Connection *c, char *out, size_t outsz)
 {
     out[0] = '\0';
     const union MHD_ConnectionInfo *ci =
@@ -170,6 +186,9 @@ static void client_ip(struct MHD_Connection *c, char *out, size_t outsz)
     else if (a->sa_family == AF_INET6)
         inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)a)->sin6_addr, out,
                   (socklen_t)outsz);
+    const char *xff = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Forwarded-For");
+    if (xff && out[0])
+        ratelimit_forwarded_client(r->cfg->trusted_proxies, xff, out, outsz);
 }
 
 struct spend {
@@ -213,7 +232,7 @@ static enum MHD_Result open_link(struct relay *r, struct MHD_Connection *c)
     crypto_b64url_encode(raw, sizeof raw, cookie, sizeof cookie);
     crypto_sha256_hex(key, strlen(key), link_hash);
     crypto_sha256_hex(cookie, strlen(cookie), cookie_hash);
-    client_ip(c, ip, sizeof ip);
+    client_ip(r, c, ip, sizeof ip);
     struct spend s = {
         .link = link_hash,
         .cookie = cookie_hash,
@@ -299,7 +318,21 @@ static bool host_ok(struct MHD_Connection *c, const struct config *cfg, const ch
     return host && strlen(host) == n && strncasecmp(host, want, n) == 0;
 }
 
-static enum MHD_Result relay_session(struct relay *r, struct MHD_Connection *c, struct rreq *q,
+/* A declared body larger than the relay passes on. */
+static bool declared_too_large(struct MHD_Connection *c, long long max)
+{
+    const char *cl =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    char *end = NULL;
+    long long n = cl ? strtoll(cl, &end, 10) : 0;
+    return cl && end != cl && n > max;
+}
+
+/*
+ * The first call of a request under /sessions/: may it pass? MHD_YES with
+ * q->admitted set (its body comes next), or the refusal (or redirect) queued.
+ */
+static enum MHD_Result admit_session(struct relay *r, struct MHD_Connection *c, struct rreq *q,
                                      const char *method)
 {
     /* /sessions/<id>/...: the id is a UUID, the rest the app's */
@@ -317,7 +350,7 @@ static enum MHD_Result relay_session(struct relay *r, struct MHD_Connection *c, 
     char *origin = config_session_origin(r->cfg, id);
     const char *up = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_UPGRADE);
     bool upgrade = up && strcasecmp(up, "websocket") == 0;
-    enum MHD_Result ok;
+    enum MHD_Result ok = MHD_YES;
     const char *cookie = MHD_lookup_connection_value(c, MHD_COOKIE_KIND, COOKIE);
     if (!host_ok(c, r->cfg, origin)) {
         ok = answer(c, PROBLEM_NOT_FOUND, NULL);
@@ -325,9 +358,6 @@ static enum MHD_Result relay_session(struct relay *r, struct MHD_Connection *c, 
         ok = answer(c, PROBLEM_APPSESSION_NO_ENTRY, NULL);
     } else if (!origin_ok(c, method, origin, upgrade)) {
         ok = answer(c, PROBLEM_APPSESSION_ORIGIN, NULL);
-    } else if (q->body_too_large) {
-        ok = answer(c, PROBLEM_APPSESSION_BODY_TOO_LARGE,
-                    json_pack("{s:I}", "max", (json_int_t)r->cfg->sessions_max_body_bytes));
     } else {
         char hash[65];
         crypto_sha256_hex(cookie, strlen(cookie), hash);
@@ -341,25 +371,45 @@ static enum MHD_Result relay_session(struct relay *r, struct MHD_Connection *c, 
             ok = answer(c, PROBLEM_DB_UNAVAILABLE, NULL);
         else if (!a.t.ready || !a.t.port)
             ok = answer(c, PROBLEM_APPSESSION_NOT_READY, NULL);
+        else if (declared_too_large(c, r->cfg->sessions_max_body_bytes))
+            ok = answer(c, PROBLEM_APPSESSION_BODY_TOO_LARGE,
+                        json_pack("{s:I}", "max", (json_int_t)r->cfg->sessions_max_body_bytes));
         else {
-            char ip[64];
-            client_ip(c, ip, sizeof ip);
-            struct relaypipe_request pr = {.method = method,
-                                           .uri = q->uri,
-                                           .origin = origin,
-                                           .session_id = id,
-                                           .host = a.t.host,
-                                           .port = a.t.port,
-                                           .secret = a.t.secret,
-                                           .body = q->body.buf,
-                                           .body_len = q->body.len,
-                                           .client_ip = ip,
-                                           .registry = &r->ws,
-                                           .touch = relay_touch,
-                                           .touch_arg = r};
-            ok = upgrade ? relaypipe_websocket(c, &pr) : relaypipe_http(c, &pr);
+            q->admitted = true;
+            q->t = a.t;
+            snprintf(q->id, sizeof q->id, "%s", id);
         }
     }
+    free(origin);
+    return ok;
+}
+
+/* The last call of an admitted request: its body is all here; pass it to the app. */
+static enum MHD_Result relay_session(struct relay *r, struct MHD_Connection *c, struct rreq *q,
+                                     const char *method)
+{
+    if (q->body_too_large) /* sent without a length, or past the one it declared */
+        return answer(c, PROBLEM_APPSESSION_BODY_TOO_LARGE,
+                      json_pack("{s:I}", "max", (json_int_t)r->cfg->sessions_max_body_bytes));
+    char *origin = config_session_origin(r->cfg, q->id);
+    const char *up = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_UPGRADE);
+    bool upgrade = up && strcasecmp(up, "websocket") == 0;
+    char ip[64];
+    client_ip(r, c, ip, sizeof ip);
+    struct relaypipe_request pr = {.method = method,
+                                   .uri = q->uri,
+                                   .origin = origin,
+                                   .session_id = q->id,
+                                   .host = q->t.host,
+                                   .port = q->t.port,
+                                   .secret = q->t.secret,
+                                   .body = q->body.buf,
+                                   .body_len = q->body.len,
+                                   .client_ip = ip,
+                                   .registry = &r->ws,
+                                   .touch = relay_touch,
+                                   .touch_arg = r};
+    enum MHD_Result ok = upgrade ? relaypipe_websocket(c, &pr, &q->ws) : relaypipe_http(c, &pr);
     free(origin);
     return ok;
 }
@@ -387,34 +437,26 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     struct rreq *q = *ctx;
     if (!q)
         return MHD_NO;
-    /* The first call brings the headers only: the body (if any) comes in the
-     * calls after it, and the request is answered at the last, with no data. */
-    if (!q->headers_seen) {
-        q->headers_seen = true;
-        /* a body announced too large is refused before it is read */
-        const char *cl =
-            MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
-        if (cl && strtoull(cl, NULL, 10) > (unsigned long long)r->cfg->sessions_max_body_bytes)
-            return answer(c, PROBLEM_APPSESSION_BODY_TOO_LARGE,
-                          json_pack("{s:I}", "max", (json_int_t)r->cfg->sessions_max_body_bytes));
-        return MHD_YES;
+    if (!q->started) { /* the headers alone: answered now, or admitted and its body read */
+        q->started = true;
+        if (q->uri_too_long)
+            return answer(c, PROBLEM_NOT_FOUND, NULL);
+        size_t n = strlen(CONFIG_SESSION_OPEN_PATH);
+        if (strncmp(q->uri, CONFIG_SESSION_OPEN_PATH "?", n + 1) == 0 && strcmp(method, "GET") == 0)
+            return open_link(r, c);
+        if (strncmp(q->uri, CONFIG_SESSION_PATH, strlen(CONFIG_SESSION_PATH)) == 0)
+            return admit_session(r, c, q, method);
+        return answer(c, PROBLEM_NOT_FOUND, NULL);
     }
     if (*upload_size) { /* the body, in pieces: kept up to the limit, past it dropped */
         if (q->body.len + *upload_size > (size_t)r->cfg->sessions_max_body_bytes)
             q->body_too_large = true;
-        else
+        else if (!q->body_too_large)
             sbuf_append(&q->body, upload_data, *upload_size);
         *upload_size = 0;
         return MHD_YES;
     }
-    if (q->uri_too_long)
-        return answer(c, PROBLEM_NOT_FOUND, NULL);
-    if (strncmp(q->uri, CONFIG_SESSION_OPEN_PATH "?", strlen(CONFIG_SESSION_OPEN_PATH) + 1) == 0 &&
-        strcmp(method, "GET") == 0)
-        return open_link(r, c);
-    if (strncmp(q->uri, CONFIG_SESSION_PATH, strlen(CONFIG_SESSION_PATH)) == 0)
-        return relay_session(r, c, q, method);
-    return answer(c, PROBLEM_NOT_FOUND, NULL);
+    return q->admitted ? relay_session(r, c, q, method) : MHD_NO;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
@@ -425,6 +467,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
     (void)toe;
     struct rreq *q = *ctx;
     if (q) {
+        relaypipe_ws_release(q->ws);
         sbuf_free(&q->body);
         free(q);
     }

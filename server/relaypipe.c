@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <poll.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,19 +125,35 @@ static void request_headers(struct MHD_Connection *c, const struct relaypipe_req
         sbuf_printf(lines, "X-Forwarded-Host: %s\r\n", host);
 }
 
+/*
+ * Whether Set-Cookie: v sets one of aidc's cookies, as a browser reads it: the
+ * blanks around a name are trimmed ("aidc_app =x" sets aidc_app), and a cookie
+ * without a name is sent as its value alone ("=aidc_app=x" and "aidc_app" are
+ * sent as "aidc_app=x" and "aidc_app").
+ */
+static bool sets_aidc_cookie(const char *v)
+{
+    for (;;) {
+        v += strspn(v, " \t");
+        size_t pair = strcspn(v, ";");
+        const char *eq = memchr(v, '=', pair);
+        size_t n = eq ? (size_t)(eq - v) : pair;
+        while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+            n--;
+        if (!eq || n) /* its name, or (no '=') the value the browser sends alone */
+            return aidc_cookie(v, n);
+        v = eq + 1; /* an empty name: the browser sends the value alone */
+    }
+}
+
 /* Whether an answer's header line (name: value) goes to the browser. */
 static bool answer_header_ok(const char *name, const char *value)
 {
     if (hop_by_hop(name) || strcasecmp(name, "Content-Length") == 0 ||
         strcasecmp(name, "Date") == 0)
         return false;
-    if (strcasecmp(name, "Set-Cookie") == 0) {
-        const char *v = value;
-        while (*v == ' ')
-            v++;
-        const char *eq = strchr(v, '=');
-        return !(eq && aidc_cookie(v, (size_t)(eq - v)));
-    }
+    if (strcasecmp(name, "Set-Cookie") == 0)
+        return !sets_aidc_cookie(value);
     return true;
 }
 
@@ -154,6 +171,7 @@ struct stream {
     struct sbuf head; /* the final answer's header lines */
     int nheaders;
     bool head_too_big;
+    int client; /* the browser's socket (-1: unknown) */
 };
 
 static size_t on_header(char *data, size_t size, size_t n, void *arg)
@@ -212,9 +230,24 @@ static void stream_free(void *cls)
     free(st);
 }
 
-/* Move the transfer on, waiting up to wait_ms for the app. -1 on a curl failure. */
+/*
+ * The browser closed its connection (or it broke): nobody waits for the
+ * answer. Without this a thread would wait for an app that never answers
+ * (or sends 100 Continue forever) long after its browser left, until the
+ * relay had no connection left for anyone.
+ */
+static bool client_gone(int fd)
+{
+    struct pollfd p = {.fd = fd, .events = POLLRDHUP};
+    return fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR));
+}
+
+/* Move the transfer on, waiting up to wait_ms for the app. -1 on a curl failure, or when
+ * the browser is gone. */
 static int pump(struct stream *st, int wait_ms)
 {
+    if (client_gone(st->client))
+        return -1;
     int running = 0;
     if (curl_multi_perform(st->multi, &running) != CURLM_OK)
         return -1;
@@ -372,6 +405,9 @@ enum MHD_Result relaypipe_http(struct MHD_Connection *c, const struct relaypipe_
 {
     struct stream *st = xcalloc(1, sizeof *st);
     st->head = (struct sbuf)SBUF_INIT;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    st->client = ci ? ci->connect_fd : -1;
     if (stream_setup(st, c, pr) != 0) {
         stream_free(st);
         return relaypipe_bad_gateway(c, 0);
@@ -409,7 +445,14 @@ enum MHD_Result relaypipe_http(struct MHD_Connection *c, const struct relaypipe_
 
 /* ---- WebSocket ---------------------------------------------------------------------- */
 
+/*
+ * One WebSocket, held by its request until libmicrohttpd completes it and by
+ * its relaying thread once upgraded: whichever lets go last frees it. (A
+ * browser gone before the 101 reached it is never upgraded: its request's
+ * completion alone frees it and closes the app's socket.)
+ */
 struct relaypipe_ws {
+    atomic_int refs;
     struct relaypipe_ws *next;
     struct relaypipe_registry *reg;
     int app;    /* the app's socket */
@@ -451,13 +494,25 @@ void relaypipe_registry_close(struct relaypipe_registry *reg)
     pthread_cond_destroy(&reg->cv);
 }
 
-static void ws_free(struct relaypipe_ws *w)
+void relaypipe_ws_release(struct relaypipe_ws *w)
 {
+    if (!w || atomic_fetch_sub(&w->refs, 1) != 1)
+        return;
     if (w->app >= 0)
         close(w->app);
     free(w->early);
     free(w->extra);
     free(w);
+}
+
+/* w out of its registry's list (its lock held). */
+static void ws_unlink(struct relaypipe_ws *w)
+{
+    for (struct relaypipe_ws **pp = &w->reg->head; *pp; pp = &(*pp)->next)
+        if (*pp == w) {
+            *pp = w->next;
+            break;
+        }
 }
 
 /* All of buf to fd, which may be non-blocking. */
@@ -524,17 +579,15 @@ static void *ws_relay(void *arg)
     free(buf);
     struct relaypipe_registry *reg = w->reg;
     pthread_mutex_lock(&reg->mu);
-    for (struct relaypipe_ws **pp = &reg->head; *pp; pp = &(*pp)->next)
-        if (*pp == w) {
-            *pp = w->next;
-            break;
-        }
+    ws_unlink(w);
     MHD_upgrade_action(w->urh, MHD_UPGRADE_ACTION_CLOSE);
     w->client = -1;
-    ws_free(w);
+    close(w->app);
+    w->app = -1;
     reg->count--;
     pthread_cond_broadcast(&reg->cv);
     pthread_mutex_unlock(&reg->mu);
+    relaypipe_ws_release(w);
     return NULL;
 }
 
@@ -553,6 +606,7 @@ static void on_upgraded(void *cls, struct MHD_Connection *c, void *req_cls, cons
         w->nextra = extra_in_size;
     }
     struct relaypipe_registry *reg = w->reg;
+    atomic_fetch_add(&w->refs, 1); /* the relaying thread's */
     pthread_mutex_lock(&reg->mu);
     w->next = reg->head;
     reg->head = w;
@@ -564,11 +618,11 @@ static void on_upgraded(void *cls, struct MHD_Connection *c, void *req_cls, cons
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
     if (pthread_create(&t, &attr, ws_relay, w) != 0) {
         pthread_mutex_lock(&reg->mu);
-        reg->head = w->next;
+        ws_unlink(w);
         reg->count--;
         pthread_mutex_unlock(&reg->mu);
         MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
-        ws_free(w);
+        relaypipe_ws_release(w);
     }
     pthread_attr_destroy(&attr);
 }
@@ -627,9 +681,12 @@ static int read_head(int fd, struct sbuf *head, struct relaypipe_ws *w)
     return -1;
 }
 
-enum MHD_Result relaypipe_websocket(struct MHD_Connection *c, const struct relaypipe_request *pr)
+enum MHD_Result relaypipe_websocket(struct MHD_Connection *c, const struct relaypipe_request *pr,
+                                    struct relaypipe_ws **held)
 {
+    *held = NULL;
     struct relaypipe_ws *w = xcalloc(1, sizeof *w);
+    atomic_init(&w->refs, 1); /* the request's */
     w->reg = pr->registry;
     w->client = -1;
     w->touch = pr->touch;
@@ -637,7 +694,7 @@ enum MHD_Result relaypipe_websocket(struct MHD_Connection *c, const struct relay
     snprintf(w->session_id, sizeof w->session_id, "%s", pr->session_id);
     w->app = connect_app(pr->host, pr->port);
     if (w->app < 0) {
-        ws_free(w);
+        relaypipe_ws_release(w);
         return relaypipe_bad_gateway(c, 0);
     }
     struct sbuf req = SBUF_INIT, head = SBUF_INIT;
@@ -656,13 +713,13 @@ enum MHD_Result relaypipe_websocket(struct MHD_Connection *c, const struct relay
     sbuf_free(&req);
     if (code != 101) {
         sbuf_free(&head);
-        ws_free(w);
+        relaypipe_ws_release(w);
         return relaypipe_bad_gateway(c, code);
     }
     struct MHD_Response *res = MHD_create_response_for_upgrade(on_upgraded, w);
     if (!res) {
         sbuf_free(&head);
-        ws_free(w);
+        relaypipe_ws_release(w);
         return MHD_NO;
     }
     char *first = strstr(head.buf, "\r\n"); /* past the status line */
@@ -675,6 +732,8 @@ enum MHD_Result relaypipe_websocket(struct MHD_Connection *c, const struct relay
     enum MHD_Result ok = MHD_queue_response(c, MHD_HTTP_SWITCHING_PROTOCOLS, res);
     MHD_destroy_response(res);
     if (ok != MHD_YES)
-        ws_free(w); /* never upgraded: nothing else holds it */
+        relaypipe_ws_release(w); /* never upgraded: nothing else holds it */
+    else
+        *held = w;
     return ok;
 }

@@ -50,8 +50,16 @@ struct relaypipe_request {
 bool relaypipe_init(void);
 /* Pass the request to the app and queue its answer (502 when the app does not answer). */
 enum MHD_Result relaypipe_http(struct MHD_Connection *c, const struct relaypipe_request *pr);
-/* Open the WebSocket on the app and, on its 101, relay the connection. */
-enum MHD_Result relaypipe_websocket(struct MHD_Connection *c, const struct relaypipe_request *pr);
+/*
+ * Open the WebSocket on the app and, on its 101, relay the connection. When
+ * the 101 is queued, *held is the WebSocket, which the request holds until
+ * libmicrohttpd completes it (relaypipe_ws_release): the browser may be gone
+ * before it is upgraded. NULL otherwise.
+ */
+enum MHD_Result relaypipe_websocket(struct MHD_Connection *c, const struct relaypipe_request *pr,
+                                    struct relaypipe_ws **held);
+/* The request's hold on a WebSocket of relaypipe_websocket let go (w may be NULL). */
+void relaypipe_ws_release(struct relaypipe_ws *w);
 /* A problem answer of the relay's own (server/relay.c). */
 enum MHD_Result relaypipe_bad_gateway(struct MHD_Connection *c, int app_status);
 
