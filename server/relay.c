@@ -219,6 +219,28 @@ static int spend_tx(struct db *db, void *arg)
     return e;
 }
 
+/* The scheme://host[:port] of origin (a prefix of it), its length. */
+static size_t origin_len(const char *origin)
+{
+    const char *p = strstr(origin, "://");
+    if (!p)
+        return strlen(origin);
+    const char *slash = strchr(p + 3, '/');
+    return slash ? (size_t)(slash - origin) : strlen(origin);
+}
+
+/* With one host name per session, a session is served on its own host only. */
+static bool host_ok(struct MHD_Connection *c, const struct config *cfg, const char *origin)
+{
+    if (!strstr(cfg->sessions_url, "{id}"))
+        return true;
+    const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+    const char *p = strstr(origin, "://");
+    const char *want = p ? p + 3 : origin;
+    size_t n = origin_len(origin) - (size_t)(want - origin);
+    return host && strlen(host) == n && strncasecmp(host, want, n) == 0;
+}
+
 /* GET /_aidc/open?key=K: the single-use link of POST .../sessions/{id}/open. */
 static enum MHD_Result open_link(struct relay *r, struct MHD_Connection *c)
 {
@@ -244,8 +266,10 @@ static enum MHD_Result open_link(struct relay *r, struct MHD_Connection *c)
     if (e)
         return answer(c, PROBLEM_DB_UNAVAILABLE, NULL);
     char *origin = config_session_origin(r->cfg, s.entry.session_id);
-    bool secure = strncmp(origin, "https://", 8) == 0;
+    bool secure = strncmp(origin, "https://", 8) == 0, here = host_ok(c, r->cfg, origin);
     free(origin);
+    if (!here) /* a session's link is followed on its own host only (the link is spent) */
+        return answer(c, PROBLEM_APPSESSION_LINK_INVALID, NULL);
     char *set = xasprintf(COOKIE "=%s; Path=" CONFIG_SESSION_PATH "%s/; HttpOnly; "
                                  "SameSite=Lax%s",
                           cookie, s.entry.session_id, secure ? "; Secure" : "");
@@ -283,16 +307,6 @@ static void relay_touch(void *relay, const char *session_id)
         log_warn("sessions relay: cannot mark session %s active", session_id);
 }
 
-/* The scheme://host[:port] of origin (a prefix of it), its length. */
-static size_t origin_len(const char *origin)
-{
-    const char *p = strstr(origin, "://");
-    if (!p)
-        return strlen(origin);
-    const char *slash = strchr(p + 3, '/');
-    return slash ? (size_t)(slash - origin) : strlen(origin);
-}
-
 /* A request of another origin may not change anything, nor open a WebSocket. */
 static bool origin_ok(struct MHD_Connection *c, const char *method, const char *origin,
                       bool upgrade)
@@ -304,18 +318,6 @@ static bool origin_ok(struct MHD_Connection *c, const char *method, const char *
         return true;
     size_t n = origin_len(origin);
     return strlen(got) == n && strncasecmp(got, origin, n) == 0;
-}
-
-/* With one host name per session, a session is served on its own host only. */
-static bool host_ok(struct MHD_Connection *c, const struct config *cfg, const char *origin)
-{
-    if (!strstr(cfg->sessions_url, "{id}"))
-        return true;
-    const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
-    const char *p = strstr(origin, "://");
-    const char *want = p ? p + 3 : origin;
-    size_t n = origin_len(origin) - (size_t)(want - origin);
-    return host && strlen(host) == n && strncasecmp(host, want, n) == 0;
 }
 
 /* A declared body larger than the relay passes on. */
