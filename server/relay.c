@@ -48,6 +48,7 @@ struct rreq {
     bool uri_too_long;
     struct sbuf body;
     bool body_too_large;
+    bool started; /* the first call (headers only) is behind us */
 };
 
 /* ---- database ------------------------------------------------------------------------ */
@@ -363,6 +364,15 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
     return q;
 }
 
+/* Whether a body follows the request's headers (MHD passes it in later calls). */
+static bool has_body(struct MHD_Connection *c)
+{
+    const char *len = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+                                                  MHD_HTTP_HEADER_CONTENT_LENGTH);
+    return (len && strcmp(len, "0") != 0) ||
+           MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version,
                                   const char *upload_data, size_t *upload_size, void **ctx)
@@ -380,6 +390,13 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             sbuf_append(&q->body, upload_data, *upload_size);
         *upload_size = 0;
         return MHD_YES;
+    }
+    /* MHD's first call comes before the body: relaying then would send the app an empty
+     * POST (Jupyter's "new notebook" failed so). Wait for the body, then for the last call. */
+    if (!q->started) {
+        q->started = true;
+        if (has_body(c))
+            return MHD_YES;
     }
     if (q->uri_too_long)
         return answer(c, PROBLEM_NOT_FOUND, NULL);
