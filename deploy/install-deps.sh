@@ -5,8 +5,10 @@
 #                                   (libcurl: the Slurm backend talks to slurmrestd)
 #   deploy/install-deps.sh run      PostgreSQL 15 (server) for a local database, and what
 #                                   the local executor runs jobs with: bubblewrap (their
-#                                   sandbox), slirp4netns (options.network "outbound"),
-#                                   skopeo and umoci (their images)
+#                                   sandbox), slirp4netns (options.network "outbound", and
+#                                   every interactive session's network and port), skopeo
+#                                   and umoci (their images), jupyter-notebook (the
+#                                   notebook a session without an image runs)
 #   deploy/install-deps.sh test     Check, libcurl, clang-tidy (tests and lint), and
 #                                   Slurm 22.05 for deploy/slurm-up.sh: munged,
 #                                   slurmctld, slurmd, slurmrestd with JWT auth,
@@ -16,7 +18,9 @@
 #                                   apache2-utils for htpasswd; jq, tar, gzip for
 #                                   registry-seed.sh and tests/support/registry-push.sh,
 #                                   busybox-static for its runnable test image), the
-#                                   local executor's sandbox tools (as for run)
+#                                   local executor's sandbox tools and Jupyter (as for
+#                                   run), python3-websocket (a WebSocket client, for
+#                                   the checks that talk to a session's notebook)
 #   deploy/install-deps.sh dev      the demo registry of deploy/dev.sh (docker-registry,
 #                                   jq, tar, gzip; busybox-static for its runnable image)
 #   deploy/install-deps.sh bench    wrk and pgbench (benchmarks)
@@ -42,12 +46,12 @@ for group in "$@"; do
         build) pkgs+=(gcc make cmake pkg-config libmicrohttpd-dev libpq-dev libjansson-dev
                       libjwt-dev libssl-dev libcurl4-openssl-dev) ;;
         run)   pkgs+=(postgresql-15 postgresql-client-15 curl ca-certificates
-                      bubblewrap slirp4netns skopeo umoci) ;;
+                      bubblewrap slirp4netns skopeo umoci jupyter-notebook) ;;
         test)  pkgs+=(check libcurl4-openssl-dev clang-tidy curl clang lld libclang-rt-dev
                       munge slurmctld slurmd slurm-client slurmrestd slurm-wlm-jwt-plugin
                       util-linux iproute2
                       docker-registry apache2-utils jq tar gzip coreutils busybox-static
-                      bubblewrap slirp4netns skopeo umoci) ;;
+                      bubblewrap slirp4netns skopeo umoci jupyter-notebook python3-websocket) ;;
         dev)   pkgs+=(docker-registry jq tar gzip coreutils curl busybox-static) ;;
         bench) pkgs+=(wrk postgresql-contrib jq linux-perf) ;;
         portal) pkgs+=(chromium fonts-noto-cjk)

@@ -5,8 +5,9 @@
 # as errors; then with AddressSanitizer + UndefinedBehaviorSanitizer), runs
 # every test of both builds through ctest (the portal's browser tests too:
 # tests/portal, Playwright on Debian's chromium; the operations tests drive
-# Debian's nginx, PgBouncer, a streaming replica, promtool and systemd-analyze),
-# and stops what it started.
+# Debian's nginx, PgBouncer, a streaming replica, promtool and systemd-analyze;
+# interactive sessions run Debian's jupyter-notebook in the local executor's
+# sandbox, with slirp4netns), and stops what it started.
 #
 # Environment (optional):
 #   AIDC_TEST_PGPORT     port of the test PostgreSQL   (default 15434)
@@ -24,6 +25,8 @@ root=$PWD
 say() { printf '\n== %s\n' "$*"; }
 
 say "dependencies"
+# "run" and "test" bring what sessions need: bubblewrap, slirp4netns, jupyter-notebook,
+# python3-websocket (with --no-install-recommends, as everything here)
 deploy/install-deps.sh build run test portal ops
 
 # A real kube-apiserver for the Kubernetes backend's tests, built from Debian's source

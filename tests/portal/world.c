@@ -5,8 +5,14 @@
  * and through SQL only where the API cannot: one finished run of last month,
  * metered before the world is announced.
  *
+ * Interactive sessions run for real: the local cluster runs jobs in its bwrap
+ * sandbox, where a session's app gets its own network (slirp4netns) and a port
+ * forwarded for aidcd's sessions relay, which serves on an origin of its own
+ * ("sessions_origin" below); a notebook is the host's Jupyter (Debian's
+ * jupyter-notebook).
+ *
  * Protocol with tests/portal/global-setup.js: once seeded, one line
- *   AIDC_WORLD {"base":..., "password":..., "users":{...}, ...}
+ *   AIDC_WORLD {"base":..., "sessions_origin":..., "password":..., "users":{...}, ...}
  * on stdout; then it blocks until stdin reaches EOF (or SIGTERM/SIGINT),
  * stops aidcd and drops the database. The exit status is the harness's
  * verdict on aidcd (non-zero when it exited badly or left a sanitizer report),
@@ -217,9 +223,13 @@ int main(void)
         "AIDC_LOGIN_MAX_FAILURES=5",
         /* every browser comes from 127.0.0.1: only the per-user throttle may bite */
         "AIDC_LOGIN_MAX_FAILURES_PER_IP=100000",
+        /* a session whose app never answers ends with the reason within the spec's wait */
+        "AIDC_SESSIONS_READY_SECONDS=90",
         portal[0] ? portal : NULL,
         NULL};
     harness_setup("portal", env);
+    if (harness_srv.sessions_port <= 0) /* the harness gives the relay a free port */
+        audittest_setup_fail("aidcd's sessions relay did not listen");
     jobs_reap_at_exit(); /* job processes the specs leave running die with the world */
 
     /* admin2: a platform admin only an operator can make (granting one needs another) */
@@ -240,9 +250,10 @@ int main(void)
     user("audrey", "Audrey Xu", "[\"auditor\"]");
 
     const char *adm = harness_srv.admin_token;
+    /* sessions need the sandbox (an unconfined cluster refuses them): said, not defaulted */
     json_decref(api(adm, "POST", "/api/v1/clusters",
                     "{\"name\":\"local\",\"kind\":\"local\",\"options\":{\"gpus\":{\"a100\":2,"
-                    "\"t4\":2},\"cpus\":16,\"memory_gib\":64}}",
+                    "\"t4\":2},\"cpus\":16,\"memory_gib\":64,\"sandbox\":\"bwrap\"}}",
                     201));
     json_decref(api(adm, "POST", "/api/v1/tenants",
                     "{\"slug\":\"physics\",\"name\":\"Physics\"}", 201));
@@ -312,11 +323,11 @@ int main(void)
         audittest_setup_fail("the metering worker did not meter last month's run");
 
     json_t *w = json_pack(
-        "{s:s, s:s, s:s, s:s, s:s, s:s, s:i,"
+        "{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i,"
         " s:{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s},"
         " s:{s:O, s:O, s:O}, s:s?, s:s?,"
         " s:{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:s}}",
-        "base", harness_srv.base, "password", PW, "admin_password", ADMIN_PASSWORD, "owner_url",
+        "base", harness_srv.base, "sessions_origin", harness_srv.sessions_base, "password", PW, "admin_password", ADMIN_PASSWORD, "owner_url",
         harness_srv.owner_url, "log", harness_srv.log_path, "last_month", last_month,
         "login_max_failures", MAX_FAILURES,
         "users", "admin", "platform_admin", "admin2", "platform_admin", "alice", "member@physics",

@@ -53,6 +53,7 @@ export async function render(ctx) {
   // what is happening, in words: read out when it changes
   const statusSlot = h('div', { id: 'session-status', role: 'status', 'aria-live': 'polite' });
   const actionMsg = h('div', { 'aria-live': 'polite' });
+  let stopNote = null; // the note Stop left in actionMsg
   const propsSlot = h('div', {});
 
   const openBtn = h('button', { type: 'button', class: 'primary', hidden: true }, t('sess.open'));
@@ -146,6 +147,8 @@ export async function render(ctx) {
   }
 
   function drawAll() {
+    // "Stopping the session." is over once it has ended (the status says why)
+    if (stopNote && isEnded(s) && actionMsg.contains(stopNote)) clear(actionMsg);
     drawHead();
     drawSteps();
     drawStatus();
@@ -223,7 +226,8 @@ export async function render(ctx) {
       gen++;
       autoOpen = false;
       toast(t('sess.stop_sent'));
-      clear(actionMsg, h('p', { class: 'note' }, t('sess.stop_sent')));
+      stopNote = h('p', { class: 'note' }, t('sess.stop_sent'));
+      clear(actionMsg, stopNote);
     } catch (err) {
       if (!ctx.isCurrent()) return;
       clear(actionMsg, alertBox(errorText(err)));

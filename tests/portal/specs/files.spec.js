@@ -339,6 +339,9 @@ test('a tenant admin makes a dataset; members read it only', async ({ page }) =>
   await page.getByLabel('Upload files').setInputFiles({ name: 'labels.txt', mimeType: 'text/plain', buffer: Buffer.from('cat\ndog\n') });
   await expect(row(page, 'labels.txt')).toContainText('8 B');
   await page.locator('#logout').click();
+  // signed out for sure before the next login reloads the page: a reload while the logout
+  // is in flight would show tom's dashboard, whose calls then answer 401 (a CI flake)
+  await expect(page.locator('#username')).toBeVisible();
 
   await login(page, 'alice');
   await visit(page, `#/files?space=datasets/${name}`, 'files-dataset-member');

@@ -9,10 +9,16 @@
 // to its job. English and Chinese, desktop and a phone, axe on every view.
 //
 // The UI tests answer the sessions API with a stand-in (page.route), so they can hold a
-// session in the queue or refuse an extension at will. The last test is the real thing:
-// Jupyter started by the local executor, reached through aidcd's relay on the sessions
-// origin; it needs the server's sessions API, and skips (saying so) where it is missing.
+// session in the queue or refuse an extension at will; their answers are the real server's
+// (fields, states, problem codes). The last two tests (English, Chinese) are the real thing:
+// Jupyter Notebook started by the local executor in its sandbox (bubblewrap, slirp4netns),
+// reached through aidcd's relay on the sessions origin (world.sessions_origin): the open
+// flow, a notebook cell, a terminal, a script of the app's origin kept away from the
+// portal's login, Stop in the portal. They need Debian's jupyter-notebook (tests/run.sh and
+// deploy/install-deps.sh install it) and fail, with the app's log, where it is missing.
 const crypto = require('crypto');
+const fs = require('fs');
+const http = require('http');
 const { test, expect, world, login, visit, allowHttp, shot, checkA11y } = require('../fixtures');
 const { token, bearer } = require('../apicalls');
 
@@ -70,7 +76,8 @@ async function fakeSessions(page) {
       return json(201, s);
     }
     const s = find(rest[0]);
-    if (!s) return route.fulfill(problem(404, 'session.not_found', `session ${rest[0]} not found`, { id: rest[0] }));
+    if (!s) return route.fulfill(problem(404, 'app_session.not_found',
+      `there is no session ${rest[0]} in tenant "physics"`, { id: rest[0], tenant: 'physics' }));
     if (rest.length === 1) return json(200, s);
     if (rest[1] === 'stop') {
       Object.assign(s, { state: 'ended', reason: `stopped by ${s.user}` });
@@ -80,8 +87,9 @@ async function fakeSessions(page) {
     }
     if (rest[1] === 'extend') {
       if (fake.extendLimit)
-        return route.fulfill(problem(422, 'session.extend_limit',
-          `a session may run ${fake.extendLimit} minutes at most`, { limit_minutes: fake.extendLimit }));
+        return route.fulfill(problem(422, 'app_session.extend_limit',
+          `a session runs ${fake.extendLimit} minutes at most; it has 240 already`,
+          { limit_minutes: fake.extendLimit, minutes: 240, requested: body.minutes }));
       s.expires_at = iso(Date.parse(s.expires_at) + body.minutes * 60 * 1000);
       return json(200, s);
     }
@@ -180,14 +188,15 @@ test.describe('sessions (stand-in API)', () => {
     await form.getByLabel('Command that starts the app').fill('sh -c \'python3 -m http.server $PORT\'');
     await form.getByLabel('GPU type').selectOption('a100');
     await expect(form.getByLabel('Number of GPUs')).toHaveValue('1');
-    await form.getByLabel('Ends when idle for (minutes)').fill('5000');
+    await form.getByLabel('Ends when idle for (minutes)').fill('20000');
     await form.getByRole('checkbox', { name: /my home/ }).uncheck();
     // the server's refusal, field by field, in the reader's language
-    fake.createAnswer = problem(400, undefined, 'idle_minutes: must be 5 to 480', undefined,
-      [{ field: 'idle_minutes', code: 'validation.range', params: { min: 5, max: 480 }, message: 'must be 5 to 480' }]);
+    fake.createAnswer = problem(400, 'validation.range', 'idle_minutes: must be 1 to 10080',
+      { min: 1, max: 10080, field: 'idle_minutes' },
+      [{ field: 'idle_minutes', code: 'validation.range', params: { min: 1, max: 10080 }, message: 'must be 1 to 10080' }]);
     allowHttp(page, 400, '/api/v1/tenants/physics/sessions');
     await form.getByRole('button', { name: 'Start web app' }).click();
-    await expect(error('idle_minutes')).toHaveText('must be 5 to 480');
+    await expect(error('idle_minutes')).toHaveText('must be 1 to 10080');
     await expect(form.getByLabel('Ends when idle for (minutes)')).toBeFocused();
     await expect(form.locator('.form-error')).toHaveText('Please correct the marked fields.');
 
@@ -229,14 +238,14 @@ test.describe('sessions (stand-in API)', () => {
     fake.extendLimit = 480;
     allowHttp(page, 422, '/extend');
     await plus.click();
-    await expect(row(page, ready).locator('.field-error')).toHaveText('a session may run 480 minutes at most');
+    await expect(row(page, ready).locator('.field-error')).toHaveText('a session runs 480 minutes at most; it has 240 already');
     await expect(plus).toBeFocused();
 
     // a refresh redraws the rows (the queued one starts) and keeps the focus and the message
     queued.state = 'starting';
     await expect(row(page, queued).locator('.badge')).toHaveText('starting', { timeout: 12_000 });
     await expect(plus).toBeFocused();
-    await expect(row(page, ready).locator('.field-error')).toHaveText('a session may run 480 minutes at most');
+    await expect(row(page, ready).locator('.field-error')).toHaveText('a session runs 480 minutes at most; it has 240 already');
 
     // Stop asks first; "keep" has the focus and keeps it
     await page.getByRole('button', { name: `Stop ${shortName(queued)}` }).click();
@@ -316,7 +325,7 @@ test.describe('sessions (stand-in API)', () => {
     await expect(page.locator('#session-status')).toContainText('Ready: the app answers.');
     await expect(page.locator('ol.steps li.done')).toHaveCount(3);
     await page.getByRole('button', { name: '+60 min' }).click();
-    await expect(page.getByRole('alert')).toHaveText('a session may run 240 minutes at most');
+    await expect(page.getByRole('alert')).toHaveText('a session runs 240 minutes at most; it has 240 already');
     await page.getByRole('button', { name: 'Stop', exact: true }).click();
     await expect(page.getByRole('button', { name: 'No, keep it' })).toBeFocused();
     await page.getByRole('button', { name: 'Yes, stop it' }).click();
@@ -342,7 +351,7 @@ test.describe('sessions (stand-in API)', () => {
     await expect(row(page, ready).locator('.badge')).toHaveText('就绪');
     await expect(row(page, ended)).toContainText('由 alice 停止。');
     await row(page, ready).getByRole('button', { name: /^延长 60 分钟/ }).click();
-    await expect(row(page, ready).locator('.field-error')).toHaveText('交互会话最多只能运行 480 分钟');
+    await expect(row(page, ready).locator('.field-error')).toHaveText('交互会话最长运行 480 分钟；它已有 240 分钟');
     await visit(page, `#/sessions/${queued.id}`, 'session-queued-zh');
     await expect(page.locator('#session-status')).toContainText('排队位置：第 1 位。');
     await page.locator('#lang').click();
@@ -358,77 +367,241 @@ test.describe('sessions (stand-in API)', () => {
   });
 });
 
-// The server's sessions API is there (issue 24's server side): GET answers 200.
-async function serverHasSessions(request, tok) {
-  const res = await request.get('/api/v1/tenants/physics/sessions', { headers: bearer(tok) });
-  return res.status() === 200;
+// The real thing, once in English and once in Chinese (the portal takes the browser's
+// language): the words each run clicks and reads.
+const REAL = {
+  en: { locale: 'en-US', project: 'Project', newNotebook: 'New notebook', ready: 'ready', ended: 'ended',
+    extend: '+60 min', extended: 'Extended: it ends at', stop: 'Stop', yes: 'Yes, stop it', stopped: 'Stopped by alice.' },
+  zh: { locale: 'zh-CN', project: '项目', newNotebook: '新建笔记本', ready: '就绪', ended: '已结束',
+    extend: '延长 60 分钟', extended: '已延长：最迟于', stop: '停止', yes: '是，停止', stopped: '由 alice 停止。' },
+};
+
+// Wait (polling the API) until session id is ready. One that ended first fails the test
+// with its reason and its app's stderr: a machine without Jupyter, bubblewrap or
+// slirp4netns says so there ("aidc: no Jupyter here", the sandbox's own error).
+async function waitReady(request, tok, id) {
+  const path = `/api/v1/tenants/physics/sessions/${id}`;
+  let s = null;
+  await expect.poll(async () => {
+    s = await (await request.get(path, { headers: bearer(tok) })).json();
+    return s.state;
+  }, { timeout: 120_000, message: `session ${id} to be ready` }).toMatch(/^(ready|ended)$/);
+  if (s.state === 'ended') {
+    const log = await request.get(`/api/v1/tenants/physics/jobs/${s.job.id}/logs?stream=stderr`,
+      { headers: bearer(tok) });
+    throw new Error(`session ${id} ended before it was ready: ${s.reason}\nits app's stderr:\n${await log.text()}`);
+  }
+  return s;
 }
 
-test.describe('sessions (the real server)', () => {
-  test('New notebook -> Jupyter through the relay: print(6*7) is 42, a terminal opens, Stop from the portal', async ({ page, context, request }) => {
-    test.setTimeout(300_000);
-    const alice = await token(request, 'alice');
-    test.skip(!(await serverHasSessions(request, alice)),
-      'needs the server\'s sessions API, relay and local Jupyter (issue 24, server side)');
-    let id = null;
-    try {
-      await login(page, 'alice');
-      await visit(page, '#/sessions', 'sessions-real');
-      await page.getByLabel('Project', { exact: true }).selectOption('qcd');
-      await page.getByRole('button', { name: 'New notebook' }).click();
-      await expect(page).toHaveURL(/#\/sessions\/[0-9a-f-]{36}\?open=1$/);
-      id = /#\/sessions\/([0-9a-f-]{36})/.exec(page.url())[1];
-      await expect(page.locator('#main[aria-busy="false"]')).toBeAttached();
-      await shot(page, 'session-real-waiting');
+// From a page of the app's origin: what a script there gets of the portal's login. Each
+// fetch sends the browser's cookies (credentials: 'include'); the answer is what the
+// script sees: { type, status, body } or { error } when the browser refused it (CORS).
+async function probePortal(app, portal, id) {
+  return app.evaluate(async ({ portal: p, id: sid }) => {
+    const attempt = async (url, init) => {
+      try {
+        const r = await fetch(url, { credentials: 'include', ...init });
+        return { type: r.type, status: r.status, body: r.type === 'opaque' ? null : await r.text() };
+      } catch (e) {
+        return { error: String(e) };
+      }
+    };
+    const token = JSON.stringify({ name: 'from-the-app', scopes: ['jobs:read'] });
+    return {
+      cookie: document.cookie,
+      // a read: the cookie goes along (same site: 127.0.0.1), the answer stays unreadable
+      me: await attempt(`${p}/api/v1/me`),
+      // the portal's own header makes it a preflighted request, which the API never allows
+      tokenAsPortal: await attempt(`${p}/api/v1/tokens`, { method: 'POST', body: token,
+        headers: { 'Content-Type': 'application/json', 'X-Requested-With': 'aidc-portal' } }),
+      // "simple" requests go out without a preflight: the server itself must refuse them
+      tokenSimple: await attempt(`${p}/api/v1/tokens`, { method: 'POST', mode: 'no-cors', body: token,
+        headers: { 'Content-Type': 'text/plain' } }),
+      stopSimple: await attempt(`${p}/api/v1/tenants/physics/sessions/${sid}/stop`, { method: 'POST', mode: 'no-cors' }),
+    };
+  }, { portal, id });
+}
 
-      // ready: the page opens it by itself, on the sessions origin (not the portal's)
+// In page: open a WebSocket to a Jupyter terminal (terminado), send line to its shell and
+// gather what it prints until that matches until (or 20 s pass). { opened, text, error }.
+async function terminal(page, url, line, until) {
+  return page.evaluate(({ url: u, line: l, until: re }) => new Promise((resolve) => {
+    const done = new RegExp(re);
+    const r = { opened: false, text: '', error: null };
+    const ws = new WebSocket(u);
+    const end = () => { clearTimeout(timer); ws.close(); resolve(r); };
+    const timer = setTimeout(end, 20_000);
+    ws.onopen = () => { r.opened = true; ws.send(JSON.stringify(['stdin', l])); };
+    ws.onmessage = (ev) => {
+      const m = JSON.parse(ev.data);
+      if (m[0] === 'stdout') r.text += m[1];
+      if (done.test(r.text)) end();
+    };
+    ws.onerror = () => { r.error = 'the WebSocket failed'; };
+    ws.onclose = () => { clearTimeout(timer); resolve(r); };
+  }), { url, line, until: until.source });
+}
+
+for (const [lang, w] of Object.entries(REAL)) {
+  test.describe(`sessions (the real server, ${lang})`, () => {
+    test.use({ locale: w.locale });
+
+    test('New notebook -> Jupyter through the relay: print(6*7) is 42, a terminal opens, the portal\'s login stays out of reach, Stop from the portal', async ({ page, context, request }) => {
+      test.setTimeout(300_000);
+      const alice = await token(request, 'alice');
       const portal = new URL(world.base).origin;
-      await page.waitForURL((u) => u.origin !== portal, { timeout: 240_000 });
-      const apps = new URL(page.url()).origin;
-      // what the app's own pages may fail to load (a favicon, a kernel's first probe) is the app's
-      allowHttp(page, 404, apps);
-      allowHttp(page, 'failed', apps);
-      // Jupyter Notebook 6's tree page
-      await expect(page.locator('#notebook_list')).toBeVisible({ timeout: 60_000 });
-      await shot(page, 'jupyter-tree');
+      const apps = world.sessions_origin;
+      expect(apps, 'the world names the relay\'s origin').toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(apps).not.toBe(portal);
+      let id = null;
+      try {
+        await login(page, 'alice');
+        await visit(page, '#/sessions', `sessions-real-${lang}`);
+        // the open flow, watched from here: POST open on the portal, the link on the sessions origin
+        const opened = page.waitForResponse((r) => r.request().method() === 'POST' &&
+          /\/api\/v1\/tenants\/physics\/sessions\/[0-9a-f-]{36}\/open$/.test(r.url()), { timeout: 180_000 });
+        const followed = page.waitForResponse((r) => r.url().startsWith(`${apps}/_aidc/open?key=`), { timeout: 180_000 });
+        await page.getByLabel(w.project, { exact: true }).selectOption('qcd');
+        await page.getByRole('button', { name: w.newNotebook }).click();
+        await expect(page).toHaveURL(/#\/sessions\/[0-9a-f-]{36}\?open=1$/);
+        id = /#\/sessions\/([0-9a-f-]{36})/.exec(page.url())[1];
+        await expect(page.locator('#main[aria-busy="false"]')).toBeAttached();
+        await shot(page, `session-real-waiting-${lang}`);
+        const s = await waitReady(request, alice, id);
+        expect(s.url).toBe(`${apps}/sessions/${id}/`);
+        expect(s.job.kind).toBe('interactive');
 
-      // a new notebook (it opens in a tab of its own): print(6*7) says 42
-      await page.locator('#new-dropdown-button').click();
-      const [nb] = await Promise.all([context.waitForEvent('page'), page.locator('#kernel-python3 a').click()]);
-      await nb.waitForLoadState();
-      expect(new URL(nb.url()).origin).toBe(apps);
-      await expect(nb.locator('#kernel_indicator_icon.kernel_idle_icon')).toBeAttached({ timeout: 60_000 });
-      await nb.locator('.CodeMirror').first().click();
-      await nb.keyboard.type('print(6*7)');
-      await nb.keyboard.press('Shift+Enter');
-      await expect(nb.locator('.output_area pre').first()).toHaveText('42', { timeout: 30_000 });
-      await nb.screenshot({ path: test.info().outputPath('jupyter-42.png'), fullPage: true });
-      await nb.close();
+        // ready: the page asked for a single-use link once and the browser followed it
+        // (the answer's body is gone with the page it came to: the link is the request's URL)
+        expect((await opened).status()).toBe(200);
+        const hop = await followed;
+        const link = hop.url();
+        expect(link).toMatch(new RegExp(`^${apps}/_aidc/open\\?key=[A-Za-z0-9_-]{20,}$`));
+        expect(hop.status()).toBe(302);
+        expect(await hop.headerValue('location')).toBe(`/sessions/${id}/`);
+        expect(await hop.headerValue('set-cookie')).toMatch(new RegExp(
+          `^aidc_app=[A-Za-z0-9_-]{43}; Path=/sessions/${id}/; HttpOnly; SameSite=Lax$`));
+        // ... and landed in Jupyter Notebook 6's tree, on the sessions origin
+        await page.waitForURL(`${apps}/sessions/${id}/tree**`, { timeout: 60_000 });
+        // what the app's own pages may fail to load (a favicon, a kernel's first probe) is the app's
+        allowHttp(page, 404, apps);
+        allowHttp(page, 'failed', apps);
+        await expect(page.locator('#notebook_list')).toBeVisible({ timeout: 60_000 });
+        await shot(page, `jupyter-tree-${lang}`);
+        const entry = (await context.cookies(`${apps}/sessions/${id}/`)).find((c) => c.name === 'aidc_app');
+        expect(entry).toMatchObject({ path: `/sessions/${id}/`, httpOnly: true, sameSite: 'Lax' });
+        // the link was spent
+        const again = await request.get(link, { maxRedirects: 0 });
+        expect(again.status()).toBe(403);
+        expect((await again.json()).code).toBe('app_session.link_invalid');
 
-      // a terminal: New -> Terminal (its own tab too)
-      await page.locator('#new-dropdown-button').click();
-      const [term] = await Promise.all([context.waitForEvent('page'), page.locator('#new-terminal a').click()]);
-      await term.waitForLoadState();
-      await expect(term.locator('.xterm-screen, .terminal').first()).toBeVisible({ timeout: 30_000 });
-      await term.locator('.xterm-helper-textarea, .terminal').first().focus();
-      await term.keyboard.type('echo $((6*7))x\n');
-      await expect(term.locator('.xterm-rows')).toContainText('42x', { timeout: 30_000 });
-      await term.screenshot({ path: test.info().outputPath('jupyter-terminal.png'), fullPage: true });
-      await term.close();
+        // a new notebook (it opens in a tab of its own): print(6*7) says 42
+        await page.locator('#new-dropdown-button').click();
+        const [nb] = await Promise.all([context.waitForEvent('page'), page.locator('#kernel-python3 a').click()]);
+        // the tab opens blank; Jupyter sends it on once the new notebook is written
+        await nb.waitForURL(`${apps}/sessions/${id}/notebooks/**`, { timeout: 30_000 });
+        await expect(nb.locator('#kernel_indicator_icon.kernel_idle_icon')).toBeAttached({ timeout: 60_000 });
+        await nb.locator('.CodeMirror').first().click();
+        await nb.keyboard.type('print(6*7)');
+        await nb.keyboard.press('Shift+Enter');
+        await expect(nb.locator('.output_area pre').first()).toHaveText('42', { timeout: 30_000 });
+        const nbShot = test.info().outputPath(`jupyter-42-${lang}.png`);
+        await nb.screenshot({ path: nbShot, fullPage: true });
+        await test.info().attach(`jupyter-42-${lang}`, { path: nbShot, contentType: 'image/png' });
 
-      // back to the portal: stop it there
-      await page.goto(`/#/sessions/${id}`);
-      await expect(page.locator('#main[aria-busy="false"]')).toBeAttached();
-      await expect(page.locator('#session-state .badge')).toHaveText('ready');
-      await page.getByRole('button', { name: 'Stop', exact: true }).click();
-      await page.getByRole('button', { name: 'Yes, stop it' }).click();
-      await expect(page.locator('#session-state .badge')).toHaveText('ended', { timeout: 60_000 });
-      await expect(page.locator('#session-status')).toContainText('Stopped by alice.');
-      await shot(page, 'session-real-stopped');
-      await checkA11y(page);
-      id = null;
-    } finally {
-      if (id) await request.post(`/api/v1/tenants/physics/sessions/${id}/stop`, { headers: bearer(alice) });
-    }
+        // a script of the app's origin (this notebook's page) against the portal's login
+        const seen = []; // what reached the portal from this tab, as the network saw it
+        nb.on('response', (r) => { if (r.url().startsWith(portal)) seen.push(`${r.request().method()} ${new URL(r.url()).pathname} ${r.status()}`); });
+        const tokensBefore = (await (await request.get('/api/v1/tokens', { headers: bearer(alice) })).json()).items.length;
+        const probe = await probePortal(nb, portal, id);
+        // no cookie of aidc's is readable there (both are HttpOnly)
+        expect(probe.cookie).not.toContain('aidc_session');
+        expect(probe.cookie).not.toContain('aidc_app');
+        // the API's answers stay unreadable: no CORS consent, so the browser refuses them
+        expect(probe.me).toEqual({ error: expect.stringMatching(/TypeError: Failed to fetch/) });
+        expect(probe.tokenAsPortal).toEqual({ error: expect.stringMatching(/TypeError: Failed to fetch/) });
+        expect(probe.tokenSimple).toMatchObject({ type: 'opaque', status: 0 });
+        expect(probe.stopSimple).toMatchObject({ type: 'opaque', status: 0 });
+        // and the server refused the writes that did go out (the cookie went along: same site)
+        await expect.poll(() => seen.find((l) => l.startsWith('POST') && l.includes('/stop')) || null)
+          .toBe(`POST /api/v1/tenants/physics/sessions/${id}/stop 403`);
+        expect(seen.filter((l) => l.startsWith('POST /api/v1/tokens'))
+          .every((l) => / (403|415)$/.test(l)), seen.join('\n')).toBe(true);
+        const tokens = (await (await request.get('/api/v1/tokens', { headers: bearer(alice) })).json()).items;
+        expect(tokens.map((t) => t.name)).not.toContain('from-the-app');
+        expect(tokens).toHaveLength(tokensBefore);
+        expect((await waitReady(request, alice, id)).state).toBe('ready');
+        await nb.close();
+
+        // a terminal: New -> Terminal (its own tab too). Debian 12's Notebook bundles a
+        // broken xterm.js (libjs-xterm 3.8.1: its browser build is the CommonJS stub, so the
+        // page stops at "ReferenceError: exports is not defined" and stays blank); the
+        // terminal itself is sound, so the test types into it the way that page would: over
+        // the terminal's WebSocket (terminado's JSON messages), from the app's origin
+        await page.locator('#new-dropdown-button').click();
+        const [term] = await Promise.all([context.waitForEvent('page'), page.locator('#new-terminal a').click()]);
+        await term.waitForURL(`${apps}/sessions/${id}/terminals/**`, { timeout: 30_000 });
+        const name = /\/terminals\/([^/?#]+)/.exec(term.url())[1];
+        const socket = `${apps.replace(/^http/, 'ws')}/sessions/${id}/terminals/websocket/${name}`;
+        const said = await terminal(term, socket, 'echo $((6*7))x; ls -d /data/project\r', /42x[\s\S]*\n\/data\/project/);
+        expect(said.opened, said.error).toBe(true);
+        // the shell's answers; the project's space is there, as in every job
+        expect(said.text).toMatch(/^42x\r?$/m);
+        expect(said.text).toMatch(/^\/data\/project\r?$/m);
+        const termShot = test.info().outputPath(`jupyter-terminal-${lang}.png`);
+        await term.screenshot({ path: termShot, fullPage: true });
+        await test.info().attach(`jupyter-terminal-${lang}`, { path: termShot, contentType: 'image/png' });
+        const termText = test.info().outputPath(`jupyter-terminal-${lang}.txt`);
+        fs.writeFileSync(termText, said.text);
+        await test.info().attach(`jupyter-terminal-${lang}.txt`, { path: termText, contentType: 'text/plain' });
+        await term.close();
+        // a page of another origin cannot open it, though the browser sends the cookie (same
+        // site): the relay checks Origin on every WebSocket upgrade. (Not from the portal's
+        // pages: their CSP, connect-src 'self', would stop it before the relay could.)
+        // a blank page of our own on loopback (a routed stand-in origin would count as a
+        // public site, which Chromium keeps away from loopback before any handshake)
+        const blank = http.createServer((q, r) => r.writeHead(200, { 'Content-Type': 'text/html' })
+          .end('<!doctype html><html lang="en"><title>another site</title></html>'));
+        await new Promise((resolve) => blank.listen(0, '127.0.0.1', resolve));
+        const other = await context.newPage();
+        const consoleLines = [];
+        other.on('console', (m) => consoleLines.push(m.text()));
+        await other.goto(`http://127.0.0.1:${blank.address().port}/`);
+        const refused = await terminal(other, socket, 'echo from-another-origin\r', /from-another-origin/);
+        expect(refused).toMatchObject({ opened: false, text: '' });
+        expect(consoleLines.join('\n')).toContain('Unexpected response code: 403');
+        await other.close();
+        blank.close();
+
+        // back to the portal: more time, then stop it there
+        await page.goto(`/#/sessions/${id}`);
+        await expect(page.locator('#main[aria-busy="false"]')).toBeAttached();
+        await expect(page.locator('#session-state .badge')).toHaveText(w.ready);
+        await page.getByRole('button', { name: w.extend, exact: true }).click();
+        await expect(page.getByText(w.extended)).toBeVisible();
+        await shot(page, `session-real-ready-${lang}`);
+        await page.getByRole('button', { name: w.stop, exact: true }).click();
+        await page.getByRole('button', { name: w.yes }).click();
+        await expect(page.locator('#session-state .badge')).toHaveText(w.ended, { timeout: 60_000 });
+        await expect(page.locator('#session-status')).toContainText(w.stopped);
+        await shot(page, `session-real-stopped-${lang}`);
+        await checkA11y(page);
+        id = null;
+        // the app is gone for this browser too, cookie or not
+        const after = await context.request.get(`${apps}/sessions/${s.id}/api/status`);
+        expect(after.status()).toBe(401);
+        expect((await after.json()).code).toBe('app_session.no_entry');
+      } finally {
+        if (id) { // it failed half way: keep what the app said, then stop it
+          const s = await (await request.get(`/api/v1/tenants/physics/sessions/${id}`, { headers: bearer(alice) })).json();
+          const log = await request.get(`/api/v1/tenants/physics/jobs/${s.job.id}/logs?stream=stderr`, { headers: bearer(alice) });
+          const file = test.info().outputPath('app-stderr.txt');
+          fs.writeFileSync(file, await log.text());
+          await test.info().attach('app-stderr', { path: file, contentType: 'text/plain' });
+          await request.post(`/api/v1/tenants/physics/sessions/${id}/stop`, { headers: bearer(alice) });
+        }
+      }
+    });
   });
-});
+}
