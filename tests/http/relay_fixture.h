@@ -515,6 +515,7 @@ static void teardown(void)
     free(bob);
     free(cat);
     free(pia);
+    jobs_stop_shims(20); /* the other sessions' apps run on without aidcd */
     harness_teardown();
 }
 

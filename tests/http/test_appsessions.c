@@ -64,6 +64,7 @@ static void teardown(void)
     free(vic);
     free(cat);
     free(pia);
+    jobs_stop_shims(20); /* its sessions' apps run on without aidcd */
     harness_teardown();
 }
 

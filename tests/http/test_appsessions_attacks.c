@@ -113,6 +113,7 @@ static void setup(void)
 static void teardown(void)
 {
     free(ann);
+    jobs_stop_shims(20); /* its sessions' apps run on without aidcd */
     harness_teardown();
 }
 

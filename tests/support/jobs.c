@@ -135,6 +135,36 @@ static int leftovers(bool kill_them)
     return found;
 }
 
+int jobs_stop_shims(int timeout_s)
+{
+    char dirs[300];
+    snprintf(dirs, sizeof dirs, "%s/jobs/", harness_srv.data_dir);
+    double until = jobs_now() + timeout_s;
+    for (bool asked = false;;) {
+        int left = 0;
+        DIR *d = opendir("/proc");
+        struct dirent *e;
+        while (d && (e = readdir(d)) != NULL) {
+            if (e->d_name[0] < '1' || e->d_name[0] > '9')
+                continue;
+            if (jobs_proc_has(e->d_name, "cmdline", "local-shim", false) &&
+                jobs_proc_has(e->d_name, "cmdline", dirs, true)) {
+                if (!asked)
+                    kill((pid_t)atoi(e->d_name), SIGTERM); /* "stop the job" */
+                left++;
+            }
+        }
+        if (d)
+            closedir(d);
+        asked = true;
+        if (!left)
+            return 0;
+        if (jobs_now() > until)
+            return jobs_kill_leftovers();
+        jobs_nap_ms(100);
+    }
+}
+
 int jobs_kill_leftovers(void)
 {
     return leftovers(true);

@@ -31,6 +31,12 @@ bool jobs_proc_has(const char *pid, const char *what, const char *want, bool pre
  * process that called it, not in Check's forked tests).
  */
 int jobs_kill_leftovers(void);
+/*
+ * Ask every shim of this test's aidcd to stop its job (SIGTERM, what a cancel
+ * does) and wait up to timeout_s for them to end; what is left then is killed
+ * as jobs_kill_leftovers does. For teardowns whose jobs (sessions) run on.
+ */
+int jobs_stop_shims(int timeout_s);
 /* As jobs_kill_leftovers, without killing: how many still run (zombies not counted). */
 int jobs_count_leftovers(void);
 void jobs_reap_at_exit(void);
