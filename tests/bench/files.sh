@@ -123,38 +123,7 @@ export AIDC_LOG_LEVEL=warn AIDC_DATA_DIR="$TMP/data" AIDC_THREADS="$THREADS" AID
 "$AIDCD" migrate
 declare -A FIG
 
-# ---- memory ------------------------------------------------------------------------------
-rss_kib() {  # rss_kib PID VmRSS|VmHWM -> KiB (pure bash: the sampler runs it often)
-    local k v _
-    while read -r k v _; do
-        [ "$k" = "$2:" ] && { echo "$v"; return; }
-    done < "/proc/$1/status" 2>/dev/null || true
-    echo 0
-}
-HWM_RESET=1
-watch_start() {  # watch_start NAME: VmHWM reset, VmRSS sampled every 0.1 s until watch_stop
-    echo 5 2>/dev/null > "/proc/$AIDCD_PID/clear_refs" || HWM_RESET=0
-    rm -f "$OUT/rss.stop"
-    echo 0 > "$OUT/rss-$1.out"
-    WATCH_TICKS=$(proc_ticks "$AIDCD_PID")
-    ( max=0
-      while [ ! -e "$OUT/rss.stop" ]; do
-          v=$(rss_kib "$AIDCD_PID" VmRSS)
-          [ "$v" -gt "$max" ] && { max=$v; echo "$max" > "$OUT/rss-$1.out"; }
-          sleep 0.1
-      done ) &
-    WATCH_PID=$!
-}
-watch_stop() {  # watch_stop NAME: FIG[rss_NAME] highest VmRSS sampled, FIG[hwm_NAME] VmHWM,
-    # FIG[cpu_NAME] aidcd's CPU seconds (user + system, all threads) since watch_start
-    FIG[cpu_$1]=$(awk -v a="$WATCH_TICKS" -v b="$(proc_ticks "$AIDCD_PID")" -v hz="$(getconf CLK_TCK)" \
-                  'BEGIN { printf "%.2f", (b - a) / hz }')
-    touch "$OUT/rss.stop"
-    wait "$WATCH_PID" 2>/dev/null || true
-    WATCH_PID=
-    FIG[rss_$1]=$(cat "$OUT/rss-$1.out")
-    FIG[hwm_$1]=$(rss_kib "$AIDCD_PID" VmHWM)
-}
+# ---- memory: rss_kib, watch_start, watch_stop (lib.sh) --------------------------------
 mib() { awk -v k="$1" 'BEGIN { printf "%.1f", k / 1024 }'; }
 
 # ---- helpers -----------------------------------------------------------------------------
