@@ -159,7 +159,7 @@ START_TEST(bad_bodies_are_clear_400s)
     http_res_free(&r);
     ck_assert_int_eq(req("POST", SESSIONS, vic, "{\"project\":\"mol\"}"), 403); /* a viewer */
     ck_assert_int_eq(req("POST", SESSIONS, pia, "{\"project\":\"mol\"}"), 404); /* a stranger */
-    ck_assert_int_eq(json_array_size(get_items(SESSIONS, cat)), 0); /* nothing was made */
+    ck_assert_int_eq(count_items(SESSIONS, cat), 0); /* nothing was made */
 }
 END_TEST
 
@@ -213,7 +213,7 @@ START_TEST(members_see_their_own_sessions_admins_all_strangers_none)
     json_t *mine = get_items(SESSIONS, ann);
     ck_assert_int_eq(json_array_size(mine), 1);
     ck_assert_str_eq(jstr(json_array_get(mine, 0), "id"), aid);
-    ck_assert_int_eq(json_array_size(get_items(SESSIONS, cat)), 2);
+    ck_assert_int_eq(count_items(SESSIONS, cat), 2);
     ck_assert_ptr_null(get(bob, aid)); /* another member's: not there for bob */
     ck_assert_ptr_null(get(pia, aid));
     ck_assert_int_eq(req("GET", fmt(SESSIONS "/%s", aid), pia, NULL), 404);
@@ -223,8 +223,8 @@ START_TEST(members_see_their_own_sessions_admins_all_strangers_none)
     json_t *q = get_items(SESSIONS "?state=queued", cat);
     ck_assert_int_eq(json_array_size(q), 2);
     json_decref(q);
-    ck_assert_int_eq(json_array_size(get_items(SESSIONS "?state=ended", cat)), 0);
-    ck_assert_int_eq(json_array_size(get_items(SESSIONS "?user=bob", cat)), 1);
+    ck_assert_int_eq(count_items(SESSIONS "?state=ended", cat), 0);
+    ck_assert_int_eq(count_items(SESSIONS "?user=bob", cat), 1);
     struct http_res r;
     ck_assert_int_eq(reqj("GET", SESSIONS "?state=sleeping", cat, NULL, &r), 400);
     expect_field(&r, "state", "validation.one_of");

@@ -170,6 +170,14 @@ json_t *get_items(const char *path, const char *token)
     return items;
 }
 
+size_t count_items(const char *path, const char *token)
+{
+    json_t *items = get_items(path, token);
+    size_t n = json_array_size(items);
+    json_decref(items);
+    return n;
+}
+
 long reqj(const char *method, const char *path, const char *token, const char *body,
           struct http_res *out)
 {

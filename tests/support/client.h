@@ -56,6 +56,8 @@ long reqj(const char *method, const char *path, const char *token, const char *b
 
 /* GET path as token (200 or the test fails): its "items" array (a new reference). */
 json_t *get_items(const char *path, const char *token);
+/* As get_items, counting the items. */
+size_t count_items(const char *path, const char *token);
 
 /* Log in; returns the JWT (malloc'd) or NULL. */
 char *login(const char *username, const char *password);
