@@ -35,7 +35,7 @@ static const struct vfield login_fields[] = {
     {"password", V_STRING, V_REQUIRED, 1, 1024, NULL, 0},
 };
 
-static bool cookie_secure(const struct req *rq)
+bool api_identity_cookie_secure(const struct req *rq)
 {
     switch (rq->cfg->cookie_secure) {
     case COOKIE_SECURE_ON:
@@ -57,7 +57,7 @@ static bool cookie_secure(const struct req *rq)
 
 static void set_cookie(struct req *rq, struct resp *rs, const char *value, int max_age)
 {
-    const char *secure = cookie_secure(rq) ? "; Secure" : "";
+    const char *secure = api_identity_cookie_secure(rq) ? "; Secure" : "";
     char *c = xasprintf("%s=%s; Path=/; HttpOnly; SameSite=Strict; Max-Age=%d%s", AUTH_COOKIE,
                         value, max_age, secure);
     resp_header(rs, MHD_HTTP_HEADER_SET_COOKIE, c);
@@ -113,12 +113,8 @@ static int throttle_check(struct req *rq, struct resp *rs, const struct throttle
     return e;
 }
 
-/*
- * A new session for the user: its JWT in the answer (200, as login's) and
- * the cookie, listed for its owner (GET/DELETE /me/sessions), named in the
- * audit event.
- */
-static int open_session(struct req *rq, struct resp *rs, const char *user_id, long epoch)
+int api_identity_session_start(struct req *rq, struct resp *rs, const char *user_id, long epoch,
+                               char **jwt_out)
 {
     struct session_claims c;
     char *jwt = session_mint(user_id, epoch, rq->cfg->jwt_ttl_seconds, &c);
@@ -136,10 +132,26 @@ static int open_session(struct req *rq, struct resp *rs, const char *user_id, lo
         return e;
     }
     set_cookie(rq, rs, jwt, rq->cfg->jwt_ttl_seconds);
+    if (!rs->audit.details)
+        rs->audit.details = json_object();
+    json_object_set_new(rs->audit.details, "session", json_string(c.jti));
+    if (jwt_out)
+        *jwt_out = jwt;
+    else
+        free(jwt);
+    return 0;
+}
+
+/* A new session for the user, its JWT in the answer (200, as login's). */
+static int open_session(struct req *rq, struct resp *rs, const char *user_id, long epoch)
+{
+    char *jwt = NULL;
+    int e = api_identity_session_start(rq, rs, user_id, epoch, &jwt);
+    if (e)
+        return e;
     resp_json(rs, MHD_HTTP_OK,
               json_pack("{s:s, s:s, s:i}", "access_token", jwt, "token_type", "Bearer",
                         "expires_in", rq->cfg->jwt_ttl_seconds));
-    json_object_set_new(rs->audit.details, "session", json_string(c.jti));
     free(jwt);
     return 0;
 }
@@ -179,6 +191,13 @@ int api_identity_login(struct req *rq, struct resp *rs)
          * disabled accounts; the audit record says why */
         json_object_set_new(rs->audit.details, "reason", json_string("user is disabled"));
         e = login_refused(rq, rs, &t.keys);
+        goto out;
+    }
+    if (rq->cfg->password_login == PASSWORD_LOGIN_ADMINS && !u.platform_admin) {
+        /* told only to whoever knows the password: no oracle */
+        json_object_set_new(rs->audit.details, "reason",
+                            json_string("password sign-in is for platform admins only"));
+        e = api_problem(rs, PROBLEM_AUTH_PASSWORD_LOGIN_OFF, NULL);
         goto out;
     }
     e = db_identity_login_succeeded(rq->db, &t.keys);

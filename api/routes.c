@@ -19,9 +19,11 @@
 #include "files.h"
 #include "gpufaults.h"
 #include "identity.h"
+#include "idproviders.h"
 #include "images.h"
 #include "jobs.h"
 #include "meta.h"
+#include "oidc.h"
 #include "projects.h"
 #include "quotas.h"
 #include "tenants.h"
@@ -55,6 +57,23 @@ const struct route routes[] = {
      RF_PUBLIC | RF_BODY | RF_NO_TX, NULL},
     {"POST", "/api/v1/auth/logout", api_identity_logout, "auth.logout", 0, TR_NONE, 0,
      RF_ANY_USER | RF_OPTIONAL_AUTH, NULL},
+    /* single sign-on (docs/identity.md) */
+    {"GET", "/api/v1/auth/providers", api_idp_public, "auth.providers", 0, TR_NONE, 0, RF_PUBLIC,
+     NULL},
+    {"GET", "/api/v1/auth/oidc/{name}/login", api_oidc_login, "auth.sso_start", 0, TR_NONE, 0,
+     RF_PUBLIC | RF_NO_TX, "return_to,login_hint"},
+    {"GET", "/api/v1/auth/oidc/{name}/callback", api_oidc_callback, "auth.sso_login", 0, TR_NONE, 0,
+     RF_PUBLIC | RF_NO_TX, "code,state,iss,error,error_description,error_uri,session_state"},
+    {"POST", "/api/v1/identity-providers", api_idp_create, "identity_provider.create", PA, TR_NONE,
+     SC_ADMIN, RF_BODY | RF_CREATES, NULL},
+    {"GET", "/api/v1/identity-providers", api_idp_list, "identity_provider.list", PA, TR_NONE,
+     SC_ADMIN, 0, PAGE},
+    {"GET", "/api/v1/identity-providers/{name}", api_idp_get, "identity_provider.read", PA, TR_NONE,
+     SC_ADMIN, 0, NULL},
+    {"PATCH", "/api/v1/identity-providers/{name}", api_idp_update, "identity_provider.update", PA,
+     TR_NONE, SC_ADMIN, RF_BODY, NULL},
+    {"DELETE", "/api/v1/identity-providers/{name}", api_idp_delete, "identity_provider.delete", PA,
+     TR_NONE, SC_ADMIN, 0, NULL},
     {"GET", "/api/v1/me", api_identity_me, "auth.me", 0, TR_NONE, 0, RF_ANY_USER, NULL},
     {"PUT", "/api/v1/me/password", api_identity_password, "user.password_change", 0, TR_NONE,
      SC_ADMIN, RF_ANY_USER | RF_BODY | RF_NO_TX, NULL},

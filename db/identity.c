@@ -47,7 +47,10 @@ static const struct db_stmt st_token = {
 
 static const struct db_stmt st_login_user = {
     "identity_login_user",
-    "SELECT id, password_hash, disabled, session_epoch FROM users WHERE username = $1", 1};
+    "SELECT id, password_hash, disabled, session_epoch,"
+    " EXISTS (SELECT 1 FROM user_roles r WHERE r.user_id = users.id AND r.role = 'platform_admin')"
+    " FROM users WHERE username = $1",
+    1};
 
 static const struct db_stmt st_throttle = {
     "identity_throttle",
@@ -92,9 +95,10 @@ static const struct db_stmt st_cleanup = {
     "WITH a AS (DELETE FROM revoked_sessions WHERE expires_at < now() RETURNING 1),"
     " b AS (DELETE FROM login_failures WHERE window_start < now() - interval '1 day' RETURNING 1),"
     " c AS (DELETE FROM idempotency_keys WHERE expires_at < now() RETURNING 1),"
-    " d AS (DELETE FROM sessions WHERE expires_at < now() RETURNING 1)"
+    " d AS (DELETE FROM sessions WHERE expires_at < now() RETURNING 1),"
+    " e AS (DELETE FROM oidc_logins WHERE expires_at < now() RETURNING 1)"
     " SELECT (SELECT count(*) FROM a), (SELECT count(*) FROM b), (SELECT count(*) FROM c),"
-    " (SELECT count(*) FROM d)",
+    " (SELECT count(*) FROM d), (SELECT count(*) FROM e)",
     0};
 
 const struct db_stmt *const db_identity_stmts[] = {
@@ -257,6 +261,7 @@ int db_identity_login_user(struct db *db, const char *username, struct login_use
         out->password_hash = PQgetisnull(r, 0, 1) ? NULL : xstrdup(PQgetvalue(r, 0, 1));
         out->disabled = PQgetvalue(r, 0, 2)[0] == 't';
         out->session_epoch = strtol(PQgetvalue(r, 0, 3), NULL, 10);
+        out->platform_admin = PQgetvalue(r, 0, 4)[0] == 't';
     }
     PQclear(r);
     return 0;
@@ -343,8 +348,9 @@ int db_identity_cleanup(struct db *db)
     if (!r)
         return e;
     log_debug("clean-up removed %s revocations, %s login counters, %s idempotency keys, "
-              "%s sessions",
-              PQgetvalue(r, 0, 0), PQgetvalue(r, 0, 1), PQgetvalue(r, 0, 2), PQgetvalue(r, 0, 3));
+              "%s sessions, %s unfinished single sign-ons",
+              PQgetvalue(r, 0, 0), PQgetvalue(r, 0, 1), PQgetvalue(r, 0, 2), PQgetvalue(r, 0, 3),
+              PQgetvalue(r, 0, 4));
     PQclear(r);
     return 0;
 }

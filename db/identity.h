@@ -40,6 +40,7 @@ struct login_user {
     long session_epoch;
     char *password_hash;
     bool disabled;
+    bool platform_admin;
     bool found;
 };
 int db_identity_login_user(struct db *db, const char *username, struct login_user *out);

@@ -16,7 +16,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-enum ctype { T_STRING, T_INT, T_LONG, T_BOOL, T_LOGLEVEL, T_COOKIE, T_POOLMODE };
+enum ctype { T_STRING, T_INT, T_LONG, T_BOOL, T_LOGLEVEL, T_COOKIE, T_POOLMODE, T_PWLOGIN };
 
 struct setting {
     const char *env;
@@ -169,6 +169,12 @@ static const struct setting settings[] = {
      "largest body of POST /api/v1/audit/commands"},
     {"AIDC_AUDIT_INGEST_MAX_RECORDS", T_INT, OFF(audit_ingest_max_records), "10000", 1, 100000,
      "most records in one POST /api/v1/audit/commands"},
+    {"AIDC_PUBLIC_URL", T_STRING, OFF(public_url), "", 0, 0,
+     "the URL browsers reach aidc at (https://aidc.example.edu): single sign-on's redirect URI "
+     "is <this>/api/v1/auth/oidc/<provider>/callback (default: http://<AIDC_LISTEN>)"},
+    {"AIDC_PASSWORD_LOGIN", T_PWLOGIN, OFF(password_login), "all", 0, 0,
+     "who may sign in with a password aidc keeps: all, or admins (platform admins only, the "
+     "break-glass accounts; everyone else signs in through an identity provider)"},
     {"AIDC_APPROVAL_TTL_HOURS", T_INT, OFF(approval_ttl_hours), "72", 1, 8760,
      "a pending dual-approval request expires after this"},
     {"AIDC_APPROVAL_QUOTA_THRESHOLD", T_INT, OFF(approval_quota_threshold), "0", 0, 1000000,
@@ -358,6 +364,13 @@ static bool set_value(struct config *cfg, const struct setting *st, const char *
         }
         *(bool *)base = strcmp(val, "transaction") == 0;
         return true;
+    case T_PWLOGIN:
+        if (strcmp(val, "all") != 0 && strcmp(val, "admins") != 0) {
+            snprintf(err, errsz, "%s: must be all or admins, got \"%.64s\"", st->env, val);
+            return false;
+        }
+        *(int *)base = strcmp(val, "admins") == 0 ? PASSWORD_LOGIN_ADMINS : PASSWORD_LOGIN_ALL;
+        return true;
     case T_COOKIE:
         if (strcmp(val, "auto") == 0)
             *(int *)base = COOKIE_SECURE_AUTO;
@@ -404,6 +417,37 @@ static bool parse_hostport(const char *name, const char *s, char **hostp, int *p
     *hostp = host;
     *portp = (int)port;
     return true;
+}
+
+/* An origin and perhaps a path, never a query: the callback path is appended to it. */
+static bool check_public_url(struct config *cfg, char *err, size_t errsz)
+{
+    char *u = cfg->public_url;
+    if (!u[0]) {
+        if (cfg->listen_port != 0) /* else: completed once the port is known */
+            config_complete_public_url(cfg, cfg->listen_port);
+        return true;
+    }
+    if ((strncmp(u, "https://", 8) != 0 && strncmp(u, "http://", 7) != 0) || strpbrk(u, "?# ")) {
+        snprintf(err, errsz, "AIDC_PUBLIC_URL: must be an http:// or https:// URL without query, got \"%.64s\"", u);
+        return false;
+    }
+    size_t n = strlen(u);
+    while (n > 8 && u[n - 1] == '/')
+        u[--n] = '\0';
+    return true;
+}
+
+void config_complete_public_url(struct config *cfg, int port)
+{
+    if (cfg->public_url && cfg->public_url[0])
+        return;
+    const char *h = cfg->listen_host;
+    bool v6 = strchr(h, ':') != NULL;
+    bool any = strcmp(h, "0.0.0.0") == 0 || strcmp(h, "::") == 0;
+    free(cfg->public_url);
+    cfg->public_url = xasprintf("http://%s%s%s:%d", v6 && !any ? "[" : "", any ? "127.0.0.1" : h,
+                                v6 && !any ? "]" : "", port);
 }
 
 static bool parse_listen(struct config *cfg, char *err, size_t errsz)
@@ -454,7 +498,7 @@ bool config_load(struct config *cfg, const char *(*getenv_fn)(const char *), cha
         if (!set_value(cfg, st, val, err, errsz))
             goto out;
     }
-    if (!parse_listen(cfg, err, errsz))
+    if (!parse_listen(cfg, err, errsz) || !check_public_url(cfg, err, errsz))
         goto out;
     if (cfg->migrate_database_url[0] == '\0') {
         /* migrations hold a session lock: never through a transaction pooler */

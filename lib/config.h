@@ -84,7 +84,14 @@ struct config {
     int sessions_max_connections;
     long sessions_max_body_bytes;
     char *self_exe; /* derived: this binary (the local executor runs its shim) */
+    /* where browsers reach the API and portal (single sign-on's redirect URI is built
+     * on it); "" in the table = http://<listen address> (completed once it listens) */
+    char *public_url;
+    int password_login; /* enum password_login */
 };
+
+/* Who may sign in with a password aidc keeps (AIDC_PASSWORD_LOGIN). */
+enum password_login { PASSWORD_LOGIN_ALL = 0, PASSWORD_LOGIN_ADMINS = 1 };
 
 /* Where an interactive session is served on the relay's origin (its app's base path),
  * and where a single-use link enters one (docs/sessions.md). */
@@ -107,6 +114,8 @@ void config_free(struct config *cfg);
 bool config_is_setting(const char *name);
 /* Print every setting with its default and meaning (aidcd --help). */
 void config_print_help(FILE *out);
+/* Fill an empty public_url from the address the API listens on, port (once known). */
+void config_complete_public_url(struct config *cfg, int port);
 /* True when the listen address is loopback (used for cookie_secure=auto). */
 bool config_listen_is_loopback(const struct config *cfg);
 

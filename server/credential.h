@@ -10,6 +10,8 @@
 
 #define AUTH_COOKIE "aidc_session"
 
+/* The value of the first cookie called name in a Cookie header value, or NULL (malloc'd). */
+char *credential_cookie(const char *cookie_header, const char *name);
 /* The session JWT in a Cookie header value, or NULL (malloc'd). */
 char *credential_cookie_session(const char *cookie_header);
 

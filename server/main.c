@@ -286,6 +286,9 @@ static int cmd_serve(struct config *cfg)
         sign_key_free(audit_signing);
         return 1;
     }
+    /* with AIDC_LISTEN's port 0 nobody can have reached the API before this: its
+     * public URL is whole before any request could read it */
+    config_complete_public_url(cfg, http_port(srv));
     struct janitor *jan = janitor_start(cfg->worker_database_url, JANITOR_INTERVAL_S);
     struct worker *admitter = NULL, *dispatcher = NULL;
     struct worker *syncer = NULL;
