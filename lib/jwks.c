@@ -269,7 +269,7 @@ int jwks_parse(const char *json, size_t len, struct jwks **out, char *err, size_
     }
     if (ks->n == 0) {
         char last[160];
-        snprintf(last, sizeof last, "%s", err ? err : "");
+        snprintf(last, sizeof last, "%s", err && errsz ? err : "");
         say(err, errsz, "JWKS holds no usable signing key (%s)", last);
         goto out;
     }

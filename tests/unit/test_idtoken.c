@@ -551,6 +551,9 @@ START_TEST(malformed)
     ck_assert_int_eq(check_std(token(c, RS_HDR, rsa1), ks), IDTOKEN_INVALID);
     ck_assert_str_eq(why, "token longer than 16384 bytes");
     ck_assert_int_eq(check(NULL, ks, NULL), IDTOKEN_INVALID);
+    json_t *none = (json_t *)1;
+    ck_assert_int_eq(idtoken_verify("a.b.c", ks, NULL, &none, NULL, 0), IDTOKEN_INVALID);
+    ck_assert_ptr_null(none);
     free(t);
     idtoken_jwks_free(ks);
 }
@@ -642,6 +645,9 @@ START_TEST(jwks_refusals)
     ck_assert_uint_eq(n, 1);
     /* the document itself */
     ck_assert_int_eq(parse("", NULL), -1);
+    struct idtoken_keys *none = NULL; /* no room for a reason: still an answer */
+    ck_assert_int_eq(idtoken_jwks_parse("{\"keys\":[]}", 11, &none, NULL, 0), -1);
+    ck_assert_ptr_null(none);
     ck_assert_int_eq(parse("[]", NULL), -1);
     ck_assert_int_eq(parse("{\"keys\":{}}", NULL), -1);
     ck_assert_int_eq(parse("{\"keys\":[]}", NULL), -1);
