@@ -13,6 +13,7 @@
 #include <openssl/bio.h>
 #include <openssl/core_names.h>
 #include <openssl/ecdsa.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/pem.h>
@@ -373,6 +374,7 @@ START_TEST(tampering)
         char *mix = xasprintf("%.*s%s", (int)(strrchr(other, '.') - other), other, strrchr(t, '.'));
         ck_assert_int_eq(check_std(mix, ks), IDTOKEN_INVALID);
         ck_assert_str_eq(why, "token signature is not valid");
+        ck_assert_uint_eq(ERR_peek_error(), 0); /* nothing left queued for the thread's TLS */
         char *flip = xstrdup(t);
         char *s = strrchr(flip, '.') + 5;
         *s = *s == 'A' ? 'B' : 'A';
@@ -627,6 +629,7 @@ START_TEST(jwks_refusals)
     char *y = strstr(ec, "\"y\":\"") + 5;
     y[3] = y[3] == 'A' ? 'B' : 'A';
     ck_assert_int_eq(parse_keys(ec, NULL, NULL), -1);
+    ck_assert_uint_eq(ERR_peek_error(), 0);
     ec = jwk(ec1, "e1", "");
     patch(ec, "P-256", "P-384");
     ck_assert_int_eq(parse_keys(ec, NULL, NULL), -1);
