@@ -15,6 +15,7 @@
 #include "xalloc.h"
 
 #include <openssl/ecdsa.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/rsa.h>
 #include <stdarg.h>
@@ -346,6 +347,9 @@ enum idtoken_result idtoken_verify(const char *jwt, const struct idtoken_keys *k
     pl = NULL;
     r = IDTOKEN_OK;
 out:
+    /* A refused signature leaves errors queued in this thread; the next TLS call would read them.
+     */
+    ERR_clear_error();
     free(sig);
     json_decref(hdr);
     json_decref(pl);

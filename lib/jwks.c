@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 #include <openssl/core_names.h>
+#include <openssl/err.h>
 #include <openssl/obj_mac.h>
 #include <openssl/param_build.h>
 #include <stdarg.h>
@@ -269,7 +270,7 @@ int jwks_parse(const char *json, size_t len, struct jwks **out, char *err, size_
     }
     if (ks->n == 0) {
         char last[160];
-        snprintf(last, sizeof last, "%s", err ? err : "");
+        snprintf(last, sizeof last, "%s", err && errsz ? err : "");
         say(err, errsz, "JWKS holds no usable signing key (%s)", last);
         goto out;
     }
@@ -277,6 +278,7 @@ int jwks_parse(const char *json, size_t len, struct jwks **out, char *err, size_
     ks = NULL;
     rc = 0;
 out:
+    ERR_clear_error(); /* a refused key queues errors: the thread's next TLS call would see them */
     jwks_free(ks);
     json_decref(doc);
     return rc;

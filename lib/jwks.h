@@ -26,7 +26,8 @@ struct jwks_key {
  * (EC), other key types and RSA keys under 2048 bits. Refuses the document
  * (-1) for a key with private or secret members (d, p, q, dp, dq, qi, oth,
  * k), a malformed RSA or EC key, more than 32 keys, or no usable key (err
- * then says why, naming the last skip). 0 and *out, or -1 and a reason in err.
+ * then says why, naming the last skip). 0 and *out (err may name a skipped
+ * key), or -1 and a reason in err.
  */
 int jwks_parse(const char *json, size_t len, struct jwks **out, char *err, size_t errsz);
 void jwks_free(struct jwks *k);

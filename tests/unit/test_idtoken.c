@@ -13,9 +13,11 @@
 #include <openssl/bio.h>
 #include <openssl/core_names.h>
 #include <openssl/ecdsa.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/pem.h>
+#include <openssl/rsa.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -372,6 +374,7 @@ START_TEST(tampering)
         char *mix = xasprintf("%.*s%s", (int)(strrchr(other, '.') - other), other, strrchr(t, '.'));
         ck_assert_int_eq(check_std(mix, ks), IDTOKEN_INVALID);
         ck_assert_str_eq(why, "token signature is not valid");
+        ck_assert_uint_eq(ERR_peek_error(), 0); /* nothing left queued for the thread's TLS */
         char *flip = xstrdup(t);
         char *s = strrchr(flip, '.') + 5;
         *s = *s == 'A' ? 'B' : 'A';
@@ -550,6 +553,9 @@ START_TEST(malformed)
     ck_assert_int_eq(check_std(token(c, RS_HDR, rsa1), ks), IDTOKEN_INVALID);
     ck_assert_str_eq(why, "token longer than 16384 bytes");
     ck_assert_int_eq(check(NULL, ks, NULL), IDTOKEN_INVALID);
+    json_t *none = (json_t *)1;
+    ck_assert_int_eq(idtoken_verify("a.b.c", ks, NULL, &none, NULL, 0), IDTOKEN_INVALID);
+    ck_assert_ptr_null(none);
     free(t);
     idtoken_jwks_free(ks);
 }
@@ -623,6 +629,7 @@ START_TEST(jwks_refusals)
     char *y = strstr(ec, "\"y\":\"") + 5;
     y[3] = y[3] == 'A' ? 'B' : 'A';
     ck_assert_int_eq(parse_keys(ec, NULL, NULL), -1);
+    ck_assert_uint_eq(ERR_peek_error(), 0);
     ec = jwk(ec1, "e1", "");
     patch(ec, "P-256", "P-384");
     ck_assert_int_eq(parse_keys(ec, NULL, NULL), -1);
@@ -641,6 +648,9 @@ START_TEST(jwks_refusals)
     ck_assert_uint_eq(n, 1);
     /* the document itself */
     ck_assert_int_eq(parse("", NULL), -1);
+    struct idtoken_keys *none = NULL; /* no room for a reason: still an answer */
+    ck_assert_int_eq(idtoken_jwks_parse("{\"keys\":[]}", 11, &none, NULL, 0), -1);
+    ck_assert_ptr_null(none);
     ck_assert_int_eq(parse("[]", NULL), -1);
     ck_assert_int_eq(parse("{\"keys\":{}}", NULL), -1);
     ck_assert_int_eq(parse("{\"keys\":[]}", NULL), -1);
