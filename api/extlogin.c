@@ -84,8 +84,9 @@ bool extlogin_username(const char *from, char *out, size_t outsz)
 }
 
 int extlogin_complete(struct req *rq, struct resp *rs, const json_t *rules,
-                      const struct extlogin_person *p, struct db_external_user *out)
+                      const struct extlogin_person *p, struct db_external_user *out, char **jwt)
 {
+    memset(out, 0, sizeof *out);
     char name[64];
     if (!extlogin_username(p->username, name, sizeof name))
         return api_problem(rs, PROBLEM_SSO_USERNAME,
@@ -119,5 +120,5 @@ int extlogin_complete(struct req *rq, struct resp *rs, const json_t *rules,
         json_object_set_new(rs->audit.details, "reason", json_string("user is disabled"));
         return api_problem(rs, PROBLEM_SSO_DISABLED, NULL);
     }
-    return api_identity_session_start(rq, rs, out->id, out->epoch, NULL);
+    return api_identity_session_start(rq, rs, out->id, out->epoch, jwt);
 }

@@ -38,11 +38,12 @@ json_t *extlogin_grants(const json_t *rules, const json_t *claims);
 bool extlogin_username(const char *from, char *out, size_t outsz);
 
 /*
- * Sign p in: 0 with the session's cookie in rs and the user in *out, the
- * request's actor set to it (the audit event names who signed in); else a
- * problem in rs (sso.username, sso.disabled) or an aidc_err.
+ * Sign p in: 0 with the session's cookie in rs (its JWT in *jwt, malloc'd,
+ * when jwt is not NULL) and the user in *out, the request's actor set to it
+ * (the audit event names who signed in); else a problem in rs (sso.username,
+ * sso.disabled) or an aidc_err.
  */
 int extlogin_complete(struct req *rq, struct resp *rs, const json_t *rules,
-                      const struct extlogin_person *p, struct db_external_user *out);
+                      const struct extlogin_person *p, struct db_external_user *out, char **jwt);
 
 #endif

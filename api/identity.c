@@ -22,6 +22,7 @@
 #include "../server/ratelimit.h"
 #include "../server/session.h"
 #include "../server/validate.h"
+#include "ldaplogin.h"
 #include "paging.h"
 
 #include <microhttpd.h>
@@ -33,6 +34,7 @@
 static const struct vfield login_fields[] = {
     {"username", V_STRING, V_REQUIRED, 1, 256, NULL, 0},
     {"password", V_STRING, V_REQUIRED, 1, 1024, NULL, 0},
+    {"provider", V_STRING, 0, 2, 32, NULL, 0}, /* an LDAP provider checks the password */
 };
 
 bool api_identity_cookie_secure(const struct req *rq)
@@ -165,12 +167,32 @@ static int login_refused(struct req *rq, struct resp *rs, const struct login_key
     return api_problem(rs, PROBLEM_LOGIN_FAILED, NULL);
 }
 
+/* The password checked by an LDAP provider; the throttle counts as for aidc's own. */
+static int directory_login(struct req *rq, struct resp *rs, const struct throttle *t,
+                           const char *provider, const char *username, const char *password)
+{
+    bool refused = false;
+    char *jwt = NULL;
+    int e = ldaplogin_run(rq, rs, provider, username, password, &refused, &jwt);
+    if (!e && refused)
+        return login_refused(rq, rs, &t->keys);
+    if (!e)
+        e = db_identity_login_succeeded(rq->db, &t->keys);
+    if (!e)
+        resp_json(rs, MHD_HTTP_OK,
+                  json_pack("{s:s, s:s, s:i}", "access_token", jwt, "token_type", "Bearer",
+                            "expires_in", rq->cfg->jwt_ttl_seconds));
+    free(jwt);
+    return e;
+}
+
 int api_identity_login(struct req *rq, struct resp *rs)
 {
-    if (!validate_object(rq->json, login_fields, 2, rs))
+    if (!validate_object(rq->json, login_fields, 3, rs))
         return api_fail_fields(rs);
     const char *username = vstr(rq->json, "username");
     const char *password = vstr(rq->json, "password");
+    const char *provider = vstr(rq->json, "provider");
     resp_audit(rs, "user", username, json_pack("{s:s}", "username", username));
     struct throttle t;
     throttle_init(&t, rq, username);
@@ -178,6 +200,10 @@ int api_identity_login(struct req *rq, struct resp *rs)
     int e = throttle_check(rq, rs, &t);
     if (e)
         goto out;
+    if (provider) {
+        e = directory_login(rq, rs, &t, provider, username, password);
+        goto out;
+    }
     e = db_identity_login_user(rq->db, username, &u);
     if (e)
         goto out;

@@ -331,7 +331,7 @@ static int sign_in(struct req *rq, struct resp *rs, struct callback *cb)
         .username_claim = uclaim,
     };
     struct db_external_user u;
-    int e = extlogin_complete(rq, rs, cb->p.role_rules, &person, &u);
+    int e = extlogin_complete(rq, rs, cb->p.role_rules, &person, &u, NULL);
     if (e && rs->err.status) {
         /* a problem for the person (no user name, disabled): shown on the portal */
         cb->failed = rs->err.status == MHD_HTTP_FORBIDDEN && u.disabled ? PROBLEM_SSO_DISABLED

@@ -15,6 +15,7 @@
 #   AIDC_TEST_SLURM_DIR  directory of the test Slurm   (default /tmp/aidc-slurm)
 #   AIDC_TEST_SKIP_SLURM 1 = no Slurm (its tests skip)
 #   AIDC_TEST_SKIP_REGISTRY 1 = no image registries (their tests skip)
+#   AIDC_TEST_SKIP_OIDC  1 = no OpenID provider (the single sign-on tests skip)
 #   AIDC_TEST_JOBS       parallel ctest jobs           (default 2)
 #   AIDC_TEST_SKIP_ASAN  1 = only the normal build (quicker local runs)
 #   AIDC_TEST_SKIP_FUZZ  1 = no fuzz build (tests/fuzz)
@@ -188,6 +189,51 @@ else
     fi
 fi
 
+# The OpenID provider of the single sign-on tests (tests/oidc/provider.mjs: the npm
+# package oidc-provider, a certified implementation): one node process for the whole run
+# (two issuers: a shared one and one whose key the rotation test turns). The tests skip
+# without AIDC_TEST_OIDC_ISSUER, so where it cannot start we say why and go on.
+oidc_port=15510 oidc_dir=/tmp/aidc-test-oidc oidc_pid=
+unset AIDC_TEST_OIDC_ISSUER AIDC_TEST_OIDC_ROTATE_ISSUER
+stop_oidc() {
+    [ -n "$oidc_pid" ] || return 0
+    kill "$oidc_pid" 2>/dev/null || true
+    wait "$oidc_pid" 2>/dev/null || true
+}
+trap 'stop_oidc; stop_registries; stop_slurm; stop_pg' EXIT
+if [ "${AIDC_TEST_SKIP_OIDC:-0}" = 1 ]; then
+    say "OpenID provider: not started, its tests skip: AIDC_TEST_SKIP_OIDC=1"
+elif ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    say "OpenID provider: not started, its tests skip: node/npm missing (deploy/install-deps.sh portal)"
+else
+    say "OpenID provider on 127.0.0.1:$oidc_port and :$((oidc_port + 1)) (tests/oidc, log $oidc_dir/provider.log)"
+    rm -rf "$oidc_dir" && mkdir -p "$oidc_dir"
+    if [ ! -d "$root/tests/oidc/node_modules/oidc-provider" ] &&
+       ! (cd "$root/tests/oidc" && npm ci --prefer-offline --no-audit --no-fund >"$oidc_dir/npm.log" 2>&1); then
+        tail -20 "$oidc_dir/npm.log" >&2
+        echo "npm ci in tests/oidc failed (above): the single sign-on tests skip" >&2
+    else
+        OP_PORT=$oidc_port OP_KEYS_DIR=$oidc_dir/keys OP_AUTO_LOGIN=1 \
+            node "$root/tests/oidc/provider.mjs" >"$oidc_dir/provider.log" 2>&1 &
+        oidc_pid=$!
+        for _ in $(seq 1 300); do   # up to 30 s: the first start makes its RSA keys
+            grep -q '^OP ready' "$oidc_dir/provider.log" 2>/dev/null && break
+            kill -0 "$oidc_pid" 2>/dev/null || break
+            sleep 0.1
+        done
+        if grep -q '^OP ready' "$oidc_dir/provider.log"; then
+            export AIDC_TEST_OIDC_ISSUER=http://127.0.0.1:$oidc_port
+            export AIDC_TEST_OIDC_ROTATE_ISSUER=http://127.0.0.1:$((oidc_port + 1))
+            echo "OpenID providers at $AIDC_TEST_OIDC_ISSUER and $AIDC_TEST_OIDC_ROTATE_ISSUER"
+        else
+            tail -20 "$oidc_dir/provider.log" >&2
+            echo "the OpenID provider did not come up (above): the single sign-on tests skip" >&2
+            stop_oidc
+            oidc_pid=
+        fi
+    fi
+fi
+
 build_only() {  # name, cmake options...
     local dir=$1; shift
     say "build $dir ($*)"
@@ -225,7 +271,7 @@ stop_k8s() {
         K8S_DIR=$k8s_dir deploy/k8s-down.sh --purge >/dev/null 2>&1 || true
     fi
 }
-trap 'stop_k8s; stop_registries; stop_slurm; stop_pg' EXIT
+trap 'stop_k8s; stop_oidc; stop_registries; stop_slurm; stop_pg' EXIT
 if [ -n "$k8s_build_pid" ]; then
     say "Kubernetes API server ($k8s_dir; waiting for deploy/k8s-build.sh, log build/k8s-build.log)"
     if ! wait "$k8s_build_pid"; then
