@@ -71,7 +71,7 @@ emit() {
         echo "SLAPD_LOG='$SLAPD_DIR/slapd.log'"
     } | tee "$SLAPD_DIR/env"
 }
-answers() { ldapwhoami -x -o nettimeout=2 -H "$URL" -D "$SVC_DN" -w "$SVC_PW" >/dev/null 2>&1; }
+answers() { timeout 5 ldapwhoami -x -o nettimeout=2 -H "$URL" -D "$SVC_DN" -w "$SVC_PW" >/dev/null 2>&1; }
 alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null &&
           tr '\0' ' ' < "/proc/$1/cmdline" 2>/dev/null | grep -q -- "-f $SLAPD_DIR/slapd.conf"; }
 
