@@ -160,15 +160,18 @@ static bool set_int(LDAP *ld, int opt, int v)
 }
 
 /*
- * A new handle on cfg->url, LDAPv3, timeouts, no referrals, and TLS when asked:
- * StartTLS on ldap:// (done here: refused = unavailable), the certificate checked
- * against ca_file. NULL with why.
+ * A new handle on url (one of cfg->url's), LDAPv3, timeouts, no referrals, and TLS
+ * when asked: StartTLS on ldap:// (done here: refused = unavailable), the certificate
+ * checked against ca_file. NULL with why, and *rc libldap's code (negative: the
+ * server could not be reached or TLS failed; another URL may do better).
  */
-static LDAP *open_conn(const struct ldapauth_config *cfg, char *why, size_t whysz)
+static LDAP *open_conn(const struct ldapauth_config *cfg, const char *url, int *rcp, char *why,
+                       size_t whysz)
 {
     LDAP *ld = NULL;
     struct timeval tv = timeout_of(cfg);
-    int rc = ldap_initialize(&ld, cfg->url);
+    int rc = ldap_initialize(&ld, url);
+    *rcp = LDAP_OTHER; /* not the network's: no other URL will do better */
     if (rc != LDAP_SUCCESS || !ld) {
         say(why, whysz, "bad url: %s", ldap_err2string(rc));
         return NULL;
@@ -177,14 +180,16 @@ static LDAP *open_conn(const struct ldapauth_config *cfg, char *why, size_t whys
         ldap_set_option(ld, LDAP_OPT_REFERRALS, LDAP_OPT_OFF) != LDAP_OPT_SUCCESS ||
         /* libldap bounds the TLS handshake by the network timeout only when the
          * connect is asynchronous: without it, an ldaps:// server that accepts and
-         * stays silent holds the call for ever */
+         * stays silent holds the call for ever. (An asynchronous connect also ends
+         * libldap's own walk down a list of URLs: service_conn walks it instead.) */
         ldap_set_option(ld, LDAP_OPT_CONNECT_ASYNC, LDAP_OPT_ON) != LDAP_OPT_SUCCESS ||
         ldap_set_option(ld, LDAP_OPT_NETWORK_TIMEOUT, &tv) != LDAP_OPT_SUCCESS ||
         ldap_set_option(ld, LDAP_OPT_TIMEOUT, &tv) != LDAP_OPT_SUCCESS) {
         say(why, whysz, "cannot set the connection's options");
         goto fail;
     }
-    bool ldaps = urls_all(cfg->url, "ldaps://");
+    bool ldaps = urls_all(url, "ldaps://");
+    *rcp = LDAP_SUCCESS;
     if (!ldaps && !cfg->start_tls)
         return ld;
     if (!empty(cfg->ca_file) &&
@@ -206,12 +211,15 @@ static LDAP *open_conn(const struct ldapauth_config *cfg, char *why, size_t whys
     if (!ldaps) {
         rc = ldap_start_tls_s(ld, NULL, NULL);
         if (rc != LDAP_SUCCESS) {
+            *rcp = rc;
             say_ld(ld, rc, "StartTLS failed", why, whysz);
             goto fail;
         }
     }
     return ld;
 fail:
+    if (*rcp == LDAP_SUCCESS)
+        *rcp = LDAP_OTHER;
     ldap_unbind_ext_s(ld, NULL, NULL);
     return NULL;
 }
@@ -269,24 +277,54 @@ out:
     return rc;
 }
 
-/* The service account's bind (none for an anonymous search); false with why. */
-static bool bind_service(LDAP *ld, const struct ldapauth_config *cfg, char *why, size_t whysz)
+/*
+ * The service account's bind (an anonymous one without bind_dn: it is also what
+ * opens the connection); LDAP_SUCCESS, or the code with why.
+ */
+static int bind_service(LDAP *ld, const struct ldapauth_config *cfg, char *why, size_t whysz)
 {
-    if (empty(cfg->bind_dn))
-        return true;
     LDAPPasswordPolicyError pperr;
     char diag[LDAPAUTH_WHY_MAX];
-    int rc = bind_simple(ld, cfg->bind_dn, cfg->bind_password, timeout_of(cfg), &pperr, diag,
-                         sizeof diag);
+    bool anon = empty(cfg->bind_dn);
+    int rc = bind_simple(ld, anon ? "" : cfg->bind_dn, anon ? "" : cfg->bind_password,
+                         timeout_of(cfg), &pperr, diag, sizeof diag);
     if (rc == LDAP_SUCCESS)
-        return true;
+        return rc;
     if (rc == LDAP_INVALID_CREDENTIALS)
         say(why, whysz, "the service account's bind was refused (check bind_dn and its password)");
     else if (diag[0])
         say(why, whysz, "service account bind: %s (%d): %s", ldap_err2string(rc), rc, diag);
     else
         say(why, whysz, "service account bind: %s (%d)", ldap_err2string(rc), rc);
-    return false;
+    return rc;
+}
+
+/*
+ * The service connection, bound: on the first URL of cfg->url that can be reached
+ * (TLS included), which *url gets (malloc'd) for the user's connection. NULL with why.
+ */
+static LDAP *service_conn(const struct ldapauth_config *cfg, char **url, char *why, size_t whysz)
+{
+    char *list = xstrdup(cfg->url), *save = NULL;
+    LDAP *ld = NULL;
+    for (char *u = strtok_r(list, " \t", &save); u; u = strtok_r(NULL, " \t", &save)) {
+        int rc;
+        ld = open_conn(cfg, u, &rc, why, whysz);
+        if (ld) {
+            rc = bind_service(ld, cfg, why, whysz);
+            if (rc == LDAP_SUCCESS) {
+                say(why, whysz, "%s", ""); /* an earlier URL's failure is no news */
+                *url = xstrdup(u);
+                break;
+            }
+            ldap_unbind_ext_s(ld, NULL, NULL);
+            ld = NULL;
+        }
+        if (rc >= 0) /* the server answered, or the configuration is wrong: stop */
+            break;
+    }
+    free(list);
+    return ld;
 }
 
 /* Server answers that say "not now" rather than "not you". */
@@ -317,15 +355,16 @@ static const char *ad_reason(const char *diag)
 }
 
 /* The user's own bind on a connection of its own; OK, REJECTED or UNAVAILABLE with why. */
-static enum ldapauth_result bind_user(const struct ldapauth_config *cfg, const char *dn,
-                                      const char *password, char *why, size_t whysz)
+static enum ldapauth_result bind_user(const struct ldapauth_config *cfg, const char *url,
+                                      const char *dn, const char *password, char *why, size_t whysz)
 {
-    LDAP *ld = open_conn(cfg, why, whysz);
+    int rc;
+    LDAP *ld = open_conn(cfg, url, &rc, why, whysz);
     if (!ld)
         return LDAPAUTH_UNAVAILABLE;
     LDAPPasswordPolicyError pperr;
     char diag[LDAPAUTH_WHY_MAX];
-    int rc = bind_simple(ld, dn, password, timeout_of(cfg), &pperr, diag, sizeof diag);
+    rc = bind_simple(ld, dn, password, timeout_of(cfg), &pperr, diag, sizeof diag);
     enum ldapauth_result r = LDAPAUTH_REJECTED;
     const char *ad = ad_reason(diag);
     if (rc == LDAP_SUCCESS) {
@@ -501,6 +540,7 @@ static enum ldapauth_result login(const struct ldapauth_config *cfg, const char 
 {
     struct ldapauth_user u = {0};
     LDAP *ld = NULL;
+    char *url = NULL;
     enum ldapauth_result r = LDAPAUTH_UNAVAILABLE;
     say(why, whysz, "%s", "");
     /* before anything reaches the network: an empty password would be an
@@ -515,19 +555,20 @@ static enum ldapauth_result login(const struct ldapauth_config *cfg, const char 
     }
     if (!config_ok(cfg, true, why, whysz))
         return LDAPAUTH_UNAVAILABLE;
-    ld = open_conn(cfg, why, whysz);
-    if (!ld || !bind_service(ld, cfg, why, whysz))
+    ld = service_conn(cfg, &url, why, whysz);
+    if (!ld)
         goto out;
     r = find_user(ld, cfg, username, &u, why, whysz);
     if (r != LDAPAUTH_OK)
         goto out;
-    r = bind_user(cfg, u.dn, password, why, whysz);
+    r = bind_user(cfg, url, u.dn, password, why, whysz);
     if (r != LDAPAUTH_OK)
         goto out;
     r = find_groups(ld, cfg, &u, why, whysz);
 out:
     if (ld)
         ldap_unbind_ext_s(ld, NULL, NULL);
+    free(url);
     if (r == LDAPAUTH_OK) {
         *out = u;
     } else {
@@ -584,11 +625,12 @@ static enum ldapauth_result probe(const struct ldapauth_config *cfg, char *why, 
     say(why, whysz, "%s", "");
     if (!config_ok(cfg, false, why, whysz))
         return LDAPAUTH_UNAVAILABLE;
-    LDAP *ld = open_conn(cfg, why, whysz);
+    char *url = NULL;
+    LDAP *ld = service_conn(cfg, &url, why, whysz);
+    free(url);
     if (!ld)
         return LDAPAUTH_UNAVAILABLE;
-    bool ok = bind_service(ld, cfg, why, whysz) &&
-              base_readable(ld, cfg, cfg->user_base, why, whysz) &&
+    bool ok = base_readable(ld, cfg, cfg->user_base, why, whysz) &&
               (empty(cfg->group_base) || base_readable(ld, cfg, cfg->group_base, why, whysz));
     ldap_unbind_ext_s(ld, NULL, NULL);
     return ok ? LDAPAUTH_OK : LDAPAUTH_UNAVAILABLE;

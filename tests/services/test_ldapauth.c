@@ -154,7 +154,7 @@ START_TEST(wrong_password_and_locked_account_are_rejected)
     /* carol's password is right, but ppolicy locked her: the bind fails with 49,
      * and the password policy control says why */
     expect(&c, "carol", "carol-pw", LDAPAUTH_REJECTED, "account locked", NULL);
-    expect(&c, "carol", "wrong", LDAPAUTH_REJECTED, NULL, NULL);
+    expect(&c, "carol", "not-carol-pw", LDAPAUTH_REJECTED, NULL, NULL);
     /* the wrong passwords locked nobody (pwdMaxFailure 0) */
     expect(&c, "alice", "alice-pw", LDAPAUTH_OK, "", NULL);
 }
@@ -318,6 +318,33 @@ START_TEST(dead_and_silent_servers_are_unavailable_in_time)
 }
 END_TEST
 
+/* A list of URLs: the first that can be reached serves both connections. */
+START_TEST(url_list_fails_over)
+{
+    char url[256];
+    int dead = dead_port();
+    struct ldapauth_config c = cfg();
+    struct ldapauth_user u = {0};
+    char why[LDAPAUTH_WHY_MAX];
+    snprintf(url, sizeof url, "ldap://127.0.0.1:%d %s", dead, getenv("AIDC_TEST_LDAP_URL"));
+    c.url = url;
+    expect(&c, "dave", "dave-pw", LDAPAUTH_OK, "", &u);
+    ck_assert_uint_eq(u.ngroups, 2);
+    ldapauth_user_free(&u);
+    ck_assert_msg(ldapauth_probe(&c, why, sizeof why) == LDAPAUTH_OK, "%s", why);
+    c.start_tls = false;
+    expect(&c, "dave", "dave-pw", LDAPAUTH_OK, "", NULL);
+    snprintf(url, sizeof url, "ldaps://127.0.0.1:%d %s", dead, getenv("AIDC_TEST_LDAPS_URL"));
+    expect(&c, "dave", "dave-pw", LDAPAUTH_OK, "", NULL);
+    /* a server that answers (here: no to the password) ends the walk */
+    snprintf(url, sizeof url, "%s ldap://127.0.0.1:%d", getenv("AIDC_TEST_LDAP_URL"), dead);
+    expect(&c, "dave", "not-dave-pw", LDAPAUTH_REJECTED, "wrong password or account locked", NULL);
+    /* schemes are not mixed */
+    snprintf(url, sizeof url, "%s %s", getenv("AIDC_TEST_LDAP_URL"), getenv("AIDC_TEST_LDAPS_URL"));
+    expect(&c, "dave", "dave-pw", LDAPAUTH_UNAVAILABLE, NULL, NULL);
+}
+END_TEST
+
 START_TEST(probe)
 {
     struct ldapauth_config c = cfg();
@@ -408,6 +435,7 @@ int main(void)
     tcase_add_test(tc, tls_with_the_right_ca_only);
     tcase_add_test(tc, wrong_service_password_is_unavailable);
     tcase_add_test(tc, dead_and_silent_servers_are_unavailable_in_time);
+    tcase_add_test(tc, url_list_fails_over);
     tcase_add_test(tc, probe);
     tcase_add_test(tc, concurrent_logins);
     suite_add_tcase(s, tc);
