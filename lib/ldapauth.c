@@ -114,7 +114,7 @@ static bool urls_all(const char *urls, const char *scheme)
 }
 
 /* The configuration's faults that no server is needed to see. */
-static bool config_ok(const struct ldapauth_config *cfg, bool login, char *why, size_t whysz)
+static bool config_ok(const struct ldapauth_config *cfg, char *why, size_t whysz)
 {
     if (empty(cfg->url) || !(urls_all(cfg->url, "ldap://") || urls_all(cfg->url, "ldaps://"))) {
         say(why, whysz, "url must be ldap://host:port or ldaps://host:port (one scheme for all)");
@@ -129,11 +129,11 @@ static bool config_ok(const struct ldapauth_config *cfg, bool login, char *why, 
         say(why, whysz, "user_base is empty");
         return false;
     }
-    if (login && (empty(cfg->user_filter) || !strstr(cfg->user_filter, "{username}"))) {
+    if ((empty(cfg->user_filter) || !strstr(cfg->user_filter, "{username}"))) {
         say(why, whysz, "user_filter must contain {username}");
         return false;
     }
-    if (login && !empty(cfg->group_base) &&
+    if (!empty(cfg->group_base) &&
         (empty(cfg->group_filter) || !strstr(cfg->group_filter, "{dn}"))) {
         say(why, whysz, "group_filter must contain {dn}");
         return false;
@@ -553,7 +553,7 @@ static enum ldapauth_result login(const struct ldapauth_config *cfg, const char 
         say(why, whysz, "invalid username");
         return LDAPAUTH_REJECTED;
     }
-    if (!config_ok(cfg, true, why, whysz))
+    if (!config_ok(cfg, why, whysz))
         return LDAPAUTH_UNAVAILABLE;
     ld = service_conn(cfg, &url, why, whysz);
     if (!ld)
@@ -620,10 +620,31 @@ static bool base_readable(LDAP *ld, const struct ldapauth_config *cfg, const cha
     return ok;
 }
 
+/* Whether user_filter, filled with a name nobody has, is a filter the server takes. */
+static bool filter_works(LDAP *ld, const struct ldapauth_config *cfg, char *why, size_t whysz)
+{
+    char *attrs[] = {LDAP_NO_ATTRS, NULL};
+    LDAPMessage *res = NULL;
+    struct timeval tv = timeout_of(cfg);
+    char *filter = filter_fill(cfg->user_filter, "{username}", "aidc-probe-no-such-user");
+    if (!filter) {
+        say(why, whysz, "cannot escape the username");
+        return false;
+    }
+    int rc = ldap_search_ext_s(ld, cfg->user_base, LDAP_SCOPE_SUBTREE, filter, attrs, 0, NULL, NULL,
+                               &tv, 1, &res);
+    bool ok = rc == LDAP_SUCCESS || rc == LDAP_SIZELIMIT_EXCEEDED;
+    if (!ok)
+        say_ld(ld, rc, "user_filter", why, whysz);
+    ldap_msgfree(res);
+    free(filter);
+    return ok;
+}
+
 static enum ldapauth_result probe(const struct ldapauth_config *cfg, char *why, size_t whysz)
 {
     say(why, whysz, "%s", "");
-    if (!config_ok(cfg, false, why, whysz))
+    if (!config_ok(cfg, why, whysz))
         return LDAPAUTH_UNAVAILABLE;
     char *url = NULL;
     LDAP *ld = service_conn(cfg, &url, why, whysz);
@@ -631,6 +652,7 @@ static enum ldapauth_result probe(const struct ldapauth_config *cfg, char *why, 
     if (!ld)
         return LDAPAUTH_UNAVAILABLE;
     bool ok = base_readable(ld, cfg, cfg->user_base, why, whysz) &&
+              filter_works(ld, cfg, why, whysz) &&
               (empty(cfg->group_base) || base_readable(ld, cfg, cfg->group_base, why, whysz));
     ldap_unbind_ext_s(ld, NULL, NULL);
     return ok ? LDAPAUTH_OK : LDAPAUTH_UNAVAILABLE;

@@ -75,9 +75,9 @@ enum ldapauth_result ldapauth_login(const struct ldapauth_config *cfg, const cha
 void ldapauth_user_free(struct ldapauth_user *u);
 
 /*
- * Check a config can reach the server (with its TLS), bind as the service account and
- * read user_base (and group_base when set): for an administrator's "test connection".
- * OK, or UNAVAILABLE with why.
+ * Check a config can reach the server (with its TLS), bind as the service account,
+ * read user_base (and group_base when set) and search it with user_filter: for an
+ * administrator's "test connection". OK, or UNAVAILABLE with why.
  */
 enum ldapauth_result ldapauth_probe(const struct ldapauth_config *cfg, char *why, size_t whysz);
 

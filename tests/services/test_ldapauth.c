@@ -363,6 +363,14 @@ START_TEST(probe)
     c = cfg();
     c.group_base = "ou=nogroups,dc=example,dc=org";
     ck_assert_int_eq(ldapauth_probe(&c, why, sizeof why), LDAPAUTH_UNAVAILABLE);
+    /* a filter the server cannot take, or one without its placeholder */
+    c = cfg();
+    c.user_filter = "(&(uid={username})";
+    ck_assert_int_eq(ldapauth_probe(&c, why, sizeof why), LDAPAUTH_UNAVAILABLE);
+    ck_assert_msg(strstr(why, "user_filter"), "%s", why);
+    c.user_filter = "(uid=alice)";
+    ck_assert_int_eq(ldapauth_probe(&c, why, sizeof why), LDAPAUTH_UNAVAILABLE);
+    ck_assert_msg(strstr(why, "{username}"), "%s", why);
     /* anonymous: the directory lets it see nothing */
     c = cfg();
     c.bind_dn = NULL;
