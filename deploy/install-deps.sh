@@ -2,7 +2,8 @@
 # install-deps.sh - install the Debian 12 packages aidc needs, if missing.
 #
 #   deploy/install-deps.sh build    compiler, CMake and the libraries aidcd links
-#                                   (libcurl: the Slurm backend talks to slurmrestd)
+#                                   (libcurl: the Slurm backend talks to slurmrestd;
+#                                   libldap: LDAP / Active Directory login)
 #   deploy/install-deps.sh run      PostgreSQL 15 (server) for a local database, and what
 #                                   the local executor runs jobs with: bubblewrap (their
 #                                   sandbox), slirp4netns (options.network "outbound", and
@@ -20,7 +21,9 @@
 #                                   busybox-static for its runnable test image), the
 #                                   local executor's sandbox tools and Jupyter (as for
 #                                   run), python3-websocket (a WebSocket client, for
-#                                   the checks that talk to a session's notebook)
+#                                   the checks that talk to a session's notebook),
+#                                   OpenLDAP's slapd and ldap-utils (a private
+#                                   directory for LDAP login: deploy/slapd-up.sh)
 #   deploy/install-deps.sh dev      the demo registry of deploy/dev.sh (docker-registry,
 #                                   jq, tar, gzip; busybox-static for its runnable image)
 #   deploy/install-deps.sh bench    wrk and pgbench (benchmarks)
@@ -44,14 +47,15 @@ pkgs=()
 for group in "$@"; do
     case "$group" in
         build) pkgs+=(gcc make cmake pkg-config libmicrohttpd-dev libpq-dev libjansson-dev
-                      libjwt-dev libssl-dev libcurl4-openssl-dev) ;;
+                      libjwt-dev libssl-dev libcurl4-openssl-dev libldap-dev) ;;
         run)   pkgs+=(postgresql-15 postgresql-client-15 curl ca-certificates
                       bubblewrap slirp4netns skopeo umoci jupyter-notebook) ;;
         test)  pkgs+=(check libcurl4-openssl-dev clang-tidy curl clang lld libclang-rt-dev
                       munge slurmctld slurmd slurm-client slurmrestd slurm-wlm-jwt-plugin
                       util-linux iproute2
                       docker-registry apache2-utils jq tar gzip coreutils busybox-static
-                      bubblewrap slirp4netns skopeo umoci jupyter-notebook python3-websocket) ;;
+                      bubblewrap slirp4netns skopeo umoci jupyter-notebook python3-websocket
+                      slapd ldap-utils) ;;
         dev)   pkgs+=(docker-registry jq tar gzip coreutils curl busybox-static) ;;
         bench) pkgs+=(wrk postgresql-contrib jq linux-perf) ;;
         portal) pkgs+=(chromium fonts-noto-cjk)
@@ -85,11 +89,11 @@ fi
 # not start without /etc/slurm/slurm.conf, and a system munged (on
 # /run/munge) does not disturb slurm-up.sh, which runs its own daemons.
 echo "install-deps: installing ${missing[*]}" >&2
-# nginx, pgbouncer and prometheus come with system services (ports 80, 6432, 9090)
-# that aidc's tests never use (they run their own on loopback): keep the packages'
-# scripts from starting them, through a policy-rc.d of our own for this install.
+# nginx, pgbouncer, prometheus and slapd come with system services (ports 80, 6432,
+# 9090, 389) that aidc's tests never use (they run their own on loopback): keep the
+# packages' scripts from starting them, through a policy-rc.d of our own for this install.
 policy=/usr/sbin/policy-rc.d
-if [[ " ${missing[*]} " =~ \ (nginx-light|pgbouncer|prometheus)\  ]] && [ ! -e $policy ]; then
+if [[ " ${missing[*]} " =~ \ (nginx-light|pgbouncer|prometheus|slapd)\  ]] && [ ! -e $policy ]; then
     printf '#!/bin/sh\nexit 101\n' > $policy && chmod 755 $policy
     trap 'rm -f $policy' EXIT
 fi

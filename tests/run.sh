@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # tests/run.sh - the whole test suite, from a fresh Debian 12 machine:
 # installs what is missing, starts a private PostgreSQL, (as root) a private
-# Slurm and two seeded container image registries, builds aidc twice (warnings
+# Slurm, two seeded container image registries and an LDAP directory, builds aidc twice (warnings
 # as errors; then with AddressSanitizer + UndefinedBehaviorSanitizer), runs
 # every test of both builds through ctest (the portal's browser tests too:
 # tests/portal, Playwright on Debian's chromium; the operations tests drive
@@ -16,6 +16,7 @@
 #   AIDC_TEST_SKIP_SLURM 1 = no Slurm (its tests skip)
 #   AIDC_TEST_SKIP_REGISTRY 1 = no image registries (their tests skip)
 #   AIDC_TEST_SKIP_OIDC  1 = no OpenID provider (the single sign-on tests skip)
+#   AIDC_TEST_SKIP_LDAP  1 = no LDAP directory (its tests skip)
 #   AIDC_TEST_JOBS       parallel ctest jobs           (default 2)
 #   AIDC_TEST_SKIP_ASAN  1 = only the normal build (quicker local runs)
 #   AIDC_TEST_SKIP_FUZZ  1 = no fuzz build (tests/fuzz)
@@ -234,6 +235,51 @@ else
     fi
 fi
 
+# A private LDAP directory (deploy/slapd-up.sh: OpenLDAP with StartTLS, LDAPS and a
+# seeded ou=people/ou=groups) for the LDAP login tests. slapd runs as any user. The
+# tests skip without AIDC_TEST_LDAP_URL, so where it cannot start we say why and go on.
+slapd_dir=/tmp/aidc-test-slapd
+unset AIDC_TEST_LDAP_URL AIDC_TEST_LDAPS_URL AIDC_TEST_LDAP_CA AIDC_TEST_LDAP_BIND_DN \
+      AIDC_TEST_LDAP_BIND_PASSWORD AIDC_TEST_LDAP_BASE AIDC_TEST_LDAP_LOG
+slapd_started=0   # 1: run.sh started it (a slapd already running from slapd_dir is left running)
+stop_slapd() {
+    if [ "$slapd_started" = 1 ]; then
+        say "stopping the test LDAP directory"
+        SLAPD_DIR=$slapd_dir deploy/slapd-down.sh --purge || true
+    fi
+}
+trap 'stop_slapd; stop_oidc; stop_registries; stop_slurm; stop_pg' EXIT
+slapd_skip=
+if [ "${AIDC_TEST_SKIP_LDAP:-0}" = 1 ]; then
+    slapd_skip="AIDC_TEST_SKIP_LDAP=1"
+elif ! command -v slapd >/dev/null && [ ! -x /usr/sbin/slapd ]; then
+    slapd_skip="slapd is not installed (deploy/install-deps.sh test)"
+fi
+if [ -n "$slapd_skip" ]; then
+    say "LDAP directory: not started, its tests skip: $slapd_skip"
+else
+    say "LDAP directory on 127.0.0.1:15389 (StartTLS) and 15636 (LDAPS) ($slapd_dir)"
+    slapd_pid=$(tr -dc '0-9' 2>/dev/null <"$slapd_dir/slapd.pid" || true)
+    [ -n "$slapd_pid" ] && tr '\0' ' ' 2>/dev/null <"/proc/$slapd_pid/cmdline" |
+        grep -q -- "-f $slapd_dir/slapd.conf" || slapd_started=1
+    if slapd_env=$(SLAPD_DIR=$slapd_dir LDAP_PORT=15389 LDAPS_PORT=15636 deploy/slapd-up.sh); then
+        AIDC_TEST_LDAP_URL=$(reg_var LDAP_URL "$slapd_env")
+        AIDC_TEST_LDAPS_URL=$(reg_var LDAPS_URL "$slapd_env")
+        AIDC_TEST_LDAP_CA=$(reg_var LDAP_CA_FILE "$slapd_env")
+        AIDC_TEST_LDAP_BIND_DN=$(reg_var LDAP_BIND_DN "$slapd_env")
+        AIDC_TEST_LDAP_BIND_PASSWORD=$(reg_var LDAP_BIND_PASSWORD "$slapd_env")
+        AIDC_TEST_LDAP_BASE=$(reg_var LDAP_BASE "$slapd_env")
+        AIDC_TEST_LDAP_LOG=$(reg_var SLAPD_LOG "$slapd_env")
+        export AIDC_TEST_LDAP_URL AIDC_TEST_LDAPS_URL AIDC_TEST_LDAP_CA AIDC_TEST_LDAP_BIND_DN \
+               AIDC_TEST_LDAP_BIND_PASSWORD AIDC_TEST_LDAP_BASE AIDC_TEST_LDAP_LOG
+        echo "slapd at $AIDC_TEST_LDAP_URL and $AIDC_TEST_LDAPS_URL, base $AIDC_TEST_LDAP_BASE"
+    else
+        echo "the LDAP directory did not come up (above): its tests skip" >&2
+        stop_slapd
+        slapd_started=0
+    fi
+fi
+
 build_only() {  # name, cmake options...
     local dir=$1; shift
     say "build $dir ($*)"
@@ -271,7 +317,7 @@ stop_k8s() {
         K8S_DIR=$k8s_dir deploy/k8s-down.sh --purge >/dev/null 2>&1 || true
     fi
 }
-trap 'stop_k8s; stop_oidc; stop_registries; stop_slurm; stop_pg' EXIT
+trap 'stop_k8s; stop_slapd; stop_oidc; stop_registries; stop_slurm; stop_pg' EXIT
 if [ -n "$k8s_build_pid" ]; then
     say "Kubernetes API server ($k8s_dir; waiting for deploy/k8s-build.sh, log build/k8s-build.log)"
     if ! wait "$k8s_build_pid"; then
