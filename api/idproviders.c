@@ -11,10 +11,12 @@
 #include "idproviders.h"
 
 #include "../db/idproviders.h"
+#include "../lib/config.h"
 #include "../lib/credref.h"
 #include "../lib/err.h"
 #include "../lib/xalloc.h"
 #include "../server/validate.h"
+#include "oidcmeta.h"
 #include "paging.h"
 
 #include <microhttpd.h>
@@ -118,6 +120,14 @@ bool api_idp_url_loopback(const char *url)
         return false;
     return strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0 ||
            strcmp(host, "localhost") == 0;
+}
+
+bool api_idp_url_https_or_loopback(const char *url)
+{
+    if (strpbrk(url, " \t\r\n\"<>"))
+        return false;
+    return strncmp(url, "https://", 8) == 0 ||
+           (strncmp(url, "http://", 7) == 0 && api_idp_url_loopback(url));
 }
 
 static bool issuer_ok(const char *s)
@@ -456,6 +466,21 @@ int api_idp_public(struct req *rq, struct resp *rs)
                          : xstrdup("/api/v1/auth/login");
         json_object_set_new(p, "login_url", json_string(url));
         free(url);
+        /* where the portal offers to end the provider's session too (OIDC RP-initiated
+         * logout), when the provider publishes one */
+        const char *end = json_string_value(json_object_get(p, "end_session_endpoint"));
+        const char *client = json_string_value(json_object_get(p, "client_id"));
+        if (end && client && api_idp_url_https_or_loopback(end)) {
+            char *ec = oidcmeta_urlencode(client), *eb = oidcmeta_urlencode(rq->cfg->public_url);
+            char *lo = xasprintf("%s%cclient_id=%s&post_logout_redirect_uri=%s", end,
+                                 strchr(end, '?') ? '&' : '?', ec, eb);
+            json_object_set_new(p, "logout_url", json_string(lo));
+            free(lo);
+            free(ec);
+            free(eb);
+        }
+        json_object_del(p, "end_session_endpoint");
+        json_object_del(p, "client_id");
     }
     return resp_json(rs, MHD_HTTP_OK, json_pack("{s:o}", "items", items));
 }

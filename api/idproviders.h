@@ -19,4 +19,7 @@ int api_idp_public(struct req *rq, struct resp *rs);
 /* Whether url's host is this machine's loopback (http:// is allowed there only). */
 bool api_idp_url_loopback(const char *url);
 
+/* https://, or http:// on the loopback; nothing that could break out of a URL. */
+bool api_idp_url_https_or_loopback(const char *url);
+
 #endif

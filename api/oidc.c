@@ -172,6 +172,9 @@ struct callback {
     json_t *claims;
     enum problem failed; /* 0: none yet */
     char why[256];       /* for the audit record, never shown */
+    /* the problem's one parameter, for the portal's text ({error}, {claim}) */
+    const char *param;
+    char value[65];
 };
 
 /* End on the portal's sign-in page with the problem's code; audited as a refused login. */
@@ -193,7 +196,9 @@ static int fail_to_portal(struct req *rq, struct resp *rs, struct callback *cb)
     resp_free(rs);
     memset(rs, 0, sizeof *rs);
     rs->audit.skip = true;
-    char *loc = xasprintf("%s/#/login?sso_error=%s", rq->cfg->public_url, code);
+    char *loc = xasprintf("%s/#/login?sso_error=%s%s%s%s%s", rq->cfg->public_url, code,
+                          cb->param ? "&" : "", cb->param ? cb->param : "", cb->param ? "=" : "",
+                          cb->param ? cb->value : "");
     e = found(rs, loc);
     free(loc);
     return e;
@@ -239,6 +244,9 @@ static void provider_said_no(struct req *rq, struct callback *cb)
     code[n] = '\0';
     snprintf(cb->why, sizeof cb->why, "the provider answered error=%s", code);
     cb->failed = PROBLEM_SSO_DENIED;
+    cb->param = "error";
+    for (size_t i = 0; i <= n; i++)
+        cb->value[i] = code[i] == '?' ? '_' : code[i]; /* safe in a URL as it is */
 }
 
 static char *read_secret(const struct db_idp *p, char *err, size_t errsz)
@@ -338,6 +346,13 @@ static int sign_in(struct req *rq, struct resp *rs, struct callback *cb)
                                                                          : PROBLEM_SSO_USERNAME;
         snprintf(cb->why, sizeof cb->why, "%s",
                  u.disabled ? "user is disabled" : "no usable user name");
+        if (!u.disabled) {
+            cb->param = "claim";
+            size_t n = 0;
+            for (const char *c = uclaim ? uclaim : "sub"; *c && n < 64; c++)
+                cb->value[n++] = (*c >= 'a' && *c <= 'z') || *c == '_' ? *c : '_';
+            cb->value[n] = '\0';
+        }
         return fail_to_portal(rq, rs, cb);
     }
     if (e)

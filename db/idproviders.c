@@ -41,7 +41,9 @@ static const struct db_stmt st_delete = {
 static const struct db_stmt st_public = {
     "idp_public",
     "SELECT coalesce(json_agg(json_build_object('name', name, 'kind', kind,"
-    " 'display_name', display_name) ORDER BY display_name, name), '[]'::json)"
+    " 'display_name', display_name, 'end_session_endpoint',"
+    " discovery->>'end_session_endpoint', 'client_id', settings->>'client_id')"
+    " ORDER BY display_name, name), '[]'::json)"
     " FROM identity_providers WHERE enabled",
     0};
 enum find_col { FC_NAME, FC_KIND, FC_ENABLED, FC_SETTINGS, FC_RULES, FC_DISCOVERY, FC_JWKS,

@@ -36,7 +36,8 @@ int db_idp_get(struct db *db, const char *name, json_t **out);
 /* Replace what w says (w->kind is ignored: a provider keeps its kind). */
 int db_idp_update(struct db *db, const struct db_idp_write *w, json_t **out);
 int db_idp_delete(struct db *db, const char *name);
-/* The enabled providers, for the sign-in page: [{name, kind, display_name}]. */
+/* The enabled providers, for the sign-in page: [{name, kind, display_name,
+ * end_session_endpoint (OIDC, when known), client_id}]. */
 int db_idp_public(struct db *db, json_t **items);
 
 /* A provider as the sign-in paths use it. */

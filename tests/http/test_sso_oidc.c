@@ -342,7 +342,7 @@ START_TEST(the_providers_refusal_ends_on_the_sign_in_page)
     ck_assert(browser_to_callback(&b, next));
     ck_assert_ptr_nonnull(strstr(b.location, "error=access_denied"));
     ck_assert_int_eq(browser_get(&b, b.location), 302);
-    ck_assert_str_eq(b.location, fmt("%s/#/login?sso_error=sso.denied", harness_srv.base));
+    ck_assert_str_eq(b.location, fmt("%s/#/login?sso_error=sso.denied&error=access_denied", harness_srv.base));
     browser_close(&b);
 }
 END_TEST
@@ -432,6 +432,14 @@ START_TEST(sign_in_start_checks_what_it_is_given)
     ck_assert_ptr_nonnull(strstr(cookie, "Path=/api/v1/auth/oidc/campus/callback"));
     free(cookie);
     http_res_free(&r);
+    /* the provider's session can be ended from the portal too (its discovery is known now) */
+    items = get_items("/api/v1/auth/providers", NULL);
+    const char *lo = jstr(json_array_get(items, 0), "logout_url");
+    ck_assert_ptr_nonnull(lo);
+    ck_assert_msg(strstr(lo, fmt("%s/session/end?client_id=aidc-portal&post_logout_redirect_uri=",
+                                 issuer)) == lo,
+                  "%s", lo);
+    json_decref(items);
 }
 END_TEST
 
