@@ -196,7 +196,7 @@ document.getElementById('logout').addEventListener('click', async () => {
     if (err.status !== 401) return toast(t('app.logout_failed', { msg: err.message }));
   }
   dropSession();
-  go('#/login');
+  go('#/login?signed_out=1');
 });
 // In-page anchors (the skip link, tables of contents) move focus to their
 // target instead of changing the route.

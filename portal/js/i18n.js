@@ -77,6 +77,13 @@ const TABLE = {
     '失败次数过多，请等待 {s} 秒后再试。'],
   'login.failed': ['Sign-in failed: {msg}', '登录失败：{msg}'],
   'login.lead': ['Self-service GPU computing for your tenant.', '面向租户的自助式 GPU 算力平台。'],
+  'login.sso': ['Sign in with {name}', '使用 {name} 登录'],
+  'login.sso_group': ['Single sign-on', '统一身份认证'],
+  'login.or': ['or with a user name and password', '或使用用户名和密码'],
+  'login.account': ['Account', '账号类型'],
+  'login.local': ['aidc account (administrators)', 'aidc 本地账号（管理员）'],
+  'login.signed_out': ['You are signed out of aidc.', '您已退出 aidc。'],
+  'login.sso_logout': ['Also sign out of {name}', '同时退出 {name}'],
   // job states
   'state.queued': ['queued', '排队中'],
   'state.admitted': ['admitted', '已准入'],

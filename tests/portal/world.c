@@ -221,6 +221,8 @@ int main(void)
         /* as in production: raising a guaranteed quota waits for a second admin */
         "AIDC_APPROVAL_QUOTA_THRESHOLD=0",
         "AIDC_LOGIN_MAX_FAILURES=5",
+        /* the client secret of the single sign-on spec's provider (sso.spec.js) */
+        "AIDC_TEST_SSO_SECRET=aidc-test-secret",
         /* every browser comes from 127.0.0.1: only the per-user throttle may bite */
         "AIDC_LOGIN_MAX_FAILURES_PER_IP=100000",
         /* a session whose app never answers ends with the reason within the spec's wait */
