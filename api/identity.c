@@ -25,6 +25,7 @@
 #include "ldaplogin.h"
 #include "paging.h"
 
+#include <ctype.h>
 #include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -195,7 +196,12 @@ int api_identity_login(struct req *rq, struct resp *rs)
     const char *provider = vstr(rq->json, "provider");
     resp_audit(rs, "user", username, json_pack("{s:s}", "username", username));
     struct throttle t;
-    throttle_init(&t, rq, username);
+    /* a directory matches names without regard to case: so does its throttle */
+    char *key = xstrdup(username);
+    for (char *c = key; provider && *c; c++)
+        *c = (char)tolower((unsigned char)*c);
+    throttle_init(&t, rq, key);
+    free(key);
     struct login_user u = {0};
     int e = throttle_check(rq, rs, &t);
     if (e)
