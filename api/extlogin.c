@@ -28,7 +28,7 @@ static bool claim_has(const json_t *claim, const char *value)
     size_t i;
     const json_t *v;
     json_array_foreach(claim, i, v) if (json_is_string(v) &&
-                                         strcmp(json_string_value(v), value) == 0) return true;
+                                        strcmp(json_string_value(v), value) == 0) return true;
     return false;
 }
 
@@ -75,9 +75,8 @@ bool extlogin_username(const char *from, char *out, size_t outsz)
         unsigned char ch = (unsigned char)tolower((unsigned char)*c);
         if (n == 0 && !(ch >= 'a' && ch <= 'z'))
             continue; /* a user name starts with a letter */
-        out[n++] = (char)((isalnum(ch) && ch < 0x80) || ch == '.' || ch == '_' || ch == '-'
-                              ? ch
-                              : '-');
+        out[n++] =
+            (char)((isalnum(ch) && ch < 0x80) || ch == '.' || ch == '_' || ch == '-' ? ch : '-');
     }
     out[n] = '\0';
     return n > 0 && validate_username(out);
@@ -89,9 +88,9 @@ int extlogin_complete(struct req *rq, struct resp *rs, const json_t *rules,
     memset(out, 0, sizeof *out);
     char name[64];
     if (!extlogin_username(p->username, name, sizeof name))
-        return api_problem(rs, PROBLEM_SSO_USERNAME,
-                           json_pack("{s:s}", "claim",
-                                     p->username_claim ? p->username_claim : "username"));
+        return api_problem(
+            rs, PROBLEM_SSO_USERNAME,
+            json_pack("{s:s}", "claim", p->username_claim ? p->username_claim : "username"));
     json_t *grants = extlogin_grants(rules, p->claims);
     char *gtext = json_dumps(grants, JSON_COMPACT);
     if (!gtext) {
@@ -114,8 +113,8 @@ int extlogin_complete(struct req *rq, struct resp *rs, const json_t *rules,
     free(rq->actor.username);
     rq->actor.username = xstrdup(out->username);
     resp_audit(rs, "user", out->username,
-               json_pack("{s:s, s:s, s:b, s:o}", "username", out->username, "provider",
-                         p->provider, "created", out->created, "roles", grants));
+               json_pack("{s:s, s:s, s:b, s:o}", "username", out->username, "provider", p->provider,
+                         "created", out->created, "roles", grants));
     if (out->disabled) {
         json_object_set_new(rs->audit.details, "reason", json_string("user is disabled"));
         return api_problem(rs, PROBLEM_SSO_DISABLED, NULL);

@@ -14,12 +14,12 @@
 #include <jansson.h>
 
 struct extlogin_person {
-    const char *provider;   /* its name */
-    const char *subject;    /* stable: "sub", the entry's DN */
-    const char *username;   /* what the provider calls the person (made a user name) */
-    const char *email;      /* verified only; NULL: none */
+    const char *provider; /* its name */
+    const char *subject;  /* stable: "sub", the entry's DN */
+    const char *username; /* what the provider calls the person (made a user name) */
+    const char *email;    /* verified only; NULL: none */
     const char *display_name;
-    const json_t *claims;   /* what "claim" rules look at; "group" rules read "groups" */
+    const json_t *claims;       /* what "claim" rules look at; "group" rules read "groups" */
     const char *username_claim; /* for the problem when username is unusable */
 };
 

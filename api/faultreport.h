@@ -26,9 +26,9 @@
 /* Alerts in one request; set Alertmanager's max_alerts to this or less. */
 #define FAULTREPORT_MAX_ALERTS 256
 /* GPUs one operator request may name. */
-#define FAULTREPORT_MAX_GPUS 64
+#define FAULTREPORT_MAX_GPUS      64
 #define FAULTREPORT_MAX_GPU_INDEX 1023
-#define FAULTREPORT_MAX_REASON 500
+#define FAULTREPORT_MAX_REASON    500
 
 /* Which of its fixed reasons a refusal (or a skipped alert) has: the API
  * answers each with its own problem (api/gpufaults.c). */
@@ -53,13 +53,13 @@ enum faultreport_error {
 };
 
 struct faultreport_item {
-    bool firing;   /* else resolved: the GPU is back in service */
+    bool firing; /* else resolved: the GPU is back in service */
     char *node;
-    int gpu;       /* -1: every GPU of the node */
-    char *reason;  /* at most FAULTREPORT_MAX_REASON characters */
-    char *alert;   /* the alert's name (webhook), or NULL */
-    char *since;   /* when it started, "YYYY-MM-DDTHH:MM:SSZ" (webhook), or NULL: now */
-    char *error;   /* this alert is skipped, and why (webhook only), or NULL */
+    int gpu;      /* -1: every GPU of the node */
+    char *reason; /* at most FAULTREPORT_MAX_REASON characters */
+    char *alert;  /* the alert's name (webhook), or NULL */
+    char *since;  /* when it started, "YYYY-MM-DDTHH:MM:SSZ" (webhook), or NULL: now */
+    char *error;  /* this alert is skipped, and why (webhook only), or NULL */
     enum faultreport_error why; /* the same as a code, when error is set */
 };
 
@@ -73,7 +73,7 @@ struct faultreport {
 
 enum faultreport_status {
     FAULTREPORT_OK = 0,
-    FAULTREPORT_BAD = 1,     /* 400: field and message say what */
+    FAULTREPORT_BAD = 1,      /* 400: field and message say what */
     FAULTREPORT_TOO_MANY = 2, /* 413: more alerts or GPUs than a request may hold */
 };
 

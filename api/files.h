@@ -23,9 +23,9 @@ struct files_ctx {
     char label[SPACE_NAME_MAX * 2 + 16]; /* "projects/<p>": how problems name the space */
     const char *rel;                     /* the path inside it ("" = its root) */
     struct space_owner own;
-    double limit_gib;                    /* the space's storage limit, < 0: none */
-    long long measured_bytes;            /* the storage worker's last figure, -1: none */
-    int fd;                              /* its directory */
+    double limit_gib;         /* the space's storage limit, < 0: none */
+    long long measured_bytes; /* the storage worker's last figure, -1: none */
+    int fd;                   /* its directory */
     bool admin;
 };
 

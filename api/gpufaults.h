@@ -17,7 +17,8 @@
 int api_gpu_fault_report(struct req *rq, struct resp *rs);
 /* GET /api/v1/clusters/{name}/gpu-faults?state=open|resolved|all */
 int api_gpu_fault_list(struct req *rq, struct resp *rs);
-/* DELETE /api/v1/clusters/{name}/gpu-faults/{node}?gpu=N: the node's GPUs (or GPU N) are healthy. */
+/* DELETE /api/v1/clusters/{name}/gpu-faults/{node}?gpu=N: the node's GPUs (or GPU N) are healthy.
+ */
 int api_gpu_fault_resolve(struct req *rq, struct resp *rs);
 
 #endif

@@ -195,7 +195,8 @@ static void check_rules(const json_t *rules, struct resp *rs)
 static void check_kind(const json_t *o, const char *kind, struct resp *rs)
 {
     bool oidc = strcmp(kind, "oidc") == 0;
-    const struct vfield *mine = oidc ? oidc_fields : ldap_fields, *other = oidc ? ldap_fields : oidc_fields;
+    const struct vfield *mine = oidc ? oidc_fields : ldap_fields,
+                        *other = oidc ? ldap_fields : oidc_fields;
     size_t nmine = oidc ? NOIDC : NLDAP, nother = oidc ? NLDAP : NOIDC;
     for (size_t i = 0; i < nother; i++)
         if (json_object_get(o, other[i].name)) {
@@ -335,9 +336,9 @@ static int write_provider(struct req *rq, struct resp *rs, json_t *o, bool creat
                                    .settings = settings,
                                    .role_rules = rtext};
     json_t *out = NULL;
-    int e = settings && rtext ? (create ? db_idp_create(rq->db, &w, &out)
-                                        : db_idp_update(rq->db, &w, &out))
-                              : AIDC_EINTERNAL;
+    int e = settings && rtext
+                ? (create ? db_idp_create(rq->db, &w, &out) : db_idp_update(rq->db, &w, &out))
+                : AIDC_EINTERNAL;
     free(settings);
     free(rtext);
     if (e == AIDC_ECONFLICT)
@@ -462,8 +463,8 @@ int api_idp_public(struct req *rq, struct resp *rs)
     {
         const char *name = json_string_value(json_object_get(p, "name"));
         bool oidc = strcmp(json_string_value(json_object_get(p, "kind")), "oidc") == 0;
-        char *url = oidc ? xasprintf("/api/v1/auth/oidc/%s/login", name)
-                         : xstrdup("/api/v1/auth/login");
+        char *url =
+            oidc ? xasprintf("/api/v1/auth/oidc/%s/login", name) : xstrdup("/api/v1/auth/login");
         json_object_set_new(p, "login_url", json_string(url));
         free(url);
         /* where the portal offers to end the provider's session too (OIDC RP-initiated

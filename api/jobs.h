@@ -24,8 +24,8 @@ struct jobspec;
  * clusters, quotas), then the insert. *job receives it (new reference);
  * 0, or an error with its problem in rs.
  */
-int api_job_submit_spec(struct req *rq, struct resp *rs, const struct jobspec *js,
-                        const char *kind, json_t **job);
+int api_job_submit_spec(struct req *rq, struct resp *rs, const struct jobspec *js, const char *kind,
+                        json_t **job);
 /* The job.submit audit details of js and the job it made (new reference). */
 json_t *api_job_submit_audit(const struct jobspec *js, const json_t *job);
 /* job as the caller may see it (env values hidden from others), in place; returns it. */

@@ -12,24 +12,24 @@
 #include <jansson.h>
 #include <stdbool.h>
 
-#define JOB_MAX_ENV 256            /* env entries */
-#define JOB_MAX_ENV_NAME 128       /* characters of a variable name */
-#define JOB_MAX_ENV_VALUE 32768    /* bytes of a value */
-#define JOB_MAX_ARGS 1024          /* command items */
-#define JOB_MAX_ARG 32768          /* bytes of one item */
-#define JOB_MAX_SCRIPT 262144      /* bytes of a script */
-#define JOB_MAX_GPUS 64
-#define JOB_MAX_CPUS 1024
+#define JOB_MAX_ENV        256    /* env entries */
+#define JOB_MAX_ENV_NAME   128    /* characters of a variable name */
+#define JOB_MAX_ENV_VALUE  32768  /* bytes of a value */
+#define JOB_MAX_ARGS       1024   /* command items */
+#define JOB_MAX_ARG        32768  /* bytes of one item */
+#define JOB_MAX_SCRIPT     262144 /* bytes of a script */
+#define JOB_MAX_GPUS       64
+#define JOB_MAX_CPUS       1024
 #define JOB_MAX_MEMORY_GIB 16384
-#define JOB_MAX_NODES 64
-#define JOB_MAX_MINUTES 525600     /* a year */
+#define JOB_MAX_NODES      64
+#define JOB_MAX_MINUTES    525600 /* a year */
 
 struct jobspec {
     const char *project, *name, *image, *script, *gpu_type, *priority, *cluster;
-    char *command_json; /* compact JSON array, or NULL */
-    char *env_json;     /* compact JSON object */
+    char *command_json;   /* compact JSON array, or NULL */
+    char *env_json;       /* compact JSON object */
     const json_t *mounts; /* the storage spaces it mounts (borrowed; NULL: none) */
-    char *mounts_json;  /* compact JSON array, as given ("[]" for none) */
+    char *mounts_json;    /* compact JSON array, as given ("[]" for none) */
     int gpus, cpus, memory_gib, nodes, time_limit_minutes;
 };
 

@@ -40,8 +40,8 @@ static json_t *claims_of(const struct ldapauth_user *u)
     json_t *groups = json_array();
     for (size_t i = 0; i < u->ngroups; i++)
         json_array_append_new(groups, json_string(u->groups[i]));
-    json_t *c = json_pack("{s:s, s:s, s:o}", "sub", u->dn, "username", u->username, "groups",
-                          groups);
+    json_t *c =
+        json_pack("{s:s, s:s, s:o}", "sub", u->dn, "username", u->username, "groups", groups);
     if (c && u->email)
         json_object_set_new(c, "email", json_string(u->email));
     return c;

@@ -21,10 +21,10 @@
 #include <string.h>
 #include <time.h>
 
-#define SSO_COOKIE "aidc_sso"
-#define SSO_TTL_S 600
+#define SSO_COOKIE       "aidc_sso"
+#define SSO_TTL_S        600
 #define IDTOKEN_LEEWAY_S 60
-#define SECRET_MAX 4096
+#define SECRET_MAX       4096
 
 static const char *setting(const struct db_idp *p, const char *k)
 {
@@ -142,7 +142,8 @@ int api_oidc_login(struct req *rq, struct resp *rs)
         sbuf_printf(&sc, "%s%s", i ? " " : "", json_string_value(s));
     char *ru = redirect_uri(rq, p.name);
     char *e_client = oidcmeta_urlencode(setting(&p, "client_id")), *e_ru = oidcmeta_urlencode(ru),
-         *e_scope = oidcmeta_urlencode(sc.len ? sc.buf : "openid"), *e_hint = hint ? oidcmeta_urlencode(hint) : NULL;
+         *e_scope = oidcmeta_urlencode(sc.len ? sc.buf : "openid"),
+         *e_hint = hint ? oidcmeta_urlencode(hint) : NULL;
     const char *authz = json_string_value(json_object_get(doc, "authorization_endpoint"));
     char *loc = xasprintf("%s%cresponse_type=code&client_id=%s&redirect_uri=%s&scope=%s&state=%s"
                           "&nonce=%s&code_challenge=%s&code_challenge_method=S256%s%s",
@@ -228,8 +229,17 @@ static void take_state(struct req *rq, struct callback *cb)
     sha256_hex(state, hash);
     int e = db_oidc_login_take(rq->db, hash, cb->p.name, &cb->l);
     if (e)
-        fail(cb, PROBLEM_SSO_STATE, e == AIDC_ENOTFOUND ? "state unknown, used or expired"
-                                                         : "state could not be read");
+        fail(cb, PROBLEM_SSO_STATE,
+             e == AIDC_ENOTFOUND ? "state unknown, used or expired" : "state could not be read");
+}
+
+/* What the portal's URL may carry as it is (a provider's error code, a claim's name):
+ * anything else becomes '_'. */
+static char url_char(char c)
+{
+    if ((c >= 'a' && c <= 'z') || c == '_')
+        return c;
+    return '_';
 }
 
 static void provider_said_no(struct req *rq, struct callback *cb)
@@ -240,13 +250,12 @@ static void provider_said_no(struct req *rq, struct callback *cb)
     char code[65];
     size_t n = 0;
     for (const char *c = error; *c && n < 64; c++)
-        code[n++] = ((*c >= 'a' && *c <= 'z') || *c == '_') ? *c : '?';
+        code[n++] = url_char(*c);
     code[n] = '\0';
     snprintf(cb->why, sizeof cb->why, "the provider answered error=%s", code);
     cb->failed = PROBLEM_SSO_DENIED;
     cb->param = "error";
-    for (size_t i = 0; i <= n; i++)
-        cb->value[i] = code[i] == '?' ? '_' : code[i]; /* safe in a URL as it is */
+    memcpy(cb->value, code, n + 1);
 }
 
 static char *read_secret(const struct db_idp *p, char *err, size_t errsz)
@@ -288,14 +297,12 @@ static void exchange(struct req *rq, struct callback *cb)
         return;
     }
     char *ru = redirect_uri(rq, cb->p.name);
-    int e = oidcmeta_exchange(&cb->p, secret, code, ru, cb->l.verifier, &cb->tok, err,
-                              sizeof err);
+    int e = oidcmeta_exchange(&cb->p, secret, code, ru, cb->l.verifier, &cb->tok, err, sizeof err);
     explicit_bzero(secret, strlen(secret));
     free(secret);
     free(ru);
     if (e)
-        fail(cb, e == AIDC_EFORBIDDEN ? PROBLEM_SSO_TOKEN : PROBLEM_AUTH_PROVIDER_UNAVAILABLE,
-             err);
+        fail(cb, e == AIDC_EFORBIDDEN ? PROBLEM_SSO_TOKEN : PROBLEM_AUTH_PROVIDER_UNAVAILABLE, err);
 }
 
 static void verify(struct req *rq, struct callback *cb)
@@ -319,8 +326,8 @@ static void verify(struct req *rq, struct callback *cb)
         idtoken_jwks_free(keys);
     }
     if (r != IDTOKEN_OK)
-        fail(cb, PROBLEM_SSO_TOKEN, r == IDTOKEN_KID_UNKNOWN ? "ID token signed by an unknown key"
-                                                             : why);
+        fail(cb, PROBLEM_SSO_TOKEN,
+             r == IDTOKEN_KID_UNKNOWN ? "ID token signed by an unknown key" : why);
 }
 
 static int sign_in(struct req *rq, struct resp *rs, struct callback *cb)
@@ -332,8 +339,8 @@ static int sign_in(struct req *rq, struct resp *rs, struct callback *cb)
         .subject = json_string_value(json_object_get(cb->claims, "sub")),
         .username = json_string_value(json_object_get(cb->claims, uclaim ? uclaim : "sub")),
         /* an address the provider did not verify could be anyone's */
-        .email = json_is_true(verified) ? json_string_value(json_object_get(cb->claims, "email"))
-                                        : NULL,
+        .email =
+            json_is_true(verified) ? json_string_value(json_object_get(cb->claims, "email")) : NULL,
         .display_name = json_string_value(json_object_get(cb->claims, "name")),
         .claims = cb->claims,
         .username_claim = uclaim,
@@ -343,14 +350,14 @@ static int sign_in(struct req *rq, struct resp *rs, struct callback *cb)
     if (e && rs->err.status) {
         /* a problem for the person (no user name, disabled): shown on the portal */
         cb->failed = rs->err.status == MHD_HTTP_FORBIDDEN && u.disabled ? PROBLEM_SSO_DISABLED
-                                                                         : PROBLEM_SSO_USERNAME;
+                                                                        : PROBLEM_SSO_USERNAME;
         snprintf(cb->why, sizeof cb->why, "%s",
                  u.disabled ? "user is disabled" : "no usable user name");
         if (!u.disabled) {
             cb->param = "claim";
             size_t n = 0;
             for (const char *c = uclaim ? uclaim : "sub"; *c && n < 64; c++)
-                cb->value[n++] = (*c >= 'a' && *c <= 'z') || *c == '_' ? *c : '_';
+                cb->value[n++] = url_char(*c);
             cb->value[n] = '\0';
         }
         return fail_to_portal(rq, rs, cb);

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define META_MAX_BYTES (256 * 1024)
+#define META_MAX_BYTES (256L * 1024)
 #define META_TIMEOUT_S 5
 
 char *oidcmeta_urlencode(const char *s)
@@ -94,8 +94,7 @@ static bool discovery_ok(const struct db_idp *p, const json_t *d, char *err, siz
     return true;
 }
 
-int oidcmeta_discovery(struct db *db, struct db_idp *p, const json_t **doc, char *err,
-                       size_t errsz)
+int oidcmeta_discovery(struct db *db, struct db_idp *p, const json_t **doc, char *err, size_t errsz)
 {
     if (p->discovery && p->discovery_age >= 0 && p->discovery_age < OIDCMETA_TTL_S &&
         discovery_ok(p, p->discovery, err, errsz)) {
@@ -171,8 +170,8 @@ static char *basic_auth(const char *id, const char *secret)
 }
 
 int oidcmeta_exchange(const struct db_idp *p, const char *secret, const char *code,
-                      const char *redirect_uri, const char *verifier,
-                      struct oidcmeta_tokens *out, char *err, size_t errsz)
+                      const char *redirect_uri, const char *verifier, struct oidcmeta_tokens *out,
+                      char *err, size_t errsz)
 {
     memset(out, 0, sizeof *out);
     const char *token_url = json_string_value(json_object_get(p->discovery, "token_endpoint"));

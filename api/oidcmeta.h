@@ -42,8 +42,8 @@ struct oidcmeta_tokens {
  * AIDC_EFORBIDDEN when the provider refused (err has its error code).
  */
 int oidcmeta_exchange(const struct db_idp *p, const char *secret, const char *code,
-                      const char *redirect_uri, const char *verifier,
-                      struct oidcmeta_tokens *out, char *err, size_t errsz);
+                      const char *redirect_uri, const char *verifier, struct oidcmeta_tokens *out,
+                      char *err, size_t errsz);
 void oidcmeta_tokens_free(struct oidcmeta_tokens *t);
 
 /* s percent-encoded for a query or a form (RFC 3986 unreserved kept); malloc'd. */

@@ -15,14 +15,15 @@
 #include <time.h>
 
 #define USAGEQUERY_NGROUPS 7
-/* The group_by keys in the report's column order: tenant, project, user, day, week, month, resource. */
+/* The group_by keys in the report's column order: tenant, project, user, day, week, month,
+ * resource. */
 extern const char *const usagequery_groups[USAGEQUERY_NGROUPS];
 
 struct usage_args {
     struct db_usage_query q;
     char from[40], to[40];
     char tenant_id[UUID_LEN + 1];
-    char group_pg[128];                     /* {day,project} */
+    char group_pg[128];                    /* {day,project} */
     const char *order[USAGEQUERY_NGROUPS]; /* the group_by keys as given, for the answer */
     size_t norder;
     bool csv;

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define IDP_COLS                                                                                  \
-    "p.name, p.kind, p.display_name, p.enabled, p.settings AS _settings, p.role_rules,"          \
+#define IDP_COLS                                                                                   \
+    "p.name, p.kind, p.display_name, p.enabled, p.settings AS _settings, p.role_rules,"            \
     " p.created_at, p.updated_at"
 
 static const struct db_stmt st_create = {
@@ -36,8 +36,8 @@ static const struct db_stmt st_update = {
     " jwks_fetched_at = CASE WHEN p.settings = $4::jsonb THEN p.jwks_fetched_at END"
     " WHERE p.name = $1 RETURNING " IDP_COLS,
     5};
-static const struct db_stmt st_delete = {
-    "idp_delete", "DELETE FROM identity_providers WHERE name = $1", 1};
+static const struct db_stmt st_delete = {"idp_delete",
+                                         "DELETE FROM identity_providers WHERE name = $1", 1};
 static const struct db_stmt st_public = {
     "idp_public",
     "SELECT coalesce(json_agg(json_build_object('name', name, 'kind', kind,"
@@ -46,8 +46,17 @@ static const struct db_stmt st_public = {
     " ORDER BY display_name, name), '[]'::json)"
     " FROM identity_providers WHERE enabled",
     0};
-enum find_col { FC_NAME, FC_KIND, FC_ENABLED, FC_SETTINGS, FC_RULES, FC_DISCOVERY, FC_JWKS,
-                FC_DISCOVERY_AGE, FC_JWKS_AGE };
+enum find_col {
+    FC_NAME,
+    FC_KIND,
+    FC_ENABLED,
+    FC_SETTINGS,
+    FC_RULES,
+    FC_DISCOVERY,
+    FC_JWKS,
+    FC_DISCOVERY_AGE,
+    FC_JWKS_AGE
+};
 static const struct db_stmt st_find = {
     "idp_find",
     "SELECT name, kind, enabled, settings::text, role_rules::text, discovery::text, jwks::text,"
@@ -97,8 +106,7 @@ static void flatten(json_t *item, const json_t *settings)
 }
 
 /* rowjson leaves '_' columns out: the settings are read beside it */
-static int shaped_one(struct db *db, const struct db_stmt *st, const char *const *p,
-                      json_t **out)
+static int shaped_one(struct db *db, const struct db_stmt *st, const char *const *p, json_t **out)
 {
     int e;
     PGresult *r = db_query(db, st, p, &e);
@@ -129,8 +137,8 @@ static const char *yes_no(bool b)
 
 int db_idp_create(struct db *db, const struct db_idp_write *w, json_t **out)
 {
-    const char *p[6] = {w->name,         w->kind,    w->display_name,
-                        yes_no(w->enabled), w->settings, w->role_rules};
+    const char *p[6] = {w->name,     w->kind,      w->display_name, yes_no(w->enabled),
+                        w->settings, w->role_rules};
     return shaped_one(db, &st_create, p, out);
 }
 
@@ -166,8 +174,7 @@ int db_idp_get(struct db *db, const char *name, json_t **out)
 
 int db_idp_update(struct db *db, const struct db_idp_write *w, json_t **out)
 {
-    const char *p[5] = {w->name, w->display_name, yes_no(w->enabled), w->settings,
-                        w->role_rules};
+    const char *p[5] = {w->name, w->display_name, yes_no(w->enabled), w->settings, w->role_rules};
     return shaped_one(db, &st_update, p, out);
 }
 
@@ -269,8 +276,8 @@ int db_idp_external_login(struct db *db, const struct db_external_login *in,
                           struct db_external_user *out)
 {
     memset(out, 0, sizeof *out);
-    const char *p[6] = {in->provider,     in->subject, in->name_hint,
-                        in->email,        in->display_name, in->grants};
+    const char *p[6] = {in->provider, in->subject,      in->name_hint,
+                        in->email,    in->display_name, in->grants};
     int e;
     PGresult *r = db_query(db, &st_external, p, &e);
     if (!r)

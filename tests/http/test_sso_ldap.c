@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ADM harness_srv.admin_token
+#define ADM  harness_srv.admin_token
 #define IDPS "/api/v1/identity-providers"
 
 static const char *url, *ldaps, *ca, *bind_dn, *base;
@@ -47,8 +47,8 @@ static void teardown(void)
 
 static long ldap_login(const char *provider, const char *user, const char *pw, struct http_res *r)
 {
-    json_t *b = json_pack("{s:s, s:s, s:s}", "username", user, "password", pw, "provider",
-                          provider);
+    json_t *b =
+        json_pack("{s:s, s:s, s:s}", "username", user, "password", pw, "provider", provider);
     char *text = json_dumps(b, JSON_COMPACT);
     json_decref(b);
     long st = reqj("POST", "/api/v1/auth/login", NULL, text, r);
@@ -60,8 +60,8 @@ static const char *role_in(const json_t *m, const char *tenant)
 {
     size_t i;
     json_t *x;
-    json_array_foreach(json_object_get(m, "memberships"), i, x) if (strcmp(jstr(x, "tenant"),
-                                                                         tenant) == 0) return jstr(x, "role");
+    json_array_foreach(json_object_get(m, "memberships"), i,
+                       x) if (strcmp(jstr(x, "tenant"), tenant) == 0) return jstr(x, "role");
     return NULL;
 }
 
@@ -142,8 +142,7 @@ START_TEST(wrong_locked_and_injected_all_answer_as_a_wrong_password)
     refused("ALICE", "wrong-3");
     ck_assert_int_eq(ldap_login("dir", "alice", "alice-pw", &r), 429);
     http_res_free(&r);
-    ck_assert_int_ge(
-        count_items("/api/v1/audit/events?action=auth.login&outcome=denied", ADM), 9);
+    ck_assert_int_ge(count_items("/api/v1/audit/events?action=auth.login&outcome=denied", ADM), 9);
 }
 END_TEST
 
@@ -163,10 +162,10 @@ START_TEST(unknown_and_unreachable_providers_say_so)
     ck_assert_str_eq(jstr(r.json, "code"), "auth.provider_unavailable");
     http_res_free(&r);
     /* the directory through a CA that did not sign it: no plaintext fallback */
-    ck_assert_int_eq(req("PATCH", IDPS "/dir", ADM,
-                         fmt("{\"url\":\"%s\",\"ca_file\":\"/etc/ssl/certs/ca-certificates.crt\"}",
-                             url)),
-                     200);
+    ck_assert_int_eq(
+        req("PATCH", IDPS "/dir", ADM,
+            fmt("{\"url\":\"%s\",\"ca_file\":\"/etc/ssl/certs/ca-certificates.crt\"}", url)),
+        200);
     ck_assert_int_eq(ldap_login("dir", "alice", "alice-pw", &r), 503);
     http_res_free(&r);
     /* the public list offers it, pointing at the login route */

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ADM harness_srv.admin_token
+#define ADM  harness_srv.admin_token
 #define IDPS "/api/v1/identity-providers"
 
 static const char *issuer, *rot_issuer;
@@ -34,14 +34,15 @@ static void setup(void)
     harness_setup("sso_oidc", env);
     make_tenant("physics");
     make_tenant("chem");
-    const char *body = fmt("{\"name\":\"campus\",\"kind\":\"oidc\",\"display_name\":\"Test University\","
-                     "\"issuer\":\"%s\",\"client_id\":\"aidc-portal\","
-                     "\"client_secret_ref\":\"env:AIDC_TEST_SSO_SECRET\","
-                     "\"scopes\":[\"openid\",\"profile\",\"email\",\"groups\"],"
-                     "\"role_rules\":[{\"claim\":\"groups\",\"value\":\"physics-staff\","
-                     "\"tenant\":\"physics\",\"role\":\"member\"},"
-                     "{\"group\":\"chem-admins\",\"tenant\":\"chem\",\"role\":\"tenant_admin\"}]}",
-                     issuer);
+    const char *body =
+        fmt("{\"name\":\"campus\",\"kind\":\"oidc\",\"display_name\":\"Test University\","
+            "\"issuer\":\"%s\",\"client_id\":\"aidc-portal\","
+            "\"client_secret_ref\":\"env:AIDC_TEST_SSO_SECRET\","
+            "\"scopes\":[\"openid\",\"profile\",\"email\",\"groups\"],"
+            "\"role_rules\":[{\"claim\":\"groups\",\"value\":\"physics-staff\","
+            "\"tenant\":\"physics\",\"role\":\"member\"},"
+            "{\"group\":\"chem-admins\",\"tenant\":\"chem\",\"role\":\"tenant_admin\"}]}",
+            issuer);
     ck_assert_int_eq(req("POST", IDPS, ADM, body), 201);
 }
 
@@ -134,8 +135,8 @@ static char *browser_cookie(struct browser *b, const char *name)
 
 static const char *login_url(const char *provider, const char *hint, const char *back)
 {
-    return fmt("%s/api/v1/auth/oidc/%s/login?login_hint=%s%s%s", harness_srv.base, provider,
-               hint, back ? "&return_to=" : "", back ? back : "");
+    return fmt("%s/api/v1/auth/oidc/%s/login?login_hint=%s%s%s", harness_srv.base, provider, hint,
+               back ? "&return_to=" : "", back ? back : "");
 }
 
 /* Sign hint in through provider: the session JWT (malloc'd); the test fails otherwise. */
@@ -182,8 +183,8 @@ static const char *role_in(const json_t *m, const char *tenant)
 {
     size_t i;
     json_t *x;
-    json_array_foreach(json_object_get(m, "memberships"), i, x) if (strcmp(jstr(x, "tenant"),
-                                                                         tenant) == 0) return jstr(x, "role");
+    json_array_foreach(json_object_get(m, "memberships"), i,
+                       x) if (strcmp(jstr(x, "tenant"), tenant) == 0) return jstr(x, "role");
     return NULL;
 }
 
@@ -317,9 +318,9 @@ START_TEST(a_state_is_this_browsers_and_used_once)
     browser_close(&b);
     /* a callback nobody started */
     browser_open(&b);
-    ck_assert_int_eq(
-        browser_get(&b, fmt("%s/api/v1/auth/oidc/campus/callback?code=x&state=y", harness_srv.base)),
-        302);
+    ck_assert_int_eq(browser_get(&b, fmt("%s/api/v1/auth/oidc/campus/callback?code=x&state=y",
+                                         harness_srv.base)),
+                     302);
     ck_assert_str_eq(b.location, fmt("%s/#/login?sso_error=sso.state", harness_srv.base));
     browser_close(&b);
 }
@@ -342,7 +343,8 @@ START_TEST(the_providers_refusal_ends_on_the_sign_in_page)
     ck_assert(browser_to_callback(&b, next));
     ck_assert_ptr_nonnull(strstr(b.location, "error=access_denied"));
     ck_assert_int_eq(browser_get(&b, b.location), 302);
-    ck_assert_str_eq(b.location, fmt("%s/#/login?sso_error=sso.denied&error=access_denied", harness_srv.base));
+    ck_assert_str_eq(b.location,
+                     fmt("%s/#/login?sso_error=sso.denied&error=access_denied", harness_srv.base));
     browser_close(&b);
 }
 END_TEST
@@ -350,9 +352,9 @@ END_TEST
 START_TEST(a_rotated_key_is_fetched_when_it_signs)
 {
     const char *body = fmt("{\"name\":\"rot\",\"kind\":\"oidc\",\"display_name\":\"Rotating\","
-                     "\"issuer\":\"%s\",\"client_id\":\"aidc-portal\","
-                     "\"client_secret_ref\":\"env:AIDC_TEST_SSO_SECRET\"}",
-                     rot_issuer);
+                           "\"issuer\":\"%s\",\"client_id\":\"aidc-portal\","
+                           "\"client_secret_ref\":\"env:AIDC_TEST_SSO_SECRET\"}",
+                           rot_issuer);
     ck_assert_int_eq(req("POST", IDPS, ADM, body), 201);
     char *jwt = sso("rot", "alice");
     free(jwt);
@@ -387,15 +389,15 @@ END_TEST
 START_TEST(sign_in_start_checks_what_it_is_given)
 {
     struct http_res r;
-    ck_assert_int_eq(reqj("GET", "/api/v1/auth/oidc/campus/login?return_to=//evil.example/x",
-                          NULL, NULL, &r),
-                     400);
+    ck_assert_int_eq(
+        reqj("GET", "/api/v1/auth/oidc/campus/login?return_to=//evil.example/x", NULL, NULL, &r),
+        400);
     ck_assert_str_eq(jstr(json_array_get(json_object_get(r.json, "errors"), 0), "code"),
                      "auth.return_to");
     http_res_free(&r);
-    ck_assert_int_eq(req("GET", "/api/v1/auth/oidc/campus/login?return_to=https://evil.example/",
-                         NULL, NULL),
-                     400);
+    ck_assert_int_eq(
+        req("GET", "/api/v1/auth/oidc/campus/login?return_to=https://evil.example/", NULL, NULL),
+        400);
     ck_assert_int_eq(req("GET", "/api/v1/auth/oidc/nope/login", NULL, NULL), 404);
     ck_assert_int_eq(req("GET", "/api/v1/auth/oidc/campus/login?bogus=1", NULL, NULL), 400);
     /* a disabled provider is not offered and does not start */
@@ -422,8 +424,7 @@ START_TEST(sign_in_start_checks_what_it_is_given)
     ck_assert_ptr_nonnull(strstr(loc, "&state="));
     ck_assert_ptr_nonnull(strstr(loc, "&nonce="));
     ck_assert_ptr_nonnull(strstr(loc, "&code_challenge="));
-    ck_assert_ptr_nonnull(strstr(
-        loc, "redirect_uri=http%3A%2F%2F127.0.0.1%3A"));
+    ck_assert_ptr_nonnull(strstr(loc, "redirect_uri=http%3A%2F%2F127.0.0.1%3A"));
     free(loc);
     char *cookie = http_set_cookie(&r, "aidc_sso");
     ck_assert_ptr_nonnull(cookie);
@@ -458,12 +459,12 @@ static void refused(const char *body, const char *field, const char *code)
     http_res_free(&r);
 }
 
-#define OIDC_OK                                                                                   \
-    "\"kind\":\"oidc\",\"display_name\":\"X\",\"issuer\":\"https://idp.example.edu\","            \
+#define OIDC_OK                                                                                    \
+    "\"kind\":\"oidc\",\"display_name\":\"X\",\"issuer\":\"https://idp.example.edu\","             \
     "\"client_id\":\"c\",\"client_secret_ref\":\"env:X_SECRET\""
-#define LDAP_OK                                                                                   \
-    "\"kind\":\"ldap\",\"display_name\":\"Directory\",\"url\":\"ldaps://ldap.example.edu\","      \
-    "\"bind_dn\":\"cn=svc,dc=example,dc=edu\",\"bind_password_ref\":\"env:X_BIND\","              \
+#define LDAP_OK                                                                                    \
+    "\"kind\":\"ldap\",\"display_name\":\"Directory\",\"url\":\"ldaps://ldap.example.edu\","       \
+    "\"bind_dn\":\"cn=svc,dc=example,dc=edu\",\"bind_password_ref\":\"env:X_BIND\","               \
     "\"user_base\":\"ou=people,dc=example,dc=edu\""
 
 START_TEST(providers_are_configured_and_checked)
