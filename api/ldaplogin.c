@@ -13,25 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define SECRET_MAX 4096
 
 static const char *setting(const struct db_idp *p, const char *k)
 {
     return json_string_value(json_object_get(p->settings, k));
-}
-
-static char *bind_password(const struct db_idp *p, char *err, size_t errsz)
-{
-    unsigned char *buf = xmalloc(SECRET_MAX + 1);
-    size_t len = 0;
-    if (credref_read(setting(p, "bind_password_ref"), buf, SECRET_MAX, &len, err, errsz) != 0) {
-        free(buf);
-        return NULL;
-    }
-    while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
-        len--;
-    buf[len] = '\0';
-    return (char *)buf;
 }
 
 /* What rules look at: the directory's names for the person, and its groups. */
@@ -63,7 +48,8 @@ int ldaplogin_run(struct req *rq, struct resp *rs, const char *provider, const c
     if (e)
         return e;
     char why[256] = "";
-    char *secret = bind_password(&p, why, sizeof why);
+    int se = 0;
+    char *secret = credref_line(setting(&p, "bind_password_ref"), &se, why, sizeof why);
     enum ldapauth_result r = LDAPAUTH_UNAVAILABLE;
     struct ldapauth_user u = {0};
     if (secret) {

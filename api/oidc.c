@@ -258,20 +258,6 @@ static void provider_said_no(struct req *rq, struct callback *cb)
     memcpy(cb->value, code, n + 1);
 }
 
-static char *read_secret(const struct db_idp *p, char *err, size_t errsz)
-{
-    unsigned char *buf = xmalloc(SECRET_MAX + 1);
-    size_t len = 0;
-    if (credref_read(setting(p, "client_secret_ref"), buf, SECRET_MAX, &len, err, errsz) != 0) {
-        free(buf);
-        return NULL;
-    }
-    while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
-        len--;
-    buf[len] = '\0';
-    return (char *)buf;
-}
-
 static void exchange(struct req *rq, struct callback *cb)
 {
     const char *code = req_query(rq, "code");
@@ -290,7 +276,8 @@ static void exchange(struct req *rq, struct callback *cb)
         fail(cb, PROBLEM_AUTH_PROVIDER_UNAVAILABLE, err);
         return;
     }
-    char *secret = read_secret(&cb->p, err, sizeof err);
+    int se = 0;
+    char *secret = credref_line(setting(&cb->p, "client_secret_ref"), &se, err, sizeof err);
     if (!secret) {
         log_error("single sign-on through %s: the client secret: %s", cb->p.name, err);
         fail(cb, PROBLEM_AUTH_PROVIDER_UNAVAILABLE, "client secret unreadable");

@@ -141,7 +141,8 @@ int credref_read(const char *ref, unsigned char *out, size_t n, size_t *len, cha
     return 0;
 }
 
-char *credref_userpwd(const char *ref, int *e, char *err, size_t errsz)
+/* The secret of ref as one line of text (malloc'd), or NULL with *e and err. */
+static char *one_line(const char *ref, bool need_colon, int *e, char *err, size_t errsz)
 {
     unsigned char *secret = xmalloc(CREDREF_MAX + 1);
     size_t len = 0;
@@ -149,14 +150,25 @@ char *credref_userpwd(const char *ref, int *e, char *err, size_t errsz)
     *e = credref_read(ref, secret, CREDREF_MAX + 1, &len, err, errsz);
     while (!*e && len && (secret[len - 1] == '\n' || secret[len - 1] == '\r'))
         len--;
-    if (!*e &&
-        (!memchr(secret, ':', len) || memchr(secret, '\0', len) || memchr(secret, '\n', len))) {
-        snprintf(err, errsz, "the secret of %s must be one line user:password", ref);
+    if (!*e && ((need_colon && !memchr(secret, ':', len)) || memchr(secret, '\0', len) ||
+                memchr(secret, '\n', len) || len == 0)) {
+        snprintf(err, errsz, "the secret of %s must be one line%s", ref,
+                 need_colon ? " user:password" : " of text");
         *e = AIDC_EINVAL;
     }
     if (!*e)
         out = xstrndup((const char *)secret, len);
-    memset(secret, 0, CREDREF_MAX + 1);
+    explicit_bzero(secret, CREDREF_MAX + 1);
     free(secret);
     return out;
+}
+
+char *credref_userpwd(const char *ref, int *e, char *err, size_t errsz)
+{
+    return one_line(ref, true, e, err, errsz);
+}
+
+char *credref_line(const char *ref, int *e, char *err, size_t errsz)
+{
+    return one_line(ref, false, e, err, errsz);
 }

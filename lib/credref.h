@@ -46,5 +46,11 @@ int credref_read(const char *ref, unsigned char *out, size_t n, size_t *len, cha
  * when it cannot be read or has another form.
  */
 char *credref_userpwd(const char *ref, int *e, char *err, size_t errsz);
+/*
+ * The secret of ref as one line of text, its line end removed (malloc'd; the
+ * caller wipes and frees it): a client secret, a service account's password.
+ * NULL with *e and err when it cannot be read, is empty or is several lines.
+ */
+char *credref_line(const char *ref, int *e, char *err, size_t errsz);
 
 #endif

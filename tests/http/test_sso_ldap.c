@@ -56,14 +56,6 @@ static long ldap_login(const char *provider, const char *user, const char *pw, s
     return st;
 }
 
-static const char *role_in(const json_t *m, const char *tenant)
-{
-    size_t i;
-    json_t *x;
-    json_array_foreach(json_object_get(m, "memberships"), i,
-                       x) if (strcmp(jstr(x, "tenant"), tenant) == 0) return jstr(x, "role");
-    return NULL;
-}
 
 /* Sign user in through provider; its /me (a new reference). */
 static json_t *signed_in(const char *provider, const char *user, const char *pw)
@@ -87,12 +79,12 @@ START_TEST(directory_users_sign_in_with_their_groups_roles)
 {
     json_t *m = signed_in("dir", "alice", "alice-pw");
     ck_assert_str_eq(jstr(m, "username"), "alice");
-    ck_assert_str_eq(role_in(m, "physics"), "member");
-    ck_assert_ptr_null(role_in(m, "chem"));
+    ck_assert_str_eq(member_role(m, "physics"), "member");
+    ck_assert_ptr_null(member_role(m, "chem"));
     json_decref(m);
     m = signed_in("dir", "dave", "dave-pw");
-    ck_assert_str_eq(role_in(m, "physics"), "member");
-    ck_assert_str_eq(role_in(m, "chem"), "viewer");
+    ck_assert_str_eq(member_role(m, "physics"), "member");
+    ck_assert_str_eq(member_role(m, "chem"), "viewer");
     json_decref(m);
     /* as the directory spells it, whatever the case typed */
     m = signed_in("dir", "ALICE", "alice-pw");

@@ -178,15 +178,6 @@ static json_t *me(const char *jwt)
     return out;
 }
 
-/* The role of the user of jwt in tenant, or NULL. */
-static const char *role_in(const json_t *m, const char *tenant)
-{
-    size_t i;
-    json_t *x;
-    json_array_foreach(json_object_get(m, "memberships"), i,
-                       x) if (strcmp(jstr(x, "tenant"), tenant) == 0) return jstr(x, "role");
-    return NULL;
-}
 
 static long audit_count(const char *action, const char *outcome)
 {
@@ -204,8 +195,8 @@ START_TEST(the_code_flow_signs_in_with_roles_from_groups)
     ck_assert_str_eq(jstr(m, "username"), "alice");
     ck_assert_str_eq(jstr(m, "email"), "alice@example.org"); /* verified by the provider */
     ck_assert_str_eq(jstr(m, "display_name"), "Alice Test");
-    ck_assert_str_eq(role_in(m, "physics"), "member");
-    ck_assert_ptr_null(role_in(m, "chem"));
+    ck_assert_str_eq(member_role(m, "physics"), "member");
+    ck_assert_ptr_null(member_role(m, "chem"));
     json_decref(m);
     ck_assert_int_eq(audit_count("auth.sso_login", "success"), before + 1);
     /* the session is a session like any: listed, and ended by logout */
@@ -222,8 +213,8 @@ START_TEST(the_code_flow_signs_in_with_roles_from_groups)
     /* carol: two groups, two tenants; an e-mail the provider did not verify is not taken */
     jwt = sso("campus", "carol");
     m = me(jwt);
-    ck_assert_str_eq(role_in(m, "physics"), "member");
-    ck_assert_str_eq(role_in(m, "chem"), "tenant_admin");
+    ck_assert_str_eq(member_role(m, "physics"), "member");
+    ck_assert_str_eq(member_role(m, "chem"), "tenant_admin");
     ck_assert_str_eq(jstr(m, "email"), "");
     json_decref(m);
     free(jwt);
@@ -242,16 +233,16 @@ START_TEST(roles_follow_the_rules_at_every_sign_in)
                      200);
     jwt = sso("campus", "alice");
     json_t *m = me(jwt);
-    ck_assert_str_eq(role_in(m, "physics"), "viewer");
-    ck_assert_str_eq(role_in(m, "chem"), "viewer");
+    ck_assert_str_eq(member_role(m, "physics"), "viewer");
+    ck_assert_str_eq(member_role(m, "chem"), "viewer");
     json_decref(m);
     free(jwt);
     /* the group's rule gone: its role goes at the next sign-in; the admin's stays */
     ck_assert_int_eq(req("PATCH", IDPS "/campus", ADM, "{\"role_rules\":[]}"), 200);
     jwt = sso("campus", "alice");
     m = me(jwt);
-    ck_assert_ptr_null(role_in(m, "physics"));
-    ck_assert_str_eq(role_in(m, "chem"), "viewer");
+    ck_assert_ptr_null(member_role(m, "physics"));
+    ck_assert_str_eq(member_role(m, "chem"), "viewer");
     json_decref(m);
     free(jwt);
 }

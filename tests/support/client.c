@@ -170,6 +170,18 @@ json_t *get_items(const char *path, const char *token)
     return items;
 }
 
+const char *member_role(const json_t *me, const char *tenant)
+{
+    size_t i;
+    json_t *m;
+    json_array_foreach(json_object_get(me, "memberships"), i, m)
+    {
+        if (strcmp(jstr(m, "tenant"), tenant) == 0)
+            return jstr(m, "role");
+    }
+    return NULL;
+}
+
 size_t count_items(const char *path, const char *token)
 {
     json_t *items = get_items(path, token);

@@ -56,6 +56,8 @@ long reqj(const char *method, const char *path, const char *token, const char *b
 
 /* GET path as token (200 or the test fails): its "items" array (a new reference). */
 json_t *get_items(const char *path, const char *token);
+/* The role in tenant of a GET /me answer's memberships (borrowed), or NULL. */
+const char *member_role(const json_t *me, const char *tenant);
 /* As get_items, counting the items. */
 size_t count_items(const char *path, const char *token);
 
