@@ -56,6 +56,9 @@ static const char *const public_routes[] = {
     "GET /metrics",
     "GET /api/v1/openapi.json",
     "POST /api/v1/auth/login",
+    "GET /api/v1/auth/providers",
+    "GET /api/v1/auth/oidc/{name}/login",
+    "GET /api/v1/auth/oidc/{name}/callback",
 };
 /* RF_OPTIONAL_AUTH: refused credentials are ignored (logout still clears the cookie). */
 static const char *const optional_auth_routes[] = {"POST /api/v1/auth/logout"};
