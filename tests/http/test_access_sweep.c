@@ -195,11 +195,12 @@ static void check_audit(const char *prefix, int refused)
  * What the background workers change in a queued job or session on their own,
  * whatever the requests do: the admission's reason and estimate for it (under
  * ASan an admission pass may first see the suspended tenant's job between the
- * two snapshots).
+ * two snapshots), and the queue position, which other jobs move.
  */
 static void drop_volatile(json_t *o)
 {
-    static const char *const keys[] = {"reason", "estimated_start", "updated_at", NULL};
+    static const char *const keys[] = {"reason", "estimated_start", "updated_at", "queue_position",
+                                       NULL};
     for (size_t k = 0; json_is_object(o) && keys[k]; k++)
         (void)json_object_del(o, keys[k]);
     if (json_is_object(json_object_get(o, "job")))
