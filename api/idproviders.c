@@ -327,7 +327,7 @@ static int write_provider(struct req *rq, struct resp *rs, json_t *o, bool creat
         return api_fail_fields(rs);
     const json_t *rules = json_object_get(o, "role_rules");
     char *settings = settings_of(o);
-    char *rtext = json_dumps(rules ? rules : json_array(), JSON_COMPACT);
+    char *rtext = rules ? json_dumps(rules, JSON_COMPACT) : xstrdup("[]");
     const json_t *en = json_object_get(o, "enabled");
     const struct db_idp_write w = {.name = vstr(o, "name"),
                                    .kind = vstr(o, "kind"),
