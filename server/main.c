@@ -286,7 +286,8 @@ static int cmd_serve(struct config *cfg)
         sign_key_free(audit_signing);
         return 1;
     }
-    struct janitor *jan = janitor_start(cfg->worker_database_url, JANITOR_INTERVAL_S);
+    struct janitor *jan = janitor_start(cfg->worker_database_url, JANITOR_INTERVAL_S,
+                                         cfg->allocation_notice_days);
     struct worker *admitter = NULL, *dispatcher = NULL;
     struct worker *syncer = NULL;
     struct worker *sealer = NULL;

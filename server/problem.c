@@ -18,6 +18,7 @@ static const struct problem_def catalog[PROBLEM_COUNT] = {
 #include "problems/identity.def"
 #include "problems/files.def"
 #include "problems/sessions.def"
+#include "problems/allocations.def"
 #undef PROBLEM
 };
 

@@ -27,6 +27,7 @@ enum problem {
 #include "problems/identity.def"
 #include "problems/files.def"
 #include "problems/sessions.def"
+#include "problems/allocations.def"
 #undef PROBLEM
     PROBLEM_COUNT
 };
