@@ -19,10 +19,10 @@
 #include "quotas.h"
 
 #include <ctype.h>
-#include <stdlib.h>
 #include <math.h>
 #include <microhttpd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -39,7 +39,7 @@ static const struct vfield create_fields[] = {
     {"ends_on", V_STRING, V_REQUIRED, 10, 10, NULL, 0},
     {"justification", V_STRING, V_REQUIRED, 1, 8000, NULL, 0},
     {"funding_ref", V_STRING, V_NULLABLE, 0, 200, NULL, 0},
-    {"renews", V_STRING, V_NULLABLE, 36, 36, crypto_uuid_valid, PROBLEM_V_UUID},
+    {"renews", V_STRING, V_NULLABLE, 0, 0, crypto_uuid_valid, PROBLEM_V_UUID},
 };
 
 /* An amount as exact text: a JSON number from 0 to MAX_AMOUNT. */
@@ -83,8 +83,8 @@ static void resource_check(const char *fname, const json_t *v, struct resp *rs)
         api_field_problem(rs, fname, PROBLEM_V_TYPE_OBJECT, NULL);
         return;
     }
-    json_object_foreach((json_t *)v, k, x) if (strcmp(k, "limit") != 0 &&
-                                               strcmp(k, "guaranteed") != 0)
+    json_object_foreach((json_t *)v, k,
+                        x) if (strcmp(k, "limit") != 0 && strcmp(k, "guaranteed") != 0)
         api_field_problem(rs, fname, PROBLEM_QUOTA_AMOUNT_FIELD, json_pack("{s:s}", "name", k));
     json_t *gv = json_object_get(v, "guaranteed"), *lv = json_object_get(v, "limit");
     if (gv && !amount_text(gv, g, sizeof g))
@@ -95,9 +95,9 @@ static void resource_check(const char *fname, const json_t *v, struct resp *rs)
     }
     double gd = strtod(g, NULL), ld = strtod(l, NULL);
     if (ld < gd)
-        api_field_problem(rs, fname, PROBLEM_QUOTA_LIMIT_BELOW_GUARANTEED,
-                          json_pack("{s:o, s:o}", "limit", problem_number(ld), "guaranteed",
-                                    problem_number(gd)));
+        api_field_problem(
+            rs, fname, PROBLEM_QUOTA_LIMIT_BELOW_GUARANTEED,
+            json_pack("{s:o, s:o}", "limit", problem_number(ld), "guaranteed", problem_number(gd)));
 }
 
 bool api_alloc_resources_check(const json_t *v, const char *field, struct resp *rs)
@@ -150,7 +150,8 @@ bool api_alloc_parse_day(const char *s, long *days)
 static void check_period(const json_t *body, struct resp *rs)
 {
     long s = 0, e = 0, today = (long)(time(NULL) / 86400);
-    bool sok = api_alloc_parse_day(vstr(body, "starts_on"), &s), eok = api_alloc_parse_day(vstr(body, "ends_on"), &e);
+    bool sok = api_alloc_parse_day(vstr(body, "starts_on"), &s),
+         eok = api_alloc_parse_day(vstr(body, "ends_on"), &e);
     if (!sok)
         api_field_problem(rs, "starts_on", PROBLEM_ALLOC_DATE, NULL);
     if (!eok)
@@ -203,9 +204,9 @@ int api_alloc_create(struct req *rq, struct resp *rs)
     struct db_alloc_project pr;
     int e = db_alloc_project(rq->db, rq->tenant.id, slug, rq->actor.user_id, &pr);
     if (e == AIDC_ENOTFOUND)
-        return api_problem_status(rs, MHD_HTTP_UNPROCESSABLE_CONTENT, PROBLEM_PROJECT_NOT_FOUND,
-                                  json_pack("{s:s, s:s}", "project", slug, "tenant",
-                                            rq->tenant.slug));
+        return api_problem_status(
+            rs, MHD_HTTP_UNPROCESSABLE_CONTENT, PROBLEM_PROJECT_NOT_FOUND,
+            json_pack("{s:s, s:s}", "project", slug, "tenant", rq->tenant.slug));
     if (e)
         return e;
     if (!may_ask(rq, &pr))
@@ -266,9 +267,9 @@ static int list(struct req *rq, struct resp *rs, const char *tenant_id)
 {
     const char *state = req_query(rq, "state"), *project = req_query(rq, "project");
     if (state && !state_valid(state))
-        api_field_problem(rs, "state", PROBLEM_V_ONE_OF,
-                          json_pack("{s:s}", "allowed",
-                                    "pending, approved, rejected, needs_info, expired"));
+        api_field_problem(
+            rs, "state", PROBLEM_V_ONE_OF,
+            json_pack("{s:s}", "allowed", "pending, approved, rejected, needs_info, expired"));
     if (project && !validate_slug(project))
         api_field_problem(rs, "project", PROBLEM_V_SLUG, NULL);
     if (rs->err.nfields)

@@ -36,8 +36,7 @@ bool api_alloc_resources_check(const json_t *v, const char *field, struct resp *
  * An optional amount (gpu_hours, storage_gib): absent or null is "" in out;
  * else a number from 0 to 1e9, as exact decimal text. A field error otherwise.
  */
-void api_alloc_amount(const json_t *obj, const char *field, char *out, size_t n,
-                      struct resp *rs);
+void api_alloc_amount(const json_t *obj, const char *field, char *out, size_t n, struct resp *rs);
 /* "YYYY-MM-DD" as days since 1970-01-01 (UTC); false when it is no real date. */
 bool api_alloc_parse_day(const char *s, long *days);
 /* Answer request id as it reads now (any tenant) with status. */

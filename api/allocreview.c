@@ -49,14 +49,15 @@ static bool open_state(const struct db_alloc_row *r)
     return strcmp(r->state, "pending") == 0 || strcmp(r->state, "needs_info") == 0;
 }
 
-/* Lock request {id} for a decision: 0, or a problem (404) filled into rs. */
-static int locked(struct req *rq, struct resp *rs, struct db_alloc_row *row, const char **id)
+/* Read request {id}, locked for a decision (lock): 0, or a problem (404) filled into rs. */
+static int locked(struct req *rq, struct resp *rs, struct db_alloc_row *row, const char **id,
+                  bool lock)
 {
     memset(row, 0, sizeof *row);
     int e = validate_id_param(rq, rs, id);
     if (e)
         return e;
-    e = db_alloc_lock(rq->db, *id, row);
+    e = db_alloc_lock(rq->db, *id, lock, row);
     if (e == AIDC_ENOTFOUND)
         return api_problem(rs, PROBLEM_ALLOC_NOT_FOUND, json_pack("{s:s}", "id", *id));
     return e;
@@ -68,8 +69,8 @@ static int decided(struct resp *rs, const struct db_alloc_row *row)
 }
 
 /* An amount of the body when given, else the asked one (-1: none), as text ("" none). */
-static void granted_amount(const json_t *body, const char *field, double asked, char *out,
-                           size_t n, struct resp *rs)
+static void granted_amount(const json_t *body, const char *field, double asked, char *out, size_t n,
+                           struct resp *rs)
 {
     if (json_object_get(body, field)) {
         api_alloc_amount(body, field, out, n, rs);
@@ -86,7 +87,7 @@ int api_alloc_approve(struct req *rq, struct resp *rs)
     const char *id;
     char gh[48], sg[48], summary[256];
     char *res_text = NULL;
-    int e = locked(rq, rs, &row, &id);
+    int e = locked(rq, rs, &row, &id, true);
     if (e)
         goto out;
     if (!validate_object(rq->json, approve_fields, 3, rs) ||
@@ -129,8 +130,8 @@ int api_alloc_approve(struct req *rq, struct resp *rs)
         goto out;
     resp_audit(rs, "allocation_request", id,
                json_pack("{s:s, s:O, s:s*, s:s*, s:b}", "tenant", row.tenant_slug, "resources",
-                         json_is_object(res) ? res : row.resources, "gpu_hours",
-                         gh[0] ? gh : NULL, "storage_gib", sg[0] ? sg : NULL, "changed",
+                         json_is_object(res) ? res : row.resources, "gpu_hours", gh[0] ? gh : NULL,
+                         "storage_gib", sg[0] ? sg : NULL, "changed",
                          json_object_size(rq->json) > 0));
     e = api_alloc_answer(rq, rs, id, MHD_HTTP_OK);
 out:
@@ -143,7 +144,7 @@ int api_alloc_reject(struct req *rq, struct resp *rs)
 {
     struct db_alloc_row row;
     const char *id;
-    int e = locked(rq, rs, &row, &id);
+    int e = locked(rq, rs, &row, &id, true);
     if (!e && !validate_object(rq->json, reject_fields, 1, rs))
         e = api_fail_fields(rs);
     if (!e && !open_state(&row))
@@ -151,9 +152,9 @@ int api_alloc_reject(struct req *rq, struct resp *rs)
     if (!e)
         e = db_alloc_reject(rq->db, id, vstr(rq->json, "reason"), rq->actor.user_id);
     if (!e) {
-        resp_audit(rs, "allocation_request", id,
-                   json_pack("{s:s, s:s}", "tenant", row.tenant_slug, "reason",
-                             vstr(rq->json, "reason")));
+        resp_audit(
+            rs, "allocation_request", id,
+            json_pack("{s:s, s:s}", "tenant", row.tenant_slug, "reason", vstr(rq->json, "reason")));
         e = api_alloc_answer(rq, rs, id, MHD_HTTP_OK);
     }
     db_alloc_row_free(&row);
@@ -175,7 +176,8 @@ int api_alloc_comment(struct req *rq, struct resp *rs)
     struct db_alloc_row row;
     const char *id;
     const char *kind = "comment";
-    int e = locked(rq, rs, &row, &id);
+    /* not locked: the state changes below are conditional on the state */
+    int e = locked(rq, rs, &row, &id, false);
     if (!e && !validate_object(rq->json, comment_fields, 2, rs))
         e = api_fail_fields(rs);
     if (e)
@@ -227,9 +229,9 @@ static void csv_num(struct sbuf *sb, const json_t *v)
     csv_number(sb, buf[0] ? buf : NULL);
 }
 
-static const char *const report_cols[] = {
-    "tenant",  "project",        "pi",          "funding_ref", "starts_on", "ends_on",
-    "gpu_hours", "gpu_hours_used", "storage_gib", "state",       "request"};
+static const char *const report_cols[] = {"tenant",      "project", "pi",        "funding_ref",
+                                          "starts_on",   "ends_on", "gpu_hours", "gpu_hours_used",
+                                          "storage_gib", "state",   "request"};
 
 static void report_csv(struct resp *rs, const json_t *items)
 {

@@ -12,26 +12,25 @@
 /* a period's bounds as instants: the start of starts_on to the end of ends_on, UTC */
 #define PERIOD_FROM "(a.starts_on::timestamp AT TIME ZONE 'UTC')"
 #define PERIOD_TO   "((a.ends_on + 1)::timestamp AT TIME ZONE 'UTC')"
-#define USED                                                                                      \
-    "round(aidc_allocation_used(a.project_id, " PERIOD_FROM ", " PERIOD_TO "), 3)::float8"
-#define STATE                                                                                     \
+#define USED        "round(aidc_allocation_used(a.project_id, " PERIOD_FROM ", " PERIOD_TO "), 3)::float8"
+#define STATE                                                                                      \
     "CASE WHEN a.state = 'approved' AND a.ends_on < " TODAY " THEN 'expired' ELSE a.state END"
 
 /* The columns of a request; $N of the statement is the notice window in days. */
-#define ALLOC_COLS(N)                                                                             \
-    "a.id, t.slug AS tenant, p.slug AS project, u.username AS pi, " STATE " AS state,"           \
-    " a.requested_by_name AS requested_by, a.resources, a.gpu_hours::float8 AS gpu_hours,"      \
-    " a.storage_gib::float8 AS storage_gib, a.starts_on::text AS starts_on,"                     \
-    " a.ends_on::text AS ends_on, a.justification, a.funding_ref, a.renews,"                     \
-    " CASE WHEN a.state = 'approved' THEN json_build_object('resources', a.approved_resources," \
+#define ALLOC_COLS(N)                                                                              \
+    "a.id, t.slug AS tenant, p.slug AS project, u.username AS pi, " STATE " AS state,"             \
+    " a.requested_by_name AS requested_by, a.resources, a.gpu_hours::float8 AS gpu_hours,"         \
+    " a.storage_gib::float8 AS storage_gib, a.starts_on::text AS starts_on,"                       \
+    " a.ends_on::text AS ends_on, a.justification, a.funding_ref, a.renews,"                       \
+    " CASE WHEN a.state = 'approved' THEN json_build_object('resources', a.approved_resources,"    \
     "   'gpu_hours', a.approved_gpu_hours::float8, 'storage_gib', a.approved_storage_gib::float8)" \
-    " END AS approved, a.decided_by_name AS decided_by, a.decided_at, a.reason,"                 \
-    " json_build_object('gpu_hours_used', " USED ") AS usage,"                                   \
-    " CASE WHEN a.state = 'approved' AND a.ends_on >= " TODAY " AND a.ends_on - " TODAY          \
-    "   <= $" #N "::int THEN a.ends_on - " TODAY " END AS expires_in_days,"                      \
+    " END AS approved, a.decided_by_name AS decided_by, a.decided_at, a.reason,"                   \
+    " json_build_object('gpu_hours_used', " USED ") AS usage,"                                     \
+    " CASE WHEN a.state = 'approved' AND a.ends_on >= " TODAY " AND a.ends_on - " TODAY            \
+    "   <= $" #N "::int THEN a.ends_on - " TODAY " END AS expires_in_days,"                        \
     " a.created_at, a.updated_at"
-#define ALLOC_FROM                                                                                \
-    " FROM allocation_requests a JOIN projects p ON p.id = a.project_id"                         \
+#define ALLOC_FROM                                                                                 \
+    " FROM allocation_requests a JOIN projects p ON p.id = a.project_id"                           \
     " JOIN tenants t ON t.id = a.tenant_id LEFT JOIN users u ON u.id = p.pi_user_id"
 
 static const struct db_stmt st_project = {
@@ -56,40 +55,53 @@ static const struct db_stmt st_of_project = {
 
 static const struct db_stmt st_get = {
     "alloc_get",
-    "SELECT " ALLOC_COLS(3) ", (SELECT coalesce(json_agg(json_build_object('id', c.id,"
-    "   'author', c.author_name, 'kind', c.kind, 'text', c.text, 'created_at',"
-    "   to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'))"
-    "   ORDER BY c.created_at, c.id), '[]') FROM allocation_comments c"
-    "   WHERE c.request_id = a.id) AS comments" ALLOC_FROM
-    " WHERE ($1::uuid IS NULL OR a.tenant_id = $1::uuid) AND a.id = $2::uuid",
+    "SELECT " ALLOC_COLS(
+        3) ", (SELECT coalesce(json_agg(json_build_object('id', c.id,"
+           "   'author', c.author_name, 'kind', c.kind, 'text', c.text, 'created_at',"
+           "   to_char(c.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'))"
+           "   ORDER BY c.created_at, c.id), '[]') FROM allocation_comments c"
+           "   WHERE c.request_id = a.id) AS comments" ALLOC_FROM
+           " WHERE ($1::uuid IS NULL OR a.tenant_id = $1::uuid) AND a.id = $2::uuid",
     3};
 
 /* $1 tenant (NULL: all, oldest first), $2 state, $3 project slug, $4/$5 cursor, $6 limit */
 static const struct db_stmt st_list = {
     "alloc_list",
-    "SELECT * FROM (SELECT " ALLOC_COLS(7) ", a.created_at::text || '|' || a.id AS _cursor"
-    ALLOC_FROM " WHERE ($1::uuid IS NULL OR a.tenant_id = $1::uuid)"
-    " AND ($3::text IS NULL OR p.slug = $3)"
-    " AND ($2::text IS NULL OR " STATE " = $2)"
-    " AND ($4::timestamptz IS NULL OR CASE WHEN $1::uuid IS NULL"
-    "      THEN (a.created_at, a.id) > ($4::timestamptz, $5::uuid)"
-    "      ELSE (a.created_at, a.id) < ($4::timestamptz, $5::uuid) END)"
-    " ORDER BY CASE WHEN $1::uuid IS NULL THEN extract(epoch FROM a.created_at)"
-    "          ELSE -extract(epoch FROM a.created_at) END,"
-    "   CASE WHEN $1::uuid IS NULL THEN a.id::text END,"
-    "   CASE WHEN $1::uuid IS NOT NULL THEN a.id::text END DESC"
-    " LIMIT $6::int + 1) x",
+    "SELECT * FROM (SELECT " ALLOC_COLS(
+        7) ", a.created_at::text || '|' || a.id AS _cursor" ALLOC_FROM
+           " WHERE ($1::uuid IS NULL OR a.tenant_id = $1::uuid)"
+           " AND ($3::text IS NULL OR p.slug = $3)"
+           " AND ($2::text IS NULL OR " STATE " = $2)"
+           " AND ($4::timestamptz IS NULL OR CASE WHEN $1::uuid IS NULL"
+           "      THEN (a.created_at, a.id) > ($4::timestamptz, $5::uuid)"
+           "      ELSE (a.created_at, a.id) < ($4::timestamptz, $5::uuid) END)"
+           " ORDER BY CASE WHEN $1::uuid IS NULL THEN extract(epoch FROM a.created_at)"
+           "          ELSE -extract(epoch FROM a.created_at) END,"
+           "   CASE WHEN $1::uuid IS NULL THEN a.id::text END,"
+           "   CASE WHEN $1::uuid IS NOT NULL THEN a.id::text END DESC"
+           " LIMIT $6::int + 1) x",
     7};
 
-static const struct db_stmt st_lock = {
-    "alloc_lock",
-    "SELECT a.id, a.tenant_id, a.project_id, a.requested_by, a.state, t.slug,"
-    " a.ends_on < " TODAY ", a.gpu_hours::float8, a.storage_gib::float8, a.resources::text"
-    " FROM allocation_requests a JOIN tenants t ON t.id = a.tenant_id"
-    " WHERE a.id = $1::uuid FOR UPDATE OF a",
-    1};
-enum { LK_ID, LK_TENANT, LK_PROJECT, LK_BY, LK_STATE, LK_SLUG, LK_ENDED, LK_GPU_HOURS,
-       LK_STORAGE, LK_RESOURCES };
+#define LOCK_SQL                                                                                   \
+    "SELECT a.id, a.tenant_id, a.project_id, a.requested_by, a.state, t.slug,"                     \
+    " a.ends_on < " TODAY ", a.gpu_hours::float8, a.storage_gib::float8, a.resources::text"        \
+    " FROM allocation_requests a JOIN tenants t ON t.id = a.tenant_id WHERE a.id = $1::uuid"
+static const struct db_stmt st_lock = {"alloc_lock", LOCK_SQL " FOR UPDATE OF a", 1};
+/* FOR UPDATE needs the update policy too: a reader who may not change the
+ * request (a member who comments) must still find it to be told 403 */
+static const struct db_stmt st_read = {"alloc_read", LOCK_SQL, 1};
+enum {
+    LK_ID,
+    LK_TENANT,
+    LK_PROJECT,
+    LK_BY,
+    LK_STATE,
+    LK_SLUG,
+    LK_ENDED,
+    LK_GPU_HOURS,
+    LK_STORAGE,
+    LK_RESOURCES
+};
 
 static const struct db_stmt st_approve = {
     "alloc_approve",
@@ -147,13 +159,16 @@ static const struct db_stmt st_notice = {
     "  WHERE a.state = 'approved' AND a.expiry_noticed_at IS NULL AND a.ends_on >= " TODAY
     "    AND a.ends_on - " TODAY " <= $1::int RETURNING a.*)"
     " SELECT coalesce(json_agg(json_build_object('id', a.id, 'tenant_id', a.tenant_id,"
-    "   'tenant', t.slug, 'project', p.slug, 'ends_on', a.ends_on, 'expires_in_days', a.ends_on - " TODAY ")), '[]')"
-    " AS items FROM n a JOIN projects p ON p.id = a.project_id JOIN tenants t ON t.id = a.tenant_id",
+    "   'tenant', t.slug, 'project', p.slug, 'ends_on', a.ends_on, 'expires_in_days', a.ends_on "
+    "- " TODAY ")), '[]')"
+    " AS items FROM n a JOIN projects p ON p.id = a.project_id JOIN tenants t ON t.id = "
+    "a.tenant_id",
     1};
 
 const struct db_stmt *const db_allocations_stmts[] = {
-    &st_project, &st_insert, &st_of_project, &st_get,   &st_list,   &st_lock,   &st_approve,
-    &st_reject,  &st_set_state, &st_comment, &st_apply, &st_report, &st_notice, NULL};
+    &st_project, &st_insert, &st_of_project, &st_get,    &st_list,
+    &st_lock,    &st_read,   &st_approve,    &st_reject, &st_set_state,
+    &st_comment, &st_apply,  &st_report,     &st_notice, NULL};
 
 int db_alloc_project(struct db *db, const char *tenant_id, const char *slug, const char *user_id,
                      struct db_alloc_project *out)
@@ -176,8 +191,8 @@ int db_alloc_project(struct db *db, const char *tenant_id, const char *slug, con
 
 int db_alloc_insert(struct db *db, const struct db_alloc_new *n, char *id_out)
 {
-    const char *p[11] = {n->tenant_id,  n->project_id,    n->user_id,     n->resources,
-                         n->gpu_hours,  n->storage_gib,   n->starts_on,   n->ends_on,
+    const char *p[11] = {n->tenant_id,     n->project_id,  n->user_id,   n->resources,
+                         n->gpu_hours,     n->storage_gib, n->starts_on, n->ends_on,
                          n->justification, n->funding_ref, n->renews};
     int e = 0;
     PGresult *r = db_query(db, &st_insert, p, &e);
@@ -246,12 +261,12 @@ static int read_lock(const PGresult *r, struct db_alloc_row *out)
     return e;
 }
 
-int db_alloc_lock(struct db *db, const char *id, struct db_alloc_row *out)
+int db_alloc_lock(struct db *db, const char *id, bool lock, struct db_alloc_row *out)
 {
     memset(out, 0, sizeof *out);
     const char *p[1] = {id};
     int e = 0;
-    PGresult *r = db_query(db, &st_lock, p, &e);
+    PGresult *r = db_query(db, lock ? &st_lock : &st_read, p, &e);
     if (!r)
         return e;
     e = PQntuples(r) == 1 ? read_lock(r, out) : AIDC_ENOTFOUND;

@@ -53,17 +53,18 @@ int db_alloc_list(struct db *db, const char *tenant_id, const char *state, const
                   const char *after_ts, const char *after_id, int limit, int notice_days,
                   struct db_rows *out);
 
-/* A request as a decision needs it, locked (FOR UPDATE). */
+/* A request as a decision or a comment needs it. */
 struct db_alloc_row {
     char id[37], tenant_id[37], project_id[37], requested_by[37]; /* requested_by "" if gone */
-    char state[16];       /* as stored: pending, approved, rejected, needs_info */
+    char state[16]; /* as stored: pending, approved, rejected, needs_info */
     char tenant_slug[64];
-    bool ended;           /* ends_on has passed */
+    bool ended;                    /* ends_on has passed */
     double gpu_hours, storage_gib; /* asked; -1 when not */
-    json_t *resources;    /* asked (new reference) */
+    json_t *resources;             /* asked (new reference) */
 };
-/* AIDC_ENOTFOUND. Release with db_alloc_row_free (also after a failure). */
-int db_alloc_lock(struct db *db, const char *id, struct db_alloc_row *out);
+/* lock: FOR UPDATE (who may decide), else a plain read (who may comment).
+ * AIDC_ENOTFOUND. Release with db_alloc_row_free (also after a failure). */
+int db_alloc_lock(struct db *db, const char *id, bool lock, struct db_alloc_row *out);
 void db_alloc_row_free(struct db_alloc_row *r);
 
 /* Approve (pending or needs_info) with what is granted; amounts as text, NULL = none. */
