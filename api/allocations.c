@@ -135,8 +135,10 @@ bool api_alloc_parse_day(const char *s, long *days)
     for (int i = 0; i < 10; i++)
         if (i != 4 && i != 7 && !isdigit((unsigned char)s[i]))
             return false;
-    int y, m, d;
-    if (sscanf(s, "%4d-%2d-%2d", &y, &m, &d) != 3 || y < 1970 || m < 1 || m > 12 || d < 1)
+    /* the digits are checked above: each part is a plain decimal */
+    int y = (int)strtol(s, NULL, 10), m = (int)strtol(s + 5, NULL, 10);
+    int d = (int)strtol(s + 8, NULL, 10);
+    if (y < 1970 || m < 1 || m > 12 || d < 1)
         return false;
     struct tm tm = {.tm_year = y - 1900, .tm_mon = m - 1, .tm_mday = d, .tm_hour = 12};
     time_t t = timegm(&tm);

@@ -18,6 +18,7 @@ import errBilling from './i18n/errors-billing.js';
 import errIdentity from './i18n/errors-identity.js';
 import errFiles from './i18n/errors-files.js';
 import errSessions from './i18n/errors-sessions.js';
+import errAllocations from './i18n/errors-allocations.js';
 
 const TABLE = {
   // shell
@@ -114,7 +115,8 @@ const TABLE = {
 };
 
 for (const area of [jobs, self, admin, finaudit, files, sessions,
-  errCore, errJobs, errImages, errBilling, errIdentity, errFiles, errSessions])
+  errCore, errJobs, errImages, errBilling, errIdentity, errFiles, errSessions,
+  errAllocations])
   for (const [key, row] of Object.entries(area)) {
     if (key in TABLE) throw new Error(`i18n key ${key} defined twice`);
     TABLE[key] = row;
