@@ -10,6 +10,7 @@ import admin from './i18n/admin.js';
 import finaudit from './i18n/finaudit.js';
 import files from './i18n/files.js';
 import sessions from './i18n/sessions.js';
+import allocations from './i18n/allocations.js';
 // the server's problems by code (server/problems/*.def), one file per area
 import errCore from './i18n/errors-core.js';
 import errJobs from './i18n/errors-jobs.js';
@@ -114,7 +115,7 @@ const TABLE = {
   'job.reason': ['Reason', '原因'],
 };
 
-for (const area of [jobs, self, admin, finaudit, files, sessions,
+for (const area of [jobs, self, admin, finaudit, files, sessions, allocations,
   errCore, errJobs, errImages, errBilling, errIdentity, errFiles, errSessions,
   errAllocations])
   for (const [key, row] of Object.entries(area)) {

@@ -310,9 +310,15 @@ static void setup_tenants(void)
                     "\"size_bytes\":1024}",
                     t->slug, i + 1),
                 201, "id", t->image, sizeof t->image);
+        char today[11], later[11]; /* a period from today: it may not end in the past */
+        time_t now = time(NULL), then = now + 30 * 86400;
+        struct tm tm;
+        strftime(today, sizeof today, "%Y-%m-%d", gmtime_r(&now, &tm));
+        strftime(later, sizeof later, "%Y-%m-%d", gmtime_r(&then, &tm));
         must_do(admin, "POST", fmt("/api/v1/tenants/%s/allocation-requests", t->slug),
-                "{\"project\":\"proj\",\"gpu_hours\":10,\"starts_on\":\"2026-01-01\","
-                "\"ends_on\":\"2099-12-31\",\"justification\":\"sweep\"}",
+                fmt("{\"project\":\"proj\",\"gpu_hours\":10,\"starts_on\":\"%s\","
+                    "\"ends_on\":\"%s\",\"justification\":\"sweep\"}",
+                    today, later),
                 201, "id", t->alloc, sizeof t->alloc);
     }
     must_do(admin, "POST", "/api/v1/registries",
