@@ -88,10 +88,19 @@ CREATE POLICY allocation_comments_insert ON allocation_comments FOR INSERT
 -- not metered yet (as reports count). Definer's rights: a job's rows may be
 -- hidden from the reader (a member sees its own jobs), the project's total
 -- is not; the application asks only for projects whose requests it can read.
+-- The admission snapshot asks this for every running allocation at every round: the
+-- project's intervals are found through their own index, not the period's of all.
+CREATE INDEX usage_intervals_project ON usage_intervals (project_id, started_at);
 CREATE FUNCTION aidc_allocation_used(pid uuid, f timestamptz, t timestamptz) RETURNS numeric
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $$
-    SELECT coalesce(sum(gpus * extract(epoch FROM e - s)), 0) / 3600
-      FROM aidc_usage_pieces(f, t) WHERE project_id = pid
+    SELECT coalesce(sum(gpus * extract(epoch FROM e - s)), 0) / 3600 FROM (
+        -- as aidc_usage_pieces, for one project
+        SELECT u.gpus, greatest(u.started_at, f) AS s, least(u.ended_at, t) AS e
+          FROM usage_intervals u
+         WHERE u.project_id = pid AND u.started_at >= f - interval '1 hour'
+           AND u.started_at < t AND u.ended_at > f
+        UNION ALL
+        SELECT x.gpus, x.s, x.e FROM aidc_usage_unmetered(f, t) x WHERE x.project_id = pid) p
 $$;
 REVOKE ALL ON FUNCTION aidc_allocation_used(uuid, timestamptz, timestamptz) FROM PUBLIC;
 

@@ -26,11 +26,12 @@ static char *tad, *pia, *mem, *vic, *oth, *pa2, *fin;
 #define ADM  harness_srv.admin_token
 #define BASE "/api/v1/tenants/lab/allocation-requests"
 
+static const char *const env[] = {"AIDC_SYNC_INTERVAL_MS=100", "AIDC_ADMISSION_INTERVAL_MS=200",
+                                  "AIDC_ALLOCATION_DUAL_APPROVAL_GPU_HOURS=1000",
+                                  "AIDC_ALLOCATION_NOTICE_DAYS=14", NULL};
+
 static void setup(void)
 {
-    static const char *const env[] = {"AIDC_SYNC_INTERVAL_MS=100", "AIDC_ADMISSION_INTERVAL_MS=200",
-                                      "AIDC_ALLOCATION_DUAL_APPROVAL_GPU_HOURS=1000",
-                                      "AIDC_ALLOCATION_NOTICE_DAYS=14", NULL};
     harness_setup("allocations", env);
     jobs_local_cluster("{\"a100\":4}");
     make_tenant("lab");
@@ -473,6 +474,43 @@ START_TEST(the_report_for_finance)
 }
 END_TEST
 
+/* One number from SQL run as the owner (p1: its parameter). */
+static long owner_count(const char *sql, const char *p1)
+{
+    const char *p[1] = {p1};
+    PGresult *r = harness_sql(harness_srv.owner_url, sql, 1, p);
+    ck_assert_ptr_nonnull(r);
+    long n = strtol(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    return n;
+}
+
+/* The janitor records allocation.expiring once, when it runs (at start, then every 10 min). */
+START_TEST(the_janitor_gives_notice_once)
+{
+    pi_project("soon");
+    char *id = ask(pia, body("soon", -1, 5, "10"));
+    ck_assert_int_eq(act(id, "approve", ADM, "{}", NULL), 200);
+    ck_assert_int_eq(harness_server_stop(&harness_srv), 0);
+    ck_assert_msg(jobs_restart_server(env) == 0, "aidcd did not start again, see %s",
+                  harness_srv.log_path);
+    const char *events = "SELECT count(*) FROM audit_events WHERE action = 'allocation.expiring'"
+                         " AND resource_id = $1";
+    double until = jobs_now() + 10;
+    while (owner_count(events, id) == 0 && jobs_now() < until)
+        jobs_nap_ms(100);
+    ck_assert_int_eq(owner_count(events, id), 1);
+    ck_assert_int_eq(owner_count("SELECT count(*) FROM allocation_requests WHERE id = $1::uuid"
+                                 " AND expiry_noticed_at IS NOT NULL",
+                                 id),
+                     1);
+    json_t *j = get(id);
+    ck_assert_int_eq(jint(j, "expires_in_days"), 5);
+    json_decref(j);
+    free(id);
+}
+END_TEST
+
 int main(void)
 {
     harness_require_pg();
@@ -487,6 +525,7 @@ int main(void)
     tcase_add_test(tc, dual_approval_above_the_threshold);
     tcase_add_test(tc, admission_holds_a_project_to_its_allocation);
     tcase_add_test(tc, the_report_for_finance);
+    tcase_add_test(tc, the_janitor_gives_notice_once);
     suite_add_tcase(s, tc);
-    return suite_run(s);
+    return suite_run_nofork(s); /* the_janitor_gives_notice_once restarts aidcd */
 }
