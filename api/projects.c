@@ -124,8 +124,8 @@ int api_project_update(struct req *rq, struct resp *rs)
     }
     json_t *out = NULL;
     e = db_project_update(rq->db, rq->tenant.id, slug, vstr(rq->json, "name"),
-                          vstr(rq->json, "description"), vhas(rq->json, "pi"),
-                          pi ? pi_id : NULL, &out);
+                          vstr(rq->json, "description"), vhas(rq->json, "pi"), pi ? pi_id : NULL,
+                          &out);
     if (e == AIDC_ENOTFOUND)
         return not_found(rq, rs, slug);
     if (e)

@@ -58,8 +58,8 @@ static const struct db_stmt st_id = {
     "project_id",
     "SELECT id FROM projects WHERE tenant_id = $1::uuid AND slug = $2 AND deleted_at IS NULL", 2};
 
-const struct db_stmt *const db_projects_stmts[] = {&st_create, &st_list,   &st_get, &st_update,
-                                                   &st_delete, &st_id,     &st_pi_user, NULL};
+const struct db_stmt *const db_projects_stmts[] = {&st_create, &st_list, &st_get,     &st_update,
+                                                   &st_delete, &st_id,   &st_pi_user, NULL};
 
 int db_project_create(struct db *db, const char *tenant_id, const char *slug, const char *name,
                       const char *description, const char *created_by, json_t **out)

@@ -22,7 +22,8 @@ int db_project_get(struct db *db, const char *tenant_id, const char *slug, json_
 /* name/description NULL = keep; set_pi: make pi_user_id (NULL: none) the PI. */
 int db_project_update(struct db *db, const char *tenant_id, const char *slug, const char *name,
                       const char *description, bool set_pi, const char *pi_user_id, json_t **out);
-/* The id (out[37]) of username when it may be a PI in the tenant (a member or admin); AIDC_ENOTFOUND. */
+/* The id (out[37]) of username when it may be a PI in the tenant (a member or admin);
+ * AIDC_ENOTFOUND. */
 int db_project_pi_user(struct db *db, const char *tenant_id, const char *username, char *id_out);
 /*
  * Mark deleted unless it has unfinished jobs; *out receives {"id", "busy"}

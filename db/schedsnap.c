@@ -110,7 +110,7 @@ enum { AC_PREEMPTIBLE = JO_CLUSTER + 1, AC_STOPPING, AC_ADMITTED, AC_END, AC_IND
 
 const struct db_stmt *const db_schedsnap_stmts[] = {
     &st_clusters, &st_inventory, &st_tenants, &st_tquotas, &st_pquotas, &st_hours,
-    &st_queued,   &st_active,    &st_marks,   &st_faults,  &st_allocs, NULL};
+    &st_queued,   &st_active,    &st_marks,   &st_faults,  &st_allocs,  NULL};
 
 static void read_cluster(struct rowreader *rd, void *row)
 {
