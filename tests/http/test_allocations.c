@@ -133,6 +133,54 @@ static void exec_owner(const char *sql, const char *p1)
     PQclear(r);
 }
 
+/* The ids of every item of list path, one page of limit=1 at a time (order kept), as
+ * comma-separated text (malloc'd); the pages must not repeat an item. */
+static char *walk(const char *path, const char *token)
+{
+    char *out = calloc(1, 4096);
+    char cursor[512] = "";
+    ck_assert_ptr_nonnull(out);
+    for (int n = 0; n < 100; n++) {
+        struct http_res r;
+        const char *sep = strchr(path, '?') ? "&" : "?";
+        ck_assert_int_eq(reqj("GET",
+                              cursor[0] ? fmt("%s%slimit=1&cursor=%s", path, sep, qesc(cursor))
+                                        : fmt("%s%slimit=1", path, sep),
+                              token, NULL, &r),
+                         200);
+        json_t *it = json_array_get(json_object_get(r.json, "items"), 0);
+        if (it) {
+            ck_assert_ptr_null(strstr(out, jstr(it, "id")));
+            strcat(out, jstr(it, "id"));
+            strcat(out, ",");
+        }
+        const char *next = jstr(r.json, "next_cursor");
+        snprintf(cursor, sizeof cursor, "%s", next ? next : "");
+        http_res_free(&r);
+        if (!cursor[0])
+            return out;
+    }
+    ck_abort_msg("more than 100 pages");
+    return out;
+}
+
+/* The ids of list path in one page (comma-separated, malloc'd). */
+static char *whole(const char *path, const char *token)
+{
+    char *out = calloc(1, 4096);
+    ck_assert_ptr_nonnull(out);
+    json_t *items = get_items(path, token);
+    size_t i;
+    json_t *it;
+    json_array_foreach(items, i, it)
+    {
+        strcat(out, jstr(it, "id"));
+        strcat(out, ",");
+    }
+    json_decref(items);
+    return out;
+}
+
 START_TEST(who_may_ask)
 {
     pi_project("vision");
@@ -168,6 +216,21 @@ START_TEST(who_may_ask)
     ck_assert_uint_eq(count_items(BASE, tad), 2);
     ck_assert_int_eq(req("GET", "/api/v1/allocation-requests", tad, NULL), 403);
     ck_assert_uint_ge(count_items("/api/v1/allocation-requests?state=pending", ADM), 2);
+    /* pages: the tenant's newest first, the queue oldest first, each item once */
+    free(ask(tad, body("nlp", 0, 40, "11")));
+    char *a = walk(BASE, tad), *b = whole(BASE, tad);
+    ck_assert_str_eq(a, b);
+    ck_assert_uint_eq(strlen(a), 3 * 37);
+    free(a);
+    free(b);
+    a = walk("/api/v1/allocation-requests?state=pending", ADM);
+    b = whole("/api/v1/allocation-requests?state=pending", ADM);
+    ck_assert_str_eq(a, b);
+    free(a);
+    free(b);
+    json_t *items = get_items(BASE, tad);
+    ck_assert_str_eq(jstr(json_array_get(items, 0), "ends_on"), day(40)); /* the newest */
+    json_decref(items);
     /* a PI no more */
     jobs_admin_ok("PATCH", "/api/v1/tenants/lab/projects/nlp", "{\"pi\":null}", 200);
 }
