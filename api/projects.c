@@ -18,6 +18,8 @@ static const struct vfield create_fields[] = {
 static const struct vfield update_fields[] = {
     {"name", V_STRING, 0, 1, 200, NULL, 0},
     {"description", V_STRING, 0, 0, 4000, NULL, 0},
+    /* the PI (docs/allocations.md): a member's user name, null for none */
+    {"pi", V_STRING, V_NULLABLE, 1, 63, validate_username, PROBLEM_V_USERNAME},
 };
 
 static int project_param(struct req *rq, struct resp *rs, const char **out)
@@ -106,13 +108,24 @@ int api_project_update(struct req *rq, struct resp *rs)
     int e = project_param(rq, rs, &slug);
     if (e)
         return e;
-    if (!validate_object(rq->json, update_fields, 2, rs))
+    if (!validate_object(rq->json, update_fields, 3, rs))
         return api_fail_fields(rs);
     if (json_object_size(rq->json) == 0)
         return api_problem(rs, PROBLEM_NOTHING_TO_CHANGE, NULL);
+    char pi_id[37] = "";
+    const char *pi = vstr(rq->json, "pi");
+    if (pi) {
+        e = db_project_pi_user(rq->db, rq->tenant.id, pi, pi_id);
+        if (e == AIDC_ENOTFOUND)
+            return api_problem(rs, PROBLEM_PROJECT_PI_NOT_MEMBER,
+                               json_pack("{s:s, s:s}", "username", pi, "tenant", rq->tenant.slug));
+        if (e)
+            return e;
+    }
     json_t *out = NULL;
     e = db_project_update(rq->db, rq->tenant.id, slug, vstr(rq->json, "name"),
-                          vstr(rq->json, "description"), &out);
+                          vstr(rq->json, "description"), vhas(rq->json, "pi"), pi ? pi_id : NULL,
+                          &out);
     if (e == AIDC_ENOTFOUND)
         return not_found(rq, rs, slug);
     if (e)

@@ -410,3 +410,8 @@ out:
     parsed_free(&p);
     return e;
 }
+
+bool api_quota_project_resource(const char *name)
+{
+    return is_resource(name, false);
+}

@@ -10,6 +10,7 @@
 #include "../server/router.h"
 
 #include "../lib/imgref.h"
+#include "allocations.h"
 #include "appsessions.h"
 #include "approvals.h"
 #include "audit.h"
@@ -254,6 +255,25 @@ const struct route routes[] = {
      SC_AUDIT_INGEST, RF_INGEST, NULL},
     {"GET", "/api/v1/audit/commands", api_audit_commands, "audit.commands", PA | AUD, TR_NONE,
      SC_AUDIT_READ, RF_AUDIT_READ | RF_REPLICA, "host,user,tenant,q,from,to,job_id,kind," PAGE},
+
+    /* allocation requests (docs/allocations.md): a tenant admin or the project's PI
+     * (a member) asks, platform admins decide; the handlers narrow who asks and comments */
+    {"POST", "/api/v1/tenants/{tenant}/allocation-requests", api_alloc_create, "allocation.create",
+     PA, TR_MEMBER, SC_ADMIN, RF_BODY | RF_CREATES, NULL},
+    {"GET", "/api/v1/tenants/{tenant}/allocation-requests", api_alloc_list, "allocation.list",
+     PA | FIN | AUD, TR_VIEWER, 0, 0, "state,project," PAGE},
+    {"GET", "/api/v1/tenants/{tenant}/allocation-requests/{id}", api_alloc_get, "allocation.read",
+     PA | FIN | AUD, TR_VIEWER, 0, 0, NULL},
+    {"GET", "/api/v1/allocation-requests", api_alloc_queue, "allocation.queue", PA, TR_NONE,
+     SC_ADMIN, 0, "state,project," PAGE},
+    {"GET", "/api/v1/allocation-requests/report", api_alloc_report, "allocation.report", PA | FIN,
+     TR_NONE, SC_USAGE_READ, 0, "from,to,format"},
+    {"POST", "/api/v1/allocation-requests/{id}/approve", api_alloc_approve, "allocation.approve",
+     PA, TR_NONE, SC_ADMIN, RF_BODY, NULL},
+    {"POST", "/api/v1/allocation-requests/{id}/reject", api_alloc_reject, "allocation.reject", PA,
+     TR_NONE, SC_ADMIN, RF_BODY, NULL},
+    {"POST", "/api/v1/allocation-requests/{id}/comments", api_alloc_comment, "allocation.comment",
+     0, TR_NONE, SC_ADMIN, RF_ANY_USER | RF_BODY, NULL},
 
     /* dual approval */
     {"GET", "/api/v1/approvals", api_approval_list, "approval.list", PA, TR_NONE, SC_ADMIN, 0,

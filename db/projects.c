@@ -9,7 +9,7 @@
  * row-level-security check per row. */
 #define PROJECT_COLS                                                                              \
     "p.id, p.slug, p.name, p.description, p.created_by_name AS created_by,"                      \
-    " p.created_at, p.updated_at"
+    " p.created_at, p.updated_at, (SELECT username FROM users WHERE id = p.pi_user_id) AS pi"
 
 static const struct db_stmt st_create = {
     "project_create",
@@ -33,10 +33,18 @@ static const struct db_stmt st_get = {
 static const struct db_stmt st_update = {
     "project_update",
     "WITH p AS (UPDATE projects SET name = coalesce($3, name),"
-    "           description = coalesce($4, description), updated_at = now()"
+    "           description = coalesce($4, description),"
+    "           pi_user_id = CASE WHEN $5::bool THEN $6::uuid ELSE pi_user_id END,"
+    "           updated_at = now()"
     "           WHERE tenant_id = $1::uuid AND slug = $2 AND deleted_at IS NULL RETURNING *)"
     " SELECT " PROJECT_COLS " FROM p",
-    4};
+    6};
+/* who may be a project's PI: a member or admin of its tenant (a viewer asks for nothing) */
+static const struct db_stmt st_pi_user = {
+    "project_pi_user",
+    "SELECT u.id FROM users u JOIN memberships m ON m.user_id = u.id"
+    " WHERE m.tenant_id = $1::uuid AND u.username = $2 AND m.role IN ('member', 'tenant_admin')",
+    2};
 /* A project with unfinished jobs stays ("busy": the caller answers 409). */
 static const struct db_stmt st_delete = {
     "project_delete",
@@ -50,8 +58,8 @@ static const struct db_stmt st_id = {
     "project_id",
     "SELECT id FROM projects WHERE tenant_id = $1::uuid AND slug = $2 AND deleted_at IS NULL", 2};
 
-const struct db_stmt *const db_projects_stmts[] = {&st_create, &st_list,   &st_get, &st_update,
-                                                   &st_delete, &st_id,     NULL};
+const struct db_stmt *const db_projects_stmts[] = {&st_create, &st_list, &st_get,     &st_update,
+                                                   &st_delete, &st_id,   &st_pi_user, NULL};
 
 int db_project_create(struct db *db, const char *tenant_id, const char *slug, const char *name,
                       const char *description, const char *created_by, json_t **out)
@@ -76,9 +84,9 @@ int db_project_get(struct db *db, const char *tenant_id, const char *slug, json_
 }
 
 int db_project_update(struct db *db, const char *tenant_id, const char *slug, const char *name,
-                      const char *description, json_t **out)
+                      const char *description, bool set_pi, const char *pi_user_id, json_t **out)
 {
-    const char *p[4] = {tenant_id, slug, name, description};
+    const char *p[6] = {tenant_id, slug, name, description, set_pi ? "true" : "false", pi_user_id};
     return rowjson_query_one(db, &st_update, p, out);
 }
 
@@ -93,6 +101,17 @@ int db_project_id(struct db *db, const char *tenant_id, const char *slug, char *
     const char *p[2] = {tenant_id, slug};
     json_t *out = NULL;
     int e = rowjson_query_one(db, &st_id, p, &out);
+    if (!e)
+        snprintf(id_out, 37, "%s", json_string_value(json_object_get(out, "id")));
+    json_decref(out);
+    return e;
+}
+
+int db_project_pi_user(struct db *db, const char *tenant_id, const char *username, char *id_out)
+{
+    const char *p[2] = {tenant_id, username};
+    json_t *out = NULL;
+    int e = rowjson_query_one(db, &st_pi_user, p, &out);
     if (!e)
         snprintf(id_out, 37, "%s", json_string_value(json_object_get(out, "id")));
     json_decref(out);

@@ -10,6 +10,7 @@
 #include "rowjson.h"
 
 #include <jansson.h>
+#include <stdbool.h>
 
 /* AIDC_ECONFLICT: slug taken in this tenant. */
 int db_project_create(struct db *db, const char *tenant_id, const char *slug, const char *name,
@@ -18,9 +19,12 @@ int db_project_create(struct db *db, const char *tenant_id, const char *slug, co
 int db_project_list(struct db *db, const char *tenant_id, const char *after, int limit,
                     struct db_rows *out);
 int db_project_get(struct db *db, const char *tenant_id, const char *slug, json_t **out);
-/* name/description NULL = keep. */
+/* name/description NULL = keep; set_pi: make pi_user_id (NULL: none) the PI. */
 int db_project_update(struct db *db, const char *tenant_id, const char *slug, const char *name,
-                      const char *description, json_t **out);
+                      const char *description, bool set_pi, const char *pi_user_id, json_t **out);
+/* The id (out[37]) of username when it may be a PI in the tenant (a member or admin);
+ * AIDC_ENOTFOUND. */
+int db_project_pi_user(struct db *db, const char *tenant_id, const char *username, char *id_out);
 /*
  * Mark deleted unless it has unfinished jobs; *out receives {"id", "busy"}
  * (busy: not deleted). AIDC_ENOTFOUND when absent.

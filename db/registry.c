@@ -2,6 +2,7 @@
  * registry.c - the list of every db/ module's prepared statements. A new
  * db/ module adds its list here; db_ensure prepares them all.
  */
+#include "allocations.h"
 #include "appsessions.h"
 #include "approvals.h"
 #include "audit.h"
@@ -36,5 +37,6 @@ const struct db_stmt *const *const db_registry[] = {
     db_projects_stmts, db_users_stmts,    db_tokens_stmts,      db_health_stmts,  db_gauges_stmts,
     db_clusters_stmts, db_quotas_stmts,   db_jobs_stmts,        db_sched_stmts, db_schedsnap_stmts,
     db_audit_stmts,    db_auditseal_stmts, db_auditchain_stmts, db_approvals_stmts, db_billing_stmts, db_plans_stmts, db_images_stmts, db_gpufaults_stmts,
-    db_sessions_stmts, db_files_stmts, db_storage_stmts, db_appsessions_stmts, db_idproviders_stmts, NULL,
+    db_sessions_stmts, db_files_stmts, db_storage_stmts, db_appsessions_stmts, db_idproviders_stmts,
+    db_allocations_stmts, NULL,
 };

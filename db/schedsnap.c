@@ -44,6 +44,27 @@ static const struct db_stmt st_hours = {
     0};
 enum { HO_TENANT, HO_PROJECT, HO_HOURS };
 
+/* Projects under allocation (docs/allocations.md): one covers today (UTC),
+ * the latest started of those running, or all that started have ended */
+static const struct db_stmt st_allocs = {
+    "snap_allocs",
+    "WITH d AS (SELECT (now() AT TIME ZONE 'UTC')::date AS today),"
+    " g AS (SELECT project_id, tenant_id, bool_or(ends_on < d.today) AS ended"
+    "        FROM allocation_requests, d WHERE state = 'approved' GROUP BY 1, 2),"
+    " cur AS (SELECT DISTINCT ON (a.project_id) a.project_id, a.starts_on, a.ends_on,"
+    "           a.approved_gpu_hours AS h FROM allocation_requests a, d"
+    "          WHERE a.state = 'approved' AND a.starts_on <= d.today AND a.ends_on >= d.today"
+    "          ORDER BY a.project_id, a.starts_on DESC, a.decided_at DESC)"
+    " SELECT g.project_id, g.tenant_id, p.slug, cur.project_id IS NOT NULL,"
+    " coalesce(cur.h, -1)::float8,"
+    " CASE WHEN cur.h IS NULL THEN 0 ELSE aidc_allocation_used(g.project_id,"
+    "   cur.starts_on::timestamp AT TIME ZONE 'UTC',"
+    "   (cur.ends_on + 1)::timestamp AT TIME ZONE 'UTC') END::float8"
+    " FROM g JOIN projects p ON p.id = g.project_id LEFT JOIN cur ON cur.project_id = g.project_id"
+    " WHERE cur.project_id IS NOT NULL OR g.ended", /* only future ones: not governed yet */
+    0};
+enum { AL_PROJECT, AL_TENANT, AL_SLUG, AL_ACTIVE, AL_HOURS, AL_USED };
+
 /* GPUs with open faults where aidc assigns indexes: never handed out (NULL: all of the node) */
 static const struct db_stmt st_faults = {
     "snap_faults",
@@ -89,7 +110,7 @@ enum { AC_PREEMPTIBLE = JO_CLUSTER + 1, AC_STOPPING, AC_ADMITTED, AC_END, AC_IND
 
 const struct db_stmt *const db_schedsnap_stmts[] = {
     &st_clusters, &st_inventory, &st_tenants, &st_tquotas, &st_pquotas, &st_hours,
-    &st_queued,   &st_active,    &st_marks,   &st_faults,  NULL};
+    &st_queued,   &st_active,    &st_marks,   &st_faults,  &st_allocs,  NULL};
 
 static void read_cluster(struct rowreader *rd, void *row)
 {
@@ -140,6 +161,17 @@ static void read_hours(struct rowreader *rd, void *row)
     rowreader_uuid(rd, HO_TENANT, h->tenant_id);
     rowreader_uuid(rd, HO_PROJECT, h->project_id);
     h->hours = rowreader_double(rd, HO_HOURS);
+}
+
+static void read_alloc(struct rowreader *rd, void *row)
+{
+    struct db_snap_alloc *a = row;
+    rowreader_uuid(rd, AL_PROJECT, a->project_id);
+    rowreader_uuid(rd, AL_TENANT, a->tenant_id);
+    a->slug = rowreader_text0(rd, AL_SLUG);
+    a->active = rowreader_bool(rd, AL_ACTIVE);
+    a->gpu_hours = rowreader_double(rd, AL_HOURS);
+    a->used = rowreader_double(rd, AL_USED);
 }
 
 static void read_fault(struct rowreader *rd, void *row)
@@ -231,6 +263,7 @@ int db_sched_snapshot(struct db *db, struct db_snapshot *out)
     PART(7, st_active, read_active, out->active);
     PART(8, st_marks, read_mark, out->marks);
     PART(9, st_faults, read_fault, out->faults);
+    PART(10, st_allocs, read_alloc, out->allocs);
     if (e)
         db_sched_snapshot_free(out);
     return e;
@@ -249,6 +282,7 @@ void db_sched_snapshot_free(struct db_snapshot *s)
     free(s->active.v);
     free(s->marks.v);
     free(s->faults.v);
+    free(s->allocs.v);
     for (size_t i = 0; i < sizeof s->strings / sizeof s->strings[0]; i++)
         db_strings_free(s->strings[i]);
     memset(s, 0, sizeof *s);

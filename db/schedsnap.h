@@ -64,6 +64,15 @@ struct db_snap_hours {
     double hours;
 };
 
+/* A project with an approved allocation: the one running now, if any. */
+struct db_snap_alloc {
+    char project_id[37], tenant_id[37];
+    const char *slug;
+    bool active;      /* one covers today */
+    double gpu_hours; /* the running one's, -1 when none granted (or none runs) */
+    double used;      /* GPU-hours within the running one's period */
+};
+
 struct db_snap_job {
     char id[37], tenant_id[37], project_id[37];
     const char *gpu_type;       /* NULL: CPU only */
@@ -143,7 +152,11 @@ struct db_snapshot {
         struct db_snap_fault *v;
         size_t n;
     } faults;
-    struct db_strings *strings[10]; /* one store per array */
+    struct {
+        struct db_snap_alloc *v;
+        size_t n;
+    } allocs;
+    struct db_strings *strings[11]; /* one store per array */
 };
 
 /* Read the snapshot into *out (zeroed first); errors as db_query. */

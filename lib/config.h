@@ -65,6 +65,8 @@ struct config {
     int audit_ingest_max_records;
     int approval_ttl_hours;
     int approval_quota_threshold;
+    int allocation_dual_approval_gpu_hours;
+    int allocation_notice_days;
     int usage_max_rows;
     int registry_sync_seconds;
     char *storage_root;      /* "" in the table = <data_dir>/storage */

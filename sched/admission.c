@@ -112,6 +112,10 @@ static bool within_limits(struct state *st, size_t ji)
         wait_for(st, ji, "tenant-suspended", NULL, 0);
         return false;
     }
+    if (p->alloc == ADM_ALLOC_EXPIRED) {
+        wait_for(st, ji, "allocation:expired", NULL, 0);
+        return false;
+    }
     if (j->gpu_type >= 0) {
         double lim = t->gpu[j->gpu_type].limit;
         if (over(st->t_used[tt + (size_t)j->gpu_type], j->gpus, lim)) {
@@ -147,6 +151,11 @@ static bool within_limits(struct state *st, size_t ji)
     if (j->gpus > 0 && p->gpu_hours_budget >= 0 &&
         p->gpu_hours_used >= p->gpu_hours_budget - 1e-9) {
         wait_for(st, ji, p->slug ? "budget:project:" : "budget:project", p->slug, s->month_end);
+        return false;
+    }
+    if (j->gpus > 0 && p->alloc == ADM_ALLOC_ACTIVE && p->alloc_gpu_hours >= 0 &&
+        p->alloc_gpu_hours_used >= p->alloc_gpu_hours - 1e-9) {
+        wait_for(st, ji, "allocation:gpu_hours", NULL, 0);
         return false;
     }
     return true;

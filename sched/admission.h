@@ -26,6 +26,9 @@
  * - a tenant (or project) past its monthly GPU-hour budget gets no new GPU
  *   admissions (CPU-only work spends no GPU-hours): "budget:tenant" or
  *   "budget:project:<slug>" says whose; a suspended tenant none;
+ * - a project whose allocations have all ended gets no admissions
+ *   ("allocation:expired"); one whose running allocation's GPU-hours are
+ *   spent within its period no new GPU admissions ("allocation:gpu_hours");
  * - a job only a cluster that is down could run waits ("cluster-down"); one
  *   no cluster can run at all (time limit, nodes, size) waits
  *   ("no-cluster-fits") without holding capacity that others could use.
@@ -76,7 +79,15 @@ struct adm_project {
     double *gpu_limit; /* [ngpu_types], ADM_UNLIMITED when absent */
     double cpu_limit, memory_limit, jobs_limit;
     double gpu_hours_budget, gpu_hours_used;
+    /* allocations (docs/allocations.md): enum adm_alloc; the running one's
+     * GPU-hours (ADM_UNLIMITED: none granted) and what its period used */
+    int alloc;
+    double alloc_gpu_hours, alloc_gpu_hours_used;
 };
+
+/* A project under allocation: none ever approved (free of the rules), one
+ * running now, or all ended ("allocation:expired"). */
+enum adm_alloc { ADM_ALLOC_NONE = 0, ADM_ALLOC_ACTIVE, ADM_ALLOC_EXPIRED };
 
 struct adm_cluster {
     int *gpus;             /* [ngpu_types]: total GPUs of each type */

@@ -239,6 +239,23 @@ static void build_projects(struct build *b, const struct db_snapshot *d)
     }
 }
 
+/* Projects under allocation: all ended, or the running one's GPU-hours */
+static void build_allocs(struct build *b, const struct db_snapshot *d)
+{
+    for (size_t i = 0; i < d->allocs.n; i++) {
+        const struct db_snap_alloc *a = &d->allocs.v[i];
+        int t = idmap_get(&b->tenants, a->tenant_id);
+        if (t < 0)
+            continue;
+        int p = project_of(b, a->project_id, t); /* may move b->s.projects */
+        struct adm_project *pr = &b->s.projects[p];
+        pr->slug = a->slug;
+        pr->alloc = a->active ? ADM_ALLOC_ACTIVE : ADM_ALLOC_EXPIRED;
+        pr->alloc_gpu_hours = a->gpu_hours >= 0 ? a->gpu_hours : ADM_UNLIMITED;
+        pr->alloc_gpu_hours_used = a->used;
+    }
+}
+
 static void build_hours(struct build *b, const struct db_snapshot *d)
 {
     for (size_t i = 0; i < d->hours.n; i++) {
@@ -572,6 +589,7 @@ int admitter_pass(struct db *db, const struct config *cfg, struct admitter_stats
     build_projects(&b, &d);
     build_jobs(&b, &d);
     mark_faults(&b, &d);
+    build_allocs(&b, &d);
     build_hours(&b, &d);
     b.s.now = now_s();
     b.s.starvation_seconds = cfg->starvation_seconds;

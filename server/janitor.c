@@ -1,6 +1,8 @@
 /* janitor.c - periodic clean-up thread (see janitor.h). */
 #include "janitor.h"
 
+#include "../audit/audit.h"
+#include "../db/allocations.h"
 #include "../db/appsessions.h"
 #include "../db/db.h"
 #include "../db/identity.h"
@@ -19,8 +21,34 @@ struct janitor {
     pthread_cond_t cv;
     bool stop;
     int interval_s;
+    int notice_days;
     struct db *db;
 };
+
+/* allocation.expiring, once per allocation that entered its notice window */
+static int notice_allocations(struct janitor *j)
+{
+    json_t *items = NULL;
+    int e = db_alloc_notice(j->db, j->notice_days, &items);
+    size_t i;
+    json_t *it;
+    json_array_foreach(items, i, it)
+    {
+        if (e)
+            break;
+        const struct audit_event ev = {
+            .action = "allocation.expiring",
+            .resource_type = "allocation_request",
+            .resource_id = json_string_value(json_object_get(it, "id")),
+            .details = it,
+            .tenant_id = json_string_value(json_object_get(it, "tenant_id")),
+            .tenant_slug = json_string_value(json_object_get(it, "tenant")),
+        };
+        e = audit_record_system(j->db, &ev, true);
+    }
+    json_decref(items);
+    return e;
+}
 
 static void clean_once(struct janitor *j)
 {
@@ -32,6 +60,8 @@ static void clean_once(struct janitor *j)
         e = db_identity_cleanup(j->db);
     if (!e) /* spent or stale session links and cookies: every POST .../open adds one */
         e = db_appsession_keys_expire(j->db);
+    if (!e)
+        e = notice_allocations(j);
     if (!e)
         e = db_commit(j->db);
     else
@@ -58,12 +88,13 @@ static void *run(void *arg)
     return NULL;
 }
 
-struct janitor *janitor_start(const char *url, int interval_s)
+struct janitor *janitor_start(const char *url, int interval_s, int notice_days)
 {
     struct janitor *j = xcalloc(1, sizeof *j);
     pthread_mutex_init(&j->mu, NULL);
     pthread_cond_init(&j->cv, NULL);
     j->interval_s = interval_s;
+    j->notice_days = notice_days;
     j->db = db_open(url, "aidcd-janitor");
     if (pthread_create(&j->thread, NULL, run, j) != 0) {
         log_error("cannot start the clean-up thread");

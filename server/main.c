@@ -289,7 +289,8 @@ static int cmd_serve(struct config *cfg)
     /* with AIDC_LISTEN's port 0 nobody can have reached the API before this: its
      * public URL is whole before any request could read it */
     config_complete_public_url(cfg, http_port(srv));
-    struct janitor *jan = janitor_start(cfg->worker_database_url, JANITOR_INTERVAL_S);
+    struct janitor *jan = janitor_start(cfg->worker_database_url, JANITOR_INTERVAL_S,
+                                         cfg->allocation_notice_days);
     struct worker *admitter = NULL, *dispatcher = NULL;
     struct worker *syncer = NULL;
     struct worker *sealer = NULL;

@@ -19,6 +19,7 @@ static const struct problem_def catalog[PROBLEM_COUNT] = {
 #include "problems/files.def"
 #include "problems/sessions.def"
 #include "problems/sso.def"
+#include "problems/allocations.def"
 #undef PROBLEM
 };
 

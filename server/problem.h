@@ -28,6 +28,7 @@ enum problem {
 #include "problems/files.def"
 #include "problems/sessions.def"
 #include "problems/sso.def"
+#include "problems/allocations.def"
 #undef PROBLEM
     PROBLEM_COUNT
 };

@@ -20,6 +20,8 @@ const ROUTES = [
   { path: 'files', page: 'files', nav: 'nav.files', allow: roles.usesFiles, tenant: true },
   { path: 'images', page: 'images', nav: 'nav.images', allow: roles.tenantReader, tenant: true },
   { path: 'usage', page: 'usage', nav: 'nav.usage', allow: roles.usageReader, tenant: true },
+  // the tenant's own people (platform admins review in #/platform?tab=allocations)
+  { path: 'allocations', page: 'allocations', nav: 'nav.allocations', allow: (me, tenant) => !!roles.tenantRole(me, tenant), tenant: true },
   { path: 'tenant', page: 'tenantadmin', nav: 'nav.tenant', allow: roles.tenantAdmin, tenant: true },
   { path: 'platform', page: 'platform', nav: 'nav.platform', allow: roles.platformAdmin },
   { path: 'finance', page: 'finance', nav: 'nav.finance', allow: roles.finance },

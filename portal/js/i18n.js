@@ -10,6 +10,7 @@ import admin from './i18n/admin.js';
 import finaudit from './i18n/finaudit.js';
 import files from './i18n/files.js';
 import sessions from './i18n/sessions.js';
+import allocations from './i18n/allocations.js';
 // the server's problems by code (server/problems/*.def), one file per area
 import errCore from './i18n/errors-core.js';
 import errJobs from './i18n/errors-jobs.js';
@@ -19,6 +20,7 @@ import errIdentity from './i18n/errors-identity.js';
 import errFiles from './i18n/errors-files.js';
 import errSessions from './i18n/errors-sessions.js';
 import errSso from './i18n/errors-sso.js';
+import errAllocations from './i18n/errors-allocations.js';
 
 const TABLE = {
   // shell
@@ -121,8 +123,9 @@ const TABLE = {
   'job.reason': ['Reason', '原因'],
 };
 
-for (const area of [jobs, self, admin, finaudit, files, sessions,
-  errCore, errJobs, errImages, errBilling, errIdentity, errFiles, errSessions, errSso])
+for (const area of [jobs, self, admin, finaudit, files, sessions, allocations,
+  errCore, errJobs, errImages, errBilling, errIdentity, errFiles, errSessions, errSso,
+  errAllocations])
   for (const [key, row] of Object.entries(area)) {
     if (key in TABLE) throw new Error(`i18n key ${key} defined twice`);
     TABLE[key] = row;

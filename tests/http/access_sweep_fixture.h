@@ -2,7 +2,8 @@
  * access_sweep_fixture.h - the world of test_access_sweep.c: tenants "own",
  * "susp" (suspended once the setup is done) and "other", each with projects
  * "proj" and "held" (a job limit of 0, so its job stays queued), a queued
- * job, a queued interactive session, an image and (own, susp) a draft invoice; the local cluster, a
+ * job, a queued interactive session, an image, a pending allocation request and (own, susp)
+ * a draft invoice; the local cluster, a
  * registry, a token to delete, a pending approval; the users of every role;
  * and the credentials of every column: refused ones (each made to stop
  * working only after it worked once, so the actor cache has seen it), the
@@ -45,11 +46,12 @@ struct tn {
     char session[64]; /* a queued interactive session of the admin */
     char image[64];   /* an image of the tenant */
     char invoice[64]; /* a draft invoice of the tenant (own and susp) */
+    char alloc[64];   /* a pending allocation request of its project proj */
 };
 
-static struct tn own = {"own", "", "", "", "", ""};
-static struct tn susp = {"susp", "", "", "", "", ""}; /* suspended after the setup */
-static struct tn other = {"other", "", "", "", "", ""};
+static struct tn own = {"own", "", "", "", "", "", ""};
+static struct tn susp = {"susp", "", "", "", "", "", ""}; /* suspended after the setup */
+static struct tn other = {"other", "", "", "", "", "", ""};
 
 static char token_id[64];    /* an API token of the admin ({id} of /tokens) */
 static char approval_id[64]; /* pending, asked by pa2 */
@@ -88,6 +90,9 @@ static const char *param_value(const char *pattern, const char *p, const char *n
             return t->invoice[0] ? t->invoice : own.invoice;
         if (strcmp(prev, "approvals") == 0)
             return approval_id;
+        /* /tenants/{tenant}/allocation-requests/{id}, and the platform's routes of one */
+        if (strcmp(prev, "allocation-requests") == 0)
+            return t->alloc[0] ? t->alloc : own.alloc;
         return PLAUSIBLE_ID; /* a new kind of {id}: swept all the same */
     }
     return "plausible-slug";
@@ -305,6 +310,16 @@ static void setup_tenants(void)
                     "\"size_bytes\":1024}",
                     t->slug, i + 1),
                 201, "id", t->image, sizeof t->image);
+        char today[11], later[11]; /* a period from today: it may not end in the past */
+        time_t now = time(NULL), then = now + 30 * 86400;
+        struct tm tm;
+        strftime(today, sizeof today, "%Y-%m-%d", gmtime_r(&now, &tm));
+        strftime(later, sizeof later, "%Y-%m-%d", gmtime_r(&then, &tm));
+        must_do(admin, "POST", fmt("/api/v1/tenants/%s/allocation-requests", t->slug),
+                fmt("{\"project\":\"proj\",\"gpu_hours\":10,\"starts_on\":\"%s\","
+                    "\"ends_on\":\"%s\",\"justification\":\"sweep\"}",
+                    today, later),
+                201, "id", t->alloc, sizeof t->alloc);
     }
     must_do(admin, "POST", "/api/v1/registries",
             "{\"name\":\"" REGISTRY "\",\"url\":\"http://127.0.0.1:9\","

@@ -3,7 +3,8 @@
  * programs that hold part of it besides test_permissions_matrix.c
  * (test_permissions_billing.c, test_permissions_audit.c,
  * test_permissions_images.c, test_permissions_files.c,
- * test_permissions_sessions.c), and which routes' rows each holds. The
+ * test_permissions_sessions.c, test_permissions_allocations.c), and which
+ * routes' rows each holds. The
  * actors, tenants and setup they share are tests/support/permfixture.h, the
  * runner of their tables tests/support/permrun.h.
  *
@@ -22,6 +23,7 @@
 #define IMAGES_ROWS   "test_permissions_images.c"
 #define FILES_ROWS    "test_permissions_files.c"
 #define SESSIONS_ROWS "test_permissions_sessions.c"
+#define ALLOCATIONS_ROWS "test_permissions_allocations.c"
 
 /*
  * The routes ("METHOD pattern") whose permission matrix rows are in another
@@ -76,6 +78,14 @@ static const struct permrun_split split_routes[] = {
     {"GET /api/v1/registries", IMAGES_ROWS},
     {"GET /api/v1/registries/{name}", IMAGES_ROWS},
     {"POST /api/v1/registries/{name}/sync", IMAGES_ROWS},
+    {"POST /api/v1/tenants/{tenant}/allocation-requests", ALLOCATIONS_ROWS},
+    {"GET /api/v1/tenants/{tenant}/allocation-requests", ALLOCATIONS_ROWS},
+    {"GET /api/v1/tenants/{tenant}/allocation-requests/{id}", ALLOCATIONS_ROWS},
+    {"GET /api/v1/allocation-requests", ALLOCATIONS_ROWS},
+    {"GET /api/v1/allocation-requests/report", ALLOCATIONS_ROWS},
+    {"POST /api/v1/allocation-requests/{id}/approve", ALLOCATIONS_ROWS},
+    {"POST /api/v1/allocation-requests/{id}/reject", ALLOCATIONS_ROWS},
+    {"POST /api/v1/allocation-requests/{id}/comments", ALLOCATIONS_ROWS},
 };
 #define NSPLIT_ROUTES (sizeof split_routes / sizeof split_routes[0])
 

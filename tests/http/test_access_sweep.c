@@ -72,6 +72,7 @@ static const char *const any_user_routes[] = {
     "GET /api/v1/clusters",       "GET /api/v1/clusters/{name}",
     "GET /api/v1/images",         "GET /api/v1/prices",
     "GET /api/v1/invoices",       "GET /api/v1/invoices/{id}",
+    "POST /api/v1/allocation-requests/{id}/comments",
 };
 /* Authenticated routes without a token scope: any API token of an allowed user passes,
  * but for a token with machine scopes only (audit:ingest, gpu-faults:write). */
@@ -89,6 +90,8 @@ static const char *const scope_free_routes[] = {
     "GET /api/v1/clusters",
     "GET /api/v1/clusters/{name}",
     "GET /api/v1/clusters/{name}/gpu-faults",
+    "GET /api/v1/tenants/{tenant}/allocation-requests",
+    "GET /api/v1/tenants/{tenant}/allocation-requests/{id}",
 };
 
 static bool listed(const char *const *list, size_t n, const char *key)
@@ -226,6 +229,8 @@ static char *snapshot(void)
         fmt("/api/v1/invoices/%s", own.invoice),
         fmt("/api/v1/invoices/%s", susp.invoice),
         fmt("/api/v1/approvals/%s", approval_id),
+        fmt("/api/v1/tenants/own/allocation-requests/%s", own.alloc),
+        fmt("/api/v1/tenants/susp/allocation-requests/%s", susp.alloc),
         "/api/v1/tenants?limit=1000",
         "/api/v1/users?limit=1000",
         "/api/v1/prices",

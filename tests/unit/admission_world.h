@@ -56,6 +56,8 @@ struct tspec {
 struct pspec {
     const char *name, *tenant, *gpus;
     double cpu, mem, jobs, budget, used;
+    int alloc;                      /* enum adm_alloc */
+    double alloc_hours, alloc_used; /* alloc_hours 0: no GPU-hours granted (unlimited) */
 };
 struct jspec {
     const char *tenant, *project, *type, *prio, *cluster;
@@ -249,7 +251,10 @@ static void build(struct world *w, const struct scenario *sc)
                                               .memory_limit = or_unlimited(ps->mem),
                                               .jobs_limit = or_unlimited(ps->jobs),
                                               .gpu_hours_budget = or_unlimited(ps->budget),
-                                              .gpu_hours_used = ps->used};
+                                              .gpu_hours_used = ps->used,
+                                              .alloc = ps->alloc,
+                                              .alloc_gpu_hours = or_unlimited(ps->alloc_hours),
+                                              .alloc_gpu_hours_used = ps->alloc_used};
     }
     for (size_t a = 0; a < MAXN && (sc->active[a].gpus || sc->active[a].cpus); a++)
         w->active[s->nactive++] = make_job(w, &sc->active[a], true);

@@ -80,6 +80,8 @@ export function reasonText(reason) {
   m = /^budget:project:(.+)$/.exec(reason);
   if (m) return t('jobs.why.budget_project', { project: m[1] });
   if (reason === 'budget:tenant') return t('jobs.why.budget');
+  if (reason === 'allocation:expired') return t('jobs.why.allocation_expired');
+  if (reason === 'allocation:gpu_hours') return t('jobs.why.allocation_gpu_hours');
   const known = ['budget', 'tenant-suspended', 'cluster-down', 'no-cluster-fits', 'preempted',
     'backend-unavailable', 'submitted'];
   if (known.includes(reason)) return t(`jobs.why.${reason.replace(/-/g, '_')}`);

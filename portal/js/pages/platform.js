@@ -1,7 +1,8 @@
 // platform.js - platform administration (#/platform, platform_admin only), in
 // tabs that are plain links (#/platform?tab=NAME, so a reload or a shared link
 // opens the same tab; the current one has aria-current="page"): tenants,
-// tenant quotas, clusters, registries, users, and approvals waiting for me.
+// tenant quotas, clusters, registries, users, allocation requests to review, and
+// approvals waiting for me.
 // Each tab is a module of its own under pages/platform/.
 import { api } from '../api.js';
 import { t } from '../i18n.js';
@@ -13,6 +14,7 @@ const TABS = [
   { name: 'clusters', label: 'padmin.tab_clusters', load: () => import('./platform/clusters.js') },
   { name: 'registries', label: 'padmin.tab_registries', load: () => import('./platform/registries.js') },
   { name: 'users', label: 'padmin.tab_users', load: () => import('./platform/users.js') },
+  { name: 'allocations', label: 'padmin.tab_allocations', load: () => import('./platform/allocations.js') },
   { name: 'approvals', label: 'padmin.tab_approvals', load: () => import('./platform/approvals.js') },
 ];
 
