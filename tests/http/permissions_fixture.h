@@ -24,6 +24,7 @@
 #define FILES_ROWS    "test_permissions_files.c"
 #define SESSIONS_ROWS "test_permissions_sessions.c"
 #define ALLOCATIONS_ROWS "test_permissions_allocations.c"
+#define IDP_ROWS "test_permissions_idp.c"
 
 /*
  * The routes ("METHOD pattern") whose permission matrix rows are in another
@@ -78,6 +79,11 @@ static const struct permrun_split split_routes[] = {
     {"GET /api/v1/registries", IMAGES_ROWS},
     {"GET /api/v1/registries/{name}", IMAGES_ROWS},
     {"POST /api/v1/registries/{name}/sync", IMAGES_ROWS},
+    {"POST /api/v1/identity-providers", IDP_ROWS},
+    {"GET /api/v1/identity-providers", IDP_ROWS},
+    {"GET /api/v1/identity-providers/{name}", IDP_ROWS},
+    {"PATCH /api/v1/identity-providers/{name}", IDP_ROWS},
+    {"DELETE /api/v1/identity-providers/{name}", IDP_ROWS},
     {"POST /api/v1/tenants/{tenant}/allocation-requests", ALLOCATIONS_ROWS},
     {"GET /api/v1/tenants/{tenant}/allocation-requests", ALLOCATIONS_ROWS},
     {"GET /api/v1/tenants/{tenant}/allocation-requests/{id}", ALLOCATIONS_ROWS},

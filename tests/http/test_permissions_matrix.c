@@ -293,9 +293,16 @@ static const struct permrun_row rows[] = {
 /* clang-format on */
 #define NROWS (sizeof rows / sizeof rows[0])
 
-/* Routes tested in test_permissions.c: the public ones and logout. */
-static const char *const public_routes[] = {"GET /healthz", "GET /readyz", "GET /metrics",
-                                            "GET /api/v1/openapi.json", "POST /api/v1/auth/login"};
+/* Routes tested in test_permissions.c: the public ones and logout; single sign-on's
+ * public ones in test_sso_oidc.c. */
+static const char *const public_routes[] = {"GET /healthz",
+                                            "GET /readyz",
+                                            "GET /metrics",
+                                            "GET /api/v1/openapi.json",
+                                            "POST /api/v1/auth/login",
+                                            "GET /api/v1/auth/providers",
+                                            "GET /api/v1/auth/oidc/{name}/login",
+                                            "GET /api/v1/auth/oidc/{name}/callback"};
 #define NPUBLIC (sizeof public_routes / sizeof public_routes[0])
 
 /* K_TOKEN_DELETE puts the target token into c->secret, K_SESSION_DELETE the session's JWT. */
