@@ -18,7 +18,9 @@
  * LDAP (against the test slapd):
  *  - the failed-login throttle is not bypassed by spelling the user name in
  *    other letter case or with spaces the directory ignores (it matches
- *    "ALICE" and " alice" as alice): fixed, the throttle keys on the folded name.
+ *    "ALICE" and " alice" as alice): fixed, the throttle keys on the folded name;
+ *  - a NUL (\u0000) or bytes that are not UTF-8 in the user name, password or
+ *    provider are refused before the directory sees them.
  *
  * Each part skips when its service is not configured; the whole file 77
  * without either.
@@ -347,7 +349,18 @@ START_TEST(the_throttle_is_not_bypassed_by_letter_case_or_spaces)
         long st = ldap_login(spellings[i], "alice-pw");
         ck_assert_msg(st == 429, "\"%s\" answered %ld", spellings[i], st);
     }
-    /* bob is not */
+    /* bob is not; nor can a NUL or bytes that are not UTF-8 cut or smuggle a name */
+    static const char *const odd[] = {
+        "{\"username\":\"bob\\u0000x\",\"password\":\"bob-pw\",\"provider\":\"dir\"}",
+        "{\"username\":\"bob\xff\",\"password\":\"bob-pw\",\"provider\":\"dir\"}",
+        "{\"username\":\"bob\",\"password\":\"bob-pw\\u0000x\",\"provider\":\"dir\"}",
+        "{\"username\":\"bob\",\"password\":\"bob-pw\",\"provider\":\"dir\\u0000x\"}",
+    };
+    for (size_t i = 0; i < sizeof odd / sizeof *odd; i++) {
+        long st = req("POST", "/api/v1/auth/login", NULL, odd[i]);
+        ck_assert_msg(st == 400, "%s answered %ld", odd[i], st);
+    }
+
     ck_assert_int_eq(ldap_login("bob", "bob-pw"), 200);
 }
 END_TEST
