@@ -305,6 +305,29 @@ START_TEST(password_login_off_is_not_bypassed_through_provider)
 }
 END_TEST
 
+/*
+ * The SECURITY DEFINER door runs as the owner: callable by anyone who can
+ * connect (PUBLIC, Postgres' default for a function) it would make users and
+ * grant tenant_admin anywhere. Only the application role may call it.
+ */
+START_TEST(the_definer_function_is_the_application_roles_alone)
+{
+    static const char *const sig = "aidc_external_login(text,text,text,text,text,jsonb)";
+    PGresult *r = harness_sql(harness_srv.owner_url,
+                              "SELECT has_function_privilege('public', $1, 'EXECUTE')", 1, &sig);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_str_eq(PQgetvalue(r, 0, 0), "f");
+    PQclear(r);
+    /* and the application role still can: a sign-in works */
+    struct browser b;
+    browser_open(&b);
+    ck_assert(browser_to_callback(&b, login_url("carol", NULL)));
+    ck_assert_int_eq(browser_get(&b, b.location), 302);
+    ck_assert_str_eq(b.location, fmt("%s/", harness_srv.base));
+    curl_easy_cleanup(b.h);
+}
+END_TEST
+
 /* ---- LDAP ------------------------------------------------------------------------------- */
 
 static void ldap_setup(void)
@@ -387,6 +410,7 @@ int main(void)
         tcase_add_test(tc, a_mixed_up_issuer_is_refused);
         tcase_add_test(tc, login_csrf_gives_the_victim_no_session);
         tcase_add_test(tc, password_login_off_is_not_bypassed_through_provider);
+        tcase_add_test(tc, the_definer_function_is_the_application_roles_alone);
         suite_add_tcase(s, tc);
     }
     if (ldap) {
