@@ -82,8 +82,16 @@ struct throttle {
     struct login_keys keys;
 };
 
-static void throttle_init(struct throttle *t, const struct req *rq, const char *username)
+static void throttle_init(struct throttle *t, const struct req *rq, const char *typed)
 {
+    /* A directory matches "ALICE" and " alice " as alice: counted apart, each
+     * spelling would get its own failures. Folded: ASCII case, spaces gone. */
+    char username[257];
+    size_t n = 0;
+    for (const char *c = typed; *c && n + 1 < sizeof username; c++)
+        if (*c != ' ')
+            username[n++] = (*c >= 'A' && *c <= 'Z') ? (char)(*c - 'A' + 'a') : *c;
+    username[n] = '\0';
     char addr[64];
     ratelimit_address_key(rq->source_ip, addr, sizeof addr);
     t->pair = xasprintf("pair:%s %s", addr, username);
