@@ -25,7 +25,6 @@
 #include "ldaplogin.h"
 #include "paging.h"
 
-#include <ctype.h>
 #include <microhttpd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -88,9 +87,14 @@ static void throttle_init(struct throttle *t, const struct req *rq, const char *
      * spelling would get its own failures. Folded: ASCII case, spaces gone. */
     char username[257];
     size_t n = 0;
-    for (const char *c = typed; *c && n + 1 < sizeof username; c++)
-        if (*c != ' ')
-            username[n++] = (*c >= 'A' && *c <= 'Z') ? (char)(*c - 'A' + 'a') : *c;
+    for (const char *c = typed; *c && n + 1 < sizeof username; c++) {
+        if (*c == ' ')
+            continue;
+        username[n] = *c;
+        if (*c >= 'A' && *c <= 'Z')
+            username[n] = (char)(*c - 'A' + 'a');
+        n++;
+    }
     username[n] = '\0';
     char addr[64];
     ratelimit_address_key(rq->source_ip, addr, sizeof addr);
@@ -204,12 +208,7 @@ int api_identity_login(struct req *rq, struct resp *rs)
     const char *provider = vstr(rq->json, "provider");
     resp_audit(rs, "user", username, json_pack("{s:s}", "username", username));
     struct throttle t;
-    /* a directory matches names without regard to case: so does its throttle */
-    char *key = xstrdup(username);
-    for (char *c = key; provider && *c; c++)
-        *c = (char)tolower((unsigned char)*c);
-    throttle_init(&t, rq, key);
-    free(key);
+    throttle_init(&t, rq, username);
     struct login_user u = {0};
     int e = throttle_check(rq, rs, &t);
     if (e)

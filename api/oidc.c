@@ -21,10 +21,12 @@
 #include <string.h>
 #include <time.h>
 
-#define SSO_COOKIE       "aidc_sso"
-#define SSO_TTL_S        600
-#define IDTOKEN_LEEWAY_S 60
-#define SECRET_MAX       4096
+#define SSO_COOKIE "aidc_sso"
+#define SSO_TTL_S  600
+/* sign-ins on their way from one address (a campus NAT has many people behind it) */
+#define SSO_MAX_PER_ADDRESS 300
+#define IDTOKEN_LEEWAY_S    60
+#define SECRET_MAX          4096
 
 static const char *setting(const struct db_idp *p, const char *k)
 {
@@ -129,7 +131,11 @@ int api_oidc_login(struct req *rq, struct resp *rs)
     snprintf(l.return_to, sizeof l.return_to, "%s", back ? back : "/");
     idtoken_pkce_challenge(l.verifier, challenge, sizeof challenge);
     sha256_hex(state, hash);
-    e = db_oidc_login_put(rq->db, hash, p.name, &l, SSO_TTL_S);
+    e = db_oidc_login_put(rq->db, hash, p.name, &l, SSO_TTL_S, rq->source_ip, SSO_MAX_PER_ADDRESS);
+    if (e == AIDC_ECONFLICT) {
+        rs->err.retry_after = 60;
+        e = api_problem(rs, PROBLEM_LOGIN_THROTTLED, json_pack("{s:i}", "seconds", 60));
+    }
     if (e) {
         db_idp_free(&p);
         return e;

@@ -79,9 +79,12 @@ static const struct db_stmt st_external = {
     6};
 static const struct db_stmt st_login_put = {
     "oidc_login_put",
-    "INSERT INTO oidc_logins (state_hash, provider, nonce, verifier, return_to, expires_at)"
-    " VALUES (decode($1, 'hex'), $2, $3, $4, $5, now() + $6::int * interval '1 second')",
-    6};
+    "INSERT INTO oidc_logins (state_hash, provider, nonce, verifier, return_to, source_ip,"
+    " expires_at)"
+    " SELECT decode($1, 'hex'), $2, $3, $4, $5, $7, now() + $6::int * interval '1 second'"
+    " WHERE (SELECT count(*) FROM oidc_logins WHERE source_ip = $7 AND expires_at > now())"
+    "       < $8::int",
+    8};
 enum take_col { TC_NONCE, TC_VERIFIER, TC_RETURN_TO };
 static const struct db_stmt st_login_take = {
     "oidc_login_take",
@@ -300,12 +303,21 @@ int db_idp_external_login(struct db *db, const struct db_external_login *in,
 }
 
 int db_oidc_login_put(struct db *db, const char *state_hash_hex, const char *provider,
-                      const struct db_oidc_login *l, int ttl_seconds)
+                      const struct db_oidc_login *l, int ttl_seconds, const char *source_ip,
+                      int max_per_address)
 {
-    char ttl[16];
+    char ttl[16], max[16];
     snprintf(ttl, sizeof ttl, "%d", ttl_seconds);
-    const char *p[6] = {state_hash_hex, provider, l->nonce, l->verifier, l->return_to, ttl};
-    return db_exec(db, &st_login_put, p);
+    snprintf(max, sizeof max, "%d", max_per_address);
+    const char *p[8] = {state_hash_hex, provider, l->nonce,  l->verifier,
+                        l->return_to,   ttl,      source_ip, max};
+    int e;
+    PGresult *r = db_query(db, &st_login_put, p, &e);
+    if (!r)
+        return e;
+    e = strcmp(PQcmdTuples(r), "1") == 0 ? 0 : AIDC_ECONFLICT;
+    PQclear(r);
+    return e;
 }
 
 int db_oidc_login_take(struct db *db, const char *state_hash_hex, const char *provider,

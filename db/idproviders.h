@@ -84,8 +84,10 @@ struct db_oidc_login {
     char verifier[129];
     char return_to[2049];
 };
+/* AIDC_ECONFLICT when source_ip has max_per_address sign-ins on their way already. */
 int db_oidc_login_put(struct db *db, const char *state_hash_hex, const char *provider,
-                      const struct db_oidc_login *l, int ttl_seconds);
+                      const struct db_oidc_login *l, int ttl_seconds, const char *source_ip,
+                      int max_per_address);
 /*
  * Take (and delete) the sign-in of state_hash_hex started through provider:
  * AIDC_ENOTFOUND when there is none - never started, used, or expired.

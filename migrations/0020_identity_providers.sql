@@ -52,9 +52,12 @@ CREATE TABLE oidc_logins (
     nonce      text NOT NULL CHECK (char_length(nonce) <= 128),
     verifier   text NOT NULL CHECK (char_length(verifier) BETWEEN 43 AND 128),
     return_to  text NOT NULL CHECK (char_length(return_to) <= 2048),
+    -- who started it: anyone may, so each address has a ceiling of sign-ins on their way
+    source_ip  text NOT NULL CHECK (char_length(source_ip) <= 64),
     expires_at timestamptz NOT NULL
 );
 CREATE INDEX oidc_logins_expiry ON oidc_logins (expires_at);
+CREATE INDEX oidc_logins_address ON oidc_logins (source_ip, expires_at);
 
 -- users made at their first sign-in through a provider; the provider that
 -- made them (local passwords may be switched off for such users)

@@ -30,7 +30,9 @@ static const char *issuer, *rot_issuer;
 static void setup(void)
 {
     static const char *const env[] = {"AIDC_PASSWORD_LOGIN=admins",
-                                      "AIDC_TEST_SSO_SECRET=aidc-test-secret", NULL};
+                                      "AIDC_TEST_SSO_SECRET=aidc-test-secret",
+                                      /* the per-address ceiling of sign-ins, not the rate */
+                                      "AIDC_RATE_LIMIT_PER_ADDRESS=0", NULL};
     harness_setup("sso_oidc", env);
     make_tenant("physics");
     make_tenant("chem");
@@ -537,6 +539,34 @@ START_TEST(providers_are_configured_and_checked)
 }
 END_TEST
 
+/* Anyone may start sign-ins: each is a row for ten minutes, so an address has a ceiling. */
+START_TEST(an_address_has_a_ceiling_of_sign_ins_on_their_way)
+{
+    int started = 0;
+    long st = 302;
+    while (st == 302 && started < 400) {
+        st = req("GET", "/api/v1/auth/oidc/campus/login", NULL, NULL);
+        if (st == 302)
+            started++;
+    }
+    ck_assert_int_eq(started, 300);
+    struct http_res r;
+    ck_assert_int_eq(reqj("GET", "/api/v1/auth/oidc/campus/login", NULL, NULL, &r), 429);
+    ck_assert_str_eq(jstr(r.json, "code"), "login.throttled");
+    char *ra = http_header(&r, "Retry-After");
+    ck_assert_ptr_nonnull(ra);
+    free(ra);
+    http_res_free(&r);
+    /* the 300 are kept; the refused one wrote nothing */
+    PGresult *res = harness_sql(harness_srv.owner_url,
+                                "SELECT count(*) FROM oidc_logins WHERE source_ip = '127.0.0.1'",
+                                0, NULL);
+    ck_assert_ptr_nonnull(res);
+    ck_assert_str_eq(PQgetvalue(res, 0, 0), "300");
+    PQclear(res);
+}
+END_TEST
+
 int main(void)
 {
     harness_require_pg();
@@ -562,6 +592,7 @@ int main(void)
     tcase_add_test(tc, a_disabled_user_is_refused);
     tcase_add_test(tc, sign_in_start_checks_what_it_is_given);
     tcase_add_test(tc, providers_are_configured_and_checked);
+    tcase_add_test(tc, an_address_has_a_ceiling_of_sign_ins_on_their_way);
     suite_add_tcase(s, tc);
     return suite_run(s);
 }
