@@ -25,6 +25,7 @@
  * Each part skips when its service is not configured; the whole file 77
  * without either.
  */
+#include "tests/support/browser.h"
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
 #include "tests/support/suite.h"
@@ -58,74 +59,6 @@ static void oidc_setup(void)
 static void teardown(void)
 {
     harness_teardown();
-}
-
-struct browser {
-    CURL *h;
-    long status;
-    char location[4096];
-};
-
-static size_t discard(char *p, size_t s, size_t n, void *u)
-{
-    (void)p;
-    (void)u;
-    return s * n;
-}
-
-static void browser_open(struct browser *b)
-{
-    memset(b, 0, sizeof *b);
-    b->h = curl_easy_init();
-    ck_assert_ptr_nonnull(b->h);
-    curl_easy_setopt(b->h, CURLOPT_COOKIEFILE, "");
-    curl_easy_setopt(b->h, CURLOPT_WRITEFUNCTION, discard);
-    curl_easy_setopt(b->h, CURLOPT_TIMEOUT, 15L);
-}
-
-static long browser_get(struct browser *b, const char *url)
-{
-    curl_easy_setopt(b->h, CURLOPT_URL, url);
-    ck_assert_int_eq(curl_easy_perform(b->h), CURLE_OK);
-    curl_easy_getinfo(b->h, CURLINFO_RESPONSE_CODE, &b->status);
-    char *loc = NULL;
-    curl_easy_getinfo(b->h, CURLINFO_REDIRECT_URL, &loc);
-    snprintf(b->location, sizeof b->location, "%s", loc ? loc : "");
-    return b->status;
-}
-
-/* Follow redirects from url until the one to aidc's callback (left in b->location). */
-static bool browser_to_callback(struct browser *b, const char *url)
-{
-    char next[4096];
-    snprintf(next, sizeof next, "%s", url);
-    for (int i = 0; i < 20; i++) {
-        browser_get(b, next);
-        if (b->status < 300 || b->status >= 400 || !b->location[0])
-            return false;
-        if (strstr(b->location, harness_srv.base) == b->location &&
-            strstr(b->location, "/callback?"))
-            return true;
-        snprintf(next, sizeof next, "%s", b->location);
-    }
-    return false;
-}
-
-static char *browser_cookie(struct browser *b, const char *name)
-{
-    struct curl_slist *all = NULL, *c;
-    char *out = NULL;
-    curl_easy_getinfo(b->h, CURLINFO_COOKIELIST, &all);
-    for (c = all; c && !out; c = c->next) {
-        const char *f = c->data;
-        for (int k = 0; k < 5 && f; k++)
-            f = strchr(f, '\t') ? strchr(f, '\t') + 1 : NULL;
-        size_t nl = strlen(name);
-        if (f && strncmp(f, name, nl) == 0 && f[nl] == '\t' && f[nl + 1])
-            out = strdup(f + nl + 1);
-    }
-    curl_slist_free_all(all);
-    return out;
 }
 
 static void no_session(struct browser *b)
@@ -169,16 +102,17 @@ START_TEST(return_to_cannot_leave_the_site)
     /* doubly encoded: arrives as "/%2f%2fevil.example", a path of this site */
     struct browser b;
     browser_open(&b);
-    ck_assert(browser_to_callback(&b, login_url("bob", "/%252f%252fevil.example")));
+    ck_assert(
+        browser_to_callback(&b, harness_srv.base, login_url("bob", "/%252f%252fevil.example")));
     ck_assert_int_eq(browser_get(&b, b.location), 302);
     ck_assert_str_eq(b.location, fmt("%s/%%2f%%2fevil.example", harness_srv.base));
-    curl_easy_cleanup(b.h);
+    browser_close(&b);
     /* "%00" is left undecoded by libmicrohttpd: a path of this site, as typed */
     browser_open(&b);
-    ck_assert(browser_to_callback(&b, login_url("bob", "/%00//evil.example")));
+    ck_assert(browser_to_callback(&b, harness_srv.base, login_url("bob", "/%00//evil.example")));
     ck_assert_int_eq(browser_get(&b, b.location), 302);
     ck_assert_str_eq(b.location, fmt("%s/%%00//evil.example", harness_srv.base));
-    curl_easy_cleanup(b.h);
+    browser_close(&b);
 }
 END_TEST
 
@@ -217,7 +151,7 @@ START_TEST(the_providers_error_is_inert_in_the_portal_url)
         ck_assert_msg(strspn(v, "abcdefghijklmnopqrstuvwxyz_") == strlen(v), "reflected: %s", v);
         ck_assert_uint_le(strlen(v), 64);
         no_session(&b);
-        curl_easy_cleanup(b.h);
+        browser_close(&b);
     }
 }
 END_TEST
@@ -236,7 +170,7 @@ START_TEST(a_mixed_up_issuer_is_refused)
 {
     struct browser b;
     browser_open(&b);
-    ck_assert(browser_to_callback(&b, login_url("alice", NULL)));
+    ck_assert(browser_to_callback(&b, harness_srv.base, login_url("alice", NULL)));
     char cb[4096];
     snprintf(cb, sizeof cb, "%s", b.location);
     ck_assert_int_eq(browser_get(&b, with_iss(cb, "http%3A%2F%2Fevil.example")), 302);
@@ -246,7 +180,7 @@ START_TEST(a_mixed_up_issuer_is_refused)
     ck_assert_int_eq(browser_get(&b, cb), 302);
     ck_assert_str_eq(b.location, fmt("%s/#/login?sso_error=sso.state", harness_srv.base));
     no_session(&b);
-    curl_easy_cleanup(b.h);
+    browser_close(&b);
 }
 END_TEST
 
@@ -255,7 +189,7 @@ START_TEST(login_csrf_gives_the_victim_no_session)
     /* the attacker signs in as bob up to the callback, and stops there */
     struct browser att, vic;
     browser_open(&att);
-    ck_assert(browser_to_callback(&att, login_url("bob", NULL)));
+    ck_assert(browser_to_callback(&att, harness_srv.base, login_url("bob", NULL)));
     /* the victim has a sign-in of its own on the way (its own aidc_sso) */
     browser_open(&vic);
     ck_assert_int_eq(browser_get(&vic, fmt("%s/api/v1/auth/oidc/campus/login", harness_srv.base)),
@@ -277,8 +211,8 @@ START_TEST(login_csrf_gives_the_victim_no_session)
         302);
     ck_assert_str_eq(vic.location, fmt("%s/#/login?sso_error=sso.token", harness_srv.base));
     no_session(&vic);
-    curl_easy_cleanup(att.h);
-    curl_easy_cleanup(vic.h);
+    browser_close(&att);
+    browser_close(&vic);
 }
 END_TEST
 
@@ -321,10 +255,10 @@ START_TEST(the_definer_function_is_the_application_roles_alone)
     /* and the application role still can: a sign-in works */
     struct browser b;
     browser_open(&b);
-    ck_assert(browser_to_callback(&b, login_url("carol", NULL)));
+    ck_assert(browser_to_callback(&b, harness_srv.base, login_url("carol", NULL)));
     ck_assert_int_eq(browser_get(&b, b.location), 302);
     ck_assert_str_eq(b.location, fmt("%s/", harness_srv.base));
-    curl_easy_cleanup(b.h);
+    browser_close(&b);
 }
 END_TEST
 

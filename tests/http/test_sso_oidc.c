@@ -12,6 +12,7 @@
  *
  * Skips (77) without AIDC_TEST_OIDC_ISSUER.
  */
+#include "tests/support/browser.h"
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
 #include "tests/support/suite.h"
@@ -53,88 +54,6 @@ static void teardown(void)
     harness_teardown();
 }
 
-/* ---- a browser: cookies kept, redirects followed one by one ----------------------------- */
-
-struct browser {
-    CURL *h;
-    long status;
-    char location[4096];
-};
-
-static size_t discard(char *p, size_t s, size_t n, void *u)
-{
-    (void)p;
-    (void)u;
-    return s * n;
-}
-
-static void browser_open(struct browser *b)
-{
-    memset(b, 0, sizeof *b);
-    b->h = curl_easy_init();
-    ck_assert_ptr_nonnull(b->h);
-    curl_easy_setopt(b->h, CURLOPT_COOKIEFILE, ""); /* the cookie engine, in memory */
-    curl_easy_setopt(b->h, CURLOPT_WRITEFUNCTION, discard);
-    curl_easy_setopt(b->h, CURLOPT_TIMEOUT, 15L);
-}
-
-static void browser_close(struct browser *b)
-{
-    curl_easy_cleanup(b->h);
-}
-
-/* GET url (not followed): status and Location kept. */
-static long browser_get(struct browser *b, const char *url)
-{
-    curl_easy_setopt(b->h, CURLOPT_URL, url);
-    ck_assert_int_eq(curl_easy_perform(b->h), CURLE_OK);
-    curl_easy_getinfo(b->h, CURLINFO_RESPONSE_CODE, &b->status);
-    char *loc = NULL;
-    curl_easy_getinfo(b->h, CURLINFO_REDIRECT_URL, &loc);
-    snprintf(b->location, sizeof b->location, "%s", loc ? loc : "");
-    return b->status;
-}
-
-/*
- * From url, follow redirects until one leads to aidc's callback: its URL
- * (with code and state) is returned in b->location. False when the chain
- * ends elsewhere (the last Location is kept).
- */
-static bool browser_to_callback(struct browser *b, const char *url)
-{
-    char next[4096];
-    snprintf(next, sizeof next, "%s", url);
-    for (int i = 0; i < 20; i++) {
-        browser_get(b, next);
-        if (b->status < 300 || b->status >= 400 || !b->location[0])
-            return false;
-        if (strstr(b->location, harness_srv.base) == b->location &&
-            strstr(b->location, "/callback?"))
-            return true;
-        snprintf(next, sizeof next, "%s", b->location);
-    }
-    return false;
-}
-
-/* The value of cookie name in the browser (malloc'd) or NULL. */
-static char *browser_cookie(struct browser *b, const char *name)
-{
-    struct curl_slist *all = NULL, *c;
-    char *out = NULL;
-    curl_easy_getinfo(b->h, CURLINFO_COOKIELIST, &all);
-    for (c = all; c && !out; c = c->next) {
-        /* domain, tailmatch, path, secure, expires, name, value: tab-separated */
-        const char *f = c->data;
-        for (int k = 0; k < 5 && f; k++)
-            f = strchr(f, '\t') ? strchr(f, '\t') + 1 : NULL;
-        size_t nl = strlen(name);
-        if (f && strncmp(f, name, nl) == 0 && f[nl] == '\t' && f[nl + 1])
-            out = strdup(f + nl + 1);
-    }
-    curl_slist_free_all(all);
-    return out;
-}
-
 static const char *login_url(const char *provider, const char *hint, const char *back)
 {
     return fmt("%s/api/v1/auth/oidc/%s/login?login_hint=%s%s%s", harness_srv.base, provider, hint,
@@ -146,7 +65,7 @@ static char *sso(const char *provider, const char *hint)
 {
     struct browser b;
     browser_open(&b);
-    ck_assert_msg(browser_to_callback(&b, login_url(provider, hint, NULL)),
+    ck_assert_msg(browser_to_callback(&b, harness_srv.base, login_url(provider, hint, NULL)),
                   "no way to the callback, last: %ld %s", b.status, b.location);
     ck_assert_int_eq(browser_get(&b, b.location), 302);
     ck_assert_msg(strcmp(b.location, fmt("%s/", harness_srv.base)) == 0, "landed at %s",
@@ -162,7 +81,7 @@ static void sso_refused(const char *provider, const char *hint, const char *code
 {
     struct browser b;
     browser_open(&b);
-    ck_assert(browser_to_callback(&b, login_url(provider, hint, NULL)));
+    ck_assert(browser_to_callback(&b, harness_srv.base, login_url(provider, hint, NULL)));
     ck_assert_int_eq(browser_get(&b, b.location), 302);
     ck_assert_str_eq(b.location, fmt("%s/#/login?sso_error=%s", harness_srv.base, code));
     char *jwt = browser_cookie(&b, "aidc_session");
@@ -179,7 +98,6 @@ static json_t *me(const char *jwt)
     http_res_free(&r);
     return out;
 }
-
 
 static long audit_count(const char *action, const char *outcome)
 {
@@ -292,7 +210,7 @@ START_TEST(a_state_is_this_browsers_and_used_once)
 {
     struct browser b, other;
     browser_open(&b);
-    ck_assert(browser_to_callback(&b, login_url("campus", "alice", "/%23/jobs")));
+    ck_assert(browser_to_callback(&b, harness_srv.base, login_url("campus", "alice", "/%23/jobs")));
     char cb[4096];
     snprintf(cb, sizeof cb, "%s", b.location);
     /* another browser (no state cookie) cannot finish it */
@@ -333,7 +251,7 @@ START_TEST(the_providers_refusal_ends_on_the_sign_in_page)
     const char *uid = strstr(b.location, "/interaction/");
     ck_assert_ptr_nonnull(uid);
     snprintf(next, sizeof next, "%s/abort", b.location);
-    ck_assert(browser_to_callback(&b, next));
+    ck_assert(browser_to_callback(&b, harness_srv.base, next));
     ck_assert_ptr_nonnull(strstr(b.location, "error=access_denied"));
     ck_assert_int_eq(browser_get(&b, b.location), 302);
     ck_assert_str_eq(b.location,
@@ -352,15 +270,7 @@ START_TEST(a_rotated_key_is_fetched_when_it_signs)
     char *jwt = sso("rot", "alice");
     free(jwt);
     /* the provider signs with a new key now: aidc has only the old one */
-    CURL *h = curl_easy_init();
-    curl_easy_setopt(h, CURLOPT_URL, fmt("%s/_test/rotate", rot_issuer));
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, discard);
-    ck_assert_int_eq(curl_easy_perform(h), CURLE_OK);
-    long st = 0;
-    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &st);
-    ck_assert_int_eq(st, 200);
-    curl_easy_cleanup(h);
+    ck_assert_int_eq(browser_post_empty(fmt("%s/_test/rotate", rot_issuer)), 200);
     jwt = sso("rot", "bob");
     json_t *m = me(jwt);
     ck_assert_str_eq(jstr(m, "username"), "bob");
@@ -558,9 +468,9 @@ START_TEST(an_address_has_a_ceiling_of_sign_ins_on_their_way)
     free(ra);
     http_res_free(&r);
     /* the 300 are kept; the refused one wrote nothing */
-    PGresult *res = harness_sql(harness_srv.owner_url,
-                                "SELECT count(*) FROM oidc_logins WHERE source_ip = '127.0.0.1'",
-                                0, NULL);
+    PGresult *res =
+        harness_sql(harness_srv.owner_url,
+                    "SELECT count(*) FROM oidc_logins WHERE source_ip = '127.0.0.1'", 0, NULL);
     ck_assert_ptr_nonnull(res);
     ck_assert_str_eq(PQgetvalue(res, 0, 0), "300");
     PQclear(res);
