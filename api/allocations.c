@@ -27,7 +27,7 @@
 #include <time.h>
 
 #define MAX_PERIOD_DAYS 1096 /* three years, a leap day included */
-#define MAX_AMOUNT      1e9
+#define MAX_AMOUNT      QUOTA_MAX_AMOUNT
 #define MAX_RESOURCES   64
 
 static const struct vfield create_fields[] = {
@@ -42,31 +42,11 @@ static const struct vfield create_fields[] = {
     {"renews", V_STRING, V_NULLABLE, 0, 0, crypto_uuid_valid, PROBLEM_V_UUID},
 };
 
-/* An amount as exact text: a JSON number from 0 to MAX_AMOUNT. */
-static bool amount_text(const json_t *v, char *out, size_t n)
-{
-    if (json_is_integer(v)) {
-        json_int_t x = json_integer_value(v);
-        if (x < 0 || x > (json_int_t)MAX_AMOUNT)
-            return false;
-        snprintf(out, n, "%lld", (long long)x);
-        return true;
-    }
-    if (json_is_real(v)) {
-        double x = json_real_value(v);
-        if (!(x >= 0 && x <= MAX_AMOUNT))
-            return false;
-        snprintf(out, n, "%.6f", x);
-        return true;
-    }
-    return false;
-}
-
 void api_alloc_amount(const json_t *obj, const char *field, char *out, size_t n, struct resp *rs)
 {
     json_t *v = json_object_get(obj, field);
     out[0] = '\0';
-    if ((v && !json_is_null(v)) && !amount_text(v, out, n)) {
+    if ((v && !json_is_null(v)) && !api_quota_amount(v, out, n)) {
         out[0] = '\0';
         api_field_problem(rs, field, PROBLEM_V_RANGE,
                           json_pack("{s:i, s:i}", "min", 0, "max", (int)MAX_AMOUNT));
@@ -87,9 +67,9 @@ static void resource_check(const char *fname, const json_t *v, struct resp *rs)
                         x) if (strcmp(k, "limit") != 0 && strcmp(k, "guaranteed") != 0)
         api_field_problem(rs, fname, PROBLEM_QUOTA_AMOUNT_FIELD, json_pack("{s:s}", "name", k));
     json_t *gv = json_object_get(v, "guaranteed"), *lv = json_object_get(v, "limit");
-    if (gv && !amount_text(gv, g, sizeof g))
+    if (gv && !api_quota_amount(gv, g, sizeof g))
         api_field_problem(rs, fname, PROBLEM_QUOTA_GUARANTEED, NULL);
-    if (!lv || !amount_text(lv, l, sizeof l)) {
+    if (!lv || !api_quota_amount(lv, l, sizeof l)) {
         api_field_problem(rs, fname, PROBLEM_QUOTA_LIMIT, NULL);
         return;
     }

@@ -32,7 +32,7 @@
 #include <string.h>
 
 #define MAX_RESOURCES 64
-#define MAX_AMOUNT    1e9
+#define MAX_AMOUNT    QUOTA_MAX_AMOUNT
 
 static bool is_gpu_resource(const char *r)
 {
@@ -129,8 +129,7 @@ int api_quota_tenant_get(struct req *rq, struct resp *rs)
     return document(rq, NULL, rs, MHD_HTTP_OK);
 }
 
-/* An amount: a JSON number from 0 to MAX_AMOUNT, as exact text for numeric. */
-static bool amount(const json_t *v, char *out, size_t n)
+bool api_quota_amount(const json_t *v, char *out, size_t n)
 {
     if (json_is_integer(v)) {
         json_int_t x = json_integer_value(v);
@@ -211,12 +210,12 @@ static bool parse_body(const json_t *body, bool tenant, struct resp *rs, struct 
                                   json_pack("{s:s%}", "name", k2, sbuf_utf8_prefix(k2, 40)));
         }
         json_t *gv = json_object_get(v, "guaranteed"), *lv = json_object_get(v, "limit");
-        if (gv && !amount(gv, g, sizeof g))
+        if (gv && !api_quota_amount(gv, g, sizeof g))
             api_field_problem(rs, field, PROBLEM_QUOTA_GUARANTEED, NULL);
         else if (strcmp(key, "home_storage_gib") == 0 && strtod(g, NULL) != 0)
             /* nothing to guarantee: a home takes what the disk has, up to its limit */
             api_field_problem(rs, field, PROBLEM_QUOTA_LIMIT_ONLY, NULL);
-        if (!lv || !amount(lv, l, sizeof l)) {
+        if (!lv || !api_quota_amount(lv, l, sizeof l)) {
             api_field_problem(rs, field, PROBLEM_QUOTA_LIMIT, NULL);
             continue;
         }
