@@ -4,6 +4,7 @@
  * and a NOTIFY for the admission worker): nothing here waits on a cluster.
  */
 #include "jobs.h"
+#include "jobhistory.h"
 
 #include "../backends/backend.h"
 #include "../db/clusters.h"
@@ -500,32 +501,22 @@ int api_job_get(struct req *rq, struct resp *rs)
 
 int api_job_list(struct req *rq, struct resp *rs)
 {
-    const char *state = req_query(rq, "state"), *project = req_query(rq, "project"),
-               *user = req_query(rq, "user");
-    if (state && !jobspec_state_valid(state))
-        api_field_problem(rs, "state", PROBLEM_V_ONE_OF,
-                          json_pack("{s:s}", "allowed",
-                                    "queued, admitted, pending, running, "
-                                    "succeeded, failed, cancelled, preempted"));
-    if (project && !validate_slug(project))
-        api_field_problem(rs, "project", PROBLEM_V_SLUG, NULL);
-    if (user && !validate_username(user))
-        api_field_problem(rs, "user", PROBLEM_V_USER, NULL);
-    if (rs->err.nfields)
-        return api_fail_fields(rs);
-    struct page pg;
-    int e = paging_parse_keyed(rq, rs, &pg);
+    struct jobhistory h;
+    int e = jobhistory_parse(rq, rs, &h);
     if (e)
         return e;
-    e = db_job_list(rq->db, rq->tenant.id, state, project, user, pg.after, pg.after_id, pg.limit,
-                    &pg.rows);
+    struct page pg;
+    e = paging_parse_keyed(rq, rs, &pg);
+    if (e)
+        return e;
+    e = db_job_list(rq->db, rq->tenant.id, &h.f, pg.after, pg.after_id, pg.limit, &pg.rows);
     e = paging_finish(rs, &pg, e, NULL);
-    if (!e) {
-        size_t i;
-        json_t *job;
-        json_array_foreach(json_object_get(rs->body, "items"), i, job) api_job_shown(rq, job);
-    }
-    return e;
+    if (e)
+        return e;
+    size_t i;
+    json_t *job;
+    json_array_foreach(json_object_get(rs->body, "items"), i, job) api_job_shown(rq, job);
+    return h.csv ? jobhistory_csv(rs) : 0;
 }
 
 int api_job_events(struct req *rq, struct resp *rs)

@@ -11,6 +11,17 @@
 #include <string.h>
 
 /*
+ * How long a job waited (until it started, ended unstarted, or now) and has
+ * run (until it ended, or now): whole seconds, as sacct shows them.
+ */
+#define JOB_WAIT_AT(J, NOW)                                                                       \
+    "extract(epoch FROM coalesce(" J ".started_at, " J ".finished_at, " NOW ") - " J ".submitted_at)"
+#define JOB_RUN_AT(J, NOW) "extract(epoch FROM coalesce(" J ".finished_at, " NOW ") - " J ".started_at)"
+#define JOB_TIMES                                                                                 \
+    " floor(" JOB_WAIT_AT("j", "now()") ")::bigint AS wait_seconds,"                              \
+    " floor(" JOB_RUN_AT("j", "now()") ")::bigint AS run_seconds"
+
+/*
  * The job object of API.md (plus explanations of the queue); POS is how the
  * row finds its place in the queue.
  */
@@ -25,7 +36,7 @@
     " j.finished_at, j.exit_code, j.preemption_count,"                                            \
     " CASE WHEN j.state = 'queued' THEN " POS " END AS queue_position,"                           \
     " j.estimated_start, j.stop_requested, to_json(j.gpu_indexes) AS gpu_indexes, j.mounts,"    \
-    " j.kind"
+    " j.kind," JOB_TIMES
 #define JOB_COLS JOB_COLS_AT("aidc_queue_position(j.id)")
 
 static const struct db_stmt st_insert = {
@@ -53,15 +64,50 @@ static const struct db_stmt st_get = {
     "SELECT " JOB_COLS " FROM jobs j JOIN tenants t ON t.id = j.tenant_id"
     " JOIN projects p ON p.id = j.project_id WHERE j.tenant_id = $1::uuid AND j.id = $2::uuid",
     2};
-static const struct db_stmt st_list = {
-    "job_list",
-    "SELECT " JOB_COLS ", j.submitted_at::text || '|' || j.id AS _cursor"
+#define JOB_FROM                                                                                  \
     " FROM jobs j JOIN tenants t ON t.id = j.tenant_id JOIN projects p ON p.id = j.project_id"
-    " WHERE j.tenant_id = $1::uuid AND ($2::text IS NULL OR j.state = $2)"
-    " AND ($3::text IS NULL OR p.slug = $3) AND ($4::text IS NULL OR j.username = $4)"
-    " AND ($5::timestamptz IS NULL OR (j.submitted_at, j.id) < ($5::timestamptz, $6::uuid))"
-    " ORDER BY j.submitted_at DESC, j.id DESC LIMIT $7::int + 1",
-    7};
+/* The filters of a list ($1..$14, see db_job_list); NULL parameters pass all. */
+#define JOB_FILTERS                                                                               \
+    " WHERE j.tenant_id = $1::uuid AND ($2::text[] IS NULL OR j.state = ANY ($2::text[]))"       \
+    " AND ($3::text IS NULL OR p.slug = $3) AND ($4::text IS NULL OR j.username = $4)"           \
+    " AND ($5::text IS NULL OR j.cluster_id = (SELECT id FROM clusters WHERE name = $5))"        \
+    " AND ($6::text IS NULL OR j.gpu_type = $6) AND ($7::text IS NULL OR j.name ILIKE $7)"       \
+    " AND ($8::int IS NULL OR j.exit_code = $8::int)"                                            \
+    " AND ($9::timestamptz IS NULL OR j.submitted_at >= $9::timestamptz)"                        \
+    " AND ($10::timestamptz IS NULL OR j.submitted_at < $10::timestamptz)"                       \
+    " AND ($11::timestamptz IS NULL OR j.started_at >= $11::timestamptz)"                        \
+    " AND ($12::timestamptz IS NULL OR j.started_at < $12::timestamptz)"                         \
+    " AND ($13::timestamptz IS NULL OR j.finished_at >= $13::timestamptz)"                       \
+    " AND ($14::timestamptz IS NULL OR j.finished_at < $14::timestamptz)"
+/* newest (or oldest) first: the order jobs_tenant_list keeps, so an index scan */
+#define JOB_LIST_BY_SUBMIT(NAME, CMP, DIR)                                                        \
+    {NAME,                                                                                        \
+     "SELECT " JOB_COLS ", j.submitted_at::text || '|' || j.id AS _cursor" JOB_FROM JOB_FILTERS      \
+     " AND ($15::timestamptz IS NULL OR (j.submitted_at, j.id) " CMP                              \
+     " ($15::timestamptz, $16::uuid))"                                                            \
+     " ORDER BY j.submitted_at " DIR ", j.id " DIR " LIMIT $17::int + 1",                         \
+     17}
+static const struct db_stmt st_list = JOB_LIST_BY_SUBMIT("job_list", "<", "DESC");
+static const struct db_stmt st_list_asc = JOB_LIST_BY_SUBMIT("job_list_asc", ">", "ASC");
+/*
+ * Any other order ($18): one numeric key, negated for descending ($19 false),
+ * with the jobs that lack it (Infinity) last either way; ties by id. Waits
+ * and runs still going are measured to the first page's now, which the
+ * cursor carries ("key@now"), so that later pages see the same order.
+ */
+static const struct db_stmt st_list_sorted = {
+    "job_list_sorted",
+    "WITH ref AS (SELECT coalesce(nullif(split_part($15, '@', 2), '')::timestamptz, now()) AS now)"
+    " SELECT " JOB_COLS ", s.k::text || '@' || ref.now::text || '|' || j.id AS _cursor" JOB_FROM
+    " CROSS JOIN ref CROSS JOIN LATERAL (SELECT coalesce(CASE WHEN $19::bool THEN x.v ELSE -x.v"
+    "   END, 'Infinity'::numeric) AS k FROM (SELECT CASE $18::text"
+    "     WHEN 'started' THEN extract(epoch FROM j.started_at)"
+    "     WHEN 'ended' THEN extract(epoch FROM j.finished_at)"
+    "     WHEN 'wait' THEN " JOB_WAIT_AT("j", "ref.now") " WHEN 'runtime' THEN "
+    JOB_RUN_AT("j", "ref.now") " END AS v) x) s" JOB_FILTERS
+    " AND ($15::text IS NULL OR (s.k, j.id) > (split_part($15, '@', 1)::numeric, $16::uuid))"
+    " ORDER BY s.k, j.id LIMIT $17::int + 1",
+    19};
 static const struct db_stmt st_events = {
     "job_events",
     "SELECT e.ts, e.from_state AS \"from\", e.to_state AS \"to\", e.reason, e.details,"
@@ -108,8 +154,9 @@ static const struct db_stmt st_active = {
     " AND state IN ('queued', 'admitted', 'pending', 'running') ORDER BY submitted_at, id",
     1};
 
-const struct db_stmt *const db_jobs_stmts[] = {&st_insert, &st_get,       &st_list,   &st_events,
-                                               &st_cancel, &st_placement, &st_active, NULL};
+const struct db_stmt *const db_jobs_stmts[] = {
+    &st_insert, &st_get,    &st_list,      &st_list_asc, &st_list_sorted,
+    &st_events, &st_cancel, &st_placement, &st_active,   NULL};
 
 int db_job_insert(struct db *db, const struct db_job_new *j, json_t **out,
                   long long *tenant_number)
@@ -147,14 +194,21 @@ int db_job_get(struct db *db, const char *tenant_id, const char *id, json_t **ou
     return rowjson_query_one(db, &st_get, p, out);
 }
 
-int db_job_list(struct db *db, const char *tenant_id, const char *state, const char *project,
-                const char *user, const char *after_ts, const char *after_id, int limit,
-                struct db_rows *out)
+int db_job_list(struct db *db, const char *tenant_id, const struct db_job_filter *f,
+                const char *after_key, const char *after_id, int limit, struct db_rows *out)
 {
+    static const char *const sorts[] = {"submitted", "started", "ended", "wait", "runtime"};
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
-    const char *p[7] = {tenant_id, state, project, user, after_ts, after_id, lim};
-    return rowjson_query_rows(db, &st_list, p, false, out);
+    const char *p[19] = {tenant_id,         f->states,       f->project,      f->user,
+                         f->cluster,        f->gpu_type,     f->name_like,    f->exit_code,
+                         f->submitted_from, f->submitted_to, f->started_from, f->started_to,
+                         f->ended_from,     f->ended_to,     after_key,       after_id,
+                         lim,               sorts[f->sort],  f->ascending ? "true" : "false"};
+    const struct db_stmt *st = &st_list_sorted;
+    if (f->sort == DB_JOB_SORT_SUBMITTED)
+        st = f->ascending ? &st_list_asc : &st_list;
+    return rowjson_query_rows(db, st, p, false, out);
 }
 
 int db_job_events(struct db *db, const char *tenant_id, const char *id, const char *after,

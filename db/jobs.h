@@ -10,6 +10,7 @@
 #include "rowjson.h"
 
 #include <jansson.h>
+#include <stdbool.h>
 
 /* A job to insert; strings may be NULL where the column allows it. */
 struct db_job_new {
@@ -32,13 +33,33 @@ int db_job_insert(struct db *db, const struct db_job_new *j, json_t **out,
                   long long *tenant_number);
 /* The job id of tenant_id, with queue_position for queued jobs. */
 int db_job_get(struct db *db, const char *tenant_id, const char *id, json_t **out);
+/* Which jobs a list shows and in what order (api/jobhistory.c fills it). */
+enum db_job_sort {
+    DB_JOB_SORT_SUBMITTED,
+    DB_JOB_SORT_STARTED,
+    DB_JOB_SORT_ENDED,
+    DB_JOB_SORT_WAIT,
+    DB_JOB_SORT_RUNTIME,
+};
+struct db_job_filter {
+    const char *states;   /* a Postgres array literal, "{failed,cancelled}" */
+    const char *project, *user, *cluster, *gpu_type;
+    const char *name_like; /* an ILIKE pattern, its wildcards escaped by the caller */
+    const char *exit_code; /* decimal */
+    /* windows: from inclusive, to exclusive (timestamps as given) */
+    const char *submitted_from, *submitted_to, *started_from, *started_to;
+    const char *ended_from, *ended_to;
+    enum db_job_sort sort;
+    bool ascending;
+};
 /*
- * Up to limit+1 jobs, newest first, after the cursor (submitted_at text and
- * id); filters may be NULL.
+ * Up to limit+1 jobs of tenant_id that pass f (NULL members: no filter),
+ * in f's order, after the cursor (after_key and after_id: the _cursor of the
+ * last row seen; a cursor of another order is AIDC_EINVAL). Jobs without
+ * the sorted value (not started, not ended) come last in either direction.
  */
-int db_job_list(struct db *db, const char *tenant_id, const char *state, const char *project,
-                const char *user, const char *after_ts, const char *after_id, int limit,
-                struct db_rows *out);
+int db_job_list(struct db *db, const char *tenant_id, const struct db_job_filter *f,
+                const char *after_key, const char *after_id, int limit, struct db_rows *out);
 /* Up to limit+1 events of a job with id > after (NULL: from the first). */
 int db_job_events(struct db *db, const char *tenant_id, const char *id, const char *after,
                   int limit, struct db_rows *out);

@@ -114,7 +114,10 @@ export const api = {
     const res = await call('GET', path, { query, accept });
     const cd = res.headers.get('Content-Disposition') || '';
     const m = /filename="?([^";]+)"?/.exec(cd);
-    return { text: await res.text(), filename: m ? m[1] : null, type: res.headers.get('Content-Type') };
+    return {
+      text: await res.text(), filename: m ? m[1] : null, type: res.headers.get('Content-Type'),
+      next: res.headers.get('X-Next-Cursor'), // a list's next page, where the text is one page
+    };
   },
   // every page of a list (bounded: lists here are admin-sized)
   async all(path, query = {}, max = 2000) {

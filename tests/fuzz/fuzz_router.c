@@ -15,6 +15,7 @@
 
 #include "api/auditfilter.h"
 #include "api/paging.h"
+#include "api/jobhistory.h"
 #include "api/usagequery.h"
 #include "lib/hex.h"
 #include "server/problem.h"
@@ -193,6 +194,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         render(&rs);
     }
+    struct jobhistory jh;
+    if (jobhistory_parse(rq, &rs, &jh) == 0 &&
+        ((jh.f.states && jh.states[0] != '{') || (unsigned)jh.f.sort > DB_JOB_SORT_RUNTIME ||
+         (jh.f.name_like && strnlen(jh.name_like, sizeof jh.name_like) == sizeof jh.name_like)))
+        abort();
+    render(&rs);
     req_free(rq);
     free(line);
     return 0;

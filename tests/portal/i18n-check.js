@@ -2,7 +2,7 @@
 // i18n-check.js - the portal's text table is complete: every key has an English
 // and a Simplified Chinese text, the Chinese one really is Chinese (or is listed
 // below as the same in both), placeholders match, and every key the code names
-// (t('x.y'), data-i18n="x.y", keys handed to ui.js helpers) exists, and the
+// (t('x.y'), data-i18n="x.y", keys handed to ui.js helpers) exists once, and the
 // token page offers every scope of api/openapi.json with an explanation.
 // Usage: node tests/portal/i18n-check.js [portal-dir]
 'use strict';
@@ -41,6 +41,16 @@ function walk(dir) {
       problems.push(`${key}: the Chinese text is the English one ("${zh}")`);
     if (typeof en === 'string' && typeof zh === 'string' && placeholders(en) !== placeholders(zh))
       problems.push(`${key}: placeholders differ ({${placeholders(en)}} vs {${placeholders(zh)}})`);
+  }
+  // a key written twice keeps only its last text, silently (one page's label replaced
+  // by another's): every key is defined once across the table's files
+  const defined = new Map();
+  for (const file of walk(path.join(portal, 'js')).filter((f) => /[/\\]i18n(\.js$|[/\\])/.test(f))) {
+    for (const m of fs.readFileSync(file, 'utf8').matchAll(/^\s*'([a-z]+\.[A-Za-z0-9_.]+)':\s*\[/gm)) {
+      const where = path.relative(portal, file);
+      if (defined.has(m[1])) problems.push(`${m[1]}: defined twice (${defined.get(m[1])} and ${where})`);
+      else defined.set(m[1], where);
+    }
   }
   const used = new Map();
   for (const file of walk(portal)) {

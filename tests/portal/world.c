@@ -101,9 +101,10 @@ static void past_run(const char *start, const char *end, char id[40])
     PGresult *r = harness_sql(
         harness_srv.owner_url,
         "WITH j AS (INSERT INTO jobs (tenant_id, project_id, user_id, username, name, state, gpus,"
-        "   gpu_type, cpus, memory_gib, command, started_at, finished_at)"
+        "   gpu_type, cpus, memory_gib, command, submitted_at, started_at, finished_at)"
         "  SELECT t.id, p.id, u.id, u.username, 'qcd-baseline', 'succeeded', 1, 'a100', 4, 16,"
-        "         '[\"python\",\"qcd.py\"]', $1::timestamptz, $2::timestamptz"
+        "         '[\"python\",\"qcd.py\"]', $1::timestamptz - interval '2 minutes',"
+        "         $1::timestamptz, $2::timestamptz"
         "    FROM tenants t JOIN projects p ON p.tenant_id = t.id, users u"
         "   WHERE t.slug = 'physics' AND p.slug = 'qcd' AND u.username = 'alice' RETURNING *),"
         " r AS (INSERT INTO job_runs (job_id, tenant_id, project_id, gpus, gpu_type, cpus,"

@@ -7,24 +7,10 @@ import { api, tpath } from '../api.js';
 import { t, fmtTime, fmtNum } from '../i18n.js';
 import { h, clear, badge, field, alertBox, errorText, toast } from '../ui.js';
 import { canSubmit } from '../roles.js';
-import { isFinished, gpuText, reasonText, mayManage, REFRESH_MS, SLUG_RE, UUID_RE, jobHref } from './jobs.js';
+import { isFinished, gpuText, reasonText, mayManage, REFRESH_MS, SLUG_RE, UUID_RE, jobHref, durationText } from './jobs.js';
 import { fileList } from '../filelist.js';
 
 const TAILS = [100, 1000, 10000];
-
-// wholeSeconds: the times it comes from have no fraction (the local executor's), so
-// 0 means "under a second", not zero
-function duration(seconds, wholeSeconds = true) {
-  if (!wholeSeconds && seconds < 10) {
-    const tenths = Math.round(Math.max(0, seconds) * 10) / 10;
-    return tenths ? t('jobs.dur.s', { s: fmtNum(tenths, 1) }) : t('jobs.dur.under', { s: fmtNum(0.1, 1) });
-  }
-  const s = Math.max(0, Math.round(seconds));
-  if (s === 0) return t('jobs.dur.under', { s: 1 });
-  if (s < 60) return t('jobs.dur.s', { s });
-  if (s < 3600) return t('jobs.dur.ms', { m: Math.floor(s / 60), s: s % 60 });
-  return t('jobs.dur.hm', { h: Math.floor(s / 3600), m: Math.floor((s % 3600) / 60) });
-}
 
 // t(key) with {placeholders} filled by text or by elements (a link inside a sentence)
 function fill(key, vars) {
@@ -145,7 +131,7 @@ export async function render(ctx) {
     if (isFinished(job)) {
       if (job.exit_code !== null && job.exit_code !== undefined) out.push(h('p', {}, t('jobs.st.exit', { code: job.exit_code })));
       if (job.started_at && job.finished_at) {
-        const d = duration(secondsBetween(job.started_at, job.finished_at),
+        const d = durationText(secondsBetween(job.started_at, job.finished_at),
           !hasFraction(job.started_at) || !hasFraction(job.finished_at));
         out.push(h('p', {}, t('jobs.st.ran', { d, ts: fmtTime(job.finished_at) })));
       }
@@ -176,7 +162,7 @@ export async function render(ctx) {
       items.push(h('p', { class: 'alert' }, fill('jobs.pre.headline', { tenant: last.tenant || '?' })));
     if (past.length)
       items.push(h('ul', {}, past.map((p) => h('li', {}, fill(p.ran === undefined || p.ran === null ? 'jobs.pre.item_short' : 'jobs.pre.item',
-        { ts: fmtTime(p.ts), job: jobRef(p.job, p.tenant), tenant: p.tenant || '?', d: duration(p.ran || 0) })))));
+        { ts: fmtTime(p.ts), job: jobRef(p.job, p.tenant), tenant: p.tenant || '?', d: durationText(p.ran || 0) })))));
     items.push(h('p', { class: 'note' }, t('jobs.pre.explain')));
     if (job.state === 'queued' && past.length) items.push(h('p', {}, t('jobs.pre.requeued')));
     const hid = 'job-preempt-h';
