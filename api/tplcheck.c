@@ -28,7 +28,7 @@ static const struct vfield fields[] = {
     {"kind", V_STRING, 0, 0, 0, is_kind, PROBLEM_TEMPLATE_KIND},
     {"image", V_STRING, V_NULLABLE, 1, 512, NULL, 0},
     {"command", V_STRING_ARRAY, V_NULLABLE, 1, JOB_MAX_ARGS, NULL, 0},
-    {"script", V_STRING, V_NULLABLE, 1, 0, NULL, 0},
+    {"script", V_STRING, V_NULLABLE, 0, 0, NULL, 0},
     {"resources", V_OBJECT, V_NULLABLE, 0, 0, NULL, 0},
     {"mounts", V_ANY, V_NULLABLE, 0, 0, NULL, 0}, /* jobspec_check_mounts */
     {"env", V_OBJECT, V_NULLABLE, 0, 0, NULL, 0},
@@ -295,6 +295,9 @@ static void check_shape(const json_t *body, struct resp *rs)
     } else if (has_cmd == has_script) {
         api_field_problem(rs, "command", PROBLEM_JOB_COMMAND_OR_SCRIPT, NULL);
     }
+    const char *script = vstr(body, "script");
+    if (script && !*script)
+        api_field_problem(rs, "script", PROBLEM_V_NOT_EMPTY, NULL);
     const json_t *env = json_object_get(body, "env");
     if (json_is_object(env) && json_object_size(env) > JOB_MAX_ENV)
         api_field_problem(rs, "env", PROBLEM_JOB_ENV_TOO_MANY,
