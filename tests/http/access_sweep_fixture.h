@@ -17,8 +17,8 @@
 #ifndef AIDC_TEST_ACCESS_SWEEP_FIXTURE_H
 #define AIDC_TEST_ACCESS_SWEEP_FIXTURE_H
 
-#include "server/auth.h"
 #include "lib/crypto.h"
+#include "server/auth.h"
 #include "server/router.h"
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
@@ -30,12 +30,13 @@
 #include <string.h>
 #include <time.h>
 
-#define N(a)         (sizeof(a) / sizeof((a)[0]))
-#define PW           "sweep-password-1"
-#define SWEEP_USER   "sweep-u" /* {username}: a viewer of own and susp */
-#define REGISTRY     "reg"
-#define NO_SUCH_NODE "no-such-node"
-#define PLAUSIBLE_ID "00000000-0000-4000-8000-000000000000"
+#define N(a)            (sizeof(a) / sizeof((a)[0]))
+#define PW              "sweep-password-1"
+#define SWEEP_USER      "sweep-u" /* {username}: a viewer of own and susp */
+#define REGISTRY        "reg"
+#define TENANT_TEMPLATE "sweep-tpl" /* a template of each tenant */
+#define NO_SUCH_NODE    "no-such-node"
+#define PLAUSIBLE_ID    "00000000-0000-4000-8000-000000000000"
 
 /* ---- the world the routes are sent to ----------------------------------------------- */
 
@@ -74,6 +75,8 @@ static const char *param_value(const char *pattern, const char *p, const char *n
         return SWEEP_USER;
     if (strcmp(name, "node") == 0)
         return NO_SUCH_NODE;
+    if (strcmp(name, "name") == 0 && strcmp(prev, "templates") == 0) /* a tenant's, a seeded one */
+        return strstr(pattern, "/tenants/{tenant}/") ? TENANT_TEMPLATE : "jupyter";
     if (strcmp(name, "name") == 0)
         return strcmp(prev, "registries") == 0 ? REGISTRY : "local";
     if (strcmp(name, "id") == 0) {
@@ -310,6 +313,8 @@ static void setup_tenants(void)
                     "\"size_bytes\":1024}",
                     t->slug, i + 1),
                 201, "id", t->image, sizeof t->image);
+        must_do(admin, "POST", fmt("/api/v1/tenants/%s/templates", t->slug),
+                "{\"name\":\"" TENANT_TEMPLATE "\",\"script\":\"true\"}", 201, NULL, NULL, 0);
         char today[11], later[11]; /* a period from today: it may not end in the past */
         time_t now = time(NULL), then = now + 30 * 86400;
         struct tm tm;
