@@ -17,8 +17,8 @@
 #ifndef AIDC_TEST_ACCESS_SWEEP_FIXTURE_H
 #define AIDC_TEST_ACCESS_SWEEP_FIXTURE_H
 
-#include "lib/crypto.h"
 #include "server/auth.h"
+#include "lib/crypto.h"
 #include "server/router.h"
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
@@ -30,13 +30,14 @@
 #include <string.h>
 #include <time.h>
 
-#define N(a)            (sizeof(a) / sizeof((a)[0]))
-#define PW              "sweep-password-1"
-#define SWEEP_USER      "sweep-u" /* {username}: a viewer of own and susp */
-#define REGISTRY        "reg"
-#define TENANT_TEMPLATE "sweep-tpl" /* a template of each tenant */
-#define NO_SUCH_NODE    "no-such-node"
-#define PLAUSIBLE_ID    "00000000-0000-4000-8000-000000000000"
+#define N(a)         (sizeof(a) / sizeof((a)[0]))
+#define PW           "sweep-password-1"
+#define SWEEP_USER   "sweep-u" /* {username}: a viewer of own and susp */
+#define REGISTRY     "reg"
+#define NO_SUCH_NODE "no-such-node"
+#define PLAUSIBLE_ID "00000000-0000-4000-8000-000000000000"
+/* {name} of a tenant's templates: one made in each tenant */
+#define TENANT_TEMPLATE "sweep-tpl"
 
 /* ---- the world the routes are sent to ----------------------------------------------- */
 

@@ -64,23 +64,16 @@ static const char *const public_routes[] = {
 static const char *const optional_auth_routes[] = {"POST /api/v1/auth/logout"};
 /* RF_ANY_USER: any authenticated user passes the dispatcher; the handler narrows. */
 static const char *const any_user_routes[] = {
-    "POST /api/v1/auth/logout",
-    "GET /api/v1/me",
-    "PUT /api/v1/me/password",
-    "GET /api/v1/me/sessions",
+    "POST /api/v1/auth/logout",   "GET /api/v1/me",
+    "PUT /api/v1/me/password",    "GET /api/v1/me/sessions",
     "DELETE /api/v1/me/sessions/{id}",
-    "POST /api/v1/tokens",
-    "GET /api/v1/tokens",
-    "DELETE /api/v1/tokens/{id}",
-    "GET /api/v1/tenants",
-    "GET /api/v1/clusters",
-    "GET /api/v1/clusters/{name}",
-    "GET /api/v1/images",
-    "GET /api/v1/prices",
-    "GET /api/v1/invoices",
-    "GET /api/v1/invoices/{id}",
+    "POST /api/v1/tokens",        "GET /api/v1/tokens",
+    "DELETE /api/v1/tokens/{id}", "GET /api/v1/tenants",
+    "GET /api/v1/clusters",       "GET /api/v1/clusters/{name}",
+    "GET /api/v1/images",         "GET /api/v1/prices",
+    "GET /api/v1/invoices",       "GET /api/v1/invoices/{id}",
     "POST /api/v1/allocation-requests/{id}/comments",
-    "GET /api/v1/templates",
+    "GET /api/v1/templates", /* the platform's job templates */
     "GET /api/v1/templates/{name}",
 };
 /* Authenticated routes without a token scope: any API token of an allowed user passes,
