@@ -315,6 +315,10 @@ int api_template_expand(struct req *rq, struct resp *rs, const char *kind)
     const json_t *given = json_object_get(rq->json, "parameters");
     if (given && !json_is_null(given) && !json_is_object(given))
         api_field_problem(rs, "parameters", PROBLEM_V_TYPE_OBJECT, NULL);
+    else if (json_object_size(given) > JOBTEMPLATE_MAX_PARAMS) /* one answer, not one per key */
+        api_field_problem(rs, "parameters", PROBLEM_TEMPLATE_PARAMS_TOO_MANY,
+                          json_pack("{s:i, s:I}", "max", JOBTEMPLATE_MAX_PARAMS, "count",
+                                    (json_int_t)json_object_size(given)));
     if (rs->err.nfields)
         return api_fail_fields(rs);
     json_t *tpl = NULL, *values = NULL, *job = NULL;

@@ -35,10 +35,22 @@ bool jobtemplate_param_name_valid(const char *s)
     return true;
 }
 
+/* glibc's extended expressions take back-references (\1), whose matching may take
+ * exponential time on a long value: a pattern is refused with one */
+static bool has_backref(const char *p)
+{
+    for (; *p; p++)
+        if (p[0] == '\\' && p[1] && (p[1] >= '1' && p[1] <= '9'))
+            return true;
+        else if (p[0] == '\\' && p[1])
+            p++;
+    return false;
+}
+
 /* The whole value must match: the pattern is wrapped in ^( )$. */
 static bool compile(const char *pattern, regex_t *re)
 {
-    if (strlen(pattern) > JOBTEMPLATE_MAX_PATTERN)
+    if (strlen(pattern) > JOBTEMPLATE_MAX_PATTERN || has_backref(pattern))
         return false;
     char *full = xasprintf("^(%s)$", pattern);
     int rc = regcomp(re, full, REG_EXTENDED | REG_NOSUB);

@@ -49,7 +49,8 @@ enum jobtemplate_bad {
 enum jobtemplate_type jobtemplate_type_of(const char *s);
 /* A parameter name: [a-z_][a-z0-9_]*, 1 to JOBTEMPLATE_MAX_NAME characters. */
 bool jobtemplate_param_name_valid(const char *s);
-/* Whether pattern compiles as a POSIX extended regular expression. */
+/* Whether pattern compiles as a POSIX extended regular expression, at most
+ * JOBTEMPLATE_MAX_PATTERN bytes, without back-references (their matching time). */
 bool jobtemplate_pattern_valid(const char *pattern);
 
 /* Called once per bad parameter: its name and what is wrong; decl is its

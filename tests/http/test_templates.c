@@ -292,6 +292,19 @@ START_TEST(bad_parameters_are_422_naming_the_parameter)
     ck_assert_int_eq(reqj("POST", JOBS, ann, "{\"project\":\"mol\",\"template\":\"../x\"}", &r),
                      400);
     http_res_free(&r);
+    /* a flood of parameters is one answer, not one per key */
+    char *flood = malloc(200000);
+    size_t o = (size_t)snprintf(flood, 200000,
+                                "{\"project\":\"mol\",\"template\":\"run\","
+                                "\"parameters\":{");
+    for (int i = 0; i < 5000; i++)
+        o += (size_t)snprintf(flood + o, 200000 - o, "%s\"p%d\":1", i ? "," : "", i);
+    snprintf(flood + o, 200000 - o, "}}");
+    ck_assert_int_eq(reqj("POST", JOBS, ann, flood, &r), 400);
+    expect_problem(&r, "template.parameters_too_many", "max", "32");
+    ck_assert_int_eq(json_array_size(json_object_get(r.json, "errors")), 1);
+    http_res_free(&r);
+    free(flood);
     /* parameters without a template are no job field */
     ck_assert_int_eq(reqj("POST", JOBS, ann,
                           "{\"project\":\"mol\",\"name\":\"n\",\"script\":\"true\","

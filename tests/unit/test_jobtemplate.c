@@ -180,6 +180,10 @@ START_TEST(values_are_checked_against_their_declarations)
     ck_assert_str_eq(check("{\"c\":1,\"s\":2}"), "s:3 c:3 "); /* all reported at once */
     ck_assert(jobtemplate_pattern_valid("[a-z]+"));
     ck_assert(!jobtemplate_pattern_valid("("));
+    /* back-references could take exponential time on a 4 KiB value: refused */
+    ck_assert(!jobtemplate_pattern_valid("(a*)*\\1"));
+    ck_assert(jobtemplate_pattern_valid("a\\.b"));  /* an escaped character is fine */
+    ck_assert(jobtemplate_pattern_valid("a\\\\1")); /* a backslash, then 1 */
 }
 END_TEST
 
