@@ -84,7 +84,9 @@ static void name_of(const struct permrun_cell *c, char *out, size_t n)
         char ch = *p;
         if (ch >= 'A' && ch <= 'Z')
             ch = (char)(ch - 'A' + 'a');
-        out[k++] = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ? ch : '-';
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')))
+            ch = '-';
+        out[k++] = ch;
     }
     out[k] = '\0';
 }

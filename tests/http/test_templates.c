@@ -421,7 +421,7 @@ START_TEST(limits_on_size_parameters_rendering_and_count)
     free(body);
     /* what it renders: 70 copies of a 4096-byte value pass 256 KiB */
     char many[512] = "";
-    for (int i = 0; i < 70; i++)
+    for (size_t i = 0; i < 70; i++)
         memcpy(many + 5 * i, "{{v}}", 6);
     ck_assert_int_eq(req("POST", CHEM, tad,
                          fmt("{\"name\":\"wide\",\"script\":\"echo %s\",\"parameters\":"
