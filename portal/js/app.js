@@ -24,7 +24,8 @@ const ROUTES = [
   // the tenant's own people (platform admins review in #/platform?tab=allocations)
   { path: 'allocations', page: 'allocations', nav: 'nav.allocations', allow: (me, tenant) => !!roles.tenantRole(me, tenant), tenant: true },
   { path: 'tenant', page: 'tenantadmin', nav: 'nav.tenant', allow: roles.tenantAdmin, tenant: true },
-  { path: 'templates', page: 'templates', nav: 'nav.templates', allow: roles.tenantAdmin, tenant: true },
+  // a tenant admin's job templates: linked from the submit page (the header has no room left)
+  { path: 'templates', page: 'templates', title: 'nav.templates', allow: roles.tenantAdmin, tenant: true },
   { path: 'platform', page: 'platform', nav: 'nav.platform', allow: roles.platformAdmin },
   { path: 'finance', page: 'finance', nav: 'nav.finance', allow: roles.finance },
   { path: 'audit', page: 'audit', nav: 'nav.audit', allow: roles.auditor },

@@ -5,6 +5,7 @@
 import { api, tpath } from './api.js';
 import { t } from './i18n.js';
 import { h, clear } from './ui.js';
+import { tenantAdmin } from './roles.js';
 
 // [{...template, scope}] by name; the tenant's win over the platform's
 export async function usableTemplates(tenant) {
@@ -20,13 +21,15 @@ export async function usableTemplates(tenant) {
 
 export const templateHref = (name) => `#/jobs/template?name=${encodeURIComponent(name)}`;
 
-// The card "Start from a template" (filled once the lists arrive; quietly empty on failure).
-export function templateChooser(tenant) {
+// The card "Start from a template" (filled once the lists arrive; quietly empty on
+// failure); for the tenant's admins, a link to manage the tenant's templates.
+export function templateChooser(tenant, me) {
   const list = h('ul', { class: 'template-list' }, h('li', {}, t('app.loading')));
   const card = h('section', { class: 'card', 'aria-labelledby': 'tpl-choose' },
     h('h2', { id: 'tpl-choose' }, t('tpl.choose.title')),
     h('p', { class: 'lead' }, t('tpl.choose.lead')),
-    list);
+    list,
+    tenantAdmin(me, tenant) ? h('p', {}, h('a', { href: '#/templates' }, t('tpl.choose.manage'))) : null);
   usableTemplates(tenant).then((items) => {
     if (!items.length) return clear(list, h('li', {}, t('tpl.choose.none')));
     clear(list, items.map((tpl) => h('li', {},

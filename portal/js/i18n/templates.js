@@ -7,6 +7,7 @@ export default {
   'tpl.choose.lead': ['A template fills in the job for you: choose one and give its parameters. Or describe the job yourself below.',
     '模板会替您填好作业：选择一个模板并填写参数；也可以在下方自行描述作业。'],
   'tpl.choose.none': ['No templates yet.', '暂无模板。'],
+  'tpl.choose.manage': ['Manage this tenant\'s templates', '管理本租户的模板'],
   'tpl.scope.platform': ['platform', '平台'],
   'tpl.scope.tenant': ['this tenant', '本租户'],
   'tpl.kind.batch': ['batch job', '批处理作业'],

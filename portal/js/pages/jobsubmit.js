@@ -345,7 +345,7 @@ export async function render(ctx) {
   ctx.main.append(
     h('div', { class: 'page-head' }, h('h1', {}, t('jobs.submit.title'), ' · ', tenant)),
     h('p', { class: 'lead' }, copy ? t('jobs.submit.lead_copy', { name: copy.name }) : t('jobs.submit.lead')),
-    copy ? '' : templateChooser(tenant), // job templates first (docs/templates.md)
+    copy ? '' : templateChooser(tenant, ctx.me), // job templates first (docs/templates.md)
     form);
 
   // what is free changes as jobs start and end: refresh that part only

@@ -26,6 +26,8 @@ test('a tenant admin writes a template, a member submits from it', async ({ page
 
   // --- tom writes it in the editor
   await login(page, 'tom');
+  await visit(page, '#/jobs/new');
+  await page.getByRole('link', { name: 'Manage this tenant\'s templates' }).click();
   await visit(page, '#/templates', 'templates-admin');
   await expect(page.getByRole('heading', { level: 1 })).toHaveText('Job templates · physics');
   await expect(page.locator('main')).toContainText('pytorch-ddp'); // the platform's, read-only
@@ -49,6 +51,7 @@ test('a tenant admin writes a template, a member submits from it', async ({ page
   await visit(alice, '#/jobs/new', 'job-submit-templates');
   const chooser = alice.locator('section', { hasText: 'Start from a template' });
   await expect(chooser).toContainText('jupyter');
+  await expect(chooser.getByRole('link', { name: 'Manage this tenant\'s templates' })).toHaveCount(0);
   await chooser.locator(`a[data-template="${name}"]`).click();
   await expect(alice.getByRole('heading', { level: 1 })).toHaveText(`Submit from a template · ${name}`);
   await visit(alice, `#/jobs/template?name=${name}`, 'template-form');
