@@ -45,12 +45,15 @@ CREATE POLICY job_templates_delete ON job_templates FOR DELETE
 
 -- ---- seeded platform templates ----------------------------------------------
 
--- torchrun on every node of the job. Slurm gives a multi-node job its node
--- list and count (SLURM_JOB_NODELIST, SLURM_JOB_NUM_NODES) and, per task of
--- srun, the node's rank (SLURM_NODEID); the script turns them into what
--- torchrun's static rendezvous needs (MASTER_ADDR, MASTER_PORT, NNODES,
--- NODE_RANK). Elsewhere (local, Kubernetes: one node) it runs torchrun once.
--- Parameters go in as positional arguments, outside any quotes.
+-- torchrun once per node of the job, one process per GPU. Slurm gives a
+-- multi-node job's batch step (on its first node) the node count
+-- (SLURM_JOB_NUM_NODES) and, in each task of an srun step, the node's rank
+-- (SLURM_NODEID) and the address srun ran from (SLURM_LAUNCH_NODE_IPADDR: the
+-- first node). The script turns them into what torchrun's static rendezvous
+-- needs (NNODES, NODE_RANK, MASTER_ADDR, MASTER_PORT): in the batch step it
+-- runs itself again as one srun task per node; in a task (or with pyxis,
+-- whose container already is a step of one task per node), or on one node
+-- (local, Kubernetes), it starts torchrun. Parameters go in outside quotes.
 INSERT INTO job_templates (tenant_id, name, created_by, spec) VALUES (NULL, 'pytorch-ddp', 'aidc',
 jsonb_build_object(
   'description', 'PyTorch DDP on N nodes: torchrun on every node, one process per GPU',
@@ -64,22 +67,16 @@ jsonb_build_object(
                               jsonb_build_object('space', 'home')),
   'env', jsonb_build_object('OMP_NUM_THREADS', '1'),
   'script', $s$#!/bin/bash
-# PyTorch DDP: torchrun on every node of the job (docs/templates.md)
+# PyTorch DDP: torchrun once per node, one process per GPU (docs/templates.md)
 set -euo pipefail
-if [ -n "${SLURM_JOB_NODELIST:-}" ]; then
-    MASTER_ADDR=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
-    NNODES=${SLURM_JOB_NUM_NODES:-1}
-    launch=(srun --ntasks-per-node=1 --kill-on-bad-exit=1)
-else
-    MASTER_ADDR=127.0.0.1
-    NNODES=1
-    launch=()
+export NNODES=${SLURM_JOB_NUM_NODES:-1} MASTER_PORT=${MASTER_PORT:-29500}
+if [ "$NNODES" -gt 1 ] && [ -z "${SLURM_STEP_ID:-}" ]; then
+    # Slurm's batch step, on the first node: this script once per node, as srun tasks
+    exec srun --ntasks-per-node=1 --kill-on-bad-exit=1 /bin/bash -c "$(cat "$0")"
 fi
-export MASTER_ADDR NNODES MASTER_PORT=${MASTER_PORT:-29500}
-"${launch[@]}" bash -c 'export NODE_RANK=${SLURM_NODEID:-0}
-exec torchrun --nnodes="$NNODES" --node_rank="$NODE_RANK" --nproc_per_node="$1" \
-    --master_addr="$MASTER_ADDR" --master_port="$MASTER_PORT" "${@:2}"' torchrun \
-    {{gpus_per_node}} {{entrypoint}}
+export NODE_RANK=${SLURM_NODEID:-0} MASTER_ADDR=${SLURM_LAUNCH_NODE_IPADDR:-127.0.0.1}
+exec torchrun --nnodes="$NNODES" --node_rank="$NODE_RANK" --nproc_per_node={{gpus_per_node}} \
+    --master_addr="$MASTER_ADDR" --master_port="$MASTER_PORT" {{entrypoint}}
 $s$,
   'parameters', jsonb_build_array(
     jsonb_build_object('name', 'entrypoint', 'type', 'string', 'required', true,
