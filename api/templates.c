@@ -274,9 +274,9 @@ static void override(json_t *job, const json_t *body)
             continue;
         }
         /* a job has a command or a script: the one given replaces the template's */
-        if (strcmp(k, "command") == 0)
+        if (strcmp(k, "command") == 0 && !json_is_null(v))
             json_object_del(job, "script");
-        if (strcmp(k, "script") == 0)
+        if (strcmp(k, "script") == 0 && !json_is_null(v))
             json_object_del(job, "command");
         json_object_set(job, k, v);
     }

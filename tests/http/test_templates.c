@@ -217,6 +217,13 @@ START_TEST(parameters_render_into_a_job_that_runs)
     ck_assert_str_eq(jstr(json_object_get(j, "env"), "MODE"), "m-fast");
     ck_assert_str_eq(jstr(json_object_get(j, "env"), "EXTRA"), "1");
     json_decref(j);
+    /* a command given replaces the template's script (a job has one of them) */
+    out = run_for_output(ann, "chem",
+                         "{\"project\":\"mol\",\"template\":\"run\",\"command\":[\"echo\","
+                         "\"by-command\"],\"parameters\":{\"text\":\"a\"}}",
+                         NULL);
+    ck_assert_str_eq(out, "by-command\n");
+    free(out);
     /* every limit of a normal submit still holds for what a template renders */
     struct http_res r;
     ck_assert_int_eq(
