@@ -479,6 +479,7 @@ START_TEST(an_interactive_template_starts_a_session)
     ck_assert_int_eq(
         req("POST", fmt("/api/v1/tenants/chem/sessions/%s/stop", jstr(r.json, "id")), ann, NULL),
         202);
+    json_decref(jobs_wait(ann, "chem", jstr(job, "id"), "cancelled,failed,succeeded", 30));
     http_res_free(&r);
     ck_assert_int_eq(req("POST", CHEM, tad, echo_tpl("batchy", "b")), 201);
     ck_assert_int_eq(reqj("POST", "/api/v1/tenants/chem/sessions", ann,
