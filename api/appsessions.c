@@ -26,6 +26,7 @@
 #include "jobs.h"
 #include "jobspec.h"
 #include "paging.h"
+#include "templates.h"
 
 #include <microhttpd.h>
 #include <stdio.h>
@@ -162,6 +163,9 @@ int api_appsession_create(struct req *rq, struct resp *rs)
     if (rq->tenant.suspended)
         return api_problem(rs, PROBLEM_JOB_TENANT_SUSPENDED,
                            json_pack("{s:s}", "tenant", rq->tenant.slug));
+    int te = api_template_expand(rq, rs, "interactive"); /* {"template":…}: what it renders */
+    if (te)
+        return te;
     json_t *own = json_object();
     json_object_set(own, "app", json_object_get(rq->json, "app"));
     if (json_object_get(rq->json, "idle_minutes"))

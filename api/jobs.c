@@ -22,6 +22,7 @@
 #include "../storage/jobmount.h"
 #include "jobspec.h"
 #include "paging.h"
+#include "templates.h"
 
 #include <errno.h>
 #include <microhttpd.h>
@@ -438,13 +439,16 @@ int api_job_submit(struct req *rq, struct resp *rs)
     if (rq->tenant.suspended) /* said before anything about the body */
         return api_problem(rs, PROBLEM_JOB_TENANT_SUSPENDED,
                            json_pack("{s:s}", "tenant", rq->tenant.slug));
+    int e = api_template_expand(rq, rs, "batch"); /* {"template":…}: the job it renders */
+    if (e)
+        return e;
     struct jobspec js;
     if (!jobspec_parse(rq->json, &js, rs)) {
         jobspec_free(&js);
         return rs->err.nfields ? api_fail_fields(rs) : AIDC_EINTERNAL;
     }
     json_t *out = NULL;
-    int e = api_job_submit_spec(rq, rs, &js, NULL, &out);
+    e = api_job_submit_spec(rq, rs, &js, NULL, &out);
     if (!e) {
         const char *id = json_string_value(json_object_get(out, "id"));
         char *loc = xasprintf("/api/v1/tenants/%s/jobs/%s", rq->tenant.slug, id);

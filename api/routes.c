@@ -27,6 +27,7 @@
 #include "oidc.h"
 #include "projects.h"
 #include "quotas.h"
+#include "templates.h"
 #include "tenants.h"
 #include "tokens.h"
 #include "usage.h"
@@ -191,6 +192,28 @@ const struct route routes[] = {
      SC_JOBS_READ, 0, "stream,tail"},
     {"GET", "/api/v1/tenants/{tenant}/jobs/{id}/files/{path*}", api_job_files, "job.files", PA,
      TR_MEMBER, SC_JOBS_READ, 0, PAGE},
+
+    /* job templates (docs/templates.md): the platform's and a tenant's */
+    {"GET", "/api/v1/templates", api_template_platform_list, "template.list", 0, TR_NONE,
+     SC_JOBS_READ, RF_ANY_USER, PAGE},
+    {"POST", "/api/v1/templates", api_template_platform_create, "template.create", PA, TR_NONE,
+     SC_ADMIN, RF_BODY | RF_CREATES, NULL},
+    {"GET", "/api/v1/templates/{name}", api_template_platform_get, "template.read", 0, TR_NONE,
+     SC_JOBS_READ, RF_ANY_USER, NULL},
+    {"PUT", "/api/v1/templates/{name}", api_template_platform_update, "template.update", PA,
+     TR_NONE, SC_ADMIN, RF_BODY, NULL},
+    {"DELETE", "/api/v1/templates/{name}", api_template_platform_delete, "template.delete", PA,
+     TR_NONE, SC_ADMIN, 0, NULL},
+    {"GET", "/api/v1/tenants/{tenant}/templates", api_template_tenant_list, "template.tenant_list",
+     PA | FIN | AUD, TR_VIEWER, SC_JOBS_READ, 0, PAGE},
+    {"POST", "/api/v1/tenants/{tenant}/templates", api_template_tenant_create,
+     "template.tenant_create", PA, TR_ADMIN, SC_JOBS_WRITE, RF_BODY | RF_CREATES, NULL},
+    {"GET", "/api/v1/tenants/{tenant}/templates/{name}", api_template_tenant_get,
+     "template.tenant_read", PA | FIN | AUD, TR_VIEWER, SC_JOBS_READ, 0, NULL},
+    {"PUT", "/api/v1/tenants/{tenant}/templates/{name}", api_template_tenant_update,
+     "template.tenant_update", PA, TR_ADMIN, SC_JOBS_WRITE, RF_BODY, NULL},
+    {"DELETE", "/api/v1/tenants/{tenant}/templates/{name}", api_template_tenant_delete,
+     "template.tenant_delete", PA, TR_ADMIN, SC_JOBS_WRITE, 0, NULL},
 
     /* interactive sessions (docs/sessions.md): jobs of kind "interactive" */
     {"POST", "/api/v1/tenants/{tenant}/sessions", api_appsession_create, "app_session.create", PA,

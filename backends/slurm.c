@@ -388,11 +388,13 @@ json_t *slurm_submit_body(const struct backend_job *job, const json_t *options,
     json_object_set_new(env, "AIDC_TENANT", json_string(job->tenant));
     json_object_set_new(env, "AIDC_PROJECT", json_string(job->project));
     char *out = xasprintf("%s/%s.out", wd, job->id), *errf = xasprintf("%s/%s.err", wd, job->id);
+    /* "nodes", not "minimum_nodes": slurmrestd 22.05 (v0.0.38) takes the latter and ignores
+     * it, giving a job of N nodes one (tests/http/test_templates_slurm.c) */
     json_t *j = json_pack("{s:s, s:s, s:i, s:s, s:s, s:s, s:o, s:i, s:i, s:i, s:b}", "name",
                           job->id, "comment", comment, "time_limit", job->time_limit_minutes,
                           "current_working_directory", cwd, "standard_output", out,
                           "standard_error", errf, "environment", env, "cpus_per_task", job->cpus,
-                          "memory_per_node", job->memory_gib * 1024, "minimum_nodes", job->nodes,
+                          "memory_per_node", job->memory_gib * 1024, "nodes", job->nodes,
                           "requeue", job->preemptible);
     free(out);
     free(errf);

@@ -14,6 +14,7 @@ const ROUTES = [
   { path: 'dashboard', page: 'dashboard', nav: 'nav.dashboard', allow: roles.tenantReader, tenant: true },
   { path: 'jobs', page: 'jobs', nav: 'nav.jobs', allow: roles.tenantReader, tenant: true },
   { path: 'jobs/new', page: 'jobsubmit', title: 'dash.submit', allow: roles.canSubmit, tenant: true },
+  { path: 'jobs/template', page: 'templaterun', title: 'tpl.run.title', allow: roles.canSubmit, tenant: true },
   { path: 'jobs/:tenant/:id', page: 'jobdetail', title: 'nav.jobs', allow: roles.tenantReader },
   { path: 'sessions', page: 'sessions', nav: 'nav.sessions', allow: roles.usesSessions, tenant: true },
   { path: 'sessions/:id', page: 'session', title: 'nav.sessions', allow: roles.usesSessions },
@@ -23,6 +24,8 @@ const ROUTES = [
   // the tenant's own people (platform admins review in #/platform?tab=allocations)
   { path: 'allocations', page: 'allocations', nav: 'nav.allocations', allow: (me, tenant) => !!roles.tenantRole(me, tenant), tenant: true },
   { path: 'tenant', page: 'tenantadmin', nav: 'nav.tenant', allow: roles.tenantAdmin, tenant: true },
+  // a tenant admin's job templates: linked from the submit page (the header has no room left)
+  { path: 'templates', page: 'templates', title: 'nav.templates', allow: roles.tenantAdmin, tenant: true },
   { path: 'platform', page: 'platform', nav: 'nav.platform', allow: roles.platformAdmin },
   { path: 'finance', page: 'finance', nav: 'nav.finance', allow: roles.finance },
   { path: 'audit', page: 'audit', nav: 'nav.audit', allow: roles.auditor },

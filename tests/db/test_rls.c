@@ -293,6 +293,57 @@ START_TEST(application_role_cannot_change_the_schema)
 }
 END_TEST
 
+/* job templates (migration 0023): the platform's are read by all and written by
+ * platform admins; a tenant's as its other rows, written by its admins */
+START_TEST(job_templates_follow_their_owner)
+{
+    const char *ids[1] = {tenant_b};
+    PQclear(harness_sql(db.owner_url,
+                        "INSERT INTO job_templates (tenant_id, name, spec, created_by) VALUES"
+                        " (NULL, 'rls-plat', '{}', 'o'), ($1::uuid, 'rls-b', '{}', 'o')",
+                        1, ids));
+    ctx(user_a, "", tenant_a, tenant_a); /* admin of A */
+    ck_assert_int_eq(count("SELECT count(*) FROM job_templates WHERE name = 'rls-plat'"), 1);
+    ck_assert_int_eq(countp("SELECT count(*) FROM job_templates WHERE tenant_id = $1::uuid", tenant_b),
+                     0);
+    ck_assert_int_eq(countp("WITH i AS (INSERT INTO job_templates (tenant_id, name, spec, created_by)"
+                            " VALUES ($1::uuid, 'rls-a', '{}', 'ua') RETURNING 1) SELECT count(*) FROM i",
+                            tenant_a),
+                     1);
+    ck_assert_int_eq(count("WITH u AS (UPDATE job_templates SET spec = '{\"x\":1}'"
+                           " WHERE tenant_id IS NULL RETURNING 1) SELECT count(*) FROM u"),
+                     0);
+    ck_assert_int_eq(count("WITH d AS (DELETE FROM job_templates WHERE tenant_id IS NULL"
+                           " RETURNING 1) SELECT count(*) FROM d"),
+                     0);
+    PQclear(app_sql("ROLLBACK", NULL));
+    ctx(user_a, "", tenant_a, tenant_a);
+    expect_errorp("INSERT INTO job_templates (tenant_id, name, spec, created_by)"
+                  " VALUES ($1::uuid, 'evil', '{}', 'ua')",
+                  tenant_b, "42501");
+    ctx(user_a, "", tenant_a, tenant_a);
+    expect_error("INSERT INTO job_templates (tenant_id, name, spec, created_by)"
+                 " VALUES (NULL, 'evil', '{}', 'ua')",
+                 "42501");
+    ctx(user_b, "", tenant_b, ""); /* a reader of B, not its admin */
+    ck_assert_int_eq(count("SELECT count(*) FROM job_templates WHERE name = 'rls-b'"), 1);
+    expect_errorp("INSERT INTO job_templates (tenant_id, name, spec, created_by)"
+                  " VALUES ($1::uuid, 'evil', '{}', 'ub')",
+                  tenant_b, "42501");
+    ctx(user_a, "platform_admin", "", "");
+    ck_assert_int_eq(count("WITH u AS (UPDATE job_templates SET spec = '{\"x\":1}'"
+                           " WHERE name = 'rls-plat' RETURNING 1) SELECT count(*) FROM u"),
+                     1);
+    PQclear(app_sql("ROLLBACK", NULL));
+    PGresult *r = harness_sql(db.owner_url,
+                              "SELECT count(*) FROM job_templates WHERE name IN ('evil', 'rls-a')"
+                              " OR spec ? 'x'",
+                              0, NULL);
+    ck_assert_str_eq(PQgetvalue(r, 0, 0), "0");
+    PQclear(r);
+}
+END_TEST
+
 int main(void)
 {
     harness_require_pg();
@@ -309,6 +360,7 @@ int main(void)
     tcase_add_test(tc, idempotency_keys_are_private_to_their_user);
     tcase_add_test(tc, audit_events_are_append_only);
     tcase_add_test(tc, application_role_cannot_change_the_schema);
+    tcase_add_test(tc, job_templates_follow_their_owner);
     suite_add_tcase(s, tc);
     return suite_run(s);
 }

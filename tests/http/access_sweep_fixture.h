@@ -36,6 +36,8 @@
 #define REGISTRY     "reg"
 #define NO_SUCH_NODE "no-such-node"
 #define PLAUSIBLE_ID "00000000-0000-4000-8000-000000000000"
+/* {name} of a tenant's templates: one made in each tenant */
+#define TENANT_TEMPLATE "sweep-tpl"
 
 /* ---- the world the routes are sent to ----------------------------------------------- */
 
@@ -74,6 +76,8 @@ static const char *param_value(const char *pattern, const char *p, const char *n
         return SWEEP_USER;
     if (strcmp(name, "node") == 0)
         return NO_SUCH_NODE;
+    if (strcmp(name, "name") == 0 && strcmp(prev, "templates") == 0) /* a tenant's, a seeded one */
+        return strstr(pattern, "/tenants/{tenant}/") ? TENANT_TEMPLATE : "jupyter";
     if (strcmp(name, "name") == 0)
         return strcmp(prev, "registries") == 0 ? REGISTRY : "local";
     if (strcmp(name, "id") == 0) {
@@ -310,6 +314,8 @@ static void setup_tenants(void)
                     "\"size_bytes\":1024}",
                     t->slug, i + 1),
                 201, "id", t->image, sizeof t->image);
+        must_do(admin, "POST", fmt("/api/v1/tenants/%s/templates", t->slug),
+                "{\"name\":\"" TENANT_TEMPLATE "\",\"script\":\"true\"}", 201, NULL, NULL, 0);
         char today[11], later[11]; /* a period from today: it may not end in the past */
         time_t now = time(NULL), then = now + 30 * 86400;
         struct tm tm;

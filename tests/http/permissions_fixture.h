@@ -3,7 +3,8 @@
  * programs that hold part of it besides test_permissions_matrix.c
  * (test_permissions_billing.c, test_permissions_audit.c,
  * test_permissions_images.c, test_permissions_files.c,
- * test_permissions_sessions.c, test_permissions_allocations.c), and which
+ * test_permissions_sessions.c, test_permissions_allocations.c,
+ * test_permissions_templates.c), and which
  * routes' rows each holds. The
  * actors, tenants and setup they share are tests/support/permfixture.h, the
  * runner of their tables tests/support/permrun.h.
@@ -25,6 +26,7 @@
 #define SESSIONS_ROWS "test_permissions_sessions.c"
 #define ALLOCATIONS_ROWS "test_permissions_allocations.c"
 #define IDP_ROWS "test_permissions_idp.c"
+#define TEMPLATES_ROWS "test_permissions_templates.c"
 
 /*
  * The routes ("METHOD pattern") whose permission matrix rows are in another
@@ -92,6 +94,16 @@ static const struct permrun_split split_routes[] = {
     {"POST /api/v1/allocation-requests/{id}/approve", ALLOCATIONS_ROWS},
     {"POST /api/v1/allocation-requests/{id}/reject", ALLOCATIONS_ROWS},
     {"POST /api/v1/allocation-requests/{id}/comments", ALLOCATIONS_ROWS},
+    {"POST /api/v1/templates", TEMPLATES_ROWS},
+    {"GET /api/v1/templates", TEMPLATES_ROWS},
+    {"GET /api/v1/templates/{name}", TEMPLATES_ROWS},
+    {"PUT /api/v1/templates/{name}", TEMPLATES_ROWS},
+    {"DELETE /api/v1/templates/{name}", TEMPLATES_ROWS},
+    {"POST /api/v1/tenants/{tenant}/templates", TEMPLATES_ROWS},
+    {"GET /api/v1/tenants/{tenant}/templates", TEMPLATES_ROWS},
+    {"GET /api/v1/tenants/{tenant}/templates/{name}", TEMPLATES_ROWS},
+    {"PUT /api/v1/tenants/{tenant}/templates/{name}", TEMPLATES_ROWS},
+    {"DELETE /api/v1/tenants/{tenant}/templates/{name}", TEMPLATES_ROWS},
 };
 #define NSPLIT_ROUTES (sizeof split_routes / sizeof split_routes[0])
 

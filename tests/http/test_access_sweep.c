@@ -73,6 +73,8 @@ static const char *const any_user_routes[] = {
     "GET /api/v1/images",         "GET /api/v1/prices",
     "GET /api/v1/invoices",       "GET /api/v1/invoices/{id}",
     "POST /api/v1/allocation-requests/{id}/comments",
+    "GET /api/v1/templates", /* the platform's job templates */
+    "GET /api/v1/templates/{name}",
 };
 /* Authenticated routes without a token scope: any API token of an allowed user passes,
  * but for a token with machine scopes only (audit:ingest, gpu-faults:write). */

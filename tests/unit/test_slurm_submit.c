@@ -234,7 +234,7 @@ START_TEST(test_submit_fields)
     ck_assert_int_eq(json_integer_value(json_object_get(j, "time_limit")), 60);
     ck_assert_int_eq(json_integer_value(json_object_get(j, "cpus_per_task")), 4);
     ck_assert_int_eq(json_integer_value(json_object_get(j, "memory_per_node")), 16 * 1024);
-    ck_assert_int_eq(json_integer_value(json_object_get(j, "minimum_nodes")), 1);
+    ck_assert_int_eq(json_integer_value(json_object_get(j, "nodes")), 1);
     ck_assert(json_is_false(json_object_get(j, "requeue")));
     ck_assert_ptr_null(json_object_get(j, "gres"));      /* no GPUs */
     ck_assert_ptr_null(json_object_get(j, "partition")); /* the cluster's default */
@@ -249,7 +249,7 @@ START_TEST(test_submit_fields)
                                         "environment",
                                         "cpus_per_task",
                                         "memory_per_node",
-                                        "minimum_nodes",
+                                        "nodes",
                                         "requeue",
                                         "gres",
                                         "partition",

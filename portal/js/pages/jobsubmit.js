@@ -9,6 +9,7 @@ import { api, tpath, idempotency } from '../api.js';
 import { t, fmtNum } from '../i18n.js';
 import { h, clear, field, showErrors, clearErrors, toast, table } from '../ui.js';
 import { UUID_RE, jobHref } from './jobs.js';
+import { templateChooser } from '../templatelist.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,127}$/;
 const RESERVED = (k) => k.startsWith('AIDC_') || k === 'CUDA_VISIBLE_DEVICES' || k === 'NVIDIA_VISIBLE_DEVICES';
@@ -344,6 +345,7 @@ export async function render(ctx) {
   ctx.main.append(
     h('div', { class: 'page-head' }, h('h1', {}, t('jobs.submit.title'), ' · ', tenant)),
     h('p', { class: 'lead' }, copy ? t('jobs.submit.lead_copy', { name: copy.name }) : t('jobs.submit.lead')),
+    copy ? '' : templateChooser(tenant, ctx.me), // job templates first (docs/templates.md)
     form);
 
   // what is free changes as jobs start and end: refresh that part only
