@@ -435,6 +435,39 @@ long cgroup_job_oom_kills(const struct cgroup_job *cg)
     return 0;
 }
 
+/* The number after "key " at a line's start in buf, or -1. */
+static double stat_field(const char *buf, const char *key)
+{
+    size_t k = strlen(key);
+    for (const char *p = buf; (p = strstr(p, key)) != NULL; p++)
+        if ((p == buf || p[-1] == '\n') && p[k] == ' ')
+            return strtod(p + k + 1, NULL);
+    return -1;
+}
+
+void cgroup_job_usage(const struct cgroup_job *cg, double *cpu_seconds, double *mem_peak_bytes)
+{
+    *cpu_seconds = *mem_peak_bytes = -1;
+    char buf[2048];
+    if (cg->ndirs == 0)
+        return;
+    if (cg->version == 2) {
+        if (get(cg->dirs[0], "cpu.stat", buf, sizeof buf) > 0) {
+            double us = stat_field(buf, "usage_usec");
+            *cpu_seconds = us < 0 ? -1 : us / 1e6;
+        }
+        if (get(cg->dirs[0], "memory.peak", buf, sizeof buf) > 0) /* kernel 5.19 on */
+            *mem_peak_bytes = strtod(buf, NULL);
+        return;
+    }
+    /* v1: cpuacct where it shares the cpu hierarchy (cpu,cpuacct), as most distributions mount it */
+    for (size_t i = 0; i < cg->ndirs && *cpu_seconds < 0; i++)
+        if (get(cg->dirs[i], "cpuacct.usage", buf, sizeof buf) > 0)
+            *cpu_seconds = strtod(buf, NULL) / 1e9;
+    if (cg->memory >= 0 && get(cg->dirs[cg->memory], "memory.max_usage_in_bytes", buf, sizeof buf) > 0)
+        *mem_peak_bytes = strtod(buf, NULL);
+}
+
 size_t cgroup_job_pids(const struct cgroup_job *cg, pid_t *pids, size_t max)
 {
     if (cg->ndirs == 0)
