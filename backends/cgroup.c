@@ -139,9 +139,10 @@ void cgroup_default_parent(char *out, size_t outsz)
 
 static bool v1_controllers(size_t *n, const char **names)
 {
-    static const char *const all[] = {"memory", "pids", "cpu", "devices"};
-    /* only root may write a devices group's rules */
-    size_t want = geteuid() == 0 ? 4 : 3, k = 0;
+    static const char *const all[] = {"memory", "pids", "cpu", "devices", "cpuacct"};
+    /* only root may write a devices group's rules; cpuacct (the job's CPU time, where it
+     * is not mounted with cpu) is counted for root only, as a delegated user may lack it */
+    size_t want = geteuid() == 0 ? 5 : 3, k = 0;
     for (size_t i = 0; i < want; i++) {
         char dir[64];
         struct statfs fs;
@@ -379,8 +380,8 @@ bool cgroup_job_find(struct cgroup_job *cg, const char *parent, const char *name
         cg->memory = cg->ndirs ? 0 : -1;
         return cg->ndirs > 0;
     }
-    static const char *const all[] = {"memory", "pids", "cpu", "devices"};
-    for (size_t i = 0; i < 4; i++) {
+    static const char *const all[] = {"memory", "pids", "cpu", "devices", "cpuacct"};
+    for (size_t i = 0; i < 5; i++) {
         char *dir = cg->dirs[cg->ndirs];
         snprintf(dir, sizeof cg->dirs[0], ROOT "/%s%s/%s", all[i], p, name);
         if (stat(dir, &st) != 0)

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#define CGROUP_MAX_DIRS 4   /* v1: memory, pids, cpu, devices */
+#define CGROUP_MAX_DIRS 5   /* v1: memory, pids, cpu, devices, cpuacct */
 #define CGROUP_MAX_DEVICES 80
 
 struct cgroup_limits {
