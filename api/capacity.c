@@ -44,10 +44,10 @@ static json_t *type_item(const struct db_capacity *c, const struct db_capacity_t
         char key[8];
         snprintf(key, sizeof key, "%d", sizes[k]);
         /* a job larger than the type's whole inventory never starts */
-        double s = sizes[k] > t->total ? 0
-                                       : admestimate_first_start((double)free_now, at, amount, n,
-                                                                 (double)t->queued_gpus,
-                                                                 sizes[k], c->now);
+        double s = sizes[k] > t->total
+                       ? 0
+                       : admestimate_first_start((double)free_now, at, amount, n,
+                                                 (double)t->queued_gpus, sizes[k], c->now);
         json_object_set_new(starts, key, when(s));
     }
     free(at);

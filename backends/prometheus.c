@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define URL_MAX 1000
+#define URL_MAX    1000
 #define ANSWER_MAX (1L << 20) /* one vector of a few series: far less */
 
 static bool url_ok(const char *u)
@@ -49,8 +49,10 @@ bool prometheus_metrics_check(const json_t *m, char *err, size_t errsz)
     {
         if (strcmp(key, "prometheus_url") == 0) {
             if (!json_is_string(v) || !url_ok(json_string_value(v))) {
-                snprintf(err, errsz, "metrics.prometheus_url must be an http(s) URL of at most "
-                                     "%d characters without query or fragment", URL_MAX);
+                snprintf(err, errsz,
+                         "metrics.prometheus_url must be an http(s) URL of at most "
+                         "%d characters without query or fragment",
+                         URL_MAX);
                 return false;
             }
         } else if (strcmp(key, "job_label") == 0) {

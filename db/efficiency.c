@@ -102,11 +102,10 @@ static const struct db_stmt st_capacity = {
     0};
 static const struct db_stmt st_ends = {
     "capacity_ends", "SELECT gpu_type, ends_at, gpus FROM aidc_capacity_ends() LIMIT 100000", 0};
-static const struct db_stmt st_nodes = {
-    "capacity_nodes", "SELECT * FROM aidc_capacity_nodes()", 0};
+static const struct db_stmt st_nodes = {"capacity_nodes", "SELECT * FROM aidc_capacity_nodes()", 0};
 
-const struct db_stmt *const db_efficiency_stmts[] = {&st_usage, &st_targets, &st_gpu, &st_idle,
-                                                      &st_capacity, &st_ends, &st_nodes, NULL};
+const struct db_stmt *const db_efficiency_stmts[] = {&st_usage,    &st_targets, &st_gpu,   &st_idle,
+                                                     &st_capacity, &st_ends,    &st_nodes, NULL};
 
 /* A number as a statement parameter; NULL (the caller's unknown) for NaN or negative. */
 static const char *num(char *buf, size_t sz, double v)
@@ -196,8 +195,8 @@ int db_eff_gpu(struct db *db, const char *job_id, const struct db_eff_gpu *g)
     return db_exec(db, &st_gpu, p);
 }
 
-int db_eff_idle_list(struct db *db, const char *tenant_id, const char *after,
-                     const char *after_id, int limit, struct db_rows *out)
+int db_eff_idle_list(struct db *db, const char *tenant_id, const char *after, const char *after_id,
+                     int limit, struct db_rows *out)
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);

@@ -26,11 +26,11 @@ struct db_eff_target {
     char id[37];
     char backend_id[160];
     char kind[16];
-    char url[1024];   /* the cluster's metrics.prometheus_url */
-    char label[64];   /* the DCGM label that names the job (metrics.job_label, "hpc_job") */
+    char url[1024];      /* the cluster's metrics.prometheus_url */
+    char label[64];      /* the DCGM label that names the job (metrics.job_label, "hpc_job") */
     char namespace_[64]; /* Kubernetes: the cluster's namespace ("" elsewhere) */
     long long started, finished; /* epoch seconds; finished 0 while it runs */
-    int attempts;     /* reads of an ended job that found no samples */
+    int attempts;                /* reads of an ended job that found no samples */
 };
 struct db_eff_targets {
     struct db_eff_target *v;
@@ -46,7 +46,7 @@ void db_eff_targets_free(struct db_eff_targets *t);
 /* What Prometheus said of a job's GPUs; NaN: no samples. */
 struct db_eff_gpu {
     double util_avg, util_peak, mem_peak_gib;
-    bool final;  /* the job has ended and this read covers its whole run */
+    bool final; /* the job has ended and this read covers its whole run */
     /* idle: 1 under the threshold for the whole window, 0 not, -1 unknown (leave as is) */
     int idle;
     double idle_util_max;
@@ -59,8 +59,8 @@ int db_eff_gpu(struct db *db, const char *job_id, const struct db_eff_gpu *g);
  * first, keyed (idle_since, id) from after/after_id; tenant_id NULL: every
  * tenant the context reads. Rows as in API.md's idle report.
  */
-int db_eff_idle_list(struct db *db, const char *tenant_id, const char *after,
-                     const char *after_id, int limit, struct db_rows *out);
+int db_eff_idle_list(struct db *db, const char *tenant_id, const char *after, const char *after_id,
+                     int limit, struct db_rows *out);
 
 /* One GPU type of the cluster view. */
 struct db_capacity_type {

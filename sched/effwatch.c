@@ -13,9 +13,9 @@
 #include <string.h>
 #include <time.h>
 
-#define BATCH 50            /* jobs read per round: the rest wait for the next */
+#define BATCH       50      /* jobs read per round: the rest wait for the next */
 #define MAX_RANGE_S 2592000 /* 30 days: a longer run is summarised over its last 30 days */
-#define SLACK_S 30          /* ranges reach past the run: the job's label bounds the series */
+#define SLACK_S     30      /* ranges reach past the run: the job's label bounds the series */
 
 struct watch {
     const struct config *cfg;
@@ -50,8 +50,8 @@ static bool read_job(const struct watch *w, const struct db_eff_target *t, struc
     g->util_avg = g->util_peak = g->mem_peak_gib = g->idle_util_max = NAN;
     g->idle = -1;
     g->idle_window_s = w->cfg->idle_gpu_seconds;
-    if (prometheus_job_selector(sel, sizeof sel, t->kind, t->label, t->backend_id,
-                                t->namespace_) != 0) {
+    if (prometheus_job_selector(sel, sizeof sel, t->kind, t->label, t->backend_id, t->namespace_) !=
+        0) {
         g->final = true; /* an id PromQL cannot name: never asked again */
         return true;
     }

@@ -43,9 +43,8 @@ static json_t *item(const char *token, const char *gpu_type)
     json_t *found = NULL;
     size_t i;
     json_t *it;
-    json_array_foreach(items, i, it)
-        if (strcmp(jstr(it, "gpu_type"), gpu_type) == 0)
-            found = json_incref(it);
+    json_array_foreach(items, i, it) if (strcmp(jstr(it, "gpu_type"), gpu_type) == 0) found =
+        json_incref(it);
     json_decref(items);
     ck_assert_msg(found, "no capacity item for %s", gpu_type);
     return found;
@@ -69,16 +68,19 @@ START_TEST(totals_in_use_free_queued_and_earliest_starts)
     json_decref(a);
 
     /* chem runs 3 a100 for 10 minutes, phys 1 for 30; phys queues 2 more */
-    char *x = jobs_submit(ann, "chem", "{\"project\":\"mol\",\"name\":\"x\",\"gpus\":3,"
-                                       "\"gpu_type\":\"a100\",\"time_limit_minutes\":10,"
-                                       "\"command\":[\"sleep\",\"300\"]}");
-    char *y = jobs_submit(pia, "phys", "{\"project\":\"lab\",\"name\":\"y\",\"gpus\":1,"
-                                       "\"gpu_type\":\"a100\",\"time_limit_minutes\":30,"
-                                       "\"command\":[\"sleep\",\"300\"]}");
+    char *x = jobs_submit(ann, "chem",
+                          "{\"project\":\"mol\",\"name\":\"x\",\"gpus\":3,"
+                          "\"gpu_type\":\"a100\",\"time_limit_minutes\":10,"
+                          "\"command\":[\"sleep\",\"300\"]}");
+    char *y = jobs_submit(pia, "phys",
+                          "{\"project\":\"lab\",\"name\":\"y\",\"gpus\":1,"
+                          "\"gpu_type\":\"a100\",\"time_limit_minutes\":30,"
+                          "\"command\":[\"sleep\",\"300\"]}");
     json_decref(jobs_wait(ann, "chem", x, "running", 30));
     json_decref(jobs_wait(pia, "phys", y, "running", 30));
-    char *z = jobs_submit(pia, "phys", "{\"project\":\"lab\",\"name\":\"z\",\"gpus\":2,"
-                                       "\"gpu_type\":\"a100\",\"command\":[\"true\"]}");
+    char *z = jobs_submit(pia, "phys",
+                          "{\"project\":\"lab\",\"name\":\"z\",\"gpus\":2,"
+                          "\"gpu_type\":\"a100\",\"command\":[\"true\"]}");
     json_decref(jobs_wait_seen(pia, "phys", z, 30));
 
     a = item(ann, "a100");

@@ -24,10 +24,13 @@ static const char *prom_url, *dcgm_dir;
 static char *ann, *tad, *pia, *oli; /* chem member, chem admin, phys member, phys admin */
 static char prom_file[512];
 
-static const char *const env[] = {"AIDC_SYNC_INTERVAL_MS=100", "AIDC_ADMISSION_INTERVAL_MS=200",
+static const char *const env[] = {"AIDC_SYNC_INTERVAL_MS=100",
+                                  "AIDC_ADMISSION_INTERVAL_MS=200",
                                   "AIDC_PREEMPT_GRACE_SECONDS=1",
                                   "AIDC_EFFICIENCY_INTERVAL_SECONDS=1",
-                                  "AIDC_IDLE_GPU_SECONDS=4", "AIDC_IDLE_GPU_UTIL_PERCENT=10", NULL};
+                                  "AIDC_IDLE_GPU_SECONDS=4",
+                                  "AIDC_IDLE_GPU_UTIL_PERCENT=10",
+                                  NULL};
 
 static void setup(void)
 {
@@ -62,8 +65,8 @@ static void teardown(void)
 }
 
 /* Poll the job until its efficiency's field is a number (deadline timeout_s); the job. */
-static json_t *wait_field(const char *token, const char *tenant, const char *id,
-                          const char *field, int timeout_s)
+static json_t *wait_field(const char *token, const char *tenant, const char *id, const char *field,
+                          int timeout_s)
 {
     double end = jobs_now() + timeout_s;
     for (;;) {
@@ -129,10 +132,11 @@ START_TEST(local_jobs_cpu_and_memory_efficiency_from_their_cgroups)
 
     /* a job still queued has every field null */
     jobs_project_quota("chem", "mol", "{\"jobs\":{\"limit\":0}}");
-    char *held = jobs_submit(ann, "chem", "{\"project\":\"mol\",\"name\":\"held\",\"command\":[\"true\"]}");
+    char *held =
+        jobs_submit(ann, "chem", "{\"project\":\"mol\",\"name\":\"held\",\"command\":[\"true\"]}");
     json_t *h = jobs_get(ann, "chem", held);
-    static const char *const fields[] = {"gpu_util_avg", "gpu_util_peak", "gpu_mem_peak_gib",
-                                         "cpu_efficiency", "mem_peak_gib", "mem_efficiency"};
+    static const char *const fields[] = {"gpu_util_avg",   "gpu_util_peak", "gpu_mem_peak_gib",
+                                         "cpu_efficiency", "mem_peak_gib",  "mem_efficiency"};
     for (size_t i = 0; i < sizeof fields / sizeof *fields; i++)
         ck_assert_msg(eff_null(h, fields[i]), "queued job's %s is not null", fields[i]);
     json_decref(h);
@@ -165,8 +169,7 @@ static bool lists(const char *path, const char *token, const char *id)
     bool found = false;
     size_t i;
     json_t *it;
-    json_array_foreach(items, i, it)
-        found = found || strcmp(jstr(it, "id"), id) == 0;
+    json_array_foreach(items, i, it) found = found || strcmp(jstr(it, "id"), id) == 0;
     json_decref(items);
     return found;
 }
@@ -174,17 +177,23 @@ static bool lists(const char *path, const char *token, const char *id)
 START_TEST(gpu_metrics_from_prometheus_and_the_idle_report)
 {
     if (!prom_url) {
-        printf("skipped: AIDC_TEST_PROMETHEUS_URL not set (tests/run.sh starts tests/prometheus)\n");
+        printf(
+            "skipped: AIDC_TEST_PROMETHEUS_URL not set (tests/run.sh starts tests/prometheus)\n");
         return;
     }
     const char *sleeper = "\"command\":[\"sleep\",\"120\"]";
-    char *lazy = jobs_submit(ann, "chem", fmt("{\"project\":\"mol\",\"name\":\"lazy\",\"gpus\":1,"
-                                              "\"gpu_type\":\"a100\",%s}", sleeper));
-    char *busy = jobs_submit(ann, "chem", fmt("{\"project\":\"mol\",\"name\":\"busy\",\"gpus\":1,"
-                                              "\"gpu_type\":\"a100\",%s}", sleeper));
+    char *lazy = jobs_submit(ann, "chem",
+                             fmt("{\"project\":\"mol\",\"name\":\"lazy\",\"gpus\":1,"
+                                 "\"gpu_type\":\"a100\",%s}",
+                                 sleeper));
+    char *busy = jobs_submit(ann, "chem",
+                             fmt("{\"project\":\"mol\",\"name\":\"busy\",\"gpus\":1,"
+                                 "\"gpu_type\":\"a100\",%s}",
+                                 sleeper));
     char *other = jobs_submit(pia, "phys",
                               fmt("{\"project\":\"lab\",\"name\":\"theirs\",\"gpus\":1,"
-                                  "\"gpu_type\":\"a100\",%s}", sleeper));
+                                  "\"gpu_type\":\"a100\",%s}",
+                                  sleeper));
     json_t *l = jobs_wait(ann, "chem", lazy, "running", 30);
     json_t *b = jobs_wait(ann, "chem", busy, "running", 30);
     json_t *o = jobs_wait(harness_srv.admin_token, "phys", other, "running", 30);
@@ -234,9 +243,8 @@ START_TEST(gpu_metrics_from_prometheus_and_the_idle_report)
     ck_assert_int_eq(st_other, st_none);
     ck_assert_int_eq(req("GET", chem_idle, ann, NULL), 403);
     ck_assert_int_eq(req("GET", "/api/v1/efficiency/idle", tad, NULL), 403);
-    ck_assert_int_eq(req("GET", "/api/v1/efficiency/idle?limit=100000", harness_srv.admin_token,
-                         NULL),
-                     400);
+    ck_assert_int_eq(
+        req("GET", "/api/v1/efficiency/idle?limit=100000", harness_srv.admin_token, NULL), 400);
 
     /* the lazy job picks up: out of the report after the next window */
     const int util2[3] = {90, 80, 2};

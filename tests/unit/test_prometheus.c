@@ -6,8 +6,8 @@
  * characters refused; the query's instant answer is read (its first sample,
  * an empty vector as "not found", NaN as none).
  */
-#include "tests/support/suite.h"
 #include "backends/prometheus.h"
+#include "tests/support/suite.h"
 
 #include <check.h>
 #include <jansson.h>
@@ -26,7 +26,8 @@ static bool check_text(const char *text)
 START_TEST(metrics_setting)
 {
     ck_assert(check_text("{\"prometheus_url\":\"http://127.0.0.1:9090\"}"));
-    ck_assert(check_text("{\"prometheus_url\":\"https://prom.example/prefix/\",\"job_label\":\"hpc_job\"}"));
+    ck_assert(check_text(
+        "{\"prometheus_url\":\"https://prom.example/prefix/\",\"job_label\":\"hpc_job\"}"));
     ck_assert(!check_text("{\"prometheus_url\":\"file:///etc/passwd\"}"));
     ck_assert(!check_text("{\"prometheus_url\":\"http://\"}"));
     ck_assert(!check_text("{\"prometheus_url\":\"http:///x\"}"));
@@ -52,7 +53,8 @@ START_TEST(selectors_escape_the_id)
     ck_assert_int_eq(prometheus_job_selector(out, sizeof out, "slurm", "hpc_job", "42", ""), 0);
     ck_assert_str_eq(out, "{hpc_job=\"42\"}");
     ck_assert_int_eq(
-        prometheus_job_selector(out, sizeof out, "local", "hpc_job", "a\"} or vector(1) #\\", ""), 0);
+        prometheus_job_selector(out, sizeof out, "local", "hpc_job", "a\"} or vector(1) #\\", ""),
+        0);
     ck_assert_str_eq(out, "{hpc_job=\"a\\\"} or vector(1) #\\\\\"}");
     ck_assert_int_eq(
         prometheus_job_selector(out, sizeof out, "kubernetes", "hpc_job", "train.x", "ns-1"), 0);
@@ -72,7 +74,8 @@ START_TEST(unreachable_and_bad_urls)
     ck_assert_int_ne(prometheus_scalar("ftp://h", "up", 0, &v, &found, err, sizeof err), 0);
     ck_assert(!found);
     /* nothing listens on port 9 of the loopback */
-    ck_assert_int_ne(prometheus_scalar("http://127.0.0.1:9", "up", 0, &v, &found, err, sizeof err), 0);
+    ck_assert_int_ne(prometheus_scalar("http://127.0.0.1:9", "up", 0, &v, &found, err, sizeof err),
+                     0);
     ck_assert_ptr_nonnull(strstr(err, "127.0.0.1:9"));
 }
 END_TEST
