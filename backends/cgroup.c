@@ -461,11 +461,12 @@ void cgroup_job_usage(const struct cgroup_job *cg, double *cpu_seconds, double *
             *mem_peak_bytes = strtod(buf, NULL);
         return;
     }
-    /* v1: cpuacct where it shares the cpu hierarchy (cpu,cpuacct), as most distributions mount it */
+    /* v1: cpuacct, its own hierarchy or shared with cpu (cpu,cpuacct) */
     for (size_t i = 0; i < cg->ndirs && *cpu_seconds < 0; i++)
         if (get(cg->dirs[i], "cpuacct.usage", buf, sizeof buf) > 0)
             *cpu_seconds = strtod(buf, NULL) / 1e9;
-    if (cg->memory >= 0 && get(cg->dirs[cg->memory], "memory.max_usage_in_bytes", buf, sizeof buf) > 0)
+    if (cg->memory >= 0 &&
+        get(cg->dirs[cg->memory], "memory.max_usage_in_bytes", buf, sizeof buf) > 0)
         *mem_peak_bytes = strtod(buf, NULL);
 }
 

@@ -16,8 +16,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,7 +32,8 @@ void shim_status_parse(const json_t *doc, struct shim_status *out)
     out->stopped = json_is_true(json_object_get(doc, "stopped"));
     out->timed_out = json_is_true(json_object_get(doc, "timed_out"));
     out->oom = json_is_true(json_object_get(doc, "oom"));
-    json_t *cpu = json_object_get(doc, "cpu_seconds"), *mem = json_object_get(doc, "mem_peak_bytes");
+    json_t *cpu = json_object_get(doc, "cpu_seconds");
+    json_t *mem = json_object_get(doc, "mem_peak_bytes");
     out->cpu_seconds = json_is_number(cpu) ? json_number_value(cpu) : -1;
     out->mem_peak_bytes = json_is_number(mem) ? json_number_value(mem) : -1;
     const char *r = json_string_value(json_object_get(doc, "reason"));
@@ -307,7 +308,8 @@ int shim_main(const char *dir)
     if (r.out < 0 || r.err < 0 || dup2(r.err, 2) < 0)
         return 2;
     if (fsat_exists(r.dfd, "stop")) { /* stopped before it could start */
-        struct shim_end e = {.exit_code = -1, .stopped = true, .cpu_seconds = -1, .mem_peak_bytes = -1};
+        struct shim_end e = {
+            .exit_code = -1, .stopped = true, .cpu_seconds = -1, .mem_peak_bytes = -1};
         snprintf(e.reason, sizeof e.reason, "stopped before it started");
         shim_end(&r, &e);
         return 0;
