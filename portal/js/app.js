@@ -26,6 +26,7 @@ const ROUTES = [
   { path: 'platform', page: 'platform', nav: 'nav.platform', allow: roles.platformAdmin },
   { path: 'finance', page: 'finance', nav: 'nav.finance', allow: roles.finance },
   { path: 'audit', page: 'audit', nav: 'nav.audit', allow: roles.auditor },
+  { path: 'capacity', page: 'capacity', nav: 'nav.capacity', allow: roles.anyone },
   { path: 'tokens', page: 'tokens', nav: 'nav.tokens', allow: roles.anyone },
 ];
 

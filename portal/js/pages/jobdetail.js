@@ -9,6 +9,7 @@ import { h, clear, badge, field, alertBox, errorText, toast } from '../ui.js';
 import { canSubmit } from '../roles.js';
 import { isFinished, gpuText, reasonText, mayManage, REFRESH_MS, SLUG_RE, UUID_RE, jobHref } from './jobs.js';
 import { fileList } from '../filelist.js';
+import { efficiencyView } from '../efficiency.js';
 
 const TAILS = [100, 1000, 10000];
 
@@ -91,6 +92,7 @@ export async function render(ctx) {
   const statusSlot = h('div', {});
   const preemptSlot = h('div', {});
   const propsSlot = h('div', {});
+  const effSlot = h('div', {});
   const timelineSlot = h('div', {});
   const actionMsg = h('div', {});
   const drawn = {};
@@ -377,6 +379,7 @@ export async function render(ctx) {
     actionMsg,
     preemptSlot,
     sec('job-status-h', 'jobs.status', statusSlot),
+    sec('job-eff-h', 'eff.title', effSlot),
     h('div', { class: 'grid', style: { marginBottom: '1rem' } },
       sec('job-props-h', 'jobs.props', propsSlot),
       sec('job-tl-h', 'jobs.timeline', timelineSlot)),
@@ -387,6 +390,7 @@ export async function render(ctx) {
 
   function drawAll() {
     drawHead();
+    clear(effSlot, efficiencyView(job));
     drawStatus();
     drawPreemption();
     drawProps();
