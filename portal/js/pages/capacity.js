@@ -24,7 +24,7 @@ function typeCard(it) {
       h('span', { class: 'bar-used', style: { width: `${pct(it.in_use, it.total)}%` } })),
     h('div', { class: 'legend' },
       h('span', { class: 'key key-used' }, t('cap.in_use')),
-      h('span', { class: 'key' }, t('cap.free'))),
+      h('span', { class: 'key key-free' }, t('cap.free'))),
     h('dl', { class: 'props' },
       h('dt', {}, t('cap.queued')), h('dd', {}, t('cap.queued_n', { n: it.queued_gpus })),
       h('dt', {}, t('cap.start1')), h('dd', { class: 'start-1' }, startText(s['1'])),
@@ -55,7 +55,7 @@ export async function render(ctx) {
   ctx.main.append(
     h('div', { class: 'page-head' }, h('h1', {}, t('cap.title'))),
     h('p', { class: 'lead' }, t('cap.lead')),
-    section('cap.title', items.length ? items.map(typeCard) : h('p', { class: 'empty' }, t('cap.none'))));
+    section('cap.by_type', items.length ? items.map(typeCard) : h('p', { class: 'empty' }, t('cap.none'))));
   if (idle) ctx.main.append(section('cap.idle', h('p', { class: 'hint' }, t('cap.idle_lead')), idleTable(idle, admin)));
   if (nodes) {
     ctx.main.append(section('cap.nodes', table([
