@@ -94,6 +94,15 @@ int prometheus_job_selector(char *out, size_t outsz, const char *kind, const cha
     struct sbuf b = SBUF_INIT;
     bool ok = backend_id[0] != '\0' && label_ok(label);
     if (ok && strcmp(kind, "kubernetes") == 0) {
+        /* the Kubernetes backend's ids are "<namespace>/<Job name>"; its pods "<name>-<suffix>" */
+        const char *slash = strchr(backend_id, '/');
+        char nsbuf[256] = "";
+        if (slash && (size_t)(slash - backend_id) < sizeof nsbuf) {
+            memcpy(nsbuf, backend_id, (size_t)(slash - backend_id));
+            nsbuf[slash - backend_id] = '\0';
+            ns = nsbuf;
+            backend_id = slash + 1;
+        }
         sbuf_printf(&b, "{");
         if (ns[0]) {
             sbuf_printf(&b, "namespace=\"");
@@ -101,7 +110,7 @@ int prometheus_job_selector(char *out, size_t outsz, const char *kind, const cha
             sbuf_printf(&b, "\",");
         }
         sbuf_printf(&b, "pod=~\"");
-        ok = ok && quote(&b, backend_id, true);
+        ok = ok && backend_id[0] && quote(&b, backend_id, true);
         sbuf_printf(&b, "-.*\"}");
     } else if (ok) {
         sbuf_printf(&b, "{%s=\"", label);

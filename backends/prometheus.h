@@ -22,8 +22,9 @@ bool prometheus_metrics_check(const json_t *metrics, char *err, size_t errsz);
 /*
  * The label matchers of a job's DCGM series into out ("{hpc_job=\"42\"}"):
  * label = backend_id for Slurm and the local executor; for Kubernetes the
- * job's pods in namespace ns (pod=~"<backend_id>-.*"). -1 when the id cannot
- * be named (or out is too small).
+ * pods of the Job its id "<namespace>/<name>" names (pod=~"<name>-.*"; ns
+ * when the id has no namespace). -1 when the id cannot be named (or out is
+ * too small).
  */
 int prometheus_job_selector(char *out, size_t outsz, const char *kind, const char *label,
                             const char *backend_id, const char *ns);

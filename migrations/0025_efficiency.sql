@@ -32,6 +32,8 @@ CREATE TABLE job_efficiency (
     idle_noticed_at   timestamptz,
     updated_at        timestamptz NOT NULL DEFAULT now()
 );
+-- the worker's look at jobs with GPUs that ended in the last day
+CREATE INDEX jobs_gpu_finished ON jobs (finished_at) WHERE gpus > 0;
 CREATE INDEX job_efficiency_idle ON job_efficiency (tenant_id, idle_since) WHERE idle_since IS NOT NULL;
 
 ALTER TABLE job_efficiency ENABLE ROW LEVEL SECURITY;

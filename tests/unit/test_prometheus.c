@@ -59,6 +59,12 @@ START_TEST(selectors_escape_the_id)
     ck_assert_int_eq(
         prometheus_job_selector(out, sizeof out, "kubernetes", "hpc_job", "train.x", "ns-1"), 0);
     ck_assert_str_eq(out, "{namespace=\"ns-1\",pod=~\"train\\\\.x-.*\"}");
+    ck_assert_int_eq(prometheus_job_selector(out, sizeof out, "kubernetes", "hpc_job",
+                                             "aidc-chem/aidc-1f2e", "ignored"),
+                     0);
+    ck_assert_str_eq(out, "{namespace=\"aidc-chem\",pod=~\"aidc-1f2e-.*\"}");
+    ck_assert_int_eq(prometheus_job_selector(out, sizeof out, "kubernetes", "hpc_job", "ns/", ""),
+                     -1);
     ck_assert_int_eq(prometheus_job_selector(out, sizeof out, "slurm", "hpc_job", "a\nb", ""), -1);
     ck_assert_int_eq(prometheus_job_selector(out, sizeof out, "slurm", "hpc_job", "", ""), -1);
     ck_assert_int_eq(prometheus_job_selector(out, sizeof out, "slurm", "bad label", "1", ""), -1);
