@@ -6,6 +6,7 @@ export default {
   'cap.title': ['Cluster capacity', '集群容量'],
   'cap.lead': ['GPUs of each type over every cluster: how many are in use, free and asked for by queued jobs, and when a new job would start at the earliest (from the running jobs\' time limits, behind the queue).',
     '所有集群中每种 GPU 的数量：已用、空闲、排队作业所需，以及新作业最早可能开始的时间（根据运行中作业的时限，排在队列之后估算）。'],
+  'cap.link': ['The cluster view: GPUs in use, queued demand, nodes and idle jobs', '集群视图：GPU 使用、排队需求、节点与空闲作业'],
   'cap.by_type': ['GPUs by type', '各型号 GPU'],
   'cap.none': ['No cluster offers GPUs yet.', '还没有集群提供 GPU。'],
   'cap.line': ['{in_use} of {total} in use, {free} free', '已用 {in_use} / {total}，空闲 {free}'],

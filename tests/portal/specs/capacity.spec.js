@@ -11,6 +11,7 @@ const { token, submitJob, waitForState } = require('../apicalls');
 test('the cluster view for members and platform admins', async ({ page, browser }) => {
   test.setTimeout(90_000);
   await login(page, 'alice');
+  await page.locator('#nav').getByRole('link', { name: 'Cluster' }).click();
   await visit(page, '#/capacity', 'capacity-member');
   await expect(page.getByRole('heading', { level: 1 })).toHaveText('Cluster capacity');
   const a100 = page.locator('.capacity-type[data-gpu-type="a100"]');
@@ -24,6 +25,10 @@ test('the cluster view for members and platform admins', async ({ page, browser 
 
   const admin = await (await browser.newContext()).newPage();
   await login(admin, 'admin', world.admin_password);
+  // a platform admin's header is full: the view is linked from the clusters tab
+  await visit(admin, '#/platform?tab=clusters', null);
+  await admin.locator('#capacity-link').click();
+  await expect(admin.locator('#main[aria-busy="false"]')).toBeAttached();
   await visit(admin, '#/capacity', 'capacity-admin');
   await expect(admin.getByRole('heading', { name: 'Nodes' })).toBeVisible();
   await expect(admin.locator('td[data-label="Cluster"]', { hasText: 'local' }).first()).toBeVisible();
