@@ -4,13 +4,18 @@
  * cannot break out of its PromQL label matcher: quotes and backslashes are
  * escaped, regex metacharacters of a Kubernetes pod prefix too, control
  * characters refused; the query's instant answer is read (its first sample,
- * an empty vector as "not found", NaN as none).
+ * an empty vector as "not found", NaN as none), the query goes
+ * percent-encoded, and a redirect (toward an internal service) is not
+ * followed, an answer past 1 MiB not read.
  */
 #include "backends/prometheus.h"
+#include "tests/support/cannedhttp.h"
 #include "tests/support/suite.h"
 
 #include <check.h>
 #include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static bool check_text(const char *text)
@@ -86,6 +91,82 @@ START_TEST(unreachable_and_bad_urls)
 }
 END_TEST
 
+/* Ask a canned server for promql; its answer's status. */
+static int ask(struct cannedhttp *srv, double *v, bool *found, char *err, size_t errsz)
+{
+    ck_assert_ptr_nonnull(srv);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%d/prom/", cannedhttp_port(srv));
+    return prometheus_scalar(url, "max(DCGM_FI_DEV_GPU_UTIL{hpc_job=\"7\"})", 1700000000, v, found,
+                             err, errsz);
+}
+
+START_TEST(answers_are_read_and_redirects_not_followed)
+{
+    double v = -1;
+    bool found = false;
+    char err[256];
+    char *a = cannedhttp_answer(200, NULL,
+                                "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\","
+                                "\"result\":[{\"metric\":{},\"value\":[1700000000,\"42.5\"]}]}}");
+    struct cannedhttp *srv = cannedhttp_start1(a);
+    ck_assert_int_eq(ask(srv, &v, &found, err, sizeof err), 0);
+    ck_assert(found);
+    ck_assert(v > 42.49 && v < 42.51);
+    const char *rq = cannedhttp_request(srv, 0);
+    ck_assert_msg(strstr(rq, "GET /prom/api/v1/query?query=max%28DCGM_FI_DEV_GPU_UTIL%7Bhpc_job"
+                             "%3D%227%22%7D%29&time=1700000000 HTTP/1.1") == rq,
+                  "request: %s", rq);
+    cannedhttp_free(srv);
+    free(a);
+
+    /* an empty vector and a NaN sample: nothing known */
+    a = cannedhttp_answer(200, NULL,
+                          "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\","
+                          "\"result\":[]}}");
+    srv = cannedhttp_start1(a);
+    ck_assert_int_eq(ask(srv, &v, &found, err, sizeof err), 0);
+    ck_assert(!found);
+    cannedhttp_free(srv);
+    free(a);
+    a = cannedhttp_answer(200, NULL,
+                          "{\"status\":\"success\",\"data\":{\"resultType\":\"vector\","
+                          "\"result\":[{\"value\":[1,\"NaN\"]}]}}");
+    srv = cannedhttp_start1(a);
+    ck_assert_int_eq(ask(srv, &v, &found, err, sizeof err), 0);
+    ck_assert(!found);
+    cannedhttp_free(srv);
+    free(a);
+
+    /* a redirect toward another service is an error, and nothing follows it */
+    struct cannedhttp *inner = cannedhttp_start1("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+    char loc[128];
+    snprintf(loc, sizeof loc, "Location: http://127.0.0.1:%d/secret\r\n", cannedhttp_port(inner));
+    a = cannedhttp_answer(302, loc, NULL);
+    srv = cannedhttp_start1(a);
+    ck_assert_int_ne(ask(srv, &v, &found, err, sizeof err), 0);
+    ck_assert_msg(strstr(err, "answered 302"), "err: %s", err);
+    ck_assert_int_eq(cannedhttp_nrequests(inner), 0);
+    cannedhttp_free(srv);
+    cannedhttp_free(inner);
+    free(a);
+
+    /* more than 1 MiB: not read */
+    size_t big = (1u << 20) + 100;
+    char *body = malloc(big + 1);
+    ck_assert_ptr_nonnull(body);
+    memset(body, ' ', big);
+    body[big] = '\0';
+    a = cannedhttp_answer(200, NULL, body);
+    srv = cannedhttp_start1(a);
+    ck_assert_int_ne(ask(srv, &v, &found, err, sizeof err), 0);
+    ck_assert_msg(strstr(err, "too large"), "err: %s", err);
+    cannedhttp_free(srv);
+    free(a);
+    free(body);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("prometheus");
@@ -93,6 +174,8 @@ int main(void)
     tcase_add_test(tc, metrics_setting);
     tcase_add_test(tc, selectors_escape_the_id);
     tcase_add_test(tc, unreachable_and_bad_urls);
+    tcase_add_test(tc, answers_are_read_and_redirects_not_followed);
+    tcase_set_timeout(tc, 30);
     suite_add_tcase(s, tc);
     return suite_run(s);
 }
