@@ -104,6 +104,13 @@ static const struct db_stmt st_ends = {
     "capacity_ends", "SELECT gpu_type, ends_at, gpus FROM aidc_capacity_ends() LIMIT 100000", 0};
 static const struct db_stmt st_nodes = {"capacity_nodes", "SELECT * FROM aidc_capacity_nodes()", 0};
 
+/* a read that could not be made: the job goes to the back of the line, its figures stay */
+static const struct db_stmt st_touch = {
+    "eff_touch",
+    "INSERT INTO job_efficiency AS e (job_id, tenant_id, gpu_refreshed_at)"
+    " SELECT j.id, j.tenant_id, now() FROM jobs j WHERE j.id = $1::uuid"
+    " ON CONFLICT (job_id) DO UPDATE SET gpu_refreshed_at = now()",
+    1};
 static const struct db_stmt st_unnoticed = {
     "eff_idle_unnoticed",
     "SELECT j.id, j.tenant_id, t.slug AS tenant, j.username AS \"user\", j.name, j.gpus,"
@@ -119,7 +126,7 @@ static const struct db_stmt st_noticed = {
     1};
 
 const struct db_stmt *const db_efficiency_stmts[] = {
-    &st_usage,   &st_targets,  &st_gpu,  &st_idle,  &st_unnoticed,
+    &st_usage,   &st_targets,  &st_gpu,  &st_touch, &st_idle, &st_unnoticed,
     &st_noticed, &st_capacity, &st_ends, &st_nodes, NULL};
 
 /* A number as a statement parameter; NULL (the caller's unknown) for NaN or negative. */
@@ -300,4 +307,10 @@ int db_eff_idle_noticed(struct db *db, const char *job_id)
 {
     const char *p[1] = {job_id};
     return db_exec(db, &st_noticed, p);
+}
+
+int db_eff_touch(struct db *db, const char *job_id)
+{
+    const char *p[1] = {job_id};
+    return db_exec(db, &st_touch, p);
 }

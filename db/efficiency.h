@@ -53,6 +53,8 @@ struct db_eff_gpu {
     int idle_window_s;
 };
 int db_eff_gpu(struct db *db, const char *job_id, const struct db_eff_gpu *g);
+/* A read that could not be made (its Prometheus down): the job waits its next turn. */
+int db_eff_touch(struct db *db, const char *job_id);
 
 /*
  * The idle report: running jobs whose GPUs have been idle, oldest idle

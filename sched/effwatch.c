@@ -42,8 +42,13 @@ static double ask(const struct db_eff_target *t, const char *agg, const char *me
     return found ? v : NAN;
 }
 
-/* Read one job; false when its Prometheus could not be asked (nothing is written). */
-static bool read_job(const struct watch *w, const struct db_eff_target *t, struct db_eff_gpu *g)
+/*
+ * Read one job; false when its Prometheus could not be asked (nothing is
+ * written). *down: that Prometheus failed this round (set here; the caller
+ * skips the rest of its jobs, so a dead one costs one timeout a round).
+ */
+static bool read_job(const struct watch *w, const struct db_eff_target *t, struct db_eff_gpu *g,
+                     bool *cluster_down)
 {
     char sel[512];
     memset(g, 0, sizeof *g);
@@ -73,8 +78,10 @@ static bool read_job(const struct watch *w, const struct db_eff_target *t, struc
     } else if (!t->finished) {
         g->idle = 0; /* too young to have been idle that long */
     }
-    if (down)
+    if (down) {
+        *cluster_down = true;
         return false;
+    }
     g->final = t->finished != 0 && !isnan(g->util_avg);
     return true;
 }
@@ -98,12 +105,19 @@ static int round_fn(struct db *db, bool notified, void *arg)
     }
     struct db_eff_gpu *g = xcalloc(all.n, sizeof *g);
     bool *ok = xcalloc(all.n, sizeof *ok);
-    for (size_t i = 0; i < all.n; i++) /* outside a transaction: Prometheus may be slow */
-        ok[i] = read_job(w, &all.v[i], &g[i]);
+    bool *down = xcalloc(all.n, sizeof *down); /* [i]: the Prometheus of job i failed */
+    for (size_t i = 0; i < all.n; i++) {       /* outside a transaction: Prometheus may be slow */
+        bool skip = false;
+        for (size_t k = 0; k < i && !skip; k++)
+            skip = down[k] && strcmp(all.v[k].url, all.v[i].url) == 0;
+        ok[i] = !skip && read_job(w, &all.v[i], &g[i], &down[i]);
+    }
+    free(down);
     e = db_begin(db, &ctx, false);
+    /* a job whose Prometheus did not answer goes to the back, so a dead one cannot
+     * keep the other clusters' jobs out of the batch */
     for (size_t i = 0; !e && i < all.n; i++)
-        if (ok[i])
-            e = db_eff_gpu(db, all.v[i].id, &g[i]);
+        e = ok[i] ? db_eff_gpu(db, all.v[i].id, &g[i]) : db_eff_touch(db, all.v[i].id);
     if (!e)
         e = db_commit(db);
     else

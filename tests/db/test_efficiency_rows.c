@@ -3,8 +3,8 @@
  * through the statements the syncer and the efficiency worker use: a job's
  * cgroup figures become its efficiencies (CPU time over cpus x nodes x run
  * time, peak over memory_gib x nodes); a GPU read that found nothing keeps
- * what was there; and the notifier's hook (db_eff_idle_unnoticed /
- * db_eff_idle_noticed): a newly idle running job is offered once, marked
+ * what was there, and so does one that could not be made; and the notifier's hook
+ * (db_eff_idle_unnoticed / db_eff_idle_noticed): a newly idle running job is offered once, marked
  * told, and offered again after it was busy and idled anew.
  */
 #include "tests/support/harness.h"
@@ -128,6 +128,10 @@ START_TEST(efficiencies_and_the_notifiers_hook)
     /* busy, then a read without samples: the figures stay */
     gpu(55, 0);
     gpu(NAN, -1);
+    /* and a read that could not be made (Prometheus down) only moves the job back */
+    ck_assert_int_eq(db_begin(d, &system_ctx, false), 0);
+    ck_assert_int_eq(db_eff_touch(d, job), 0);
+    ck_assert_int_eq(db_commit(d), 0);
     e = efficiency();
     ck_assert(fabs(num(e, "gpu_util_avg") - 55) < 1e-9);
     ck_assert(json_is_null(json_object_get(e, "gpu_mem_peak_gib")));
