@@ -6,6 +6,7 @@
 #include "clusters.h"
 
 #include "../backends/backend.h"
+#include "../backends/prometheus.h"
 #include "../db/clusters.h"
 #include "../db/sched.h"
 #include "../lib/config.h"
@@ -85,7 +86,15 @@ int api_cluster_create(struct req *rq, struct resp *rs)
     json_t *options = json_object_get(rq->json, "options");
     options = options ? json_deep_copy(options) : json_object();
     char msg[256];
-    if (!ops->check_options(options, msg, sizeof msg)) {
+    /* the cluster's Prometheus (docs/efficiency.md) is aidc's setting, not the backend's */
+    json_t *metrics = json_incref(json_object_get(options, "metrics"));
+    (void)json_object_del(options, "metrics");
+    bool ok = !metrics || prometheus_metrics_check(metrics, msg, sizeof msg);
+    ok = ok && ops->check_options(options, msg, sizeof msg);
+    if (ok && metrics)
+        ok = json_object_set(options, "metrics", metrics) == 0;
+    json_decref(metrics);
+    if (!ok) {
         json_decref(options);
         api_field_problem(rs, "options", PROBLEM_CLUSTER_OPTIONS,
                           json_pack("{s:o}", "reason", problem_text(msg)));

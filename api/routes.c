@@ -15,8 +15,10 @@
 #include "approvals.h"
 #include "audit.h"
 #include "billing.h"
+#include "capacity.h"
 #include "clusters.h"
 #include "drift.h"
+#include "efficiency.h"
 #include "files.h"
 #include "gpufaults.h"
 #include "identity.h"
@@ -145,6 +147,15 @@ const struct route routes[] = {
      SC_ADMIN, 0, NULL},
     {"GET", "/api/v1/clusters/{name}/drift", api_cluster_drift, "cluster.drift", PA, TR_NONE,
      SC_ADMIN, RF_NO_TX, NULL},
+    /* the cluster view and the idle-GPU report (docs/efficiency.md) */
+    {"GET", "/api/v1/capacity", api_capacity_get, "capacity.read", 0, TR_NONE, 0, RF_ANY_USER,
+     NULL},
+    {"GET", "/api/v1/capacity/nodes", api_capacity_nodes, "capacity.nodes", PA, TR_NONE, 0, 0,
+     NULL},
+    {"GET", "/api/v1/efficiency/idle", api_eff_idle_all, "efficiency.idle", PA, TR_NONE,
+     SC_JOBS_READ, 0, PAGE},
+    {"GET", "/api/v1/tenants/{tenant}/efficiency/idle", api_eff_idle_tenant,
+     "efficiency.idle_tenant", PA, TR_ADMIN, SC_JOBS_READ, 0, PAGE},
     /* GPU health: Alertmanager's webhook holds a token with only gpu-faults:write */
     {"POST", "/api/v1/clusters/{name}/gpu-faults", api_gpu_fault_report, "gpu_fault.report", PA,
      TR_NONE, SC_GPU_FAULTS, RF_BODY | RF_CREATES, NULL},

@@ -122,6 +122,10 @@ struct backend_status {
     int exit_code;       /* -1 when none (killed by a signal, or not ended) */
     int restarts;        /* times the cluster requeued the job by itself (Slurm's restart_cnt) */
     char reason[128];    /* e.g. "time limit", "killed by signal 9", "executor lost" */
+    /* an ended run's use (the local executor's cgroups): CPU seconds, peak memory
+     * bytes, -1 each where not measured; has_usage false: nothing measured */
+    bool has_usage;
+    double cpu_seconds, mem_peak_bytes;
 };
 
 /* Where a run's app answers: what aidcd's relay connects to. */

@@ -139,9 +139,10 @@ void cgroup_default_parent(char *out, size_t outsz)
 
 static bool v1_controllers(size_t *n, const char **names)
 {
-    static const char *const all[] = {"memory", "pids", "cpu", "devices"};
-    /* only root may write a devices group's rules */
-    size_t want = geteuid() == 0 ? 4 : 3, k = 0;
+    static const char *const all[] = {"memory", "pids", "cpu", "devices", "cpuacct"};
+    /* only root may write a devices group's rules; cpuacct (the job's CPU time, where it
+     * is not mounted with cpu) is counted for root only, as a delegated user may lack it */
+    size_t want = geteuid() == 0 ? 5 : 3, k = 0;
     for (size_t i = 0; i < want; i++) {
         char dir[64];
         struct statfs fs;
@@ -379,8 +380,8 @@ bool cgroup_job_find(struct cgroup_job *cg, const char *parent, const char *name
         cg->memory = cg->ndirs ? 0 : -1;
         return cg->ndirs > 0;
     }
-    static const char *const all[] = {"memory", "pids", "cpu", "devices"};
-    for (size_t i = 0; i < 4; i++) {
+    static const char *const all[] = {"memory", "pids", "cpu", "devices", "cpuacct"};
+    for (size_t i = 0; i < 5; i++) {
         char *dir = cg->dirs[cg->ndirs];
         snprintf(dir, sizeof cg->dirs[0], ROOT "/%s%s/%s", all[i], p, name);
         if (stat(dir, &st) != 0)
@@ -433,6 +434,40 @@ long cgroup_job_oom_kills(const struct cgroup_job *cg)
         if (p == buf || p[-1] == '\n')
             return strtol(p + 9, NULL, 10);
     return 0;
+}
+
+/* The number after "key " at a line's start in buf, or -1. */
+static double stat_field(const char *buf, const char *key)
+{
+    size_t k = strlen(key);
+    for (const char *p = buf; (p = strstr(p, key)) != NULL; p++)
+        if ((p == buf || p[-1] == '\n') && p[k] == ' ')
+            return strtod(p + k + 1, NULL);
+    return -1;
+}
+
+void cgroup_job_usage(const struct cgroup_job *cg, double *cpu_seconds, double *mem_peak_bytes)
+{
+    *cpu_seconds = *mem_peak_bytes = -1;
+    char buf[2048];
+    if (cg->ndirs == 0)
+        return;
+    if (cg->version == 2) {
+        if (get(cg->dirs[0], "cpu.stat", buf, sizeof buf) > 0) {
+            double us = stat_field(buf, "usage_usec");
+            *cpu_seconds = us < 0 ? -1 : us / 1e6;
+        }
+        if (get(cg->dirs[0], "memory.peak", buf, sizeof buf) > 0) /* kernel 5.19 on */
+            *mem_peak_bytes = strtod(buf, NULL);
+        return;
+    }
+    /* v1: cpuacct, its own hierarchy or shared with cpu (cpu,cpuacct) */
+    for (size_t i = 0; i < cg->ndirs && *cpu_seconds < 0; i++)
+        if (get(cg->dirs[i], "cpuacct.usage", buf, sizeof buf) > 0)
+            *cpu_seconds = strtod(buf, NULL) / 1e9;
+    if (cg->memory >= 0 &&
+        get(cg->dirs[cg->memory], "memory.max_usage_in_bytes", buf, sizeof buf) > 0)
+        *mem_peak_bytes = strtod(buf, NULL);
 }
 
 size_t cgroup_job_pids(const struct cgroup_job *cg, pid_t *pids, size_t max)

@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#define CGROUP_MAX_DIRS 4   /* v1: memory, pids, cpu, devices */
+#define CGROUP_MAX_DIRS 5   /* v1: memory, pids, cpu, devices, cpuacct */
 #define CGROUP_MAX_DEVICES 80
 
 struct cgroup_limits {
@@ -72,6 +72,13 @@ int cgroup_job_procs_fds(const struct cgroup_job *cg, bool devices, int *fds, si
 int cgroup_job_join(const int *fds, size_t n);
 /* The kernel's count of processes it killed for memory in the job's group. */
 long cgroup_job_oom_kills(const struct cgroup_job *cg);
+/*
+ * What the job used, from its groups' accounting (before they are removed):
+ * CPU time (v2 cpu.stat usage_usec; v1 cpuacct.usage where cpuacct shares
+ * a hierarchy with cpu) and peak memory (v2 memory.peak; v1
+ * memory.max_usage_in_bytes). -1 where the kernel does not tell.
+ */
+void cgroup_job_usage(const struct cgroup_job *cg, double *cpu_seconds, double *mem_peak_bytes);
 /* The job's processes (at most max) into pids; how many. */
 size_t cgroup_job_pids(const struct cgroup_job *cg, pid_t *pids, size_t max);
 /*

@@ -464,6 +464,9 @@ static void ended(int ctl, struct backend_status *out)
     out->finished_at = ss.finished_at;
     out->exit_code = ss.exit_code;
     snprintf(out->reason, sizeof out->reason, "%s", ss.reason);
+    out->has_usage = ss.cpu_seconds >= 0 || ss.mem_peak_bytes >= 0;
+    out->cpu_seconds = ss.cpu_seconds;
+    out->mem_peak_bytes = ss.mem_peak_bytes;
     out->state = ss.stopped                            ? BS_STOPPED
                  : ss.exit_code == 0 && !ss.timed_out && !ss.oom ? BS_SUCCEEDED
                                                                  : BS_FAILED;

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -31,6 +32,10 @@ void shim_status_parse(const json_t *doc, struct shim_status *out)
     out->stopped = json_is_true(json_object_get(doc, "stopped"));
     out->timed_out = json_is_true(json_object_get(doc, "timed_out"));
     out->oom = json_is_true(json_object_get(doc, "oom"));
+    json_t *cpu = json_object_get(doc, "cpu_seconds");
+    json_t *mem = json_object_get(doc, "mem_peak_bytes");
+    out->cpu_seconds = json_is_number(cpu) ? json_number_value(cpu) : -1;
+    out->mem_peak_bytes = json_is_number(mem) ? json_number_value(mem) : -1;
     const char *r = json_string_value(json_object_get(doc, "reason"));
     snprintf(out->reason, sizeof out->reason, "%s", r ? r : "");
 }
@@ -50,6 +55,11 @@ void shim_end(struct shim_run *r, const struct shim_end *e)
                           e->signal ? json_integer(e->signal) : json_null(), "stopped",
                           e->stopped, "timed_out", e->timed_out, "oom", e->oom, "reason",
                           e->reason);
+    /* what it used (docs/efficiency.md), where it was measured */
+    if (s && e->cpu_seconds >= 0)
+        json_object_set_new(s, "cpu_seconds", json_real(e->cpu_seconds));
+    if (s && e->mem_peak_bytes >= 0)
+        json_object_set_new(s, "mem_peak_bytes", json_real(e->mem_peak_bytes));
     char *text = s ? json_dumps(s, JSON_COMPACT) : NULL;
     json_decref(s);
     if (!text)
@@ -60,7 +70,7 @@ void shim_end(struct shim_run *r, const struct shim_end *e)
 
 void shim_fail(struct shim_run *r, const char *reason)
 {
-    struct shim_end e = {.exit_code = -1};
+    struct shim_end e = {.exit_code = -1, .cpu_seconds = -1, .mem_peak_bytes = -1};
     snprintf(e.reason, sizeof e.reason, "%.*s", (int)sizeof e.reason - 1, reason); /* cut */
     dprintf(2, "aidc: %s\n", reason); /* the job's stderr says why too */
     shim_end(r, &e);
@@ -225,10 +235,11 @@ void shim_supervise(struct shim_run *r, pid_t pid, pid_t sandbox_pid,
     alarm(limit > 0 ? (unsigned)limit : 0);
     bool stopping = false;
     int status = 0;
+    struct rusage ru;
     for (;;) {
         int sig = sigwaitinfo(&r->signals, NULL);
         if (sig == SIGCHLD) {
-            pid_t w = waitpid(pid, &status, WNOHANG);
+            pid_t w = wait4(pid, &status, WNOHANG, &ru);
             if (w == pid)
                 break;
             while (waitpid(-1, NULL, WNOHANG) > 0) /* slirp4netns, if it died */
@@ -247,6 +258,10 @@ void shim_supervise(struct shim_run *r, pid_t pid, pid_t sandbox_pid,
         }
     }
     alarm(0);
+    /* the job and every descendant reaped below it; its cgroup, where there is one, tells better */
+    e->cpu_seconds = (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+                     (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+    e->mem_peak_bytes = (double)ru.ru_maxrss * 1024; /* the largest process's, in KiB */
     e->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     e->signal = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
     if (e->timed_out)
@@ -293,7 +308,8 @@ int shim_main(const char *dir)
     if (r.out < 0 || r.err < 0 || dup2(r.err, 2) < 0)
         return 2;
     if (fsat_exists(r.dfd, "stop")) { /* stopped before it could start */
-        struct shim_end e = {.exit_code = -1, .stopped = true};
+        struct shim_end e = {
+            .exit_code = -1, .stopped = true, .cpu_seconds = -1, .mem_peak_bytes = -1};
         snprintf(e.reason, sizeof e.reason, "stopped before it started");
         shim_end(&r, &e);
         return 0;

@@ -28,6 +28,7 @@ struct shim_status {
     bool stopped;    /* ended because it was asked to stop */
     bool timed_out;  /* ended by its time limit */
     bool oom;        /* a process of it was killed for memory */
+    double cpu_seconds, mem_peak_bytes; /* what it used; -1: not known */
     char reason[128];
 };
 

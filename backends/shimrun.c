@@ -106,7 +106,7 @@ static int image(struct shim_run *r, struct launch *l)
         char reason[128];
         if (!ref)
             snprintf(err, sizeof err, "no image reference");
-        struct shim_end end = {.exit_code = -1};
+        struct shim_end end = {.exit_code = -1, .cpu_seconds = -1, .mem_peak_bytes = -1};
         bool stop = strstr(err, "stopped while") != NULL;
         end.stopped = stop;
         snprintf(reason, sizeof reason, "%s%.100s", stop ? "" : "image pull failed: ", err);
@@ -480,6 +480,12 @@ void shimrun_sandboxed(struct shim_run *r)
     status_read(l.status[0], buf, sizeof buf, &len, 1000, "exit-code");
     long code = status_field(buf, "\"exit-code\"");
     e.oom = cgroup_job_oom_kills(&l.cg) > 0;
+    double cpu, mem;
+    cgroup_job_usage(&l.cg, &cpu, &mem);
+    if (cpu >= 0)
+        e.cpu_seconds = cpu;
+    if (mem >= 0)
+        e.mem_peak_bytes = mem;
     if (code == 128 + SIGKILL && e.killed) { /* our SIGKILL, not the job's exit 137 */
         e.exit_code = -1;
         e.signal = SIGKILL;

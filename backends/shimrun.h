@@ -33,6 +33,8 @@ struct shim_end {
     int signal;
     bool stopped, timed_out, oom;
     bool killed; /* the shim sent SIGKILL when the grace period was over */
+    /* what it used: CPU seconds and peak memory (bytes); -1: not known */
+    double cpu_seconds, mem_peak_bytes;
     char reason[128];
 };
 

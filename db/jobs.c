@@ -36,7 +36,7 @@
     " j.finished_at, j.exit_code, j.preemption_count,"                                            \
     " CASE WHEN j.state = 'queued' THEN " POS " END AS queue_position,"                           \
     " j.estimated_start, j.stop_requested, to_json(j.gpu_indexes) AS gpu_indexes, j.mounts,"    \
-    " j.kind," JOB_TIMES
+    " j.kind, aidc_job_efficiency(j.id) AS efficiency," JOB_TIMES
 #define JOB_COLS JOB_COLS_AT("aidc_queue_position(j.id)")
 
 static const struct db_stmt st_insert = {

@@ -11,6 +11,7 @@
 #include "auditlog.h"
 #include "billing.h"
 #include "clusters.h"
+#include "efficiency.h"
 #include "db.h"
 #include "files.h"
 #include "gauges.h"
@@ -41,5 +42,6 @@ const struct db_stmt *const *const db_registry[] = {
     db_sessions_stmts, db_files_stmts, db_storage_stmts, db_appsessions_stmts, db_idproviders_stmts,
     db_allocations_stmts,
     db_templates_stmts,
+    db_efficiency_stmts,
     NULL,
 };

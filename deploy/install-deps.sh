@@ -55,7 +55,7 @@ for group in "$@"; do
                       util-linux iproute2
                       docker-registry apache2-utils jq tar gzip coreutils busybox-static
                       bubblewrap slirp4netns skopeo umoci jupyter-notebook python3-websocket
-                      slapd ldap-utils) ;;
+                      slapd ldap-utils prometheus python3) ;;
         dev)   pkgs+=(docker-registry jq tar gzip coreutils curl busybox-static) ;;
         bench) pkgs+=(wrk postgresql-contrib jq linux-perf) ;;
         portal) pkgs+=(chromium fonts-noto-cjk)

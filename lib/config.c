@@ -188,6 +188,13 @@ static const struct setting settings[] = {
      "most rows of one usage report (a larger one is refused: narrow it)"},
     {"AIDC_REGISTRY_SYNC_SECONDS", T_INT, OFF(registry_sync_seconds), "3600", 0, 604800,
      "each registry is synced this often (0: only when asked, POST .../sync)"},
+    {"AIDC_EFFICIENCY_INTERVAL_SECONDS", T_INT, OFF(efficiency_interval_seconds), "60", 1, 86400,
+     "how often a running job's GPU metrics are read from its cluster's Prometheus (and the "
+     "idle-GPU pass runs)"},
+    {"AIDC_IDLE_GPU_UTIL_PERCENT", T_INT, OFF(idle_gpu_util_percent), "10", 0, 100,
+     "a job's GPUs under this utilization (percent) for AIDC_IDLE_GPU_SECONDS count as idle"},
+    {"AIDC_IDLE_GPU_SECONDS", T_INT, OFF(idle_gpu_seconds), "1800", 2, 604800,
+     "how long a job's GPUs must stay under AIDC_IDLE_GPU_UTIL_PERCENT to be reported idle"},
 };
 
 #define NSETTINGS (sizeof settings / sizeof settings[0])

@@ -69,6 +69,9 @@ struct config {
     int allocation_notice_days;
     int usage_max_rows;
     int registry_sync_seconds;
+    int efficiency_interval_seconds;
+    int idle_gpu_util_percent;
+    int idle_gpu_seconds;
     char *storage_root;      /* "" in the table = <data_dir>/storage */
     long storage_uid_first;
     long files_max_upload_bytes;

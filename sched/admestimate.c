@@ -248,3 +248,18 @@ void admestimate_run(const struct adm_snapshot *s, const struct adm_usage *u, co
     quotas(s, u, order, wait_at, r);
     free(wait_at);
 }
+
+double admestimate_first_start(double free_now, const double *at, const double *amount, size_t n,
+                               double ahead, double need, double now)
+{
+    struct replay rp = {.n = n, .freed = free_now, .when = now};
+    rp.ev = xmalloc((n + 1) * sizeof *rp.ev);
+    for (size_t i = 0; i < n; i++)
+        rp.ev[i] = (struct event){.at = at[i], .amount = amount[i]};
+    qsort(rp.ev, n, sizeof *rp.ev, by_time);
+    double t = ahead > 0 ? replay_until(&rp, ahead, now) : now;
+    if (t > 0)
+        t = replay_until(&rp, need, now);
+    free(rp.ev);
+    return t;
+}

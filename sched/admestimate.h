@@ -38,4 +38,14 @@ struct adm_usage {
 void admestimate_run(const struct adm_snapshot *s, const struct adm_usage *u, const size_t *order,
                      struct adm_result *r);
 
+/*
+ * The capacity wait of a job of need GPUs of one type queued behind ahead
+ * GPUs of demand (the cluster view's earliest start): free_now now, and
+ * the ends of running jobs (at[i] when amount[i] GPUs come back, in time
+ * order) replayed as for a waiting job. now when it fits at once; 0 when
+ * nothing that runs will ever free enough.
+ */
+double admestimate_first_start(double free_now, const double *at, const double *amount, size_t n,
+                               double ahead, double need, double now);
+
 #endif

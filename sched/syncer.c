@@ -4,6 +4,7 @@
 #include "../backends/callstats.h"
 #include "../backends/backend.h"
 #include "../db/clusters.h"
+#include "../db/efficiency.h"
 #include "../db/sched.h"
 #include "../lib/config.h"
 #include "../lib/err.h"
@@ -155,6 +156,11 @@ static int apply(struct db *db, const struct db_active_job *j, const struct back
         if (!e && changed)
             log_debug("job %s: %s -> %s", id, t[k].from, t[k].to);
     }
+    /* an ended run's measured use: the job's efficiency (docs/efficiency.md) */
+    if (!e && n > 0 && bs->has_usage && t[n - 1].finished_at > 0 &&
+        strcmp(t[n - 1].to, "queued") != 0)
+        e = db_eff_usage(db, id, bs->cpu_seconds, (double)(bs->finished_at - bs->started_at),
+                         bs->mem_peak_bytes);
     /* what keeps it pending, where the cluster says (the local executor's image pull) */
     if (!e && bs->state == BS_PENDING && bs->reason[0])
         e = db_job_pending_reason(db, id, bs->reason);

@@ -280,6 +280,26 @@ else
     fi
 fi
 
+# A private Prometheus scraping a DCGM-format exporter (tests/prometheus: Debian's
+# prometheus, every second) for the efficiency tests (GPU utilization, the idle report).
+# They skip their GPU part without AIDC_TEST_PROMETHEUS_URL, so where it cannot start we
+# say why and go on.
+prom_dir=/tmp/aidc-test-prom prom_started=0
+unset AIDC_TEST_PROMETHEUS_URL AIDC_TEST_DCGM_DIR
+stop_prom() {
+    [ "$prom_started" = 1 ] && tests/prometheus/prom-down.sh "$prom_dir" || true
+}
+trap 'stop_prom; stop_slapd; stop_oidc; stop_registries; stop_slurm; stop_pg' EXIT
+if prom_env=$(PROM_DIR=$prom_dir PROM_PORT=15590 tests/prometheus/prom-up.sh); then
+    prom_started=1
+    AIDC_TEST_PROMETHEUS_URL=$(sed -n 's/^PROMETHEUS_URL=//p' <<<"$prom_env")
+    AIDC_TEST_DCGM_DIR=$(sed -n 's/^DCGM_DIR=//p' <<<"$prom_env")
+    export AIDC_TEST_PROMETHEUS_URL AIDC_TEST_DCGM_DIR
+    say "Prometheus at $AIDC_TEST_PROMETHEUS_URL (exporter files in $AIDC_TEST_DCGM_DIR)"
+else
+    say "Prometheus: not started (above), the efficiency tests' GPU part skips"
+fi
+
 build_only() {  # name, cmake options...
     local dir=$1; shift
     say "build $dir ($*)"
@@ -317,7 +337,7 @@ stop_k8s() {
         K8S_DIR=$k8s_dir deploy/k8s-down.sh --purge >/dev/null 2>&1 || true
     fi
 }
-trap 'stop_k8s; stop_slapd; stop_oidc; stop_registries; stop_slurm; stop_pg' EXIT
+trap 'stop_k8s; stop_prom; stop_slapd; stop_oidc; stop_registries; stop_slurm; stop_pg' EXIT
 if [ -n "$k8s_build_pid" ]; then
     say "Kubernetes API server ($k8s_dir; waiting for deploy/k8s-build.sh, log build/k8s-build.log)"
     if ! wait "$k8s_build_pid"; then

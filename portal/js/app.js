@@ -29,6 +29,8 @@ const ROUTES = [
   { path: 'platform', page: 'platform', nav: 'nav.platform', allow: roles.platformAdmin },
   { path: 'finance', page: 'finance', nav: 'nav.finance', allow: roles.finance },
   { path: 'audit', page: 'audit', nav: 'nav.audit', allow: roles.auditor },
+  // platform admins reach it from the platform page's clusters tab (their header is full)
+  { path: 'capacity', page: 'capacity', nav: 'nav.capacity', allow: roles.anyone, navHide: roles.platformAdmin },
   { path: 'tokens', page: 'tokens', nav: 'nav.tokens', allow: roles.anyone },
 ];
 
@@ -115,7 +117,7 @@ function drawShell(route) {
   langButton.setAttribute('lang', lang() === 'en' ? 'zh-CN' : 'en');
   langButton.setAttribute('aria-label', lang() === 'en' ? '切换到中文' : 'Switch to English');
   if (me) {
-    clear(nav, h('ul', {}, ROUTES.filter((r) => r.nav && r.allow(me, session.tenant)).map((r) =>
+    clear(nav, h('ul', {}, ROUTES.filter((r) => r.nav && r.allow(me, session.tenant) && !(r.navHide && r.navHide(me))).map((r) =>
       h('li', {}, h('a', { href: `#/${r.path}`, 'aria-current': r === route ? 'page' : null }, t(r.nav))))));
     clear(pick, session.tenants.map((s) => h('option', { value: s, selected: s === session.tenant }, s)));
   }

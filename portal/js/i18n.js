@@ -11,6 +11,7 @@ import finaudit from './i18n/finaudit.js';
 import files from './i18n/files.js';
 import sessions from './i18n/sessions.js';
 import allocations from './i18n/allocations.js';
+import efficiency from './i18n/efficiency.js';
 // the server's problems by code (server/problems/*.def), one file per area
 import errCore from './i18n/errors-core.js';
 import errJobs from './i18n/errors-jobs.js';
@@ -126,7 +127,7 @@ const TABLE = {
   'job.reason': ['Reason', '原因'],
 };
 
-for (const area of [jobs, self, admin, finaudit, files, sessions, allocations,
+for (const area of [jobs, self, admin, finaudit, files, sessions, allocations, efficiency,
   errCore, errJobs, errImages, errBilling, errIdentity, errFiles, errSessions, errSso,
   errAllocations,
   templates, errTemplates])

@@ -75,6 +75,7 @@ static const char *const any_user_routes[] = {
     "POST /api/v1/allocation-requests/{id}/comments",
     "GET /api/v1/templates", /* the platform's job templates */
     "GET /api/v1/templates/{name}",
+    "GET /api/v1/capacity",
 };
 /* Authenticated routes without a token scope: any API token of an allowed user passes,
  * but for a token with machine scopes only (audit:ingest, gpu-faults:write). */
@@ -94,6 +95,8 @@ static const char *const scope_free_routes[] = {
     "GET /api/v1/clusters/{name}/gpu-faults",
     "GET /api/v1/tenants/{tenant}/allocation-requests",
     "GET /api/v1/tenants/{tenant}/allocation-requests/{id}",
+    "GET /api/v1/capacity",
+    "GET /api/v1/capacity/nodes",
 };
 
 static bool listed(const char *const *list, size_t n, const char *key)

@@ -151,6 +151,10 @@ enum kind {
     K_JOB_EVENTS,
     K_JOB_CANCEL,
     K_JOB_LOGS,
+    K_CAPACITY,
+    K_CAPACITY_NODES,
+    K_IDLE_ALL,
+    K_IDLE_TENANT,
 };
 
 /*
@@ -269,6 +273,17 @@ static const struct permrun_row rows[] = {
     {"POST", "/api/v1/tenants/{tenant}/jobs", K_JOB_SUBMIT,
         {201, 201, 403, 403, 201, 201, 403, 404, 404, 401, 403, 403, 403, 403, 201},
         {201, 201, 403, 403, 404, 404, 404, 201, 404, 401, 403, 403, 403, 403, 404}},
+    /* the cluster view: sums for anyone signed in, nodes for platform admins */
+    {"GET", "/api/v1/capacity", K_CAPACITY,
+        {200, 200, 200, 200, 200, 200, 200, 200, 200, 401, 200, 200, 200, 200, 200}, {0}},
+    {"GET", "/api/v1/capacity/nodes", K_CAPACITY_NODES,
+        {200, 200, 403, 403, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
+    /* the idle-GPU report: platform admins for every tenant, tenant admins for theirs */
+    {"GET", "/api/v1/efficiency/idle", K_IDLE_ALL,
+        {200, 200, 403, 403, 403, 403, 403, 403, 403, 401, 403, 403, 403, 403, 403}, {0}},
+    {"GET", "/api/v1/tenants/{tenant}/efficiency/idle", K_IDLE_TENANT,
+        {200, 200, 403, 403, 200, 403, 403, 404, 404, 401, 200, 200, 200, 200, 200},
+        {200, 200, 403, 403, 404, 404, 404, 200, 404, 401, 404, 404, 404, 404, 404}},
     {"GET", "/api/v1/tenants/{tenant}/jobs", K_JOB_LIST,
         {200, 200, 200, 200, 200, 200, 200, 404, 404, 401, 200, 200, 200, 200, 200},
         {200, 200, 200, 200, 404, 404, 404, 200, 404, 401, 404, 404, 404, 404, 404}},
@@ -488,6 +503,18 @@ static void prep(struct permrun_cell *c)
     case K_JOB_LOGS:
         snprintf(c->path, sizeof c->path, "/api/v1/tenants/%s/jobs/%s/logs", ts, tn->done_job);
         break;
+    case K_CAPACITY:
+        snprintf(c->path, sizeof c->path, "/api/v1/capacity");
+        break;
+    case K_CAPACITY_NODES:
+        snprintf(c->path, sizeof c->path, "/api/v1/capacity/nodes");
+        break;
+    case K_IDLE_ALL:
+        snprintf(c->path, sizeof c->path, "/api/v1/efficiency/idle");
+        break;
+    case K_IDLE_TENANT:
+        snprintf(c->path, sizeof c->path, "/api/v1/tenants/%s/efficiency/idle", ts);
+        break;
     }
     if (c->r->kind == K_TENANT_PATCH) {
         char *name = adm_field(c->path, "name");
@@ -599,6 +626,10 @@ static void verify(const struct permrun_cell *c, long got, const struct http_res
                      current, res->body ? res->body : "");
         }
         break;
+    case K_CAPACITY:
+    case K_CAPACITY_NODES:
+    case K_IDLE_ALL:
+    case K_IDLE_TENANT:
     case K_TOKEN_LIST:
     case K_USER_LIST:
     case K_TENANT_LIST:

@@ -9,6 +9,7 @@ import { h, clear, badge, field, alertBox, errorText, toast } from '../ui.js';
 import { canSubmit } from '../roles.js';
 import { isFinished, gpuText, reasonText, mayManage, REFRESH_MS, SLUG_RE, UUID_RE, jobHref, durationText } from './jobs.js';
 import { fileList } from '../filelist.js';
+import { efficiencyView } from '../efficiency.js';
 
 const TAILS = [100, 1000, 10000];
 
@@ -77,6 +78,7 @@ export async function render(ctx) {
   const statusSlot = h('div', {});
   const preemptSlot = h('div', {});
   const propsSlot = h('div', {});
+  const effSlot = h('div', {});
   const timelineSlot = h('div', {});
   const actionMsg = h('div', {});
   const drawn = {};
@@ -363,6 +365,7 @@ export async function render(ctx) {
     actionMsg,
     preemptSlot,
     sec('job-status-h', 'jobs.status', statusSlot),
+    sec('job-eff-h', 'eff.title', effSlot),
     h('div', { class: 'grid', style: { marginBottom: '1rem' } },
       sec('job-props-h', 'jobs.props', propsSlot),
       sec('job-tl-h', 'jobs.timeline', timelineSlot)),
@@ -373,6 +376,7 @@ export async function render(ctx) {
 
   function drawAll() {
     drawHead();
+    clear(effSlot, efficiencyView(job));
     drawStatus();
     drawPreemption();
     drawProps();

@@ -140,6 +140,7 @@ export async function render(ctx, body) {
   });
 
   body.append(
-    section('padmin.tab_clusters', h('p', { class: 'lead' }, t('padmin.clusters_lead')), list),
+    section('padmin.tab_clusters', h('p', { class: 'lead' }, t('padmin.clusters_lead')),
+      h('p', {}, h('a', { href: '#/capacity', id: 'capacity-link' }, t('cap.link'))), list),
     section('padmin.cluster_create', status, form));
 }
