@@ -203,11 +203,13 @@ static void check_audit(const char *prefix, int refused)
  * What the background workers change in a queued job or session on their own,
  * whatever the requests do: the admission's reason and estimate for it (under
  * ASan an admission pass may first see the suspended tenant's job between the
- * two snapshots), and the queue position, which other jobs move.
+ * two snapshots), the queue position, which other jobs move, and how long it has
+ * waited or run (counted to now).
  */
 static void drop_volatile(json_t *o)
 {
-    static const char *const keys[] = {"reason", "estimated_start", "updated_at", "queue_position",
+    static const char *const keys[] = {"reason",         "estimated_start", "updated_at",
+                                       "queue_position", "wait_seconds",    "run_seconds",
                                        NULL};
     for (size_t k = 0; json_is_object(o) && keys[k]; k++)
         (void)json_object_del(o, keys[k]);
