@@ -19,6 +19,7 @@
 #include "../lib/xalloc.h"
 #include "../server/validate.h"
 #include "../storage/jobmount.h"
+#include "jobarray.h"
 #include "jobspec.h"
 #include "paging.h"
 
@@ -380,6 +381,9 @@ int api_job_submit_spec(struct req *rq, struct resp *rs, const struct jobspec *j
         e = check_clusters(rq, rs, js, cluster_id);
     if (!e)
         e = check_quotas(rq, rs, js, project_id);
+    struct jobarray ja;
+    if (!e)
+        e = api_jobarray_check(rq, rs, js->array, js->depends_on, kind, &ja);
     json_t *out = NULL;
     if (!e) {
         struct db_job_new j = {.tenant_id = rq->tenant.id,
@@ -413,6 +417,8 @@ int api_job_submit_spec(struct req *rq, struct resp *rs, const struct jobspec *j
             e = mount_spaces(rq, rs, js, &own);
         else if (!e)
             e = AIDC_EINTERNAL;
+        if (!e)
+            e = api_jobarray_record(rq, &ja, json_string_value(json_object_get(out, "id")), &out);
         if (e) {
             json_decref(out);
             out = NULL;
@@ -429,6 +435,10 @@ json_t *api_job_submit_audit(const struct jobspec *js, const json_t *job)
     const char *digest = json_string_value(json_object_get(job, "image_digest"));
     if (digest && js->image) /* what runs is what was audited */
         json_object_set_new(d, "image_digest", json_string(digest));
+    if (js->array && !json_is_null(js->array))
+        json_object_set_new(d, "array", json_deep_copy(js->array));
+    if (js->depends_on && !json_is_null(js->depends_on))
+        json_object_set_new(d, "depends_on", json_deep_copy(js->depends_on));
     return d;
 }
 
@@ -501,7 +511,7 @@ int api_job_get(struct req *rq, struct resp *rs)
 int api_job_list(struct req *rq, struct resp *rs)
 {
     const char *state = req_query(rq, "state"), *project = req_query(rq, "project"),
-               *user = req_query(rq, "user");
+               *user = req_query(rq, "user"), *array_parent = req_query(rq, "array_parent");
     if (state && !jobspec_state_valid(state))
         api_field_problem(rs, "state", PROBLEM_V_ONE_OF,
                           json_pack("{s:s}", "allowed",
@@ -511,14 +521,16 @@ int api_job_list(struct req *rq, struct resp *rs)
         api_field_problem(rs, "project", PROBLEM_V_SLUG, NULL);
     if (user && !validate_username(user))
         api_field_problem(rs, "user", PROBLEM_V_USER, NULL);
+    if (array_parent && !crypto_uuid_valid(array_parent))
+        api_field_problem(rs, "array_parent", PROBLEM_V_UUID, NULL);
     if (rs->err.nfields)
         return api_fail_fields(rs);
     struct page pg;
     int e = paging_parse_keyed(rq, rs, &pg);
     if (e)
         return e;
-    e = db_job_list(rq->db, rq->tenant.id, state, project, user, pg.after, pg.after_id, pg.limit,
-                    &pg.rows);
+    e = db_job_list(rq->db, rq->tenant.id, state, project, user, array_parent, pg.after,
+                    pg.after_id, pg.limit, &pg.rows);
     e = paging_finish(rs, &pg, e, NULL);
     if (!e) {
         size_t i;

@@ -178,7 +178,7 @@ const struct route routes[] = {
     {"POST", "/api/v1/tenants/{tenant}/jobs", api_job_submit, "job.submit", PA, TR_MEMBER,
      SC_JOBS_WRITE, RF_BODY | RF_CREATES, NULL},
     {"GET", "/api/v1/tenants/{tenant}/jobs", api_job_list, "job.list", PA | FIN | AUD, TR_VIEWER,
-     SC_JOBS_READ, 0, "state,project,user," PAGE},
+     SC_JOBS_READ, 0, "state,project,user,array_parent," PAGE},
     {"GET", "/api/v1/tenants/{tenant}/jobs/{id}", api_job_get, "job.read", PA | FIN | AUD,
      TR_VIEWER, SC_JOBS_READ, 0, NULL},
     {"GET", "/api/v1/tenants/{tenant}/jobs/{id}/events", api_job_events, "job.events",

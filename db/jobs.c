@@ -3,6 +3,7 @@
 
 #include "../lib/err.h"
 #include "../lib/xalloc.h"
+#include "jobarrays.h"
 #include "rowjson.h"
 #include "schedrows.h"
 
@@ -25,7 +26,7 @@
     " j.finished_at, j.exit_code, j.preemption_count,"                                            \
     " CASE WHEN j.state = 'queued' THEN " POS " END AS queue_position,"                           \
     " j.estimated_start, j.stop_requested, to_json(j.gpu_indexes) AS gpu_indexes, j.mounts,"    \
-    " j.kind"
+    " j.kind," DB_JOBARRAY_COLS
 #define JOB_COLS JOB_COLS_AT("aidc_queue_position(j.id)")
 
 static const struct db_stmt st_insert = {
@@ -60,8 +61,10 @@ static const struct db_stmt st_list = {
     " WHERE j.tenant_id = $1::uuid AND ($2::text IS NULL OR j.state = $2)"
     " AND ($3::text IS NULL OR p.slug = $3) AND ($4::text IS NULL OR j.username = $4)"
     " AND ($5::timestamptz IS NULL OR (j.submitted_at, j.id) < ($5::timestamptz, $6::uuid))"
+    /* an array's tasks are listed by their parent (?array_parent=), not among all jobs */
+    " AND CASE WHEN $8::uuid IS NULL THEN j.array_parent IS NULL ELSE j.array_parent = $8::uuid END"
     " ORDER BY j.submitted_at DESC, j.id DESC LIMIT $7::int + 1",
-    7};
+    8};
 static const struct db_stmt st_events = {
     "job_events",
     "SELECT e.ts, e.from_state AS \"from\", e.to_state AS \"to\", e.reason, e.details,"
@@ -148,12 +151,12 @@ int db_job_get(struct db *db, const char *tenant_id, const char *id, json_t **ou
 }
 
 int db_job_list(struct db *db, const char *tenant_id, const char *state, const char *project,
-                const char *user, const char *after_ts, const char *after_id, int limit,
-                struct db_rows *out)
+                const char *user, const char *array_parent, const char *after_ts,
+                const char *after_id, int limit, struct db_rows *out)
 {
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
-    const char *p[7] = {tenant_id, state, project, user, after_ts, after_id, lim};
+    const char *p[8] = {tenant_id, state, project, user, after_ts, after_id, lim, array_parent};
     return rowjson_query_rows(db, &st_list, p, false, out);
 }
 

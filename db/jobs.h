@@ -34,11 +34,12 @@ int db_job_insert(struct db *db, const struct db_job_new *j, json_t **out,
 int db_job_get(struct db *db, const char *tenant_id, const char *id, json_t **out);
 /*
  * Up to limit+1 jobs, newest first, after the cursor (submitted_at text and
- * id); filters may be NULL.
+ * id); filters may be NULL. array_parent NULL: no array's tasks; else only
+ * that array's.
  */
 int db_job_list(struct db *db, const char *tenant_id, const char *state, const char *project,
-                const char *user, const char *after_ts, const char *after_id, int limit,
-                struct db_rows *out);
+                const char *user, const char *array_parent, const char *after_ts,
+                const char *after_id, int limit, struct db_rows *out);
 /* Up to limit+1 events of a job with id > after (NULL: from the first). */
 int db_job_events(struct db *db, const char *tenant_id, const char *id, const char *after,
                   int limit, struct db_rows *out);

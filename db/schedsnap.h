@@ -24,8 +24,27 @@
  * the row count from the planner).
  */
 #define DB_SCHED_QUEUED_SQL                                                                        \
-    "SELECT " JOB_SNAP ", requested_cluster, reason, extract(epoch FROM estimated_start)"          \
-    " FROM jobs WHERE state = 'queued'"
+    "WITH w AS (" DB_SCHED_ARRAY_WINDOWS ")"                                                       \
+    " SELECT " JOB_SNAP ", requested_cluster, reason, extract(epoch FROM estimated_start)"         \
+    " FROM jobs LEFT JOIN w ON w.pid = jobs.array_parent WHERE state = 'queued'"                  \
+    " AND array_count IS NULL AND (array_parent IS NULL OR array_index < w.lim)"                  \
+    " AND NOT EXISTS (SELECT 1 FROM job_dependencies d JOIN jobs p ON p.id = d.peer_id"           \
+    "                  WHERE d.job_id IN (jobs.id, jobs.array_parent)"                            \
+    "                    AND NOT aidc_dep_met(d.condition, p.state))"
+/*
+ * Per queued array parent (migrations/0022_arrays_deps.sql), the array_index
+ * below which its queued tasks may be admitted now: the first max_parallel -
+ * (tasks active) of them. A job held there, or by a dependency that has not
+ * held yet (its own or its array's), is no part of the pass: its reason says
+ * what it waits for.
+ */
+#define DB_SCHED_ARRAY_WINDOWS                                                                     \
+    "SELECT a.id AS pid, coalesce((SELECT t.array_index FROM jobs t"                              \
+    "   WHERE t.array_parent = a.id AND t.state = 'queued' ORDER BY t.array_index"                \
+    "   OFFSET greatest(a.array_max_parallel - (SELECT count(*) FROM jobs r"                      \
+    "     WHERE r.array_parent = a.id AND r.state IN ('admitted', 'pending', 'running')), 0)"     \
+    "   LIMIT 1), 2147483647) AS lim"                                                             \
+    " FROM jobs a WHERE a.array_count IS NOT NULL AND a.state = 'queued'"
 
 struct db_snap_cluster { /* by name */
     char id[37];
