@@ -21,6 +21,7 @@ import errFiles from './i18n/errors-files.js';
 import errSessions from './i18n/errors-sessions.js';
 import errSso from './i18n/errors-sso.js';
 import errAllocations from './i18n/errors-allocations.js';
+import errJobArrays from './i18n/errors-jobarrays.js';
 
 const TABLE = {
   // shell
@@ -125,7 +126,7 @@ const TABLE = {
 
 for (const area of [jobs, self, admin, finaudit, files, sessions, allocations,
   errCore, errJobs, errImages, errBilling, errIdentity, errFiles, errSessions, errSso,
-  errAllocations])
+  errAllocations, errJobArrays])
   for (const [key, row] of Object.entries(area)) {
     if (key in TABLE) throw new Error(`i18n key ${key} defined twice`);
     TABLE[key] = row;
