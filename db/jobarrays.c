@@ -2,6 +2,7 @@
 #include "jobarrays.h"
 
 #include "../lib/err.h"
+#include "schedrows.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,13 +14,17 @@
 static const struct db_stmt st_make = {
     "jobarray_make",
     "WITH p AS (UPDATE jobs SET array_count = $3::int, array_max_parallel = $4::int,"
-    "             reason = 'array', updated_at = now()"
+    "             reason = 'array', updated_at = now(),"
+    /* named a Slurm or Kubernetes cluster: one job array there, holding max_parallel tasks */
+    "             array_hold = CASE WHEN (SELECT c.kind FROM clusters c"
+    "                                      WHERE c.id = jobs.requested_cluster)"
+    "                                    IN ('slurm', 'kubernetes') THEN $4::int END"
     "           WHERE tenant_id = $1::uuid AND id = $2::uuid AND state = 'queued'"
     "             AND array_parent IS NULL AND array_count IS NULL RETURNING *),"
     " t AS (INSERT INTO jobs (tenant_id, project_id, user_id, username, name, priority,"
     "         requested_cluster, gpus, gpu_type, cpus, memory_gib, nodes, time_limit_minutes,"
     "         image, command, script, env, reason, image_id, image_digest, image_ref,"
-    "         image_tagged, mounts, kind, submitted_at, array_parent, array_index)"
+    "         image_tagged, mounts, kind, submitted_at, array_parent, array_index, array_hold)"
     "       SELECT p.tenant_id, p.project_id, p.user_id, p.username,"
     "         left(p.name, 190) || '[' || g || ']', p.priority, p.requested_cluster, p.gpus,"
     "         p.gpu_type, p.cpus, p.memory_gib, p.nodes, p.time_limit_minutes, p.image,"
@@ -28,7 +33,7 @@ static const struct db_stmt st_make = {
     "                                     'SLURM_ARRAY_TASK_ID', g::text),"
     "         CASE WHEN g < p.array_max_parallel THEN 'submitted' ELSE 'array:max_parallel' END,"
     "         p.image_id, p.image_digest, p.image_ref, p.image_tagged, p.mounts, p.kind,"
-    "         p.submitted_at, p.id, g"
+    "         p.submitted_at, p.id, g, CASE WHEN p.array_hold IS NOT NULL THEN 0 END"
     "       FROM p, generate_series(0, $3::int - 1) AS g RETURNING id, tenant_id),"
     " e AS (INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason)"
     "       SELECT id, tenant_id, NULL, 'queued', 'submitted' FROM t)"
@@ -51,7 +56,45 @@ static const struct db_stmt st_depend = {
     "  ORDER BY x.pos",
     4};
 
-const struct db_stmt *const db_jobarrays_stmts[] = {&st_make, &st_unknown, &st_depend, NULL};
+/* $2 is checked by the caller: digits, '_', digits */
+static const struct db_stmt st_task_seen = {
+    "jobarray_task_seen",
+    "WITH t AS (SELECT t.id FROM jobs p JOIN jobs t ON t.array_parent = p.id"
+    "            WHERE p.cluster_id = $1::uuid AND p.array_hold > 0"
+    "              AND p.backend_job_id = split_part($2, '_', 1)"
+    "              AND t.array_index = split_part($2, '_', 2)::int AND t.state = 'queued'"
+    "            FOR UPDATE OF t),"
+    " u AS (UPDATE jobs j SET state = 'pending', cluster_id = $1::uuid, backend_job_id = $2,"
+    "         admitted_at = now(), updated_at = now(), reason = NULL, estimated_start = NULL"
+    "       FROM t WHERE j.id = t.id"
+    "       RETURNING j.id, j.tenant_id, j.stop_requested, j.preemption_count),"
+    " e AS (INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason, details)"
+    "       SELECT id, tenant_id, 'queued', 'pending', 'in the cluster with its array',"
+    "              jsonb_build_object('backend_job_id', $2) FROM u)"
+    " SELECT u.id, " RUN_KEY("u") ", coalesce(u.stop_requested, '') FROM u",
+    2};
+
+const struct db_stmt *const db_jobarrays_stmts[] = {&st_make, &st_unknown, &st_depend,
+                                                    &st_task_seen, NULL};
+
+int db_jobarray_task_seen(struct db *db, const char *cluster_id, const char *backend_id,
+                          struct db_jobarray_task *out, bool *found)
+{
+    const char *p[2] = {cluster_id, backend_id};
+    int e;
+    *found = false;
+    PGresult *r = db_query(db, &st_task_seen, p, &e);
+    if (!r)
+        return e;
+    if (PQntuples(r) == 1) {
+        snprintf(out->id, sizeof out->id, "%s", PQgetvalue(r, 0, 0));
+        snprintf(out->run_key, sizeof out->run_key, "%s", PQgetvalue(r, 0, 1));
+        snprintf(out->stop, sizeof out->stop, "%s", PQgetvalue(r, 0, 2));
+        *found = true;
+    }
+    PQclear(r);
+    return 0;
+}
 
 int db_jobarray_make(struct db *db, const char *tenant_id, const char *parent_id, int count,
                      int max_parallel)

@@ -10,6 +10,8 @@
 
 #include "db.h"
 
+#include <stdbool.h>
+
 /*
  * The job's array and dependency fields of the job object (API.md "Jobs,
  * more"), appended to db/jobs.c's columns: j is the job row.
@@ -33,6 +35,8 @@
  * of an array of count tasks, at most max_parallel of them admitted at once:
  * the tasks are copies of it with array_index 0..count-1 (their env adds
  * AIDC_ARRAY_INDEX and SLURM_ARRAY_TASK_ID), each with its "submitted" event.
+ * When the job named a Slurm or Kubernetes cluster the array is whole: the
+ * parent is admitted and delivered as one job array (array_hold).
  * AIDC_ENOTFOUND when there is no such queued job.
  */
 int db_jobarray_make(struct db *db, const char *tenant_id, const char *parent_id, int count,
@@ -52,6 +56,21 @@ int db_jobarray_unknown_peer(struct db *db, const char *tenant_id, const char *j
  */
 int db_jobarray_depend(struct db *db, const char *tenant_id, const char *job_id, const char *peers,
                        const char *conditions);
+
+/* A task of a whole array as the syncer needs it (db_jobarray_task_seen). */
+struct db_jobarray_task {
+    char id[37];
+    char run_key[48];
+    char stop[16]; /* stop_requested, "" when none */
+};
+/*
+ * The cluster shows backend_id "<array's backend id>_<index>", a task of a
+ * whole array (array_hold) whose row is still queued: it is pending there
+ * from now on (its cluster, its backend id, an event), into *out; *found is
+ * false when no such task waits. Workers' transaction.
+ */
+int db_jobarray_task_seen(struct db *db, const char *cluster_id, const char *backend_id,
+                          struct db_jobarray_task *out, bool *found);
 
 extern const struct db_stmt *const db_jobarrays_stmts[];
 

@@ -16,7 +16,8 @@
 
 /* The columns shared by the queued and the active jobs (struct db_snap_job). */
 #define JOB_SNAP                                                                                   \
-    "id, tenant_id, project_id, gpu_type, gpus * nodes, cpus * nodes, memory_gib * nodes, nodes,"  \
+    "id, tenant_id, project_id, gpu_type, gpus * nodes * coalesce(array_hold, 1),"                \
+    " cpus * nodes * coalesce(array_hold, 1), memory_gib * nodes * coalesce(array_hold, 1), nodes,"\
     " queue_rank, extract(epoch FROM submitted_at), time_limit_minutes * 60"
 /*
  * The snapshot's queued jobs (also timed alone by tests/bench/admission_db.c),
@@ -27,12 +28,15 @@
     "WITH w AS (" DB_SCHED_ARRAY_WINDOWS ")"                                                       \
     " SELECT " JOB_SNAP ", requested_cluster, reason, extract(epoch FROM estimated_start)"         \
     " FROM jobs LEFT JOIN w ON w.pid = jobs.array_parent WHERE state = 'queued'"                  \
-    " AND array_count IS NULL AND (array_parent IS NULL OR array_index < w.lim)"                  \
+    " AND (array_count IS NULL OR array_hold IS NOT NULL)"                                        \
+    " AND (array_parent IS NULL OR array_index < w.lim)"                                          \
     " AND NOT EXISTS (SELECT 1 FROM job_dependencies d JOIN jobs p ON p.id = d.peer_id"           \
     "                  WHERE d.job_id IN (jobs.id, jobs.array_parent)"                            \
     "                    AND NOT aidc_dep_met(d.condition, p.state))"
 /*
- * Per queued array parent (migrations/0022_arrays_deps.sql), the array_index
+ * A whole array's parent (array_hold: one job array in its cluster) is admitted
+ * holding max_parallel tasks' resources (JOB_SNAP), its tasks never (they have no
+ * window). Per other queued array parent (migrations/0022_arrays_deps.sql), the array_index
  * below which its queued tasks may be admitted now: the first max_parallel -
  * (tasks active) of them. A job held there, or by a dependency that has not
  * held yet (its own or its array's), is no part of the pass: its reason says
@@ -44,7 +48,7 @@
     "   OFFSET greatest(a.array_max_parallel - (SELECT count(*) FROM jobs r"                      \
     "     WHERE r.array_parent = a.id AND r.state IN ('admitted', 'pending', 'running')), 0)"     \
     "   LIMIT 1), 2147483647) AS lim"                                                             \
-    " FROM jobs a WHERE a.array_count IS NOT NULL AND a.state = 'queued'"
+    " FROM jobs a WHERE a.array_count IS NOT NULL AND a.array_hold IS NULL AND a.state = 'queued'"
 
 struct db_snap_cluster { /* by name */
     char id[37];

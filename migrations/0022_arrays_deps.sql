@@ -1,13 +1,18 @@
 -- 0022_arrays_deps.sql - job arrays and dependencies between jobs (docs/design.md,
 -- "Job arrays and dependencies").
 --
--- An array is a parent job (array_count, array_max_parallel) that is never admitted
--- itself, and array_count task jobs (array_parent, array_index), each admitted,
--- placed and metered on its own like any job. The admission snapshot
+-- An array is a parent job (array_count, array_max_parallel) and array_count task
+-- jobs (array_parent, array_index). Placed task by task (the local executor, or no
+-- cluster named), the parent is never admitted itself and each task is admitted,
+-- placed and metered on its own like any job: the admission snapshot
 -- (db/schedsnap.h) offers only the first max_parallel - (tasks active) queued tasks
--- of an array, and no job whose dependencies (its own or its array's) have not
--- held yet. The parent stays queued until every task has ended, then ends itself:
--- failed when a task failed, else cancelled when one was cancelled, else succeeded.
+-- of an array. Whole (array_hold: the submission named a Slurm or Kubernetes
+-- cluster), the parent is admitted holding max_parallel tasks' resources and
+-- delivered as one job array; its tasks stay queued until the syncer sees them in
+-- the cluster (db/jobarrays.c), then move as the cluster says, each metered on its
+-- own. No job whose dependencies (its own or its array's) have not held yet is
+-- offered to admission. The parent ends when every task has ended: failed when a
+-- task failed, else cancelled when one was cancelled, else succeeded.
 --
 -- Dependencies name jobs that existed when the job was submitted and never change,
 -- so they cannot form a cycle. When a job ends, every queued job waiting on it is
@@ -19,6 +24,10 @@ ALTER TABLE jobs
     ADD COLUMN array_index        integer CHECK (array_index BETWEEN 0 AND 9999),
     ADD COLUMN array_count        integer CHECK (array_count BETWEEN 1 AND 10000),
     ADD COLUMN array_max_parallel integer,
+    -- A whole array (one Slurm job array, one Kubernetes Indexed Job): its parent
+    -- holds max_parallel x one task's resources (admission multiplies by this) and
+    -- its tasks 0 (they follow what the cluster reports of them). NULL otherwise.
+    ADD COLUMN array_hold         integer CHECK (array_hold >= 0),
     ADD CONSTRAINT jobs_array_task CHECK ((array_parent IS NULL) = (array_index IS NULL)),
     ADD CONSTRAINT jobs_array_parent CHECK ((array_count IS NULL) = (array_max_parallel IS NULL)
         AND (array_max_parallel IS NULL OR array_max_parallel BETWEEN 1 AND array_count)
@@ -112,19 +121,22 @@ DECLARE
     verdict text;
 BEGIN
     IF NEW.array_parent IS NOT NULL THEN
-        PERFORM 1 FROM jobs WHERE id = NEW.array_parent AND state = 'queued' FOR UPDATE;
+        PERFORM 1 FROM jobs WHERE id = NEW.array_parent
+           AND state IN ('queued', 'admitted', 'pending', 'running') FOR UPDATE;
         IF FOUND AND NOT EXISTS (SELECT 1 FROM jobs WHERE array_parent = NEW.array_parent
                                     AND state IN ('queued', 'admitted', 'pending', 'running')) THEN
             SELECT CASE WHEN bool_or(state = 'failed') THEN 'failed'
                         WHEN bool_or(state = 'cancelled') THEN 'cancelled'
                         ELSE 'succeeded' END INTO verdict
               FROM jobs WHERE array_parent = NEW.array_parent;
-            WITH u AS (UPDATE jobs SET state = verdict, finished_at = now(), updated_at = now(),
+            WITH o AS (SELECT id, state FROM jobs WHERE id = NEW.array_parent),
+                 u AS (UPDATE jobs j SET state = verdict, finished_at = now(), updated_at = now(),
                               estimated_start = NULL, reason = 'array ' || verdict
-                        WHERE id = NEW.array_parent AND state = 'queued'
-                        RETURNING id, tenant_id, reason)
+                         FROM o WHERE j.id = o.id
+                          AND j.state IN ('queued', 'admitted', 'pending', 'running')
+                        RETURNING j.id, j.tenant_id, j.reason, o.state AS was)
             INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason)
-            SELECT id, tenant_id, 'queued', verdict, reason FROM u;
+            SELECT id, tenant_id, was, verdict, reason FROM u;
         END IF;
     END IF;
     IF NEW.array_count IS NOT NULL AND NEW.state = 'cancelled' THEN
@@ -155,6 +167,47 @@ CREATE TRIGGER jobs_ended AFTER UPDATE OF state ON jobs FOR EACH ROW
     WHEN (OLD.state IS DISTINCT FROM NEW.state
           AND NEW.state IN ('succeeded', 'failed', 'cancelled'))
     EXECUTE FUNCTION aidc_job_ended();
+
+-- A whole array's task the cluster started: its parent runs (no run of its own: the
+-- tasks are metered).
+CREATE FUNCTION aidc_job_task_running() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+BEGIN
+    WITH u AS (UPDATE jobs SET state = 'running', started_at = coalesce(started_at, now()),
+                      updated_at = now(), reason = NULL
+                WHERE id = NEW.array_parent AND state IN ('admitted', 'pending')
+                RETURNING id, tenant_id)
+    INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason)
+    SELECT id, tenant_id, 'pending', 'running', 'a task started' FROM u;
+    RETURN NULL;
+END $$;
+REVOKE ALL ON FUNCTION aidc_job_task_running() FROM PUBLIC;
+CREATE TRIGGER jobs_task_running AFTER UPDATE OF state ON jobs FOR EACH ROW
+    WHEN (NEW.array_hold = 0 AND NEW.state = 'running' AND OLD.state IS DISTINCT FROM 'running')
+    EXECUTE FUNCTION aidc_job_task_running();
+
+-- A whole array asked to stop for good (its cancel goes to the cluster as one): its
+-- tasks the cluster has not shown yet end now, the others end as it reports them.
+CREATE FUNCTION aidc_job_array_stop() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+BEGIN
+    WITH u AS (UPDATE jobs SET state = 'cancelled', finished_at = now(), updated_at = now(),
+                      estimated_start = NULL, reason = NEW.reason
+                WHERE array_parent = NEW.id AND state = 'queued'
+                RETURNING id, tenant_id)
+    INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason)
+    SELECT id, tenant_id, 'queued', 'cancelled', NEW.reason FROM u;
+    UPDATE jobs SET stop_requested = 'cancel', stop_requested_at = now(), updated_at = now(),
+           reason = 'cancel requested with its array'
+     WHERE array_parent = NEW.id AND state IN ('admitted', 'pending', 'running')
+       AND stop_requested IS DISTINCT FROM 'cancel';
+    RETURN NULL;
+END $$;
+REVOKE ALL ON FUNCTION aidc_job_array_stop() FROM PUBLIC;
+CREATE TRIGGER jobs_array_stop AFTER UPDATE OF stop_requested ON jobs FOR EACH ROW
+    WHEN (NEW.array_hold > 0 AND NEW.stop_requested = 'cancel'
+          AND OLD.stop_requested IS DISTINCT FROM 'cancel')
+    EXECUTE FUNCTION aidc_job_array_stop();
 
 -- A dependency recorded at submission: the job may already wait, or be doomed.
 CREATE FUNCTION aidc_job_dep_added() RETURNS trigger

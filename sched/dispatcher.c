@@ -156,6 +156,8 @@ static int submit(const struct config *cfg, const struct backend_ops *ops,
                                   ? cfg->sessions_max_minutes
                                   : j->time_limit_minutes,
         .app = j->app,
+        .array_count = j->array_count,
+        .array_max_parallel = j->array_max_parallel,
         .grace_seconds = cfg->preempt_grace_seconds,
         .preemptible = j->preemptible,
         .priority = j->priority,
