@@ -174,11 +174,12 @@ struct batch {
     int e;
 };
 
-/* "<digits>_<digits>": a task of a job array (backend.h, array_count) */
+/* "<id>_<digits>", the id without '_' (a Slurm job id, a Kubernetes namespace/name):
+ * a task of a job array (backend.h, array_count) */
 static bool array_task_id(const char *s)
 {
-    size_t a = strspn(s, "0123456789");
-    return a > 0 && s[a] == '_' && s[a + 1] && strspn(s + a + 1, "0123456789") == strlen(s + a + 1);
+    const char *us = strchr(s, '_');
+    return us && us > s && us[1] && strspn(us + 1, "0123456789") == strlen(us + 1);
 }
 
 /* A task of a whole array the cluster shows for the first time: its row joins the
