@@ -96,6 +96,12 @@ struct backend_job {
      * (Slurm's own notation): the syncer maps it to the task's row. 0: one job.
      */
     int array_count, array_max_parallel;
+    /*
+     * Slurm's --dependency for jobs of the same Slurm cluster aidc handed it
+     * ("afterok:<id>,afternotok:<id>,afterany:<id>"); NULL: none (aidc holds a
+     * job until its other dependencies hold). Other backends never get one.
+     */
+    const char *dependency;
     const char *priority;  /* high, normal, low */
     /*
      * An earlier delivery of this run may have reached the cluster (aidcd

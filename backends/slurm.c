@@ -410,6 +410,8 @@ json_t *slurm_submit_body(const struct backend_job *job, const json_t *options,
         json_object_set_new(j, "gres", json_string(gres));
         free(gres);
     }
+    if (job->dependency && *job->dependency)
+        json_object_set_new(j, "dependency", json_string(job->dependency));
     if (job->array_count > 0) { /* one job array: --array=0-(N-1)%M */
         char *spec = xasprintf("0-%d%%%d", job->array_count - 1,
                                job->array_max_parallel > 0 ? job->array_max_parallel

@@ -96,6 +96,7 @@ struct db_outbox_job {
     /* a whole array (one job array in the cluster): its tasks and how many run at
      * once; 0 when the job is no such array */
     int array_count, array_max_parallel;
+    const char *dependency; /* Slurm's --dependency ("afterok:12,afterany:13"), or NULL */
 };
 
 struct db_strings;

@@ -32,7 +32,17 @@
     " AND (array_parent IS NULL OR array_index < w.lim)"                                          \
     " AND NOT EXISTS (SELECT 1 FROM job_dependencies d JOIN jobs p ON p.id = d.peer_id"           \
     "                  WHERE d.job_id IN (jobs.id, jobs.array_parent)"                            \
-    "                    AND NOT aidc_dep_met(d.condition, p.state))"
+    "                    AND NOT aidc_dep_met(d.condition, p.state)"                              \
+    "                    AND NOT " DB_SCHED_DEP_IN_SLURM("p", "jobs") ")"
+/*
+ * Whether peer p's dependency can be Slurm's own (--dependency) for job j: j
+ * named the Slurm cluster p is in already (delivered, not ended). Such a
+ * dependency does not hold j back in aidc: db/sched.c passes it on.
+ */
+#define DB_SCHED_DEP_IN_SLURM(p, j)                                                               \
+    "(" p ".state IN ('pending', 'running') AND " p ".backend_job_id IS NOT NULL"                 \
+    " AND " p ".cluster_id = " j ".requested_cluster"                                             \
+    " AND (SELECT c.kind FROM clusters c WHERE c.id = " p ".cluster_id) = 'slurm')"
 /*
  * A whole array's parent (array_hold: one job array in its cluster) is admitted
  * holding max_parallel tasks' resources (JOB_SNAP), its tasks never (they have no

@@ -74,10 +74,30 @@ CREATE FUNCTION aidc_job_deps_settle(jid uuid) RETURNS void
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
 DECLARE
     d record;
+    st text;
     waiting uuid;
 BEGIN
-    PERFORM 1 FROM jobs WHERE id = jid AND state = 'queued' FOR UPDATE;
-    IF NOT FOUND THEN
+    SELECT state INTO st FROM jobs WHERE id = jid FOR UPDATE;
+    IF st IN ('admitted', 'pending', 'running') THEN
+        -- delivered with a dependency Slurm keeps: stopped in the cluster when it can
+        -- no longer hold (Slurm would keep it pending for ever)
+        FOR d IN SELECT x.peer_id, p.state FROM job_dependencies x
+                   JOIN jobs p ON p.id = x.peer_id
+                  WHERE x.job_id = jid AND aidc_dep_dead(x.condition, p.state)
+                  ORDER BY x.position LIMIT 1 LOOP
+            WITH s AS (UPDATE jobs SET stop_requested = 'cancel', stop_requested_at = now(),
+                              updated_at = now(), reason = 'dependency_failed:' || d.peer_id
+                        WHERE id = jid AND stop_requested IS NULL
+                        RETURNING id, tenant_id, state, cluster_id, reason),
+                 e AS (INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason)
+                       SELECT id, tenant_id, state, state, reason FROM s)
+            INSERT INTO outbox (job_id, tenant_id, cluster_id, action)
+            SELECT id, tenant_id, cluster_id, 'cancel' FROM s WHERE cluster_id IS NOT NULL;
+            PERFORM pg_notify('aidc_outbox', 'cancel');
+        END LOOP;
+        RETURN;
+    END IF;
+    IF st IS DISTINCT FROM 'queued' THEN
         RETURN;
     END IF;
     FOR d IN SELECT x.peer_id, x.condition, p.state FROM job_dependencies x

@@ -4,7 +4,9 @@
  * array_max_tasks), its tasks mapped back to aidc's task rows
  * ("<array job id>_<index>") as they run and end, each with its index in
  * AIDC_ARRAY_INDEX and SLURM_ARRAY_TASK_ID; cancelling the parent cancels
- * the Slurm array and every task.
+ * the Slurm array and every task. A dependency on a job in the same Slurm
+ * cluster is Slurm's own (--dependency afterok:<id>), and one that can no
+ * longer hold cancels its dependant there (dependency_failed:<id>).
  */
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
@@ -142,6 +144,68 @@ START_TEST(cancelling_the_parent_cancels_the_slurm_array)
 }
 END_TEST
 
+/* A job body on cluster hpc (malloc'd): slurmtest_job's with cluster and extra fields. */
+static char *on_hpc(const char *name, const char *script, const char *extra_json)
+{
+    json_t *b = json_loads(slurmtest_job(name, 0, NULL, script), 0, NULL);
+    json_t *x = extra_json ? json_loads(extra_json, 0, NULL) : json_object();
+    ck_assert_ptr_nonnull(x);
+    json_object_set_new(b, "cluster", json_string("hpc"));
+    json_object_update(b, x);
+    json_decref(x);
+    char *body = json_dumps(b, JSON_COMPACT);
+    json_decref(b);
+    return body;
+}
+
+START_TEST(a_dependency_in_the_same_slurm_cluster_is_slurms)
+{
+    char *body = on_hpc("first", fmt("#!/bin/bash\nwhile [ ! -e %s/go ]; do sleep 0.2; done\n", outdir),
+                        NULL);
+    char *a = jobs_submit(ann, T, body);
+    free(body);
+    json_t *ja = jobs_wait(ann, T, a, "pending,running", WAIT_S);
+    char *abid = strdup(jstr(ja, "backend_job_id"));
+    json_decref(ja);
+    body = on_hpc("second", "#!/bin/bash\ntrue\n",
+                  fmt("{\"depends_on\":[{\"job\":\"%s\",\"condition\":\"succeeded\"}]}", a));
+    char *b = jobs_submit(ann, T, body);
+    free(body);
+    /* handed to Slurm at once, which holds it */
+    json_t *jb = jobs_wait(ann, T, b, "pending", WAIT_S);
+    json_t *sj = slurm_job_of(jb);
+    ck_assert_str_eq(jstr(sj, "dependency"), fmt("afterok:%s(unfulfilled)", abid));
+    json_decref(sj);
+    json_decref(jb);
+    /* a peer that fails: the dependant Slurm holds is cancelled by aidc */
+    body = on_hpc("bad", fmt("#!/bin/bash\nwhile [ ! -e %s/go ]; do sleep 0.2; done\nexit 3\n", outdir),
+                  NULL);
+    char *f = jobs_submit(ann, T, body);
+    free(body);
+    json_decref(jobs_wait(ann, T, f, "pending,running", WAIT_S));
+    body = on_hpc("doomed", "#!/bin/bash\ntrue\n",
+                  fmt("{\"depends_on\":[{\"job\":\"%s\",\"condition\":\"succeeded\"}]}", f));
+    char *c = jobs_submit(ann, T, body);
+    free(body);
+    json_decref(jobs_wait(ann, T, c, "pending", WAIT_S));
+    FILE *go = fopen(fmt("%s/go", outdir), "w");
+    ck_assert_ptr_nonnull(go);
+    fclose(go);
+    json_decref(jobs_wait(ann, T, a, "succeeded", WAIT_S));
+    json_decref(jobs_wait(ann, T, b, "succeeded", WAIT_S));
+    json_decref(jobs_wait(ann, T, f, "failed", WAIT_S));
+    json_t *jc = jobs_wait(ann, T, c, "cancelled", WAIT_S);
+    ck_assert_str_eq(jstr(jc, "reason"), fmt("dependency_failed:%s", f));
+    json_decref(jc);
+    unlink(fmt("%s/go", outdir));
+    free(abid);
+    free(a);
+    free(b);
+    free(c);
+    free(f);
+}
+END_TEST
+
 int main(void)
 {
     harness_require_pg();
@@ -152,6 +216,7 @@ int main(void)
     tcase_set_timeout(tc, 2 * WAIT_S);
     tcase_add_test(tc, an_array_is_one_slurm_job_array_whose_tasks_map_back);
     tcase_add_test(tc, cancelling_the_parent_cancels_the_slurm_array);
+    tcase_add_test(tc, a_dependency_in_the_same_slurm_cluster_is_slurms);
     suite_add_tcase(s, tc);
     return suite_run(s);
 }
