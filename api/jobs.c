@@ -8,6 +8,7 @@
 #include "../backends/backend.h"
 #include "../db/clusters.h"
 #include "../db/images.h"
+#include "../db/jobarrays.h"
 #include "../db/jobs.h"
 #include "../db/projects.h"
 #include "../db/quotas.h"
@@ -384,6 +385,18 @@ int api_job_submit_spec(struct req *rq, struct resp *rs, const struct jobspec *j
     struct jobarray ja;
     if (!e)
         e = api_jobarray_check(rq, rs, js->array, js->depends_on, kind, &ja);
+    bool whole = false;
+    if (!e && ja.count && cluster_id[0])
+        e = db_jobarray_whole(rq->db, cluster_id, &whole);
+    if (!e && whole) { /* one job array there holds max_parallel tasks at once: they must fit */
+        struct jobspec hold = *js;
+        hold.gpus *= ja.max_parallel;
+        hold.cpus *= ja.max_parallel;
+        hold.memory_gib *= ja.max_parallel;
+        e = check_clusters(rq, rs, &hold, cluster_id);
+        if (!e)
+            e = check_quotas(rq, rs, &hold, project_id);
+    }
     json_t *out = NULL;
     if (!e) {
         struct db_job_new j = {.tenant_id = rq->tenant.id,

@@ -41,6 +41,8 @@
  */
 int db_jobarray_make(struct db *db, const char *tenant_id, const char *parent_id, int count,
                      int max_parallel);
+/* Whether an array on cluster_id is whole (a Slurm or Kubernetes cluster's). */
+int db_jobarray_whole(struct db *db, const char *cluster_id, bool *whole);
 /*
  * The first of peers (a uuid[] literal) that is no job of tenant_id other
  * than job_id and its tasks (job_id NULL: before the job exists): its place

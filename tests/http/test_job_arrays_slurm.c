@@ -206,6 +206,31 @@ START_TEST(a_dependency_in_the_same_slurm_cluster_is_slurms)
 }
 END_TEST
 
+/* max_parallel tasks at once must fit the cluster and the quota (else it would wait for ever) */
+START_TEST(a_whole_array_must_fit_max_parallel_tasks)
+{
+    json_t *b = json_loads(slurmtest_job("wide", 1, "a100", "#!/bin/bash\ntrue\n"), 0, NULL);
+    json_object_set_new(b, "cluster", json_string("hpc"));
+    json_object_set_new(b, "array", json_pack("{s:i, s:i}", "count", 20, "max_parallel", 20));
+    char *body = json_dumps(b, JSON_COMPACT);
+    struct http_res r;
+    ck_assert_int_eq(reqj("POST", "/api/v1/tenants/" T "/jobs", ann, body, &r), 422);
+    ck_assert_str_eq(jstr(json_array_get(json_object_get(r.json, "errors"), 0), "field"), "gpus");
+    http_res_free(&r);
+    free(body);
+    /* 20 tasks, 4 at once: fits */
+    json_object_set_new(b, "array", json_pack("{s:i, s:i}", "count", 20, "max_parallel", 4));
+    json_object_set_new(b, "priority", json_string("low"));
+    body = json_dumps(b, JSON_COMPACT);
+    json_decref(b);
+    char *id = jobs_submit(ann, T, body);
+    free(body);
+    ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/" T "/jobs/%s/cancel", id), ann, NULL), 202);
+    json_decref(jobs_wait(ann, T, id, "cancelled", WAIT_S));
+    free(id);
+}
+END_TEST
+
 int main(void)
 {
     harness_require_pg();
@@ -217,6 +242,7 @@ int main(void)
     tcase_add_test(tc, an_array_is_one_slurm_job_array_whose_tasks_map_back);
     tcase_add_test(tc, cancelling_the_parent_cancels_the_slurm_array);
     tcase_add_test(tc, a_dependency_in_the_same_slurm_cluster_is_slurms);
+    tcase_add_test(tc, a_whole_array_must_fit_max_parallel_tasks);
     suite_add_tcase(s, tc);
     return suite_run(s);
 }
