@@ -25,7 +25,8 @@ static bool int_in(const json_t *v, long long lo, long long hi)
 static void check_array(struct resp *rs, const json_t *a, struct jobarray *out)
 {
     const json_t *count = json_object_get(a, "count"), *mp = json_object_get(a, "max_parallel");
-    if (!json_is_object(a) || !json_is_integer(count) || (mp && !json_is_null(mp) && !json_is_integer(mp)) ||
+    if (!json_is_object(a) || !json_is_integer(count) ||
+        (mp && !json_is_null(mp) && !json_is_integer(mp)) ||
         json_object_size(a) != 1u + (mp != NULL)) {
         api_field_problem(rs, "array", PROBLEM_JOB_ARRAY_SHAPE, NULL);
         return;
@@ -115,7 +116,8 @@ int api_jobarray_check(struct req *rq, struct resp *rs, const json_t *array,
                        const json_t *depends_on, const char *kind, struct jobarray *out)
 {
     memset(out, 0, sizeof *out);
-    bool has_array = array && !json_is_null(array), has_deps = depends_on && !json_is_null(depends_on);
+    bool has_array = array && !json_is_null(array),
+         has_deps = depends_on && !json_is_null(depends_on);
     if (kind && (has_array || has_deps)) {
         api_field_problem(rs, has_array ? "array" : "depends_on", PROBLEM_JOB_ARRAY_SESSION, NULL);
         return unprocessable(rs);
@@ -138,9 +140,9 @@ int api_jobarray_check(struct req *rq, struct resp *rs, const json_t *array,
     if (unknown >= 0 && (size_t)unknown < out->ndeps) {
         char field[48];
         snprintf(field, sizeof field, "depends_on[%ld].job", unknown);
-        api_field_problem(rs, field, PROBLEM_JOB_DEPS_UNKNOWN,
-                          json_pack("{s:s, s:s}", "id", out->dep_ids[unknown], "tenant",
-                                    rq->tenant.slug));
+        api_field_problem(
+            rs, field, PROBLEM_JOB_DEPS_UNKNOWN,
+            json_pack("{s:s, s:s}", "id", out->dep_ids[unknown], "tenant", rq->tenant.slug));
         return unprocessable(rs);
     }
     return 0;

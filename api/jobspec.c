@@ -59,7 +59,7 @@ static const struct vfield fields[] = {
     {"priority", V_STRING, 0, 0, 0, is_priority, PROBLEM_JOB_PRIORITY},
     {"env", V_OBJECT, V_NULLABLE, 0, 0, NULL, 0},
     {"cluster", V_STRING, V_NULLABLE, 0, 0, validate_slug, PROBLEM_V_SLUG},
-    {"mounts", V_ANY, V_NULLABLE, 0, 0, NULL, 0}, /* jobspec_check_mounts */
+    {"mounts", V_ANY, V_NULLABLE, 0, 0, NULL, 0},     /* jobspec_check_mounts */
     {"array", V_ANY, V_NULLABLE, 0, 0, NULL, 0},      /* api/jobarray.c */
     {"depends_on", V_ANY, V_NULLABLE, 0, 0, NULL, 0}, /* api/jobarray.c */
 };

@@ -314,10 +314,10 @@ static json_t *env_list(const struct backend_job *job)
     /* an Indexed Job's pod learns its index from its annotation (JOB_COMPLETION_INDEX) */
     for (int a = 0; job->array_count > 0 && a < 2; a++)
         json_array_append_new(
-            env, json_pack("{s:s, s:{s:{s:s}}}", "name",
-                           a ? "SLURM_ARRAY_TASK_ID" : "AIDC_ARRAY_INDEX", "valueFrom", "fieldRef",
-                           "fieldPath",
-                           "metadata.annotations['batch.kubernetes.io/job-completion-index']"));
+            env,
+            json_pack("{s:s, s:{s:{s:s}}}", "name", a ? "SLURM_ARRAY_TASK_ID" : "AIDC_ARRAY_INDEX",
+                      "valueFrom", "fieldRef", "fieldPath",
+                      "metadata.annotations['batch.kubernetes.io/job-completion-index']"));
     return env;
 }
 
@@ -447,9 +447,9 @@ json_t *kubejob_build(const json_t *o, const struct backend_job *job, const char
     if (job->array_count > 0) { /* one Indexed Job: a pod per index, max_parallel at once */
         json_object_set_new(spec, "completionMode", json_string("Indexed"));
         json_object_set_new(spec, "completions", json_integer(job->array_count));
-        json_object_set_new(spec, "parallelism",
-                            json_integer(job->array_max_parallel > 0 ? job->array_max_parallel
-                                                                     : job->array_count));
+        json_object_set_new(
+            spec, "parallelism",
+            json_integer(job->array_max_parallel > 0 ? job->array_max_parallel : job->array_count));
     }
     json_t *out = json_pack("{s:s, s:s, s:{s:s, s:s, s:o}, s:o}", "apiVersion", "batch/v1", "kind",
                             "Job", "metadata", "name", name, "namespace", ns, "labels", l, "spec",
@@ -709,8 +709,8 @@ void kubejob_report_tasks(const json_t *job, const char *id, const struct backen
     if (!done)
         return;
     mark_indexes(json_string_value(json_object_get(st, "completedIndexes")), done, (int)n);
-    struct backend_status ok = {.state = BS_SUCCEEDED, .exit_code = 0,
-                                .started_at = bs->started_at};
+    struct backend_status ok = {
+        .state = BS_SUCCEEDED, .exit_code = 0, .started_at = bs->started_at};
     for (int i = 0; i < (int)n; i++) {
         /* a Complete Job completed every index; a Failed one ended the rest */
         done[i] = done[i] || bs->state == BS_SUCCEEDED;

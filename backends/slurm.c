@@ -413,9 +413,9 @@ json_t *slurm_submit_body(const struct backend_job *job, const json_t *options,
     if (job->dependency && *job->dependency)
         json_object_set_new(j, "dependency", json_string(job->dependency));
     if (job->array_count > 0) { /* one job array: --array=0-(N-1)%M */
-        char *spec = xasprintf("0-%d%%%d", job->array_count - 1,
-                               job->array_max_parallel > 0 ? job->array_max_parallel
-                                                           : job->array_count);
+        char *spec =
+            xasprintf("0-%d%%%d", job->array_count - 1,
+                      job->array_max_parallel > 0 ? job->array_max_parallel : job->array_count);
         json_object_set_new(j, "array", json_string(spec));
         free(spec);
     }
@@ -562,7 +562,6 @@ void slurm_backend_id(const json_t *job, char *out, size_t n)
     else
         snprintf(out, n, "%lld", ival(job, "job_id"));
 }
-
 
 /* method on job/<backend_id>; recorded in call (when not NULL) */
 static int job_call(const struct backend_cluster *c, const char *method, const char *backend_id,

@@ -40,8 +40,8 @@ static const struct db_stmt st_make = {
     " SELECT count(*) FROM t",
     4};
 static const struct db_stmt st_whole = {
-    "jobarray_whole",
-    "SELECT kind IN ('slurm', 'kubernetes') FROM clusters WHERE id = $1::uuid", 1};
+    "jobarray_whole", "SELECT kind IN ('slurm', 'kubernetes') FROM clusters WHERE id = $1::uuid",
+    1};
 static const struct db_stmt st_unknown = {
     "jobarray_unknown_peer",
     "SELECT min(x.pos) - 1 FROM unnest($3::uuid[]) WITH ORDINALITY AS x(peer, pos)"
@@ -77,8 +77,8 @@ static const struct db_stmt st_task_seen = {
     " SELECT u.id, " RUN_KEY("u") ", coalesce(u.stop_requested, '') FROM u",
     2};
 
-const struct db_stmt *const db_jobarrays_stmts[] = {&st_make,      &st_whole, &st_unknown,
-                                                    &st_depend,    &st_task_seen, NULL};
+const struct db_stmt *const db_jobarrays_stmts[] = {&st_make,   &st_whole,     &st_unknown,
+                                                    &st_depend, &st_task_seen, NULL};
 
 int db_jobarray_whole(struct db *db, const char *cluster_id, bool *whole)
 {

@@ -16,18 +16,18 @@
  * The job's array and dependency fields of the job object (API.md "Jobs,
  * more"), appended to db/jobs.c's columns: j is the job row.
  */
-#define DB_JOBARRAY_COLS                                                                          \
-    " j.array_parent, j.array_index,"                                                             \
-    " CASE WHEN j.array_count IS NOT NULL THEN json_build_object('count', j.array_count,"         \
-    "   'max_parallel', j.array_max_parallel) END AS \"array\","                                  \
-    " CASE WHEN j.array_count IS NOT NULL THEN (SELECT json_build_object("                        \
-    "   'queued', count(*) FILTER (WHERE s.state = 'queued'),"                                    \
-    "   'running', count(*) FILTER (WHERE s.state IN ('admitted', 'pending', 'running')),"        \
-    "   'succeeded', count(*) FILTER (WHERE s.state = 'succeeded'),"                              \
-    "   'failed', count(*) FILTER (WHERE s.state = 'failed'),"                                    \
-    "   'cancelled', count(*) FILTER (WHERE s.state = 'cancelled'))"                              \
-    "   FROM jobs s WHERE s.array_parent = j.id) END AS array_tasks,"                             \
-    " coalesce((SELECT json_agg(json_build_object('job', d.peer_id, 'condition', d.condition)"    \
+#define DB_JOBARRAY_COLS                                                                           \
+    " j.array_parent, j.array_index,"                                                              \
+    " CASE WHEN j.array_count IS NOT NULL THEN json_build_object('count', j.array_count,"          \
+    "   'max_parallel', j.array_max_parallel) END AS \"array\","                                   \
+    " CASE WHEN j.array_count IS NOT NULL THEN (SELECT json_build_object("                         \
+    "   'queued', count(*) FILTER (WHERE s.state = 'queued'),"                                     \
+    "   'running', count(*) FILTER (WHERE s.state IN ('admitted', 'pending', 'running')),"         \
+    "   'succeeded', count(*) FILTER (WHERE s.state = 'succeeded'),"                               \
+    "   'failed', count(*) FILTER (WHERE s.state = 'failed'),"                                     \
+    "   'cancelled', count(*) FILTER (WHERE s.state = 'cancelled'))"                               \
+    "   FROM jobs s WHERE s.array_parent = j.id) END AS array_tasks,"                              \
+    " coalesce((SELECT json_agg(json_build_object('job', d.peer_id, 'condition', d.condition)"     \
     "   ORDER BY d.position) FROM job_dependencies d WHERE d.job_id = j.id), '[]') AS depends_on"
 
 /*

@@ -16,8 +16,9 @@
 
 /* The columns shared by the queued and the active jobs (struct db_snap_job). */
 #define JOB_SNAP                                                                                   \
-    "id, tenant_id, project_id, gpu_type, gpus * nodes * coalesce(array_hold, 1),"                \
-    " cpus * nodes * coalesce(array_hold, 1), memory_gib * nodes * coalesce(array_hold, 1), nodes,"\
+    "id, tenant_id, project_id, gpu_type, gpus * nodes * coalesce(array_hold, 1),"                 \
+    " cpus * nodes * coalesce(array_hold, 1), memory_gib * nodes * coalesce(array_hold, 1),"       \
+    " nodes,"                                                                                      \
     " queue_rank, extract(epoch FROM submitted_at), time_limit_minutes * 60"
 /*
  * The snapshot's queued jobs (also timed alone by tests/bench/admission_db.c),
@@ -27,21 +28,21 @@
 #define DB_SCHED_QUEUED_SQL                                                                        \
     "WITH w AS (" DB_SCHED_ARRAY_WINDOWS ")"                                                       \
     " SELECT " JOB_SNAP ", requested_cluster, reason, extract(epoch FROM estimated_start)"         \
-    " FROM jobs LEFT JOIN w ON w.pid = jobs.array_parent WHERE state = 'queued'"                  \
-    " AND (array_count IS NULL OR array_hold IS NOT NULL)"                                        \
-    " AND (array_parent IS NULL OR array_index < w.lim)"                                          \
-    " AND NOT EXISTS (SELECT 1 FROM job_dependencies d JOIN jobs p ON p.id = d.peer_id"           \
-    "                  WHERE d.job_id IN (jobs.id, jobs.array_parent)"                            \
-    "                    AND NOT aidc_dep_met(d.condition, p.state)"                              \
+    " FROM jobs LEFT JOIN w ON w.pid = jobs.array_parent WHERE state = 'queued'"                   \
+    " AND (array_count IS NULL OR array_hold IS NOT NULL)"                                         \
+    " AND (array_parent IS NULL OR array_index < w.lim)"                                           \
+    " AND NOT EXISTS (SELECT 1 FROM job_dependencies d JOIN jobs p ON p.id = d.peer_id"            \
+    "                  WHERE d.job_id IN (jobs.id, jobs.array_parent)"                             \
+    "                    AND NOT aidc_dep_met(d.condition, p.state)"                               \
     "                    AND NOT " DB_SCHED_DEP_IN_SLURM("p", "jobs") ")"
 /*
  * Whether peer p's dependency can be Slurm's own (--dependency) for job j: j
  * named the Slurm cluster p is in already (delivered, not ended). Such a
  * dependency does not hold j back in aidc: db/sched.c passes it on.
  */
-#define DB_SCHED_DEP_IN_SLURM(p, j)                                                               \
-    "(" p ".state IN ('pending', 'running') AND " p ".backend_job_id IS NOT NULL"                 \
-    " AND " p ".cluster_id = " j ".requested_cluster"                                             \
+#define DB_SCHED_DEP_IN_SLURM(p, j)                                                                \
+    "(" p ".state IN ('pending', 'running') AND " p ".backend_job_id IS NOT NULL"                  \
+    " AND " p ".cluster_id = " j ".requested_cluster"                                              \
     " AND (SELECT c.kind FROM clusters c WHERE c.id = " p ".cluster_id) = 'slurm')"
 /*
  * A whole array's parent (array_hold: one job array in its cluster) is admitted
@@ -53,11 +54,11 @@
  * what it waits for.
  */
 #define DB_SCHED_ARRAY_WINDOWS                                                                     \
-    "SELECT a.id AS pid, coalesce((SELECT t.array_index FROM jobs t"                              \
-    "   WHERE t.array_parent = a.id AND t.state = 'queued' ORDER BY t.array_index"                \
-    "   OFFSET greatest(a.array_max_parallel - (SELECT count(*) FROM jobs r"                      \
-    "     WHERE r.array_parent = a.id AND r.state IN ('admitted', 'pending', 'running')), 0)"     \
-    "   LIMIT 1), 2147483647) AS lim"                                                             \
+    "SELECT a.id AS pid, coalesce((SELECT t.array_index FROM jobs t"                               \
+    "   WHERE t.array_parent = a.id AND t.state = 'queued' ORDER BY t.array_index"                 \
+    "   OFFSET greatest(a.array_max_parallel - (SELECT count(*) FROM jobs r"                       \
+    "     WHERE r.array_parent = a.id AND r.state IN ('admitted', 'pending', 'running')), 0)"      \
+    "   LIMIT 1), 2147483647) AS lim"                                                              \
     " FROM jobs a WHERE a.array_count IS NOT NULL AND a.array_hold IS NULL AND a.state = 'queued'"
 
 struct db_snap_cluster { /* by name */

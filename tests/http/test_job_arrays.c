@@ -30,10 +30,9 @@ static void setup(void)
 {
     harness_setup("jobarrays", jobs_fast_env);
     jobs_local_cluster("{\"a100\":4}");
-    ann = jobs_tenant_member("chem", "mol", "{\"gpu:a100\":{\"guaranteed\":4,\"limit\":4}}",
-                             "ann");
-    rex = jobs_tenant_member("rival", "spy", "{\"gpu:a100\":{\"guaranteed\":0,\"limit\":0}}",
-                             "rex");
+    ann = jobs_tenant_member("chem", "mol", "{\"gpu:a100\":{\"guaranteed\":4,\"limit\":4}}", "ann");
+    rex =
+        jobs_tenant_member("rival", "spy", "{\"gpu:a100\":{\"guaranteed\":0,\"limit\":0}}", "rex");
     (void)jobs_shared_dir();
 }
 
@@ -92,14 +91,14 @@ static int count_files(const char *dir, const char *prefix)
 static json_t *tasks_of(const char *token, const char *parent)
 {
     struct http_res r;
-    ck_assert_int_eq(
-        reqj("GET", fmt(JOBS "?array_parent=%s&limit=100", parent), token, NULL, &r), 200);
+    ck_assert_int_eq(reqj("GET", fmt(JOBS "?array_parent=%s&limit=100", parent), token, NULL, &r),
+                     200);
     json_t *items = json_array(), *t;
     size_t n = json_array_size(json_object_get(r.json, "items"));
     for (size_t want = 0; want < n; want++) {
         size_t i;
-        json_array_foreach(json_object_get(r.json, "items"), i, t) if (jint(t, "array_index") ==
-                                                                        (long long)want)
+        json_array_foreach(json_object_get(r.json, "items"), i,
+                           t) if (jint(t, "array_index") == (long long)want)
             json_array_append(items, t);
     }
     http_res_free(&r);
@@ -124,14 +123,14 @@ static void field_error(const struct http_res *r, const char *field, const char 
 START_TEST(array_tasks_run_with_their_index_at_most_max_parallel_at_once)
 {
     char *d = dir_for("arr");
-    char *body = sfmt(
-        "{\"project\":\"mol\",\"name\":\"sweep\",\"array\":{\"count\":5,\"max_parallel\":2},"
-        "\"script\":\"d=%s\\ntouch $d/running.$AIDC_ARRAY_INDEX\\n"
-        "ls $d | grep -c ^running > $d/seen.$AIDC_ARRAY_INDEX\\n"
-        "echo $AIDC_ARRAY_INDEX $SLURM_ARRAY_TASK_ID > $d/index.$AIDC_ARRAY_INDEX\\n"
-        "i=0; while [ ! -e $d/go ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done\\n"
-        "rm $d/running.$AIDC_ARRAY_INDEX\"}",
-        d);
+    char *body =
+        sfmt("{\"project\":\"mol\",\"name\":\"sweep\",\"array\":{\"count\":5,\"max_parallel\":2},"
+             "\"script\":\"d=%s\\ntouch $d/running.$AIDC_ARRAY_INDEX\\n"
+             "ls $d | grep -c ^running > $d/seen.$AIDC_ARRAY_INDEX\\n"
+             "echo $AIDC_ARRAY_INDEX $SLURM_ARRAY_TASK_ID > $d/index.$AIDC_ARRAY_INDEX\\n"
+             "i=0; while [ ! -e $d/go ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done\\n"
+             "rm $d/running.$AIDC_ARRAY_INDEX\"}",
+             d);
     struct http_res r;
     ck_assert_int_eq(reqj("POST", JOBS, ann, body, &r), 201);
     free(body);
@@ -148,7 +147,8 @@ START_TEST(array_tasks_run_with_their_index_at_most_max_parallel_at_once)
     while (count_files(d, "running") < 2 && jobs_now() < deadline)
         jobs_nap_ms(50);
     ck_assert_int_eq(count_files(d, "running"), 2);
-    char *other = jobs_submit(ann, "chem", "{\"project\":\"mol\",\"name\":\"x\",\"command\":[\"true\"]}");
+    char *other =
+        jobs_submit(ann, "chem", "{\"project\":\"mol\",\"name\":\"x\",\"command\":[\"true\"]}");
     json_decref(jobs_wait(ann, "chem", other, "succeeded", 30));
     free(other);
     json_t *tasks = tasks_of(ann, parent);
@@ -202,10 +202,10 @@ END_TEST
 START_TEST(cancel_one_task_then_the_array)
 {
     char *d = dir_for("cancel");
-    char *body = sfmt(
-        "{\"project\":\"mol\",\"name\":\"held\",\"array\":{\"count\":3,\"max_parallel\":1},"
-        "\"script\":\"touch %s/running.$AIDC_ARRAY_INDEX; sleep 600\"}",
-        d);
+    char *body =
+        sfmt("{\"project\":\"mol\",\"name\":\"held\",\"array\":{\"count\":3,\"max_parallel\":1},"
+             "\"script\":\"touch %s/running.$AIDC_ARRAY_INDEX; sleep 600\"}",
+             d);
     char *parent = jobs_submit(ann, "chem", body);
     free(body);
     double deadline = jobs_now() + 30;
@@ -241,16 +241,16 @@ END_TEST
 START_TEST(dependencies_run_in_order_and_fail_forward)
 {
     char *d = dir_for("deps");
-    char *body = sfmt(
-        "{\"project\":\"mol\",\"name\":\"first\",\"script\":\"i=0; while [ ! -e %s/go ] && "
-        "[ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; date +%%s.%%N > %s/first\"}",
-        d, d);
+    char *body =
+        sfmt("{\"project\":\"mol\",\"name\":\"first\",\"script\":\"i=0; while [ ! -e %s/go ] && "
+             "[ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done; date +%%s.%%N > %s/first\"}",
+             d, d);
     char *a = jobs_submit(ann, "chem", body);
     free(body);
     body = sfmt("{\"project\":\"mol\",\"name\":\"second\",\"script\":\"test -e "
-                          "%s/first\",\"depends_on\":[{\"job\":\"%s\",\"condition\":"
-                          "\"succeeded\"}]}",
-                          d, a);
+                "%s/first\",\"depends_on\":[{\"job\":\"%s\",\"condition\":"
+                "\"succeeded\"}]}",
+                d, a);
     char *b = jobs_submit(ann, "chem", body);
     free(body);
     json_t *jb = jobs_get(ann, "chem", b);
@@ -259,7 +259,8 @@ START_TEST(dependencies_run_in_order_and_fail_forward)
     ck_assert_str_eq(jstr(json_array_get(json_object_get(jb, "depends_on"), 0), "job"), a);
     json_decref(jb);
     /* a job that fails, and those waiting on it */
-    char *f = jobs_submit(ann, "chem", "{\"project\":\"mol\",\"name\":\"bad\",\"command\":[\"false\"]}");
+    char *f =
+        jobs_submit(ann, "chem", "{\"project\":\"mol\",\"name\":\"bad\",\"command\":[\"false\"]}");
     char *on_ok = jobs_submit(
         ann, "chem",
         fmt("{\"project\":\"mol\",\"name\":\"c\",\"command\":[\"true\"],\"depends_on\":[{\"job\":"
@@ -347,8 +348,10 @@ struct bad {
 
 START_TEST(bad_arrays_and_dependencies_are_422)
 {
-    char *mine = jobs_submit(ann, "chem", "{\"project\":\"mol\",\"name\":\"m\",\"command\":[\"true\"]}");
-    char *theirs = jobs_submit(rex, "rival", "{\"project\":\"spy\",\"name\":\"t\",\"command\":[\"true\"]}");
+    char *mine =
+        jobs_submit(ann, "chem", "{\"project\":\"mol\",\"name\":\"m\",\"command\":[\"true\"]}");
+    char *theirs =
+        jobs_submit(rex, "rival", "{\"project\":\"spy\",\"name\":\"t\",\"command\":[\"true\"]}");
     char many[32 * 80 + 64] = "\"depends_on\":[";
     for (int i = 0; i < 33; i++)
         snprintf(many + strlen(many), sizeof many - strlen(many),
@@ -386,8 +389,8 @@ START_TEST(bad_arrays_and_dependencies_are_422)
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         struct http_res r;
-        char *body = sfmt(
-            "{\"project\":\"mol\",\"name\":\"bad\",\"command\":[\"true\"],%s}", cases[i].extra);
+        char *body = sfmt("{\"project\":\"mol\",\"name\":\"bad\",\"command\":[\"true\"],%s}",
+                          cases[i].extra);
         long st = reqj("POST", JOBS, ann, body, &r);
         ck_assert_msg(st == 422, "case %zu: %ld %s", i, st, r.body);
         field_error(&r, cases[i].field, cases[i].code);
@@ -414,12 +417,12 @@ START_TEST(bad_arrays_and_dependencies_are_422)
     http_res_free(&b);
     /* at the limit: 10000 tasks, held by a dependency that cannot hold once mine
      * succeeds (then all of them are cancelled with their parent) */
-    char *big = jobs_submit(
-        ann, "chem",
-        fmt("{\"project\":\"mol\",\"name\":\"big\",\"command\":[\"true\"],\"array\":{"
-            "\"count\":10000,\"max_parallel\":1},\"depends_on\":[{\"job\":\"%s\","
-            "\"condition\":\"failed\"}]}",
-            mine));
+    char *big =
+        jobs_submit(ann, "chem",
+                    fmt("{\"project\":\"mol\",\"name\":\"big\",\"command\":[\"true\"],\"array\":{"
+                        "\"count\":10000,\"max_parallel\":1},\"depends_on\":[{\"job\":\"%s\","
+                        "\"condition\":\"failed\"}]}",
+                        mine));
     ck_assert_int_eq(req("GET", JOBS "?array_parent=nope", ann, NULL), 400);
     json_decref(jobs_wait(ann, "chem", mine, "succeeded", 30));
     json_t *p = jobs_wait(ann, "chem", big, "cancelled", 30);

@@ -41,9 +41,8 @@ static const json_t *env_entry(const json_t *container, const char *name)
 {
     size_t i;
     json_t *e;
-    json_array_foreach(json_object_get(container, "env"), i, e) if (jstr(e, "name") &&
-                                                                    strcmp(jstr(e, "name"),
-                                                                           name) == 0) return e;
+    json_array_foreach(json_object_get(container, "env"), i,
+                       e) if (jstr(e, "name") && strcmp(jstr(e, "name"), name) == 0) return e;
     return NULL;
 }
 
@@ -70,9 +69,9 @@ START_TEST(an_array_is_one_indexed_job)
     for (int k = 0; k < 2; k++) {
         const json_t *e = env_entry(c, k ? "SLURM_ARRAY_TASK_ID" : "AIDC_ARRAY_INDEX");
         ck_assert_ptr_nonnull(e);
-        ck_assert_str_eq(jstr(json_object_get(json_object_get(e, "valueFrom"), "fieldRef"),
-                              "fieldPath"),
-                         "metadata.annotations['batch.kubernetes.io/job-completion-index']");
+        ck_assert_str_eq(
+            jstr(json_object_get(json_object_get(e, "valueFrom"), "fieldRef"), "fieldPath"),
+            "metadata.annotations['batch.kubernetes.io/job-completion-index']");
     }
     json_decref(kj);
     /* the job controller completes it: every index succeeded */

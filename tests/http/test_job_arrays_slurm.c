@@ -22,13 +22,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define T "phys"
+#define T      "phys"
 #define WAIT_S 90
 
 static char *ann;
 static char outdir[256];
-static const char *fast[] = {"AIDC_SYNC_INTERVAL_MS=200", "AIDC_ADMISSION_INTERVAL_MS=200",
-                             NULL};
+static const char *fast[] = {"AIDC_SYNC_INTERVAL_MS=200", "AIDC_ADMISSION_INTERVAL_MS=200", NULL};
 
 static void setup(void)
 {
@@ -160,8 +159,8 @@ static char *on_hpc(const char *name, const char *script, const char *extra_json
 
 START_TEST(a_dependency_in_the_same_slurm_cluster_is_slurms)
 {
-    char *body = on_hpc("first", fmt("#!/bin/bash\nwhile [ ! -e %s/go ]; do sleep 0.2; done\n", outdir),
-                        NULL);
+    char *body = on_hpc(
+        "first", fmt("#!/bin/bash\nwhile [ ! -e %s/go ]; do sleep 0.2; done\n", outdir), NULL);
     char *a = jobs_submit(ann, T, body);
     free(body);
     json_t *ja = jobs_wait(ann, T, a, "pending,running", WAIT_S);
@@ -178,7 +177,8 @@ START_TEST(a_dependency_in_the_same_slurm_cluster_is_slurms)
     json_decref(sj);
     json_decref(jb);
     /* a peer that fails: the dependant Slurm holds is cancelled by aidc */
-    body = on_hpc("bad", fmt("#!/bin/bash\nwhile [ ! -e %s/go ]; do sleep 0.2; done\nexit 3\n", outdir),
+    body = on_hpc("bad",
+                  fmt("#!/bin/bash\nwhile [ ! -e %s/go ]; do sleep 0.2; done\nexit 3\n", outdir),
                   NULL);
     char *f = jobs_submit(ann, T, body);
     free(body);

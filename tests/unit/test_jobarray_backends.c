@@ -81,9 +81,9 @@ START_TEST(slurm_array_is_one_submit_with_files_per_task)
     job.script = "#!/usr/bin/env python3\nprint(1)\n";
     b = slurm_body(&job);
     const char *s = json_string_value(json_object_get(b, "script"));
-    ck_assert_msg(strncmp(s, "#!/bin/bash\nexport AIDC_ARRAY_INDEX=\"$SLURM_ARRAY_TASK_ID\"\n",
-                          58) == 0,
-                  "%s", s);
+    ck_assert_msg(
+        strncmp(s, "#!/bin/bash\nexport AIDC_ARRAY_INDEX=\"$SLURM_ARRAY_TASK_ID\"\n", 58) == 0,
+        "%s", s);
     ck_assert_ptr_nonnull(strstr(s, "#!/usr/bin/env python3\nprint(1)\n"));
     json_decref(b);
     /* not an array: none of it */
@@ -154,10 +154,10 @@ START_TEST(kube_array_is_an_indexed_job)
     ck_assert_str_eq(json_string_value(json_object_get(spec, "completionMode")), "Indexed");
     ck_assert_int_eq(json_integer_value(json_object_get(spec, "completions")), 100);
     ck_assert_int_eq(json_integer_value(json_object_get(spec, "parallelism")), 8);
-    ck_assert_str_eq(json_string_value(json_object_get(
-                         json_object_get(json_object_get(k, "metadata"), "labels"),
-                         KUBE_LABEL_ARRAY)),
-                     "100");
+    ck_assert_str_eq(
+        json_string_value(json_object_get(json_object_get(json_object_get(k, "metadata"), "labels"),
+                                          KUBE_LABEL_ARRAY)),
+        "100");
     json_decref(k);
     job.array_count = 0;
     k = kubejob_build(o, &job, "ns", err, sizeof err);
@@ -197,7 +197,8 @@ static struct seen tasks_told(const char *job_json, int state)
 
 START_TEST(kube_tasks_a_job_tells_of)
 {
-#define ARR "{\"metadata\":{\"labels\":{\"aidc.io/array-count\":\"5\"}},\"spec\":{\"completions\":5}"
+#define ARR                                                                                        \
+    "{\"metadata\":{\"labels\":{\"aidc.io/array-count\":\"5\"}},\"spec\":{\"completions\":5}"
     /* running: the indexes completed so far (servers 1.21+) */
     struct seen s = tasks_told(ARR ",\"status\":{\"completedIndexes\":\"0,2-3\"}}", BS_RUNNING);
     ck_assert_int_eq(s.n, 3);
