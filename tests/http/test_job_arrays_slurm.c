@@ -81,7 +81,7 @@ START_TEST(an_array_is_one_slurm_job_array_whose_tasks_map_back)
     const char *bid = jstr(p, "backend_job_id");
     ck_assert_ptr_nonnull(bid);
     json_t *sj = slurm_job_of(p);
-    ck_assert_int_eq(jint(sj, "array_job_id"), atoll(bid));
+    ck_assert_int_eq(jint(sj, "array_job_id"), strtoll(bid, NULL, 10));
     ck_assert_int_eq(jint(sj, "array_max_tasks"), 2);
     json_decref(sj);
     json_t *done = jobs_wait(ann, T, parent, "succeeded,failed,cancelled", WAIT_S);
@@ -97,7 +97,7 @@ START_TEST(an_array_is_one_slurm_job_array_whose_tasks_map_back)
         const char *nm = jstr(j, "name");
         if (nm && strcmp(nm, parent) == 0) {
             named++;
-            ck_assert_int_eq(jint(j, "array_job_id"), atoll(bid));
+            ck_assert_int_eq(jint(j, "array_job_id"), strtoll(bid, NULL, 10));
         }
     }
     json_decref(all);
