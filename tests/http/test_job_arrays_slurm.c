@@ -131,6 +131,20 @@ START_TEST(cancelling_the_parent_cancels_the_slurm_array)
     char *parent = jobs_submit(ann, T, body);
     free(body);
     json_decref(jobs_wait(ann, T, parent, "running", WAIT_S)); /* a task runs */
+    /* the running task alone: cancelled in Slurm as <array>_<index>, the next one starts */
+    json_t *tasks = tasks_of(parent);
+    const char *first = jstr(json_array_get(tasks, 0), "id");
+    json_t *t0 = jobs_wait(ann, T, first, "running", WAIT_S);
+    ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/" T "/jobs/%s/cancel", first), ann, NULL),
+                     202);
+    json_decref(t0);
+    t0 = jobs_wait(ann, T, first, "cancelled", WAIT_S);
+    json_t *sj0 = slurm_job_of(t0);
+    ck_assert_str_eq(jstr(sj0, "job_state"), "CANCELLED");
+    json_decref(sj0);
+    json_decref(t0);
+    json_decref(jobs_wait(ann, T, jstr(json_array_get(tasks, 1), "id"), "running", WAIT_S));
+    json_decref(tasks);
     ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/" T "/jobs/%s/cancel", parent), ann, NULL),
                      202);
     json_t *p = jobs_wait(ann, T, parent, "cancelled", WAIT_S);
