@@ -26,15 +26,19 @@
  * the row count from the planner).
  */
 #define DB_SCHED_QUEUED_SQL                                                                        \
-    "WITH w AS (" DB_SCHED_ARRAY_WINDOWS ")"                                                       \
-    " SELECT " JOB_SNAP ", requested_cluster, reason, extract(epoch FROM estimated_start)"         \
-    " FROM jobs LEFT JOIN w ON w.pid = jobs.array_parent WHERE state = 'queued'"                   \
-    " AND (array_count IS NULL OR array_hold IS NOT NULL)"                                         \
-    " AND (array_parent IS NULL OR array_index < w.lim)"                                           \
-    " AND NOT EXISTS (SELECT 1 FROM job_dependencies d JOIN jobs p ON p.id = d.peer_id"            \
-    "                  WHERE d.job_id IN (jobs.id, jobs.array_parent)"                             \
-    "                    AND NOT aidc_dep_met(d.condition, p.state)"                               \
-    "                    AND NOT " DB_SCHED_DEP_IN_SLURM("p", "jobs") ")"
+    "WITH w AS MATERIALIZED (" DB_SCHED_ARRAY_WINDOWS ")"                                          \
+    " SELECT " DB_SCHED_QUEUED_COLS " FROM jobs WHERE state = 'queued' AND array_parent IS NULL"   \
+    " AND (array_count IS NULL OR array_hold IS NOT NULL) AND " DB_SCHED_DEPS_HELD " UNION ALL"    \
+    " SELECT " DB_SCHED_QUEUED_COLS " FROM w JOIN jobs ON jobs.array_parent = w.pid"               \
+    " AND jobs.array_index < w.lim WHERE state = 'queued' AND " DB_SCHED_DEPS_HELD
+#define DB_SCHED_QUEUED_COLS                                                                       \
+    JOB_SNAP ", requested_cluster, reason, extract(epoch FROM estimated_start)"
+/* Not held by a dependency, its own or its array's (jobs is the row). */
+#define DB_SCHED_DEPS_HELD                                                                         \
+    "(NOT has_deps OR NOT EXISTS (SELECT 1 FROM job_dependencies d"                                \
+    "   JOIN jobs p ON p.id = d.peer_id WHERE d.job_id IN (jobs.id, jobs.array_parent)"            \
+    "   AND NOT aidc_dep_met(d.condition, p.state)"                                                \
+    "   AND NOT " DB_SCHED_DEP_IN_SLURM("p", "jobs") "))"
 /*
  * Whether peer p's dependency can be Slurm's own (--dependency) for job j: j
  * named the Slurm cluster p is in already (delivered, not ended). Such a

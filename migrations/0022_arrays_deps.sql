@@ -28,12 +28,20 @@ ALTER TABLE jobs
     -- holds max_parallel x one task's resources (admission multiplies by this) and
     -- its tasks 0 (they follow what the cluster reports of them). NULL otherwise.
     ADD COLUMN array_hold         integer CHECK (array_hold >= 0),
+    -- it (or its array) has dependencies: only such jobs cost the admission pass a
+    -- look at them (measured: 100,000 queued jobs without, 107 -> 317 ms a pass
+    -- when every one was looked up)
+    ADD COLUMN has_deps           boolean NOT NULL DEFAULT false,
     ADD CONSTRAINT jobs_array_task CHECK ((array_parent IS NULL) = (array_index IS NULL)),
     ADD CONSTRAINT jobs_array_parent CHECK ((array_count IS NULL) = (array_max_parallel IS NULL)
         AND (array_max_parallel IS NULL OR array_max_parallel BETWEEN 1 AND array_count)
         AND (array_count IS NULL OR array_parent IS NULL));
 CREATE UNIQUE INDEX jobs_array_tasks ON jobs (array_parent, array_index)
     WHERE array_parent IS NOT NULL;
+-- the arrays not ended (the admission pass's windows: a scan of all jobs took 65 ms
+-- with 200,000 queued)
+CREATE INDEX jobs_array_parents ON jobs (id)
+    WHERE array_count IS NOT NULL AND state IN ('queued', 'admitted', 'pending', 'running');
 -- the tasks of an array that have not ended (the parent's end, max_parallel)
 CREATE INDEX jobs_array_open ON jobs (array_parent, array_index)
     WHERE array_parent IS NOT NULL AND state IN ('queued', 'admitted', 'pending', 'running');
@@ -233,6 +241,8 @@ CREATE TRIGGER jobs_array_stop AFTER UPDATE OF stop_requested ON jobs FOR EACH R
 CREATE FUNCTION aidc_job_dep_added() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
 BEGIN
+    UPDATE jobs SET has_deps = true
+     WHERE (id = NEW.job_id OR array_parent = NEW.job_id) AND NOT has_deps;
     PERFORM aidc_job_deps_settle(NEW.job_id);
     RETURN NULL;
 END $$;
