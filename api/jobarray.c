@@ -128,6 +128,19 @@ int api_jobarray_check(struct req *rq, struct resp *rs, const json_t *array,
         check_deps(rs, depends_on, out);
     if (rs->err.nfields)
         return unprocessable(rs);
+    if (out->count) {
+        long open = 0;
+        int e = db_jobarray_open_tasks(rq->db, rq->tenant.id, &open);
+        if (e)
+            return e;
+        if (open + out->count > JOBARRAY_MAX_OPEN) {
+            api_field_problem(rs, "array.count", PROBLEM_JOB_ARRAY_TENANT_OPEN,
+                              json_pack("{s:s, s:I, s:i, s:i}", "tenant", rq->tenant.slug, "open",
+                                        (json_int_t)open, "count", out->count, "max",
+                                        JOBARRAY_MAX_OPEN));
+            return unprocessable(rs);
+        }
+    }
     if (!out->ndeps)
         return 0;
     struct pgarray ids = PGARRAY_INIT;

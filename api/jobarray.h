@@ -14,7 +14,10 @@
 #include <stddef.h>
 
 #define JOBARRAY_MAX_COUNT 10000 /* tasks of one array */
-#define JOBARRAY_MAX_DEPS  32    /* jobs one job depends on */
+/* tasks of a tenant's arrays not ended, all arrays together: each is a row the
+ * admission pass may read; a member's request makes up to 10,000 of them */
+#define JOBARRAY_MAX_OPEN 20000
+#define JOBARRAY_MAX_DEPS 32 /* jobs one job depends on */
 
 struct jobarray {
     int count;        /* 0: not an array */

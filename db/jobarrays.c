@@ -39,6 +39,11 @@ static const struct db_stmt st_make = {
     "       SELECT id, tenant_id, NULL, 'queued', 'submitted' FROM t)"
     " SELECT count(*) FROM t",
     4};
+static const struct db_stmt st_open = {
+    "jobarray_open",
+    "SELECT count(*) FROM jobs WHERE tenant_id = $1::uuid AND array_parent IS NOT NULL"
+    " AND state IN ('queued', 'admitted', 'pending', 'running')",
+    1};
 static const struct db_stmt st_whole = {
     "jobarray_whole", "SELECT kind IN ('slurm', 'kubernetes') FROM clusters WHERE id = $1::uuid",
     1};
@@ -77,8 +82,22 @@ static const struct db_stmt st_task_seen = {
     " SELECT u.id, " RUN_KEY("u") ", coalesce(u.stop_requested, '') FROM u",
     2};
 
-const struct db_stmt *const db_jobarrays_stmts[] = {&st_make,   &st_whole,     &st_unknown,
-                                                    &st_depend, &st_task_seen, NULL};
+const struct db_stmt *const db_jobarrays_stmts[] = {
+    &st_open, &st_make, &st_whole, &st_unknown, &st_depend, &st_task_seen, NULL};
+
+int db_jobarray_open_tasks(struct db *db, const char *tenant_id, long *n)
+{
+    const char *p[1] = {tenant_id};
+    int e;
+    *n = 0;
+    PGresult *r = db_query(db, &st_open, p, &e);
+    if (!r)
+        return e;
+    if (PQntuples(r) == 1)
+        *n = strtol(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    return 0;
+}
 
 int db_jobarray_whole(struct db *db, const char *cluster_id, bool *whole)
 {

@@ -41,6 +41,8 @@
  */
 int db_jobarray_make(struct db *db, const char *tenant_id, const char *parent_id, int count,
                      int max_parallel);
+/* How many tasks of tenant_id's arrays have not ended, into *n. */
+int db_jobarray_open_tasks(struct db *db, const char *tenant_id, long *n);
 /* Whether an array on cluster_id is whole (a Slurm or Kubernetes cluster's). */
 int db_jobarray_whole(struct db *db, const char *cluster_id, bool *whole);
 /*

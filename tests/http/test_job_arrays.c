@@ -435,6 +435,53 @@ START_TEST(bad_arrays_and_dependencies_are_422)
 }
 END_TEST
 
+/* A body of an array of count tasks held by a dependency on gate (an fmt() buffer). */
+static const char *held_array(const char *gate, int count)
+{
+    return fmt("{\"project\":\"mol\",\"name\":\"h\",\"command\":[\"true\"],\"array\":{"
+               "\"count\":%d},\"depends_on\":[{\"job\":\"%s\",\"condition\":\"succeeded\"}]}",
+               count, gate);
+}
+
+/* Array tasks not ended are rows every admission pass may read: 20,000 per tenant */
+START_TEST(a_tenant_has_at_most_20000_open_array_tasks)
+{
+    char *d = dir_for("open");
+    char *body = sfmt("{\"project\":\"mol\",\"name\":\"gate\",\"script\":\"i=0; while [ ! -e "
+                      "%s/go ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done\"}",
+                      d);
+    char *gate = jobs_submit(ann, "chem", body);
+    free(body);
+    char *a1 = jobs_submit(ann, "chem", held_array(gate, 10000));
+    char *a2 = jobs_submit(ann, "chem", held_array(gate, 10000));
+    struct http_res r;
+    ck_assert_int_eq(reqj("POST", JOBS, ann, held_array(gate, 1), &r), 422);
+    field_error(&r, "array.count", "job.array_tenant_open");
+    json_t *params =
+        json_object_get(json_array_get(json_object_get(r.json, "errors"), 0), "params");
+    ck_assert_int_eq(jint(params, "open"), 20000);
+    ck_assert_int_eq(jint(params, "max"), 20000);
+    http_res_free(&r);
+    /* another tenant is not counted */
+    char *theirs = jobs_submit(rex, "rival",
+                               "{\"project\":\"spy\",\"name\":\"t\",\"command\":[\"true\"],"
+                               "\"array\":{\"count\":2}}");
+    free(theirs);
+    /* ended tasks are not counted */
+    ck_assert_int_eq(req("POST", fmt(JOBS "/%s/cancel", a1), ann, NULL), 202);
+    char *a3 = jobs_submit(ann, "chem", held_array(gate, 1));
+    ck_assert_int_eq(req("POST", fmt(JOBS "/%s/cancel", a2), ann, NULL), 202);
+    ck_assert_int_eq(req("POST", fmt(JOBS "/%s/cancel", a3), ann, NULL), 202);
+    touch(fmt("%s/go", d));
+    json_decref(jobs_wait(ann, "chem", gate, "succeeded", 30));
+    free(a1);
+    free(a2);
+    free(a3);
+    free(gate);
+    free(d);
+}
+END_TEST
+
 static Suite *arrays_suite(void)
 {
     Suite *s = suite_create("job_arrays");
@@ -446,6 +493,7 @@ static Suite *arrays_suite(void)
     tcase_add_test(tc, dependencies_run_in_order_and_fail_forward);
     tcase_add_test(tc, a_dependency_on_an_array_waits_for_all_its_tasks);
     tcase_add_test(tc, bad_arrays_and_dependencies_are_422);
+    tcase_add_test(tc, a_tenant_has_at_most_20000_open_array_tasks);
     suite_add_tcase(s, tc);
     return s;
 }

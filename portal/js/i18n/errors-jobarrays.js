@@ -7,6 +7,8 @@ export default {
   'err.job.array_count': ['an array has 1 to {max} tasks', '作业数组须有 1 到 {max} 个任务'],
   'err.job.array_max_parallel': ['must be 1 to the array\'s count ({count})',
     '须为 1 到数组的任务数（{count}）'],
+  'err.job.array_tenant_open': ['tenant "{tenant}" has {open} array tasks not ended; with {count} more it would pass its limit of {max}',
+    '租户“{tenant}”有 {open} 个未结束的数组任务；再加 {count} 个将超过上限 {max}'],
   'err.job.array_session': ['an interactive session is one job: no arrays or dependencies',
     '交互式会话是单个作业：不能使用数组或依赖'],
   'err.job.depends_on_shape': ['must be a list of objects with a job id "job" and a "condition"',
