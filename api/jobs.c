@@ -594,6 +594,12 @@ int api_job_cancel(struct req *rq, struct resp *rs)
     json_decref(job);
     if (!mine)
         return api_problem(rs, PROBLEM_JOB_CANCEL_NOT_OWNER, NULL);
+    bool waits = false; /* a task of a whole array the cluster has not shown yet */
+    e = db_jobarray_task_waits(rq->db, rq->tenant.id, id, &waits);
+    if (e)
+        return e;
+    if (waits)
+        return api_problem(rs, PROBLEM_JOB_ARRAY_TASK_WAITS, json_pack("{s:s}", "id", id));
     char state[16] = "";
     json_t *out = NULL;
     e = db_job_cancel(rq->db, rq->tenant.id, id, rq->actor.username, state, sizeof state, &out);

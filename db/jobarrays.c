@@ -44,6 +44,11 @@ static const struct db_stmt st_open = {
     "SELECT count(*) FROM jobs WHERE tenant_id = $1::uuid AND array_parent IS NOT NULL"
     " AND state IN ('queued', 'admitted', 'pending', 'running')",
     1};
+static const struct db_stmt st_task_waits = {
+    "jobarray_task_waits",
+    "SELECT 1 FROM jobs WHERE tenant_id = $1::uuid AND id = $2::uuid AND array_hold = 0"
+    " AND state = 'queued'",
+    2};
 static const struct db_stmt st_whole = {
     "jobarray_whole", "SELECT kind IN ('slurm', 'kubernetes') FROM clusters WHERE id = $1::uuid",
     1};
@@ -83,7 +88,7 @@ static const struct db_stmt st_task_seen = {
     2};
 
 const struct db_stmt *const db_jobarrays_stmts[] = {
-    &st_open, &st_make, &st_whole, &st_unknown, &st_depend, &st_task_seen, NULL};
+    &st_open, &st_task_waits, &st_make, &st_whole, &st_unknown, &st_depend, &st_task_seen, NULL};
 
 int db_jobarray_open_tasks(struct db *db, const char *tenant_id, long *n)
 {
@@ -95,6 +100,19 @@ int db_jobarray_open_tasks(struct db *db, const char *tenant_id, long *n)
         return e;
     if (PQntuples(r) == 1)
         *n = strtol(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    return 0;
+}
+
+int db_jobarray_task_waits(struct db *db, const char *tenant_id, const char *id, bool *waits)
+{
+    const char *p[2] = {tenant_id, id};
+    int e;
+    *waits = false;
+    PGresult *r = db_query(db, &st_task_waits, p, &e);
+    if (!r)
+        return e;
+    *waits = PQntuples(r) == 1;
     PQclear(r);
     return 0;
 }

@@ -43,6 +43,12 @@ int db_jobarray_make(struct db *db, const char *tenant_id, const char *parent_id
                      int max_parallel);
 /* How many tasks of tenant_id's arrays have not ended, into *n. */
 int db_jobarray_open_tasks(struct db *db, const char *tenant_id, long *n);
+/*
+ * Whether job id of tenant_id is a queued task of a whole array: the cluster
+ * runs it with its array whatever aidc's row says, so it is not cancelled alone
+ * (it would run unmetered) until the cluster shows it.
+ */
+int db_jobarray_task_waits(struct db *db, const char *tenant_id, const char *id, bool *waits);
 /* Whether an array on cluster_id is whole (a Slurm or Kubernetes cluster's). */
 int db_jobarray_whole(struct db *db, const char *cluster_id, bool *whole);
 /*

@@ -9,6 +9,8 @@ export default {
     '须为 1 到数组的任务数（{count}）'],
   'err.job.array_tenant_open': ['tenant "{tenant}" has {open} array tasks not ended; with {count} more it would pass its limit of {max}',
     '租户“{tenant}”有 {open} 个未结束的数组任务；再加 {count} 个将超过上限 {max}'],
+  'err.job.array_task_waits': ['task {id} waits in its array\'s job on the cluster: cancel the array, or the task once it has started',
+    '任务 {id} 正随其数组作业在集群中等待：请取消整个数组，或待该任务开始后再取消'],
   'err.job.array_session': ['an interactive session is one job: no arrays or dependencies',
     '交互式会话是单个作业：不能使用数组或依赖'],
   'err.job.depends_on_shape': ['must be a list of objects with a job id "job" and a "condition"',
