@@ -104,6 +104,16 @@ START_TEST(an_array_is_one_slurm_job_array_whose_tasks_map_back)
     }
     json_decref(all);
     ck_assert_int_eq(named, 4);
+    /* metered task by task (a run each, closed); the parent, holding them, has none */
+    PGresult *runs = harness_sql(
+        harness_srv.owner_url,
+        "SELECT count(*) FILTER (WHERE j.array_parent = $1::uuid AND r.ended_at IS NOT NULL),"
+        " count(*) FILTER (WHERE j.id = $1::uuid) FROM job_runs r JOIN jobs j ON j.id = r.job_id",
+        1, (const char *[]){parent});
+    ck_assert_ptr_nonnull(runs);
+    ck_assert_str_eq(PQgetvalue(runs, 0, 0), "4");
+    ck_assert_str_eq(PQgetvalue(runs, 0, 1), "0");
+    PQclear(runs);
     json_t *tasks = tasks_of(parent);
     ck_assert_uint_eq(json_array_size(tasks), 4);
     json_array_foreach(tasks, i, j)
