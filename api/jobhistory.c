@@ -1,6 +1,7 @@
 /* jobhistory.c - the job list's query and CSV (see jobhistory.h). */
 #include "jobhistory.h"
 
+#include "../lib/crypto.h"
 #include "../lib/csv.h"
 #include "../lib/gputype.h"
 #include "../lib/sbuf.h"
@@ -158,6 +159,7 @@ int jobhistory_parse(const struct req *rq, struct resp *rs, struct jobhistory *h
     h->f.user = req_query(rq, "user");
     h->f.cluster = req_query(rq, "cluster");
     h->f.gpu_type = req_query(rq, "gpu_type");
+    h->f.array_parent = req_query(rq, "array_parent");
     if (state)
         parse_states(state, rs, h);
     if (h->states[0])
@@ -170,6 +172,8 @@ int jobhistory_parse(const struct req *rq, struct resp *rs, struct jobhistory *h
         api_field_problem(rs, "cluster", PROBLEM_V_CLUSTER, NULL);
     if (h->f.gpu_type && !gputype_valid(h->f.gpu_type))
         api_field_problem(rs, "gpu_type", PROBLEM_V_GPU_TYPE, NULL);
+    if (h->f.array_parent && !crypto_uuid_valid(h->f.array_parent))
+        api_field_problem(rs, "array_parent", PROBLEM_V_UUID, NULL);
     if (name)
         parse_name(name, rs, h);
     if (exit_code)

@@ -9,6 +9,7 @@
 #include "../backends/backend.h"
 #include "../db/clusters.h"
 #include "../db/images.h"
+#include "../db/jobarrays.h"
 #include "../db/jobs.h"
 #include "../db/projects.h"
 #include "../db/quotas.h"
@@ -20,6 +21,7 @@
 #include "../lib/xalloc.h"
 #include "../server/validate.h"
 #include "../storage/jobmount.h"
+#include "jobarray.h"
 #include "jobspec.h"
 #include "paging.h"
 #include "templates.h"
@@ -382,6 +384,21 @@ int api_job_submit_spec(struct req *rq, struct resp *rs, const struct jobspec *j
         e = check_clusters(rq, rs, js, cluster_id);
     if (!e)
         e = check_quotas(rq, rs, js, project_id);
+    struct jobarray ja;
+    if (!e)
+        e = api_jobarray_check(rq, rs, js->array, js->depends_on, kind, &ja);
+    bool whole = false;
+    if (!e && ja.count && cluster_id[0])
+        e = db_jobarray_whole(rq->db, cluster_id, &whole);
+    if (!e && whole) { /* one job array there holds max_parallel tasks at once: they must fit */
+        struct jobspec hold = *js;
+        hold.gpus *= ja.max_parallel;
+        hold.cpus *= ja.max_parallel;
+        hold.memory_gib *= ja.max_parallel;
+        e = check_clusters(rq, rs, &hold, cluster_id);
+        if (!e)
+            e = check_quotas(rq, rs, &hold, project_id);
+    }
     json_t *out = NULL;
     if (!e) {
         struct db_job_new j = {.tenant_id = rq->tenant.id,
@@ -415,6 +432,8 @@ int api_job_submit_spec(struct req *rq, struct resp *rs, const struct jobspec *j
             e = mount_spaces(rq, rs, js, &own);
         else if (!e)
             e = AIDC_EINTERNAL;
+        if (!e)
+            e = api_jobarray_record(rq, &ja, json_string_value(json_object_get(out, "id")), &out);
         if (e) {
             json_decref(out);
             out = NULL;
@@ -431,6 +450,10 @@ json_t *api_job_submit_audit(const struct jobspec *js, const json_t *job)
     const char *digest = json_string_value(json_object_get(job, "image_digest"));
     if (digest && js->image) /* what runs is what was audited */
         json_object_set_new(d, "image_digest", json_string(digest));
+    if (js->array && !json_is_null(js->array))
+        json_object_set_new(d, "array", json_deep_copy(js->array));
+    if (js->depends_on && !json_is_null(js->depends_on))
+        json_object_set_new(d, "depends_on", json_deep_copy(js->depends_on));
     return d;
 }
 
@@ -564,6 +587,12 @@ int api_job_cancel(struct req *rq, struct resp *rs)
     json_decref(job);
     if (!mine)
         return api_problem(rs, PROBLEM_JOB_CANCEL_NOT_OWNER, NULL);
+    bool waits = false; /* a task of a whole array the cluster has not shown yet */
+    e = db_jobarray_task_waits(rq->db, rq->tenant.id, id, &waits);
+    if (e)
+        return e;
+    if (waits)
+        return api_problem(rs, PROBLEM_JOB_ARRAY_TASK_WAITS, json_pack("{s:s}", "id", id));
     char state[16] = "";
     json_t *out = NULL;
     e = db_job_cancel(rq->db, rq->tenant.id, id, rq->actor.username, state, sizeof state, &out);

@@ -59,7 +59,9 @@ static const struct vfield fields[] = {
     {"priority", V_STRING, 0, 0, 0, is_priority, PROBLEM_JOB_PRIORITY},
     {"env", V_OBJECT, V_NULLABLE, 0, 0, NULL, 0},
     {"cluster", V_STRING, V_NULLABLE, 0, 0, validate_slug, PROBLEM_V_SLUG},
-    {"mounts", V_ANY, V_NULLABLE, 0, 0, NULL, 0}, /* jobspec_check_mounts */
+    {"mounts", V_ANY, V_NULLABLE, 0, 0, NULL, 0},     /* jobspec_check_mounts */
+    {"array", V_ANY, V_NULLABLE, 0, 0, NULL, 0},      /* api/jobarray.c */
+    {"depends_on", V_ANY, V_NULLABLE, 0, 0, NULL, 0}, /* api/jobarray.c */
 };
 
 static int int_or(const json_t *body, const char *name, int def)
@@ -212,6 +214,8 @@ bool jobspec_parse(const json_t *body, struct jobspec *spec, struct resp *rs)
     spec->memory_gib = int_or(body, "memory_gib", 4);
     spec->nodes = int_or(body, "nodes", 1);
     spec->time_limit_minutes = int_or(body, "time_limit_minutes", 60);
+    spec->array = json_object_get(body, "array");
+    spec->depends_on = json_object_get(body, "depends_on");
     const json_t *gt = json_object_get(body, "gpu_type");
     if (spec->gpus > 0 && (!gt || json_is_null(gt)))
         api_field_problem(rs, "gpu_type", PROBLEM_JOB_GPU_TYPE_REQUIRED, NULL);

@@ -30,6 +30,9 @@ struct jobspec {
     char *env_json;       /* compact JSON object */
     const json_t *mounts; /* the storage spaces it mounts (borrowed; NULL: none) */
     char *mounts_json;    /* compact JSON array, as given ("[]" for none) */
+    /* "array" and "depends_on" as given (borrowed; NULL or null: none), checked by
+     * api/jobarray.c with the other 422s */
+    const json_t *array, *depends_on;
     int gpus, cpus, memory_gib, nodes, time_limit_minutes;
 };
 

@@ -192,7 +192,7 @@ const struct route routes[] = {
     {"GET", "/api/v1/tenants/{tenant}/jobs", api_job_list, "job.list", PA | FIN | AUD, TR_VIEWER,
      SC_JOBS_READ, 0,
      "state,project,user,cluster,gpu_type,name,exit_code,submitted_from,submitted_to,"
-     "started_from,started_to,ended_from,ended_to,sort,order,format," PAGE},
+     "started_from,started_to,ended_from,ended_to,sort,order,format,array_parent," PAGE},
     {"GET", "/api/v1/tenants/{tenant}/jobs/{id}", api_job_get, "job.read", PA | FIN | AUD,
      TR_VIEWER, SC_JOBS_READ, 0, NULL},
     {"GET", "/api/v1/tenants/{tenant}/jobs/{id}/events", api_job_events, "job.events",

@@ -87,6 +87,21 @@ struct backend_job {
      * where through app_endpoint.
      */
     bool app;
+    /*
+     * A whole job array (API.md "Jobs, more"): array_count tasks, indexes 0 ..
+     * array_count - 1, at most array_max_parallel at once, as one job of the
+     * cluster (Slurm --array, a Kubernetes Indexed Job). Each task sees its
+     * index in AIDC_ARRAY_INDEX and SLURM_ARRAY_TASK_ID. A backend that
+     * reports per-job status reports a task as "<backend id>_<index>"
+     * (Slurm's own notation): the syncer maps it to the task's row. 0: one job.
+     */
+    int array_count, array_max_parallel;
+    /*
+     * Slurm's --dependency for jobs of the same Slurm cluster aidc handed it
+     * ("afterok:<id>,afternotok:<id>,afterany:<id>"); NULL: none (aidc holds a
+     * job until its other dependencies hold). Other backends never get one.
+     */
+    const char *dependency;
     const char *priority;  /* high, normal, low */
     /*
      * An earlier delivery of this run may have reached the cluster (aidcd

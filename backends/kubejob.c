@@ -265,6 +265,8 @@ static json_t *labels(const json_t *o, const struct backend_job *job)
         json_object_set_new(l, KUBE_LABEL_QUEUE, json_string(q));
         free(q);
     }
+    if (l && job->array_count > 0) /* its tasks are reported (kubejob_report_tasks) */
+        json_object_set_new(l, KUBE_LABEL_ARRAY, json_sprintf("%d", job->array_count));
     return l;
 }
 
@@ -309,6 +311,13 @@ static json_t *env_list(const struct backend_job *job)
     if (job->app)
         json_array_append_new(env, json_pack("{s:s, s:s}", "name", "PORT", "value",
                                              TEXT(KUBEAPP_PORT)));
+    /* an Indexed Job's pod learns its index from its annotation (JOB_COMPLETION_INDEX) */
+    for (int a = 0; job->array_count > 0 && a < 2; a++)
+        json_array_append_new(
+            env,
+            json_pack("{s:s, s:{s:{s:s}}}", "name", a ? "SLURM_ARRAY_TASK_ID" : "AIDC_ARRAY_INDEX",
+                      "valueFrom", "fieldRef", "fieldPath",
+                      "metadata.annotations['batch.kubernetes.io/job-completion-index']"));
     return env;
 }
 
@@ -435,6 +444,13 @@ json_t *kubejob_build(const json_t *o, const struct backend_job *job, const char
     if (job->time_limit_minutes > 0)
         json_object_set_new(spec, "activeDeadlineSeconds",
                             json_integer((json_int_t)job->time_limit_minutes * 60));
+    if (job->array_count > 0) { /* one Indexed Job: a pod per index, max_parallel at once */
+        json_object_set_new(spec, "completionMode", json_string("Indexed"));
+        json_object_set_new(spec, "completions", json_integer(job->array_count));
+        json_object_set_new(
+            spec, "parallelism",
+            json_integer(job->array_max_parallel > 0 ? job->array_max_parallel : job->array_count));
+    }
     json_t *out = json_pack("{s:s, s:s, s:{s:s, s:s, s:o}, s:o}", "apiVersion", "batch/v1", "kind",
                             "Job", "metadata", "name", name, "namespace", ns, "labels", l, "spec",
                             spec);
@@ -655,4 +671,54 @@ int kubejob_answer_err(const struct httpcall_answer *a, const char *what, char *
         snprintf(err, errsz, "%s: %ld%s%s", what, a->status, m[0] ? ", " : "", m);
         return AIDC_EUNAVAIL;
     }
+}
+
+/* Mark the indexes of a list like "0-2,4" (status.completedIndexes) below n. */
+static void mark_indexes(const char *list, bool *done, int n)
+{
+    for (const char *p = list; p && *p;) {
+        char *end;
+        long a = strtol(p, &end, 10), b = a;
+        if (end == p || a < 0)
+            return;
+        if (*end == '-') {
+            const char *q = end + 1;
+            b = strtol(q, &end, 10);
+            if (end == q || b < a)
+                return;
+        }
+        for (long i = a; i <= b && i < n; i++)
+            done[i] = true;
+        p = *end == ',' ? end + 1 : NULL;
+    }
+}
+
+void kubejob_report_tasks(const json_t *job, const char *id, const struct backend_status *bs,
+                          void (*report)(void *arg, const char *backend_id, const char *run_key,
+                                         const struct backend_status *status),
+                          void *arg)
+{
+    const json_t *spec = json_object_get(job, "spec"), *st = json_object_get(job, "status");
+    /* by aidc's label: servers before 1.21 keep no completionMode */
+    const char *array = json_string_value(json_object_get(
+        json_object_get(json_object_get(job, "metadata"), "labels"), KUBE_LABEL_ARRAY));
+    json_int_t n = json_integer_value(json_object_get(spec, "completions"));
+    if (!array || n <= 0 || n > 10000)
+        return;
+    bool *done = calloc((size_t)n, sizeof *done);
+    if (!done)
+        return;
+    mark_indexes(json_string_value(json_object_get(st, "completedIndexes")), done, (int)n);
+    struct backend_status ok = {
+        .state = BS_SUCCEEDED, .exit_code = 0, .started_at = bs->started_at};
+    for (int i = 0; i < (int)n; i++) {
+        /* a Complete Job completed every index; a Failed one ended the rest */
+        done[i] = done[i] || bs->state == BS_SUCCEEDED;
+        if (!done[i] && bs->state != BS_FAILED)
+            continue; /* still to run, or running: a Job tells no more of an index */
+        char tid[200];
+        snprintf(tid, sizeof tid, "%s_%d", id, i);
+        report(arg, tid, "", done[i] ? &ok : bs);
+    }
+    free(done);
 }

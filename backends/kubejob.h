@@ -24,6 +24,7 @@
 #define KUBE_LABEL_TENANT "aidc.io/tenant"
 #define KUBE_LABEL_PROJECT "aidc.io/project"
 #define KUBE_LABEL_QUEUE "kueue.x-k8s.io/queue-name"
+#define KUBE_LABEL_ARRAY "aidc.io/array-count" /* a whole job array's Job: its task count */
 
 /* Check and complete a kubernetes cluster's options in place (defaults added). */
 bool kubejob_check_options(json_t *o, char *err, size_t errsz);
@@ -43,6 +44,17 @@ json_t *kubejob_build(const json_t *o, const struct backend_job *job, const char
                       char *err, size_t errsz);
 /* What a Job (an item of a JobList, or a GET) says about its run. */
 void kubejob_status(const json_t *job, struct backend_status *out);
+/*
+ * The tasks of an Indexed Job (a whole job array, labelled KUBE_LABEL_ARRAY)
+ * whose end it tells, each passed to report as "<id>_<index>": those in
+ * status.completedIndexes succeeded (servers 1.21+ list them), all of them
+ * when the Job is Complete; when it failed (bs), every other one failed with
+ * it. Nothing for other Jobs.
+ */
+void kubejob_report_tasks(const json_t *job, const char *id, const struct backend_status *bs,
+                          void (*report)(void *arg, const char *backend_id, const char *run_key,
+                                         const struct backend_status *status),
+                          void *arg);
 /* "2026-12-02T08:00:00Z" -> time_t (0 when it is not such a time). */
 time_t kubejob_time(const char *s);
 /*

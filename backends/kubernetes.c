@@ -541,6 +541,7 @@ static int each_job(const json_t *items, void *arg)
         struct backend_status bs;
         job_status(ja->c, job, &bs);
         ja->report(ja->arg, id, run ? run : "", &bs);
+        kubejob_report_tasks(job, id, &bs, ja->report, ja->arg);
     }
     return 0;
 }

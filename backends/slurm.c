@@ -387,7 +387,10 @@ json_t *slurm_submit_body(const struct backend_job *job, const json_t *options,
     json_object_set_new(env, "AIDC_JOB_ID", json_string(job->id));
     json_object_set_new(env, "AIDC_TENANT", json_string(job->tenant));
     json_object_set_new(env, "AIDC_PROJECT", json_string(job->project));
-    char *out = xasprintf("%s/%s.out", wd, job->id), *errf = xasprintf("%s/%s.err", wd, job->id);
+    /* a job array's tasks write files of their own (%a: the task's index) */
+    const char *each = job->array_count > 0 ? "_%a" : "";
+    char *out = xasprintf("%s/%s%s.out", wd, job->id, each),
+         *errf = xasprintf("%s/%s%s.err", wd, job->id, each);
     /* "nodes", not "minimum_nodes": slurmrestd 22.05 (v0.0.38) takes the latter and ignores
      * it, giving a job of N nodes one (tests/http/test_templates_slurm.c) */
     json_t *j = json_pack("{s:s, s:s, s:i, s:s, s:s, s:s, s:o, s:i, s:i, s:i, s:b}", "name",
@@ -408,6 +411,15 @@ json_t *slurm_submit_body(const struct backend_job *job, const json_t *options,
         char *gres = xasprintf("gpu:%s:%d", job->gpu_type, job->gpus);
         json_object_set_new(j, "gres", json_string(gres));
         free(gres);
+    }
+    if (job->dependency && *job->dependency)
+        json_object_set_new(j, "dependency", json_string(job->dependency));
+    if (job->array_count > 0) { /* one job array: --array=0-(N-1)%M */
+        char *spec =
+            xasprintf("0-%d%%%d", job->array_count - 1,
+                      job->array_max_parallel > 0 ? job->array_max_parallel : job->array_count);
+        json_object_set_new(j, "array", json_string(spec));
+        free(spec);
     }
     const char *part = partition_for(job, options, job->priority ? job->priority : "normal");
     if (part)
@@ -488,8 +500,11 @@ static int submit(const struct backend_cluster *c, const struct backend_job *job
         if (!jobs)
             return AIDC_EUNAVAIL;
         const json_t *found = slurm_find_run(jobs, job->id, t.user);
+        /* any task of a job array names the array by its array_job_id */
         if (found)
-            snprintf(backend_id, idsz, "%lld", ival(found, "job_id"));
+            snprintf(backend_id, idsz, "%lld",
+                     ival(found, "array_job_id") > 0 ? ival(found, "array_job_id")
+                                                     : ival(found, "job_id"));
         json_decref(jobs);
         if (found && call)
             call->adopted = true;
@@ -527,16 +542,28 @@ static int submit(const struct backend_cluster *c, const struct backend_job *job
     return e;
 }
 
+/* A Slurm job id, or a job array's task ("<array_job_id>_<index>"). */
 static bool valid_id(const char *backend_id)
 {
     if (!backend_id || !*backend_id || strlen(backend_id) > 20)
         return false;
-    for (const char *p = backend_id; *p; p++)
-        if (*p < '0' || *p > '9')
+    const char *p = backend_id, *us = strchr(backend_id, '_');
+    if (us && (us == backend_id || !us[1]))
+        return false;
+    for (; *p; p++)
+        if ((*p < '0' || *p > '9') && p != us)
             return false;
     return true;
 }
 
+void slurm_backend_id(const json_t *job, char *out, size_t n)
+{
+    const json_t *task = json_object_get(job, "array_task_id");
+    if (ival(job, "array_job_id") > 0 && json_is_integer(task) && json_integer_value(task) >= 0)
+        snprintf(out, n, "%lld_%lld", ival(job, "array_job_id"), json_integer_value(task));
+    else
+        snprintf(out, n, "%lld", ival(job, "job_id"));
+}
 
 /* method on job/<backend_id>; recorded in call (when not NULL) */
 static int job_call(const struct backend_cluster *c, const char *method, const char *backend_id,
@@ -617,8 +644,8 @@ static int poll_changed(const struct backend_cluster *c, time_t since,
         const char *owner = json_string_value(json_object_get(j, "user_name"));
         if (owner && strcmp(owner, user) != 0)
             continue; /* not submitted through aidc */
-        char id[24];
-        snprintf(id, sizeof id, "%lld", ival(j, "job_id"));
+        char id[48];
+        slurm_backend_id(j, id, sizeof id);
         struct backend_status st;
         slurm_job_status(j, &st);
         const char *name = json_string_value(json_object_get(j, "name"));

@@ -38,6 +38,12 @@ bool slurm_node_usable(const json_t *node);
 /* The Slurm job (from a "jobs" array) whose name is run_key and user user; NULL if none. */
 const json_t *slurm_find_run(const json_t *jobs, const char *run_key, const char *user);
 /*
+ * The id aidc knows a job of GET jobs by: its job_id, or for a task of a job
+ * array that Slurm lists on its own "<array_job_id>_<array_task_id>" (the
+ * array's tasks still pending together are one entry: its job_id, the array's).
+ */
+void slurm_backend_id(const json_t *job, char *out, size_t n);
+/*
  * The body of POST job/submit for job on a cluster with options (checked);
  * storage_root the storage spaces' root where options.storage.root is not
  * set (aidcd's own; NULL: none). NULL with err when the job cannot go there

@@ -110,6 +110,14 @@ static void script_file(struct sbuf *b, const char *script)
                 end);
 }
 
+/* A task of a job array sees its index as AIDC_ARRAY_INDEX too (Slurm sets
+ * SLURM_ARRAY_TASK_ID; an interpreter of the job's own #! line runs as a child). */
+static void array_prelude(struct sbuf *b, const struct backend_job *job)
+{
+    if (job->array_count > 0)
+        sbuf_puts(b, "export AIDC_ARRAY_INDEX=\"$SLURM_ARRAY_TASK_ID\"\n");
+}
+
 char *slurmscript_build(const struct backend_job *job, const char *container, const char *comment,
                         char *err, size_t errsz)
 {
@@ -123,9 +131,12 @@ char *slurmscript_build(const struct backend_job *job, const char *container, co
         return NULL;
     }
     bool own_shebang = job->script && strncmp(job->script, "#!", 2) == 0;
-    if (!wrap && job->script && !(job->app && own_shebang)) {
+    bool child = own_shebang && (job->app || job->array_count > 0);
+    if (!wrap && job->script && !child) {
         if (!own_shebang)
             sbuf_puts(&b, "#!/bin/bash\n");
+        if (!own_shebang)
+            array_prelude(&b, job);
         if (job->app)
             session_prelude(&b, comment);
         sbuf_puts(&b, job->script);
@@ -133,6 +144,7 @@ char *slurmscript_build(const struct backend_job *job, const char *container, co
         return sbuf_steal(&b);
     }
     sbuf_puts(&b, "#!/bin/bash\n");
+    array_prelude(&b, job);
     if (job->app)
         session_prelude(&b, comment);
     if (!wrap && job->script) {

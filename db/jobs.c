@@ -3,6 +3,7 @@
 
 #include "../lib/err.h"
 #include "../lib/xalloc.h"
+#include "jobarrays.h"
 #include "rowjson.h"
 #include "schedrows.h"
 
@@ -36,7 +37,7 @@
     " j.finished_at, j.exit_code, j.preemption_count,"                                            \
     " CASE WHEN j.state = 'queued' THEN " POS " END AS queue_position,"                           \
     " j.estimated_start, j.stop_requested, to_json(j.gpu_indexes) AS gpu_indexes, j.mounts,"    \
-    " j.kind, aidc_job_efficiency(j.id) AS efficiency," JOB_TIMES
+    " j.kind, aidc_job_efficiency(j.id) AS efficiency," DB_JOBARRAY_COLS "," JOB_TIMES
 #define JOB_COLS JOB_COLS_AT("aidc_queue_position(j.id)")
 
 static const struct db_stmt st_insert = {
@@ -66,7 +67,11 @@ static const struct db_stmt st_get = {
     2};
 #define JOB_FROM                                                                                  \
     " FROM jobs j JOIN tenants t ON t.id = j.tenant_id JOIN projects p ON p.id = j.project_id"
-/* The filters of a list ($1..$14, see db_job_list); NULL parameters pass all. */
+/*
+ * The filters of a list ($1..$15, see db_job_list); NULL parameters pass all
+ * but $15: an array's tasks are listed by their parent (?array_parent=), not
+ * among all jobs.
+ */
 #define JOB_FILTERS                                                                               \
     " WHERE j.tenant_id = $1::uuid AND ($2::text[] IS NULL OR j.state = ANY ($2::text[]))"       \
     " AND ($3::text IS NULL OR p.slug = $3) AND ($4::text IS NULL OR j.username = $4)"           \
@@ -78,36 +83,38 @@ static const struct db_stmt st_get = {
     " AND ($11::timestamptz IS NULL OR j.started_at >= $11::timestamptz)"                        \
     " AND ($12::timestamptz IS NULL OR j.started_at < $12::timestamptz)"                         \
     " AND ($13::timestamptz IS NULL OR j.finished_at >= $13::timestamptz)"                       \
-    " AND ($14::timestamptz IS NULL OR j.finished_at < $14::timestamptz)"
+    " AND ($14::timestamptz IS NULL OR j.finished_at < $14::timestamptz)"                        \
+    " AND CASE WHEN $15::uuid IS NULL THEN j.array_parent IS NULL"                               \
+    "     ELSE j.array_parent = $15::uuid END"
 /* newest (or oldest) first: the order jobs_tenant_list keeps, so an index scan */
 #define JOB_LIST_BY_SUBMIT(NAME, CMP, DIR)                                                        \
     {NAME,                                                                                        \
      "SELECT " JOB_COLS ", j.submitted_at::text || '|' || j.id AS _cursor" JOB_FROM JOB_FILTERS      \
-     " AND ($15::timestamptz IS NULL OR (j.submitted_at, j.id) " CMP                              \
-     " ($15::timestamptz, $16::uuid))"                                                            \
-     " ORDER BY j.submitted_at " DIR ", j.id " DIR " LIMIT $17::int + 1",                         \
-     17}
+     " AND ($16::timestamptz IS NULL OR (j.submitted_at, j.id) " CMP                              \
+     " ($16::timestamptz, $17::uuid))"                                                            \
+     " ORDER BY j.submitted_at " DIR ", j.id " DIR " LIMIT $18::int + 1",                         \
+     18}
 static const struct db_stmt st_list = JOB_LIST_BY_SUBMIT("job_list", "<", "DESC");
 static const struct db_stmt st_list_asc = JOB_LIST_BY_SUBMIT("job_list_asc", ">", "ASC");
 /*
- * Any other order ($18): one numeric key, negated for descending ($19 false),
+ * Any other order ($19): one numeric key, negated for descending ($20 false),
  * with the jobs that lack it (Infinity) last either way; ties by id. Waits
  * and runs still going are measured to the first page's now, which the
  * cursor carries ("key@now"), so that later pages see the same order.
  */
 static const struct db_stmt st_list_sorted = {
     "job_list_sorted",
-    "WITH ref AS (SELECT coalesce(nullif(split_part($15, '@', 2), '')::timestamptz, now()) AS now)"
+    "WITH ref AS (SELECT coalesce(nullif(split_part($16, '@', 2), '')::timestamptz, now()) AS now)"
     " SELECT " JOB_COLS ", s.k::text || '@' || ref.now::text || '|' || j.id AS _cursor" JOB_FROM
-    " CROSS JOIN ref CROSS JOIN LATERAL (SELECT coalesce(CASE WHEN $19::bool THEN x.v ELSE -x.v"
-    "   END, 'Infinity'::numeric) AS k FROM (SELECT CASE $18::text"
+    " CROSS JOIN ref CROSS JOIN LATERAL (SELECT coalesce(CASE WHEN $20::bool THEN x.v ELSE -x.v"
+    "   END, 'Infinity'::numeric) AS k FROM (SELECT CASE $19::text"
     "     WHEN 'started' THEN extract(epoch FROM j.started_at)"
     "     WHEN 'ended' THEN extract(epoch FROM j.finished_at)"
     "     WHEN 'wait' THEN " JOB_WAIT_AT("j", "ref.now") " WHEN 'runtime' THEN "
     JOB_RUN_AT("j", "ref.now") " END AS v) x) s" JOB_FILTERS
-    " AND ($15::text IS NULL OR (s.k, j.id) > (split_part($15, '@', 1)::numeric, $16::uuid))"
-    " ORDER BY s.k, j.id LIMIT $17::int + 1",
-    19};
+    " AND ($16::text IS NULL OR (s.k, j.id) > (split_part($16, '@', 1)::numeric, $17::uuid))"
+    " ORDER BY s.k, j.id LIMIT $18::int + 1",
+    20};
 static const struct db_stmt st_events = {
     "job_events",
     "SELECT e.ts, e.from_state AS \"from\", e.to_state AS \"to\", e.reason, e.details,"
@@ -200,11 +207,11 @@ int db_job_list(struct db *db, const char *tenant_id, const struct db_job_filter
     static const char *const sorts[] = {"submitted", "started", "ended", "wait", "runtime"};
     char lim[16];
     snprintf(lim, sizeof lim, "%d", limit);
-    const char *p[19] = {tenant_id,         f->states,       f->project,      f->user,
+    const char *p[20] = {tenant_id,         f->states,       f->project,      f->user,
                          f->cluster,        f->gpu_type,     f->name_like,    f->exit_code,
                          f->submitted_from, f->submitted_to, f->started_from, f->started_to,
-                         f->ended_from,     f->ended_to,     after_key,       after_id,
-                         lim,               sorts[f->sort],  f->ascending ? "true" : "false"};
+                         f->ended_from,     f->ended_to,     f->array_parent, after_key,
+                         after_id,          lim,             sorts[f->sort],  f->ascending ? "true" : "false"};
     const struct db_stmt *st = &st_list_sorted;
     if (f->sort == DB_JOB_SORT_SUBMITTED)
         st = f->ascending ? &st_list_asc : &st_list;

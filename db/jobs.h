@@ -49,6 +49,8 @@ struct db_job_filter {
     /* windows: from inclusive, to exclusive (timestamps as given) */
     const char *submitted_from, *submitted_to, *started_from, *started_to;
     const char *ended_from, *ended_to;
+    const char *array_parent; /* NULL: no array's tasks (their parent stands for them); else
+                                 only that array's */
     enum db_job_sort sort;
     bool ascending;
 };

@@ -22,6 +22,7 @@
 #include "images.h"
 #include "plans.h"
 #include "identity.h"
+#include "jobarrays.h"
 #include "jobs.h"
 #include "projects.h"
 #include "quotas.h"
@@ -43,5 +44,6 @@ const struct db_stmt *const *const db_registry[] = {
     db_allocations_stmts,
     db_templates_stmts,
     db_efficiency_stmts,
+    db_jobarrays_stmts,
     NULL,
 };

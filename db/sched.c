@@ -116,7 +116,17 @@ static const struct db_stmt st_claim = {
     "  cl.credentials_ref, cl.options::text, j.priority,"
     "  floor(extract(epoch FROM coalesce(j.admitted_at, now())))::bigint, j.image_digest,"
     "  j.image_tagged, t.number, reg.url, reg.credentials_ref, j.mounts::text,"
-    "  j.kind = 'interactive'"
+    "  j.kind = 'interactive',"
+    /* a whole array (0022): one job array in the cluster */
+    "  CASE WHEN j.array_hold > 0 THEN j.array_count ELSE 0 END,"
+    "  CASE WHEN j.array_hold > 0 THEN j.array_max_parallel ELSE 0 END,"
+    /* the dependencies Slurm keeps: on jobs in the same Slurm cluster, not ended */
+    "  (SELECT string_agg(CASE d.condition WHEN 'succeeded' THEN 'afterok'"
+    "                       WHEN 'failed' THEN 'afternotok' ELSE 'afterany' END"
+    "                     || ':' || p.backend_job_id, ',' ORDER BY d.position)"
+    "     FROM job_dependencies d JOIN jobs p ON p.id = d.peer_id"
+    "    WHERE d.job_id = j.id AND cl.kind = 'slurm' AND p.cluster_id = j.cluster_id"
+    "      AND p.backend_job_id IS NOT NULL AND p.state IN " ACTIVE ")"
     " FROM u JOIN jobs j ON j.id = u.job_id JOIN tenants t ON t.id = j.tenant_id"
     " JOIN projects p ON p.id = j.project_id JOIN clusters cl ON cl.id = u.cluster_id"
     " LEFT JOIN images i ON i.id = j.image_id LEFT JOIN registries reg ON reg.id = i.registry_id"
@@ -161,7 +171,10 @@ enum {
     C_REGISTRY_URL,
     C_REGISTRY_CRED,
     C_MOUNTS,
-    C_APP
+    C_APP,
+    C_ARRAY_COUNT,
+    C_ARRAY_MAX,
+    C_DEPENDENCY
 };
 static const struct db_stmt st_done = {
     "outbox_done", "UPDATE outbox SET delivered_at = now(), last_error = NULL WHERE id = $1::bigint",
@@ -195,10 +208,11 @@ static const struct db_stmt st_delivered = {
 static const struct db_stmt st_sync_active = {
     "sched_active",
     "SELECT j.id, j.cluster_id, j.state, j.backend_job_id, " RUN_KEY("j") ", j.stop_requested"
+    ", coalesce(j.array_hold, 0) > 0"
     " FROM jobs j WHERE j.state IN " ACTIVE " AND j.backend_job_id IS NOT NULL"
     " ORDER BY j.cluster_id, j.id",
     0};
-enum { A_ID, A_CLUSTER, A_STATE, A_BACKEND_ID, A_RUN, A_STOP };
+enum { A_ID, A_CLUSTER, A_STATE, A_BACKEND_ID, A_RUN, A_STOP, A_WHOLE_ARRAY };
 /* a job's stop request now, under the row's lock (it may have come after the round's snapshot) */
 static const struct db_stmt st_stop_now = {
     "sched_stop_now", "SELECT stop_requested FROM jobs WHERE id = $1::uuid FOR UPDATE", 1};
@@ -238,7 +252,9 @@ static const struct db_stmt st_to_final = {
     "WITH u AS (UPDATE jobs SET state = $3, updated_at = now(),"
     "             finished_at = coalesce(to_timestamp($5::float8), now()),"
     "             started_at = coalesce(started_at, to_timestamp($4::float8)),"
-    "             exit_code = $6::int, reason = $7, estimated_start = NULL"
+    "             exit_code = $6::int, estimated_start = NULL,"
+    "             reason = CASE WHEN $3 = 'cancelled' AND reason LIKE 'dependency\\_failed:%'"
+    "                           THEN reason ELSE $7 END"
     "           WHERE id = $1::uuid AND state = $2"
     "           RETURNING id, tenant_id, project_id, gpus * nodes AS g, gpu_type,"
     "             cpus * nodes AS c, memory_gib * nodes AS m, started_at, finished_at, cluster_id),"
@@ -462,6 +478,9 @@ static void read_claim(struct rowreader *rd, void *row)
     j->registry_credentials_ref = rowreader_text(rd, C_REGISTRY_CRED);
     j->mounts = rowreader_text0(rd, C_MOUNTS);
     j->app = rowreader_bool(rd, C_APP);
+    j->array_count = rowreader_int(rd, C_ARRAY_COUNT);
+    j->array_max_parallel = rowreader_int(rd, C_ARRAY_MAX);
+    j->dependency = rowreader_text(rd, C_DEPENDENCY);
 }
 
 int db_outbox_claim(struct db *db, int limit, int lease_seconds, struct db_outbox_jobs *out)
@@ -533,6 +552,7 @@ static void read_active(struct rowreader *rd, void *row)
     j->backend_job_id = rowreader_text0(rd, A_BACKEND_ID);
     j->run_key = rowreader_text0(rd, A_RUN);
     j->stop = rowreader_text(rd, A_STOP);
+    j->whole_array = rowreader_bool(rd, A_WHOLE_ARRAY);
 }
 
 int db_sched_active(struct db *db, struct db_active_jobs *out)

@@ -93,6 +93,10 @@ struct db_outbox_job {
     const char *registry_url, *registry_credentials_ref; /* the image's registry, or NULL */
     const char *mounts; /* the storage spaces it mounts: JSON array text ("[]": none) */
     bool app;           /* an interactive session's run (its app is reached by the relay) */
+    /* a whole array (one job array in the cluster): its tasks and how many run at
+     * once; 0 when the job is no such array */
+    int array_count, array_max_parallel;
+    const char *dependency; /* Slurm's --dependency ("afterok:12,afterany:13"), or NULL */
 };
 
 struct db_strings;
@@ -122,6 +126,9 @@ struct db_active_job {
     const char *backend_job_id; /* never NULL: only delivered jobs are listed */
     const char *run_key;
     const char *stop; /* stop_requested, or NULL */
+    /* a whole array's parent (migrations/0022_arrays_deps.sql): it follows its
+     * tasks, never what the cluster says of the array's own id */
+    bool whole_array;
 };
 struct db_active_jobs {
     struct db_active_job *v;

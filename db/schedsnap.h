@@ -16,7 +16,9 @@
 
 /* The columns shared by the queued and the active jobs (struct db_snap_job). */
 #define JOB_SNAP                                                                                   \
-    "id, tenant_id, project_id, gpu_type, gpus * nodes, cpus * nodes, memory_gib * nodes, nodes,"  \
+    "id, tenant_id, project_id, gpu_type, gpus * nodes * coalesce(array_hold, 1),"                 \
+    " cpus * nodes * coalesce(array_hold, 1), memory_gib * nodes * coalesce(array_hold, 1),"       \
+    " nodes,"                                                                                      \
     " queue_rank, extract(epoch FROM submitted_at), time_limit_minutes * 60"
 /*
  * The snapshot's queued jobs (also timed alone by tests/bench/admission_db.c),
@@ -24,8 +26,44 @@
  * the row count from the planner).
  */
 #define DB_SCHED_QUEUED_SQL                                                                        \
-    "SELECT " JOB_SNAP ", requested_cluster, reason, extract(epoch FROM estimated_start)"          \
-    " FROM jobs WHERE state = 'queued'"
+    "WITH w AS MATERIALIZED (" DB_SCHED_ARRAY_WINDOWS ")"                                          \
+    " SELECT " DB_SCHED_QUEUED_COLS " FROM jobs WHERE state = 'queued' AND array_parent IS NULL"   \
+    " AND (array_count IS NULL OR array_hold IS NOT NULL) AND " DB_SCHED_DEPS_HELD " UNION ALL"    \
+    " SELECT " DB_SCHED_QUEUED_COLS " FROM w JOIN jobs ON jobs.array_parent = w.pid"               \
+    " AND jobs.array_index < w.lim WHERE state = 'queued' AND " DB_SCHED_DEPS_HELD
+#define DB_SCHED_QUEUED_COLS                                                                       \
+    JOB_SNAP ", requested_cluster, reason, extract(epoch FROM estimated_start)"
+/* Not held by a dependency, its own or its array's (jobs is the row). */
+#define DB_SCHED_DEPS_HELD                                                                         \
+    "(NOT has_deps OR NOT EXISTS (SELECT 1 FROM job_dependencies d"                                \
+    "   JOIN jobs p ON p.id = d.peer_id WHERE d.job_id IN (jobs.id, jobs.array_parent)"            \
+    "   AND NOT aidc_dep_met(d.condition, p.state)"                                                \
+    "   AND NOT " DB_SCHED_DEP_IN_SLURM("p", "jobs") "))"
+/*
+ * Whether peer p's dependency can be Slurm's own (--dependency) for job j: j
+ * named the Slurm cluster p is in already (delivered, not ended). Such a
+ * dependency does not hold j back in aidc: db/sched.c passes it on.
+ */
+#define DB_SCHED_DEP_IN_SLURM(p, j)                                                                \
+    "(" p ".state IN ('pending', 'running') AND " p ".backend_job_id IS NOT NULL"                  \
+    " AND " p ".cluster_id = " j ".requested_cluster"                                              \
+    " AND (SELECT c.kind FROM clusters c WHERE c.id = " p ".cluster_id) = 'slurm')"
+/*
+ * A whole array's parent (array_hold: one job array in its cluster) is admitted
+ * holding max_parallel tasks' resources (JOB_SNAP), its tasks never (they have no
+ * window). Per other queued array parent (migrations/0022_arrays_deps.sql), the array_index
+ * below which its queued tasks may be admitted now: the first max_parallel -
+ * (tasks active) of them. A job held there, or by a dependency that has not
+ * held yet (its own or its array's), is no part of the pass: its reason says
+ * what it waits for.
+ */
+#define DB_SCHED_ARRAY_WINDOWS                                                                     \
+    "SELECT a.id AS pid, coalesce((SELECT t.array_index FROM jobs t"                               \
+    "   WHERE t.array_parent = a.id AND t.state = 'queued' ORDER BY t.array_index"                 \
+    "   OFFSET greatest(a.array_max_parallel - (SELECT count(*) FROM jobs r"                       \
+    "     WHERE r.array_parent = a.id AND r.state IN ('admitted', 'pending', 'running')), 0)"      \
+    "   LIMIT 1), 2147483647) AS lim"                                                              \
+    " FROM jobs a WHERE a.array_count IS NOT NULL AND a.array_hold IS NULL AND a.state = 'queued'"
 
 struct db_snap_cluster { /* by name */
     char id[37];

@@ -5,6 +5,7 @@
 #include "../backends/backend.h"
 #include "../db/clusters.h"
 #include "../db/efficiency.h"
+#include "../db/jobarrays.h"
 #include "../db/sched.h"
 #include "../lib/config.h"
 #include "../lib/err.h"
@@ -170,6 +171,7 @@ static int apply(struct db *db, const struct db_active_job *j, const struct back
 /* The active jobs of one cluster, and which of them the backend reported. */
 struct batch {
     struct db *db;
+    const char *cluster_id;
     const struct db_active_job *v; /* the round's active jobs */
     const size_t *rows;            /* those of this cluster */
     bool *reported;
@@ -177,6 +179,32 @@ struct batch {
     bool deletes_on_stop; /* the backend deletes what it stops (Kubernetes) */
     int e;
 };
+
+/* "<id>_<digits>", the id without '_' (a Slurm job id, a Kubernetes namespace/name):
+ * a task of a job array (backend.h, array_count) */
+static bool array_task_id(const char *s)
+{
+    const char *us = strchr(s, '_');
+    return us && us > s && us[1] && strspn(us + 1, "0123456789") == strlen(us + 1);
+}
+
+/* A task of a whole array the cluster shows for the first time: its row joins the
+ * active jobs as pending, then moves as reported. */
+static int task_seen(struct batch *b, const char *backend_id, const struct backend_status *bs)
+{
+    struct db_jobarray_task t;
+    bool found = false;
+    int e = db_jobarray_task_seen(b->db, b->cluster_id, backend_id, &t, &found);
+    if (e || !found)
+        return e;
+    struct db_active_job j = {.state = "pending",
+                              .backend_job_id = backend_id,
+                              .run_key = t.run_key,
+                              .stop = t.stop[0] ? t.stop : NULL};
+    snprintf(j.id, sizeof j.id, "%s", t.id);
+    snprintf(j.cluster_id, sizeof j.cluster_id, "%s", b->cluster_id);
+    return apply(b->db, &j, bs, b->deletes_on_stop);
+}
 
 static void on_report(void *arg, const char *backend_id, const char *run_key,
                       const struct backend_status *bs)
@@ -187,10 +215,13 @@ static void on_report(void *arg, const char *backend_id, const char *run_key,
         const struct db_active_job *j = &b->v[b->rows[k]];
         if (!b->reported[k] && strcmp(j->backend_job_id, backend_id) == 0) {
             b->reported[k] = true;
-            b->e = apply(b->db, j, bs, b->deletes_on_stop);
+            if (!j->whole_array)
+                b->e = apply(b->db, j, bs, b->deletes_on_stop);
             return;
         }
     }
+    if (!b->e && array_task_id(backend_id))
+        b->e = task_seen(b, backend_id, bs);
 }
 
 /* One call for all of a cluster's jobs: those changed since the last look. */
@@ -202,7 +233,7 @@ static int sync_changed(struct syncer *s, struct db *db, struct cluster *c,
     bool full = c->ops->poll_lists_all || !sn || !sn->last_poll ||
                 now - sn->last_full >= FULL_POLL_S;
     time_t since = full ? 0 : sn->last_poll - CHANGED_MARGIN_S;
-    struct batch b = {.db = db, .v = v, .rows = rows, .n = n,
+    struct batch b = {.db = db, .cluster_id = c->bc.id, .v = v, .rows = rows, .n = n,
                       .deletes_on_stop = c->ops->poll_lists_all,
                       .reported = xcalloc(n + 1, sizeof *b.reported)};
     char err[512] = "";
@@ -220,7 +251,7 @@ static int sync_changed(struct syncer *s, struct db *db, struct cluster *c,
     /* a full answer without a job it was given: the cluster lost it */
     for (size_t k = 0; full && !b.e && k < n; k++) {
         struct backend_status gone = {.state = BS_UNKNOWN, .exit_code = -1};
-        if (!b.reported[k])
+        if (!b.reported[k] && !v[rows[k]].whole_array)
             b.e = apply(db, &v[rows[k]], &gone, b.deletes_on_stop);
     }
     free(b.reported);
@@ -257,6 +288,8 @@ static int sync_jobs(struct syncer *s, struct db *db, struct cluster *cl, size_t
         bool all = true;
         for (size_t i = 0; !e && i < n; i++) {
             const struct db_active_job *j = &act.v[rows[i]];
+            if (j->whole_array)
+                continue; /* it follows its tasks */
             struct backend_status bs;
             char err[512] = "";
             memset(&bs, 0, sizeof bs);

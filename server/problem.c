@@ -21,6 +21,7 @@ static const struct problem_def catalog[PROBLEM_COUNT] = {
 #include "problems/sso.def"
 #include "problems/allocations.def"
 #include "problems/templates.def"
+#include "problems/jobarrays.def"
 #undef PROBLEM
 };
 

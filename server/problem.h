@@ -30,6 +30,7 @@ enum problem {
 #include "problems/sso.def"
 #include "problems/allocations.def"
 #include "problems/templates.def"
+#include "problems/jobarrays.def"
 #undef PROBLEM
     PROBLEM_COUNT
 };

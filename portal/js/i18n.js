@@ -25,6 +25,7 @@ import errAllocations from './i18n/errors-allocations.js';
 // job templates (docs/templates.md)
 import templates from './i18n/templates.js';
 import errTemplates from './i18n/errors-templates.js';
+import errJobArrays from './i18n/errors-jobarrays.js';
 
 const TABLE = {
   // shell
@@ -130,7 +131,7 @@ const TABLE = {
 for (const area of [jobs, self, admin, finaudit, files, sessions, allocations, efficiency,
   errCore, errJobs, errImages, errBilling, errIdentity, errFiles, errSessions, errSso,
   errAllocations,
-  templates, errTemplates])
+  templates, errTemplates, errJobArrays])
   for (const [key, row] of Object.entries(area)) {
     if (key in TABLE) throw new Error(`i18n key ${key} defined twice`);
     TABLE[key] = row;

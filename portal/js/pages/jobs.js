@@ -112,6 +112,10 @@ export function reasonText(reason) {
   if (reason === 'budget:tenant') return t('jobs.why.budget');
   if (reason === 'allocation:expired') return t('jobs.why.allocation_expired');
   if (reason === 'allocation:gpu_hours') return t('jobs.why.allocation_gpu_hours');
+  m = /^dependency(_failed)?:(\S+)$/.exec(reason);
+  if (m) return t(m[1] ? 'jobs.why.dependency_failed' : 'jobs.why.dependency', { job: m[2].slice(0, 8) });
+  if (reason === 'array:max_parallel') return t('jobs.why.array_max_parallel');
+  if (reason === 'array') return t('jobs.why.array');
   const known = ['budget', 'tenant-suspended', 'cluster-down', 'no-cluster-fits', 'preempted',
     'backend-unavailable', 'submitted'];
   if (known.includes(reason)) return t(`jobs.why.${reason.replace(/-/g, '_')}`);
