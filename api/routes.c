@@ -24,6 +24,7 @@
 #include "images.h"
 #include "jobs.h"
 #include "meta.h"
+#include "notify.h"
 #include "oidc.h"
 #include "projects.h"
 #include "quotas.h"
@@ -82,6 +83,12 @@ const struct route routes[] = {
      RF_ANY_USER, PAGE},
     {"DELETE", "/api/v1/me/sessions/{id}", api_identity_session_end, "session.delete", 0, TR_NONE,
      SC_ADMIN, RF_ANY_USER, NULL},
+    {"GET", "/api/v1/me/notifications", api_notify_get, "notification.get", 0, TR_NONE, 0,
+     RF_ANY_USER, NULL},
+    {"PUT", "/api/v1/me/notifications", api_notify_put, "notification.put", 0, TR_NONE, SC_ADMIN,
+     RF_ANY_USER | RF_BODY, NULL},
+    {"GET", "/api/v1/me/notifications/deliveries", api_notify_deliveries, "notification.list", 0,
+     TR_NONE, 0, RF_ANY_USER, PAGE},
     {"POST", "/api/v1/tokens", api_token_create, "token.create", 0, TR_NONE, SC_ADMIN,
      RF_ANY_USER | RF_BODY | RF_CREATES, NULL},
     {"GET", "/api/v1/tokens", api_token_list, "token.list", 0, TR_NONE, 0, RF_ANY_USER, PAGE},

@@ -22,6 +22,7 @@
 #include "plans.h"
 #include "identity.h"
 #include "jobs.h"
+#include "notify.h"
 #include "projects.h"
 #include "quotas.h"
 #include "sched.h"
@@ -38,5 +39,5 @@ const struct db_stmt *const *const db_registry[] = {
     db_clusters_stmts, db_quotas_stmts,   db_jobs_stmts,        db_sched_stmts, db_schedsnap_stmts,
     db_audit_stmts,    db_auditseal_stmts, db_auditchain_stmts, db_approvals_stmts, db_billing_stmts, db_plans_stmts, db_images_stmts, db_gpufaults_stmts,
     db_sessions_stmts, db_files_stmts, db_storage_stmts, db_appsessions_stmts, db_idproviders_stmts,
-    db_allocations_stmts, NULL,
+    db_allocations_stmts, db_notify_stmts, NULL,
 };

@@ -22,6 +22,7 @@
 #include "../db/users.h"
 #include "../sched/admitter.h"
 #include "../sched/dispatcher.h"
+#include "../sched/notifier.h"
 #include "../sched/sessionwatch.h"
 #include "../sched/syncer.h"
 #include "../db/worker.h"
@@ -298,6 +299,7 @@ static int cmd_serve(struct config *cfg)
     struct worker *regsync = NULL;
     struct worker *storage = NULL;
     struct worker *sessions = NULL;
+    struct worker *notifier = NULL;
     if (cfg->workers) {
         admitter = admitter_start(cfg);
         dispatcher = dispatcher_start(cfg);
@@ -307,8 +309,9 @@ static int cmd_serve(struct config *cfg)
         regsync = regsync_start(cfg);
         storage = storagemeter_start(cfg);
         sessions = sessionwatch_start(cfg);
+        notifier = notifier_start(cfg);
         if (!admitter || !dispatcher || !syncer || !sealer || !meter || !regsync || !storage ||
-            !sessions)
+            !sessions || !notifier)
             log_error("a background worker did not start: jobs will not move");
     }
     struct sbuf line = SBUF_INIT;
@@ -335,6 +338,7 @@ static int cmd_serve(struct config *cfg)
     worker_stop(regsync);
     worker_stop(storage);
     worker_stop(sessions);
+    worker_stop(notifier);
     janitor_stop(jan);
     relay_stop(relay);
     http_stop(srv);

@@ -20,6 +20,7 @@ static const struct problem_def catalog[PROBLEM_COUNT] = {
 #include "problems/sessions.def"
 #include "problems/sso.def"
 #include "problems/allocations.def"
+#include "problems/notify.def"
 #undef PROBLEM
 };
 

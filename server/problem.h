@@ -29,6 +29,7 @@ enum problem {
 #include "problems/sessions.def"
 #include "problems/sso.def"
 #include "problems/allocations.def"
+#include "problems/notify.def"
 #undef PROBLEM
     PROBLEM_COUNT
 };

@@ -21,6 +21,8 @@ import errFiles from './i18n/errors-files.js';
 import errSessions from './i18n/errors-sessions.js';
 import errSso from './i18n/errors-sso.js';
 import errAllocations from './i18n/errors-allocations.js';
+import notify from './i18n/notify.js';
+import errNotify from './i18n/errors-notify.js';
 
 const TABLE = {
   // shell
@@ -125,7 +127,7 @@ const TABLE = {
 
 for (const area of [jobs, self, admin, finaudit, files, sessions, allocations,
   errCore, errJobs, errImages, errBilling, errIdentity, errFiles, errSessions, errSso,
-  errAllocations])
+  errAllocations, notify, errNotify])
   for (const [key, row] of Object.entries(area)) {
     if (key in TABLE) throw new Error(`i18n key ${key} defined twice`);
     TABLE[key] = row;
