@@ -248,7 +248,7 @@ BEGIN
     PERFORM aidc_grant_app_before_0024(app);
     EXECUTE format('GRANT SELECT, INSERT, UPDATE ON notification_prefs TO %s', app);
     EXECUTE format('GRANT SELECT, UPDATE, DELETE ON notifications TO %s', app);
-    EXECUTE format('GRANT SELECT, INSERT ON notification_budget_marks TO %s', app);
+    EXECUTE format('GRANT SELECT, INSERT, DELETE ON notification_budget_marks TO %s', app);
     EXECUTE format('GRANT EXECUTE ON FUNCTION aidc_notify_allocation(uuid) TO %s', app);
     EXECUTE format('GRANT EXECUTE ON FUNCTION aidc_notify_budgets() TO %s', app);
 END $$;

@@ -162,13 +162,12 @@ static int round_fn(struct db *db, bool notified, void *arg)
 {
     (void)notified;
     struct notifier *nt = arg;
-    int e = sweeps(db, nt);
-    if (e)
-        return e;
+    /* a failed sweep (logged by db/) is tried again next round: deliveries go on */
+    (void)sweeps(db, nt);
     const struct db_ctx ctx = {.roles = "system"};
     struct db_notifications all = {0};
     /* the lease outlasts the whole batch: a crash mid-batch retries after it */
-    e = db_begin(db, &ctx, false);
+    int e = db_begin(db, &ctx, false);
     if (!e)
         e = db_notify_claim(db, BATCH, nt->cfg->notify_timeout_seconds + 30, &all);
     if (!e)
