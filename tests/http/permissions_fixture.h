@@ -25,6 +25,7 @@
 #define SESSIONS_ROWS "test_permissions_sessions.c"
 #define ALLOCATIONS_ROWS "test_permissions_allocations.c"
 #define IDP_ROWS "test_permissions_idp.c"
+#define NOTIFY_ROWS "test_permissions_notify.c"
 
 /*
  * The routes ("METHOD pattern") whose permission matrix rows are in another
@@ -92,6 +93,9 @@ static const struct permrun_split split_routes[] = {
     {"POST /api/v1/allocation-requests/{id}/approve", ALLOCATIONS_ROWS},
     {"POST /api/v1/allocation-requests/{id}/reject", ALLOCATIONS_ROWS},
     {"POST /api/v1/allocation-requests/{id}/comments", ALLOCATIONS_ROWS},
+    {"GET /api/v1/me/notifications", NOTIFY_ROWS},
+    {"PUT /api/v1/me/notifications", NOTIFY_ROWS},
+    {"GET /api/v1/me/notifications/deliveries", NOTIFY_ROWS},
 };
 #define NSPLIT_ROUTES (sizeof split_routes / sizeof split_routes[0])
 
