@@ -27,6 +27,7 @@ const ROUTES = [
   { path: 'finance', page: 'finance', nav: 'nav.finance', allow: roles.finance },
   { path: 'audit', page: 'audit', nav: 'nav.audit', allow: roles.auditor },
   { path: 'tokens', page: 'tokens', nav: 'nav.tokens', allow: roles.anyone },
+  { path: 'notifications', page: 'notifications', nav: 'nav.notifications', allow: roles.anyone },
 ];
 
 const main = document.getElementById('main');
