@@ -13,12 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const events[] = {"job.ended",  "job.failed", "job.preempted",
-                                     "session.ready", "budget.80", "budget.100",
+static const char *const events[] = {"job.ended",          "job.failed", "job.preempted",
+                                     "session.ready",      "budget.80",  "budget.100",
                                      "allocation.expiring"};
 #define NEVENTS (sizeof events / sizeof events[0])
-#define ALLOWED                                                                                   \
-    "job.ended, job.failed, job.preempted, session.ready, budget.80, budget.100, "              \
+#define ALLOWED                                                                                    \
+    "job.ended, job.failed, job.preempted, session.ready, budget.80, budget.100, "                 \
     "allocation.expiring"
 
 static const struct vfield prefs_fields[] = {
@@ -119,8 +119,8 @@ static bool secret_ok(const char *s)
  * One webhook into its stored form {url, events[, secret]} appended to out
  * (events defaults to the top-level list). false after a field error.
  */
-static bool check_hook(const struct req *rq, const json_t *h, const json_t *top_events,
-                       json_t *out, struct resp *rs)
+static bool check_hook(const struct req *rq, const json_t *h, const json_t *top_events, json_t *out,
+                       struct resp *rs)
 {
     if (!json_is_object(h)) {
         api_field_problem(rs, "webhooks", PROBLEM_V_TYPE_OBJECT, NULL);
@@ -136,9 +136,9 @@ static bool check_hook(const struct req *rq, const json_t *h, const json_t *top_
         return false;
     }
     if (secret && !secret_ok(secret)) {
-        api_field_problem(rs, "webhooks", PROBLEM_NOTIFY_SECRET,
-                          json_pack("{s:i, s:i}", "min", NOTIFY_SECRET_MIN, "max",
-                                    NOTIFY_SECRET_MAX));
+        api_field_problem(
+            rs, "webhooks", PROBLEM_NOTIFY_SECRET,
+            json_pack("{s:i, s:i}", "min", NOTIFY_SECRET_MIN, "max", NOTIFY_SECRET_MAX));
         return false;
     }
     const json_t *ev = json_object_get(h, "events");
@@ -148,7 +148,8 @@ static bool check_hook(const struct req *rq, const json_t *h, const json_t *top_
         return false;
     size_t i;
     const json_t *o;
-    json_array_foreach(out, i, o) if (strcmp(json_string_value(json_object_get(o, "url")), url) == 0)
+    json_array_foreach(out, i,
+                       o) if (strcmp(json_string_value(json_object_get(o, "url")), url) == 0)
     {
         api_field_problem(rs, "webhooks", PROBLEM_NOTIFY_DUPLICATE,
                           json_pack("{s:s}", "value", url));
@@ -221,8 +222,8 @@ int api_notify_put(struct req *rq, struct resp *rs)
     free(unsigned_url);
     json_t *out = NULL;
     if (!e)
-        e = db_notify_prefs_put(rq->db, rq->actor.user_id, json_is_true(json_object_get(b, "email")),
-                                ev, pr, hooks, &out);
+        e = db_notify_prefs_put(rq->db, rq->actor.user_id,
+                                json_is_true(json_object_get(b, "email")), ev, pr, hooks, &out);
     json_decref(hooks);
     json_decref(none);
     if (e)
@@ -245,7 +246,6 @@ int api_notify_deliveries(struct req *rq, struct resp *rs)
     int e = paging_parse_keyed(rq, rs, &pg);
     if (e)
         return e;
-    e = db_notify_deliveries(rq->db, rq->actor.user_id, pg.after, pg.after_id, pg.limit,
-                             &pg.rows);
+    e = db_notify_deliveries(rq->db, rq->actor.user_id, pg.after, pg.after_id, pg.limit, &pg.rows);
     return paging_finish(rs, &pg, e, NULL);
 }

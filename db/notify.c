@@ -10,11 +10,11 @@
 #include <string.h>
 
 /* The preferences as shown: each webhook's secret replaced by secret_set. */
-#define PREFS_VIEW                                                                                \
-    "SELECT x.email, to_jsonb(x.events) AS events, to_jsonb(x.projects) AS projects,"           \
-    " (SELECT coalesce(jsonb_agg((w - 'secret') || jsonb_build_object('secret_set',"            \
-    "                  coalesce(w->>'secret', '') <> '') ORDER BY i), '[]'::jsonb)"               \
-    "    FROM jsonb_array_elements(x.webhooks) WITH ORDINALITY AS h(w, i)) AS webhooks,"          \
+#define PREFS_VIEW                                                                                 \
+    "SELECT x.email, to_jsonb(x.events) AS events, to_jsonb(x.projects) AS projects,"              \
+    " (SELECT coalesce(jsonb_agg((w - 'secret') || jsonb_build_object('secret_set',"               \
+    "                  coalesce(w->>'secret', '') <> '') ORDER BY i), '[]'::jsonb)"                \
+    "    FROM jsonb_array_elements(x.webhooks) WITH ORDINALITY AS h(w, i)) AS webhooks,"           \
     " x.updated_at"
 
 static const struct db_stmt st_get = {
@@ -25,9 +25,9 @@ static const struct db_stmt st_get = {
     1};
 
 /* a stored webhook of the user with the given URL (its secret is kept) */
-#define STORED(url)                                                                               \
-    "(SELECT o->'secret' FROM notification_prefs p, jsonb_array_elements(p.webhooks) o"          \
-    "  WHERE p.user_id = $1::uuid AND o->>'url' = " url " AND coalesce(o->>'secret', '') <> ''" \
+#define STORED(url)                                                                                \
+    "(SELECT o->'secret' FROM notification_prefs p, jsonb_array_elements(p.webhooks) o"            \
+    "  WHERE p.user_id = $1::uuid AND o->>'url' = " url " AND coalesce(o->>'secret', '') <> ''"    \
     "  LIMIT 1)"
 
 static const struct db_stmt st_unsigned = {
@@ -39,16 +39,22 @@ static const struct db_stmt st_unsigned = {
 static const struct db_stmt st_put = {
     "notify_prefs_put",
     "WITH hooks AS (SELECT coalesce(jsonb_agg(CASE WHEN w ? 'secret' THEN w"
-    "                 ELSE w || jsonb_build_object('secret', " STORED("w->>'url'") ") END"
-    "                 ORDER BY i), '[]'::jsonb) AS h"
-    "               FROM jsonb_array_elements($5::jsonb) WITH ORDINALITY AS a(w, i)),"
-    " x AS (INSERT INTO notification_prefs AS p (user_id, email, events, projects, webhooks)"
-    "       SELECT $1::uuid, $2::boolean,"
-    "              ARRAY(SELECT jsonb_array_elements_text($3::jsonb)),"
-    "              ARRAY(SELECT jsonb_array_elements_text($4::jsonb)), hooks.h FROM hooks"
-    "       ON CONFLICT (user_id) DO UPDATE SET email = excluded.email, events = excluded.events,"
-    "          projects = excluded.projects, webhooks = excluded.webhooks, updated_at = now()"
-    "       RETURNING p.*) " PREFS_VIEW " FROM x",
+    "                 ELSE w || jsonb_build_object('secret', " STORED(
+        "w->>'url'") ") END"
+                     "                 ORDER BY i), '[]'::jsonb) AS h"
+                     "               FROM jsonb_array_elements($5::jsonb) WITH ORDINALITY AS a(w, "
+                     "i)),"
+                     " x AS (INSERT INTO notification_prefs AS p (user_id, email, events, "
+                     "projects, webhooks)"
+                     "       SELECT $1::uuid, $2::boolean,"
+                     "              ARRAY(SELECT jsonb_array_elements_text($3::jsonb)),"
+                     "              ARRAY(SELECT jsonb_array_elements_text($4::jsonb)), hooks.h "
+                     "FROM hooks"
+                     "       ON CONFLICT (user_id) DO UPDATE SET email = excluded.email, events = "
+                     "excluded.events,"
+                     "          projects = excluded.projects, webhooks = excluded.webhooks, "
+                     "updated_at = now()"
+                     "       RETURNING p.*) " PREFS_VIEW " FROM x",
     5};
 
 static const struct db_stmt st_list = {
@@ -101,7 +107,7 @@ static const struct db_stmt st_cleanup = {
     0};
 
 const struct db_stmt *const db_notify_stmts[] = {
-    &st_get,   &st_unsigned, &st_put,        &st_list,    &st_claim,
+    &st_get,    &st_unsigned, &st_put,        &st_list,    &st_claim,
     &st_finish, &st_budgets,  &st_allocation, &st_cleanup, NULL};
 
 int db_notify_prefs_get(struct db *db, const char *user_id, json_t **out)
@@ -110,8 +116,7 @@ int db_notify_prefs_get(struct db *db, const char *user_id, json_t **out)
     return rowjson_query_one(db, &st_get, p, out);
 }
 
-int db_notify_prefs_unsigned(struct db *db, const char *user_id, const json_t *webhooks,
-                             char **url)
+int db_notify_prefs_unsigned(struct db *db, const char *user_id, const json_t *webhooks, char **url)
 {
     *url = NULL;
     char *w = json_dumps(webhooks, JSON_COMPACT);
@@ -167,8 +172,8 @@ static int read_claimed(const PGresult *r, int row, struct db_notification *n)
     n->secret = pgcol_text(r, row, C_SECRET);
     n->email_on = pgcol_bool(r, row, C_EMAIL_ON);
     long long a = 0;
-    if (pgcol_ll(r, row, C_ATT, 0, &a) != 0 || !n->id || !n->channel || !n->target ||
-        !n->event || !n->body || !n->email || !n->username)
+    if (pgcol_ll(r, row, C_ATT, 0, &a) != 0 || !n->id || !n->channel || !n->target || !n->event ||
+        !n->body || !n->email || !n->username)
         return AIDC_EINTERNAL;
     n->attempts = (int)a;
     return 0;

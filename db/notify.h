@@ -49,8 +49,8 @@ struct db_notification {
     char *channel; /* "email" or "webhook" */
     char *target;  /* the webhook's URL; "" for e-mail */
     char *event;
-    char *body;    /* the JSON document delivered: {id, event, created_at, data} */
-    char *email;   /* the user's address ("" when none) */
+    char *body;  /* the JSON document delivered: {id, event, created_at, data} */
+    char *email; /* the user's address ("" when none) */
     char *username;
     char *secret;  /* the webhook's secret; NULL when the webhook was removed since */
     bool email_on; /* e-mail still on in the user's preferences */

@@ -172,8 +172,8 @@ int urlguard_check(const char *url, bool allow_loopback, struct urlguard_target 
     return 0;
 }
 
-int urlguard_resolve(const struct urlguard_target *t, bool allow_loopback, char *pin,
-                     size_t pinn, char *why, size_t whyn)
+int urlguard_resolve(const struct urlguard_target *t, bool allow_loopback, char *pin, size_t pinn,
+                     char *why, size_t whyn)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
     struct addrinfo *res = NULL;
@@ -185,9 +185,10 @@ int urlguard_resolve(const struct urlguard_target *t, bool allow_loopback, char 
     int e = 0;
     for (struct addrinfo *a = res; a && !e; a = a->ai_next) {
         char ip[INET6_ADDRSTRLEN] = "";
-        const void *src = a->ai_family == AF_INET
-                              ? (const void *)&((const struct sockaddr_in *)(const void *)a->ai_addr)->sin_addr
-                              : (const void *)&((const struct sockaddr_in6 *)(const void *)a->ai_addr)->sin6_addr;
+        const void *src =
+            a->ai_family == AF_INET
+                ? (const void *)&((const struct sockaddr_in *)(const void *)a->ai_addr)->sin_addr
+                : (const void *)&((const struct sockaddr_in6 *)(const void *)a->ai_addr)->sin6_addr;
         if (!inet_ntop(a->ai_family, src, ip, sizeof ip))
             continue;
         bool ok = urlguard_addr_allowed(a->ai_addr, allow_loopback);

@@ -44,8 +44,8 @@ int urlguard_check(const char *url, bool allow_loopback, struct urlguard_target 
  * CURLOPT_RESOLVE. 0, AIDC_EFORBIDDEN (why: which address) or AIDC_EUNAVAIL
  * (it does not resolve).
  */
-int urlguard_resolve(const struct urlguard_target *t, bool allow_loopback, char *pin,
-                     size_t pinn, char *why, size_t whyn);
+int urlguard_resolve(const struct urlguard_target *t, bool allow_loopback, char *pin, size_t pinn,
+                     char *why, size_t whyn);
 /* Whether a socket address may be connected to (the guard's verdict, for a socket callback). */
 bool urlguard_addr_allowed(const struct sockaddr *sa, bool allow_loopback);
 

@@ -18,10 +18,10 @@
 #include <string.h>
 #include <time.h>
 
-#define INTERVAL_MS      2000 /* retries come due between notifications */
-#define BATCH            16
-#define BUDGET_EVERY_S   60
-#define CLEANUP_EVERY_S  3600
+#define INTERVAL_MS     2000 /* retries come due between notifications */
+#define BATCH           16
+#define BUDGET_EVERY_S  60
+#define CLEANUP_EVERY_S 3600
 
 struct notifier {
     const struct config *cfg;
@@ -68,8 +68,8 @@ static void run_all(struct notify_call *calls, size_t n, int timeout_s)
             continue;
         CURLcode rc = msg->data.result;
         if (rc != CURLE_OK)
-            snprintf(c->error, sizeof c->error, "%s", c->errbuf[0] ? c->errbuf
-                                                                   : curl_easy_strerror(rc));
+            snprintf(c->error, sizeof c->error, "%s",
+                     c->errbuf[0] ? c->errbuf : curl_easy_strerror(rc));
         else
             c->error[0] = '\0';
         c->permanent = false;
@@ -95,8 +95,12 @@ static int finish(struct db *db, const struct config *cfg, const struct db_notif
     if (c->h && !c->error[0] && webhook && (status < 200 || status > 299)) {
         char snippet[NOTIFYCALL_REPLY_KEEP + 1];
         size_t k = 0;
-        for (size_t i = 0; i < c->reply_len && k < sizeof snippet - 1; i++)
-            snippet[k++] = (unsigned char)c->reply[i] < 0x20 ? ' ' : c->reply[i];
+        for (size_t i = 0; i < c->reply_len && k < sizeof snippet - 1; i++) {
+            char ch = c->reply[i];
+            if ((unsigned char)ch < 0x20)
+                ch = ' ';
+            snippet[k++] = ch;
+        }
         snippet[k] = '\0';
         snprintf(c->error, sizeof c->error, "HTTP %ld%s%s", status, k ? ": " : "", snippet);
     }

@@ -14,14 +14,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define NOTIFYCALL_REPLY_KEEP 200    /* bytes of a receiver's answer kept for the log */
-#define NOTIFYCALL_REPLY_MAX  65536  /* a longer answer is cut off (the attempt fails) */
+#define NOTIFYCALL_REPLY_KEEP 200   /* bytes of a receiver's answer kept for the log */
+#define NOTIFYCALL_REPLY_MAX  65536 /* a longer answer is cut off (the attempt fails) */
 
 struct notify_call {
-    CURL *h;                  /* NULL: not started (done, with error) */
-    struct curl_slist *list;  /* webhook: headers; e-mail: recipients */
-    struct curl_slist *pin;   /* CURLOPT_RESOLVE: the checked address */
-    char *upload;             /* e-mail: the message */
+    CURL *h;                 /* NULL: not started (done, with error) */
+    struct curl_slist *list; /* webhook: headers; e-mail: recipients */
+    struct curl_slist *pin;  /* CURLOPT_RESOLVE: the checked address */
+    char *upload;            /* e-mail: the message */
     size_t upload_len, upload_off;
     char reply[NOTIFYCALL_REPLY_KEEP + 1];
     size_t reply_len, reply_total;

@@ -25,7 +25,7 @@ bool notifyhook_sign(const char *secret, const char *body, char out[65])
         mdlen != 32)
         return false;
     static const char digits[] = "0123456789abcdef";
-    for (unsigned i = 0; i < mdlen; i++) {
+    for (size_t i = 0; i < mdlen; i++) {
         out[2 * i] = digits[md[i] >> 4];
         out[2 * i + 1] = digits[md[i] & 15];
     }
@@ -100,8 +100,8 @@ void notifyhook_prepare(const struct config *cfg, const struct db_notification *
     if (!t.literal) {
         int e = urlguard_resolve(&t, c->allow_loopback, pin, sizeof pin, why, sizeof why);
         if (e) {
-            notifycall_refuse(c, e != AIDC_EUNAVAIL, "%s%s",
-                              e != AIDC_EUNAVAIL ? "refused: " : "", why);
+            notifycall_refuse(c, e != AIDC_EUNAVAIL, "%s%s", e != AIDC_EUNAVAIL ? "refused: " : "",
+                              why);
             return;
         }
         c->pin = curl_slist_append(NULL, pin);

@@ -33,8 +33,12 @@ bool notifymail_address_ok(const char *addr)
 /* Append text to sb with every control character but tab turned into a space. */
 static void put_clean(struct sbuf *sb, const char *text)
 {
-    for (const char *c = text; *c; c++)
-        sbuf_putc(sb, (unsigned char)*c < 0x20 && *c != '\t' ? ' ' : *c);
+    for (const char *c = text; *c; c++) {
+        char ch = *c;
+        if ((unsigned char)ch < 0x20 && ch != '\t')
+            ch = ' ';
+        sbuf_putc(sb, ch);
+    }
 }
 
 /* One line of the summary: "label: value" for a string or number member of o. */
@@ -60,8 +64,8 @@ static void summary(struct sbuf *sb, const char *event, const json_t *data)
     } shapes[] = {
         {"job", {"name", "id", "tenant", "project", "state", "exit_code", "reason", "at"}},
         {"session", {"name", "id", "app", "tenant", "project", "job", "at", NULL}},
-        {"budget", {"tenant", "project", "period", "threshold", "used_gpu_hours",
-                    "limit_gpu_hours", NULL}},
+        {"budget",
+         {"tenant", "project", "period", "threshold", "used_gpu_hours", "limit_gpu_hours", NULL}},
         {"allocation", {"id", "tenant", "project", "starts_on", "ends_on", NULL}},
     };
     sbuf_printf(sb, "aidc notification: %s\n\n", event);
@@ -188,8 +192,9 @@ static bool options(struct notify_call *c, const struct config *cfg, char *from)
     return notifycall_common(c, cfg->notify_timeout_seconds) &&
            curl_easy_setopt(h, CURLOPT_URL, cfg->smtp_url) == CURLE_OK &&
            curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "smtp,smtps") == CURLE_OK &&
-           curl_easy_setopt(h, CURLOPT_USE_SSL, tls_required ? (long)CURLUSESSL_ALL
-                                                             : (long)CURLUSESSL_TRY) == CURLE_OK &&
+           curl_easy_setopt(h, CURLOPT_USE_SSL,
+                            tls_required ? (long)CURLUSESSL_ALL : (long)CURLUSESSL_TRY) ==
+               CURLE_OK &&
            (!cfg->smtp_ca_file[0] ||
             curl_easy_setopt(h, CURLOPT_CAINFO, cfg->smtp_ca_file) == CURLE_OK) &&
            (!cfg->smtp_user[0] ||

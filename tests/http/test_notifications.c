@@ -58,15 +58,19 @@ static void start_receiver(void)
     close(fd[1]);
     FILE *f = fdopen(fd[0], "r");
     ck_assert_ptr_nonnull(f);
-    ck_assert_int_eq(fscanf(f, "port %d", &receiver_port), 1);
+    char line[64] = "";
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
     fclose(f);
+    ck_assert_msg(strncmp(line, "port ", 5) == 0, "the receiver said: %s", line);
+    receiver_port = (int)strtol(line + 5, NULL, 10);
+    ck_assert_int_gt(receiver_port, 0);
 }
 
 static void setup(void)
 {
     int n = 0;
-    const char *fixed[] = {"AIDC_SYNC_INTERVAL_MS=100", "AIDC_ADMISSION_INTERVAL_MS=200",
-                           "AIDC_WEBHOOK_ALLOW_LOOPBACK=1", "AIDC_NOTIFY_BACKOFF_SECONDS=1",
+    const char *fixed[] = {"AIDC_SYNC_INTERVAL_MS=100",         "AIDC_ADMISSION_INTERVAL_MS=200",
+                           "AIDC_WEBHOOK_ALLOW_LOOPBACK=1",     "AIDC_NOTIFY_BACKOFF_SECONDS=1",
                            "AIDC_NOTIFY_BACKOFF_MAX_SECONDS=1", "AIDC_NOTIFY_MAX_ATTEMPTS=4",
                            "AIDC_NOTIFY_TIMEOUT_SECONDS=3"};
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
@@ -77,8 +81,8 @@ static void setup(void)
         env[n++] = strdup(fmt("AIDC_SMTP_URL=%s", url));
         env[n++] = strdup("AIDC_SMTP_FROM=aidc@example.org");
         env[n++] = strdup(fmt("AIDC_SMTP_USER=%s", getenv("AIDC_TEST_SMTP_USER")));
-        env[n++] = strdup(fmt("AIDC_SMTP_PASSWORD_REF=file:%s",
-                              getenv("AIDC_TEST_SMTP_PASSWORD_FILE")));
+        env[n++] =
+            strdup(fmt("AIDC_SMTP_PASSWORD_REF=file:%s", getenv("AIDC_TEST_SMTP_PASSWORD_FILE")));
         env[n++] = strdup(fmt("AIDC_SMTP_CA_FILE=%s", getenv("AIDC_TEST_SMTP_CA")));
         secrets_note_file(getenv("AIDC_TEST_SMTP_PASSWORD_FILE"));
     } else
@@ -154,8 +158,8 @@ static json_t *received(const char *prefix, const char *job_id, long status, int
             if (e->d_name[0] == '.')
                 continue;
             json_t *rec = json_load_file(fmt("%s/%s", hooks_dir, e->d_name), 0, NULL);
-            const json_t *job = json_object_get(
-                json_object_get(json_object_get(rec, "body"), "data"), "job");
+            const json_t *job =
+                json_object_get(json_object_get(json_object_get(rec, "body"), "data"), "job");
             if (rec && strncmp(jstr(rec, "path"), prefix, strlen(prefix)) == 0 &&
                 jint(rec, "status") == status && jstr(job, "id") &&
                 strcmp(jstr(job, "id"), job_id) == 0)
@@ -268,9 +272,9 @@ START_TEST(preferences_round_trip_without_showing_secrets)
     ck_assert_int_eq(json_array_size(w), 2);
     ck_assert(json_is_true(json_object_get(json_array_get(w, 0), "secret_set")));
     /* a webhook without events of its own takes the top-level ones */
-    ck_assert_str_eq(json_string_value(json_array_get(
-                         json_object_get(json_array_get(w, 1), "events"), 1)),
-                     "budget.80");
+    ck_assert_str_eq(
+        json_string_value(json_array_get(json_object_get(json_array_get(w, 1), "events"), 1)),
+        "budget.80");
     ck_assert_str_eq(json_string_value(json_array_get(json_object_get(r.json, "projects"), 0)),
                      "mol");
 
@@ -336,11 +340,10 @@ START_TEST(every_limit)
                     hook("/x"), SECRET, hook("/x"), SECRET),
                 "notify.duplicate");
     const char *bad_urls[] = {"ftp://example.org/x", "https://user:pw@example.org/x",
-                              "not a url", "https://", "file:///etc/passwd",
-                              "gopher://127.0.0.1:25/x"};
+                              "not a url",           "https://",
+                              "file:///etc/passwd",  "gopher://127.0.0.1:25/x"};
     for (size_t i = 0; i < sizeof bad_urls / sizeof bad_urls[0]; i++)
-        put_problem(fmt("{\"webhooks\":[{\"url\":\"%s\",\"secret\":\"%s\"}]}", bad_urls[i],
-                        SECRET),
+        put_problem(fmt("{\"webhooks\":[{\"url\":\"%s\",\"secret\":\"%s\"}]}", bad_urls[i], SECRET),
                     "notify.url");
     /* a URL of 2049 characters */
     char *longurl = malloc(2100);
@@ -428,8 +431,8 @@ START_TEST(a_job_ending_sends_mail_and_a_signed_webhook)
     }
 
     /* a failed job: job.ended and job.failed by e-mail, only job.ended to the webhook */
-    char *bad = jobs_submit(ann, "lab",
-                            "{\"project\":\"mol\",\"name\":\"fails\",\"command\":[\"false\"]}");
+    char *bad =
+        jobs_submit(ann, "lab", "{\"project\":\"mol\",\"name\":\"fails\",\"command\":[\"false\"]}");
     j = jobs_wait(ann, "lab", bad, "succeeded,failed", 30);
     ck_assert_str_eq(jstr(j, "state"), "failed");
     json_decref(j);
@@ -462,15 +465,16 @@ END_TEST
 START_TEST(failure_after_max_attempts_and_slow_receivers)
 {
     const char *down = hook("/down/ann"), *slow = hook("/slow/ann"), *fine = hook("/fine/ann");
-    ck_assert_int_eq(put(ann,
-                         fmt("{\"events\":[\"job.ended\"],\"webhooks\":["
-                             "{\"url\":\"%s\",\"secret\":\"%s\"},{\"url\":\"%s\",\"secret\":\"%s\"},"
-                             "{\"url\":\"%s\",\"secret\":\"%s\"}]}",
-                             down, SECRET, slow, SECRET, fine, SECRET),
-                         NULL),
-                     200);
-    char *id = jobs_submit(ann, "lab",
-                           "{\"project\":\"mol\",\"name\":\"down\",\"command\":[\"true\"]}");
+    ck_assert_int_eq(
+        put(ann,
+            fmt("{\"events\":[\"job.ended\"],\"webhooks\":["
+                "{\"url\":\"%s\",\"secret\":\"%s\"},{\"url\":\"%s\",\"secret\":\"%s\"},"
+                "{\"url\":\"%s\",\"secret\":\"%s\"}]}",
+                down, SECRET, slow, SECRET, fine, SECRET),
+            NULL),
+        200);
+    char *id =
+        jobs_submit(ann, "lab", "{\"project\":\"mol\",\"name\":\"down\",\"command\":[\"true\"]}");
     json_t *j = jobs_wait(ann, "lab", id, "succeeded,failed", 30);
     json_decref(j);
     double t0 = jobs_now();
@@ -528,8 +532,8 @@ START_TEST(budgets_once_and_project_narrowing)
                              hook("/budget/ann"), SECRET),
                          NULL),
                      200);
-    char *id = jobs_submit(ann, "lab",
-                           "{\"project\":\"mol\",\"name\":\"other\",\"command\":[\"true\"]}");
+    char *id =
+        jobs_submit(ann, "lab", "{\"project\":\"mol\",\"name\":\"other\",\"command\":[\"true\"]}");
     json_t *j = jobs_wait(ann, "lab", id, "succeeded,failed", 30);
     json_decref(j);
     jobs_tenant_quota("lab", "{\"gpu:a100\":{\"guaranteed\":2,\"limit\":4},"
@@ -578,7 +582,7 @@ END_TEST
 START_TEST(ssrf_targets_are_refused)
 {
     ck_assert_int_eq(harness_server_stop(&harness_srv), 0);
-    const char *guarded[] = {"AIDC_SYNC_INTERVAL_MS=100", "AIDC_ADMISSION_INTERVAL_MS=200",
+    const char *guarded[] = {"AIDC_SYNC_INTERVAL_MS=100",     "AIDC_ADMISSION_INTERVAL_MS=200",
                              "AIDC_NOTIFY_BACKOFF_SECONDS=1", "AIDC_NOTIFY_MAX_ATTEMPTS=2",
                              "AIDC_NOTIFY_TIMEOUT_SECONDS=3", NULL};
     ck_assert_msg(jobs_restart_server(guarded) == 0, "aidcd did not start again, see %s",
@@ -589,14 +593,22 @@ START_TEST(ssrf_targets_are_refused)
     char guard[128];
     snprintf(guard, sizeof guard, "%s", hook("/guard"));
     const char *refused[] = {
-        "https://127.0.0.1/x",          "https://127.1.2.3:8443/x",
-        "https://169.254.169.254/latest/meta-data/", "https://[::1]/x",
-        "https://[::ffff:127.0.0.1]/x", "https://[::ffff:169.254.169.254]/x",
-        "https://10.1.2.3/x",           "https://192.168.1.1/x",
-        "https://172.16.0.1/x",         "https://100.64.0.1/x",
-        "https://[fd00::1]/x",          "https://[fe80::1]/x",
-        "https://0.0.0.0/x",            "https://[::]/x",
-        "https://224.0.0.1/x",          "https://[64:ff9b::a9fe:a9fe]/x",
+        "https://127.0.0.1/x",
+        "https://127.1.2.3:8443/x",
+        "https://169.254.169.254/latest/meta-data/",
+        "https://[::1]/x",
+        "https://[::ffff:127.0.0.1]/x",
+        "https://[::ffff:169.254.169.254]/x",
+        "https://10.1.2.3/x",
+        "https://192.168.1.1/x",
+        "https://172.16.0.1/x",
+        "https://100.64.0.1/x",
+        "https://[fd00::1]/x",
+        "https://[fe80::1]/x",
+        "https://0.0.0.0/x",
+        "https://[::]/x",
+        "https://224.0.0.1/x",
+        "https://[64:ff9b::a9fe:a9fe]/x",
         "http://example.org/x", /* plain http: only to the loopback, and only when allowed */
         guard,
     };
@@ -614,8 +626,8 @@ START_TEST(ssrf_targets_are_refused)
                              named, SECRET),
                          NULL),
                      200);
-    char *id = jobs_submit(ann, "lab",
-                           "{\"project\":\"mol\",\"name\":\"guard\",\"command\":[\"true\"]}");
+    char *id =
+        jobs_submit(ann, "lab", "{\"project\":\"mol\",\"name\":\"guard\",\"command\":[\"true\"]}");
     json_t *j = jobs_wait(ann, "lab", id, "succeeded,failed", 30);
     json_decref(j);
     json_t *d = delivery(ann, named, "job.ended", "failed", 20);

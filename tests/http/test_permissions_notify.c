@@ -47,7 +47,9 @@ static void name_of(const struct permrun_cell *c, char *out, size_t n)
         char ch = *p;
         if (ch >= 'A' && ch <= 'Z')
             ch = (char)(ch - 'A' + 'a');
-        out[k++] = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ? ch : '-';
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9')))
+            ch = '-';
+        out[k++] = ch;
     }
     out[k] = '\0';
 }
@@ -80,8 +82,8 @@ static void verify(const struct permrun_cell *c, long got, const struct http_res
             note("%s: 200 is not the preferences: %s", c->what, res->body ? res->body : "");
         break;
     case K_PUT: {
-        const char *p = json_string_value(
-            json_array_get(json_object_get(res->json, "projects"), 0));
+        const char *p =
+            json_string_value(json_array_get(json_object_get(res->json, "projects"), 0));
         if (got == 200 && (!p || strcmp(p, c->check) != 0))
             note("%s: 200 did not save the projects: %s", c->what, res->body ? res->body : "");
         break;
