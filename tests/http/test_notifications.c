@@ -7,7 +7,8 @@
  * which checks the signature as a receiver would and fails the first two
  * attempts, so the delivery log shows the retries), a delivery failed after
  * AIDC_NOTIFY_MAX_ATTEMPTS, a slow receiver holding up no other delivery,
- * other users' events never delivered to you, budget.80 once a month, and
+ * other users' events never delivered to you, budget.80 once a month,
+ * session.ready and allocation.expiring through their producers, and
  * the server-side request forgery guard: literal loopback, link-local
  * (metadata) and private addresses refused when saved, and a name that
  * resolves to the loopback refused when delivered, once aidcd runs without
@@ -577,6 +578,73 @@ START_TEST(budgets_once_and_project_narrowing)
 }
 END_TEST
 
+/* session.ready (a trigger on app_sessions: once, when ready_at is first set) and
+ * allocation.expiring (the janitor's notice): both reach the webhook, signed. */
+START_TEST(session_ready_and_allocation_expiring)
+{
+    const char *url = hook("/misc/ann");
+    ck_assert_int_eq(put(ann,
+                         fmt("{\"events\":[\"session.ready\",\"allocation.expiring\"],"
+                             "\"webhooks\":[{\"url\":\"%s\",\"secret\":\"%s\"}]}",
+                             url, SECRET),
+                         NULL),
+                     200);
+    char *id =
+        jobs_submit(ann, "lab", "{\"project\":\"mol\",\"name\":\"app\",\"command\":[\"true\"]}");
+    json_t *j = jobs_wait(ann, "lab", id, "succeeded,failed", 30);
+    json_decref(j);
+    /* the session row as the sessions API would have made it; then ready, twice */
+    const char *p1[1] = {id};
+    PGresult *q = harness_sql(
+        harness_srv.owner_url,
+        "INSERT INTO app_sessions (tenant_id, job_id, user_id, app, idle_minutes, secret)"
+        " SELECT tenant_id, id, user_id, 'jupyter', 60, repeat('ab', 24) FROM jobs"
+        " WHERE id = $1::uuid",
+        1, p1);
+    ck_assert_ptr_nonnull(q);
+    PQclear(q);
+    for (int i = 0; i < 2; i++) {
+        q = harness_sql(harness_srv.owner_url,
+                        "UPDATE app_sessions SET ready_at = coalesce(ready_at, now())"
+                        " WHERE job_id = $1::uuid",
+                        1, p1);
+        ck_assert_ptr_nonnull(q);
+        PQclear(q);
+    }
+    q = harness_sql(harness_srv.owner_url,
+                    "INSERT INTO allocation_requests (tenant_id, project_id, requested_by,"
+                    " requested_by_name, state, starts_on, ends_on, justification)"
+                    " SELECT p.tenant_id, p.id, u.id, 'ann', 'approved', current_date - 30,"
+                    " current_date + 5, 'notify test' FROM projects p JOIN users u"
+                    " ON u.username = 'ann' WHERE p.slug = 'mol' RETURNING id",
+                    0, NULL);
+    ck_assert_ptr_nonnull(q);
+    const char *p2[1] = {PQgetvalue(q, 0, 0)};
+    PGresult *n =
+        harness_sql(harness_srv.owner_url, "SELECT aidc_notify_allocation($1::uuid)", 1, p2);
+    ck_assert_ptr_nonnull(n);
+    ck_assert_str_eq(PQgetvalue(n, 0, 0), "1");
+    PQclear(n);
+    PQclear(q);
+
+    json_t *d = delivery(ann, url, "session.ready", "delivered", 15);
+    ck_assert_ptr_nonnull(d);
+    json_decref(d);
+    d = delivery(ann, url, "allocation.expiring", "delivered", 15);
+    ck_assert_ptr_nonnull(d);
+    json_decref(d);
+    q = harness_sql(harness_srv.owner_url,
+                    "SELECT count(*) FROM notifications WHERE event = 'session.ready'"
+                    " AND payload->'session'->>'job' = $1",
+                    1, p1);
+    ck_assert_ptr_nonnull(q);
+    ck_assert_str_eq(PQgetvalue(q, 0, 0), "1");
+    PQclear(q);
+    free(id);
+    ck_assert_int_eq(put(ann, "{}", NULL), 200);
+}
+END_TEST
+
 /* Without AIDC_WEBHOOK_ALLOW_LOOPBACK: no loopback, link-local or private target, as a
  * literal (refused when saved) or behind a name (refused when delivered). */
 START_TEST(ssrf_targets_are_refused)
@@ -652,6 +720,7 @@ int main(void)
     tcase_add_test(tc, a_job_ending_sends_mail_and_a_signed_webhook);
     tcase_add_test(tc, failure_after_max_attempts_and_slow_receivers);
     tcase_add_test(tc, budgets_once_and_project_narrowing);
+    tcase_add_test(tc, session_ready_and_allocation_expiring);
     tcase_add_test(tc, ssrf_targets_are_refused); /* last: restarts aidcd without the loopback */
     suite_add_tcase(s, tc);
     return suite_run_nofork(s);
