@@ -71,8 +71,16 @@ static const struct db_stmt st_list = {
 enum { C_ID, C_CHANNEL, C_TARGET, C_EVENT, C_BODY, C_EMAIL, C_USER, C_SECRET, C_EMAIL_ON, C_ATT };
 static const struct db_stmt st_claim = {
     "notify_claim",
-    "WITH c AS (SELECT id FROM notifications WHERE state = 'pending' AND next_at <= now()"
-    "           ORDER BY next_at LIMIT $1::int FOR UPDATE SKIP LOCKED),"
+    "WITH c AS (SELECT id FROM notifications"
+    "           WHERE id IN (SELECT id FROM (SELECT id, next_at, row_number() OVER"
+    "                          (PARTITION BY user_id ORDER BY next_at, id) AS k"
+    "                          FROM notifications WHERE state = 'pending' AND next_at <= now()) d"
+    /* no user takes more than a quarter of a batch: one user's slow receivers do not
+       crowd out everyone else's deliveries */
+    "                        WHERE d.k <= greatest($1::int / 4, 1) ORDER BY d.next_at LIMIT "
+    "$1::int)"
+    "             AND state = 'pending' AND next_at <= now()"
+    "           FOR UPDATE SKIP LOCKED),"
     " u AS (UPDATE notifications n SET attempts = n.attempts + 1,"
     "         next_at = now() + make_interval(secs => $2::int)"
     "       FROM c WHERE n.id = c.id RETURNING n.*)"

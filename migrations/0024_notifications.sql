@@ -78,7 +78,7 @@ DECLARE
     n integer := 0;
     k integer;
 BEGIN
-    IF uid IS NULL THEN
+    IF uid IS NULL OR EXISTS (SELECT 1 FROM users WHERE id = uid AND disabled) THEN
         RETURN 0;
     END IF;
     SELECT * INTO p FROM notification_prefs WHERE user_id = uid;
@@ -89,7 +89,7 @@ BEGIN
         RETURN 0;
     END IF;
     IF p.email AND ev = ANY (p.events)
-       AND EXISTS (SELECT 1 FROM users u WHERE u.id = uid AND u.email <> '' AND NOT u.disabled) THEN
+       AND EXISTS (SELECT 1 FROM users u WHERE u.id = uid AND u.email <> '') THEN
         INSERT INTO notifications (user_id, event, channel, target, payload)
         VALUES (uid, ev, 'email', '', data);
         n := 1;
@@ -117,11 +117,13 @@ BEGIN
        OR NEW.from_state IS NOT DISTINCT FROM NEW.to_state THEN
         RETURN NULL;
     END IF;
+    -- an array's tasks (array_parent, where arrays exist: read without naming the
+    -- column) are told of through their parent, not one message per task
     SELECT x.id, x.user_id, x.name, x.exit_code, x.gpus, x.gpu_type, p.slug AS project,
-           t.slug AS tenant INTO j
+           t.slug AS tenant, to_jsonb(x)->>'array_parent' AS array_parent INTO j
       FROM jobs x JOIN projects p ON p.id = x.project_id JOIN tenants t ON t.id = x.tenant_id
      WHERE x.id = NEW.job_id;
-    IF NOT FOUND OR j.user_id IS NULL
+    IF NOT FOUND OR j.user_id IS NULL OR j.array_parent IS NOT NULL
        OR NOT EXISTS (SELECT 1 FROM notification_prefs WHERE user_id = j.user_id) THEN
         RETURN NULL;
     END IF;
