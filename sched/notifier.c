@@ -73,12 +73,12 @@ static void run_all(struct notify_call *calls, size_t n, int timeout_s)
         else
             c->error[0] = '\0';
         c->permanent = false;
-        c->upload_off = rc == CURLE_OK ? 1 : 0; /* reused below as "the transfer ended" */
+        c->ended = true;
     }
     for (size_t i = 0; i < n; i++)
         if (calls[i].h) {
             (void)curl_multi_remove_handle(m, calls[i].h);
-            if (calls[i].upload_off == 0 && !calls[i].error[0])
+            if (!calls[i].ended)
                 snprintf(calls[i].error, sizeof calls[i].error, "did not finish in time");
         }
     curl_multi_cleanup(m);
