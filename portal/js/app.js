@@ -27,7 +27,8 @@ const ROUTES = [
   { path: 'finance', page: 'finance', nav: 'nav.finance', allow: roles.finance },
   { path: 'audit', page: 'audit', nav: 'nav.audit', allow: roles.auditor },
   { path: 'tokens', page: 'tokens', nav: 'nav.tokens', allow: roles.anyone },
-  { path: 'notifications', page: 'notifications', nav: 'nav.notifications', allow: roles.anyone },
+  // the user's own settings, linked from #/tokens (the header has no room for more entries)
+  { path: 'notifications', page: 'notifications', title: 'nav.notifications', allow: roles.anyone },
 ];
 
 const main = document.getElementById('main');

@@ -3,6 +3,8 @@
 export default {
   'nav.notifications': ['Notifications', '通知'],
   'notify.title': ['Notifications', '通知'],
+  'notify.link': ['Notification settings: e-mail and webhooks when your jobs end, fail or are preempted',
+    '通知设置：作业结束、失败或被抢占时的电子邮件和 Webhook'],
   'notify.lead': ['Be told when your jobs end, fail or are preempted, when a session is ready, when a budget is nearly used up and when an allocation is about to end: by e-mail, by webhook, or both.',
     '在作业结束、失败或被抢占、会话就绪、预算即将用完以及资源分配即将到期时通知您：通过电子邮件、Webhook 或两者。'],
   'notify.settings': ['E-mail and events', '电子邮件与事件'],

@@ -14,6 +14,10 @@ const HOOK = 'https://hooks.example.invalid/aidc';
 test('tom sets up e-mail and a webhook and reads the delivery log', async ({ page, request }) => {
   test.setTimeout(120_000);
   await login(page, 'tom');
+  // the account page (API tokens, sessions, password) leads there
+  await visit(page, '#/tokens', null);
+  await page.locator('#notify-link').click();
+  await expect(page).toHaveURL(/#\/notifications$/);
   await visit(page, '#/notifications', 'notifications-empty');
   await expect(page.getByRole('heading', { level: 1 })).toHaveText('Notifications');
   await expect(page.getByText('No webhooks yet.')).toBeVisible();
