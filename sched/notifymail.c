@@ -150,6 +150,7 @@ static char *message(const struct config *cfg, const struct db_notification *n)
     put_encoded(&msg, sbuf_str(&subj));
     sbuf_printf(&msg,
                 "\r\nDate: %s\r\nMessage-ID: <%s@aidc>\r\nX-Aidc-Event: %s\r\n"
+                "Auto-Submitted: auto-generated\r\n"
                 "MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n"
                 "Content-Transfer-Encoding: 8bit\r\n\r\n",
                 date, n->id, n->event);

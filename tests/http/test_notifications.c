@@ -415,7 +415,9 @@ START_TEST(a_job_ending_sends_mail_and_a_signed_webhook)
     ck_assert_int_eq(jint(d, "last_status"), 204);
     json_decref(d);
     /* the two failed attempts were 500s: seen by the receiver */
-    ck_assert_ptr_nonnull(received("/flaky/ann", id, 500, 1));
+    rec = received("/flaky/ann", id, 500, 1);
+    ck_assert_ptr_nonnull(rec);
+    json_decref(rec);
 
     if (smtp) {
         char *mail = mail_to("ann@example.org", id, NULL, 20);
