@@ -68,15 +68,28 @@ static const struct db_stmt st_list = {
     " ORDER BY n.created_at DESC, n.id DESC LIMIT $4::int + 1",
     4};
 
-enum { C_ID, C_CHANNEL, C_TARGET, C_EVENT, C_BODY, C_EMAIL, C_USER, C_SECRET, C_EMAIL_ON, C_ATT };
+enum {
+    C_ID,
+    C_CHANNEL,
+    C_TARGET,
+    C_EVENT,
+    C_BODY,
+    C_EMAIL,
+    C_USER,
+    C_SECRET,
+    C_EMAIL_ON,
+    C_ATT,
+    C_USER_ID
+};
 static const struct db_stmt st_claim = {
     "notify_claim",
     "WITH c AS (SELECT id FROM notifications"
     "           WHERE id IN (SELECT id FROM (SELECT id, next_at, row_number() OVER"
     "                          (PARTITION BY user_id ORDER BY next_at, id) AS k"
-    "                          FROM notifications WHERE state = 'pending' AND next_at <= now()) d"
-    /* no user takes more than a quarter of a batch: one user's slow receivers do not
-       crowd out everyone else's deliveries */
+    "                          FROM notifications WHERE state = 'pending' AND next_at <= now()"
+    "                            AND NOT user_id = ANY ($3::uuid[])) d"
+    /* no user takes more than a quarter of one claim, none of $3 (users with enough in
+       flight) any: one user's slow receivers do not crowd out everyone else's */
     "                        WHERE d.k <= greatest($1::int / 4, 1) ORDER BY d.next_at LIMIT "
     "$1::int)"
     "             AND state = 'pending' AND next_at <= now()"
@@ -92,9 +105,9 @@ static const struct db_stmt st_claim = {
     "     WHERE p.user_id = u.user_id AND w->>'url' = u.target LIMIT 1),"
     "   coalesce((SELECT p.email FROM notification_prefs p WHERE p.user_id = u.user_id), false)"
     "     AND NOT us.disabled,"
-    "   u.attempts"
+    "   u.attempts, u.user_id"
     " FROM u JOIN users us ON us.id = u.user_id ORDER BY u.next_at, u.id",
-    2};
+    3};
 
 static const struct db_stmt st_finish = {
     "notify_finish",
@@ -179,6 +192,7 @@ static int read_claimed(const PGresult *r, int row, struct db_notification *n)
     n->username = pgcol_text(r, row, C_USER);
     n->secret = pgcol_text(r, row, C_SECRET);
     n->email_on = pgcol_bool(r, row, C_EMAIL_ON);
+    n->user_id = pgcol_text(r, row, C_USER_ID);
     long long a = 0;
     if (pgcol_ll(r, row, C_ATT, 0, &a) != 0 || !n->id || !n->channel || !n->target || !n->event ||
         !n->body || !n->email || !n->username)
@@ -187,13 +201,14 @@ static int read_claimed(const PGresult *r, int row, struct db_notification *n)
     return 0;
 }
 
-int db_notify_claim(struct db *db, int limit, int lease_s, struct db_notifications *out)
+int db_notify_claim(struct db *db, int limit, int lease_s, const char *skip_users,
+                    struct db_notifications *out)
 {
     memset(out, 0, sizeof *out);
     char lim[16], lease[16];
     snprintf(lim, sizeof lim, "%d", limit);
     snprintf(lease, sizeof lease, "%d", lease_s);
-    const char *p[2] = {lim, lease};
+    const char *p[3] = {lim, lease, skip_users ? skip_users : "{}"};
     int e;
     PGresult *r = db_query(db, &st_claim, p, &e);
     if (!r)
@@ -211,21 +226,26 @@ int db_notify_claim(struct db *db, int limit, int lease_s, struct db_notificatio
     return e;
 }
 
+void db_notification_free(struct db_notification *n)
+{
+    free(n->id);
+    free(n->channel);
+    free(n->target);
+    free(n->event);
+    free(n->body);
+    free(n->email);
+    free(n->username);
+    free(n->user_id);
+    if (n->secret)
+        explicit_bzero(n->secret, strlen(n->secret));
+    free(n->secret);
+    memset(n, 0, sizeof *n);
+}
+
 void db_notifications_free(struct db_notifications *all)
 {
-    for (size_t i = 0; i < all->n; i++) {
-        struct db_notification *n = &all->v[i];
-        free(n->id);
-        free(n->channel);
-        free(n->target);
-        free(n->event);
-        free(n->body);
-        free(n->email);
-        free(n->username);
-        if (n->secret)
-            explicit_bzero(n->secret, strlen(n->secret));
-        free(n->secret);
-    }
+    for (size_t i = 0; i < all->n; i++)
+        db_notification_free(&all->v[i]);
     free(all->v);
     memset(all, 0, sizeof *all);
 }

@@ -52,6 +52,7 @@ struct db_notification {
     char *body;  /* the JSON document delivered: {id, event, created_at, data} */
     char *email; /* the user's address ("" when none) */
     char *username;
+    char *user_id;
     char *secret;  /* the webhook's secret; NULL when the webhook was removed since */
     bool email_on; /* e-mail still on in the user's preferences */
     int attempts;  /* counting this one */
@@ -63,9 +64,14 @@ struct db_notifications {
 /*
  * Claim up to limit due deliveries (SKIP LOCKED: replicas and rounds never
  * share one), counting an attempt each and leasing them for lease_s seconds:
- * one whose attempt never reports (a crash) is due again after its lease.
+ * one whose attempt never reports (a crash) is due again after its lease. No
+ * user gets more than a quarter of limit, and none of skip_users (a PostgreSQL
+ * array of user ids, "{...}"; NULL: none) any.
  */
-int db_notify_claim(struct db *db, int limit, int lease_s, struct db_notifications *out);
+int db_notify_claim(struct db *db, int limit, int lease_s, const char *skip_users,
+                    struct db_notifications *out);
+/* Release one claimed delivery's strings (the secret wiped). */
+void db_notification_free(struct db_notification *n);
 void db_notifications_free(struct db_notifications *all);
 /*
  * Record an attempt's outcome: state "delivered", "failed" (no more

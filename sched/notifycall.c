@@ -46,8 +46,7 @@ bool notifycall_common(struct notify_call *c, int timeout_s)
            curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, connect) == CURLE_OK &&
            curl_easy_setopt(h, CURLOPT_ERRORBUFFER, c->errbuf) == CURLE_OK &&
            curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, notifycall_reply) == CURLE_OK &&
-           curl_easy_setopt(h, CURLOPT_WRITEDATA, c) == CURLE_OK &&
-           curl_easy_setopt(h, CURLOPT_PRIVATE, c) == CURLE_OK;
+           curl_easy_setopt(h, CURLOPT_WRITEDATA, c) == CURLE_OK;
 }
 
 void notifycall_free(struct notify_call *c)

@@ -28,7 +28,6 @@ struct notify_call {
     char errbuf[CURL_ERROR_SIZE];
     char *password; /* SMTP AUTH's, wiped when freed */
     bool allow_loopback;
-    bool ended;      /* the transfer ran to its end (error says how) */
     bool permanent;  /* retrying cannot help */
     char error[512]; /* why it failed (no secret, no body) */
 };
