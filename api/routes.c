@@ -26,6 +26,7 @@
 #include "images.h"
 #include "jobs.h"
 #include "meta.h"
+#include "notify.h"
 #include "oidc.h"
 #include "projects.h"
 #include "quotas.h"
@@ -85,6 +86,12 @@ const struct route routes[] = {
      RF_ANY_USER, PAGE},
     {"DELETE", "/api/v1/me/sessions/{id}", api_identity_session_end, "session.delete", 0, TR_NONE,
      SC_ADMIN, RF_ANY_USER, NULL},
+    {"GET", "/api/v1/me/notifications", api_notify_get, "notification_settings.read", 0, TR_NONE,
+     SC_ADMIN, RF_ANY_USER, NULL},
+    {"PUT", "/api/v1/me/notifications", api_notify_put, "notification_settings.update", 0, TR_NONE,
+     SC_ADMIN, RF_ANY_USER | RF_BODY, NULL},
+    {"GET", "/api/v1/me/notifications/deliveries", api_notify_deliveries,
+     "notification_delivery.list", 0, TR_NONE, SC_ADMIN, RF_ANY_USER, PAGE},
     {"POST", "/api/v1/tokens", api_token_create, "token.create", 0, TR_NONE, SC_ADMIN,
      RF_ANY_USER | RF_BODY | RF_CREATES, NULL},
     {"GET", "/api/v1/tokens", api_token_list, "token.list", 0, TR_NONE, 0, RF_ANY_USER, PAGE},
@@ -241,8 +248,8 @@ const struct route routes[] = {
      PA, TR_MEMBER, SC_JOBS_WRITE, 0, NULL},
 
     /* files: a tenant's storage spaces (docs/storage.md); their data goes with its jobs' */
-    {"GET", "/api/v1/tenants/{tenant}/files/{kind}/{name}/{path*}", api_files_get, "file.read",
-     PA, TR_MEMBER, SC_JOBS_READ, 0, PAGE},
+    {"GET", "/api/v1/tenants/{tenant}/files/{kind}/{name}/{path*}", api_files_get, "file.read", PA,
+     TR_MEMBER, SC_JOBS_READ, 0, PAGE},
     {"PUT", "/api/v1/tenants/{tenant}/files/{kind}/{name}/{path*}", api_files_put, "file.upload",
      PA, TR_MEMBER, SC_JOBS_WRITE, RF_UPLOAD, NULL, api_files_put_begin},
     {"POST", "/api/v1/tenants/{tenant}/files/{kind}/{name}/{path*}", api_files_post, "file.change",

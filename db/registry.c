@@ -24,6 +24,7 @@
 #include "identity.h"
 #include "jobarrays.h"
 #include "jobs.h"
+#include "notify.h"
 #include "projects.h"
 #include "quotas.h"
 #include "sched.h"
@@ -45,5 +46,6 @@ const struct db_stmt *const *const db_registry[] = {
     db_templates_stmts,
     db_efficiency_stmts,
     db_jobarrays_stmts,
+    db_notify_stmts,
     NULL,
 };

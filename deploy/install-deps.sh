@@ -23,7 +23,9 @@
 #                                   run), python3-websocket (a WebSocket client, for
 #                                   the checks that talk to a session's notebook),
 #                                   OpenLDAP's slapd and ldap-utils (a private
-#                                   directory for LDAP login: deploy/slapd-up.sh)
+#                                   directory for LDAP login: deploy/slapd-up.sh),
+#                                   python3-aiosmtpd (the SMTP receiver of the
+#                                   notification tests: tests/smtp)
 #   deploy/install-deps.sh dev      the demo registry of deploy/dev.sh (docker-registry,
 #                                   jq, tar, gzip; busybox-static for its runnable image)
 #   deploy/install-deps.sh bench    wrk and pgbench (benchmarks)
@@ -55,7 +57,7 @@ for group in "$@"; do
                       util-linux iproute2
                       docker-registry apache2-utils jq tar gzip coreutils busybox-static
                       bubblewrap slirp4netns skopeo umoci jupyter-notebook python3-websocket
-                      slapd ldap-utils prometheus python3) ;;
+                      slapd ldap-utils prometheus python3 python3-aiosmtpd) ;;
         dev)   pkgs+=(docker-registry jq tar gzip coreutils curl busybox-static) ;;
         bench) pkgs+=(wrk postgresql-contrib jq linux-perf) ;;
         portal) pkgs+=(chromium fonts-noto-cjk)

@@ -184,6 +184,28 @@ static const struct setting settings[] = {
      "approving an allocation of more GPU-hours than this needs dual approval"},
     {"AIDC_ALLOCATION_NOTICE_DAYS", T_INT, OFF(allocation_notice_days), "14", 0, 365,
      "an approved allocation this many days or fewer before its end carries expires_in_days"},
+    {"AIDC_SMTP_URL", T_STRING, OFF(smtp_url), "", 0, 0,
+     "SMTP server for e-mail notifications, smtp://host:port (STARTTLS required unless on "
+     "the loopback) or smtps://host:port (default: none, no e-mail)"},
+    {"AIDC_SMTP_FROM", T_STRING, OFF(smtp_from), "", 0, 0,
+     "sender address of notification e-mails (required with AIDC_SMTP_URL)"},
+    {"AIDC_SMTP_USER", T_STRING, OFF(smtp_user), "", 0, 0,
+     "user name for SMTP AUTH (default: none, no AUTH)"},
+    {"AIDC_SMTP_PASSWORD_REF", T_STRING, OFF(smtp_password_ref), "", 0, 0,
+     "where the SMTP password lives: file:/path (mode 600) or env:NAME"},
+    {"AIDC_SMTP_CA_FILE", T_STRING, OFF(smtp_ca_file), "", 0, 0,
+     "CA bundle that verifies the SMTP server's certificate (default: the system's)"},
+    {"AIDC_NOTIFY_MAX_ATTEMPTS", T_INT, OFF(notify_max_attempts), "8", 1, 50,
+     "attempts of one notification delivery before it is failed"},
+    {"AIDC_NOTIFY_BACKOFF_SECONDS", T_INT, OFF(notify_backoff_seconds), "30", 1, 3600,
+     "wait after a delivery's first failed attempt; doubled after each further one"},
+    {"AIDC_NOTIFY_BACKOFF_MAX_SECONDS", T_INT, OFF(notify_backoff_max_seconds), "3600", 1, 86400,
+     "longest wait between two attempts of one delivery"},
+    {"AIDC_NOTIFY_TIMEOUT_SECONDS", T_INT, OFF(notify_timeout_seconds), "10", 1, 60,
+     "longest one delivery attempt (webhook or e-mail) may take"},
+    {"AIDC_WEBHOOK_ALLOW_LOOPBACK", T_BOOL, OFF(webhook_allow_loopback), "0", 0, 0,
+     "let webhooks reach 127.0.0.1 and ::1, also over plain http (tests only; other "
+     "private addresses stay refused)"},
     {"AIDC_USAGE_MAX_ROWS", T_INT, OFF(usage_max_rows), "100000", 1, 10000000,
      "most rows of one usage report (a larger one is refused: narrow it)"},
     {"AIDC_REGISTRY_SYNC_SECONDS", T_INT, OFF(registry_sync_seconds), "3600", 0, 604800,
@@ -482,6 +504,27 @@ static bool parse_listen(struct config *cfg, char *err, size_t errsz)
                           &cfg->sessions_port, err, errsz);
 }
 
+static bool check_smtp(const struct config *cfg, char *err, size_t errsz)
+{
+    const char *u = cfg->smtp_url;
+    if (!u[0])
+        return true;
+    if (strncmp(u, "smtp://", 7) != 0 && strncmp(u, "smtps://", 8) != 0) {
+        snprintf(err, errsz, "AIDC_SMTP_URL: must start with smtp:// or smtps://");
+        return false;
+    }
+    if (!cfg->smtp_from[0] || strchr(cfg->smtp_from, '@') == NULL ||
+        strpbrk(cfg->smtp_from, "\r\n<> ") != NULL) {
+        snprintf(err, errsz, "AIDC_SMTP_FROM: an e-mail address is required with AIDC_SMTP_URL");
+        return false;
+    }
+    if (cfg->smtp_user[0] && !cfg->smtp_password_ref[0]) {
+        snprintf(err, errsz, "AIDC_SMTP_PASSWORD_REF: required with AIDC_SMTP_USER");
+        return false;
+    }
+    return true;
+}
+
 bool config_load(struct config *cfg, const char *(*getenv_fn)(const char *), char *err,
                  size_t errsz)
 {
@@ -510,7 +553,8 @@ bool config_load(struct config *cfg, const char *(*getenv_fn)(const char *), cha
         if (!set_value(cfg, st, val, err, errsz))
             goto out;
     }
-    if (!parse_listen(cfg, err, errsz) || !check_public_url(cfg, err, errsz))
+    if (!parse_listen(cfg, err, errsz) || !check_public_url(cfg, err, errsz) ||
+        !check_smtp(cfg, err, errsz))
         goto out;
     if (cfg->migrate_database_url[0] == '\0') {
         /* migrations hold a session lock: never through a transaction pooler */

@@ -93,6 +93,17 @@ struct config {
      * on it); "" in the table = http://<listen address> (completed once it listens) */
     char *public_url;
     int password_login; /* enum password_login */
+    /* notifications (docs/notifications.md) */
+    char *smtp_url; /* "" = no e-mail */
+    char *smtp_from;
+    char *smtp_user;
+    char *smtp_password_ref; /* a credentials_ref (lib/credref.h) */
+    char *smtp_ca_file;      /* "" = the system's CAs */
+    int notify_max_attempts;
+    int notify_backoff_seconds;
+    int notify_backoff_max_seconds;
+    int notify_timeout_seconds;
+    bool webhook_allow_loopback; /* tests: http:// and https:// to 127.0.0.1/::1 */
 };
 
 /* Who may sign in with a password aidc keeps (AIDC_PASSWORD_LOGIN). */

@@ -6,6 +6,7 @@
 #include "../db/appsessions.h"
 #include "../db/db.h"
 #include "../db/identity.h"
+#include "../db/notify.h"
 #include "../lib/log.h"
 #include "../lib/xalloc.h"
 
@@ -45,6 +46,8 @@ static int notice_allocations(struct janitor *j)
             .tenant_slug = json_string_value(json_object_get(it, "tenant")),
         };
         e = audit_record_system(j->db, &ev, true);
+        if (!e) /* in the same transaction: noticed once, notified once */
+            e = db_notify_allocation(j->db, ev.resource_id);
     }
     json_decref(items);
     return e;

@@ -22,6 +22,7 @@
 #include "../db/users.h"
 #include "../sched/admitter.h"
 #include "../sched/dispatcher.h"
+#include "../sched/notifier.h"
 #include "../sched/sessionwatch.h"
 #include "../sched/effwatch.h"
 #include "../sched/syncer.h"
@@ -299,7 +300,7 @@ static int cmd_serve(struct config *cfg)
     struct worker *regsync = NULL;
     struct worker *storage = NULL;
     struct worker *sessions = NULL;
-    struct worker *effic = NULL;
+    struct worker *effic = NULL, *notifier = NULL;
     if (cfg->workers) {
         admitter = admitter_start(cfg);
         dispatcher = dispatcher_start(cfg);
@@ -310,8 +311,9 @@ static int cmd_serve(struct config *cfg)
         storage = storagemeter_start(cfg);
         sessions = sessionwatch_start(cfg);
         effic = effwatch_start(cfg);
+        notifier = notifier_start(cfg);
         if (!admitter || !dispatcher || !syncer || !sealer || !meter || !regsync || !storage ||
-            !sessions || !effic)
+            !sessions || !effic || !notifier)
             log_error("a background worker did not start: jobs will not move");
     }
     struct sbuf line = SBUF_INIT;
@@ -339,6 +341,7 @@ static int cmd_serve(struct config *cfg)
     worker_stop(storage);
     worker_stop(sessions);
     worker_stop(effic);
+    worker_stop(notifier);
     janitor_stop(jan);
     relay_stop(relay);
     http_stop(srv);

@@ -22,6 +22,7 @@ static const struct problem_def catalog[PROBLEM_COUNT] = {
 #include "problems/allocations.def"
 #include "problems/templates.def"
 #include "problems/jobarrays.def"
+#include "problems/notify.def"
 #undef PROBLEM
 };
 

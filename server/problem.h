@@ -31,6 +31,7 @@ enum problem {
 #include "problems/allocations.def"
 #include "problems/templates.def"
 #include "problems/jobarrays.def"
+#include "problems/notify.def"
 #undef PROBLEM
     PROBLEM_COUNT
 };

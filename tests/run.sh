@@ -17,6 +17,7 @@
 #   AIDC_TEST_SKIP_REGISTRY 1 = no image registries (their tests skip)
 #   AIDC_TEST_SKIP_OIDC  1 = no OpenID provider (the single sign-on tests skip)
 #   AIDC_TEST_SKIP_LDAP  1 = no LDAP directory (its tests skip)
+#   AIDC_TEST_SKIP_SMTP  1 = no SMTP receiver (the e-mail notification tests skip)
 #   AIDC_TEST_JOBS       parallel ctest jobs           (default 2)
 #   AIDC_TEST_SKIP_ASAN  1 = only the normal build (quicker local runs)
 #   AIDC_TEST_SKIP_FUZZ  1 = no fuzz build (tests/fuzz)
@@ -300,6 +301,31 @@ else
     say "Prometheus: not started (above), the efficiency tests' GPU part skips"
 fi
 
+# The SMTP receiver of the notification tests (tests/smtp: Debian's python3-aiosmtpd,
+# STARTTLS with a fresh self-signed certificate, AUTH): one for the whole run. The e-mail
+# tests skip without AIDC_TEST_SMTP_URL, so where it cannot start we say why and go on.
+smtp_pid=
+unset AIDC_TEST_SMTP_URL AIDC_TEST_SMTP_CA AIDC_TEST_SMTP_USER AIDC_TEST_SMTP_PASSWORD_FILE \
+      AIDC_TEST_SMTP_DIR
+stop_smtp() {
+    [ -n "$smtp_pid" ] || return 0
+    kill "$smtp_pid" 2>/dev/null || true
+}
+trap 'stop_smtp; stop_prom; stop_slapd; stop_oidc; stop_registries; stop_slurm; stop_pg' EXIT
+if [ "${AIDC_TEST_SKIP_SMTP:-0}" = 1 ]; then
+    say "SMTP receiver: not started, the e-mail tests skip: AIDC_TEST_SKIP_SMTP=1"
+elif smtp_env=$(SMTP_DIR=/tmp/aidc-test-smtp SMTP_PORT=15525 tests/smtp/smtp-up.sh); then
+    smtp_pid=$(reg_var SMTP_PID "$smtp_env")
+    export AIDC_TEST_SMTP_URL=$(reg_var SMTP_URL "$smtp_env")
+    export AIDC_TEST_SMTP_CA=$(reg_var SMTP_CA_FILE "$smtp_env")
+    export AIDC_TEST_SMTP_USER=$(reg_var SMTP_USER "$smtp_env")
+    export AIDC_TEST_SMTP_PASSWORD_FILE=$(reg_var SMTP_PASSWORD_FILE "$smtp_env")
+    export AIDC_TEST_SMTP_DIR=$(reg_var SMTP_DIR "$smtp_env")
+    say "SMTP receiver at $AIDC_TEST_SMTP_URL (STARTTLS, AUTH), mail in $AIDC_TEST_SMTP_DIR"
+else
+    say "SMTP receiver: did not start (above), the e-mail tests skip"
+fi
+
 build_only() {  # name, cmake options...
     local dir=$1; shift
     say "build $dir ($*)"
@@ -337,7 +363,7 @@ stop_k8s() {
         K8S_DIR=$k8s_dir deploy/k8s-down.sh --purge >/dev/null 2>&1 || true
     fi
 }
-trap 'stop_k8s; stop_prom; stop_slapd; stop_oidc; stop_registries; stop_slurm; stop_pg' EXIT
+trap 'stop_k8s; stop_smtp; stop_prom; stop_slapd; stop_oidc; stop_registries; stop_slurm; stop_pg' EXIT
 if [ -n "$k8s_build_pid" ]; then
     say "Kubernetes API server ($k8s_dir; waiting for deploy/k8s-build.sh, log build/k8s-build.log)"
     if ! wait "$k8s_build_pid"; then

@@ -32,6 +32,8 @@ const ROUTES = [
   // platform admins reach it from the platform page's clusters tab (their header is full)
   { path: 'capacity', page: 'capacity', nav: 'nav.capacity', allow: roles.anyone, navHide: roles.platformAdmin },
   { path: 'tokens', page: 'tokens', nav: 'nav.tokens', allow: roles.anyone },
+  // the user's own settings, linked from #/tokens (the header has no room for more entries)
+  { path: 'notifications', page: 'notifications', title: 'nav.notifications', allow: roles.anyone },
 ];
 
 const main = document.getElementById('main');

@@ -26,6 +26,8 @@ import errAllocations from './i18n/errors-allocations.js';
 import templates from './i18n/templates.js';
 import errTemplates from './i18n/errors-templates.js';
 import errJobArrays from './i18n/errors-jobarrays.js';
+import notify from './i18n/notify.js';
+import errNotify from './i18n/errors-notify.js';
 
 const TABLE = {
   // shell
@@ -131,7 +133,7 @@ const TABLE = {
 for (const area of [jobs, self, admin, finaudit, files, sessions, allocations, efficiency,
   errCore, errJobs, errImages, errBilling, errIdentity, errFiles, errSessions, errSso,
   errAllocations,
-  templates, errTemplates, errJobArrays])
+  templates, errTemplates, errJobArrays, notify, errNotify])
   for (const [key, row] of Object.entries(area)) {
     if (key in TABLE) throw new Error(`i18n key ${key} defined twice`);
     TABLE[key] = row;

@@ -27,6 +27,7 @@
 #define ALLOCATIONS_ROWS "test_permissions_allocations.c"
 #define IDP_ROWS "test_permissions_idp.c"
 #define TEMPLATES_ROWS "test_permissions_templates.c"
+#define NOTIFY_ROWS "test_permissions_notify.c"
 
 /*
  * The routes ("METHOD pattern") whose permission matrix rows are in another
@@ -104,6 +105,9 @@ static const struct permrun_split split_routes[] = {
     {"GET /api/v1/tenants/{tenant}/templates/{name}", TEMPLATES_ROWS},
     {"PUT /api/v1/tenants/{tenant}/templates/{name}", TEMPLATES_ROWS},
     {"DELETE /api/v1/tenants/{tenant}/templates/{name}", TEMPLATES_ROWS},
+    {"GET /api/v1/me/notifications", NOTIFY_ROWS},
+    {"PUT /api/v1/me/notifications", NOTIFY_ROWS},
+    {"GET /api/v1/me/notifications/deliveries", NOTIFY_ROWS},
 };
 #define NSPLIT_ROUTES (sizeof split_routes / sizeof split_routes[0])
 

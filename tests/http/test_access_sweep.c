@@ -67,6 +67,8 @@ static const char *const any_user_routes[] = {
     "POST /api/v1/auth/logout",   "GET /api/v1/me",
     "PUT /api/v1/me/password",    "GET /api/v1/me/sessions",
     "DELETE /api/v1/me/sessions/{id}",
+    "GET /api/v1/me/notifications", "PUT /api/v1/me/notifications",
+    "GET /api/v1/me/notifications/deliveries",
     "POST /api/v1/tokens",        "GET /api/v1/tokens",
     "DELETE /api/v1/tokens/{id}", "GET /api/v1/tenants",
     "GET /api/v1/clusters",       "GET /api/v1/clusters/{name}",

@@ -363,6 +363,7 @@ export async function render(ctx) {
   ctx.main.append(
     h('div', { class: 'page-head' }, h('h1', {}, t('tokens.title'))),
     h('p', { class: 'lead' }, t('tokens.lead')),
+    h('p', {}, h('a', { href: '#/notifications', id: 'notify-link' }, t('notify.link'))),
     secretSlot,
     section('tokens.new', form),
     listSection,
