@@ -13,12 +13,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const events[] = {"job.ended",          "job.failed", "job.preempted",
-                                     "session.ready",      "budget.80",  "budget.100",
-                                     "allocation.expiring"};
+static const char *const events[] = {"job.ended",     "job.failed", "job.preempted",
+                                     "job.idle",      "session.ready", "budget.80",
+                                     "budget.100",    "allocation.expiring"};
 #define NEVENTS (sizeof events / sizeof events[0])
 #define ALLOWED                                                                                    \
-    "job.ended, job.failed, job.preempted, session.ready, budget.80, budget.100, "                 \
+    "job.ended, job.failed, job.preempted, job.idle, session.ready, budget.80, budget.100, "                 \
     "allocation.expiring"
 
 static const struct vfield prefs_fields[] = {

@@ -111,23 +111,8 @@ static const struct db_stmt st_touch = {
     " SELECT j.id, j.tenant_id, now() FROM jobs j WHERE j.id = $1::uuid"
     " ON CONFLICT (job_id) DO UPDATE SET gpu_refreshed_at = now()",
     1};
-static const struct db_stmt st_unnoticed = {
-    "eff_idle_unnoticed",
-    "SELECT j.id, j.tenant_id, t.slug AS tenant, j.username AS \"user\", j.name, j.gpus,"
-    "   j.gpu_type, e.idle_since, round(e.idle_util_max::numeric, 1)::float8 AS gpu_util_max"
-    " FROM job_efficiency e JOIN jobs j ON j.id = e.job_id JOIN tenants t ON t.id = j.tenant_id"
-    " WHERE e.idle_since IS NOT NULL AND e.idle_noticed_at IS NULL AND j.state = 'running'"
-    " ORDER BY e.idle_since, j.id LIMIT $1::int",
-    1};
-static const struct db_stmt st_noticed = {
-    "eff_idle_noticed",
-    "UPDATE job_efficiency SET idle_noticed_at = now() WHERE job_id = $1::uuid"
-    " AND idle_since IS NOT NULL",
-    1};
-
 const struct db_stmt *const db_efficiency_stmts[] = {
-    &st_usage,   &st_targets,  &st_gpu,  &st_touch, &st_idle, &st_unnoticed,
-    &st_noticed, &st_capacity, &st_ends, &st_nodes, NULL};
+    &st_usage, &st_targets, &st_gpu, &st_touch, &st_idle, &st_capacity, &st_ends, &st_nodes, NULL};
 
 /* A number as a statement parameter; NULL (the caller's unknown) for NaN or negative. */
 static const char *num(char *buf, size_t sz, double v)
@@ -287,26 +272,6 @@ int db_capacity_nodes(struct db *db, json_t **out)
     *out = rowjson_array(r);
     PQclear(r);
     return *out ? 0 : AIDC_EINTERNAL;
-}
-
-int db_eff_idle_unnoticed(struct db *db, int limit, json_t **out)
-{
-    char lim[16];
-    snprintf(lim, sizeof lim, "%d", limit);
-    const char *p[1] = {lim};
-    int e;
-    PGresult *r = db_query(db, &st_unnoticed, p, &e);
-    if (!r)
-        return e;
-    *out = rowjson_array(r);
-    PQclear(r);
-    return *out ? 0 : AIDC_EINTERNAL;
-}
-
-int db_eff_idle_noticed(struct db *db, const char *job_id)
-{
-    const char *p[1] = {job_id};
-    return db_exec(db, &st_noticed, p);
 }
 
 int db_eff_touch(struct db *db, const char *job_id)

@@ -64,17 +64,6 @@ int db_eff_touch(struct db *db, const char *job_id);
 int db_eff_idle_list(struct db *db, const char *tenant_id, const char *after, const char *after_id,
                      int limit, struct db_rows *out);
 
-/*
- * The notifier's hook (docs/efficiency.md): running jobs newly idle - idle_since
- * set, idle_noticed_at NULL - oldest first, at most limit, as rows
- * {"id","tenant_id","tenant","user","name","gpus","gpu_type","idle_since",
- * "gpu_util_max"} (a new array in *out); and marking one told. The
- * efficiency worker clears idle_noticed_at when the job is busy again.
- * System context (the notifications worker).
- */
-int db_eff_idle_unnoticed(struct db *db, int limit, json_t **out);
-int db_eff_idle_noticed(struct db *db, const char *job_id);
-
 /* One GPU type of the cluster view. */
 struct db_capacity_type {
     char gpu_type[40];

@@ -118,6 +118,8 @@ static const struct db_stmt st_finish = {
     5};
 
 static const struct db_stmt st_budgets = {"notify_budgets", "SELECT aidc_notify_budgets()", 0};
+/* job.idle, at most 100 a sweep (the rest next minute) */
+static const struct db_stmt st_idle = {"notify_idle", "SELECT aidc_notify_idle_jobs(100)", 0};
 static const struct db_stmt st_allocation = {"notify_allocation",
                                              "SELECT aidc_notify_allocation($1::uuid)", 1};
 static const struct db_stmt st_cleanup = {
@@ -129,7 +131,7 @@ static const struct db_stmt st_cleanup = {
 
 const struct db_stmt *const db_notify_stmts[] = {
     &st_get,    &st_unsigned, &st_put,        &st_list,    &st_claim,
-    &st_finish, &st_budgets,  &st_allocation, &st_cleanup, NULL};
+    &st_finish, &st_budgets,  &st_idle, &st_allocation, &st_cleanup, NULL};
 
 int db_notify_prefs_get(struct db *db, const char *user_id, json_t **out)
 {
@@ -263,6 +265,11 @@ int db_notify_finish(struct db *db, const char *id, const char *state, long stat
 int db_notify_budgets(struct db *db)
 {
     return db_exec(db, &st_budgets, NULL);
+}
+
+int db_notify_idle(struct db *db)
+{
+    return db_exec(db, &st_idle, NULL);
 }
 
 int db_notify_allocation(struct db *db, const char *request_id)

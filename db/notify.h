@@ -82,6 +82,11 @@ int db_notify_finish(struct db *db, const char *id, const char *state, long stat
                      const char *error, double retry_s);
 /* budget.80 / budget.100 for the tenants and projects that crossed them this month. */
 int db_notify_budgets(struct db *db);
+/*
+ * job.idle to the owners of running jobs the efficiency worker found idle and
+ * nobody told yet (each told once per idle spell: idle_noticed_at is set).
+ */
+int db_notify_idle(struct db *db);
 /* allocation.expiring for one allocation request (the janitor's notice). */
 int db_notify_allocation(struct db *db, const char *request_id);
 /* Forget deliveries that ended more than 30 days ago, and old budget marks. */

@@ -197,7 +197,7 @@ static void reap(struct db *db, const struct config *cfg, CURLM *m, size_t *busy
     }
 }
 
-/* The periodic sweeps: budget thresholds, old deliveries. */
+/* The periodic sweeps: budget thresholds, idle GPUs, old deliveries. */
 static int sweeps(struct db *db, struct notifier *nt)
 {
     time_t now = time(NULL);
@@ -209,6 +209,8 @@ static int sweeps(struct db *db, struct notifier *nt)
     int e = db_begin(db, &ctx, false);
     if (!e && budgets)
         e = db_notify_budgets(db);
+    if (!e && budgets) /* same pace: idle is judged over 30 minutes */
+        e = db_notify_idle(db);
     if (!e && cleanup)
         e = db_notify_cleanup(db);
     if (!e)

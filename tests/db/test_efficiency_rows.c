@@ -3,15 +3,16 @@
  * through the statements the syncer and the efficiency worker use: a job's
  * cgroup figures become its efficiencies (CPU time over cpus x nodes x run
  * time, peak over memory_gib x nodes); a GPU read that found nothing keeps
- * what was there, and so does one that could not be made; and the notifier's hook
- * (db_eff_idle_unnoticed / db_eff_idle_noticed): a newly idle running job is offered once, marked
- * told, and offered again after it was busy and idled anew.
+ * what was there, and so does one that could not be made; and job.idle
+ * (db_notify_idle, the notifier's minute sweep): a newly idle running job's
+ * owner is told once, and again after the job was busy and idled anew.
  */
 #include "tests/support/harness.h"
 #include "tests/support/suite.h"
 
 #include "db/db.h"
 #include "db/efficiency.h"
+#include "db/notify.h"
 
 #include <check.h>
 #include <math.h>
@@ -94,20 +95,34 @@ static void gpu(double avg, int idle)
     ck_assert_int_eq(db_commit(d), 0);
 }
 
-static size_t unnoticed(void)
+static long owner_count(const char *sql)
 {
-    json_t *rows = NULL;
-    ck_assert_int_eq(db_begin(d, &system_ctx, true), 0);
-    ck_assert_int_eq(db_eff_idle_unnoticed(d, 100, &rows), 0);
-    ck_assert_int_eq(db_commit(d), 0);
-    size_t n = json_array_size(rows);
-    if (n)
-        ck_assert_str_eq(json_string_value(json_object_get(json_array_get(rows, 0), "id")), job);
-    json_decref(rows);
+    const char *p[1] = {job};
+    PGresult *r = harness_sql(srv.owner_url, sql, 1, p);
+    ck_assert_ptr_nonnull(r);
+    long n = strtol(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
     return n;
 }
 
-START_TEST(efficiencies_and_the_notifiers_hook)
+/* whether the job is idle and its owner not told yet */
+static long unnoticed(void)
+{
+    return owner_count("SELECT count(*) FROM job_efficiency WHERE job_id = $1::uuid"
+                       " AND idle_since IS NOT NULL AND idle_noticed_at IS NULL");
+}
+
+/* the notifier's sweep; the job.idle notifications of the job's owner so far */
+static long tell(void)
+{
+    ck_assert_int_eq(db_begin(d, &system_ctx, false), 0);
+    ck_assert_int_eq(db_notify_idle(d), 0);
+    ck_assert_int_eq(db_commit(d), 0);
+    return owner_count("SELECT count(*) FROM notifications WHERE event = 'job.idle'"
+                       " AND payload->'job'->>'id' = $1");
+}
+
+START_TEST(efficiencies_and_the_idle_notice)
 {
     json_t *e = efficiency();
     ck_assert(json_is_null(json_object_get(e, "cpu_efficiency")));
@@ -138,20 +153,30 @@ START_TEST(efficiencies_and_the_notifiers_hook)
     json_decref(e);
     ck_assert_int_eq(unnoticed(), 0);
 
-    /* idle: offered once, then told */
+    ck_assert_int_eq(tell(), 0);
+
+    /* idle: its owner (who asked for job.idle by webhook) is told once */
+    const char *u[1] = {user};
+    PGresult *r = harness_sql(srv.owner_url,
+                              "INSERT INTO notification_prefs (user_id, events, webhooks)"
+                              " VALUES ($1::uuid, '{job.idle}', '[{\"url\":"
+                              "\"https://hooks.example.org/a\",\"secret\":"
+                              "\"0123456789abcdef\",\"events\":[\"job.idle\"]}]')",
+                              1, u);
+    ck_assert_ptr_nonnull(r);
+    PQclear(r);
     gpu(3, 1);
     ck_assert_int_eq(unnoticed(), 1);
-    ck_assert_int_eq(db_begin(d, &system_ctx, false), 0);
-    ck_assert_int_eq(db_eff_idle_noticed(d, job), 0);
-    ck_assert_int_eq(db_commit(d), 0);
+    ck_assert_int_eq(tell(), 1);
     ck_assert_int_eq(unnoticed(), 0);
-    gpu(2, 1); /* still idle: not offered again */
-    ck_assert_int_eq(unnoticed(), 0);
-    /* busy again, then idle anew: offered again */
+    gpu(2, 1); /* still idle: not told again */
+    ck_assert_int_eq(tell(), 1);
+    /* busy again, then idle anew: told again */
     gpu(70, 0);
     ck_assert_int_eq(unnoticed(), 0);
     gpu(4, 1);
     ck_assert_int_eq(unnoticed(), 1);
+    ck_assert_int_eq(tell(), 2);
 }
 END_TEST
 
@@ -161,7 +186,7 @@ int main(void)
     TCase *tc = tcase_create("rows");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, efficiencies_and_the_notifiers_hook);
+    tcase_add_test(tc, efficiencies_and_the_idle_notice);
     suite_add_tcase(s, tc);
     return suite_run(s);
 }

@@ -261,7 +261,7 @@ START_TEST(preferences_round_trip_without_showing_secrets)
     ck_assert_int_eq(json_array_size(json_object_get(r.json, "webhooks")), 0);
     http_res_free(&r);
 
-    const char *body = fmt("{\"email\":true,\"events\":[\"job.ended\",\"budget.80\"],"
+    const char *body = fmt("{\"email\":true,\"events\":[\"job.ended\",\"job.idle\",\"budget.80\"],"
                            "\"projects\":[\"mol\"],\"webhooks\":[{\"url\":\"%s\",\"secret\":\"%s\","
                            "\"events\":[\"job.failed\"]},{\"url\":\"%s\",\"secret\":\"%s\"}]}",
                            hook("/rt/a"), SECRET, hook("/rt/b"), SECRET "-2");
@@ -276,7 +276,7 @@ START_TEST(preferences_round_trip_without_showing_secrets)
     ck_assert(json_is_true(json_object_get(json_array_get(w, 0), "secret_set")));
     /* a webhook without events of its own takes the top-level ones */
     ck_assert_str_eq(
-        json_string_value(json_array_get(json_object_get(json_array_get(w, 1), "events"), 1)),
+        json_string_value(json_array_get(json_object_get(json_array_get(w, 1), "events"), 2)),
         "budget.80");
     ck_assert_str_eq(json_string_value(json_array_get(json_object_get(r.json, "projects"), 0)),
                      "mol");

@@ -53,6 +53,7 @@ export default {
   'notify.ev.job_ended': ['job ended', '作业结束'],
   'notify.ev.job_failed': ['job failed', '作业失败'],
   'notify.ev.job_preempted': ['job preempted', '作业被抢占'],
+  'notify.ev.job_idle': ['job holding idle GPUs', '作业占用的 GPU 闲置'],
   'notify.ev.session_ready': ['session ready', '会话就绪'],
   'notify.ev.budget_80': ['budget 80 % used', '预算已用 80%'],
   'notify.ev.budget_100': ['budget used up', '预算已用完'],

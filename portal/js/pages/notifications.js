@@ -9,7 +9,7 @@ import { t, fmtTime } from '../i18n.js';
 import { h, clear, section, table, field, handleSubmit, alertBox, nextId, toast } from '../ui.js';
 
 // the API's event names (one string: they are no text keys of the i18n table)
-const EVENTS = 'job.ended job.failed job.preempted session.ready budget.80 budget.100 allocation.expiring'
+const EVENTS = 'job.ended job.failed job.preempted job.idle session.ready budget.80 budget.100 allocation.expiring'
   .split(' ');
 const FIRST_EVENT = EVENTS[0];
 const evKey = (e) => `notify.ev.${e.replace('.', '_')}`;
