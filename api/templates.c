@@ -43,7 +43,7 @@ static int name_param(struct req *rq, struct resp *rs, const char **out)
     return 0;
 }
 
-static int list(struct req *rq, struct resp *rs)
+int api_template_list(struct req *rq, struct resp *rs)
 {
     struct page pg;
     int e = paging_parse(rq, rs, &pg);
@@ -53,7 +53,7 @@ static int list(struct req *rq, struct resp *rs)
     return paging_finish(rs, &pg, e, NULL);
 }
 
-static int get(struct req *rq, struct resp *rs)
+int api_template_get(struct req *rq, struct resp *rs)
 {
     const char *name;
     json_t *o = NULL;
@@ -77,7 +77,7 @@ static char *checked_spec(struct req *rq, struct resp *rs, bool name_required)
     return s;
 }
 
-static int create(struct req *rq, struct resp *rs)
+int api_template_create(struct req *rq, struct resp *rs)
 {
     char *spec = checked_spec(rq, rs, true);
     if (!spec)
@@ -104,7 +104,7 @@ static int create(struct req *rq, struct resp *rs)
 }
 
 /* PUT replaces the template as a whole; its name stays. */
-static int update(struct req *rq, struct resp *rs)
+int api_template_update(struct req *rq, struct resp *rs)
 {
     const char *name;
     int e = name_param(rq, rs, &name);
@@ -130,7 +130,7 @@ static int update(struct req *rq, struct resp *rs)
     return resp_json(rs, MHD_HTTP_OK, o);
 }
 
-static int delete (struct req *rq, struct resp *rs)
+int api_template_delete(struct req *rq, struct resp *rs)
 {
     const char *name;
     int e = name_param(rq, rs, &name);
@@ -144,47 +144,6 @@ static int delete (struct req *rq, struct resp *rs)
     resp_audit(rs, "template", name,
                json_pack("{s:s}", "scope", owner(rq) ? "tenant" : "platform"));
     return resp_json(rs, MHD_HTTP_NO_CONTENT, NULL);
-}
-
-int api_template_platform_list(struct req *rq, struct resp *rs)
-{
-    return list(rq, rs);
-}
-int api_template_platform_create(struct req *rq, struct resp *rs)
-{
-    return create(rq, rs);
-}
-int api_template_platform_get(struct req *rq, struct resp *rs)
-{
-    return get(rq, rs);
-}
-int api_template_platform_update(struct req *rq, struct resp *rs)
-{
-    return update(rq, rs);
-}
-int api_template_platform_delete(struct req *rq, struct resp *rs)
-{
-    return delete (rq, rs);
-}
-int api_template_tenant_list(struct req *rq, struct resp *rs)
-{
-    return list(rq, rs);
-}
-int api_template_tenant_create(struct req *rq, struct resp *rs)
-{
-    return create(rq, rs);
-}
-int api_template_tenant_get(struct req *rq, struct resp *rs)
-{
-    return get(rq, rs);
-}
-int api_template_tenant_update(struct req *rq, struct resp *rs)
-{
-    return update(rq, rs);
-}
-int api_template_tenant_delete(struct req *rq, struct resp *rs)
-{
-    return delete (rq, rs);
 }
 
 /* ---- a submit from a template ------------------------------------------------------- */

@@ -11,16 +11,12 @@
 
 #define TEMPLATE_MAX_PER_OWNER 200 /* templates of the platform, of one tenant */
 
-int api_template_platform_list(struct req *rq, struct resp *rs);
-int api_template_platform_create(struct req *rq, struct resp *rs);
-int api_template_platform_get(struct req *rq, struct resp *rs);
-int api_template_platform_update(struct req *rq, struct resp *rs);
-int api_template_platform_delete(struct req *rq, struct resp *rs);
-int api_template_tenant_list(struct req *rq, struct resp *rs);
-int api_template_tenant_create(struct req *rq, struct resp *rs);
-int api_template_tenant_get(struct req *rq, struct resp *rs);
-int api_template_tenant_update(struct req *rq, struct resp *rs);
-int api_template_tenant_delete(struct req *rq, struct resp *rs);
+/* The routes of both: a tenant's when the path names one (rq->tenant), else the platform's. */
+int api_template_list(struct req *rq, struct resp *rs);
+int api_template_create(struct req *rq, struct resp *rs);
+int api_template_get(struct req *rq, struct resp *rs);
+int api_template_update(struct req *rq, struct resp *rs);
+int api_template_delete(struct req *rq, struct resp *rs);
 
 /*
  * A submit body naming a template ({"template": name, "parameters": {…},
