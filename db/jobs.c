@@ -13,14 +13,16 @@
 
 /*
  * How long a job waited (until it started, ended unstarted, or now) and has
- * run (until it ended, or now): whole seconds, as sacct shows them.
+ * run (until it ended, or now): whole seconds, as sacct shows them, never
+ * below 0 (a backend's start time without a fraction can precede the submit's).
  */
 #define JOB_WAIT_AT(J, NOW)                                                                       \
     "extract(epoch FROM coalesce(" J ".started_at, " J ".finished_at, " NOW ") - " J ".submitted_at)"
 #define JOB_RUN_AT(J, NOW) "extract(epoch FROM coalesce(" J ".finished_at, " NOW ") - " J ".started_at)"
 #define JOB_TIMES                                                                                 \
-    " floor(" JOB_WAIT_AT("j", "now()") ")::bigint AS wait_seconds,"                              \
-    " floor(" JOB_RUN_AT("j", "now()") ")::bigint AS run_seconds"
+    " greatest(0, floor(" JOB_WAIT_AT("j", "now()") "))::bigint AS wait_seconds,"               \
+    " CASE WHEN j.started_at IS NOT NULL"                                                      \
+    "   THEN greatest(0, floor(" JOB_RUN_AT("j", "now()") "))::bigint END AS run_seconds"
 
 /*
  * The job object of API.md (plus explanations of the queue); POS is how the
