@@ -9,6 +9,7 @@ import { h, clear, badge, field, alertBox, errorText, toast } from '../ui.js';
 import { canSubmit } from '../roles.js';
 import { isFinished, gpuText, reasonText, mayManage, REFRESH_MS, SLUG_RE, UUID_RE, jobHref, durationText } from './jobs.js';
 import { fileList } from '../filelist.js';
+import { loadTasks, tasksView, relationLines } from './jobarray.js';
 import { efficiencyView } from '../efficiency.js';
 
 const TAILS = [100, 1000, 10000];
@@ -62,6 +63,7 @@ export async function render(ctx) {
     api.get(jobPath),
     api.all(`${jobPath}/events`),
   ]);
+  let tasks = await loadTasks(tenant, job);
   const manage = mayManage(ctx.me, tenant, job);
 
   // link to a job when it is in this tenant (another tenant's jobs are not ours to read)
@@ -79,6 +81,8 @@ export async function render(ctx) {
   const preemptSlot = h('div', {});
   const propsSlot = h('div', {});
   const effSlot = h('div', {});
+  const arraySlot = h('div', {});
+  const relSlot = h('div', {});
   const timelineSlot = h('div', {});
   const actionMsg = h('div', {});
   const drawn = {};
@@ -364,7 +368,8 @@ export async function render(ctx) {
     confirmBox,
     actionMsg,
     preemptSlot,
-    sec('job-status-h', 'jobs.status', statusSlot),
+    sec('job-status-h', 'jobs.status', statusSlot, relSlot),
+    job.array ? sec('job-array-h', 'jobs.arr.title', arraySlot) : null,
     sec('job-eff-h', 'eff.title', effSlot),
     h('div', { class: 'grid', style: { marginBottom: '1rem' } },
       sec('job-props-h', 'jobs.props', propsSlot),
@@ -374,8 +379,15 @@ export async function render(ctx) {
       h('div', { class: 'toolbar' }, h('p', { class: 'hint' }, t('jobs.out.lead')), h('div', { class: 'push' }, outRefresh)),
       outSlot));
 
+  function drawArray() {
+    if (!changed('array', [job.array_tasks, tasks, job.depends_on, job.array_parent])) return;
+    clear(relSlot, relationLines(tenant, job));
+    if (job.array) clear(arraySlot, tasksView(tenant, job, tasks));
+  }
+
   function drawAll() {
     drawHead();
+    drawArray();
     clear(effSlot, efficiencyView(job));
     drawStatus();
     drawPreemption();
@@ -401,9 +413,11 @@ export async function render(ctx) {
     const mine = gen;
     try {
       const [j, ev] = await Promise.all([api.get(jobPath), api.all(`${jobPath}/events`)]);
+      const tk = await loadTasks(tenant, j);
       if (!ctx.isCurrent() || mine !== gen) return;
       job = j;
       events = ev;
+      tasks = tk;
       drawAll();
     } catch (err) {
       if (ctx.isCurrent() && mine === gen) clear(actionMsg, alertBox(t('jobs.refresh_failed', { msg: errorText(err) })));

@@ -8,6 +8,7 @@ import { api, tpath } from '../api.js';
 import { t, fmtTime, fmtNum } from '../i18n.js';
 import { h, clear, table, badge, field, alertBox, errorText, download, toast } from '../ui.js';
 import { canSubmit, tenantRole, ownJobsOnly } from '../roles.js';
+import { arrayProgress } from './jobarray.js';
 
 export const STATES = ['queued', 'admitted', 'pending', 'running', 'succeeded', 'failed', 'cancelled', 'preempted'];
 export const FINISHED = ['succeeded', 'failed', 'cancelled'];
@@ -133,6 +134,7 @@ function stateCell(j) {
   const parts = [badge(j.state)];
   if (j.preemptible && !isFinished(j)) parts.push(' ', h('span', { class: 'badge' }, t('jobs.borrowed')));
   if (j.preemption_count > 0) parts.push(' ', h('span', { class: 'badge' }, t('jobs.preempted_n', { n: j.preemption_count })));
+  if (j.array) parts.push(' ', h('span', { class: 'badge' }, arrayProgress(j)));
   return h('span', {}, parts); // one box: phones' folded cells would stretch a lone badge
 }
 
