@@ -141,6 +141,62 @@ START_TEST(history_forged_cursors_and_wildcards)
 }
 END_TEST
 
+/* An array whose tasks together exceed the GPU limit: each task is checked like a job, and the
+ * tasks past the limit stay queued; a tenant with no GPUs of a type gets no array of them. */
+START_TEST(arrays_do_not_evade_gpu_limits)
+{
+    struct http_res r;
+    long st = reqj("POST", "/api/v1/tenants/rival/jobs", rex,
+                   "{\"project\":\"spy\",\"name\":\"a\",\"gpus\":1,\"gpu_type\":\"a100\","
+                   "\"array\":{\"count\":3},\"command\":[\"true\"]}",
+                   &r);
+    ck_assert_msg(st == 422, "answered %ld: %s", st, r.body);
+    http_res_free(&r);
+    char *parent = jobs_submit(ann, "chem",
+                               "{\"project\":\"mol\",\"name\":\"big\",\"gpus\":2,\"gpu_type\":"
+                               "\"a100\",\"array\":{\"count\":3},\"command\":[\"sleep\",\"60\"]}");
+    double until = jobs_now() + 30;
+    long long running = 0;
+    while (running < 2 && jobs_now() < until) {
+        ck_assert_int_eq(reqj("GET", fmt("/api/v1/tenants/chem/jobs/%s", parent), ann, NULL, &r),
+                         200);
+        running = jint(json_object_get(r.json, "array_tasks"), "running");
+        ck_assert_int_le(running, 2);
+        http_res_free(&r);
+        if (running < 2)
+            jobs_nap_ms(100);
+    }
+    ck_assert_int_eq(running, 2);
+    /* several admission rounds (every 200 ms) later: still two running, one queued */
+    for (int i = 0; i < 10; i++) {
+        jobs_nap_ms(100);
+        ck_assert_int_eq(reqj("GET", fmt("/api/v1/tenants/chem/jobs/%s", parent), ann, NULL, &r),
+                         200);
+        ck_assert_int_eq(jint(json_object_get(r.json, "array_tasks"), "running"), 2);
+        ck_assert_int_eq(jint(json_object_get(r.json, "array_tasks"), "queued"), 1);
+        http_res_free(&r);
+    }
+    ck_assert_int_eq(
+        reqj("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", parent), ann, NULL, &r) / 100, 2);
+    http_res_free(&r);
+    json_decref(jobs_wait(ann, "chem", parent, "cancelled", 30));
+    free(parent);
+}
+END_TEST
+
+/* A job name with CR/LF (it reaches the e-mail's Subject) is refused at submission. */
+START_TEST(a_job_name_with_crlf_is_refused)
+{
+    struct http_res r;
+    long st = reqj("POST", "/api/v1/tenants/chem/jobs", ann,
+                   "{\"project\":\"mol\",\"name\":\"x\\r\\nBcc: evil@example.org\","
+                   "\"command\":[\"true\"]}",
+                   &r);
+    ck_assert_msg(st == 422 || st == 400, "answered %ld: %s", st, r.body);
+    http_res_free(&r);
+}
+END_TEST
+
 static Suite *attacks_suite(void)
 {
     Suite *s = suite_create("i26_attacks");
@@ -150,6 +206,8 @@ static Suite *attacks_suite(void)
     tcase_add_test(tc, webhook_loopback_in_any_spelling_is_refused);
     tcase_add_test(tc, another_tenants_array_is_unknown);
     tcase_add_test(tc, history_forged_cursors_and_wildcards);
+    tcase_add_test(tc, arrays_do_not_evade_gpu_limits);
+    tcase_add_test(tc, a_job_name_with_crlf_is_refused);
     suite_add_tcase(s, tc);
     return s;
 }
