@@ -197,6 +197,29 @@ START_TEST(a_job_name_with_crlf_is_refused)
 }
 END_TEST
 
+/* The idle-GPU reports: a member reads neither the tenant's nor the platform's; another
+ * tenant's is as one that does not exist; /capacity names no tenant or job. */
+START_TEST(efficiency_reports_are_for_admins_only)
+{
+    ck_assert_int_eq(req("GET", "/api/v1/tenants/chem/efficiency/idle", ann, NULL), 403);
+    ck_assert_int_eq(req("GET", "/api/v1/efficiency/idle", ann, NULL), 403);
+    ck_assert_int_eq(req("GET", "/api/v1/capacity/nodes", ann, NULL), 403);
+    long theirs = req("GET", "/api/v1/tenants/chem/efficiency/idle", rex, NULL);
+    ck_assert_int_eq(theirs, req("GET", "/api/v1/tenants/nosuch/efficiency/idle", rex, NULL));
+    ck_assert_int_ne(theirs / 100, 2);
+    char *id = jobs_submit(ann, "chem",
+                           "{\"project\":\"mol\",\"name\":\"secretname\",\"command\":[\"true\"]}");
+    json_decref(jobs_wait(ann, "chem", id, "succeeded,failed", 30));
+    struct http_res r;
+    ck_assert_int_eq(reqj("GET", "/api/v1/capacity", rex, NULL, &r), 200);
+    ck_assert_ptr_null(strstr(r.body, "chem"));
+    ck_assert_ptr_null(strstr(r.body, "secretname"));
+    ck_assert_ptr_null(strstr(r.body, id));
+    http_res_free(&r);
+    free(id);
+}
+END_TEST
+
 static Suite *attacks_suite(void)
 {
     Suite *s = suite_create("i26_attacks");
@@ -208,6 +231,7 @@ static Suite *attacks_suite(void)
     tcase_add_test(tc, history_forged_cursors_and_wildcards);
     tcase_add_test(tc, arrays_do_not_evade_gpu_limits);
     tcase_add_test(tc, a_job_name_with_crlf_is_refused);
+    tcase_add_test(tc, efficiency_reports_are_for_admins_only);
     suite_add_tcase(s, tc);
     return s;
 }
