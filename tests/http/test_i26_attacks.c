@@ -220,6 +220,60 @@ START_TEST(efficiency_reports_are_for_admins_only)
 }
 END_TEST
 
+/* A project's GPU limit below the cluster's: the array's tasks past it stay queued, and another
+ * member of the tenant cancels neither the parent nor a task. */
+START_TEST(project_limit_holds_array_tasks_and_members_cancel_only_their_own)
+{
+    make_project("chem", "small");
+    jobs_project_quota("chem", "small", "{\"gpu:a100\":{\"limit\":1}}");
+    char *bea = make_member_login("chem", "bea", "member");
+    char *parent = jobs_submit(ann, "chem",
+                               "{\"project\":\"small\",\"name\":\"q\",\"gpus\":1,\"gpu_type\":"
+                               "\"a100\",\"array\":{\"count\":3},\"command\":[\"sleep\",\"60\"]}");
+    struct http_res r;
+    double until = jobs_now() + 30;
+    long long running = 0;
+    while (running < 1 && jobs_now() < until) {
+        ck_assert_int_eq(reqj("GET", fmt("/api/v1/tenants/chem/jobs/%s", parent), ann, NULL, &r),
+                         200);
+        running = jint(json_object_get(r.json, "array_tasks"), "running");
+        http_res_free(&r);
+        if (running < 1)
+            jobs_nap_ms(100);
+    }
+    ck_assert_int_eq(running, 1);
+    for (int i = 0; i < 10; i++) {
+        jobs_nap_ms(100);
+        ck_assert_int_eq(reqj("GET", fmt("/api/v1/tenants/chem/jobs/%s", parent), ann, NULL, &r),
+                         200);
+        ck_assert_int_eq(jint(json_object_get(r.json, "array_tasks"), "running"), 1);
+        ck_assert_int_eq(jint(json_object_get(r.json, "array_tasks"), "queued"), 2);
+        http_res_free(&r);
+    }
+    ck_assert_int_eq(
+        reqj("GET", fmt("/api/v1/tenants/chem/jobs?array_parent=%s", parent), ann, NULL, &r), 200);
+    char *task = strdup(jstr(json_array_get(json_object_get(r.json, "items"), 0), "id"));
+    http_res_free(&r);
+    /* not a member of the project: 404 (or 403 where the job is seen), nothing cancelled */
+    long st = reqj("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", task), bea, NULL, &r);
+    ck_assert_msg(st == 403 || st == 404, "task cancel answered %ld", st);
+    http_res_free(&r);
+    st = reqj("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", parent), bea, NULL, &r);
+    ck_assert_msg(st == 403 || st == 404, "parent cancel answered %ld", st);
+    http_res_free(&r);
+    ck_assert_int_eq(reqj("GET", fmt("/api/v1/tenants/chem/jobs/%s", parent), ann, NULL, &r), 200);
+    ck_assert_int_eq(jint(json_object_get(r.json, "array_tasks"), "cancelled"), 0);
+    http_res_free(&r);
+    ck_assert_int_eq(
+        reqj("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", parent), ann, NULL, &r) / 100, 2);
+    http_res_free(&r);
+    json_decref(jobs_wait(ann, "chem", parent, "cancelled", 30));
+    free(task);
+    free(parent);
+    free(bea);
+}
+END_TEST
+
 static Suite *attacks_suite(void)
 {
     Suite *s = suite_create("i26_attacks");
@@ -232,6 +286,7 @@ static Suite *attacks_suite(void)
     tcase_add_test(tc, arrays_do_not_evade_gpu_limits);
     tcase_add_test(tc, a_job_name_with_crlf_is_refused);
     tcase_add_test(tc, efficiency_reports_are_for_admins_only);
+    tcase_add_test(tc, project_limit_holds_array_tasks_and_members_cancel_only_their_own);
     suite_add_tcase(s, tc);
     return s;
 }
