@@ -443,6 +443,18 @@ static const char *held_array(const char *gate, int count)
                count, gate);
 }
 
+/* End the array id (and so its tasks, by the trigger) as the database owner. */
+static void end_array(const char *id)
+{
+    const char *p[1] = {id};
+    PGresult *r = harness_sql(harness_srv.owner_url,
+                              "UPDATE jobs SET state = 'cancelled', finished_at = now(),"
+                              " reason = 'cancelled by the test' WHERE id = $1::uuid",
+                              1, p);
+    ck_assert_ptr_nonnull(r);
+    PQclear(r);
+}
+
 /* Array tasks not ended are rows every admission pass may read: 20,000 per tenant */
 START_TEST(a_tenant_has_at_most_20000_open_array_tasks)
 {
@@ -467,10 +479,13 @@ START_TEST(a_tenant_has_at_most_20000_open_array_tasks)
                                "{\"project\":\"spy\",\"name\":\"t\",\"command\":[\"true\"],"
                                "\"array\":{\"count\":2}}");
     free(theirs);
-    /* ended tasks are not counted */
-    ck_assert_int_eq(req("POST", fmt(JOBS "/%s/cancel", a1), ann, NULL), 202);
+    /* ended tasks are not counted. The arrays are ended as the database owner: through
+     * the API the cancel of 10,000 tasks at times outlives the 30 s statement timeout on
+     * a loaded machine (a known defect, in the stop note of issue 26), which is not what
+     * this test is about; cancelling through the API is test_job_arrays' other cases' */
+    end_array(a1);
     char *a3 = jobs_submit(ann, "chem", held_array(gate, 1));
-    ck_assert_int_eq(req("POST", fmt(JOBS "/%s/cancel", a2), ann, NULL), 202);
+    end_array(a2);
     ck_assert_int_eq(req("POST", fmt(JOBS "/%s/cancel", a3), ann, NULL), 202);
     touch(fmt("%s/go", d));
     json_decref(jobs_wait(ann, "chem", gate, "succeeded", 30));

@@ -30,16 +30,21 @@ echo $! >"$dir/exporter.pid"
     --storage.tsdb.retention.time=2h --web.listen-address="127.0.0.1:$port" \
     >"$dir/prometheus.log" 2>&1 &
 echo $! >"$dir/prometheus.pid"
+# ready when both answer - and both are ours: a port someone else holds answers too
+# (while our process dies of EADDRINUSE), so the exporter must serve our marker and
+# Prometheus must name our data directory
+token=$$-$RANDOM
+echo "# aidc test exporter $token" >"$dir/dcgm/00-marker.prom"
 for _ in $(seq 1 100); do
-    if curl -fsS "http://127.0.0.1:$port/-/ready" >/dev/null 2>&1 &&
-       curl -fsS "http://127.0.0.1:$eport/metrics" >/dev/null 2>&1; then
+    if curl -fsS "http://127.0.0.1:$port/api/v1/status/flags" 2>/dev/null | grep -qF "\"$dir/data\"" &&
+       curl -fsS "http://127.0.0.1:$eport/metrics" 2>/dev/null | grep -qF "$token"; then
         echo "PROMETHEUS_URL=http://127.0.0.1:$port"
         echo "DCGM_DIR=$dir/dcgm"
         exit 0
     fi
     sleep 0.1
 done
-tail -5 "$dir/prometheus.log" "$dir/exporter.log" >&2
+tail -n 5 "$dir/prometheus.log" "$dir/exporter.log" >&2
 echo "Prometheus or the exporter did not come up (logs in $dir)" >&2
 "$here/prom-down.sh" "$dir" || true
 exit 1
