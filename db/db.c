@@ -24,15 +24,14 @@
 #include <time.h>
 
 enum pend_kind {
-    PEND_CHECK,  /* a queued statement: errors matter to the transaction */
-    PEND_WANT,   /* the statement whose result the caller is waiting for */
-    PEND_LAX,    /* a statement nobody waits for: errors are only logged */
-    PEND_SYNC,   /* a Sync */
-    PEND_CTX,    /* the context statement: its row says whether the actor is current */
+    PEND_CHECK, /* a queued statement: errors matter to the transaction */
+    PEND_WANT,  /* the statement whose result the caller is waiting for */
+    PEND_LAX,   /* a statement nobody waits for: errors are only logged */
+    PEND_SYNC,  /* a Sync */
+    PEND_CTX,   /* the context statement: its row says whether the actor is current */
 };
 
-
-#define MAX_PENDING 64
+#define MAX_PENDING  64
 #define MAX_CHANNELS 4
 
 struct db {
@@ -40,22 +39,23 @@ struct db {
     char *url;
     char *appname;
     bool up;
-    bool in_tx;     /* a request scope is open (a transaction, or autoctx) */
-    bool autoctx;   /* read-only scope: no BEGIN, the context goes with each statement */
-    bool tx_failed; /* a statement of the open transaction failed */
-    int ctx_state;  /* enum db_ctx_state of the open scope */
+    bool in_tx;          /* a request scope is open (a transaction, or autoctx) */
+    bool autoctx;        /* read-only scope: no BEGIN, the context goes with each statement */
+    bool tx_failed;      /* a statement of the open transaction failed */
+    int ctx_state;       /* enum db_ctx_state of the open scope */
     long long ctx_epoch; /* aidc_auth_epoch seen by the last context statement */
     char *ctxp[NCTX];
-    int tx_err;     /* ...with this code */
+    int tx_err; /* ...with this code */
     bool connected_once;
-    bool scope_lost;  /* the connection broke inside a transaction: it is gone */
-    bool reopen;      /* send BEGIN and the context again on the next connection */
-    int batches;      /* round trips answered in the open scope */
+    bool scope_lost; /* the connection broke inside a transaction: it is gone */
+    bool reopen;     /* send BEGIN and the context again on the next connection */
+    int batches;     /* round trips answered in the open scope */
     int statement_timeout_ms;
     char timeout_param[16]; /* statement_timeout_ms as text, for the context */
-    bool txpool;      /* behind a transaction pooler: unnamed statements, no session state */
-    unsigned generation; /* connections made so far: a new one lost session locks */
-    enum db_pool pool;   /* what it serves, for /metrics */
+    bool txpool;            /* behind a transaction pooler: unnamed statements, no session state */
+    unsigned generation;    /* connections made so far: a new one lost session locks */
+    unsigned bound;         /* db_bind_session: only this connection may serve */
+    enum db_pool pool;      /* what it serves, for /metrics */
     bool busy;
     char *channels[MAX_CHANNELS]; /* LISTENed on every new connection */
     int nchannels;
@@ -65,11 +65,10 @@ struct db {
     struct db_error last;
 };
 
-
 static const struct db_stmt st_begin = {"aidc_begin", "BEGIN", 0};
 static const struct db_stmt st_commit = {"aidc_commit", "COMMIT", 0};
 static const struct db_stmt st_rollback = {"aidc_rollback", "ROLLBACK", 0};
-static const struct db_stmt *const core_stmts[] = {&st_begin, &st_commit, &st_rollback,
+static const struct db_stmt *const core_stmts[] = {&st_begin,    &st_commit,        &st_rollback,
                                                    &db_ctx_stmt, &db_ctx_read_stmt, NULL};
 
 void db_set_pool(struct db *db, enum db_pool pool)
@@ -281,11 +280,10 @@ static int send_stmt(struct db *db, const struct db_stmt *stmt, const char *cons
         log_error("too many statements in flight sending %s", stmt->name);
         return AIDC_EINTERNAL;
     }
-    int sent = db->txpool
-                   ? PQsendQueryParams(db->conn, stmt->sql, stmt->nparams, NULL, params, NULL,
-                                       NULL, 0)
-                   : PQsendQueryPrepared(db->conn, stmt->name, stmt->nparams, params, NULL, NULL,
-                                         0);
+    int sent =
+        db->txpool
+            ? PQsendQueryParams(db->conn, stmt->sql, stmt->nparams, NULL, params, NULL, NULL, 0)
+            : PQsendQueryPrepared(db->conn, stmt->name, stmt->nparams, params, NULL, NULL, 0);
     if (!sent || !push(db, k)) {
         set_error(db, NULL, "cannot send statement");
         if (PQstatus(db->conn) == CONNECTION_BAD)
@@ -344,9 +342,11 @@ static int connect_now(struct db *db)
 {
     /* keepalives and tcp_user_timeout: a database that vanishes without a
      * word (network cut, host down) must not hang a worker forever */
-    const char *keys[] = {"connect_timeout", "keepalives", "keepalives_idle",
-                          "keepalives_interval", "keepalives_count", "tcp_user_timeout",
-                          "application_name", "client_encoding", "dbname", NULL};
+    const char *keys[] = {"connect_timeout",  "keepalives",
+                          "keepalives_idle",  "keepalives_interval",
+                          "keepalives_count", "tcp_user_timeout",
+                          "application_name", "client_encoding",
+                          "dbname",           NULL};
     const char *vals[] = {"5", "1", "30", "10", "3", "60000", db->appname, "UTF8", db->url, NULL};
     db->conn = PQconnectdbParams(keys, vals, 1);
     if (!db->conn || PQstatus(db->conn) != CONNECTION_OK) {
@@ -407,6 +407,10 @@ static int send_ctx(struct db *db);
 /* Connect if not connected; reopen a transaction that had not started yet. */
 static int ensure_up(struct db *db)
 {
+    if (db->bound && (!db->up || db->generation != db->bound)) {
+        snprintf(db->last.message, sizeof db->last.message, "its bound session ended");
+        return AIDC_EUNAVAIL;
+    }
     if (db->up)
         return 0;
     time_t now = time(NULL);
@@ -524,11 +528,16 @@ unsigned db_generation(const struct db *db)
     return db->up ? db->generation : 0;
 }
 
+void db_bind_session(struct db *db, unsigned generation)
+{
+    db->bound = generation;
+}
+
 static int send_ctx(struct db *db)
 {
     if (db->autoctx) {
-        const char *p[NCTX - 1] = {db->ctxp[0], db->ctxp[1], db->ctxp[2], db->ctxp[3],
-                                   db->ctxp[6], db->ctxp[7], db->ctxp[8], db->ctxp[9],
+        const char *p[NCTX - 1] = {db->ctxp[0],  db->ctxp[1],  db->ctxp[2],      db->ctxp[3],
+                                   db->ctxp[6],  db->ctxp[7],  db->ctxp[8],      db->ctxp[9],
                                    db->ctxp[10], db->ctxp[11], db->timeout_param};
         return send_stmt(db, &db_ctx_read_stmt, p, PEND_CTX);
     }

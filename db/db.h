@@ -102,6 +102,14 @@ void db_set_txpool(struct db *db, bool on);
 /* Which connection this is (0 while down): a change means session state -
  * advisory locks, LISTENs - was lost with the old one. */
 unsigned db_generation(const struct db *db);
+/*
+ * Bind db to connection `generation` (0 unbinds): while bound, a lost
+ * connection is not replaced under the caller - every statement fails with
+ * AIDC_EUNAVAIL until it unbinds. A worker binds while it leads: its round
+ * must not go on, on a new connection (after a failover, on the new primary),
+ * without the session lock that made it the leader.
+ */
+void db_bind_session(struct db *db, unsigned generation);
 /* True after a successful db_ensure until the connection is found broken. */
 bool db_is_up(const struct db *db);
 

@@ -27,8 +27,8 @@
 #define SCHEMA_CHECK_S 10 /* how often a worker checks the schema is still its binary's */
 
 static const char *const lead_names[WORKER_LEAD_COUNT] = {
-    "", "admitter", "dispatcher", "syncer", "meter", "sealer", "registry_sync", "storage",
-    "sessions", "efficiency", "notifier"};
+    "",        "admitter", "dispatcher", "syncer",  "meter", "sealer", "registry_sync",
+    "storage", "sessions", "efficiency", "notifier"};
 static atomic_int leading[WORKER_LEAD_COUNT];
 static atomic_ulong lead_changes[WORKER_LEAD_COUNT];
 static atomic_ulong rounds_failed[WORKER_LEAD_COUNT];
@@ -54,6 +54,9 @@ static void nap(struct worker *w, int ms)
 static void set_leading(struct worker *w, bool on)
 {
     w->leading = on;
+    /* a leader's statements run only on the session holding its lock: after a
+     * failover its round fails instead of going on, unled, on the new primary */
+    db_bind_session(w->db, on ? w->lead_conn : 0);
     atomic_store(&leading[w->spec.lead], on ? 1 : 0);
 }
 
@@ -100,7 +103,8 @@ static bool lead(struct worker *w)
     if (w->leading && conn != 0 && conn == w->lead_conn)
         return true;
     if (w->leading) {
-        log_warn("%s: its database session ended, and the lead with it; asking again",
+        log_warn("%s: its database session ended, and the lead with it; asking again on a "
+                 "new one (after a failover: on the new primary)",
                  w->spec.name);
         set_leading(w, false);
     }
