@@ -39,7 +39,9 @@
 #                                   pgbouncer (transaction pooling), prometheus (its
 #                                   promtool checks deploy/prometheus), systemd
 #                                   (`systemd-analyze verify` of deploy/systemd), openssl,
-#                                   python3 with yaml (the checks of deploy/k8s and grafana)
+#                                   python3 with yaml (the checks of deploy/k8s and grafana),
+#                                   patroni, python3-etcd and etcd-server (tests/scaleout:
+#                                   PostgreSQL failover under three replicas)
 #
 # Several groups may be given. As root it runs apt-get; otherwise it prints
 # the command to run and exits 1 when something is missing.
@@ -62,7 +64,8 @@ for group in "$@"; do
         bench) pkgs+=(wrk postgresql-contrib jq linux-perf) ;;
         portal) pkgs+=(chromium fonts-noto-cjk)
                 { command -v node && command -v npm; } >/dev/null || pkgs+=(nodejs npm) ;;
-        ops)   pkgs+=(nginx-light pgbouncer prometheus systemd openssl python3 python3-yaml) ;;
+        ops)   pkgs+=(nginx-light pgbouncer prometheus systemd openssl python3 python3-yaml
+                      patroni python3-etcd etcd-server) ;;
         *) echo "install-deps: unknown group '$group' (build, run, dev, test, bench, portal, ops)" >&2; exit 2 ;;
     esac
 done
@@ -91,11 +94,11 @@ fi
 # not start without /etc/slurm/slurm.conf, and a system munged (on
 # /run/munge) does not disturb slurm-up.sh, which runs its own daemons.
 echo "install-deps: installing ${missing[*]}" >&2
-# nginx, pgbouncer, prometheus and slapd come with system services (ports 80, 6432,
-# 9090, 389) that aidc's tests never use (they run their own on loopback): keep the
-# packages' scripts from starting them, through a policy-rc.d of our own for this install.
+# nginx, pgbouncer, prometheus, slapd, patroni and etcd come with system services (ports
+# 80, 6432, 9090, 389, 8008, 2379) that aidc's tests never use (they run their own on
+# loopback): keep the packages' scripts from starting them, through a policy-rc.d of our own for this install.
 policy=/usr/sbin/policy-rc.d
-if [[ " ${missing[*]} " =~ \ (nginx-light|pgbouncer|prometheus|slapd)\  ]] && [ ! -e $policy ]; then
+if [[ " ${missing[*]} " =~ \ (nginx-light|pgbouncer|prometheus|slapd|patroni|etcd-server)\  ]] && [ ! -e $policy ]; then
     printf '#!/bin/sh\nexit 101\n' > $policy && chmod 755 $policy
     trap 'rm -f $policy' EXIT
 fi
