@@ -5,7 +5,8 @@
 # as errors; then with AddressSanitizer + UndefinedBehaviorSanitizer), runs
 # every test of both builds through ctest (the portal's browser tests too:
 # tests/portal, Playwright on Debian's chromium; the operations tests drive
-# Debian's nginx, PgBouncer, a streaming replica, promtool and systemd-analyze;
+# Debian's nginx, PgBouncer, a streaming replica, promtool and systemd-analyze,
+# and tests/scaleout a Patroni cluster with etcd that it starts and stops itself;
 # interactive sessions run Debian's jupyter-notebook in the local executor's
 # sandbox, with slirp4netns), and stops what it started.
 #

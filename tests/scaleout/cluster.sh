@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # cluster.sh - sourced by tests/scaleout/failover.sh and tests/bench/scaleout.sh: a
 # single-node etcd, two PostgreSQL 15 under Patroni (one primary, one synchronous
 # streaming standby), aidc's roles, database and schema on it, up to three aidcd replicas
@@ -14,7 +15,7 @@
 SO_ETCD_PORT=17479 SO_ETCD_PEER=17480
 SO_PG=(17532 17533) SO_REST=(17508 17509)
 SO_AIDC=(17601 17602 17603) SO_PROXY=17600
-SO_ETCD_PID= SO_NGINX_PID=
+SO_ETCD_PID='' SO_NGINX_PID=''
 SO_PATRONI=("" "") SO_AIDCD=("" "" "")
 
 so_ms() { date +%s%3N; }

@@ -13,6 +13,7 @@
 # usage: failover.sh AIDCD_BINARY SOURCE_DIR      exit 77 (skipped) when not root or a
 # package is missing (deploy/install-deps.sh ops); SO_KEEP=1 keeps the directory and logs.
 set -u
+# shellcheck disable=SC2034 # AIDCD is cluster.sh's
 AIDCD=$1 ROOT=$2
 # shellcheck source=cluster.sh
 . "$ROOT/tests/scaleout/cluster.sh"
