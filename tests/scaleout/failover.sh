@@ -82,6 +82,16 @@ for w in a b; do writer "$w" & W+=($!); done
 acks() { cat "$SO_DIR"/writes-*.log 2>/dev/null | awk -v t="${1:-0}" '$3 == 201 && $1 > t' | wc -l; }
 so_until 20 eval '[ "$(acks)" -ge 20 ]' || bad "the writers got no 201s before the kill"
 
+# readers too, when wrk is here (deploy/install-deps.sh bench): 8 connections GETting a
+# project through nginx for 20 s across the kill
+RD=
+if command -v wrk >/dev/null; then
+    wrk -t1 -c8 -d20s -H "Authorization: Bearer $TOKEN" "$P/api/v1/tenants/so/projects/a-1" \
+        > "$SO_DIR/reads.out" 2>&1 &
+    RD=$!; W+=("$RD")
+    sleep 1
+fi
+
 # ---- kill the primary's postmaster (Patroni, still alive there, hands over at once)
 S=$((1 - L))
 so_until 30 so_is_sync "$L" "$S" || bad "pg$S is not the synchronous standby named by Patroni"
@@ -109,6 +119,8 @@ so_until 30 one_each "$S" && pass "after: each lead held again by one replica, o
 sleep 2 # writes on the new primary, before the writers stop
 touch "$SO_DIR/stop"
 for w in "${W[@]}"; do wait "$w"; done; W=()
+[ -z "$RD" ] || echo "reads across the kill (wrk through nginx): $(awk '/requests in/ { print $1, "requests" }
+    /Non-2xx/ { print "(" $5, "not 200)" } /^Requests\/sec/ { print "-", $2, "req/s" }' "$SO_DIR/reads.out" | tr '\n' ' ')"
 
 # ---- every acknowledged write is on the new primary
 cat "$SO_DIR"/writes-*.log | sort -n > "$SO_DIR/writes.log"
