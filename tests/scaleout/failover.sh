@@ -19,6 +19,7 @@ AIDCD=$1 ROOT=$2
 . "$ROOT/tests/scaleout/cluster.sh"
 # one run at a time on this machine (the ports are fixed; the normal and sanitizer builds
 # both register this test)
+[ "$(id -u)" -eq 0 ] || { echo "SKIP: not root (Patroni runs postgres as the OS user postgres)"; exit 77; }
 exec 9> /tmp/aidc-scaleout.lock
 flock -w 240 9 || { echo "SKIP: another scale-out run holds /tmp/aidc-scaleout.lock"; exit 77; }
 why=$(so_missing)
