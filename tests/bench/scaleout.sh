@@ -3,7 +3,8 @@
 # Patroni cluster of tests/scaleout (primary + synchronous standby; the reads go to the
 # primary). One authenticated GET (a project, by API token) with wrk through nginx;
 # the baseline, measured in the same run, is one replica behind the same nginx (and, for
-# the proxy's own cost, that replica asked directly). Rounds alternate the set-ups so a
+# the proxy's own cost, that replica asked directly; and one replica with the threads of
+# all three, to tell the replicas' gain from the threads'). Rounds alternate the set-ups so a
 # load change on the machine falls on all of them. Prints req/s, latency and ratios to
 # the baseline, with the load average. A benchmark, not a test: it fails only when
 # something does not start.
@@ -64,14 +65,23 @@ for r in $(seq "$ROUNDS"); do
         curl -sf -o /dev/null "${AUTH[@]}" "$P$PATH_GET" || die "GET through nginx"
         measure "nginx$n" "$P"
     done
+    # one replica with the threads of all three: is a gain the replicas' or the threads'?
+    so_stop_pid "${SO_AIDCD[0]}"; so_start_aidcd 0 $((THREADS * 3)) || die "aidcd 0 with $((THREADS * 3)) threads"
+    so_start_nginx 1 || die "nginx with 1 replica"
+    measure wide1 "$P"
+    so_stop_pid "${SO_AIDCD[0]}"; so_start_aidcd 0 "$THREADS" || die "aidcd 0"
 done
 median() { tr ' ' '\n' | grep . | sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : int((a[NR / 2] + a[NR / 2 + 1]) / 2) }'; }
 base=$(median <<<"${RPS[nginx1]}")
 echo "== results ($(date -u +%Y-%m-%dT%H:%MZ), load after: $(cut -d' ' -f1-3 /proc/loadavg)); median of $ROUNDS rounds"
 printf '  %-28s %10s %8s %10s %10s\n' set-up req/s ratio "p50" "p99"
-for k in direct1 nginx1 nginx2 nginx3; do
+for k in direct1 nginx1 nginx2 nginx3 wide1; do
     m=$(median <<<"${RPS[$k]}")
-    case $k in direct1) label="1 replica, no proxy" ;; *) label="${k#nginx} replica(s) behind nginx" ;; esac
+    case $k in
+        direct1) label="1 replica, no proxy" ;;
+        wide1) label="1 replica x$((THREADS * 3)) thr, nginx" ;;
+        *) label="${k#nginx} replica(s) behind nginx" ;;
+    esac
     printf '  %-28s %10s %8s %10s %10s   (rounds:%s)\n' "$label" "$m" \
         "$(awk -v a="$m" -v b="$base" 'BEGIN { printf "%.2f", b ? a / b : 0 }')" \
         "$(tr ' ' '\n' <<<"${P50[$k]}" | grep . | tail -1)" "$(tr ' ' '\n' <<<"${P99[$k]}" | grep . | tail -1)" "${RPS[$k]}"
