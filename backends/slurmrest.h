@@ -21,7 +21,7 @@
 /* Seconds: connecting, and a whole call by default (listing thousands of jobs takes seconds). */
 #define SLURMREST_CONNECT_TIMEOUT 5
 #define SLURMREST_TIMEOUT         30
-/* Largest answer read (a list of ~10,000 jobs is ~40 MiB). */
+/* Largest answer read by slurmrest_call (lists go through slurmrest_list, uncapped). */
 #define SLURMREST_MAX_ANSWER (128L * 1024 * 1024)
 /* A list (GET jobs, every job slurmctld holds) may take this many times a call's timeout:
  * slurmrestd composes the whole answer before its first byte (~0.3-0.5 ms a job). */
