@@ -1,9 +1,9 @@
 /* httpcall.c - HTTP requests of the backends (see httpcall.h). */
 #include "httpcall.h"
 
+#include "../lib/curlglobal.h"
 #include "../lib/err.h"
 #include "../lib/xalloc.h"
-#include "../lib/curlglobal.h"
 
 #include <curl/curl.h>
 #include <pthread.h>
@@ -78,7 +78,29 @@ static size_t on_data(char *data, size_t size, size_t nmemb, void *arg)
     return n;
 }
 
-static CURLcode setup(CURL *h, const struct httpcall *c, struct curl_slist *hdr, struct sink *sink)
+/* A streamed answer: each piece to the caller's callback, with the status. */
+struct stream {
+    CURL *h;
+    httpcall_chunk_fn chunk;
+    void *arg;
+    bool stopped;
+};
+
+static size_t on_stream(char *data, size_t size, size_t nmemb, void *arg)
+{
+    struct stream *s = arg;
+    size_t n = size * nmemb;
+    long status = 0;
+    curl_easy_getinfo(s->h, CURLINFO_RESPONSE_CODE, &status);
+    if (!s->chunk(s->arg, status, data, n)) {
+        s->stopped = true;
+        return 0; /* curl stops with CURLE_WRITE_ERROR */
+    }
+    return n;
+}
+
+static CURLcode setup(CURL *h, const struct httpcall *c, struct curl_slist *hdr,
+                      curl_write_callback write, void *sink)
 {
     CURLcode rc = curl_easy_setopt(h, CURLOPT_URL, c->url);
     if (!rc)
@@ -98,20 +120,16 @@ static CURLcode setup(CURL *h, const struct httpcall *c, struct curl_slist *hdr,
     if (!rc)
         rc = curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
     if (!rc)
-        rc = curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_data);
+        rc = curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, write);
     if (!rc)
         rc = curl_easy_setopt(h, CURLOPT_WRITEDATA, sink);
     return rc;
 }
 
-int httpcall_do(const struct httpcall *c, struct httpcall_answer *out, char *err, size_t errsz)
+/* The request made with write(sink) taking the body; 0, or an aidc_err with err. */
+static int perform(CURL *h, const struct httpcall *c, curl_write_callback write, void *sink,
+                   const char *too_big, bool *stopped, char *err, size_t errsz)
 {
-    memset(out, 0, sizeof *out);
-    CURL *h = handle_get();
-    if (!h) {
-        snprintf(err, errsz, "libcurl could not start");
-        return AIDC_EINTERNAL;
-    }
     struct curl_slist *hdr = NULL, *tmp;
     bool ok = true;
     for (size_t i = 0; ok && i < c->nheaders; i++) {
@@ -120,8 +138,7 @@ int httpcall_do(const struct httpcall *c, struct httpcall_answer *out, char *err
         if (tmp)
             hdr = tmp;
     }
-    struct sink sink = {.max = (size_t)c->max_answer};
-    CURLcode rc = ok ? setup(h, c, hdr, &sink) : CURLE_OUT_OF_MEMORY;
+    CURLcode rc = ok ? setup(h, c, hdr, write, sink) : CURLE_OUT_OF_MEMORY;
     if (ok && !rc)
         rc = curl_easy_perform(h);
     int e = 0;
@@ -132,10 +149,28 @@ int httpcall_do(const struct httpcall *c, struct httpcall_answer *out, char *err
         bool tls = rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE ||
                    rc == CURLE_SSL_CONNECT_ERROR || rc == CURLE_SSL_CERTPROBLEM;
         snprintf(err, errsz, "%s %s: %s%s", c->method, c->url,
-                 sink.too_big ? "the answer is too large" : curl_easy_strerror(rc),
+                 *stopped ? too_big : curl_easy_strerror(rc),
                  tls ? " (TLS: check the cluster's CA bundle, options.ca_file)" : "");
         e = AIDC_EUNAVAIL;
-    } else {
+    }
+    curl_slist_free_all(hdr);
+    /* credentials in headers must not linger in the handle kept for reuse */
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, NULL);
+    return e;
+}
+
+int httpcall_do(const struct httpcall *c, struct httpcall_answer *out, char *err, size_t errsz)
+{
+    memset(out, 0, sizeof *out);
+    CURL *h = handle_get();
+    if (!h) {
+        snprintf(err, errsz, "libcurl could not start");
+        return AIDC_EINTERNAL;
+    }
+    struct sink sink = {.max = (size_t)c->max_answer};
+    int e = perform(h, c, on_data, &sink, "the answer is too large", &sink.too_big, err, errsz);
+    if (!e) {
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &out->status);
         out->body = sink.buf ? sink.buf : xstrdup("");
         out->len = sink.len;
@@ -143,10 +178,24 @@ int httpcall_do(const struct httpcall *c, struct httpcall_answer *out, char *err
         out->json = json_loadb(out->body, out->len, 0, NULL);
     }
     free(sink.buf);
-    curl_slist_free_all(hdr);
-    /* credentials in headers must not linger in the handle kept for reuse */
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
-    curl_easy_setopt(h, CURLOPT_POSTFIELDS, NULL);
+    handle_put(h);
+    return e;
+}
+
+int httpcall_stream(const struct httpcall *c, httpcall_chunk_fn chunk, void *arg, long *status,
+                    char *err, size_t errsz)
+{
+    *status = 0;
+    CURL *h = handle_get();
+    if (!h) {
+        snprintf(err, errsz, "libcurl could not start");
+        return AIDC_EINTERNAL;
+    }
+    struct stream st = {.h = h, .chunk = chunk, .arg = arg};
+    int e =
+        perform(h, c, on_stream, &st, "the answer was refused as it came", &st.stopped, err, errsz);
+    if (!e)
+        curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
     handle_put(h);
     return e;
 }

@@ -10,6 +10,7 @@
 #define AIDC_HTTPCALL_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 struct httpcall {
@@ -17,7 +18,7 @@ struct httpcall {
     const char *url;
     const char *const *headers; /* "Name: value" lines */
     size_t nheaders;
-    const char *body; /* NULL: none */
+    const char *body;    /* NULL: none */
     const char *ca_file; /* PEM bundle that signs the server's certificate; NULL: the system's */
     int connect_timeout_s;
     int timeout_s;
@@ -25,8 +26,8 @@ struct httpcall {
 };
 
 struct httpcall_answer {
-    long status;  /* HTTP status */
-    char *body;   /* NUL-terminated */
+    long status; /* HTTP status */
+    char *body;  /* NUL-terminated */
     size_t len;
     json_t *json; /* the body parsed, or NULL when it is not JSON */
 };
@@ -39,5 +40,17 @@ struct httpcall_answer {
  */
 int httpcall_do(const struct httpcall *c, struct httpcall_answer *out, char *err, size_t errsz);
 void httpcall_answer_free(struct httpcall_answer *a);
+
+/* A piece of the body as it arrives, with the HTTP status; false stops the transfer. */
+typedef bool (*httpcall_chunk_fn)(void *arg, long status, const char *data, size_t len);
+/*
+ * httpcall_do for an answer too large to hold (slurmrestd's list of every
+ * job): the body goes to chunk piece by piece, and nothing of it is kept
+ * here (max_answer is not applied: chunk bounds what it keeps). 0 with
+ * *status once the whole answer came; errors as httpcall_do, AIDC_EUNAVAIL
+ * also when chunk stopped it.
+ */
+int httpcall_stream(const struct httpcall *c, httpcall_chunk_fn chunk, void *arg, long *status,
+                    char *err, size_t errsz);
 
 #endif

@@ -1,13 +1,14 @@
 /* slurmrest.c - the slurmrestd client (see slurmrest.h). */
 #include "slurmrest.h"
 
+#include "../lib/credref.h"
 #include "../lib/crypto.h"
 #include "../lib/err.h"
 #include "../lib/log.h"
 #include "../lib/xalloc.h"
 #include "backend.h"
-#include "../lib/credref.h"
 #include "httpcall.h"
+#include "jsonsplit.h"
 
 #include <jwt.h>
 #include <pthread.h>
@@ -122,8 +123,8 @@ static int target_token(const struct slurmrest_target *t, char *out, size_t n, c
     if (e || !expires || !fixed)
         return e;
     if (expires <= now) {
-        snprintf(err, errsz, "the Slurm token of %s expired %ld s ago: issue a new one",
-                 t->credref, (long)(now - expires));
+        snprintf(err, errsz, "the Slurm token of %s expired %ld s ago: issue a new one", t->credref,
+                 (long)(now - expires));
         return AIDC_EFORBIDDEN;
     }
     if (expires - now < EXPIRY_WARN_SECONDS) {
@@ -150,6 +151,42 @@ int slurmrest_call(const struct slurmrest_target *t, const char *method, const c
     return slurmrest_call_record(t, method, path, body, out, NULL, err, errsz);
 }
 
+/* The URL and the two auth header lines of a call (the caller frees them; the token wiped). */
+struct request {
+    char *url, *user_h, *token_h;
+};
+
+static int request_make(const struct slurmrest_target *t, const char *path, struct request *r,
+                        char *err, size_t errsz)
+{
+    memset(r, 0, sizeof *r);
+    char token[4096];
+    int e = target_token(t, token, sizeof token, err, errsz);
+    if (e)
+        return e;
+    size_t el = strlen(t->endpoint);
+    r->url = xasprintf("%.*s/slurm/%s/%s", (int)(el && t->endpoint[el - 1] == '/' ? el - 1 : el),
+                       t->endpoint, t->api_version, path);
+    r->user_h = xasprintf("X-SLURM-USER-NAME: %s", t->user);
+    r->token_h = xasprintf("X-SLURM-USER-TOKEN: %s", token);
+    memset(token, 0, sizeof token);
+    return 0;
+}
+
+static void request_free(struct request *r)
+{
+    if (r->token_h)
+        memset(r->token_h, 0, strlen(r->token_h));
+    free(r->token_h);
+    free(r->user_h);
+    free(r->url);
+}
+
+static int timeout_of(const struct slurmrest_target *t)
+{
+    return t->timeout_seconds > 0 ? t->timeout_seconds : SLURMREST_TIMEOUT;
+}
+
 int slurmrest_call_record(const struct slurmrest_target *t, const char *method, const char *path,
                           const json_t *body, struct slurmrest_answer *out, json_t **sent,
                           char *err, size_t errsz)
@@ -157,36 +194,31 @@ int slurmrest_call_record(const struct slurmrest_target *t, const char *method, 
     memset(out, 0, sizeof *out);
     if (sent)
         *sent = NULL;
-    char token[4096];
-    int e = target_token(t, token, sizeof token, err, errsz);
+    struct request r;
+    int e = request_make(t, path, &r, err, errsz);
     if (e)
         return e;
-    size_t el = strlen(t->endpoint);
-    char *url = xasprintf("%.*s/slurm/%s/%s", (int)(el && t->endpoint[el - 1] == '/' ? el - 1 : el),
-                          t->endpoint, t->api_version, path);
-    char *user_h = xasprintf("X-SLURM-USER-NAME: %s", t->user);
-    char *token_h = xasprintf("X-SLURM-USER-TOKEN: %s", token);
-    memset(token, 0, sizeof token);
     char *json = body ? json_dumps(body, JSON_COMPACT) : NULL;
     /* slurmrestd refuses a body without this type (400 "Unable to parse query") */
-    const char *lines[] = {"Content-Type: application/json", "Accept: application/json",
-                           user_h, token_h};
+    const char *lines[] = {"Content-Type: application/json", "Accept: application/json", r.user_h,
+                           r.token_h};
     if (body && !json) {
         snprintf(err, errsz, "out of memory building a request");
         e = AIDC_EINTERNAL;
     } else {
-        struct httpcall c = {
-            .method = method, .url = url, .headers = lines,
-            .nheaders = sizeof lines / sizeof lines[0], .body = json,
-            .connect_timeout_s = t->timeout_seconds > 0 && t->timeout_seconds <
-                                                            SLURMREST_CONNECT_TIMEOUT
-                                     ? t->timeout_seconds
-                                     : SLURMREST_CONNECT_TIMEOUT,
-            .timeout_s = t->timeout_seconds > 0 ? t->timeout_seconds : SLURMREST_TIMEOUT,
-            .max_answer = SLURMREST_MAX_ANSWER};
+        int to = timeout_of(t);
+        struct httpcall c = {.method = method,
+                             .url = r.url,
+                             .headers = lines,
+                             .nheaders = sizeof lines / sizeof lines[0],
+                             .body = json,
+                             .connect_timeout_s =
+                                 to < SLURMREST_CONNECT_TIMEOUT ? to : SLURMREST_CONNECT_TIMEOUT,
+                             .timeout_s = to,
+                             .max_answer = SLURMREST_MAX_ANSWER};
         /* before it goes: a call that times out was made all the same */
         if (sent)
-            *sent = backend_call_http(method, url, lines, sizeof lines / sizeof lines[0], body);
+            *sent = backend_call_http(method, r.url, lines, sizeof lines / sizeof lines[0], body);
         struct httpcall_answer a;
         e = httpcall_do(&c, &a, err, errsz);
         if (!e) {
@@ -199,10 +231,116 @@ int slurmrest_call_record(const struct slurmrest_target *t, const char *method, 
     if (json)
         memset(json, 0, strlen(json));
     free(json);
-    memset(token_h, 0, strlen(token_h));
-    free(token_h);
-    free(user_h);
-    free(url);
+    request_free(&r);
+    return e;
+}
+
+/* ---- lists, split as they arrive ------------------------------------------------------ */
+
+/* What a listing keeps: one element at a time, the "errors", the start of any other answer. */
+struct listing {
+    struct jsonsplit split;
+    bool (*each)(void *arg, json_t *element);
+    void *arg;
+    json_t *errors;
+    char *other; /* a non-200 answer's first SLURMREST_LIST_ERROR_MAX bytes */
+    size_t other_len;
+    char why[128];
+};
+
+#define SLURMREST_LIST_ERROR_MAX 65536
+
+static bool on_element(void *arg, const char *text, size_t len)
+{
+    struct listing *l = arg;
+    json_error_t je;
+    json_t *el = json_loadb(text, len, 0, &je);
+    if (!el) {
+        snprintf(l->why, sizeof l->why, "an element that is not JSON (%.80s)", je.text);
+        return false;
+    }
+    bool go = l->each(l->arg, el);
+    json_decref(el);
+    return go;
+}
+
+static bool on_member(void *arg, const char *key, const char *text, size_t len)
+{
+    struct listing *l = arg;
+    if (strcmp(key, "errors") != 0 || l->errors)
+        return true; /* meta, warnings: not needed */
+    l->errors = json_loadb(text, len, 0, NULL);
+    if (!l->errors)
+        snprintf(l->why, sizeof l->why, "its \"errors\" are not JSON");
+    return l->errors != NULL;
+}
+
+static bool on_chunk(void *arg, long status, const char *data, size_t len)
+{
+    struct listing *l = arg;
+    if (status == 200)
+        return jsonsplit_feed(&l->split, data, len);
+    size_t room = SLURMREST_LIST_ERROR_MAX - l->other_len;
+    size_t n = len < room ? len : room;
+    if (n) {
+        memcpy(l->other + l->other_len, data, n);
+        l->other_len += n;
+        l->other[l->other_len] = '\0';
+    }
+    return true;
+}
+
+int slurmrest_list(const struct slurmrest_target *t, const char *path, const char *key,
+                   bool (*each)(void *arg, json_t *element), void *arg, long *status, char *err,
+                   size_t errsz)
+{
+    *status = 0;
+    err[0] = '\0';
+    struct request r;
+    int e = request_make(t, path, &r, err, errsz);
+    if (e)
+        return e;
+    const char *lines[] = {"Accept: application/json", r.user_h, r.token_h};
+    int to = timeout_of(t);
+    struct httpcall c = {.method = "GET",
+                         .url = r.url,
+                         .headers = lines,
+                         .nheaders = sizeof lines / sizeof lines[0],
+                         .connect_timeout_s =
+                             to < SLURMREST_CONNECT_TIMEOUT ? to : SLURMREST_CONNECT_TIMEOUT,
+                         .timeout_s = to * SLURMREST_LIST_TIMEOUT_FACTOR};
+    struct listing l = {.split = {.array_key = key,
+                                  .max_value = SLURMREST_LIST_VALUE_MAX,
+                                  .on_element = on_element,
+                                  .on_member = on_member},
+                        .each = each,
+                        .arg = arg,
+                        .other = xmalloc(SLURMREST_LIST_ERROR_MAX + 1)};
+    l.split.arg = &l;
+    l.other[0] = '\0';
+    jsonsplit_init(&l.split);
+    e = httpcall_stream(&c, on_chunk, &l, status, err, errsz);
+    if (e && l.split.failed)
+        snprintf(err, errsz, "GET %s: %s", path, l.why[0] ? l.why : l.split.why);
+    if (!e && *status == 200 && !jsonsplit_finish(&l.split)) {
+        snprintf(err, errsz, "GET %s: %s", path, l.split.why);
+        e = AIDC_EUNAVAIL;
+    }
+    /* an answer that says it failed, whole or not: the caller concludes nothing from it */
+    if (!e && *status != 304) {
+        json_t *j = *status == 200 ? json_object() : json_loadb(l.other, l.other_len, 0, NULL);
+        if (*status == 200 && l.errors && json_object_set(j, "errors", l.errors) != 0)
+            snprintf(err, errsz, "out of memory reading GET %s", path);
+        struct slurmrest_answer a = {
+            .status = *status, .body = l.other, .len = l.other_len, .json = j};
+        if (!slurmrest_ok(&a, err, errsz))
+            e = AIDC_EUNAVAIL;
+        json_decref(j);
+    }
+    json_decref(l.errors);
+    jsonsplit_free(&l.split);
+    free(l.other);
+    request_free(&r);
     return e;
 }
 
@@ -220,7 +358,8 @@ bool slurmrest_ok(const struct slurmrest_answer *a, char *msg, size_t n)
     size_t len = 0;
     size_t i;
     json_t *er;
-    json_array_foreach(errors, i, er) {
+    json_array_foreach(errors, i, er)
+    {
         /* {"error","error_code"} or {"error","error_number","description","source"} */
         const char *text = json_string_value(json_object_get(er, "error"));
         const char *desc = json_string_value(json_object_get(er, "description"));

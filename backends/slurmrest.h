@@ -20,9 +20,14 @@
 
 /* Seconds: connecting, and a whole call by default (listing thousands of jobs takes seconds). */
 #define SLURMREST_CONNECT_TIMEOUT 5
-#define SLURMREST_TIMEOUT 30
-/* Largest answer read (a list of ~10,000 jobs is ~40 MiB). */
+#define SLURMREST_TIMEOUT         30
+/* Largest answer read by slurmrest_call (lists go through slurmrest_list, uncapped). */
 #define SLURMREST_MAX_ANSWER (128L * 1024 * 1024)
+/* A list (GET jobs, every job slurmctld holds) may take this many times a call's timeout:
+ * slurmrestd composes the whole answer before its first byte (~0.3-0.5 ms a job). */
+#define SLURMREST_LIST_TIMEOUT_FACTOR 4
+/* Largest element of a list (a job is ~3.2 KB) or other member of its answer. */
+#define SLURMREST_LIST_VALUE_MAX (4L * 1024 * 1024)
 /* Lifetime of a minted token, seconds. */
 #define SLURMREST_TOKEN_TTL 600
 
@@ -36,8 +41,8 @@ struct slurmrest_target {
 };
 
 struct slurmrest_answer {
-    long status;  /* HTTP status */
-    char *body;   /* NUL-terminated */
+    long status; /* HTTP status */
+    char *body;  /* NUL-terminated */
     size_t len;
     json_t *json; /* the body parsed, or NULL when it is not JSON */
 };
@@ -61,6 +66,22 @@ int slurmrest_call_record(const struct slurmrest_target *t, const char *method, 
                           const json_t *body, struct slurmrest_answer *out, json_t **sent,
                           char *err, size_t errsz);
 void slurmrest_answer_free(struct slurmrest_answer *a);
+
+/*
+ * GET path, a list ("jobs?update_time=T"), whose answer is never held
+ * whole: the array member `key` ("jobs") is split as it arrives
+ * (backends/jsonsplit.h) and each element, parsed, goes to each (false
+ * stops), so memory follows one element, not the answer, which has no size
+ * cap here. The call may take SLURMREST_LIST_TIMEOUT_FACTOR times the
+ * target's timeout. 0 when the whole answer came, well formed, HTTP 200
+ * with no "errors" — or 304 Not Modified (nothing handed over; *status
+ * says which). Otherwise AIDC_EUNAVAIL (or the credential's aidc_err) with
+ * err: the elements handed over before are real states, but what was not
+ * handed over proves nothing (the caller must not take it as gone).
+ */
+int slurmrest_list(const struct slurmrest_target *t, const char *path, const char *key,
+                   bool (*each)(void *arg, json_t *element), void *arg, long *status, char *err,
+                   size_t errsz);
 
 /*
  * Whether an answer reports success: HTTP 200 and an empty or absent

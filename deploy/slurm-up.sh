@@ -17,7 +17,8 @@
 #   SLURM_GPU_NODES ("a100:8 h100:8" -> nodes node-a100, node-h100; one
 #     slurmd per entry, repeated types get node-TYPE-2, ...),
 #   SLURM_NODE_CPUS (16), SLURM_MIN_JOB_AGE (3600), SLURM_KEEP_STATE (0),
-#   SLURM_UP_TIMEOUT (60 seconds per wait).
+#   SLURM_UP_TIMEOUT (60 seconds per wait),
+#   SLURM_MAX_JOB_COUNT (10000, Slurm's default; 40000+ for tests/bench of the poll at 40,000 jobs).
 #
 # Needs the Debian 12 packages of `deploy/install-deps.sh test` (munge,
 # slurmctld, slurmd, slurm-client, slurmrestd, slurm-wlm-jwt-plugin, ...).
@@ -36,6 +37,7 @@ SLURM_JWT_LIFESPAN=${SLURM_JWT_LIFESPAN:-86400}
 SLURM_GPU_NODES=${SLURM_GPU_NODES:-"a100:8 h100:8"}
 SLURM_NODE_CPUS=${SLURM_NODE_CPUS:-16}
 SLURM_MIN_JOB_AGE=${SLURM_MIN_JOB_AGE:-3600}
+SLURM_MAX_JOB_COUNT=${SLURM_MAX_JOB_COUNT:-10000}
 SLURM_KEEP_STATE=${SLURM_KEEP_STATE:-0}
 SLURM_UP_TIMEOUT=${SLURM_UP_TIMEOUT:-60}
 SLURM_API_VERSION=${SLURM_API_VERSION:-v0.0.38}
@@ -182,6 +184,7 @@ PreemptMode=REQUEUE
 JobRequeue=1
 ReturnToService=2
 MinJobAge=${SLURM_MIN_JOB_AGE}
+MaxJobCount=${SLURM_MAX_JOB_COUNT}
 KillWait=5
 InactiveLimit=0
 SlurmdTimeout=60

@@ -262,7 +262,7 @@ static int sync_changed(struct syncer *s, struct db *db, struct cluster *c,
         if (full)
             sn->last_full = now;
     }
-    /* a full list of a busy cluster is tens of MiB of JSON: give it back to the system */
+    /* a full list is read a job at a time (slurmrest_list): this trims what is left of it */
     if (full && !c->ops->poll_lists_all)
         malloc_trim(0);
     return b.e;

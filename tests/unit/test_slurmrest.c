@@ -23,8 +23,10 @@ static int call(int port, int timeout, struct slurmrest_answer *a, char *err, si
 {
     char endpoint[64];
     snprintf(endpoint, sizeof endpoint, "http://127.0.0.1:%d", port);
-    struct slurmrest_target t = {.endpoint = endpoint, .credref = "env:AIDC_TEST_SLURMREST_KEY",
-                                 .user = "aidc", .api_version = "v0.0.38",
+    struct slurmrest_target t = {.endpoint = endpoint,
+                                 .credref = "env:AIDC_TEST_SLURMREST_KEY",
+                                 .user = "aidc",
+                                 .api_version = "v0.0.38",
                                  .timeout_seconds = timeout};
     json_t *body = json_pack("{s:{s:s}}", "job", "name", "x");
     int e = slurmrest_call(&t, "POST", "job/submit", body, a, err, errsz);
@@ -59,8 +61,8 @@ START_TEST(request_carries_type_and_auth)
     ck_assert(slurmrest_ok(&a, msg, sizeof msg));
     ck_assert_int_eq(json_integer_value(json_object_get(a.json, "job_id")), 42000);
     slurmrest_answer_free(&a);
-    ck_assert_msg(strncmp(request, "POST /slurm/v0.0.38/job/submit HTTP/1.1\r\n", 41) == 0,
-                  "%s", request);
+    ck_assert_msg(strncmp(request, "POST /slurm/v0.0.38/job/submit HTTP/1.1\r\n", 41) == 0, "%s",
+                  request);
     ck_assert_ptr_nonnull(strstr(request, "\r\nContent-Type: application/json\r\n"));
     ck_assert_ptr_nonnull(strstr(request, "\r\nX-SLURM-USER-NAME: aidc\r\n"));
     ck_assert_ptr_nonnull(strstr(request, "\r\nX-SLURM-USER-TOKEN: eyJ"));
@@ -163,7 +165,9 @@ START_TEST(not_modified_is_no_change)
     char endpoint[64], err[512] = "";
     snprintf(endpoint, sizeof endpoint, "http://127.0.0.1:%d", cannedhttp_port(s));
     json_t *options = json_pack("{s:s}", "user_name", "aidc");
-    struct backend_cluster c = {.name = "hpc", .kind = "slurm", .endpoint = endpoint,
+    struct backend_cluster c = {.name = "hpc",
+                                .kind = "slurm",
+                                .endpoint = endpoint,
                                 .credentials_ref = "env:AIDC_TEST_SLURMREST_KEY",
                                 .options = options};
     const struct backend_ops *ops = backend_find("slurm");
@@ -191,6 +195,48 @@ START_TEST(missing_credential_is_refused_before_any_call)
 }
 END_TEST
 
+/* A poll's answers: only a whole one (200, closing brace, no errors) is a success, so the
+ * syncer marks jobs missing from it lost only then; jobs before a break are still reported. */
+static const struct {
+    const char *answer;
+    int reports;
+    bool ok;
+} polls[] = {
+    {"HTTP/1.1 200 OK\r\nContent-Length: 86\r\n\r\n{\"errors\":[],\"jobs\":[{\"job_id\":1,"
+     "\"user_name\":\"aidc\"},{\"job_id\":2,\"user_name\":\"aidc\"}]}",
+     2, true},
+    /* cut short after the first job (the connection closes) */
+    {"HTTP/1.1 200 OK\r\nContent-Length: 200\r\n\r\n{\"errors\":[],\"jobs\":[{\"job_id\":1,"
+     "\"user_name\":\"aidc\"},{\"job_id\":2",
+     1, false},
+    /* whole, but slurmctld said it failed */
+    {"HTTP/1.1 200 OK\r\nContent-Length: 97\r\n\r\n{\"jobs\":[{\"job_id\":1,\"user_name\":"
+     "\"aidc\"}],\"errors\":[{\"error\":\"busy\",\"error_number\":1}]}          ",
+     1, false},
+    {"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 22\r\n\r\nAuthentication failure", 0,
+     false},
+};
+
+START_TEST(poll_is_whole_or_failed)
+{
+    struct cannedhttp *s = server_start(polls[_i].answer);
+    char endpoint[64], err[512] = "";
+    snprintf(endpoint, sizeof endpoint, "http://127.0.0.1:%d", cannedhttp_port(s));
+    json_t *options = json_pack("{s:s}", "user_name", "aidc");
+    struct backend_cluster c = {.name = "hpc",
+                                .kind = "slurm",
+                                .endpoint = endpoint,
+                                .credentials_ref = "env:AIDC_TEST_SLURMREST_KEY",
+                                .options = options};
+    reports = 0;
+    int e = backend_find("slurm")->poll_changed(&c, 0, count_report, NULL, err, sizeof err);
+    cannedhttp_free(s);
+    ck_assert_msg((e == 0) == polls[_i].ok, "case %d: %d %s", _i, e, err);
+    ck_assert_int_eq(reports, polls[_i].reports);
+    json_decref(options);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("slurmrest");
@@ -203,6 +249,7 @@ int main(void)
     tcase_add_test(tc, silence_times_out);
     tcase_add_test(tc, nobody_listening_is_unavailable);
     tcase_add_test(tc, not_modified_is_no_change);
+    tcase_add_loop_test(tc, poll_is_whole_or_failed, 0, (int)(sizeof polls / sizeof polls[0]));
     tcase_add_test(tc, missing_credential_is_refused_before_any_call);
     suite_add_tcase(s, tc);
     return suite_run(s);
