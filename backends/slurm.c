@@ -539,6 +539,13 @@ static int submit(const struct backend_cluster *c, const struct backend_job *job
     slurmrest_answer_free(&a);
     if (!e && getenv("AIDC_FAULT") && strcmp(getenv("AIDC_FAULT"), "after_backend_submit") == 0)
         _exit(99); /* tests: die between Slurm's accept and aidc's commit */
+    /* tests: Slurm took the job but its answer never came (a cut connection): the retry
+     * must find and adopt it */
+    if (!e && !job->retry && getenv("AIDC_FAULT") &&
+        strcmp(getenv("AIDC_FAULT"), "lose_submit_answer") == 0) {
+        snprintf(err, errsz, "test fault: the answer of POST job/submit was lost");
+        e = AIDC_EUNAVAIL;
+    }
     return e;
 }
 

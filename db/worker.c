@@ -170,12 +170,14 @@ struct worker *worker_start(const char *url, const struct worker_spec *spec)
     struct worker *w = xcalloc(1, sizeof *w);
     w->spec = *spec;
     void *owned = spec->owns_arg ? spec->arg : NULL;
+    void (*release)(void *) = spec->free_arg ? spec->free_arg : free;
     w->schema_ok = true; /* serve checked it before starting the workers */
     atomic_init(&w->stop, false);
     if (pipe2(w->wake, O_CLOEXEC | O_NONBLOCK) != 0) {
         log_error("%s: cannot create its wake-up pipe: %s", spec->name, strerror(errno));
         free(w);
-        free(owned);
+        if (owned)
+            release(owned);
         return NULL;
     }
     char *app = xasprintf("aidcd-%s", spec->name);
@@ -189,7 +191,8 @@ struct worker *worker_start(const char *url, const struct worker_spec *spec)
         close(w->wake[0]);
         close(w->wake[1]);
         free(w);
-        free(owned);
+        if (owned)
+            release(owned);
         return NULL;
     }
     return w;
@@ -232,6 +235,6 @@ void worker_stop(struct worker *w)
     close(w->wake[0]);
     close(w->wake[1]);
     if (w->spec.owns_arg)
-        free(w->spec.arg);
+        (w->spec.free_arg ? w->spec.free_arg : free)(w->spec.arg);
     free(w);
 }

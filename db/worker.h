@@ -61,6 +61,8 @@ struct worker_spec {
     /* arg is malloc'd round state the worker owns: freed when it stops, or at once
      * when it cannot start (so a module's start is its spec, and its stop worker_stop) */
     bool owns_arg;
+    /* how an owned arg is freed (NULL: free()), e.g. when it holds connections */
+    void (*free_arg)(void *arg);
     /* set (true) when the worker is asked to stop, so that a long round - a walk of
      * the storage spaces - can end early; NULL: none. Lives as long as arg. */
     atomic_bool *cancel;

@@ -143,6 +143,11 @@ static const struct setting settings[] = {
     {"AIDC_OUTBOX_LEASE_SECONDS", T_INT, OFF(outbox_lease_seconds), "120", 5, 3600,
      "a delivery to a cluster claimed by a dispatcher that died is tried again after this; "
      "longer than any backend call"},
+    {"AIDC_DISPATCH_CONCURRENCY", T_INT, OFF(dispatch_concurrency), "8", 1, 64,
+     "deliveries to clusters (submit, cancel, preempt) the leading dispatcher makes at once, "
+     "each thread with its own database connection (1: one after the other)"},
+    {"AIDC_DISPATCH_PER_CLUSTER", T_INT, OFF(dispatch_per_cluster), "8", 1, 64,
+     "of those, at most this many to one cluster, so a slow cluster holds no more threads"},
     {"AIDC_PREEMPT_GRACE_SECONDS", T_INT, OFF(preempt_grace_seconds), "30", 0, 86400,
      "SIGTERM-to-SIGKILL time of a job stopped by preemption, cancel or its time limit, "
      "so it can checkpoint"},

@@ -53,6 +53,8 @@ struct config {
     bool workers; /* run the background workers in this process */
     int preempt_grace_seconds;
     int outbox_lease_seconds;
+    int dispatch_concurrency; /* deliveries at once (sched/deliverpool.h) */
+    int dispatch_per_cluster; /* ... of which to one cluster */
     int starvation_seconds;
     int admission_interval_ms;
     int sync_interval_ms;

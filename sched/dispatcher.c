@@ -2,34 +2,35 @@
 #include "dispatcher.h"
 
 #include "../audit/audit.h"
-#include "../backends/callstats.h"
 #include "../backends/backend.h"
+#include "../backends/callstats.h"
 #include "../db/sched.h"
+#include "../db/worker.h"
 #include "../lib/config.h"
 #include "../lib/err.h"
 #include "../lib/log.h"
 #include "../lib/xalloc.h"
+#include "deliverpool.h"
 #include "nodeoutbox.h"
 #include "schedstats.h"
-#include "../db/worker.h"
 
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#define BATCH 32
+#define BATCH               32
 #define MAX_BACKOFF_SECONDS 300
 /* a job its cluster refused this often fails instead of waiting forever */
 #define MAX_SUBMIT_ATTEMPTS 8
-#define OUTBOX_INTERVAL_MS 1000
+#define OUTBOX_INTERVAL_MS  1000
 
 /* What one delivery did, recorded in one small system transaction (record). */
 struct outcome {
     long long outbox_id;
-    bool done;             /* delivered (or nothing left to deliver) */
-    const char *error;     /* failed: why */
-    int delay;             /* ... and when to try again */
+    bool done;         /* delivered (or nothing left to deliver) */
+    const char *error; /* failed: why */
+    int delay;         /* ... and when to try again */
     const char *job_id;
     const char *backend_id; /* the backend took the job */
     struct db_transition t; /* a state change instead (t.to != NULL) */
@@ -51,8 +52,10 @@ static int record(struct db *db, const struct outcome *o)
     if (!e && o->ev.action)
         e = audit_record_system(db, &o->ev, true);
     if (!e && o->pull) {
-        struct audit_event pull = {.action = "image.pull", .resource_type = "job",
-                                   .resource_id = o->job_id, .tenant_slug = o->ev.tenant_slug,
+        struct audit_event pull = {.action = "image.pull",
+                                   .resource_type = "job",
+                                   .resource_id = o->job_id,
+                                   .tenant_slug = o->ev.tenant_slug,
                                    .details = o->pull};
         e = audit_record_system(db, &pull, true);
     }
@@ -191,7 +194,8 @@ static void deliver_submit(const struct config *cfg, const struct backend_ops *o
     if (strcmp(j->state, "admitted") != 0 || j->backend_job_id)
         return; /* delivered before, or over already */
     if (stop) { /* stopped before it reached the cluster: it never runs */
-        o->t = (struct db_transition){.job_id = o->job_id, .from = "admitted",
+        o->t = (struct db_transition){.job_id = o->job_id,
+                                      .from = "admitted",
                                       .to = strcmp(stop, "cancel") == 0 ? "cancelled" : "queued",
                                       .reason = strcmp(stop, "cancel") == 0
                                                     ? "cancelled before it started"
@@ -214,15 +218,21 @@ static void deliver_submit(const struct config *cfg, const struct backend_ops *o
     /* AIDC_EINVAL: the cluster refuses this job as it is; trying again changes nothing */
     if (e == AIDC_EINVAL) {
         log_warn("job %s: cluster %s refuses it: %s", o->job_id, cl->name, err);
-        o->t = (struct db_transition){.job_id = o->job_id, .from = "admitted", .to = "failed",
-                                      .reason = err, .exit_code = -1};
+        o->t = (struct db_transition){.job_id = o->job_id,
+                                      .from = "admitted",
+                                      .to = "failed",
+                                      .reason = err,
+                                      .exit_code = -1};
         return;
     }
     if (j->attempts >= MAX_SUBMIT_ATTEMPTS) {
-        log_warn("job %s: cluster %s refused it %d times, giving up: %s", o->job_id,
-                 cl->name, MAX_SUBMIT_ATTEMPTS, err);
-        o->t = (struct db_transition){.job_id = o->job_id, .from = "admitted", .to = "failed",
-                                      .reason = err, .exit_code = -1};
+        log_warn("job %s: cluster %s refused it %d times, giving up: %s", o->job_id, cl->name,
+                 MAX_SUBMIT_ATTEMPTS, err);
+        o->t = (struct db_transition){.job_id = o->job_id,
+                                      .from = "admitted",
+                                      .to = "failed",
+                                      .reason = err,
+                                      .exit_code = -1};
         return;
     }
     o->done = false;
@@ -331,34 +341,48 @@ static int claim_jobs(struct db *db, void *arg)
     return db_outbox_claim(db, c->batch, c->lease_seconds, &c->rows);
 }
 
-/* One batch of the job rows: 1 when a full batch came (more may wait), 0, or an aidc_err. */
-static int deliver_jobs(struct db *db, const struct config *cfg)
+static void deliver_one(struct db *db, const void *row, void *cfg)
 {
+    deliver(db, cfg, row);
+}
+
+static const char *cluster_of(const void *row)
+{
+    return ((const struct db_outbox_job *)row)->cluster.id;
+}
+
+/* The dispatcher's round state: its delivery threads (deliverpool.h). */
+struct dispatcher {
+    const struct config *cfg;
+    struct deliverpool *pool;
+};
+
+/* One batch of the job rows: 1 when a full batch came (more may wait), 0, or an aidc_err. */
+static int deliver_jobs(struct db *db, const struct dispatcher *d)
+{
+    const struct config *cfg = d->cfg;
     struct job_claim c = {.batch = BATCH, .lease_seconds = cfg->outbox_lease_seconds};
     int e = dispatcher_claim(db, claim_jobs, &c);
-    for (size_t i = 0; !e && i < c.rows.n; i++)
-        deliver(db, cfg, &c.rows.v[i]);
+    if (!e)
+        deliverpool_run(d->pool, db, c.rows.v, c.rows.n, sizeof *c.rows.v, cluster_of, deliver_one,
+                        (void *)cfg);
     bool full = c.rows.n == BATCH;
     db_outbox_jobs_free(&c.rows);
     return e ? e : full;
 }
 
-int dispatcher_round(struct db *db, const struct config *cfg)
-{
-    int full = deliver_jobs(db, cfg);
-    if (full < 0)
-        return full;
-    /* and the node drains: a fault's drain goes out with the preemptions it brings */
-    int more = nodeoutbox_round(db, cfg);
-    if (more < 0)
-        return more;
-    return full || more ? 1 : 0;
-}
-
 static int round_fn(struct db *db, bool notified, void *arg)
 {
     (void)notified;
-    return dispatcher_round(db, arg);
+    const struct dispatcher *d = arg;
+    int full = deliver_jobs(db, d);
+    if (full < 0)
+        return full;
+    /* and the node drains: a fault's drain goes out with the preemptions it brings */
+    int more = nodeoutbox_round(db, d->cfg);
+    if (more < 0)
+        return more;
+    return full || more ? 1 : 0;
 }
 
 /* The previous leader is gone: what it had claimed is not being delivered. */
@@ -375,8 +399,19 @@ static int take_over(struct db *db, void *arg)
     return e;
 }
 
+static void dispatcher_free(void *arg)
+{
+    struct dispatcher *d = arg;
+    deliverpool_free(d->pool);
+    free(d);
+}
+
 struct worker *dispatcher_start(const struct config *cfg)
 {
+    struct dispatcher *d = xcalloc(1, sizeof *d);
+    d->cfg = cfg;
+    d->pool = deliverpool_new(cfg->worker_database_url, "dispatcher", cfg->dispatch_concurrency,
+                              cfg->dispatch_per_cluster);
     struct worker_spec spec = {
         .name = "dispatcher",
         .lead = WORKER_LEAD_DISPATCHER,
@@ -384,7 +419,9 @@ struct worker *dispatcher_start(const struct config *cfg)
         .channels = {"aidc_outbox", NULL},
         .interval_ms = OUTBOX_INTERVAL_MS,
         .round = round_fn,
-        .arg = (void *)cfg,
+        .arg = d,
+        .owns_arg = true,
+        .free_arg = dispatcher_free,
     };
     return worker_start(cfg->worker_database_url, &spec);
 }

@@ -18,8 +18,6 @@ struct db;
 struct db_outbox_cluster;
 struct worker;
 
-/* Deliver the due rows (a batch): > 0 when more are waiting. */
-int dispatcher_round(struct db *db, const struct config *cfg);
 /*
  * Claim outbox rows: run claim(db, arg) in a system transaction of its own,
  * so the lease holds before any row is delivered (outside any transaction).

@@ -1,0 +1,210 @@
+/*
+ * test_slurm_dispatch.c - concurrent delivery into a real Slurm keeps
+ * exactly-once (sched/deliverpool.h): many jobs admitted in one pass and
+ * delivered 8 at a time (4 to a cluster) are each in Slurm once; deliveries
+ * whose answer is lost after Slurm took the job (AIDC_FAULT=
+ * lose_submit_answer) are tried again and adopt their job instead of
+ * submitting it twice; and aidcd dying after Slurm's first accept while
+ * other deliveries of the batch are in flight (AIDC_FAULT=
+ * after_backend_submit) leaves each job in Slurm once after a restart.
+ *
+ * Needs AIDC_TEST_SLURM_* (tests/run.sh); skipped (77) without them.
+ */
+#include "tests/support/client.h"
+#include "tests/support/harness.h"
+#include "tests/support/jobs.h"
+#include "tests/support/slurmtest.h"
+#include "tests/support/suite.h"
+
+#include <check.h>
+#include <curl/curl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define T      "disp"
+#define WAIT_S 90
+#define NJOBS  16 /* one core each: the test Slurm has 32 */
+
+static char *ann;
+static time_t since; /* Slurm lists the jobs changed since then */
+static const char *fast[] = {"AIDC_SYNC_INTERVAL_MS=200", "AIDC_ADMISSION_INTERVAL_MS=200",
+                             "AIDC_DISPATCH_CONCURRENCY=8", "AIDC_DISPATCH_PER_CLUSTER=4", NULL};
+
+static void setup(void)
+{
+    since = time(NULL) - 60;
+    harness_setup("slurm_dispatch", fast);
+    curl_global_init(CURL_GLOBAL_ALL);
+    slurmtest_register_cluster();
+    ann = jobs_tenant_member(T, "lab", "{\"cpu\":{\"limit\":64},\"memory_gib\":{\"limit\":512}}",
+                             "ann");
+}
+
+static void teardown(void)
+{
+    if (harness_srv.pid <= 0 && jobs_restart_server(fast) != 0)
+        fprintf(stderr, "teardown: aidcd did not start again\n");
+    free(ann);
+    harness_teardown();
+}
+
+/* How many Slurm jobs carry each of names (one look at Slurm's list). */
+static void slurm_counts(char *const *names, size_t n, int *counts)
+{
+    json_t *all = slurm_get(fmt("jobs?update_time=%lld", (long long)since));
+    ck_assert_ptr_nonnull(all);
+    memset(counts, 0, n * sizeof *counts);
+    size_t i;
+    json_t *j;
+    json_array_foreach(json_object_get(all, "jobs"), i, j)
+    {
+        const char *nm = json_string_value(json_object_get(j, "name"));
+        for (size_t k = 0; nm && k < n; k++)
+            counts[k] += strcmp(nm, names[k]) == 0;
+    }
+    json_decref(all);
+}
+
+/*
+ * Submit NJOBS one-core jobs held in their project, then release them, so one
+ * admission pass admits them all and the dispatcher claims them in one batch.
+ */
+static void submit_batch(const char *tag, char **ids)
+{
+    jobs_project_quota(T, "lab", "{\"jobs\":{\"limit\":0}}");
+    for (int i = 0; i < NJOBS; i++)
+        ids[i] = jobs_submit(ann, T,
+                             slurmtest_job(fmt("%s-%d", tag, i), 0, NULL, "#!/bin/sh\nsleep 1\n"));
+    jobs_project_quota(T, "lab", "{\"jobs\":{\"limit\":1000}}");
+}
+
+/* Every job reaches its end in aidc, and Slurm holds exactly one job of each. */
+static void each_once(char **ids)
+{
+    for (int i = 0; i < NJOBS; i++) {
+        json_t *job = jobs_wait(ann, T, ids[i], "succeeded,failed,cancelled", WAIT_S);
+        ck_assert_str_eq(json_string_value(json_object_get(job, "state")), "succeeded");
+        json_decref(job);
+    }
+    int counts[NJOBS];
+    slurm_counts(ids, NJOBS, counts);
+    for (int i = 0; i < NJOBS; i++)
+        ck_assert_msg(counts[i] == 1, "job %s is in Slurm %d times", ids[i], counts[i]);
+}
+
+/* The audit events backend.submit of a job: how many, and how many adopted a job. */
+static void submits_of(const char *id, int *calls, int *adopted)
+{
+    const char *p[1] = {id};
+    PGresult *r = harness_sql(harness_srv.owner_url,
+                              "SELECT count(*), count(*) FILTER (WHERE"
+                              " details->'response'->>'adopted' = 'true')"
+                              " FROM audit_events WHERE action = 'backend.submit'"
+                              " AND resource_id = $1",
+                              1, p);
+    ck_assert_ptr_nonnull(r);
+    *calls = atoi(PQgetvalue(r, 0, 0));
+    *adopted = atoi(PQgetvalue(r, 0, 1));
+    PQclear(r);
+}
+
+/* Connections of this aidcd's delivery threads: they open at their first delivery. */
+static int helper_connections(void)
+{
+    PGresult *r = harness_sql(harness_srv.owner_url,
+                              "SELECT count(*) FROM pg_stat_activity WHERE datname ="
+                              " current_database() AND application_name LIKE 'aidcd-dispatcher-%'",
+                              0, NULL);
+    ck_assert_ptr_nonnull(r);
+    int n = atoi(PQgetvalue(r, 0, 0));
+    PQclear(r);
+    return n;
+}
+
+static void free_ids(char **ids)
+{
+    for (int i = 0; i < NJOBS; i++)
+        free(ids[i]);
+}
+
+/* ---- tests --------------------------------------------------------------------------- */
+
+START_TEST(a_batch_delivered_concurrently_is_in_slurm_once_each)
+{
+    char *ids[NJOBS];
+    submit_batch("many", ids);
+    each_once(ids);
+    for (int i = 0; i < NJOBS; i++) {
+        int calls, adopted;
+        submits_of(ids[i], &calls, &adopted);
+        ck_assert_msg(calls == 1 && adopted == 0, "job %s: %d submits, %d adopted", ids[i], calls,
+                      adopted);
+    }
+    /* the batch did not go one after the other: delivery threads took part */
+    ck_assert_int_gt(helper_connections(), 0);
+    free_ids(ids);
+}
+END_TEST
+
+/* Slurm takes each job but aidc never hears so: the retry finds it, submits nothing */
+START_TEST(lost_answers_are_retried_without_a_second_job)
+{
+    ck_assert_int_eq(harness_server_stop(&harness_srv), 0);
+    const char *const lossy[] = {"AIDC_SYNC_INTERVAL_MS=200",     "AIDC_ADMISSION_INTERVAL_MS=200",
+                                 "AIDC_DISPATCH_CONCURRENCY=8",   "AIDC_DISPATCH_PER_CLUSTER=4",
+                                 "AIDC_FAULT=lose_submit_answer", NULL};
+    ck_assert_int_eq(jobs_restart_server(lossy), 0);
+    char *ids[NJOBS];
+    submit_batch("lost", ids);
+    each_once(ids);
+    for (int i = 0; i < NJOBS; i++) {
+        int calls, adopted;
+        submits_of(ids[i], &calls, &adopted);
+        /* the lost one (an error), then the retry that adopted it */
+        ck_assert_msg(calls == 2 && adopted == 1, "job %s: %d submits, %d adopted", ids[i], calls,
+                      adopted);
+    }
+    free_ids(ids);
+    ck_assert_int_eq(harness_server_stop(&harness_srv), 0);
+    ck_assert_int_eq(jobs_restart_server(fast), 0);
+}
+END_TEST
+
+/* aidcd dies after Slurm's first accept, its other deliveries in flight */
+START_TEST(a_crash_amid_concurrent_deliveries_leaves_each_job_once)
+{
+    ck_assert_int_eq(harness_server_stop(&harness_srv), 0);
+    const char *const faulty[] = {"AIDC_SYNC_INTERVAL_MS=200", "AIDC_ADMISSION_INTERVAL_MS=200",
+                                  "AIDC_DISPATCH_CONCURRENCY=8", "AIDC_DISPATCH_PER_CLUSTER=4",
+                                  "AIDC_FAULT=after_backend_submit",
+                                  /* what the crash left claimed is tried again this soon */
+                                  "AIDC_OUTBOX_LEASE_SECONDS=5", NULL};
+    ck_assert_int_eq(jobs_restart_server(faulty), 0);
+    char *ids[NJOBS];
+    submit_batch("crash", ids);
+    int st = 0;
+    ck_assert_int_eq(waitpid(harness_srv.pid, &st, 0), harness_srv.pid);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 99, "aidcd ended with status %d", st);
+    harness_srv.pid = 0;
+    ck_assert_int_eq(jobs_restart_server(fast), 0);
+    each_once(ids);
+    free_ids(ids);
+}
+END_TEST
+
+int main(void)
+{
+    harness_require_pg();
+    slurmtest_env();
+    Suite *s = suite_create("slurm_dispatch");
+    TCase *tc = tcase_create("slurm_dispatch");
+    tcase_add_unchecked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, a_batch_delivered_concurrently_is_in_slurm_once_each);
+    tcase_add_test(tc, lost_answers_are_retried_without_a_second_job);
+    tcase_add_test(tc, a_crash_amid_concurrent_deliveries_leaves_each_job_once);
+    suite_add_tcase(s, tc);
+    return suite_run_nofork(s); /* the crash test waits for aidcd itself */
+}
