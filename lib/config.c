@@ -100,7 +100,7 @@ static const struct setting settings[] = {
     {"AIDC_PASSWORD_HASH_CONCURRENCY", T_INT, OFF(password_hash_concurrency), "2", 1, 256,
      "password threads: logins, password changes and users created with a password run there"
      " (scrypt, 32 MiB each), off the HTTP threads"},
-    {"AIDC_PASSWORD_QUEUE_LENGTH", T_INT, OFF(password_queue_length), "64", 0, 100000,
+    {"AIDC_PASSWORD_QUEUE_LENGTH", T_INT, OFF(password_queue_length), "64", 1, 100000,
      "requests with password work waiting for a password thread; when full they get 503 with"
      " Retry-After"},
     {"AIDC_LOGIN_WINDOW_SECONDS", T_INT, OFF(login_window_seconds), "900", 10, 86400,
