@@ -59,7 +59,7 @@ const struct route routes[] = {
 
     /* identity */
     {"POST", "/api/v1/auth/login", api_identity_login, "auth.login", 0, TR_NONE, 0,
-     RF_PUBLIC | RF_BODY | RF_NO_TX, NULL},
+     RF_PUBLIC | RF_BODY | RF_NO_TX | RF_PASSWORD, NULL},
     {"POST", "/api/v1/auth/logout", api_identity_logout, "auth.logout", 0, TR_NONE, 0,
      RF_ANY_USER | RF_OPTIONAL_AUTH, NULL},
     /* single sign-on (docs/identity.md) */
@@ -81,7 +81,7 @@ const struct route routes[] = {
      TR_NONE, SC_ADMIN, 0, NULL},
     {"GET", "/api/v1/me", api_identity_me, "auth.me", 0, TR_NONE, 0, RF_ANY_USER, NULL},
     {"PUT", "/api/v1/me/password", api_identity_password, "user.password_change", 0, TR_NONE,
-     SC_ADMIN, RF_ANY_USER | RF_BODY | RF_NO_TX, NULL},
+     SC_ADMIN, RF_ANY_USER | RF_BODY | RF_NO_TX | RF_PASSWORD, NULL},
     {"GET", "/api/v1/me/sessions", api_identity_sessions, "session.list", 0, TR_NONE, SC_ADMIN,
      RF_ANY_USER, PAGE},
     {"DELETE", "/api/v1/me/sessions/{id}", api_identity_session_end, "session.delete", 0, TR_NONE,
@@ -98,12 +98,12 @@ const struct route routes[] = {
     {"DELETE", "/api/v1/tokens/{id}", api_token_delete, "token.delete", 0, TR_NONE, SC_ADMIN,
      RF_ANY_USER, NULL},
     {"POST", "/api/v1/users", api_user_create, "user.create", PA, TR_NONE, SC_ADMIN,
-     RF_BODY | RF_CREATES, NULL},
+     RF_BODY | RF_CREATES | RF_PASSWORD, NULL},
     {"GET", "/api/v1/users", api_user_list, "user.list", PA | AUD, TR_NONE, SC_ADMIN, 0, PAGE},
     {"GET", "/api/v1/users/{username}", api_user_get, "user.read", PA | AUD, TR_NONE, SC_ADMIN, 0,
      NULL},
     {"PATCH", "/api/v1/users/{username}", api_user_update, "user.update", PA, TR_NONE, SC_ADMIN,
-     RF_BODY, NULL},
+     RF_BODY | RF_PASSWORD | RF_PASSWORD_IF_SET, NULL},
 
     /* tenants and members */
     {"POST", "/api/v1/tenants", api_tenant_create, "tenant.create", PA, TR_NONE, SC_ADMIN,

@@ -98,7 +98,11 @@ static const struct setting settings[] = {
      "failed logins of one username from all addresses within the window before it gets 429"
      " everywhere (guessing from many addresses)"},
     {"AIDC_PASSWORD_HASH_CONCURRENCY", T_INT, OFF(password_hash_concurrency), "2", 1, 256,
-     "password hashes (scrypt, 32 MiB each) computed at once; other logins wait their turn"},
+     "password threads: logins, password changes and users created with a password run there"
+     " (scrypt, 32 MiB each), off the HTTP threads"},
+    {"AIDC_PASSWORD_QUEUE_LENGTH", T_INT, OFF(password_queue_length), "64", 1, 100000,
+     "requests with password work waiting for a password thread; when full they get 503 with"
+     " Retry-After"},
     {"AIDC_LOGIN_WINDOW_SECONDS", T_INT, OFF(login_window_seconds), "900", 10, 86400,
      "window of the failed-login throttle"},
     {"AIDC_IDEMPOTENCY_TTL_SECONDS", T_INT, OFF(idempotency_ttl_seconds), "86400", 60, 2592000,

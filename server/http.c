@@ -6,29 +6,38 @@
  * body chunks, then once more with no data (we dispatch). Per-request state
  * lives in *req_cls and is freed in the completion callback, which also
  * writes the access log and the metrics.
+ *
+ * A request whose handler runs the password KDF (RF_PASSWORD) is not served on
+ * the HTTP thread: its connection is suspended and the whole dispatch runs on a
+ * password thread (kdfpool.h), which leaves the answer in the pending state and
+ * resumes the connection; libmicrohttpd then calls the access handler again,
+ * on one of its threads, which sends it.
  */
 #include "http.h"
 
 #include "../db/db.h"
 #include "../lib/crypto.h"
-#include "dispatch.h"
 #include "../lib/err.h"
-#include "intake.h"
-#include "ratelimit.h"
 #include "../lib/log.h"
-#include "metrics.h"
-#include "threaddb.h"
-#include "problem.h"
-#include "router.h"
 #include "../lib/sbuf.h"
-#include "static.h"
 #include "../lib/xalloc.h"
+#include "dispatch.h"
+#include "intake.h"
+#include "kdfpool.h"
+#include "metrics.h"
+#include "problem.h"
+#include "ratelimit.h"
+#include "router.h"
+#include "static.h"
+#include "threaddb.h"
 
 #include <arpa/inet.h>
+#include <jansson.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -45,8 +54,8 @@ struct http_server {
 /* State of one request between the access-handler calls. */
 struct pending {
     struct req *rq;
-    int status;       /* answered status, for the access log */
-    size_t slot;      /* metrics slot */
+    int status;  /* answered status, for the access log */
+    size_t slot; /* metrics slot */
     bool too_big;
     /* a refusal decided from the headers, answered once the body is read */
     bool deferred;
@@ -56,8 +65,13 @@ struct pending {
     size_t discarded;
     bool answered;
     bool is_static;
-    struct resp *early;  /* an answer decided from the headers, sent once the body is drained */
-    bool sink_failed;    /* the upload's sink refused more: the rest is drained */
+    struct resp *early; /* an answer decided from the headers, sent once the body is drained */
+    bool sink_failed;   /* the upload's sink refused more: the rest is drained */
+    /* a request served on a password thread: its connection (suspended
+     * meanwhile), and the answer that thread made, sent once resumed */
+    struct kdfpool_job job;
+    struct MHD_Connection *conn;
+    struct resp *later;
 };
 
 static const struct config *g_cfg; /* configuration: read-only after start */
@@ -109,9 +123,8 @@ static struct MHD_Response *stream_response(struct resp *rs)
     struct resp_stream *st = xmalloc(sizeof *st);
     *st = rs->stream;
     memset(&rs->stream, 0, sizeof rs->stream); /* the response owns it now */
-    struct MHD_Response *r =
-        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, (size_t)64 * 1024, stream_read, st,
-                                          stream_done);
+    struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, (size_t)64 * 1024,
+                                                               stream_read, st, stream_done);
     if (!r)
         stream_done(st);
     return r;
@@ -158,8 +171,7 @@ static enum MHD_Result queue(struct MHD_Connection *c, struct pending *p, struct
         r = stream_response(rs);
     } else if (rs->file.set && rs->file.length > 0 && !rs->err.status && status) {
         /* sent by sendfile from the descriptor, which the response now owns */
-        r = MHD_create_response_from_fd_at_offset64(rs->file.length, rs->file.fd,
-                                                   rs->file.offset);
+        r = MHD_create_response_from_fd_at_offset64(rs->file.length, rs->file.fd, rs->file.offset);
         if (r)
             rs->file.set = false;
     } else {
@@ -232,10 +244,10 @@ static enum MHD_Result answer_early(struct MHD_Connection *c, struct pending *p,
 /* Whether a body follows the headers, and its announced length (0: not said). */
 static bool body_coming(struct MHD_Connection *c, unsigned long long *len)
 {
-    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-                                                 MHD_HTTP_HEADER_CONTENT_LENGTH);
-    const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
-                                                 MHD_HTTP_HEADER_TRANSFER_ENCODING);
+    const char *cl =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const char *te =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
     *len = cl ? strtoull(cl, NULL, 10) : 0;
     return *len > 0 || (te && strcasestr(te, "chunked"));
 }
@@ -291,7 +303,8 @@ static enum MHD_Result answer_static(struct MHD_Connection *c, struct pending *p
 {
     struct req *rq = p->rq;
     struct static_file f;
-    const char *inm = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
+    const char *inm =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_IF_NONE_MATCH);
     static_open(g_cfg->portal_dir, rq->path, inm, &f);
     if (f.status == 404)
         return answer_early(c, p, PROBLEM_NO_PAGE, NULL);
@@ -313,6 +326,92 @@ static enum MHD_Result answer_static(struct MHD_Connection *c, struct pending *p
     p->status = f.status;
     p->answered = true;
     return ok;
+}
+
+/* ---- password work, on the password threads ------------------------------------ */
+
+/* The pending request a job is embedded in. */
+static struct pending *job_pending(struct kdfpool_job *job)
+{
+    return (struct pending *)(void *)((char *)job - offsetof(struct pending, job));
+}
+
+/*
+ * Hand the answer over and resume. After MHD_resume_connection the request is
+ * libmicrohttpd's again (an HTTP thread may send and free it at once): nothing
+ * of p is touched after. The daemon's ITC wakes the worker that owns it.
+ */
+static void job_answer(struct pending *p, struct resp *rs)
+{
+    p->later = rs;
+    MHD_resume_connection(p->conn);
+}
+
+static void job_run(struct kdfpool_job *job)
+{
+    struct pending *p = job_pending(job);
+    struct req *rq = p->rq;
+    struct resp *rs = xcalloc(1, sizeof *rs);
+    /* the password thread's own connections (threaddb: opened on first use) */
+    rq->db = threaddb_primary();
+    rq->rdb = rq->db;
+    log_set_request(rq->request_id, NULL);
+    dispatch(rq, rs, g_cfg);
+    log_set_request(NULL, NULL);
+    job_answer(p, rs);
+}
+
+/* The server stops before the job ran: the answer of any request refused then. */
+static void job_cancel(struct kdfpool_job *job)
+{
+    struct resp *rs = xcalloc(1, sizeof *rs);
+    api_problem(rs, PROBLEM_SHUTTING_DOWN, NULL);
+    rs->err.retry_after = 1;
+    job_answer(job_pending(job), rs);
+}
+
+/* Whether the request's handler runs the KDF (a PATCH of a user: only with a password). */
+static bool needs_password_thread(const struct req *rq)
+{
+    unsigned f = rq->route ? rq->route->flags : 0;
+    if (!(f & RF_PASSWORD))
+        return false;
+    if (!(f & RF_PASSWORD_IF_SET))
+        return true;
+    json_t *b = rq->body ? json_loadb(rq->body, rq->body_len, 0, NULL) : NULL;
+    bool set = json_is_object(b) && json_object_get(b, "password");
+    json_decref(b);
+    return set;
+}
+
+/* Seconds a client refused for a full queue is told to wait: about the time
+ * the threads need to empty the queue, at ~50 ms a hash. */
+static int busy_retry_after(void)
+{
+    long per_thread = g_cfg->password_queue_length / (g_cfg->password_hash_concurrency * 20);
+    return per_thread < 1 ? 1 : (int)(per_thread > 60 ? 60 : per_thread);
+}
+
+/* Suspend the request and queue it for a password thread, or answer 503 at
+ * once when the queue is full: an HTTP thread never waits for a password. */
+static enum MHD_Result to_password_thread(struct MHD_Connection *c, struct pending *p)
+{
+    if (!kdfpool_reserve()) {
+        struct resp rs = {0};
+        int secs = busy_retry_after();
+        api_problem(&rs, PROBLEM_PASSWORD_BUSY, json_pack("{s:i}", "seconds", secs));
+        rs.err.retry_after = secs;
+        enum MHD_Result ok = queue(c, p, &rs);
+        resp_free(&rs);
+        return ok;
+    }
+    p->conn = c;
+    p->job.run = job_run;
+    p->job.cancel = job_cancel;
+    /* suspended before it is queued: the job may resume it at once */
+    MHD_suspend_connection(c);
+    kdfpool_push(&p->job);
+    return MHD_YES;
 }
 
 /* ---- the access handler --------------------------------------------------------- */
@@ -390,7 +489,8 @@ static enum MHD_Result on_headers(struct MHD_Connection *c, struct pending *p)
     char allow[64];
     const struct route *rt = NULL;
     p->slot = METRICS_SLOT_UNMATCHED(routes_count);
-    switch (router_match(routes, routes_count, rq->method, rq->path, rq, &rt, allow, sizeof allow)) {
+    switch (
+        router_match(routes, routes_count, rq->method, rq->path, rq, &rt, allow, sizeof allow)) {
     case ROUTE_NO_PATH:
         return refuse(c, p, PROBLEM_NO_ENDPOINT, NULL);
     case ROUTE_NO_METHOD:
@@ -400,7 +500,8 @@ static enum MHD_Result on_headers(struct MHD_Connection *c, struct pending *p)
     }
     rq->route = rt;
     p->slot = router_index(rt);
-    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    const char *cl =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
     if (cl && strtoull(cl, NULL, 10) > (unsigned long long)body_limit(rq))
         return refuse(c, p, PROBLEM_BODY_TOO_LARGE, NULL);
     if ((rt->flags & RF_BODY) && !is_type(rq->content_type, "application/json"))
@@ -414,9 +515,8 @@ static enum MHD_Result on_headers(struct MHD_Connection *c, struct pending *p)
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size,
-                                  void **req_cls)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **req_cls)
 {
     (void)cls;
     (void)version;
@@ -432,6 +532,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     if (p->answered) {
         *upload_data_size = 0; /* discard the body of an answered request */
         return MHD_YES;
+    }
+    if (p->later) { /* resumed: a password thread made the answer */
+        struct resp *rs = p->later;
+        p->later = NULL;
+        enum MHD_Result ok = queue(c, p, rs);
+        resp_free(rs);
+        free(rs);
+        return ok;
     }
     struct req *rq = p->rq;
     if (p->early) {
@@ -488,6 +596,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     }
     if (p->too_big)
         return answer_early(c, p, PROBLEM_BODY_TOO_LARGE, NULL);
+    if (needs_password_thread(rq))
+        return to_password_thread(c, p);
     struct resp rs = {0};
     rq->db = threaddb_primary();
     rq->rdb = rq->db;
@@ -540,6 +650,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
     if (p->early) {
         resp_free(p->early);
         free(p->early);
+    }
+    if (p->later) { /* resumed, but the connection closed before it was sent */
+        resp_free(p->later);
+        free(p->later);
     }
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
@@ -602,24 +716,28 @@ struct http_server *http_start(const struct config *cfg)
         log_error("AIDC_LISTEN: \"%s\" is not a numeric IPv4 or IPv6 address", cfg->listen_host);
         return NULL;
     }
-    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG;
+    /* ALLOW_SUSPEND_RESUME for the password threads; ITC (already on) is what
+     * lets another thread's MHD_resume_connection wake an idle worker */
+    unsigned flags =
+        MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
     if (ss.ss_family == AF_INET6)
         flags |= MHD_USE_IPv6;
     struct MHD_Daemon *d = MHD_start_daemon(
         flags, (uint16_t)cfg->listen_port, intake_accept_policy, NULL, on_request, NULL,
-        MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, NULL,
-        MHD_OPTION_UNESCAPE_CALLBACK, intake_unescape, NULL,
-        MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&ss,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->threads,
-        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->http_idle_timeout_seconds,
+        MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, NULL, MHD_OPTION_UNESCAPE_CALLBACK,
+        intake_unescape, NULL, MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&ss,
+        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->threads, MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->http_idle_timeout_seconds,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)cfg->max_header_bytes,
         MHD_OPTION_NOTIFY_CONNECTION, intake_on_connection, NULL,
-        MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1,
-        MHD_OPTION_END);
+        MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
     if (!d) {
         log_error("cannot listen on %s (address in use or not permitted?)", cfg->listen);
+        return NULL;
+    }
+    if (!kdfpool_start(cfg->password_hash_concurrency, cfg->password_queue_length)) {
+        MHD_stop_daemon(d);
         return NULL;
     }
     struct http_server *srv = xcalloc(1, sizeof *srv);
@@ -673,6 +791,9 @@ void http_stop(struct http_server *srv)
 {
     if (!srv)
         return;
+    /* before the daemon: every suspended request is resumed (answered 503 if
+     * its job never ran) while the daemon can still take it back */
+    kdfpool_stop();
     MHD_stop_daemon(srv->d);
     ratelimit_free();
     free(srv);

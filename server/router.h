@@ -17,33 +17,38 @@
 typedef int (*route_handler)(struct req *rq, struct resp *rs);
 
 enum route_flags {
-    RF_PUBLIC = 1u << 0,      /* no authentication */
-    RF_ANY_USER = 1u << 1,    /* any authenticated user (the handler narrows) */
+    RF_PUBLIC = 1u << 0,        /* no authentication */
+    RF_ANY_USER = 1u << 1,      /* any authenticated user (the handler narrows) */
     RF_OPTIONAL_AUTH = 1u << 2, /* use credentials when valid, never 401 */
-    RF_BODY = 1u << 3,        /* takes a JSON object body */
-    RF_CREATES = 1u << 4,     /* creates something: honours Idempotency-Key */
-    RF_NO_DB = 1u << 5,       /* needs no database transaction */
-    RF_NO_TX = 1u << 6,       /* the handler runs its statements alone (no request transaction) */
-    RF_INGEST = 1u << 7,      /* body is JSON or NDJSON, up to AIDC_AUDIT_INGEST_MAX_BYTES */
-    RF_AUDIT_READ = 1u << 8,  /* reads audit data: the read itself is an audit event */
-    RF_REPLICA = 1u << 9,     /* its heavy reads may go to AIDC_READ_DATABASE_URL (rq->rdb) */
+    RF_BODY = 1u << 3,          /* takes a JSON object body */
+    RF_CREATES = 1u << 4,       /* creates something: honours Idempotency-Key */
+    RF_NO_DB = 1u << 5,         /* needs no database transaction */
+    RF_NO_TX = 1u << 6,         /* the handler runs its statements alone (no request transaction) */
+    RF_INGEST = 1u << 7,        /* body is JSON or NDJSON, up to AIDC_AUDIT_INGEST_MAX_BYTES */
+    RF_AUDIT_READ = 1u << 8,    /* reads audit data: the read itself is an audit event */
+    RF_REPLICA = 1u << 9,       /* its heavy reads may go to AIDC_READ_DATABASE_URL (rq->rdb) */
     /* takes a body of any type and size (up to AIDC_FILES_MAX_UPLOAD_BYTES), streamed:
      * `begin` runs once the headers are in (admitted like the handler) and sets
      * rq->sink; the handler runs once the body is written */
     RF_UPLOAD = 1u << 10,
+    /* runs the password KDF (scrypt): served on the password threads
+     * (server/kdfpool.h), its connection suspended meanwhile */
+    RF_PASSWORD = 1u << 11,
+    /* with RF_PASSWORD: only when the body has a "password" member */
+    RF_PASSWORD_IF_SET = 1u << 12,
 };
 
 struct route {
     const char *method;
     const char *pattern;
     route_handler handler;
-    const char *action;   /* audit/metrics name, e.g. "project.create" */
+    const char *action;    /* audit/metrics name, e.g. "project.create" */
     unsigned global_roles; /* enum global_role bits that may call it */
     int tenant_role;       /* minimum enum tenant_role in {tenant}; TR_NONE = none */
     unsigned scope;        /* token scope needed (0 = any token) */
     unsigned flags;
-    const char *query;     /* accepted query arguments, comma-separated */
-    route_handler begin;   /* RF_UPLOAD: prepares the body's way (rq->sink) */
+    const char *query;   /* accepted query arguments, comma-separated */
+    route_handler begin; /* RF_UPLOAD: prepares the body's way (rq->sink) */
 };
 
 extern const struct route routes[];

@@ -80,6 +80,8 @@ export default {
   'err.server.shutting_down': ['the server is shutting down; retry', '服务器正在关闭，请重试'],
   'err.server.database_unavailable': ['the database is unavailable; retry shortly', '数据库暂不可用，请稍后重试'],
   'err.server.contention': ['too much contention; retry', '并发冲突过多，请重试'],
+  'err.server.password_busy': ['too many password checks waiting; retry after {seconds} s',
+    '等待校验的密码过多，请在 {seconds} 秒后重试'],
   'err.server.internal': ['internal error; the server log has the details under this request_id',
     '内部错误；服务器日志中按此 request_id 记录了详情'],
   // authentication and authorization
