@@ -208,7 +208,9 @@ for f in "${EACH[@]}"; do
     for _ in $(seq "$SEARCH_EACH"); do
         curl -s -o "$TMP/resp" -w '%{time_total}\n' -H "Authorization: Bearer $TOKEN" \
             "$BASE/api/v1/audit/events?limit=50&$f"
-    done | sort -g | awk -v f="$f" -v n="$(jq '.items | length' "$TMP/resp" 2>/dev/null || echo '?')" \
+    done > "$TMP/each"
+    n=$(jq '.items | length' "$TMP/resp" 2>/dev/null || echo '?')
+    sort -g "$TMP/each" | awk -v f="$f" -v n="$n" \
         '{ v[NR] = $1 * 1000 } END { printf "  %-62s %6.1f / %6.1f / %6.1f  (%s)\n", f,
            v[int((NR + 1) / 2)], v[int(NR * 0.99 + 0.999)], v[NR], n }' | tee -a "$OUT/search-each.out"
 done
