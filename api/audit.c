@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* 1 to 18 digits: a bigint PostgreSQL takes. */
 static bool small_number(const char *s)
@@ -71,6 +72,43 @@ static void audit_read(struct resp *rs, const struct req *rq, const char *what, 
     resp_audit(rs, "audit_log", what, d);
 }
 
+/*
+ * A search given neither from nor to covers the last AUDIT_WINDOW_DAYS days,
+ * counted from the start of the current hour: over millions of events an
+ * unbounded search of a common word or a network read every match. The hour
+ * keeps the window of one search's pages the same; the answer names it, and
+ * an explicit from (any time before) widens it.
+ */
+#define AUDIT_WINDOW_DAYS 30
+
+struct window {
+    char from[32];
+    bool is_default;
+};
+
+/* Fill in the default window when from and to are both absent. */
+static void window_default(const char **from, const char *to, struct window *w)
+{
+    w->is_default = !*from && !to;
+    w->from[0] = '\0';
+    if (!w->is_default)
+        return;
+    time_t start = time(NULL) / 3600 * 3600 - (time_t)AUDIT_WINDOW_DAYS * 86400;
+    struct tm tm;
+    if (!gmtime_r(&start, &tm) || !strftime(w->from, sizeof w->from, "%Y-%m-%dT%H:%M:%SZ", &tm)) {
+        w->is_default = false; /* not reached: then no window, as before */
+        return;
+    }
+    *from = w->from;
+}
+
+/* "window": the time range searched, and whether it was the default one. */
+static json_t *window_json(const char *from, const char *to, const struct window *w)
+{
+    return json_pack("{s:{s:s?, s:s?, s:b}}", "window", "from", from, "to", to, "default",
+                     w->is_default);
+}
+
 /* A search of either kind: the filter is parsed already, query runs one page. */
 typedef int (*search_fn)(struct db *db, const void *filter, const char *after_ts,
                          const char *after_id, int limit, struct db_rows *out);
@@ -88,23 +126,28 @@ static int search_commands(struct db *db, const void *f, const char *ts, const c
 }
 
 static int search_page(struct req *rq, struct resp *rs, search_fn query, const void *filter,
-                       const char *what)
+                       const char *what, json_t *window)
 {
     struct page pg;
     char *ts = NULL, *id = NULL;
     int e = paging_parse(rq, rs, &pg);
-    if (e)
+    if (e) {
+        json_decref(window);
         return e;
-    if (pg.after && !cursor_split(pg.after, &ts, &id))
+    }
+    if (pg.after && !cursor_split(pg.after, &ts, &id)) {
+        json_decref(window);
         return bad_cursor(rs, &pg);
+    }
     e = db_custom_plans(rq->rdb);
     if (!e)
         e = query(rq->rdb, filter, ts, id, pg.limit + 1, &pg.rows);
     if (!e) {
         int n = (int)json_array_size(pg.rows.items);
-        e = paging_page(rs, &pg);
+        e = paging_page_with(rs, &pg, json_incref(window));
         audit_read(rs, rq, what, json_pack("{s:i}", "returned", n > pg.limit ? pg.limit : n));
     }
+    json_decref(window);
     paging_free(&pg);
     return e;
 }
@@ -114,14 +157,22 @@ int api_audit_events(struct req *rq, struct resp *rs)
     struct db_audit_filter f;
     char prefix[512];
     int e = auditfilter_events(rq, rs, &f, prefix, sizeof prefix);
-    return e ? e : search_page(rq, rs, search_events, &f, "events");
+    if (e)
+        return e;
+    struct window w;
+    window_default(&f.from, f.to, &w);
+    return search_page(rq, rs, search_events, &f, "events", window_json(f.from, f.to, &w));
 }
 
 int api_audit_commands(struct req *rq, struct resp *rs)
 {
     struct db_audit_cmd_filter f;
     int e = auditfilter_commands(rq, rs, &f);
-    return e ? e : search_page(rq, rs, search_commands, &f, "commands");
+    if (e)
+        return e;
+    struct window w;
+    window_default(&f.from, f.to, &w);
+    return search_page(rq, rs, search_commands, &f, "commands", window_json(f.from, f.to, &w));
 }
 
 int api_audit_export(struct req *rq, struct resp *rs)

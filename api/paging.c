@@ -78,13 +78,16 @@ int paging_parse_keyed(const struct req *rq, struct resp *rs, struct page *pg)
     return 0;
 }
 
-int paging_page_without(struct resp *rs, const struct page *pg, const char *const *drop)
+/* The answer from pg's rows; extra's members (its reference taken) join items and next_cursor. */
+static int answer(struct resp *rs, const struct page *pg, const char *const *drop, json_t *extra)
 {
     const struct db_rows *rows = &pg->rows;
     size_t n = json_array_size(rows->items);
     json_t *items = json_array();
-    if (!items)
+    if (!items) {
+        json_decref(extra);
         return AIDC_EINTERNAL;
+    }
     for (size_t i = 0; i < n && i < (size_t)pg->limit; i++) {
         json_t *row = json_array_get(rows->items, i);
         json_t *o = drop ? json_deep_copy(row) : json_incref(row);
@@ -92,6 +95,7 @@ int paging_page_without(struct resp *rs, const struct page *pg, const char *cons
             (void)json_object_del(o, drop[k]); /* -1: it was not there */
         if (!o || json_array_append_new(items, o) != 0) {
             json_decref(items);
+            json_decref(extra);
             return AIDC_EINTERNAL;
         }
     }
@@ -100,6 +104,7 @@ int paging_page_without(struct resp *rs, const struct page *pg, const char *cons
         const char *key = json_string_value(json_array_get(rows->keys, (size_t)pg->limit - 1));
         if (!key) {
             json_decref(items);
+            json_decref(extra);
             return AIDC_EINTERNAL;
         }
         size_t kl = strlen(key);
@@ -108,7 +113,25 @@ int paging_page_without(struct resp *rs, const struct page *pg, const char *cons
         next = json_string(enc);
         free(enc);
     }
-    return resp_json(rs, MHD_HTTP_OK, json_pack("{s:o, s:o}", "items", items, "next_cursor", next));
+    json_t *body = json_pack("{s:o, s:o}", "items", items, "next_cursor", next);
+    if (body && extra && json_object_update(body, extra) != 0) {
+        json_decref(body);
+        body = NULL;
+    }
+    json_decref(extra);
+    if (!body)
+        return AIDC_EINTERNAL;
+    return resp_json(rs, MHD_HTTP_OK, body);
+}
+
+int paging_page_without(struct resp *rs, const struct page *pg, const char *const *drop)
+{
+    return answer(rs, pg, drop, NULL);
+}
+
+int paging_page_with(struct resp *rs, const struct page *pg, json_t *extra)
+{
+    return answer(rs, pg, NULL, extra);
 }
 
 int paging_page(struct resp *rs, const struct page *pg)

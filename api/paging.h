@@ -34,6 +34,8 @@ void paging_free(struct page *pg);
  * more, next_cursor from the last one's key.
  */
 int paging_page(struct resp *rs, const struct page *pg);
+/* As paging_page, with the members of extra (its reference taken) in the answer. */
+int paging_page_with(struct resp *rs, const struct page *pg, json_t *extra);
 /* As paging_page, without the keys in drop (NULL-terminated) in any item. */
 int paging_page_without(struct resp *rs, const struct page *pg, const char *const *drop);
 /*
