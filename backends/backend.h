@@ -23,6 +23,8 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 /* A cluster as the backends see it. */
@@ -54,11 +56,11 @@ struct backend_job {
     const char *project;
     const char *user;
     const char *name;
-    const char *image;     /* may be NULL; pinned to its digest when aidc knows the image */
+    const char *image; /* may be NULL; pinned to its digest when aidc knows the image */
     /* the same image by tag (host/repository:tag), for runtimes that cannot pull by
      * digest (enroot/pyxis); NULL when aidc does not know the image */
     const char *image_tagged;
-    const char *image_digest;   /* the digest checked at submission, or NULL */
+    const char *image_digest; /* the digest checked at submission, or NULL */
     /* the registry the catalog names for image (its URL and credentials_ref; "" for
      * anonymous), NULL when the image is of no registry */
     const char *image_registry;
@@ -68,17 +70,17 @@ struct backend_job {
     long long tenant_number;
     const json_t *command; /* array of strings, or NULL when script is set */
     const char *script;
-    const json_t *env;     /* object of strings */
+    const json_t *env; /* object of strings */
     /* the storage spaces it mounts, as submitted (storage/jobmount.h; checked again by
      * the backend with jobmount_parse): an array, NULL or empty for none */
     const json_t *mounts;
     int gpus;
-    const char *gpu_type;  /* NULL for CPU-only */
+    const char *gpu_type;   /* NULL for CPU-only */
     const int *gpu_indexes; /* where aidc assigns GPUs: the indexes to expose */
     size_t ngpu_indexes;
     int cpus, memory_gib, nodes;
     int time_limit_minutes;
-    int grace_seconds;     /* SIGTERM to SIGKILL, on time limit, cancel and preemption */
+    int grace_seconds; /* SIGTERM to SIGKILL, on time limit, cancel and preemption */
     bool preemptible;
     /*
      * An interactive session's run (docs/sessions.md): its command starts an
@@ -102,7 +104,7 @@ struct backend_job {
      * job until its other dependencies hold). Other backends never get one.
      */
     const char *dependency;
-    const char *priority;  /* high, normal, low */
+    const char *priority; /* high, normal, low */
     /*
      * An earlier delivery of this run may have reached the cluster (aidcd
      * died before recording it): look for the run before submitting again.
@@ -114,8 +116,8 @@ struct backend_job {
 
 /* A run's outputs (see backend_ops.outputs). */
 struct backend_outputs {
-    int work_fd;  /* the job's own directory, or -1 */
-    int logs_fd;  /* where its stdout and stderr are, or -1 */
+    int work_fd; /* the job's own directory, or -1 */
+    int logs_fd; /* where its stdout and stderr are, or -1 */
     char stdout_name[160], stderr_name[160];
     /* files in work_fd are the job's: read as this uid and gid (-1: as aidcd) */
     long long uid, gid;
@@ -127,16 +129,16 @@ enum backend_state {
     BS_RUNNING,
     BS_SUCCEEDED,
     BS_FAILED,
-    BS_STOPPED,     /* ended because aidc stopped it (cancel, preemption) */
+    BS_STOPPED, /* ended because aidc stopped it (cancel, preemption) */
 };
 
 struct backend_status {
-    int state;           /* enum backend_state */
-    time_t started_at;   /* 0 when not known */
+    int state;         /* enum backend_state */
+    time_t started_at; /* 0 when not known */
     time_t finished_at;
-    int exit_code;       /* -1 when none (killed by a signal, or not ended) */
-    int restarts;        /* times the cluster requeued the job by itself (Slurm's restart_cnt) */
-    char reason[128];    /* e.g. "time limit", "killed by signal 9", "executor lost" */
+    int exit_code;    /* -1 when none (killed by a signal, or not ended) */
+    int restarts;     /* times the cluster requeued the job by itself (Slurm's restart_cnt) */
+    char reason[128]; /* e.g. "time limit", "killed by signal 9", "executor lost" */
     /* an ended run's use (the local executor's cgroups): CPU seconds, peak memory
      * bytes, -1 each where not measured; has_usage false: nothing measured */
     bool has_usage;
@@ -199,7 +201,8 @@ struct backend_node {
     bool usable;
 };
 
-/* Whether s can name a node: [A-Za-z0-9][A-Za-z0-9._-]{0,252} (host names, Slurm and Kubernetes). */
+/* Whether s can name a node: [A-Za-z0-9][A-Za-z0-9._-]{0,252} (host names, Slurm and Kubernetes).
+ */
 bool backend_node_name_valid(const char *s);
 
 /* Release call's requests (accepts NULL); call is zeroed. */
@@ -285,8 +288,8 @@ struct backend_ops {
      * the call): what a GPU fault may name. 0, or an error with err.
      */
     int (*nodes)(const struct backend_cluster *c,
-                 void (*report)(void *arg, const struct backend_node *node), void *arg,
-                 char *err, size_t errsz);
+                 void (*report)(void *arg, const struct backend_node *node), void *arg, char *err,
+                 size_t errsz);
     /*
      * Take node out of service (on: Slurm's DRAIN, a Kubernetes cordon) or
      * give it back (off) after GPU faults; reason says why, for the cluster's
@@ -313,9 +316,8 @@ struct backend_ops {
      * Service. 0; AIDC_ENOTFOUND while the run has not said (yet); another
      * error with err. NULL: the backend cannot run sessions.
      */
-    int (*app_endpoint)(const struct backend_cluster *c, const char *job_id,
-                        const char *backend_id, struct backend_endpoint *out, char *err,
-                        size_t errsz);
+    int (*app_endpoint)(const struct backend_cluster *c, const char *job_id, const char *backend_id,
+                        struct backend_endpoint *out, char *err, size_t errsz);
     /* Most nodes one job may span (0: no limit of the backend's own). */
     int max_nodes;
     /*
@@ -341,5 +343,12 @@ int backend_tail_file(const char *dir, const char *name, int tail, char **text, 
 
 /* The backend for a cluster kind, or NULL when this build has none. */
 const struct backend_ops *backend_find(const char *kind);
+
+/* Tests' fault injection: whether AIDC_FAULT names this fault. */
+static inline bool backend_fault(const char *name)
+{
+    const char *f = getenv("AIDC_FAULT");
+    return f && strcmp(f, name) == 0;
+}
 
 #endif

@@ -292,7 +292,7 @@ static int submit(const struct backend_cluster *c, const struct backend_job *job
         e = session_service(c, ns, name, job, uid, call, err, errsz);
     if (!e)
         snprintf(backend_id, idsz, "%s/%s", ns, name);
-    if (!e && getenv("AIDC_FAULT") && strcmp(getenv("AIDC_FAULT"), "after_backend_submit") == 0)
+    if (!e && backend_fault("after_backend_submit"))
         _exit(99); /* tests: die between the API server's accept and aidc's commit */
     return e;
 }

@@ -537,12 +537,10 @@ static int submit(const struct backend_cluster *c, const struct backend_job *job
     if (e && !err[0])
         snprintf(err, errsz, "POST job/submit: no job_id in the answer");
     slurmrest_answer_free(&a);
-    if (!e && getenv("AIDC_FAULT") && strcmp(getenv("AIDC_FAULT"), "after_backend_submit") == 0)
+    if (!e && backend_fault("after_backend_submit"))
         _exit(99); /* tests: die between Slurm's accept and aidc's commit */
-    /* tests: Slurm took the job but its answer never came (a cut connection): the retry
-     * must find and adopt it */
-    if (!e && !job->retry && getenv("AIDC_FAULT") &&
-        strcmp(getenv("AIDC_FAULT"), "lose_submit_answer") == 0) {
+    /* tests: Slurm took the job but its answer was lost: the retry must adopt it */
+    if (!e && !job->retry && backend_fault("lose_submit_answer")) {
         snprintf(err, errsz, "test fault: the answer of POST job/submit was lost");
         e = AIDC_EUNAVAIL;
     }
@@ -675,8 +673,7 @@ static int poll_changed(const struct backend_cluster *c, time_t since,
     char path[64];
     snprintf(path, sizeof path, "jobs?update_time=%lld", (long long)(since > 0 ? since : 0));
     long status = 0;
-    int e = slurmrest_list(&t, path, "jobs", poll_one, &p, &status, err, errsz);
-    return e ? AIDC_EUNAVAIL : 0;
+    return slurmrest_list(&t, path, "jobs", poll_one, &p, &status, err, errsz) ? AIDC_EUNAVAIL : 0;
 }
 
 static int inventory(const struct backend_cluster *c, struct backend_resource *out, size_t max,
