@@ -21,6 +21,8 @@ enum {
     DONE,        /* after the object's '}' */
 };
 
+static bool fail(struct jsonsplit *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 static bool fail(struct jsonsplit *s, const char *fmt, ...)
 {
     va_list ap;

@@ -39,7 +39,7 @@ struct deliverpool *deliverpool_new(const char *url, const char *name, int threa
     struct deliverpool *p = xcalloc(1, sizeof *p);
     p->threads = threads < 1 ? 1 : threads;
     p->per_key = per_key < 1 ? 1 : per_key;
-    p->dbs = xcalloc((size_t)p->threads, sizeof *p->dbs);
+    p->dbs = xcalloc((size_t)p->threads, sizeof(struct db *));
     for (int i = 1; i < p->threads; i++) {
         char *app = xasprintf("aidcd-%s-%d", name, i);
         p->dbs[i - 1] = db_open(url, app);
