@@ -88,6 +88,7 @@ for c in wrk curl jq; do command -v "$c" >/dev/null || die "$c not found (deploy
 mkdir -p "$OUT"
 rm -f "$OUT"/*.out "$OUT"/*.log
 TMP=$(mktemp -d /tmp/aidc-bench-jobs.XXXXXX)
+chmod 711 "$TMP" # the local executor's jobs pass through it to AIDC_DATA_DIR
 AIDCD_PID=
 
 # shellcheck source=tests/bench/lib.sh

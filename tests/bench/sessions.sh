@@ -79,6 +79,7 @@ command -v slirp4netns >/dev/null || die "no slirp4netns: the local executor for
 mkdir -p "$OUT"
 rm -f "$OUT"/*.out "$OUT"/*.log
 TMP=$(mktemp -d /tmp/aidc-bench-sessions.XXXXXX)
+chmod 711 "$TMP" # the local executor's jobs pass through it to AIDC_DATA_DIR
 # the sessions' jobs run as the tenant's uid and must pass through to their directories
 chmod 711 "$TMP"
 AIDCD_PID=

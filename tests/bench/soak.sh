@@ -81,6 +81,7 @@ for c in wrk curl jq cmake; do command -v "$c" >/dev/null || die "$c not found (
 mkdir -p "$OUT"
 rm -f "$OUT"/*.out "$OUT"/*.log "$OUT"/*.tsv
 TMP=$(mktemp -d /tmp/aidc-soak.XXXXXX)
+chmod 711 "$TMP" # the local executor's jobs pass through it to AIDC_DATA_DIR
 AIDCD_PID='' WRK_PID=''
 
 # shellcheck source=tests/bench/lib.sh
