@@ -160,6 +160,9 @@ static const struct setting settings[] = {
      "(0 = never)"},
     {"AIDC_ADMISSION_INTERVAL_MS", T_INT, OFF(admission_interval_ms), "10000", 20, 3600000,
      "admission runs on every submit and job end, and at least this often"},
+    {"AIDC_ADMISSION_COALESCE_MS", T_INT, OFF(admission_coalesce_ms), "20", 0, 1000,
+     "a pass woken this soon after the last one started waits out the rest: one pass per "
+     "burst of submits (0 = a pass per wake-up)"},
     {"AIDC_SYNC_INTERVAL_MS", T_INT, OFF(sync_interval_ms), "2000", 20, 3600000,
      "how often the syncer asks the clusters what became of their jobs"},
     {"AIDC_INVENTORY_INTERVAL_SECONDS", T_INT, OFF(inventory_interval_seconds), "60", 1, 86400,

@@ -58,6 +58,7 @@ struct config {
     int dispatch_per_cluster; /* ... of which to one cluster */
     int starvation_seconds;
     int admission_interval_ms;
+    int admission_coalesce_ms;
     int sync_interval_ms;
     int inventory_interval_seconds;
     char *audit_key_file; /* "" = checkpoints unsigned */

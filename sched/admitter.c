@@ -10,6 +10,7 @@
 #include "../db/pgarray.h"
 #include "../db/sched.h"
 #include "../db/schedsnap.h"
+#include "../db/worker.h"
 #include "../lib/config.h"
 #include "../lib/err.h"
 #include "../lib/log.h"
@@ -17,7 +18,6 @@
 #include "admission.h"
 #include "idmap.h"
 #include "schedstats.h"
-#include "../db/worker.h"
 
 #include <jansson.h>
 #include <math.h>
@@ -135,8 +135,8 @@ static void build_clusters(struct build *b, const struct db_snapshot *d)
             b->cl[c].options = json_object();
         cl->down = !row->healthy || !b->cl[c].ops;
         cl->max_nodes = b->cl[c].ops ? b->cl[c].ops->max_nodes : 0;
-        json_int_t maxtl = json_integer_value(json_object_get(b->cl[c].options,
-                                                              "max_time_limit_minutes"));
+        json_int_t maxtl =
+            json_integer_value(json_object_get(b->cl[c].options, "max_time_limit_minutes"));
         cl->max_time_limit_s = maxtl > 0 && maxtl < 1000000 ? (int)maxtl * 60 : 0;
     }
     for (size_t i = 0; i < d->inventory.n; i++) {
@@ -622,23 +622,54 @@ int admitter_pass(struct db *db, const struct config *cfg, struct admitter_stats
     return e;
 }
 
+/* The worker's state between passes: when the last one started. */
+struct admitter_run {
+    const struct config *cfg;
+    double last_start;
+};
+
+/*
+ * One pass per burst: a pass woken by a notification less than
+ * admission_coalesce_ms after the last one started waits out the rest of that
+ * time, then takes the notifications that came meanwhile (their commits are
+ * visible to the snapshot that follows). A burst of submits costs a pass every
+ * coalesce_ms instead of one reload of the whole queue per commit; a lone
+ * submit after a quiet spell is looked at at once.
+ */
+static void coalesce(struct db *db, struct admitter_run *run)
+{
+    double gap_s = run->cfg->admission_coalesce_ms / 1000.0;
+    double wait_s = run->last_start + gap_s - now_s();
+    if (wait_s <= 0 || wait_s > gap_s)
+        return;
+    struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)(wait_s * 1e9)};
+    nanosleep(&ts, NULL);
+    (void)db_wait(db, 0, -1); /* a failure shows in the pass's own statements */
+}
+
 static int round_fn(struct db *db, bool notified, void *arg)
 {
-    (void)notified;
+    struct admitter_run *run = arg;
+    if (notified)
+        coalesce(db, run);
+    run->last_start = now_s();
     struct admitter_stats st;
-    int e = admitter_pass(db, arg, &st);
+    int e = admitter_pass(db, run->cfg, &st);
     return e ? e : st.waits_pending > 0;
 }
 
 struct worker *admitter_start(const struct config *cfg)
 {
+    struct admitter_run *run = xcalloc(1, sizeof *run);
+    run->cfg = cfg;
     struct worker_spec spec = {
         .name = "admitter",
         .lead = WORKER_LEAD_ADMITTER,
         .channels = {"aidc_jobs", NULL},
         .interval_ms = cfg->admission_interval_ms,
         .round = round_fn,
-        .arg = (void *)cfg,
+        .arg = run,
+        .owns_arg = true,
     };
     return worker_start(cfg->worker_database_url, &spec);
 }

@@ -1,0 +1,142 @@
+/*
+ * test_admission_burst.c - one admission pass per burst of submits
+ * (AIDC_ADMISSION_COALESCE_MS, sched/admitter.c): a burst of submits costs a
+ * pass per coalescing window, not one reload of the whole queue per commit,
+ * and a lone submit after a quiet spell is still looked at at once.
+ *
+ * The jobs wait in a project whose quota allows none ({"jobs":{"limit":0}}):
+ * a pass that looked at a job wrote its reason ("submitted" until then). The
+ * timer's passes are pushed out of the way (AIDC_ADMISSION_INTERVAL_MS of
+ * ten minutes), so every pass counted in aidc_admission_passes_total was woken
+ * by a submit.
+ */
+#include "tests/support/client.h"
+#include "tests/support/harness.h"
+#include "tests/support/jobs.h"
+#include "tests/support/suite.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TENANT      "burst"
+#define COALESCE_MS 1000
+#define BURST       30
+
+static char *alice;
+
+static void setup(void)
+{
+    const char *env[] = {"AIDC_ADMISSION_COALESCE_MS=1000", "AIDC_ADMISSION_INTERVAL_MS=600000",
+                         "AIDC_SYNC_INTERVAL_MS=100", NULL};
+    harness_setup("admburst", env);
+    jobs_local_cluster("{\"a100\":4}");
+    alice = jobs_tenant_member(TENANT, "hold", "{\"gpu:a100\":{\"guaranteed\":4,\"limit\":4}}",
+                               "alice");
+    jobs_project_quota(TENANT, "hold", "{\"jobs\":{\"limit\":0}}");
+}
+
+static void teardown(void)
+{
+    free(alice);
+    harness_teardown();
+}
+
+static long passes(void)
+{
+    struct http_res r;
+    ck_assert_int_eq(reqj("GET", "/metrics", NULL, NULL, &r), 200);
+    const char *name = "\naidc_admission_passes_total ";
+    const char *at = strstr(r.body, name);
+    ck_assert_ptr_nonnull(at);
+    long n = strtol(at + strlen(name), NULL, 10);
+    http_res_free(&r);
+    return n;
+}
+
+static char *submit(int i)
+{
+    return jobs_submit(alice, TENANT,
+                       fmt("{\"project\":\"hold\",\"name\":\"b%02d\",\"cpus\":1,"
+                           "\"command\":[\"true\"]}",
+                           i));
+}
+
+/* Until the job's reason is no longer "submitted" (a pass looked at it); how long it took. */
+static double wait_looked_at(const char *id, double t0)
+{
+    double deadline = jobs_now() + 30;
+    for (;;) {
+        json_t *j = jobs_get(alice, TENANT, id);
+        const char *reason = json_string_value(json_object_get(j, "reason"));
+        bool seen = reason && strcmp(reason, "submitted") != 0;
+        json_decref(j);
+        if (seen)
+            return jobs_now() - t0;
+        ck_assert_msg(jobs_now() < deadline, "job %s still not looked at by admission", id);
+        jobs_nap_ms(20);
+    }
+}
+
+/* Past the coalescing window of the last pass: the next submit finds a quiet admitter. */
+static void quiet(void)
+{
+    jobs_nap_ms(COALESCE_MS + 300);
+}
+
+START_TEST(a_burst_costs_a_pass_per_window)
+{
+    quiet();
+    long p0 = passes();
+    double t0 = jobs_now();
+    char *ids[BURST];
+    for (int i = 0; i < BURST; i++)
+        ids[i] = submit(i);
+    for (int i = 0; i < BURST; i++)
+        (void)wait_looked_at(ids[i], t0);
+    double took = jobs_now() - t0;
+    long n = passes() - p0;
+    /* one pass at once, then at most one per window; a pass per commit would be ~BURST */
+    long most = (long)(took * 1000.0 / COALESCE_MS) + 2;
+    fprintf(stderr, "burst: %d submits and their reasons in %.2f s, %ld passes (at most %ld)\n",
+            BURST, took, n, most);
+    ck_assert_msg(n >= 1 && n <= most, "%ld passes for a burst of %d over %.2f s (at most %ld)", n,
+                  BURST, took, most);
+    for (int i = 0; i < BURST; i++)
+        free(ids[i]);
+}
+END_TEST
+
+START_TEST(a_lone_submit_is_looked_at_at_once)
+{
+    quiet();
+    long p0 = passes();
+    double t0 = jobs_now();
+    char *id = submit(99);
+    double took = wait_looked_at(id, t0);
+    fprintf(stderr, "lone submit: looked at after %.3f s\n", took);
+    /* a pass held back by the window would come COALESCE_MS after the last one */
+    ck_assert_msg(took * 1000.0 < COALESCE_MS, "a lone submit waited %.3f s for admission", took);
+    ck_assert_int_eq(passes() - p0, 1);
+    free(id);
+}
+END_TEST
+
+static Suite *burst_suite(void)
+{
+    Suite *s = suite_create("admission_burst");
+    TCase *tc = tcase_create("burst");
+    tcase_add_unchecked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, a_burst_costs_a_pass_per_window);
+    tcase_add_test(tc, a_lone_submit_is_looked_at_at_once);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    harness_require_pg();
+    return suite_run(burst_suite());
+}
