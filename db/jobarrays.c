@@ -39,10 +39,12 @@ static const struct db_stmt st_make = {
     "       SELECT id, tenant_id, NULL, 'queued', 'submitted' FROM t)"
     " SELECT count(*) FROM t",
     4};
+/* the tasks of an array being cancelled (migrations/0030) are ending: not counted */
 static const struct db_stmt st_open = {
     "jobarray_open",
     "SELECT count(*) FROM jobs WHERE tenant_id = $1::uuid AND array_parent IS NOT NULL"
-    " AND state IN ('queued', 'admitted', 'pending', 'running')",
+    " AND state IN ('queued', 'admitted', 'pending', 'running')"
+    " AND array_parent NOT IN (SELECT id FROM jobs WHERE array_cancel IS NOT NULL)",
     1};
 static const struct db_stmt st_task_waits = {
     "jobarray_task_waits",

@@ -41,7 +41,8 @@
  */
 int db_jobarray_make(struct db *db, const char *tenant_id, const char *parent_id, int count,
                      int max_parallel);
-/* How many tasks of tenant_id's arrays have not ended, into *n. */
+/* How many tasks of tenant_id's arrays have not ended, into *n (those of an array
+ * being cancelled aside: they are ending). */
 int db_jobarray_open_tasks(struct db *db, const char *tenant_id, long *n);
 /*
  * Whether job id of tenant_id is a queued task of a whole array: the cluster

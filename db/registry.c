@@ -5,6 +5,7 @@
 #include "allocations.h"
 #include "appsessions.h"
 #include "approvals.h"
+#include "arraycancel.h"
 #include "audit.h"
 #include "auditchain.h"
 #include "auditseal.h"
@@ -46,6 +47,7 @@ const struct db_stmt *const *const db_registry[] = {
     db_templates_stmts,
     db_efficiency_stmts,
     db_jobarrays_stmts,
+    db_arraycancel_stmts,
     db_notify_stmts,
     NULL,
 };

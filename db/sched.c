@@ -42,14 +42,21 @@ static const struct db_stmt st_outbox_release = {
 
 /* ---- decisions ---------------------------------------------------------------------- */
 
+/* An array's task only while its parent is still queued: the parent's row is
+ * locked (FOR SHARE, against its cancel) and read again, so that no task is
+ * admitted once its array's cancel has answered (migrations/0030). */
 static const struct db_stmt st_admit = {
     "sched_admit",
     "WITH x AS (SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::boolean[], $4::text[])"
     "             AS x(id, cluster, pre, idx)),"
+    " a AS (SELECT p.id FROM jobs p WHERE p.state = 'queued' AND p.id IN (SELECT t.array_parent"
+    "         FROM jobs t JOIN x ON t.id = x.id WHERE t.array_parent IS NOT NULL)"
+    "       FOR SHARE OF p),"
     " u AS (UPDATE jobs j SET state = 'admitted', cluster_id = x.cluster, preemptible = x.pre,"
     "         gpu_indexes = x.idx::int[], admitted_at = now(), reason = NULL,"
     "         estimated_start = NULL, updated_at = now()"
     "       FROM x WHERE j.id = x.id AND j.state = 'queued'"
+    "         AND (j.array_parent IS NULL OR j.array_parent IN (SELECT id FROM a))"
     "       RETURNING j.id, j.tenant_id, j.cluster_id, j.preemptible),"
     " e AS (INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason, details)"
     "       SELECT u.id, u.tenant_id, 'queued', 'admitted',"

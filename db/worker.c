@@ -27,8 +27,8 @@
 #define SCHEMA_CHECK_S 10 /* how often a worker checks the schema is still its binary's */
 
 static const char *const lead_names[WORKER_LEAD_COUNT] = {
-    "",        "admitter", "dispatcher", "syncer",  "meter", "sealer", "registry_sync",
-    "storage", "sessions", "efficiency", "notifier"};
+    "",        "admitter", "dispatcher", "syncer",   "meter",      "sealer", "registry_sync",
+    "storage", "sessions", "efficiency", "notifier", "arraycancel"};
 static atomic_int leading[WORKER_LEAD_COUNT];
 static atomic_ulong lead_changes[WORKER_LEAD_COUNT];
 static atomic_ulong rounds_failed[WORKER_LEAD_COUNT];

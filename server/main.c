@@ -24,6 +24,7 @@
 #include "../sched/dispatcher.h"
 #include "../sched/notifier.h"
 #include "../sched/sessionwatch.h"
+#include "../sched/arraycancel.h"
 #include "../sched/effwatch.h"
 #include "../sched/syncer.h"
 #include "../db/worker.h"
@@ -300,7 +301,7 @@ static int cmd_serve(struct config *cfg)
     struct worker *regsync = NULL;
     struct worker *storage = NULL;
     struct worker *sessions = NULL;
-    struct worker *effic = NULL, *notifier = NULL;
+    struct worker *effic = NULL, *notifier = NULL, *arrays = NULL;
     if (cfg->workers) {
         admitter = admitter_start(cfg);
         dispatcher = dispatcher_start(cfg);
@@ -312,8 +313,9 @@ static int cmd_serve(struct config *cfg)
         sessions = sessionwatch_start(cfg);
         effic = effwatch_start(cfg);
         notifier = notifier_start(cfg);
+        arrays = arraycancel_start(cfg);
         if (!admitter || !dispatcher || !syncer || !sealer || !meter || !regsync || !storage ||
-            !sessions || !effic || !notifier)
+            !sessions || !effic || !notifier || !arrays)
             log_error("a background worker did not start: jobs will not move");
     }
     struct sbuf line = SBUF_INIT;
@@ -342,6 +344,7 @@ static int cmd_serve(struct config *cfg)
     worker_stop(sessions);
     worker_stop(effic);
     worker_stop(notifier);
+    worker_stop(arrays);
     janitor_stop(jan);
     relay_stop(relay);
     http_stop(srv);

@@ -162,6 +162,13 @@ export default {
   'audit.seq': ['position {seq}', '序号 {seq}'],
   'audit.not_sealed': ['not chained yet (within seconds)', '尚未入链（数秒内完成）'],
   'audit.details': ['Details', '详情'],
+  // the time range a search covered (GET /audit/events and /audit/commands: "window")
+  'audit.window_default': ['Showing events of the last {days} days (since {from}).', '显示最近 {days} 天的记录（自 {from} 起）。'],
+  'audit.window_between': ['Showing events from {from} to {to}.', '显示 {from} 至 {to} 的记录。'],
+  'audit.window_since': ['Showing events since {from}.', '显示自 {from} 起的记录。'],
+  'audit.window_until': ['Showing events before {to}.', '显示 {to} 之前的记录。'],
+  'audit.window_all_time': ['Showing events of all time.', '显示全部时间的记录。'],
+  'audit.window_all': ['Search all time', '搜索全部时间'],
   // export
   'audit.export': ['Export', '导出'],
   'audit.export_lead': ['An export holds every event the search matches (not only those shown), oldest first with its chain hashes; an NDJSON export can be checked offline with "aidcd audit verify-export FILE". It is streamed: a wide time range takes a while, and your browser shows the download\'s progress.',

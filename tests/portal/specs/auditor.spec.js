@@ -4,7 +4,8 @@
 // what her search matches (NDJSON and CSV downloads, checked through the API first: a
 // refused export shows its reason in place, an expired session goes to sign-in). "Load
 // more" goes on with the search on screen, not the form as edited since, and keeps the
-// keyboard focus. The command log renders.
+// keyboard focus. The command log renders. A search says the time range it covered (the
+// API's default: the last 30 days) and can be widened to all time.
 const fs = require('fs');
 const { test, expect, world, login, visit, allowHttp, shot, checkA11y } = require('../fixtures');
 const { token, bearer } = require('../apicalls');
@@ -141,6 +142,31 @@ test('the command log renders and searches', async ({ page }) => {
   await page.getByRole('link', { name: 'Events' }).click();
   await expect(page.getByRole('heading', { level: 1 })).toHaveText('Audit');
   await expect(page.locator('#main[aria-busy="false"]')).toBeAttached();
+  await checkA11y(page);
+});
+
+test('a search says what time range it covered, and can search all time', async ({ page }) => {
+  await login(page, 'audrey');
+  const first = page.waitForResponse((r) => r.url().includes('/api/v1/audit/events?'));
+  await visit(page, '#/audit', 'audit-window');
+  const window = (await (await first).json()).window;
+  expect(window.default).toBe(true);
+  // the API's default window: the last 30 days, said above the results
+  const note = page.locator('[data-audit-window]');
+  await expect(note).toContainText('Showing events of the last 30 days');
+  const widen = note.getByRole('button', { name: 'Search all time' });
+  await expect(widen).toBeVisible();
+  const wide = page.waitForResponse((r) => r.url().includes('/api/v1/audit/events?') && r.url().includes('from=2000-01-01'));
+  await widen.click();
+  const answer = await wide;
+  expect(answer.status()).toBe(200);
+  expect((await answer.json()).window.default).toBe(false);
+  await expect(note).toContainText('Showing events since');
+  await expect(widen).toBeHidden();
+  await expect(page).toHaveURL(/#\/audit\?from=2000-01-01/);
+  // the command log says its window too
+  await visit(page, '#/audit?view=commands', 'audit-commands-window');
+  await expect(page.locator('[data-audit-window]')).toContainText('Showing events of the last 30 days');
   await checkA11y(page);
 });
 

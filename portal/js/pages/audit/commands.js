@@ -5,7 +5,7 @@ import { api } from '../../api.js';
 import { t, fmtTime } from '../../i18n.js';
 import { h, clear, field, section, table, showErrors, clearErrors } from '../../ui.js';
 import { pagedList, replaceHashQuery } from '../finance/common.js';
-import { timeField, readFilters, fillFilters } from './common.js';
+import { timeField, readFilters, fillFilters, windowNote } from './common.js';
 
 export const COMMAND_FILTERS = ['host', 'user', 'tenant', 'q', 'from', 'to', 'kind', 'job_id'];
 const KINDS = ['command', 'module', 'image_pull'];
@@ -33,8 +33,13 @@ export async function commandsPart(ctx) {
 
   // the filters are read when Search is pressed; "Load more" goes on with the
   // query of the search on screen (pagedList keeps it), not the form as edited since
+  // the time range the search on screen covered (the API's default: the last 30 days)
+  const note = windowNote(form, () => search());
   const paged = pagedList(
-    (cursor, query) => api.get('audit/commands', { ...query, limit: 50, cursor }),
+    (cursor, query) => api.get('audit/commands', { ...query, limit: 50, cursor }).then((page) => {
+      if (!cursor) note.show(page.window || null);
+      return page;
+    }),
     (_, all) => clear(paged.body, table([
       { label: t('audit.ran_at'), render: (c) => h('time', { datetime: ranAt(c) }, fmtTime(ranAt(c))) },
       { label: t('audit.host'), render: (c) => dash(c.host) },
@@ -74,5 +79,6 @@ export async function commandsPart(ctx) {
     h('p', { class: 'hint' }, t('audit.commands_lead')),
     form,
     h('h3', {}, t('audit.results')),
+    note.el,
     paged.el);
 }

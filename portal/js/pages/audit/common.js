@@ -1,7 +1,7 @@
 // audit/common.js - helpers of the audit views: time filters (the browser's
 // datetime-local controls <-> the API's RFC 3339), filter forms read into
 // query objects, and the outcome badge.
-import { t } from '../../i18n.js';
+import { t, fmtTime } from '../../i18n.js';
 import { h, field } from '../../ui.js';
 
 // A time filter (the browser's local time; sent as RFC 3339). Allowed to
@@ -67,4 +67,31 @@ export function viewNav(current) {
     h('ul', { class: 'actions', style: { listStyle: 'none', padding: '0', margin: '0 0 1rem' } },
       views.map(([id, href, key]) => h('li', {},
         h('a', { href, class: id === current ? 'button' : 'button secondary', 'aria-current': id === current ? 'page' : null }, t(key))))));
+}
+
+// The earliest "from" the widen button sends: before any event aidc can hold.
+const ALL_TIME = '2000-01-01T00:00:00.000Z';
+
+// What time range a search covered (the answer's "window": the default is the last
+// 30 days), with a button that searches all time instead: it fills the form's
+// "from" and runs search(). show(window) after each new search; null hides it.
+export function windowNote(form, search) {
+  const text = h('span', {});
+  const widen = h('button', { type: 'button', class: 'secondary', dataset: { widen: 'all' } }, t('audit.window_all'));
+  const el = h('p', { class: 'hint', role: 'status', dataset: { auditWindow: '' }, hidden: true }, text, ' ', widen);
+  widen.addEventListener('click', () => {
+    form.elements.from.value = toLocalInput(ALL_TIME);
+    search();
+  });
+  function show(w) {
+    el.hidden = !w;
+    if (!w) return;
+    widen.hidden = !w.default;
+    if (w.default) text.textContent = t('audit.window_default', { days: 30, from: fmtTime(w.from) });
+    else if (w.from && w.to) text.textContent = t('audit.window_between', { from: fmtTime(w.from), to: fmtTime(w.to) });
+    else if (w.from) text.textContent = t('audit.window_since', { from: fmtTime(w.from) });
+    else if (w.to) text.textContent = t('audit.window_until', { to: fmtTime(w.to) });
+    else text.textContent = t('audit.window_all_time');
+  }
+  return { el, show };
 }

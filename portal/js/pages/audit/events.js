@@ -6,7 +6,7 @@ import { api, BASE } from '../../api.js';
 import { t, fmtTime } from '../../i18n.js';
 import { h, clear, field, section, showErrors, clearErrors, errorText } from '../../ui.js';
 import { pagedList, replaceHashQuery } from '../finance/common.js';
-import { timeField, readFilters, fillFilters, outcomeBadge, outcomeOptions } from './common.js';
+import { timeField, readFilters, fillFilters, windowNote, outcomeBadge, outcomeOptions } from './common.js';
 
 export const EVENT_FILTERS = ['actor', 'tenant', 'action', 'outcome', 'source_ip', 'from', 'to', 'q',
   'resource_type', 'resource_id'];
@@ -85,8 +85,13 @@ export async function eventsPart(ctx) {
   const list = h('ul', { style: { listStyle: 'none', padding: '0', margin: '0' }, 'aria-label': t('audit.events') });
   // the filters are read when Search is pressed; "Load more" and the exports use
   // the query of the search on screen (pagedList keeps it), not the form as edited since
+  // the time range the search on screen covered (the API's default: the last 30 days)
+  const note = windowNote(form, () => search());
   const paged = pagedList(
-    (cursor, query) => api.get('audit/events', { ...query, limit: 50, cursor }),
+    (cursor, query) => api.get('audit/events', { ...query, limit: 50, cursor }).then((page) => {
+      if (!cursor) note.show(page.window || null);
+      return page;
+    }),
     (added, all, reset) => {
       if (reset) {
         clear(list);
@@ -181,5 +186,6 @@ export async function eventsPart(ctx) {
     exportStatus,
     exportProblem,
     h('h3', {}, t('audit.results')),
+    note.el,
     paged.el);
 }
