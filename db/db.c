@@ -24,11 +24,12 @@
 #include <time.h>
 
 enum pend_kind {
-    PEND_CHECK, /* a queued statement: errors matter to the transaction */
-    PEND_WANT,  /* the statement whose result the caller is waiting for */
-    PEND_LAX,   /* a statement nobody waits for: errors are only logged */
-    PEND_SYNC,  /* a Sync */
-    PEND_CTX,   /* the context statement: its row says whether the actor is current */
+    PEND_CHECK,   /* a queued statement: errors matter to the transaction */
+    PEND_WANT,    /* the statement whose result the caller is waiting for */
+    PEND_LAX,     /* a statement nobody waits for: errors are only logged */
+    PEND_SYNC,    /* a Sync */
+    PEND_CTX,     /* the context statement: its row says whether the actor is current */
+    PEND_WANTCTX, /* PEND_WANT with the context folded in (context.h) */
 };
 
 #define MAX_PENDING  64
@@ -45,7 +46,8 @@ struct db {
     int ctx_state;       /* enum db_ctx_state of the open scope */
     long long ctx_epoch; /* aidc_auth_epoch seen by the last context statement */
     char *ctxp[NCTX];
-    int tx_err; /* ...with this code */
+    struct db_ctx_wraps *wraps; /* statements with a prepared one-statement read form */
+    int tx_err;                 /* ...with this code */
     bool connected_once;
     bool scope_lost; /* the connection broke inside a transaction: it is gone */
     bool reopen;     /* send BEGIN and the context again on the next connection */
@@ -91,6 +93,7 @@ struct db *db_open(const char *url, const char *application_name)
 {
     struct db *db = xcalloc(1, sizeof *db);
     db->url = xstrdup(url);
+    db->wraps = db_ctx_wraps_new();
     db->appname = xstrdup(application_name ? application_name : "aidcd");
     snprintf(db->timeout_param, sizeof db->timeout_param, "0");
     return db;
@@ -124,6 +127,7 @@ static void drop_conn(struct db *db)
         dbstats_connection(db->pool, -1);
     db->conn = NULL;
     db->up = false;
+    db_ctx_wraps_clear(db->wraps);
     db->npending = 0;
     db->tx_failed = false;
     db->tx_err = 0;
@@ -137,6 +141,7 @@ void db_close(struct db *db)
     db_set_busy(db, false);
     drop_conn(db);
     ctx_clear(db);
+    db_ctx_wraps_free(db->wraps);
     for (int i = 0; i < db->nchannels; i++)
         free(db->channels[i]);
     free(db->url);
@@ -223,7 +228,7 @@ static int drain(struct db *db, PGresult **want)
             ExecStatusType st = PQresultStatus(r);
             got++;
             if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
-                if (k == PEND_CTX && PQntuples(r) == 1) {
+                if ((k == PEND_CTX || k == PEND_WANTCTX) && PQntuples(r) >= 1) {
                     bool current = PQgetvalue(r, 0, PQnfields(r) - 1)[0] == 't';
                     db->ctx_epoch = strtoll(PQgetvalue(r, 0, PQnfields(r) - 2), NULL, 10);
                     if (!current)
@@ -231,8 +236,8 @@ static int drain(struct db *db, PGresult **want)
                     else if (db->ctx_state == DB_CTX_UNKNOWN)
                         db->ctx_state = DB_CTX_CURRENT;
                 }
-                if (k == PEND_WANT && want && !*want) {
-                    *want = r;
+                if ((k == PEND_WANT || k == PEND_WANTCTX) && want && !*want) {
+                    *want = k == PEND_WANTCTX ? db_ctx_unwrap(r) : r;
                     continue;
                 }
             } else if (st == PGRES_PIPELINE_ABORTED) {
@@ -533,12 +538,20 @@ void db_bind_session(struct db *db, unsigned generation)
     db->bound = generation;
 }
 
+/* db_ctx_read_stmt's parameters into p */
+static void read_ctx_params(const struct db *db, const char **p)
+{
+    const char *v[NCTX - 1] = {db->ctxp[0],  db->ctxp[1],  db->ctxp[2],      db->ctxp[3],
+                               db->ctxp[6],  db->ctxp[7],  db->ctxp[8],      db->ctxp[9],
+                               db->ctxp[10], db->ctxp[11], db->timeout_param};
+    memcpy(p, v, sizeof v);
+}
+
 static int send_ctx(struct db *db)
 {
     if (db->autoctx) {
-        const char *p[NCTX - 1] = {db->ctxp[0],  db->ctxp[1],  db->ctxp[2],      db->ctxp[3],
-                                   db->ctxp[6],  db->ctxp[7],  db->ctxp[8],      db->ctxp[9],
-                                   db->ctxp[10], db->ctxp[11], db->timeout_param};
+        const char *p[NCTX - 1];
+        read_ctx_params(db, p);
         return send_stmt(db, &db_ctx_read_stmt, p, PEND_CTX);
     }
     const char *p[NCTX + 1];
@@ -625,16 +638,66 @@ int db_ctx_verify(struct db *db)
     return db->ctx_state;
 }
 
+/*
+ * Prepare stmt's one-statement read form on this connection (its own round
+ * trip, once per connection). A statement PostgreSQL will not take wrapped
+ * keeps the two-statement form; the request goes on either way.
+ */
+static enum db_ctx_wrap prepare_wrapped(struct db *db, const struct db_stmt *stmt)
+{
+    char *sql = db_ctx_wrap_sql(stmt);
+    enum db_ctx_wrap w = DB_WRAP_NO;
+    char name[96];
+    db_ctx_wrap_name(stmt, name, sizeof name);
+    bool failed = db->tx_failed;
+    int err = db->tx_err;
+    if (sql && PQsendPrepare(db->conn, name, sql, stmt->nparams + NCTX - 1, NULL) &&
+        push(db, PEND_CHECK)) {
+        if (sync_and_drain(db, NULL) == 0)
+            w = DB_WRAP_READY;
+        else if (db->up)
+            log_warn("statement %s stays two statements: %s", stmt->name, db->last.message);
+    }
+    free(sql);
+    db->tx_failed = failed;
+    db->tx_err = err;
+    if (db->up)
+        db_ctx_wraps_set(db->wraps, stmt, w);
+    return w;
+}
+
+/* A read in a read scope: the context and stmt, in one statement where it can be. */
+static int send_read(struct db *db, const struct db_stmt *stmt, const char *const *params)
+{
+    enum db_ctx_wrap w =
+        db->txpool || stmt->nparams > 64 - NCTX ? DB_WRAP_NO : db_ctx_wraps_get(db->wraps, stmt);
+    if (w == DB_WRAP_UNKNOWN)
+        w = prepare_wrapped(db, stmt);
+    if (!db->up)
+        return AIDC_EUNAVAIL;
+    if (w != DB_WRAP_READY) {
+        int e = send_ctx(db);
+        return e ? e : send_stmt(db, stmt, params, PEND_WANT);
+    }
+    const char *p[64];
+    if (stmt->nparams)
+        memcpy(p, params, (size_t)stmt->nparams * sizeof *p);
+    read_ctx_params(db, p + stmt->nparams);
+    char name[96];
+    db_ctx_wrap_name(stmt, name, sizeof name);
+    const struct db_stmt wrapped = {name, NULL, stmt->nparams + NCTX - 1};
+    return send_stmt(db, &wrapped, p, PEND_WANTCTX);
+}
+
 static int query_once(struct db *db, const struct db_stmt *stmt, const char *const *params,
                       PGresult **r)
 {
     int e = db->scope_lost ? AIDC_EUNAVAIL : ensure_up(db);
     if (!e && db->in_tx && db->tx_failed)
         e = db->tx_err ? db->tx_err : AIDC_EINTERNAL;
-    if (!e && db->in_tx && db->autoctx)
-        e = send_ctx(db);
     if (!e)
-        e = send_stmt(db, stmt, params, PEND_WANT);
+        e = db->in_tx && db->autoctx ? send_read(db, stmt, params)
+                                     : send_stmt(db, stmt, params, PEND_WANT);
     if (!e)
         e = sync_and_drain(db, r);
     return e;
