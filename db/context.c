@@ -1,6 +1,9 @@
 /* context.c - the statements that open a request's scope (see context.h). */
 #include "context.h"
+#include "dbint.h"
 
+#include "../lib/err.h"
+#include "../lib/log.h"
 #include "../lib/sbuf.h"
 #include "../lib/xalloc.h"
 
@@ -178,4 +181,64 @@ void db_ctx_wraps_set(struct db_ctx_wraps *w, const struct db_stmt *stmt, enum d
         return; /* full: that statement keeps being asked about, and keeps two statements */
     w->stmt[i] = stmt;
     w->state[i] = (unsigned char)s;
+}
+
+/* db_ctx_read_stmt's parameters into p */
+void db_read_ctx_params(const struct db *db, const char **p)
+{
+    const char *v[NCTX - 1] = {db->ctxp[0],  db->ctxp[1],  db->ctxp[2],      db->ctxp[3],
+                               db->ctxp[6],  db->ctxp[7],  db->ctxp[8],      db->ctxp[9],
+                               db->ctxp[10], db->ctxp[11], db->timeout_param};
+    memcpy(p, v, sizeof v);
+}
+
+/*
+ * Prepare stmt's one-statement read form on this connection (its own round
+ * trip, once per connection). A statement PostgreSQL will not take wrapped
+ * keeps the two-statement form; the request goes on either way.
+ */
+static enum db_ctx_wrap prepare_wrapped(struct db *db, const struct db_stmt *stmt)
+{
+    char *sql = db_ctx_wrap_sql(stmt);
+    enum db_ctx_wrap w = DB_WRAP_NO;
+    char name[96];
+    db_ctx_wrap_name(stmt, name, sizeof name);
+    bool failed = db->tx_failed;
+    int err = db->tx_err;
+    if (sql && PQsendPrepare(db->conn, name, sql, stmt->nparams + NCTX - 1, NULL) &&
+        db_push(db, PEND_CHECK)) {
+        if (db_sync_drain(db, NULL) == 0)
+            w = DB_WRAP_READY;
+        else if (db->up)
+            log_warn("statement %s stays two statements: %s", stmt->name, db->last.message);
+    }
+    free(sql);
+    db->tx_failed = failed;
+    db->tx_err = err;
+    if (db->up)
+        db_ctx_wraps_set(db->wraps, stmt, w);
+    return w;
+}
+
+/* A read in a read scope: the context and stmt, in one statement where it can be. */
+int db_send_read(struct db *db, const struct db_stmt *stmt, const char *const *params)
+{
+    enum db_ctx_wrap w =
+        db->txpool || stmt->nparams > 64 - NCTX ? DB_WRAP_NO : db_ctx_wraps_get(db->wraps, stmt);
+    if (w == DB_WRAP_UNKNOWN)
+        w = prepare_wrapped(db, stmt);
+    if (!db->up)
+        return AIDC_EUNAVAIL;
+    if (w != DB_WRAP_READY) {
+        int e = db_send_ctx(db);
+        return e ? e : db_send_stmt(db, stmt, params, PEND_WANT);
+    }
+    const char *p[64];
+    if (stmt->nparams)
+        memcpy(p, params, (size_t)stmt->nparams * sizeof *p);
+    db_read_ctx_params(db, p + stmt->nparams);
+    char name[96];
+    db_ctx_wrap_name(stmt, name, sizeof name);
+    const struct db_stmt wrapped = {name, NULL, stmt->nparams + NCTX - 1};
+    return db_send_stmt(db, &wrapped, p, PEND_WANTCTX);
 }

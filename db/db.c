@@ -9,6 +9,7 @@
  */
 #include "db.h"
 #include "context.h"
+#include "dbint.h"
 #include "dbstats.h"
 #include "pgerr.h"
 
@@ -22,50 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-enum pend_kind {
-    PEND_CHECK,   /* a queued statement: errors matter to the transaction */
-    PEND_WANT,    /* the statement whose result the caller is waiting for */
-    PEND_LAX,     /* a statement nobody waits for: errors are only logged */
-    PEND_SYNC,    /* a Sync */
-    PEND_CTX,     /* the context statement: its row says whether the actor is current */
-    PEND_WANTCTX, /* PEND_WANT with the context folded in (context.h) */
-};
-
-#define MAX_PENDING  64
-#define MAX_CHANNELS 4
-
-struct db {
-    PGconn *conn;
-    char *url;
-    char *appname;
-    bool up;
-    bool in_tx;          /* a request scope is open (a transaction, or autoctx) */
-    bool autoctx;        /* read-only scope: no BEGIN, the context goes with each statement */
-    bool tx_failed;      /* a statement of the open transaction failed */
-    int ctx_state;       /* enum db_ctx_state of the open scope */
-    long long ctx_epoch; /* aidc_auth_epoch seen by the last context statement */
-    char *ctxp[NCTX];
-    struct db_ctx_wraps *wraps; /* statements with a prepared one-statement read form */
-    int tx_err;                 /* ...with this code */
-    bool connected_once;
-    bool scope_lost; /* the connection broke inside a transaction: it is gone */
-    bool reopen;     /* send BEGIN and the context again on the next connection */
-    int batches;     /* round trips answered in the open scope */
-    int statement_timeout_ms;
-    char timeout_param[16]; /* statement_timeout_ms as text, for the context */
-    bool txpool;            /* behind a transaction pooler: unnamed statements, no session state */
-    unsigned generation;    /* connections made so far: a new one lost session locks */
-    unsigned bound;         /* db_bind_session: only this connection may serve */
-    enum db_pool pool;      /* what it serves, for /metrics */
-    bool busy;
-    char *channels[MAX_CHANNELS]; /* LISTENed on every new connection */
-    int nchannels;
-    time_t next_attempt;
-    enum pend_kind pending[MAX_PENDING];
-    int npending;
-    struct db_error last;
-};
 
 static const struct db_stmt st_begin = {"aidc_begin", "BEGIN", 0};
 static const struct db_stmt st_commit = {"aidc_commit", "COMMIT", 0};
@@ -190,7 +147,7 @@ static int conn_lost(struct db *db)
     return AIDC_EUNAVAIL;
 }
 
-static bool push(struct db *db, enum pend_kind k)
+bool db_push(struct db *db, enum pend_kind k)
 {
     if (db->npending >= MAX_PENDING)
         return false;
@@ -277,8 +234,8 @@ static int drain(struct db *db, PGresult **want)
     return first_err;
 }
 
-static int send_stmt(struct db *db, const struct db_stmt *stmt, const char *const *params,
-                     enum pend_kind k)
+int db_send_stmt(struct db *db, const struct db_stmt *stmt, const char *const *params,
+                 enum pend_kind k)
 {
     if (db->npending >= MAX_PENDING - 1) {
         /* the answers would no longer line up with their callers */
@@ -289,7 +246,7 @@ static int send_stmt(struct db *db, const struct db_stmt *stmt, const char *cons
         db->txpool
             ? PQsendQueryParams(db->conn, stmt->sql, stmt->nparams, NULL, params, NULL, NULL, 0)
             : PQsendQueryPrepared(db->conn, stmt->name, stmt->nparams, params, NULL, NULL, 0);
-    if (!sent || !push(db, k)) {
+    if (!sent || !db_push(db, k)) {
         set_error(db, NULL, "cannot send statement");
         if (PQstatus(db->conn) == CONNECTION_BAD)
             return conn_lost(db);
@@ -299,9 +256,9 @@ static int send_stmt(struct db *db, const struct db_stmt *stmt, const char *cons
     return 0;
 }
 
-static int sync_and_drain(struct db *db, PGresult **want)
+int db_sync_drain(struct db *db, PGresult **want)
 {
-    if (!PQpipelineSync(db->conn) || !push(db, PEND_SYNC)) {
+    if (!PQpipelineSync(db->conn) || !db_push(db, PEND_SYNC)) {
         set_error(db, NULL, "cannot flush to the server");
         return conn_lost(db);
     }
@@ -315,13 +272,13 @@ static int prepare_list(struct db *db, const struct db_stmt *const *list)
 {
     for (size_t i = 0; list[i]; i++) {
         if (!PQsendPrepare(db->conn, list[i]->name, list[i]->sql, list[i]->nparams, NULL) ||
-            !push(db, PEND_CHECK)) {
+            !db_push(db, PEND_CHECK)) {
             set_error(db, NULL, "cannot prepare");
             return AIDC_EINTERNAL;
         }
         /* Keep the pipeline short: answers are read every few dozen. */
         if (db->npending >= MAX_PENDING - 2) {
-            int e = sync_and_drain(db, NULL);
+            int e = db_sync_drain(db, NULL);
             if (e) {
                 log_error("cannot prepare %s: %s", list[i]->name, db->last.message);
                 return e;
@@ -337,7 +294,7 @@ static int prepare_all(struct db *db)
     for (size_t m = 0; !e && db_registry[m]; m++)
         e = prepare_list(db, db_registry[m]);
     if (!e)
-        e = sync_and_drain(db, NULL);
+        e = db_sync_drain(db, NULL);
     if (e)
         log_error("cannot prepare statements: %s", db->last.message);
     return e;
@@ -407,8 +364,6 @@ static int connect_now(struct db *db)
     return 0;
 }
 
-static int send_ctx(struct db *db);
-
 /* Connect if not connected; reopen a transaction that had not started yet. */
 static int ensure_up(struct db *db)
 {
@@ -435,9 +390,9 @@ static int ensure_up(struct db *db)
     memset(&db->last, 0, sizeof db->last);
     if (db->reopen && db->in_tx) {
         db->reopen = false;
-        e = send_stmt(db, &st_begin, NULL, PEND_CHECK);
+        e = db_send_stmt(db, &st_begin, NULL, PEND_CHECK);
         if (!e)
-            e = send_ctx(db);
+            e = db_send_ctx(db);
     }
     return e;
 }
@@ -538,26 +493,17 @@ void db_bind_session(struct db *db, unsigned generation)
     db->bound = generation;
 }
 
-/* db_ctx_read_stmt's parameters into p */
-static void read_ctx_params(const struct db *db, const char **p)
-{
-    const char *v[NCTX - 1] = {db->ctxp[0],  db->ctxp[1],  db->ctxp[2],      db->ctxp[3],
-                               db->ctxp[6],  db->ctxp[7],  db->ctxp[8],      db->ctxp[9],
-                               db->ctxp[10], db->ctxp[11], db->timeout_param};
-    memcpy(p, v, sizeof v);
-}
-
-static int send_ctx(struct db *db)
+int db_send_ctx(struct db *db)
 {
     if (db->autoctx) {
         const char *p[NCTX - 1];
-        read_ctx_params(db, p);
-        return send_stmt(db, &db_ctx_read_stmt, p, PEND_CTX);
+        db_read_ctx_params(db, p);
+        return db_send_stmt(db, &db_ctx_read_stmt, p, PEND_CTX);
     }
     const char *p[NCTX + 1];
     memcpy(p, db->ctxp, sizeof db->ctxp);
     p[NCTX] = db->timeout_param;
-    return send_stmt(db, &db_ctx_stmt, p, PEND_CTX);
+    return db_send_stmt(db, &db_ctx_stmt, p, PEND_CTX);
 }
 
 int db_begin(struct db *db, const struct db_ctx *ctx, bool readonly)
@@ -608,9 +554,9 @@ int db_begin(struct db *db, const struct db_ctx *ctx, bool readonly)
     db->ctx_epoch = -1;
     if (readonly)
         return 0; /* each statement carries the context: one round trip per read */
-    e = send_stmt(db, &st_begin, NULL, PEND_CHECK);
+    e = db_send_stmt(db, &st_begin, NULL, PEND_CHECK);
     if (!e)
-        e = send_ctx(db);
+        e = db_send_ctx(db);
     if (e)
         db->in_tx = false;
     return e;
@@ -625,9 +571,9 @@ int db_ctx_verify(struct db *db)
 {
     if (!db->in_tx || db->ctx_state != DB_CTX_UNKNOWN || !db->up)
         return db->ctx_state;
-    int e = db->autoctx ? send_ctx(db) : 0;
+    int e = db->autoctx ? db_send_ctx(db) : 0;
     if (!e)
-        e = sync_and_drain(db, NULL);
+        e = db_sync_drain(db, NULL);
     if (e) {
         if (!db->autoctx) {
             db->tx_failed = true;
@@ -638,57 +584,6 @@ int db_ctx_verify(struct db *db)
     return db->ctx_state;
 }
 
-/*
- * Prepare stmt's one-statement read form on this connection (its own round
- * trip, once per connection). A statement PostgreSQL will not take wrapped
- * keeps the two-statement form; the request goes on either way.
- */
-static enum db_ctx_wrap prepare_wrapped(struct db *db, const struct db_stmt *stmt)
-{
-    char *sql = db_ctx_wrap_sql(stmt);
-    enum db_ctx_wrap w = DB_WRAP_NO;
-    char name[96];
-    db_ctx_wrap_name(stmt, name, sizeof name);
-    bool failed = db->tx_failed;
-    int err = db->tx_err;
-    if (sql && PQsendPrepare(db->conn, name, sql, stmt->nparams + NCTX - 1, NULL) &&
-        push(db, PEND_CHECK)) {
-        if (sync_and_drain(db, NULL) == 0)
-            w = DB_WRAP_READY;
-        else if (db->up)
-            log_warn("statement %s stays two statements: %s", stmt->name, db->last.message);
-    }
-    free(sql);
-    db->tx_failed = failed;
-    db->tx_err = err;
-    if (db->up)
-        db_ctx_wraps_set(db->wraps, stmt, w);
-    return w;
-}
-
-/* A read in a read scope: the context and stmt, in one statement where it can be. */
-static int send_read(struct db *db, const struct db_stmt *stmt, const char *const *params)
-{
-    enum db_ctx_wrap w =
-        db->txpool || stmt->nparams > 64 - NCTX ? DB_WRAP_NO : db_ctx_wraps_get(db->wraps, stmt);
-    if (w == DB_WRAP_UNKNOWN)
-        w = prepare_wrapped(db, stmt);
-    if (!db->up)
-        return AIDC_EUNAVAIL;
-    if (w != DB_WRAP_READY) {
-        int e = send_ctx(db);
-        return e ? e : send_stmt(db, stmt, params, PEND_WANT);
-    }
-    const char *p[64];
-    if (stmt->nparams)
-        memcpy(p, params, (size_t)stmt->nparams * sizeof *p);
-    read_ctx_params(db, p + stmt->nparams);
-    char name[96];
-    db_ctx_wrap_name(stmt, name, sizeof name);
-    const struct db_stmt wrapped = {name, NULL, stmt->nparams + NCTX - 1};
-    return send_stmt(db, &wrapped, p, PEND_WANTCTX);
-}
-
 static int query_once(struct db *db, const struct db_stmt *stmt, const char *const *params,
                       PGresult **r)
 {
@@ -696,10 +591,10 @@ static int query_once(struct db *db, const struct db_stmt *stmt, const char *con
     if (!e && db->in_tx && db->tx_failed)
         e = db->tx_err ? db->tx_err : AIDC_EINTERNAL;
     if (!e)
-        e = db->in_tx && db->autoctx ? send_read(db, stmt, params)
-                                     : send_stmt(db, stmt, params, PEND_WANT);
+        e = db->in_tx && db->autoctx ? db_send_read(db, stmt, params)
+                                     : db_send_stmt(db, stmt, params, PEND_WANT);
     if (!e)
-        e = sync_and_drain(db, r);
+        e = db_sync_drain(db, r);
     return e;
 }
 
@@ -758,11 +653,11 @@ int db_queue(struct db *db, const struct db_stmt *stmt, const char *const *param
         return AIDC_EINTERNAL;
     }
     if (db->npending >= MAX_PENDING - 4) {
-        int e = sync_and_drain(db, NULL);
+        int e = db_sync_drain(db, NULL);
         if (e)
             return e;
     }
-    return send_stmt(db, stmt, params, PEND_CHECK);
+    return db_send_stmt(db, stmt, params, PEND_CHECK);
 }
 
 /* End a read-only scope: nothing was opened on the server. */
@@ -794,9 +689,9 @@ int db_commit(struct db *db)
         db_rollback(db);
         return e;
     }
-    e = send_stmt(db, &st_commit, NULL, PEND_CHECK);
+    e = db_send_stmt(db, &st_commit, NULL, PEND_CHECK);
     if (!e)
-        e = sync_and_drain(db, NULL);
+        e = db_sync_drain(db, NULL);
     if (e && db->up) {
         /* A failed queued statement aborted the transaction: COMMIT became a
          * no-op rollback on the server, but a pipeline abort may leave it open. */
@@ -833,8 +728,8 @@ void db_commit_nowait(struct db *db)
     for (int i = 0; i < db->npending; i++)
         if (db->pending[i] == PEND_CHECK || db->pending[i] == PEND_CTX)
             db->pending[i] = PEND_LAX;
-    if (send_stmt(db, &st_commit, NULL, PEND_LAX) == 0 &&
-        (!PQpipelineSync(db->conn) || !push(db, PEND_SYNC)))
+    if (db_send_stmt(db, &st_commit, NULL, PEND_LAX) == 0 &&
+        (!PQpipelineSync(db->conn) || !db_push(db, PEND_SYNC)))
         conn_lost(db);
 }
 
@@ -853,8 +748,8 @@ void db_rollback(struct db *db)
     for (int i = 0; i < db->npending; i++)
         if (db->pending[i] != PEND_SYNC)
             db->pending[i] = PEND_LAX;
-    if (send_stmt(db, &st_rollback, NULL, PEND_LAX) == 0) {
-        if (!PQpipelineSync(db->conn) || !push(db, PEND_SYNC))
+    if (db_send_stmt(db, &st_rollback, NULL, PEND_LAX) == 0) {
+        if (!PQpipelineSync(db->conn) || !db_push(db, PEND_SYNC))
             conn_lost(db);
         else
             (void)drain(db, NULL); /* keep the connection idle between requests */
