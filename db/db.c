@@ -9,7 +9,6 @@
  */
 #include "db.h"
 #include "context.h"
-#include "dbint.h"
 #include "dbstats.h"
 #include "pgerr.h"
 
@@ -23,6 +22,48 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+enum pend_kind {
+    PEND_CHECK, /* a queued statement: errors matter to the transaction */
+    PEND_WANT,  /* the statement whose result the caller is waiting for */
+    PEND_LAX,   /* a statement nobody waits for: errors are only logged */
+    PEND_SYNC,  /* a Sync */
+    PEND_CTX,   /* the context statement: its row says whether the actor is current */
+};
+
+#define MAX_PENDING  64
+#define MAX_CHANNELS 4
+
+struct db {
+    PGconn *conn;
+    char *url;
+    char *appname;
+    bool up;
+    bool in_tx;          /* a request scope is open (a transaction, or autoctx) */
+    bool autoctx;        /* read-only scope: no BEGIN, the context goes with each statement */
+    bool tx_failed;      /* a statement of the open transaction failed */
+    int ctx_state;       /* enum db_ctx_state of the open scope */
+    long long ctx_epoch; /* aidc_auth_epoch seen by the last context statement */
+    char *ctxp[NCTX];
+    int tx_err; /* ...with this code */
+    bool connected_once;
+    bool scope_lost; /* the connection broke inside a transaction: it is gone */
+    bool reopen;     /* send BEGIN and the context again on the next connection */
+    int batches;     /* round trips answered in the open scope */
+    int statement_timeout_ms;
+    char timeout_param[16]; /* statement_timeout_ms as text, for the context */
+    bool txpool;            /* behind a transaction pooler: unnamed statements, no session state */
+    unsigned generation;    /* connections made so far: a new one lost session locks */
+    unsigned bound;         /* db_bind_session: only this connection may serve */
+    enum db_pool pool;      /* what it serves, for /metrics */
+    bool busy;
+    char *channels[MAX_CHANNELS]; /* LISTENed on every new connection */
+    int nchannels;
+    time_t next_attempt;
+    enum pend_kind pending[MAX_PENDING];
+    int npending;
+    struct db_error last;
+};
 
 static const struct db_stmt st_begin = {"aidc_begin", "BEGIN", 0};
 static const struct db_stmt st_commit = {"aidc_commit", "COMMIT", 0};
@@ -50,7 +91,6 @@ struct db *db_open(const char *url, const char *application_name)
 {
     struct db *db = xcalloc(1, sizeof *db);
     db->url = xstrdup(url);
-    db->wraps = db_ctx_wraps_new();
     db->appname = xstrdup(application_name ? application_name : "aidcd");
     snprintf(db->timeout_param, sizeof db->timeout_param, "0");
     return db;
@@ -84,7 +124,6 @@ static void drop_conn(struct db *db)
         dbstats_connection(db->pool, -1);
     db->conn = NULL;
     db->up = false;
-    db_ctx_wraps_clear(db->wraps);
     db->npending = 0;
     db->tx_failed = false;
     db->tx_err = 0;
@@ -98,7 +137,6 @@ void db_close(struct db *db)
     db_set_busy(db, false);
     drop_conn(db);
     ctx_clear(db);
-    db_ctx_wraps_free(db->wraps);
     for (int i = 0; i < db->nchannels; i++)
         free(db->channels[i]);
     free(db->url);
@@ -147,7 +185,7 @@ static int conn_lost(struct db *db)
     return AIDC_EUNAVAIL;
 }
 
-bool db_push(struct db *db, enum pend_kind k)
+static bool push(struct db *db, enum pend_kind k)
 {
     if (db->npending >= MAX_PENDING)
         return false;
@@ -185,7 +223,7 @@ static int drain(struct db *db, PGresult **want)
             ExecStatusType st = PQresultStatus(r);
             got++;
             if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
-                if ((k == PEND_CTX || k == PEND_WANTCTX) && PQntuples(r) >= 1) {
+                if (k == PEND_CTX && PQntuples(r) == 1) {
                     bool current = PQgetvalue(r, 0, PQnfields(r) - 1)[0] == 't';
                     db->ctx_epoch = strtoll(PQgetvalue(r, 0, PQnfields(r) - 2), NULL, 10);
                     if (!current)
@@ -193,8 +231,8 @@ static int drain(struct db *db, PGresult **want)
                     else if (db->ctx_state == DB_CTX_UNKNOWN)
                         db->ctx_state = DB_CTX_CURRENT;
                 }
-                if ((k == PEND_WANT || k == PEND_WANTCTX) && want && !*want) {
-                    *want = k == PEND_WANTCTX ? db_ctx_unwrap(r) : r;
+                if (k == PEND_WANT && want && !*want) {
+                    *want = r;
                     continue;
                 }
             } else if (st == PGRES_PIPELINE_ABORTED) {
@@ -234,8 +272,8 @@ static int drain(struct db *db, PGresult **want)
     return first_err;
 }
 
-int db_send_stmt(struct db *db, const struct db_stmt *stmt, const char *const *params,
-                 enum pend_kind k)
+static int send_stmt(struct db *db, const struct db_stmt *stmt, const char *const *params,
+                     enum pend_kind k)
 {
     if (db->npending >= MAX_PENDING - 1) {
         /* the answers would no longer line up with their callers */
@@ -246,7 +284,7 @@ int db_send_stmt(struct db *db, const struct db_stmt *stmt, const char *const *p
         db->txpool
             ? PQsendQueryParams(db->conn, stmt->sql, stmt->nparams, NULL, params, NULL, NULL, 0)
             : PQsendQueryPrepared(db->conn, stmt->name, stmt->nparams, params, NULL, NULL, 0);
-    if (!sent || !db_push(db, k)) {
+    if (!sent || !push(db, k)) {
         set_error(db, NULL, "cannot send statement");
         if (PQstatus(db->conn) == CONNECTION_BAD)
             return conn_lost(db);
@@ -256,9 +294,9 @@ int db_send_stmt(struct db *db, const struct db_stmt *stmt, const char *const *p
     return 0;
 }
 
-int db_sync_drain(struct db *db, PGresult **want)
+static int sync_and_drain(struct db *db, PGresult **want)
 {
-    if (!PQpipelineSync(db->conn) || !db_push(db, PEND_SYNC)) {
+    if (!PQpipelineSync(db->conn) || !push(db, PEND_SYNC)) {
         set_error(db, NULL, "cannot flush to the server");
         return conn_lost(db);
     }
@@ -272,13 +310,13 @@ static int prepare_list(struct db *db, const struct db_stmt *const *list)
 {
     for (size_t i = 0; list[i]; i++) {
         if (!PQsendPrepare(db->conn, list[i]->name, list[i]->sql, list[i]->nparams, NULL) ||
-            !db_push(db, PEND_CHECK)) {
+            !push(db, PEND_CHECK)) {
             set_error(db, NULL, "cannot prepare");
             return AIDC_EINTERNAL;
         }
         /* Keep the pipeline short: answers are read every few dozen. */
         if (db->npending >= MAX_PENDING - 2) {
-            int e = db_sync_drain(db, NULL);
+            int e = sync_and_drain(db, NULL);
             if (e) {
                 log_error("cannot prepare %s: %s", list[i]->name, db->last.message);
                 return e;
@@ -294,7 +332,7 @@ static int prepare_all(struct db *db)
     for (size_t m = 0; !e && db_registry[m]; m++)
         e = prepare_list(db, db_registry[m]);
     if (!e)
-        e = db_sync_drain(db, NULL);
+        e = sync_and_drain(db, NULL);
     if (e)
         log_error("cannot prepare statements: %s", db->last.message);
     return e;
@@ -364,6 +402,8 @@ static int connect_now(struct db *db)
     return 0;
 }
 
+static int send_ctx(struct db *db);
+
 /* Connect if not connected; reopen a transaction that had not started yet. */
 static int ensure_up(struct db *db)
 {
@@ -390,9 +430,9 @@ static int ensure_up(struct db *db)
     memset(&db->last, 0, sizeof db->last);
     if (db->reopen && db->in_tx) {
         db->reopen = false;
-        e = db_send_stmt(db, &st_begin, NULL, PEND_CHECK);
+        e = send_stmt(db, &st_begin, NULL, PEND_CHECK);
         if (!e)
-            e = db_send_ctx(db);
+            e = send_ctx(db);
     }
     return e;
 }
@@ -493,17 +533,18 @@ void db_bind_session(struct db *db, unsigned generation)
     db->bound = generation;
 }
 
-int db_send_ctx(struct db *db)
+static int send_ctx(struct db *db)
 {
     if (db->autoctx) {
-        const char *p[NCTX - 1];
-        db_read_ctx_params(db, p);
-        return db_send_stmt(db, &db_ctx_read_stmt, p, PEND_CTX);
+        const char *p[NCTX - 1] = {db->ctxp[0],  db->ctxp[1],  db->ctxp[2],      db->ctxp[3],
+                                   db->ctxp[6],  db->ctxp[7],  db->ctxp[8],      db->ctxp[9],
+                                   db->ctxp[10], db->ctxp[11], db->timeout_param};
+        return send_stmt(db, &db_ctx_read_stmt, p, PEND_CTX);
     }
     const char *p[NCTX + 1];
     memcpy(p, db->ctxp, sizeof db->ctxp);
     p[NCTX] = db->timeout_param;
-    return db_send_stmt(db, &db_ctx_stmt, p, PEND_CTX);
+    return send_stmt(db, &db_ctx_stmt, p, PEND_CTX);
 }
 
 int db_begin(struct db *db, const struct db_ctx *ctx, bool readonly)
@@ -554,9 +595,9 @@ int db_begin(struct db *db, const struct db_ctx *ctx, bool readonly)
     db->ctx_epoch = -1;
     if (readonly)
         return 0; /* each statement carries the context: one round trip per read */
-    e = db_send_stmt(db, &st_begin, NULL, PEND_CHECK);
+    e = send_stmt(db, &st_begin, NULL, PEND_CHECK);
     if (!e)
-        e = db_send_ctx(db);
+        e = send_ctx(db);
     if (e)
         db->in_tx = false;
     return e;
@@ -571,9 +612,9 @@ int db_ctx_verify(struct db *db)
 {
     if (!db->in_tx || db->ctx_state != DB_CTX_UNKNOWN || !db->up)
         return db->ctx_state;
-    int e = db->autoctx ? db_send_ctx(db) : 0;
+    int e = db->autoctx ? send_ctx(db) : 0;
     if (!e)
-        e = db_sync_drain(db, NULL);
+        e = sync_and_drain(db, NULL);
     if (e) {
         if (!db->autoctx) {
             db->tx_failed = true;
@@ -590,11 +631,12 @@ static int query_once(struct db *db, const struct db_stmt *stmt, const char *con
     int e = db->scope_lost ? AIDC_EUNAVAIL : ensure_up(db);
     if (!e && db->in_tx && db->tx_failed)
         e = db->tx_err ? db->tx_err : AIDC_EINTERNAL;
+    if (!e && db->in_tx && db->autoctx)
+        e = send_ctx(db);
     if (!e)
-        e = db->in_tx && db->autoctx ? db_send_read(db, stmt, params)
-                                     : db_send_stmt(db, stmt, params, PEND_WANT);
+        e = send_stmt(db, stmt, params, PEND_WANT);
     if (!e)
-        e = db_sync_drain(db, r);
+        e = sync_and_drain(db, r);
     return e;
 }
 
@@ -653,11 +695,11 @@ int db_queue(struct db *db, const struct db_stmt *stmt, const char *const *param
         return AIDC_EINTERNAL;
     }
     if (db->npending >= MAX_PENDING - 4) {
-        int e = db_sync_drain(db, NULL);
+        int e = sync_and_drain(db, NULL);
         if (e)
             return e;
     }
-    return db_send_stmt(db, stmt, params, PEND_CHECK);
+    return send_stmt(db, stmt, params, PEND_CHECK);
 }
 
 /* End a read-only scope: nothing was opened on the server. */
@@ -689,9 +731,9 @@ int db_commit(struct db *db)
         db_rollback(db);
         return e;
     }
-    e = db_send_stmt(db, &st_commit, NULL, PEND_CHECK);
+    e = send_stmt(db, &st_commit, NULL, PEND_CHECK);
     if (!e)
-        e = db_sync_drain(db, NULL);
+        e = sync_and_drain(db, NULL);
     if (e && db->up) {
         /* A failed queued statement aborted the transaction: COMMIT became a
          * no-op rollback on the server, but a pipeline abort may leave it open. */
@@ -728,8 +770,8 @@ void db_commit_nowait(struct db *db)
     for (int i = 0; i < db->npending; i++)
         if (db->pending[i] == PEND_CHECK || db->pending[i] == PEND_CTX)
             db->pending[i] = PEND_LAX;
-    if (db_send_stmt(db, &st_commit, NULL, PEND_LAX) == 0 &&
-        (!PQpipelineSync(db->conn) || !db_push(db, PEND_SYNC)))
+    if (send_stmt(db, &st_commit, NULL, PEND_LAX) == 0 &&
+        (!PQpipelineSync(db->conn) || !push(db, PEND_SYNC)))
         conn_lost(db);
 }
 
@@ -748,8 +790,8 @@ void db_rollback(struct db *db)
     for (int i = 0; i < db->npending; i++)
         if (db->pending[i] != PEND_SYNC)
             db->pending[i] = PEND_LAX;
-    if (db_send_stmt(db, &st_rollback, NULL, PEND_LAX) == 0) {
-        if (!PQpipelineSync(db->conn) || !db_push(db, PEND_SYNC))
+    if (send_stmt(db, &st_rollback, NULL, PEND_LAX) == 0) {
+        if (!PQpipelineSync(db->conn) || !push(db, PEND_SYNC))
             conn_lost(db);
         else
             (void)drain(db, NULL); /* keep the connection idle between requests */

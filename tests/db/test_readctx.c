@@ -1,15 +1,16 @@
 /*
- * test_readctx.c - a read scope sends its row-level-security context inside
- * the query's own statement (db/context.h): the query must see exactly the
- * context's tenants - another tenant's row stays invisible, an empty answer
- * stays empty -, the answer must look as the query alone would give it, and
- * the check that the actor is still current must ride along (a change of the
- * user is seen by the very read that follows it).
+ * test_readctx.c - a read scope (db_begin with readonly) sends its
+ * row-level-security context with every read in the same round trip: the read
+ * must see exactly the context's tenants - another tenant's row stays
+ * invisible, an empty answer stays empty -, the answer must be the query's own,
+ * and the check that the actor is still current must come with it (a change of
+ * the user is seen by the very read that follows it). Written for the
+ * one-statement read that was tried and set aside (docs/performance.md, issue
+ * 27 part 3); it holds for any way of sending the context.
  */
 #include "tests/support/harness.h"
 #include "tests/support/suite.h"
 
-#include "db/context.h"
 #include "db/db.h"
 #include "db/projects.h"
 #include "lib/err.h"
@@ -63,10 +64,10 @@ START_TEST(a_read_sees_its_context_s_tenant_only)
     struct db *d = db_open(srv.app_url, "test_readctx");
     const struct db_ctx ctx = {.user_id = user_a, .read_tenants = tenant_a};
     json_t *out = NULL;
-    for (int round = 0; round < 2; round++) { /* the wrapped form is prepared, then reused */
+    for (int round = 0; round < 2; round++) { /* a fresh connection, then a used one */
         ck_assert_int_eq(db_begin(d, &ctx, true), 0);
         ck_assert_int_eq(db_project_get(d, tenant_a, "pa", &out), 0);
-        /* the answer is the query's own: its columns, none of the wrapper's */
+        /* the answer is the query's own: its columns and no others */
         ck_assert_str_eq(json_string_value(json_object_get(out, "slug")), "pa");
         ck_assert_int_eq((int)json_object_size(out), 8);
         json_decref(out);
