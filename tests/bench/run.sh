@@ -29,6 +29,7 @@
 #                     tenant, users per tenant                 (default 100 / 10 / 1000)
 #   BENCH_PGBENCH_SCALE  scale of `pgbench -i`                 (default 1, as pgbench's own)
 #   BENCH_PGDATA_DIR, BENCH_PGPORT  the bench cluster          (default /tmp/aidc-bench-pg, 15450)
+#   BENCH_CEILING_PORT, BENCH_AIDC_PORT  first port tried for each server (default 18480, 18490)
 #   BENCH_KEEP_PG=1   leave the cluster running at the end (default: stop it)
 #   BENCH_OUT         directory for raw outputs                (default /tmp/aidc-bench-out)
 set -euo pipefail
@@ -229,7 +230,7 @@ say "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg);" \
     "wrk -t$WRK_THREADS -c$CONNS -d${DURATION}s --latency on loopback"
 
 # ---- 2. the ceiling ---------------------------------------------------------------
-CEIL_PORT=$(pick_port 18480)
+CEIL_PORT=$(pick_port "${BENCH_CEILING_PORT:-18480}")
 "$CEILING" "$OWNER_URL" "$CEIL_PORT" "$PROJECT_ID" "$THREADS" > "$OUT/bench_ceiling.log" 2>&1 &
 CEILING_PID=$!
 wait_http "http://127.0.0.1:$CEIL_PORT/" "$CEILING_PID" bench_ceiling
@@ -240,7 +241,7 @@ stop_pid "$CEILING_PID" bench_ceiling
 CEILING_PID=
 
 # ---- 3. aidcd -----------------------------------------------------------------------
-AIDC_PORT=$(pick_port 18490)
+AIDC_PORT=$(pick_port "${BENCH_AIDC_PORT:-18490}")
 BASE="http://127.0.0.1:$AIDC_PORT"
 AIDC_LISTEN="127.0.0.1:$AIDC_PORT" AIDC_PORTAL_DIR="$ROOT/portal" "$AIDCD" serve \
     > "$OUT/aidcd.log" 2>&1 &
