@@ -20,7 +20,7 @@
 /* figures for /metrics, of whichever sealer of this process ran last */
 static atomic_ulong sealed_total, checkpoints_total;
 #define HOUSEKEEPING_S 3600
-#define RETENTION_S 86400
+#define RETENTION_S    86400
 
 struct sealer {
     const struct config *cfg;
@@ -65,6 +65,24 @@ static int hash_rows(const struct db_audit_unsealed_rows *r, long long head,
     return 0;
 }
 
+/*
+ * The inbox into audit_events, committed on its own: an event the chain
+ * cannot take (and so a rolled-back seal) must not keep the inbox from
+ * emptying, or every search would read a growing inbox.
+ */
+static int move_inbox(struct db *db)
+{
+    long long moved = 0;
+    int e = db_begin(db, &system_ctx, false);
+    if (!e)
+        e = db_audit_inbox_move(db, &moved);
+    if (e) {
+        db_rollback(db);
+        return e;
+    }
+    return db_commit(db);
+}
+
 int sealer_seal(struct db *db, int grace_ms, int max)
 {
     char grace[16];
@@ -72,6 +90,8 @@ int sealer_seal(struct db *db, int grace_ms, int max)
     char frontier[48];
     /* alone, before the transaction: its snapshot must come after this look */
     int e = db_audit_frontier(db, grace, frontier, sizeof frontier);
+    if (!e)
+        e = move_inbox(db);
     if (!e)
         e = db_begin(db, &system_ctx, false);
     if (e)
@@ -203,8 +223,8 @@ static int housekeeping(struct sealer *s, struct db *db, time_t now)
             return e;
         }
         if (dropped)
-            log_info("audit retention: dropped %d monthly partitions older than %s days",
-                     dropped, days);
+            log_info("audit retention: dropped %d monthly partitions older than %s days", dropped,
+                     days);
         s->retained = now;
     }
     return 0;
@@ -239,11 +259,12 @@ struct worker *sealer_start(const struct config *cfg, const struct sign_key *key
         .name = "audit-sealer",
         .lead = WORKER_LEAD_SEALER,
         .channels = {NULL},
-        .interval_ms = every < 100 ? 100 : every > 1000 ? 1000 : every,
+        .interval_ms = every < 100    ? 100
+                       : every > 1000 ? 1000
+                                      : every,
         .round = round_fn,
         .owns_arg = true,
         .arg = s,
     };
     return worker_start(cfg->worker_database_url, &spec);
 }
-
