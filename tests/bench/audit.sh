@@ -172,7 +172,7 @@ for round in $(seq "$ROUNDS"); do
         non2xx=$(awk '/Non-2xx/ { print $5 }' "$OUT/projects-$kind-$round.out")
         cpu=$(awk -v a="$ticks0" -v b="$ticks1" -v hz="$(getconf CLK_TCK)" \
               -v n="$(awk '/requests in/ { print $1 }' "$OUT/projects-$kind-$round.out")" \
-              'BEGIN { printf "%.3f", n > 0 ? (b - a) * 1000 / hz / n : 0 }')
+              'BEGIN { printf "%.3f", (n > 0 ? (b - a) * 1000 / hz / n : 0) }')
         echo "  $kind round $round: $rps requests/s, $cpu CPU ms/request ${non2xx:+($non2xx non-2xx)}"
         RPS[$kind]="${RPS[$kind]:-} $rps"
         CPU[$kind]="${CPU[$kind]:-} $cpu"
@@ -186,7 +186,7 @@ FIG[cost]=$(awk -v a="${FIG[audit]:--}" -v n="${FIG[noaudit]:--}" 'BEGIN { print
 echo "  audit cost: ${FIG[cost]} % of the throughput without audit writes (medians)"
 FIG[cpu_audit]=$(echo "${CPU[audit]}" | median)
 FIG[cpu_noaudit]=$(echo "${CPU[noaudit]}" | median)
-FIG[cpu_cost]=$(awk -v a="${FIG[cpu_audit]}" -v n="${FIG[cpu_noaudit]}" 'BEGIN { printf "%.1f", a > 0 ? (1 - n / a) * 100 : 0 }')
+FIG[cpu_cost]=$(awk -v a="${FIG[cpu_audit]}" -v n="${FIG[cpu_noaudit]}" 'BEGIN { printf "%.1f", (a > 0 ? (1 - n / a) * 100 : 0) }')
 echo "  audit cost by CPU: ${FIG[cpu_audit]} against ${FIG[cpu_noaudit]} ms/request (medians):" \
      "${FIG[cpu_cost]} % of an audited request's CPU"
 fi
