@@ -20,7 +20,7 @@
 /* figures for /metrics, of whichever sealer of this process ran last */
 static atomic_ulong sealed_total, checkpoints_total;
 #define HOUSEKEEPING_S 3600
-#define RETENTION_S    86400
+#define RETENTION_S 86400
 
 struct sealer {
     const struct config *cfg;
@@ -223,8 +223,8 @@ static int housekeeping(struct sealer *s, struct db *db, time_t now)
             return e;
         }
         if (dropped)
-            log_info("audit retention: dropped %d monthly partitions older than %s days", dropped,
-                     days);
+            log_info("audit retention: dropped %d monthly partitions older than %s days",
+                     dropped, days);
         s->retained = now;
     }
     return 0;
@@ -259,12 +259,11 @@ struct worker *sealer_start(const struct config *cfg, const struct sign_key *key
         .name = "audit-sealer",
         .lead = WORKER_LEAD_SEALER,
         .channels = {NULL},
-        .interval_ms = every < 100    ? 100
-                       : every > 1000 ? 1000
-                                      : every,
+        .interval_ms = every < 100 ? 100 : every > 1000 ? 1000 : every,
         .round = round_fn,
         .owns_arg = true,
         .arg = s,
     };
     return worker_start(cfg->worker_database_url, &spec);
 }
+

@@ -11,18 +11,18 @@
 #include <string.h>
 
 /* $1..$11: struct db_audit_filter, in its order. */
-#define FILTERS                                                                                    \
-    " ($1::text IS NULL OR e.actor_username = $1)"                                                 \
-    " AND ($2::text IS NULL OR e.tenant_slug = $2)"                                                \
-    " AND ($3::text IS NULL OR e.action = $3)"                                                     \
-    " AND ($4::text IS NULL OR e.action LIKE $4)"                                                  \
-    " AND ($5::text IS NULL OR e.outcome = $5)"                                                    \
-    " AND ($6::inet IS NULL OR e.source_ip <<= $6)"                                                \
-    " AND ($7::timestamptz IS NULL OR e.ts >= $7)"                                                 \
-    " AND ($8::timestamptz IS NULL OR e.ts < $8)"                                                  \
-    " AND ($9::text IS NULL OR aidc_audit_tsv(e.action, e.resource_type, e.resource_id,"           \
-    "      e.details) @@ websearch_to_tsquery('simple', $9))"                                      \
-    " AND ($10::text IS NULL OR e.resource_type = $10)"                                            \
+#define FILTERS                                                                               \
+    " ($1::text IS NULL OR e.actor_username = $1)"                                            \
+    " AND ($2::text IS NULL OR e.tenant_slug = $2)"                                           \
+    " AND ($3::text IS NULL OR e.action = $3)"                                                \
+    " AND ($4::text IS NULL OR e.action LIKE $4)"                                             \
+    " AND ($5::text IS NULL OR e.outcome = $5)"                                               \
+    " AND ($6::inet IS NULL OR e.source_ip <<= $6)"                                           \
+    " AND ($7::timestamptz IS NULL OR e.ts >= $7)"                                            \
+    " AND ($8::timestamptz IS NULL OR e.ts < $8)"                                             \
+    " AND ($9::text IS NULL OR aidc_audit_tsv(e.action, e.resource_type, e.resource_id,"      \
+    "      e.details) @@ websearch_to_tsquery('simple', $9))"                                 \
+    " AND ($10::text IS NULL OR e.resource_type = $10)"                                       \
     " AND ($11::text IS NULL OR e.resource_id = $11)"
 
 /* The inbox's events (unsealed: no chain entry) that FILTERS keep. */
@@ -49,31 +49,28 @@ static const struct db_stmt st_search = {
     15};
 
 /* A node record as GET /audit/commands shows it. */
-#define COMMAND_JSON                                                                               \
-    "jsonb_build_object('id', e.id, 'ts', " RFC3339(                                               \
-        "e.ts") ", 'kind', substr(e.action, 6),"                                                   \
-                " 'host', e.resource_id, 'tenant', e.tenant_slug, 'source_ip', host(e.source_ip)," \
-                " 'record_id', e.record_id, 'ingested_by', e.actor_username, 'seq', c.seq,"        \
-                " 'hash', encode(c.hash, 'hex')) || e.details"
+#define COMMAND_JSON                                                                          \
+    "jsonb_build_object('id', e.id, 'ts', " RFC3339("e.ts") ", 'kind', substr(e.action, 6),"  \
+    " 'host', e.resource_id, 'tenant', e.tenant_slug, 'source_ip', host(e.source_ip),"        \
+    " 'record_id', e.record_id, 'ingested_by', e.actor_username, 'seq', c.seq,"               \
+    " 'hash', encode(c.hash, 'hex')) || e.details"
 
-#define COMMANDS(name, lead)                                                                       \
-    {                                                                                              \
-        name,                                                                                      \
-            "SELECT " COMMAND_JSON " AS json, e.ts::text || '|' || e.id AS _cursor"                \
-            " FROM audit_events e " CHAIN_JOIN " WHERE e.action LIKE 'node.%'"                     \
-            " AND ($1::text IS NULL OR e.resource_id = $1)"                                        \
-            " AND ($2::text IS NULL OR e.details ->> 'user' = $2)"                                 \
-            " AND ($3::text IS NULL OR e.tenant_slug = $3)"                                        \
-            " AND ($4::text IS NULL OR aidc_audit_tsv(e.action, e.resource_type, e.resource_id,"   \
-            "      e.details) @@ websearch_to_tsquery('simple', $4))"                              \
-            " AND ($5::timestamptz IS NULL OR e.ts >= $5)"                                         \
-            " AND ($6::timestamptz IS NULL OR e.ts < $6)"                                          \
-            " AND ($7::text IS NULL OR e.details ->> 'job_id' = $7)"                               \
-            " AND ($8::text IS NULL OR e.action = 'node.' || $8)"                                  \
-            " AND ($9::timestamptz IS NULL OR (e.ts, e.id) < ($9, $10::bigint))"                   \
-            " ORDER BY " lead "e.ts DESC, e.id DESC LIMIT $11",                                    \
-            11                                                                                     \
-    }
+#define COMMANDS(name, lead)                                                                  \
+    {name,                                                                                    \
+     "SELECT " COMMAND_JSON " AS json, e.ts::text || '|' || e.id AS _cursor"                 \
+     " FROM audit_events e " CHAIN_JOIN " WHERE e.action LIKE 'node.%'"                       \
+     " AND ($1::text IS NULL OR e.resource_id = $1)"                                          \
+     " AND ($2::text IS NULL OR e.details ->> 'user' = $2)"                                   \
+     " AND ($3::text IS NULL OR e.tenant_slug = $3)"                                          \
+     " AND ($4::text IS NULL OR aidc_audit_tsv(e.action, e.resource_type, e.resource_id,"     \
+     "      e.details) @@ websearch_to_tsquery('simple', $4))"                                \
+     " AND ($5::timestamptz IS NULL OR e.ts >= $5)"                                           \
+     " AND ($6::timestamptz IS NULL OR e.ts < $6)"                                            \
+     " AND ($7::text IS NULL OR e.details ->> 'job_id' = $7)"                                 \
+     " AND ($8::text IS NULL OR e.action = 'node.' || $8)"                                    \
+     " AND ($9::timestamptz IS NULL OR (e.ts, e.id) < ($9, $10::bigint))"                     \
+     " ORDER BY " lead "e.ts DESC, e.id DESC LIMIT $11",                                      \
+     11}
 
 /* As the searches: led by the host's or the node user's index when one is given. */
 static const struct db_stmt st_commands[3] = {

@@ -303,8 +303,7 @@ json_t *audittest_event_with(const char *action, const char *needle, double wait
         json_t *found = NULL;
         size_t i;
         json_t *e;
-        json_array_foreach(json_object_get(r.json, "items"), i, e)
-        {
+        json_array_foreach(json_object_get(r.json, "items"), i, e) {
             char *t = json_dumps(e, JSON_COMPACT);
             if (!found && t && strstr(t, needle))
                 found = json_incref(e);
