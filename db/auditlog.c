@@ -6,8 +6,7 @@ static const struct db_stmt st_insert = {
     "INSERT INTO audit_inbox (actor_user_id, actor_username, actor_token_id, actor_roles,"
     " tenant_id, tenant_slug, source_ip, user_agent, request_id, action, resource_type,"
     " resource_id, outcome, status, details)"
-    " VALUES ($1::uuid, $2, $3::uuid, coalesce(string_to_array(nullif($4, ''), ','), '{}'), "
-    "$5::uuid, $6,"
+    " VALUES ($1::uuid, $2, $3::uuid, coalesce(string_to_array(nullif($4, ''), ','), '{}'), $5::uuid, $6,"
     " $7::inet, $8, $9, $10, $11, $12, $13, $14::int, $15::jsonb)",
     15};
 

@@ -4,8 +4,8 @@
  * role (no aidcd involved). Even a handler that forgot its tenant filter
  * would see no foreign rows.
  */
-#include "tests/support/harness.h"
 #include "tests/support/suite.h"
+#include "tests/support/harness.h"
 
 #include <check.h>
 #include <stdlib.h>
@@ -82,20 +82,19 @@ static void owner_exec(const char *sql, char *out_id)
 static void ctx(const char *user, const char *roles, const char *read, const char *admin)
 {
     /* as db/db.c derives it: what the global roles let the actor see */
-    const char *all = strstr(roles, "platform_admin")                          ? "admin"
+    const char *all = strstr(roles, "platform_admin") ? "admin"
                       : (strstr(roles, "finance") || strstr(roles, "auditor")) ? "read"
                                                                                : "";
     const char *p[5] = {user, roles, read, admin, all};
     PGresult *r = app_sql("BEGIN", NULL);
     ck_assert_ptr_nonnull(r);
     PQclear(r);
-    r = PQexecParams(
-        app,
-        "SELECT set_config('aidc.user_id', $1, true), set_config('aidc.roles', $2, true),"
-        " set_config('aidc.read_tenants', $3, true),"
-        " set_config('aidc.admin_tenants', $4, true),"
-        " set_config('aidc.member_tenants', $4, true), set_config('aidc.all', $5, true)",
-        5, NULL, p, NULL, NULL, 0);
+    r = PQexecParams(app,
+                     "SELECT set_config('aidc.user_id', $1, true), set_config('aidc.roles', $2, true),"
+                     " set_config('aidc.read_tenants', $3, true),"
+                     " set_config('aidc.admin_tenants', $4, true),"
+                     " set_config('aidc.member_tenants', $4, true), set_config('aidc.all', $5, true)",
+                     5, NULL, p, NULL, NULL, 0);
     ck_assert_int_eq(PQresultStatus(r), PGRES_TUPLES_OK);
     PQclear(r);
 }
@@ -109,21 +108,19 @@ static void setup(void)
     owner_exec("INSERT INTO users (username) VALUES ('ua') RETURNING id", user_a);
     owner_exec("INSERT INTO users (username) VALUES ('ub') RETURNING id", user_b);
     const char *ids[4] = {tenant_a, tenant_b, user_a, user_b};
-    PQclear(
-        harness_sql(db.owner_url,
-                    "INSERT INTO projects (tenant_id, slug, name) VALUES ($1::uuid, 'pa', 'A1'),"
-                    " ($2::uuid, 'pb', 'B1'), ($2::uuid, 'pb2', 'B2')",
-                    2, ids));
+    PQclear(harness_sql(db.owner_url,
+                        "INSERT INTO projects (tenant_id, slug, name) VALUES ($1::uuid, 'pa', 'A1'),"
+                        " ($2::uuid, 'pb', 'B1'), ($2::uuid, 'pb2', 'B2')",
+                        2, ids));
     PQclear(harness_sql(db.owner_url,
                         "INSERT INTO memberships (tenant_id, user_id, role) VALUES"
                         " ($1::uuid, $3::uuid, 'tenant_admin'), ($2::uuid, $4::uuid, 'member')",
                         4, ids));
-    PQclear(harness_sql(
-        db.owner_url,
-        "INSERT INTO idempotency_keys (user_id, key, request_hash, status, response,"
-        " expires_at) VALUES ($1::uuid, 'k', 'h', 201, '{}', now() + interval '1 hour'),"
-        " ($2::uuid, 'k', 'h', 201, '{\"secret\":1}', now() + interval '1 hour')",
-        2, ids + 2));
+    PQclear(harness_sql(db.owner_url,
+                        "INSERT INTO idempotency_keys (user_id, key, request_hash, status, response,"
+                        " expires_at) VALUES ($1::uuid, 'k', 'h', 201, '{}', now() + interval '1 hour'),"
+                        " ($2::uuid, 'k', 'h', 201, '{\"secret\":1}', now() + interval '1 hour')",
+                        2, ids + 2));
     owner_exec("INSERT INTO audit_events (action, outcome) VALUES ('test.event', 'success') "
                "RETURNING id",
                NULL);
@@ -178,12 +175,11 @@ START_TEST(another_tenants_rows_are_invisible)
     ctx(user_a, "", tenant_a, tenant_a);
     ck_assert_int_eq(count("SELECT count(*) FROM projects"), 1);
     /* even when asked for by id */
-    ck_assert_int_eq(countp("SELECT count(*) FROM projects WHERE tenant_id = $1::uuid", tenant_b),
-                     0);
+    ck_assert_int_eq(countp("SELECT count(*) FROM projects WHERE tenant_id = $1::uuid", tenant_b), 0);
     ck_assert_int_eq(count("SELECT count(*) FROM tenants"), 1);
     ck_assert_int_eq(count("SELECT count(*) FROM tenants WHERE slug = 'tenant-b'"), 0);
-    ck_assert_int_eq(
-        countp("SELECT count(*) FROM memberships WHERE tenant_id = $1::uuid", tenant_b), 0);
+    ck_assert_int_eq(countp("SELECT count(*) FROM memberships WHERE tenant_id = $1::uuid", tenant_b),
+                     0);
     PQclear(app_sql("COMMIT", NULL));
 }
 END_TEST
@@ -194,26 +190,22 @@ START_TEST(another_tenants_rows_cannot_be_changed)
     expect_errorp("INSERT INTO projects (tenant_id, slug, name) VALUES ($1::uuid, 'evil', 'x')",
                   tenant_b, "42501");
     ctx(user_a, "", tenant_a, tenant_a);
-    ck_assert_int_eq(
-        countp("WITH u AS (UPDATE projects SET name = 'pwned' WHERE tenant_id = $1::uuid"
-               " RETURNING 1) SELECT count(*) FROM u",
-               tenant_b),
-        0);
-    ck_assert_int_eq(
-        countp("WITH d AS (DELETE FROM projects WHERE tenant_id = $1::uuid RETURNING 1)"
-               " SELECT count(*) FROM d",
-               tenant_b),
-        0);
+    ck_assert_int_eq(countp("WITH u AS (UPDATE projects SET name = 'pwned' WHERE tenant_id = $1::uuid"
+                            " RETURNING 1) SELECT count(*) FROM u",
+                            tenant_b),
+                     0);
+    ck_assert_int_eq(countp("WITH d AS (DELETE FROM projects WHERE tenant_id = $1::uuid RETURNING 1)"
+                            " SELECT count(*) FROM d",
+                            tenant_b),
+                     0);
     /* moving an own row into the other tenant is refused too */
     expect_errorp("UPDATE projects SET tenant_id = $1::uuid WHERE slug = 'pa'", tenant_b, "42501");
     /* a reader of B who is not its admin cannot write there */
     ctx(user_b, "", tenant_b, "");
     expect_errorp("INSERT INTO projects (tenant_id, slug, name) VALUES ($1::uuid, 'new', 'x')",
                   tenant_b, "42501");
-    PGresult *r = harness_sql(db.owner_url,
-                              "SELECT count(*) FROM projects WHERE name = 'pwned'"
-                              " OR slug IN ('evil', 'new')",
-                              0, NULL);
+    PGresult *r = harness_sql(db.owner_url, "SELECT count(*) FROM projects WHERE name = 'pwned'"
+                                            " OR slug IN ('evil', 'new')", 0, NULL);
     ck_assert_str_eq(PQgetvalue(r, 0, 0), "0");
     PQclear(r);
 }
@@ -327,9 +319,8 @@ START_TEST(application_role_cannot_change_the_schema)
     expect_error("DROP TABLE projects", "42501");
     expect_error("ALTER TABLE projects DISABLE ROW LEVEL SECURITY", "42501");
     expect_error("ALTER TABLE audit_events DISABLE TRIGGER audit_events_immutable", "42501");
-    expect_error(
-        "INSERT INTO aidc_schema_migrations (version, name, checksum) VALUES (999, 'x', 'y')",
-        "42501");
+    expect_error("INSERT INTO aidc_schema_migrations (version, name, checksum) VALUES (999, 'x', 'y')",
+                 "42501");
     ck_assert_int_eq(count("SELECT count(*) FROM pg_roles WHERE rolname = current_user"
                            " AND (rolsuper OR rolbypassrls)"),
                      0);
@@ -348,13 +339,12 @@ START_TEST(job_templates_follow_their_owner)
                         1, ids));
     ctx(user_a, "", tenant_a, tenant_a); /* admin of A */
     ck_assert_int_eq(count("SELECT count(*) FROM job_templates WHERE name = 'rls-plat'"), 1);
-    ck_assert_int_eq(
-        countp("SELECT count(*) FROM job_templates WHERE tenant_id = $1::uuid", tenant_b), 0);
-    ck_assert_int_eq(
-        countp("WITH i AS (INSERT INTO job_templates (tenant_id, name, spec, created_by)"
-               " VALUES ($1::uuid, 'rls-a', '{}', 'ua') RETURNING 1) SELECT count(*) FROM i",
-               tenant_a),
-        1);
+    ck_assert_int_eq(countp("SELECT count(*) FROM job_templates WHERE tenant_id = $1::uuid", tenant_b),
+                     0);
+    ck_assert_int_eq(countp("WITH i AS (INSERT INTO job_templates (tenant_id, name, spec, created_by)"
+                            " VALUES ($1::uuid, 'rls-a', '{}', 'ua') RETURNING 1) SELECT count(*) FROM i",
+                            tenant_a),
+                     1);
     ck_assert_int_eq(count("WITH u AS (UPDATE job_templates SET spec = '{\"x\":1}'"
                            " WHERE tenant_id IS NULL RETURNING 1) SELECT count(*) FROM u"),
                      0);
