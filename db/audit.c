@@ -25,17 +25,27 @@
     " AND ($10::text IS NULL OR e.resource_type = $10)"                                       \
     " AND ($11::text IS NULL OR e.resource_id = $11)"
 
+/* The inbox's events (unsealed: no chain entry) that FILTERS keep. */
+#define INBOX_MATCHES " FROM audit_inbox e LEFT JOIN audit_chain c ON false WHERE " FILTERS
+
 /*
  * A search: one page of (ts, id) from aidc_audit_search() (see 0004_audit.sql:
  * it plans for the actual filters, ordered by the index of the most selective
- * equality filter given), then the events. $15 names that lead.
+ * equality filter given), then the events, with the matches still in the
+ * inbox (a second or so of events, read whole). The function is STABLE, so
+ * both read one snapshot: a moved event is in exactly one of them. $15 names
+ * the lead.
  */
 static const struct db_stmt st_search = {
     "audit_search",
-    "SELECT " EVENT_JSON " AS json, e.ts::text || '|' || e.id AS _cursor"
+    "SELECT x.json, x._cursor FROM ("
+    " SELECT " EVENT_JSON " AS json, e.ts::text || '|' || e.id AS _cursor, e.ts, e.id"
     " FROM aidc_audit_search($1, $2, $3, $4, $5, $6::inet, $7::timestamptz, $8::timestamptz, $9,"
     "  $10, $11, $12::timestamptz, $13::bigint, $14::int, $15) s"
-    " JOIN audit_events e ON e.ts = s.ts AND e.id = s.id " CHAIN_JOIN " ORDER BY s.ord",
+    " JOIN audit_events e ON e.ts = s.ts AND e.id = s.id " CHAIN_JOIN
+    " UNION ALL SELECT " EVENT_JSON ", e.ts::text || '|' || e.id, e.ts, e.id" INBOX_MATCHES
+    " AND ($12::timestamptz IS NULL OR (e.ts, e.id) < ($12::timestamptz, $13::bigint))) x"
+    " ORDER BY x.ts DESC, x.id DESC LIMIT $14::int",
     15};
 
 /* A node record as GET /audit/commands shows it. */
@@ -69,17 +79,22 @@ static const struct db_stmt st_commands[3] = {
     COMMANDS("audit_commands_user", "(e.details ->> 'user') DESC, "),
 };
 
+/* Both tables in one statement (one snapshot): a moved event is in one of them. */
 static const struct db_stmt st_export = {
     "audit_export",
-    "SELECT " EVENT_JSON " AS json, c.seq AS _seq, encode(c.prev_hash, 'hex') AS _prev,"
-    " e.ts::text AS _ts, e.id AS _id FROM audit_events e"
+    "(SELECT " EVENT_JSON " AS json, c.seq AS _seq, encode(c.prev_hash, 'hex') AS _prev,"
+    " e.ts::text AS _ts, e.id AS _id, e.ts AS _order FROM audit_events e"
     /* bounded on both sides, or a merge join would read the chain from its start per batch */
     " LEFT JOIN audit_chain c ON c.event_ts = e.ts AND c.event_id = e.id"
     "  AND ($12::timestamptz IS NULL OR c.event_ts >= $12) AND c.event_ts <= $14::timestamptz"
     " WHERE " FILTERS
     " AND ($12::timestamptz IS NULL OR (e.ts >= $12 AND (e.ts, e.id) > ($12, $13::bigint)))"
     " AND e.ts <= $14::timestamptz"
-    " ORDER BY e.ts, e.id LIMIT $15",
+    " ORDER BY e.ts, e.id LIMIT $15)"
+    " UNION ALL (SELECT " EVENT_JSON ", NULL, NULL, e.ts::text, e.id, e.ts" INBOX_MATCHES
+    " AND ($12::timestamptz IS NULL OR (e.ts, e.id) > ($12, $13::bigint))"
+    " AND e.ts <= $14::timestamptz)"
+    " ORDER BY _order, _id LIMIT $15",
     15};
 enum export_col { EX_JSON, EX_SEQ, EX_PREV, EX_TS, EX_ID };
 

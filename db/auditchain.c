@@ -66,8 +66,9 @@ enum run_col { RUN_FIRST, RUN_LAST, RUN_HASH };
 
 static const struct db_stmt st_unsealed_count = {
     "audit_unsealed_count",
-    "SELECT count(*) FROM audit_events e, aidc_audit_head() h"
-    " WHERE e.ts >= h.upto_ts AND (e.ts, e.id) > (h.upto_ts, h.upto_id)",
+    "SELECT (SELECT count(*) FROM audit_events e, aidc_audit_head() h"
+    " WHERE e.ts >= h.upto_ts AND (e.ts, e.id) > (h.upto_ts, h.upto_id))"
+    " + (SELECT count(*) FROM audit_inbox)",
     0};
 
 const struct db_stmt *const db_auditchain_stmts[] = {

@@ -1,9 +1,9 @@
-/* auditlog.c - audit_events inserts. */
+/* auditlog.c - audit event inserts (into the inbox: see 0029_audit_inbox.sql). */
 #include "auditlog.h"
 
 static const struct db_stmt st_insert = {
     "audit_insert",
-    "INSERT INTO audit_events (actor_user_id, actor_username, actor_token_id, actor_roles,"
+    "INSERT INTO audit_inbox (actor_user_id, actor_username, actor_token_id, actor_roles,"
     " tenant_id, tenant_slug, source_ip, user_agent, request_id, action, resource_type,"
     " resource_id, outcome, status, details)"
     " VALUES ($1::uuid, $2, $3::uuid, coalesce(string_to_array(nullif($4, ''), ','), '{}'), $5::uuid, $6,"

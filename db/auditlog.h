@@ -16,7 +16,10 @@ struct db_audit_row {
     const char *action, *resource_type, *resource_id, *outcome, *status, *details;
 };
 
-/* Insert row; queue = true queues it in the open transaction. */
+/*
+ * Insert row into the audit inbox, which the sealer moves into audit_events;
+ * queue = true queues it in the open transaction.
+ */
 int db_audit_insert(struct db *db, const struct db_audit_row *row, bool queue);
 
 extern const struct db_stmt *const db_auditlog_stmts[];

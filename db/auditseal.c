@@ -25,6 +25,9 @@ static const struct db_stmt st_frontier = {
     " AND a.backend_type = 'client backend' AND a.xact_start IS NOT NULL",
     1};
 
+static const struct db_stmt st_inbox_move = {"audit_inbox_move", "SELECT aidc_audit_inbox_move()",
+                                             0};
+
 static const struct db_stmt st_unsealed = {
     "audit_unsealed",
     "SELECT e.id, e.ts, " EVENT_JSON " AS json"
@@ -61,9 +64,9 @@ static const struct db_stmt st_cp_last = {
     0};
 enum cp_last_col { CL_SEQ, CL_AGE_S };
 
-const struct db_stmt *const db_auditseal_stmts[] = {&st_frontier,  &st_unsealed,   &st_seal,
-                                                    &st_head,      &st_partitions, &st_retention,
-                                                    &st_cp_insert, &st_cp_last,    NULL};
+const struct db_stmt *const db_auditseal_stmts[] = {
+    &st_frontier,   &st_inbox_move, &st_unsealed,  &st_seal,    &st_head,
+    &st_partitions, &st_retention,  &st_cp_insert, &st_cp_last, NULL};
 
 int db_audit_frontier(struct db *db, const char *grace_ms, char *out, size_t n)
 {
@@ -75,6 +78,19 @@ int db_audit_frontier(struct db *db, const char *grace_ms, char *out, size_t n)
     snprintf(out, n, "%s", PQntuples(r) == 1 ? PQgetvalue(r, 0, 0) : "-infinity");
     PQclear(r);
     return 0;
+}
+
+int db_audit_inbox_move(struct db *db, long long *moved)
+{
+    int e = 0;
+    PGresult *r = db_query(db, &st_inbox_move, NULL, &e);
+    if (!r)
+        return e;
+    *moved = 0;
+    if (PQntuples(r) == 1 && pgcol_ll(r, 0, 0, 0, moved) != 0)
+        e = AIDC_EINTERNAL;
+    PQclear(r);
+    return e;
 }
 
 void db_audit_unsealed_free(struct db_audit_unsealed_rows *rows)

@@ -29,6 +29,13 @@ int db_audit_head(struct db *db, struct db_audit_head *h);
  */
 int db_audit_frontier(struct db *db, const char *grace_ms, char *out, size_t n);
 
+/*
+ * Sealer: move every event of the inbox into audit_events (in the open
+ * transaction); *moved: how many. After db_audit_frontier(), so that every
+ * event below the frontier is moved before the sealer reads them.
+ */
+int db_audit_inbox_move(struct db *db, long long *moved);
+
 /* An event waiting for the sealer. Its strings live as long as its list. */
 struct db_audit_unsealed_row {
     long long id;

@@ -33,9 +33,19 @@ proc_ticks() {  # utime + stime of one process (all its threads)
     set -- $f
     echo $(( ${12} + ${13} ))
 }
-pg_ticks() {  # every process of the bench cluster: postmaster and its children
-    local pm t=0 p
+reaped_ticks() {  # utime + stime of the children a process has reaped (exited ones)
+    local f
+    f=$(sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null) || { echo 0; return; }
+    # shellcheck disable=SC2086
+    set -- $f
+    echo $(( ${14} + ${15} ))
+}
+pg_ticks() {  # every process of the bench cluster: postmaster, its children, and the exited ones
+    local pm t p
     pm=$(head -1 "$BENCH_PGDATA_DIR/postmaster.pid" 2>/dev/null) || { echo 0; return; }
+    # a backend or autovacuum worker that ends between two readings leaves the live sum:
+    # its time moves to the postmaster's reaped children
+    t=$(reaped_ticks "$pm")
     for p in "$pm" $(ps -o pid= --ppid "$pm" 2>/dev/null); do
         t=$(( t + $(proc_ticks "$p") ))
     done

@@ -278,6 +278,41 @@ START_TEST(audit_events_are_append_only)
 }
 END_TEST
 
+/* 0029: events wait in audit_inbox behind the same wall, and leave it only by the move */
+START_TEST(the_audit_inbox_is_walled_like_the_log)
+{
+    const char *ids[1] = {tenant_a};
+    PQclear(harness_sql(db.owner_url,
+                        "INSERT INTO audit_inbox (action, outcome, tenant_id)"
+                        " VALUES ('test.inbox', 'success', $1::uuid)",
+                        1, ids));
+    /* a tenant's admin reads no event, not even of its own tenant, moved or not */
+    ctx(user_a, "", tenant_a, tenant_a);
+    ck_assert_int_eq(count("SELECT count(*) FROM audit_inbox"), 0);
+    ck_assert_int_eq(count("SELECT count(*) FROM audit_log"), 0);
+    PQclear(app_sql("COMMIT", NULL));
+    ctx(user_a, "auditor", "", "");
+    ck_assert_int_eq(count("SELECT count(*) FROM audit_inbox WHERE action = 'test.inbox'"), 1);
+    ck_assert_int_eq(count("SELECT count(*) FROM audit_log"),
+                     owner_count("SELECT count(*) FROM audit_log"));
+    PQclear(app_sql("COMMIT", NULL));
+    const char *refused[] = {"UPDATE audit_inbox SET action = 'forged'", "DELETE FROM audit_inbox",
+                             "TRUNCATE audit_inbox",
+                             "INSERT INTO audit_inbox (ts, action, outcome)"
+                             " VALUES ('2000-01-01', 'forged', 'success')"};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        ctx(user_a, "platform_admin", "", "");
+        expect_error(refused[i], "42501");
+    }
+    ctx(user_a, "platform_admin", "", "");
+    ck_assert_int_ge(count("SELECT aidc_audit_inbox_move()"), 1);
+    PQclear(app_sql("COMMIT", NULL));
+    ck_assert_int_eq(owner_count("SELECT count(*) FROM audit_inbox"), 0);
+    ck_assert_int_eq(owner_count("SELECT count(*) FROM audit_events WHERE action = 'test.inbox'"),
+                     1);
+}
+END_TEST
+
 START_TEST(application_role_cannot_change_the_schema)
 {
     expect_error("CREATE TABLE evil (x int)", "42501");
@@ -359,6 +394,7 @@ int main(void)
     tcase_add_test(tc, platform_roles_read_everything_but_only_admins_write);
     tcase_add_test(tc, idempotency_keys_are_private_to_their_user);
     tcase_add_test(tc, audit_events_are_append_only);
+    tcase_add_test(tc, the_audit_inbox_is_walled_like_the_log);
     tcase_add_test(tc, application_role_cannot_change_the_schema);
     tcase_add_test(tc, job_templates_follow_their_owner);
     suite_add_tcase(s, tc);

@@ -182,7 +182,7 @@ static void check_audit(const char *prefix, int refused)
     snprintf(like, sizeof like, "%s-%%", prefix);
     const char *p[1] = {like};
     PGresult *r = harness_sql(harness_srv.owner_url,
-                              "SELECT request_id, action, outcome, status FROM audit_events"
+                              "SELECT request_id, action, outcome, status FROM audit_log"
                               " WHERE request_id LIKE $1 AND outcome <> 'denied' ORDER BY id",
                               1, p);
     for (int i = 0; r && i < PQntuples(r); i++)
@@ -190,7 +190,7 @@ static void check_audit(const char *prefix, int refused)
              PQgetvalue(r, i, 0), PQgetvalue(r, i, 1), PQgetvalue(r, i, 2), PQgetvalue(r, i, 3));
     PQclear(r);
     r = harness_sql(harness_srv.owner_url,
-                    "SELECT count(DISTINCT request_id) FROM audit_events"
+                    "SELECT count(DISTINCT request_id) FROM audit_log"
                     " WHERE request_id LIKE $1 AND outcome = 'denied'",
                     1, p);
     snprintf(n, sizeof n, "%d", refused);

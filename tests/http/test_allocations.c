@@ -557,7 +557,7 @@ START_TEST(the_janitor_gives_notice_once)
     ck_assert_int_eq(harness_server_stop(&harness_srv), 0);
     ck_assert_msg(jobs_restart_server(env) == 0, "aidcd did not start again, see %s",
                   harness_srv.log_path);
-    const char *events = "SELECT count(*) FROM audit_events WHERE action = 'allocation.expiring'"
+    const char *events = "SELECT count(*) FROM audit_log WHERE action = 'allocation.expiring'"
                          " AND resource_id = $1";
     double until = jobs_now() + 10;
     while (owner_count(events, id) == 0 && jobs_now() < until)

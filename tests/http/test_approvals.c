@@ -97,7 +97,7 @@ static long events(const char *action, const char *outcome, const char *about)
 {
     const char *p[3] = {action, outcome, about};
     PGresult *r = harness_sql(harness_srv.owner_url,
-                              "SELECT count(*) FROM audit_events WHERE action = $1"
+                              "SELECT count(*) FROM audit_log WHERE action = $1"
                               " AND outcome = $2 AND (resource_id = $3 OR tenant_slug = $3)",
                               3, p);
     ck_assert_ptr_nonnull(r);
@@ -187,7 +187,7 @@ START_TEST(approved_tenant_deletion_runs_once_and_names_both)
     http_res_free(&r);
     ck_assert_int_eq(decide(id, "reject", ADM, "{}", NULL), 409);
     ck_assert_int_eq(events("tenant.delete", "success", "gone"), 1);
-    ck_assert_int_eq(sql_count("SELECT count(*) FROM audit_events WHERE action = 'tenant.delete'"
+    ck_assert_int_eq(sql_count("SELECT count(*) FROM audit_log WHERE action = 'tenant.delete'"
                                " AND actor_username = 'pa2' AND details->>'requested_by' = $1"
                                " AND details->>'approved_by' = 'pa2'"
                                " AND details->>'approval_id' = $2 AND tenant_slug = 'gone'",
@@ -299,7 +299,7 @@ START_TEST(reject_and_withdraw)
     ck_assert_str_eq(jstr(r.json, "state"), "rejected");
     ck_assert_str_eq(jstr(r.json, "decided_by"), ADMIN_USER);
     http_res_free(&r);
-    ck_assert_int_eq(sql_count("SELECT count(*) FROM audit_events WHERE action = 'approval.reject'"
+    ck_assert_int_eq(sql_count("SELECT count(*) FROM audit_log WHERE action = 'approval.reject'"
                                " AND resource_id = $1 AND details->>'withdrawn' = 'true'",
                                id, NULL),
                      1);
@@ -381,7 +381,7 @@ START_TEST(raising_a_guarantee_past_the_threshold_waits)
         json_integer_value(json_object_get(json_object_get(r.json, "result"), "status")), 200);
     http_res_free(&r);
     ck_assert(guaranteed("qq", "cpu") == 5);
-    ck_assert_int_eq(sql_count("SELECT count(*) FROM audit_events WHERE action = 'quota.update'"
+    ck_assert_int_eq(sql_count("SELECT count(*) FROM audit_log WHERE action = 'quota.update'"
                                " AND details->>'approved_by' = 'pa2' AND outcome = 'success'"
                                " AND tenant_slug = 'qq'",
                                NULL, NULL),
@@ -409,7 +409,7 @@ START_TEST(an_operation_that_fails_when_approved_still_decides_it)
                      "brief");
     http_res_free(&r);
     ck_assert_int_eq(events("quota.update", "error", "brief"), 1);
-    ck_assert_int_eq(sql_count("SELECT count(*) FROM audit_events WHERE action = 'quota.update'"
+    ck_assert_int_eq(sql_count("SELECT count(*) FROM audit_log WHERE action = 'quota.update'"
                                " AND outcome = 'error' AND details->>'error_code' = $1"
                                " AND details->>'error' = $2",
                                "tenant.not_found", "tenant \"brief\" not found"),
@@ -468,7 +468,7 @@ START_TEST(granting_a_global_role_waits)
              "{\"roles\":[\"platform_admin\",\"auditor\"]}");
     ck_assert_int_eq(decide(id, "approve", ADM, NULL, NULL), 403);
     ck_assert_int_eq(decide(id, "approve", pa2, NULL, NULL), 200);
-    ck_assert_int_eq(sql_count("SELECT count(*) FROM audit_events WHERE action = 'user.update'"
+    ck_assert_int_eq(sql_count("SELECT count(*) FROM audit_log WHERE action = 'user.update'"
                                " AND resource_id = $1 AND details->>'approved_by' = 'pa2'",
                                ADMIN_USER, NULL),
                      1);

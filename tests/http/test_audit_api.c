@@ -348,7 +348,7 @@ START_TEST(keyset_pagination_visits_every_event_once)
     snprintf(idbuf, sizeof idbuf, "%lld", id_at(seen, 0));
     const char *p[2] = {json_string_value(json_array_get(json_array_get(seen, 0), 1)), idbuf};
     PGresult *q = harness_sql(harness_srv.owner_url,
-                              "SELECT id FROM audit_events WHERE (ts, id) <= ($1::timestamptz,"
+                              "SELECT id FROM audit_log WHERE (ts, id) <= ($1::timestamptz,"
                               " $2::bigint) ORDER BY ts DESC, id DESC",
                               2, p);
     ck_assert_ptr_nonnull(q);

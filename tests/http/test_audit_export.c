@@ -178,14 +178,14 @@ START_TEST(a_million_events_stream_in_constant_memory_and_verify)
     /* the server's sealer chains them; wait for the queue to empty */
     long left = -1;
     for (int i = 0; i < 6000 && left != 0; i++) {
-        left = scalar(owner, "SELECT count(*) FROM audit_events e, audit_chain_head h"
+        left = scalar(owner, "SELECT count(*) FROM audit_log e, audit_chain_head h"
                              " WHERE (e.ts, e.id) > (h.upto_ts, h.upto_id)");
         if (left)
             usleep(100 * 1000); /* polling the sealer's progress */
     }
     ck_assert_int_eq(left, 0);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    long total = scalar(owner, "SELECT count(*) FROM audit_events");
+    long total = scalar(owner, "SELECT count(*) FROM audit_log");
     /* the sealer's figures: everything it chained is counted */
     struct http_res m;
     ck_assert_int_eq(http_do(&harness_srv, "GET", "/metrics", NULL, NULL, NULL, &m), 200);

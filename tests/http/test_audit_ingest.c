@@ -573,7 +573,7 @@ START_TEST(csv_export_quotes_and_defuses_formulas)
             const char *p[1] = {rids[a]};
             fprintf(stderr, "refused request %s: %lld event(s) in the table\n", rids[a],
                     audittest_num(harness_srv.owner_url,
-                                  "SELECT count(*) FROM audit_events WHERE request_id = $1", 1, p));
+                                  "SELECT count(*) FROM audit_log WHERE request_id = $1", 1, p));
         }
     ck_assert_int_eq(seen, 5);
     ck_assert_int_eq(node, 1);

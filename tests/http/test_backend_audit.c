@@ -317,7 +317,7 @@ static json_t *events(const char *action, const char *id, size_t want)
             "SELECT coalesce(json_agg(json_build_object('outcome', outcome, 'status', status,"
             " 'tenant_slug', tenant_slug, 'actor', actor_username, 'roles', actor_roles,"
             " 'resource_type', resource_type, 'details', details) ORDER BY id), '[]')"
-            " FROM audit_events WHERE action = $1 AND resource_id = $2",
+            " FROM audit_log WHERE action = $1 AND resource_id = $2",
             2, p);
         ck_assert_ptr_nonnull(r);
         json_t *list = json_loads(PQgetvalue(r, 0, 0), 0, NULL);
@@ -348,7 +348,7 @@ static bool audit_has(const char *s)
 {
     PGresult *r =
         harness_sql(harness_srv.owner_url,
-                    "SELECT coalesce(string_agg(t::text, ' '), '') FROM audit_events t", 0, NULL);
+                    "SELECT coalesce(string_agg(t::text, ' '), '') FROM audit_log t", 0, NULL);
     ck_assert_ptr_nonnull(r);
     bool found = strstr(PQgetvalue(r, 0, 0), s) != NULL;
     PQclear(r);

@@ -309,7 +309,7 @@ static void check_jobs(void)
         /* a retried submit's replay is audited too, naming the job it answered with:
          * it is marked replayed, and is no second submit */
         {"lack their audit event (or have two)",
-         "(SELECT count(*) FROM audit_events a WHERE a.action = 'job.submit'"
+         "(SELECT count(*) FROM audit_log a WHERE a.action = 'job.submit'"
          " AND a.outcome = 'success' AND a.resource_id = j.id::text"
          " AND NOT coalesce((a.details->>'replayed')::boolean, false)) <> 1"},
 
@@ -369,7 +369,7 @@ static void check_slurm(void)
 static void check_projects(void)
 {
     long long bad = num("SELECT count(*) FROM projects p WHERE p." IN_TENANT
-                        " AND p.slug <> 'lab' AND (SELECT count(*) FROM audit_events a WHERE"
+                        " AND p.slug <> 'lab' AND (SELECT count(*) FROM audit_log a WHERE"
                         " a.action = 'project.create' AND a.outcome = 'success'"
                         " AND a.resource_id = p.id::text"
                         " AND NOT coalesce((a.details->>'replayed')::boolean, false)) <> 1",
@@ -384,11 +384,11 @@ static void check_commands(const struct crashload *l)
     snprintf(like, sizeof like, "crash-%u-b%%", l->seed);
     check_made(l, CRASHLOAD_BATCH, "batch",
                "SELECT regexp_replace(record_id, '-[0-9]+$', ''), count(DISTINCT record_id), ''"
-               " FROM audit_events WHERE record_id LIKE $1 GROUP BY 1",
+               " FROM audit_log WHERE record_id LIKE $1 GROUP BY 1",
                like, CRASHLOAD_BATCH_RECORDS);
-    long long rows = num("SELECT count(*) FROM audit_events WHERE record_id LIKE $1", like, NULL);
+    long long rows = num("SELECT count(*) FROM audit_log WHERE record_id LIKE $1", like, NULL);
     long long distinct =
-        num("SELECT count(DISTINCT record_id) FROM audit_events WHERE record_id LIKE $1", like,
+        num("SELECT count(DISTINCT record_id) FROM audit_log WHERE record_id LIKE $1", like,
             NULL);
     soft(rows == distinct, "%lld command records stored as %lld rows", distinct, rows);
 }

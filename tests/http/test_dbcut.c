@@ -176,7 +176,7 @@ static long audit_count(const char *action, const char *resource)
 {
     const char *p[2] = {action, resource};
     PGresult *r = harness_sql(harness_srv.owner_url,
-                              "SELECT count(*) FROM audit_events WHERE action = $1"
+                              "SELECT count(*) FROM audit_log WHERE action = $1"
                               " AND resource_id = $2 AND outcome = 'success'",
                               2, p);
     long n = atol(PQgetvalue(r, 0, 0));

@@ -58,7 +58,7 @@ static int audit_count(const char *action, const char *outcome, const char *need
 {
     const char *p[3] = {action, outcome, needle ? needle : ""};
     PGresult *r = harness_sql(harness_srv.owner_url,
-                              "SELECT count(*) FROM audit_events WHERE action = $1 AND outcome = $2"
+                              "SELECT count(*) FROM audit_log WHERE action = $1 AND outcome = $2"
                               " AND (details::text || coalesce(source_ip::text, '')) LIKE '%' || $3 || '%'",
                               3, p);
     ck_assert_ptr_nonnull(r);
@@ -449,7 +449,7 @@ START_TEST(api_tokens_lifecycle)
                               "SELECT (SELECT count(*) FROM api_tokens WHERE token_hash = "
                               "encode(sha256(convert_to($1, 'UTF8')), 'hex')),"
                               " (SELECT count(*) FROM api_tokens t WHERE t::text LIKE '%' || $1 || '%'),"
-                              " (SELECT count(*) FROM audit_events a WHERE a::text LIKE '%' || $1 || '%')",
+                              " (SELECT count(*) FROM audit_log a WHERE a::text LIKE '%' || $1 || '%')",
                               1, p);
     ck_assert_str_eq(PQgetvalue(q, 0, 0), "1");
     ck_assert_str_eq(PQgetvalue(q, 0, 1), "0");

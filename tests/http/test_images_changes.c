@@ -156,12 +156,12 @@ START_TEST(patch_and_delete_follow_immutability_and_ownership)
     /* both changes were audited */
     const char *p[1] = {frozen};
     imagestest_count_is(3,
-                        "SELECT count(*) FROM audit_events WHERE action = 'image.update'"
+                        "SELECT count(*) FROM audit_log WHERE action = 'image.update'"
                         " AND resource_id = $1 AND outcome = 'success'",
                         1, p);
     p[0] = mut;
     imagestest_count_is(1,
-                        "SELECT count(*) FROM audit_events WHERE action = 'image.delete'"
+                        "SELECT count(*) FROM audit_log WHERE action = 'image.delete'"
                         " AND resource_id = $1 AND outcome = 'success'",
                         1, p);
 }

@@ -55,7 +55,7 @@ static long submit(const char *image, struct http_res *r)
 static long long pulls(const char *job, const char *digest, double wait_s)
 {
     const char *p[2] = {job, digest};
-    const char *sql = "SELECT count(*) FROM audit_events WHERE action = 'image.pull'"
+    const char *sql = "SELECT count(*) FROM audit_log WHERE action = 'image.pull'"
                       " AND resource_type = 'job' AND resource_id = $1"
                       " AND ($2::text IS NULL OR details->>'digest' = $2)";
     double until = audittest_now() + wait_s;
@@ -96,7 +96,7 @@ START_TEST(jobs_resolve_their_image_to_a_digest)
     json_decref(j);
     const char *p1[2] = {job, da};
     imagestest_count_is(1,
-                        "SELECT count(*) FROM audit_events WHERE action = 'job.submit'"
+                        "SELECT count(*) FROM audit_log WHERE action = 'job.submit'"
                         " AND resource_id = $1 AND details->>'image_digest' = $2",
                         2, p1);
     submit_ok("library/pub:1", dpub, job);
@@ -169,7 +169,7 @@ START_TEST(the_dispatcher_audits_each_pull_with_its_digest)
     snprintf(pinned, sizeof pinned, "alpha/pulled@%s", d[0]);
     const char *p[2] = {jobs[0], pinned};
     imagestest_count_is(1,
-                        "SELECT count(*) FROM audit_events WHERE action = 'image.pull'"
+                        "SELECT count(*) FROM audit_log WHERE action = 'image.pull'"
                         " AND resource_id = $1 AND details->>'image' = $2"
                         " AND details->>'cluster' = 'local' AND tenant_slug = 'alpha'"
                         " AND outcome = 'success'",

@@ -194,7 +194,7 @@ START_TEST(cancel_running_queued_and_finished_jobs)
     ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", q), cat, NULL), 403);
     const char *p[2] = {run, q};
     PGresult *pr = harness_sql(harness_srv.owner_url,
-                               "SELECT count(*) FROM audit_events WHERE action = 'job.cancel'"
+                               "SELECT count(*) FROM audit_log WHERE action = 'job.cancel'"
                                " AND outcome = 'success' AND resource_id IN ($1, $2)",
                                2, p);
     ck_assert_str_eq(PQgetvalue(pr, 0, 0), "2");
@@ -563,7 +563,7 @@ START_TEST(members_read_their_own_jobs_unless_the_tenant_shares_them)
     /* the change was audited, with who made it */
     const char *p[1] = {"tad"};
     PGresult *pr = harness_sql(harness_srv.owner_url,
-                               "SELECT count(*) FROM audit_events WHERE action = 'tenant.update'"
+                               "SELECT count(*) FROM audit_log WHERE action = 'tenant.update'"
                                " AND actor_username = $1 AND details->>'members_see_all_jobs' = 'true'",
                                1, p);
     ck_assert_str_eq(PQgetvalue(pr, 0, 0), "1");
@@ -595,7 +595,7 @@ START_TEST(retried_submit_and_busy_project)
     /* the replay's audit event names the job it answered with (it said null, null) */
     const char *ap[2] = {"nightly-2026-12-02", jstr(a.json, "id")};
     PGresult *ar = harness_sql(harness_srv.owner_url,
-                               "SELECT resource_type, resource_id FROM audit_events"
+                               "SELECT resource_type, resource_id FROM audit_log"
                                " WHERE action = 'job.submit' AND details->>'idempotency_key' = $1"
                                " AND (details->>'replayed')::boolean",
                                1, ap);

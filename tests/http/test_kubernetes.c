@@ -94,7 +94,7 @@ static bool audit_has(const char *s)
 {
     PGresult *r =
         harness_sql(harness_srv.owner_url,
-                    "SELECT coalesce(string_agg(t::text, ' '), '') FROM audit_events t", 0, NULL);
+                    "SELECT coalesce(string_agg(t::text, ' '), '') FROM audit_log t", 0, NULL);
     ck_assert_ptr_nonnull(r);
     bool found = strstr(PQgetvalue(r, 0, 0), s) != NULL;
     PQclear(r);

@@ -174,7 +174,7 @@ static long denied_429(const char *src)
 {
     const char *p[] = {src};
     PGresult *r = harness_sql(harness_srv.owner_url,
-                              "SELECT count(*) FROM audit_events WHERE status = 429 AND "
+                              "SELECT count(*) FROM audit_log WHERE status = 429 AND "
                               "outcome = 'denied' AND source_ip = $1::inet",
                               1, p);
     long n = strtol(PQgetvalue(r, 0, 0), NULL, 10);

@@ -333,7 +333,7 @@ START_TEST(reads_see_what_the_standby_has_replayed)
     /* on the primary, both are there */
     const char *p[1] = {rid};
     ck_assert_int_eq(audittest_num(primary.super,
-                                   "SELECT count(*) FROM audit_events WHERE request_id = $1", 1, p),
+                                   "SELECT count(*) FROM audit_log WHERE request_id = $1", 1, p),
                      1);
     /* the reports and searches do not see them */
     ck_assert(!event_found("action=project.create&tenant=physics", rid));

@@ -251,7 +251,7 @@ START_TEST(anonymous_registry_images_public_and_per_tenant)
 
     /* the sync is audited with its counts */
     ck_assert_int_ge(audittest_num(harness_srv.owner_url,
-                                   "SELECT count(*) FROM audit_events WHERE action = 'registry.sync'"
+                                   "SELECT count(*) FROM audit_log WHERE action = 'registry.sync'"
                                    " AND resource_id = 'anon' AND outcome = 'success'"
                                    " AND (details ->> 'added')::int = 4",
                                    0, NULL),
@@ -435,7 +435,7 @@ START_TEST(storage_over_quota_flags_the_tenant)
     ck_assert_ptr_nonnull(jstr(r.json, "storage_over_quota_since"));
     http_res_free(&r);
     ck_assert_int_eq(audittest_num(harness_srv.owner_url,
-                                   "SELECT count(*) FROM audit_events"
+                                   "SELECT count(*) FROM audit_log"
                                    " WHERE action = 'tenant.storage_over_quota'"
                                    " AND resource_id = 'team-a'",
                                    0, NULL),
@@ -473,7 +473,7 @@ START_TEST(registry_down_is_a_clear_error_and_nothing_is_lost)
                                    0, NULL),
                      before);
     ck_assert_int_ge(audittest_num(harness_srv.owner_url,
-                                   "SELECT count(*) FROM audit_events WHERE action = 'registry.sync'"
+                                   "SELECT count(*) FROM audit_log WHERE action = 'registry.sync'"
                                    " AND resource_id = 'own' AND outcome = 'error'",
                                    0, NULL),
                      1);

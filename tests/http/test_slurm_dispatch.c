@@ -102,7 +102,7 @@ static void submits_of(const char *id, int *calls, int *adopted)
     PGresult *r = harness_sql(harness_srv.owner_url,
                               "SELECT count(*), count(*) FILTER (WHERE"
                               " details->'response'->>'adopted' = 'true')"
-                              " FROM audit_events WHERE action = 'backend.submit'"
+                              " FROM audit_log WHERE action = 'backend.submit'"
                               " AND resource_id = $1",
                               1, p);
     ck_assert_ptr_nonnull(r);

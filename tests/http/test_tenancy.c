@@ -27,7 +27,7 @@ static int audit_events(const char *action, const char *resource_id, const char 
 {
     const char *p[3] = {action, resource_id ? resource_id : "", tenant ? tenant : ""};
     PGresult *r = harness_sql(harness_srv.owner_url,
-                              "SELECT count(*) FROM audit_events WHERE action = $1"
+                              "SELECT count(*) FROM audit_log WHERE action = $1"
                               " AND outcome = 'success' AND ($2 = '' OR resource_id = $2)"
                               " AND ($3 = '' OR tenant_slug = $3)",
                               3, p);

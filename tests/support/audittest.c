@@ -119,13 +119,14 @@ long long audittest_wait_quiet(int deadline_s)
     struct timespec start, now;
     clock_gettime(CLOCK_MONOTONIC, &start);
     for (;;) {
-        PGresult *r = harness_sql(
-            harness_srv.owner_url,
-            "SELECT NOT EXISTS (SELECT 1 FROM audit_events e WHERE e.ts >= h.upto_ts"
-            "                   AND (e.ts, e.id) > (h.upto_ts, h.upto_id))"
-            " AND h.seq > 0 AND coalesce((SELECT max(seq) FROM audit_checkpoints), 0) = h.seq,"
-            " h.seq FROM audit_chain_head h",
-            0, NULL);
+        PGresult *r =
+            harness_sql(harness_srv.owner_url,
+                        "SELECT NOT EXISTS (SELECT 1 FROM audit_events e WHERE e.ts >= h.upto_ts"
+                        "                   AND (e.ts, e.id) > (h.upto_ts, h.upto_id))"
+                        " AND NOT EXISTS (SELECT 1 FROM audit_inbox) AND h.seq > 0 AND "
+                        "coalesce((SELECT max(seq) FROM audit_checkpoints), 0) = h.seq,"
+                        " h.seq FROM audit_chain_head h",
+                        0, NULL);
         bool quiet = r && PQntuples(r) == 1 && strcmp(PQgetvalue(r, 0, 0), "t") == 0;
         long long head = quiet ? strtoll(PQgetvalue(r, 0, 1), NULL, 10) : 0;
         PQclear(r);

@@ -600,7 +600,7 @@ json_t *kubetest_audit_events(const char *action, const char *id, size_t want)
         PGresult *r = harness_sql(
             harness_srv.owner_url,
             "SELECT coalesce(json_agg(json_build_object('outcome', outcome, 'status', status,"
-            " 'details', details) ORDER BY id), '[]') FROM audit_events"
+            " 'details', details) ORDER BY id), '[]') FROM audit_log"
             " WHERE action = $1 AND resource_id = $2",
             2, p);
         ck_assert_ptr_nonnull(r);
