@@ -339,7 +339,14 @@ build_only() {  # name, cmake options...
 }
 test_dir() {  # name
     say "tests of $1"
-    (cd "$root/$1" && ctest --output-on-failure -j"$jobs" ${CTEST_ARGS:-})
+    local rc=0
+    (cd "$root/$1" && ctest --output-on-failure -j"$jobs" ${CTEST_ARGS:-}) | tee "$root/$1/ctest.out" ||
+        rc=$?
+    # where the run's minutes went (CI keeps this output when a run fails)
+    echo "slowest tests of $1:"
+    grep -E ' Test +#[0-9]+: ' "$root/$1/ctest.out" | awk '{ for (i = 1; i < NF; i++)
+        if ($(i + 1) == "sec") printf "%8.1f s  %s\n", $i, $4 }' | sort -rn | head -12 || true
+    return "$rc"
 }
 
 # Everything is compiled while deploy/k8s-build.sh still runs (on a fresh machine it
