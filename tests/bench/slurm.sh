@@ -60,6 +60,11 @@
 #
 # Environment (all optional):
 #   BUILD_DIR             build tree                                   (default ./build)
+#   AIDCD                 the aidcd to measure, e.g. one built from an older commit in a
+#                         worktree of its own, to compare dispatchers    (default $BUILD_DIR/aidcd)
+#   BENCH_AIDC_PORT       first port tried for aidcd                   (default 18520)
+#   BENCH_E2E_ONLY=1      part 1 only (submit end to end), then its report: a run of ~30 s to
+#                         alternate two aidcd binaries or settings on a loaded machine
 #   BENCH_DURATION        seconds per wrk run of 2 and 4              (default 10)
 #   BENCH_SUBMIT_DURATION seconds per wrk run of 3                    (default 3)
 #   BENCH_CONNECTIONS     wrk connections of 2 and 3                  (default 16)
@@ -85,7 +90,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 HERE="$ROOT/tests/bench"
 BUILD_DIR=${BUILD_DIR:-$ROOT/build}
-AIDCD="$BUILD_DIR/aidcd"
+AIDCD=${AIDCD:-$BUILD_DIR/aidcd}
+E2E_ONLY=${BENCH_E2E_ONLY:-0}
 DURATION=${BENCH_DURATION:-10}
 SUBMIT_DURATION=${BENCH_SUBMIT_DURATION:-3}
 CONNS=${BENCH_CONNECTIONS:-16}
@@ -224,6 +230,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+AIDCD_SRC=$AIDCD
 cp "$AIDCD" "$TMP/aidcd"   # a rebuild of build/ during the run must not pull it away
 AIDCD="$TMP/aidcd"
 
@@ -251,7 +258,7 @@ PRESENT=$(slurm_api GET jobs | jq '.jobs | length')
 # this run adds 2 * E2E_JOBS * E2E_ROUNDS jobs and the held ones; the wrk run of 3 alone may
 # make more than HELD (slurmrestd took up to ~800 held jobs/s here): reckon with 1,000/s
 AVAIL=$((MAXJOBS - PRESENT - 2 * E2E_JOBS * E2E_ROUNDS - 200))
-[ "$AVAIL" -ge $((1000 * SUBMIT_DURATION)) ] \
+[ "$AVAIL" -ge $((1000 * SUBMIT_DURATION)) ] || { [ "$E2E_ONLY" = 1 ] && [ "$AVAIL" -ge 0 ]; } \
     || die "slurmctld holds $PRESENT jobs of MaxJobCount $MAXJOBS (ended ones stay MinJobAge $MINAGE s): too full for this run; wait, or give the run a Slurm of its own (SLURM_DIR, ports: see the header)"
 if [ "$AVAIL" -lt "$HELD" ]; then
     echo "  slurmctld holds $PRESENT jobs of MaxJobCount $MAXJOBS: holding $AVAIL jobs instead of $HELD"
@@ -277,7 +284,7 @@ export AIDC_RATE_LIMIT_PER_ADDRESS=0 AIDC_RATE_LIMIT_PER_TOKEN=0 AIDC_MAX_CONNEC
 export AIDC_LOG_LEVEL=warn AIDC_DATA_DIR="$TMP/data" AIDC_THREADS="$THREADS" AIDC_WORKERS=1
 export AIDC_SYNC_INTERVAL_MS=500   # a round's jobs that ended free their cores within 0.5 s
 "$AIDCD" migrate
-aidcd_start 18520
+aidcd_start "${BENCH_AIDC_PORT:-18520}"
 say "aidcd (pid $AIDCD_PID) on port $AIDC_PORT: $THREADS HTTP threads, workers on (sync every" \
     "${AIDC_SYNC_INTERVAL_MS} ms); $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -311,6 +318,7 @@ echo "  cluster hpc (slurm, $SLURMRESTD_URL): inventory $INVENTORY, healthy;" \
      "tenant $TENANT (cpu limit 64, memory 512 GiB), projects run and hold (jobs limit 0)"
 
 # the list data set: finished jobs inserted as the owner (row-level security does not apply)
+if [ "$E2E_ONLY" != 1 ]; then
 t0=$(date +%s.%N)
 q -v n="$AIDC_JOBS" -v mine="$LIST_TENANT_JOBS" > /dev/null <<'SQL'
 BEGIN;
@@ -347,6 +355,7 @@ SQL
 echo "  inserted $(q -c "SELECT count(*) FROM jobs") finished jobs into aidc:" \
      "$(q -c "SELECT count(*) FROM jobs j JOIN tenants t ON t.id = j.tenant_id WHERE t.slug = 'list'")" \
      "in tenant list, the rest in other-1..9 ($(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s)"
+fi
 
 # ---- accounting around wrk -----------------------------------------------------------------
 machine_busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
@@ -505,6 +514,36 @@ echo "  per job through aidc, submit -> handed to Slurm: p50 $EV50 p99 $EV99 max
      "$EADM50 p99 $EADM99, dispatch p50 $EDISP50 p99 $EDISP99); first submit -> last hand-over $ESPAN s;" \
      "dispatcher $EPACE jobs/s; $EPASSES admission passes per round; jobs: $E2E_STATES"
 echo "  machine during part 1 (% of all CPUs): $E2E_LOAD; aidcd VmHWM $E2E_HWM MiB"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || a == "-" || b == "-" || b + 0 == 0) print "-"; else printf "%.2f", a / b }'; }
+e2e_report() {
+    echo "submit end to end: $E2E_ROUNDS rounds of $E2E_JOBS one-core jobs at once, $PARALLEL at a time (curl)"
+    printf '%-44s %14s %14s %22s\n' "" "all answered s" "all in Slurm s" "per request p50/p99 ms"
+    printf '%-44s %14s %14s %22s\n' "straight to slurmrestd" "$(range "${E2E_S_ANS[@]}")" \
+        "$(range "${E2E_S_ANS[@]}")" "$ES50 / $ES99"
+    printf '%-44s %14s %14s %22s\n' "through aidc (201 = queued)" "$(range "${E2E_A_ANS[@]}")" \
+        "$(range "${E2E_A_IN[@]}")" "$EA50 / $EA99"
+    printf '  jobs/s into Slurm: straight %s, through aidc %s (all in Slurm); aidc / straight time to Slurm: %s\n' \
+        "$(rate_range "${E2E_S_ANS[@]}")" "$(rate_range "${E2E_A_IN[@]}")" \
+        "$(ratio "$(printf '%s\n' "${E2E_A_IN[@]}" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')" \
+                 "$(printf '%s\n' "${E2E_S_ANS[@]}" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')") (medians)"
+    printf '  per job through aidc (events): submit -> in Slurm p50 %s p99 %s max %s; admission p50 %s p99 %s;' \
+        "$EV50" "$EV99" "$EVMAX" "$EADM50" "$EADM99"
+    printf ' dispatch p50 %s p99 %s\n' "$EDISP50" "$EDISP99"
+    printf '  dispatcher pace %s jobs/s (first to last hand-over of a round); %s admission passes per round\n' \
+        "$EPACE" "$EPASSES"
+    echo "  machine during these rounds (% of all CPUs): $E2E_LOAD"
+    # per round, aidc's time to Slurm over the straight burst just before it (the same load)
+    local r pr=''
+    for r in $(seq "$E2E_ROUNDS"); do pr+=" $(ratio "${E2E_A_IN[r]}" "${E2E_S_ANS[r]}")"; done
+    echo "  aidc / straight time to Slurm per round:$pr"
+}
+if [ "$E2E_ONLY" = 1 ]; then
+    say "results ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)," \
+        "AIDC_DISPATCH_CONCURRENCY ${AIDC_DISPATCH_CONCURRENCY:-default}, AIDC_DISPATCH_PER_CLUSTER" \
+        "${AIDC_DISPATCH_PER_CLUSTER:-default}; aidcd $AIDCD_SRC)"
+    e2e_report
+    exit 0
+fi
 GET_ID=$(q -c "SELECT id FROM jobs WHERE name = 'e2e-1-1'")
 GET_BID=$(q -c "SELECT backend_job_id FROM jobs WHERE name = 'e2e-1-1'")
 
@@ -583,7 +622,6 @@ AIDCD_HWM=$(awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$AIDCD_PID/statu
 SYNC_ERR=$(curl -s "${AUTH[@]}" "$BASE/api/v1/clusters/hpc" | jq -r '.last_error // "none"')
 
 # ---- report ----------------------------------------------------------------------------------------
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || a == "-" || b == "-" || b + 0 == 0) print "-"; else printf "%.2f", a / b }'; }
 say "results ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, Slurm $(jq -r '.meta.Slurm.release // "?"' "$TMP/ping.json")," \
     "slurmrestd v0.0.38; latencies in ms; CPU in µs per request)"
 printf '%-44s %8s %8s %8s %6s %7s %6s %7s %6s %5s %6s %4s\n' case req/s p50 p99 errors aidcd pg restd ctld \
@@ -608,22 +646,7 @@ printf '  wrk: -c%s (submit -d%ss, GET -d%ss), -c%s for lists; answers: list slu
 echo "  (CPU µs per request of aidcd, its PostgreSQL, slurmrestd, slurmctld; busy% = all CPUs; other% = used"
 echo "   by none of them nor wrk; rss = aidcd's VmRSS MiB after the run)"
 echo
-echo "submit end to end: $E2E_ROUNDS rounds of $E2E_JOBS one-core jobs at once, $PARALLEL at a time (curl)"
-printf '%-44s %14s %14s %22s\n' "" "all answered s" "all in Slurm s" "per request p50/p99 ms"
-printf '%-44s %14s %14s %22s\n' "straight to slurmrestd" "$(range "${E2E_S_ANS[@]}")" \
-    "$(range "${E2E_S_ANS[@]}")" "$ES50 / $ES99"
-printf '%-44s %14s %14s %22s\n' "through aidc (201 = queued)" "$(range "${E2E_A_ANS[@]}")" \
-    "$(range "${E2E_A_IN[@]}")" "$EA50 / $EA99"
-printf '  jobs/s into Slurm: straight %s, through aidc %s (all in Slurm); aidc / straight time to Slurm: %s\n' \
-    "$(rate_range "${E2E_S_ANS[@]}")" "$(rate_range "${E2E_A_IN[@]}")" \
-    "$(ratio "$(printf '%s\n' "${E2E_A_IN[@]}" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')" \
-             "$(printf '%s\n' "${E2E_S_ANS[@]}" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')") (medians)"
-printf '  per job through aidc (events): submit -> in Slurm p50 %s p99 %s max %s; admission p50 %s p99 %s;' \
-    "$EV50" "$EV99" "$EVMAX" "$EADM50" "$EADM99"
-printf ' dispatch p50 %s p99 %s\n' "$EDISP50" "$EDISP99"
-printf '  dispatcher pace %s jobs/s (one slurmrestd call after the other); %s admission passes per round\n' \
-    "$EPACE" "$EPASSES"
-echo "  machine during these rounds (% of all CPUs): $E2E_LOAD"
+e2e_report
 echo
 echo "Slurm side: $MY_HELD held jobs listed (top-up $TOPUP_RATE jobs/s), cancelled at $CANCEL_RATE jobs/s;" \
      "slurmctld keeps them MinJobAge $MINAGE s (MaxJobCount $MAXJOBS)"
