@@ -307,12 +307,14 @@ INVENTORY=$(jq -c '.inventory | with_entries(.value = .value.total)' "$TMP/resp"
 expect 201 -X POST "${AUTH[@]}" -d "{\"slug\":\"$TENANT\",\"name\":\"Slurm bench\"}" "$BASE/api/v1/tenants"
 expect 200 -X PUT "${AUTH[@]}" -d '{"resources":{"cpu":{"limit":64},"memory_gib":{"limit":512}}}' \
     "$BASE/api/v1/tenants/$TENANT/quota"
-for p in run hold; do
+for p in run hold gate; do
     expect 201 -X POST "${AUTH[@]}" -d "{\"slug\":\"$p\",\"name\":\"$p\"}" \
         "$BASE/api/v1/tenants/$TENANT/projects"
 done
-expect 200 -X PUT "${AUTH[@]}" -d '{"resources":{"jobs":{"limit":0}}}' \
-    "$BASE/api/v1/tenants/$TENANT/projects/hold/quota"
+for p in hold gate; do
+    expect 200 -X PUT "${AUTH[@]}" -d '{"resources":{"jobs":{"limit":0}}}' \
+        "$BASE/api/v1/tenants/$TENANT/projects/$p/quota"
+done
 JOBS_URL="$BASE/api/v1/tenants/$TENANT/jobs"
 echo "  cluster hpc (slurm, $SLURMRESTD_URL): inventory $INVENTORY, healthy;" \
      "tenant $TENANT (cpu limit 64, memory 512 GiB), projects run and hold (jobs limit 0)"
@@ -413,7 +415,7 @@ SLURM_E2E_BODY+="\"current_working_directory\":\"$WORKDIR\",\"standard_output\":
 SLURM_E2E_BODY+="\"standard_error\":\"/dev/null\",\"environment\":{\"PATH\":\"/usr/bin:/bin\"}},"
 SLURM_E2E_BODY+="\"script\":\"#!/bin/sh\\ntrue\\n\"}"
 AIDC_E2E_BODY='{"project":"run","name":"e2e-%ID%","command":["true"],"cpus":1,"memory_gib":1,"time_limit_minutes":5}'
-declare -a E2E_S_ANS E2E_A_ANS E2E_A_IN
+declare -a E2E_S_ANS E2E_A_ANS E2E_A_IN E2E_G_IN E2E_G_PASSES
 snap() { echo "$(proc_ticks "$AIDCD_PID") $(pg_ticks) $(proc_ticks "$(slurm_pid slurmrestd)")" \
               "$(proc_ticks "$(slurm_pid slurmctld)") $(machine_busy_ticks) $(date +%s.%N)"; }
 E2E_SNAP0=$(snap)
@@ -463,6 +465,35 @@ for r in $(seq "$E2E_ROUNDS"); do
         sleep 0.1
     done
     [ "$n" -ge "$E2E_JOBS" ] || echo "  round $r: only $n of $E2E_JOBS ended within 120 s"
+    # the dispatcher alone: the same jobs queued in project gate (jobs limit 0), then released
+    # by one quota change, so one admission pass hands the dispatcher all of them at once
+    CFG_HDRS=("Authorization: Bearer $TOKEN" "Content-Type: application/json")
+    cfg "$TMP/g.cfg" POST "$JOBS_URL" "${AIDC_E2E_BODY/\"run\",\"name\":\"e2e-/\"gate\",\"name\":\"gate-}" \
+        < "$TMP/e2e.ids"
+    burst "e2e-gate-$r" "$TMP/g.cfg"
+    [ "$BURST_BAD" = 0 ] || die "round $r: $BURST_BAD of $BURST_N submits into project gate failed"
+    expect 200 -X PUT "${AUTH[@]}" -d '{"resources":{"jobs":{"limit":100000}}}' \
+        "$BASE/api/v1/tenants/$TENANT/projects/gate/quota"
+    for _ in $(seq 240); do
+        n=$(q -c "SELECT count(*) FROM jobs WHERE name LIKE 'gate-$r-%' AND backend_job_id IS NOT NULL")
+        [ "$n" -ge "$E2E_JOBS" ] && break
+        sleep 0.25
+    done
+    [ "$n" -ge "$E2E_JOBS" ] || die "round $r: only $n of $E2E_JOBS released jobs reached Slurm within 60 s"
+    expect 200 -X PUT "${AUTH[@]}" -d '{"resources":{"jobs":{"limit":0}}}' \
+        "$BASE/api/v1/tenants/$TENANT/projects/gate/quota"
+    read -r E2E_G_IN[r] E2E_G_PASSES[r] < <(q -F ' ' -c "SELECT round(extract(epoch FROM
+            max(e.ts) FILTER (WHERE e.reason = 'handed to the cluster')
+          - min(e.ts) FILTER (WHERE e.to_state = 'admitted'))::numeric, 3), count(DISTINCT j.admitted_at)
+        FROM job_events e JOIN jobs j ON j.id = e.job_id WHERE j.name LIKE 'gate-$r-%'")
+    printf '  round %s: %s jobs released at once (%s admission passes): first admitted -> all in Slurm %.2f s\n' \
+        "$r" "$E2E_JOBS" "${E2E_G_PASSES[r]}" "${E2E_G_IN[r]}"
+    for _ in $(seq 1200); do
+        n=$(q -c "SELECT count(*) FROM jobs WHERE name LIKE 'gate-$r-%' AND state IN ('succeeded','failed','cancelled')")
+        [ "$n" -ge "$E2E_JOBS" ] && break
+        sleep 0.1
+    done
+    [ "$n" -ge "$E2E_JOBS" ] || echo "  round $r: only $n of $E2E_JOBS released jobs ended within 120 s"
 done
 E2E_HWM=$(awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$AIDCD_PID/status")
 # the machine during part 1: busy % of all CPUs, and the share of aidcd, PostgreSQL, slurmrestd,
@@ -536,6 +567,11 @@ e2e_report() {
     local r pr=''
     for r in $(seq "$E2E_ROUNDS"); do pr+=" $(ratio "${E2E_A_IN[r]}" "${E2E_S_ANS[r]}")"; done
     echo "  aidc / straight time to Slurm per round:$pr"
+    printf '  dispatcher alone, %s jobs admitted at once, first admitted -> all in Slurm: %s s (%s jobs/s);' \
+        "$E2E_JOBS" "$(range "${E2E_G_IN[@]}")" "$(rate_range "${E2E_G_IN[@]}")"
+    pr=''
+    for r in $(seq "$E2E_ROUNDS"); do pr+=" $(ratio "${E2E_G_IN[r]}" "${E2E_S_ANS[r]}")"; done
+    echo " / straight per round:$pr"
 }
 if [ "$E2E_ONLY" = 1 ]; then
     say "results ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)," \
