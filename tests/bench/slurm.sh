@@ -21,7 +21,7 @@
 # aidcd: 2 HTTP threads, workers on, a Slurm cluster "hpc" registered as
 # docs/operations.md says (user_name aidc, partitions gpu/preempt, workdir
 # $SLURM_DIR/jobs, credentials_ref file:<jwt key>), tenant "sbench" with a quota
-# (cpu 64, memory 512 GiB), projects "run" and "hold" ({"jobs":{"limit":0}}).
+# (cpu 64, memory 512 GiB), projects "run", "hold" and "gate" ({"jobs":{"limit":0}}).
 # A platform admin's API token for aidc; an HS256 token for Slurm user aidc that
 # this script mints from the key (1 hour).
 #
@@ -34,7 +34,10 @@
 #      its backend_job_id, the event "handed to the cluster"). Figures: how long
 #      until all were answered, until all were in Slurm, and per job (from
 #      job_events, clock_timestamp() of each row) submit -> admitted -> handed
-#      to the cluster. aidc admits only what fits the cluster (32 cores here),
+#      to the cluster. Then the dispatcher alone: the same jobs queued in
+#      project "gate" (jobs limit 0) and released by one quota change, so one
+#      admission pass hands it all of them: first admitted -> last handed over.
+#      aidc admits only what fits the cluster (32 cores here),
 #      so N is at most that; a round waits for the previous one to end. The
 #      jobs really run: slurmd launching them shares the CPUs with the rest.
 #   2. GET one job: GET /api/v1/tenants/sbench/jobs/{id} (PostgreSQL) against
