@@ -59,12 +59,6 @@ void deliverpool_free(struct deliverpool *p)
     free(p);
 }
 
-void deliverpool_connect(struct deliverpool *p)
-{
-    for (int i = 1; i < p->threads; i++)
-        (void)db_ensure(p->dbs[i - 1]); /* a failure is logged there, and retried at first use */
-}
-
 /* The first untaken item whose key has a free slot, or n. Under b->mu. */
 static size_t pick(const struct batch *b)
 {

@@ -36,13 +36,6 @@ struct deliverpool *deliverpool_new(const char *url, const char *name, int threa
  */
 void deliverpool_run(struct deliverpool *p, struct db *db, const void *items, size_t n, size_t sz,
                      deliverpool_key *key, deliverpool_fn *fn, void *arg);
-/*
- * Connect the helpers' connections now (what fails is tried again at its first
- * use). Lazily, the first batch a helper takes waits for its connection before
- * its first outcome is recorded: up to a second on a loaded machine, while the
- * caller's thread delivers the rest of the batch alone. Not during a run.
- */
-void deliverpool_connect(struct deliverpool *p);
 /* Close the connections and free the pool (NULL: nothing). Not while a run is in progress. */
 void deliverpool_free(struct deliverpool *p);
 

@@ -388,8 +388,7 @@ static int round_fn(struct db *db, bool notified, void *arg)
 /* The previous leader is gone: what it had claimed is not being delivered. */
 static int take_over(struct db *db, void *arg)
 {
-    /* the delivery threads' connections up before the first batch needs them */
-    deliverpool_connect(((struct dispatcher *)arg)->pool);
+    (void)arg;
     const struct db_ctx ctx = {.roles = "system"};
     int e = db_begin(db, &ctx, false);
     if (!e)
