@@ -21,7 +21,7 @@
 # aidcd: 2 HTTP threads, workers on, a Slurm cluster "hpc" registered as
 # docs/operations.md says (user_name aidc, partitions gpu/preempt, workdir
 # $SLURM_DIR/jobs, credentials_ref file:<jwt key>), tenant "sbench" with a quota
-# (cpu 64, memory 512 GiB), projects "run" and "hold" ({"jobs":{"limit":0}}).
+# (cpu 64, memory 512 GiB), projects "run", "hold" and "gate" ({"jobs":{"limit":0}}).
 # A platform admin's API token for aidc; an HS256 token for Slurm user aidc that
 # this script mints from the key (1 hour).
 #
@@ -34,7 +34,10 @@
 #      its backend_job_id, the event "handed to the cluster"). Figures: how long
 #      until all were answered, until all were in Slurm, and per job (from
 #      job_events, clock_timestamp() of each row) submit -> admitted -> handed
-#      to the cluster. aidc admits only what fits the cluster (32 cores here),
+#      to the cluster. Then the dispatcher alone: the same jobs queued in
+#      project "gate" (jobs limit 0) and released by one quota change, so one
+#      admission pass hands it all of them: first admitted -> last handed over.
+#      aidc admits only what fits the cluster (32 cores here),
 #      so N is at most that; a round waits for the previous one to end. The
 #      jobs really run: slurmd launching them shares the CPUs with the rest.
 #   2. GET one job: GET /api/v1/tenants/sbench/jobs/{id} (PostgreSQL) against
@@ -60,6 +63,11 @@
 #
 # Environment (all optional):
 #   BUILD_DIR             build tree                                   (default ./build)
+#   AIDCD                 the aidcd to measure, e.g. one built from an older commit in a
+#                         worktree of its own, to compare dispatchers    (default $BUILD_DIR/aidcd)
+#   BENCH_AIDC_PORT       first port tried for aidcd                   (default 18520)
+#   BENCH_E2E_ONLY=1      part 1 only (submit end to end), then its report: a run of ~30 s to
+#                         alternate two aidcd binaries or settings on a loaded machine
 #   BENCH_DURATION        seconds per wrk run of 2 and 4              (default 10)
 #   BENCH_SUBMIT_DURATION seconds per wrk run of 3                    (default 3)
 #   BENCH_CONNECTIONS     wrk connections of 2 and 3                  (default 16)
@@ -85,7 +93,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 HERE="$ROOT/tests/bench"
 BUILD_DIR=${BUILD_DIR:-$ROOT/build}
-AIDCD="$BUILD_DIR/aidcd"
+AIDCD=${AIDCD:-$BUILD_DIR/aidcd}
+E2E_ONLY=${BENCH_E2E_ONLY:-0}
 DURATION=${BENCH_DURATION:-10}
 SUBMIT_DURATION=${BENCH_SUBMIT_DURATION:-3}
 CONNS=${BENCH_CONNECTIONS:-16}
@@ -224,6 +233,7 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+AIDCD_SRC=$AIDCD
 cp "$AIDCD" "$TMP/aidcd"   # a rebuild of build/ during the run must not pull it away
 AIDCD="$TMP/aidcd"
 
@@ -251,7 +261,7 @@ PRESENT=$(slurm_api GET jobs | jq '.jobs | length')
 # this run adds 2 * E2E_JOBS * E2E_ROUNDS jobs and the held ones; the wrk run of 3 alone may
 # make more than HELD (slurmrestd took up to ~800 held jobs/s here): reckon with 1,000/s
 AVAIL=$((MAXJOBS - PRESENT - 2 * E2E_JOBS * E2E_ROUNDS - 200))
-[ "$AVAIL" -ge $((1000 * SUBMIT_DURATION)) ] \
+[ "$AVAIL" -ge $((1000 * SUBMIT_DURATION)) ] || { [ "$E2E_ONLY" = 1 ] && [ "$AVAIL" -ge 0 ]; } \
     || die "slurmctld holds $PRESENT jobs of MaxJobCount $MAXJOBS (ended ones stay MinJobAge $MINAGE s): too full for this run; wait, or give the run a Slurm of its own (SLURM_DIR, ports: see the header)"
 if [ "$AVAIL" -lt "$HELD" ]; then
     echo "  slurmctld holds $PRESENT jobs of MaxJobCount $MAXJOBS: holding $AVAIL jobs instead of $HELD"
@@ -277,7 +287,7 @@ export AIDC_RATE_LIMIT_PER_ADDRESS=0 AIDC_RATE_LIMIT_PER_TOKEN=0 AIDC_MAX_CONNEC
 export AIDC_LOG_LEVEL=warn AIDC_DATA_DIR="$TMP/data" AIDC_THREADS="$THREADS" AIDC_WORKERS=1
 export AIDC_SYNC_INTERVAL_MS=500   # a round's jobs that ended free their cores within 0.5 s
 "$AIDCD" migrate
-aidcd_start 18520
+aidcd_start "${BENCH_AIDC_PORT:-18520}"
 say "aidcd (pid $AIDCD_PID) on port $AIDC_PORT: $THREADS HTTP threads, workers on (sync every" \
     "${AIDC_SYNC_INTERVAL_MS} ms); $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -300,17 +310,20 @@ INVENTORY=$(jq -c '.inventory | with_entries(.value = .value.total)' "$TMP/resp"
 expect 201 -X POST "${AUTH[@]}" -d "{\"slug\":\"$TENANT\",\"name\":\"Slurm bench\"}" "$BASE/api/v1/tenants"
 expect 200 -X PUT "${AUTH[@]}" -d '{"resources":{"cpu":{"limit":64},"memory_gib":{"limit":512}}}' \
     "$BASE/api/v1/tenants/$TENANT/quota"
-for p in run hold; do
+for p in run hold gate; do
     expect 201 -X POST "${AUTH[@]}" -d "{\"slug\":\"$p\",\"name\":\"$p\"}" \
         "$BASE/api/v1/tenants/$TENANT/projects"
 done
-expect 200 -X PUT "${AUTH[@]}" -d '{"resources":{"jobs":{"limit":0}}}' \
-    "$BASE/api/v1/tenants/$TENANT/projects/hold/quota"
+for p in hold gate; do
+    expect 200 -X PUT "${AUTH[@]}" -d '{"resources":{"jobs":{"limit":0}}}' \
+        "$BASE/api/v1/tenants/$TENANT/projects/$p/quota"
+done
 JOBS_URL="$BASE/api/v1/tenants/$TENANT/jobs"
 echo "  cluster hpc (slurm, $SLURMRESTD_URL): inventory $INVENTORY, healthy;" \
      "tenant $TENANT (cpu limit 64, memory 512 GiB), projects run and hold (jobs limit 0)"
 
 # the list data set: finished jobs inserted as the owner (row-level security does not apply)
+if [ "$E2E_ONLY" != 1 ]; then
 t0=$(date +%s.%N)
 q -v n="$AIDC_JOBS" -v mine="$LIST_TENANT_JOBS" > /dev/null <<'SQL'
 BEGIN;
@@ -347,6 +360,7 @@ SQL
 echo "  inserted $(q -c "SELECT count(*) FROM jobs") finished jobs into aidc:" \
      "$(q -c "SELECT count(*) FROM jobs j JOIN tenants t ON t.id = j.tenant_id WHERE t.slug = 'list'")" \
      "in tenant list, the rest in other-1..9 ($(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }') s)"
+fi
 
 # ---- accounting around wrk -----------------------------------------------------------------
 machine_busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
@@ -404,7 +418,7 @@ SLURM_E2E_BODY+="\"current_working_directory\":\"$WORKDIR\",\"standard_output\":
 SLURM_E2E_BODY+="\"standard_error\":\"/dev/null\",\"environment\":{\"PATH\":\"/usr/bin:/bin\"}},"
 SLURM_E2E_BODY+="\"script\":\"#!/bin/sh\\ntrue\\n\"}"
 AIDC_E2E_BODY='{"project":"run","name":"e2e-%ID%","command":["true"],"cpus":1,"memory_gib":1,"time_limit_minutes":5}'
-declare -a E2E_S_ANS E2E_A_ANS E2E_A_IN
+declare -a E2E_S_ANS E2E_A_ANS E2E_A_IN E2E_G_IN E2E_G_PASSES
 snap() { echo "$(proc_ticks "$AIDCD_PID") $(pg_ticks) $(proc_ticks "$(slurm_pid slurmrestd)")" \
               "$(proc_ticks "$(slurm_pid slurmctld)") $(machine_busy_ticks) $(date +%s.%N)"; }
 E2E_SNAP0=$(snap)
@@ -454,6 +468,35 @@ for r in $(seq "$E2E_ROUNDS"); do
         sleep 0.1
     done
     [ "$n" -ge "$E2E_JOBS" ] || echo "  round $r: only $n of $E2E_JOBS ended within 120 s"
+    # the dispatcher alone: the same jobs queued in project gate (jobs limit 0), then released
+    # by one quota change, so one admission pass hands the dispatcher all of them at once
+    CFG_HDRS=("Authorization: Bearer $TOKEN" "Content-Type: application/json")
+    cfg "$TMP/g.cfg" POST "$JOBS_URL" "${AIDC_E2E_BODY/\"run\",\"name\":\"e2e-/\"gate\",\"name\":\"gate-}" \
+        < "$TMP/e2e.ids"
+    burst "e2e-gate-$r" "$TMP/g.cfg"
+    [ "$BURST_BAD" = 0 ] || die "round $r: $BURST_BAD of $BURST_N submits into project gate failed"
+    expect 200 -X PUT "${AUTH[@]}" -d '{"resources":{"jobs":{"limit":100000}}}' \
+        "$BASE/api/v1/tenants/$TENANT/projects/gate/quota"
+    for _ in $(seq 240); do
+        n=$(q -c "SELECT count(*) FROM jobs WHERE name LIKE 'gate-$r-%' AND backend_job_id IS NOT NULL")
+        [ "$n" -ge "$E2E_JOBS" ] && break
+        sleep 0.25
+    done
+    [ "$n" -ge "$E2E_JOBS" ] || die "round $r: only $n of $E2E_JOBS released jobs reached Slurm within 60 s"
+    expect 200 -X PUT "${AUTH[@]}" -d '{"resources":{"jobs":{"limit":0}}}' \
+        "$BASE/api/v1/tenants/$TENANT/projects/gate/quota"
+    read -r E2E_G_IN[r] E2E_G_PASSES[r] < <(q -F ' ' -c "SELECT round(extract(epoch FROM
+            max(e.ts) FILTER (WHERE e.reason = 'handed to the cluster')
+          - min(e.ts) FILTER (WHERE e.to_state = 'admitted'))::numeric, 3), count(DISTINCT j.admitted_at)
+        FROM job_events e JOIN jobs j ON j.id = e.job_id WHERE j.name LIKE 'gate-$r-%'")
+    printf '  round %s: %s jobs released at once (%s admission passes): first admitted -> all in Slurm %.2f s\n' \
+        "$r" "$E2E_JOBS" "${E2E_G_PASSES[r]}" "${E2E_G_IN[r]}"
+    for _ in $(seq 1200); do
+        n=$(q -c "SELECT count(*) FROM jobs WHERE name LIKE 'gate-$r-%' AND state IN ('succeeded','failed','cancelled')")
+        [ "$n" -ge "$E2E_JOBS" ] && break
+        sleep 0.1
+    done
+    [ "$n" -ge "$E2E_JOBS" ] || echo "  round $r: only $n of $E2E_JOBS released jobs ended within 120 s"
 done
 E2E_HWM=$(awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$AIDCD_PID/status")
 # the machine during part 1: busy % of all CPUs, and the share of aidcd, PostgreSQL, slurmrestd,
@@ -505,6 +548,41 @@ echo "  per job through aidc, submit -> handed to Slurm: p50 $EV50 p99 $EV99 max
      "$EADM50 p99 $EADM99, dispatch p50 $EDISP50 p99 $EDISP99); first submit -> last hand-over $ESPAN s;" \
      "dispatcher $EPACE jobs/s; $EPASSES admission passes per round; jobs: $E2E_STATES"
 echo "  machine during part 1 (% of all CPUs): $E2E_LOAD; aidcd VmHWM $E2E_HWM MiB"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || a == "-" || b == "-" || b + 0 == 0) print "-"; else printf "%.2f", a / b }'; }
+e2e_report() {
+    echo "submit end to end: $E2E_ROUNDS rounds of $E2E_JOBS one-core jobs at once, $PARALLEL at a time (curl)"
+    printf '%-44s %14s %14s %22s\n' "" "all answered s" "all in Slurm s" "per request p50/p99 ms"
+    printf '%-44s %14s %14s %22s\n' "straight to slurmrestd" "$(range "${E2E_S_ANS[@]}")" \
+        "$(range "${E2E_S_ANS[@]}")" "$ES50 / $ES99"
+    printf '%-44s %14s %14s %22s\n' "through aidc (201 = queued)" "$(range "${E2E_A_ANS[@]}")" \
+        "$(range "${E2E_A_IN[@]}")" "$EA50 / $EA99"
+    printf '  jobs/s into Slurm: straight %s, through aidc %s (all in Slurm); aidc / straight time to Slurm: %s\n' \
+        "$(rate_range "${E2E_S_ANS[@]}")" "$(rate_range "${E2E_A_IN[@]}")" \
+        "$(ratio "$(printf '%s\n' "${E2E_A_IN[@]}" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')" \
+                 "$(printf '%s\n' "${E2E_S_ANS[@]}" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')") (medians)"
+    printf '  per job through aidc (events): submit -> in Slurm p50 %s p99 %s max %s; admission p50 %s p99 %s;' \
+        "$EV50" "$EV99" "$EVMAX" "$EADM50" "$EADM99"
+    printf ' dispatch p50 %s p99 %s\n' "$EDISP50" "$EDISP99"
+    printf '  dispatcher pace %s jobs/s (first to last hand-over of a round); %s admission passes per round\n' \
+        "$EPACE" "$EPASSES"
+    echo "  machine during these rounds (% of all CPUs): $E2E_LOAD"
+    # per round, aidc's time to Slurm over the straight burst just before it (the same load)
+    local r pr=''
+    for r in $(seq "$E2E_ROUNDS"); do pr+=" $(ratio "${E2E_A_IN[r]}" "${E2E_S_ANS[r]}")"; done
+    echo "  aidc / straight time to Slurm per round:$pr"
+    printf '  dispatcher alone, %s jobs admitted at once, first admitted -> all in Slurm: %s s (%s jobs/s);' \
+        "$E2E_JOBS" "$(range "${E2E_G_IN[@]}")" "$(rate_range "${E2E_G_IN[@]}")"
+    pr=''
+    for r in $(seq "$E2E_ROUNDS"); do pr+=" $(ratio "${E2E_G_IN[r]}" "${E2E_S_ANS[r]}")"; done
+    echo " / straight per round:$pr"
+}
+if [ "$E2E_ONLY" = 1 ]; then
+    say "results ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)," \
+        "AIDC_DISPATCH_CONCURRENCY ${AIDC_DISPATCH_CONCURRENCY:-default}, AIDC_DISPATCH_PER_CLUSTER" \
+        "${AIDC_DISPATCH_PER_CLUSTER:-default}; aidcd $AIDCD_SRC)"
+    e2e_report
+    exit 0
+fi
 GET_ID=$(q -c "SELECT id FROM jobs WHERE name = 'e2e-1-1'")
 GET_BID=$(q -c "SELECT backend_job_id FROM jobs WHERE name = 'e2e-1-1'")
 
@@ -583,7 +661,6 @@ AIDCD_HWM=$(awk '/^VmHWM:/ { printf "%.1f", $2 / 1024 }' "/proc/$AIDCD_PID/statu
 SYNC_ERR=$(curl -s "${AUTH[@]}" "$BASE/api/v1/clusters/hpc" | jq -r '.last_error // "none"')
 
 # ---- report ----------------------------------------------------------------------------------------
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || a == "-" || b == "-" || b + 0 == 0) print "-"; else printf "%.2f", a / b }'; }
 say "results ($(date -u +%Y-%m-%dT%H:%MZ), $(nproc) CPUs, Slurm $(jq -r '.meta.Slurm.release // "?"' "$TMP/ping.json")," \
     "slurmrestd v0.0.38; latencies in ms; CPU in µs per request)"
 printf '%-44s %8s %8s %8s %6s %7s %6s %7s %6s %5s %6s %4s\n' case req/s p50 p99 errors aidcd pg restd ctld \
@@ -608,22 +685,7 @@ printf '  wrk: -c%s (submit -d%ss, GET -d%ss), -c%s for lists; answers: list slu
 echo "  (CPU µs per request of aidcd, its PostgreSQL, slurmrestd, slurmctld; busy% = all CPUs; other% = used"
 echo "   by none of them nor wrk; rss = aidcd's VmRSS MiB after the run)"
 echo
-echo "submit end to end: $E2E_ROUNDS rounds of $E2E_JOBS one-core jobs at once, $PARALLEL at a time (curl)"
-printf '%-44s %14s %14s %22s\n' "" "all answered s" "all in Slurm s" "per request p50/p99 ms"
-printf '%-44s %14s %14s %22s\n' "straight to slurmrestd" "$(range "${E2E_S_ANS[@]}")" \
-    "$(range "${E2E_S_ANS[@]}")" "$ES50 / $ES99"
-printf '%-44s %14s %14s %22s\n' "through aidc (201 = queued)" "$(range "${E2E_A_ANS[@]}")" \
-    "$(range "${E2E_A_IN[@]}")" "$EA50 / $EA99"
-printf '  jobs/s into Slurm: straight %s, through aidc %s (all in Slurm); aidc / straight time to Slurm: %s\n' \
-    "$(rate_range "${E2E_S_ANS[@]}")" "$(rate_range "${E2E_A_IN[@]}")" \
-    "$(ratio "$(printf '%s\n' "${E2E_A_IN[@]}" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')" \
-             "$(printf '%s\n' "${E2E_S_ANS[@]}" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }')") (medians)"
-printf '  per job through aidc (events): submit -> in Slurm p50 %s p99 %s max %s; admission p50 %s p99 %s;' \
-    "$EV50" "$EV99" "$EVMAX" "$EADM50" "$EADM99"
-printf ' dispatch p50 %s p99 %s\n' "$EDISP50" "$EDISP99"
-printf '  dispatcher pace %s jobs/s (one slurmrestd call after the other); %s admission passes per round\n' \
-    "$EPACE" "$EPASSES"
-echo "  machine during these rounds (% of all CPUs): $E2E_LOAD"
+e2e_report
 echo
 echo "Slurm side: $MY_HELD held jobs listed (top-up $TOPUP_RATE jobs/s), cancelled at $CANCEL_RATE jobs/s;" \
      "slurmctld keeps them MinJobAge $MINAGE s (MaxJobCount $MAXJOBS)"
