@@ -10,12 +10,15 @@
     " AND " j ".stop_requested IS DISTINCT FROM 'cancel'))"
 
 /* FOR NO KEY UPDATE: job_events of the parent (a foreign key to it) may still be
- * written meanwhile; another worker replica takes another array */
+ * written meanwhile; another worker replica takes another array. Round robin:
+ * the next after $1 (the last one tried), so that an array whose batch keeps
+ * failing, or a tenant cancelling many, holds back no other array. */
 static const struct db_stmt st_next = {
     "arraycancel_next",
-    "SELECT id FROM jobs WHERE array_cancel IS NOT NULL ORDER BY id LIMIT 1"
+    "SELECT id FROM jobs WHERE array_cancel IS NOT NULL"
+    " ORDER BY $1::uuid IS NOT NULL AND id <= $1::uuid, id LIMIT 1"
     " FOR NO KEY UPDATE SKIP LOCKED",
-    0};
+    1};
 /*
  * The parent is locked first (st_next), the tasks after it with SKIP LOCKED:
  * a task's end locks the task, then its open parent (0022's aidc_job_ended),
@@ -58,11 +61,12 @@ static const struct db_stmt st_finish = {
 
 const struct db_stmt *const db_arraycancel_stmts[] = {&st_next, &st_batch, &st_finish, NULL};
 
-int db_arraycancel_next(struct db *db, char parent[37], bool *found)
+int db_arraycancel_next(struct db *db, const char *after, char parent[37], bool *found)
 {
     int e;
     *found = false;
-    PGresult *r = db_query(db, &st_next, NULL, &e);
+    const char *p[1] = {after};
+    PGresult *r = db_query(db, &st_next, p, &e);
     if (!r)
         return e;
     if (PQntuples(r) == 1) {

@@ -14,10 +14,11 @@
 
 /*
  * One marked array, locked for this transaction (an array another worker
- * holds is skipped): its id into parent (37 bytes); *found false when none
- * is marked.
+ * holds is skipped): the first after `after` (the one tried last; NULL: the
+ * first), wrapping around; its id into parent (37 bytes); *found false when
+ * none is marked.
  */
-int db_arraycancel_next(struct db *db, char parent[37], bool *found);
+int db_arraycancel_next(struct db *db, const char *after, char parent[37], bool *found);
 /*
  * End up to limit of parent's open tasks, lowest index first, skipping rows
  * another transaction holds: a queued task is cancelled with the parent's

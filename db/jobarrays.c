@@ -39,12 +39,14 @@ static const struct db_stmt st_make = {
     "       SELECT id, tenant_id, NULL, 'queued', 'submitted' FROM t)"
     " SELECT count(*) FROM t",
     4};
-/* the tasks of an array being cancelled (migrations/0030) are ending: not counted */
+/* the queued tasks of an array being cancelled (migrations/0030) never run: not
+ * counted; its running ones still hold their place until they have ended */
 static const struct db_stmt st_open = {
     "jobarray_open",
     "SELECT count(*) FROM jobs WHERE tenant_id = $1::uuid AND array_parent IS NOT NULL"
     " AND state IN ('queued', 'admitted', 'pending', 'running')"
-    " AND array_parent NOT IN (SELECT id FROM jobs WHERE array_cancel IS NOT NULL)",
+    " AND NOT (state = 'queued'"
+    "          AND array_parent IN (SELECT id FROM jobs WHERE array_cancel IS NOT NULL))",
     1};
 static const struct db_stmt st_task_waits = {
     "jobarray_task_waits",

@@ -640,9 +640,9 @@ static void coalesce(struct db *db, struct admitter_run *run)
 {
     double gap_s = run->cfg->admission_coalesce_ms / 1000.0;
     double wait_s = run->last_start + gap_s - now_s();
-    if (wait_s <= 0 || wait_s > gap_s)
+    if (wait_s <= 0 || wait_s >= gap_s)
         return;
-    struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)(wait_s * 1e9)};
+    struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)(wait_s * 1e9)}; /* < 1 s */
     nanosleep(&ts, NULL);
     (void)db_wait(db, 0, -1); /* a failure shows in the pass's own statements */
 }

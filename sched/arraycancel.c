@@ -6,8 +6,11 @@
 #include "../lib/config.h"
 #include "../lib/log.h"
 
+#include "../lib/xalloc.h"
+
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #define INTERVAL_MS 1000
 
@@ -15,14 +18,16 @@
 static int round_fn(struct db *db, bool notified, void *arg)
 {
     (void)notified;
-    (void)arg;
+    char *last = arg; /* the array tried last: the next round takes the next one */
     const struct db_ctx ctx = {.roles = "system"};
     char parent[37];
     bool found = false, done = false;
     long n = 0;
     int e = db_begin(db, &ctx, false);
     if (!e)
-        e = db_arraycancel_next(db, parent, &found);
+        e = db_arraycancel_next(db, last[0] ? last : NULL, parent, &found);
+    if (!e && found)
+        snprintf(last, 37, "%s", parent);
     if (!e && found)
         e = db_arraycancel_batch(db, parent, ARRAYCANCEL_BATCH, &n);
     /* a short batch may have been the last: the array is done when nothing is left */
@@ -48,6 +53,8 @@ struct worker *arraycancel_start(const struct config *cfg)
         .channels = {"aidc_arrays", NULL},
         .interval_ms = INTERVAL_MS,
         .round = round_fn,
+        .arg = xcalloc(1, 37),
+        .owns_arg = true,
     };
     return worker_start(cfg->worker_database_url, &spec);
 }

@@ -16,6 +16,7 @@
 
 #include <check.h>
 #include <dirent.h>
+#include <libpq-fe.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -547,6 +548,50 @@ START_TEST(cancelling_an_array_of_10000_tasks_answers_and_ends_them_all)
 }
 END_TEST
 
+/*
+ * An array whose tasks another transaction holds does not hold back the cancel of
+ * another array (the worker goes round the marked arrays): the tasks of the array
+ * with the lower id - the one the worker used to take first, every round - are
+ * locked until the other array's tasks have ended.
+ */
+START_TEST(a_held_array_does_not_hold_back_another_cancel)
+{
+    char *d = dir_for("held");
+    char *body = sfmt("{\"project\":\"mol\",\"name\":\"gate\",\"script\":\"i=0; while [ ! -e "
+                      "%s/go ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done\"}",
+                      d);
+    char *gate = jobs_submit(ann, "chem", body);
+    free(body);
+    char *a = jobs_submit(ann, "chem", held_array(gate, 3));
+    char *b = jobs_submit(ann, "chem", held_array(gate, 3));
+    const char *first = strcmp(a, b) < 0 ? a : b, *other = first == a ? b : a;
+    PGconn *hold = PQconnectdb(harness_srv.owner_url);
+    ck_assert_int_eq(PQstatus(hold), CONNECTION_OK);
+    const char *p[1] = {first};
+    PGresult *r = PQexec(hold, "BEGIN");
+    ck_assert_int_eq(PQresultStatus(r), PGRES_COMMAND_OK);
+    PQclear(r);
+    r = PQexecParams(hold, "SELECT id FROM jobs WHERE array_parent = $1::uuid FOR UPDATE", 1, NULL,
+                     p, NULL, NULL, 0);
+    ck_assert_int_eq(PQresultStatus(r), PGRES_TUPLES_OK);
+    ck_assert_int_eq(PQntuples(r), 3);
+    PQclear(r);
+    ck_assert_int_eq(req("POST", fmt(JOBS "/%s/cancel", first), ann, NULL), 202);
+    ck_assert_int_eq(req("POST", fmt(JOBS "/%s/cancel", other), ann, NULL), 202);
+    json_decref(wait_tasks_cancelled(other, 3, 20));
+    r = PQexec(hold, "COMMIT");
+    PQclear(r);
+    PQfinish(hold);
+    json_decref(wait_tasks_cancelled(first, 3, 20));
+    touch(fmt("%s/go", d));
+    json_decref(jobs_wait(ann, "chem", gate, "succeeded", 30));
+    free(a);
+    free(b);
+    free(gate);
+    free(d);
+}
+END_TEST
+
 static Suite *arrays_suite(void)
 {
     Suite *s = suite_create("job_arrays");
@@ -560,6 +605,7 @@ static Suite *arrays_suite(void)
     tcase_add_test(tc, bad_arrays_and_dependencies_are_422);
     tcase_add_test(tc, a_tenant_has_at_most_20000_open_array_tasks);
     tcase_add_test(tc, cancelling_an_array_of_10000_tasks_answers_and_ends_them_all);
+    tcase_add_test(tc, a_held_array_does_not_hold_back_another_cancel);
     suite_add_tcase(s, tc);
     return s;
 }
