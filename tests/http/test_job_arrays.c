@@ -459,6 +459,23 @@ START_TEST(bad_arrays_and_dependencies_are_422)
 }
 END_TEST
 
+/* A job that runs until d/go appears (at most a minute): what held arrays wait for. */
+static char *gate_job(const char *d)
+{
+    char *body = sfmt("{\"project\":\"mol\",\"name\":\"gate\",\"script\":\"i=0; while [ ! -e "
+                      "%s/go ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done\"}",
+                      d);
+    char *gate = jobs_submit(ann, "chem", body);
+    free(body);
+    return gate;
+}
+
+static void open_gate(const char *d, const char *gate)
+{
+    touch(fmt("%s/go", d));
+    json_decref(jobs_wait(ann, "chem", gate, "succeeded", 30));
+}
+
 /* A body of an array of count tasks held by a dependency on gate (an fmt() buffer). */
 static const char *held_array(const char *gate, int count)
 {
@@ -471,11 +488,7 @@ static const char *held_array(const char *gate, int count)
 START_TEST(a_tenant_has_at_most_20000_open_array_tasks)
 {
     char *d = dir_for("open");
-    char *body = sfmt("{\"project\":\"mol\",\"name\":\"gate\",\"script\":\"i=0; while [ ! -e "
-                      "%s/go ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done\"}",
-                      d);
-    char *gate = jobs_submit(ann, "chem", body);
-    free(body);
+    char *gate = gate_job(d);
     char *a1 = jobs_submit(ann, "chem", held_array(gate, 10000));
     char *a2 = jobs_submit(ann, "chem", held_array(gate, 10000));
     struct http_res r;
@@ -501,8 +514,7 @@ START_TEST(a_tenant_has_at_most_20000_open_array_tasks)
     fprintf(stderr, "cancel of a 10000-task array answered in %.0f ms and %.0f ms\n", ms1, ms2);
     json_decref(wait_tasks_cancelled(a1, 10000, 120));
     json_decref(wait_tasks_cancelled(a2, 10000, 120));
-    touch(fmt("%s/go", d));
-    json_decref(jobs_wait(ann, "chem", gate, "succeeded", 30));
+    open_gate(d, gate);
     free(a1);
     free(a2);
     free(a3);
@@ -557,11 +569,7 @@ END_TEST
 START_TEST(a_held_array_does_not_hold_back_another_cancel)
 {
     char *d = dir_for("held");
-    char *body = sfmt("{\"project\":\"mol\",\"name\":\"gate\",\"script\":\"i=0; while [ ! -e "
-                      "%s/go ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done\"}",
-                      d);
-    char *gate = jobs_submit(ann, "chem", body);
-    free(body);
+    char *gate = gate_job(d);
     char *a = jobs_submit(ann, "chem", held_array(gate, 3));
     char *b = jobs_submit(ann, "chem", held_array(gate, 3));
     const char *first = strcmp(a, b) < 0 ? a : b, *other = first == a ? b : a;
@@ -583,8 +591,7 @@ START_TEST(a_held_array_does_not_hold_back_another_cancel)
     PQclear(r);
     PQfinish(hold);
     json_decref(wait_tasks_cancelled(first, 3, 20));
-    touch(fmt("%s/go", d));
-    json_decref(jobs_wait(ann, "chem", gate, "succeeded", 30));
+    open_gate(d, gate);
     free(a);
     free(b);
     free(gate);
