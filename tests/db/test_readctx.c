@@ -23,13 +23,20 @@
 static struct aidc_server srv;
 static char tenant_a[37], tenant_b[37], user_a[37];
 
-static void owner_one(const char *sql, char out[37])
+/* One row of sql as the owner (with the user id as $1 where given): its first value into out. */
+static void owner_one_p(const char *sql, const char *param, char out[37])
 {
-    PGresult *r = harness_sql(srv.owner_url, sql, 0, NULL);
+    const char *p[1] = {param};
+    PGresult *r = harness_sql(srv.owner_url, sql, param ? 1 : 0, param ? p : NULL);
     ck_assert_ptr_nonnull(r);
     if (out)
         snprintf(out, 37, "%s", PQgetvalue(r, 0, 0));
     PQclear(r);
+}
+
+static void owner_one(const char *sql, char out[37])
+{
+    owner_one_p(sql, NULL, out);
 }
 
 static void setup(void)
@@ -92,12 +99,12 @@ END_TEST
 START_TEST(the_check_rides_with_the_read)
 {
     struct db *d = db_open(srv.app_url, "test_readctx");
-    char uq[96];
-    snprintf(uq, sizeof uq, "SELECT auth_version FROM users WHERE id = '%s'", user_a);
+    char version[37];
+    owner_one_p("SELECT auth_version FROM users WHERE id = $1::uuid", user_a, version);
     struct db_ctx ctx = {.user_id = user_a,
                          .read_tenants = tenant_a,
                          .check_user = user_a,
-                         .check_version = owner_ll(uq),
+                         .check_version = atoll(version),
                          .check_epoch = owner_ll("SELECT v FROM aidc_auth_epoch")};
     json_t *out = NULL;
     ck_assert_int_eq(db_begin(d, &ctx, true), 0);
@@ -107,10 +114,7 @@ START_TEST(the_check_rides_with_the_read)
     ck_assert_int_eq(db_ctx_epoch(d), ctx.check_epoch);
     ck_assert_int_eq(db_commit(d), 0);
     /* the user is disabled: the next read's own answer says the actor is stale */
-    char dq[96];
-    snprintf(dq, sizeof dq, "UPDATE users SET disabled = true WHERE id = '%s' RETURNING id",
-             user_a);
-    owner_one(dq, NULL);
+    owner_one_p("UPDATE users SET disabled = true WHERE id = $1::uuid RETURNING id", user_a, NULL);
     ck_assert_int_eq(db_begin(d, &ctx, true), 0);
     ck_assert_int_eq(db_project_get(d, tenant_a, "pa", &out), 0);
     json_decref(out);
