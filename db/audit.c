@@ -55,6 +55,8 @@ static const struct db_stmt st_search = {
     " 'record_id', e.record_id, 'ingested_by', e.actor_username, 'seq', c.seq,"               \
     " 'hash', encode(c.hash, 'hex')) || e.details"
 
+/* node.* events come only from the agents' ingest, which writes audit_events itself
+ * (not the inbox): this reads the one table. */
 #define COMMANDS(name, lead)                                                                  \
     {name,                                                                                    \
      "SELECT " COMMAND_JSON " AS json, e.ts::text || '|' || e.id AS _cursor"                 \
