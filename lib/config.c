@@ -100,6 +100,10 @@ static const struct setting settings[] = {
     {"AIDC_PASSWORD_HASH_CONCURRENCY", T_INT, OFF(password_hash_concurrency), "2", 1, 256,
      "password threads: logins, password changes and users created with a password run there"
      " (scrypt, 32 MiB each), off the HTTP threads"},
+    {"AIDC_PASSWORD_HASH_COST", T_INT, OFF(password_hash_cost), "15", 10, 18,
+     "log2 of scrypt's N for new password hashes: 15 is 32 MiB and tens of milliseconds;"
+     " each step doubles both. Below 15 only for tests (a warning at start); stored hashes"
+     " keep their cost and are rehashed at their next login"},
     {"AIDC_PASSWORD_QUEUE_LENGTH", T_INT, OFF(password_queue_length), "64", 1, 100000,
      "requests with password work waiting for a password thread; when full they get 503 with"
      " Retry-After"},

@@ -34,6 +34,7 @@ struct config {
     int login_max_failures_per_user;
     int db_start_wait_seconds;
     int password_hash_concurrency;
+    int password_hash_cost; /* log2 of scrypt's N for new hashes */
     int password_queue_length;
     int login_window_seconds;
     int idempotency_ttl_seconds;

@@ -81,6 +81,7 @@ static int load_config(struct config *cfg)
         return 2;
     }
     log_set_level((enum log_level)cfg->log_level);
+    password_set_cost(cfg->password_hash_cost);
     return 0;
 }
 
@@ -276,6 +277,9 @@ static int cmd_serve(struct config *cfg)
     audit_key_set(audit_signing);
     metrics_init(routes_count, cfg->threads);
     password_init(cfg->password_hash_concurrency);
+    if (cfg->password_hash_cost < PASSWORD_COST_DEFAULT)
+        log_warn("AIDC_PASSWORD_HASH_COST=%d is below %d: new password hashes are cheaper to"
+                 " guess; only for tests", cfg->password_hash_cost, PASSWORD_COST_DEFAULT);
     /* first: it completes cfg->sessions_url, which the API's threads read */
     int relay_off = 0;
     struct relay *relay = relay_start(cfg, &relay_off);

@@ -1,6 +1,7 @@
 /*
- * password.c - scrypt password hashes. Parameters: N = 2^15, r = 8, p = 1
- * (32 MiB, tens of milliseconds here), 16-byte salt, 32-byte key.
+ * password.c - scrypt password hashes. Parameters: N = 2^ln (ln 15 by default,
+ * AIDC_PASSWORD_HASH_COST), r = 8, p = 1 (32 MiB, tens of milliseconds here), 16-byte
+ * salt, 32-byte key.
  */
 #include "password.h"
 
@@ -15,7 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LN 15
 #define R 8
 #define P 1
 #define SALT_LEN 16
@@ -27,6 +27,16 @@ static struct {
     pthread_cond_t freed;
     int limit, running, peak;
 } slots = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0};
+
+/* log2 of scrypt's N for new hashes and the dummy check: configuration, set once at
+ * start (password_set_cost) before any thread hashes */
+static int cost_ln = PASSWORD_COST_DEFAULT;
+
+void password_set_cost(int ln)
+{
+    if (ln >= PASSWORD_COST_MIN && ln <= PASSWORD_COST_MAX)
+        cost_ln = ln;
+}
 
 void password_init(int concurrency)
 {
@@ -78,13 +88,13 @@ char *password_hash(const char *pw)
 {
     unsigned char salt[SALT_LEN], key[KEY_LEN];
     char s64[32], k64[48];
-    if (crypto_random(salt, sizeof salt) != 0 || !kdf(pw, salt, sizeof salt, LN, R, P, key)) {
+    if (crypto_random(salt, sizeof salt) != 0 || !kdf(pw, salt, sizeof salt, cost_ln, R, P, key)) {
         log_error("password hashing failed");
         return NULL;
     }
     crypto_b64url_encode(salt, sizeof salt, s64, sizeof s64);
     crypto_b64url_encode(key, sizeof key, k64, sizeof k64);
-    return xasprintf("$scrypt$ln=%d,r=%d,p=%d$%s$%s", LN, R, P, s64, k64);
+    return xasprintf("$scrypt$ln=%d,r=%d,p=%d$%s$%s", cost_ln, R, P, s64, k64);
 }
 
 struct parsed {
@@ -136,7 +146,7 @@ static bool parse(const char *enc, struct parsed *ps)
         !field(&p, k64, sizeof k64) || *p != '\0')
         return false;
     /* bounded so a forged row cannot make a login allocate gigabytes */
-    if (ps->ln < 10 || ps->ln > 18 || ps->r < 1 || ps->r > 16 || ps->p < 1 || ps->p > 4)
+    if (ps->ln < PASSWORD_COST_MIN || ps->ln > PASSWORD_COST_MAX || ps->r < 1 || ps->r > 16 || ps->p < 1 || ps->p > 4)
         return false;
     long sl = crypto_b64url_decode(s64, strlen(s64), ps->salt, sizeof ps->salt);
     long kl = crypto_b64url_decode(k64, strlen(k64), ps->key, sizeof ps->key);
@@ -153,7 +163,7 @@ bool password_verify(const char *pw, const char *encoded)
     if (!parse(encoded, &ps)) {
         /* Same work as a real check, then fail: no timing oracle for users. */
         static const unsigned char dummy_salt[SALT_LEN] = "aidc-dummy-salt";
-        (void)kdf(pw, dummy_salt, sizeof dummy_salt, LN, R, P, got);
+        (void)kdf(pw, dummy_salt, sizeof dummy_salt, cost_ln, R, P, got);
         return false;
     }
     if (!kdf(pw, ps.salt, ps.saltlen, ps.ln, ps.r, ps.p, got))
@@ -164,7 +174,7 @@ bool password_verify(const char *pw, const char *encoded)
 bool password_needs_rehash(const char *encoded)
 {
     struct parsed ps;
-    return !parse(encoded, &ps) || ps.ln != LN || ps.r != R || ps.p != P;
+    return !parse(encoded, &ps) || ps.ln != cost_ln || ps.r != R || ps.p != P;
 }
 
 enum password_policy password_policy(const char *pw)

@@ -11,6 +11,13 @@
 #include <stdbool.h>
 
 #define PASSWORD_MIN_LEN 10
+
+/* log2 of scrypt's N: the default (32 MiB per hash) and the bounds a stored hash or
+ * AIDC_PASSWORD_HASH_COST may have (a forged row cannot make a login allocate
+ * gigabytes) */
+#define PASSWORD_COST_DEFAULT 15
+#define PASSWORD_COST_MIN 10
+#define PASSWORD_COST_MAX 18
 #define PASSWORD_MAX_LEN 1024
 
 /*
@@ -19,6 +26,12 @@
  * memory. Before this (command line, unit tests) there is no bound.
  */
 void password_init(int concurrency);
+/*
+ * New hashes from now on use N = 2^ln (outside the bounds: ignored). A stored hash
+ * keeps its own cost and is rehashed at its next successful login when it differs.
+ * Call before any thread hashes.
+ */
+void password_set_cost(int ln);
 /* The most hashes that ran at once since password_init (for tests). */
 int password_peak(void);
 

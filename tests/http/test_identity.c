@@ -25,6 +25,8 @@ static const char *const server_env[] = {
     "AIDC_LOGIN_MAX_FAILURES_PER_USER=8",
     "AIDC_LOGIN_WINDOW_SECONDS=600",
     "AIDC_TRUSTED_PROXIES=127.0.0.1",
+    /* the real cost: an unknown user's dummy check must take as long as a real one */
+    "AIDC_PASSWORD_HASH_COST=15",
     NULL,
 };
 
