@@ -19,6 +19,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #define AUD_USER "inboxaud"
 #define AUD_PW   "auditor-password-1"
@@ -86,7 +88,8 @@ static void hold_one_in_inbox(PGconn *c, char *id, size_t n)
 {
     for (int i = 0; i < TRIES; i++) {
         struct http_res r;
-        const char *body = fmt("{\"slug\":\"held%d\",\"name\":\"Held %d\"}", i, i);
+        /* the pid: every case (a child of its own) makes its own projects */
+        const char *body = fmt("{\"slug\":\"held%d-%d\",\"name\":\"Held %d\"}", (int)getpid(), i, i);
         ck_assert_int_eq(
             reqj("POST", "/api/v1/tenants/ib/projects", harness_srv.admin_token, body, &r), 201);
         json_t *b = json_loads(r.body, 0, NULL);
@@ -158,6 +161,40 @@ START_TEST(an_event_is_read_at_once_and_exactly_once_after_the_move)
 }
 END_TEST
 
+/* 0031: a move that meets a locked inbox row gives up in about 2 s (55P03), not at the
+ * statement timeout; the sealer's next round moves the row once it is free */
+START_TEST(a_locked_inbox_row_does_not_stall_the_move)
+{
+    char id[64];
+    PGconn *c = owner_conn();
+    hold_one_in_inbox(c, id, sizeof id); /* its row locked in c's open transaction */
+    PGconn *app = PQconnectdb(harness_srv.app_url);
+    ck_assert_msg(PQstatus(app) == CONNECTION_OK, "app: %s", PQerrorMessage(app));
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    PGresult *r = PQexec(app, "SELECT aidc_audit_inbox_move()");
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double took = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    ck_assert_msg(PQresultStatus(r) == PGRES_FATAL_ERROR && state && strcmp(state, "55P03") == 0,
+                  "the move answered %s (%s)", PQresStatus(PQresultStatus(r)), state ? state : "");
+    ck_assert_msg(took > 1.5 && took < 10, "the move gave up after %.1f s", took);
+    PQclear(r);
+    PQfinish(app);
+    owner_num(c, "ROLLBACK", NULL);
+    /* free again: the sealer moves and chains it */
+    ck_assert_int_ge(audittest_wait_quiet(30), 1);
+    ck_assert_int_eq(owner_num(c, "SELECT count(*) FROM audit_inbox WHERE resource_id = $1", id),
+                     0);
+    ck_assert_int_eq(owner_num(c,
+                               "SELECT count(*) FROM audit_events WHERE resource_id = $1"
+                               " AND action = 'project.create'",
+                               id),
+                     1);
+    PQfinish(c);
+}
+END_TEST
+
 START_TEST(two_movers_at_once_move_every_event_once)
 {
     PGconn *a = owner_conn(), *b = owner_conn();
@@ -207,6 +244,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, an_event_is_read_at_once_and_exactly_once_after_the_move);
     tcase_add_test(tc, two_movers_at_once_move_every_event_once);
+    tcase_add_test(tc, a_locked_inbox_row_does_not_stall_the_move);
     suite_add_tcase(s, tc);
     return suite_run(s);
 }

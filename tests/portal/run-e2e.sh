@@ -3,7 +3,8 @@
 # them (test portal/e2e): installs the pinned npm packages when needed, then
 # `playwright test` over specs/ against a world that global-setup.js starts
 # (BUILD_DIR/tests/portal_world: a fresh database and aidcd serving the checkout's
-# portal/). Screenshots and failure artifacts go to BUILD_DIR/portal-results.
+# portal/). Screenshots and failure artifacts go to AIDC_PORTAL_OUT (default
+# BUILD_DIR/portal-results; ctest's halves: BUILD_DIR/portal-results/e2e-1 and e2e-2).
 #
 # Exits 77 (ctest: skipped) only without a test PostgreSQL (AIDC_TEST_APP_URL, set by
 # tests/run.sh); a missing browser or node is a failure, not a skip: install them with
@@ -39,7 +40,7 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules ]; then
 fi
 
 export AIDC_BUILD_DIR=$build
-export AIDC_PORTAL_OUT=$build/portal-results
+export AIDC_PORTAL_OUT=${AIDC_PORTAL_OUT:-$build/portal-results}
 export AIDC_PORTAL_DIR=${AIDC_PORTAL_DIR:-$root/portal}
 export AIDC_PORTAL_WORLD=${AIDC_PORTAL_WORLD:-$build/tests/portal_world}
 exec npx --no-install playwright test "$@"

@@ -1,0 +1,11 @@
+-- 0031_audit_move_lock_timeout.sql - the sealer's move of the audit inbox gives up on
+-- a locked row after 2 s instead of waiting for it.
+--
+-- The move (0029) deletes every inbox row and inserts it into audit_events. A
+-- session holding one of those rows locked (an open transaction that called the
+-- move itself, or the owner) made the sealer wait until its statement timeout,
+-- and no event was chained meanwhile. The sealer must not skip the move: events
+-- below its frontier would then escape the chain. With a lock timeout the move
+-- fails fast (SQLSTATE 55P03), the round is retried at the next tick, and
+-- everything still in the inbox is moved once the lock is gone.
+ALTER FUNCTION aidc_audit_inbox_move() SET lock_timeout = '2s';
