@@ -14,6 +14,7 @@
 
 #include "../lib/err.h"
 #include "../lib/log.h"
+#include "../lib/ptrset.h"
 #include "../lib/xalloc.h"
 
 #include <errno.h>
@@ -29,6 +30,8 @@ enum pend_kind {
     PEND_LAX,   /* a statement nobody waits for: errors are only logged */
     PEND_SYNC,  /* a Sync */
     PEND_CTX,   /* the context statement: its row says whether the actor is current */
+    PEND_PREP,  /* a Prepare sent just before the statement's first use on this connection:
+                   its errors count as that statement's (the next entry) */
 };
 
 #define MAX_PENDING  64
@@ -61,7 +64,9 @@ struct db {
     int nchannels;
     time_t next_attempt;
     enum pend_kind pending[MAX_PENDING];
+    const struct db_stmt *pend_stmt[MAX_PENDING]; /* PEND_PREP: which statement */
     int npending;
+    struct ptrset prepared; /* statements prepared on this connection */
     struct db_error last;
 };
 
@@ -125,6 +130,7 @@ static void drop_conn(struct db *db)
     db->conn = NULL;
     db->up = false;
     db->npending = 0;
+    ptrset_clear(&db->prepared);
     db->tx_failed = false;
     db->tx_err = 0;
 }
@@ -141,6 +147,7 @@ void db_close(struct db *db)
         free(db->channels[i]);
     free(db->url);
     free(db->appname);
+    ptrset_free(&db->prepared);
     free(db);
 }
 
@@ -219,9 +226,13 @@ static int drain(struct db *db, PGresult **want)
         }
         PGresult *r;
         int got = 0;
+        /* a failed Prepare is not prepared, and errs as its statement would */
+        enum pend_kind ek = k == PEND_PREP && i + 1 < db->npending ? db->pending[i + 1] : k;
         while ((r = PQgetResult(db->conn)) != NULL) {
             ExecStatusType st = PQresultStatus(r);
             got++;
+            if (db->pending[i] == PEND_PREP && st != PGRES_COMMAND_OK)
+                ptrset_del(&db->prepared, db->pend_stmt[i]);
             if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
                 if (k == PEND_CTX && PQntuples(r) == 1) {
                     bool current = PQgetvalue(r, 0, PQnfields(r) - 1)[0] == 't';
@@ -236,22 +247,24 @@ static int drain(struct db *db, PGresult **want)
                     continue;
                 }
             } else if (st == PGRES_PIPELINE_ABORTED) {
-                if (!first_err && k != PEND_LAX)
+                if (!first_err && ek != PEND_LAX)
                     first_err = db->tx_err ? db->tx_err : AIDC_EINTERNAL;
             } else {
-                set_error(db, r, "query failed");
+                set_error(db, r, db->pending[i] == PEND_PREP ? "cannot prepare" : "query failed");
+                if (db->pending[i] == PEND_PREP)
+                    log_error("cannot prepare %s: %s", db->pend_stmt[i]->name, db->last.message);
                 int e = pgerr_map(db->last.sqlstate);
                 if (PQstatus(db->conn) == CONNECTION_BAD) {
                     PQclear(r);
                     db->npending = 0;
                     return conn_lost(db);
                 }
-                if (k == PEND_LAX) {
+                if (ek == PEND_LAX) {
                     log_warn("background statement failed: %s", db->last.message);
                 } else if (!first_err) {
                     first_err = e;
                 }
-                if (db->in_tx && k != PEND_LAX) {
+                if (db->in_tx && ek != PEND_LAX) {
                     db->tx_failed = true;
                     db->tx_err = e;
                 }
@@ -272,10 +285,23 @@ static int drain(struct db *db, PGresult **want)
     return first_err;
 }
 
+/* Prepare stmt ahead of its first use on this connection (PEND_PREP). */
+static bool send_prepare(struct db *db, const struct db_stmt *stmt)
+{
+    if (db->npending >= MAX_PENDING ||
+        !PQsendPrepare(db->conn, stmt->name, stmt->sql, stmt->nparams, NULL))
+        return false;
+    db->pend_stmt[db->npending] = stmt;
+    db->pending[db->npending++] = PEND_PREP;
+    ptrset_add(&db->prepared, stmt);
+    return true;
+}
+
 static int send_stmt(struct db *db, const struct db_stmt *stmt, const char *const *params,
                      enum pend_kind k)
 {
-    if (db->npending >= MAX_PENDING - 1) {
+    bool prep = !db->txpool && !ptrset_has(&db->prepared, stmt);
+    if (db->npending >= MAX_PENDING - 1 - (int)prep) {
         /* the answers would no longer line up with their callers */
         log_error("too many statements in flight sending %s", stmt->name);
         return AIDC_EINTERNAL;
@@ -283,7 +309,8 @@ static int send_stmt(struct db *db, const struct db_stmt *stmt, const char *cons
     int sent =
         db->txpool
             ? PQsendQueryParams(db->conn, stmt->sql, stmt->nparams, NULL, params, NULL, NULL, 0)
-            : PQsendQueryPrepared(db->conn, stmt->name, stmt->nparams, params, NULL, NULL, 0);
+            : (!prep || send_prepare(db, stmt)) &&
+                  PQsendQueryPrepared(db->conn, stmt->name, stmt->nparams, params, NULL, NULL, 0);
     if (!sent || !push(db, k)) {
         set_error(db, NULL, "cannot send statement");
         if (PQstatus(db->conn) == CONNECTION_BAD)
@@ -303,38 +330,6 @@ static int sync_and_drain(struct db *db, PGresult **want)
     int e = drain(db, want);
     if (db->up)
         db->batches++;
-    return e;
-}
-
-static int prepare_list(struct db *db, const struct db_stmt *const *list)
-{
-    for (size_t i = 0; list[i]; i++) {
-        if (!PQsendPrepare(db->conn, list[i]->name, list[i]->sql, list[i]->nparams, NULL) ||
-            !push(db, PEND_CHECK)) {
-            set_error(db, NULL, "cannot prepare");
-            return AIDC_EINTERNAL;
-        }
-        /* Keep the pipeline short: answers are read every few dozen. */
-        if (db->npending >= MAX_PENDING - 2) {
-            int e = sync_and_drain(db, NULL);
-            if (e) {
-                log_error("cannot prepare %s: %s", list[i]->name, db->last.message);
-                return e;
-            }
-        }
-    }
-    return 0;
-}
-
-static int prepare_all(struct db *db)
-{
-    int e = prepare_list(db, core_stmts);
-    for (size_t m = 0; !e && db_registry[m]; m++)
-        e = prepare_list(db, db_registry[m]);
-    if (!e)
-        e = sync_and_drain(db, NULL);
-    if (e)
-        log_error("cannot prepare statements: %s", db->last.message);
     return e;
 }
 
@@ -362,40 +357,29 @@ static int connect_now(struct db *db)
      * keepalives: a session whose aidcd host vanished (power, network) ends in
      * about 25 s instead of the kernel's two hours - and with it a worker's
      * leader lock, so a standby leads (docs/ha.md). */
-    char setup[384];
-    if (db->txpool) /* PgBouncer keeps these two per client (they are reported settings) */
-        snprintf(setup, sizeof setup, "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'");
-    else
-        snprintf(setup, sizeof setup,
-                 "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'; SET statement_timeout = %d;"
-                 " SET plan_cache_mode = force_generic_plan; SET jit = off;"
-                 " SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5;"
-                 " SET tcp_keepalives_count = 3; SET tcp_user_timeout = 25000",
-                 db->statement_timeout_ms);
+    char setup[768];
+    int n = db->txpool /* PgBouncer keeps these two per client (they are reported settings) */
+                ? snprintf(setup, sizeof setup, "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD'")
+                : snprintf(setup, sizeof setup,
+                           "SET TimeZone = 'UTC'; SET DateStyle = 'ISO, YMD';"
+                           " SET statement_timeout = %d;"
+                           " SET plan_cache_mode = force_generic_plan; SET jit = off;"
+                           " SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5;"
+                           " SET tcp_keepalives_count = 3; SET tcp_user_timeout = 25000",
+                           db->statement_timeout_ms);
+    /* and the channels (identifiers checked by db_listen), in the same round trip */
+    for (int i = 0; i < db->nchannels && n > 0 && (size_t)n < sizeof setup; i++)
+        n += snprintf(setup + n, sizeof setup - (size_t)n, "; LISTEN %s", db->channels[i]);
     PGresult *r = PQexec(db->conn, setup);
     bool ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
     if (!ok)
         set_error(db, r, "cannot set session");
     PQclear(r);
-    for (int i = 0; ok && i < db->nchannels; i++) {
-        /* channel names are identifiers checked by db_listen */
-        char listen[96];
-        snprintf(listen, sizeof listen, "LISTEN %s", db->channels[i]);
-        r = PQexec(db->conn, listen);
-        ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
-        if (!ok)
-            set_error(db, r, "cannot listen");
-        PQclear(r);
-    }
     if (!ok || !PQenterPipelineMode(db->conn)) {
         drop_conn(db);
         return AIDC_EUNAVAIL;
     }
-    int e = db->txpool ? 0 : prepare_all(db);
-    if (e) {
-        drop_conn(db);
-        return e == AIDC_EUNAVAIL ? e : AIDC_EINTERNAL;
-    }
+    /* no statement is prepared yet: each is at its first use (send_stmt, db.h) */
     db->up = true;
     db->generation++;
     dbstats_connection(db->pool, 1);
@@ -788,7 +772,7 @@ void db_rollback(struct db *db)
     db->in_tx = false;
     db->tx_failed = false;
     for (int i = 0; i < db->npending; i++)
-        if (db->pending[i] != PEND_SYNC)
+        if (db->pending[i] != PEND_SYNC && db->pending[i] != PEND_PREP)
             db->pending[i] = PEND_LAX;
     if (send_stmt(db, &st_rollback, NULL, PEND_LAX) == 0) {
         if (!PQpipelineSync(db->conn) || !push(db, PEND_SYNC))
@@ -796,4 +780,19 @@ void db_rollback(struct db *db)
         else
             (void)drain(db, NULL); /* keep the connection idle between requests */
     }
+}
+
+int db_prepare_all(struct db *db)
+{
+    int e = db->txpool ? 0 : ensure_up(db);
+    for (size_t m = 0; !e && !db->txpool && (m == 0 || db_registry[m - 1]); m++) {
+        const struct db_stmt *const *list = m == 0 ? core_stmts : db_registry[m - 1];
+        for (size_t i = 0; !e && list[i]; i++)
+            if (!ptrset_has(&db->prepared, list[i]))
+                e = !send_prepare(db, list[i]) ? AIDC_EINTERNAL
+                    : db->npending >= MAX_PENDING - 2 ? sync_and_drain(db, NULL) : 0;
+    }
+    if (!e && db->npending)
+        e = sync_and_drain(db, NULL);
+    return e;
 }

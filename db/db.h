@@ -174,8 +174,15 @@ long db_connection_count(enum db_pool pool);
 
 /*
  * Every prepared statement of every db/ module, NULL-terminated lists (defined
- * in db/registry.c). db_ensure prepares them all on each new connection.
+ * in db/registry.c). A connection prepares each at its first use there; a
+ * statement that does not prepare fails that use (logged: "cannot prepare").
  */
 extern const struct db_stmt *const *const db_registry[];
+/*
+ * Connect and prepare every statement of db_registry not prepared yet: 0, or the
+ * error of the first that the schema refuses (logged with its name). For the
+ * test that every statement fits the migrated schema (db/test_statements).
+ */
+int db_prepare_all(struct db *db);
 
 #endif

@@ -196,33 +196,40 @@ static bool exec_ok(PGconn *c, const char *sql, int n, const char *const *params
  * The database set-ups copy: aidcd migrate + bootstrap, made once per aidcd binary
  * (its migrations are built in) and day (audit partitions are made around the day of
  * migrating), under an advisory lock so concurrent tests make it once. A copy is
- * ~0.1 s against ~1.2 s for migrating anew, in every case of every test. Templates of
- * earlier days are dropped. False: no template (the caller migrates anew).
+ * ~0.1 s against ~1.2 s for migrating anew, in every case of every test. Named
+ * aidc_tpl_BUILD_DAY_VERSION; a new one drops those no set-up copies any more, so a
+ * day of rebuilds leaves one per build. False: no template (the caller migrates anew).
  */
 static bool template_ready(const struct aidc_server *s, char *tpl, size_t tpln)
 {
+    struct aidc_server t = *s; /* its data directory keeps the template's logs */
     struct stat st;
     if (stat(AIDC_BIN, &st) != 0)
         return false;
-    uint64_t h = 1469598103934665603ull; /* FNV-1a of the binary's path, size and mtime */
-    char key[512];
-    snprintf(key, sizeof key, "%s:%lld:%lld.%ld", AIDC_BIN, (long long)st.st_size,
+    /* FNV-1a of the binary's path (which build), then of its size and mtime (which
+     * version of it) */
+    uint32_t where = 2166136261u, what;
+    for (const char *k = AIDC_BIN; *k; k++)
+        where = (where ^ (unsigned char)*k) * 16777619u;
+    char key[64];
+    snprintf(key, sizeof key, "%lld:%lld.%ld", (long long)st.st_size,
              (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+    what = where;
     for (const char *k = key; *k; k++)
-        h = (h ^ (unsigned char)*k) * 1099511628211ull;
+        what = (what ^ (unsigned char)*k) * 16777619u;
     time_t now = time(NULL);
     struct tm tm;
-    char day[16];
+    char day[16], build[16];
     gmtime_r(&now, &tm);
     strftime(day, sizeof day, "%Y%m%d", &tm);
-    snprintf(tpl, tpln, "aidc_tpl_%s_%016llx", day, (unsigned long long)h);
+    snprintf(build, sizeof build, "%08x", where);
+    snprintf(tpl, tpln, "aidc_tpl_%s_%s_%08x", build, day, what);
 
     PGconn *c = PQconnectdb(getenv("AIDC_TEST_OWNER_URL"));
     PQsetNoticeProcessor(c, quiet, NULL);
     bool ok = PQstatus(c) == CONNECTION_OK && exec_ok(c, "SELECT pg_advisory_lock(4151101)", 0, NULL);
     const char *p[] = {tpl};
     if (ok && !exec_ok(c, "SELECT 1 FROM pg_database WHERE datname = $1", 1, p)) {
-        struct aidc_server t = *s;
         snprintf(t.dbname, sizeof t.dbname, "aidc_tpl_new_%d", (int)getpid());
         harness_url_with_db(getenv("AIDC_TEST_APP_URL"), t.dbname, t.app_url, sizeof t.app_url);
         harness_url_with_db(getenv("AIDC_TEST_OWNER_URL"), t.dbname, t.owner_url,
@@ -236,11 +243,14 @@ static bool template_ready(const struct aidc_server *s, char *tpl, size_t tpln)
             harness_db_init(&t);
         snprintf(sql, sizeof sql, "ALTER DATABASE %s RENAME TO %s", t.dbname, tpl);
         ok = ok && exec_ok(c, sql, 0, NULL);
-        /* earlier days' templates: no set-up copies them any more */
+        /* the templates no set-up copies any more: this build's older versions, any
+         * build's of earlier days, a creation that died half way (aidc_tpl_new_PID) */
+        const char *keep[] = {tpl, build, day};
         PGresult *old = PQexecParams(c,
                                      "SELECT datname FROM pg_database WHERE datname LIKE "
-                                     "'aidc\\_tpl\\_%' AND datname NOT LIKE 'aidc\\_tpl\\_' || $1 || '%'",
-                                     1, NULL, (const char *const[]){day}, NULL, NULL, 0);
+                                     "'aidc\\_tpl\\_%' AND datname <> $1 AND (split_part(datname, '_', 3) = $2"
+                                     " OR split_part(datname, '_', 4) <> $3)",
+                                     3, NULL, keep, NULL, NULL, 0);
         for (int i = 0; PQresultStatus(old) == PGRES_TUPLES_OK && i < PQntuples(old); i++) {
             snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s", PQgetvalue(old, i, 0));
             (void)exec_ok(c, sql, 0, NULL);
@@ -248,6 +258,19 @@ static bool template_ready(const struct aidc_server *s, char *tpl, size_t tpln)
         PQclear(old);
     }
     PQfinish(c); /* and with it the lock */
+    return ok;
+}
+
+bool harness_db_template(void)
+{
+    harness_require_pg();
+    struct aidc_server s = {0};
+    snprintf(s.data_dir, sizeof s.data_dir, "/tmp/aidc-test-template-%d", (int)getpid());
+    mkdir(s.data_dir, 0700);
+    char tpl[64];
+    bool ok = template_ready(&s, tpl, sizeof tpl);
+    printf("%s %s\n", ok ? "template" : "no template:", ok ? tpl : "see the errors above");
+    harness_remove_tree(s.data_dir);
     return ok;
 }
 

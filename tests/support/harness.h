@@ -62,6 +62,12 @@ void harness_teardown(void);
 /* False (and the report printed) when the log at path holds a sanitizer report. */
 bool harness_log_clean(const char *path);
 
+/*
+ * Make (or find) the template database harness_db_create copies: once per aidcd
+ * binary and day. ctest runs it first (setup/db_template), so that no case's
+ * timeout pays for it; a case that finds none makes it itself.
+ */
+bool harness_db_template(void);
 /* Create the database and bootstrap, without starting a server. */
 void harness_db_create(struct aidc_server *s, const char *name);
 /* Migrate s's database (URLs and data_dir set) and bootstrap ADMIN_USER. */

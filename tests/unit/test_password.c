@@ -215,6 +215,33 @@ START_TEST(test_concurrency_is_bounded)
 }
 END_TEST
 
+/* AIDC_PASSWORD_HASH_COST: new hashes use it, a stored hash of another cost still
+ * verifies and is due for rehashing, a cost out of bounds is ignored (Check forks each
+ * test: the default comes back for the others) */
+START_TEST(test_configured_cost)
+{
+    char *old = password_hash(pw); /* at the default, 15 */
+    password_set_cost(10);
+    char *h = password_hash(pw);
+    ck_assert_ptr_nonnull(h);
+    ck_assert_msg(strncmp(h, "$scrypt$ln=10,r=8,p=1$", 22) == 0, "unexpected format %s", h);
+    ck_assert(password_verify(pw, h));
+    ck_assert(!password_needs_rehash(h));
+    ck_assert(password_verify(pw, old));
+    ck_assert(password_needs_rehash(old));
+    password_set_cost(9);  /* below PASSWORD_COST_MIN: ignored */
+    password_set_cost(19); /* above PASSWORD_COST_MAX: ignored */
+    char *h2 = password_hash(pw);
+    ck_assert_msg(strncmp(h2, "$scrypt$ln=10,", 14) == 0, "unexpected format %s", h2);
+    password_set_cost(PASSWORD_COST_DEFAULT);
+    ck_assert(password_needs_rehash(h));
+    ck_assert(!password_needs_rehash(old));
+    free(old);
+    free(h);
+    free(h2);
+}
+END_TEST
+
 static Suite *password_suite(void)
 {
     Suite *s = suite_create("password");
@@ -226,6 +253,7 @@ static Suite *password_suite(void)
     tcase_add_test(tc, test_malformed_encodings);
     tcase_add_test(tc, test_absurd_parameters);
     tcase_add_test(tc, test_concurrency_is_bounded);
+    tcase_add_test(tc, test_configured_cost);
     suite_add_tcase(s, tc);
 
     TCase *pol = tcase_create("policy");
