@@ -231,7 +231,9 @@ static int drain(struct db *db, PGresult **want)
         while ((r = PQgetResult(db->conn)) != NULL) {
             ExecStatusType st = PQresultStatus(r);
             got++;
-            if (db->pending[i] == PEND_PREP && st != PGRES_COMMAND_OK)
+            const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE); /* 42P05: had it */
+            if (db->pending[i] == PEND_PREP && st != PGRES_COMMAND_OK &&
+                !(state && strcmp(state, "42P05") == 0))
                 ptrset_del(&db->prepared, db->pend_stmt[i]);
             if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK) {
                 if (k == PEND_CTX && PQntuples(r) == 1) {
@@ -313,7 +315,7 @@ static int send_stmt(struct db *db, const struct db_stmt *stmt, const char *cons
                   PQsendQueryPrepared(db->conn, stmt->name, stmt->nparams, params, NULL, NULL, 0);
     if (!sent || !push(db, k)) {
         set_error(db, NULL, "cannot send statement");
-        if (PQstatus(db->conn) == CONNECTION_BAD)
+        if (PQstatus(db->conn) == CONNECTION_BAD || prep) /* a lone Prepare: answers astray */
             return conn_lost(db);
         log_error("cannot send statement %s: %s", stmt->name, db->last.message);
         return AIDC_EINTERNAL;
@@ -367,19 +369,18 @@ static int connect_now(struct db *db)
                            " SET tcp_keepalives_idle = 10; SET tcp_keepalives_interval = 5;"
                            " SET tcp_keepalives_count = 3; SET tcp_user_timeout = 25000",
                            db->statement_timeout_ms);
-    /* and the channels (identifiers checked by db_listen), in the same round trip */
+    /* and LISTEN (channels are identifiers checked by db_listen): one round trip */
     for (int i = 0; i < db->nchannels && n > 0 && (size_t)n < sizeof setup; i++)
         n += snprintf(setup + n, sizeof setup - (size_t)n, "; LISTEN %s", db->channels[i]);
-    PGresult *r = PQexec(db->conn, setup);
+    PGresult *r = n > 0 && (size_t)n < sizeof setup ? PQexec(db->conn, setup) : NULL;
     bool ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
     if (!ok)
-        set_error(db, r, "cannot set session");
+        set_error(db, r, "cannot set the session or listen");
     PQclear(r);
     if (!ok || !PQenterPipelineMode(db->conn)) {
         drop_conn(db);
         return AIDC_EUNAVAIL;
     }
-    /* no statement is prepared yet: each is at its first use (send_stmt, db.h) */
     db->up = true;
     db->generation++;
     dbstats_connection(db->pool, 1);
@@ -789,8 +790,9 @@ int db_prepare_all(struct db *db)
         const struct db_stmt *const *list = m == 0 ? core_stmts : db_registry[m - 1];
         for (size_t i = 0; !e && list[i]; i++)
             if (!ptrset_has(&db->prepared, list[i]))
-                e = !send_prepare(db, list[i]) ? AIDC_EINTERNAL
-                    : db->npending >= MAX_PENDING - 2 ? sync_and_drain(db, NULL) : 0;
+                e = !send_prepare(db, list[i])        ? AIDC_EINTERNAL
+                    : db->npending >= MAX_PENDING - 2 ? sync_and_drain(db, NULL)
+                                                      : 0;
     }
     if (!e && db->npending)
         e = sync_and_drain(db, NULL);

@@ -2,8 +2,8 @@
  * db.h - one PostgreSQL connection, its prepared statements and transactions.
  *
  * A struct db belongs to exactly one thread (an HTTP worker or a background
- * worker); it is never shared. It connects lazily, prepares every statement of
- * every db/ module once per connection, and reconnects by itself after a
+ * worker); it is never shared. It connects lazily, prepares each statement of
+ * the db/ modules at its first use on a connection, and reconnects by itself after a
  * failure (at most one attempt per second, so a dead database costs requests
  * nothing but a fast 503).
  *
@@ -67,7 +67,7 @@ struct db *db_open(const char *url, const char *application_name);
 void db_close(struct db *db);
 
 /*
- * Connect (and prepare statements) if not connected. Returns 0, or
+ * Connect if not connected. Returns 0, or
  * AIDC_EUNAVAIL when the database cannot be reached (retried at most once a
  * second; calls in between fail at once).
  */

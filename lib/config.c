@@ -99,11 +99,12 @@ static const struct setting settings[] = {
      " everywhere (guessing from many addresses)"},
     {"AIDC_PASSWORD_HASH_CONCURRENCY", T_INT, OFF(password_hash_concurrency), "2", 1, 256,
      "password threads: logins, password changes and users created with a password run there"
-     " (scrypt, 32 MiB each), off the HTTP threads"},
+     " (scrypt, 32 MiB each at AIDC_PASSWORD_HASH_COST 15), off the HTTP threads"},
     {"AIDC_PASSWORD_HASH_COST", T_INT, OFF(password_hash_cost), "15", 10, 18,
      "log2 of scrypt's N for new password hashes: 15 is 32 MiB and tens of milliseconds;"
-     " each step doubles both. Below 15 only for tests (a warning at start); stored hashes"
-     " keep their cost and are rehashed at their next login"},
+     " each step doubles both (18: 256 MiB per password thread). Below 15 only for tests"
+     " (a warning at start); a stored hash of a lower cost is rehashed at its next login,"
+     " never one of a higher"},
     {"AIDC_PASSWORD_QUEUE_LENGTH", T_INT, OFF(password_queue_length), "64", 1, 100000,
      "requests with password work waiting for a password thread; when full they get 503 with"
      " Retry-After"},
@@ -479,7 +480,9 @@ static bool check_public_url(struct config *cfg, char *err, size_t errsz)
         return true;
     }
     if ((strncmp(u, "https://", 8) != 0 && strncmp(u, "http://", 7) != 0) || strpbrk(u, "?# ")) {
-        snprintf(err, errsz, "AIDC_PUBLIC_URL: must be an http:// or https:// URL without query, got \"%.64s\"", u);
+        snprintf(err, errsz,
+                 "AIDC_PUBLIC_URL: must be an http:// or https:// URL without query, got \"%.64s\"",
+                 u);
         return false;
     }
     size_t n = strlen(u);
@@ -512,8 +515,8 @@ static bool parse_listen(struct config *cfg, char *err, size_t errsz)
     if (cfg->sessions_listen[0] == '\0') { /* the API's address, the next port */
         cfg->sessions_host = xstrdup(cfg->listen_host);
         /* past the last port: a free one (said in the "listening" line) */
-        cfg->sessions_port = cfg->listen_port && cfg->listen_port < 65535 ? cfg->listen_port + 1
-                                                                          : 0;
+        cfg->sessions_port =
+            cfg->listen_port && cfg->listen_port < 65535 ? cfg->listen_port + 1 : 0;
         return true;
     }
     return parse_hostport("AIDC_SESSIONS_LISTEN", cfg->sessions_listen, &cfg->sessions_host,

@@ -28,7 +28,8 @@
 void password_init(int concurrency);
 /*
  * New hashes from now on use N = 2^ln (outside the bounds: ignored). A stored hash
- * keeps its own cost and is rehashed at its next successful login when it differs.
+ * keeps its own cost and is rehashed at its next successful login when it is lower
+ * (never when higher: lowering the cost weakens no stored hash).
  * Call before any thread hashes.
  */
 void password_set_cost(int ln);

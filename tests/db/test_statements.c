@@ -11,8 +11,8 @@
 #include "tests/support/harness.h"
 #include "tests/support/suite.h"
 
-#include "db/db.h"
 #include "db/context.h"
+#include "db/db.h"
 #include "lib/err.h"
 
 #include <check.h>

@@ -89,7 +89,8 @@ static void hold_one_in_inbox(PGconn *c, char *id, size_t n)
     for (int i = 0; i < TRIES; i++) {
         struct http_res r;
         /* the pid: every case (a child of its own) makes its own projects */
-        const char *body = fmt("{\"slug\":\"held%d-%d\",\"name\":\"Held %d\"}", (int)getpid(), i, i);
+        const char *body =
+            fmt("{\"slug\":\"held%d-%d\",\"name\":\"Held %d\"}", (int)getpid(), i, i);
         ck_assert_int_eq(
             reqj("POST", "/api/v1/tenants/ib/projects", harness_srv.admin_token, body, &r), 201);
         json_t *b = json_loads(r.body, 0, NULL);

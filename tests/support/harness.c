@@ -5,9 +5,9 @@
 #include "secrets.h"
 
 #include <errno.h>
-#include <grp.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -149,8 +149,8 @@ static void note_key_files(const struct aidc_server *s, const char *const *env)
     secrets_note_env_list(env);
 }
 
-int harness_run_aidcd(const struct aidc_server *s, const char *const *args,
-                      const char *const *env, const char *out_path)
+int harness_run_aidcd(const struct aidc_server *s, const char *const *args, const char *const *env,
+                      const char *out_path)
 {
     note_secrets(s, env);
     pid_t pid = fork();
@@ -212,8 +212,8 @@ static bool template_ready(const struct aidc_server *s, char *tpl, size_t tpln)
     for (const char *k = AIDC_BIN; *k; k++)
         where = (where ^ (unsigned char)*k) * 16777619u;
     char key[64];
-    snprintf(key, sizeof key, "%lld:%lld.%ld", (long long)st.st_size,
-             (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+    snprintf(key, sizeof key, "%lld:%lld.%ld", (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+             st.st_mtim.tv_nsec);
     what = where;
     for (const char *k = key; *k; k++)
         what = (what ^ (unsigned char)*k) * 16777619u;
@@ -227,7 +227,8 @@ static bool template_ready(const struct aidc_server *s, char *tpl, size_t tpln)
 
     PGconn *c = PQconnectdb(getenv("AIDC_TEST_OWNER_URL"));
     PQsetNoticeProcessor(c, quiet, NULL);
-    bool ok = PQstatus(c) == CONNECTION_OK && exec_ok(c, "SELECT pg_advisory_lock(4151101)", 0, NULL);
+    bool ok =
+        PQstatus(c) == CONNECTION_OK && exec_ok(c, "SELECT pg_advisory_lock(4151101)", 0, NULL);
     const char *p[] = {tpl};
     if (ok && !exec_ok(c, "SELECT 1 FROM pg_database WHERE datname = $1", 1, p)) {
         snprintf(t.dbname, sizeof t.dbname, "aidc_tpl_new_%d", (int)getpid());
@@ -246,11 +247,12 @@ static bool template_ready(const struct aidc_server *s, char *tpl, size_t tpln)
         /* the templates no set-up copies any more: this build's older versions, any
          * build's of earlier days, a creation that died half way (aidc_tpl_new_PID) */
         const char *keep[] = {tpl, build, day};
-        PGresult *old = PQexecParams(c,
-                                     "SELECT datname FROM pg_database WHERE datname LIKE "
-                                     "'aidc\\_tpl\\_%' AND datname <> $1 AND (split_part(datname, '_', 3) = $2"
-                                     " OR split_part(datname, '_', 4) <> $3)",
-                                     3, NULL, keep, NULL, NULL, 0);
+        PGresult *old =
+            PQexecParams(c,
+                         "SELECT datname FROM pg_database WHERE datname LIKE "
+                         "'aidc\\_tpl\\_%' AND datname <> $1 AND (split_part(datname, '_', 3) = $2"
+                         " OR split_part(datname, '_', 4) <> $3)",
+                         3, NULL, keep, NULL, NULL, 0);
         for (int i = 0; PQresultStatus(old) == PGRES_TUPLES_OK && i < PQntuples(old); i++) {
             snprintf(sql, sizeof sql, "DROP DATABASE IF EXISTS %s", PQgetvalue(old, i, 0));
             (void)exec_ok(c, sql, 0, NULL);
@@ -462,8 +464,9 @@ int harness_server_start(struct aidc_server *s, const char *const *env)
             dup2(fd, 1);
             close(fd);
         }
-        if (s->run_as && (setgroups(0, NULL) != 0 || setresgid(s->run_as, s->run_as, s->run_as) != 0 ||
-                          setresuid(s->run_as, s->run_as, s->run_as) != 0)) {
+        if (s->run_as &&
+            (setgroups(0, NULL) != 0 || setresgid(s->run_as, s->run_as, s->run_as) != 0 ||
+             setresuid(s->run_as, s->run_as, s->run_as) != 0)) {
             perror("harness: cannot run aidcd as its uid");
             _exit(126);
         }
