@@ -30,6 +30,8 @@
     " coalesce((SELECT json_agg(json_build_object('job', d.peer_id, 'condition', d.condition)"     \
     "   ORDER BY d.position) FROM job_dependencies d WHERE d.job_id = j.id), '[]') AS depends_on"
 
+#define DB_JOBARRAY_CHUNK 1000
+
 /*
  * Make parent_id (a job of tenant_id just inserted, still queued) the parent
  * of an array of count tasks, at most max_parallel of them admitted at once:
@@ -37,7 +39,8 @@
  * AIDC_ARRAY_INDEX and SLURM_ARRAY_TASK_ID), each with its "submitted" event.
  * When the job named a Slurm or Kubernetes cluster the array is whole: the
  * parent is admitted and delivered as one job array (array_hold).
- * AIDC_ENOTFOUND when there is no such queued job.
+ * AIDC_ENOTFOUND when there is no such queued job. The tasks are inserted
+ * DB_JOBARRAY_CHUNK at a time, one statement each, in the caller's transaction.
  */
 int db_jobarray_make(struct db *db, const char *tenant_id, const char *parent_id, int count,
                      int max_parallel);

@@ -538,6 +538,18 @@ START_TEST(cancelling_an_array_of_10000_tasks_answers_and_ends_them_all)
                       d);
     char *parent = jobs_submit(ann, "chem", body);
     free(body);
+    /* made in chunks of DB_JOBARRAY_CHUNK: every index once, none lost at a seam */
+    const char *pp[1] = {parent};
+    PGresult *r = harness_sql(harness_srv.owner_url,
+                              "SELECT count(DISTINCT array_index), min(array_index),"
+                              " max(array_index), count(*) FROM jobs WHERE array_parent = $1::uuid",
+                              1, pp);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_str_eq(PQgetvalue(r, 0, 0), "10000");
+    ck_assert_str_eq(PQgetvalue(r, 0, 1), "0");
+    ck_assert_str_eq(PQgetvalue(r, 0, 2), "9999");
+    ck_assert_str_eq(PQgetvalue(r, 0, 3), "10000");
+    PQclear(r);
     double deadline = jobs_now() + 60;
     while (count_files(d, "started") < 2 && jobs_now() < deadline)
         jobs_nap_ms(50);
