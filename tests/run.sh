@@ -19,7 +19,7 @@
 #   AIDC_TEST_SKIP_OIDC  1 = no OpenID provider (the single sign-on tests skip)
 #   AIDC_TEST_SKIP_LDAP  1 = no LDAP directory (its tests skip)
 #   AIDC_TEST_SKIP_SMTP  1 = no SMTP receiver (the e-mail notification tests skip)
-#   AIDC_TEST_JOBS       parallel ctest jobs           (default 2)
+#   AIDC_TEST_JOBS       parallel ctest jobs           (default 3)
 #   AIDC_TEST_SKIP_ASAN  1 = only the normal build (quicker local runs)
 #   AIDC_TEST_SKIP_FUZZ  1 = no fuzz build (tests/fuzz)
 #   CTEST_ARGS           extra arguments for ctest (e.g. "-R http/")
@@ -53,7 +53,9 @@ fi
 # below the ephemeral range (32768-60999): no client socket can hold it
 port=${AIDC_TEST_PGPORT:-15434}
 pgdata=${AIDC_TEST_PGDATA:-/tmp/aidc-test-pg}
-jobs=${AIDC_TEST_JOBS:-2}
+# 3 on the 2 CPUs CI has: the tests wait on timers, children and the network a good
+# part of the time (the sanitizer build's tests: 898 s at 3, ~1,080 s at 2, all passed)
+jobs=${AIDC_TEST_JOBS:-3}
 
 say "PostgreSQL on 127.0.0.1:$port ($pgdata)"
 was_running=0
