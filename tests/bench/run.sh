@@ -279,8 +279,9 @@ AIDCD_HWM=$(rss_kib "$AIDCD_PID" VmHWM)
 AIDCD_RSS=$(rss_kib "$AIDCD_PID" VmRSS)
 CREATED=$("$PSQL" -X -qAt -d "$OWNER_URL" -c \
     "SELECT count(*) FROM projects WHERE slug LIKE 'w%'")
+# audit_log: the chained events and those still in the inbox (moved within a second)
 AUDITED=$("$PSQL" -X -qAt -d "$OWNER_URL" -c \
-    "SELECT count(*) FROM audit_events WHERE action = 'project.create' AND outcome = 'success'")
+    "SELECT count(*) FROM audit_log WHERE action = 'project.create' AND outcome = 'success'")
 stop_pid "$AIDCD_PID" aidcd
 AIDCD_PID=
 
