@@ -27,7 +27,7 @@ static const struct db_stmt st_mark = {
 static const struct db_stmt st_tasks = {
     "jobarray_tasks",
     "WITH p AS (SELECT * FROM jobs WHERE tenant_id = $1::uuid AND id = $2::uuid"
-    "             AND array_count IS NOT NULL),"
+    "             AND state = 'queued' AND array_parent IS NULL AND array_count IS NOT NULL),"
     " t AS (INSERT INTO jobs (tenant_id, project_id, user_id, username, name, priority,"
     "         requested_cluster, gpus, gpu_type, cpus, memory_gib, nodes, time_limit_minutes,"
     "         image, command, script, env, reason, image_id, image_digest, image_ref,"
@@ -41,7 +41,8 @@ static const struct db_stmt st_tasks = {
     "         CASE WHEN g < p.array_max_parallel THEN 'submitted' ELSE 'array:max_parallel' END,"
     "         p.image_id, p.image_digest, p.image_ref, p.image_tagged, p.mounts, p.kind,"
     "         p.submitted_at, p.id, g, CASE WHEN p.array_hold IS NOT NULL THEN 0 END"
-    "       FROM p, generate_series($3::int, $4::int) AS g RETURNING id, tenant_id),"
+    "       FROM p, generate_series($3::int, least($4::int, p.array_count - 1)) AS g"
+    "       RETURNING id, tenant_id),"
     " e AS (INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason)"
     "       SELECT id, tenant_id, NULL, 'queued', 'submitted' FROM t)"
     " SELECT count(*) FROM t",

@@ -24,11 +24,16 @@ declare -A may=(
 # a/b/../c -> a/c, ./x -> x, in bash alone: forking realpath and sed for each of
 # ~2,000 includes took over a minute on a busy 2-CPU machine
 normpath() {
-    local IFS=/ part out=()
-    for part in $1; do
+    local IFS=/ part out=() parts
+    read -ra parts <<<"$1"   # no globbing of the parts
+    for part in "${parts[@]}"; do
         case $part in
         '' | .) ;;
-        ..) if [ ${#out[@]} -gt 0 ]; then unset 'out[-1]'; else out+=(..); fi ;;
+        ..) if [ ${#out[@]} -gt 0 ] && [ "${out[-1]}" != .. ]; then
+                unset 'out[-1]'
+            else
+                out+=(..)
+            fi ;;
         *) out+=("$part") ;;
         esac
     done
@@ -39,8 +44,16 @@ for dir in "${!may[@]}"; do
     [ -d "$dir" ] || continue
     while IFS= read -r hit; do
         file=${hit%%:*}
-        inc=${hit#*include \"}
+        inc=${hit#*include}
+        inc=${inc#*\"}
         inc=${inc%%\"*}
+        # an absolute path into the tree is judged as the relative one it names
+        [[ $inc == "$PWD"/* ]] && inc=${inc#"$PWD"/}
+        if [[ $inc == /* ]]; then
+            echo "layers: $file includes $inc: an absolute path (include by the tree's path)"
+            bad=1
+            continue
+        fi
         # resolve against the file's folder, then the root (-I root)
         normpath "${file%/*}/$inc"
         path=$REPLY
@@ -57,7 +70,7 @@ for dir in "${!may[@]}"; do
             echo "layers: $file includes $inc: $fdir/ may include only ${may[$dir]:-nothing outside itself}"
             bad=1
         fi
-    done < <(grep -rHn --include='*.c' --include='*.h' '^[[:space:]]*#[[:space:]]*include "' "$dir")
+    done < <(grep -rHn --include='*.c' --include='*.h' '^[[:space:]]*#[[:space:]]*include[[:space:]]*"' "$dir")
 done
 
 # db/ owns the rows: nobody else sees a PGresult or reads a column

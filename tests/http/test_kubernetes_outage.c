@@ -8,8 +8,9 @@
  * - exactly one Job when aidcd dies between the API server's accept and its
  *   own commit (AIDC_FAULT=after_backend_submit).
  *
- * It stops the API server the other Kubernetes tests use, so ctest runs it
- * alone (RUN_SERIAL). Its tenant (so namespace) and Nodes are named after this
+ * It stops the API server the other Kubernetes tests use, so none of them
+ * runs meanwhile (ctest's RESOURCE_LOCK kube_api, which deploy/check holds
+ * too). Its tenant (so namespace) and Nodes are named after this
  * run and deleted at the end, as test_kubernetes.c's are (tests/support/
  * kubetest.h: the fixture both programs share).
  *

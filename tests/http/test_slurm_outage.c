@@ -7,7 +7,8 @@
  * - a job that outlives its time limit ends failed, saying so (Slurm's
  *   TIMEOUT comes 60-90 s after the limit of 1 minute; it runs meanwhile).
  *
- * It stops slurmrestd, so ctest runs it alone (RUN_SERIAL), and starts it
+ * It stops slurmrestd, so no other Slurm test runs meanwhile (ctest's
+ * RESOURCE_LOCK slurm_nodes, tests/CMakeLists.txt), and starts it
  * again as tests/run.sh's deploy/slurm-up.sh did (same command line, same
  * environment), recording the new pid where slurm-down.sh looks for it.
  */
