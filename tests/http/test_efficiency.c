@@ -112,8 +112,9 @@ START_TEST(local_jobs_cpu_and_memory_efficiency_from_their_cgroups)
     json_decref(b);
     b = wait_field(ann, "chem", busy, "cpu_efficiency", 10);
     double cpu = eff(b, "cpu_efficiency");
-    /* a loaded machine gives the loop less than a core: well above the sleeper still */
-    ck_assert_msg(cpu > 0.25 && cpu < 1.6, "busy cpu_efficiency %f", cpu);
+    /* a loaded machine gives the loop less than a core (0.19 with three test programs on
+     * 2 CPUs): compared with the sleeper's below */
+    ck_assert_msg(cpu > 0.05 && cpu < 1.6, "busy cpu_efficiency %f", cpu);
     double peak = eff(b, "mem_peak_gib"), memeff = eff(b, "mem_efficiency");
     ck_assert_msg(peak > 0.15 && peak < 1.0, "busy mem_peak_gib %f", peak);
     ck_assert_msg(fabs(memeff - peak / 1.0) < 0.01, "mem_efficiency %f of peak %f", memeff, peak);
@@ -127,6 +128,8 @@ START_TEST(local_jobs_cpu_and_memory_efficiency_from_their_cgroups)
     json_decref(n);
     n = wait_field(ann, "chem", idle, "cpu_efficiency", 10);
     ck_assert_msg(eff(n, "cpu_efficiency") < 0.1, "sleeping cpu_efficiency %f",
+                  eff(n, "cpu_efficiency"));
+    ck_assert_msg(cpu > 5 * eff(n, "cpu_efficiency"), "busy %f, sleeping %f", cpu,
                   eff(n, "cpu_efficiency"));
     ck_assert(eff(n, "mem_efficiency") < 0.1);
     json_decref(n);
