@@ -244,14 +244,17 @@ to_ms() {  # wrk latency (123.45us, 1.23ms, 1.02s, 2.00m) -> milliseconds
 admitter_backend() {  # pid of the PostgreSQL backend serving aidcd's admission worker
     q -c "SELECT pid FROM pg_stat_activity WHERE application_name = 'aidcd-admitter' LIMIT 1"
 }
+wal_now() { q -c "SELECT wal_records || '|' || wal_fpi || '|' || wal_bytes FROM pg_stat_wal"; }
 run_wrk() {  # run_wrk KEY URL [wrk args...]
-    local key=$1 url=$2 out="$OUT/$1.out" s0 p0 a0 s1 p1 a1 apid t0 t1
+    local key=$1 url=$2 out="$OUT/$1.out" s0 p0 a0 s1 p1 a1 apid t0 t1 w0 w1
     shift 2
     apid=$(admitter_backend)
+    w0=$(wal_now)
     s0=$(proc_ticks "$AIDCD_PID"); p0=$(pg_ticks); a0=$(proc_ticks "${apid:-0}"); t0=$(date +%s.%N)
     wrk -t"$WRK_THREADS" -c"$CONNS" -d"${DURATION}s" --latency "$@" "$url" > "$out" 2>&1 \
         || { cat "$out" >&2; die "wrk failed for $key"; }
     s1=$(proc_ticks "$AIDCD_PID"); p1=$(pg_ticks); a1=$(proc_ticks "${apid:-0}"); t1=$(date +%s.%N)
+    w1=$(wal_now)
     RPS[$key]=$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$out")
     REQS[$key]=$(awk '/ requests in / { print $1 }' "$out")
     P50[$key]=$(to_ms "$(awk '$1 == "50%" { print $2 }' "$out")")
@@ -269,6 +272,12 @@ run_wrk() {  # run_wrk KEY URL [wrk args...]
     SRV_US[$key]=${v[0]} PG_US[$key]=${v[1]} ADM_PCT[$key]=${v[2]}
     printf '  %-10s %8s req/s  p50 %7s ms  p99 %7s ms  non-2xx %s  socket errors %s\n' "$key" \
         "${RPS[$key]}" "${P50[$key]}" "${P99[$key]}" "${NON2XX[$key]}" "${SOCKERR[$key]}"
+    # what the cluster wrote to its WAL per request (the workers' writes included):
+    # records, full-page images (the first change of a page after a checkpoint), bytes
+    awk -v a="$w0" -v b="$w1" -v n="${REQS[$key]:-0}" 'BEGIN {
+        split(a, x, "|"); split(b, y, "|"); if (n < 1) n = 1
+        printf "             WAL per request: %.1f records, %.2f full-page images, %.0f bytes\n",
+            (y[1] - x[1]) / n, (y[2] - x[2]) / n, (y[3] - x[3]) / n }'
 }
 BENCH_RUN=$(date +%s)
 export BENCH_RUN BENCH_PROJECT=hold
