@@ -48,24 +48,24 @@ static void setup(void)
     jobs_local_cluster("{}");
 }
 
-/* jobs move fast; an app has 6 s to answer */
-static const char *const run_env[] = {"AIDC_SYNC_INTERVAL_MS=100", "AIDC_ADMISSION_INTERVAL_MS=200",
-                                      "AIDC_SESSIONS_READY_SECONDS=6", NULL};
-/* a real Jupyter starting beside two other test programs on 2 CPUs took more than 6 s */
-static const char *const jupyter_env[] = {"AIDC_SYNC_INTERVAL_MS=100",
-                                          "AIDC_ADMISSION_INTERVAL_MS=200",
-                                          "AIDC_SESSIONS_READY_SECONDS=60", NULL};
-
-static void setup_run(void)
+/* jobs move fast; an app has ready_seconds to answer, with a cluster to run it */
+static void setup_running(const char *ready_seconds)
 {
-    setup_with(run_env);
+    const char *env[] = {"AIDC_SYNC_INTERVAL_MS=100", "AIDC_ADMISSION_INTERVAL_MS=200",
+                         ready_seconds, NULL};
+    setup_with(env);
     jobs_local_cluster("{\"a100\":4}");
 }
 
+static void setup_run(void)
+{
+    setup_running("AIDC_SESSIONS_READY_SECONDS=6");
+}
+
+/* a real Jupyter starting beside two other test programs on 2 CPUs took more than 6 s */
 static void setup_jupyter(void)
 {
-    setup_with(jupyter_env);
-    jobs_local_cluster("{\"a100\":4}");
+    setup_running("AIDC_SESSIONS_READY_SECONDS=60");
 }
 
 static void teardown(void)
