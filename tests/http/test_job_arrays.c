@@ -561,7 +561,10 @@ START_TEST(cancelling_an_array_of_10000_tasks_answers_and_ends_them_all)
                       "\"max_parallel\":2},\"script\":\"touch %s/started.$AIDC_ARRAY_INDEX; "
                       "sleep 600\"}",
                       d);
+    double t_submit = jobs_now();
     char *parent = jobs_submit(ann, "chem", body);
+    fprintf(stderr, "submit of a 10000-task array answered in %.0f ms\n",
+            (jobs_now() - t_submit) * 1000);
     free(body);
     assert_indexes(parent, 10000);
     double deadline = jobs_now() + 60;
