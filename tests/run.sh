@@ -60,7 +60,7 @@ jobs=${AIDC_TEST_JOBS:-3}
 say "PostgreSQL on 127.0.0.1:$port ($pgdata)"
 was_running=0
 [ -f "$pgdata/postmaster.pid" ] && kill -0 "$(head -1 "$pgdata/postmaster.pid")" 2>/dev/null && was_running=1
-# without fsync: a 10,000-task array's submit (~30 MB of WAL) waited over a minute on
+# without fsync: a 10,000-task array's submit (~45 MB of WAL) waited over a minute on
 # a disk the other tests kept busy; what the tests check does not need durability
 env_out=$(PGDATA_DIR=$pgdata PGPORT=$port PG_NO_FSYNC=1 deploy/pg-up.sh)
 stop_pg() {
