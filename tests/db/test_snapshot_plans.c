@@ -1,0 +1,123 @@
+/*
+ * test_snapshot_plans.c - the admission snapshot on a site with many projects
+ * and few quotas: every pass read project_quotas joined with projects, and as
+ * project_quotas (a few rows) is rarely analysed the planner hashed every
+ * project for it - 13 ms a pass with 20,000 projects, for one quota
+ * (tests/bench/jobs.sh). The statements that name a project's slug reach it
+ * by its key: their plans scan no projects, and the snapshot still carries
+ * each quota's and allocation's slug.
+ */
+#include "tests/support/harness.h"
+#include "tests/support/suite.h"
+
+#include "db/db.h"
+#include "db/schedsnap.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PROJECTS "3000"
+
+static struct aidc_server srv;
+static const struct db_ctx system_ctx = {.roles = "system"};
+
+static void setup(void)
+{
+    harness_require_pg();
+    harness_db_create(&srv, "snapplans");
+    PGresult *r = harness_sql(
+        srv.owner_url,
+        "WITH t AS (INSERT INTO tenants (slug, name) VALUES ('physics', 'Physics') RETURNING id),"
+        " p AS (INSERT INTO projects (tenant_id, slug, name)"
+        "        SELECT t.id, 'p' || g, 'P' || g FROM t, generate_series(1, " PROJECTS ") g"
+        "        RETURNING id, tenant_id, slug),"
+        " q AS (INSERT INTO project_quotas (tenant_id, project_id, resource, \"limit\")"
+        "        SELECT tenant_id, id, 'jobs', 7 FROM p WHERE slug = 'p42')"
+        " INSERT INTO allocation_requests (tenant_id, project_id, requested_by_name, state,"
+        "   starts_on, ends_on, justification, approved_gpu_hours)"
+        " SELECT tenant_id, id, 'alice', 'approved', current_date - 1, current_date + 30,"
+        "        'thesis', 100 FROM p WHERE slug = 'p77'",
+        0, NULL);
+    ck_assert_ptr_nonnull(r);
+    PQclear(r);
+}
+
+static void teardown(void)
+{
+    harness_db_discard(&srv);
+}
+
+static const struct db_stmt *stmt_named(const char *name)
+{
+    for (size_t m = 0; db_registry[m]; m++)
+        for (size_t i = 0; db_registry[m][i]; i++)
+            if (strcmp(db_registry[m][i]->name, name) == 0)
+                return db_registry[m][i];
+    ck_abort_msg("no statement %s", name);
+    return NULL;
+}
+
+/* The plan of a statement without parameters, as text (free it). */
+static char *plan_of(const char *name)
+{
+    char sql[8192];
+    int n = snprintf(sql, sizeof sql, "EXPLAIN %s", stmt_named(name)->sql);
+    ck_assert(n > 0 && (size_t)n < sizeof sql);
+    PGresult *r = harness_sql(srv.owner_url, sql, 0, NULL);
+    ck_assert_ptr_nonnull(r);
+    size_t len = 1;
+    for (int i = 0; i < PQntuples(r); i++)
+        len += strlen(PQgetvalue(r, i, 0)) + 1;
+    char *plan = calloc(1, len);
+    ck_assert_ptr_nonnull(plan);
+    for (int i = 0; i < PQntuples(r); i++) {
+        strcat(plan, PQgetvalue(r, i, 0));
+        strcat(plan, "\n");
+    }
+    PQclear(r);
+    return plan;
+}
+
+START_TEST(the_snapshot_reaches_projects_by_their_key)
+{
+    const char *names[] = {"snap_pquotas", "snap_allocs"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        char *plan = plan_of(names[i]);
+        ck_assert_msg(strstr(plan, "Seq Scan on projects") == NULL, "%s scans projects:\n%s",
+                      names[i], plan);
+        free(plan);
+    }
+    struct db *d = db_open(srv.app_url, "test_snapshot_plans");
+    ck_assert_ptr_nonnull(d);
+    ck_assert_int_eq(db_begin(d, &system_ctx, false), 0);
+    struct db_snapshot s;
+    ck_assert_int_eq(db_sched_snapshot(d, &s), 0);
+    ck_assert_int_eq(db_commit(d), 0);
+    ck_assert_uint_eq(s.pquotas.n, 1);
+    ck_assert_str_eq(s.pquotas.v[0].slug, "p42");
+    ck_assert_str_eq(s.pquotas.v[0].resource, "jobs");
+    ck_assert_uint_eq(s.allocs.n, 1);
+    ck_assert_str_eq(s.allocs.v[0].slug, "p77");
+    ck_assert(s.allocs.v[0].active);
+    db_sched_snapshot_free(&s);
+    db_close(d);
+}
+END_TEST
+
+static Suite *plans_suite(void)
+{
+    Suite *s = suite_create("snapshot_plans");
+    TCase *tc = tcase_create("snapshot_plans");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, the_snapshot_reaches_projects_by_their_key);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return suite_run(plans_suite());
+}
