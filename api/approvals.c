@@ -487,6 +487,7 @@ int api_approval_approve(struct req *rq, struct resp *rs)
     e = op_prepare(rq, &ap, id, &o);
     if (!e && !o.rs.err.status)
         e = op_run(&o);
+    rq->wake |= o.rq.wake; /* the operation's workers wake with the approval's commit */
     if (!e)
         e = op_audit(&o, &ap, id);
     if (e)

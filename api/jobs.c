@@ -20,6 +20,7 @@
 #include "../lib/log.h"
 #include "../lib/xalloc.h"
 #include "../server/validate.h"
+#include "../server/waker.h"
 #include "../storage/jobmount.h"
 #include "jobarray.h"
 #include "jobspec.h"
@@ -426,6 +427,8 @@ int api_job_submit_spec(struct req *rq, struct resp *rs, const struct jobspec *j
                                .kind = kind};
         long long number = -1;
         e = db_job_insert(rq->db, &j, &out, &number);
+        if (!e) /* the admitter, once the job is committed */
+            rq->wake |= WAKER_JOBS;
         /* in the job's transaction: spaces that cannot be made leave no job behind */
         struct space_owner own = space_owner_of(rq->cfg->storage_uid_first, number);
         if (!e && number >= 0)

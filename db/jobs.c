@@ -55,12 +55,12 @@ static const struct db_stmt st_insert = {
     "         $18::uuid, $19, $20, $21, $22::jsonb, coalesce($23, 'batch') FROM p"
     "       RETURNING *),"
     " e AS (INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason)"
-    "       SELECT id, tenant_id, NULL, 'queued', 'submitted' FROM j RETURNING 1),"
-    " n AS (SELECT pg_notify('aidc_jobs', 'submit'))"
+    "       SELECT id, tenant_id, NULL, 'queued', 'submitted' FROM j RETURNING 1)"
+    /* no NOTIFY here: the caller wakes the admitter after the commit (server/waker.h) */
     /* the new row is not visible to the statement that inserts it */
     " SELECT " JOB_COLS_AT("aidc_queue_position_at(j.gpu_type, j.queue_rank, j.submitted_at,"
                            " j.id)") ", t.number AS _tenant_number"
-    " FROM j JOIN tenants t ON t.id = j.tenant_id JOIN projects p ON p.id = j.project_id, n",
+    " FROM j JOIN tenants t ON t.id = j.tenant_id JOIN projects p ON p.id = j.project_id",
     23};
 static const struct db_stmt st_get = {
     "job_get",

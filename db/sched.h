@@ -22,6 +22,9 @@ enum db_sched_lock { DB_LOCK_ADMITTER = 1, DB_LOCK_SYNCER = 2, DB_LOCK_METER = 3
 
 /* NOTIFY channel (aidc_jobs, aidc_outbox or aidc_sync) when the transaction commits. */
 int db_sched_wake(struct db *db, const char *channel);
+/* NOTIFY channel with payload at once, in a transaction of its own (outside any
+ * db_begin), without waiting for its commit to reach the disk. */
+int db_sched_wake_after(struct db *db, const char *channel, const char *payload);
 /* Take the worker's transaction-scoped lock; *got is false when another replica holds it. */
 int db_sched_lock(struct db *db, int which, bool *got);
 /*

@@ -27,6 +27,7 @@
 #include "../lib/sbuf.h"
 #include "threaddb.h"
 #include "validate.h"
+#include "waker.h"
 #include "../lib/xalloc.h"
 
 #include <microhttpd.h>
@@ -508,6 +509,8 @@ static int run_once(struct req *rq, struct resp *rs, const char *hash)
         return 0;
     }
     e = db_commit(rq->db);
+    if (!e && rq->wake)
+        waker_poke(rq->wake);
     if (e == AIDC_ECONFLICT && hash) {
         /* a concurrent request with the same key won: answer as it did */
         reset_resp(rs);

@@ -166,6 +166,8 @@ struct req {
      * id and the second person, so the handler acts instead of asking again */
     const char *approval_id;
     const char *approved_by;
+    /* workers to wake once the request's transaction committed (waker.h) */
+    unsigned wake;
 };
 
 /* Release what an actor holds and zero it. */

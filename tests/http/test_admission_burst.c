@@ -8,7 +8,8 @@
  * a pass that looked at a job wrote its reason ("submitted" until then). The
  * timer's passes are pushed out of the way (AIDC_ADMISSION_INTERVAL_MS of
  * ten minutes), so every pass counted in aidc_admission_passes_total was woken
- * by a submit.
+ * by a submit - sent by the waker once the submit committed, not by the
+ * submit's own transaction (server/waker.h).
  */
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
@@ -16,6 +17,8 @@
 #include "tests/support/suite.h"
 
 #include <check.h>
+#include <libpq-fe.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,6 +126,53 @@ START_TEST(a_lone_submit_is_looked_at_at_once)
 }
 END_TEST
 
+/* The next notification on conn with payload extra (up to 10 s); the caller frees it. */
+static PGnotify *next_notify(PGconn *conn, const char *extra)
+{
+    double deadline = jobs_now() + 10;
+    for (;;) {
+        ck_assert_int_eq(PQconsumeInput(conn), 1);
+        for (PGnotify *n; (n = PQnotifies(conn)) != NULL; PQfreemem(n))
+            if (strcmp(n->extra, extra) == 0)
+                return n;
+        ck_assert_msg(jobs_now() < deadline, "no notification \"%s\" within 10 s", extra);
+        struct pollfd pfd = {.fd = PQsocket(conn), .events = POLLIN};
+        (void)poll(&pfd, 1, 100);
+    }
+}
+
+/*
+ * The submit's own transaction notifies no one: PostgreSQL commits notifying
+ * transactions one at a time, each waiting for the one before it to reach the
+ * disk. The waker's session (application_name aidcd-waker) sends the
+ * notification once the job is committed.
+ */
+START_TEST(the_waker_notifies_after_the_commit)
+{
+    PGconn *l = PQconnectdb(harness_srv.owner_url);
+    ck_assert_int_eq(PQstatus(l), CONNECTION_OK);
+    PQclear(PQexec(l, "LISTEN aidc_jobs"));
+    char *id = submit(98);
+    PGnotify *n = next_notify(l, "submit");
+    char pid[16];
+    snprintf(pid, sizeof pid, "%d", n->be_pid);
+    PQfreemem(n);
+    const char *p[2] = {pid, id};
+    PGresult *r = PQexecParams(l,
+                               "SELECT application_name,"
+                               " (SELECT count(*) FROM jobs WHERE id = $2::uuid)"
+                               " FROM pg_stat_activity WHERE pid = $1::int",
+                               2, NULL, p, NULL, NULL, 0);
+    ck_assert_int_eq(PQresultStatus(r), PGRES_TUPLES_OK);
+    ck_assert_int_eq(PQntuples(r), 1);
+    ck_assert_str_eq(PQgetvalue(r, 0, 0), "aidcd-waker");
+    ck_assert_str_eq(PQgetvalue(r, 0, 1), "1");
+    PQclear(r);
+    PQfinish(l);
+    free(id);
+}
+END_TEST
+
 static Suite *burst_suite(void)
 {
     Suite *s = suite_create("admission_burst");
@@ -131,6 +181,7 @@ static Suite *burst_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, a_burst_costs_a_pass_per_window);
     tcase_add_test(tc, a_lone_submit_is_looked_at_at_once);
+    tcase_add_test(tc, the_waker_notifies_after_the_commit);
     suite_add_tcase(s, tc);
     return s;
 }
