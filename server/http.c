@@ -30,7 +30,6 @@
 #include "router.h"
 #include "static.h"
 #include "threaddb.h"
-#include "waker.h"
 
 #include <arpa/inet.h>
 #include <jansson.h>
@@ -741,11 +740,6 @@ struct http_server *http_start(const struct config *cfg)
         MHD_stop_daemon(d);
         return NULL;
     }
-    if (!waker_start(cfg)) {
-        kdfpool_stop();
-        MHD_stop_daemon(d);
-        return NULL;
-    }
     struct http_server *srv = xcalloc(1, sizeof *srv);
     srv->d = d;
     srv->cfg = cfg;
@@ -801,7 +795,6 @@ void http_stop(struct http_server *srv)
      * its job never ran) while the daemon can still take it back */
     kdfpool_stop();
     MHD_stop_daemon(srv->d);
-    waker_stop(); /* after the last request that could poke it */
     ratelimit_free();
     free(srv);
 }

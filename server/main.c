@@ -41,6 +41,7 @@
 #include "../lib/sbuf.h"
 #include "session.h"
 #include "validate.h"
+#include "waker.h"
 #include "../lib/xalloc.h"
 
 #include <errno.h>
@@ -287,8 +288,9 @@ static int cmd_serve(struct config *cfg)
         sign_key_free(audit_signing);
         return 1;
     }
-    struct http_server *srv = http_start(cfg);
+    struct http_server *srv = waker_start(cfg) ? http_start(cfg) : NULL;
     if (!srv) {
+        waker_stop();
         relay_stop(relay);
         sign_key_free(audit_signing);
         return 1;
@@ -352,6 +354,7 @@ static int cmd_serve(struct config *cfg)
     janitor_stop(jan);
     relay_stop(relay);
     http_stop(srv);
+    waker_stop(); /* after the last request that could poke it */
     audit_key_set(NULL);
     sign_key_free(audit_signing);
     log_info("stopped");
