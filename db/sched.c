@@ -33,7 +33,10 @@ static const struct db_stmt st_notify_registries = {"sched_notify_registries",
  * costs only a wait for the next timed pass.
  */
 static const struct db_stmt st_wake_after = {
-    "sched_wake_after", "SELECT set_config('synchronous_commit', 'off', true), pg_notify($1, $2)",
+    "sched_wake_after",
+    /* the commit waits for the lock above: not forever behind a commit that hangs */
+    "SELECT set_config('synchronous_commit', 'off', true), set_config('lock_timeout', '5s', true),"
+    " pg_notify($1, $2)",
     2};
 /* 0x61696463 = "aidc": the high half keeps clear of other users' advisory locks */
 static const struct db_stmt st_lock = {

@@ -156,7 +156,7 @@ static void read_pquota(struct rowreader *rd, void *row)
     rowreader_uuid(rd, PQ_TENANT, q->tenant_id);
     q->resource = rowreader_text0(rd, PQ_RESOURCE);
     q->limit = rowreader_double(rd, PQ_LIMIT);
-    q->slug = rowreader_text0(rd, PQ_SLUG);
+    q->slug = rowreader_text(rd, PQ_SLUG); /* NULL: none (admission says so without) */
 }
 
 static void read_hours(struct rowreader *rd, void *row)
@@ -172,7 +172,7 @@ static void read_alloc(struct rowreader *rd, void *row)
     struct db_snap_alloc *a = row;
     rowreader_uuid(rd, AL_PROJECT, a->project_id);
     rowreader_uuid(rd, AL_TENANT, a->tenant_id);
-    a->slug = rowreader_text0(rd, AL_SLUG);
+    a->slug = rowreader_text(rd, AL_SLUG);
     a->active = rowreader_bool(rd, AL_ACTIVE);
     a->gpu_hours = rowreader_double(rd, AL_HOURS);
     a->used = rowreader_double(rd, AL_USED);

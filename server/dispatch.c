@@ -438,6 +438,7 @@ static int run_once(struct req *rq, struct resp *rs, const char *hash)
 {
     const struct route *rt = rq->route;
     int e = 0;
+    rq->wake = 0; /* what an earlier attempt asked for was rolled back */
     if (rt->flags & RF_NO_TX) {
         e = rt->handler(rq, rs);
         if (!e)
@@ -509,7 +510,9 @@ static int run_once(struct req *rq, struct resp *rs, const char *hash)
         return 0;
     }
     e = db_commit(rq->db);
-    if (!e && rq->wake)
+    /* also when the COMMIT's answer was lost: it may have committed, and a
+     * notification too many costs a pass */
+    if (rq->wake && (!e || e == AIDC_EUNAVAIL))
         waker_poke(rq->wake);
     if (e == AIDC_ECONFLICT && hash) {
         /* a concurrent request with the same key won: answer as it did */

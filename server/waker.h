@@ -9,8 +9,9 @@
  * (waker_poke, after its COMMIT answered); this thread sends one NOTIFY for all
  * the marks that came in while it was sending the last one, on its own
  * connection and without waiting for the flush. The listeners see the
- * committed work when the notification reaches them, as before; a notification
- * lost (the database away, a crash) only leaves the work to the workers' timed
+ * committed work when the notification reaches them, as before. One that
+ * cannot be sent (the database away) is tried again every second until it is,
+ * or the waker stops; one lost in a crash leaves the work to the workers' timed
  * passes.
  */
 #ifndef AIDC_WAKER_H

@@ -19,6 +19,7 @@
 #include <check.h>
 #include <libpq-fe.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -173,6 +174,78 @@ START_TEST(the_waker_notifies_after_the_commit)
 }
 END_TEST
 
+static void owner_sql(const char *sql)
+{
+    PGresult *r = harness_sql(harness_srv.owner_url, sql, 0, NULL);
+    ck_assert_msg(r != NULL, "%s failed", sql);
+    PQclear(r);
+}
+
+static long owner_count(const char *sql)
+{
+    PGresult *r = harness_sql(harness_srv.owner_url, sql, 0, NULL);
+    ck_assert_ptr_nonnull(r);
+    long n = strtol(PQgetvalue(r, 0, 0), NULL, 10);
+    PQclear(r);
+    return n;
+}
+
+static void *submit_in_background(void *arg)
+{
+    long *status = arg;
+    struct http_res r;
+    *status =
+        reqj("POST", "/api/v1/tenants/" TENANT "/jobs", alice,
+             "{\"project\":\"hold\",\"name\":\"held\",\"cpus\":1,\"command\":[\"true\"]}", &r);
+    http_res_free(&r);
+    return NULL;
+}
+
+#define HOLD_KEY "7331"
+
+/*
+ * While the submit's COMMIT waits (a deferred trigger of this test takes a lock
+ * the test holds), nothing is notified: a poke before the commit would wake
+ * the admitter to a snapshot without the job. Once the commit goes through,
+ * the notification comes.
+ */
+START_TEST(nothing_is_notified_before_the_commit)
+{
+    owner_sql("CREATE FUNCTION test_hold_commit() RETURNS trigger LANGUAGE plpgsql AS"
+              " $$ BEGIN PERFORM pg_advisory_xact_lock_shared(" HOLD_KEY "); RETURN NULL; END $$");
+    owner_sql("CREATE CONSTRAINT TRIGGER test_hold_commit AFTER INSERT ON jobs"
+              " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION test_hold_commit()");
+    quiet(); /* the notifications of earlier cases are out */
+    PGconn *hold = PQconnectdb(harness_srv.owner_url), *l = PQconnectdb(harness_srv.owner_url);
+    ck_assert_int_eq(PQstatus(hold), CONNECTION_OK);
+    ck_assert_int_eq(PQstatus(l), CONNECTION_OK);
+    PQclear(PQexec(hold, "SELECT pg_advisory_lock(" HOLD_KEY ")"));
+    PQclear(PQexec(l, "LISTEN aidc_jobs"));
+    long status = 0;
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, submit_in_background, &status), 0);
+    /* the submit is at its COMMIT, waiting for the lock */
+    double deadline = jobs_now() + 10;
+    while (owner_count("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
+                       " AND objid = " HOLD_KEY " AND NOT granted") == 0) {
+        ck_assert_msg(jobs_now() < deadline, "the submit never reached its commit");
+        jobs_nap_ms(20);
+    }
+    jobs_nap_ms(300);
+    ck_assert_int_eq(PQconsumeInput(l), 1);
+    for (PGnotify *n; (n = PQnotifies(l)) != NULL; PQfreemem(n))
+        ck_assert_msg(strcmp(n->extra, "submit") != 0, "notified before the commit");
+    PQclear(PQexec(hold, "SELECT pg_advisory_unlock(" HOLD_KEY ")"));
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    ck_assert_int_eq(status, 201);
+    PQfreemem(next_notify(l, "submit"));
+    PQfinish(hold);
+    PQfinish(l);
+    owner_sql("DROP TRIGGER test_hold_commit ON jobs");
+    owner_sql("DROP FUNCTION test_hold_commit()");
+}
+END_TEST
+
 static Suite *burst_suite(void)
 {
     Suite *s = suite_create("admission_burst");
@@ -182,6 +255,7 @@ static Suite *burst_suite(void)
     tcase_add_test(tc, a_burst_costs_a_pass_per_window);
     tcase_add_test(tc, a_lone_submit_is_looked_at_at_once);
     tcase_add_test(tc, the_waker_notifies_after_the_commit);
+    tcase_add_test(tc, nothing_is_notified_before_the_commit);
     suite_add_tcase(s, tc);
     return s;
 }
