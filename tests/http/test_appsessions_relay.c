@@ -357,7 +357,8 @@ START_TEST(writes_and_websockets_from_another_origin_are_refused)
 END_TEST
 
 /* POST n bytes of a seeded sequence to session A: the status; the app's report in *r. */
-static long post_body(size_t n, const char *mark, char hash[65], struct http_res *r)
+static long post_body(size_t n, const char *mark, const char *const *more, char hash[65],
+                      struct http_res *r)
 {
     char *body = malloc(n);
     ck_assert_ptr_nonnull(body);
@@ -369,7 +370,7 @@ static long post_body(size_t n, const char *mark, char hash[65], struct http_res
         body[i] = (char)(x >> 24);
     }
     crypto_sha256_hex(body, n, hash);
-    long st = rel("POST", fmt("/sessions/%s/headers/%s", sess_a, mark), cookie_a, relay.base, NULL,
+    long st = rel("POST", fmt("/sessions/%s/headers/%s", sess_a, mark), cookie_a, relay.base, more,
                   body, n, r);
     free(body);
     return st;
@@ -381,12 +382,17 @@ START_TEST(a_body_arrives_intact_up_to_the_limit_and_a_larger_one_is_refused)
     char hash[65];
     const size_t sizes[] = {3 * 1000 * 1000 + 7, MAX_BODY};
     for (size_t i = 0; i < 2; i++) {
-        ck_assert_int_eq(post_body(sizes[i], "body-ok", hash, &r), 200);
+        ck_assert_int_eq(post_body(sizes[i], "body-ok", NULL, hash, &r), 200);
         ck_assert_int_eq(jint(r.json, "body_len"), (long long)sizes[i]);
         ck_assert_str_eq(jstr(r.json, "body_sha256"), hash);
         http_res_free(&r);
     }
-    ck_assert_int_eq(post_body(MAX_BODY + 1, "body-over", hash, &r), 413);
+    /* refused on its declared length, before the body: asked for with "Expect:
+     * 100-continue" (curl's own default for large bodies), as a client that sent it
+     * all at once may find the connection reset under the answer when the relay
+     * closes with the body unread (seen in CI on a busy machine) */
+    const char *const expect[] = {"Expect: 100-continue", NULL};
+    ck_assert_int_eq(post_body(MAX_BODY + 1, "body-over", expect, hash, &r), 413);
     expect_problem(&r, "app_session.body_too_large", "max", "4194304");
     http_res_free(&r);
     ck_assert(!app_saw("body-over"));
