@@ -17,9 +17,15 @@
 
 static char *ann, *ben, *cat, *tad; /* chem member, chem member, chem viewer, chem admin */
 
+/* jobs_fast_env with a grace period of 10 s: a job's SIGTERM handler is shown to run
+ * (cancel_running_queued_and_finished_jobs), and on a busy machine 1 s was not always
+ * enough for a shell to run it before the SIGKILL (seen in CI) */
+static const char *const env[] = {"AIDC_SYNC_INTERVAL_MS=100", "AIDC_ADMISSION_INTERVAL_MS=200",
+                                  "AIDC_PREEMPT_GRACE_SECONDS=10", NULL};
+
 static void setup(void)
 {
-    harness_setup("jobs", jobs_fast_env);
+    harness_setup("jobs", env);
     jobs_local_cluster("{\"a100\":4,\"t4\":2}");
     make_tenant("chem");
     make_project("chem", "mol");
