@@ -19,11 +19,15 @@
 #include "tests/support/harness.h"
 #include "tests/support/suite.h"
 
+#include <arpa/inet.h>
 #include <check.h>
+#include <netinet/in.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 /* seed.tsv of deploy/registry-seed.sh: the same bytes, so the same digests, every run */
@@ -75,6 +79,19 @@ static void own_registry_down(void)
     own_up = false;
 }
 
+/* Whether nothing listens on 127.0.0.1:port now (the registry binds it next). */
+static bool port_free(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0)
+        return false;
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bool ok = bind(fd, (struct sockaddr *)&a, sizeof a) == 0;
+    close(fd);
+    return ok;
+}
+
 static void setup(void)
 {
     harness_require_pg();
@@ -85,7 +102,15 @@ static void setup(void)
         exit(77);
     }
     /* a registry of this test's own, which it changes (the shared ones stay as seeded) */
-    int port = 15520 + (int)(getpid() % 70);
+    /* 15520-15589, from the pid on: tests/run.sh's SMTP receiver holds 15525 (a test
+     * whose pid led there failed to start its registry in CI) */
+    int port = 0;
+    for (int i = 0; i < 70 && !port; i++) {
+        int p = 15520 + (int)((getpid() + i) % 70);
+        if (port_free(p))
+            port = p;
+    }
+    ck_assert_msg(port, "no free port in 15520-15589 for the test's own registry");
     snprintf(own_dir, sizeof own_dir, "/tmp/aidc-test-registry-own-%d", (int)getpid());
     snprintf(own_url, sizeof own_url, "http://127.0.0.1:%d", port);
     char line[512];
