@@ -98,10 +98,8 @@ static void gpu(double avg, int idle)
 static long owner_count(const char *sql)
 {
     const char *p[1] = {job};
-    PGresult *r = harness_sql(srv.owner_url, sql, 1, p);
-    ck_assert_ptr_nonnull(r);
-    long n = strtol(PQgetvalue(r, 0, 0), NULL, 10);
-    PQclear(r);
+    long n = harness_sql_long(srv.owner_url, sql, 1, p);
+    ck_assert_int_ge(n, 0);
     return n;
 }
 

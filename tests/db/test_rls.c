@@ -153,10 +153,8 @@ static void close_app(void)
 
 static long owner_count(const char *sql)
 {
-    PGresult *r = harness_sql(db.owner_url, sql, 0, NULL);
-    ck_assert_ptr_nonnull(r);
-    long n = atol(PQgetvalue(r, 0, 0));
-    PQclear(r);
+    long n = harness_sql_long(db.owner_url, sql, 0, NULL);
+    ck_assert_int_ge(n, 0);
     return n;
 }
 

@@ -183,10 +183,8 @@ static void owner_sql(const char *sql)
 
 static long owner_count(const char *sql)
 {
-    PGresult *r = harness_sql(harness_srv.owner_url, sql, 0, NULL);
-    ck_assert_ptr_nonnull(r);
-    long n = strtol(PQgetvalue(r, 0, 0), NULL, 10);
-    PQclear(r);
+    long n = harness_sql_long(harness_srv.owner_url, sql, 0, NULL);
+    ck_assert_int_ge(n, 0);
     return n;
 }
 

@@ -71,6 +71,14 @@ PGresult *harness_sql(const char *url, const char *sql, int n, const char *const
     return r;
 }
 
+long harness_sql_long(const char *url, const char *sql, int n, const char *const *params)
+{
+    PGresult *r = harness_sql(url, sql, n, params);
+    long v = r && PQntuples(r) > 0 ? strtol(PQgetvalue(r, 0, 0), NULL, 10) : -1;
+    PQclear(r);
+    return v;
+}
+
 char *harness_read_file(const char *path)
 {
     FILE *f = fopen(path, "r");

@@ -96,6 +96,8 @@ void harness_url_with_db(const char *url, const char *db, char *out, size_t n);
 
 /* Run one SQL statement with parameters over url; NULL on failure (printed). */
 PGresult *harness_sql(const char *url, const char *sql, int n, const char *const *params);
+/* The first value of harness_sql's answer as a number (a count); -1 on failure. */
+long harness_sql_long(const char *url, const char *sql, int n, const char *const *params);
 
 /* Remove dir and everything below it (no error when it is gone), its logs kept (secrets.h). */
 void harness_remove_tree(const char *dir);
