@@ -28,17 +28,22 @@
 #define DB_SCHED_QUEUED_SQL                                                                        \
     "WITH w AS MATERIALIZED (" DB_SCHED_ARRAY_WINDOWS ")"                                          \
     " SELECT " DB_SCHED_QUEUED_COLS " FROM jobs WHERE state = 'queued' AND array_parent IS NULL"   \
-    " AND (array_count IS NULL OR array_hold IS NOT NULL) AND " DB_SCHED_DEPS_HELD " UNION ALL"    \
-    " SELECT " DB_SCHED_QUEUED_COLS " FROM w JOIN jobs ON jobs.array_parent = w.pid"               \
-    " AND jobs.array_index < w.lim WHERE state = 'queued' AND " DB_SCHED_DEPS_HELD
+    " AND (array_count IS NULL OR array_hold IS NOT NULL) AND " DB_SCHED_DEPS_HELD("jobs")         \
+    " UNION ALL SELECT " DB_SCHED_QUEUED_COLS " FROM w JOIN jobs ON jobs.array_parent = w.pid"      \
+    " AND jobs.array_index < w.lim WHERE state = 'queued'"
 #define DB_SCHED_QUEUED_COLS                                                                       \
     JOB_SNAP ", requested_cluster, reason, extract(epoch FROM estimated_start)"
-/* Not held by a dependency, its own or its array's (jobs is the row). */
-#define DB_SCHED_DEPS_HELD                                                                         \
-    "(NOT has_deps OR NOT EXISTS (SELECT 1 FROM job_dependencies d"                                \
-    "   JOIN jobs p ON p.id = d.peer_id WHERE d.job_id IN (jobs.id, jobs.array_parent)"            \
+/*
+ * Job j is not held by a dependency. Only a submitted job has dependencies
+ * (db/jobarrays.c): an array's tasks have their parent's, which the array's
+ * window (below) asks once for all of them - asked per task, 20,000 held
+ * tasks cost every pass 200 ms.
+ */
+#define DB_SCHED_DEPS_HELD(j)                                                                      \
+    "(NOT " j ".has_deps OR NOT EXISTS (SELECT 1 FROM job_dependencies d"                          \
+    "   JOIN jobs p ON p.id = d.peer_id WHERE d.job_id = " j ".id"                                 \
     "   AND NOT aidc_dep_met(d.condition, p.state)"                                                \
-    "   AND NOT " DB_SCHED_DEP_IN_SLURM("p", "jobs") "))"
+    "   AND NOT " DB_SCHED_DEP_IN_SLURM("p", j) "))"
 /*
  * Whether peer p's dependency can be Slurm's own (--dependency) for job j: j
  * named the Slurm cluster p is in already (delivered, not ended). Such a
@@ -51,19 +56,24 @@
 /*
  * A whole array's parent (array_hold: one job array in its cluster) is admitted
  * holding max_parallel tasks' resources (JOB_SNAP), its tasks never (they have no
- * window). Per other queued array parent (migrations/0022_arrays_deps.sql), the array_index
- * below which its queued tasks may be admitted now: the first max_parallel -
- * (tasks active) of them. A job held there, or by a dependency that has not
- * held yet (its own or its array's), is no part of the pass: its reason says
- * what it waits for.
+ * window). Per other queued array parent (migrations/0022_arrays_deps.sql) not
+ * held by a dependency, the array_index below which its queued tasks may be
+ * admitted now: the first max_parallel - (tasks active) of them, all of them
+ * without a walk when max_parallel is the count. A job held there, or by a
+ * dependency that has not held yet (its own or its array's), is no part of the
+ * pass: its reason says what it waits for. Every step is by an index
+ * (migrations/0033): what a pass reads grows with the jobs it may admit, not
+ * with the held ones.
  */
 #define DB_SCHED_ARRAY_WINDOWS                                                                     \
-    "SELECT a.id AS pid, coalesce((SELECT t.array_index FROM jobs t"                               \
+    "SELECT a.id AS pid, CASE WHEN a.array_max_parallel >= a.array_count THEN 2147483647"          \
+    " ELSE coalesce((SELECT t.array_index FROM jobs t"                                             \
     "   WHERE t.array_parent = a.id AND t.state = 'queued' ORDER BY t.array_index"                 \
     "   OFFSET greatest(a.array_max_parallel - (SELECT count(*) FROM jobs r"                       \
     "     WHERE r.array_parent = a.id AND r.state IN ('admitted', 'pending', 'running')), 0)"      \
-    "   LIMIT 1), 2147483647) AS lim"                                                              \
-    " FROM jobs a WHERE a.array_count IS NOT NULL AND a.array_hold IS NULL AND a.state = 'queued'"
+    "   LIMIT 1), 2147483647) END AS lim"                                                          \
+    " FROM jobs a WHERE a.array_count IS NOT NULL AND a.array_hold IS NULL AND a.state = 'queued'" \
+    " AND " DB_SCHED_DEPS_HELD("a")
 
 struct db_snap_cluster { /* by name */
     char id[37];
