@@ -28,9 +28,10 @@
 #define DB_SCHED_QUEUED_SQL                                                                        \
     "WITH w AS MATERIALIZED (" DB_SCHED_ARRAY_WINDOWS ")"                                          \
     " SELECT " DB_SCHED_QUEUED_COLS " FROM jobs WHERE state = 'queued' AND array_parent IS NULL"   \
-    " AND (array_count IS NULL OR array_hold IS NOT NULL) AND " DB_SCHED_DEPS_HELD("jobs")         \
-    " UNION ALL SELECT " DB_SCHED_QUEUED_COLS " FROM w JOIN jobs ON jobs.array_parent = w.pid"      \
+    " AND (array_count IS NULL OR array_hold IS NOT NULL) AND " DB_SCHED_JOB_DEPS_HELD             \
+    " UNION ALL SELECT " DB_SCHED_QUEUED_COLS " FROM w JOIN jobs ON jobs.array_parent = w.pid"     \
     " AND jobs.array_index < w.lim WHERE state = 'queued'"
+#define DB_SCHED_JOB_DEPS_HELD DB_SCHED_DEPS_HELD("jobs")
 #define DB_SCHED_QUEUED_COLS                                                                       \
     JOB_SNAP ", requested_cluster, reason, extract(epoch FROM estimated_start)"
 /*
