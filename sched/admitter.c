@@ -622,27 +622,36 @@ int admitter_pass(struct db *db, const struct config *cfg, struct admitter_stats
     return e;
 }
 
-/* The worker's state between passes: when the last one started. */
+/* The worker's state between passes: when the last one started, how long it took. */
 struct admitter_run {
     const struct config *cfg;
-    double last_start;
+    double last_start, last_took;
 };
+
+double admitter_gap_s(double coalesce_s, double took_s)
+{
+    double gap = took_s * 2 > coalesce_s ? took_s * 2 : coalesce_s;
+    return gap < ADMITTER_GAP_MAX_S ? gap : ADMITTER_GAP_MAX_S;
+}
 
 /*
  * One pass per burst: a pass woken by a notification less than
- * admission_coalesce_ms after the last one started waits out the rest of that
- * time, then takes the notifications that came meanwhile (their commits are
- * visible to the snapshot that follows). A burst of submits costs a pass every
- * coalesce_ms instead of one reload of the whole queue per commit; a lone
- * submit after a quiet spell is looked at at once.
+ * admitter_gap_s after the last one started waits out the rest of that time,
+ * then takes the notifications that came meanwhile (their commits are visible
+ * to the snapshot that follows). A burst of submits costs a pass every
+ * coalesce_ms instead of one reload of the whole queue per commit, and at most
+ * one pass in two pass lengths: with a long queue the admitter and its
+ * PostgreSQL backend take half a CPU, not all of one beside the submits. A
+ * lone submit after a quiet spell is looked at at once.
  */
 static void coalesce(struct db *db, struct admitter_run *run)
 {
-    double gap_s = run->cfg->admission_coalesce_ms / 1000.0;
+    double gap_s = admitter_gap_s(run->cfg->admission_coalesce_ms / 1000.0, run->last_took);
     double wait_s = run->last_start + gap_s - now_s();
-    if (wait_s <= 0 || wait_s >= gap_s)
+    if (wait_s <= 0 || wait_s > gap_s)
         return;
-    struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)(wait_s * 1e9)}; /* < 1 s */
+    struct timespec ts = {.tv_sec = (time_t)wait_s,
+                          .tv_nsec = (long)((wait_s - (double)(time_t)wait_s) * 1e9)};
     nanosleep(&ts, NULL);
     (void)db_wait(db, 0, -1); /* a failure shows in the pass's own statements */
 }
@@ -655,6 +664,7 @@ static int round_fn(struct db *db, bool notified, void *arg)
     run->last_start = now_s();
     struct admitter_stats st;
     int e = admitter_pass(db, run->cfg, &st);
+    run->last_took = now_s() - run->last_start;
     return e ? e : st.waits_pending > 0;
 }
 
