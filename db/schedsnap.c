@@ -2,8 +2,12 @@
 #include "schedsnap.h"
 
 #include "../lib/err.h"
+#include "../lib/xalloc.h"
+#include "pgarray.h"
 #include "schedrows.h"
 
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,7 +105,16 @@ enum {
     JO_CLUSTER
 };
 static const struct db_stmt st_queued = {"snap_queued", DB_SCHED_QUEUED_SQL, 0};
-enum { QU_REASON = JO_CLUSTER + 1, QU_ESTIMATE };
+enum { QU_REASON = JO_CLUSTER + 1, QU_ESTIMATE, QU_XMIN };
+/* With a cache: which rows the pass takes and their versions (xmin: any
+ * change of a row is a new version), then the whole of those not cached. */
+static const struct db_stmt st_queued_keys = {"snap_queued_keys", DB_SCHED_QUEUED_KEYS_SQL, 0};
+enum { QK_ID, QK_XMIN };
+static const struct db_stmt st_queued_rows = {"snap_queued_rows",
+                                              "SELECT " DB_SCHED_QUEUED_COLS
+                                              ", jobs.xmin::text FROM jobs"
+                                              " WHERE id = ANY($1::uuid[]) AND state = 'queued'",
+                                              1};
 static const struct db_stmt st_active = {
     "snap_active",
     "SELECT " JOB_SNAP ", cluster_id, preemptible, stop_requested IS NOT NULL,"
@@ -113,8 +126,9 @@ static const struct db_stmt st_active = {
 enum { AC_PREEMPTIBLE = JO_CLUSTER + 1, AC_STOPPING, AC_ADMITTED, AC_END, AC_INDEXES };
 
 const struct db_stmt *const db_schedsnap_stmts[] = {
-    &st_clusters, &st_inventory, &st_tenants, &st_tquotas, &st_pquotas, &st_hours,
-    &st_queued,   &st_active,    &st_marks,   &st_faults,  &st_allocs,  NULL};
+    &st_clusters, &st_inventory, &st_tenants,     &st_tquotas,     &st_pquotas, &st_hours,
+    &st_queued,   &st_active,    &st_queued_keys, &st_queued_rows, &st_marks,   &st_faults,
+    &st_allocs,   NULL};
 
 static void read_cluster(struct rowreader *rd, void *row)
 {
@@ -253,7 +267,235 @@ static int part(struct db *db, const struct db_stmt *st,
         (arr).v = v_;                                                                              \
     } while (0)
 
+/*
+ * The cache of queued rows: an open-addressing table by id over batches of
+ * fetched rows. A batch (the rows of one fetch and their strings) lives while
+ * an entry points into it; a full read drops them all.
+ */
+enum { XMIN_SIZE = 16 }; /* a transaction id: at most 10 digits */
+
+struct queued_row {
+    struct db_snap_job job;
+    char xmin[XMIN_SIZE];
+};
+
+struct batch {
+    struct queued_row *v;
+    struct db_strings *strings;
+    size_t refs;
+    struct batch *next;
+};
+
+struct entry {
+    const struct queued_row *row; /* NULL: a free slot */
+    struct batch *b;              /* NULL once moved to the next table */
+};
+
+struct db_queue_cache {
+    struct entry *slots;
+    size_t cap; /* a power of two, or 0 */
+    size_t n, fetched;
+    struct batch *batches;
+};
+
+struct db_queue_cache *db_queue_cache_new(void)
+{
+    return xcalloc(1, sizeof(struct db_queue_cache));
+}
+
+size_t db_queue_cache_fetched(const struct db_queue_cache *c)
+{
+    return c->fetched;
+}
+
+static size_t slot_of(const char *id, size_t cap)
+{
+    uint64_t h = 14695981039346656037u; /* FNV-1a */
+    for (const char *p = id; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211u;
+    return (size_t)h & (cap - 1);
+}
+
+static struct entry *find(struct entry *slots, size_t cap, const char *id)
+{
+    if (!cap)
+        return NULL;
+    for (size_t i = slot_of(id, cap);; i = (i + 1) & (cap - 1)) {
+        if (!slots[i].row || strcmp(slots[i].row->job.id, id) == 0)
+            return &slots[i];
+    }
+}
+
+/* Free the batches no entry points into any more. */
+static void sweep(struct db_queue_cache *c)
+{
+    for (struct batch **b = &c->batches; *b;) {
+        if ((*b)->refs) {
+            b = &(*b)->next;
+            continue;
+        }
+        struct batch *dead = *b;
+        *b = dead->next;
+        free(dead->v);
+        db_strings_free(dead->strings);
+        free(dead);
+    }
+}
+
+static void drop_all(struct db_queue_cache *c)
+{
+    for (size_t i = 0; i < c->cap; i++)
+        if (c->slots[i].b)
+            c->slots[i].b->refs--;
+    free(c->slots);
+    c->slots = NULL;
+    c->cap = c->n = 0;
+    sweep(c);
+}
+
+void db_queue_cache_free(struct db_queue_cache *c)
+{
+    if (!c)
+        return;
+    drop_all(c);
+    free(c);
+}
+
+static void read_queued_row(struct rowreader *rd, void *row)
+{
+    struct queued_row *q = row;
+    read_queued(rd, &q->job);
+    const char *x = rowreader_text0(rd, QU_XMIN);
+    if (strlen(x) >= sizeof q->xmin)
+        rd->bad = true;
+    else
+        strcpy(q->xmin, x);
+}
+
+/* The rows of r into a new batch, and each of them into the table. */
+static int adopt(struct db_queue_cache *c, const PGresult *r, struct entry *slots, size_t cap)
+{
+    struct batch *b = xcalloc(1, sizeof *b);
+    void *v = NULL;
+    size_t n = 0;
+    int e = rowreader_all(r, sizeof *b->v, read_queued_row, &v, &n, &b->strings, "snap_queued");
+    b->v = v;
+    b->next = c->batches;
+    c->batches = b;
+    for (size_t i = 0; !e && i < n; i++) {
+        struct entry *to = find(slots, cap, b->v[i].job.id);
+        if (to->row) /* listed twice: keep the first */
+            continue;
+        to->row = &b->v[i];
+        to->b = b;
+        b->refs++;
+        c->n++;
+    }
+    c->fetched += n;
+    return e;
+}
+
+static struct entry *table_for(size_t rows, size_t *cap)
+{
+    *cap = 16;
+    while (*cap < rows * 2)
+        *cap *= 2;
+    return xcalloc(*cap, sizeof(struct entry));
+}
+
+/* The table becomes the cache's; the entries of the one before that were not
+ * moved into it let go of their batches. */
+static void install(struct db_queue_cache *c, struct entry *slots, size_t cap)
+{
+    for (size_t i = 0; i < c->cap; i++)
+        if (c->slots[i].b)
+            c->slots[i].b->refs--;
+    free(c->slots);
+    c->slots = slots;
+    c->cap = cap;
+}
+
+/* A full read: every queued row whole, all kept. */
+static int load_all(struct db *db, struct db_queue_cache *c)
+{
+    int e = 0;
+    PGresult *r = db_query(db, &st_queued, NULL, &e);
+    if (!r)
+        return e;
+    size_t cap;
+    struct entry *slots = table_for((size_t)PQntuples(r), &cap);
+    install(c, slots, cap);
+    e = adopt(c, r, slots, cap);
+    PQclear(r);
+    return e;
+}
+
+/* A pass's read: the rows it takes by their ids and versions, fetching whole
+ * those new or changed since the last. */
+static int load_changed(struct db *db, struct db_queue_cache *c)
+{
+    int e = 0;
+    PGresult *r = db_query(db, &st_queued_keys, NULL, &e);
+    if (!r)
+        return e;
+    size_t nkeys = (size_t)PQntuples(r), cap;
+    struct entry *slots = table_for(nkeys, &cap);
+    struct pgarray want = PGARRAY_INIT;
+    size_t nwant = 0;
+    for (size_t i = 0; i < nkeys; i++) {
+        const char *id = PQgetvalue(r, (int)i, QK_ID), *xmin = PQgetvalue(r, (int)i, QK_XMIN);
+        if (strlen(id) != 36 || strlen(xmin) >= XMIN_SIZE) {
+            e = AIDC_EINTERNAL; /* the statement and the code disagree */
+            break;
+        }
+        struct entry *old = find(c->slots, c->cap, id), *to = find(slots, cap, id);
+        if (to->row)
+            continue;
+        if (old && old->b && strcmp(old->row->xmin, xmin) == 0) {
+            *to = *old;
+            old->b = NULL; /* moved: its reference goes with it */
+            c->n++;
+        } else {
+            pgarray_add(&want, id);
+            nwant++;
+        }
+    }
+    PQclear(r);
+    install(c, slots, cap);
+    if (!e && nwant) {
+        const char *p[1] = {pgarray_str(&want)};
+        r = db_query(db, &st_queued_rows, p, &e);
+        if (r) {
+            e = adopt(c, r, slots, cap);
+            PQclear(r);
+        }
+    }
+    pgarray_free(&want);
+    return e;
+}
+
+static int queued_cached(struct db *db, struct db_queue_cache *c, bool full,
+                         struct db_snapshot *out)
+{
+    c->n = c->fetched = 0;
+    int e = full ? load_all(db, c) : load_changed(db, c);
+    sweep(c);
+    if (e)
+        return e;
+    out->queued.v = xcalloc(c->n + 1, sizeof *out->queued.v);
+    for (size_t i = 0; i < c->cap; i++)
+        if (c->slots[i].row)
+            out->queued.v[out->queued.n++] = c->slots[i].row->job;
+    return 0;
+}
+
 int db_sched_snapshot(struct db *db, struct db_snapshot *out)
+{
+    return db_sched_snapshot_cached(db, NULL, true, out);
+}
+
+int db_sched_snapshot_cached(struct db *db, struct db_queue_cache *cache, bool full,
+                             struct db_snapshot *out)
 {
     memset(out, 0, sizeof *out);
     int e = 0;
@@ -263,7 +505,10 @@ int db_sched_snapshot(struct db *db, struct db_snapshot *out)
     PART(3, st_tquotas, read_tquota, out->tquotas);
     PART(4, st_pquotas, read_pquota, out->pquotas);
     PART(5, st_hours, read_hours, out->hours);
-    PART(6, st_queued, read_queued, out->queued);
+    if (!cache)
+        PART(6, st_queued, read_queued, out->queued);
+    else if (!e && (e = queued_cached(db, cache, full, out)) != 0)
+        drop_all(cache);
     PART(7, st_active, read_active, out->active);
     PART(8, st_marks, read_mark, out->marks);
     PART(9, st_faults, read_fault, out->faults);

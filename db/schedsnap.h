@@ -25,11 +25,14 @@
  * in no order: an ORDER BY spilled its sort to disk (row-level security hides
  * the row count from the planner).
  */
-#define DB_SCHED_QUEUED_SQL                                                                        \
+#define DB_SCHED_QUEUED_SQL DB_SCHED_QUEUED_OF(DB_SCHED_QUEUED_COLS ", jobs.xmin::text")
+/* The same rows' ids and versions (the cached read, db_sched_snapshot_cached). */
+#define DB_SCHED_QUEUED_KEYS_SQL DB_SCHED_QUEUED_OF("jobs.id, jobs.xmin::text")
+#define DB_SCHED_QUEUED_OF(cols)                                                                   \
     "WITH w AS MATERIALIZED (" DB_SCHED_ARRAY_WINDOWS ")"                                          \
-    " SELECT " DB_SCHED_QUEUED_COLS " FROM jobs WHERE state = 'queued' AND array_parent IS NULL"   \
+    " SELECT " cols " FROM jobs WHERE state = 'queued' AND array_parent IS NULL"                   \
     " AND (array_count IS NULL OR array_hold IS NOT NULL) AND " DB_SCHED_JOB_DEPS_HELD             \
-    " UNION ALL SELECT " DB_SCHED_QUEUED_COLS " FROM w JOIN jobs ON jobs.array_parent = w.pid"     \
+    " UNION ALL SELECT " cols " FROM w JOIN jobs ON jobs.array_parent = w.pid"                     \
     " AND jobs.array_index < w.lim WHERE state = 'queued'"
 #define DB_SCHED_JOB_DEPS_HELD DB_SCHED_DEPS_HELD("jobs")
 #define DB_SCHED_QUEUED_COLS                                                                       \
@@ -211,6 +214,25 @@ struct db_snapshot {
 /* Read the snapshot into *out (zeroed first); errors as db_query. */
 int db_sched_snapshot(struct db *db, struct db_snapshot *out);
 void db_sched_snapshot_free(struct db_snapshot *s);
+
+/*
+ * The queued jobs kept between passes (one admitter's): a pass reads which
+ * rows it takes with their versions (xmin) and fetches whole only those new
+ * or changed since the last, instead of every column of every queued job -
+ * the admitter re-read the whole queue on every pass of a burst. Which rows
+ * are in is decided by the database each pass, as in a full read (a
+ * dependency that now holds, an array's window). full drops what is kept
+ * first (the timed passes: nothing kept outlives them). With a cache, the
+ * snapshot's queued rows are the cache's: valid until the next snapshot with
+ * it, or its free. On an error the cache is emptied.
+ */
+struct db_queue_cache;
+struct db_queue_cache *db_queue_cache_new(void);
+void db_queue_cache_free(struct db_queue_cache *c);
+/* Rows fetched whole by the last read (all of them after a full one). */
+size_t db_queue_cache_fetched(const struct db_queue_cache *c);
+int db_sched_snapshot_cached(struct db *db, struct db_queue_cache *cache, bool full,
+                             struct db_snapshot *out);
 
 extern const struct db_stmt *const db_schedsnap_stmts[];
 

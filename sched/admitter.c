@@ -554,6 +554,12 @@ static int write_decisions(struct db *db, struct build *b, const struct db_snaps
 
 int admitter_pass(struct db *db, const struct config *cfg, struct admitter_stats *stats)
 {
+    return admitter_pass_cached(db, cfg, NULL, true, stats);
+}
+
+int admitter_pass_cached(struct db *db, const struct config *cfg, struct db_queue_cache *cache,
+                         bool full, struct admitter_stats *stats)
+{
     struct admitter_stats local;
     struct admitter_stats *st = stats ? stats : &local;
     memset(st, 0, sizeof *st);
@@ -576,7 +582,7 @@ int admitter_pass(struct db *db, const struct config *cfg, struct admitter_stats
     free(swept);
     struct db_snapshot d;
     if (!e)
-        e = db_sched_snapshot(db, &d);
+        e = db_sched_snapshot_cached(db, cache, full, &d);
     if (e) {
         db_rollback(db);
         return e;
@@ -596,6 +602,7 @@ int admitter_pass(struct db *db, const struct config *cfg, struct admitter_stats
     b.s.preempt_grace_seconds = cfg->preempt_grace_seconds;
     b.s.month_end = month_end(b.s.now);
     st->queued = b.s.nqueued;
+    st->fetched = cache ? db_queue_cache_fetched(cache) : d.queued.n;
     st->active = b.s.nactive;
     st->load_ms = ms_since(t0);
 
@@ -622,11 +629,20 @@ int admitter_pass(struct db *db, const struct config *cfg, struct admitter_stats
     return e;
 }
 
-/* The worker's state between passes: when the last one started, how long it took. */
+/* The worker's state between passes: when the last one started, how long it
+ * took, the queued jobs it read. */
 struct admitter_run {
     const struct config *cfg;
     double last_start, last_took;
+    struct db_queue_cache *cache;
 };
+
+static void run_free(void *arg)
+{
+    struct admitter_run *run = arg;
+    db_queue_cache_free(run->cache);
+    free(run);
+}
 
 double admitter_gap_s(double coalesce_s, double took_s)
 {
@@ -663,7 +679,8 @@ static int round_fn(struct db *db, bool notified, void *arg)
         coalesce(db, run);
     run->last_start = now_s();
     struct admitter_stats st;
-    int e = admitter_pass(db, run->cfg, &st);
+    /* a timed pass reads every queued job whole: nothing kept outlives it */
+    int e = admitter_pass_cached(db, run->cfg, run->cache, !notified, &st);
     run->last_took = now_s() - run->last_start;
     return e ? e : st.waits_pending > 0;
 }
@@ -672,6 +689,7 @@ struct worker *admitter_start(const struct config *cfg)
 {
     struct admitter_run *run = xcalloc(1, sizeof *run);
     run->cfg = cfg;
+    run->cache = db_queue_cache_new();
     struct worker_spec spec = {
         .name = "admitter",
         .lead = WORKER_LEAD_ADMITTER,
@@ -680,6 +698,7 @@ struct worker *admitter_start(const struct config *cfg)
         .round = round_fn,
         .arg = run,
         .owns_arg = true,
+        .free_arg = run_free,
     };
     return worker_start(cfg->worker_database_url, &spec);
 }

@@ -14,10 +14,12 @@
 
 struct config;
 struct db;
+struct db_queue_cache;
 struct worker;
 
 struct admitter_stats {
     size_t queued, active;         /* in the snapshot */
+    size_t fetched;                /* queued rows read whole (db_sched_snapshot_cached) */
     size_t admitted, preempted;    /* written */
     size_t borrowed;               /* of the admitted, beyond their tenant's guarantee */
     size_t waits_written;          /* reasons/estimates that changed */
@@ -37,6 +39,10 @@ double admitter_gap_s(double coalesce_s, double took_s);
 
 /* One pass in its own transaction. stats may be NULL. */
 int admitter_pass(struct db *db, const struct config *cfg, struct admitter_stats *stats);
+/* The same with the queued jobs kept in cache between passes (full: read
+ * them all whole; db/schedsnap.h). The worker's passes are these. */
+int admitter_pass_cached(struct db *db, const struct config *cfg, struct db_queue_cache *cache,
+                         bool full, struct admitter_stats *stats);
 struct worker *admitter_start(const struct config *cfg);
 
 #endif

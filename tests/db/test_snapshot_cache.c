@@ -1,0 +1,211 @@
+/*
+ * test_snapshot_cache.c - the admitter's queued jobs kept between passes
+ * (db_sched_snapshot_cached): a pass fetches whole only the rows new or
+ * changed since the last, and sees exactly what a full read sees - after a
+ * change of a job, a new job, an admission, a cancel, a dependency that now
+ * holds, an array's window moving, and a full read that drops everything.
+ */
+#include "tests/support/harness.h"
+#include "tests/support/suite.h"
+
+#include "db/db.h"
+#include "db/schedsnap.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct aidc_server srv;
+static const struct db_ctx system_ctx = {.roles = "system"};
+static struct db *conn;
+static struct db_queue_cache *cache;
+
+static void exec_owner(const char *sql)
+{
+    PGresult *r = harness_sql(srv.owner_url, sql, 0, NULL);
+    ck_assert_msg(r != NULL, "%s failed", sql);
+    PQclear(r);
+}
+
+/* n jobs queued in project p1 (names q<i>), CPU only */
+static void queue_jobs(int n, const char *name)
+{
+    char sql[1024];
+    snprintf(
+        sql, sizeof sql,
+        "INSERT INTO jobs (tenant_id, project_id, username, name, command)"
+        " SELECT tenant_id, id, 'ann', '%s', '[\"true\"]' FROM projects, generate_series(1, %d)"
+        " WHERE slug = 'p1'",
+        name, n);
+    exec_owner(sql);
+}
+
+static void setup(void)
+{
+    harness_require_pg();
+    harness_db_create(&srv, "snapcache");
+    exec_owner("WITH t AS (INSERT INTO tenants (slug, name) VALUES ('physics', 'Physics')"
+               " RETURNING id) INSERT INTO projects (tenant_id, slug, name)"
+               " SELECT id, 'p1', 'P1' FROM t");
+    conn = db_open(srv.app_url, "test_snapshot_cache");
+    ck_assert_ptr_nonnull(conn);
+    cache = db_queue_cache_new();
+}
+
+static void teardown(void)
+{
+    db_queue_cache_free(cache);
+    db_close(conn);
+    harness_db_discard(&srv);
+}
+
+/* One row as text: everything of a queued job the admission reads. */
+static char *row_text(const struct db_snap_job *j)
+{
+    char *s = NULL;
+    ck_assert_int_ge(asprintf(&s, "%s %s %s %s %d %d %d %d %d %.3f %s %d %s %s %d %.3f", j->id,
+                              j->tenant_id, j->project_id, j->gpu_type ? j->gpu_type : "-", j->gpus,
+                              j->cpus, j->memory_gib, j->nodes, j->queue_rank, j->submitted,
+                              j->submitted_text, j->time_limit_s,
+                              j->cluster_id ? j->cluster_id : "-", j->reason ? j->reason : "-",
+                              j->has_estimate, j->has_estimate ? j->estimated_start : 0.0),
+                     0);
+    return s;
+}
+
+static int by_text(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The queued rows of a snapshot, sorted, joined by newlines (free it). */
+static char *queued_text(const struct db_snapshot *s)
+{
+    char **rows = calloc(s->queued.n + 1, sizeof *rows);
+    ck_assert_ptr_nonnull(rows);
+    size_t len = 1;
+    for (size_t i = 0; i < s->queued.n; i++) {
+        rows[i] = row_text(&s->queued.v[i]);
+        len += strlen(rows[i]) + 1;
+    }
+    qsort(rows, s->queued.n, sizeof *rows, by_text);
+    char *out = calloc(1, len);
+    ck_assert_ptr_nonnull(out);
+    for (size_t i = 0; i < s->queued.n; i++) {
+        strcat(out, rows[i]);
+        strcat(out, "\n");
+        free(rows[i]);
+    }
+    free(rows);
+    return out;
+}
+
+static char *snapshot_text(struct db_queue_cache *c, bool full)
+{
+    ck_assert_int_eq(db_begin(conn, &system_ctx, false), 0);
+    struct db_snapshot s;
+    ck_assert_int_eq(db_sched_snapshot_cached(conn, c, full, &s), 0);
+    ck_assert_int_eq(db_commit(conn), 0);
+    char *t = queued_text(&s);
+    db_sched_snapshot_free(&s);
+    return t;
+}
+
+/* A cached pass: what a full read sees, with fetched rows read whole. */
+static size_t pass_fetching(size_t fetched)
+{
+    char *cached = snapshot_text(cache, false);
+    ck_assert_uint_eq(db_queue_cache_fetched(cache), fetched);
+    char *whole = snapshot_text(NULL, true);
+    ck_assert_str_eq(cached, whole);
+    size_t n = 0;
+    for (const char *p = cached; *p; p++)
+        n += *p == '\n';
+    free(cached);
+    free(whole);
+    return n;
+}
+
+START_TEST(a_pass_fetches_only_what_changed)
+{
+    queue_jobs(300, "q");
+    free(snapshot_text(cache, true));
+    ck_assert_uint_eq(db_queue_cache_fetched(cache), 300);
+    ck_assert_uint_eq(pass_fetching(0), 300);
+    /* a change of one job: that one again */
+    exec_owner("UPDATE jobs SET priority = 'high', reason = 'quota:gpu'"
+               " WHERE id = (SELECT min(id::text)::uuid FROM jobs)");
+    ck_assert_uint_eq(pass_fetching(1), 300);
+    /* an estimate written; two new jobs */
+    exec_owner("UPDATE jobs SET estimated_start = now() + interval '1 hour'"
+               " WHERE id = (SELECT max(id::text)::uuid FROM jobs)");
+    queue_jobs(2, "new");
+    ck_assert_uint_eq(pass_fetching(3), 302);
+    /* admitted and cancelled ones leave, nothing fetched */
+    exec_owner("UPDATE jobs SET state = 'admitted' WHERE name = 'new'");
+    exec_owner("UPDATE jobs SET state = 'cancelled'"
+               " WHERE id IN (SELECT id FROM jobs WHERE state = 'queued' LIMIT 10)");
+    ck_assert_uint_eq(pass_fetching(0), 290);
+    /* a full read fetches all again */
+    free(snapshot_text(cache, true));
+    ck_assert_uint_eq(db_queue_cache_fetched(cache), 290);
+    ck_assert_uint_eq(pass_fetching(0), 290);
+}
+END_TEST
+
+START_TEST(held_jobs_come_in_when_their_dependency_holds)
+{
+    /* a running gate; a job and an array of 50 tasks (max_parallel 5) wait for it */
+    exec_owner("WITH p AS (SELECT tenant_id, id FROM projects WHERE slug = 'p1'),"
+               " g AS (INSERT INTO jobs (tenant_id, project_id, username, name, command, state)"
+               "        SELECT tenant_id, id, 'ann', 'gate', '[\"true\"]', 'running' FROM p"
+               "        RETURNING id, tenant_id, project_id),"
+               " a AS (INSERT INTO jobs (tenant_id, project_id, username, name, command,"
+               "         array_count, array_max_parallel, reason)"
+               "        SELECT g.tenant_id, g.project_id, 'ann', 'arr', '[\"true\"]', 50, 5,"
+               "               'array' FROM g RETURNING id, tenant_id, project_id),"
+               " t AS (INSERT INTO jobs (tenant_id, project_id, username, name, command,"
+               "         array_parent, array_index, reason)"
+               "        SELECT a.tenant_id, a.project_id, 'ann', 'arr', '[\"true\"]', a.id, i,"
+               "               'submitted' FROM a, generate_series(0, 49) i),"
+               " j AS (INSERT INTO jobs (tenant_id, project_id, username, name, command)"
+               "        SELECT tenant_id, project_id, 'ann', 'dep', '[\"true\"]' FROM g"
+               "        RETURNING id, tenant_id)"
+               " INSERT INTO job_dependencies (job_id, tenant_id, peer_id, condition, position)"
+               " SELECT x.id, x.tenant_id, g.id, 'succeeded', 0 FROM g,"
+               "  (SELECT id, tenant_id FROM a UNION ALL SELECT id, tenant_id FROM j) x");
+    queue_jobs(20, "q");
+    free(snapshot_text(cache, true));
+    ck_assert_uint_eq(pass_fetching(0), 20);
+    /* the gate succeeds: the job and the window of five tasks, whose reasons the
+     * dependency's end rewrote */
+    exec_owner("UPDATE jobs SET state = 'succeeded' WHERE name = 'gate'");
+    ck_assert_uint_eq(pass_fetching(6), 26);
+    /* two tasks run: they leave, the window shrinks to the three after them */
+    exec_owner("UPDATE jobs SET state = 'running'"
+               " WHERE name = 'arr' AND array_index IN (0, 1)");
+    ck_assert_uint_eq(pass_fetching(0), 24);
+    /* and end: the window moves on by two, those two are new */
+    exec_owner("UPDATE jobs SET state = 'succeeded'"
+               " WHERE name = 'arr' AND array_index IN (0, 1)");
+    ck_assert_uint_eq(pass_fetching(2), 26);
+}
+END_TEST
+
+static Suite *cache_suite(void)
+{
+    Suite *s = suite_create("snapshot_cache");
+    TCase *tc = tcase_create("snapshot_cache");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, a_pass_fetches_only_what_changed);
+    tcase_add_test(tc, held_jobs_come_in_when_their_dependency_holds);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return suite_run(cache_suite());
+}
