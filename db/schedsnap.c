@@ -281,6 +281,7 @@ struct queued_row {
 
 struct batch {
     struct queued_row *v;
+    size_t n;
     struct db_strings *strings;
     size_t refs;
     struct batch *next;
@@ -296,6 +297,8 @@ struct db_queue_cache {
     size_t cap; /* a power of two, or 0 */
     size_t n, fetched;
     struct batch *batches;
+    size_t batch_rows; /* in all batches: held while one of their rows is */
+    bool primed;       /* a read went through since the last drop */
 };
 
 struct db_queue_cache *db_queue_cache_new(void)
@@ -336,6 +339,7 @@ static void sweep(struct db_queue_cache *c)
         }
         struct batch *dead = *b;
         *b = dead->next;
+        c->batch_rows -= dead->n;
         free(dead->v);
         db_strings_free(dead->strings);
         free(dead);
@@ -350,7 +354,14 @@ static void drop_all(struct db_queue_cache *c)
     free(c->slots);
     c->slots = NULL;
     c->cap = c->n = 0;
+    c->primed = false;
     sweep(c);
+}
+
+void db_queue_cache_drop(struct db_queue_cache *c)
+{
+    if (c)
+        drop_all(c);
 }
 
 void db_queue_cache_free(struct db_queue_cache *c)
@@ -380,6 +391,8 @@ static int adopt(struct db_queue_cache *c, const PGresult *r, struct entry *slot
     size_t n = 0;
     int e = rowreader_all(r, sizeof *b->v, read_queued_row, &v, &n, &b->strings, "snap_queued");
     b->v = v;
+    b->n = n;
+    c->batch_rows += n;
     b->next = c->batches;
     c->batches = b;
     for (size_t i = 0; !e && i < n; i++) {
@@ -474,14 +487,21 @@ static int load_changed(struct db *db, struct db_queue_cache *c)
     return e;
 }
 
+/*
+ * A full read also when nothing is kept yet (one statement, not the ids and
+ * then every row by id), and when the batches hold more than twice the rows
+ * still kept (a row kept unchanged holds its whole batch).
+ */
 static int queued_cached(struct db *db, struct db_queue_cache *c, bool full,
                          struct db_snapshot *out)
 {
+    full = full || !c->primed || c->batch_rows > 2 * c->n + 1024;
     c->n = c->fetched = 0;
     int e = full ? load_all(db, c) : load_changed(db, c);
     sweep(c);
     if (e)
         return e;
+    c->primed = true;
     out->queued.v = xcalloc(c->n + 1, sizeof *out->queued.v);
     for (size_t i = 0; i < c->cap; i++)
         if (c->slots[i].row)

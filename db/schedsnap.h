@@ -51,12 +51,14 @@
 /*
  * Whether peer p's dependency can be Slurm's own (--dependency) for job j: j
  * named the Slurm cluster p is in already (delivered, not ended). Such a
- * dependency does not hold j back in aidc: db/sched.c passes it on.
+ * dependency does not hold j back in aidc: db/sched.c passes it on. Never
+ * NULL: a job that named no cluster (NULL) made it NULL, NOT NULL dropped the
+ * dependency from the check, and the job ran before its peer had ended.
  */
 #define DB_SCHED_DEP_IN_SLURM(p, j)                                                                \
-    "(" p ".state IN ('pending', 'running') AND " p ".backend_job_id IS NOT NULL"                  \
+    "coalesce(" p ".state IN ('pending', 'running') AND " p ".backend_job_id IS NOT NULL"          \
     " AND " p ".cluster_id = " j ".requested_cluster"                                              \
-    " AND (SELECT c.kind FROM clusters c WHERE c.id = " p ".cluster_id) = 'slurm')"
+    " AND (SELECT c.kind FROM clusters c WHERE c.id = " p ".cluster_id) = 'slurm', false)"
 /*
  * A whole array's parent (array_hold: one job array in its cluster) is admitted
  * holding max_parallel tasks' resources (JOB_SNAP), its tasks never (they have no
@@ -221,14 +223,17 @@ void db_sched_snapshot_free(struct db_snapshot *s);
  * or changed since the last, instead of every column of every queued job -
  * the admitter re-read the whole queue on every pass of a burst. Which rows
  * are in is decided by the database each pass, as in a full read (a
- * dependency that now holds, an array's window). full drops what is kept
- * first (the timed passes: nothing kept outlives them). With a cache, the
+ * dependency that now holds, an array's window). full reads every row
+ * whole again and keeps those; so does a read with nothing kept, and one
+ * whose kept rows pin more than twice their number in memory. With a cache, the
  * snapshot's queued rows are the cache's: valid until the next snapshot with
  * it, or its free. On an error the cache is emptied.
  */
 struct db_queue_cache;
 struct db_queue_cache *db_queue_cache_new(void);
 void db_queue_cache_free(struct db_queue_cache *c);
+/* Keep nothing: the next read is a full one (a new lead, a failed pass). */
+void db_queue_cache_drop(struct db_queue_cache *c);
 /* Rows fetched whole by the last read (all of them after a full one). */
 size_t db_queue_cache_fetched(const struct db_queue_cache *c);
 int db_sched_snapshot_cached(struct db *db, struct db_queue_cache *cache, bool full,

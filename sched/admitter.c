@@ -21,6 +21,7 @@
 
 #include <jansson.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -630,11 +631,13 @@ int admitter_pass_cached(struct db *db, const struct config *cfg, struct db_queu
 }
 
 /* The worker's state between passes: when the last one started, how long it
- * took, the queued jobs it read. */
+ * took, when the last full read was, the queued jobs it read; whether it is
+ * asked to stop. */
 struct admitter_run {
     const struct config *cfg;
-    double last_start, last_took;
+    double last_start, last_took, last_full;
     struct db_queue_cache *cache;
+    atomic_bool stop;
 };
 
 static void run_free(void *arg)
@@ -658,18 +661,31 @@ double admitter_gap_s(double coalesce_s, double took_s)
  * coalesce_ms instead of one reload of the whole queue per commit, and at most
  * one pass in two pass lengths: with a long queue the admitter and its
  * PostgreSQL backend take half a CPU, not all of one beside the submits. A
- * lone submit after a quiet spell is looked at at once.
+ * lone submit after a quiet spell is looked at at once. The wait is cut
+ * short when aidcd stops.
  */
 static void coalesce(struct db *db, struct admitter_run *run)
 {
     double gap_s = admitter_gap_s(run->cfg->admission_coalesce_ms / 1000.0, run->last_took);
-    double wait_s = run->last_start + gap_s - now_s();
+    double end = run->last_start + gap_s, wait_s = end - now_s();
     if (wait_s <= 0 || wait_s > gap_s)
         return;
-    struct timespec ts = {.tv_sec = (time_t)wait_s,
-                          .tv_nsec = (long)((wait_s - (double)(time_t)wait_s) * 1e9)};
-    nanosleep(&ts, NULL);
+    while (wait_s > 0 && !atomic_load(&run->stop)) {
+        double nap = wait_s < 0.05 ? wait_s : 0.05;
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = (long)(nap * 1e9)};
+        nanosleep(&ts, NULL);
+        wait_s = end - now_s();
+    }
     (void)db_wait(db, 0, -1); /* a failure shows in the pass's own statements */
+}
+
+/* A new lead: what was kept may predate another replica's passes. */
+static int on_lead(struct db *db, void *arg)
+{
+    (void)db;
+    struct admitter_run *run = arg;
+    db_queue_cache_drop(run->cache);
+    return 0;
 }
 
 static int round_fn(struct db *db, bool notified, void *arg)
@@ -677,11 +693,20 @@ static int round_fn(struct db *db, bool notified, void *arg)
     struct admitter_run *run = arg;
     if (notified)
         coalesce(db, run);
+    if (atomic_load(&run->stop))
+        return 0;
     run->last_start = now_s();
+    /* timed passes, and at least one pass each interval during a steady stream
+     * of notifications, read every queued job whole */
+    bool full =
+        !notified || run->last_start - run->last_full >= run->cfg->admission_interval_ms / 1000.0;
+    if (full)
+        run->last_full = run->last_start;
     struct admitter_stats st;
-    /* a timed pass reads every queued job whole: nothing kept outlives it */
-    int e = admitter_pass_cached(db, run->cfg, run->cache, !notified, &st);
+    int e = admitter_pass_cached(db, run->cfg, run->cache, full, &st);
     run->last_took = now_s() - run->last_start;
+    if (e) /* the next pass starts from a full read */
+        db_queue_cache_drop(run->cache);
     return e ? e : st.waits_pending > 0;
 }
 
@@ -690,6 +715,7 @@ struct worker *admitter_start(const struct config *cfg)
     struct admitter_run *run = xcalloc(1, sizeof *run);
     run->cfg = cfg;
     run->cache = db_queue_cache_new();
+    atomic_init(&run->stop, false);
     struct worker_spec spec = {
         .name = "admitter",
         .lead = WORKER_LEAD_ADMITTER,
@@ -699,6 +725,8 @@ struct worker *admitter_start(const struct config *cfg)
         .arg = run,
         .owns_arg = true,
         .free_arg = run_free,
+        .on_lead = on_lead,
+        .cancel = &run->stop,
     };
     return worker_start(cfg->worker_database_url, &spec);
 }

@@ -151,6 +151,31 @@ START_TEST(a_pass_fetches_only_what_changed)
     free(snapshot_text(cache, true));
     ck_assert_uint_eq(db_queue_cache_fetched(cache), 290);
     ck_assert_uint_eq(pass_fetching(0), 290);
+    /* nothing kept (a new lead, a failed pass): the next read is a full one */
+    db_queue_cache_drop(cache);
+    ck_assert_uint_eq(pass_fetching(290), 290);
+}
+END_TEST
+
+/*
+ * A row kept unchanged keeps the whole batch it was fetched with: passes that
+ * each rewrite all rows but a few more would pile batches up. Once they hold
+ * more than twice the rows kept (and 1,024 more), the pass reads everything.
+ */
+START_TEST(pinned_batches_bring_a_full_read)
+{
+    queue_jobs(1100, "q");
+    free(snapshot_text(cache, true));
+    exec_owner("UPDATE jobs SET reason = 'pass 1'"
+               " WHERE id NOT IN (SELECT id FROM jobs ORDER BY id LIMIT 1)");
+    ck_assert_uint_eq(pass_fetching(1099), 1100); /* two batches: 2,199 rows */
+    exec_owner("UPDATE jobs SET reason = 'pass 2'"
+               " WHERE id NOT IN (SELECT id FROM jobs ORDER BY id LIMIT 2)");
+    ck_assert_uint_eq(pass_fetching(1098), 1100); /* three: 3,297 > 2 * 1,100 + 1,024 */
+    exec_owner("UPDATE jobs SET reason = 'pass 3'"
+               " WHERE id NOT IN (SELECT id FROM jobs ORDER BY id LIMIT 3)");
+    ck_assert_uint_eq(pass_fetching(1100), 1100);
+    ck_assert_uint_eq(pass_fetching(0), 1100);
 }
 END_TEST
 
@@ -193,6 +218,43 @@ START_TEST(held_jobs_come_in_when_their_dependency_holds)
 }
 END_TEST
 
+/*
+ * A job that named no cluster waits for a peer running in a Slurm cluster: the
+ * check that lets Slurm keep such a dependency (when the job named the peer's
+ * cluster) came out NULL for it, and the job was taken as free.
+ */
+START_TEST(a_peer_in_slurm_holds_a_job_that_named_no_cluster)
+{
+    exec_owner("WITH c AS (INSERT INTO clusters (name, kind, endpoint)"
+               "            VALUES ('hpc', 'slurm', 'http://127.0.0.1:1') RETURNING id),"
+               " p AS (SELECT tenant_id, id FROM projects WHERE slug = 'p1'),"
+               " g AS (INSERT INTO jobs (tenant_id, project_id, username, name, command, state,"
+               "         cluster_id, backend_job_id)"
+               "        SELECT p.tenant_id, p.id, 'ann', 'peer', '[\"true\"]', 'running', c.id,"
+               "               '4242' FROM p, c RETURNING id, tenant_id, project_id),"
+               " j AS (INSERT INTO jobs (tenant_id, project_id, username, name, command,"
+               "         requested_cluster)"
+               "        SELECT g.tenant_id, g.project_id, 'ann', x.name, '[\"true\"]',"
+               "               CASE WHEN x.name = 'there' THEN c.id END"
+               "          FROM g, c, (VALUES ('anywhere'), ('there')) x(name)"
+               "        RETURNING id, tenant_id)"
+               " INSERT INTO job_dependencies (job_id, tenant_id, peer_id, condition, position)"
+               " SELECT j.id, j.tenant_id, g.id, 'succeeded', 0 FROM j, g");
+    /* only the job in the peer's Slurm cluster, where Slurm holds it (afterok) */
+    free(snapshot_text(cache, true));
+    ck_assert_uint_eq(pass_fetching(0), 1);
+    char *t = snapshot_text(NULL, true);
+    PGresult *r = harness_sql(srv.owner_url, "SELECT id FROM jobs WHERE name = 'there'", 0, NULL);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_ptr_nonnull(strstr(t, PQgetvalue(r, 0, 0)));
+    PQclear(r);
+    free(t);
+    /* the peer succeeds: both (their reasons were rewritten) */
+    exec_owner("UPDATE jobs SET state = 'succeeded' WHERE name = 'peer'");
+    ck_assert_uint_eq(pass_fetching(2), 2);
+}
+END_TEST
+
 static Suite *cache_suite(void)
 {
     Suite *s = suite_create("snapshot_cache");
@@ -200,7 +262,9 @@ static Suite *cache_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, a_pass_fetches_only_what_changed);
+    tcase_add_test(tc, pinned_batches_bring_a_full_read);
     tcase_add_test(tc, held_jobs_come_in_when_their_dependency_holds);
+    tcase_add_test(tc, a_peer_in_slurm_holds_a_job_that_named_no_cluster);
     suite_add_tcase(s, tc);
     return s;
 }
