@@ -295,6 +295,11 @@ struct entry {
 struct db_queue_cache {
     struct entry *slots;
     size_t cap; /* a power of two, or 0 */
+    /* the entries in the snapshot's order: that of the last full read, then of
+     * the rows fetched since (the newest, mostly) - near the queue's own, not
+     * the table's */
+    size_t *order; /* indexes into slots */
+    size_t norder;
     size_t n, fetched;
     struct batch *batches;
     size_t batch_rows; /* in all batches: held while one of their rows is */
@@ -353,7 +358,7 @@ static void drop_all(struct db_queue_cache *c)
             c->slots[i].b->refs--;
     free(c->slots);
     c->slots = NULL;
-    c->cap = c->n = 0;
+    c->cap = c->n = c->norder = 0;
     c->primed = false;
     sweep(c);
 }
@@ -369,6 +374,7 @@ void db_queue_cache_free(struct db_queue_cache *c)
     if (!c)
         return;
     drop_all(c);
+    free(c->order);
     free(c);
 }
 
@@ -383,7 +389,8 @@ static void read_queued_row(struct rowreader *rd, void *row)
         strcpy(q->xmin, x);
 }
 
-/* The rows of r into a new batch, and each of them into the table. */
+/* The rows of r into a new batch, and each of them into the table and at the
+ * end of the order, as they come. */
 static int adopt(struct db_queue_cache *c, const PGresult *r, struct entry *slots, size_t cap)
 {
     struct batch *b = xcalloc(1, sizeof *b);
@@ -403,6 +410,7 @@ static int adopt(struct db_queue_cache *c, const PGresult *r, struct entry *slot
         to->b = b;
         b->refs++;
         c->n++;
+        c->order[c->norder++] = (size_t)(to - slots);
     }
     c->fetched += n;
     return e;
@@ -414,6 +422,14 @@ static struct entry *table_for(size_t rows, size_t *cap)
     while (*cap < rows * 2)
         *cap *= 2;
     return xcalloc(*cap, sizeof(struct entry));
+}
+
+/* A new order with room for rows entries (the old one is freed). */
+static void order_for(struct db_queue_cache *c, size_t *order)
+{
+    free(c->order);
+    c->order = order;
+    c->norder = 0;
 }
 
 /* The table becomes the cache's; the entries of the one before that were not
@@ -438,13 +454,18 @@ static int load_all(struct db *db, struct db_queue_cache *c)
     size_t cap;
     struct entry *slots = table_for((size_t)PQntuples(r), &cap);
     install(c, slots, cap);
+    order_for(c, xcalloc((size_t)PQntuples(r) + 1, sizeof(size_t)));
     e = adopt(c, r, slots, cap);
     PQclear(r);
     return e;
 }
 
-/* A pass's read: the rows it takes by their ids and versions, fetching whole
- * those new or changed since the last. */
+/*
+ * A pass's read: the rows it takes by their ids and versions, fetching whole
+ * those new or changed since the last. The kept rows stay in the order they
+ * had (a full read's: by and large the order of submission), the fetched ones
+ * follow - mostly the newest.
+ */
 static int load_changed(struct db *db, struct db_queue_cache *c)
 {
     int e = 0;
@@ -474,7 +495,15 @@ static int load_changed(struct db *db, struct db_queue_cache *c)
         }
     }
     PQclear(r);
+    size_t *order = xcalloc(nkeys + 1, sizeof(size_t)), norder = 0;
+    for (size_t i = 0; i < c->norder; i++) {
+        const struct entry *was = &c->slots[c->order[i]];
+        if (!was->b) /* moved into the new table */
+            order[norder++] = (size_t)(find(slots, cap, was->row->job.id) - slots);
+    }
     install(c, slots, cap);
+    order_for(c, order);
+    c->norder = norder;
     if (!e && nwant) {
         const char *p[1] = {pgarray_str(&want)};
         r = db_query(db, &st_queued_rows, p, &e);
@@ -503,9 +532,8 @@ static int queued_cached(struct db *db, struct db_queue_cache *c, bool full,
         return e;
     c->primed = true;
     out->queued.v = xcalloc(c->n + 1, sizeof *out->queued.v);
-    for (size_t i = 0; i < c->cap; i++)
-        if (c->slots[i].row)
-            out->queued.v[out->queued.n++] = c->slots[i].row->job;
+    for (size_t i = 0; i < c->norder; i++)
+        out->queued.v[out->queued.n++] = c->slots[c->order[i]].row->job;
     return 0;
 }
 

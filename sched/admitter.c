@@ -630,12 +630,11 @@ int admitter_pass_cached(struct db *db, const struct config *cfg, struct db_queu
     return e;
 }
 
-/* The worker's state between passes: when the last one started, how long it
- * took, when the last full read was, the queued jobs it read; whether it is
- * asked to stop. */
+/* The worker's state between passes: when the last one started, when the
+ * last full read was, the queued jobs it read; whether it is asked to stop. */
 struct admitter_run {
     const struct config *cfg;
-    double last_start, last_took, last_full;
+    double last_start, last_full;
     struct db_queue_cache *cache;
     atomic_bool stop;
 };
@@ -647,26 +646,20 @@ static void run_free(void *arg)
     free(run);
 }
 
-double admitter_gap_s(double coalesce_s, double took_s)
-{
-    double gap = took_s * 2 > coalesce_s ? took_s * 2 : coalesce_s;
-    return gap < ADMITTER_GAP_MAX_S ? gap : ADMITTER_GAP_MAX_S;
-}
-
 /*
  * One pass per burst: a pass woken by a notification less than
- * admitter_gap_s after the last one started waits out the rest of that time,
- * then takes the notifications that came meanwhile (their commits are visible
- * to the snapshot that follows). A burst of submits costs a pass every
- * coalesce_ms instead of one reload of the whole queue per commit, and at most
- * one pass in two pass lengths: with a long queue the admitter and its
- * PostgreSQL backend take half a CPU, not all of one beside the submits. A
- * lone submit after a quiet spell is looked at at once. The wait is cut
- * short when aidcd stops.
+ * admission_coalesce_ms after the last one started waits out the rest of that
+ * time, then takes the notifications that came meanwhile (their commits are
+ * visible to the snapshot that follows). A burst of submits costs a pass every
+ * coalesce_ms instead of one per commit; a lone submit after a quiet spell is
+ * looked at at once. (Waiting twice the last pass's length as well halved the
+ * admitter's share of a burst, and multiplied the wait of a job behind 10,000
+ * held ones by 3-16 at p99: docs/performance.md.) The wait is cut short when
+ * aidcd stops.
  */
 static void coalesce(struct db *db, struct admitter_run *run)
 {
-    double gap_s = admitter_gap_s(run->cfg->admission_coalesce_ms / 1000.0, run->last_took);
+    double gap_s = run->cfg->admission_coalesce_ms / 1000.0;
     double end = run->last_start + gap_s, wait_s = end - now_s();
     if (wait_s <= 0 || wait_s > gap_s)
         return;
@@ -704,7 +697,6 @@ static int round_fn(struct db *db, bool notified, void *arg)
         run->last_full = run->last_start;
     struct admitter_stats st;
     int e = admitter_pass_cached(db, run->cfg, run->cache, full, &st);
-    run->last_took = now_s() - run->last_start;
     if (e) /* the next pass starts from a full read */
         db_queue_cache_drop(run->cache);
     return e ? e : st.waits_pending > 0;

@@ -28,15 +28,6 @@ struct admitter_stats {
     bool skipped;                  /* another replica held the lock */
 };
 
-/*
- * How long after a pass woken by a notification started the next may start:
- * the coalescing window (AIDC_ADMISSION_COALESCE_MS), or twice the last pass's
- * length where that is longer (at most ADMITTER_GAP_MAX_S). Timed passes do
- * not wait.
- */
-#define ADMITTER_GAP_MAX_S 10.0
-double admitter_gap_s(double coalesce_s, double took_s);
-
 /* One pass in its own transaction. stats may be NULL. */
 int admitter_pass(struct db *db, const struct config *cfg, struct admitter_stats *stats);
 /* The same with the queued jobs kept in cache between passes (full: read

@@ -373,7 +373,8 @@ static int big_pass(PGconn *c, struct db *db, const struct config *cfg, const ch
                     const struct ids *ids, size_t nbig, double frac)
 {
     printf("-- one pass over %zu queued jobs (target: under 1 s)\n", nbig);
-    if (!run(c, "TRUNCATE job_events, job_runs, outbox, jobs") || !seed_jobs(c, ids, nbig, 43))
+    if (!run(c, "TRUNCATE job_events, job_runs, outbox, jobs CASCADE") ||
+        !seed_jobs(c, ids, nbig, 43))
         return -1;
     struct admitter_stats a, b, s;
     double done, req;
