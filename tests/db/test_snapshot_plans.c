@@ -87,6 +87,17 @@ static char *plan_of(const char *url, const char *name)
     return plan;
 }
 
+/* The admitter's snapshot, as the admitter's role reads it (its strings are its own). */
+static void read_snapshot(struct db_snapshot *s)
+{
+    struct db *d = db_open(srv.app_url, "test_snapshot_plans");
+    ck_assert_ptr_nonnull(d);
+    ck_assert_int_eq(db_begin(d, &system_ctx, false), 0);
+    ck_assert_int_eq(db_sched_snapshot(d, s), 0);
+    ck_assert_int_eq(db_commit(d), 0);
+    db_close(d);
+}
+
 START_TEST(the_snapshot_reaches_projects_by_their_key)
 {
     /* as the owner (no row-level security: the estimates alone decide) and as the
@@ -102,12 +113,8 @@ START_TEST(the_snapshot_reaches_projects_by_their_key)
                           u ? "aidc_app" : "the owner", plan);
             free(plan);
         }
-    struct db *d = db_open(srv.app_url, "test_snapshot_plans");
-    ck_assert_ptr_nonnull(d);
-    ck_assert_int_eq(db_begin(d, &system_ctx, false), 0);
     struct db_snapshot s;
-    ck_assert_int_eq(db_sched_snapshot(d, &s), 0);
-    ck_assert_int_eq(db_commit(d), 0);
+    read_snapshot(&s);
     ck_assert_uint_eq(s.pquotas.n, 1);
     ck_assert_str_eq(s.pquotas.v[0].slug, "p42");
     ck_assert_str_eq(s.pquotas.v[0].resource, "jobs");
@@ -115,7 +122,6 @@ START_TEST(the_snapshot_reaches_projects_by_their_key)
     ck_assert_str_eq(s.allocs.v[0].slug, "p77");
     ck_assert(s.allocs.v[0].active);
     db_sched_snapshot_free(&s);
-    db_close(d);
 }
 END_TEST
 
@@ -146,15 +152,10 @@ static void exec_owner(const char *sql)
 
 static size_t queued_now(void)
 {
-    struct db *d = db_open(srv.app_url, "test_snapshot_plans");
-    ck_assert_ptr_nonnull(d);
-    ck_assert_int_eq(db_begin(d, &system_ctx, false), 0);
     struct db_snapshot s;
-    ck_assert_int_eq(db_sched_snapshot(d, &s), 0);
-    ck_assert_int_eq(db_commit(d), 0);
+    read_snapshot(&s);
     size_t n = s.queued.n;
     db_sched_snapshot_free(&s);
-    db_close(d);
     return n;
 }
 
