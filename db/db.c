@@ -9,6 +9,7 @@
  */
 #include "db.h"
 #include "context.h"
+#include "dbint.h"
 #include "dbstats.h"
 #include "pgerr.h"
 
@@ -23,52 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-enum pend_kind {
-    PEND_CHECK, /* a queued statement: errors matter to the transaction */
-    PEND_WANT,  /* the statement whose result the caller is waiting for */
-    PEND_LAX,   /* a statement nobody waits for: errors are only logged */
-    PEND_SYNC,  /* a Sync */
-    PEND_CTX,   /* the context statement: its row says whether the actor is current */
-    PEND_PREP,  /* a Prepare sent just before the statement's first use on this connection:
-                   its errors count as that statement's (the next entry) */
-};
-
-#define MAX_PENDING  64
-#define MAX_CHANNELS 4
-
-struct db {
-    PGconn *conn;
-    char *url;
-    char *appname;
-    bool up;
-    bool in_tx;          /* a request scope is open (a transaction, or autoctx) */
-    bool autoctx;        /* read-only scope: no BEGIN, the context goes with each statement */
-    bool tx_failed;      /* a statement of the open transaction failed */
-    int ctx_state;       /* enum db_ctx_state of the open scope */
-    long long ctx_epoch; /* aidc_auth_epoch seen by the last context statement */
-    char *ctxp[NCTX];
-    int tx_err; /* ...with this code */
-    bool connected_once;
-    bool scope_lost; /* the connection broke inside a transaction: it is gone */
-    bool reopen;     /* send BEGIN and the context again on the next connection */
-    int batches;     /* round trips answered in the open scope */
-    int statement_timeout_ms;
-    char timeout_param[16]; /* statement_timeout_ms as text, for the context */
-    bool txpool;            /* behind a transaction pooler: unnamed statements, no session state */
-    unsigned generation;    /* connections made so far: a new one lost session locks */
-    unsigned bound;         /* db_bind_session: only this connection may serve */
-    enum db_pool pool;      /* what it serves, for /metrics */
-    bool busy;
-    char *channels[MAX_CHANNELS]; /* LISTENed on every new connection */
-    int nchannels;
-    time_t next_attempt;
-    enum pend_kind pending[MAX_PENDING];
-    const struct db_stmt *pend_stmt[MAX_PENDING]; /* PEND_PREP: which statement */
-    int npending;
-    struct ptrset prepared; /* statements prepared on this connection */
-    struct db_error last;
-};
 
 static const struct db_stmt st_begin = {"aidc_begin", "BEGIN", 0};
 static const struct db_stmt st_commit = {"aidc_commit", "COMMIT", 0};
@@ -115,7 +70,7 @@ static void ctx_clear(struct db *db)
  * far are gone and later ones must not run outside it). One that got none yet
  * is opened again on the next connection (nothing of it reached the database).
  */
-static void drop_conn(struct db *db)
+void dbint_drop_conn(struct db *db)
 {
     if (db->in_tx && !db->autoctx) {
         if (db->batches > 0)
@@ -141,7 +96,7 @@ void db_close(struct db *db)
         return;
     db->in_tx = false;
     db_set_busy(db, false);
-    drop_conn(db);
+    dbint_drop_conn(db);
     ctx_clear(db);
     for (int i = 0; i < db->nchannels; i++)
         free(db->channels[i]);
@@ -166,7 +121,7 @@ const struct db_error *db_last_error(const struct db *db)
     return &db->last;
 }
 
-static void set_error(struct db *db, const PGresult *r, const char *fallback)
+void dbint_set_error(struct db *db, const PGresult *r, const char *fallback)
 {
     memset(&db->last, 0, sizeof db->last);
     const char *s = r ? PQresultErrorField(r, PG_DIAG_SQLSTATE) : NULL;
@@ -185,10 +140,10 @@ static void set_error(struct db *db, const PGresult *r, const char *fallback)
 }
 
 /* SQLSTATE -> aidc error code: the one place that knows the mapping. */
-static int conn_lost(struct db *db)
+int dbint_conn_lost(struct db *db)
 {
     log_warn("database connection lost: %s", db->last.message);
-    drop_conn(db);
+    dbint_drop_conn(db);
     return AIDC_EUNAVAIL;
 }
 
@@ -205,7 +160,7 @@ static bool push(struct db *db, enum pend_kind k)
  * returned through *want. Returns 0 or the first error among CHECK/WANT
  * entries.
  */
-static int drain(struct db *db, PGresult **want)
+int dbint_drain(struct db *db, PGresult **want)
 {
     int first_err = 0;
     if (want)
@@ -216,10 +171,10 @@ static int drain(struct db *db, PGresult **want)
             PGresult *r = PQgetResult(db->conn);
             ExecStatusType st = r ? PQresultStatus(r) : PGRES_FATAL_ERROR;
             if (st != PGRES_PIPELINE_SYNC) {
-                set_error(db, r, "lost synchronisation with the server");
+                dbint_set_error(db, r, "lost synchronisation with the server");
                 PQclear(r);
                 db->npending = 0;
-                return conn_lost(db);
+                return dbint_conn_lost(db);
             }
             PQclear(r);
             continue;
@@ -252,14 +207,15 @@ static int drain(struct db *db, PGresult **want)
                 if (!first_err && ek != PEND_LAX)
                     first_err = db->tx_err ? db->tx_err : AIDC_EINTERNAL;
             } else {
-                set_error(db, r, db->pending[i] == PEND_PREP ? "cannot prepare" : "query failed");
+                dbint_set_error(db, r,
+                                db->pending[i] == PEND_PREP ? "cannot prepare" : "query failed");
                 if (db->pending[i] == PEND_PREP)
                     log_error("cannot prepare %s: %s", db->pend_stmt[i]->name, db->last.message);
                 int e = pgerr_map(db->last.sqlstate);
                 if (PQstatus(db->conn) == CONNECTION_BAD) {
                     PQclear(r);
                     db->npending = 0;
-                    return conn_lost(db);
+                    return dbint_conn_lost(db);
                 }
                 if (ek == PEND_LAX) {
                     log_warn("background statement failed: %s", db->last.message);
@@ -274,9 +230,9 @@ static int drain(struct db *db, PGresult **want)
             PQclear(r);
         }
         if (got == 0 && PQstatus(db->conn) == CONNECTION_BAD) {
-            set_error(db, NULL, "connection lost");
+            dbint_set_error(db, NULL, "connection lost");
             db->npending = 0;
-            return conn_lost(db);
+            return dbint_conn_lost(db);
         }
     }
     db->npending = 0;
@@ -314,9 +270,9 @@ static int send_stmt(struct db *db, const struct db_stmt *stmt, const char *cons
             : (!prep || send_prepare(db, stmt)) &&
                   PQsendQueryPrepared(db->conn, stmt->name, stmt->nparams, params, NULL, NULL, 0);
     if (!sent || !push(db, k)) {
-        set_error(db, NULL, "cannot send statement");
+        dbint_set_error(db, NULL, "cannot send statement");
         if (PQstatus(db->conn) == CONNECTION_BAD || prep) /* a lone Prepare: answers astray */
-            return conn_lost(db);
+            return dbint_conn_lost(db);
         log_error("cannot send statement %s: %s", stmt->name, db->last.message);
         return AIDC_EINTERNAL;
     }
@@ -326,10 +282,10 @@ static int send_stmt(struct db *db, const struct db_stmt *stmt, const char *cons
 static int sync_and_drain(struct db *db, PGresult **want)
 {
     if (!PQpipelineSync(db->conn) || !push(db, PEND_SYNC)) {
-        set_error(db, NULL, "cannot flush to the server");
-        return conn_lost(db);
+        dbint_set_error(db, NULL, "cannot flush to the server");
+        return dbint_conn_lost(db);
     }
-    int e = drain(db, want);
+    int e = dbint_drain(db, want);
     if (db->up)
         db->batches++;
     return e;
@@ -347,8 +303,8 @@ static int connect_now(struct db *db)
     const char *vals[] = {"5", "1", "30", "10", "3", "60000", db->appname, "UTF8", db->url, NULL};
     db->conn = PQconnectdbParams(keys, vals, 1);
     if (!db->conn || PQstatus(db->conn) != CONNECTION_OK) {
-        set_error(db, NULL, "cannot connect");
-        drop_conn(db);
+        dbint_set_error(db, NULL, "cannot connect");
+        dbint_drop_conn(db);
         return AIDC_EUNAVAIL;
     }
     PQsetNoticeReceiver(db->conn, pgerr_notice, NULL);
@@ -375,14 +331,15 @@ static int connect_now(struct db *db)
     PGresult *r = n > 0 && (size_t)n < sizeof setup ? PQexec(db->conn, setup) : NULL;
     bool ok = r && PQresultStatus(r) == PGRES_COMMAND_OK;
     if (!ok)
-        set_error(db, r, "cannot set the session or listen");
+        dbint_set_error(db, r, "cannot set the session or listen");
     PQclear(r);
     if (!ok || !PQenterPipelineMode(db->conn)) {
-        drop_conn(db);
+        dbint_drop_conn(db);
         return AIDC_EUNAVAIL;
     }
     db->up = true;
     db->generation++;
+    db->note_mixed = true;
     dbstats_connection(db->pool, 1);
     return 0;
 }
@@ -390,7 +347,7 @@ static int connect_now(struct db *db)
 static int send_ctx(struct db *db);
 
 /* Connect if not connected; reopen a transaction that had not started yet. */
-static int ensure_up(struct db *db)
+int dbint_ensure_up(struct db *db)
 {
     if (db->bound && (!db->up || db->generation != db->bound)) {
         snprintf(db->last.message, sizeof db->last.message, "its bound session ended");
@@ -424,7 +381,7 @@ static int ensure_up(struct db *db)
 
 int db_ensure(struct db *db)
 {
-    return ensure_up(db);
+    return dbint_ensure_up(db);
 }
 
 int db_ensure_alive(struct db *db)
@@ -434,67 +391,11 @@ int db_ensure_alive(struct db *db)
         struct pollfd p = {.fd = PQsocket(db->conn), .events = POLLIN};
         if (poll(&p, 1, 0) > 0 &&
             (!PQconsumeInput(db->conn) || PQstatus(db->conn) == CONNECTION_BAD)) {
-            set_error(db, NULL, "connection closed by the server");
-            conn_lost(db);
+            dbint_set_error(db, NULL, "connection closed by the server");
+            dbint_conn_lost(db);
         }
     }
-    return ensure_up(db);
-}
-
-void db_listen(struct db *db, const char *channel)
-{
-    size_t n = strlen(channel);
-    bool ok = n > 0 && n < 64 && db->nchannels < MAX_CHANNELS;
-    for (size_t i = 0; ok && i < n; i++)
-        ok = (channel[i] >= 'a' && channel[i] <= 'z') || channel[i] == '_';
-    if (!ok) {
-        log_error("db_listen: bad channel \"%s\"", channel);
-        abort(); /* a programming error: channels are constants */
-    }
-    db->channels[db->nchannels++] = xstrdup(channel);
-    if (db->up)
-        drop_conn(db); /* the next connection listens on it */
-}
-
-/* Take every notification libpq has read; true if there was one. */
-static bool take_notifies(struct db *db)
-{
-    bool any = false;
-    PGnotify *n;
-    while ((n = PQnotifies(db->conn)) != NULL) {
-        any = true;
-        PQfreemem(n);
-    }
-    return any;
-}
-
-int db_wait(struct db *db, int timeout_ms, int wake_fd)
-{
-    int e = ensure_up(db);
-    if (e)
-        return e;
-    if (db->npending > 0 && drain(db, NULL) == AIDC_EUNAVAIL)
-        return AIDC_EUNAVAIL; /* answers of a commit nobody waited for */
-    if (!db->up)
-        return AIDC_EUNAVAIL;
-    if (!PQconsumeInput(db->conn)) {
-        set_error(db, NULL, "connection lost while waiting");
-        return conn_lost(db);
-    }
-    if (take_notifies(db))
-        return 1;
-    struct pollfd fds[2] = {{.fd = PQsocket(db->conn), .events = POLLIN},
-                            {.fd = wake_fd, .events = POLLIN}};
-    int n = poll(fds, wake_fd >= 0 ? 2 : 1, timeout_ms);
-    if (n < 0 && errno != EINTR)
-        return AIDC_EIO;
-    if (n <= 0 || !(fds[0].revents & (POLLIN | POLLERR | POLLHUP)))
-        return 0;
-    if (!PQconsumeInput(db->conn)) {
-        set_error(db, NULL, "connection lost while waiting");
-        return conn_lost(db);
-    }
-    return take_notifies(db) ? 1 : 0;
+    return dbint_ensure_up(db);
 }
 
 void db_set_statement_timeout(struct db *db, int ms)
@@ -537,7 +438,7 @@ int db_begin(struct db *db, const struct db_ctx *ctx, bool readonly)
     db->scope_lost = false;
     db->reopen = false;
     db->batches = 0;
-    int e = ensure_up(db);
+    int e = dbint_ensure_up(db);
     if (e)
         return e;
     if (db->in_tx) {
@@ -613,7 +514,7 @@ int db_ctx_verify(struct db *db)
 static int query_once(struct db *db, const struct db_stmt *stmt, const char *const *params,
                       PGresult **r)
 {
-    int e = db->scope_lost ? AIDC_EUNAVAIL : ensure_up(db);
+    int e = db->scope_lost ? AIDC_EUNAVAIL : dbint_ensure_up(db);
     if (!e && db->in_tx && db->tx_failed)
         e = db->tx_err ? db->tx_err : AIDC_EINTERNAL;
     if (!e && db->in_tx && db->autoctx)
@@ -632,7 +533,7 @@ PGresult *db_query(struct db *db, const struct db_stmt *stmt, const char *const 
     int e = query_once(db, stmt, params, &r);
     /* 57P01..57P03: the server ended our session (shutdown, restart): it is gone */
     if (e == AIDC_EUNAVAIL && db->up && strncmp(db->last.sqlstate, "57P", 3) == 0)
-        conn_lost(db);
+        dbint_conn_lost(db);
     /*
      * A connection whose server went away while it idled (a restart, a
      * failover) is only found out by using it. If nothing of value was lost
@@ -646,7 +547,7 @@ PGresult *db_query(struct db *db, const struct db_stmt *stmt, const char *const 
         e = query_once(db, stmt, params, &r);
     }
     if (!e && !r) {
-        set_error(db, NULL, "no result");
+        dbint_set_error(db, NULL, "no result");
         e = AIDC_EINTERNAL;
     }
     if (e && e != AIDC_ECONFLICT && e != AIDC_EINVAL && e != AIDC_EUNAVAIL && e != AIDC_ERETRY)
@@ -757,7 +658,7 @@ void db_commit_nowait(struct db *db)
             db->pending[i] = PEND_LAX;
     if (send_stmt(db, &st_commit, NULL, PEND_LAX) == 0 &&
         (!PQpipelineSync(db->conn) || !push(db, PEND_SYNC)))
-        conn_lost(db);
+        dbint_conn_lost(db);
 }
 
 void db_rollback(struct db *db)
@@ -777,15 +678,15 @@ void db_rollback(struct db *db)
             db->pending[i] = PEND_LAX;
     if (send_stmt(db, &st_rollback, NULL, PEND_LAX) == 0) {
         if (!PQpipelineSync(db->conn) || !push(db, PEND_SYNC))
-            conn_lost(db);
+            dbint_conn_lost(db);
         else
-            (void)drain(db, NULL); /* keep the connection idle between requests */
+            (void)dbint_drain(db, NULL); /* keep the connection idle between requests */
     }
 }
 
 int db_prepare_all(struct db *db)
 {
-    int e = db->txpool ? 0 : ensure_up(db);
+    int e = db->txpool ? 0 : dbint_ensure_up(db);
     for (size_t m = 0; !e && !db->txpool && (m == 0 || db_registry[m - 1]); m++) {
         const struct db_stmt *const *list = m == 0 ? core_stmts : db_registry[m - 1];
         for (size_t i = 0; !e && list[i]; i++)

@@ -90,6 +90,12 @@ void db_listen(struct db *db, const char *channel);
  * timeout or wake-up, AIDC_EUNAVAIL when the database is unreachable.
  */
 int db_wait(struct db *db, int timeout_ms, int wake_fd);
+/*
+ * Whether no notification db_wait took since the last call carried another
+ * payload than this one (none at all counts), with no new connection made
+ * meanwhile (one may have missed some). Starts over.
+ */
+bool db_notified_only(struct db *db, const char *payload);
 /* statement_timeout of the sessions opened from now on (0 = server default). */
 void db_set_statement_timeout(struct db *db, int ms);
 /*

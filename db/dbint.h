@@ -1,0 +1,78 @@
+/*
+ * dbint.h - what db.c shares with db/dbwait.c (LISTEN and NOTIFY): the
+ * connection's state and the helpers that keep its invariant (db.c's head).
+ * Not for the rest of aidc, which sees struct db through db.h only.
+ */
+#ifndef AIDC_DB_DBINT_H
+#define AIDC_DB_DBINT_H
+
+#include "context.h"
+#include "db.h"
+
+#include "../lib/ptrset.h"
+
+#include <libpq-fe.h>
+#include <stdbool.h>
+#include <time.h>
+
+enum pend_kind {
+    PEND_CHECK, /* a queued statement: errors matter to the transaction */
+    PEND_WANT,  /* the statement whose result the caller is waiting for */
+    PEND_LAX,   /* a statement nobody waits for: errors are only logged */
+    PEND_SYNC,  /* a Sync */
+    PEND_CTX,   /* the context statement: its row says whether the actor is current */
+    PEND_PREP,  /* a Prepare sent just before the statement's first use on this connection:
+                   its errors count as that statement's (the next entry) */
+};
+
+#define MAX_PENDING  64
+#define MAX_CHANNELS 4
+
+struct db {
+    PGconn *conn;
+    char *url;
+    char *appname;
+    bool up;
+    bool in_tx;          /* a request scope is open (a transaction, or autoctx) */
+    bool autoctx;        /* read-only scope: no BEGIN, the context goes with each statement */
+    bool tx_failed;      /* a statement of the open transaction failed */
+    int ctx_state;       /* enum db_ctx_state of the open scope */
+    long long ctx_epoch; /* aidc_auth_epoch seen by the last context statement */
+    char *ctxp[NCTX];
+    int tx_err; /* ...with this code */
+    bool connected_once;
+    bool scope_lost; /* the connection broke inside a transaction: it is gone */
+    bool reopen;     /* send BEGIN and the context again on the next connection */
+    int batches;     /* round trips answered in the open scope */
+    int statement_timeout_ms;
+    char timeout_param[16]; /* statement_timeout_ms as text, for the context */
+    bool txpool;            /* behind a transaction pooler: unnamed statements, no session state */
+    unsigned generation;    /* connections made so far: a new one lost session locks */
+    unsigned bound;         /* db_bind_session: only this connection may serve */
+    enum db_pool pool;      /* what it serves, for /metrics */
+    bool busy;
+    char *channels[MAX_CHANNELS]; /* LISTENed on every new connection */
+    int nchannels;
+    /* since db_notified_only: the first payload taken, and whether another came
+     * (or a new connection, which may have missed some) */
+    char note[16];
+    unsigned notes;
+    bool note_mixed;
+    time_t next_attempt;
+    enum pend_kind pending[MAX_PENDING];
+    const struct db_stmt *pend_stmt[MAX_PENDING]; /* PEND_PREP: which statement */
+    int npending;
+    struct ptrset prepared; /* statements prepared on this connection */
+    struct db_error last;
+};
+
+/* Connect if not connected; reopen a transaction that had not started yet. */
+int dbint_ensure_up(struct db *db);
+/* Read the answers to everything pending (the PEND_WANT one through *want). */
+int dbint_drain(struct db *db, PGresult **want);
+/* Log, drop the connection: AIDC_EUNAVAIL. */
+int dbint_conn_lost(struct db *db);
+void dbint_set_error(struct db *db, const PGresult *r, const char *fallback);
+void dbint_drop_conn(struct db *db);
+
+#endif
