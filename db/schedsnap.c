@@ -115,6 +115,13 @@ static const struct db_stmt st_queued_rows = {"snap_queued_rows",
                                               ", jobs.xmin::text FROM jobs"
                                               " WHERE id = ANY($1::uuid[]) AND state = 'queued'",
                                               1};
+/* A DB_QUEUE_NEW read: the rows inserted since the last read, and those touched. */
+static const struct db_stmt st_queued_new = {"snap_queued_new", DB_SCHED_QUEUED_NEW_SQL, 2};
+/* Taken just before a read of the queue: every transaction older than this one
+ * has ended by the time the read takes its snapshot, and what it inserted is
+ * seen then; the next DB_QUEUE_NEW read starts here. */
+static const struct db_stmt st_queued_mark = {
+    "snap_queued_mark", "SELECT pg_snapshot_xmin(pg_current_snapshot())::text", 0};
 static const struct db_stmt st_active = {
     "snap_active",
     "SELECT " JOB_SNAP ", cluster_id, preemptible, stop_requested IS NOT NULL,"
@@ -126,9 +133,10 @@ static const struct db_stmt st_active = {
 enum { AC_PREEMPTIBLE = JO_CLUSTER + 1, AC_STOPPING, AC_ADMITTED, AC_END, AC_INDEXES };
 
 const struct db_stmt *const db_schedsnap_stmts[] = {
-    &st_clusters, &st_inventory, &st_tenants,     &st_tquotas,     &st_pquotas, &st_hours,
-    &st_queued,   &st_active,    &st_queued_keys, &st_queued_rows, &st_marks,   &st_faults,
-    &st_allocs,   NULL};
+    &st_clusters,    &st_inventory,   &st_tenants, &st_tquotas,
+    &st_pquotas,     &st_hours,       &st_queued,  &st_active,
+    &st_queued_keys, &st_queued_rows, &st_marks,   &st_faults,
+    &st_queued_new,  &st_queued_mark, &st_allocs,  NULL};
 
 static void read_cluster(struct rowreader *rd, void *row)
 {
@@ -298,12 +306,17 @@ struct db_queue_cache {
     /* the entries in the snapshot's order: that of the last full read, then of
      * the rows fetched since (the newest, mostly) - near the queue's own, not
      * the table's */
-    size_t *order; /* indexes into slots */
+    size_t *order; /* indexes into slots: one per row kept */
     size_t norder;
-    size_t n, fetched;
+    size_t fetched;
     struct batch *batches;
     size_t batch_rows; /* in all batches: held while one of their rows is */
     bool primed;       /* a read went through since the last drop */
+    /* where the next DB_QUEUE_NEW read starts (st_queued_mark of the last) */
+    char mark[24];
+    /* the ids db_queue_cache_touch named since the last read */
+    char (*touched)[37];
+    size_t ntouched, touched_cap;
 };
 
 struct db_queue_cache *db_queue_cache_new(void)
@@ -358,8 +371,10 @@ static void drop_all(struct db_queue_cache *c)
             c->slots[i].b->refs--;
     free(c->slots);
     c->slots = NULL;
-    c->cap = c->n = c->norder = 0;
+    c->cap = c->norder = 0;
     c->primed = false;
+    c->mark[0] = '\0';
+    c->ntouched = 0;
     sweep(c);
 }
 
@@ -375,6 +390,7 @@ void db_queue_cache_free(struct db_queue_cache *c)
         return;
     drop_all(c);
     free(c->order);
+    free(c->touched);
     free(c);
 }
 
@@ -409,7 +425,6 @@ static int adopt(struct db_queue_cache *c, const PGresult *r, struct entry *slot
         to->row = &b->v[i];
         to->b = b;
         b->refs++;
-        c->n++;
         c->order[c->norder++] = (size_t)(to - slots);
     }
     c->fetched += n;
@@ -488,7 +503,6 @@ static int load_changed(struct db *db, struct db_queue_cache *c)
         if (old && old->b && strcmp(old->row->xmin, xmin) == 0) {
             *to = *old;
             old->b = NULL; /* moved: its reference goes with it */
-            c->n++;
         } else {
             pgarray_add(&want, id);
             nwant++;
@@ -516,22 +530,109 @@ static int load_changed(struct db *db, struct db_queue_cache *c)
     return e;
 }
 
+void db_queue_cache_touch(struct db_queue_cache *c, const char *id)
+{
+    if (!c || strlen(id) != 36)
+        return;
+    if (c->ntouched == c->touched_cap) {
+        c->touched_cap = c->touched_cap ? 2 * c->touched_cap : 64;
+        c->touched = xrealloc(c->touched, c->touched_cap * sizeof *c->touched);
+    }
+    memcpy(c->touched[c->ntouched++], id, 37);
+}
+
+static int id_cmp(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
 /*
- * A full read also when nothing is kept yet (one statement, not the ids and
- * then every row by id), and when the batches hold more than twice the rows
- * still kept (a row kept unchanged holds its whole batch).
+ * A read of the rows inserted since the last one and of those touched: they
+ * come whole and take the place of their kept versions; a touched row that is
+ * not among them has left the queue (admitted). Every other kept row stays, in
+ * its place; the fetched ones follow.
  */
-static int queued_cached(struct db *db, struct db_queue_cache *c, bool full,
+static int load_new(struct db *db, struct db_queue_cache *c)
+{
+    struct pgarray touched = PGARRAY_INIT;
+    for (size_t i = 0; i < c->ntouched; i++)
+        pgarray_add(&touched, c->touched[i]);
+    const char *p[2] = {c->mark, pgarray_str(&touched)};
+    int e = 0;
+    PGresult *r = db_query(db, &st_queued_new, p, &e);
+    pgarray_free(&touched);
+    if (!r)
+        return e;
+    qsort(c->touched, c->ntouched, sizeof *c->touched, id_cmp);
+    size_t nrows = (size_t)PQntuples(r), cap, nkept = 0;
+    struct entry *slots = table_for(c->norder + nrows, &cap);
+    size_t *order = xcalloc(c->norder + nrows + 1, sizeof(size_t));
+    /* the fetched rows first, so that a kept one they replace is known */
+    size_t *was_order = c->order, was_n = c->norder;
+    c->order = order;
+    c->norder = 0;
+    e = adopt(c, r, slots, cap);
+    PQclear(r);
+    size_t nfetched = c->norder;
+    size_t *kept = xcalloc(was_n + 1, sizeof(size_t));
+    for (size_t i = 0; !e && i < was_n; i++) {
+        struct entry *old = &c->slots[was_order[i]];
+        const char *id = old->row->job.id;
+        struct entry *to = find(slots, cap, id);
+        if (to->row || bsearch(id, c->touched, c->ntouched, sizeof *c->touched, id_cmp))
+            continue;
+        *to = *old;
+        old->b = NULL; /* moved: its reference goes with it */
+        kept[nkept++] = (size_t)(to - slots);
+    }
+    /* kept rows in their order, then the fetched ones */
+    memmove(order + nkept, order, nfetched * sizeof *order);
+    memcpy(order, kept, nkept * sizeof *order);
+    c->norder = e ? 0 : nkept + nfetched;
+    free(kept);
+    free(was_order);
+    install(c, slots, cap);
+    return e;
+}
+
+/* Where the next DB_QUEUE_NEW read starts, taken before this read's snapshot. */
+static int read_queue_mark(struct db *db, char *mark, size_t size)
+{
+    int e = 0;
+    PGresult *r = db_query(db, &st_queued_mark, NULL, &e);
+    if (!r)
+        return e;
+    const char *v = PQntuples(r) == 1 ? PQgetvalue(r, 0, 0) : "";
+    if (!*v || strlen(v) >= size)
+        e = AIDC_EINTERNAL;
+    else
+        strcpy(mark, v);
+    PQclear(r);
+    return e;
+}
+
+static int queued_cached(struct db *db, struct db_queue_cache *c, enum db_queue_read how,
                          struct db_snapshot *out)
 {
-    full = full || !c->primed || c->batch_rows > 2 * c->n + 1024;
-    c->n = c->fetched = 0;
-    int e = full ? load_all(db, c) : load_changed(db, c);
+    if (!c->primed || c->batch_rows > 2 * c->norder + 1024)
+        how = DB_QUEUE_FULL;
+    else if (how == DB_QUEUE_NEW && !c->mark[0])
+        how = DB_QUEUE_CHANGED;
+    char mark[sizeof c->mark];
+    int e = read_queue_mark(db, mark, sizeof mark);
+    if (e)
+        return e;
+    c->fetched = 0;
+    e = how == DB_QUEUE_FULL      ? load_all(db, c)
+        : how == DB_QUEUE_CHANGED ? load_changed(db, c)
+                                  : load_new(db, c);
     sweep(c);
     if (e)
         return e;
     c->primed = true;
-    out->queued.v = xcalloc(c->n + 1, sizeof *out->queued.v);
+    strcpy(c->mark, mark);
+    c->ntouched = 0;
+    out->queued.v = xcalloc(c->norder + 1, sizeof *out->queued.v);
     for (size_t i = 0; i < c->norder; i++)
         out->queued.v[out->queued.n++] = c->slots[c->order[i]].row->job;
     return 0;
@@ -539,10 +640,10 @@ static int queued_cached(struct db *db, struct db_queue_cache *c, bool full,
 
 int db_sched_snapshot(struct db *db, struct db_snapshot *out)
 {
-    return db_sched_snapshot_cached(db, NULL, true, out);
+    return db_sched_snapshot_cached(db, NULL, DB_QUEUE_FULL, out);
 }
 
-int db_sched_snapshot_cached(struct db *db, struct db_queue_cache *cache, bool full,
+int db_sched_snapshot_cached(struct db *db, struct db_queue_cache *cache, enum db_queue_read how,
                              struct db_snapshot *out)
 {
     memset(out, 0, sizeof *out);
@@ -555,7 +656,7 @@ int db_sched_snapshot_cached(struct db *db, struct db_queue_cache *cache, bool f
     PART(5, st_hours, read_hours, out->hours);
     if (!cache)
         PART(6, st_queued, read_queued, out->queued);
-    else if (!e && (e = queued_cached(db, cache, full, out)) != 0)
+    else if (!e && (e = queued_cached(db, cache, how, out)) != 0)
         drop_all(cache);
     PART(7, st_active, read_active, out->active);
     PART(8, st_marks, read_mark, out->marks);

@@ -34,6 +34,20 @@
     " AND (array_count IS NULL OR array_hold IS NOT NULL) AND " DB_SCHED_JOB_DEPS_HELD             \
     " UNION ALL SELECT " cols " FROM w JOIN jobs ON jobs.array_parent = w.pid"                     \
     " AND jobs.array_index < w.lim WHERE state = 'queued'"
+/*
+ * The same rows among those inserted by transaction $1 or a later one, or
+ * named in $2 (db_sched_snapshot_cached, DB_QUEUE_NEW): by the index of queued
+ * jobs by inserting transaction (migrations/0034), so that a pass after a
+ * burst of submits reads the burst, not the queue. The windows are computed
+ * only for a task among them.
+ */
+#define DB_SCHED_QUEUED_NEW_SQL                                                                    \
+    "WITH w AS MATERIALIZED (" DB_SCHED_ARRAY_WINDOWS ")"                                          \
+    " SELECT " DB_SCHED_QUEUED_COLS ", jobs.xmin::text FROM jobs WHERE state = 'queued'"           \
+    " AND (insert_xid >= $1::xid8 OR id = ANY($2::uuid[]))"                                        \
+    " AND (array_parent IS NULL AND (array_count IS NULL OR array_hold IS NOT NULL)"               \
+    "      AND " DB_SCHED_JOB_DEPS_HELD                                                            \
+    "   OR array_index < (SELECT w.lim FROM w WHERE w.pid = jobs.array_parent))"
 #define DB_SCHED_JOB_DEPS_HELD DB_SCHED_DEPS_HELD("jobs")
 #define DB_SCHED_QUEUED_COLS                                                                       \
     JOB_SNAP ", requested_cluster, reason, extract(epoch FROM estimated_start)"
@@ -218,17 +232,31 @@ int db_sched_snapshot(struct db *db, struct db_snapshot *out);
 void db_sched_snapshot_free(struct db_snapshot *s);
 
 /*
- * The queued jobs kept between passes (one admitter's): a pass reads which
- * rows it takes with their versions (xmin) and fetches whole only those new
- * or changed since the last, instead of every column of every queued job -
- * the admitter re-read the whole queue on every pass of a burst. Which rows
- * are in is decided by the database each pass, as in a full read (a
- * dependency that now holds, an array's window). full reads every row
- * whole again and keeps those; so does a read with nothing kept, and one
- * whose kept rows pin more than twice their number in memory. With a cache, the
+ * The queued jobs kept between passes (one admitter's), read one of three ways:
+ *
+ * DB_QUEUE_FULL     every queued row whole, all kept.
+ * DB_QUEUE_CHANGED  which rows the pass takes, with their versions (xmin), and
+ *                   whole only those new or changed since the last read. Which
+ *                   rows are in is decided by the database, as in a full read
+ *                   (a dependency that now holds, an array's window).
+ * DB_QUEUE_NEW      only the rows inserted since the last read (by a
+ *                   transaction at least as new as the oldest one open when it
+ *                   read: a late commit is not missed) and those the last pass
+ *                   touched (db_queue_cache_touch); every other kept row as it
+ *                   was. For a pass that nothing but submits woke: what else
+ *                   changes a queued job (a cancel, a requeue, an end that frees
+ *                   a dependency or an array's place) notifies otherwise, and a
+ *                   change that notifies nobody is seen by the next read of
+ *                   another kind.
+ *
+ * A read with nothing kept is a full one (one statement, not the ids and then
+ * every row by id), and so is one whose kept rows pin more than twice their
+ * number in memory (a row kept unchanged holds its whole batch); a new one with
+ * no earlier read to follow reads the changed ones. With a cache, the
  * snapshot's queued rows are the cache's: valid until the next snapshot with
  * it, or its free. On an error the cache is emptied.
  */
+enum db_queue_read { DB_QUEUE_FULL, DB_QUEUE_CHANGED, DB_QUEUE_NEW };
 struct db_queue_cache;
 struct db_queue_cache *db_queue_cache_new(void);
 void db_queue_cache_free(struct db_queue_cache *c);
@@ -236,7 +264,10 @@ void db_queue_cache_free(struct db_queue_cache *c);
 void db_queue_cache_drop(struct db_queue_cache *c);
 /* Rows fetched whole by the last read (all of them after a full one). */
 size_t db_queue_cache_fetched(const struct db_queue_cache *c);
-int db_sched_snapshot_cached(struct db *db, struct db_queue_cache *cache, bool full,
+/* The pass wrote to this queued job (admitted it, its reason): the next read
+ * takes it again, whatever its kind. */
+void db_queue_cache_touch(struct db_queue_cache *c, const char *id);
+int db_sched_snapshot_cached(struct db *db, struct db_queue_cache *cache, enum db_queue_read how,
                              struct db_snapshot *out);
 
 extern const struct db_stmt *const db_schedsnap_stmts[];

@@ -481,9 +481,10 @@ static int write_marks(struct db *db, const struct db_snapshot *d, const bool *a
     return e;
 }
 
+/* Each queued job written to is touched in cache: the next read takes it again. */
 static int write_decisions(struct db *db, struct build *b, const struct db_snapshot *d,
                            const struct adm_result *res, const struct config *cfg,
-                           struct admitter_stats *st)
+                           struct db_queue_cache *cache, struct admitter_stats *st)
 {
     struct pgarray ids = PGARRAY_INIT, cls = PGARRAY_INIT, pre = PGARRAY_INIT, idx = PGARRAY_INIT;
     struct pgarray vic = PGARRAY_INIT, forj = PGARRAY_INIT;
@@ -502,6 +503,7 @@ static int write_decisions(struct db *db, struct build *b, const struct db_snaps
             }
             admitted[row] = true;
             pgarray_add(&ids, d->queued.v[row].id);
+            db_queue_cache_touch(cache, d->queued.v[row].id);
             pgarray_add(&cls, d->clusters.v[dc->cluster].id);
             pgarray_add(&pre, dc->preemptible ? "t" : "f");
             st->borrowed += dc->preemptible;
@@ -519,6 +521,7 @@ static int write_decisions(struct db *db, struct build *b, const struct db_snaps
                 continue;
             }
             pgarray_add(&wid, q->id);
+            db_queue_cache_touch(cache, q->id);
             pgarray_add(&wreason, dc->reason);
             if (dc->estimated_start > 0)
                 pgarray_addf(&west, "%.0f", dc->estimated_start);
@@ -555,11 +558,11 @@ static int write_decisions(struct db *db, struct build *b, const struct db_snaps
 
 int admitter_pass(struct db *db, const struct config *cfg, struct admitter_stats *stats)
 {
-    return admitter_pass_cached(db, cfg, NULL, true, stats);
+    return admitter_pass_cached(db, cfg, NULL, DB_QUEUE_FULL, stats);
 }
 
 int admitter_pass_cached(struct db *db, const struct config *cfg, struct db_queue_cache *cache,
-                         bool full, struct admitter_stats *stats)
+                         enum db_queue_read how, struct admitter_stats *stats)
 {
     struct admitter_stats local;
     struct admitter_stats *st = stats ? stats : &local;
@@ -583,7 +586,7 @@ int admitter_pass_cached(struct db *db, const struct config *cfg, struct db_queu
     free(swept);
     struct db_snapshot d;
     if (!e)
-        e = db_sched_snapshot_cached(db, cache, full, &d);
+        e = db_sched_snapshot_cached(db, cache, how, &d);
     if (e) {
         db_rollback(db);
         return e;
@@ -613,7 +616,7 @@ int admitter_pass_cached(struct db *db, const struct config *cfg, struct db_queu
     st->decide_ms = ms_since(t1);
 
     double t2 = now_s();
-    e = write_decisions(db, &b, &d, &res, cfg, st);
+    e = write_decisions(db, &b, &d, &res, cfg, cache, st);
     if (!e)
         e = db_commit(db);
     else
@@ -631,11 +634,13 @@ int admitter_pass_cached(struct db *db, const struct config *cfg, struct db_queu
 }
 
 /* The worker's state between passes: when the last one started, when the
- * last full read was, the queued jobs it read; whether it is asked to stop. */
+ * last full read was, the queued jobs it read, whether it left writes for the
+ * next; whether it is asked to stop. */
 struct admitter_run {
     const struct config *cfg;
     double last_start, last_full;
     struct db_queue_cache *cache;
+    bool more;
     atomic_bool stop;
 };
 
@@ -681,6 +686,24 @@ static int on_lead(struct db *db, void *arg)
     return 0;
 }
 
+/*
+ * How a pass reads the queue. Timed passes, and at least one pass each
+ * interval during a steady stream of notifications, read every queued job
+ * whole: what changed without a word is seen then. A pass that nothing but
+ * submits woke - or that goes on with the writes the last one left - reads the
+ * new jobs only; one that anything else woke (a cancel, an end, a requeue, a
+ * dependency met, a new connection that may have missed some) reads which
+ * jobs are in and the changed ones.
+ */
+static enum db_queue_read read_kind(struct db *db, struct admitter_run *run, bool notified)
+{
+    bool due = run->last_start - run->last_full >= run->cfg->admission_interval_ms / 1000.0;
+    if (due || (!notified && !run->more))
+        return DB_QUEUE_FULL;
+    (void)db_wait(db, 0, -1); /* those that came during the last pass; a failure shows later */
+    return db_notified_only(db, "submit") ? DB_QUEUE_NEW : DB_QUEUE_CHANGED;
+}
+
 static int round_fn(struct db *db, bool notified, void *arg)
 {
     struct admitter_run *run = arg;
@@ -689,17 +712,17 @@ static int round_fn(struct db *db, bool notified, void *arg)
     if (atomic_load(&run->stop))
         return 0;
     run->last_start = now_s();
-    /* timed passes, and at least one pass each interval during a steady stream
-     * of notifications, read every queued job whole */
-    bool full =
-        !notified || run->last_start - run->last_full >= run->cfg->admission_interval_ms / 1000.0;
-    if (full)
+    enum db_queue_read how = read_kind(db, run, notified);
+    if (how == DB_QUEUE_FULL) {
         run->last_full = run->last_start;
+        (void)db_notified_only(db, "submit"); /* this pass sees what they announced */
+    }
     struct admitter_stats st;
-    int e = admitter_pass_cached(db, run->cfg, run->cache, full, &st);
+    int e = admitter_pass_cached(db, run->cfg, run->cache, how, &st);
     if (e) /* the next pass starts from a full read */
         db_queue_cache_drop(run->cache);
-    return e ? e : st.waits_pending > 0;
+    run->more = !e && st.waits_pending > 0;
+    return e ? e : run->more;
 }
 
 struct worker *admitter_start(const struct config *cfg)

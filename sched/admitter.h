@@ -9,12 +9,13 @@
 #ifndef AIDC_ADMITTER_H
 #define AIDC_ADMITTER_H
 
+#include "../db/schedsnap.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
 struct config;
 struct db;
-struct db_queue_cache;
 struct worker;
 
 struct admitter_stats {
@@ -30,10 +31,10 @@ struct admitter_stats {
 
 /* One pass in its own transaction. stats may be NULL. */
 int admitter_pass(struct db *db, const struct config *cfg, struct admitter_stats *stats);
-/* The same with the queued jobs kept in cache between passes (full: read
- * them all whole; db/schedsnap.h). The worker's passes are these. */
+/* The same with the queued jobs kept in cache between passes, read as how says
+ * (db/schedsnap.h). The worker's passes are these. */
 int admitter_pass_cached(struct db *db, const struct config *cfg, struct db_queue_cache *cache,
-                         bool full, struct admitter_stats *stats);
+                         enum db_queue_read how, struct admitter_stats *stats);
 struct worker *admitter_start(const struct config *cfg);
 
 #endif

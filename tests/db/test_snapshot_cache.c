@@ -3,7 +3,10 @@
  * (db_sched_snapshot_cached): a pass fetches whole only the rows new or
  * changed since the last, and sees exactly what a full read sees - after a
  * change of a job, a new job, an admission, a cancel, a dependency that now
- * holds, an array's window moving, and a full read that drops everything.
+ * holds, an array's window moving, and a full read that drops everything. A
+ * pass that only submits woke reads the new jobs and those it touched: a job
+ * whose transaction committed late among them, an array's window with its new
+ * tasks.
  */
 #include "tests/support/harness.h"
 #include "tests/support/suite.h"
@@ -101,23 +104,31 @@ static char *queued_text(const struct db_snapshot *s)
     return out;
 }
 
-static char *snapshot_text(struct db_queue_cache *c, bool full)
+static char *snapshot_text(struct db_queue_cache *c, enum db_queue_read how)
 {
     ck_assert_int_eq(db_begin(conn, &system_ctx, false), 0);
     struct db_snapshot s;
-    ck_assert_int_eq(db_sched_snapshot_cached(conn, c, full, &s), 0);
+    ck_assert_int_eq(db_sched_snapshot_cached(conn, c, how, &s), 0);
     ck_assert_int_eq(db_commit(conn), 0);
     char *t = queued_text(&s);
     db_sched_snapshot_free(&s);
     return t;
 }
 
-/* A cached pass: what a full read sees, with fetched rows read whole. */
-static size_t pass_fetching(size_t fetched)
+/*
+ * A cached pass read as how says: what a full read sees, with fetched rows
+ * read whole. A DB_QUEUE_NEW read may fetch more: it starts from the oldest
+ * transaction open at the last read in the whole cluster, and the other tests'
+ * databases share it.
+ */
+static size_t pass_reading(enum db_queue_read how, size_t fetched)
 {
-    char *cached = snapshot_text(cache, false);
-    ck_assert_uint_eq(db_queue_cache_fetched(cache), fetched);
-    char *whole = snapshot_text(NULL, true);
+    char *cached = snapshot_text(cache, how);
+    if (how == DB_QUEUE_NEW)
+        ck_assert_uint_ge(db_queue_cache_fetched(cache), fetched);
+    else
+        ck_assert_uint_eq(db_queue_cache_fetched(cache), fetched);
+    char *whole = snapshot_text(NULL, DB_QUEUE_FULL);
     ck_assert_str_eq(cached, whole);
     size_t n = 0;
     for (const char *p = cached; *p; p++)
@@ -127,10 +138,15 @@ static size_t pass_fetching(size_t fetched)
     return n;
 }
 
+static size_t pass_fetching(size_t fetched)
+{
+    return pass_reading(DB_QUEUE_CHANGED, fetched);
+}
+
 START_TEST(a_pass_fetches_only_what_changed)
 {
     queue_jobs(300, "q");
-    free(snapshot_text(cache, true));
+    free(snapshot_text(cache, DB_QUEUE_FULL));
     ck_assert_uint_eq(db_queue_cache_fetched(cache), 300);
     ck_assert_uint_eq(pass_fetching(0), 300);
     /* a change of one job: that one again */
@@ -148,7 +164,7 @@ START_TEST(a_pass_fetches_only_what_changed)
                " WHERE id IN (SELECT id FROM jobs WHERE state = 'queued' LIMIT 10)");
     ck_assert_uint_eq(pass_fetching(0), 290);
     /* a full read fetches all again */
-    free(snapshot_text(cache, true));
+    free(snapshot_text(cache, DB_QUEUE_FULL));
     ck_assert_uint_eq(db_queue_cache_fetched(cache), 290);
     ck_assert_uint_eq(pass_fetching(0), 290);
     /* nothing kept (a new lead, a failed pass): the next read is a full one */
@@ -165,7 +181,7 @@ END_TEST
 START_TEST(pinned_batches_bring_a_full_read)
 {
     queue_jobs(1100, "q");
-    free(snapshot_text(cache, true));
+    free(snapshot_text(cache, DB_QUEUE_FULL));
     exec_owner("UPDATE jobs SET reason = 'pass 1'"
                " WHERE id NOT IN (SELECT id FROM jobs ORDER BY id LIMIT 1)");
     ck_assert_uint_eq(pass_fetching(1099), 1100); /* two batches: 2,199 rows */
@@ -201,7 +217,7 @@ START_TEST(held_jobs_come_in_when_their_dependency_holds)
                " SELECT x.id, x.tenant_id, g.id, 'succeeded', 0 FROM g,"
                "  (SELECT id, tenant_id FROM a UNION ALL SELECT id, tenant_id FROM j) x");
     queue_jobs(20, "q");
-    free(snapshot_text(cache, true));
+    free(snapshot_text(cache, DB_QUEUE_FULL));
     ck_assert_uint_eq(pass_fetching(0), 20);
     /* the gate succeeds: the job and the window of five tasks, whose reasons the
      * dependency's end rewrote */
@@ -241,9 +257,9 @@ START_TEST(a_peer_in_slurm_holds_a_job_that_named_no_cluster)
                " INSERT INTO job_dependencies (job_id, tenant_id, peer_id, condition, position)"
                " SELECT j.id, j.tenant_id, g.id, 'succeeded', 0 FROM j, g");
     /* only the job in the peer's Slurm cluster, where Slurm holds it (afterok) */
-    free(snapshot_text(cache, true));
+    free(snapshot_text(cache, DB_QUEUE_FULL));
     ck_assert_uint_eq(pass_fetching(0), 1);
-    char *t = snapshot_text(NULL, true);
+    char *t = snapshot_text(NULL, DB_QUEUE_FULL);
     PGresult *r = harness_sql(srv.owner_url, "SELECT id FROM jobs WHERE name = 'there'", 0, NULL);
     ck_assert_ptr_nonnull(r);
     ck_assert_ptr_nonnull(strstr(t, PQgetvalue(r, 0, 0)));
@@ -252,6 +268,103 @@ START_TEST(a_peer_in_slurm_holds_a_job_that_named_no_cluster)
     /* the peer succeeds: both (their reasons were rewritten) */
     exec_owner("UPDATE jobs SET state = 'succeeded' WHERE name = 'peer'");
     ck_assert_uint_eq(pass_fetching(2), 2);
+}
+END_TEST
+
+/* The rows of name with reason and updated_at set, touched in cache as the admitter does. */
+static void write_reason(const char *name, const char *reason)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql,
+             "UPDATE jobs SET reason = '%s' WHERE name = '%s' AND state = 'queued' RETURNING id",
+             reason, name);
+    PGresult *r = harness_sql(srv.owner_url, sql, 0, NULL);
+    ck_assert_ptr_nonnull(r);
+    for (int i = 0; i < PQntuples(r); i++)
+        db_queue_cache_touch(cache, PQgetvalue(r, i, 0));
+    PQclear(r);
+}
+
+START_TEST(a_pass_woken_by_submits_reads_the_new_jobs)
+{
+    queue_jobs(300, "q");
+    free(snapshot_text(cache, DB_QUEUE_FULL));
+    ck_assert_uint_eq(pass_reading(DB_QUEUE_NEW, 0), 300);
+    queue_jobs(2, "new");
+    ck_assert_uint_eq(pass_reading(DB_QUEUE_NEW, 2), 302);
+    ck_assert_uint_eq(pass_reading(DB_QUEUE_NEW, 0), 302);
+    /* the pass wrote the reasons of the new ones: they come again */
+    write_reason("new", "quota:gpu");
+    ck_assert_uint_eq(pass_reading(DB_QUEUE_NEW, 2), 302);
+    /* it admitted them: they leave */
+    exec_owner("UPDATE jobs SET state = 'admitted' WHERE name = 'new'");
+    PGresult *r = harness_sql(srv.owner_url, "SELECT id FROM jobs WHERE name = 'new'", 0, NULL);
+    ck_assert_ptr_nonnull(r);
+    for (int i = 0; i < PQntuples(r); i++)
+        db_queue_cache_touch(cache, PQgetvalue(r, i, 0));
+    PQclear(r);
+    ck_assert_uint_eq(pass_reading(DB_QUEUE_NEW, 0), 300);
+    /* nothing kept: a full read, whatever was asked */
+    db_queue_cache_drop(cache);
+    ck_assert_uint_eq(pass_reading(DB_QUEUE_NEW, 300), 300);
+}
+END_TEST
+
+/*
+ * A submit whose transaction began before a pass and committed after it has
+ * a transaction id below the newest the pass saw: the next pass still reads
+ * it, since it starts from the oldest transaction open when the last one read.
+ */
+START_TEST(a_late_commit_is_read_by_the_next_pass)
+{
+    queue_jobs(10, "q");
+    PGconn *late = PQconnectdb(srv.owner_url);
+    ck_assert_int_eq(PQstatus(late), CONNECTION_OK);
+    PQclear(PQexec(late, "BEGIN"));
+    PGresult *r = PQexec(late, "INSERT INTO jobs (tenant_id, project_id, username, name, command)"
+                               " SELECT tenant_id, id, 'ann', 'late', '[\"true\"]' FROM projects"
+                               " WHERE slug = 'p1'");
+    ck_assert_int_eq(PQresultStatus(r), PGRES_COMMAND_OK);
+    PQclear(r);
+    free(snapshot_text(cache, DB_QUEUE_FULL));
+    queue_jobs(1, "after"); /* a newer transaction, committed first */
+    ck_assert_uint_eq(pass_reading(DB_QUEUE_NEW, 1), 11);
+    r = PQexec(late, "COMMIT");
+    ck_assert_int_eq(PQresultStatus(r), PGRES_COMMAND_OK);
+    PQclear(r);
+    PQfinish(late);
+    /* both: the last pass started from the open transaction, below the newer one */
+    ck_assert_uint_eq(pass_reading(DB_QUEUE_NEW, 2), 12);
+    ck_assert_uint_eq(pass_reading(DB_QUEUE_NEW, 0), 12);
+}
+END_TEST
+
+/* A new array: its window of tasks comes with it, the rest waits. */
+START_TEST(a_new_array_comes_with_its_window)
+{
+    queue_jobs(5, "q");
+    free(snapshot_text(cache, DB_QUEUE_FULL));
+    exec_owner("WITH p AS (SELECT tenant_id, id FROM projects WHERE slug = 'p1'),"
+               " a AS (INSERT INTO jobs (tenant_id, project_id, username, name, command,"
+               "         array_count, array_max_parallel, reason)"
+               "        SELECT tenant_id, id, 'ann', 'arr', '[\"true\"]', 40, 3, 'array' FROM p"
+               "        RETURNING id, tenant_id, project_id)"
+               " INSERT INTO jobs (tenant_id, project_id, username, name, command,"
+               "   array_parent, array_index, reason)"
+               " SELECT a.tenant_id, a.project_id, 'ann', 'arr', '[\"true\"]', a.id, i,"
+               "        'submitted' FROM a, generate_series(0, 39) i");
+    ck_assert_uint_eq(pass_reading(DB_QUEUE_NEW, 3), 8);
+    /* the pass admits two: they leave, and the window stays where it was */
+    PGresult *r = harness_sql(srv.owner_url,
+                              "UPDATE jobs SET state = 'admitted' WHERE name = 'arr'"
+                              " AND array_index IN (0, 1) RETURNING id",
+                              0, NULL);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_int_eq(PQntuples(r), 2);
+    for (int i = 0; i < PQntuples(r); i++)
+        db_queue_cache_touch(cache, PQgetvalue(r, i, 0));
+    PQclear(r);
+    ck_assert_uint_eq(pass_reading(DB_QUEUE_NEW, 0), 6);
 }
 END_TEST
 
@@ -265,6 +378,9 @@ static Suite *cache_suite(void)
     tcase_add_test(tc, pinned_batches_bring_a_full_read);
     tcase_add_test(tc, held_jobs_come_in_when_their_dependency_holds);
     tcase_add_test(tc, a_peer_in_slurm_holds_a_job_that_named_no_cluster);
+    tcase_add_test(tc, a_pass_woken_by_submits_reads_the_new_jobs);
+    tcase_add_test(tc, a_late_commit_is_read_by_the_next_pass);
+    tcase_add_test(tc, a_new_array_comes_with_its_window);
     suite_add_tcase(s, tc);
     return s;
 }
