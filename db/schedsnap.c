@@ -563,7 +563,8 @@ static int load_new(struct db *db, struct db_queue_cache *c)
     pgarray_free(&touched);
     if (!r)
         return e;
-    qsort(c->touched, c->ntouched, sizeof *c->touched, id_cmp);
+    if (c->ntouched)
+        qsort(c->touched, c->ntouched, sizeof *c->touched, id_cmp);
     size_t nrows = (size_t)PQntuples(r), cap, nkept = 0;
     struct entry *slots = table_for(c->norder + nrows, &cap);
     size_t *order = xcalloc(c->norder + nrows + 1, sizeof(size_t));
@@ -579,7 +580,8 @@ static int load_new(struct db *db, struct db_queue_cache *c)
         struct entry *old = &c->slots[was_order[i]];
         const char *id = old->row->job.id;
         struct entry *to = find(slots, cap, id);
-        if (to->row || bsearch(id, c->touched, c->ntouched, sizeof *c->touched, id_cmp))
+        if (to->row ||
+            (c->ntouched && bsearch(id, c->touched, c->ntouched, sizeof *c->touched, id_cmp)))
             continue;
         *to = *old;
         old->b = NULL; /* moved: its reference goes with it */
