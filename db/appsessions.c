@@ -59,7 +59,11 @@ static const struct db_stmt st_extend = {
     " e AS (INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason)"
     "       SELECT id, tenant_id, state, state, 'time limit extended by ' || $3 || ' minutes'"
     "       FROM u)"
-    " SELECT s.time_limit_minutes, EXISTS (SELECT 1 FROM u) FROM s",
+    " SELECT s.time_limit_minutes, EXISTS (SELECT 1 FROM u),"
+    /* a queued job's limit decides where it may run: the admitter reads it again (a pass
+     * that only submits woke would keep the old one) */
+    "  CASE WHEN EXISTS (SELECT 1 FROM u WHERE u.state = 'queued')"
+    "       THEN pg_notify('aidc_jobs', 'extended') END FROM s",
     4};
 static const struct db_stmt st_link = {
     "appsession_link",

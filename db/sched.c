@@ -84,9 +84,13 @@ static const struct db_stmt st_admit = {
     4};
 static const struct db_stmt st_preempt = {
     "sched_preempt",
+    /* only for a job still queued (and a task's array too): one cancelled since the
+     * pass read it - whose notice reaches the admitter after the pass - stops nobody */
     "WITH x AS (SELECT x.id, x.by, t.slug AS by_tenant"
     "             FROM unnest($1::uuid[], $2::uuid[]) AS x(id, by)"
-    "             JOIN jobs b ON b.id = x.by JOIN tenants t ON t.id = b.tenant_id),"
+    "             JOIN jobs b ON b.id = x.by JOIN tenants t ON t.id = b.tenant_id"
+    "            WHERE b.state = 'queued' AND (b.array_parent IS NULL OR EXISTS (SELECT 1"
+    "              FROM jobs p WHERE p.id = b.array_parent AND p.state = 'queued'))),"
     " u AS (UPDATE jobs j SET stop_requested = 'preempt', stop_requested_at = now(),"
     "         preempt_by = x.by, updated_at = now(),"
     "         reason = 'preemption requested by job ' || x.by || ' of tenant ' || x.by_tenant"
@@ -217,11 +221,15 @@ static const struct db_stmt st_delivered = {
     " u AS (UPDATE jobs j SET backend_job_id = $2, updated_at = now(), reason = NULL,"
     "         state = CASE WHEN old.state = 'admitted' THEN 'pending' ELSE old.state END"
     "       FROM old WHERE j.id = old.id"
-    "       RETURNING j.id, j.tenant_id, j.state, j.cluster_id, old.state AS was)"
-    " INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason, details)"
-    " SELECT u.id, u.tenant_id, u.was, u.state, 'handed to the cluster',"
-    "        json_build_object('cluster', c.name, 'backend_job_id', $2)"
-    "   FROM u JOIN clusters c ON c.id = u.cluster_id WHERE u.was = 'admitted'",
+    "       RETURNING j.id, j.tenant_id, j.state, j.cluster_id, old.state AS was),"
+    " e AS (INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason, details)"
+    "       SELECT u.id, u.tenant_id, u.was, u.state, 'handed to the cluster',"
+    "              json_build_object('cluster', c.name, 'backend_job_id', $2)"
+    "         FROM u JOIN clusters c ON c.id = u.cluster_id WHERE u.was = 'admitted')"
+    /* a job waiting for this one may leave that to Slurm now (DB_SCHED_DEP_IN_SLURM): the
+     * admitter looks at the whole queue, not only at the new jobs */
+    " SELECT pg_notify('aidc_jobs', 'delivered') FROM u"
+    "  WHERE EXISTS (SELECT 1 FROM job_dependencies d WHERE d.peer_id = u.id)",
     2};
 
 /* ---- transitions -------------------------------------------------------------------- */

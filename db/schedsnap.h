@@ -39,12 +39,15 @@
  * named in $2 (db_sched_snapshot_cached, DB_QUEUE_NEW): by the index of queued
  * jobs by inserting transaction (migrations/0034), so that a pass after a
  * burst of submits reads the burst, not the queue. The windows are computed
- * only for a task among them.
+ * only for a task among them. A value past every transaction begun yet comes
+ * from another cluster (a restore) and is left to the other reads, or every
+ * such pass would read those rows again.
  */
 #define DB_SCHED_QUEUED_NEW_SQL                                                                    \
     "WITH w AS MATERIALIZED (" DB_SCHED_ARRAY_WINDOWS ")"                                          \
     " SELECT " DB_SCHED_QUEUED_COLS ", jobs.xmin::text FROM jobs WHERE state = 'queued'"           \
-    " AND (insert_xid >= $1::xid8 OR id = ANY($2::uuid[]))"                                        \
+    " AND (insert_xid >= $1::xid8 AND insert_xid < pg_snapshot_xmax(pg_current_snapshot())"        \
+    "      OR id = ANY($2::uuid[]))"                                                               \
     " AND (array_parent IS NULL AND (array_count IS NULL OR array_hold IS NOT NULL)"               \
     "      AND " DB_SCHED_JOB_DEPS_HELD                                                            \
     "   OR array_index < (SELECT w.lim FROM w WHERE w.pid = jobs.array_parent))"

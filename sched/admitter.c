@@ -719,7 +719,9 @@ static int round_fn(struct db *db, bool notified, void *arg)
     }
     struct admitter_stats st;
     int e = admitter_pass_cached(db, run->cfg, run->cache, how, &st);
-    if (e) /* the next pass starts from a full read */
+    /* the next pass starts from a full read: after a failure, and after a pass
+     * another session made (its admissions notify nobody) */
+    if (e || st.skipped)
         db_queue_cache_drop(run->cache);
     run->more = !e && st.waits_pending > 0;
     return e ? e : run->more;
