@@ -40,17 +40,7 @@ static void teardown(void)
 /* End every session of this test's db (by application name), waiting until each is gone. */
 static void end_sessions(void)
 {
-    const char *p[1] = {app};
-    /* MATERIALIZED: the name filter runs first, so pg_terminate_backend sees only
-     * this test's sessions (a flat WHERE may call it on every row of the cluster) */
-    PGresult *r = harness_sql(getenv("AIDC_TEST_SUPERUSER_URL"),
-                              "WITH mine AS MATERIALIZED (SELECT pid FROM pg_stat_activity"
-                              " WHERE application_name = $1 AND pid <> pg_backend_pid())"
-                              " SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 5000))"
-                              " FROM mine",
-                              1, p);
-    ck_assert_str_eq(PQgetvalue(r, 0, 0), "1");
-    PQclear(r);
+    ck_assert_int_eq(harness_end_sessions(app), 1);
 }
 
 START_TEST(a_bound_db_does_not_reconnect_under_its_lead)

@@ -129,6 +129,18 @@ START_TEST(the_snapshot_reaches_projects_by_their_key)
 }
 END_TEST
 
+/* The buffers the statement of an EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) touched. */
+static long plan_buffers(const PGresult *r)
+{
+    json_t *plan = json_loads(PQgetvalue(r, 0, 0), 0, NULL);
+    ck_assert_ptr_nonnull(plan);
+    json_t *top = json_object_get(json_array_get(plan, 0), "Plan");
+    long b = (long)(json_integer_value(json_object_get(top, "Shared Hit Blocks")) +
+                    json_integer_value(json_object_get(top, "Shared Read Blocks")));
+    json_decref(plan);
+    return b;
+}
+
 /* The buffers one statement without parameters touched, as the owner sees it. */
 static long buffers_of(const char *sql)
 {
@@ -137,13 +149,8 @@ static long buffers_of(const char *sql)
     ck_assert(n > 0 && (size_t)n < sizeof q);
     PGresult *r = harness_sql(srv.owner_url, q, 0, NULL);
     ck_assert_ptr_nonnull(r);
-    json_t *plan = json_loads(PQgetvalue(r, 0, 0), 0, NULL);
+    long b = plan_buffers(r);
     PQclear(r);
-    ck_assert_ptr_nonnull(plan);
-    json_t *top = json_object_get(json_array_get(plan, 0), "Plan");
-    long b = (long)(json_integer_value(json_object_get(top, "Shared Hit Blocks")) +
-                    json_integer_value(json_object_get(top, "Shared Read Blocks")));
-    json_decref(plan);
     return b;
 }
 
@@ -217,14 +224,9 @@ static long new_read_buffers(const char *mark, const char *mode)
     snprintf(q, sizeof q, "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE new('%s', '{}')", mark);
     r = PQexec(c, q);
     ck_assert_int_eq(PQresultStatus(r), PGRES_TUPLES_OK);
-    json_t *plan = json_loads(PQgetvalue(r, 0, 0), 0, NULL);
+    long b = plan_buffers(r);
     PQclear(r);
     PQfinish(c);
-    ck_assert_ptr_nonnull(plan);
-    json_t *top = json_object_get(json_array_get(plan, 0), "Plan");
-    long b = (long)(json_integer_value(json_object_get(top, "Shared Hit Blocks")) +
-                    json_integer_value(json_object_get(top, "Shared Read Blocks")));
-    json_decref(plan);
     return b;
 }
 

@@ -79,6 +79,17 @@ long harness_sql_long(const char *url, const char *sql, int n, const char *const
     return v;
 }
 
+long harness_end_sessions(const char *application_name)
+{
+    const char *p[1] = {application_name};
+    return harness_sql_long(getenv("AIDC_TEST_SUPERUSER_URL"),
+                            "WITH mine AS MATERIALIZED (SELECT pid FROM pg_stat_activity"
+                            " WHERE application_name = $1 AND pid <> pg_backend_pid())"
+                            " SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 5000))"
+                            " FROM mine",
+                            1, p);
+}
+
 char *harness_read_file(const char *path)
 {
     FILE *f = fopen(path, "r");

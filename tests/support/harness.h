@@ -98,6 +98,13 @@ void harness_url_with_db(const char *url, const char *db, char *out, size_t n);
 PGresult *harness_sql(const char *url, const char *sql, int n, const char *const *params);
 /* The first value of harness_sql's answer as a number (a count); -1 on failure. */
 long harness_sql_long(const char *url, const char *sql, int n, const char *const *params);
+/*
+ * End every session of the cluster named application_name (but the caller's),
+ * waiting up to 5 s for each to go; how many ended. MATERIALIZED: the name
+ * filter runs first, so pg_terminate_backend sees only those sessions (a flat
+ * WHERE may call it on every row of the cluster).
+ */
+long harness_end_sessions(const char *application_name);
 
 /* Remove dir and everything below it (no error when it is gone), its logs kept (secrets.h). */
 void harness_remove_tree(const char *dir);
