@@ -654,15 +654,15 @@ static void run_free(void *arg)
 /*
  * One pass per burst: a pass woken by a notification less than
  * admission_coalesce_ms after the last one started waits out the rest of that
- * time, then takes the notifications that came meanwhile (their commits are
- * visible to the snapshot that follows). A burst of submits costs a pass every
+ * time; the pass then takes the notifications that came meanwhile (read_kind:
+ * their commits are visible to the snapshot that follows). A burst of submits costs a pass every
  * coalesce_ms instead of one per commit; a lone submit after a quiet spell is
  * looked at at once. (Waiting twice the last pass's length as well halved the
  * admitter's share of a burst, and multiplied the wait of a job behind 10,000
  * held ones by 3-16 at p99: docs/performance.md.) The wait is cut short when
  * aidcd stops.
  */
-static void coalesce(struct db *db, struct admitter_run *run)
+static void coalesce(struct admitter_run *run)
 {
     double gap_s = run->cfg->admission_coalesce_ms / 1000.0;
     double end = run->last_start + gap_s, wait_s = end - now_s();
@@ -674,7 +674,6 @@ static void coalesce(struct db *db, struct admitter_run *run)
         nanosleep(&ts, NULL);
         wait_s = end - now_s();
     }
-    (void)db_wait(db, 0, -1); /* a failure shows in the pass's own statements */
 }
 
 /* A new lead: what was kept may predate another replica's passes. */
@@ -697,26 +696,27 @@ static int on_lead(struct db *db, void *arg)
  */
 static enum db_queue_read read_kind(struct db *db, struct admitter_run *run, bool notified)
 {
+    /* those that came since the last pass: this one sees what they announced (a
+     * failure shows in the pass's own statements) */
+    (void)db_wait(db, 0, -1);
+    bool only_submits = db_notified_only(db, "submit");
     bool due = run->last_start - run->last_full >= run->cfg->admission_interval_ms / 1000.0;
     if (due || (!notified && !run->more))
         return DB_QUEUE_FULL;
-    (void)db_wait(db, 0, -1); /* those that came during the last pass; a failure shows later */
-    return db_notified_only(db, "submit") ? DB_QUEUE_NEW : DB_QUEUE_CHANGED;
+    return only_submits ? DB_QUEUE_NEW : DB_QUEUE_CHANGED;
 }
 
 static int round_fn(struct db *db, bool notified, void *arg)
 {
     struct admitter_run *run = arg;
     if (notified)
-        coalesce(db, run);
+        coalesce(run);
     if (atomic_load(&run->stop))
         return 0;
     run->last_start = now_s();
     enum db_queue_read how = read_kind(db, run, notified);
-    if (how == DB_QUEUE_FULL) {
+    if (how == DB_QUEUE_FULL)
         run->last_full = run->last_start;
-        (void)db_notified_only(db, "submit"); /* this pass sees what they announced */
-    }
     struct admitter_stats st;
     int e = admitter_pass_cached(db, run->cfg, run->cache, how, &st);
     /* the next pass starts from a full read: after a failure, and after a pass
