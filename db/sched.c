@@ -127,6 +127,7 @@ static const struct db_stmt st_claim = {
     "WITH c AS (SELECT o.id FROM outbox o"
     "            WHERE o.job_id IS NOT NULL AND o.delivered_at IS NULL"
     "              AND o.next_attempt_at <= now()"
+    "              AND o.cluster_id <> ALL (coalesce($3::uuid[], '{}'))"
     "              AND NOT EXISTS (SELECT 1 FROM outbox p WHERE p.job_id = o.job_id"
     "                               AND p.delivered_at IS NULL AND p.id < o.id)"
     "            ORDER BY o.id LIMIT $1::int FOR UPDATE SKIP LOCKED),"
@@ -156,7 +157,7 @@ static const struct db_stmt st_claim = {
     " JOIN projects p ON p.id = j.project_id JOIN clusters cl ON cl.id = u.cluster_id"
     " LEFT JOIN images i ON i.id = j.image_id LEFT JOIN registries reg ON reg.id = i.registry_id"
     " ORDER BY u.id",
-    2};
+    3};
 enum {
     C_ID,
     C_ACTION,
@@ -519,12 +520,13 @@ static void read_claim(struct rowreader *rd, void *row)
     j->dependency = rowreader_text(rd, C_DEPENDENCY);
 }
 
-int db_outbox_claim(struct db *db, int limit, int lease_seconds, struct db_outbox_jobs *out)
+int db_outbox_claim(struct db *db, int limit, int lease_seconds, const char *skip_clusters,
+                    struct db_outbox_jobs *out)
 {
     char lim[16], lease[16];
     snprintf(lim, sizeof lim, "%d", limit);
     snprintf(lease, sizeof lease, "%d", lease_seconds);
-    const char *p[2] = {lim, lease};
+    const char *p[3] = {lim, lease, skip_clusters};
     memset(out, 0, sizeof *out);
     int e = 0;
     PGresult *r = db_query(db, &st_claim, p, &e);

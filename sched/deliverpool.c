@@ -1,156 +1,288 @@
-/* deliverpool.c - concurrent delivery of a batch (see deliverpool.h). */
+/* deliverpool.c - standing delivery threads (see deliverpool.h). */
 #include "deliverpool.h"
 
 #include "../db/db.h"
 #include "../lib/log.h"
 #include "../lib/xalloc.h"
 
+#include <errno.h>
 #include <pthread.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* The items of one deliverpool_add: released when the last is done. */
+struct owner {
+    void *owner;
+    deliverpool_release *release;
+    size_t left;
+};
+
+struct entry {
+    const void *item;
+    const char *key;
+    struct owner *own;
+};
+
+struct slot {
+    struct deliverpool *p;
+    struct db *db;
+    pthread_t tid;
+    const char *key; /* of the item it delivers; NULL: idle */
+    bool connected;  /* tried to connect while idle, once */
+};
 
 struct deliverpool {
     int threads, per_key;
-    struct db **dbs; /* threads - 1 connections of the helpers, opened lazily */
-};
-
-/* One run: the items, which are taken, and how many run per key. */
-struct batch {
-    pthread_mutex_t mu;
-    pthread_cond_t freed; /* a key's slot came free */
-    const char *items;
-    size_t n, sz, untaken;
-    bool *taken;
-    int *inflight;  /* per item: how many of its key run (the first item of the key counts) */
-    size_t *key_of; /* item -> index of the first item with the same key */
-    int per_key;
+    deliverpool_key *key;
     deliverpool_fn *fn;
     void *arg;
+    char *url, *name;
+    pthread_mutex_t mu;
+    pthread_cond_t work;   /* an item came, a key's slot came free, or stop */
+    pthread_cond_t done;   /* an item is done */
+    struct entry *waiting; /* in the order handed over; at most threads */
+    size_t nwaiting;
+    size_t held; /* waiting + being delivered */
+    struct slot *slots;
+    int started; /* threads running (0: none yet, or none could start) */
+    bool tried;  /* threads were started once (lazily, at the first item) */
+    bool stop;
 };
 
-struct helper {
-    struct batch *b;
-    struct db *db;
-};
-
-struct deliverpool *deliverpool_new(const char *url, const char *name, int threads, int per_key)
+struct deliverpool *deliverpool_new(const char *url, const char *name, int threads, int per_key,
+                                    deliverpool_key *key, deliverpool_fn *fn, void *arg)
 {
     struct deliverpool *p = xcalloc(1, sizeof *p);
     p->threads = threads < 1 ? 1 : threads;
     p->per_key = per_key < 1 ? 1 : per_key;
-    p->dbs = xcalloc((size_t)p->threads, sizeof(struct db *));
-    for (int i = 1; i < p->threads; i++) {
-        char *app = xasprintf("aidcd-%s-%d", name, i);
-        p->dbs[i - 1] = db_open(url, app);
-        free(app);
-        db_set_pool(p->dbs[i - 1], DB_POOL_WORKER);
-    }
+    p->key = key;
+    p->fn = fn;
+    p->arg = arg;
+    p->url = xstrdup(url);
+    p->name = xstrdup(name);
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->work, NULL);
+    pthread_cond_init(&p->done, NULL);
+    p->waiting = xcalloc((size_t)p->threads, sizeof *p->waiting);
+    p->slots = xcalloc((size_t)p->threads, sizeof *p->slots);
     return p;
+}
+
+/* Items of key held: being delivered or waiting. Under p->mu. */
+static int key_load(const struct deliverpool *p, const char *key)
+{
+    int n = 0;
+    for (int i = 0; i < p->started; i++)
+        n += p->slots[i].key && strcmp(p->slots[i].key, key) == 0;
+    for (size_t i = 0; i < p->nwaiting; i++)
+        n += strcmp(p->waiting[i].key, key) == 0;
+    return n;
+}
+
+static int key_running(const struct deliverpool *p, const char *key)
+{
+    int n = 0;
+    for (int i = 0; i < p->started; i++)
+        n += p->slots[i].key && strcmp(p->slots[i].key, key) == 0;
+    return n;
+}
+
+/* Take the first waiting item whose key has a free slot. Under p->mu. */
+static bool take(struct deliverpool *p, struct entry *out)
+{
+    for (size_t i = 0; i < p->nwaiting; i++) {
+        if (key_running(p, p->waiting[i].key) >= p->per_key)
+            continue;
+        *out = p->waiting[i];
+        memmove(&p->waiting[i], &p->waiting[i + 1], (p->nwaiting - i - 1) * sizeof *p->waiting);
+        p->nwaiting--;
+        return true;
+    }
+    return false;
+}
+
+/* One item done: true when it was its owner's last (the caller releases it). */
+static bool finish(struct deliverpool *p, struct owner *own)
+{
+    p->held--;
+    pthread_cond_broadcast(&p->done);
+    pthread_cond_broadcast(&p->work); /* its key may have an item waiting */
+    return --own->left == 0;
+}
+
+static void release(struct owner *own)
+{
+    if (own->release)
+        own->release(own->owner);
+    free(own);
+}
+
+static void *slot_main(void *arg)
+{
+    struct slot *s = arg;
+    struct deliverpool *p = s->p;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        struct entry e;
+        if (take(p, &e)) {
+            s->key = e.key;
+            pthread_mutex_unlock(&p->mu);
+            p->fn(s->db, e.item, p->arg);
+            pthread_mutex_lock(&p->mu);
+            s->key = NULL;
+            if (finish(p, e.own)) {
+                pthread_mutex_unlock(&p->mu);
+                release(e.own);
+                pthread_mutex_lock(&p->mu);
+            }
+            continue;
+        }
+        if (p->stop && p->nwaiting == 0)
+            break;
+        if (!s->connected) { /* idle: connect now rather than when an item comes */
+            s->connected = true;
+            pthread_mutex_unlock(&p->mu);
+            if (db_ensure(s->db) != 0)
+                log_debug("%s: a delivery thread could not connect yet (it tries again)", p->name);
+            pthread_mutex_lock(&p->mu);
+            continue;
+        }
+        pthread_cond_wait(&p->work, &p->mu);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* Start the threads, once. Under p->mu. */
+static void start(struct deliverpool *p)
+{
+    p->tried = true;
+    for (int i = 0; i < p->threads; i++) {
+        struct slot *s = &p->slots[p->started];
+        char *app = xasprintf("aidcd-%s-%d", p->name, i + 1);
+        *s = (struct slot){.p = p, .db = db_open(p->url, app)};
+        free(app);
+        db_set_pool(s->db, DB_POOL_WORKER);
+        if (pthread_create(&s->tid, NULL, slot_main, s) != 0) {
+            db_close(s->db);
+            log_warn("%s: cannot start a delivery thread: %d of %d run", p->name, p->started,
+                     p->threads);
+            break;
+        }
+        p->started++;
+    }
+}
+
+/* Items it may hold: its threads (all of them before they start; where none could,
+ * deliverpool_add delivers in the caller and holds nothing). Under p->mu. */
+static int cap(const struct deliverpool *p)
+{
+    return p->started > 0 ? p->started : p->threads;
+}
+
+int deliverpool_room(struct deliverpool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    int room = cap(p) - (int)p->held;
+    pthread_mutex_unlock(&p->mu);
+    return room > 0 ? room : 0;
+}
+
+bool deliverpool_wait_room(struct deliverpool *p, int timeout_ms)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += timeout_ms / 1000;
+    until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&p->mu);
+    while ((int)p->held >= cap(p))
+        if (pthread_cond_timedwait(&p->done, &p->mu, &until) == ETIMEDOUT)
+            break;
+    bool room = (int)p->held < cap(p);
+    pthread_mutex_unlock(&p->mu);
+    return room;
+}
+
+void deliverpool_busy_keys(struct deliverpool *p, void (*fn)(const char *key, void *arg), void *arg)
+{
+    pthread_mutex_lock(&p->mu);
+    for (int i = 0; i < p->started; i++) {
+        const char *k = p->slots[i].key;
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++)
+            seen = p->slots[j].key && k && strcmp(p->slots[j].key, k) == 0;
+        if (k && !seen && key_load(p, k) >= p->per_key)
+            fn(k, arg);
+    }
+    pthread_mutex_unlock(&p->mu);
+}
+
+void deliverpool_add(struct deliverpool *p, struct db *db, const void *items, size_t n, size_t sz,
+                     void *owner, deliverpool_release *rel)
+{
+    if (n == 0) {
+        if (rel)
+            rel(owner);
+        return;
+    }
+    struct owner *own = xcalloc(1, sizeof *own);
+    *own = (struct owner){.owner = owner, .release = rel, .left = n};
+    pthread_mutex_lock(&p->mu);
+    if (!p->tried)
+        start(p);
+    size_t room = p->started > 0 && (size_t)p->started > p->held ? (size_t)p->started - p->held : 0;
+    size_t queued = n < room ? n : room;
+    for (size_t i = 0; i < queued; i++) {
+        const void *item = (const char *)items + i * sz;
+        p->waiting[p->nwaiting++] = (struct entry){.item = item, .key = p->key(item), .own = own};
+    }
+    p->held += queued;
+    pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->mu);
+    /* no thread (or more than room, which a caller should not hand over): deliver here */
+    bool last = false;
+    for (size_t i = queued; i < n; i++) {
+        p->fn(db, (const char *)items + i * sz, p->arg);
+        pthread_mutex_lock(&p->mu);
+        p->held++;
+        last = finish(p, own);
+        pthread_mutex_unlock(&p->mu);
+    }
+    if (last)
+        release(own);
+}
+
+void deliverpool_drain(struct deliverpool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    while (p->held > 0)
+        pthread_cond_wait(&p->done, &p->mu);
+    pthread_mutex_unlock(&p->mu);
 }
 
 void deliverpool_free(struct deliverpool *p)
 {
     if (!p)
         return;
-    for (int i = 1; i < p->threads; i++)
-        db_close(p->dbs[i - 1]);
-    free(p->dbs);
+    pthread_mutex_lock(&p->mu);
+    p->stop = true;
+    pthread_cond_broadcast(&p->work);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < p->started; i++) {
+        pthread_join(p->slots[i].tid, NULL);
+        db_close(p->slots[i].db);
+    }
+    pthread_cond_destroy(&p->work);
+    pthread_cond_destroy(&p->done);
+    pthread_mutex_destroy(&p->mu);
+    free(p->waiting);
+    free(p->slots);
+    free(p->url);
+    free(p->name);
     free(p);
-}
-
-/* The first untaken item whose key has a free slot, or n. Under b->mu. */
-static size_t pick(const struct batch *b)
-{
-    for (size_t i = 0; i < b->n; i++)
-        if (!b->taken[i] && b->inflight[b->key_of[i]] < b->per_key)
-            return i;
-    return b->n;
-}
-
-/* Take items until none is left untaken; wait while all left are on busy keys. */
-static void work(struct batch *b, struct db *db)
-{
-    pthread_mutex_lock(&b->mu);
-    while (b->untaken > 0) {
-        size_t i = pick(b);
-        if (i == b->n) {
-            pthread_cond_wait(&b->freed, &b->mu);
-            continue;
-        }
-        b->taken[i] = true;
-        b->untaken--;
-        b->inflight[b->key_of[i]]++;
-        pthread_mutex_unlock(&b->mu);
-        b->fn(db, b->items + i * b->sz, b->arg);
-        pthread_mutex_lock(&b->mu);
-        b->inflight[b->key_of[i]]--;
-        pthread_cond_broadcast(&b->freed);
-    }
-    pthread_mutex_unlock(&b->mu);
-}
-
-static void *helper_main(void *arg)
-{
-    struct helper *h = arg;
-    work(h->b, h->db);
-    return NULL;
-}
-
-void deliverpool_run(struct deliverpool *p, struct db *db, const void *items, size_t n, size_t sz,
-                     deliverpool_key *key, deliverpool_fn *fn, void *arg)
-{
-    if (n == 0)
-        return;
-    size_t helpers = (size_t)p->threads - 1;
-    if (helpers > n - 1)
-        helpers = n - 1;
-    if (helpers == 0) { /* nothing to share: no thread, no lock */
-        for (size_t i = 0; i < n; i++)
-            fn(db, (const char *)items + i * sz, arg);
-        return;
-    }
-    struct batch b = {.items = items,
-                      .n = n,
-                      .sz = sz,
-                      .untaken = n,
-                      .per_key = p->per_key,
-                      .fn = fn,
-                      .arg = arg};
-    pthread_mutex_init(&b.mu, NULL);
-    pthread_cond_init(&b.freed, NULL);
-    b.taken = xcalloc(n, sizeof *b.taken);
-    b.inflight = xcalloc(n, sizeof *b.inflight);
-    b.key_of = xcalloc(n, sizeof *b.key_of);
-    for (size_t i = 0; i < n; i++) { /* a batch is small (tens): quadratic is fine */
-        const char *k = key((const char *)items + i * sz);
-        b.key_of[i] = i;
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(key((const char *)items + j * sz), k) == 0) {
-                b.key_of[i] = j;
-                break;
-            }
-    }
-    struct helper *hs = xcalloc(helpers, sizeof *hs);
-    pthread_t *tids = xcalloc(helpers, sizeof *tids);
-    size_t started = 0;
-    for (size_t i = 0; i < helpers; i++) {
-        hs[i] = (struct helper){.b = &b, .db = p->dbs[i]};
-        if (pthread_create(&tids[i], NULL, helper_main, &hs[i]) != 0) {
-            log_warn("dispatcher: cannot start a delivery thread: %zu of %zu run", started + 1,
-                     helpers + 1);
-            break; /* the caller and those started deliver everything */
-        }
-        started++;
-    }
-    work(&b, db);
-    for (size_t i = 0; i < started; i++)
-        pthread_join(tids[i], NULL);
-    free(tids);
-    free(hs);
-    free(b.taken);
-    free(b.inflight);
-    free(b.key_of);
-    pthread_cond_destroy(&b.freed);
-    pthread_mutex_destroy(&b.mu);
 }

@@ -4,6 +4,7 @@
 #include "../audit/audit.h"
 #include "../backends/backend.h"
 #include "../backends/callstats.h"
+#include "../db/pgarray.h"
 #include "../db/sched.h"
 #include "../db/worker.h"
 #include "../lib/config.h"
@@ -330,15 +331,24 @@ int dispatcher_claim(struct db *db, int (*claim)(struct db *db, void *arg), void
     return e;
 }
 
+/* One claim's rows, handed to the pool: freed when the last is delivered. */
 struct job_claim {
     int batch, lease_seconds;
+    const char *skip; /* clusters at their limit of deliveries at once */
     struct db_outbox_jobs rows;
 };
 
 static int claim_jobs(struct db *db, void *arg)
 {
     struct job_claim *c = arg;
-    return db_outbox_claim(db, c->batch, c->lease_seconds, &c->rows);
+    return db_outbox_claim(db, c->batch, c->lease_seconds, c->skip, &c->rows);
+}
+
+static void claim_free(void *arg)
+{
+    struct job_claim *c = arg;
+    db_outbox_jobs_free(&c->rows);
+    free(c);
 }
 
 static void deliver_one(struct db *db, const void *row, void *cfg)
@@ -351,24 +361,45 @@ static const char *cluster_of(const void *row)
     return ((const struct db_outbox_job *)row)->cluster.id;
 }
 
+static void add_cluster(const char *id, void *arr)
+{
+    pgarray_add(arr, id);
+}
+
 /* The dispatcher's round state: its delivery threads (deliverpool.h). */
 struct dispatcher {
     const struct config *cfg;
     struct deliverpool *pool;
 };
 
-/* One batch of the job rows: 1 when a full batch came (more may wait), 0, or an aidc_err. */
+/*
+ * Claim as many job rows as the delivery threads have room for and hand them
+ * over: 1 when the claim came full (more may wait) or no thread was free, 0,
+ * or an aidc_err. While every thread is busy it waits (up to the interval)
+ * for one to come free, so a row admitted meanwhile starts with the next free
+ * thread, not after the slowest delivery of a batch.
+ */
 static int deliver_jobs(struct db *db, const struct dispatcher *d)
 {
     const struct config *cfg = d->cfg;
-    struct job_claim c = {.batch = BATCH, .lease_seconds = cfg->outbox_lease_seconds};
-    int e = dispatcher_claim(db, claim_jobs, &c);
-    if (!e)
-        deliverpool_run(d->pool, db, c.rows.v, c.rows.n, sizeof *c.rows.v, cluster_of, deliver_one,
-                        (void *)cfg);
-    bool full = c.rows.n == BATCH;
-    db_outbox_jobs_free(&c.rows);
-    return e ? e : full;
+    int room = deliverpool_room(d->pool);
+    if (room == 0)
+        return deliverpool_wait_room(d->pool, OUTBOX_INTERVAL_MS) ? 1 : 0;
+    struct pgarray busy = PGARRAY_INIT;
+    deliverpool_busy_keys(d->pool, add_cluster, &busy);
+    struct job_claim *c = xcalloc(1, sizeof *c);
+    *c = (struct job_claim){.batch = room < BATCH ? room : BATCH,
+                            .lease_seconds = cfg->outbox_lease_seconds,
+                            .skip = busy.n ? pgarray_str(&busy) : NULL};
+    int e = dispatcher_claim(db, claim_jobs, c);
+    pgarray_free(&busy);
+    bool full = !e && c->rows.n == (size_t)c->batch;
+    if (e) {
+        claim_free(c);
+        return e;
+    }
+    deliverpool_add(d->pool, db, c->rows.v, c->rows.n, sizeof *c->rows.v, c, claim_free);
+    return full;
 }
 
 static int round_fn(struct db *db, bool notified, void *arg)
@@ -385,10 +416,15 @@ static int round_fn(struct db *db, bool notified, void *arg)
     return full || more ? 1 : 0;
 }
 
-/* The previous leader is gone: what it had claimed is not being delivered. */
+/*
+ * The previous leader is gone: what it had claimed is not being delivered.
+ * This replica's own threads may still deliver rows claimed before it lost the
+ * lead: those end first, so that no row in delivery here is released.
+ */
 static int take_over(struct db *db, void *arg)
 {
-    (void)arg;
+    const struct dispatcher *d = arg;
+    deliverpool_drain(d->pool);
     const struct db_ctx ctx = {.roles = "system"};
     int e = db_begin(db, &ctx, false);
     if (!e)
@@ -411,7 +447,7 @@ struct worker *dispatcher_start(const struct config *cfg)
     struct dispatcher *d = xcalloc(1, sizeof *d);
     d->cfg = cfg;
     d->pool = deliverpool_new(cfg->worker_database_url, "dispatcher", cfg->dispatch_concurrency,
-                              cfg->dispatch_per_cluster);
+                              cfg->dispatch_per_cluster, cluster_of, deliver_one, (void *)cfg);
     struct worker_spec spec = {
         .name = "dispatcher",
         .lead = WORKER_LEAD_DISPATCHER,
