@@ -6,7 +6,9 @@
  * lose_submit_answer) are tried again and adopt their job instead of
  * submitting it twice; and aidcd dying after Slurm's first accept while
  * other deliveries of the batch are in flight (AIDC_FAULT=
- * after_backend_submit) leaves each job in Slurm once after a restart.
+ * after_backend_submit) leaves each job in Slurm once after a restart; and
+ * a delivery that hangs (AIDC_FAULT=slow_submit) holds up no job admitted
+ * after it.
  *
  * Needs AIDC_TEST_SLURM_* (tests/run.sh); skipped (77) without them.
  */
@@ -111,7 +113,7 @@ static void submits_of(const char *id, int *calls, int *adopted)
     PQclear(r);
 }
 
-/* Connections of this aidcd's delivery threads: they open at their first delivery. */
+/* Connections of this aidcd's delivery threads: they open when the threads start. */
 static int helper_connections(void)
 {
     PGresult *r = harness_sql(harness_srv.owner_url,
@@ -195,6 +197,68 @@ START_TEST(a_crash_amid_concurrent_deliveries_leaves_each_job_once)
 }
 END_TEST
 
+/* The outbox row of job id's submit: how often it was claimed (0: not yet). */
+static long claims_of(const char *id)
+{
+    const char *p[1] = {id};
+    return harness_sql_long(harness_srv.owner_url,
+                            "SELECT coalesce(max(attempts), 0) FROM outbox"
+                            " WHERE job_id = $1::uuid AND action = 'submit'",
+                            1, p);
+}
+
+static const char *state_of(json_t *job)
+{
+    return json_string_value(json_object_get(job, "state"));
+}
+
+/*
+ * One delivery hangs (AIDC_FAULT=slow_submit: 12 s before Slurm is called for a
+ * job named slow-*): a job admitted after it reaches Slurm meanwhile. Before
+ * the standing pool, the dispatcher waited for the whole claimed batch, so the
+ * second job waited for the first's 12 s.
+ */
+START_TEST(a_slow_delivery_holds_up_no_other_job)
+{
+    ck_assert_int_eq(harness_server_stop(&harness_srv), 0);
+    const char *const slow[] = {"AIDC_SYNC_INTERVAL_MS=200",   "AIDC_ADMISSION_INTERVAL_MS=200",
+                                "AIDC_DISPATCH_CONCURRENCY=8", "AIDC_DISPATCH_PER_CLUSTER=4",
+                                "AIDC_FAULT=slow_submit",      NULL};
+    ck_assert_int_eq(jobs_restart_server(slow), 0);
+    char *ids[2];
+    ids[0] = jobs_submit(ann, T, slurmtest_job("slow-0", 0, NULL, "#!/bin/sh\ntrue\n"));
+    double t0 = jobs_now();
+    while (claims_of(ids[0]) == 0 && jobs_now() - t0 < WAIT_S)
+        jobs_nap_ms(20);
+    ck_assert_int_eq(claims_of(ids[0]), 1); /* its delivery has begun */
+    t0 = jobs_now();
+    ids[1] = jobs_submit(ann, T, slurmtest_job("quick-0", 0, NULL, "#!/bin/sh\ntrue\n"));
+    json_t *quick = jobs_wait(ann, T, ids[1], "pending,running,succeeded,failed", 8);
+    double took = jobs_now() - t0;
+    ck_assert_msg(strcmp(state_of(quick), "admitted") != 0 &&
+                      strcmp(state_of(quick), "queued") != 0,
+                  "the quick job is still %s after %.1f s", state_of(quick), took);
+    ck_assert_msg(took < 8, "the quick job took %.1f s to reach Slurm", took);
+    json_t *held = jobs_get(ann, T, ids[0]);
+    ck_assert_str_eq(state_of(held), "admitted"); /* the slow one is still being delivered */
+    json_decref(held);
+    json_decref(quick);
+    for (int i = 0; i < 2; i++) {
+        json_t *job = jobs_wait(ann, T, ids[i], "succeeded,failed,cancelled", WAIT_S);
+        ck_assert_str_eq(state_of(job), "succeeded");
+        json_decref(job);
+    }
+    int counts[2];
+    slurm_counts(ids, 2, counts);
+    ck_assert_int_eq(counts[0], 1);
+    ck_assert_int_eq(counts[1], 1);
+    free(ids[0]);
+    free(ids[1]);
+    ck_assert_int_eq(harness_server_stop(&harness_srv), 0);
+    ck_assert_int_eq(jobs_restart_server(fast), 0);
+}
+END_TEST
+
 int main(void)
 {
     harness_require_pg();
@@ -205,6 +269,7 @@ int main(void)
     tcase_add_test(tc, a_batch_delivered_concurrently_is_in_slurm_once_each);
     tcase_add_test(tc, lost_answers_are_retried_without_a_second_job);
     tcase_add_test(tc, a_crash_amid_concurrent_deliveries_leaves_each_job_once);
+    tcase_add_test(tc, a_slow_delivery_holds_up_no_other_job);
     suite_add_tcase(s, tc);
     return suite_run_nofork(s); /* the crash test waits for aidcd itself */
 }
