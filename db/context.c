@@ -2,15 +2,10 @@
 #include "context.h"
 
 /*
- * The context, and in the same breath whether the actor it describes is still
- * what the server believes: same auth_version (no change of roles,
- * memberships, suspension, password or disabling since it was loaded), token
- * not revoked or expired, session not logged out. The last column says so.
- */
-/*
- * Whether the actor is still what the server believes: first the cheap test -
- * nothing changed anywhere since it was found current (same auth epoch) -,
- * and only if something did, the actor's own: same users.auth_version (roles,
+ * Whether the actor is still what the server believes, in the same breath as
+ * the context (the last column says so): first the cheap test - nothing
+ * changed anywhere since it was found current (same auth epoch) -, and only
+ * if something did, the actor's own: same users.auth_version (roles,
  * memberships, suspension, password, disabling), token not revoked or
  * expired, session not logged out.
  */
@@ -24,28 +19,34 @@
     "     ::uuid)))"                                                                             \
     " FROM aidc_auth_epoch e"
 
-/*
- * The statement timeout and JIT travel with the context as transaction-local
- * settings too: behind a transaction pooler a session SET would stay with
- * whichever server connection ran it (and reach other clients), and a new one
- * would not have it.
- */
-const struct db_stmt db_ctx_stmt = {
-    "aidc_ctx",
-    "SELECT set_config('aidc.user_id', $1, true), set_config('aidc.roles', $2, true),"
+/* The actor and its tenants; then, where needed, the session's own settings. */
+#define CTX_SET                                                                                    \
+    "SELECT set_config('aidc.user_id', $1, true), set_config('aidc.roles', $2, true),"             \
     " set_config('aidc.all', $3, true), set_config('aidc.read_tenants', $4, true),"
-    " set_config('aidc.admin_tenants', $5, true), set_config('aidc.member_tenants', $6, true),"
+#define CTX_SET_WRITE                                                                              \
+    " set_config('aidc.admin_tenants', $5, true), set_config('aidc.member_tenants', $6, true),"    \
     " set_config('aidc.own_jobs_tenants', $12, true),"
-    " set_config('statement_timeout', $13, true), set_config('jit', 'off', true),"
-    CTX_CHECK("$7", "$8", "$9", "$10", "$11"),
+/*
+ * Behind a transaction pooler the statement timeout and JIT travel with the
+ * context as transaction-local settings: a session SET would stay with
+ * whichever server connection ran it (and reach other clients), and a new one
+ * would not have it. On a connection of its own the session has them from
+ * its start (db.c), and setting them again in every transaction cost about a
+ * seventh of the context statement (pgbench, docs/performance.md).
+ */
+#define CTX_SET_TX(t)                                                                              \
+    " set_config('statement_timeout', " t ", true), set_config('jit', 'off', true),"
+
+const struct db_stmt db_ctx_stmt = {
+    "aidc_ctx", CTX_SET CTX_SET_WRITE CTX_SET_TX("$13") CTX_CHECK("$7", "$8", "$9", "$10", "$11"),
     NCTX + 1};
+const struct db_stmt db_ctx_session_stmt = {
+    "aidc_ctx_s", CTX_SET CTX_SET_WRITE CTX_CHECK("$7", "$8", "$9", "$10", "$11"), NCTX};
 
 /* Reads need neither the tenants one administers nor those one submits to. */
+#define CTX_SET_READ " set_config('aidc.own_jobs_tenants', $10, true),"
 const struct db_stmt db_ctx_read_stmt = {
-    "aidc_ctx_read",
-    "SELECT set_config('aidc.user_id', $1, true), set_config('aidc.roles', $2, true),"
-    " set_config('aidc.all', $3, true), set_config('aidc.read_tenants', $4, true),"
-    " set_config('aidc.own_jobs_tenants', $10, true),"
-    " set_config('statement_timeout', $11, true), set_config('jit', 'off', true),"
-    CTX_CHECK("$5", "$6", "$7", "$8", "$9"),
+    "aidc_ctx_read", CTX_SET CTX_SET_READ CTX_SET_TX("$11") CTX_CHECK("$5", "$6", "$7", "$8", "$9"),
     NCTX - 1};
+const struct db_stmt db_ctx_read_session_stmt = {
+    "aidc_ctx_read_s", CTX_SET CTX_SET_READ CTX_CHECK("$5", "$6", "$7", "$8", "$9"), NCTX - 2};

@@ -14,5 +14,8 @@
 extern const struct db_stmt db_ctx_stmt;
 /* For reads: $1..$4, $5..$9 the check, $10 the own-jobs tenants, $11 the statement timeout. */
 extern const struct db_stmt db_ctx_read_stmt;
+/* The same without the statement timeout, for a connection whose session has it (and JIT off). */
+extern const struct db_stmt db_ctx_session_stmt;
+extern const struct db_stmt db_ctx_read_session_stmt;
 
 #endif

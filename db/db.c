@@ -28,8 +28,14 @@
 static const struct db_stmt st_begin = {"aidc_begin", "BEGIN", 0};
 static const struct db_stmt st_commit = {"aidc_commit", "COMMIT", 0};
 static const struct db_stmt st_rollback = {"aidc_rollback", "ROLLBACK", 0};
-static const struct db_stmt *const core_stmts[] = {&st_begin,    &st_commit,        &st_rollback,
-                                                   &db_ctx_stmt, &db_ctx_read_stmt, NULL};
+static const struct db_stmt *const core_stmts[] = {&st_begin,
+                                                   &st_commit,
+                                                   &st_rollback,
+                                                   &db_ctx_stmt,
+                                                   &db_ctx_read_stmt,
+                                                   &db_ctx_session_stmt,
+                                                   &db_ctx_read_session_stmt,
+                                                   NULL};
 
 void db_set_pool(struct db *db, enum db_pool pool)
 {
@@ -419,18 +425,20 @@ void db_bind_session(struct db *db, unsigned generation)
     db->bound = generation;
 }
 
+/* The statement timeout goes last, and only behind a pooler (context.c). */
 static int send_ctx(struct db *db)
 {
     if (db->autoctx) {
         const char *p[NCTX - 1] = {db->ctxp[0],  db->ctxp[1],  db->ctxp[2],      db->ctxp[3],
                                    db->ctxp[6],  db->ctxp[7],  db->ctxp[8],      db->ctxp[9],
                                    db->ctxp[10], db->ctxp[11], db->timeout_param};
-        return send_stmt(db, &db_ctx_read_stmt, p, PEND_CTX);
+        return send_stmt(db, db->txpool ? &db_ctx_read_stmt : &db_ctx_read_session_stmt, p,
+                         PEND_CTX);
     }
     const char *p[NCTX + 1];
     memcpy(p, db->ctxp, sizeof db->ctxp);
     p[NCTX] = db->timeout_param;
-    return send_stmt(db, &db_ctx_stmt, p, PEND_CTX);
+    return send_stmt(db, db->txpool ? &db_ctx_stmt : &db_ctx_session_stmt, p, PEND_CTX);
 }
 
 int db_begin(struct db *db, const struct db_ctx *ctx, bool readonly)

@@ -6,7 +6,8 @@
  * and the check that the actor is still current must come with it (a change of
  * the user is seen by the very read that follows it). Written for the
  * one-statement read that was tried and set aside (docs/performance.md, issue
- * 27 part 3); it holds for any way of sending the context.
+ * 27 part 3); it holds for any way of sending the context. And every scope
+ * runs under the statement timeout with JIT off, pooled or not.
  */
 #include "tests/support/harness.h"
 #include "tests/support/suite.h"
@@ -129,6 +130,40 @@ START_TEST(the_check_rides_with_the_read)
 }
 END_TEST
 
+static const struct db_stmt st_settings = {
+    "test_settings", "SELECT current_setting('statement_timeout'), current_setting('jit')", 0};
+
+/*
+ * Every scope, read or write, runs under the statement timeout with JIT off:
+ * on a connection of its own the session has them from its start and the
+ * context leaves them alone; behind a transaction pooler the context sets them
+ * for the transaction (db/context.c). Here the "pooler" is the server itself,
+ * so only the context can have set them.
+ */
+START_TEST(every_scope_has_the_statement_timeout)
+{
+    const struct db_ctx ctx = {.user_id = user_a, .read_tenants = tenant_a};
+    for (int pooled = 0; pooled < 2; pooled++) {
+        struct db *d = db_open(srv.app_url, "test_readctx");
+        db_set_statement_timeout(d, 1234);
+        db_set_txpool(d, pooled);
+        for (int readonly = 0; readonly < 2; readonly++) {
+            ck_assert_int_eq(db_begin(d, &ctx, readonly), 0);
+            int e = 0;
+            PGresult *r = db_query(d, &st_settings, NULL, &e);
+            ck_assert_ptr_nonnull(r);
+            ck_assert_msg(strcmp(PQgetvalue(r, 0, 0), "1234ms") == 0 &&
+                              strcmp(PQgetvalue(r, 0, 1), "off") == 0,
+                          "pooled %d, readonly %d: statement_timeout %s, jit %s", pooled, readonly,
+                          PQgetvalue(r, 0, 0), PQgetvalue(r, 0, 1));
+            PQclear(r);
+            ck_assert_int_eq(db_commit(d), 0);
+        }
+        db_close(d);
+    }
+}
+END_TEST
+
 int main(void)
 {
     harness_require_pg();
@@ -138,6 +173,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, a_read_sees_its_context_s_tenant_only);
     tcase_add_test(tc, the_check_rides_with_the_read);
+    tcase_add_test(tc, every_scope_has_the_statement_timeout);
     suite_add_tcase(s, tc);
     return suite_run(s);
 }
