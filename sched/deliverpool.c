@@ -102,13 +102,26 @@ static bool take(struct deliverpool *p, struct entry *out)
     return false;
 }
 
-/* One item done: true when it was its owner's last (the caller releases it). */
-static bool finish(struct deliverpool *p, struct owner *own)
+/*
+ * One item delivered: its key's slot is free again. Returns its owner when it
+ * was the owner's last item (the caller releases it, then calls done), else
+ * NULL (done already counted). Under p->mu.
+ */
+static struct owner *delivered(struct deliverpool *p, struct owner *own)
+{
+    pthread_cond_broadcast(&p->work); /* its key may have an item waiting */
+    if (--own->left == 0)
+        return own;
+    p->held--;
+    pthread_cond_broadcast(&p->done);
+    return NULL;
+}
+
+/* The last item of an owner is done once the owner is released. Under p->mu. */
+static void done(struct deliverpool *p)
 {
     p->held--;
     pthread_cond_broadcast(&p->done);
-    pthread_cond_broadcast(&p->work); /* its key may have an item waiting */
-    return --own->left == 0;
 }
 
 static void release(struct owner *own)
@@ -131,10 +144,12 @@ static void *slot_main(void *arg)
             p->fn(s->db, e.item, p->arg);
             pthread_mutex_lock(&p->mu);
             s->key = NULL;
-            if (finish(p, e.own)) {
+            struct owner *last = delivered(p, e.own);
+            if (last) { /* released before it counts as done: drain means freed too */
                 pthread_mutex_unlock(&p->mu);
-                release(e.own);
+                release(last);
                 pthread_mutex_lock(&p->mu);
+                done(p);
             }
             continue;
         }
@@ -245,16 +260,19 @@ void deliverpool_add(struct deliverpool *p, struct db *db, const void *items, si
     pthread_cond_broadcast(&p->work);
     pthread_mutex_unlock(&p->mu);
     /* no thread (or more than room, which a caller should not hand over): deliver here */
-    bool last = false;
     for (size_t i = queued; i < n; i++) {
         p->fn(db, (const char *)items + i * sz, p->arg);
         pthread_mutex_lock(&p->mu);
         p->held++;
-        last = finish(p, own);
+        struct owner *last = delivered(p, own);
         pthread_mutex_unlock(&p->mu);
+        if (last) {
+            release(last);
+            pthread_mutex_lock(&p->mu);
+            done(p);
+            pthread_mutex_unlock(&p->mu);
+        }
     }
-    if (last)
-        release(own);
 }
 
 void deliverpool_drain(struct deliverpool *p)
