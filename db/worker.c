@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #define RETRY_MS   1000
+#define FAIL_REPEAT 60   /* a failing round is said again every this many failures (a minute) */
 #define STANDBY_MS 1000 /* a standby asks for the lead this often */
 /* advisory lock keys of the leads: clear of the per-round locks (enum db_sched_lock) */
 #define LEAD_KEY_BASE  100
@@ -43,6 +44,7 @@ struct worker {
     unsigned lead_conn; /* db_generation of the connection holding the lead */
     bool schema_ok;
     time_t schema_checked;
+    long failures; /* rounds failed in a row */
 };
 
 static void nap(struct worker *w, int ms)
@@ -125,6 +127,24 @@ static bool lead(struct worker *w)
     return true;
 }
 
+/*
+ * A round that keeps failing (a statement the database refuses, a backend
+ * down) is said at its first failure and then once every FAIL_REPEAT, with the
+ * database's word: a worker that silently retries every second for hours is
+ * worse than a noisy one. The failures between are debug.
+ */
+static void round_failed(struct worker *w, int r)
+{
+    w->failures++;
+    enum log_level lv = w->failures == 1 || w->failures % FAIL_REPEAT == 0 ? LOG_WARN : LOG_DEBUG;
+    if (!log_enabled(lv))
+        return;
+    const struct db_error *de = db_last_error(w->db);
+    log_write(lv, "%s: round failed %ld time%s in a row (%s%s%s); again in a second", w->spec.name,
+              w->failures, w->failures == 1 ? "" : "s", aidc_err_name(r),
+              de->message[0] ? "; the database's last error: " : "", de->message);
+}
+
 static void *run(void *arg)
 {
     struct worker *w = arg;
@@ -145,11 +165,14 @@ static void *run(void *arg)
             continue;
         if (r < 0) {
             atomic_fetch_add(&rounds_failed[w->spec.lead], 1);
-            log_debug("%s: round failed (%s); again in a second", w->spec.name, aidc_err_name(r));
+            round_failed(w, r);
             nap(w, RETRY_MS);
             notified = true;
             continue;
         }
+        if (w->failures > 0)
+            log_info("%s: rounds succeed again after %ld failed", w->spec.name, w->failures);
+        w->failures = 0;
         /* wake at least every SCHEMA_CHECK_S to see a migration (a long interval
          * would keep an old leader at work) */
         int wait_ms = w->spec.interval_ms < SCHEMA_CHECK_S * 1000 ? w->spec.interval_ms
