@@ -111,14 +111,21 @@ static const struct db_stmt st_waits = {
     " WHERE j.id = x.id AND j.state = 'queued'",
     3};
 
+/*
+ * The marks that changed: those at the positions of the first arrays go, the
+ * rows of the others come. A burst of submits appends to the queue, so a pass
+ * adds a mark or two instead of rewriting all of them (every rewrite left a
+ * dead row per mark for each submit's position lookup to step over).
+ */
 static const struct db_stmt st_marks = {
     "sched_marks",
-    "WITH d AS (DELETE FROM queue_marks)"
+    "WITH d AS (DELETE FROM queue_marks m USING unnest($1::text[], $2::bigint[]) AS x(g, p)"
+    "           WHERE m.gpu_type = x.g AND m.pos = x.p)"
     " INSERT INTO queue_marks (gpu_type, pos, queue_rank, submitted_at, job_id)"
     /* the epoch of extract() (numeric text) comes back to the same microsecond */
-    " SELECT g, p, r, to_timestamp(t), i FROM unnest($1::text[], $2::bigint[], $3::smallint[],"
-    "                      $4::float8[], $5::uuid[]) AS x(g, p, r, t, i)",
-    5};
+    " SELECT g, p, r, to_timestamp(t), i FROM unnest($3::text[], $4::bigint[], $5::smallint[],"
+    "                      $6::float8[], $7::uuid[]) AS x(g, p, r, t, i)",
+    7};
 
 /* ---- outbox ------------------------------------------------------------------------- */
 
@@ -471,10 +478,11 @@ int db_sched_waits(struct db *db, const char *ids, const char *reasons, const ch
     return db_exec(db, &st_waits, p);
 }
 
-int db_sched_marks(struct db *db, const char *types, const char *positions, const char *ranks,
+int db_sched_marks(struct db *db, const char *gone_types, const char *gone_positions,
+                   const char *types, const char *positions, const char *ranks,
                    const char *submitted, const char *ids)
 {
-    const char *p[5] = {types, positions, ranks, submitted, ids};
+    const char *p[7] = {gone_types, gone_positions, types, positions, ranks, submitted, ids};
     return db_exec(db, &st_marks, p);
 }
 

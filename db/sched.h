@@ -50,11 +50,13 @@ int db_sched_admit(struct db *db, const char *ids, const char *clusters, const c
 int db_sched_preempt(struct db *db, const char *ids, const char *for_ids, int grace_seconds,
                      long *count);
 /*
- * Replace the marks of queue positions (0003_queue.sql) with these (array
+ * Change the marks of queue positions (0003_queue.sql): remove those of GPU
+ * type gone_types[i] at position gone_positions[i], then add these (array
  * literals of equal length: GPU type or "", position, queue rank,
  * submitted_at as epoch seconds, job id).
  */
-int db_sched_marks(struct db *db, const char *types, const char *positions, const char *ranks,
+int db_sched_marks(struct db *db, const char *gone_types, const char *gone_positions,
+                   const char *types, const char *positions, const char *ranks,
                    const char *submitted, const char *ids);
 /* Why queued jobs wait: reasons and estimated starts (epoch, NULL elements: unknown). */
 int db_sched_waits(struct db *db, const char *ids, const char *reasons, const char *estimates);

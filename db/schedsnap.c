@@ -84,10 +84,10 @@ enum { FA_CLUSTER, FA_GPU };
 
 static const struct db_stmt st_marks = {
     "snap_marks",
-    "SELECT gpu_type, pos, job_id FROM queue_marks"
-    " ORDER BY gpu_type COLLATE \"C\", queue_rank, submitted_at, job_id",
+    "SELECT gpu_type, pos, job_id, queue_rank FROM queue_marks"
+    " ORDER BY gpu_type COLLATE \"C\", pos",
     0};
-enum { MA_TYPE, MA_POS, MA_JOB };
+enum { MA_TYPE, MA_POS, MA_JOB, MA_RANK };
 
 /* Columns of JOB_SNAP (schedsnap.h), then those of each statement. */
 enum {
@@ -213,6 +213,7 @@ static void read_mark(struct rowreader *rd, void *row)
     m->gpu_type = rowreader_text0(rd, MA_TYPE);
     m->pos = (long)rowreader_ll(rd, MA_POS);
     rowreader_uuid(rd, MA_JOB, m->job_id);
+    m->rank = rowreader_int(rd, MA_RANK);
 }
 
 static void read_job(struct rowreader *rd, struct db_snap_job *j)

@@ -168,10 +168,12 @@ struct db_snap_job {
 };
 
 /* A mark of queue positions as written last (0003_queue.sql), in queue order. */
+/* A mark of queue positions as written (in order of gpu_type, then pos). */
 struct db_snap_mark {
     const char *gpu_type; /* "" for CPU-only jobs */
     long pos;
     char job_id[37];
+    int rank; /* the job's queue_rank when the mark was written */
 };
 
 /* An open fault where aidc assigns GPU indexes: that GPU is never handed out. */

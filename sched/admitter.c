@@ -406,7 +406,9 @@ static bool estimate_moved(const struct db_snap_job *q, double est)
     return q->has_estimate && fabs(q->estimated_start - est) >= ESTIMATE_SLACK_S;
 }
 
+/* The marks that go (type, position) and those that come. */
 struct marks {
+    struct pgarray gone_types, gone_pos;
     struct pgarray types, pos, ranks, ts, ids;
 };
 
@@ -431,7 +433,27 @@ static int qkey_cmp(const void *pa, const void *pb)
     return strcmp(a->id, b->id); /* lower-case hex: the order of uuid */
 }
 
-/* The marks of the queue left after this pass; false when they equal the written ones. */
+/* Where a written mark stands against (type, pos): <0 before it, 0 at it, >0 after. */
+static int mark_cmp(const struct db_snap_mark *m, const char *type, long pos)
+{
+    int c = strcmp(m->gpu_type, type);
+    if (c)
+        return c;
+    return m->pos < pos ? -1 : m->pos > pos;
+}
+
+static void mark_gone(struct marks *m, const struct db_snap_mark *old)
+{
+    pgarray_add(&m->gone_types, old->gpu_type);
+    pgarray_addf(&m->gone_pos, "%ld", old->pos);
+}
+
+/*
+ * The marks of the queue left after this pass, against the written ones
+ * (d->marks, in the same order: type, then position): a mark whose position
+ * holds another job now, or whose job moved in rank, goes and comes again;
+ * one past the queue's end goes; a new one comes. False when none changed.
+ */
 static bool build_marks(const struct db_snapshot *d, const bool *admitted, struct marks *m)
 {
     size_t nq = d->queued.n, nm = d->marks.n, k = 0;
@@ -448,34 +470,42 @@ static bool build_marks(const struct db_snapshot *d, const bool *admitted, struc
                                .ts = j->submitted};
     }
     qsort(q, n, sizeof *q, qkey_cmp);
-    bool same = true;
     long pos = 0;
     for (size_t i = 0; i < n; i++) {
         pos = i && strcmp(q[i].type, q[i - 1].type) == 0 ? pos + 1 : 1;
         if ((pos - 1) % MARK_EVERY)
             continue;
+        for (; k < nm && mark_cmp(&d->marks.v[k], q[i].type, pos) < 0; k++)
+            mark_gone(m, &d->marks.v[k]);
+        if (k < nm && mark_cmp(&d->marks.v[k], q[i].type, pos) == 0) {
+            const struct db_snap_mark *old = &d->marks.v[k++];
+            if (strcmp(old->job_id, q[i].id) == 0 && old->rank == q[i].rank)
+                continue;
+            mark_gone(m, old);
+        }
         const struct db_snap_job *j = &d->queued.v[q[i].row];
         pgarray_add(&m->types, q[i].type);
         pgarray_addf(&m->pos, "%ld", pos);
         pgarray_addf(&m->ranks, "%d", j->queue_rank);
         pgarray_add(&m->ts, j->submitted_text);
         pgarray_add(&m->ids, q[i].id);
-        same = same && k < nm && strcmp(d->marks.v[k].gpu_type, q[i].type) == 0 &&
-               d->marks.v[k].pos == pos && strcmp(d->marks.v[k].job_id, q[i].id) == 0;
-        k++;
     }
+    for (; k < nm; k++)
+        mark_gone(m, &d->marks.v[k]);
     free(q);
-    return !same || k != nm;
+    return m->gone_types.n > 0 || m->types.n > 0;
 }
 
 static int write_marks(struct db *db, const struct db_snapshot *d, const bool *admitted)
 {
-    struct marks m = {PGARRAY_INIT, PGARRAY_INIT, PGARRAY_INIT, PGARRAY_INIT, PGARRAY_INIT};
+    struct marks m = {PGARRAY_INIT, PGARRAY_INIT, PGARRAY_INIT, PGARRAY_INIT,
+                      PGARRAY_INIT, PGARRAY_INIT, PGARRAY_INIT};
     int e = 0;
     if (build_marks(d, admitted, &m))
-        e = db_sched_marks(db, pgarray_str(&m.types), pgarray_str(&m.pos), pgarray_str(&m.ranks),
+        e = db_sched_marks(db, pgarray_str(&m.gone_types), pgarray_str(&m.gone_pos),
+                           pgarray_str(&m.types), pgarray_str(&m.pos), pgarray_str(&m.ranks),
                            pgarray_str(&m.ts), pgarray_str(&m.ids));
-    struct pgarray *all[] = {&m.types, &m.pos, &m.ranks, &m.ts, &m.ids};
+    struct pgarray *all[] = {&m.gone_types, &m.gone_pos, &m.types, &m.pos, &m.ranks, &m.ts, &m.ids};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         pgarray_free(all[i]);
     return e;

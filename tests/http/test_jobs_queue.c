@@ -3,7 +3,8 @@
  * are counted from the admission worker's marks (0003_queue.sql) rather than
  * from the head: positions in submit answers and in lists, after jobs leave
  * the queue ahead of others (cancel), and when a high or low priority job
- * joins.
+ * joins; and jobs joining at the end add a mark, leaving those before as
+ * they were written.
  *
  * What joins or leaves the queue ahead of the nearest mark shows from the
  * next admission pass on (a pass runs on every submit and cancel), so the
@@ -172,6 +173,51 @@ START_TEST(positions_stay_exact_in_a_long_queue)
 }
 END_TEST
 
+/* The marks as written: "pos:xmin pos:xmin ..." (the transaction that wrote each). */
+static char *marks_written(void)
+{
+    PGresult *r = harness_sql(harness_srv.owner_url,
+                              "SELECT string_agg(pos || ':' || xmin::text, ' ' ORDER BY pos)"
+                              " FROM queue_marks",
+                              0, NULL);
+    ck_assert_ptr_nonnull(r);
+    char *s = strdup(PQgetvalue(r, 0, 0));
+    PQclear(r);
+    ck_assert_ptr_nonnull(s);
+    return s;
+}
+
+/*
+ * Jobs that join at the end of the queue add a mark and leave the others as
+ * they were written (a pass used to delete and write every mark again, which
+ * left dead rows for each submit's position lookup to step over).
+ */
+START_TEST(jobs_joining_at_the_end_leave_the_marks_before)
+{
+    double deadline = jobs_now() + WAIT_S;
+    while (marks() != 3 && jobs_now() < deadline)
+        jobs_nap_ms(50);
+    ck_assert_int_eq(marks(), 3);
+    char *before = marks_written();
+    char *tail[60];
+    for (int i = 0; i < 60; i++) /* N jobs queued: these take N + 1 .. N + 60 */
+        tail[i] = submit_at(fmt("tail%d", i), "low", N + 1 + i);
+    json_decref(jobs_wait_seen(ann, T, tail[59], WAIT_S));
+    while (marks() != 4 && jobs_now() < deadline)
+        jobs_nap_ms(50);
+    ck_assert_int_eq(marks(), 4);
+    char *after = marks_written();
+    /* the first three, as they were; one more at 301 */
+    ck_assert_msg(strncmp(after, before, strlen(before)) == 0 &&
+                      strncmp(after + strlen(before), " 301:", 5) == 0,
+                  "marks before %s, after %s", before, after);
+    free(before);
+    free(after);
+    for (int i = 0; i < 60; i++)
+        free(tail[i]);
+}
+END_TEST
+
 int main(void)
 {
     harness_require_pg();
@@ -180,6 +226,7 @@ int main(void)
     tcase_add_unchecked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, positions_stay_exact_in_a_long_queue);
+    tcase_add_test(tc, jobs_joining_at_the_end_leave_the_marks_before);
     suite_add_tcase(s, tc);
     return suite_run(s);
 }
