@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* A cluster as the backends see it. */
 struct backend_cluster {
@@ -349,6 +350,15 @@ static inline bool backend_fault(const char *name)
 {
     const char *f = getenv("AIDC_FAULT");
     return f && strcmp(f, name) == 0;
+}
+
+/* Tests (AIDC_FAULT=slow_submit): a cluster slow to take one job - its name says "slow" -
+ * and quick with the others: the dispatcher's first try waits 12 s before the submit. */
+static inline void backend_fault_slow_submit(const struct backend_job *job)
+{
+    if (!job->retry && job->name && strncmp(job->name, "slow", 4) == 0 &&
+        backend_fault("slow_submit"))
+        sleep(12);
 }
 
 #endif

@@ -26,7 +26,6 @@
 #define MAX_NAME 64
 #define ADOPT_WINDOW_S 300 /* a lost submit is looked for among jobs changed this long before */
 #define SLURM_INVALID_JOB_ID 2017
-#define SLOW_SUBMIT_FAULT_S  12 /* AIDC_FAULT=slow_submit (tests) */
 
 /* ---- options ------------------------------------------------------------------------ */
 
@@ -514,10 +513,6 @@ static int submit(const struct backend_cluster *c, const struct backend_job *job
         if (call)
             call->status = 0; /* the status recorded is the submit's own */
     }
-    /* tests: a cluster slow to take one job (its name says "slow"), the others not */
-    if (!job->retry && job->name && strncmp(job->name, "slow", 4) == 0 &&
-        backend_fault("slow_submit"))
-        sleep(SLOW_SUBMIT_FAULT_S);
     json_t *body = slurm_submit_body(job, c->options, c->storage_root, err, errsz);
     if (!body)
         return AIDC_EINVAL;

@@ -171,6 +171,7 @@ static int submit(const struct config *cfg, const struct backend_ops *ops,
         .since = (time_t)j->admitted_at,
     };
     struct timespec t0 = callstats_start();
+    backend_fault_slow_submit(&job);
     int e = AIDC_EINVAL;
     if (j->app && !ops->app_endpoint) /* nothing could reach its app */
         snprintf(err, errsz, "clusters of kind %s cannot run interactive sessions", cl->kind);
