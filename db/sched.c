@@ -135,6 +135,7 @@ static const struct db_stmt st_claim = {
     "            WHERE o.job_id IS NOT NULL AND o.delivered_at IS NULL"
     "              AND o.next_attempt_at <= now()"
     "              AND o.cluster_id <> ALL (coalesce($3::uuid[], '{}'))"
+    "              AND o.id <> ALL (coalesce($4::bigint[], '{}'))"
     "              AND NOT EXISTS (SELECT 1 FROM outbox p WHERE p.job_id = o.job_id"
     "                               AND p.delivered_at IS NULL AND p.id < o.id)"
     "            ORDER BY o.id LIMIT $1::int FOR UPDATE SKIP LOCKED),"
@@ -164,7 +165,7 @@ static const struct db_stmt st_claim = {
     " JOIN projects p ON p.id = j.project_id JOIN clusters cl ON cl.id = u.cluster_id"
     " LEFT JOIN images i ON i.id = j.image_id LEFT JOIN registries reg ON reg.id = i.registry_id"
     " ORDER BY u.id",
-    3};
+    4};
 enum {
     C_ID,
     C_ACTION,
@@ -529,12 +530,12 @@ static void read_claim(struct rowreader *rd, void *row)
 }
 
 int db_outbox_claim(struct db *db, int limit, int lease_seconds, const char *skip_clusters,
-                    struct db_outbox_jobs *out)
+                    const char *skip_ids, struct db_outbox_jobs *out)
 {
     char lim[16], lease[16];
     snprintf(lim, sizeof lim, "%d", limit);
     snprintf(lease, sizeof lease, "%d", lease_seconds);
-    const char *p[3] = {lim, lease, skip_clusters};
+    const char *p[4] = {lim, lease, skip_clusters, skip_ids};
     memset(out, 0, sizeof *out);
     int e = 0;
     PGresult *r = db_query(db, &st_claim, p, &e);

@@ -115,10 +115,12 @@ struct db_outbox_jobs {
  * Claim up to limit due outbox rows of jobs for lease_seconds (no other
  * dispatcher takes them meanwhile; an earlier row of the same job goes first),
  * in outbox order, into *out (free with db_outbox_jobs_free). Rows of the
- * clusters in skip_clusters (a uuid[] literal; NULL: none) stay for later.
+ * clusters in skip_clusters (a uuid[] literal; NULL: none) stay for later, and
+ * the rows skip_ids (a bigint[] literal of outbox ids; NULL: none) are never
+ * taken: the caller holds them still, whatever their lease says.
  */
 int db_outbox_claim(struct db *db, int limit, int lease_seconds, const char *skip_clusters,
-                    struct db_outbox_jobs *out);
+                    const char *skip_ids, struct db_outbox_jobs *out);
 void db_outbox_jobs_free(struct db_outbox_jobs *rows);
 int db_outbox_done(struct db *db, long long outbox_id);
 /* Record a failed delivery; it is tried again after delay_seconds. */

@@ -93,6 +93,8 @@ static bool lead(struct worker *w)
     enum worker_lead l = w->spec.lead;
     if (!schema_current(w)) {
         if (w->leading) {
+            if (w->spec.on_unlead)
+                w->spec.on_unlead(w->spec.arg);
             if (w->lead_conn == db_generation(w->db))
                 (void)db_sched_unlead(w->db, LEAD_KEY_BASE + (int)l);
             set_leading(w, false);
@@ -252,6 +254,8 @@ void worker_stop(struct worker *w)
     while (write(w->wake[1], &b, 1) < 0 && errno == EINTR)
         ;
     pthread_join(w->thread, NULL);
+    if (w->leading && w->spec.on_unlead)
+        w->spec.on_unlead(w->spec.arg);
     if (w->leading)
         set_leading(w, false);
     db_close(w->db); /* ends the session: a standby takes the lead at once */

@@ -59,6 +59,10 @@ struct worker_spec {
     /* Called once each time this replica takes the lead, before its first round:
      * take over what the previous leader left half done. */
     int (*on_lead)(struct db *db, void *arg);
+    /* Called before this replica gives the lead up of its own accord (stop, a
+     * schema it does not know), while it still holds it: finish what was begun
+     * under the lead (the dispatcher's deliveries in flight). NULL: nothing. */
+    void (*on_unlead)(void *arg);
     /* arg is malloc'd round state the worker owns: freed when it stops, or at once
      * when it cannot start (so a module's start is its spec, and its stop worker_stop) */
     bool owns_arg;

@@ -28,7 +28,8 @@ struct slot {
     struct deliverpool *p;
     struct db *db;
     pthread_t tid;
-    const char *key; /* of the item it delivers; NULL: idle */
+    const char *key;  /* of the item it delivers; NULL: idle */
+    const void *item; /* ... and the item */
     bool connected;  /* tried to connect while idle, once */
 };
 
@@ -140,10 +141,12 @@ static void *slot_main(void *arg)
         struct entry e;
         if (take(p, &e)) {
             s->key = e.key;
+            s->item = e.item;
             pthread_mutex_unlock(&p->mu);
             p->fn(s->db, e.item, p->arg);
             pthread_mutex_lock(&p->mu);
             s->key = NULL;
+            s->item = NULL;
             struct owner *last = delivered(p, e.own);
             if (last) { /* released before it counts as done: drain means freed too */
                 pthread_mutex_unlock(&p->mu);
@@ -199,6 +202,8 @@ static int cap(const struct deliverpool *p)
 int deliverpool_room(struct deliverpool *p)
 {
     pthread_mutex_lock(&p->mu);
+    if (!p->tried)
+        start(p);
     int room = cap(p) - (int)p->held;
     pthread_mutex_unlock(&p->mu);
     return room > 0 ? room : 0;
@@ -273,6 +278,17 @@ void deliverpool_add(struct deliverpool *p, struct db *db, const void *items, si
             pthread_mutex_unlock(&p->mu);
         }
     }
+}
+
+void deliverpool_each(struct deliverpool *p, void (*fn)(const void *item, void *arg), void *arg)
+{
+    pthread_mutex_lock(&p->mu);
+    for (int i = 0; i < p->started; i++)
+        if (p->slots[i].item)
+            fn(p->slots[i].item, arg);
+    for (size_t i = 0; i < p->nwaiting; i++)
+        fn(p->waiting[i].item, arg);
+    pthread_mutex_unlock(&p->mu);
 }
 
 void deliverpool_drain(struct deliverpool *p)

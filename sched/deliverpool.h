@@ -8,9 +8,10 @@
  * The dispatcher claims only as many rows as the pool has room for, whenever
  * a thread comes free: a row admitted while others are still being delivered
  * starts at once instead of waiting for the slowest delivery of a batch. The
- * pool therefore holds at most `threads` claimed rows, each started as soon as
- * a slot of its key is free, so a row waits in it no longer than a delivery of
- * its own cluster: far less than its lease.
+ * pool holds at most `threads` claimed rows, each started as soon as a slot of
+ * its key is free. A row may wait behind a few deliveries of its own cluster,
+ * past its lease even: the dispatcher's claims leave every row the pool holds
+ * alone (deliverpool_each), so it is still delivered once.
  *
  * It changes nothing of exactly-once: every row was claimed once (leased,
  * attempts counted) before it is handed over, a claim holds at most one row
@@ -41,7 +42,8 @@ typedef void deliverpool_release(void *owner);
  */
 struct deliverpool *deliverpool_new(const char *url, const char *name, int threads, int per_key,
                                     deliverpool_key *key, deliverpool_fn *fn, void *arg);
-/* How many more items it takes now: its threads less the items it holds. */
+/* How many more items it takes now: its threads less the items it holds (the
+ * threads start at the first call, so that the room is what did start). */
 int deliverpool_room(struct deliverpool *p);
 /*
  * Wait up to timeout_ms for room (an item done); true when there is. Returns
@@ -62,6 +64,8 @@ void deliverpool_busy_keys(struct deliverpool *p, void (*fn)(const char *key, vo
  */
 void deliverpool_add(struct deliverpool *p, struct db *db, const void *items, size_t n, size_t sz,
                      void *owner, deliverpool_release *release);
+/* Call fn for every item it holds (waiting or in delivery), under the pool's lock. */
+void deliverpool_each(struct deliverpool *p, void (*fn)(const void *item, void *arg), void *arg);
 /* Wait until every item handed over is done. */
 void deliverpool_drain(struct deliverpool *p);
 /* Deliver what it holds, stop its threads, close their connections (NULL: nothing). */

@@ -335,14 +335,15 @@ int dispatcher_claim(struct db *db, int (*claim)(struct db *db, void *arg), void
 /* One claim's rows, handed to the pool: freed when the last is delivered. */
 struct job_claim {
     int batch, lease_seconds;
-    const char *skip; /* clusters at their limit of deliveries at once */
+    const char *skip;     /* clusters at their limit of deliveries at once */
+    const char *skip_ids; /* rows the pool holds (their lease may have run out) */
     struct db_outbox_jobs rows;
 };
 
 static int claim_jobs(struct db *db, void *arg)
 {
     struct job_claim *c = arg;
-    return db_outbox_claim(db, c->batch, c->lease_seconds, c->skip, &c->rows);
+    return db_outbox_claim(db, c->batch, c->lease_seconds, c->skip, c->skip_ids, &c->rows);
 }
 
 static void claim_free(void *arg)
@@ -367,6 +368,11 @@ static void add_cluster(const char *id, void *arr)
     pgarray_add(arr, id);
 }
 
+static void add_row(const void *row, void *arr)
+{
+    pgarray_addf(arr, "%lld", ((const struct db_outbox_job *)row)->id);
+}
+
 /* The dispatcher's round state: its delivery threads (deliverpool.h). */
 struct dispatcher {
     const struct config *cfg;
@@ -386,14 +392,17 @@ static int deliver_jobs(struct db *db, const struct dispatcher *d)
     int room = deliverpool_room(d->pool);
     if (room == 0)
         return deliverpool_wait_room(d->pool, OUTBOX_INTERVAL_MS) ? 1 : 0;
-    struct pgarray busy = PGARRAY_INIT;
+    struct pgarray busy = PGARRAY_INIT, held = PGARRAY_INIT;
     deliverpool_busy_keys(d->pool, add_cluster, &busy);
+    deliverpool_each(d->pool, add_row, &held);
     struct job_claim *c = xcalloc(1, sizeof *c);
     *c = (struct job_claim){.batch = room < BATCH ? room : BATCH,
                             .lease_seconds = cfg->outbox_lease_seconds,
-                            .skip = busy.n ? pgarray_str(&busy) : NULL};
+                            .skip = busy.n ? pgarray_str(&busy) : NULL,
+                            .skip_ids = held.n ? pgarray_str(&held) : NULL};
     int e = dispatcher_claim(db, claim_jobs, c);
     pgarray_free(&busy);
+    pgarray_free(&held);
     bool full = !e && c->rows.n == (size_t)c->batch;
     if (e) {
         claim_free(c);
@@ -436,6 +445,14 @@ static int take_over(struct db *db, void *arg)
     return e;
 }
 
+/* Giving the lead up (stop, an unknown schema): the deliveries begun under it end first,
+ * so that no standby releases and delivers again a row in flight here. */
+static void give_up(void *arg)
+{
+    const struct dispatcher *d = arg;
+    deliverpool_drain(d->pool);
+}
+
 static void dispatcher_free(void *arg)
 {
     struct dispatcher *d = arg;
@@ -453,6 +470,7 @@ struct worker *dispatcher_start(const struct config *cfg)
         .name = "dispatcher",
         .lead = WORKER_LEAD_DISPATCHER,
         .on_lead = take_over,
+        .on_unlead = give_up,
         .channels = {"aidc_outbox", NULL},
         .interval_ms = OUTBOX_INTERVAL_MS,
         .round = round_fn,

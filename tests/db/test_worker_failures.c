@@ -4,7 +4,9 @@
  * only as debug (not every second for hours), and a word when rounds succeed
  * again. Before, every failure went to debug: a dispatcher whose claim the
  * database refused retried silently every second (seen while building the
- * standing delivery pool).
+ * standing delivery pool). And a worker giving its lead up (stop) calls
+ * on_unlead while it still holds the lead, so the dispatcher's deliveries in
+ * flight end before a standby can take over and release their rows.
  */
 #include "tests/support/harness.h"
 #include "tests/support/suite.h"
@@ -109,6 +111,61 @@ START_TEST(a_failing_round_is_said_once_then_its_end)
 }
 END_TEST
 
+static atomic_long lead_holders = -1; /* sessions holding the lead, seen from on_unlead */
+
+static int quiet_round(struct db *db, bool notified, void *arg)
+{
+    (void)db;
+    (void)notified;
+    (void)arg;
+    atomic_fetch_add(&calls, 1);
+    return 0;
+}
+
+/* Sessions holding the dispatcher's lead (advisory lock 1634296931 / 100 + lead). */
+static long lead_held(void)
+{
+    return harness_sql_long(srv.owner_url,
+                            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'"
+                            " AND classid = 1634296931 AND objid = 102 AND granted AND database ="
+                            " (SELECT oid FROM pg_database WHERE datname = current_database())",
+                            0, NULL);
+}
+
+static void unlead(void *arg)
+{
+    (void)arg;
+    atomic_store(&lead_holders, lead_held());
+}
+
+START_TEST(a_worker_giving_its_lead_up_finishes_first)
+{
+    atomic_store(&calls, 0);
+    struct worker_spec spec = {.name = "leader",
+                               .interval_ms = 100,
+                               .round = quiet_round,
+                               .lead = WORKER_LEAD_DISPATCHER,
+                               .on_unlead = unlead};
+    struct worker *w = worker_start(srv.app_url, &spec);
+    ck_assert_ptr_nonnull(w);
+    time_t t0 = time(NULL);
+    while (atomic_load(&calls) < 2 && time(NULL) - t0 < 20) {
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    ck_assert_int_ge(atomic_load(&calls), 2); /* it leads: its rounds run */
+    ck_assert_int_eq(lead_held(), 1);
+    worker_stop(w);
+    ck_assert_int_eq(atomic_load(&lead_holders), 1); /* on_unlead ran, the lead still held */
+    t0 = time(NULL);
+    while (lead_held() != 0 && time(NULL) - t0 < 10) {
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+    ck_assert_int_eq(lead_held(), 0); /* and then given up */
+}
+END_TEST
+
 int main(void)
 {
     harness_require_pg();
@@ -117,6 +174,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, a_failing_round_is_said_once_then_its_end);
+    tcase_add_test(tc, a_worker_giving_its_lead_up_finishes_first);
     suite_add_tcase(s, tc);
     return suite_run(s);
 }

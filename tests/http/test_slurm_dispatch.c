@@ -8,7 +8,7 @@
  * other deliveries of the batch are in flight (AIDC_FAULT=
  * after_backend_submit) leaves each job in Slurm once after a restart; and
  * a delivery that hangs (AIDC_FAULT=slow_submit) holds up no job admitted
- * after it.
+ * after it, and a row held in the pool past its lease is delivered once.
  *
  * Needs AIDC_TEST_SLURM_* (tests/run.sh); skipped (77) without them.
  */
@@ -259,6 +259,49 @@ START_TEST(a_slow_delivery_holds_up_no_other_job)
 }
 END_TEST
 
+/*
+ * Rows wait in the pool behind their cluster's limit longer than their lease
+ * (3 threads, 2 per cluster, a 5 s lease, three jobs whose first try waits
+ * 12 s): when the first two end, the third is still the pool's, and the
+ * dispatcher's next claim must not take its row again - a second delivery
+ * would find nothing in Slurm yet and submit the job twice.
+ */
+START_TEST(a_row_held_past_its_lease_is_delivered_once)
+{
+    ck_assert_int_eq(harness_server_stop(&harness_srv), 0);
+    const char *const held[] = {"AIDC_SYNC_INTERVAL_MS=200",
+                                "AIDC_ADMISSION_INTERVAL_MS=200",
+                                "AIDC_DISPATCH_CONCURRENCY=3",
+                                "AIDC_DISPATCH_PER_CLUSTER=2",
+                                "AIDC_OUTBOX_LEASE_SECONDS=5",
+                                "AIDC_FAULT=slow_submit",
+                                NULL};
+    ck_assert_int_eq(jobs_restart_server(held), 0);
+    char *ids[3];
+    jobs_project_quota(T, "lab", "{\"jobs\":{\"limit\":0}}");
+    for (int i = 0; i < 3; i++)
+        ids[i] = jobs_submit(ann, T,
+                             slurmtest_job(fmt("slow-held-%d", i), 0, NULL, "#!/bin/sh\ntrue\n"));
+    jobs_project_quota(T, "lab", "{\"jobs\":{\"limit\":1000}}");
+    for (int i = 0; i < 3; i++) {
+        json_t *job = jobs_wait(ann, T, ids[i], "succeeded,failed,cancelled", WAIT_S);
+        ck_assert_str_eq(state_of(job), "succeeded");
+        json_decref(job);
+    }
+    int counts[3];
+    slurm_counts(ids, 3, counts);
+    for (int i = 0; i < 3; i++) {
+        int calls, adopted;
+        submits_of(ids[i], &calls, &adopted);
+        ck_assert_msg(counts[i] == 1 && calls == 1, "job %s: in Slurm %d times, %d submits", ids[i],
+                      counts[i], calls);
+        free(ids[i]);
+    }
+    ck_assert_int_eq(harness_server_stop(&harness_srv), 0);
+    ck_assert_int_eq(jobs_restart_server(fast), 0);
+}
+END_TEST
+
 int main(void)
 {
     harness_require_pg();
@@ -270,6 +313,7 @@ int main(void)
     tcase_add_test(tc, lost_answers_are_retried_without_a_second_job);
     tcase_add_test(tc, a_crash_amid_concurrent_deliveries_leaves_each_job_once);
     tcase_add_test(tc, a_slow_delivery_holds_up_no_other_job);
+    tcase_add_test(tc, a_row_held_past_its_lease_is_delivered_once);
     suite_add_tcase(s, tc);
     return suite_run_nofork(s); /* the crash test waits for aidcd itself */
 }
