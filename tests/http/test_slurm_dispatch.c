@@ -288,6 +288,11 @@ START_TEST(a_row_held_past_its_lease_is_delivered_once)
         ck_assert_str_eq(state_of(job), "succeeded");
         json_decref(job);
     }
+    /* each row claimed once: a second claim would be a second delivery, whose submit may
+     * come after these checks (the first still waits out its 12 s) */
+    for (int i = 0; i < 3; i++)
+        ck_assert_msg(claims_of(ids[i]) == 1, "job %s: its row was claimed %ld times", ids[i],
+                      claims_of(ids[i]));
     int counts[3];
     slurm_counts(ids, 3, counts);
     for (int i = 0; i < 3; i++) {
