@@ -70,22 +70,21 @@ struct deliverpool *deliverpool_new(const char *url, const char *name, int threa
     return p;
 }
 
-/* Items of key held: being delivered or waiting. Under p->mu. */
-static int key_load(const struct deliverpool *p, const char *key)
-{
-    int n = 0;
-    for (int i = 0; i < p->started; i++)
-        n += p->slots[i].key && strcmp(p->slots[i].key, key) == 0;
-    for (size_t i = 0; i < p->nwaiting; i++)
-        n += strcmp(p->waiting[i].key, key) == 0;
-    return n;
-}
-
+/* Items of key being delivered. Under p->mu. */
 static int key_running(const struct deliverpool *p, const char *key)
 {
     int n = 0;
     for (int i = 0; i < p->started; i++)
         n += p->slots[i].key && strcmp(p->slots[i].key, key) == 0;
+    return n;
+}
+
+/* Items of key held: being delivered or waiting. Under p->mu. */
+static int key_load(const struct deliverpool *p, const char *key)
+{
+    int n = key_running(p, key);
+    for (size_t i = 0; i < p->nwaiting; i++)
+        n += strcmp(p->waiting[i].key, key) == 0;
     return n;
 }
 
@@ -103,33 +102,28 @@ static bool take(struct deliverpool *p, struct entry *out)
     return false;
 }
 
-/*
- * One item delivered: its key's slot is free again. Returns its owner when it
- * was the owner's last item (the caller releases it, then calls done), else
- * NULL (done already counted). Under p->mu.
- */
-static struct owner *delivered(struct deliverpool *p, struct owner *own)
-{
-    pthread_cond_broadcast(&p->work); /* its key may have an item waiting */
-    if (--own->left == 0)
-        return own;
-    p->held--;
-    pthread_cond_broadcast(&p->done);
-    return NULL;
-}
-
-/* The last item of an owner is done once the owner is released. Under p->mu. */
-static void done(struct deliverpool *p)
-{
-    p->held--;
-    pthread_cond_broadcast(&p->done);
-}
-
 static void release(struct owner *own)
 {
     if (own->release)
         own->release(own->owner);
     free(own);
+}
+
+/*
+ * One item delivered: its key's slot is free again, and it no longer counts as
+ * held - but the last item of an owner only once the owner is released
+ * (outside the lock), so that a drain means freed too. Under p->mu.
+ */
+static void finish(struct deliverpool *p, struct owner *own)
+{
+    pthread_cond_broadcast(&p->work); /* its key may have an item waiting */
+    if (--own->left == 0) {
+        pthread_mutex_unlock(&p->mu);
+        release(own);
+        pthread_mutex_lock(&p->mu);
+    }
+    p->held--;
+    pthread_cond_broadcast(&p->done);
 }
 
 static void *slot_main(void *arg)
@@ -147,13 +141,7 @@ static void *slot_main(void *arg)
             pthread_mutex_lock(&p->mu);
             s->key = NULL;
             s->item = NULL;
-            struct owner *last = delivered(p, e.own);
-            if (last) { /* released before it counts as done: drain means freed too */
-                pthread_mutex_unlock(&p->mu);
-                release(last);
-                pthread_mutex_lock(&p->mu);
-                done(p);
-            }
+            finish(p, e.own);
             continue;
         }
         if (p->stop && p->nwaiting == 0)
@@ -269,14 +257,8 @@ void deliverpool_add(struct deliverpool *p, struct db *db, const void *items, si
         p->fn(db, (const char *)items + i * sz, p->arg);
         pthread_mutex_lock(&p->mu);
         p->held++;
-        struct owner *last = delivered(p, own);
+        finish(p, own);
         pthread_mutex_unlock(&p->mu);
-        if (last) {
-            release(last);
-            pthread_mutex_lock(&p->mu);
-            done(p);
-            pthread_mutex_unlock(&p->mu);
-        }
     }
 }
 
