@@ -685,9 +685,9 @@ static void run_free(void *arg)
  * One pass per burst: a pass woken by a notification less than
  * admission_coalesce_ms after the last one started waits out the rest of that
  * time; the pass then takes the notifications that came meanwhile (read_kind:
- * their commits are visible to the snapshot that follows). A burst of submits costs a pass every
- * coalesce_ms instead of one per commit; a lone submit after a quiet spell is
- * looked at at once. (Waiting twice the last pass's length as well halved the
+ * their commits are visible to the snapshot that follows). A burst of submits
+ * costs a pass every coalesce_ms instead of one per commit; a lone submit after
+ * a quiet spell is looked at at once. (Waiting twice the last pass's length as well halved the
  * admitter's share of a burst, and multiplied the wait of a job behind 10,000
  * held ones by 3-16 at p99: docs/performance.md.) The wait is cut short when
  * aidcd stops.

@@ -132,6 +132,24 @@ static void free_ids(char **ids)
         free(ids[i]);
 }
 
+/* Stop aidcd and start it again with the fast settings and extra on top (later ones win). */
+static void restart_with(const char *const *extra)
+{
+    const char *env[16];
+    size_t n = 0;
+    for (size_t i = 0; fast[i]; i++)
+        env[n++] = fast[i];
+    for (size_t i = 0; extra[i]; i++) {
+        ck_assert_uint_lt(n, sizeof env / sizeof env[0] - 1);
+        env[n++] = extra[i];
+    }
+    env[n] = NULL;
+    ck_assert_int_eq(harness_server_stop(&harness_srv), 0);
+    ck_assert_int_eq(jobs_restart_server(env), 0);
+}
+
+static const char *const none[] = {NULL};
+
 /* ---- tests --------------------------------------------------------------------------- */
 
 START_TEST(a_batch_delivered_concurrently_is_in_slurm_once_each)
@@ -154,11 +172,7 @@ END_TEST
 /* Slurm takes each job but aidc never hears so: the retry finds it, submits nothing */
 START_TEST(lost_answers_are_retried_without_a_second_job)
 {
-    ck_assert_int_eq(harness_server_stop(&harness_srv), 0);
-    const char *const lossy[] = {"AIDC_SYNC_INTERVAL_MS=200",     "AIDC_ADMISSION_INTERVAL_MS=200",
-                                 "AIDC_DISPATCH_CONCURRENCY=8",   "AIDC_DISPATCH_PER_CLUSTER=4",
-                                 "AIDC_FAULT=lose_submit_answer", NULL};
-    ck_assert_int_eq(jobs_restart_server(lossy), 0);
+    restart_with((const char *const[]){"AIDC_FAULT=lose_submit_answer", NULL});
     char *ids[NJOBS];
     submit_batch("lost", ids);
     each_once(ids);
@@ -170,21 +184,16 @@ START_TEST(lost_answers_are_retried_without_a_second_job)
                       adopted);
     }
     free_ids(ids);
-    ck_assert_int_eq(harness_server_stop(&harness_srv), 0);
-    ck_assert_int_eq(jobs_restart_server(fast), 0);
+    restart_with(none);
 }
 END_TEST
 
 /* aidcd dies after Slurm's first accept, its other deliveries in flight */
 START_TEST(a_crash_amid_concurrent_deliveries_leaves_each_job_once)
 {
-    ck_assert_int_eq(harness_server_stop(&harness_srv), 0);
-    const char *const faulty[] = {"AIDC_SYNC_INTERVAL_MS=200", "AIDC_ADMISSION_INTERVAL_MS=200",
-                                  "AIDC_DISPATCH_CONCURRENCY=8", "AIDC_DISPATCH_PER_CLUSTER=4",
-                                  "AIDC_FAULT=after_backend_submit",
-                                  /* what the crash left claimed is tried again this soon */
-                                  "AIDC_OUTBOX_LEASE_SECONDS=5", NULL};
-    ck_assert_int_eq(jobs_restart_server(faulty), 0);
+    restart_with((const char *const[]){"AIDC_FAULT=after_backend_submit",
+                                       /* what the crash left claimed is tried again this soon */
+                                       "AIDC_OUTBOX_LEASE_SECONDS=5", NULL});
     char *ids[NJOBS];
     submit_batch("crash", ids);
     int st = 0;
@@ -220,11 +229,7 @@ static const char *state_of(json_t *job)
  */
 START_TEST(a_slow_delivery_holds_up_no_other_job)
 {
-    ck_assert_int_eq(harness_server_stop(&harness_srv), 0);
-    const char *const slow[] = {"AIDC_SYNC_INTERVAL_MS=200",   "AIDC_ADMISSION_INTERVAL_MS=200",
-                                "AIDC_DISPATCH_CONCURRENCY=8", "AIDC_DISPATCH_PER_CLUSTER=4",
-                                "AIDC_FAULT=slow_submit",      NULL};
-    ck_assert_int_eq(jobs_restart_server(slow), 0);
+    restart_with((const char *const[]){"AIDC_FAULT=slow_submit", NULL});
     char *ids[2];
     ids[0] = jobs_submit(ann, T, slurmtest_job("slow-0", 0, NULL, "#!/bin/sh\ntrue\n"));
     double t0 = jobs_now();
@@ -254,8 +259,7 @@ START_TEST(a_slow_delivery_holds_up_no_other_job)
     ck_assert_int_eq(counts[1], 1);
     free(ids[0]);
     free(ids[1]);
-    ck_assert_int_eq(harness_server_stop(&harness_srv), 0);
-    ck_assert_int_eq(jobs_restart_server(fast), 0);
+    restart_with(none);
 }
 END_TEST
 
@@ -268,15 +272,9 @@ END_TEST
  */
 START_TEST(a_row_held_past_its_lease_is_delivered_once)
 {
-    ck_assert_int_eq(harness_server_stop(&harness_srv), 0);
-    const char *const held[] = {"AIDC_SYNC_INTERVAL_MS=200",
-                                "AIDC_ADMISSION_INTERVAL_MS=200",
-                                "AIDC_DISPATCH_CONCURRENCY=3",
-                                "AIDC_DISPATCH_PER_CLUSTER=2",
-                                "AIDC_OUTBOX_LEASE_SECONDS=5",
-                                "AIDC_FAULT=slow_submit",
-                                NULL};
-    ck_assert_int_eq(jobs_restart_server(held), 0);
+    restart_with((const char *const[]){"AIDC_DISPATCH_CONCURRENCY=3", "AIDC_DISPATCH_PER_CLUSTER=2",
+                                       "AIDC_OUTBOX_LEASE_SECONDS=5", "AIDC_FAULT=slow_submit",
+                                       NULL});
     char *ids[3];
     jobs_project_quota(T, "lab", "{\"jobs\":{\"limit\":0}}");
     for (int i = 0; i < 3; i++)
@@ -302,8 +300,7 @@ START_TEST(a_row_held_past_its_lease_is_delivered_once)
                       counts[i], calls);
         free(ids[i]);
     }
-    ck_assert_int_eq(harness_server_stop(&harness_srv), 0);
-    ck_assert_int_eq(jobs_restart_server(fast), 0);
+    restart_with(none);
 }
 END_TEST
 
