@@ -110,6 +110,8 @@ static const struct db_stmt st_waits = {
     " FROM unnest($1::uuid[], $2::text[], $3::float8[]) AS x(id, r, e)"
     " WHERE j.id = x.id AND j.state = 'queued'",
     3};
+static const struct db_stmt st_follow = {"sched_follow_queue",
+                                         "SELECT aidc_jobs_follow_queue($1::bigint)", 1};
 
 /*
  * The marks that changed: those at the positions of the first arrays go, the
@@ -371,6 +373,7 @@ const struct db_stmt *const db_sched_stmts[] = {&st_notify_jobs,
                                                 &st_admit,
                                                 &st_preempt,
                                                 &st_waits,
+                                                &st_follow,
                                                 &st_claim,
                                                 &st_done,
                                                 &st_failed,
@@ -477,6 +480,21 @@ int db_sched_waits(struct db *db, const char *ids, const char *reasons, const ch
 {
     const char *p[3] = {ids, reasons, estimates};
     return db_exec(db, &st_waits, p);
+}
+
+int db_sched_follow_queue(struct db *db, size_t queued, bool *analyzed)
+{
+    char n[24];
+    snprintf(n, sizeof n, "%zu", queued);
+    const char *p[1] = {n};
+    int e;
+    *analyzed = false;
+    PGresult *r = db_query(db, &st_follow, p, &e);
+    if (!r)
+        return e;
+    *analyzed = PQgetvalue(r, 0, 0)[0] == 't';
+    PQclear(r);
+    return 0;
 }
 
 int db_sched_marks(struct db *db, const char *gone_types, const char *gone_positions,

@@ -60,6 +60,14 @@ int db_sched_marks(struct db *db, const char *gone_types, const char *gone_posit
                    const char *submitted, const char *ids);
 /* Why queued jobs wait: reasons and estimated starts (epoch, NULL elements: unknown). */
 int db_sched_waits(struct db *db, const char *ids, const char *reasons, const char *estimates);
+/*
+ * Tell the database how many jobs are queued: where the statistics of jobs
+ * make far fewer of them, jobs is analysed (0035_jobs_follow_queue.sql), so
+ * that plans made on a near-empty queue are made again. *analyzed says
+ * whether it was. In a writing transaction of its own: the analysis holds
+ * a lock on jobs until it ends.
+ */
+int db_sched_follow_queue(struct db *db, size_t queued, bool *analyzed);
 
 /* The cluster an outbox row goes to; strings as its row's. */
 struct db_outbox_cluster {

@@ -565,6 +565,7 @@ struct admitter_run {
     double last_start, last_full;
     struct db_queue_cache *cache;
     bool more;
+    size_t followed;
     atomic_bool stop;
 };
 
@@ -630,6 +631,35 @@ static enum db_queue_read read_kind(struct db *db, struct admitter_run *run, boo
     return only_submits ? DB_QUEUE_NEW : DB_QUEUE_CHANGED;
 }
 
+/*
+ * A queue grown past what the planner was told of is told of
+ * (db_sched_follow_queue): at a thousand queued jobs, then each time their
+ * number doubled since it asked - or after the queue drained to a quarter.
+ */
+static void follow_queue(struct db *db, struct admitter_run *run, size_t queued)
+{
+    if (queued < run->followed / 4)
+        run->followed = queued;
+    if (queued < 1000 || queued < 2 * run->followed)
+        return;
+    run->followed = queued;
+    const struct db_ctx ctx = {.roles = "system"};
+    bool analyzed = false;
+    int e = db_begin(db, &ctx, false);
+    if (!e)
+        e = db_sched_follow_queue(db, queued, &analyzed);
+    if (!e)
+        e = db_commit(db);
+    else
+        db_rollback(db);
+    if (e)
+        log_warn("admission: could not bring the statistics of jobs up to %zu queued jobs: %s",
+                 queued, db_last_error(db)->message);
+    else if (analyzed)
+        log_info("admission: %zu jobs queued, more than the statistics of jobs knew of: analysed",
+                 queued);
+}
+
 static int round_fn(struct db *db, bool notified, void *arg)
 {
     struct admitter_run *run = arg;
@@ -648,6 +678,8 @@ static int round_fn(struct db *db, bool notified, void *arg)
     if (e || st.skipped)
         db_queue_cache_drop(run->cache);
     run->more = !e && st.waits_pending > 0;
+    if (!e && !st.skipped)
+        follow_queue(db, run, st.queued);
     return e ? e : run->more;
 }
 

@@ -16,6 +16,12 @@
  * A pass that only submits woke reads the jobs inserted since the last pass
  * (DB_QUEUE_NEW): by their index, not over the queue - also in the generic
  * plan a prepared statement comes to after five runs.
+ *
+ * aidcd's sessions keep the plan made at a statement's first run until the
+ * statistics of its tables change. Made on a near-empty jobs, the admitter's
+ * wait-reason update hashed every job of the table for each pass; told of a
+ * queue larger than the statistics know, the database analyses jobs and the
+ * plans are made again (0035_jobs_follow_queue.sql).
  */
 #include "tests/support/harness.h"
 #include "tests/support/suite.h"
@@ -270,6 +276,87 @@ START_TEST(a_pass_after_submits_reads_only_them)
 }
 END_TEST
 
+/* The buffers the join under the top node of an EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) touched. */
+static long join_buffers(const PGresult *r)
+{
+    json_t *plan = json_loads(PQgetvalue(r, 0, 0), 0, NULL);
+    ck_assert_ptr_nonnull(plan);
+    json_t *top = json_object_get(json_array_get(plan, 0), "Plan");
+    json_t *join = json_array_get(json_object_get(top, "Plans"), 0);
+    ck_assert_ptr_nonnull(join);
+    long b = (long)(json_integer_value(json_object_get(join, "Shared Hit Blocks")) +
+                    json_integer_value(json_object_get(join, "Shared Read Blocks")));
+    json_decref(plan);
+    return b;
+}
+
+/* The buffers sched_waits's join touches for 40 queued jobs on c, which keeps its plan. */
+static long waits_buffers(PGconn *c)
+{
+    PGresult *r = PQexec(c, "SELECT coalesce(array_agg(id), '{}')::text FROM (SELECT id FROM jobs"
+                            " WHERE state = 'queued' LIMIT 40) s");
+    ck_assert_int_eq(PQresultStatus(r), PGRES_TUPLES_OK);
+    char q[4096];
+    int n = snprintf(q, sizeof q,
+                     "EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) EXECUTE waits('%s',"
+                     " array_fill('x'::text, ARRAY[40]), array_fill(1e9::float8, ARRAY[40]))",
+                     PQgetvalue(r, 0, 0));
+    ck_assert(n > 0 && (size_t)n < sizeof q);
+    PQclear(r);
+    r = PQexec(c, q);
+    ck_assert_msg(PQresultStatus(r) == PGRES_TUPLES_OK, "%s", PQerrorMessage(c));
+    long b = join_buffers(r);
+    PQclear(r);
+    return b;
+}
+
+static bool follow(long queued)
+{
+    char q[96];
+    snprintf(q, sizeof q, "SELECT aidc_jobs_follow_queue(%ld)", queued);
+    PGresult *r = harness_sql(srv.app_url, q, 0, NULL);
+    ck_assert_ptr_nonnull(r);
+    bool yes = PQgetvalue(r, 0, 0)[0] == 't';
+    PQclear(r);
+    return yes;
+}
+
+START_TEST(a_queue_past_the_statistics_has_jobs_analysed)
+{
+    /* the admitter's session (as aidcd sets it up) plans the update on an empty jobs */
+    exec_owner("ANALYZE jobs");
+    PGconn *c = PQconnectdb(srv.app_url);
+    ck_assert_int_eq(PQstatus(c), CONNECTION_OK);
+    PGresult *r = PQexec(c, "SELECT set_config('aidc.roles', 'system', false),"
+                            " set_config('aidc.all', 'admin', false);"
+                            " SET plan_cache_mode = force_generic_plan");
+    ck_assert_msg(PQresultStatus(r) == PGRES_COMMAND_OK, "%s", PQerrorMessage(c));
+    PQclear(r);
+    r = PQprepare(c, "waits", stmt_named("sched_waits")->sql, 0, NULL);
+    ck_assert_int_eq(PQresultStatus(r), PGRES_COMMAND_OK);
+    PQclear(r);
+    ck_assert_int_le(waits_buffers(c), 10);
+    /* a burst: 20,000 queued jobs; the plan made before walks every one */
+    exec_owner("INSERT INTO jobs (tenant_id, project_id, username, name, command)"
+               " SELECT tenant_id, id, 'ann', 'burst', '[\"true\"]' FROM projects,"
+               " generate_series(1, 20000) WHERE slug = 'p1'");
+    long before = waits_buffers(c);
+    ck_assert_msg(before > 500, "the plan made on an empty table touched only %ld buffers",
+                  before);
+    /* fewer than a thousand queued, or what the statistics hold: nothing to do */
+    ck_assert(!follow(999));
+    ck_assert(follow(20000));
+    long after = waits_buffers(c);
+    ck_assert_msg(after < 250, "after the analysis 40 jobs took %ld buffers (before: %ld)", after,
+                  before);
+    /* the statistics know of them now: again at four times as many */
+    ck_assert(!follow(20000));
+    ck_assert(!follow(80000));
+    ck_assert(follow(82000));
+    PQfinish(c);
+}
+END_TEST
+
 static Suite *plans_suite(void)
 {
     Suite *s = suite_create("snapshot_plans");
@@ -279,6 +366,7 @@ static Suite *plans_suite(void)
     tcase_add_test(tc, the_snapshot_reaches_projects_by_their_key);
     tcase_add_test(tc, a_held_array_is_one_row_of_the_pass);
     tcase_add_test(tc, a_pass_after_submits_reads_only_them);
+    tcase_add_test(tc, a_queue_past_the_statistics_has_jobs_analysed);
     suite_add_tcase(s, tc);
     return s;
 }

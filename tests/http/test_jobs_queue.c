@@ -4,7 +4,8 @@
  * from the head: positions in submit answers and in lists, after jobs leave
  * the queue ahead of others (cancel), and when a high or low priority job
  * joins; and jobs joining at the end add a mark, leaving those before as
- * they were written.
+ * they were written; and a queue grown far past what the statistics of
+ * jobs know of has the admitter analyse jobs.
  *
  * What joins or leaves the queue ahead of the nearest mark shows from the
  * next admission pass on (a pass runs on every submit and cancel), so the
@@ -218,6 +219,58 @@ START_TEST(jobs_joining_at_the_end_leave_the_marks_before)
 }
 END_TEST
 
+/* When jobs was last analysed other than by autovacuum ("" never). */
+static char *last_analyze(void)
+{
+    PGresult *r = harness_sql(harness_srv.owner_url,
+                              "SELECT coalesce(last_analyze::text, '') FROM pg_stat_user_tables"
+                              " WHERE relid = 'jobs'::regclass",
+                              0, NULL);
+    ck_assert_ptr_nonnull(r);
+    char *s = strdup(PQgetvalue(r, 0, 0));
+    PQclear(r);
+    ck_assert_ptr_nonnull(s);
+    return s;
+}
+
+/*
+ * Three thousand more queued jobs, more than four times what the statistics
+ * of jobs can know of (autovacuum may have analysed the few hundred before,
+ * and analyses no more):
+ * the admitter's next pass counts them and has jobs analysed
+ * (0035_jobs_follow_queue.sql); the few hundred before did not.
+ */
+START_TEST(a_queue_past_the_statistics_has_jobs_analysed)
+{
+    char *before = last_analyze();
+    ck_assert_msg(before[0] == '\0', "jobs analysed with %d jobs queued at %s", N + 60, before);
+    /* autovacuum's analyze would make the admitter's needless: not from here on */
+    PGresult *r = harness_sql(harness_srv.owner_url,
+                              "ALTER TABLE jobs SET (autovacuum_enabled = false)", 0, NULL);
+    ck_assert_ptr_nonnull(r);
+    PQclear(r);
+    r = harness_sql(
+        harness_srv.owner_url,
+        "INSERT INTO jobs (tenant_id, project_id, username, name, command, priority)"
+        " SELECT p.tenant_id, p.id, 'ann', 'bulk', '[\"true\"]', 'low'"
+        "   FROM projects p, generate_series(1, 3000) WHERE p.slug = 'held'",
+        0, NULL);
+    ck_assert_ptr_nonnull(r);
+    PQclear(r);
+    double deadline = jobs_now() + WAIT_S;
+    char *after = last_analyze();
+    while (!after[0] && jobs_now() < deadline) {
+        free(after);
+        jobs_nap_ms(100);
+        after = last_analyze();
+    }
+    ck_assert_msg(after[0], "jobs not analysed %d s after 3,000 jobs joined %d queued", WAIT_S,
+                  N + 60);
+    free(before);
+    free(after);
+}
+END_TEST
+
 int main(void)
 {
     harness_require_pg();
@@ -227,6 +280,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, positions_stay_exact_in_a_long_queue);
     tcase_add_test(tc, jobs_joining_at_the_end_leave_the_marks_before);
+    tcase_add_test(tc, a_queue_past_the_statistics_has_jobs_analysed);
     suite_add_tcase(s, tc);
     return suite_run(s);
 }
