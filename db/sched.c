@@ -110,8 +110,8 @@ static const struct db_stmt st_waits = {
     " FROM unnest($1::uuid[], $2::text[], $3::float8[]) AS x(id, r, e)"
     " WHERE j.id = x.id AND j.state = 'queued'",
     3};
-static const struct db_stmt st_follow = {"sched_follow_queue",
-                                         "SELECT aidc_jobs_follow_queue($1::bigint)", 1};
+static const struct db_stmt st_follow = {"sched_follow_queue", "SELECT aidc_jobs_follow_queue()",
+                                         0};
 
 /*
  * The marks that changed: those at the positions of the first arrays go, the
@@ -482,17 +482,17 @@ int db_sched_waits(struct db *db, const char *ids, const char *reasons, const ch
     return db_exec(db, &st_waits, p);
 }
 
-int db_sched_follow_queue(struct db *db, size_t queued, bool *analyzed)
+int db_sched_follow_queue(struct db *db, enum db_follow *found)
 {
-    char n[24];
-    snprintf(n, sizeof n, "%zu", queued);
-    const char *p[1] = {n};
     int e;
-    *analyzed = false;
-    PGresult *r = db_query(db, &st_follow, p, &e);
+    *found = DB_FOLLOW_KNOWN;
+    PGresult *r = db_query(db, &st_follow, NULL, &e);
     if (!r)
         return e;
-    *analyzed = PQgetvalue(r, 0, 0)[0] == 't';
+    if (PQgetisnull(r, 0, 0))
+        *found = DB_FOLLOW_BUSY;
+    else if (PQgetvalue(r, 0, 0)[0] == 't')
+        *found = DB_FOLLOW_ANALYZED;
     PQclear(r);
     return 0;
 }

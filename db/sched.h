@@ -60,14 +60,19 @@ int db_sched_marks(struct db *db, const char *gone_types, const char *gone_posit
                    const char *submitted, const char *ids);
 /* Why queued jobs wait: reasons and estimated starts (epoch, NULL elements: unknown). */
 int db_sched_waits(struct db *db, const char *ids, const char *reasons, const char *estimates);
+/* What db_sched_follow_queue found. */
+enum db_follow {
+    DB_FOLLOW_KNOWN,    /* the statistics of jobs know the queue */
+    DB_FOLLOW_ANALYZED, /* they did not: jobs was analysed */
+    DB_FOLLOW_BUSY,     /* they did not, and a vacuum or analyze held the table */
+};
 /*
- * Tell the database how many jobs are queued: where the statistics of jobs
- * make far fewer of them, jobs is analysed (0035_jobs_follow_queue.sql), so
- * that plans made on a near-empty queue are made again. *analyzed says
- * whether it was. In a writing transaction of its own: the analysis holds
- * a lock on jobs until it ends.
+ * Bring the statistics of jobs up to its queue where they make far fewer
+ * queued jobs (0035_jobs_follow_queue.sql), so that plans made on a
+ * near-empty queue are made again. In a writing transaction of its own: the
+ * analysis holds a lock on jobs until it ends.
  */
-int db_sched_follow_queue(struct db *db, size_t queued, bool *analyzed);
+int db_sched_follow_queue(struct db *db, enum db_follow *found);
 
 /* The cluster an outbox row goes to; strings as its row's. */
 struct db_outbox_cluster {

@@ -8,17 +8,20 @@
 -- (3,000 buffers a submit), until autovacuum's analyze came, a minute or more
 -- into the burst (docs/performance.md, "the submit figure is two-valued").
 --
--- The admitter knows how many jobs are queued. When that is over four times what
--- the statistics make of it (and over a thousand), this analyses jobs: every
--- session's plans on jobs are made again from the queue as it is. The next one
--- comes when the queue has grown fourfold again (and the admitter asks only when
--- it has doubled: db_sched_follow_queue); a lock held by a concurrent vacuum or
--- analyze makes it give up rather than hold the admitter up.
-CREATE FUNCTION aidc_jobs_follow_queue(queued bigint) RETURNS boolean
+-- The admitter asks, when its queue has grown and at least every few timed
+-- passes: where the queued jobs (counted here, each task of an array too, and only
+-- as far as the answer needs) are over four times what the statistics make of them
+-- and over a thousand, this analyses jobs, and every session's plans on jobs are
+-- made again. Asked again at once, it finds the statistics right and does nothing,
+-- so a caller cannot make it analyse over and over. A lock held by a concurrent
+-- vacuum or analyze makes it give up (NULL) rather than hold the admitter up.
+CREATE FUNCTION aidc_jobs_follow_queue() RETURNS boolean
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = public, pg_temp
 SET lock_timeout = '100ms' AS $$
 DECLARE
     believed float8;
+    enough bigint;
+    queued bigint;
 BEGIN
     -- the queued rows of the last analysis: the plans made since were made from
     -- them (the planner scales the table's rows with its pages, but a plan once
@@ -27,14 +30,18 @@ BEGIN
            * coalesce((SELECT m.f FROM pg_stats s,
                               unnest(s.most_common_vals::text::text[], s.most_common_freqs) AS m(v, f)
                         WHERE s.schemaname = 'public' AND s.tablename = 'jobs'
-                          AND s.attname = 'state' AND m.v = 'queued'), 0)
+                          AND s.attname = 'state' AND NOT s.inherited AND m.v = 'queued'), 0)
       INTO believed FROM pg_class c WHERE c.oid = 'public.jobs'::regclass;
-    IF queued < 4 * believed + 1000 THEN
+    enough := (4 * believed)::bigint + 1000;
+    -- planned at each call (a plan kept from an empty table would scan it all)
+    EXECUTE 'SELECT count(*) FROM (SELECT 1 FROM public.jobs WHERE state = ''queued'''
+            ' LIMIT $1) q' INTO queued USING enough;
+    IF queued < enough THEN
         RETURN false;
     END IF;
     ANALYZE public.jobs;
     RETURN true;
 EXCEPTION WHEN lock_not_available THEN
-    RETURN false;
+    RETURN NULL;
 END $$;
-REVOKE ALL ON FUNCTION aidc_jobs_follow_queue(bigint) FROM PUBLIC;
+REVOKE ALL ON FUNCTION aidc_jobs_follow_queue() FROM PUBLIC;

@@ -565,7 +565,8 @@ struct admitter_run {
     double last_start, last_full;
     struct db_queue_cache *cache;
     bool more;
-    size_t followed;
+    size_t followed;    /* the pass's queue at the last question of follow_queue */
+    double follow_next; /* when follow_queue asks next, grown or not */
     atomic_bool stop;
 };
 
@@ -632,32 +633,43 @@ static enum db_queue_read read_kind(struct db *db, struct admitter_run *run, boo
 }
 
 /*
- * A queue grown past what the planner was told of is told of
- * (db_sched_follow_queue): at a thousand queued jobs, then each time their
- * number doubled since it asked - or after the queue drained to a quarter.
+ * The database is asked whether the statistics of jobs know the queue
+ * (db_sched_follow_queue): when the pass's queue reached a thousand jobs or
+ * doubled since the last question, and every FOLLOW_PASSES admission
+ * intervals besides (a held array is one row of a pass but each of its tasks
+ * a row of jobs); after a vacuum held the table, again FOLLOW_RETRY_S later.
  */
+#define FOLLOW_PASSES  6
+#define FOLLOW_RETRY_S 5.0
+
 static void follow_queue(struct db *db, struct admitter_run *run, size_t queued)
 {
+    double now = now_s(), every = FOLLOW_PASSES * run->cfg->admission_interval_ms / 1000.0;
     if (queued < run->followed / 4)
         run->followed = queued;
-    if (queued < 1000 || queued < 2 * run->followed)
+    bool grew = queued >= 1000 && queued >= 2 * run->followed;
+    if (!grew && now < run->follow_next)
         return;
     run->followed = queued;
+    run->follow_next = now + every;
     const struct db_ctx ctx = {.roles = "system"};
-    bool analyzed = false;
+    enum db_follow found = DB_FOLLOW_KNOWN;
     int e = db_begin(db, &ctx, false);
     if (!e)
-        e = db_sched_follow_queue(db, queued, &analyzed);
+        e = db_sched_follow_queue(db, &found);
     if (!e)
         e = db_commit(db);
     else
         db_rollback(db);
     if (e)
-        log_warn("admission: could not bring the statistics of jobs up to %zu queued jobs: %s",
-                 queued, db_last_error(db)->message);
-    else if (analyzed)
-        log_info("admission: %zu jobs queued, more than the statistics of jobs knew of: analysed",
+        log_warn("admission: could not compare the statistics of jobs with the queue: %s",
+                 db_last_error(db)->message);
+    else if (found == DB_FOLLOW_ANALYZED)
+        log_info("admission: the queue outgrew the statistics of jobs: analysed (%zu queued "
+                 "in the pass)",
                  queued);
+    if (e || found == DB_FOLLOW_BUSY)
+        run->follow_next = now + (every < FOLLOW_RETRY_S ? every : FOLLOW_RETRY_S);
 }
 
 static int round_fn(struct db *db, bool notified, void *arg)
