@@ -175,18 +175,19 @@ START_TEST(positions_stay_exact_in_a_long_queue)
 }
 END_TEST
 
+/* The first value of sql as the owner reads it (free it). */
+static char *owner_text(const char *sql)
+{
+    char *s = harness_sql_text(harness_srv.owner_url, sql, 0, NULL);
+    ck_assert_msg(s != NULL, "%s failed", sql);
+    return s;
+}
+
 /* The marks as written: "pos:xmin pos:xmin ..." (the transaction that wrote each). */
 static char *marks_written(void)
 {
-    PGresult *r = harness_sql(harness_srv.owner_url,
-                              "SELECT string_agg(pos || ':' || xmin::text, ' ' ORDER BY pos)"
-                              " FROM queue_marks",
-                              0, NULL);
-    ck_assert_ptr_nonnull(r);
-    char *s = strdup(PQgetvalue(r, 0, 0));
-    PQclear(r);
-    ck_assert_ptr_nonnull(s);
-    return s;
+    return owner_text("SELECT string_agg(pos || ':' || xmin::text, ' ' ORDER BY pos)"
+                      " FROM queue_marks");
 }
 
 /*
@@ -223,23 +224,14 @@ END_TEST
 /* When jobs was last analysed other than by autovacuum ("" never). */
 static char *last_analyze(void)
 {
-    PGresult *r = harness_sql(harness_srv.owner_url,
-                              "SELECT coalesce(last_analyze::text, '') FROM pg_stat_user_tables"
-                              " WHERE relid = 'jobs'::regclass",
-                              0, NULL);
-    ck_assert_ptr_nonnull(r);
-    char *s = strdup(PQgetvalue(r, 0, 0));
-    PQclear(r);
-    ck_assert_ptr_nonnull(s);
-    return s;
+    return owner_text("SELECT coalesce(last_analyze::text, '') FROM pg_stat_user_tables"
+                      " WHERE relid = 'jobs'::regclass");
 }
 
 /* Run sql as the owner. */
 static void owner_sql(const char *sql)
 {
-    PGresult *r = harness_sql(harness_srv.owner_url, sql, 0, NULL);
-    ck_assert_msg(r != NULL, "%s failed", sql);
-    PQclear(r);
+    ck_assert_msg(harness_sql_ok(harness_srv.owner_url, sql), "%s failed", sql);
 }
 
 /* Wait until jobs was analysed (not by autovacuum) later than was ("" never). */

@@ -79,6 +79,21 @@ long harness_sql_long(const char *url, const char *sql, int n, const char *const
     return v;
 }
 
+char *harness_sql_text(const char *url, const char *sql, int n, const char *const *params)
+{
+    PGresult *r = harness_sql(url, sql, n, params);
+    char *v = r && PQntuples(r) > 0 ? strdup(PQgetvalue(r, 0, 0)) : NULL;
+    PQclear(r);
+    return v;
+}
+
+bool harness_sql_ok(const char *url, const char *sql)
+{
+    PGresult *r = harness_sql(url, sql, 0, NULL);
+    PQclear(r);
+    return r != NULL;
+}
+
 long harness_end_sessions(const char *application_name)
 {
     const char *p[1] = {application_name};

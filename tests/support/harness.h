@@ -98,6 +98,10 @@ void harness_url_with_db(const char *url, const char *db, char *out, size_t n);
 PGresult *harness_sql(const char *url, const char *sql, int n, const char *const *params);
 /* The first value of harness_sql's answer as a number (a count); -1 on failure. */
 long harness_sql_long(const char *url, const char *sql, int n, const char *const *params);
+/* The first value of harness_sql's answer as a new string; NULL on failure or no row. */
+char *harness_sql_text(const char *url, const char *sql, int n, const char *const *params);
+/* Whether one SQL statement without parameters ran over url (a failure is printed). */
+bool harness_sql_ok(const char *url, const char *sql);
 /*
  * End every session of the cluster named application_name (but the caller's),
  * waiting up to 5 s for each to go; how many ended. MATERIALIZED: the name
