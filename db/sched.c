@@ -114,10 +114,10 @@ static const struct db_stmt st_follow = {"sched_follow_queue", "SELECT aidc_jobs
                                          0};
 
 /*
- * The marks that changed: those at the positions of the first arrays go, the
- * rows of the others come. A burst of submits appends to the queue, so a pass
- * adds a mark or two instead of rewriting all of them (every rewrite left a
- * dead row per mark for each submit's position lookup to step over).
+ * The marks that changed: those at the positions of the first arrays go (the
+ * queue ends before them), the rows of the others are written - in place
+ * where their position has a mark, so that the update is HOT and a pass that
+ * moves every mark leaves no dead rows for a vacuum (0036).
  */
 static const struct db_stmt st_marks = {
     "sched_marks",
@@ -126,7 +126,9 @@ static const struct db_stmt st_marks = {
     " INSERT INTO queue_marks (gpu_type, pos, queue_rank, submitted_at, job_id)"
     /* the epoch of extract() (numeric text) comes back to the same microsecond */
     " SELECT g, p, r, to_timestamp(t), i FROM unnest($3::text[], $4::bigint[], $5::smallint[],"
-    "                      $6::float8[], $7::uuid[]) AS x(g, p, r, t, i)",
+    "                      $6::float8[], $7::uuid[]) AS x(g, p, r, t, i)"
+    " ON CONFLICT (gpu_type, pos) DO UPDATE SET queue_rank = excluded.queue_rank,"
+    "   submitted_at = excluded.submitted_at, job_id = excluded.job_id",
     7};
 
 /* ---- outbox ------------------------------------------------------------------------- */

@@ -50,10 +50,10 @@ int db_sched_admit(struct db *db, const char *ids, const char *clusters, const c
 int db_sched_preempt(struct db *db, const char *ids, const char *for_ids, int grace_seconds,
                      long *count);
 /*
- * Change the marks of queue positions (0003_queue.sql): remove those of GPU
- * type gone_types[i] at position gone_positions[i], then add these (array
- * literals of equal length: GPU type or "", position, queue rank,
- * submitted_at as epoch seconds, job id).
+ * Change the marks of queue positions (0003_queue.sql, 0036): remove those of
+ * GPU type gone_types[i] at position gone_positions[i], then write these
+ * (array literals of equal length: GPU type or "", position, queue rank,
+ * submitted_at as epoch seconds, job id), replacing the mark a position has.
  */
 int db_sched_marks(struct db *db, const char *gone_types, const char *gone_positions,
                    const char *types, const char *positions, const char *ranks,

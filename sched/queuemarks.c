@@ -58,9 +58,10 @@ static void mark_gone(struct marks *m, const struct db_snap_mark *old)
 
 /*
  * The marks of the queue left after this pass, against the written ones
- * (d->marks, in the same order: type, then position): a mark whose position
- * holds another job now, or whose job moved in rank, goes and comes again;
- * one past the queue's end goes; a new one comes. False when none changed.
+ * (d->marks, in the same order: type, then position): a position whose mark
+ * now holds another job, or whose job moved in rank, is written again (in
+ * place: 0036_queue_marks_in_place.sql); one past the queue's end goes; a new
+ * one comes. False when none changed.
  */
 static bool build_marks(const struct db_snapshot *d, const bool *admitted, struct marks *m)
 {
@@ -86,10 +87,10 @@ static bool build_marks(const struct db_snapshot *d, const bool *admitted, struc
         for (; k < nm && mark_cmp(&d->marks.v[k], q[i].type, pos) < 0; k++)
             mark_gone(m, &d->marks.v[k]);
         if (k < nm && mark_cmp(&d->marks.v[k], q[i].type, pos) == 0) {
+            /* written again in place where another job holds its position */
             const struct db_snap_mark *old = &d->marks.v[k++];
             if (strcmp(old->job_id, q[i].id) == 0 && old->rank == q[i].rank)
                 continue;
-            mark_gone(m, old);
         }
         const struct db_snap_job *j = &d->queued.v[q[i].row];
         pgarray_add(&m->types, q[i].type);

@@ -3,7 +3,8 @@
  * hundredth queued job of a GPU type, from which a job's position is counted
  * instead of from the head of the queue. An admission pass writes those that
  * moved - merged against the marks it read, by type and position - so that a
- * burst appending to the queue adds a mark or two instead of rewriting them all.
+ * burst appending to the queue adds a mark or two instead of rewriting them all,
+ * and rewrites a moved mark in place (0036_queue_marks_in_place.sql).
  */
 #ifndef AIDC_QUEUEMARKS_H
 #define AIDC_QUEUEMARKS_H
