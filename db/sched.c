@@ -117,18 +117,21 @@ static const struct db_stmt st_follow = {"sched_follow_queue", "SELECT aidc_jobs
  * The marks that changed: those at the positions of the first arrays go (the
  * queue ends before them), the rows of the others are written - in place
  * where their position has a mark, so that the update is HOT and a pass that
- * moves every mark leaves no dead rows for a vacuum (0036).
+ * moves every mark leaves no dead rows for a vacuum (0036); the admitter's
+ * lock keeps a second writer out between the update and the insert.
  */
 static const struct db_stmt st_marks = {
     "sched_marks",
     "WITH d AS (DELETE FROM queue_marks m USING unnest($1::text[], $2::bigint[]) AS x(g, p)"
-    "           WHERE m.gpu_type = x.g AND m.pos = x.p)"
-    " INSERT INTO queue_marks (gpu_type, pos, queue_rank, submitted_at, job_id)"
+    "           WHERE m.gpu_type = x.g AND m.pos = x.p),"
     /* the epoch of extract() (numeric text) comes back to the same microsecond */
-    " SELECT g, p, r, to_timestamp(t), i FROM unnest($3::text[], $4::bigint[], $5::smallint[],"
-    "                      $6::float8[], $7::uuid[]) AS x(g, p, r, t, i)"
-    " ON CONFLICT (gpu_type, pos) DO UPDATE SET queue_rank = excluded.queue_rank,"
-    "   submitted_at = excluded.submitted_at, job_id = excluded.job_id",
+    " x AS (SELECT g, p, r, to_timestamp(t) AS t, i FROM unnest($3::text[], $4::bigint[],"
+    "         $5::smallint[], $6::float8[], $7::uuid[]) AS x(g, p, r, t, i)),"
+    " u AS (UPDATE queue_marks m SET queue_rank = x.r, submitted_at = x.t, job_id = x.i"
+    "       FROM x WHERE m.gpu_type = x.g AND m.pos = x.p RETURNING m.gpu_type, m.pos)"
+    " INSERT INTO queue_marks (gpu_type, pos, queue_rank, submitted_at, job_id)"
+    " SELECT g, p, r, t, i FROM x"
+    "  WHERE NOT EXISTS (SELECT 1 FROM u WHERE u.gpu_type = x.g AND u.pos = x.p)",
     7};
 
 /* ---- outbox ------------------------------------------------------------------------- */

@@ -12,11 +12,20 @@
 -- Without the index on the marks' queue keys, the lookup finds the nearest mark at
 -- or ahead of a job by halving over the positions 1, 101, 201, ... (the admitter
 -- marks every 100th job: sched/queuemarks.c, MARK_EVERY) - about ten probes of the
--- unique index for 1,000 marks. A position without its mark (a spacing changed
+-- index for 1,000 marks. A position without its mark (a spacing changed
 -- without this function) falls back to a scan of the type's marks, so the answer
 -- never depends on the spacing, only its cost.
+--
+-- The index on (gpu_type, pos) is not unique, and the admitter's write is an update
+-- followed by an insert rather than ON CONFLICT: a replica still running the binary
+-- before this one deletes and inserts its moved marks, as it did, until it sees the
+-- new schema and stands by. Each pass holds the admitter's lock, so no two write at
+-- once. The lock on queue_marks that DROP INDEX takes waits for every reader of a
+-- position, and every new reader waits behind it: at most 5 s, then the migration
+-- fails (run it again).
+SET LOCAL lock_timeout = '5s';
 DROP INDEX queue_marks_key;
-CREATE UNIQUE INDEX queue_marks_pos ON queue_marks (gpu_type, pos);
+CREATE INDEX queue_marks_pos ON queue_marks (gpu_type, pos);
 ALTER TABLE queue_marks SET (fillfactor = 50);
 
 CREATE OR REPLACE FUNCTION aidc_queue_position_at(gtype text, rank smallint, ts timestamptz, jid uuid)

@@ -11,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* every MARK_EVERY-th job of a queue is a mark of positions (0003_queue.sql) */
+/* every MARK_EVERY-th job of a queue is a mark of positions (0003_queue.sql); the
+ * lookup halves over positions 100 k + 1 (0036): change both together, or lookups
+ * still count right but scan the marks */
 #define MARK_EVERY 100
 
 /* The marks that go (type, position) and those that come. */
