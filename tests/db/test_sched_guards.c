@@ -23,9 +23,7 @@ static struct db *conn;
 
 static void exec_owner(const char *sql)
 {
-    PGresult *r = harness_sql(srv.owner_url, sql, 0, NULL);
-    ck_assert_msg(r != NULL, "%s failed", sql);
-    PQclear(r);
+    ck_assert_msg(harness_sql_ok(srv.owner_url, sql), "%s failed", sql);
 }
 
 /* The id of the job named name (free it). */

@@ -26,9 +26,7 @@ static struct db_queue_cache *cache;
 
 static void exec_owner(const char *sql)
 {
-    PGresult *r = harness_sql(srv.owner_url, sql, 0, NULL);
-    ck_assert_msg(r != NULL, "%s failed", sql);
-    PQclear(r);
+    ck_assert_msg(harness_sql_ok(srv.owner_url, sql), "%s failed", sql);
 }
 
 /* n jobs queued in project p1 (names q<i>), CPU only */

@@ -176,9 +176,7 @@ END_TEST
 
 static void owner_sql(const char *sql)
 {
-    PGresult *r = harness_sql(harness_srv.owner_url, sql, 0, NULL);
-    ck_assert_msg(r != NULL, "%s failed", sql);
-    PQclear(r);
+    ck_assert_msg(harness_sql_ok(harness_srv.owner_url, sql), "%s failed", sql);
 }
 
 static long owner_count(const char *sql)
