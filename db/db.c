@@ -13,6 +13,7 @@
 #include "dbstats.h"
 #include "pgerr.h"
 
+#include "../lib/clock.h"
 #include "../lib/err.h"
 #include "../lib/log.h"
 #include "../lib/ptrset.h"
@@ -23,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static const struct db_stmt st_begin = {"aidc_begin", "BEGIN", 0};
 static const struct db_stmt st_commit = {"aidc_commit", "COMMIT", 0};
@@ -361,17 +361,24 @@ int dbint_ensure_up(struct db *db)
     }
     if (db->up)
         return 0;
-    time_t now = time(NULL);
-    if (now < db->next_attempt)
+    double now = clock_now_ms();
+    /*
+     * After a failed attempt, try again at most once a second - unless another
+     * connection of the same use got through since: the server is back, and
+     * waiting out the second would answer 503 while it serves.
+     */
+    unsigned long connects = dbstats_connects(db->pool);
+    if (now < db->next_attempt && connects == db->connects_seen)
         return AIDC_EUNAVAIL;
     int e = connect_now(db);
     if (e) {
-        /* after a failed attempt, try again at most once a second */
-        db->next_attempt = now + 1;
+        db->next_attempt = now + 1000;
+        db->connects_seen = connects;
         log_warn("database unavailable: %s", db->last.message);
         return e;
     }
     db->next_attempt = 0;
+    dbstats_connected(db->pool);
     if (db->connected_once)
         dbstats_reconnected();
     db->connected_once = true;

@@ -13,7 +13,6 @@
 
 #include <libpq-fe.h>
 #include <stdbool.h>
-#include <time.h>
 
 enum pend_kind {
     PEND_CHECK, /* a queued statement: errors matter to the transaction */
@@ -58,7 +57,8 @@ struct db {
     char note[16];
     unsigned notes;
     bool note_mixed;
-    time_t next_attempt;
+    double next_attempt; /* clock_now_ms: no connect before it (after a failed one) */
+    unsigned long connects_seen; /* its pool's successful connects before its last failed one */
     enum pend_kind pending[MAX_PENDING];
     const struct db_stmt *pend_stmt[MAX_PENDING]; /* PEND_PREP: which statement */
     int npending;

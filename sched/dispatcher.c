@@ -7,6 +7,7 @@
 #include "../db/pgarray.h"
 #include "../db/sched.h"
 #include "../db/worker.h"
+#include "../lib/clock.h"
 #include "../lib/config.h"
 #include "../lib/err.h"
 #include "../lib/log.h"
@@ -73,12 +74,6 @@ static int record(struct db *db, const struct outcome *o)
     return e;
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 /*
  * Describe the backend call of row j as o's audit event "backend.<what>":
@@ -111,7 +106,7 @@ static void audit_call(struct outcome *o, const char *what, const struct backend
         json_object_set_new(d, "lookup", call->lookup);
     call->request = call->lookup = NULL;
     json_object_set_new(d, "response", response);
-    json_object_set_new(d, "duration_ms", json_integer((json_int_t)(now_ms() - started + 0.5)));
+    json_object_set_new(d, "duration_ms", json_integer((json_int_t)(clock_now_ms() - started + 0.5)));
     o->ev.resource_type = "job";
     o->ev.resource_id = o->job_id;
     o->ev.tenant_slug = j->tenant; /* the claim has the tenant's slug */
@@ -206,7 +201,7 @@ static void deliver_submit(const struct config *cfg, const struct backend_ops *o
         return;
     }
     struct backend_call call = {0};
-    double started = now_ms();
+    double started = clock_now_ms();
     int e = submit(cfg, ops, cl, j, backend_id, idsz, &call, err, errsz);
     if (e == 0)
         o->backend_id = backend_id;
@@ -253,7 +248,7 @@ static void deliver_stop(const struct backend_ops *ops, const struct backend_clu
         return; /* over already, or never delivered (its submit row handles it) */
     const char *run = j->run_key, *action = j->action;
     struct backend_call call = {0};
-    double started = now_ms();
+    double started = clock_now_ms();
     struct timespec t0 = callstats_start();
     bool cancel = strcmp(action, "cancel") == 0;
     int e = cancel ? ops->cancel(cl, run, bid, &call, err, errsz)

@@ -6,6 +6,7 @@
 #include "../db/gpufaults.h"
 #include "../db/pgarray.h"
 #include "../db/sched.h"
+#include "../lib/clock.h"
 #include "../lib/config.h"
 #include "../lib/err.h"
 #include "../lib/log.h"
@@ -21,12 +22,6 @@
 #define BATCH               8
 #define MAX_BACKOFF_SECONDS 300
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static void add_run(void *arg, const char *backend_id, const char *run_key)
 {
@@ -94,7 +89,7 @@ static void deliver(struct db *db, const struct config *cfg, const struct db_nod
     const struct backend_ops *ops = backend_find(cl.kind);
     struct backend_call call = {0};
     char err[512] = "", ferr[512] = "";
-    double started = now_ms();
+    double started = clock_now_ms();
     int e = AIDC_EINVAL;
     if (ops && ops->drain)
         e = ops->drain(&cl, node, on, reason, &call, err, sizeof err);
@@ -113,7 +108,7 @@ static void deliver(struct db *db, const struct config *cfg, const struct db_nod
                           cl.kind, "node", node, "reason", reason, "request",
                           call.request ? call.request : json_null(), "lookup",
                           call.lookup ? call.lookup : json_null(), "response", response,
-                          "duration_ms", (int)(now_ms() - started + 0.5));
+                          "duration_ms", (int)(clock_now_ms() - started + 0.5));
     call.request = call.lookup = NULL;
     char resource[400];
     snprintf(resource, sizeof resource, "%s/%s", cl.name, node);

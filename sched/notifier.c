@@ -3,6 +3,7 @@
 
 #include "../db/notify.h"
 #include "../db/worker.h"
+#include "../lib/clock.h"
 #include "../lib/config.h"
 #include "../lib/curlglobal.h"
 #include "../lib/err.h"
@@ -49,12 +50,6 @@ double notifier_backoff(const struct config *cfg, int attempts)
     return d < cfg->notify_backoff_max_seconds ? d : cfg->notify_backoff_max_seconds;
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1000.0 + (double)ts.tv_nsec / 1e6;
-}
 
 /* The outcome of slot s's attempt into the log, in a transaction of its own. */
 static int finish(struct db *db, const struct config *cfg, struct slot *s)
@@ -244,14 +239,14 @@ static int round_fn(struct db *db, bool notified, void *arg)
     size_t busy = 0;
     int e = 0;
     bool claiming = true;
-    double started = now_ms(), claimed_at = -CLAIM_EVERY_MS;
+    double started = clock_now_ms(), claimed_at = -CLAIM_EVERY_MS;
     for (;;) {
-        if (claiming && (atomic_load(&nt->cancel) || now_ms() - started > ROUND_MAX_S * 1000.0))
+        if (claiming && (atomic_load(&nt->cancel) || clock_now_ms() - started > ROUND_MAX_S * 1000.0))
             claiming = false;
-        if (claiming && busy < SLOTS && now_ms() - claimed_at >= CLAIM_EVERY_MS) {
+        if (claiming && busy < SLOTS && clock_now_ms() - claimed_at >= CLAIM_EVERY_MS) {
             size_t before = busy;
             e = claim(db, nt, m, slots, &busy);
-            claimed_at = now_ms();
+            claimed_at = clock_now_ms();
             if (e || (busy == before && busy == 0))
                 claiming = false;
         }
