@@ -372,7 +372,8 @@ int dbint_ensure_up(struct db *db)
         return AIDC_EUNAVAIL;
     int e = connect_now(db);
     if (e) {
-        db->next_attempt = now + 1000;
+        /* from the attempt's end: one that timed out (connect_timeout) must not leave it past */
+        db->next_attempt = clock_now_ms() + 1000;
         db->connects_seen = connects;
         log_warn("database unavailable: %s", db->last.message);
         return e;

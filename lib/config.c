@@ -47,6 +47,11 @@ static const struct setting settings[] = {
      "address:port to serve HTTP on ([v6addr]:port for IPv6; port 0 picks a free one)"},
     {"AIDC_THREADS", T_INT, OFF(threads), "0", 0, 256,
      "HTTP worker threads, each with its own database connection (0 = number of CPUs)"},
+    {"AIDC_WRITE_THREADS", T_INT, OFF(write_threads), "-1", -1, 1024,
+     "threads that serve writes (POST, PUT, PATCH, DELETE) while they wait for their commit,"
+     " so that the HTTP threads go on with other requests; each with its own database"
+     " connection, opened at its first write (-1 = 4 per HTTP thread, at most 64; 0 = writes"
+     " run on the HTTP threads)"},
     {"AIDC_DATA_DIR", T_STRING, OFF(data_dir), "aidc-data", 0, 0,
      "directory for aidcd's own files (JWT key, job files); created if missing"},
     {"AIDC_STORAGE_ROOT", T_STRING, OFF(storage_root), "", 0, 0,
@@ -596,6 +601,8 @@ bool config_load(struct config *cfg, const char *(*getenv_fn)(const char *), cha
         long n = sysconf(_SC_NPROCESSORS_ONLN);
         cfg->threads = n < 1 ? 1 : (n > 64 ? 64 : (int)n);
     }
+    if (cfg->write_threads < 0)
+        cfg->write_threads = cfg->threads > 16 ? 64 : 4 * cfg->threads;
     char bad[80];
     if (!netaddr_list_valid(cfg->trusted_proxies, bad, sizeof bad)) {
         snprintf(err, errsz,

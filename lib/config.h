@@ -22,6 +22,7 @@ struct config {
     char *listen_host; /* derived from listen */
     int listen_port;   /* derived from listen; 0 = pick a free port */
     int threads;       /* 0 in the table = number of CPUs */
+    int write_threads; /* -1 in the table = 4 per HTTP thread */
     char *data_dir;
     char *portal_dir;
     char *jwt_key_file; /* "" in the table = <data_dir>/jwt.key */

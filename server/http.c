@@ -7,15 +7,17 @@
  * lives in *req_cls and is freed in the completion callback, which also
  * writes the access log and the metrics.
  *
- * A request whose handler runs the password KDF (RF_PASSWORD) is not served on
- * the HTTP thread: its connection is suspended and the whole dispatch runs on a
- * password thread (kdfpool.h), which leaves the answer in the pending state and
+ * A request whose handler runs the password KDF (RF_PASSWORD), and a write,
+ * which waits for its commit, are not served on the HTTP thread: the
+ * connection is suspended and the whole dispatch runs on a password or write
+ * thread (workpool.h), which leaves the answer in the pending state and
  * resumes the connection; libmicrohttpd then calls the access handler again,
- * on one of its threads, which sends it.
+ * on one of its threads, which sends it. The HTTP threads go on meanwhile.
  */
 #include "http.h"
 
 #include "../db/db.h"
+#include "../lib/clock.h"
 #include "../lib/crypto.h"
 #include "../lib/err.h"
 #include "../lib/log.h"
@@ -23,13 +25,14 @@
 #include "../lib/xalloc.h"
 #include "dispatch.h"
 #include "intake.h"
-#include "kdfpool.h"
 #include "metrics.h"
 #include "problem.h"
 #include "ratelimit.h"
+#include "respond.h"
 #include "router.h"
 #include "static.h"
 #include "threaddb.h"
+#include "workpool.h"
 
 #include <arpa/inet.h>
 #include <jansson.h>
@@ -67,138 +70,27 @@ struct pending {
     bool is_static;
     struct resp *early; /* an answer decided from the headers, sent once the body is drained */
     bool sink_failed;   /* the upload's sink refused more: the rest is drained */
-    /* a request served on a password thread: its connection (suspended
-     * meanwhile), and the answer that thread made, sent once resumed */
-    struct kdfpool_job job;
+    /* a request served on a password or write thread: its connection
+     * (suspended meanwhile), and the answer that thread made, sent once resumed */
+    struct workpool_job job;
     struct MHD_Connection *conn;
     struct resp *later;
+    bool serve_here; /* a write thread had no connection: the HTTP thread serves it */
 };
 
 static const struct config *g_cfg; /* configuration: read-only after start */
 static atomic_long in_flight;
 static atomic_bool draining;
+/* the threads that serve requests off the HTTP threads (workpool.h) */
+static struct workpool *password_pool, *write_pool;
 /* ---- responses ------------------------------------------------------------------ */
-
-static void common_headers(struct MHD_Response *r, const char *request_id, bool api)
-{
-    MHD_add_response_header(r, "X-Request-Id", request_id);
-    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
-    if (api) {
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
-        MHD_add_response_header(r, "Content-Security-Policy",
-                                "default-src 'none'; frame-ancestors 'none'");
-    } else {
-        /* for browsers older than CSP's frame-ancestors */
-        MHD_add_response_header(r, "X-Frame-Options", "DENY");
-        MHD_add_response_header(r, "Content-Security-Policy",
-                                "default-src 'self'; script-src 'self'; style-src 'self'; "
-                                "img-src 'self' data:; connect-src 'self'; font-src 'self'; "
-                                "object-src 'none'; base-uri 'none'; form-action 'self'; "
-                                "frame-ancestors 'none'");
-    }
-}
-
-static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
-{
-    (void)pos;
-    struct resp_stream *st = cls;
-    long n = st->next(st->state, buf, max);
-    if (n < 0)
-        return MHD_CONTENT_READER_END_WITH_ERROR;
-    return n == 0 ? MHD_CONTENT_READER_END_OF_STREAM : (ssize_t)n;
-}
-
-static void stream_done(void *cls)
-{
-    struct resp_stream *st = cls;
-    if (st->free)
-        st->free(st->state);
-    free(st);
-}
-
-/* A response whose body is produced as it is sent (chunked), e.g. an audit export. */
-static struct MHD_Response *stream_response(struct resp *rs)
-{
-    struct resp_stream *st = xmalloc(sizeof *st);
-    *st = rs->stream;
-    memset(&rs->stream, 0, sizeof rs->stream); /* the response owns it now */
-    struct MHD_Response *r = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, (size_t)64 * 1024,
-                                                               stream_read, st, stream_done);
-    if (!r)
-        stream_done(st);
-    return r;
-}
 
 static enum MHD_Result queue(struct MHD_Connection *c, struct pending *p, struct resp *rs)
 {
-    struct req *rq = p->rq;
-    int status = rs->status;
-    char *body = NULL;
-    size_t len = 0;
-    const char *ctype = "application/json";
-    bool streamed = false;
-    if (rs->err.status || !status) {
-        if (!rs->err.status)
-            rs->err.status = MHD_HTTP_INTERNAL_SERVER_ERROR;
-        status = rs->err.status;
-        body = problem_render(&rs->err, rq->request_id);
-        len = strlen(body);
-        ctype = "application/problem+json";
-    } else if (rs->stream.next) {
-        streamed = true;
-        ctype = rs->content_type ? rs->content_type : "application/octet-stream";
-    } else if (rs->file.set) {
-        ctype = rs->content_type ? rs->content_type : "application/octet-stream";
-    } else if (rs->raw) {
-        body = rs->raw;
-        len = rs->raw_len;
-        rs->raw = NULL;
-        ctype = rs->content_type ? rs->content_type : "application/octet-stream";
-    } else if (rs->body && status != MHD_HTTP_NO_CONTENT) {
-        body = json_dumps(rs->body, JSON_COMPACT | JSON_REAL_PRECISION(15));
-        if (!body) {
-            log_error("cannot encode the response");
-            status = MHD_HTTP_INTERNAL_SERVER_ERROR;
-            body = xstrdup("{\"type\":\"about:blank\",\"title\":\"Internal Server Error\","
-                           "\"status\":500}");
-            ctype = "application/problem+json";
-        }
-        len = strlen(body);
-    }
-    struct MHD_Response *r = NULL;
-    if (streamed) {
-        r = stream_response(rs);
-    } else if (rs->file.set && rs->file.length > 0 && !rs->err.status && status) {
-        /* sent by sendfile from the descriptor, which the response now owns */
-        r = MHD_create_response_from_fd_at_offset64(rs->file.length, rs->file.fd, rs->file.offset);
-        if (r)
-            rs->file.set = false;
-    } else {
-        r = MHD_create_response_from_buffer_with_free_callback(len, body, free);
-    }
-    if (!r) {
-        free(body);
+    int status = 0;
+    struct MHD_Response *r = respond_build(rs, p->rq->request_id, atomic_load(&draining), &status);
+    if (!r)
         return MHD_NO;
-    }
-    common_headers(r, rq->request_id, true);
-    if (len || streamed || rs->file.set || status != MHD_HTTP_NO_CONTENT)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, ctype);
-    if (rs->err.allow)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, rs->err.allow);
-    if (atomic_load(&draining))
-        MHD_add_response_header(r, MHD_HTTP_HEADER_CONNECTION, "close");
-    if (rs->err.retry_after > 0) {
-        char ra[16];
-        snprintf(ra, sizeof ra, "%d", rs->err.retry_after);
-        MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, ra);
-    }
-    if (status == MHD_HTTP_UNAUTHORIZED)
-        MHD_add_response_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Bearer realm=\"aidc\"");
-    /* a refused request carries none of what the handler meant for success
-     * (a session cookie from a login whose audit record failed, a Location) */
-    for (size_t i = 0; i < rs->nheaders && !rs->err.status; i++)
-        MHD_add_response_header(r, rs->headers[i].name, rs->headers[i].value);
     enum MHD_Result ok = MHD_queue_response(c, (unsigned)status, r);
     MHD_destroy_response(r);
     p->status = status;
@@ -316,7 +208,7 @@ static enum MHD_Result answer_static(struct MHD_Connection *c, struct pending *p
             close(f.fd);
         return MHD_NO;
     }
-    common_headers(r, rq->request_id, false);
+    respond_common_headers(r, rq->request_id, false);
     MHD_add_response_header(r, MHD_HTTP_HEADER_CACHE_CONTROL, f.cache_control);
     MHD_add_response_header(r, MHD_HTTP_HEADER_ETAG, f.etag);
     if (f.status == 200)
@@ -328,10 +220,10 @@ static enum MHD_Result answer_static(struct MHD_Connection *c, struct pending *p
     return ok;
 }
 
-/* ---- password work, on the password threads ------------------------------------ */
+/* ---- password work and writes, on their own threads ---------------------------- */
 
 /* The pending request a job is embedded in. */
-static struct pending *job_pending(struct kdfpool_job *job)
+static struct pending *job_pending(struct workpool_job *job)
 {
     return (struct pending *)(void *)((char *)job - offsetof(struct pending, job));
 }
@@ -347,12 +239,12 @@ static void job_answer(struct pending *p, struct resp *rs)
     MHD_resume_connection(p->conn);
 }
 
-static void job_run(struct kdfpool_job *job)
+static void job_run(struct workpool_job *job)
 {
     struct pending *p = job_pending(job);
     struct req *rq = p->rq;
     struct resp *rs = xcalloc(1, sizeof *rs);
-    /* the password thread's own connections (threaddb: opened on first use) */
+    /* the pool thread's own connections (threaddb: opened on first use) */
     rq->db = threaddb_primary();
     rq->rdb = rq->db;
     log_set_request(rq->request_id, NULL);
@@ -361,8 +253,25 @@ static void job_run(struct kdfpool_job *job)
     job_answer(p, rs);
 }
 
+/*
+ * A write thread without a database connection (the server's connection limit,
+ * a role's CONNECTION LIMIT or a pooler's client limit reached by the added
+ * threads) would answer 503 where the HTTP thread, which has one, can serve
+ * the write: it hands the request back instead, to be served there.
+ */
+static void write_job_run(struct workpool_job *job)
+{
+    struct pending *p = job_pending(job);
+    if (db_ensure(threaddb_primary()) != 0) {
+        p->serve_here = true;
+        MHD_resume_connection(p->conn);
+        return;
+    }
+    job_run(job);
+}
+
 /* The server stops before the job ran: the answer of any request refused then. */
-static void job_cancel(struct kdfpool_job *job)
+static void job_cancel(struct workpool_job *job)
 {
     struct resp *rs = xcalloc(1, sizeof *rs);
     api_problem(rs, PROBLEM_SHUTTING_DOWN, NULL);
@@ -396,7 +305,7 @@ static int busy_retry_after(void)
  * once when the queue is full: an HTTP thread never waits for a password. */
 static enum MHD_Result to_password_thread(struct MHD_Connection *c, struct pending *p)
 {
-    if (!kdfpool_reserve()) {
+    if (!workpool_reserve(password_pool)) {
         struct resp rs = {0};
         int secs = busy_retry_after();
         api_problem(&rs, PROBLEM_PASSWORD_BUSY, json_pack("{s:i}", "seconds", secs));
@@ -410,8 +319,32 @@ static enum MHD_Result to_password_thread(struct MHD_Connection *c, struct pendi
     p->job.cancel = job_cancel;
     /* suspended before it is queued: the job may resume it at once */
     MHD_suspend_connection(c);
-    kdfpool_push(&p->job);
+    workpool_push(password_pool, &p->job);
     return MHD_YES;
+}
+
+/*
+ * A write waits for its commit (and, on a small machine, for the CPU the
+ * sealer, the waker and the admitter take after it): on a write thread, so
+ * that the HTTP thread serves other requests meanwhile. Writes beyond the
+ * write threads wait in the pool's queue, not on an HTTP thread, so reads
+ * pass a burst of writes; false (the pool off, or its queue as long as the
+ * connection limit): served here, as without the pool. A route that needs no
+ * database, or streams its body in (an upload), stays here.
+ */
+static bool to_write_thread(struct MHD_Connection *c, struct pending *p)
+{
+    const struct req *rq = p->rq;
+    if (p->serve_here || !rq->route || (rq->route->flags & (RF_NO_DB | RF_UPLOAD)) ||
+        strcmp(rq->method, "GET") == 0 || strcmp(rq->method, "HEAD") == 0 ||
+        strcmp(rq->method, "OPTIONS") == 0 || !workpool_reserve(write_pool))
+        return false;
+    p->conn = c;
+    p->job.run = write_job_run;
+    p->job.cancel = job_cancel;
+    MHD_suspend_connection(c); /* before it is queued, as above */
+    workpool_push(write_pool, &p->job);
+    return true;
 }
 
 /* ---- the access handler --------------------------------------------------------- */
@@ -533,7 +466,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *upload_data_size = 0; /* discard the body of an answered request */
         return MHD_YES;
     }
-    if (p->later) { /* resumed: a password thread made the answer */
+    if (p->later) { /* resumed: a password or write thread made the answer */
         struct resp *rs = p->later;
         p->later = NULL;
         enum MHD_Result ok = queue(c, p, rs);
@@ -598,6 +531,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         return answer_early(c, p, PROBLEM_BODY_TOO_LARGE, NULL);
     if (needs_password_thread(rq))
         return to_password_thread(c, p);
+    if (to_write_thread(c, p))
+        return MHD_YES;
     struct resp rs = {0};
     rq->db = threaddb_primary();
     rq->rdb = rq->db;
@@ -705,6 +640,16 @@ static bool parse_addr(const char *host, int port, struct sockaddr_storage *ss)
     return false;
 }
 
+/* Stop (again: a no-op) and free both pools; only with no HTTP thread left. */
+static void stop_pools(void)
+{
+    workpool_stop(password_pool);
+    workpool_stop(write_pool);
+    workpool_free(password_pool);
+    workpool_free(write_pool);
+    password_pool = write_pool = NULL;
+}
+
 struct http_server *http_start(const struct config *cfg)
 {
     struct sockaddr_storage ss;
@@ -716,7 +661,18 @@ struct http_server *http_start(const struct config *cfg)
         log_error("AIDC_LISTEN: \"%s\" is not a numeric IPv4 or IPv6 address", cfg->listen_host);
         return NULL;
     }
-    /* ALLOW_SUSPEND_RESUME for the password threads; ITC (already on) is what
+    /* before the daemon, whose threads read the pointers: set before they start */
+    password_pool =
+        workpool_start("password", cfg->password_hash_concurrency, cfg->password_queue_length);
+    /* suspended writes are bounded by the connections: so is their queue */
+    write_pool = cfg->write_threads > 0
+                     ? workpool_start("write", cfg->write_threads, cfg->max_connections)
+                     : NULL;
+    if (!password_pool || (cfg->write_threads > 0 && !write_pool)) {
+        stop_pools();
+        return NULL;
+    }
+    /* ALLOW_SUSPEND_RESUME for the password and write threads; ITC (already on) is what
      * lets another thread's MHD_resume_connection wake an idle worker */
     unsigned flags =
         MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
@@ -734,10 +690,7 @@ struct http_server *http_start(const struct config *cfg)
         MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
     if (!d) {
         log_error("cannot listen on %s (address in use or not permitted?)", cfg->listen);
-        return NULL;
-    }
-    if (!kdfpool_start(cfg->password_hash_concurrency, cfg->password_queue_length)) {
-        MHD_stop_daemon(d);
+        stop_pools();
         return NULL;
     }
     struct http_server *srv = xcalloc(1, sizeof *srv);
@@ -775,13 +728,13 @@ bool http_draining(void)
 bool http_wait_idle(struct http_server *srv, int timeout_s)
 {
     (void)srv;
-    struct timespec start, now, nap = {0, 20L * 1000 * 1000};
-    clock_gettime(CLOCK_MONOTONIC, &start);
+    struct timespec nap = {0, 20L * 1000 * 1000};
+    /* in milliseconds: whole seconds of the clock could end a 1 s limit at once */
+    double until = clock_now_ms() + 1000.0 * timeout_s;
     for (;;) {
         if (atomic_load(&in_flight) == 0)
             return true;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if (now.tv_sec - start.tv_sec >= timeout_s)
+        if (clock_now_ms() >= until)
             return false;
         nanosleep(&nap, NULL); /* polling a counter: nothing to wait on */
     }
@@ -793,8 +746,18 @@ void http_stop(struct http_server *srv)
         return;
     /* before the daemon: every suspended request is resumed (answered 503 if
      * its job never ran) while the daemon can still take it back */
-    kdfpool_stop();
+    workpool_stop(password_pool);
+    workpool_stop(write_pool);
     MHD_stop_daemon(srv->d);
+    stop_pools();
     ratelimit_free();
     free(srv);
+}
+
+void http_pool_metrics(struct sbuf *sb)
+{
+    workpool_metrics(password_pool, sb, "aidc_password_jobs",
+                     "Requests with password work (scrypt) on the password threads, by state.");
+    workpool_metrics(write_pool, sb, "aidc_write_jobs",
+                     "Writes served on the write threads (waiting for their commit), by state.");
 }

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 
 struct http_server;
+struct sbuf;
 
 /* Start serving per cfg (cfg must outlive the server). NULL on failure (logged). */
 struct http_server *http_start(const struct config *cfg);
@@ -33,6 +34,8 @@ bool http_draining(void);
 bool http_wait_idle(struct http_server *srv, int timeout_s);
 /* Stop the daemon, close connections, free everything. */
 void http_stop(struct http_server *srv);
+/* The gauges of the password and write threads (Prometheus text), for /metrics. */
+void http_pool_metrics(struct sbuf *sb);
 
 /*
  * libmicrohttpd's error log into ours, prefixed with cls (a string naming the

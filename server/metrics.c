@@ -17,7 +17,7 @@
 
 #include "../db/db.h"
 #include "../db/gauges.h"
-#include "kdfpool.h"
+#include "http.h"
 #include "router.h"
 #include "../lib/sbuf.h"
 #include "../lib/xalloc.h"
@@ -285,7 +285,7 @@ char *metrics_render(struct db *db)
                     db_busy_count((enum db_pool)p));
     schedstats_render(&sb);
     worker_metrics(&sb);
-    kdfpool_metrics(&sb);
+    http_pool_metrics(&sb);
     callstats_render(&sb);
     sealer_metrics(&sb);
     meter_metrics(&sb);

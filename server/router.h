@@ -32,7 +32,7 @@ enum route_flags {
      * rq->sink; the handler runs once the body is written */
     RF_UPLOAD = 1u << 10,
     /* runs the password KDF (scrypt): served on the password threads
-     * (server/kdfpool.h), its connection suspended meanwhile */
+     * (server/workpool.h), its connection suspended meanwhile */
     RF_PASSWORD = 1u << 11,
     /* with RF_PASSWORD: only when the body has a "password" member */
     RF_PASSWORD_IF_SET = 1u << 12,

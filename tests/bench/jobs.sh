@@ -26,7 +26,8 @@
 #          audit event, one transaction), then POST /api/v1/tenants/bench/jobs
 #          with wrk + post_jobs.lua twice: CPU-only jobs into project "hold"
 #          whose quota {"jobs":{"limit":0}} keeps them queued (nothing runs), the
-#          second run with the first run's jobs in the queue;
+#          second run with the first run's jobs in the queue; a third with reads
+#          beside it (wrk -c4 GET a project: their rate and p50/p99);
 #      (c) how long admission takes to look at every job of that burst (each
 #          submitted job carries the reason "submitted" until a pass wrote why it
 #          waits), and the latency of (a) again with that backlog in the queue.
@@ -38,6 +39,8 @@
 #   BENCH_CONNECTIONS    wrk connections                             (default 64)
 #   BENCH_WRK_THREADS    wrk threads                                 (default 2)
 #   BENCH_THREADS        HTTP worker threads of aidcd                (default 2)
+#   BENCH_WRITE_THREADS  write threads of aidcd (AIDC_WRITE_THREADS; 0: writes on
+#                        the HTTP threads, the build before them)   (default: aidcd's)
 #   BENCH_ADM_JOBS       jobs of the admission drain                 (default 10000)
 #   BENCH_ADM_BIG        jobs of the single large pass (0: none)     (default 100000)
 #   BENCH_ADM=0          skip part 1
@@ -147,6 +150,7 @@ export AIDC_DATABASE_URL="$APP_URL" AIDC_MIGRATE_DATABASE_URL="$OWNER_URL"
 # a load generator is one address with one credential: no per-client limits
 export AIDC_RATE_LIMIT_PER_ADDRESS=0 AIDC_RATE_LIMIT_PER_TOKEN=0 AIDC_MAX_CONNECTIONS_PER_ADDRESS=0
 export AIDC_LOG_LEVEL=warn AIDC_DATA_DIR="$TMP/data" AIDC_THREADS="$THREADS" AIDC_WORKERS=1
+[ -n "${BENCH_WRITE_THREADS:-}" ] && export AIDC_WRITE_THREADS="$BENCH_WRITE_THREADS"
 export AIDC_SYNC_INTERVAL_MS=100   # jobs that ended free their GPU within 0.1 s
 aidcd_start 18500
 say "aidcd (pid $AIDCD_PID) on port $AIDC_PORT: $THREADS HTTP threads, workers on" \
@@ -288,9 +292,23 @@ run_wrk jobs1 "$JOBS_URL" -H "Authorization: Bearer $TOKEN" -s "$HERE/post_jobs.
 HELD1=$(q -c "SELECT count(*) FROM jobs j JOIN projects p ON p.id = j.project_id WHERE p.slug = 'hold'")
 BENCH_RUN=$((BENCH_RUN + 1))
 run_wrk jobs2 "$JOBS_URL" -H "Authorization: Bearer $TOKEN" -s "$HERE/post_jobs.lua"
+HELD2=$(q -c "SELECT count(*) FROM jobs j JOIN projects p ON p.id = j.project_id WHERE p.slug = 'hold'")
+# reads while submits run (what a researcher's page sees while a pipeline submits): GET
+# a project on 4 connections beside a third burst; the burst's CPU figures include them
+BENCH_RUN=$((BENCH_RUN + 1))
+wrk -t1 -c4 -d"${DURATION}s" --latency -H "Authorization: Bearer $TOKEN" \
+    "$BASE/api/v1/tenants/$TENANT/projects/hold" > "$OUT/reads-beside-jobs3.out" 2>&1 &
+rpid=$!
+run_wrk jobs3 "$JOBS_URL" -H "Authorization: Bearer $TOKEN" -s "$HERE/post_jobs.lua"
+wait "$rpid" || { cat "$OUT/reads-beside-jobs3.out" >&2; die "wrk failed for the reads"; }
+READ_RPS=$(awk '/^Requests\/sec:/ { printf "%.0f", $2 }' "$OUT/reads-beside-jobs3.out")
+READ_P50=$(to_ms "$(awk '$1 == "50%" { print $2 }' "$OUT/reads-beside-jobs3.out")")
+READ_P99=$(to_ms "$(awk '$1 == "99%" { print $2 }' "$OUT/reads-beside-jobs3.out")")
+READ_BAD=$(awk '/Non-2xx or 3xx responses:/ { print $NF }' "$OUT/reads-beside-jobs3.out")
+echo "  reads beside it: GET a project, 4 connections: $READ_RPS req/s p50 $READ_P50 ms p99 $READ_P99 ms non-2xx ${READ_BAD:-0}"
 t_burst_end=$(date +%s.%N)
 HELD=$(q -c "SELECT count(*) FROM jobs j JOIN projects p ON p.id = j.project_id WHERE p.slug = 'hold'")
-echo "  $HELD jobs held in the queue ($HELD1 after the first run)"
+echo "  $HELD jobs held in the queue ($HELD1 after the first run, $HELD2 after the second)"
 
 # ---- (c) admission after the burst ---------------------------------------------------------
 say "(c) admission catching up with the burst, then latency with $HELD jobs in the queue"
@@ -330,6 +348,9 @@ row() {
 row "POST /projects (baseline: insert + audit)" projects
 row "POST /jobs (queue empty at start)" jobs1
 row "POST /jobs ($HELD1 held at start)" jobs2
+row "POST /jobs ($HELD2 held), reads beside" jobs3
+printf '  the reads beside it: GET a project on 4 connections, %s req/s, p50 %s ms, p99 %s ms\n' \
+    "${READ_RPS:--}" "${READ_P50:--}" "${READ_P99:--}"
 printf '  jobs/projects = %s (first run), %s (second); adm%% = CPU of the admitter'"'"'s PostgreSQL backend (%% of one CPU)\n' \
     "$(ratio "${RPS[jobs1]}" "${RPS[projects]}")" "$(ratio "${RPS[jobs2]}" "${RPS[projects]}")"
 echo

@@ -1,6 +1,6 @@
 /*
  * test_password_threads.c - password work runs on the password threads
- * (server/kdfpool.h), not on the HTTP threads: while logins are in flight a
+ * (server/workpool.h), not on the HTTP threads: while logins are in flight a
  * GET is answered; concurrent logins all get their right answers; a wrong
  * password is still the one 401; a full queue is a 503 with Retry-After; a
  * server stopped with logins in flight exits cleanly (harness_teardown checks
