@@ -8,25 +8,73 @@
 #include <pthread.h>
 #include <stdlib.h>
 
+/* One thread, and whether it waits in the pool's stack of idle threads. */
+struct wp_thread {
+    struct workpool *pool;
+    pthread_t t;
+    pthread_cond_t wake;
+    bool listed;
+    bool started; /* listed once: waiting for its first job */
+};
+
+/*
+ * A job wakes the thread that went idle last (a stack, not a shared condition
+ * variable, which wakes about the longest waiter): under a light load the same
+ * few threads do the work, so their per-thread caches (authcache.h) stay warm
+ * and the other threads never open a database connection.
+ */
 struct workpool {
     pthread_mutex_t mu;
-    pthread_cond_t work;
+    pthread_cond_t started; /* a thread listed itself for the first time */
     struct workpool_job *head, *tail;
     long reserved; /* places taken in the queue: pushed or about to be */
     long running;
     long queue_max;
     bool stopping;
-    pthread_t *threads;
-    int nthreads;
+    struct wp_thread *threads;
+    int nthreads; /* started */
+    bool joined;
+    int *idle; /* indexes into threads, the last idle on top */
+    int nidle;
 };
+
+static void unlist(struct workpool *pool, struct wp_thread *w)
+{
+    int me = (int)(w - pool->threads);
+    for (int i = 0; i < pool->nidle; i++)
+        if (pool->idle[i] == me) {
+            pool->idle[i] = pool->idle[--pool->nidle];
+            break;
+        }
+    w->listed = false;
+}
+
+static int count_started(const struct workpool *pool)
+{
+    int n = 0;
+    for (int i = 0; i < pool->nthreads; i++)
+        n += pool->threads[i].started;
+    return n;
+}
 
 static void *worker(void *arg)
 {
-    struct workpool *pool = arg;
+    struct wp_thread *w = arg;
+    struct workpool *pool = w->pool;
     pthread_mutex_lock(&pool->mu);
     for (;;) {
-        while (!pool->head && !pool->stopping)
-            pthread_cond_wait(&pool->work, &pool->mu);
+        while (!pool->head && !pool->stopping) {
+            if (!w->listed) {
+                pool->idle[pool->nidle++] = (int)(w - pool->threads);
+                w->listed = true;
+                if (!w->started)
+                    pthread_cond_signal(&pool->started);
+                w->started = true;
+            }
+            pthread_cond_wait(&w->wake, &pool->mu);
+        }
+        if (w->listed) /* woken otherwise than by a push (spurious, or the stop) */
+            unlist(pool, w);
         if (!pool->head)
             break; /* stopping, nothing left that started */
         struct workpool_job *job = pool->head;
@@ -48,18 +96,33 @@ struct workpool *workpool_start(const char *what, int threads, int queue_max)
 {
     struct workpool *pool = xcalloc(1, sizeof *pool);
     pthread_mutex_init(&pool->mu, NULL);
-    pthread_cond_init(&pool->work, NULL);
+    pthread_cond_init(&pool->started, NULL);
     pool->queue_max = queue_max;
     pool->threads = xcalloc((size_t)threads, sizeof *pool->threads);
+    pool->idle = xcalloc((size_t)threads, sizeof *pool->idle);
     for (int i = 0; i < threads; i++) {
-        if (pthread_create(&pool->threads[i], NULL, worker, pool) != 0) {
+        struct wp_thread *w = &pool->threads[i];
+        w->pool = pool;
+        pthread_cond_init(&w->wake, NULL);
+        /* nthreads under the lock: a started worker reads the pool under it */
+        pthread_mutex_lock(&pool->mu);
+        int e = pthread_create(&w->t, NULL, worker, w);
+        if (!e)
+            pool->nthreads++;
+        pthread_mutex_unlock(&pool->mu);
+        if (e) {
+            pthread_cond_destroy(&w->wake);
             log_error("cannot start the %s threads", what);
             workpool_stop(pool);
             workpool_free(pool);
             return NULL;
         }
-        pool->nthreads++; /* not yet seen by any other thread: no lock */
     }
+    /* every thread on the idle stack before the first job: the order is then set */
+    pthread_mutex_lock(&pool->mu);
+    while (count_started(pool) < pool->nthreads)
+        pthread_cond_wait(&pool->started, &pool->mu);
+    pthread_mutex_unlock(&pool->mu);
     return pool;
 }
 
@@ -91,7 +154,11 @@ void workpool_push(struct workpool *pool, struct workpool_job *job)
     else
         pool->head = job;
     pool->tail = job;
-    pthread_cond_signal(&pool->work);
+    if (pool->nidle > 0) {
+        struct wp_thread *w = &pool->threads[pool->idle[--pool->nidle]];
+        w->listed = false;
+        pthread_cond_signal(&w->wake);
+    }
     pthread_mutex_unlock(&pool->mu);
 }
 
@@ -103,7 +170,8 @@ void workpool_stop(struct workpool *pool)
     pool->stopping = true;
     struct workpool_job *left = pool->head;
     pool->head = pool->tail = NULL;
-    pthread_cond_broadcast(&pool->work);
+    for (int i = 0; i < pool->nthreads; i++)
+        pthread_cond_signal(&pool->threads[i].wake);
     pthread_mutex_unlock(&pool->mu);
     while (left) {
         struct workpool_job *next = left->next;
@@ -113,20 +181,22 @@ void workpool_stop(struct workpool *pool)
         left->cancel(left);
         left = next;
     }
-    pthread_mutex_lock(&pool->mu);
-    int n = pool->nthreads;
-    pool->nthreads = 0;
-    pthread_mutex_unlock(&pool->mu);
-    for (int i = 0; i < n; i++)
-        pthread_join(pool->threads[i], NULL);
+    if (pool->joined)
+        return;
+    for (int i = 0; i < pool->nthreads; i++)
+        pthread_join(pool->threads[i].t, NULL);
+    pool->joined = true;
 }
 
 void workpool_free(struct workpool *pool)
 {
     if (!pool)
         return;
+    for (int i = 0; i < pool->nthreads; i++)
+        pthread_cond_destroy(&pool->threads[i].wake);
     free(pool->threads);
-    pthread_cond_destroy(&pool->work);
+    free(pool->idle);
+    pthread_cond_destroy(&pool->started);
     pthread_mutex_destroy(&pool->mu);
     free(pool);
 }
