@@ -86,6 +86,21 @@ static bool one_running(void *arg)
     return q == 0 && r == 1;
 }
 
+/* Reserve a place and push t (the place must be there). */
+static void push(struct workpool *pool, struct tjob *t)
+{
+    ck_assert(workpool_reserve(pool));
+    workpool_push(pool, &t->job);
+}
+
+/* Start job a held at gate on a one-thread pool and wait until it runs. */
+static void run_held(struct workpool *pool, struct tjob *a, atomic_bool *gate)
+{
+    tjob_init(a, gate);
+    push(pool, a);
+    ck_assert(wait_until(one_running, pool));
+}
+
 #define PRODUCERS 4
 #define PER       500
 
@@ -137,13 +152,9 @@ START_TEST(a_full_queue_refuses_the_reservation)
     struct workpool *pool = workpool_start("test", 1, 1);
     atomic_bool gate = false;
     struct tjob a, b;
-    tjob_init(&a, &gate);
+    run_held(pool, &a, &gate);
     tjob_init(&b, NULL);
-    ck_assert(workpool_reserve(pool));
-    workpool_push(pool, &a.job);
-    ck_assert(wait_until(one_running, pool)); /* a, held at its gate */
-    ck_assert(workpool_reserve(pool));        /* the one place of the queue */
-    workpool_push(pool, &b.job);
+    push(pool, &b);                     /* the one place of the queue */
     ck_assert(!workpool_reserve(pool)); /* full */
     long q, r;
     workpool_counts(pool, &q, &r);
@@ -152,8 +163,7 @@ START_TEST(a_full_queue_refuses_the_reservation)
     atomic_store(&gate, true);
     ck_assert(wait_until(ran, &b));
     ck_assert(wait_until(idle, pool));
-    ck_assert(workpool_reserve(pool)); /* room again */
-    workpool_push(pool, &b.job);
+    push(pool, &b); /* room again */
     workpool_stop(pool);
     ck_assert_int_eq(atomic_load(&a.runs), 1);
     ck_assert_int_eq(atomic_load(&b.runs) + atomic_load(&b.cancels), 2);
@@ -181,13 +191,9 @@ START_TEST(a_stop_cancels_what_waits_and_lets_what_runs_end)
     struct workpool *pool = workpool_start("test", 1, 8);
     atomic_bool gate = false;
     struct tjob a, b;
-    tjob_init(&a, &gate);
+    run_held(pool, &a, &gate);
     tjob_init(&b, NULL);
-    ck_assert(workpool_reserve(pool));
-    workpool_push(pool, &a.job);
-    ck_assert(wait_until(one_running, pool));
-    ck_assert(workpool_reserve(pool));
-    workpool_push(pool, &b.job);
+    push(pool, &b);
     struct stopper s = {.pool = pool};
     pthread_t t;
     ck_assert_int_eq(pthread_create(&t, NULL, stop_pool, &s), 0);
@@ -209,8 +215,7 @@ START_TEST(jobs_one_at_a_time_run_on_the_thread_idle_last)
     struct tjob jobs[32];
     for (int i = 0; i < 32; i++) {
         tjob_init(&jobs[i], NULL);
-        ck_assert(workpool_reserve(pool));
-        workpool_push(pool, &jobs[i].job);
+        push(pool, &jobs[i]);
         /* idle: its thread is back on the stack (running drops with it, under one lock) */
         ck_assert(wait_until(idle, pool));
         ck_assert(pthread_equal(jobs[i].ran_on, jobs[0].ran_on));
