@@ -263,6 +263,7 @@ static void write_job_run(struct workpool_job *job)
 {
     struct pending *p = job_pending(job);
     if (db_ensure(threaddb_primary()) != 0) {
+        workpool_demote_self();
         p->serve_here = true;
         MHD_resume_connection(p->conn);
         return;

@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* One thread, and whether it waits in the pool's stack of idle threads. */
 struct wp_thread {
@@ -57,16 +58,39 @@ static int count_started(const struct workpool *pool)
     return n;
 }
 
+/* Set by a job that could not be done on this thread (workpool_demote_self). */
+static _Thread_local bool demoted;
+
+void workpool_demote_self(void)
+{
+    demoted = true;
+}
+
+/* Put w on the idle stack: on top, or at the bottom when its last job was demoted. */
+static void list(struct workpool *pool, struct wp_thread *w, bool bottom)
+{
+    int me = (int)(w - pool->threads);
+    if (bottom) {
+        memmove(pool->idle + 1, pool->idle, (size_t)pool->nidle * sizeof *pool->idle);
+        pool->idle[0] = me;
+    } else {
+        pool->idle[pool->nidle] = me;
+    }
+    pool->nidle++;
+    w->listed = true;
+}
+
 static void *worker(void *arg)
 {
     struct wp_thread *w = arg;
     struct workpool *pool = w->pool;
+    bool bottom = false;
     pthread_mutex_lock(&pool->mu);
     for (;;) {
         while (!pool->head && !pool->stopping) {
             if (!w->listed) {
-                pool->idle[pool->nidle++] = (int)(w - pool->threads);
-                w->listed = true;
+                list(pool, w, bottom);
+                bottom = false;
                 if (!w->started)
                     pthread_cond_signal(&pool->started);
                 w->started = true;
@@ -84,7 +108,9 @@ static void *worker(void *arg)
         pool->reserved--;
         pool->running++;
         pthread_mutex_unlock(&pool->mu);
+        demoted = false;
         job->run(job);
+        bottom = demoted;
         pthread_mutex_lock(&pool->mu);
         pool->running--;
     }

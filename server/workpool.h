@@ -37,8 +37,16 @@ struct workpool *workpool_start(const char *what, int threads, int queue_max);
  */
 bool workpool_reserve(struct workpool *pool);
 void workpool_push(struct workpool *pool, struct workpool_job *job);
+/*
+ * Called by a job's run: this thread could not do it (no database connection)
+ * and handed it back. The thread then waits at the bottom of the idle stack,
+ * so the next jobs go to threads that can, not again to the one that failed
+ * fastest (the one idle last).
+ */
+void workpool_demote_self(void);
 /* Cancel the jobs still waiting, let the running ones end, join the threads
- * (NULL: nothing). Its counts stay readable until workpool_free. */
+ * (NULL: nothing; one caller at a time, again a no-op). Its counts stay
+ * readable until workpool_free. */
 void workpool_stop(struct workpool *pool);
 void workpool_free(struct workpool *pool);
 /* Jobs waiting and running now (metrics, tests); 0 and 0 for NULL. */

@@ -19,6 +19,7 @@ struct tjob {
     struct workpool_job job; /* first: a struct workpool_job * is a struct tjob * */
     atomic_int runs, cancels;
     atomic_bool *gate; /* NULL: go; otherwise wait until it opens */
+    bool demote;       /* the job says its thread could not do it */
     pthread_t ran_on;
 };
 
@@ -34,6 +35,8 @@ static void tjob_run(struct workpool_job *j)
     while (t->gate && !atomic_load(t->gate))
         nap();
     t->ran_on = pthread_self();
+    if (t->demote)
+        workpool_demote_self();
     atomic_fetch_add(&t->runs, 1);
 }
 
@@ -150,6 +153,7 @@ END_TEST
 START_TEST(a_full_queue_refuses_the_reservation)
 {
     struct workpool *pool = workpool_start("test", 1, 1);
+    ck_assert_ptr_nonnull(pool);
     atomic_bool gate = false;
     struct tjob a, b;
     run_held(pool, &a, &gate);
@@ -189,6 +193,7 @@ static void *stop_pool(void *arg)
 START_TEST(a_stop_cancels_what_waits_and_lets_what_runs_end)
 {
     struct workpool *pool = workpool_start("test", 1, 8);
+    ck_assert_ptr_nonnull(pool);
     atomic_bool gate = false;
     struct tjob a, b;
     run_held(pool, &a, &gate);
@@ -212,6 +217,7 @@ END_TEST
 START_TEST(jobs_one_at_a_time_run_on_the_thread_idle_last)
 {
     struct workpool *pool = workpool_start("test", 8, 8);
+    ck_assert_ptr_nonnull(pool);
     struct tjob jobs[32];
     for (int i = 0; i < 32; i++) {
         tjob_init(&jobs[i], NULL);
@@ -219,6 +225,32 @@ START_TEST(jobs_one_at_a_time_run_on_the_thread_idle_last)
         /* idle: its thread is back on the stack (running drops with it, under one lock) */
         ck_assert(wait_until(idle, pool));
         ck_assert(pthread_equal(jobs[i].ran_on, jobs[0].ran_on));
+    }
+    workpool_stop(pool);
+    workpool_free(pool);
+}
+END_TEST
+
+/* A thread whose job was demoted waits below the others: the next jobs go elsewhere. */
+START_TEST(a_demoted_thread_goes_to_the_bottom_of_the_idle_stack)
+{
+    struct workpool *pool = workpool_start("test", 3, 8);
+    ck_assert_ptr_nonnull(pool);
+    struct tjob first, failed, next[6];
+    tjob_init(&first, NULL);
+    push(pool, &first);
+    ck_assert(wait_until(idle, pool));
+    tjob_init(&failed, NULL);
+    failed.demote = true;
+    push(pool, &failed);
+    ck_assert(wait_until(idle, pool));
+    ck_assert(pthread_equal(failed.ran_on, first.ran_on)); /* the one idle last */
+    for (int i = 0; i < 6; i++) {
+        tjob_init(&next[i], NULL);
+        push(pool, &next[i]);
+        ck_assert(wait_until(idle, pool));
+        ck_assert(!pthread_equal(next[i].ran_on, failed.ran_on));
+        ck_assert(pthread_equal(next[i].ran_on, next[0].ran_on));
     }
     workpool_stop(pool);
     workpool_free(pool);
@@ -234,6 +266,7 @@ int main(void)
     tcase_add_test(tc, a_full_queue_refuses_the_reservation);
     tcase_add_test(tc, a_stop_cancels_what_waits_and_lets_what_runs_end);
     tcase_add_test(tc, jobs_one_at_a_time_run_on_the_thread_idle_last);
+    tcase_add_test(tc, a_demoted_thread_goes_to_the_bottom_of_the_idle_stack);
     suite_add_tcase(s, tc);
     return suite_run(s);
 }
