@@ -10,7 +10,9 @@
  * database: a transaction of another session there holds the pruning back). Two queues (a
  * CPU-only one and one of a100 jobs with high and normal priorities); a queue
  * that shrinks loses its last marks. The lookup halves over the positions of
- * the marks, and still counts right where a mark is missing.
+ * the marks, and still counts right where a mark is missing; a job behind the
+ * last mark (a new one, mostly: every submit answers with its position) is
+ * counted from that mark after one look at the marks (0037).
  */
 #include "tests/support/harness.h"
 #include "tests/support/suite.h"
@@ -20,6 +22,7 @@
 #include "sched/queuemarks.h"
 
 #include <check.h>
+#include <libpq-fe.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -177,6 +180,53 @@ START_TEST(a_position_counts_right_without_its_nearest_mark)
 }
 END_TEST
 
+/*
+ * How many times the marks' index was read while sql ran, and its one number.
+ * A superuser's own connection to the test database, so that its statistics
+ * are flushed on demand (pg_stat_force_next_flush: at the idle point after the
+ * statement) and read back in order.
+ */
+static long mark_looks(const char *sql, long *value)
+{
+    char url[512];
+    harness_url_with_db(getenv("AIDC_TEST_SUPERUSER_URL"), srv.dbname, url, sizeof url);
+    PGconn *c = PQconnectdb(url);
+    ck_assert_msg(PQstatus(c) == CONNECTION_OK, "%s", PQerrorMessage(c));
+    const char *flush = "SELECT pg_stat_force_next_flush()";
+    const char *scans = "SELECT idx_scan FROM pg_stat_user_indexes"
+                        " WHERE indexrelname = 'queue_marks_pos'";
+    const char *steps[] = {flush, scans, sql, flush, scans};
+    long got[5] = {0};
+    for (int i = 0; i < 5; i++) {
+        PGresult *r = PQexec(c, steps[i]);
+        ck_assert_msg(PQresultStatus(r) == PGRES_TUPLES_OK, "%s: %s", steps[i],
+                      PQerrorMessage(c));
+        got[i] = PQgetisnull(r, 0, 0) ? 0 : strtol(PQgetvalue(r, 0, 0), NULL, 10);
+        PQclear(r);
+    }
+    PQfinish(c);
+    *value = got[2];
+    return got[4] - got[1];
+}
+
+START_TEST(a_job_behind_the_last_mark_looks_at_one_mark)
+{
+    pass();
+    long pos = 0;
+    long looks = mark_looks("SELECT aidc_queue_position(id) FROM jobs WHERE gpu_type IS NULL"
+                            " ORDER BY queue_rank DESC, submitted_at DESC, id DESC LIMIT 1",
+                            &pos);
+    ck_assert_int_eq(pos, 1050);
+    ck_assert_msg(looks == 1, "the last job's position took %ld looks at the marks", looks);
+    /* the first high-priority a100 job is ahead of the last mark: halved, still exact */
+    looks = mark_looks("SELECT aidc_queue_position(id) FROM jobs WHERE gpu_type = 'a100'"
+                       " AND priority = 'high' ORDER BY submitted_at, id LIMIT 1",
+                       &pos);
+    ck_assert_int_eq(pos, 1);
+    ck_assert_msg(looks > 1, "halving took %ld looks at the marks", looks);
+}
+END_TEST
+
 static Suite *marks_suite(void)
 {
     Suite *s = suite_create("queue_marks");
@@ -186,6 +236,7 @@ static Suite *marks_suite(void)
     tcase_add_test(tc, a_pass_that_moves_every_mark_leaves_no_dead_rows);
     tcase_add_test(tc, a_shrinking_queue_loses_its_last_marks);
     tcase_add_test(tc, a_position_counts_right_without_its_nearest_mark);
+    tcase_add_test(tc, a_job_behind_the_last_mark_looks_at_one_mark);
     suite_add_tcase(s, tc);
     return s;
 }
