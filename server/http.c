@@ -304,6 +304,21 @@ static int busy_retry_after(void)
 
 /* Suspend the request and queue it for a password thread, or answer 503 at
  * once when the queue is full: an HTTP thread never waits for a password. */
+/*
+ * The request to a thread of pool (a place in its queue reserved), run there
+ * by run. The connection is suspended before the job is queued: the job may
+ * resume it at once.
+ */
+static void hand_to(struct workpool *pool, struct MHD_Connection *c, struct pending *p,
+                    void (*run)(struct workpool_job *))
+{
+    p->conn = c;
+    p->job.run = run;
+    p->job.cancel = job_cancel;
+    MHD_suspend_connection(c);
+    workpool_push(pool, &p->job);
+}
+
 static enum MHD_Result to_password_thread(struct MHD_Connection *c, struct pending *p)
 {
     if (!workpool_reserve(password_pool)) {
@@ -315,12 +330,7 @@ static enum MHD_Result to_password_thread(struct MHD_Connection *c, struct pendi
         resp_free(&rs);
         return ok;
     }
-    p->conn = c;
-    p->job.run = job_run;
-    p->job.cancel = job_cancel;
-    /* suspended before it is queued: the job may resume it at once */
-    MHD_suspend_connection(c);
-    workpool_push(password_pool, &p->job);
+    hand_to(password_pool, c, p, job_run);
     return MHD_YES;
 }
 
@@ -340,11 +350,7 @@ static bool to_write_thread(struct MHD_Connection *c, struct pending *p)
         strcmp(rq->method, "GET") == 0 || strcmp(rq->method, "HEAD") == 0 ||
         strcmp(rq->method, "OPTIONS") == 0 || !workpool_reserve(write_pool))
         return false;
-    p->conn = c;
-    p->job.run = write_job_run;
-    p->job.cancel = job_cancel;
-    MHD_suspend_connection(c); /* before it is queued, as above */
-    workpool_push(write_pool, &p->job);
+    hand_to(write_pool, c, p, write_job_run);
     return true;
 }
 
