@@ -21,7 +21,7 @@
     " AND ($7::timestamptz IS NULL OR e.ts >= $7)"                                            \
     " AND ($8::timestamptz IS NULL OR e.ts < $8)"                                             \
     " AND ($9::text IS NULL OR aidc_audit_tsv(e.action, e.resource_type, e.resource_id,"      \
-    "      e.details) @@ (SELECT aidc_audit_query($9)))"                                      \
+    "      e.details) @@ aidc_audit_query($9))"                                               \
     " AND ($10::text IS NULL OR e.resource_type = $10)"                                       \
     " AND ($11::text IS NULL OR e.resource_id = $11)"
 
@@ -65,7 +65,7 @@ static const struct db_stmt st_search = {
      " AND ($2::text IS NULL OR e.details ->> 'user' = $2)"                                   \
      " AND ($3::text IS NULL OR e.tenant_slug = $3)"                                          \
      " AND ($4::text IS NULL OR aidc_audit_tsv(e.action, e.resource_type, e.resource_id,"     \
-     "      e.details) @@ (SELECT aidc_audit_query($4)))"                                     \
+     "      e.details) @@ aidc_audit_query($4))"                                              \
      " AND ($5::timestamptz IS NULL OR e.ts >= $5)"                                           \
      " AND ($6::timestamptz IS NULL OR e.ts < $6)"                                            \
      " AND ($7::text IS NULL OR e.details ->> 'job_id' = $7)"                                 \

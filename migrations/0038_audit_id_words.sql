@@ -17,19 +17,20 @@
 -- finds it, nor does a UUID inside a quoted phrase ("created <uuid>"), which the
 -- rewrite cannot reach; `resource_id=` is the exact filter for ids.
 --
--- The index is built anew over every partition: on a log of millions of events
--- this takes minutes (about a minute per million on two CPUs), during which the
--- sealer's move waits (its lock timeout, 0031, retries it each round) and API
--- events gather in the inbox; searches keep answering.
+-- The index is built anew over every partition, beside the old one, which is then
+-- dropped: about 22 s per million events on two CPUs (docs/operations.md,
+-- Upgrade). Meanwhile searches answer from the old index and
+-- API events gather in the inbox; the sealer's move and node-record ingest wait
+-- for the migration's commit (the move retries each round, 0031). The lock that
+-- DROP INDEX takes at the end waits at most 5 s for running searches, and new
+-- ones wait behind it; then the migration fails (run it again).
+SET LOCAL lock_timeout = '5s';
 
-CREATE FUNCTION aidc_audit_id_words(rid text) RETURNS tsvector
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT CASE WHEN rid ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
-                THEN array_to_tsvector(ARRAY[rid])
-                ELSE to_tsvector('simple'::regconfig, coalesce(rid, '')) END
-$$;
-
-DROP INDEX audit_events_search_idx;
+-- The id's one word keeps a position (after the type's), as the parser's words
+-- do, so a phrase does not join the type to the first string of details. Written
+-- out here rather than as a function of its own: the SQL function of an index
+-- expression is parsed with the search_path of whoever builds the index, and a
+-- restore (pg_restore, pg_upgrade) builds it with an empty one.
 CREATE OR REPLACE FUNCTION aidc_audit_tsv(action text, rtype text, rid text, details jsonb)
 RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT CASE WHEN action LIKE 'node.%' THEN
@@ -37,11 +38,15 @@ RETURNS tsvector LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
                             coalesce(rid, '') || ' ' || coalesce(details ->> 'user', ''))
            ELSE to_tsvector('simple'::regconfig,
                             action || ' ' || replace(action, '.', ' ') || ' ' || coalesce(rtype, ''))
-                || aidc_audit_id_words(rid)
+                || CASE WHEN rid ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$'
+                        THEN (quote_literal(rid) || ':1')::tsvector
+                        ELSE to_tsvector('simple'::regconfig, coalesce(rid, '')) END
                 || jsonb_to_tsvector('simple'::regconfig, details, '["string"]') END
 $$;
-CREATE INDEX audit_events_search_idx ON audit_events
+CREATE INDEX audit_events_words_idx ON audit_events
     USING gin (aidc_audit_tsv(action, resource_type, resource_id, details));
+DROP INDEX audit_events_search_idx;
+ALTER INDEX audit_events_words_idx RENAME TO audit_events_search_idx;
 
 -- `q` of a search as a query of those words (see above).
 CREATE FUNCTION aidc_audit_query(q text) RETURNS tsquery

@@ -302,8 +302,6 @@ static int busy_retry_after(void)
     return per_thread < 1 ? 1 : (int)(per_thread > 60 ? 60 : per_thread);
 }
 
-/* Suspend the request and queue it for a password thread, or answer 503 at
- * once when the queue is full: an HTTP thread never waits for a password. */
 /*
  * The request to a thread of pool (a place in its queue reserved), run there
  * by run. The connection is suspended before the job is queued: the job may
@@ -319,6 +317,8 @@ static void hand_to(struct workpool *pool, struct MHD_Connection *c, struct pend
     workpool_push(pool, &p->job);
 }
 
+/* Suspend the request and queue it for a password thread, or answer 503 at
+ * once when the queue is full: an HTTP thread never waits for a password. */
 static enum MHD_Result to_password_thread(struct MHD_Connection *c, struct pending *p)
 {
     if (!workpool_reserve(password_pool)) {

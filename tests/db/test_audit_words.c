@@ -89,13 +89,16 @@ START_TEST(q_finds_a_resource_by_its_whole_id)
     /* words without a UUID as before */
     ck_assert_int_eq(matches("train resnet"), 1);
     ck_assert_int_eq(matches("\"resnet train\""), 0);
+    /* the id holds its own place: the type and the first string of details stay apart */
+    ck_assert_int_eq(matches("\"job train\""), 0);
+    ck_assert_int_eq(matches("\"train resnet\""), 1);
     /* what the one word gives up: a part of the resource id */
     ck_assert_int_eq(matches("cb94"), 0);
 }
 END_TEST
 
-/* A search through the index (aidc_audit_search, as a words-only search) finds the event by its id. */
-START_TEST(a_search_finds_a_moved_event_by_its_id)
+/* A words-only search (aidc_audit_search) finds the event by its id through the index. */
+START_TEST(a_search_finds_an_event_by_its_id)
 {
     ck_assert(harness_sql_ok(srv.owner_url,
                              "INSERT INTO audit_events (action, resource_type, resource_id,"
@@ -106,7 +109,9 @@ START_TEST(a_search_finds_a_moved_event_by_its_id)
     harness_url_with_db(getenv("AIDC_TEST_SUPERUSER_URL"), srv.dbname, url, sizeof url);
     PGconn *c = PQconnectdb(url);
     ck_assert_msg(PQstatus(c) == CONNECTION_OK, "%s", PQerrorMessage(c));
-    PQclear(PQexec(c, "SELECT set_config('aidc.roles', 'auditor', false)"));
+    /* the index, not a scan of the two rows */
+    PQclear(PQexec(c, "SELECT set_config('aidc.roles', 'auditor', false),"
+                      " set_config('enable_seqscan', 'off', false)"));
     const char *qs[] = {RID, "AF5B16DB-CB94-4C49-9CDF-877441603D7B", "resnet " RID,
                         "submit -" RID};
     const char *want[] = {"1", "1", "1", "1"}; /* the last: the other event */
@@ -134,7 +139,11 @@ static Suite *words_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, a_uuid_resource_id_is_one_word);
     tcase_add_test(tc, q_finds_a_resource_by_its_whole_id);
-    tcase_add_test(tc, a_search_finds_a_moved_event_by_its_id);
+    if (getenv("AIDC_TEST_SUPERUSER_URL")) /* the search as a superuser session */
+        tcase_add_test(tc, a_search_finds_an_event_by_its_id);
+    else
+        fprintf(stderr, "skipped: a_search_finds_an_event_by_its_id"
+                        " (AIDC_TEST_SUPERUSER_URL not set)\n");
     suite_add_tcase(s, tc);
     return s;
 }
