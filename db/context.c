@@ -7,16 +7,12 @@
  * changed anywhere since it was found current (same auth epoch) -, and only
  * if something did, the actor's own: same users.auth_version (roles,
  * memberships, suspension, password, disabling), token not revoked or
- * expired, session not logged out.
+ * expired, session not logged out (aidc_actor_current, 0039: a function, so
+ * that the statement does not set up those three lookups every time).
  */
 #define CTX_CHECK(u, v, t, j, ep)                                                                \
     " e.v, " u "::uuid IS NULL OR e.v = " ep "::bigint"                                          \
-    " OR (EXISTS (SELECT 1 FROM users WHERE id = " u "::uuid"                                    \
-    "     AND auth_version = " v "::bigint AND NOT disabled)"                                    \
-    " AND (" t "::uuid IS NULL OR EXISTS (SELECT 1 FROM api_tokens WHERE id = " t "::uuid"        \
-    "     AND revoked_at IS NULL AND expires_at > now()))"                                       \
-    " AND (" j "::uuid IS NULL OR NOT EXISTS (SELECT 1 FROM revoked_sessions WHERE jti = " j      \
-    "     ::uuid)))"                                                                             \
+    " OR aidc_actor_current(" u "::uuid, " v "::bigint, " t "::uuid, " j "::uuid)"                \
     " FROM aidc_auth_epoch e"
 
 /* The actor and its tenants; then, where needed, the session's own settings. */
