@@ -12,12 +12,15 @@
 -- statements than running them (docs/performance.md). Behind a function (PL/pgSQL,
 -- so never inlined into the statement) the lookups are planned once per
 -- connection and set up only when the epoch moved. Same rights as before: the
--- caller's.
+-- caller's. The tables are named with their schema (a temporary table of the
+-- same name must not answer), and the token must be the user's own (the server
+-- never asks otherwise: defence in depth).
 CREATE FUNCTION aidc_actor_current(u uuid, v bigint, t uuid, j uuid) RETURNS boolean
 LANGUAGE plpgsql STABLE AS $$
 BEGIN
-    RETURN EXISTS (SELECT 1 FROM users WHERE id = u AND auth_version = v AND NOT disabled)
-       AND (t IS NULL OR EXISTS (SELECT 1 FROM api_tokens
-                                  WHERE id = t AND revoked_at IS NULL AND expires_at > now()))
-       AND (j IS NULL OR NOT EXISTS (SELECT 1 FROM revoked_sessions WHERE jti = j));
+    RETURN EXISTS (SELECT 1 FROM public.users WHERE id = u AND auth_version = v AND NOT disabled)
+       AND (t IS NULL OR EXISTS (SELECT 1 FROM public.api_tokens
+                                  WHERE id = t AND user_id = u AND revoked_at IS NULL
+                                    AND expires_at > now()))
+       AND (j IS NULL OR NOT EXISTS (SELECT 1 FROM public.revoked_sessions WHERE jti = j));
 END $$;

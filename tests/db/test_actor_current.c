@@ -22,6 +22,21 @@ static char user[40], token[40];
 
 #define JTI "5b0e4f7a-4c1d-4e8f-9a2b-3c4d5e6f7a8b"
 
+/* A new live token of user (the test's own, or another's); its id. */
+static void new_token(const char *of, char *out, size_t n)
+{
+    const char *p[1] = {of};
+    char *t = harness_sql_text(srv.owner_url,
+                               "INSERT INTO api_tokens (user_id, name, token_hash, scopes,"
+                               " expires_at) VALUES ($1::uuid, 'ci', md5(random()::text) ||"
+                               " md5(random()::text), '{jobs:read}', now() + interval '1 day')"
+                               " RETURNING id",
+                               1, p);
+    ck_assert_ptr_nonnull(t);
+    snprintf(out, n, "%s", t);
+    free(t);
+}
+
 static void setup(void)
 {
     harness_require_pg();
@@ -31,15 +46,7 @@ static void setup(void)
     ck_assert_ptr_nonnull(u);
     snprintf(user, sizeof user, "%s", u);
     free(u);
-    const char *p[1] = {user};
-    char *t = harness_sql_text(srv.owner_url,
-                               "INSERT INTO api_tokens (user_id, name, token_hash, scopes,"
-                               " expires_at) VALUES ($1::uuid, 'ci', repeat('a', 64),"
-                               " '{jobs:read}', now() + interval '1 day') RETURNING id",
-                               1, p);
-    ck_assert_ptr_nonnull(t);
-    snprintf(token, sizeof token, "%s", t);
-    free(t);
+    new_token(user, token, sizeof token);
 }
 
 static void teardown(void)
@@ -67,7 +74,9 @@ static long version(void)
 static void owner(const char *sql)
 {
     const char *p[1] = {user};
-    PQclear(harness_sql(srv.owner_url, sql, strstr(sql, "$1") ? 1 : 0, p));
+    PGresult *r = harness_sql(srv.owner_url, sql, strstr(sql, "$1") ? 1 : 0, p);
+    ck_assert_msg(r != NULL, "%s failed", sql);
+    PQclear(r);
 }
 
 START_TEST(an_unchanged_actor_is_current)
@@ -77,6 +86,7 @@ START_TEST(an_unchanged_actor_is_current)
     ck_assert_int_eq(current(v, NULL, NULL), 1);
     ck_assert_int_eq(current(v, token, NULL), 1);
     ck_assert_int_eq(current(v, NULL, JTI), 1);
+    ck_assert_int_eq(current(v, token, JTI), 1);
 }
 END_TEST
 
@@ -87,15 +97,32 @@ START_TEST(every_narrowing_change_makes_it_stale)
     char older[24];
     snprintf(older, sizeof older, "%ld", version() - 1);
     ck_assert_int_eq(current(older, NULL, NULL), 0); /* its rights changed since */
+    ck_assert_int_eq(current(older, token, NULL), 0);
+
+    /* another user's live token is not this user's */
+    char *other = harness_sql_text(srv.owner_url,
+                                   "INSERT INTO users (username) VALUES ('bob') RETURNING id", 0,
+                                   NULL);
+    ck_assert_ptr_nonnull(other);
+    char theirs[40];
+    new_token(other, theirs, sizeof theirs);
+    free(other);
+    ck_assert_int_eq(current(v, theirs, NULL), 0);
 
     owner("INSERT INTO revoked_sessions (jti, expires_at) VALUES ('" JTI "', now() + interval"
           " '1 day')");
     ck_assert_int_eq(current(v, NULL, JTI), 0); /* logged out */
 
-    owner("UPDATE api_tokens SET expires_at = now() - interval '1 second'");
+    ck_assert_int_eq(current(v, token, JTI), 0);
+
+    owner("UPDATE api_tokens SET expires_at = now() - interval '1 second' WHERE name = 'ci'"
+          " AND user_id = $1::uuid");
     ck_assert_int_eq(current(v, token, NULL), 0); /* expired */
-    owner("UPDATE api_tokens SET expires_at = now() + interval '1 day', revoked_at = now()");
-    ck_assert_int_eq(current(v, token, NULL), 0); /* revoked */
+    char fresh[40];
+    new_token(user, fresh, sizeof fresh);
+    ck_assert_int_eq(current(v, fresh, NULL), 1);
+    owner("UPDATE api_tokens SET revoked_at = now() WHERE user_id = $1::uuid");
+    ck_assert_int_eq(current(v, fresh, NULL), 0); /* revoked */
     ck_assert_int_eq(current(v, "00000000-0000-4000-8000-000000000000", NULL), 0);
 
     owner("UPDATE users SET disabled = true WHERE id = $1::uuid");
