@@ -105,10 +105,8 @@ START_TEST(a_search_finds_an_event_by_its_id)
                              " outcome, details) VALUES ('job.submit', 'job', '" RID "',"
                              " 'success', '{\"name\": \"train resnet\"}'),"
                              " ('job.submit', 'job', '" PEER "', 'success', '{}')"));
-    char url[512];
-    harness_url_with_db(getenv("AIDC_TEST_SUPERUSER_URL"), srv.dbname, url, sizeof url);
-    PGconn *c = PQconnectdb(url);
-    ck_assert_msg(PQstatus(c) == CONNECTION_OK, "%s", PQerrorMessage(c));
+    PGconn *c = harness_super_connect(&srv);
+    ck_assert_ptr_nonnull(c);
     /* the index, not a scan of the two rows */
     PQclear(PQexec(c, "SELECT set_config('aidc.roles', 'auditor', false),"
                       " set_config('enable_seqscan', 'off', false)"));

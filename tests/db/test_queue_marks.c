@@ -188,10 +188,8 @@ END_TEST
  */
 static long mark_looks(const char *sql, long *value)
 {
-    char url[512];
-    harness_url_with_db(getenv("AIDC_TEST_SUPERUSER_URL"), srv.dbname, url, sizeof url);
-    PGconn *c = PQconnectdb(url);
-    ck_assert_msg(PQstatus(c) == CONNECTION_OK, "%s", PQerrorMessage(c));
+    PGconn *c = harness_super_connect(&srv);
+    ck_assert_ptr_nonnull(c);
     const char *flush = "SELECT pg_stat_force_next_flush()";
     const char *scans = "SELECT idx_scan FROM pg_stat_user_indexes"
                         " WHERE indexrelname = 'queue_marks_pos'";

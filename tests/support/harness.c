@@ -45,6 +45,24 @@ void harness_url_with_db(const char *url, const char *db, char *out, size_t n)
     snprintf(out, n, "%.*s/%s%s", len, url, db, q ? q : "");
 }
 
+PGconn *harness_super_connect(const struct aidc_server *s)
+{
+    const char *su = getenv("AIDC_TEST_SUPERUSER_URL");
+    if (!su || !su[0]) {
+        fprintf(stderr, "harness: AIDC_TEST_SUPERUSER_URL not set\n");
+        return NULL;
+    }
+    char url[512];
+    harness_url_with_db(su, s->dbname, url, sizeof url);
+    PGconn *c = PQconnectdb(url);
+    if (PQstatus(c) != CONNECTION_OK) {
+        fprintf(stderr, "harness: connect as superuser: %s", PQerrorMessage(c));
+        PQfinish(c);
+        return NULL;
+    }
+    return c;
+}
+
 static void quiet(void *arg, const char *msg)
 {
     (void)arg;

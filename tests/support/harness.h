@@ -93,6 +93,8 @@ int harness_run_aidcd(const struct aidc_server *s, const char *const *args,
 
 /* url with its database name replaced by db. */
 void harness_url_with_db(const char *url, const char *db, char *out, size_t n);
+/* A superuser's connection to s's database (AIDC_TEST_SUPERUSER_URL); NULL, printed, when it fails. */
+PGconn *harness_super_connect(const struct aidc_server *s);
 
 /* Run one SQL statement with parameters over url; NULL on failure (printed). */
 PGresult *harness_sql(const char *url, const char *sql, int n, const char *const *params);
