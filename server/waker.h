@@ -8,8 +8,9 @@
  * one before it (docs/performance.md). The request now only marks the channel
  * (waker_poke, after its COMMIT answered); this thread sends one NOTIFY for all
  * the marks that came in while it was sending the last one, on its own
- * connection and without waiting for the flush. The listeners see the
- * committed work when the notification reaches them, as before. One that
+ * connection and without waiting for the flush - and, in a burst, no more
+ * than two per admission_coalesce_ms, the admitter's own pace (waker.c). The
+ * listeners see the committed work when the notification reaches them. One that
  * cannot be sent (the database away) is tried again every second until it is,
  * or the waker stops; one lost in a crash leaves the work to the workers' timed
  * passes.

@@ -9,7 +9,7 @@
  * timer's passes are pushed out of the way (AIDC_ADMISSION_INTERVAL_MS of
  * ten minutes), so every pass counted in aidc_admission_passes_total was woken
  * by a submit - sent by the waker once the submit committed, not by the
- * submit's own transaction (server/waker.h).
+ * submit's own transaction, and no more than once per window (server/waker.h).
  */
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
@@ -83,10 +83,14 @@ static double wait_looked_at(const char *id, double t0)
     }
 }
 
-/* Past the coalescing window of the last pass: the next submit finds a quiet admitter. */
+/*
+ * Past the coalescing window of the last pass: the next submit finds a quiet
+ * admitter. The last notification of a burst may come half a window after its
+ * last commit (the waker's pace) and start a pass of its own then.
+ */
 static void quiet(void)
 {
-    jobs_nap_ms(COALESCE_MS + 300);
+    jobs_nap_ms(COALESCE_MS * 3 / 2 + 300);
 }
 
 START_TEST(a_burst_costs_a_pass_per_window)
@@ -174,6 +178,43 @@ START_TEST(the_waker_notifies_after_the_commit)
 }
 END_TEST
 
+/* The "submit" notifications that came on conn so far. */
+static long count_submits(PGconn *conn)
+{
+    long n = 0;
+    ck_assert_int_eq(PQconsumeInput(conn), 1);
+    for (PGnotify *x; (x = PQnotifies(conn)) != NULL; PQfreemem(x))
+        n += strcmp(x->extra, "submit") == 0;
+    return n;
+}
+
+/*
+ * The waker keeps the admitter's pace (server/waker.c): a burst of submits is
+ * announced twice per coalescing window at most, not once per commit - each
+ * notification is a commit of its own and wakes every listener.
+ */
+START_TEST(a_burst_is_announced_twice_per_window)
+{
+    PGconn *l = PQconnectdb(harness_srv.owner_url);
+    ck_assert_int_eq(PQstatus(l), CONNECTION_OK);
+    PQclear(PQexec(l, "LISTEN aidc_jobs"));
+    quiet();
+    (void)count_submits(l);
+    double t0 = jobs_now();
+    for (int i = 0; i < BURST; i++)
+        free(submit(40 + i));
+    double took = jobs_now() - t0;
+    quiet(); /* the last window's notification is out */
+    long n = count_submits(l);
+    long most = (long)(took * 2000.0 / COALESCE_MS) + 2;
+    fprintf(stderr, "burst: %d submits in %.2f s announced %ld times (at most %ld)\n", BURST, took,
+            n, most);
+    ck_assert_msg(n >= 1 && n <= most, "%ld notifications for %d submits over %.2f s (at most %ld)",
+                  n, BURST, took, most);
+    PQfinish(l);
+}
+END_TEST
+
 static void owner_sql(const char *sql)
 {
     ck_assert_msg(harness_sql_ok(harness_srv.owner_url, sql), "%s failed", sql);
@@ -252,6 +293,7 @@ static Suite *burst_suite(void)
     tcase_add_test(tc, a_lone_submit_is_looked_at_at_once);
     tcase_add_test(tc, the_waker_notifies_after_the_commit);
     tcase_add_test(tc, nothing_is_notified_before_the_commit);
+    tcase_add_test(tc, a_burst_is_announced_twice_per_window);
     suite_add_tcase(s, tc);
     return s;
 }
