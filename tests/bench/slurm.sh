@@ -70,6 +70,7 @@
 #                         alternate two aidcd binaries or settings on a loaded machine
 #   BENCH_DURATION        seconds per wrk run of 2 and 4              (default 10)
 #   BENCH_SUBMIT_DURATION seconds per wrk run of 3                    (default 3)
+#   BENCH_SUBMIT_ROUNDS   alternating rounds (slurmrestd, aidc) of 3   (default 3)
 #   BENCH_CONNECTIONS     wrk connections of 2 and 3                  (default 16)
 #   BENCH_LIST_CONNECTIONS wrk connections of 4                       (default 2)
 #   BENCH_WRK_THREADS     wrk threads                                  (default 2)
@@ -97,6 +98,7 @@ AIDCD=${AIDCD:-$BUILD_DIR/aidcd}
 E2E_ONLY=${BENCH_E2E_ONLY:-0}
 DURATION=${BENCH_DURATION:-10}
 SUBMIT_DURATION=${BENCH_SUBMIT_DURATION:-3}
+SUBMIT_ROUNDS=${BENCH_SUBMIT_ROUNDS:-3}
 CONNS=${BENCH_CONNECTIONS:-16}
 LIST_CONNS=${BENCH_LIST_CONNECTIONS:-2}
 WRK_THREADS=${BENCH_WRK_THREADS:-2}
@@ -258,10 +260,10 @@ MAXJOBS=${MAXJOBS:-10000}
 MINAGE=$(sed -n 's/^MinJobAge=\([0-9]*\).*/\1/p' "$SLURM_DIR/etc/slurm.conf" 2>/dev/null | tail -1)
 MINAGE=${MINAGE:-300}
 PRESENT=$(slurm_api GET jobs | jq '.jobs | length')
-# this run adds 2 * E2E_JOBS * E2E_ROUNDS jobs and the held ones; the wrk run of 3 alone may
+# this run adds 2 * E2E_JOBS * E2E_ROUNDS jobs and the held ones; each wrk run of 3 alone may
 # make more than HELD (slurmrestd took up to ~800 held jobs/s here): reckon with 1,000/s
 AVAIL=$((MAXJOBS - PRESENT - 2 * E2E_JOBS * E2E_ROUNDS - 200))
-[ "$AVAIL" -ge $((1000 * SUBMIT_DURATION)) ] || { [ "$E2E_ONLY" = 1 ] && [ "$AVAIL" -ge 0 ]; } \
+[ "$AVAIL" -ge $((1000 * SUBMIT_DURATION * SUBMIT_ROUNDS)) ] || { [ "$E2E_ONLY" = 1 ] && [ "$AVAIL" -ge 0 ]; } \
     || die "slurmctld holds $PRESENT jobs of MaxJobCount $MAXJOBS (ended ones stay MinJobAge $MINAGE s): too full for this run; wait, or give the run a Slurm of its own (SLURM_DIR, ports: see the header)"
 if [ "$AVAIL" -lt "$HELD" ]; then
     echo "  slurmctld holds $PRESENT jobs of MaxJobCount $MAXJOBS: holding $AVAIL jobs instead of $HELD"
@@ -376,12 +378,14 @@ run_wrk() {  # run_wrk KEY CONNECTIONS DURATION URL [wrk args...]
     local key=$1 c=$2 d=$3 url=$4 out="$OUT/$1.out" s0 p0 r0 c0 m0 s1 p1 r1 c1 m1 t0 t1 rpid cpid w
     shift 4
     rpid=$(slurm_pid slurmrestd) cpid=$(slurm_pid slurmctld)
+    [[ $key != *aidc* ]] || pg_ticks_by_app "$DATABASE_URL_ADMIN" > "$OUT/$key.pg0"
     s0=$(proc_ticks "$AIDCD_PID"); p0=$(pg_ticks); r0=$(proc_ticks "$rpid"); c0=$(proc_ticks "$cpid")
     m0=$(machine_busy_ticks); t0=$(date +%s.%N)
     ( TIMEFORMAT='%U %S'; time wrk -t"$WRK_THREADS" -c"$c" -d"${d}s" --latency --timeout 60s \
           "$@" "$url" > "$out" 2>&1 ) 2> "$OUT/$key.time" || { cat "$out" >&2; die "wrk failed for $key"; }
     s1=$(proc_ticks "$AIDCD_PID"); p1=$(pg_ticks); r1=$(proc_ticks "$rpid"); c1=$(proc_ticks "$cpid")
     m1=$(machine_busy_ticks); t1=$(date +%s.%N)
+    [[ $key != *aidc* ]] || pg_ticks_by_app "$DATABASE_URL_ADMIN" > "$OUT/$key.pg1"
     w=$(awk '{ print $1 + $2 }' "$OUT/$key.time" | tail -1)
     RPS[$key]=$(awk '/^Requests\/sec:/ { printf($2 < 10 ? "%.2f" : "%.0f", $2) }' "$out")
     REQS[$key]=$(awk '/ requests in / { print $1 }' "$out")
@@ -406,6 +410,10 @@ run_wrk() {  # run_wrk KEY CONNECTIONS DURATION URL [wrk args...]
     RSS[$key]=$(awk '/^VmRSS:/ { printf "%.0f", $2 / 1024 }' "/proc/$AIDCD_PID/status")
     printf '  %-12s %8s req/s  p50 %8s ms  p99 %8s ms  (%s requests, %s errors, %s read)\n' "$key" \
         "${RPS[$key]}" "${P50[$key]}" "${P99[$key]}" "${REQS[$key]}" "${ERRS[$key]}" "${BYTES[$key]}"
+    # where PostgreSQL's time went, by connection (µs per request; a process that ended
+    # during the run is missing here, not in the pg column)
+    [[ $key != *aidc* ]] ||
+        echo "    PostgreSQL by connection: $(pg_app_split "$OUT/$key.pg0" "$OUT/$key.pg1" "${REQS[$key]:-0}")"
 }
 SLURM_WRK_H=(-H "X-SLURM-USER-NAME: $SLURM_USER" -H "X-SLURM-USER-TOKEN: $SLURM_TOKEN")
 
@@ -600,10 +608,15 @@ run_wrk get-aidc "$CONNS" "$DURATION" "$JOBS_URL/$GET_ID" -H "Authorization: Bea
 say "3. submit rate: wrk -t$WRK_THREADS -c$CONNS -d${SUBMIT_DURATION}s; held jobs straight to slurmrestd," \
     "jobs into aidc's project hold"
 export BENCH_PREFIX=$PREFIX BENCH_SLURM_WORKDIR=$WORKDIR BENCH_SLURM_PARTITION=gpu
-run_wrk submit-slurm "$CONNS" "$SUBMIT_DURATION" "$SLURMRESTD_URL/slurm/v0.0.38/job/submit" \
-    "${SLURM_WRK_H[@]}" -s "$HERE/slurm_submit.lua"
-BENCH_RUN=$(date +%s) BENCH_PROJECT=hold run_wrk submit-aidc "$CONNS" "$SUBMIT_DURATION" "$JOBS_URL" \
-    -H "Authorization: Bearer $TOKEN" -s "$HERE/post_jobs.lua"
+# alternating rounds: both queues grow as the run goes (slurmctld's held jobs, aidc's queued
+# ones), and a Slurm reused across runs slows with the jobs it keeps; round r of each side
+# meets the same growth, so the per-round ratios and their median compare like with like
+for r in $(seq "$SUBMIT_ROUNDS"); do
+    run_wrk "submit-slurm-$r" "$CONNS" "$SUBMIT_DURATION" "$SLURMRESTD_URL/slurm/v0.0.38/job/submit" \
+        "${SLURM_WRK_H[@]}" -s "$HERE/slurm_submit.lua"
+    BENCH_RUN=$(date +%s)$r BENCH_PROJECT=hold run_wrk "submit-aidc-$r" "$CONNS" "$SUBMIT_DURATION" \
+        "$JOBS_URL" -H "Authorization: Bearer $TOKEN" -s "$HERE/post_jobs.lua"
+done
 AIDC_HELD=$(q -c "SELECT count(*) FROM jobs j JOIN projects p ON p.id = j.project_id WHERE p.slug = 'hold'")
 # out of the list data set again (and out of admission's way)
 q -c "DELETE FROM jobs j USING projects p WHERE p.id = j.project_id AND p.slug = 'hold'; SELECT pg_notify('aidc_jobs', 'cancel')" > /dev/null
@@ -670,15 +683,26 @@ row() {
         "${P99[$2]:--}" "${ERRS[$2]:--}" "${SRV_US[$2]:--}" "${PG_US[$2]:--}" "${RESTD_US[$2]:--}" \
         "${CTLD_US[$2]:--}" "${BUSY[$2]:--}" "${OTHER[$2]:--}" "${RSS[$2]:--}"
 }
-row "submit, slurmrestd POST job/submit (held)" submit-slurm
-row "submit, aidc POST /jobs (queued in aidc)" submit-aidc
+for r in $(seq "$SUBMIT_ROUNDS"); do
+    row "submit $r, slurmrestd POST job/submit (held)" "submit-slurm-$r"
+    row "submit $r, aidc POST /jobs (queued in aidc)" "submit-aidc-$r"
+done
 row "GET one job, slurmrestd job/{id}" get-slurm
 row "GET one job, aidc jobs/{id}" get-aidc
 row "list, slurmrestd GET jobs ($SLURM_LISTED jobs)" list-slurm
 row "list, aidc jobs?limit=1000 (of $AIDC_TOTAL)" list-aidc
-printf '  aidc / slurmrestd, req/s: submit %s, GET one %s, list %s; p99: submit %s, GET one %s, list %s\n' \
-    "$(ratio "${RPS[submit-aidc]}" "${RPS[submit-slurm]}")" "$(ratio "${RPS[get-aidc]}" "${RPS[get-slurm]}")" \
-    "$(ratio "${RPS[list-aidc]}" "${RPS[list-slurm]}")" "$(ratio "${P99[submit-aidc]}" "${P99[submit-slurm]}")" \
+SUB_R='' SUB_P=''
+for r in $(seq "$SUBMIT_ROUNDS"); do
+    SUB_R+=" $(ratio "${RPS[submit-aidc-$r]}" "${RPS[submit-slurm-$r]}")"
+    SUB_P+=" $(ratio "${P99[submit-aidc-$r]}" "${P99[submit-slurm-$r]}")"
+done
+median() { printf '%s\n' "$@" | grep -v '^-$' | sort -n | awk '{ v[NR] = $1 } END { print NR ? v[int((NR + 1) / 2)] : "-" }'; }
+# shellcheck disable=SC2086  # the words are the rounds
+printf '  submit, aidc / slurmrestd per round: req/s%s (median %s); p99%s (median %s)\n' "$SUB_R" \
+    "$(median $SUB_R)" "$SUB_P" "$(median $SUB_P)"
+printf '  aidc / slurmrestd, req/s: GET one %s, list %s; p99: GET one %s, list %s\n' \
+    "$(ratio "${RPS[get-aidc]}" "${RPS[get-slurm]}")" \
+    "$(ratio "${RPS[list-aidc]}" "${RPS[list-slurm]}")" \
     "$(ratio "${P99[get-aidc]}" "${P99[get-slurm]}")" "$(ratio "${P99[list-aidc]}" "${P99[list-slurm]}")"
 printf '  wrk: -c%s (submit -d%ss, GET -d%ss), -c%s for lists; answers: list slurmrestd %s bytes, aidc %s bytes\n' \
     "$CONNS" "$SUBMIT_DURATION" "$DURATION" "$LIST_CONNS" "$SLURM_LIST_BYTES" "$AIDC_LIST_BYTES"
@@ -691,6 +715,8 @@ echo "Slurm side: $MY_HELD held jobs listed (top-up $TOPUP_RATE jobs/s), cancell
      "slurmctld keeps them MinJobAge $MINAGE s (MaxJobCount $MAXJOBS)"
 echo "aidcd peak RSS (VmHWM) $E2E_HWM MiB after part 1, $AIDCD_HWM MiB at the end; cluster hpc last_error: $SYNC_ERR"
 bad=0
-for k in submit-slurm submit-aidc get-slurm get-aidc list-slurm list-aidc; do [ "${ERRS[$k]:-1}" = 0 ] || bad=1; done
+for k in get-slurm get-aidc list-slurm list-aidc $(for r in $(seq "$SUBMIT_ROUNDS"); do echo "submit-slurm-$r submit-aidc-$r"; done); do
+    [ "${ERRS[$k]:-1}" = 0 ] || bad=1
+done
 [ "$bad" = 0 ] || echo "WARNING: some wrk runs had non-2xx answers or socket errors: their figures are suspect"
 echo "raw outputs: $OUT"
