@@ -22,9 +22,10 @@
 -- time later (it blocks no reads or writes): docs/operations.md, Upgrade.
 SET LOCAL lock_timeout = '5s';
 
--- Only pg_catalog's functions and operators, which an empty search_path (a
--- restore) and any other find first; no SET clause, which would save and
--- restore the settings around every call.
+-- Only pg_catalog's functions and operators: the functions and the pattern
+-- match named with their schema, the comparisons of built-in types found first
+-- under any search_path aidc uses (an empty one in a restore included). No SET
+-- clause, which would save and restore the settings around every call.
 CREATE FUNCTION aidc_job_row_ok(
     state text, priority text, kind text, name text, gpus integer, gpu_type text,
     cpus integer, memory_gib integer, nodes integer, time_limit_minutes integer,
@@ -37,17 +38,19 @@ BEGIN
                                'failed', 'cancelled', 'preempted'])) IS NOT FALSE
        AND (priority = ANY (ARRAY['high', 'normal', 'low'])) IS NOT FALSE
        AND (kind = ANY (ARRAY['batch', 'interactive'])) IS NOT FALSE
-       AND (char_length(name) >= 1 AND char_length(name) <= 200) IS NOT FALSE
+       AND (pg_catalog.char_length(name) >= 1
+            AND pg_catalog.char_length(name) <= 200) IS NOT FALSE
        AND (gpus >= 0 AND gpus <= 64) IS NOT FALSE
        AND ((gpus = 0) = (gpu_type IS NULL)) IS NOT FALSE
-       AND (gpu_type ~ '^[a-z0-9][a-z0-9._-]{0,31}$') IS NOT FALSE
+       AND (gpu_type OPERATOR(pg_catalog.~) '^[a-z0-9][a-z0-9._-]{0,31}$') IS NOT FALSE
        AND (cpus >= 1 AND cpus <= 1024) IS NOT FALSE
        AND (memory_gib >= 1 AND memory_gib <= 16384) IS NOT FALSE
        AND (nodes >= 1 AND nodes <= 64) IS NOT FALSE
        AND (time_limit_minutes >= 1 AND time_limit_minutes <= 525600) IS NOT FALSE
        AND ((command IS NULL) <> (script IS NULL)) IS NOT FALSE
-       AND (jsonb_typeof(mounts) = 'array' AND jsonb_array_length(mounts) <= 8) IS NOT FALSE
-       AND (image_digest ~ '^sha256:[0-9a-f]{64}$') IS NOT FALSE
+       AND (pg_catalog.jsonb_typeof(mounts) = 'array'
+            AND pg_catalog.jsonb_array_length(mounts) <= 8) IS NOT FALSE
+       AND (image_digest OPERATOR(pg_catalog.~) '^sha256:[0-9a-f]{64}$') IS NOT FALSE
        AND (stop_requested = ANY (ARRAY['cancel', 'preempt'])) IS NOT FALSE
        AND ((array_parent IS NULL) = (array_index IS NULL)) IS NOT FALSE
        AND (array_index >= 0 AND array_index <= 9999) IS NOT FALSE

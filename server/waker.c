@@ -147,8 +147,11 @@ void waker_poke(unsigned channels)
 {
     pthread_mutex_lock(&waker.mu);
     if (waker.running && !waker.stopping) {
+        /* only the idle wait needs waking: the pace and the retry waits read
+         * `pending` when they end */
+        if (!waker.pending)
+            pthread_cond_broadcast(&waker.work);
         waker.pending |= channels;
-        pthread_cond_broadcast(&waker.work);
     }
     pthread_mutex_unlock(&waker.mu);
 }

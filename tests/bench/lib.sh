@@ -52,17 +52,18 @@ pg_ticks() {  # every process of the bench cluster: postmaster, its children, an
     echo "$t"
 }
 
-pg_ticks_by_app() {  # pg_ticks_by_app ADMIN_URL: "name ticks" per PostgreSQL process, named by
-    # its application_name (aidcd names each pool's connections: aidcd-http, aidcd-admitter, ...)
-    # or else its backend type (autovacuum worker, walwriter, ...)
+pg_ticks_by_app() {  # pg_ticks_by_app ADMIN_URL: "pid name ticks" per PostgreSQL process, named
+    # by its application_name (aidcd names each pool's connections: aidcd for the HTTP and
+    # write threads, aidcd-admitter, aidcd-waker, ...) or else its backend type
     local pid name
     "$PSQL" -X -qAt -F ' ' -d "$1" -c "SELECT pid, replace(coalesce(nullif(application_name, ''),
-        backend_type), ' ', '_') FROM pg_stat_activity WHERE pid <> pg_backend_pid()" 2>/dev/null |
-    while read -r pid name; do echo "$name $(proc_ticks "$pid")"; done
+        backend_type), ' ', '_') FROM pg_stat_activity WHERE pid <> pg_backend_pid()" |
+    while read -r pid name; do echo "$pid $name $(proc_ticks "$pid")"; done
 }
-pg_app_split() {  # pg_app_split BEFORE AFTER REQUESTS: "name µs/request, ..." of what moved, largest first
-    awk -v n="$3" -v hz="$CLK_TCK" 'FNR == NR { b[$1] += $2; next } { a[$1] += $2 }
-        END { for (k in a) { d = a[k] - b[k]; if (d > 0) printf "%d %s\n", d, k } }' "$1" "$2" |
+pg_app_split() {  # pg_app_split BEFORE AFTER REQUESTS: "name µs/request, ..." largest first; per
+    # process (one that started during the run counts whole; one that ended is missing)
+    awk 'FILENAME == ARGV[1] { b[$1] = $3; next } { d = $3 - b[$1]; if (d > 0) t[$2] += d }
+         END { for (k in t) print t[k], k }' "$1" "$2" |
     sort -rn | awk -v n="$3" -v hz="$CLK_TCK" '{ printf "%s%s %.0f", (NR > 1 ? ", " : ""), $2,
         $1 * 1e6 / hz / (n < 1 ? 1 : n) } END { print "" }'
 }

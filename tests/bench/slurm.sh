@@ -378,14 +378,14 @@ run_wrk() {  # run_wrk KEY CONNECTIONS DURATION URL [wrk args...]
     local key=$1 c=$2 d=$3 url=$4 out="$OUT/$1.out" s0 p0 r0 c0 m0 s1 p1 r1 c1 m1 t0 t1 rpid cpid w
     shift 4
     rpid=$(slurm_pid slurmrestd) cpid=$(slurm_pid slurmctld)
-    [[ $key != *aidc* ]] || pg_ticks_by_app "$DATABASE_URL_ADMIN" > "$OUT/$key.pg0"
+    [[ $key != *aidc* ]] || pg_ticks_by_app "$DATABASE_URL_ADMIN" > "$OUT/$key.pg0" || true
     s0=$(proc_ticks "$AIDCD_PID"); p0=$(pg_ticks); r0=$(proc_ticks "$rpid"); c0=$(proc_ticks "$cpid")
     m0=$(machine_busy_ticks); t0=$(date +%s.%N)
     ( TIMEFORMAT='%U %S'; time wrk -t"$WRK_THREADS" -c"$c" -d"${d}s" --latency --timeout 60s \
           "$@" "$url" > "$out" 2>&1 ) 2> "$OUT/$key.time" || { cat "$out" >&2; die "wrk failed for $key"; }
     s1=$(proc_ticks "$AIDCD_PID"); p1=$(pg_ticks); r1=$(proc_ticks "$rpid"); c1=$(proc_ticks "$cpid")
     m1=$(machine_busy_ticks); t1=$(date +%s.%N)
-    [[ $key != *aidc* ]] || pg_ticks_by_app "$DATABASE_URL_ADMIN" > "$OUT/$key.pg1"
+    [[ $key != *aidc* ]] || pg_ticks_by_app "$DATABASE_URL_ADMIN" > "$OUT/$key.pg1" || true
     w=$(awk '{ print $1 + $2 }' "$OUT/$key.time" | tail -1)
     RPS[$key]=$(awk '/^Requests\/sec:/ { printf($2 < 10 ? "%.2f" : "%.0f", $2) }' "$out")
     REQS[$key]=$(awk '/ requests in / { print $1 }' "$out")

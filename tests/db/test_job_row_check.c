@@ -180,6 +180,19 @@ START_TEST(jobs_has_one_check_constraint)
 }
 END_TEST
 
+/* The constraint came NOT VALID (0040); validating it later finds every row in line. */
+START_TEST(the_constraint_validates)
+{
+    ck_assert(harness_sql_ok(srv.owner_url, "ALTER TABLE jobs VALIDATE CONSTRAINT jobs_row_ok"));
+    ck_assert_int_eq(harness_sql_long(srv.owner_url,
+                                      "SELECT convalidated::int FROM pg_constraint"
+                                      " WHERE conname = 'jobs_row_ok'",
+                                      0, NULL),
+                     1);
+    refused("cpus = 0");
+}
+END_TEST
+
 static Suite *row_suite(void)
 {
     Suite *s = suite_create("job_row_check");
@@ -189,6 +202,7 @@ static Suite *row_suite(void)
     tcase_add_test(tc, every_rule_still_refuses);
     tcase_add_test(tc, what_the_rules_allow_still_passes);
     tcase_add_test(tc, jobs_has_one_check_constraint);
+    tcase_add_test(tc, the_constraint_validates);
     suite_add_tcase(s, tc);
     return s;
 }

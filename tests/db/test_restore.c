@@ -7,7 +7,10 @@
  * whose SQL function calls another function of the schema without naming it
  * fails there (the first form of 0038 did), and the restore stops. The restored
  * database must also be at the binary's schema, with the audit event found by
- * its resource id through the rebuilt full-text index.
+ * its resource id through the rebuilt full-text index. Once an operator
+ * validated jobs_row_ok (0040 adds it NOT VALID), pg_dump writes it into the
+ * table's definition, and the restore's COPY of jobs calls aidc_job_row_ok for
+ * every row - with that same empty search_path.
  */
 #include "tests/support/harness.h"
 #include "tests/support/pgextra.h"
@@ -61,28 +64,57 @@ static int run(const char *cmd)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-START_TEST(a_dump_restores_and_its_log_is_searchable)
+/* Dump and restore as docs/operations.md says; pg_restore's exit status. */
+static int dump_and_restore(void)
 {
-    ck_assert(harness_sql_ok(srv.owner_url,
-                             "INSERT INTO audit_events (action, resource_type, resource_id,"
-                             " outcome) VALUES ('job.submit', 'job', '" RID "', 'success')"));
     char cmd[2048];
     snprintf(cmd, sizeof cmd, PGEXTRA_PGBIN "/pg_dump -Fc -d '%s' -f '%s'", srv.owner_url,
              dump_path);
     ck_assert_int_eq(run(cmd), 0);
     snprintf(cmd, sizeof cmd, PGEXTRA_PGBIN "/pg_restore --exit-on-error -d '%s' '%s'",
              target_owner_url, dump_path);
-    ck_assert_int_eq(run(cmd), 0);
-    long want = harness_sql_long(srv.owner_url,
-                                 "SELECT max(version) FROM aidc_schema_migrations", 0, NULL);
+    return run(cmd);
+}
+
+START_TEST(a_dump_restores_and_its_log_is_searchable)
+{
+    ck_assert(harness_sql_ok(srv.owner_url,
+                             "INSERT INTO audit_events (action, resource_type, resource_id,"
+                             " outcome) VALUES ('job.submit', 'job', '" RID "', 'success')"));
+    ck_assert_int_eq(dump_and_restore(), 0);
+    long want =
+        harness_sql_long(srv.owner_url, "SELECT max(version) FROM aidc_schema_migrations", 0, NULL);
     ck_assert_int_eq(harness_sql_long(target_owner_url,
-                                      "SELECT max(version) FROM aidc_schema_migrations", 0,
-                                      NULL),
+                                      "SELECT max(version) FROM aidc_schema_migrations", 0, NULL),
                      want);
     ck_assert_int_eq(harness_sql_long(target_owner_url,
                                       "SELECT count(*) FROM audit_events WHERE aidc_audit_tsv("
                                       "action, resource_type, resource_id, details)"
                                       " @@ aidc_audit_query('" RID "')",
+                                      0, NULL),
+                     1);
+}
+END_TEST
+
+START_TEST(a_validated_job_rule_restores_with_its_rows)
+{
+    ck_assert(harness_sql_ok(
+        srv.owner_url,
+        "WITH t AS (INSERT INTO tenants (slug, name) VALUES ('physics', 'Physics') RETURNING id),"
+        " u AS (INSERT INTO users (username) VALUES ('alice') RETURNING id),"
+        " p AS (INSERT INTO projects (tenant_id, slug, name) SELECT id, 'lhc', 'LHC' FROM t"
+        "       RETURNING id, tenant_id)"
+        " INSERT INTO jobs (tenant_id, project_id, user_id, username, name, cpus, memory_gib,"
+        "   gpus, gpu_type, command) SELECT p.tenant_id, p.id, u.id, 'alice', 'j', 1, 1, 2,"
+        "   'a100', '[\"true\"]' FROM p, u"));
+    ck_assert(harness_sql_ok(srv.owner_url, "ALTER TABLE jobs VALIDATE CONSTRAINT jobs_row_ok"));
+    ck_assert_int_eq(dump_and_restore(), 0);
+    ck_assert_int_eq(harness_sql_long(target_owner_url,
+                                      "SELECT count(*) FROM jobs WHERE gpu_type = 'a100'", 0, NULL),
+                     1);
+    ck_assert_int_eq(harness_sql_long(target_owner_url,
+                                      "SELECT convalidated::int FROM pg_constraint"
+                                      " WHERE conname = 'jobs_row_ok'",
                                       0, NULL),
                      1);
 }
@@ -95,6 +127,7 @@ static Suite *restore_suite(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, a_dump_restores_and_its_log_is_searchable);
+    tcase_add_test(tc, a_validated_job_rule_restores_with_its_rows);
     suite_add_tcase(s, tc);
     return s;
 }

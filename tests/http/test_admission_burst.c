@@ -86,11 +86,13 @@ static double wait_looked_at(const char *id, double t0)
 /*
  * Past the coalescing window of the last pass: the next submit finds a quiet
  * admitter. The last notification of a burst may come half a window after its
- * last commit (the waker's pace) and start a pass of its own then.
+ * last commit (the waker's pace), after the pass that took the burst; the pass
+ * it wakes starts a window after that one, and its own window ends a window
+ * later still.
  */
 static void quiet(void)
 {
-    jobs_nap_ms(COALESCE_MS * 3 / 2 + 300);
+    jobs_nap_ms(2 * COALESCE_MS + 300);
 }
 
 START_TEST(a_burst_costs_a_pass_per_window)
