@@ -91,3 +91,32 @@ bool netaddr_list_valid(const char *list, char *bad, size_t n)
     }
     return true;
 }
+
+bool netaddr_listen(const char *host, int port, struct sockaddr_storage *ss)
+{
+    memset(ss, 0, sizeof *ss);
+    struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
+    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+    const char *h = strcmp(host, "localhost") == 0 ? "127.0.0.1" : host;
+    if (h[0] == '\0' || strcmp(h, "*") == 0)
+        h = "0.0.0.0";
+    if (inet_pton(AF_INET, h, &in4->sin_addr) == 1) {
+        in4->sin_family = AF_INET;
+        in4->sin_port = htons((uint16_t)port);
+        return true;
+    }
+    if (inet_pton(AF_INET6, h, &in6->sin6_addr) == 1) {
+        in6->sin6_family = AF_INET6;
+        in6->sin6_port = htons((uint16_t)port);
+        return true;
+    }
+    return false;
+}
+
+void netaddr_set_port(struct sockaddr_storage *ss, int port)
+{
+    if (ss->ss_family == AF_INET6)
+        ((struct sockaddr_in6 *)ss)->sin6_port = htons((uint16_t)port);
+    else
+        ((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)port);
+}

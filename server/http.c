@@ -21,6 +21,7 @@
 #include "../lib/crypto.h"
 #include "../lib/err.h"
 #include "../lib/log.h"
+#include "../lib/netaddr.h"
 #include "../lib/sbuf.h"
 #include "../lib/xalloc.h"
 #include "dispatch.h"
@@ -49,7 +50,8 @@
 #include <unistd.h>
 
 struct http_server {
-    struct MHD_Daemon *d;
+    struct MHD_Daemon **d; /* one per HTTP thread, all on one port (see http_start) */
+    int nd;
     const struct config *cfg;
     int port;
 };
@@ -626,27 +628,6 @@ void http_mhd_log(void *cls, const char *fmt, va_list ap)
     sbuf_free(&sb);
 }
 
-static bool parse_addr(const char *host, int port, struct sockaddr_storage *ss)
-{
-    memset(ss, 0, sizeof *ss);
-    struct sockaddr_in *in4 = (struct sockaddr_in *)ss;
-    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
-    const char *h = strcmp(host, "localhost") == 0 ? "127.0.0.1" : host;
-    if (h[0] == '\0' || strcmp(h, "*") == 0)
-        h = "0.0.0.0";
-    if (inet_pton(AF_INET, h, &in4->sin_addr) == 1) {
-        in4->sin_family = AF_INET;
-        in4->sin_port = htons((uint16_t)port);
-        return true;
-    }
-    if (inet_pton(AF_INET6, h, &in6->sin6_addr) == 1) {
-        in6->sin6_family = AF_INET6;
-        in6->sin6_port = htons((uint16_t)port);
-        return true;
-    }
-    return false;
-}
-
 /* Stop (again: a no-op) and free both pools; only with no HTTP thread left. */
 static void stop_pools(void)
 {
@@ -657,6 +638,43 @@ static void stop_pools(void)
     password_pool = write_pool = NULL;
 }
 
+/*
+ * One HTTP thread: a daemon with a single epoll thread and a listening socket
+ * of its own, SO_REUSEPORT (LISTENING_ADDRESS_REUSE) with its siblings', so
+ * that the kernel spreads new connections over them. libmicrohttpd's own pool
+ * (THREAD_POOL_SIZE) shares one listening socket, and a worker that wakes
+ * accepts up to ten connections at once: a client opening its connections
+ * together - wrk, a proxy's keep-alive pool - could land all of them on one
+ * thread, which then served every request one at a time while the other idled,
+ * each waiting for the database (a third of the throughput: docs/performance.md).
+ * ALLOW_SUSPEND_RESUME for the password and write threads; ITC (already on) is
+ * what lets another thread's MHD_resume_connection wake an idle daemon.
+ */
+static struct MHD_Daemon *start_daemon(const struct config *cfg, const struct sockaddr_storage *ss,
+                                       int port, unsigned limit)
+{
+    unsigned flags =
+        MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
+    if (ss->ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
+    return MHD_start_daemon(
+        flags, (uint16_t)port, intake_accept_policy, NULL, on_request, NULL,
+        MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, NULL, MHD_OPTION_UNESCAPE_CALLBACK,
+        intake_unescape, NULL, MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)ss,
+        MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)cfg->http_idle_timeout_seconds, MHD_OPTION_CONNECTION_LIMIT, limit,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)cfg->max_header_bytes,
+        MHD_OPTION_NOTIFY_CONNECTION, intake_on_connection, NULL,
+        MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
+}
+
+static void stop_daemons(struct http_server *srv)
+{
+    for (int i = 0; i < srv->nd; i++)
+        MHD_stop_daemon(srv->d[i]);
+    srv->nd = 0;
+}
+
 struct http_server *http_start(const struct config *cfg)
 {
     struct sockaddr_storage ss;
@@ -664,7 +682,7 @@ struct http_server *http_start(const struct config *cfg)
     threaddb_init(cfg);
     intake_init(cfg);
     ratelimit_init(cfg);
-    if (!parse_addr(cfg->listen_host, cfg->listen_port, &ss)) {
+    if (!netaddr_listen(cfg->listen_host, cfg->listen_port, &ss)) {
         log_error("AIDC_LISTEN: \"%s\" is not a numeric IPv4 or IPv6 address", cfg->listen_host);
         return NULL;
     }
@@ -679,32 +697,32 @@ struct http_server *http_start(const struct config *cfg)
         stop_pools();
         return NULL;
     }
-    /* ALLOW_SUSPEND_RESUME for the password and write threads; ITC (already on) is what
-     * lets another thread's MHD_resume_connection wake an idle worker */
-    unsigned flags =
-        MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ITC | MHD_USE_ERROR_LOG | MHD_ALLOW_SUSPEND_RESUME;
-    if (ss.ss_family == AF_INET6)
-        flags |= MHD_USE_IPv6;
-    struct MHD_Daemon *d = MHD_start_daemon(
-        flags, (uint16_t)cfg->listen_port, intake_accept_policy, NULL, on_request, NULL,
-        MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, NULL, MHD_OPTION_UNESCAPE_CALLBACK,
-        intake_unescape, NULL, MHD_OPTION_SOCK_ADDR, (const struct sockaddr *)&ss,
-        MHD_OPTION_THREAD_POOL_SIZE, (unsigned)cfg->threads, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)cfg->http_idle_timeout_seconds,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)cfg->max_connections,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)cfg->max_header_bytes,
-        MHD_OPTION_NOTIFY_CONNECTION, intake_on_connection, NULL,
-        MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned)1, MHD_OPTION_END);
-    if (!d) {
-        log_error("cannot listen on %s (address in use or not permitted?)", cfg->listen);
-        stop_pools();
-        return NULL;
-    }
     struct http_server *srv = xcalloc(1, sizeof *srv);
-    srv->d = d;
     srv->cfg = cfg;
-    const union MHD_DaemonInfo *di = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-    srv->port = di ? di->port : cfg->listen_port;
+    srv->d = xcalloc((size_t)cfg->threads, sizeof *srv->d);
+    for (int i = 0; i < cfg->threads; i++) {
+        /* the first daemon may have been given an ephemeral port: the others take that one */
+        int port = i == 0 ? cfg->listen_port : srv->port;
+        netaddr_set_port(&ss, port);
+        /* each its share of the connections, as libmicrohttpd's own pool divides them */
+        int share = cfg->max_connections / cfg->threads + (i < cfg->max_connections % cfg->threads);
+        srv->d[i] = start_daemon(cfg, &ss, port, (unsigned)(share > 0 ? share : 1));
+        if (!srv->d[i]) {
+            log_error("cannot listen on %s (address in use or not permitted?)", cfg->listen);
+            srv->nd = i;
+            stop_daemons(srv);
+            free(srv->d);
+            free(srv);
+            stop_pools();
+            return NULL;
+        }
+        srv->nd = i + 1;
+        if (i == 0) {
+            const union MHD_DaemonInfo *di =
+                MHD_get_daemon_info(srv->d[0], MHD_DAEMON_INFO_BIND_PORT);
+            srv->port = di ? di->port : cfg->listen_port;
+        }
+    }
     return srv;
 }
 
@@ -755,9 +773,10 @@ void http_stop(struct http_server *srv)
      * its job never ran) while the daemon can still take it back */
     workpool_stop(password_pool);
     workpool_stop(write_pool);
-    MHD_stop_daemon(srv->d);
+    stop_daemons(srv);
     stop_pools();
     ratelimit_free();
+    free(srv->d);
     free(srv);
 }
 
