@@ -49,8 +49,11 @@
 #include <time.h>
 #include <unistd.h>
 
+/* AIDC_THREADS' upper bound (lib/config.c) */
+#define HTTP_MAX_THREADS 256
+
 struct http_server {
-    struct MHD_Daemon **d; /* one per HTTP thread, all on one port (see http_start) */
+    struct MHD_Daemon *d[HTTP_MAX_THREADS]; /* one per HTTP thread, on one port (http_start) */
     int nd;
     const struct config *cfg;
     int port;
@@ -699,19 +702,18 @@ struct http_server *http_start(const struct config *cfg)
     }
     struct http_server *srv = xcalloc(1, sizeof *srv);
     srv->cfg = cfg;
-    srv->d = xcalloc((size_t)cfg->threads, sizeof *srv->d);
-    for (int i = 0; i < cfg->threads; i++) {
+    int threads = cfg->threads < HTTP_MAX_THREADS ? cfg->threads : HTTP_MAX_THREADS;
+    for (int i = 0; i < threads; i++) {
         /* the first daemon may have been given an ephemeral port: the others take that one */
         int port = i == 0 ? cfg->listen_port : srv->port;
         netaddr_set_port(&ss, port);
         /* each its share of the connections, as libmicrohttpd's own pool divides them */
-        int share = cfg->max_connections / cfg->threads + (i < cfg->max_connections % cfg->threads);
+        int share = cfg->max_connections / threads + (i < cfg->max_connections % threads);
         srv->d[i] = start_daemon(cfg, &ss, port, (unsigned)(share > 0 ? share : 1));
         if (!srv->d[i]) {
             log_error("cannot listen on %s (address in use or not permitted?)", cfg->listen);
             srv->nd = i;
             stop_daemons(srv);
-            free(srv->d);
             free(srv);
             stop_pools();
             return NULL;
@@ -776,7 +778,6 @@ void http_stop(struct http_server *srv)
     stop_daemons(srv);
     stop_pools();
     ratelimit_free();
-    free(srv->d);
     free(srv);
 }
 
