@@ -37,13 +37,7 @@ static void setup(void)
 {
     harness_require_pg();
     harness_db_create(&srv, "effrows");
-    owner_id("INSERT INTO tenants (slug, name) VALUES ('physics', 'Physics') RETURNING id", 0, NULL,
-             tenant);
-    owner_id("INSERT INTO users (username) VALUES ('alice') RETURNING id", 0, NULL, user);
-    const char *t[1] = {tenant};
-    owner_id("INSERT INTO projects (tenant_id, slug, name) VALUES ($1::uuid, 'lhc', 'LHC')"
-             " RETURNING id",
-             1, t, project);
+    harness_seed_project(&srv, tenant, user, project);
     owner_id("INSERT INTO clusters (name, kind) VALUES ('c1', 'slurm') RETURNING id", 0, NULL,
              cluster);
     const char *p[4] = {tenant, project, user, cluster};

@@ -31,13 +31,7 @@ static void setup(void)
     harness_require_pg();
     harness_db_create(&srv, "jobrowcheck");
     char tenant[37], project[37], user[37];
-    owner_id("INSERT INTO tenants (slug, name) VALUES ('physics', 'Physics') RETURNING id", 0, NULL,
-             tenant);
-    owner_id("INSERT INTO users (username) VALUES ('alice') RETURNING id", 0, NULL, user);
-    const char *t[1] = {tenant};
-    owner_id("INSERT INTO projects (tenant_id, slug, name) VALUES ($1::uuid, 'lhc', 'LHC')"
-             " RETURNING id",
-             1, t, project);
+    harness_seed_project(&srv, tenant, user, project);
     const char *p[3] = {tenant, project, user};
 #define NEW_JOB                                                                                    \
     "INSERT INTO jobs (tenant_id, project_id, user_id, username, name, cpus, memory_gib,"          \

@@ -4,6 +4,7 @@
 #include "client.h"
 #include "secrets.h"
 
+#include <check.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -43,6 +44,27 @@ void harness_url_with_db(const char *url, const char *db, char *out, size_t n)
     const char *q = strchr(slash ? slash : url, '?');
     int len = slash ? (int)(slash - url) : (int)strlen(url);
     snprintf(out, n, "%.*s/%s%s", len, url, db, q ? q : "");
+}
+
+/* The first value of sql's one row into out (37 bytes: an id). */
+static void owner_id(const struct aidc_server *s, const char *sql, const char *param, char *out)
+{
+    const char *p[1] = {param};
+    PGresult *r = harness_sql(s->owner_url, sql, param ? 1 : 0, p);
+    ck_assert_msg(r != NULL && PQntuples(r) == 1, "%s failed", sql);
+    snprintf(out, 37, "%s", PQgetvalue(r, 0, 0));
+    PQclear(r);
+}
+
+void harness_seed_project(const struct aidc_server *s, char *tenant, char *user, char *project)
+{
+    owner_id(s, "INSERT INTO tenants (slug, name) VALUES ('physics', 'Physics') RETURNING id", NULL,
+             tenant);
+    owner_id(s, "INSERT INTO users (username) VALUES ('alice') RETURNING id", NULL, user);
+    owner_id(s,
+             "INSERT INTO projects (tenant_id, slug, name) VALUES ($1::uuid, 'lhc', 'LHC')"
+             " RETURNING id",
+             tenant, project);
 }
 
 PGconn *harness_super_connect(const struct aidc_server *s)

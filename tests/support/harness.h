@@ -17,18 +17,18 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#define ADMIN_USER "admin"
+#define ADMIN_USER     "admin"
 #define ADMIN_PASSWORD "admin-password-1"
 
 struct aidc_server {
     pid_t pid;
     int port;
-    char base[64];         /* http://127.0.0.1:PORT */
-    int sessions_port;     /* the sessions relay's (-1: none) */
+    char base[64];          /* http://127.0.0.1:PORT */
+    int sessions_port;      /* the sessions relay's (-1: none) */
     char sessions_base[64]; /* http://127.0.0.1:SESSIONS_PORT */
     char dbname[64];
-    char app_url[512];     /* application role, this test's database */
-    char owner_url[512];   /* owner role, this test's database */
+    char app_url[512];   /* application role, this test's database */
+    char owner_url[512]; /* owner role, this test's database */
     char data_dir[256];
     char log_path[300];
     char admin_token[1024]; /* JWT of ADMIN_USER after harness_setup */
@@ -88,13 +88,17 @@ int harness_server_stop(struct aidc_server *s);
  * Run `aidcd args...` with s's database and data dir plus env; returns its
  * exit status. stdout and stderr go to out_path (if not NULL).
  */
-int harness_run_aidcd(const struct aidc_server *s, const char *const *args,
-                      const char *const *env, const char *out_path);
+int harness_run_aidcd(const struct aidc_server *s, const char *const *args, const char *const *env,
+                      const char *out_path);
 
 /* url with its database name replaced by db. */
 void harness_url_with_db(const char *url, const char *db, char *out, size_t n);
-/* A superuser's connection to s's database (AIDC_TEST_SUPERUSER_URL); NULL, printed, when it fails. */
+/* A superuser's connection to s's database (AIDC_TEST_SUPERUSER_URL); NULL, printed, when it fails.
+ */
 PGconn *harness_super_connect(const struct aidc_server *s);
+/* As s's owner: tenant "physics", user "alice" and project "lhc" of physics; their ids
+ * (each 37 bytes). Aborts the test on failure. */
+void harness_seed_project(const struct aidc_server *s, char *tenant, char *user, char *project);
 
 /* Run one SQL statement with parameters over url; NULL on failure (printed). */
 PGresult *harness_sql(const char *url, const char *sql, int n, const char *const *params);
