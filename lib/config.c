@@ -45,7 +45,7 @@ static const struct setting settings[] = {
      "pool_mode=transaction): no named prepared statements, no session settings"},
     {"AIDC_LISTEN", T_STRING, OFF(listen), "127.0.0.1:8080", 0, 0,
      "address:port to serve HTTP on ([v6addr]:port for IPv6; port 0 picks a free one)"},
-    {"AIDC_THREADS", T_INT, OFF(threads), "0", 0, 256,
+    {"AIDC_THREADS", T_INT, OFF(threads), "0", 0, CONFIG_MAX_THREADS,
      "HTTP worker threads, each with its own database connection (0 = number of CPUs)"},
     {"AIDC_WRITE_THREADS", T_INT, OFF(write_threads), "-1", -1, 1024,
      "threads that serve writes (POST, PUT, PATCH, DELETE) while they wait for their commit,"

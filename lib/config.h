@@ -10,6 +10,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* the most HTTP threads (AIDC_THREADS): each is a libmicrohttpd daemon (server/http.c) */
+#define CONFIG_MAX_THREADS 256
+
 enum cookie_secure { COOKIE_SECURE_AUTO = 0, COOKIE_SECURE_ON = 1, COOKIE_SECURE_OFF = 2 };
 
 struct config {
@@ -78,15 +81,15 @@ struct config {
     int efficiency_interval_seconds;
     int idle_gpu_util_percent;
     int idle_gpu_seconds;
-    char *storage_root;      /* "" in the table = <data_dir>/storage */
+    char *storage_root; /* "" in the table = <data_dir>/storage */
     long storage_uid_first;
     long files_max_upload_bytes;
     int files_list_max;
     int storage_scan_seconds;
     long storage_scan_max_entries;
-    char *sessions_listen;    /* "" = listen's address, its port + 1; "off" = none */
-    char *sessions_host;      /* derived from sessions_listen */
-    int sessions_port;        /* derived; 0 = pick a free port, -1 = no relay */
+    char *sessions_listen; /* "" = listen's address, its port + 1; "off" = none */
+    char *sessions_host;   /* derived from sessions_listen */
+    int sessions_port;     /* derived; 0 = pick a free port, -1 = no relay */
     /* the relay's public origin, "{id}" standing for a session's id; "" in the table =
      * http://<sessions address> (completed by the relay once it listens) */
     char *sessions_url;
@@ -117,7 +120,7 @@ enum password_login { PASSWORD_LOGIN_ALL = 0, PASSWORD_LOGIN_ADMINS = 1 };
 
 /* Where an interactive session is served on the relay's origin (its app's base path),
  * and where a single-use link enters one (docs/sessions.md). */
-#define CONFIG_SESSION_PATH "/sessions/"
+#define CONFIG_SESSION_PATH      "/sessions/"
 #define CONFIG_SESSION_OPEN_PATH "/_aidc/open"
 /* The relay's public origin for session id ("{id}" of AIDC_SESSIONS_URL filled; malloc'd). */
 char *config_session_origin(const struct config *cfg, const char *id);

@@ -49,8 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
-/* AIDC_THREADS' upper bound (lib/config.c) */
-#define HTTP_MAX_THREADS 256
+#define HTTP_MAX_THREADS CONFIG_MAX_THREADS
 
 struct http_server {
     struct MHD_Daemon *d[HTTP_MAX_THREADS]; /* one per HTTP thread, on one port (http_start) */
@@ -707,22 +706,32 @@ struct http_server *http_start(const struct config *cfg)
         /* the first daemon may have been given an ephemeral port: the others take that one */
         int port = i == 0 ? cfg->listen_port : srv->port;
         netaddr_set_port(&ss, port);
-        /* each its share of the connections, as libmicrohttpd's own pool divides them */
-        int share = cfg->max_connections / threads + (i < cfg->max_connections % threads);
-        srv->d[i] = start_daemon(cfg, &ss, port, (unsigned)(share > 0 ? share : 1));
-        if (!srv->d[i]) {
+        /* One thread: the whole limit, and past it new connections wait in the
+         * backlog. More: twice a thread's share and some - the kernel spreads
+         * connections at random, and a daemon held to its share would leave new
+         * ones waiting in its backlog while others had room - and the overall
+         * limit counted across the daemons (intake_accept_policy closes a new
+         * connection past it; one more here lets the count, not the daemon, decide). */
+        int share = 2 * (cfg->max_connections / threads) + 16;
+        if (threads == 1 || share > cfg->max_connections + 1)
+            share = threads == 1 ? cfg->max_connections : cfg->max_connections + 1;
+        srv->d[i] = start_daemon(cfg, &ss, port, (unsigned)share);
+        if (srv->d[i]) {
+            srv->nd = i + 1;
+            const union MHD_DaemonInfo *di =
+                i == 0 ? MHD_get_daemon_info(srv->d[0], MHD_DAEMON_INFO_BIND_PORT) : NULL;
+            if (i == 0)
+                srv->port = di && di->port ? di->port : cfg->listen_port;
+        }
+        if (!srv->d[i] || srv->port == 0) { /* 0: the others would each take a port of their own */
             log_error("cannot listen on %s (address in use or not permitted?)", cfg->listen);
-            srv->nd = i;
+            /* the first daemons may serve already: as http_stop, the pools first */
+            workpool_stop(password_pool);
+            workpool_stop(write_pool);
             stop_daemons(srv);
             free(srv);
             stop_pools();
             return NULL;
-        }
-        srv->nd = i + 1;
-        if (i == 0) {
-            const union MHD_DaemonInfo *di =
-                MHD_get_daemon_info(srv->d[0], MHD_DAEMON_INFO_BIND_PORT);
-            srv->port = di ? di->port : cfg->listen_port;
         }
     }
     return srv;
@@ -734,10 +743,10 @@ int http_port(const struct http_server *srv)
 }
 
 /*
- * Draining does not use MHD_quiesce_daemon: in libmicrohttpd 0.9.75 with a
- * thread pool it races the worker threads removing the listening socket from
- * their epoll sets and aborts the process ("Failed to remove listen FD from
- * epoll set"). Instead new requests are answered 503 with Connection: close,
+ * Draining does not use MHD_quiesce_daemon: in libmicrohttpd 0.9.75 it races
+ * the daemon's thread removing the listening socket from its epoll set and can
+ * abort the process ("Failed to remove listen FD from epoll set"; seen with the
+ * thread pool aidcd used before). Instead new requests are answered 503 with Connection: close,
  * /readyz says not ready, and every answer closes its connection, so load
  * balancers and keep-alive clients move elsewhere while in-flight requests end.
  */

@@ -1,7 +1,7 @@
 /*
- * http.h - the HTTP server on libmicrohttpd (thread pool, epoll).
+ * http.h - the HTTP server on libmicrohttpd (a daemon per HTTP thread, epoll).
  *
- * Owns the daemon and the per-worker-thread database connections. For each
+ * Owns the daemons and the per-thread database connections. For each
  * request it copies what handlers need into a struct req (headers, query,
  * body up to AIDC_MAX_BODY_BYTES), answers 404/405/413/415 before reading a
  * body it will not use, hands the rest to server/dispatch.c, and writes the

@@ -7,14 +7,15 @@
 
 #include "../lib/crypto.h"
 #include "../lib/hex.h"
-#include "../lib/netaddr.h"
-#include "ratelimit.h"
 #include "../lib/log.h"
+#include "../lib/netaddr.h"
 #include "../lib/sbuf.h"
 #include "../lib/xalloc.h"
+#include "ratelimit.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -22,12 +23,19 @@
 #include <time.h>
 
 static const struct config *g_cfg; /* configuration: read-only after start */
+/* client connections open, over every HTTP thread's daemon (AIDC_MAX_CONNECTIONS) */
+static atomic_int open_conns;
+
+/* What a connection carries from its start to its close. */
+struct conn_note {
+    bool keyed; /* counted against its address (AIDC_MAX_CONNECTIONS_PER_ADDRESS) */
+    char key[RATELIMIT_KEY_LEN];
+};
 
 void intake_init(const struct config *cfg)
 {
     g_cfg = cfg;
 }
-
 
 /* libmicrohttpd's unescape callback: hex_url_unescape (%00 stays encoded) */
 size_t intake_unescape(void *cls, struct MHD_Connection *c, char *s)
@@ -62,8 +70,8 @@ static enum MHD_Result collect_header(void *cls, enum MHD_ValueKind kind, const 
         return MHD_YES;
     if (strcasecmp(key, "X-Forwarded-For") == 0) {
         /* several header lines are one list, in order (RFC 9110 5.3) */
-        char *joined = rq->forwarded_for ? xasprintf("%s, %s", rq->forwarded_for, value)
-                                         : xstrdup(value);
+        char *joined =
+            rq->forwarded_for ? xasprintf("%s, %s", rq->forwarded_for, value) : xstrdup(value);
         free(rq->forwarded_for);
         rq->forwarded_for = joined;
         return MHD_YES;
@@ -134,8 +142,7 @@ static void source_address(struct MHD_Connection *c, struct req *rq)
                                    sizeof rq->source_ip);
 }
 
-struct req *intake_request(struct MHD_Connection *c, const char *url,
-                                       const char *method)
+struct req *intake_request(struct MHD_Connection *c, const char *url, const char *method)
 {
     struct req *rq = xcalloc(1, sizeof *rq);
     clock_gettime(CLOCK_MONOTONIC, &rq->started);
@@ -178,11 +185,19 @@ static bool peer_key(const struct sockaddr *sa, char *key, size_t n)
     return ratelimit_sockaddr_key(sa, key, n);
 }
 
-/* Refused connections are closed unanswered, like any server at its limit. */
+/*
+ * Refused connections are closed unanswered, like any server at its limit. The
+ * overall limit is counted here: each HTTP thread's daemon may take more than
+ * its share (server/http.c), as the kernel does not spread connections evenly.
+ */
 enum MHD_Result intake_accept_policy(void *cls, const struct sockaddr *addr, socklen_t addrlen)
 {
     (void)cls;
     (void)addrlen;
+    if (g_cfg && atomic_load(&open_conns) >= g_cfg->max_connections) {
+        log_debug("refused a connection: AIDC_MAX_CONNECTIONS reached");
+        return MHD_NO;
+    }
     char key[RATELIMIT_KEY_LEN];
     if (!peer_key(addr, key, sizeof key) || ratelimit_conn_allowed(key))
         return MHD_YES;
@@ -197,16 +212,18 @@ void intake_on_connection(void *cls, struct MHD_Connection *c, void **socket_con
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
         const union MHD_ConnectionInfo *ci =
             MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-        char key[RATELIMIT_KEY_LEN];
-        *socket_context = NULL;
-        if (ci && peer_key(ci->client_addr, key, sizeof key)) {
-            ratelimit_conn_opened(key);
-            *socket_context = xstrdup(key);
-        }
+        struct conn_note *n = xcalloc(1, sizeof *n);
+        n->keyed = ci && peer_key(ci->client_addr, n->key, sizeof n->key);
+        if (n->keyed)
+            ratelimit_conn_opened(n->key);
+        atomic_fetch_add(&open_conns, 1);
+        *socket_context = n;
     } else if (toe == MHD_CONNECTION_NOTIFY_CLOSED && *socket_context) {
-        ratelimit_conn_closed(*socket_context);
-        free(*socket_context);
+        struct conn_note *n = *socket_context;
+        if (n->keyed)
+            ratelimit_conn_closed(n->key);
+        atomic_fetch_sub(&open_conns, 1);
+        free(n);
         *socket_context = NULL;
     }
 }
-

@@ -9,6 +9,7 @@
 #include "../lib/crypto.h"
 #include "../lib/err.h"
 #include "../lib/log.h"
+#include "../lib/netaddr.h"
 #include "../lib/sbuf.h"
 #include "../lib/xalloc.h"
 #include "credential.h"
@@ -482,23 +483,17 @@ struct relay *relay_start(struct config *cfg, int *off)
     if (*off)
         return NULL;
     struct sockaddr_storage ss;
-    memset(&ss, 0, sizeof ss);
-    struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
-    struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
     const char *h = strcmp(cfg->sessions_host, "localhost") == 0 ? "127.0.0.1" : cfg->sessions_host;
+    if (h[0] == '\0' || strcmp(h, "*") == 0)
+        h = "0.0.0.0";
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
                      MHD_ALLOW_UPGRADE | MHD_USE_ERROR_LOG;
-    if (inet_pton(AF_INET, h[0] ? h : "0.0.0.0", &in4->sin_addr) == 1) {
-        in4->sin_family = AF_INET;
-        in4->sin_port = htons((uint16_t)cfg->sessions_port);
-    } else if (inet_pton(AF_INET6, h, &in6->sin6_addr) == 1) {
-        in6->sin6_family = AF_INET6;
-        in6->sin6_port = htons((uint16_t)cfg->sessions_port);
-        flags |= MHD_USE_IPv6;
-    } else {
+    if (!netaddr_listen(h, cfg->sessions_port, &ss)) {
         log_error("AIDC_SESSIONS_LISTEN: \"%s\" is not a numeric address", cfg->sessions_host);
         return NULL;
     }
+    if (ss.ss_family == AF_INET6)
+        flags |= MHD_USE_IPv6;
     if (!relaypipe_init())
         return NULL;
     struct relay *r = xcalloc(1, sizeof *r);

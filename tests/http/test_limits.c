@@ -32,15 +32,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#define IDLE_TIMEOUT 2
+#define IDLE_TIMEOUT      2
 #define CONNS_PER_ADDRESS 6
 
 static const char *const limits_env[] = {
-    "AIDC_RATE_LIMIT_PER_ADDRESS=5",  "AIDC_RATE_LIMIT_ADDRESS_BURST=20",
-    "AIDC_RATE_LIMIT_PER_TOKEN=2",    "AIDC_RATE_LIMIT_TOKEN_BURST=6",
+    "AIDC_RATE_LIMIT_PER_ADDRESS=5",      "AIDC_RATE_LIMIT_ADDRESS_BURST=20",
+    "AIDC_RATE_LIMIT_PER_TOKEN=2",        "AIDC_RATE_LIMIT_TOKEN_BURST=6",
     "AIDC_MAX_CONNECTIONS_PER_ADDRESS=6", "AIDC_HTTP_IDLE_TIMEOUT_SECONDS=2",
-    "AIDC_MAX_HEADER_BYTES=8192",     "AIDC_JSON_MAX_DEPTH=8",
-    "AIDC_JSON_MAX_VALUES=100",       NULL};
+    "AIDC_MAX_HEADER_BYTES=8192",         "AIDC_JSON_MAX_DEPTH=8",
+    "AIDC_JSON_MAX_VALUES=100",           NULL};
 
 static void setup(void)
 {
@@ -192,8 +192,7 @@ START_TEST(rate_per_credential_is_429_and_audited_once)
     for (int i = 0; i < 20 && from("127.0.0.4", "GET", "/api/v1/tenants", jwt, NULL, &a) == 200;
          i++)
         allowed++;
-    ck_assert_msg(allowed >= 5 && allowed <= 8, "%d requests passed before the first 429",
-                  allowed);
+    ck_assert_msg(allowed >= 5 && allowed <= 8, "%d requests passed before the first 429", allowed);
     assert_429(&a, "credential over its rate");
     ck_assert_msg(strstr(a.body, "credential"), "detail names the credential: %s", a.body);
     /* more refusals of the same burst: one audit record, not one each */
@@ -332,6 +331,47 @@ START_TEST(connections_overall_are_limited)
 }
 END_TEST
 
+/*
+ * AIDC_MAX_CONNECTIONS with two HTTP threads: each thread's daemon may hold
+ * more than its half (the kernel spreads clients at random), the overall limit
+ * still holds - a connection past it is closed unanswered - and once one
+ * closes, a new client is served.
+ */
+START_TEST(connections_overall_are_limited_across_threads)
+{
+    struct aidc_server two = harness_srv;
+    two.pid = 0;
+    snprintf(two.log_path, sizeof two.log_path, "%.290s.three", harness_srv.log_path);
+    const char *env[] = {"AIDC_MAX_CONNECTIONS=4", "AIDC_MAX_CONNECTIONS_PER_ADDRESS=0",
+                         "AIDC_WORKERS=0", "AIDC_THREADS=2", NULL};
+    ck_assert_int_eq(harness_server_start(&two, env), 0);
+    int fds[4];
+    char src[32];
+    for (int i = 0; i < 4; i++) { /* however the kernel spreads them, all four are served */
+        snprintf(src, sizeof src, "127.0.2.%d", i + 1);
+        fds[i] = connect_to(two.port, src);
+        ck_assert_int_eq(ask(fds[i]), 200);
+    }
+    int extra = connect_to(two.port, "127.0.2.9");
+    ck_assert_msg(closed_within(extra, 2000), "a fifth connection stayed open");
+    close(extra);
+    close(fds[0]);
+    double deadline = now_s() + 5;
+    int st = 0;
+    while (st != 200 && now_s() < deadline) {
+        int fd = connect_to(two.port, "127.0.2.10");
+        st = ask(fd);
+        close(fd);
+        if (st != 200)
+            usleep(50 * 1000);
+    }
+    ck_assert_int_eq(st, 200);
+    for (int i = 1; i < 4; i++)
+        close(fds[i]);
+    ck_assert_int_eq(harness_server_stop(&two), 0);
+}
+END_TEST
+
 START_TEST(idle_client_is_closed)
 {
     int fd = connect_from("127.0.0.7");
@@ -461,10 +501,11 @@ START_TEST(json_depth_and_values_are_limited)
     free(ct);
     http_res_free(&r);
     /* commas inside strings are not values */
-    st = reqj("POST", "/api/v1/tenants", jwt,
-              "{\"slug\":\"commas\",\"name\":\",,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,"
-              ",,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,\"}",
-              &r);
+    st = reqj(
+        "POST", "/api/v1/tenants", jwt,
+        "{\"slug\":\"commas\",\"name\":\",,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,"
+        ",,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,,\"}",
+        &r);
     ck_assert_msg(st == 201, "a name full of commas: %ld %s", st, r.body);
     http_res_free(&r);
     free(jwt);
@@ -498,6 +539,7 @@ int main(void)
     tcase_add_test(tc, rate_per_credential_is_429_and_audited_once);
     tcase_add_test(tc, connections_per_address_are_limited);
     tcase_add_test(tc, connections_overall_are_limited);
+    tcase_add_test(tc, connections_overall_are_limited_across_threads);
     tcase_add_test(tc, idle_client_is_closed);
     tcase_add_test(tc, slowloris_leaves_other_clients_answered);
     tcase_add_test(tc, oversized_headers_are_431);

@@ -9,14 +9,20 @@
 #include "server/ratelimit.h"
 #include "tests/support/suite.h"
 
+#include <arpa/inet.h>
 #include <check.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 static struct config cfg = {
-    .rate_limit_per_address = 2, .rate_limit_address_burst = 3,
-    .rate_limit_per_token = 1,   .rate_limit_token_burst = 1,
-    .max_connections_per_address = 2, .max_connections = 8,
+    .rate_limit_per_address = 2,
+    .rate_limit_address_burst = 3,
+    .rate_limit_per_token = 1,
+    .rate_limit_token_burst = 1,
+    .max_connections_per_address = 2,
+    .max_connections = 8,
 };
 
 static void setup(void)
@@ -136,6 +142,37 @@ START_TEST(address_lists_with_networks)
 }
 END_TEST
 
+/* The listening address of AIDC_LISTEN's host (server/http.c, the relay). */
+START_TEST(listen_addresses)
+{
+    struct sockaddr_storage ss;
+    const struct sockaddr_in *in4 = (const struct sockaddr_in *)&ss;
+    const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&ss;
+    ck_assert(netaddr_listen("127.0.0.1", 8080, &ss));
+    ck_assert_int_eq(ss.ss_family, AF_INET);
+    ck_assert_int_eq(ntohs(in4->sin_port), 8080);
+    ck_assert_uint_eq(ntohl(in4->sin_addr.s_addr), 0x7f000001u);
+    ck_assert(netaddr_listen("localhost", 1, &ss));
+    ck_assert_uint_eq(ntohl(in4->sin_addr.s_addr), 0x7f000001u);
+    ck_assert(netaddr_listen("*", 0, &ss)); /* every IPv4 address */
+    ck_assert_uint_eq(in4->sin_addr.s_addr, htonl(INADDR_ANY));
+    ck_assert(netaddr_listen("", 0, &ss));
+    ck_assert_uint_eq(in4->sin_addr.s_addr, htonl(INADDR_ANY));
+    ck_assert(netaddr_listen("::1", 443, &ss));
+    ck_assert_int_eq(ss.ss_family, AF_INET6);
+    ck_assert_int_eq(ntohs(in6->sin6_port), 443);
+    netaddr_set_port(&ss, 8443); /* the port the first daemon got, for the others */
+    ck_assert_int_eq(ntohs(in6->sin6_port), 8443);
+    ck_assert(netaddr_listen("10.0.0.1", 1, &ss));
+    netaddr_set_port(&ss, 65535);
+    ck_assert_int_eq(ntohs(in4->sin_port), 65535);
+    ck_assert(!netaddr_listen("example.org", 80, &ss)); /* numeric only */
+    ck_assert(!netaddr_listen("[::1]", 80, &ss));
+    ck_assert(!netaddr_listen("10.0.0.256", 80, &ss));
+    ck_assert(!netaddr_listen("10.0.0.0/8", 80, &ss));
+}
+END_TEST
+
 static bool ok(const char *s, int depth, long values)
 {
     return jsonlimit_check(s, strlen(s), depth, values) == JSONLIMIT_OK;
@@ -144,11 +181,11 @@ static bool ok(const char *s, int depth, long values)
 START_TEST(json_shape)
 {
     ck_assert(ok("{\"a\":[1,2,3]}", 2, 4));
-    ck_assert(!ok("{\"a\":[1,2,3]}", 1, 4));    /* two levels */
+    ck_assert(!ok("{\"a\":[1,2,3]}", 1, 4));         /* two levels */
     ck_assert(!ok("{\"a\":[1,2,3],\"b\":1}", 2, 3)); /* four: one more comma */
-    ck_assert(ok("{\"a\":\"[[[[,,,,\"}", 1, 1)); /* strings are not structure */
-    ck_assert(ok("{\"a\":\"\\\"[[[,,\"}", 1, 1)); /* escaped quotes stay in the string */
-    ck_assert(!ok("[[[[[[[[[[", 9, 100));       /* malformed but deep: refused */
+    ck_assert(ok("{\"a\":\"[[[[,,,,\"}", 1, 1));     /* strings are not structure */
+    ck_assert(ok("{\"a\":\"\\\"[[[,,\"}", 1, 1));    /* escaped quotes stay in the string */
+    ck_assert(!ok("[[[[[[[[[[", 9, 100));            /* malformed but deep: refused */
     ck_assert(ok("", 1, 1));
     ck_assert_int_eq(jsonlimit_check("[[[", 3, 3, 2), JSONLIMIT_OK);
     ck_assert_int_eq(jsonlimit_check("[[[[", 4, 3, 10), JSONLIMIT_TOO_DEEP);
@@ -167,6 +204,7 @@ int main(void)
     tcase_add_test(tc, address_keys);
     tcase_add_test(tc, connections_are_counted_per_key);
     tcase_add_test(tc, address_lists_with_networks);
+    tcase_add_test(tc, listen_addresses);
     tcase_add_test(tc, json_shape);
     suite_add_tcase(s, tc);
     return suite_run(s);
