@@ -289,30 +289,40 @@ START_TEST(connections_per_address_are_limited)
 END_TEST
 
 /*
- * AIDC_MAX_CONNECTIONS, on a second aidcd (an API replica) of the same database:
- * past it, libmicrohttpd stops accepting, so a new client waits in the listen
- * backlog (answered once a connection closes) instead of being refused. One
- * HTTP thread: each thread's daemon takes its share of the limit and the kernel
- * spreads clients at random (server/http.c), so with two four clients might
- * find a share full first.
+ * A second aidcd (an API replica) of the same database with AIDC_MAX_CONNECTIONS=4
+ * and AIDC_THREADS=threads (its log at log_suffix: its port is read from its
+ * "listening" line), and four clients on it, each from an address of its own
+ * (net.1 to net.4) and each served - however the kernel spreads them.
+ */
+static void replica_full(struct aidc_server *two, const char *log_suffix, const char *threads,
+                         const char *net, int fds[4])
+{
+    *two = harness_srv;
+    two->pid = 0;
+    snprintf(two->log_path, sizeof two->log_path, "%.290s.%s", harness_srv.log_path, log_suffix);
+    char th[32];
+    snprintf(th, sizeof th, "AIDC_THREADS=%s", threads);
+    const char *env[] = {"AIDC_MAX_CONNECTIONS=4", "AIDC_MAX_CONNECTIONS_PER_ADDRESS=0",
+                         "AIDC_WORKERS=0", th, NULL};
+    ck_assert_int_eq(harness_server_start(two, env), 0);
+    ck_assert_int_ne(two->port, harness_srv.port);
+    for (int i = 0; i < 4; i++) {
+        fds[i] = connect_to(two->port, fmt("%s.%d", net, i + 1));
+        ck_assert_int_eq(ask(fds[i]), 200);
+    }
+}
+
+/*
+ * AIDC_MAX_CONNECTIONS with one HTTP thread: past it, libmicrohttpd stops
+ * accepting, so a new client waits in the listen backlog (answered once a
+ * connection closes) instead of being refused. (With more threads the limit is
+ * counted across their daemons and a connection past it is closed: below.)
  */
 START_TEST(connections_overall_are_limited)
 {
-    struct aidc_server two = harness_srv;
-    two.pid = 0;
-    /* a log of its own: its port is read from its "listening" line */
-    snprintf(two.log_path, sizeof two.log_path, "%.290s.two", harness_srv.log_path);
-    const char *env[] = {"AIDC_MAX_CONNECTIONS=4", "AIDC_MAX_CONNECTIONS_PER_ADDRESS=0",
-                         "AIDC_WORKERS=0", "AIDC_THREADS=1", NULL};
-    ck_assert_int_eq(harness_server_start(&two, env), 0);
-    ck_assert_int_ne(two.port, harness_srv.port);
+    struct aidc_server two;
     int fds[4];
-    char src[32];
-    for (int i = 0; i < 4; i++) { /* four clients, each from an address of its own */
-        snprintf(src, sizeof src, "127.0.1.%d", i + 1);
-        fds[i] = connect_to(two.port, src);
-        ck_assert_int_eq(ask(fds[i]), 200);
-    }
+    replica_full(&two, "two", "1", "127.0.1", fds);
     /* a fifth waits in the kernel's backlog, unanswered, until one of them closes */
     int extra = connect_to(two.port, "127.0.1.9");
     const char rq[] = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
@@ -339,19 +349,9 @@ END_TEST
  */
 START_TEST(connections_overall_are_limited_across_threads)
 {
-    struct aidc_server two = harness_srv;
-    two.pid = 0;
-    snprintf(two.log_path, sizeof two.log_path, "%.290s.three", harness_srv.log_path);
-    const char *env[] = {"AIDC_MAX_CONNECTIONS=4", "AIDC_MAX_CONNECTIONS_PER_ADDRESS=0",
-                         "AIDC_WORKERS=0", "AIDC_THREADS=2", NULL};
-    ck_assert_int_eq(harness_server_start(&two, env), 0);
+    struct aidc_server two;
     int fds[4];
-    char src[32];
-    for (int i = 0; i < 4; i++) { /* however the kernel spreads them, all four are served */
-        snprintf(src, sizeof src, "127.0.2.%d", i + 1);
-        fds[i] = connect_to(two.port, src);
-        ck_assert_int_eq(ask(fds[i]), 200);
-    }
+    replica_full(&two, "three", "2", "127.0.2", fds);
     int extra = connect_to(two.port, "127.0.2.9");
     ck_assert_msg(closed_within(extra, 2000), "a fifth connection stayed open");
     close(extra);
