@@ -651,16 +651,21 @@ int db_sched_snapshot_cached(struct db *db, struct db_queue_cache *cache, enum d
 {
     memset(out, 0, sizeof *out);
     int e = 0;
+    /* The queue first: each part is read at its own moment (READ COMMITTED), and
+     * what a job's submitter saw committed before - a quota lowered, a tenant
+     * suspended, a cluster drained - is then seen with the job. Read after
+     * them, a job could meet the quota of before the change its submitter
+     * waited for (a test saw it under a loaded CI). */
+    if (!cache)
+        PART(6, st_queued, read_queued, out->queued);
+    else if ((e = queued_cached(db, cache, how, out)) != 0)
+        drop_all(cache);
     PART(0, st_clusters, read_cluster, out->clusters);
     PART(1, st_inventory, read_inventory, out->inventory);
     PART(2, st_tenants, read_tenant, out->tenants);
     PART(3, st_tquotas, read_tquota, out->tquotas);
     PART(4, st_pquotas, read_pquota, out->pquotas);
     PART(5, st_hours, read_hours, out->hours);
-    if (!cache)
-        PART(6, st_queued, read_queued, out->queued);
-    else if (!e && (e = queued_cached(db, cache, how, out)) != 0)
-        drop_all(cache);
     PART(7, st_active, read_active, out->active);
     PART(8, st_marks, read_mark, out->marks);
     PART(9, st_faults, read_fault, out->faults);
