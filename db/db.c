@@ -200,7 +200,8 @@ int dbint_drain(struct db *db, PGresult **want)
                 if (k == PEND_CTX && PQntuples(r) == 1) {
                     bool current = PQgetvalue(r, 0, PQnfields(r) - 1)[0] == 't';
                     db->ctx_epoch = strtoll(PQgetvalue(r, 0, PQnfields(r) - 2), NULL, 10);
-                    if (!current)
+                    if (!current ||
+                        (db->ctx_need_epoch >= 0 && db->ctx_epoch != db->ctx_need_epoch))
                         db->ctx_state = DB_CTX_STALE;
                     else if (db->ctx_state == DB_CTX_UNKNOWN)
                         db->ctx_state = DB_CTX_CURRENT;
@@ -495,6 +496,7 @@ int db_begin(struct db *db, const struct db_ctx *ctx, bool readonly)
     db->tx_err = 0;
     db->ctx_state = DB_CTX_UNKNOWN;
     db->ctx_epoch = -1;
+    db->ctx_need_epoch = ctx->remembered_at ? *ctx->remembered_at : -1;
     if (readonly)
         return 0; /* each statement carries the context: one round trip per read */
     e = send_stmt(db, &st_begin, NULL, PEND_CHECK);

@@ -45,6 +45,10 @@ struct db_ctx {
     long long check_epoch;   /* aidc_auth_epoch when it was last found current */
     const char *check_token; /* API token id, or NULL */
     const char *check_jti;   /* session id, or NULL */
+    /* What the server remembered at this aidc_auth_epoch and used for the request (a
+     * tenant resolved for a platform-wide role): a context that meets another epoch
+     * is DB_CTX_STALE, whatever the actor's own check says. NULL: nothing. */
+    const long long *remembered_at;
 };
 
 enum db_ctx_state {

@@ -37,6 +37,7 @@ struct db {
     bool tx_failed;      /* a statement of the open transaction failed */
     int ctx_state;       /* enum db_ctx_state of the open scope */
     long long ctx_epoch; /* aidc_auth_epoch seen by the last context statement */
+    long long ctx_need_epoch; /* db_ctx.remembered_at of the open scope, or -1 */
     char *ctxp[NCTX];
     int tx_err; /* ...with this code */
     bool connected_once;

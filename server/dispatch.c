@@ -11,6 +11,7 @@
 
 #include "../audit/audit.h"
 #include "auditreq.h"
+#include "metrics.h"
 #include "../db/db.h"
 #include "../db/idempotency.h"
 #include "../db/tenants.h"
@@ -23,6 +24,7 @@
 #include "ratelimit.h"
 #include "../lib/log.h"
 #include "router.h"
+#include "tenantcache.h"
 #include "seal.h"
 #include "../lib/sbuf.h"
 #include "threaddb.h"
@@ -36,6 +38,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 #define MAX_RETRIES 3
 
@@ -162,6 +165,7 @@ static void ctx_build(const struct req *rq, struct ctx_strings *cs, struct db_ct
         .check_epoch = a->auth_epoch,
         .check_token = a->authenticated && a->via_token ? a->token_id : NULL,
         .check_jti = a->authenticated && a->jti[0] ? a->jti : NULL,
+        .remembered_at = rq->tenant.remembered ? &rq->tenant.epoch : NULL,
     };
 }
 
@@ -192,21 +196,41 @@ static int resolve_tenant(struct req *rq, struct resp *rs)
         return 0;
     if (seen == AUTHZ_TENANT_HIDDEN)
         return deny(rs, PROBLEM_TENANT_NOT_FOUND, json_pack("{s:s}", "tenant", slug));
+    /* remembered at the epoch the actor was last found current, or later: the
+     * request's transaction then holds only at that epoch (tenantcache.h) */
+    time_t now = time(NULL);
+    struct tenantcache_hit hit;
+    if (tenantcache_get(slug, rq->actor.auth_epoch, now, &hit)) {
+        memcpy(rq->tenant.id, hit.id, sizeof rq->tenant.id);
+        rq->tenant.slug = xstrdup(slug);
+        rq->tenant.role = TR_NONE;
+        rq->tenant.suspended = hit.suspended;
+        rq->tenant.remembered = true;
+        rq->tenant.epoch = hit.epoch;
+        metrics_tenant_lookup(true);
+        return 0;
+    }
     struct ctx_strings cs = {0};
     struct db_ctx ctx;
     ctx_build(rq, &cs, &ctx);
     bool suspended = false;
     int e = db_begin(rq->db, &ctx, true);
     ctx_free(&cs);
+    metrics_tenant_lookup(false);
     if (!e)
         e = db_tenant_resolve(rq->db, slug, rq->tenant.id, &suspended);
-    if (!e && db_ctx_verify(rq->db) == DB_CTX_STALE)
+    int state = e ? DB_CTX_UNKNOWN : db_ctx_verify(rq->db);
+    if (state == DB_CTX_STALE)
         e = AIDC_ESTALE;
+    /* the epoch was read before the lookup: a change between them moved it past this */
+    long long epoch = db_ctx_epoch(rq->db);
     db_commit_nowait(rq->db);
     if (e == AIDC_ENOTFOUND)
         return api_problem(rs, PROBLEM_TENANT_NOT_FOUND, json_pack("{s:s}", "tenant", slug));
     if (e)
         return e;
+    if (state == DB_CTX_CURRENT && epoch >= 0)
+        tenantcache_put(slug, rq->tenant.id, suspended, epoch, now);
     rq->tenant.slug = xstrdup(slug);
     rq->tenant.role = TR_NONE;
     rq->tenant.suspended = suspended;
@@ -413,8 +437,11 @@ static void open_replica(struct req *rq, const struct db_ctx *ctx)
         return;
     db_set_busy(r, true);
     int e = db_ensure_alive(r);
+    /* the replica replays the epoch late: the pin is checked on the primary */
+    struct db_ctx rctx = *ctx;
+    rctx.remembered_at = NULL;
     if (!e)
-        e = db_begin(r, ctx, false);
+        e = db_begin(r, &rctx, false);
     if (e) {
         db_set_busy(r, false);
         log_warn("the read replica is unavailable (%s): reading from the primary",

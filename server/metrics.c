@@ -53,6 +53,7 @@ static size_t nslots;
 static atomic_uint next_shard;
 static _Thread_local unsigned my_shard = NSHARDS; /* NSHARDS = not assigned yet */
 static atomic_long inflight;
+static atomic_ulong tenant_lookups[2]; /* looked up, remembered */
 static int pool_size;
 
 /*
@@ -101,6 +102,11 @@ void metrics_observe(size_t slot, int status, double seconds)
 void metrics_inflight_add(int delta)
 {
     atomic_fetch_add(&inflight, delta);
+}
+
+void metrics_tenant_lookup(bool remembered)
+{
+    atomic_fetch_add_explicit(&tenant_lookups[remembered], 1, memory_order_relaxed);
 }
 
 static void labels(struct sbuf *sb, size_t slot, size_t st)
@@ -270,8 +276,14 @@ char *metrics_render(struct db *db)
                 "aidc_db_reconnects_total %lu\n"
                 "# HELP aidc_db_pool_size HTTP threads, each with its own primary connection.\n"
                 "# TYPE aidc_db_pool_size gauge\n"
-                "aidc_db_pool_size %d\n",
-                atomic_load(&inflight), db_reconnect_count(), pool_size);
+                "aidc_db_pool_size %d\n"
+                "# HELP aidc_tenant_lookups_total Tenants named by platform-wide roles, by where"
+                " they were found.\n"
+                "# TYPE aidc_tenant_lookups_total counter\n"
+                "aidc_tenant_lookups_total{from=\"memory\"} %lu\n"
+                "aidc_tenant_lookups_total{from=\"database\"} %lu\n",
+                atomic_load(&inflight), db_reconnect_count(), pool_size,
+                atomic_load(&tenant_lookups[1]), atomic_load(&tenant_lookups[0]));
     static const char *const pools[DB_POOL_COUNT] = {"worker", "primary", "read"};
     sbuf_puts(&sb, "# HELP aidc_db_connections Database connections open, by use.\n"
                    "# TYPE aidc_db_connections gauge\n");

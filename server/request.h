@@ -34,6 +34,9 @@ struct tenant_ref {
     int role; /* the actor's tenant role there (TR_NONE for global roles) */
     bool suspended;
     bool own_jobs_only; /* the actor reads only its own jobs there (a member, by default) */
+    /* resolved from memory (server/tenantcache.h): good while the auth epoch is this */
+    bool remembered;
+    long long epoch;
 };
 
 /* A validation problem with one field of the request. */
