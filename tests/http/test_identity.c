@@ -734,7 +734,7 @@ START_TEST(user_administration)
     /* non-admins cannot manage users */
     char *fin = login("ursula", "ursula-password-1");
     ck_assert_int_eq(
-        req("POST", "/api/v1/users", fin, "{\"username\":\"x1\",\"password\":\"password-123\"}"),
+        req("POST", "/api/v1/users", fin, "{\"username\":\"x1\",\"password\":\"x1-password-1\"}"),
         403);
     ck_assert_int_eq(req("GET", "/api/v1/users", fin, NULL), 200); /* auditor reads */
     free(fin);
