@@ -200,6 +200,8 @@ int dbint_drain(struct db *db, PGresult **want)
                 if (k == PEND_CTX && PQntuples(r) == 1) {
                     bool current = PQgetvalue(r, 0, PQnfields(r) - 1)[0] == 't';
                     db->ctx_epoch = strtoll(PQgetvalue(r, 0, PQnfields(r) - 2), NULL, 10);
+                    if (!current)
+                        db->ctx_actor_stale = true;
                     if (!current ||
                         (db->ctx_need_epoch >= 0 && db->ctx_epoch != db->ctx_need_epoch))
                         db->ctx_state = DB_CTX_STALE;
@@ -497,6 +499,7 @@ int db_begin(struct db *db, const struct db_ctx *ctx, bool readonly)
     db->ctx_state = DB_CTX_UNKNOWN;
     db->ctx_epoch = -1;
     db->ctx_need_epoch = ctx->remembered_at ? *ctx->remembered_at : -1;
+    db->ctx_actor_stale = false;
     if (readonly)
         return 0; /* each statement carries the context: one round trip per read */
     e = send_stmt(db, &st_begin, NULL, PEND_CHECK);
@@ -527,6 +530,11 @@ int db_ctx_verify(struct db *db)
         return DB_CTX_UNKNOWN;
     }
     return db->ctx_state;
+}
+
+bool db_ctx_only_pin_moved(const struct db *db)
+{
+    return db->ctx_state == DB_CTX_STALE && !db->ctx_actor_stale && db->ctx_need_epoch >= 0;
 }
 
 static int query_once(struct db *db, const struct db_stmt *stmt, const char *const *params,
@@ -568,7 +576,19 @@ PGresult *db_query(struct db *db, const struct db_stmt *stmt, const char *const 
         dbint_set_error(db, NULL, "no result");
         e = AIDC_EINTERNAL;
     }
-    if (e && e != AIDC_ECONFLICT && e != AIDC_EINVAL && e != AIDC_EUNAVAIL && e != AIDC_ERETRY)
+    /* a request that runs on what it remembered at another epoch stops at once: its
+     * answer would be thrown away, and a handler must not act (on files) on it */
+    if (!e && db->ctx_need_epoch >= 0 && db->ctx_state == DB_CTX_STALE) {
+        PQclear(r);
+        r = NULL;
+        e = AIDC_ESTALE;
+        if (db->in_tx && !db->autoctx) {
+            db->tx_failed = true;
+            db->tx_err = e;
+        }
+    }
+    if (e && e != AIDC_ECONFLICT && e != AIDC_EINVAL && e != AIDC_EUNAVAIL && e != AIDC_ERETRY &&
+        e != AIDC_ESTALE)
         log_error("statement %s failed: %s (%s)", stmt->name, db->last.message, db->last.sqlstate);
     if (err)
         *err = e;

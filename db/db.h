@@ -135,6 +135,9 @@ int db_begin(struct db *db, const struct db_ctx *ctx, bool readonly);
  * database if no statement has answered it yet.
  */
 int db_ctx_verify(struct db *db);
+/* Whether a DB_CTX_STALE answer came only from db_ctx.remembered_at: the actor
+ * itself was found current (at db_ctx_epoch), what was remembered was not. */
+bool db_ctx_only_pin_moved(const struct db *db);
 /* The platform's auth epoch as the last context statement saw it (-1: unknown). */
 long long db_ctx_epoch(const struct db *db);
 /* Commit and wait for the outcome: 0, or the error that ended the transaction. */

@@ -38,6 +38,7 @@ struct db {
     int ctx_state;       /* enum db_ctx_state of the open scope */
     long long ctx_epoch; /* aidc_auth_epoch seen by the last context statement */
     long long ctx_need_epoch; /* db_ctx.remembered_at of the open scope, or -1 */
+    bool ctx_actor_stale;     /* the actor's own check failed in the open scope */
     char *ctxp[NCTX];
     int tx_err; /* ...with this code */
     bool connected_once;

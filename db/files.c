@@ -27,7 +27,7 @@ static const struct db_stmt st_space = {
     "                ELSE 'dataset' END AND s.name = $3) AS measured_bytes"
     " FROM tenants t LEFT JOIN projects p ON $2 = 'projects' AND p.tenant_id = t.id"
     "      AND p.slug = $3 AND p.deleted_at IS NULL"
-    " WHERE t.id = $1::uuid",
+    " WHERE t.id = $1::uuid AND t.deleted_at IS NULL",
     3};
 
 const struct db_stmt *const db_files_stmts[] = {&st_space, NULL};

@@ -237,6 +237,27 @@ static int resolve_tenant(struct req *rq, struct resp *rs)
     return 0;
 }
 
+static struct authz_req authz_of(const struct req *rq)
+{
+    return (struct authz_req){
+        .method = rq->method,
+        .portal_header = rq->requested_with && strcmp(rq->requested_with, "aidc-portal") == 0,
+    };
+}
+
+/* The route's {tenant}: resolved, and the actor's rights there. */
+static int admit_tenant(struct req *rq, struct resp *rs)
+{
+    enum problem refusal = PROBLEM_AUTH_REQUIRED;
+    struct authz_req ar = authz_of(rq);
+    int e = resolve_tenant(rq, rs);
+    if (e)
+        return e;
+    if (authorize_route(&rq->actor, rq->route, &rq->tenant, &ar, &refusal))
+        return deny(rs, refusal, authorize_refusal_params(refusal, rq->route, &rq->tenant));
+    return 0;
+}
+
 /* Authentication and authorization; 0 when the handler may run. */
 static int admit(struct req *rq, struct resp *rs)
 {
@@ -257,18 +278,27 @@ static int admit(struct req *rq, struct resp *rs)
     if (!rq->actor.authenticated && (rt->flags & RF_OPTIONAL_AUTH))
         return 0;
     /* the decision is authorize.c's, the same that approvals make again */
-    struct authz_req ar = {
-        .method = rq->method,
-        .portal_header = rq->requested_with && strcmp(rq->requested_with, "aidc-portal") == 0,
-    };
+    struct authz_req ar = authz_of(rq);
     if (authorize_route(&rq->actor, rt, NULL, &ar, &refusal))
         return deny(rs, refusal, authorize_refusal_params(refusal, rt, NULL));
-    e = resolve_tenant(rq, rs);
-    if (e)
-        return e;
-    if (authorize_route(&rq->actor, rt, &rq->tenant, &ar, &refusal))
-        return deny(rs, refusal, authorize_refusal_params(refusal, rt, &rq->tenant));
-    return 0;
+    return admit_tenant(rq, rs);
+}
+
+/*
+ * Only what was remembered of the tenant was stale (db_ctx_only_pin_moved): the
+ * actor itself was found current at the epoch that moved, so it is remembered
+ * there, and the tenant is looked up again - not the whole actor.
+ */
+static int readmit_tenant(struct req *rq, struct resp *rs)
+{
+    long long epoch = db_ctx_epoch(rq->db);
+    rq->actor.auth_epoch = epoch;
+    if (rq->actor.cache_key[0])
+        authcache_set_epoch(rq->actor.cache_key, epoch);
+    free(rq->tenant.slug);
+    memset(&rq->tenant, 0, sizeof rq->tenant);
+    resp_free(rs);
+    return admit_tenant(rq, rs);
 }
 
 static int parse_body(struct req *rq, struct resp *rs)
@@ -693,8 +723,12 @@ void dispatch(struct req *rq, struct resp *rs, const struct config *cfg)
         e = run_once(rq, rs, idem ? hash : NULL);
         if (e == AIDC_ESTALE) {
             /* the actor changed since it was loaded: admit it afresh */
-            start_over(rq, rs);
-            e = admit(rq, rs);
+            if (db_ctx_only_pin_moved(rq->db)) {
+                e = readmit_tenant(rq, rs);
+            } else {
+                start_over(rq, rs);
+                e = admit(rq, rs);
+            }
             if (e || rs->err.status)
                 goto out;
             e = AIDC_ERETRY;

@@ -112,6 +112,26 @@ START_TEST(a_deleted_tenant_is_not_found_from_memory)
 }
 END_TEST
 
+/* Changed by hand alone (0041): a deletion time, a slug. */
+START_TEST(a_tenant_renamed_or_deleted_by_hand_is_looked_up_again)
+{
+    struct http_res r;
+    ck_assert_int_eq(reqj("GET", "/api/v1/tenants/" TENANT, admin, NULL, &r), 200);
+    char *old_id = strdup(jstr(r.json, "id"));
+    http_res_free(&r);
+    ck_assert_int_eq(req("GET", "/api/v1/tenants/" TENANT, admin, NULL), 200);
+    sql("UPDATE tenants SET slug = 'physics-old' WHERE slug = '" TENANT "'");
+    ck_assert_int_eq(req("GET", "/api/v1/tenants/" TENANT, admin, NULL), 404);
+    make_tenant(TENANT);
+    ck_assert_int_eq(reqj("GET", "/api/v1/tenants/" TENANT, admin, NULL, &r), 200);
+    ck_assert_str_ne(jstr(r.json, "id"), old_id);
+    http_res_free(&r);
+    free(old_id);
+    sql("UPDATE tenants SET deleted_at = now() WHERE slug = '" TENANT "'");
+    ck_assert_int_eq(req("GET", "/api/v1/tenants/" TENANT, admin, NULL), 404);
+}
+END_TEST
+
 /* The epoch moved for someone else: the request runs again after one lookup. */
 START_TEST(an_unrelated_change_costs_one_lookup)
 {
@@ -121,6 +141,16 @@ START_TEST(an_unrelated_change_costs_one_lookup)
     ck_assert_int_eq(req("GET", PROJECT_PATH, admin, NULL), 200);
     ck_assert_int_eq(submit(), 201);
     ck_assert_int_eq(lookups("database"), db0 + 1);
+    /* a write meets the move first: stopped at its first statement, then once more */
+    sql("UPDATE aidc_auth_epoch SET v = v + 1");
+    ck_assert_int_eq(submit(), 201);
+    ck_assert_int_eq(lookups("database"), db0 + 2);
+    ck_assert_int_eq(
+        harness_sql_long(harness_srv.owner_url,
+                         "SELECT count(*) FROM jobs j JOIN tenants t ON t.id = j.tenant_id"
+                         " WHERE t.slug = '" TENANT "'",
+                         0, NULL),
+        2);
 }
 END_TEST
 
@@ -133,6 +163,7 @@ static Suite *tenant_memory_suite(void)
     tcase_add_test(tc, a_platform_admin_names_a_tenant_once);
     tcase_add_test(tc, a_suspension_reaches_a_remembered_tenant);
     tcase_add_test(tc, a_deleted_tenant_is_not_found_from_memory);
+    tcase_add_test(tc, a_tenant_renamed_or_deleted_by_hand_is_looked_up_again);
     tcase_add_test(tc, an_unrelated_change_costs_one_lookup);
     suite_add_tcase(s, tc);
     return s;
