@@ -2,6 +2,7 @@
 #include "authcache.h"
 
 #include "../lib/crypto.h"
+#include "../lib/threadlocal.h"
 #include "../lib/xalloc.h"
 
 #include <pthread.h>
@@ -41,13 +42,7 @@ static void tkey_init(void)
 static struct table *table_get(void)
 {
     pthread_once(&tonce, tkey_init);
-    struct table *t = pthread_getspecific(tkey);
-    if (!t) {
-        t = xcalloc(1, sizeof *t);
-        if (pthread_setspecific(tkey, t) != 0)
-            abort();
-    }
-    return t;
+    return threadlocal_block(tkey, sizeof(struct table));
 }
 
 static struct entry *slot(const char key[65])

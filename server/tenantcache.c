@@ -1,7 +1,7 @@
 /* tenantcache.c - tenants resolved by slug, per thread (see tenantcache.h). */
 #include "tenantcache.h"
 
-#include "../lib/xalloc.h"
+#include "../lib/threadlocal.h"
 
 #include <pthread.h>
 #include <stdint.h>
@@ -33,12 +33,7 @@ static void tkey_init(void)
 static struct entry *slot(const char *slug)
 {
     pthread_once(&tonce, tkey_init);
-    struct table *t = pthread_getspecific(tkey);
-    if (!t) {
-        t = xcalloc(1, sizeof *t);
-        if (pthread_setspecific(tkey, t) != 0)
-            abort();
-    }
+    struct table *t = threadlocal_block(tkey, sizeof *t);
     uint32_t h = 2166136261u; /* FNV-1a */
     for (const unsigned char *p = (const unsigned char *)slug; *p; p++)
         h = (h ^ *p) * 16777619u;
