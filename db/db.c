@@ -576,9 +576,10 @@ PGresult *db_query(struct db *db, const struct db_stmt *stmt, const char *const 
         dbint_set_error(db, NULL, "no result");
         e = AIDC_EINTERNAL;
     }
-    /* a request that runs on what it remembered at another epoch stops at once: its
-     * answer would be thrown away, and a handler must not act (on files) on it */
-    if (!e && db->ctx_need_epoch >= 0 && db->ctx_state == DB_CTX_STALE) {
+    /* a request whose actor is not what the server believed, or that runs on what it
+     * remembered at another epoch, stops at once: its answer would be thrown away,
+     * and a handler must not act (on files, say) for it meanwhile */
+    if (!e && db->in_tx && db->ctx_state == DB_CTX_STALE) {
         PQclear(r);
         r = NULL;
         e = AIDC_ESTALE;

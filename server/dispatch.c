@@ -237,6 +237,14 @@ static int resolve_tenant(struct req *rq, struct resp *rs)
     return 0;
 }
 
+/* Forget the route's tenant (the log's request context names it: not any more). */
+static void forget_tenant(struct req *rq)
+{
+    log_set_request(rq->request_id, NULL);
+    free(rq->tenant.slug);
+    memset(&rq->tenant, 0, sizeof rq->tenant);
+}
+
 static struct authz_req authz_of(const struct req *rq)
 {
     return (struct authz_req){
@@ -295,8 +303,7 @@ static int readmit_tenant(struct req *rq, struct resp *rs)
     rq->actor.auth_epoch = epoch;
     if (rq->actor.cache_key[0])
         authcache_set_epoch(rq->actor.cache_key, epoch);
-    free(rq->tenant.slug);
-    memset(&rq->tenant, 0, sizeof rq->tenant);
+    forget_tenant(rq);
     resp_free(rs);
     return admit_tenant(rq, rs);
 }
@@ -610,8 +617,7 @@ static void start_over(struct req *rq, struct resp *rs)
     if (rq->actor.cache_key[0])
         authcache_drop(rq->actor.cache_key);
     actor_free(&rq->actor);
-    free(rq->tenant.slug);
-    memset(&rq->tenant, 0, sizeof rq->tenant);
+    forget_tenant(rq);
     resp_free(rs);
     rq->no_auth_cache = true;
 }
@@ -722,13 +728,14 @@ void dispatch(struct req *rq, struct resp *rs, const struct config *cfg)
     for (int attempt = 0; attempt < MAX_RETRIES; attempt++) {
         e = run_once(rq, rs, idem ? hash : NULL);
         if (e == AIDC_ESTALE) {
-            /* the actor changed since it was loaded: admit it afresh */
-            if (db_ctx_only_pin_moved(rq->db)) {
-                e = readmit_tenant(rq, rs);
-            } else {
+            /* the actor changed since it was loaded: admit it afresh; only the tenant
+             * when only what was remembered of it moved */
+            e = db_ctx_only_pin_moved(rq->db) ? readmit_tenant(rq, rs) : AIDC_ESTALE;
+            if (e == AIDC_ESTALE) {
                 start_over(rq, rs);
                 e = admit(rq, rs);
             }
+            log_set_request(rq->request_id, rq->tenant.slug);
             if (e || rs->err.status)
                 goto out;
             e = AIDC_ERETRY;

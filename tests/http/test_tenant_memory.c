@@ -4,7 +4,9 @@
  * remembers never outlives a change: a suspension or a deletion made behind
  * aidcd's back (SQL, as another replica's request would be) reaches the next
  * request, and an unrelated change of the epoch costs one lookup more, not
- * an error. One HTTP thread, writes on it: every request meets the same memory.
+ * an error. Likewise a member's remembered actor: a change made elsewhere
+ * stops its request before the handler acts. One HTTP thread, writes on it:
+ * every request meets the same memory.
  */
 #include "tests/support/client.h"
 #include "tests/support/harness.h"
@@ -154,6 +156,53 @@ START_TEST(an_unrelated_change_costs_one_lookup)
 }
 END_TEST
 
+/* The admin's own record changed too: a fresh actor, a fresh lookup, and no
+ * request after it refused (the pin once outlived its transaction). */
+START_TEST(the_actor_changed_with_its_tenant_remembered)
+{
+    ck_assert_int_eq(req("GET", "/api/v1/tenants/" TENANT, admin, NULL), 200);
+    ck_assert_int_eq(req("GET", "/api/v1/tenants/" TENANT, admin, NULL), 200);
+    sql("UPDATE users SET disabled = disabled WHERE username = '" ADMIN_USER "'");
+    ck_assert_int_eq(req("GET", "/api/v1/tenants/" TENANT, admin, NULL), 200);
+    char *again = login(ADMIN_USER, ADMIN_PASSWORD);
+    ck_assert_ptr_nonnull(again);
+    free(again);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(req("GET", "/api/v1/tenants/" TENANT, admin, NULL), 200);
+}
+END_TEST
+
+/* An upload (its own admission, outside the request transaction) meets a moved epoch. */
+START_TEST(an_upload_meets_a_moved_epoch)
+{
+    const char *dir = "/api/v1/tenants/" TENANT "/files/projects/lab/";
+    ck_assert_int_eq(req("GET", "/api/v1/tenants/" TENANT, admin, NULL), 200);
+    ck_assert_int_eq(req("PUT", fmt("%sa.txt", dir), admin, "hello"), 201);
+    sql("UPDATE aidc_auth_epoch SET v = v + 1");
+    ck_assert_int_eq(req("PUT", fmt("%sb.txt", dir), admin, "hello"), 201);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(req("GET", "/api/v1/tenants/" TENANT, admin, NULL), 200);
+    ck_assert_int_eq(req("GET", fmt("%sb.txt", dir), admin, NULL), 200);
+}
+END_TEST
+
+/*
+ * A member removed by another replica, its actor still remembered here: its
+ * delete of a file stops at the request's first statement, before the file is
+ * touched (the files handler removed it, then the transaction was found stale).
+ */
+START_TEST(a_member_removed_elsewhere_deletes_nothing)
+{
+    const char *file = "/api/v1/tenants/" TENANT "/files/projects/lab/keep.txt";
+    char *ann = make_member_login(TENANT, "ann", "member");
+    ck_assert_int_eq(req("PUT", file, ann, "kept"), 201);
+    sql("DELETE FROM memberships WHERE user_id = (SELECT id FROM users WHERE username = 'ann')");
+    ck_assert_int_eq(req("DELETE", file, ann, NULL), 404);
+    ck_assert_int_eq(req("GET", file, admin, NULL), 200);
+    free(ann);
+}
+END_TEST
+
 static Suite *tenant_memory_suite(void)
 {
     Suite *s = suite_create("tenant_memory");
@@ -165,6 +214,9 @@ static Suite *tenant_memory_suite(void)
     tcase_add_test(tc, a_deleted_tenant_is_not_found_from_memory);
     tcase_add_test(tc, a_tenant_renamed_or_deleted_by_hand_is_looked_up_again);
     tcase_add_test(tc, an_unrelated_change_costs_one_lookup);
+    tcase_add_test(tc, the_actor_changed_with_its_tenant_remembered);
+    tcase_add_test(tc, an_upload_meets_a_moved_epoch);
+    tcase_add_test(tc, a_member_removed_elsewhere_deletes_nothing);
     suite_add_tcase(s, tc);
     return s;
 }
