@@ -97,6 +97,8 @@ START_TEST(a_read_sees_its_context_s_tenant_only)
 }
 END_TEST
 
+static const struct db_stmt st_one = {"test_one", "SELECT 1", 0};
+
 START_TEST(the_check_rides_with_the_read)
 {
     struct db *d = db_open(srv.app_url, "test_readctx");
@@ -114,18 +116,22 @@ START_TEST(the_check_rides_with_the_read)
     ck_assert_int_eq(db_ctx_verify(d), DB_CTX_CURRENT);
     ck_assert_int_eq(db_ctx_epoch(d), ctx.check_epoch);
     ck_assert_int_eq(db_commit(d), 0);
-    /* the user is disabled: the next read's own answer says the actor is stale */
+    /* the user is disabled: the next read's own answer says the actor is stale, and
+     * the read gives nothing to a caller that would act on it */
     owner_one_p("UPDATE users SET disabled = true WHERE id = $1::uuid RETURNING id", user_a, NULL);
     ck_assert_int_eq(db_begin(d, &ctx, true), 0);
-    ck_assert_int_eq(db_project_get(d, tenant_a, "pa", &out), 0);
-    json_decref(out);
+    out = NULL;
+    ck_assert_int_eq(db_project_get(d, tenant_a, "pa", &out), AIDC_ESTALE);
+    ck_assert_ptr_null(out);
     ck_assert_int_eq(db_ctx_verify(d), DB_CTX_STALE);
     ck_assert_int_eq(db_commit(d), 0);
     /* an empty answer carries the check too */
     ck_assert_int_eq(db_begin(d, &ctx, true), 0);
-    ck_assert_int_eq(db_project_get(d, tenant_a, "nope", &out), AIDC_ENOTFOUND);
+    ck_assert_int_eq(db_project_get(d, tenant_a, "nope", &out), AIDC_ESTALE);
     ck_assert_int_eq(db_ctx_verify(d), DB_CTX_STALE);
     ck_assert_int_eq(db_commit(d), 0);
+    /* outside the scope a statement is not the request's: it answers */
+    ck_assert_int_eq(db_exec(d, &st_one, NULL), 0);
     db_close(d);
 }
 END_TEST
