@@ -6,7 +6,7 @@
  * holds, an array's window moving, and a full read that drops everything. A
  * pass that only submits woke reads the new jobs and those it touched: a job
  * whose transaction committed late among them, an array's window with its new
- * tasks.
+ * tasks. And a pass reads the queue first (below).
  */
 #include "tests/support/harness.h"
 #include "tests/support/suite.h"
@@ -15,9 +15,12 @@
 #include "db/schedsnap.h"
 
 #include <check.h>
+#include <libpq-fe.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static struct aidc_server srv;
 static const struct db_ctx system_ctx = {.roles = "system"};
@@ -384,6 +387,109 @@ START_TEST(a_restored_row_is_not_new_forever)
 }
 END_TEST
 
+/*
+ * The snapshot sees, with a queued job, what committed before the job did. Its
+ * parts are read one statement after the other, each at its own moment: read
+ * before the queue, a project's quota lowered just before a job's submit came
+ * with the job at its old value, and the job was admitted past the new one
+ * (seen once in CI, test_slurm_dispatch). The interleaving is made, not hoped
+ * for: a transaction holding jobs locked stops the snapshot at its first read
+ * of jobs; meanwhile the quota is lowered, then the job is committed.
+ */
+struct pass {
+    struct db_queue_cache *cache; /* NULL: a full read without one */
+    struct db_snapshot snap;
+    int rc;
+};
+
+static void *take_snapshot(void *arg)
+{
+    struct pass *p = arg;
+    p->rc = db_begin(conn, &system_ctx, false);
+    if (!p->rc)
+        p->rc = p->cache ? db_sched_snapshot_cached(conn, p->cache, DB_QUEUE_NEW, &p->snap)
+                         : db_sched_snapshot(conn, &p->snap);
+    db_rollback(conn);
+    return NULL;
+}
+
+/* Until a connection waits for its lock on jobs (the snapshot's: nothing else runs). */
+static bool waits_for_lock(void)
+{
+    for (int i = 0; i < 1000; i++) {
+        if (harness_sql_long(srv.owner_url,
+                             "SELECT count(*) FROM pg_locks"
+                             " WHERE NOT granted AND relation = 'jobs'::regclass",
+                             0, NULL) == 1)
+            return true;
+        nanosleep(&(struct timespec){.tv_nsec = 10 * 1000 * 1000}, NULL);
+    }
+    return false;
+}
+
+static void ok(PGconn *c, const char *sql)
+{
+    PGresult *r = PQexec(c, sql);
+    ck_assert_msg(PQresultStatus(r) == PGRES_COMMAND_OK, "%s: %s", sql, PQerrorMessage(c));
+    PQclear(r);
+}
+
+/* The pass of p meets the quota lowered to 0, then the job submitted after it. */
+static void a_job_comes_with_what_committed_before(struct pass *p)
+{
+    exec_owner("INSERT INTO project_quotas (tenant_id, project_id, resource, \"limit\")"
+               " SELECT tenant_id, id, 'jobs', 1000 FROM projects WHERE slug = 'p1'");
+    PGconn *holder = PQconnectdb(srv.owner_url);
+    ck_assert_int_eq(PQstatus(holder), CONNECTION_OK);
+    ok(holder, "BEGIN");
+    ok(holder, "LOCK TABLE jobs IN ACCESS EXCLUSIVE MODE");
+    ok(holder, "INSERT INTO jobs (tenant_id, project_id, username, name, command)"
+               " SELECT tenant_id, id, 'ann', 'late', '[\"true\"]' FROM projects"
+               " WHERE slug = 'p1'");
+    pthread_t t;
+    ck_assert_int_eq(pthread_create(&t, NULL, take_snapshot, p), 0);
+    ck_assert(waits_for_lock());
+    /* the submitter's order: the quota is lowered, then the job committed */
+    exec_owner("UPDATE project_quotas SET \"limit\" = 0 WHERE resource = 'jobs'");
+    ok(holder, "COMMIT");
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    PQfinish(holder);
+    ck_assert_int_eq(p->rc, 0);
+
+    char *id = harness_sql_text(srv.owner_url, "SELECT id FROM jobs WHERE name = 'late'", 0, NULL);
+    ck_assert_ptr_nonnull(id);
+    bool late = false;
+    for (size_t i = 0; i < p->snap.queued.n; i++)
+        late |= strcmp(p->snap.queued.v[i].id, id) == 0;
+    free(id);
+    ck_assert_msg(late, "the job committed during the pass is not in it");
+    ck_assert_uint_eq(p->snap.pquotas.n, 1);
+    ck_assert_msg(p->snap.pquotas.v[0].limit == 0.0,
+                  "the job came with the quota of before its submit: %g",
+                  p->snap.pquotas.v[0].limit);
+    db_sched_snapshot_free(&p->snap);
+}
+
+START_TEST(a_full_read_sees_the_quota_its_job_was_submitted_under)
+{
+    struct pass p = {0};
+    a_job_comes_with_what_committed_before(&p);
+}
+END_TEST
+
+START_TEST(a_cached_read_sees_the_quota_its_job_was_submitted_under)
+{
+    struct pass p = {.cache = cache};
+    /* primed by a first pass: the second reads only what is new */
+    ck_assert_int_eq(db_begin(conn, &system_ctx, false), 0);
+    struct db_snapshot first;
+    ck_assert_int_eq(db_sched_snapshot_cached(conn, cache, DB_QUEUE_FULL, &first), 0);
+    db_sched_snapshot_free(&first);
+    ck_assert_int_eq(db_commit(conn), 0);
+    a_job_comes_with_what_committed_before(&p);
+}
+END_TEST
+
 static Suite *cache_suite(void)
 {
     Suite *s = suite_create("snapshot_cache");
@@ -398,6 +504,8 @@ static Suite *cache_suite(void)
     tcase_add_test(tc, a_late_commit_is_read_by_the_next_pass);
     tcase_add_test(tc, a_new_array_comes_with_its_window);
     tcase_add_test(tc, a_restored_row_is_not_new_forever);
+    tcase_add_test(tc, a_full_read_sees_the_quota_its_job_was_submitted_under);
+    tcase_add_test(tc, a_cached_read_sees_the_quota_its_job_was_submitted_under);
     suite_add_tcase(s, tc);
     return s;
 }
