@@ -583,7 +583,7 @@ PGresult *db_query(struct db *db, const struct db_stmt *stmt, const char *const 
         PQclear(r);
         r = NULL;
         e = AIDC_ESTALE;
-        if (db->in_tx && !db->autoctx) {
+        if (!db->autoctx) {
             db->tx_failed = true;
             db->tx_err = e;
         }
