@@ -235,17 +235,39 @@ char *jobs_tenant_member(const char *tenant, const char *project, const char *re
     return token;
 }
 
+/* The id a submit's answer r (status st, freed here) gave; the test fails unless 201. */
+static char *submitted_id(long st, struct http_res *r)
+{
+    ck_assert_msg(st == 201, "submit answered %ld: %s", st, r->body ? r->body : "");
+    const char *id = json_string_value(json_object_get(r->json, "id"));
+    ck_assert_ptr_nonnull(id);
+    char *out = strdup(id);
+    http_res_free(r);
+    ck_assert_ptr_nonnull(out);
+    return out;
+}
+
 char *jobs_submit(const char *token, const char *tenant, const char *body)
 {
     struct http_res r;
     long st = reqj("POST", fmt("/api/v1/tenants/%s/jobs", tenant), token, body, &r);
-    ck_assert_msg(st == 201, "submit answered %ld: %s", st, r.body ? r.body : "");
-    const char *id = json_string_value(json_object_get(r.json, "id"));
-    ck_assert_ptr_nonnull(id);
-    char *out = strdup(id);
-    http_res_free(&r);
-    ck_assert_ptr_nonnull(out);
-    return out;
+    return submitted_id(st, &r);
+}
+
+char *jobs_submit_keyed(const char *token, const char *tenant, const char *body, const char *key,
+                        bool unanswered_ok)
+{
+    char h[160];
+    snprintf(h, sizeof h, "Idempotency-Key: %s", key);
+    const char *extra[] = {h, NULL};
+    struct http_res r;
+    long st = http_do(&harness_srv, "POST", fmt("/api/v1/tenants/%s/jobs", tenant), token, body,
+                      extra, &r);
+    if (st == 0 && unanswered_ok) {
+        http_res_free(&r);
+        return NULL;
+    }
+    return submitted_id(st, &r);
 }
 
 json_t *jobs_get(const char *token, const char *tenant, const char *id)

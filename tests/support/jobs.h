@@ -82,6 +82,15 @@ char *jobs_tenant_member(const char *tenant, const char *project, const char *re
                          const char *user);
 /* Submit body to tenant's jobs with token; the new job's id (malloc'd). Fails the test unless 201. */
 char *jobs_submit(const char *token, const char *tenant, const char *body);
+/*
+ * As jobs_submit, with Idempotency-Key key, for a submit that sets off a crash
+ * (an AIDC_FAULT after the backend's accept): the crash may come before the
+ * answer. NULL when no answer came and unanswered_ok; once aidcd is back, the
+ * same call with the same key and body gets the job's id - what a client that
+ * repeats an unanswered request does.
+ */
+char *jobs_submit_keyed(const char *token, const char *tenant, const char *body, const char *key,
+                        bool unanswered_ok);
 /* GET the job (new reference); fails the test unless 200. */
 json_t *jobs_get(const char *token, const char *tenant, const char *id);
 /*
