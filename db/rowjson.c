@@ -57,12 +57,15 @@ int rowjson_timestamp(const char *pg, char *out, size_t outsz)
         !expect(&p, ':') || !digits(&p, 2, &tm.tm_sec))
         return AIDC_EINVAL;
     char frac[16] = "";
+    size_t fn = 0; /* the fraction's length, its dot included */
     if (*p == '.') {
         size_t n = strspn(p + 1, "0123456789");
         if (n == 0 || n > 9)
             return AIDC_EINVAL;
-        snprintf(frac, sizeof frac, ".%.*s", (int)n, p + 1);
-        p += 1 + n;
+        fn = n + 1;
+        memcpy(frac, p, fn);
+        frac[fn] = '\0';
+        p += fn;
     }
     long sign = 0;
     int oh = 0, om = 0, os = 0;
@@ -80,10 +83,17 @@ int rowjson_timestamp(const char *pg, char *out, size_t outsz)
         tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 60 || oh > 15 || om > 59 || os > 59)
         return AIDC_EINVAL;
     if (oh == 0 && om == 0 && os == 0) {
-        /* already UTC (our sessions are): no calendar arithmetic needed */
-        int n = snprintf(out, outsz, "%04d-%02d-%02dT%02d:%02d:%02d%sZ", tm.tm_year, tm.tm_mon,
-                         tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, frac);
-        return n < 0 || (size_t)n >= outsz ? AIDC_EINVAL : 0;
+        /* already UTC (our sessions are): the text as it came, 'T' for the space
+         * and 'Z' for the offset - no calendar arithmetic, no formatting (two
+         * snprintf calls per row were a visible share of a GET, perf) */
+        if (19 + fn + 2 > outsz)
+            return AIDC_EINVAL;
+        memcpy(out, pg, 19);
+        out[10] = 'T';
+        memcpy(out + 19, frac, fn);
+        out[19 + fn] = 'Z';
+        out[20 + fn] = '\0';
+        return 0;
     }
     tm.tm_year -= 1900;
     tm.tm_mon -= 1;

@@ -7,7 +7,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rand.h>
-#include <openssl/sha.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,16 +88,36 @@ long crypto_b64url_decode(const char *in, size_t n, unsigned char *out, size_t o
     return (long)o;
 }
 
+/*
+ * SHA256() looks the algorithm up in OpenSSL's provider store on every call
+ * (EVP_MD_fetch: a lock and a hash lookup), which made up most of the hash's
+ * cost: every authenticated request hashes its credential (perf,
+ * docs/performance.md). The algorithm is fetched once and kept for the life
+ * of the process, as a constant.
+ */
+static EVP_MD *sha256_md;
+static pthread_once_t sha256_once = PTHREAD_ONCE_INIT;
+
+static void sha256_fetch(void)
+{
+    sha256_md = EVP_MD_fetch(NULL, "SHA256", NULL);
+}
+
 void crypto_sha256(const void *data, size_t n, unsigned char out[32])
 {
-    SHA256(data, n, out);
+    unsigned int len = 0;
+    if (pthread_once(&sha256_once, sha256_fetch) != 0 || !sha256_md ||
+        EVP_Digest(data, n, out, &len, sha256_md, NULL) != 1 || len != 32) {
+        log_error("SHA-256 failed");
+        abort(); /* a credential unhashed is no credential: nothing safe can be done */
+    }
 }
 
 void crypto_sha256_hex(const void *data, size_t n, char out[65])
 {
     static const char hex[] = "0123456789abcdef";
     unsigned char d[32];
-    SHA256(data, n, d);
+    crypto_sha256(data, n, d);
     for (size_t i = 0; i < 32; i++) {
         out[2 * i] = hex[d[i] >> 4];
         out[2 * i + 1] = hex[d[i] & 15];

@@ -127,6 +127,12 @@ START_TEST(test_small_buffer)
     char out21[21];
     ck_assert_int_eq(rowjson_timestamp("2026-12-02 08:00:00+00", out21, sizeof out21), 0);
     ck_assert_str_eq(out21, "2026-12-02T08:00:00Z");
+    /* with a fraction: "2026-12-02T08:00:00.123Z" needs 25 */
+    char out24[24], out25[25];
+    ck_assert_int_eq(rowjson_timestamp("2026-12-02 08:00:00.123+00", out24, sizeof out24),
+                     AIDC_EINVAL);
+    ck_assert_int_eq(rowjson_timestamp("2026-12-02 08:00:00.123+00", out25, sizeof out25), 0);
+    ck_assert_str_eq(out25, "2026-12-02T08:00:00.123Z");
 }
 END_TEST
 
