@@ -17,5 +17,7 @@ extern const struct db_stmt db_ctx_read_stmt;
 /* The same without the statement timeout, for a connection whose session has it (and JIT off). */
 extern const struct db_stmt db_ctx_session_stmt;
 extern const struct db_stmt db_ctx_read_session_stmt;
+/* A read's settings for the session, not the transaction (readctx.h): $1..$4, $5 own jobs. */
+extern const struct db_stmt db_ctx_keep_stmt;
 
 #endif

@@ -12,6 +12,7 @@
 #include "dbint.h"
 #include "dbstats.h"
 #include "pgerr.h"
+#include "readctx.h"
 
 #include "../lib/clock.h"
 #include "../lib/err.h"
@@ -92,6 +93,7 @@ void dbint_drop_conn(struct db *db)
     db->up = false;
     db->npending = 0;
     ptrset_clear(&db->prepared);
+    readctx_conn_lost(db);
     db->tx_failed = false;
     db->tx_err = 0;
 }
@@ -109,6 +111,7 @@ void db_close(struct db *db)
     free(db->url);
     free(db->appname);
     ptrset_free(&db->prepared);
+    readctx_free(db);
     free(db);
 }
 
@@ -264,8 +267,8 @@ static bool send_prepare(struct db *db, const struct db_stmt *stmt)
     return true;
 }
 
-static int send_stmt(struct db *db, const struct db_stmt *stmt, const char *const *params,
-                     enum pend_kind k)
+int dbint_send_stmt(struct db *db, const struct db_stmt *stmt, const char *const *params,
+                    enum pend_kind k)
 {
     bool prep = !db->txpool && !ptrset_has(&db->prepared, stmt);
     if (db->npending >= MAX_PENDING - 1 - (int)prep) {
@@ -288,7 +291,7 @@ static int send_stmt(struct db *db, const struct db_stmt *stmt, const char *cons
     return 0;
 }
 
-static int sync_and_drain(struct db *db, PGresult **want)
+int dbint_sync_and_drain(struct db *db, PGresult **want)
 {
     if (!PQpipelineSync(db->conn) || !push(db, PEND_SYNC)) {
         dbint_set_error(db, NULL, "cannot flush to the server");
@@ -353,7 +356,6 @@ static int connect_now(struct db *db)
     return 0;
 }
 
-static int send_ctx(struct db *db);
 
 /* Connect if not connected; reopen a transaction that had not started yet. */
 int dbint_ensure_up(struct db *db)
@@ -389,9 +391,9 @@ int dbint_ensure_up(struct db *db)
     memset(&db->last, 0, sizeof db->last);
     if (db->reopen && db->in_tx) {
         db->reopen = false;
-        e = send_stmt(db, &st_begin, NULL, PEND_CHECK);
+        e = dbint_send_stmt(db, &st_begin, NULL, PEND_CHECK);
         if (!e)
-            e = send_ctx(db);
+            e = dbint_send_ctx(db);
     }
     return e;
 }
@@ -437,19 +439,19 @@ void db_bind_session(struct db *db, unsigned generation)
 }
 
 /* The statement timeout goes last, and only behind a pooler (context.c). */
-static int send_ctx(struct db *db)
+int dbint_send_ctx(struct db *db)
 {
     if (db->autoctx) {
         const char *p[NCTX - 1] = {db->ctxp[0],  db->ctxp[1],  db->ctxp[2],      db->ctxp[3],
                                    db->ctxp[6],  db->ctxp[7],  db->ctxp[8],      db->ctxp[9],
                                    db->ctxp[10], db->ctxp[11], db->timeout_param};
-        return send_stmt(db, db->txpool ? &db_ctx_read_stmt : &db_ctx_read_session_stmt, p,
+        return dbint_send_stmt(db, db->txpool ? &db_ctx_read_stmt : &db_ctx_read_session_stmt, p,
                          PEND_CTX);
     }
     const char *p[NCTX + 1];
     memcpy(p, db->ctxp, sizeof db->ctxp);
     p[NCTX] = db->timeout_param;
-    return send_stmt(db, db->txpool ? &db_ctx_stmt : &db_ctx_session_stmt, p, PEND_CTX);
+    return dbint_send_stmt(db, db->txpool ? &db_ctx_stmt : &db_ctx_session_stmt, p, PEND_CTX);
 }
 
 int db_begin(struct db *db, const struct db_ctx *ctx, bool readonly)
@@ -502,9 +504,9 @@ int db_begin(struct db *db, const struct db_ctx *ctx, bool readonly)
     db->ctx_actor_stale = false;
     if (readonly)
         return 0; /* each statement carries the context: one round trip per read */
-    e = send_stmt(db, &st_begin, NULL, PEND_CHECK);
+    e = dbint_send_stmt(db, &st_begin, NULL, PEND_CHECK);
     if (!e)
-        e = send_ctx(db);
+        e = dbint_send_ctx(db);
     if (e)
         db->in_tx = false;
     return e;
@@ -519,9 +521,9 @@ int db_ctx_verify(struct db *db)
 {
     if (!db->in_tx || db->ctx_state != DB_CTX_UNKNOWN || !db->up)
         return db->ctx_state;
-    int e = db->autoctx ? send_ctx(db) : 0;
+    int e = db->autoctx ? dbint_send_ctx(db) : 0;
     if (!e)
-        e = sync_and_drain(db, NULL);
+        e = dbint_sync_and_drain(db, NULL);
     if (e) {
         if (!db->autoctx) {
             db->tx_failed = true;
@@ -543,12 +545,16 @@ static int query_once(struct db *db, const struct db_stmt *stmt, const char *con
     int e = db->scope_lost ? AIDC_EUNAVAIL : dbint_ensure_up(db);
     if (!e && db->in_tx && db->tx_failed)
         e = db->tx_err ? db->tx_err : AIDC_EINTERNAL;
+    if (!e && db->in_tx && db->autoctx && !db->txpool)
+        return readctx_query(db, stmt, params, r);
     if (!e && db->in_tx && db->autoctx)
-        e = send_ctx(db);
+        e = dbint_send_ctx(db);
+    if (!e && !db->in_tx)
+        e = readctx_clear(db); /* outside any scope: no actor's reads */
     if (!e)
-        e = send_stmt(db, stmt, params, PEND_WANT);
+        e = dbint_send_stmt(db, stmt, params, PEND_WANT);
     if (!e)
-        e = sync_and_drain(db, r);
+        e = dbint_sync_and_drain(db, r);
     return e;
 }
 
@@ -620,11 +626,11 @@ int db_queue(struct db *db, const struct db_stmt *stmt, const char *const *param
         return AIDC_EINTERNAL;
     }
     if (db->npending >= MAX_PENDING - 4) {
-        int e = sync_and_drain(db, NULL);
+        int e = dbint_sync_and_drain(db, NULL);
         if (e)
             return e;
     }
-    return send_stmt(db, stmt, params, PEND_CHECK);
+    return dbint_send_stmt(db, stmt, params, PEND_CHECK);
 }
 
 /* End a read-only scope: nothing was opened on the server. */
@@ -656,9 +662,9 @@ int db_commit(struct db *db)
         db_rollback(db);
         return e;
     }
-    e = send_stmt(db, &st_commit, NULL, PEND_CHECK);
+    e = dbint_send_stmt(db, &st_commit, NULL, PEND_CHECK);
     if (!e)
-        e = sync_and_drain(db, NULL);
+        e = dbint_sync_and_drain(db, NULL);
     if (e && db->up) {
         /* A failed queued statement aborted the transaction: COMMIT became a
          * no-op rollback on the server, but a pipeline abort may leave it open. */
@@ -695,7 +701,7 @@ void db_commit_nowait(struct db *db)
     for (int i = 0; i < db->npending; i++)
         if (db->pending[i] == PEND_CHECK || db->pending[i] == PEND_CTX)
             db->pending[i] = PEND_LAX;
-    if (send_stmt(db, &st_commit, NULL, PEND_LAX) == 0 &&
+    if (dbint_send_stmt(db, &st_commit, NULL, PEND_LAX) == 0 &&
         (!PQpipelineSync(db->conn) || !push(db, PEND_SYNC)))
         dbint_conn_lost(db);
 }
@@ -715,7 +721,7 @@ void db_rollback(struct db *db)
     for (int i = 0; i < db->npending; i++)
         if (db->pending[i] != PEND_SYNC && db->pending[i] != PEND_PREP)
             db->pending[i] = PEND_LAX;
-    if (send_stmt(db, &st_rollback, NULL, PEND_LAX) == 0) {
+    if (dbint_send_stmt(db, &st_rollback, NULL, PEND_LAX) == 0) {
         if (!PQpipelineSync(db->conn) || !push(db, PEND_SYNC))
             dbint_conn_lost(db);
         else
@@ -731,10 +737,10 @@ int db_prepare_all(struct db *db)
         for (size_t i = 0; !e && list[i]; i++)
             if (!ptrset_has(&db->prepared, list[i]))
                 e = !send_prepare(db, list[i])        ? AIDC_EINTERNAL
-                    : db->npending >= MAX_PENDING - 2 ? sync_and_drain(db, NULL)
+                    : db->npending >= MAX_PENDING - 2 ? dbint_sync_and_drain(db, NULL)
                                                       : 0;
     }
     if (!e && db->npending)
-        e = sync_and_drain(db, NULL);
+        e = dbint_sync_and_drain(db, NULL);
     return e;
 }

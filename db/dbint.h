@@ -27,6 +27,8 @@ enum pend_kind {
 #define MAX_PENDING  64
 #define MAX_CHANNELS 4
 
+struct readctx;
+
 struct db {
     PGconn *conn;
     char *url;
@@ -65,6 +67,7 @@ struct db {
     const struct db_stmt *pend_stmt[MAX_PENDING]; /* PEND_PREP: which statement */
     int npending;
     struct ptrset prepared; /* statements prepared on this connection */
+    struct readctx *readctx; /* readctx.c: the session's read context, the wrapped reads */
     struct db_error last;
 };
 
@@ -76,5 +79,12 @@ int dbint_drain(struct db *db, PGresult **want);
 int dbint_conn_lost(struct db *db);
 void dbint_set_error(struct db *db, const PGresult *r, const char *fallback);
 void dbint_drop_conn(struct db *db);
+/* Send stmt (prepared at its first use on the connection) as pending entry k. */
+int dbint_send_stmt(struct db *db, const struct db_stmt *stmt, const char *const *params,
+                    enum pend_kind k);
+/* Sync, then read every answer (dbint_drain). */
+int dbint_sync_and_drain(struct db *db, PGresult **want);
+/* Send the open scope's context statement (PEND_CTX). */
+int dbint_send_ctx(struct db *db);
 
 #endif

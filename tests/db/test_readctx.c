@@ -17,6 +17,7 @@
 #include "lib/err.h"
 
 #include <check.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +137,109 @@ START_TEST(the_check_rides_with_the_read)
 }
 END_TEST
 
+static const struct db_stmt st_tenants = {
+    "test_tenants",
+    "SELECT coalesce(current_setting('aidc.read_tenants', true), ''),"
+    " coalesce(current_setting('aidc.user_id', true), '')",
+    0};
+static const struct db_stmt st_slugs = {"test_slugs",
+                                        "SELECT string_agg(slug, ',' ORDER BY slug) FROM projects",
+                                        0};
+static const struct db_stmt st_divide = {"test_divide", "SELECT 1 / $1::int", 1};
+
+/* The projects ctx reads in a scope of its own (readonly or not), as "pa,pb" ("" for none). */
+static void expect_slugs(struct db *d, const struct db_ctx *ctx, bool readonly, const char *want)
+{
+    ck_assert_int_eq(db_begin(d, ctx, readonly), 0);
+    int e = 0;
+    PGresult *r = db_query(d, &st_slugs, NULL, &e);
+    ck_assert_msg(r != NULL, "read failed: %d", e);
+    ck_assert_msg(strcmp(PQgetvalue(r, 0, 0), want) == 0, "%s scope read \"%s\", want \"%s\"",
+                  readonly ? "a read" : "a write", PQgetvalue(r, 0, 0), want);
+    PQclear(r);
+    ck_assert_int_eq(db_commit(d), 0);
+}
+
+/*
+ * A read leaves its actor's settings in the session for the next read of the
+ * same actor (db/readctx.h). Nothing else may see them: a statement outside
+ * any scope sees no actor, a write scope sees its own tenants only, another
+ * actor's read its own.
+ */
+START_TEST(a_read_s_settings_reach_no_one_else)
+{
+    struct db *d = db_open(srv.app_url, "test_readctx");
+    const struct db_ctx a = {.user_id = user_a, .read_tenants = tenant_a};
+    const struct db_ctx b = {.user_id = user_a, .read_tenants = tenant_b};
+    const struct db_ctx none = {0};
+    expect_slugs(d, &a, true, "pa");
+    expect_slugs(d, &a, true, "pa"); /* the session's settings, kept */
+    int e = 0;
+    PGresult *r = db_query(d, &st_tenants, NULL, &e);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_str_eq(PQgetvalue(r, 0, 0), "");
+    ck_assert_str_eq(PQgetvalue(r, 0, 1), "");
+    PQclear(r);
+    r = db_query(d, &st_slugs, NULL, &e);
+    ck_assert_ptr_nonnull(r);
+    ck_assert_str_eq(PQgetvalue(r, 0, 0), ""); /* outside any scope: no tenant at all */
+    PQclear(r);
+    expect_slugs(d, &a, true, "pa");
+    expect_slugs(d, &b, false, "pb");
+    expect_slugs(d, &none, false, "");
+    expect_slugs(d, &b, true, "pb");
+    expect_slugs(d, &a, true, "pa");
+    db_close(d);
+}
+END_TEST
+
+/* A read that fails takes its settings back with it: the next read sets them again. */
+START_TEST(a_failed_read_leaves_no_settings_believed)
+{
+    struct db *d = db_open(srv.app_url, "test_readctx");
+    const struct db_ctx a = {.user_id = user_a, .read_tenants = tenant_a};
+    const struct db_ctx b = {.user_id = user_a, .read_tenants = tenant_b};
+    expect_slugs(d, &a, true, "pa");
+    ck_assert_int_eq(db_begin(d, &b, true), 0);
+    const char *zero[1] = {"0"};
+    int e = 0;
+    ck_assert_ptr_null(db_query(d, &st_divide, zero, &e)); /* b's settings went with it */
+    ck_assert_int_ne(e, 0);
+    db_rollback(d);
+    expect_slugs(d, &b, true, "pb");
+    expect_slugs(d, &a, true, "pa");
+    db_close(d);
+}
+END_TEST
+
+/* Another actor's change moves the epoch: the read's rows cannot vouch for the actor, the
+ * context statement does, and says current - with the epoch it saw, for the next request. */
+START_TEST(a_moved_epoch_is_checked_and_passes)
+{
+    struct db *d = db_open(srv.app_url, "test_readctx");
+    char version[37];
+    owner_one_p("SELECT auth_version FROM users WHERE id = $1::uuid", user_a, version);
+    struct db_ctx ctx = {.user_id = user_a,
+                         .read_tenants = tenant_a,
+                         .check_user = user_a,
+                         .check_version = atoll(version),
+                         .check_epoch = owner_ll("SELECT v FROM aidc_auth_epoch")};
+    long long moved = owner_ll("UPDATE aidc_auth_epoch SET v = v + 1 RETURNING v");
+    json_t *out = NULL;
+    for (int i = 0; i < 2; i++) { /* with rows, then with none */
+        ck_assert_int_eq(db_begin(d, &ctx, true), 0);
+        ck_assert_int_eq(db_project_get(d, tenant_a, i ? "nope" : "pa", &out),
+                         i ? AIDC_ENOTFOUND : 0);
+        json_decref(out);
+        out = NULL;
+        ck_assert_int_eq(db_ctx_verify(d), DB_CTX_CURRENT);
+        ck_assert_int_eq(db_ctx_epoch(d), moved);
+        ck_assert_int_eq(db_commit(d), 0);
+    }
+    db_close(d);
+}
+END_TEST
+
 static const struct db_stmt st_settings = {
     "test_settings", "SELECT current_setting('statement_timeout'), current_setting('jit')", 0};
 
@@ -180,6 +284,9 @@ int main(void)
     tcase_add_test(tc, a_read_sees_its_context_s_tenant_only);
     tcase_add_test(tc, the_check_rides_with_the_read);
     tcase_add_test(tc, every_scope_has_the_statement_timeout);
+    tcase_add_test(tc, a_read_s_settings_reach_no_one_else);
+    tcase_add_test(tc, a_failed_read_leaves_no_settings_believed);
+    tcase_add_test(tc, a_moved_epoch_is_checked_and_passes);
     suite_add_tcase(s, tc);
     return suite_run(s);
 }

@@ -1,0 +1,276 @@
+/* readctx.c - a read in one statement (see readctx.h). */
+#include "readctx.h"
+
+#include "context.h"
+
+#include "../lib/log.h"
+#include "../lib/ptrset.h"
+#include "../lib/xalloc.h"
+
+#include <ctype.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define NKEEP 5 /* the settings a read needs: db_ctx_keep_stmt's parameters */
+
+/* A statement and its wrapped form on this connection (NULL: it cannot be wrapped). */
+struct wrap {
+    const struct db_stmt *orig;
+    struct db_stmt *w;
+};
+
+struct readctx {
+    char *kept[NKEEP]; /* what the session holds ("" for nothing), while known */
+    bool known;
+    struct wrap *wraps; /* open addressing by orig, linear probing */
+    size_t cap, n;
+};
+
+static struct readctx *state(struct db *db)
+{
+    if (!db->readctx) {
+        struct readctx *rc = xcalloc(1, sizeof *rc);
+        for (int i = 0; i < NKEEP; i++)
+            rc->kept[i] = xstrdup("");
+        rc->known = true; /* a session we never set holds nothing */
+        db->readctx = rc;
+    }
+    return db->readctx;
+}
+
+static size_t slot_of(const struct readctx *rc, const struct db_stmt *s)
+{
+    size_t h = (size_t)(uintptr_t)s;
+    h ^= h >> 17;
+    h *= (size_t)0x9E3779B97F4A7C15ull;
+    return h & (rc->cap - 1);
+}
+
+static struct wrap *find(struct readctx *rc, const struct db_stmt *s)
+{
+    if (!rc->cap)
+        return NULL;
+    for (size_t i = slot_of(rc, s);; i = (i + 1) & (rc->cap - 1)) {
+        if (rc->wraps[i].orig == s)
+            return &rc->wraps[i];
+        if (!rc->wraps[i].orig)
+            return NULL;
+    }
+}
+
+static void insert(struct readctx *rc, const struct db_stmt *s, struct db_stmt *w)
+{
+    if (2 * (rc->n + 1) > rc->cap) {
+        struct wrap *old = rc->wraps;
+        size_t oldcap = rc->cap;
+        rc->cap = oldcap ? 2 * oldcap : 64;
+        rc->wraps = xcalloc(rc->cap, sizeof *rc->wraps);
+        rc->n = 0;
+        for (size_t i = 0; i < oldcap; i++)
+            if (old[i].orig)
+                insert(rc, old[i].orig, old[i].w);
+        free(old);
+    }
+    size_t i = slot_of(rc, s);
+    while (rc->wraps[i].orig)
+        i = (i + 1) & (rc->cap - 1);
+    rc->wraps[i] = (struct wrap){s, w};
+    rc->n++;
+}
+
+/* Whether sql contains word as a whole word (ASCII letters, any case). */
+static bool has_word(const char *sql, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = sql; (p = strcasestr(p, word)) != NULL; p += n) {
+        bool start = p == sql || !(isalnum((unsigned char)p[-1]) || p[-1] == '_');
+        bool end = !(isalnum((unsigned char)p[n]) || p[n] == '_');
+        if (start && end)
+            return true;
+    }
+    return false;
+}
+
+/*
+ * A plain query can be the subquery of the wrapper; a statement that writes
+ * (a data-modifying WITH must stay at the top) or is no query keeps the two-
+ * statement form. A statement that fails to prepare wrapped anyway is found
+ * out at its first use (readctx_query).
+ */
+static bool wrappable(const char *sql)
+{
+    while (isspace((unsigned char)*sql))
+        sql++;
+    if (strncasecmp(sql, "SELECT", 6) != 0 && strncasecmp(sql, "WITH", 4) != 0)
+        return false;
+    static const char *const writes[] = {"INSERT", "UPDATE", "DELETE", "MERGE", NULL};
+    for (int i = 0; writes[i]; i++)
+        if (has_word(sql, writes[i]))
+            return false;
+    return true;
+}
+
+static const struct db_stmt *wrapped(struct readctx *rc, const struct db_stmt *s)
+{
+    struct wrap *f = find(rc, s);
+    if (f)
+        return f->w;
+    struct db_stmt *w = NULL;
+    if (wrappable(s->sql)) {
+        w = xcalloc(1, sizeof *w);
+        size_t nn = strlen(s->name) + 3, sn = strlen(s->sql) + 96;
+        char *name = xmalloc(nn), *sql = xmalloc(sn);
+        snprintf(name, nn, "r_%s", s->name);
+        /* the epoch in the query's own snapshot; a scalar subquery runs once */
+        snprintf(sql, sn, "SELECT _q.*, (SELECT v FROM aidc_auth_epoch) AS _aidc_epoch FROM (%s) _q",
+                 s->sql);
+        *w = (struct db_stmt){name, sql, s->nparams};
+    }
+    insert(rc, s, w);
+    return w;
+}
+
+static void forget_wrap(struct readctx *rc, const struct db_stmt *s)
+{
+    struct wrap *f = find(rc, s);
+    if (f && f->w) {
+        free((char *)f->w->name);
+        free((char *)f->w->sql);
+        free(f->w);
+        f->w = NULL;
+    }
+}
+
+static bool holds(const struct readctx *rc, const char *const *want)
+{
+    if (!rc->known)
+        return false;
+    for (int i = 0; i < NKEEP; i++)
+        if (strcmp(rc->kept[i], want[i] ? want[i] : "") != 0)
+            return false;
+    return true;
+}
+
+static void keep(struct readctx *rc, const char *const *v)
+{
+    for (int i = 0; i < NKEEP; i++) {
+        free(rc->kept[i]);
+        rc->kept[i] = xstrdup(v[i] ? v[i] : "");
+    }
+    rc->known = true;
+}
+
+static void set_current(struct db *db)
+{
+    if (db->ctx_state == DB_CTX_UNKNOWN)
+        db->ctx_state = DB_CTX_CURRENT;
+}
+
+/*
+ * The context statement's cheap test on the rows' epoch: unchanged since the
+ * actor was found current (and, where the request pinned one, since what it
+ * remembered). Otherwise - or with no row to tell - the context statement
+ * itself, after the read.
+ */
+static int check(struct db *db, PGresult **r)
+{
+    bool user = db->ctxp[6] != NULL;
+    if (PQntuples(*r) > 0) {
+        long long ep = strtoll(PQgetvalue(*r, 0, PQnfields(*r) - 1), NULL, 10);
+        db->ctx_epoch = ep;
+        if ((!user || ep == strtoll(db->ctxp[10], NULL, 10)) &&
+            (db->ctx_need_epoch < 0 || ep == db->ctx_need_epoch)) {
+            set_current(db);
+            return 0;
+        }
+    } else if (!user && db->ctx_need_epoch < 0) {
+        set_current(db); /* nothing to check: the context statement would say current */
+        return 0;
+    }
+    int e = dbint_send_ctx(db);
+    if (!e)
+        e = dbint_sync_and_drain(db, NULL);
+    if (e) {
+        PQclear(*r);
+        *r = NULL;
+    }
+    return e;
+}
+
+int readctx_query(struct db *db, const struct db_stmt *stmt, const char *const *params,
+                  PGresult **r)
+{
+    struct readctx *rc = state(db);
+    const struct db_stmt *w = wrapped(rc, stmt);
+    if (!w) {
+        int e = dbint_send_ctx(db);
+        if (!e)
+            e = dbint_send_stmt(db, stmt, params, PEND_WANT);
+        return e ? e : dbint_sync_and_drain(db, r);
+    }
+    const char *want[NKEEP] = {db->ctxp[0], db->ctxp[1], db->ctxp[2], db->ctxp[3], db->ctxp[11]};
+    bool set = !holds(rc, want);
+    bool fresh = !ptrset_has(&db->prepared, w);
+    int e = 0;
+    if (set) {
+        rc->known = false; /* until the answer says the settings took */
+        e = dbint_send_stmt(db, &db_ctx_keep_stmt, want, PEND_CHECK);
+    }
+    if (!e)
+        e = dbint_send_stmt(db, w, params, PEND_WANT);
+    if (!e)
+        e = dbint_sync_and_drain(db, r);
+    if (e && fresh && db->up && !ptrset_has(&db->prepared, w)) {
+        /* the wrapped form did not prepare: this statement reads in two from now on */
+        log_warn("statement %s cannot be read in one statement; it is read in two", stmt->name);
+        forget_wrap(rc, stmt);
+        db->tx_failed = false; /* the failure was the wrapper's, not the read's */
+        db->tx_err = 0;
+        return readctx_query(db, stmt, params, r);
+    }
+    if (e)
+        return e;
+    if (set)
+        keep(rc, want);
+    return check(db, r);
+}
+
+int readctx_clear(struct db *db)
+{
+    struct readctx *rc = db->readctx;
+    static const char *const none[NKEEP] = {"", "", "", "", ""};
+    if (!rc || holds(rc, none))
+        return 0;
+    rc->known = false;
+    int e = dbint_send_stmt(db, &db_ctx_keep_stmt, none, PEND_CHECK);
+    if (!e)
+        e = dbint_sync_and_drain(db, NULL);
+    if (!e)
+        keep(rc, none);
+    return e;
+}
+
+void readctx_conn_lost(struct db *db)
+{
+    static const char *const none[NKEEP] = {"", "", "", "", ""};
+    if (db->readctx)
+        keep(db->readctx, none);
+}
+
+void readctx_free(struct db *db)
+{
+    struct readctx *rc = db->readctx;
+    if (!rc)
+        return;
+    for (size_t i = 0; i < rc->cap; i++)
+        if (rc->wraps[i].orig)
+            forget_wrap(rc, rc->wraps[i].orig);
+    free(rc->wraps);
+    for (int i = 0; i < NKEEP; i++)
+        free(rc->kept[i]);
+    free(rc);
+    db->readctx = NULL;
+}
