@@ -125,7 +125,8 @@ static const struct db_stmt *wrapped(struct readctx *rc, const struct db_stmt *s
         char *name = xmalloc(nn), *sql = xmalloc(sn);
         snprintf(name, nn, "r_%s", s->name);
         /* the epoch in the query's own snapshot; a scalar subquery runs once */
-        snprintf(sql, sn, "SELECT _q.*, (SELECT v FROM aidc_auth_epoch) AS _aidc_epoch FROM (%s) _q",
+        snprintf(sql, sn,
+                 "SELECT _q.*, (SELECT v FROM aidc_auth_epoch) AS _aidc_epoch FROM (%s) _q",
                  s->sql);
         *w = (struct db_stmt){name, sql, s->nparams};
     }

@@ -142,9 +142,8 @@ static const struct db_stmt st_tenants = {
     "SELECT coalesce(current_setting('aidc.read_tenants', true), ''),"
     " coalesce(current_setting('aidc.user_id', true), '')",
     0};
-static const struct db_stmt st_slugs = {"test_slugs",
-                                        "SELECT string_agg(slug, ',' ORDER BY slug) FROM projects",
-                                        0};
+static const struct db_stmt st_slugs = {
+    "test_slugs", "SELECT string_agg(slug, ',' ORDER BY slug) FROM projects", 0};
 static const struct db_stmt st_divide = {"test_divide", "SELECT 1 / $1::int", 1};
 
 /* The projects ctx reads in a scope of its own (readonly or not), as "pa,pb" ("" for none). */
