@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void reserve(struct sbuf *sb, size_t extra)
+void sbuf_reserve(struct sbuf *sb, size_t extra)
 {
     size_t need = sb->len + extra + 1;
     if (need <= sb->cap)
@@ -21,7 +21,7 @@ static void reserve(struct sbuf *sb, size_t extra)
 
 void sbuf_append(struct sbuf *sb, const char *s, size_t n)
 {
-    reserve(sb, n);
+    sbuf_reserve(sb, n);
     memcpy(sb->buf + sb->len, s, n);
     sb->len += n;
     sb->buf[sb->len] = '\0';
@@ -45,7 +45,7 @@ void sbuf_vprintf(struct sbuf *sb, const char *fmt, va_list ap)
     va_end(cp);
     if (n <= 0)
         return;
-    reserve(sb, (size_t)n);
+    sbuf_reserve(sb, (size_t)n);
     vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
     sb->len += (size_t)n;
 }

@@ -21,6 +21,8 @@ struct sbuf {
         NULL, 0, 0                                                                                 \
     }
 
+/* Room for extra more bytes (and the NUL) without another allocation. */
+void sbuf_reserve(struct sbuf *sb, size_t extra);
 void sbuf_append(struct sbuf *sb, const char *s, size_t n);
 void sbuf_puts(struct sbuf *sb, const char *s);
 void sbuf_putc(struct sbuf *sb, char c);

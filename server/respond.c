@@ -5,6 +5,7 @@
  */
 #include "respond.h"
 
+#include "../lib/jsonout.h"
 #include "../lib/log.h"
 #include "../lib/xalloc.h"
 #include "problem.h"
@@ -91,7 +92,7 @@ struct MHD_Response *respond_build(struct resp *rs, const char *request_id, bool
         rs->raw = NULL;
         ctype = rs->content_type ? rs->content_type : "application/octet-stream";
     } else if (rs->body && status != MHD_HTTP_NO_CONTENT) {
-        body = json_dumps(rs->body, JSON_COMPACT | JSON_REAL_PRECISION(15));
+        body = jsonout_compact(rs->body); /* what json_dumps writes, faster (lib/jsonout.h) */
         if (!body) {
             log_error("cannot encode the response");
             status = MHD_HTTP_INTERNAL_SERVER_ERROR;
