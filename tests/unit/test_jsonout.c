@@ -44,9 +44,26 @@ static uint64_t next(void)
 /* Up to 12 pieces: ASCII of every kind, controls, NUL, 2-4 byte UTF-8. */
 static json_t *random_string(void)
 {
-    static const char *const pieces[] = {
-        "a", "Z", "0", " ", "\"", "\\", "/", "\b", "\f", "\n", "\r", "\t", "\x01", "\x1f",
-        "\x7f", "\xc3\xa9", "\xe4\xb8\xad", "\xf0\x9f\x98\x80", "\xef\xbf\xbf", "\xc2\x80"};
+    static const char *const pieces[] = {"a",
+                                         "Z",
+                                         "0",
+                                         " ",
+                                         "\"",
+                                         "\\",
+                                         "/",
+                                         "\b",
+                                         "\f",
+                                         "\n",
+                                         "\r",
+                                         "\t",
+                                         "\x01",
+                                         "\x1f",
+                                         "\x7f",
+                                         "\xc3\xa9",
+                                         "\xe4\xb8\xad",
+                                         "\xf0\x9f\x98\x80",
+                                         "\xef\xbf\xbf",
+                                         "\xc2\x80"};
     char buf[64];
     size_t n = 0, k = next() % 12;
     for (size_t i = 0; i < k; i++) {
@@ -63,12 +80,11 @@ static json_t *random_string(void)
 
 static json_t *random_real(void)
 {
-    static const double fixed[] = {0.0,     -0.0,    1.0,     -1.0,   0.1,    1e-5,
-                                   1e15,    1e16,    1e21,    1e-300, 1e300,  DBL_MAX,
+    static const double fixed[] = {0.0,     -0.0,    1.0,     -1.0,    0.1,   1e-5,
+                                   1e15,    1e16,    1e21,    1e-300,  1e300, DBL_MAX,
                                    DBL_MIN, 123.456, 2.5e-10, 1.0 / 3, 100.0, 4.94e-324};
     if (next() % 2)
-        return json_real(fixed[next() % (sizeof fixed / sizeof fixed[0])] *
-                         (next() % 2 ? 1 : -1));
+        return json_real(fixed[next() % (sizeof fixed / sizeof fixed[0])] * (next() % 2 ? 1 : -1));
     double v;
     uint64_t bits;
     do { /* any finite double */
