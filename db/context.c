@@ -49,10 +49,11 @@ const struct db_stmt db_ctx_read_session_stmt = {
 
 /* A read's settings kept in the session (readctx.c): $1 user, $2 roles, $3 all, $4 the tenants
  * it reads, $5 those where it reads its own jobs only. Not transaction-local: they outlive the
- * read, for the next read of the same actor on this connection. */
+ * read, for the next read of the same actor on this connection. $6: the tag every read's rows
+ * carry back, which says they were read under this connection's own settings. */
 const struct db_stmt db_ctx_keep_stmt = {
     "aidc_ctx_keep",
     "SELECT set_config('aidc.user_id', $1, false), set_config('aidc.roles', $2, false),"
     " set_config('aidc.all', $3, false), set_config('aidc.read_tenants', $4, false),"
-    " set_config('aidc.own_jobs_tenants', $5, false)",
-    5};
+    " set_config('aidc.own_jobs_tenants', $5, false), set_config('aidc.read_tag', $6, false)",
+    6};

@@ -15,11 +15,20 @@
  * statement runs after all (its full check; an actor current afterwards was
  * current before, as changes to an actor only move forward).
  *
- * What the session holds is known at all times or assumed unknown: a read that
- * fails may have rolled the settings back, so the next one sets them again;
- * and a statement outside any scope, which must see no actor at all, has them
- * cleared first (readctx_clear). Transactions set every setting of their own
- * as transaction-local values, above the session's.
+ * What the session holds is known at all times or assumed unknown: a new
+ * session may start with settings of its own (a role's or database's
+ * defaults), so its first read sets every one; a read that fails may have
+ * rolled the settings back, so the next one sets them again; and a statement
+ * outside any scope, which must see no actor at all, has them cleared first
+ * (readctx_clear). Transactions set every setting of their own as
+ * transaction-local values, above the session's. The settings go with a tag,
+ * random per connection and new at each setting, that every row read carries
+ * back: rows read under settings the connection did not make (a transaction
+ * pooler that AIDC_DB_POOL_MODE does not name, handing it another client's
+ * server session) are never answered, and the read is made again under its
+ * own. The epoch a read answers with (db_ctx_epoch) is its rows', not the
+ * later one of a check that followed them: what a request remembers of the
+ * read must not hold past what the read saw.
  */
 #ifndef AIDC_DB_READCTX_H
 #define AIDC_DB_READCTX_H

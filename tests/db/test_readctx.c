@@ -239,6 +239,104 @@ START_TEST(a_moved_epoch_is_checked_and_passes)
 }
 END_TEST
 
+/* Run once before the next context statement readctx sends after a read. */
+static void (*before_check)(void);
+int __real_dbint_send_ctx(struct db *db);
+int __wrap_dbint_send_ctx(struct db *db); /* -Wl,--wrap (tests/CMakeLists.txt) */
+int __wrap_dbint_send_ctx(struct db *db)
+{
+    void (*f)(void) = before_check;
+    before_check = NULL;
+    if (f)
+        f();
+    return __real_dbint_send_ctx(db);
+}
+
+/* What a tenant's suspension (or any change of who may do what) does to the epoch. */
+static void move_epoch(void)
+{
+    owner_one("UPDATE aidc_auth_epoch SET v = v + 1 RETURNING v", NULL);
+}
+
+/*
+ * The epoch a read answers with is its rows' own, even when the check that
+ * follows them (the actor's epoch was older) sees a later one: a tenant
+ * looked up is remembered at that epoch (server/dispatch.c), and a
+ * suspension between the read and the check must leave it stale there (the
+ * review's repro: remembered as not suspended, at the epoch of the suspension).
+ */
+START_TEST(a_read_s_epoch_is_its_rows_not_the_later_check_s)
+{
+    struct db *d = db_open(srv.app_url, "test_readctx");
+    char version[37];
+    owner_one_p("SELECT auth_version FROM users WHERE id = $1::uuid", user_a, version);
+    const struct db_ctx ctx = {.user_id = user_a,
+                               .roles = "platform_admin",
+                               .check_user = user_a,
+                               .check_version = atoll(version),
+                               .check_epoch = owner_ll("SELECT v FROM aidc_auth_epoch")};
+    long long read_at = owner_ll("UPDATE aidc_auth_epoch SET v = v + 1 RETURNING v");
+    ck_assert_int_eq(db_begin(d, &ctx, true), 0);
+    before_check = move_epoch; /* a suspension between the read and the check */
+    json_t *out = NULL;
+    ck_assert_int_eq(db_project_get(d, tenant_a, "pa", &out), 0);
+    json_decref(out);
+    ck_assert_ptr_null(before_check); /* the check ran, after the move */
+    ck_assert_int_eq(db_ctx_verify(d), DB_CTX_CURRENT);
+    ck_assert_int_gt(owner_ll("SELECT v FROM aidc_auth_epoch"), read_at);
+    ck_assert_int_eq(db_ctx_epoch(d), read_at);
+    ck_assert_int_eq(db_commit(d), 0);
+    db_close(d);
+}
+END_TEST
+
+/*
+ * A session that starts with settings of its own - a role's or a database's
+ * defaults, what a pooler's server connection kept - lends a read none of
+ * them: a new connection's first read sets every one of its own.
+ */
+START_TEST(a_session_s_own_settings_reach_no_read)
+{
+    PGconn *su = harness_super_connect(&srv);
+    ck_assert_ptr_nonnull(su);
+    char sql[256];
+    snprintf(sql, sizeof sql, "ALTER DATABASE \"%s\" SET \"aidc.all\" = 'read'", PQdb(su));
+    PGresult *r = PQexec(su, sql);
+    ck_assert_msg(PQresultStatus(r) == PGRES_COMMAND_OK, "%s", PQerrorMessage(su));
+    PQclear(r);
+    PQfinish(su);
+    struct db *d = db_open(srv.app_url, "test_readctx");
+    const struct db_ctx none = {0};
+    expect_slugs(d, &none, true, ""); /* the database's aidc.all would read every tenant */
+    db_close(d);
+}
+END_TEST
+
+static const struct db_stmt st_foreign = {
+    "test_foreign",
+    "SELECT set_config('aidc.read_tenants', $1, false), set_config('aidc.read_tag', 'x', false)",
+    1};
+
+/*
+ * Rows read under settings the connection did not set - its session changed
+ * behind its back, as a transaction pooler the configuration did not name
+ * would hand it another client's - are never answered: their tag is not the
+ * connection's, and the read is made again under its own settings.
+ */
+START_TEST(rows_read_under_foreign_settings_are_read_again)
+{
+    struct db *d = db_open(srv.app_url, "test_readctx");
+    const struct db_ctx a = {.user_id = user_a, .read_tenants = tenant_a};
+    expect_slugs(d, &a, true, "pa");
+    ck_assert_int_eq(db_begin(d, &a, false), 0); /* a transaction sets them for the session */
+    const char *p[1] = {tenant_b};
+    ck_assert_int_eq(db_exec(d, &st_foreign, p), 0);
+    ck_assert_int_eq(db_commit(d), 0);
+    expect_slugs(d, &a, true, "pa"); /* under the session's settings it would read "pb" */
+    db_close(d);
+}
+END_TEST
+
 static const struct db_stmt st_settings = {
     "test_settings", "SELECT current_setting('statement_timeout'), current_setting('jit')", 0};
 
@@ -286,6 +384,9 @@ int main(void)
     tcase_add_test(tc, a_read_s_settings_reach_no_one_else);
     tcase_add_test(tc, a_failed_read_leaves_no_settings_believed);
     tcase_add_test(tc, a_moved_epoch_is_checked_and_passes);
+    tcase_add_test(tc, a_session_s_own_settings_reach_no_read);
+    tcase_add_test(tc, a_read_s_epoch_is_its_rows_not_the_later_check_s);
+    tcase_add_test(tc, rows_read_under_foreign_settings_are_read_again);
     suite_add_tcase(s, tc);
     return suite_run(s);
 }

@@ -66,6 +66,24 @@ START_TEST(every_statement_fits_the_schema)
 }
 END_TEST
 
+/*
+ * A read goes as "r_" + its name (db/readctx.c): no statement may already be
+ * called so, and every name stays within the 63 bytes PostgreSQL compares of
+ * a prepared statement's name - two longer ones alike in those would be one.
+ */
+START_TEST(every_name_leaves_room_for_its_read_form)
+{
+    size_t n = 0;
+    for (size_t m = 0; db_registry[m]; m++)
+        for (size_t i = 0; db_registry[m][i]; i++, n++) {
+            const char *name = db_registry[m][i]->name;
+            ck_assert_msg(strncmp(name, "r_", 2) != 0, "statement %s: r_ names a read form", name);
+            ck_assert_msg(strlen(name) + 2 <= 63, "statement %s: too long for its read form", name);
+        }
+    ck_assert_uint_gt(n, 100);
+}
+END_TEST
+
 START_TEST(a_statement_that_did_not_prepare_is_prepared_at_its_next_use)
 {
     struct db *d = db_open(srv.app_url, "test_statements");
@@ -129,6 +147,7 @@ int main(void)
     TCase *tc = tcase_create("statements");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, every_statement_fits_the_schema);
+    tcase_add_test(tc, every_name_leaves_room_for_its_read_form);
     tcase_add_test(tc, a_statement_that_did_not_prepare_is_prepared_at_its_next_use);
     tcase_add_test(tc, a_prepare_lost_with_its_transaction_is_sent_again);
     tcase_add_test(tc, a_new_connection_prepares_anew);
