@@ -549,12 +549,15 @@ static int query_once(struct db *db, const struct db_stmt *stmt, const char *con
         return readctx_query(db, stmt, params, r);
     if (!e && db->in_tx && db->autoctx)
         e = dbint_send_ctx(db);
+    bool cleared = false;
     if (!e && !db->in_tx)
-        e = readctx_clear(db); /* outside any scope: no actor's reads */
+        e = readctx_clear(db, &cleared); /* outside any scope: no actor's reads */
     if (!e)
         e = dbint_send_stmt(db, stmt, params, PEND_WANT);
     if (!e)
         e = dbint_sync_and_drain(db, r);
+    if (cleared)
+        readctx_cleared(db, !e);
     return e;
 }
 

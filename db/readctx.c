@@ -301,18 +301,25 @@ int readctx_query(struct db *db, const struct db_stmt *stmt, const char *const *
     return query(db, stmt, params, r, 0);
 }
 
-int readctx_clear(struct db *db)
+static const char *const none[NKEEP] = {"", "", "", "", ""};
+
+int readctx_clear(struct db *db, bool *sent)
 {
-    struct readctx *rc = db->readctx;
-    static const char *const none[NKEEP] = {"", "", "", "", ""};
-    if (!rc || holds(rc, none))
+    *sent = false;
+    if (db->txpool)
+        return 0;
+    struct readctx *rc = state(db); /* a new session may hold defaults: cleared too */
+    if (holds(rc, none))
         return 0;
     int e = send_keep(db, rc, none);
-    if (!e)
-        e = dbint_sync_and_drain(db, NULL);
-    if (!e)
-        keep(rc, none);
+    *sent = !e;
     return e;
+}
+
+void readctx_cleared(struct db *db, bool ok)
+{
+    if (ok)
+        keep(state(db), none);
 }
 
 void readctx_conn_lost(struct db *db)

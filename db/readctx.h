@@ -38,8 +38,11 @@
 /* Run stmt in the open read scope of db (not behind a pooler): its rows in *r. */
 int readctx_query(struct db *db, const struct db_stmt *stmt, const char *const *params,
                   PGresult **r);
-/* Queue what makes the session hold no actor, if it may hold one. */
-int readctx_clear(struct db *db);
+/* Queue what makes the session hold no actor, if it may hold one (*sent), in the batch
+ * of the statement outside any scope that needs it: with it, or not at all. */
+int readctx_clear(struct db *db, bool *sent);
+/* That batch was answered (ok) or failed: what the session holds is then known, or not. */
+void readctx_cleared(struct db *db, bool ok);
 /* The connection is gone: a new session holds nothing. */
 void readctx_conn_lost(struct db *db);
 /* db_close: free what was kept. */

@@ -222,7 +222,7 @@ static int resolve_tenant(struct req *rq, struct resp *rs)
     int state = e ? DB_CTX_UNKNOWN : db_ctx_verify(rq->db);
     if (state == DB_CTX_STALE)
         e = AIDC_ESTALE;
-    /* the epoch was read before the lookup: a change between them moved it past this */
+    /* the epoch the lookup read at (db/readctx.h): a later change moved it past this */
     long long epoch = db_ctx_epoch(rq->db);
     db_commit_nowait(rq->db);
     if (e == AIDC_ENOTFOUND)

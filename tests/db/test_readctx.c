@@ -293,7 +293,8 @@ END_TEST
 /*
  * A session that starts with settings of its own - a role's or a database's
  * defaults, what a pooler's server connection kept - lends a read none of
- * them: a new connection's first read sets every one of its own.
+ * them: a new connection's first read sets every one of its own, and its first
+ * statement outside any scope clears them.
  */
 START_TEST(a_session_s_own_settings_reach_no_read)
 {
@@ -305,10 +306,19 @@ START_TEST(a_session_s_own_settings_reach_no_read)
     ck_assert_msg(PQresultStatus(r) == PGRES_COMMAND_OK, "%s", PQerrorMessage(su));
     PQclear(r);
     PQfinish(su);
-    struct db *d = db_open(srv.app_url, "test_readctx");
-    const struct db_ctx none = {0};
-    expect_slugs(d, &none, true, ""); /* the database's aidc.all would read every tenant */
-    db_close(d);
+    for (int first = 0; first < 2; first++) { /* a statement outside any scope, or a read */
+        struct db *d = db_open(srv.app_url, "test_readctx");
+        const struct db_ctx none = {0};
+        if (first == 0) {
+            int e = 0;
+            PGresult *got = db_query(d, &st_slugs, NULL, &e);
+            ck_assert_ptr_nonnull(got);
+            ck_assert_str_eq(PQgetvalue(got, 0, 0), "");
+            PQclear(got);
+        }
+        expect_slugs(d, &none, true, ""); /* the database's aidc.all would read every tenant */
+        db_close(d);
+    }
 }
 END_TEST
 
