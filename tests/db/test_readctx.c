@@ -68,6 +68,19 @@ static long long owner_ll(const char *sql)
     return atoll(v);
 }
 
+/* A context of user_a that the read checks: its version and the epoch as they are now. */
+static struct db_ctx checked_ctx(const char *read_tenants, const char *roles)
+{
+    char version[37];
+    owner_one_p("SELECT auth_version FROM users WHERE id = $1::uuid", user_a, version);
+    return (struct db_ctx){.user_id = user_a,
+                           .roles = roles,
+                           .read_tenants = read_tenants,
+                           .check_user = user_a,
+                           .check_version = atoll(version),
+                           .check_epoch = owner_ll("SELECT v FROM aidc_auth_epoch")};
+}
+
 START_TEST(a_read_sees_its_context_s_tenant_only)
 {
     struct db *d = db_open(srv.app_url, "test_readctx");
@@ -103,13 +116,7 @@ static const struct db_stmt st_one = {"test_one", "SELECT 1", 0};
 START_TEST(the_check_rides_with_the_read)
 {
     struct db *d = db_open(srv.app_url, "test_readctx");
-    char version[37];
-    owner_one_p("SELECT auth_version FROM users WHERE id = $1::uuid", user_a, version);
-    struct db_ctx ctx = {.user_id = user_a,
-                         .read_tenants = tenant_a,
-                         .check_user = user_a,
-                         .check_version = atoll(version),
-                         .check_epoch = owner_ll("SELECT v FROM aidc_auth_epoch")};
+    struct db_ctx ctx = checked_ctx(tenant_a, NULL);
     json_t *out = NULL;
     ck_assert_int_eq(db_begin(d, &ctx, true), 0);
     ck_assert_int_eq(db_project_get(d, tenant_a, "pa", &out), 0);
@@ -216,13 +223,7 @@ END_TEST
 START_TEST(a_moved_epoch_is_checked_and_passes)
 {
     struct db *d = db_open(srv.app_url, "test_readctx");
-    char version[37];
-    owner_one_p("SELECT auth_version FROM users WHERE id = $1::uuid", user_a, version);
-    struct db_ctx ctx = {.user_id = user_a,
-                         .read_tenants = tenant_a,
-                         .check_user = user_a,
-                         .check_version = atoll(version),
-                         .check_epoch = owner_ll("SELECT v FROM aidc_auth_epoch")};
+    struct db_ctx ctx = checked_ctx(tenant_a, NULL);
     long long moved = owner_ll("UPDATE aidc_auth_epoch SET v = v + 1 RETURNING v");
     json_t *out = NULL;
     for (int i = 0; i < 2; i++) { /* with rows, then with none */
@@ -268,13 +269,7 @@ static void move_epoch(void)
 START_TEST(a_read_s_epoch_is_its_rows_not_the_later_check_s)
 {
     struct db *d = db_open(srv.app_url, "test_readctx");
-    char version[37];
-    owner_one_p("SELECT auth_version FROM users WHERE id = $1::uuid", user_a, version);
-    const struct db_ctx ctx = {.user_id = user_a,
-                               .roles = "platform_admin",
-                               .check_user = user_a,
-                               .check_version = atoll(version),
-                               .check_epoch = owner_ll("SELECT v FROM aidc_auth_epoch")};
+    const struct db_ctx ctx = checked_ctx(NULL, "platform_admin");
     long long read_at = owner_ll("UPDATE aidc_auth_epoch SET v = v + 1 RETURNING v");
     ck_assert_int_eq(db_begin(d, &ctx, true), 0);
     before_check = move_epoch; /* a suspension between the read and the check */
