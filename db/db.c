@@ -203,6 +203,7 @@ int dbint_drain(struct db *db, PGresult **want)
                 if (k == PEND_CTX && PQntuples(r) == 1) {
                     bool current = PQgetvalue(r, 0, PQnfields(r) - 1)[0] == 't';
                     db->ctx_epoch = strtoll(PQgetvalue(r, 0, PQnfields(r) - 2), NULL, 10);
+                    db->ctx_found_epoch = db->ctx_epoch;
                     if (!current)
                         db->ctx_actor_stale = true;
                     if (!current ||
@@ -500,6 +501,7 @@ int db_begin(struct db *db, const struct db_ctx *ctx, bool readonly)
     db->tx_err = 0;
     db->ctx_state = DB_CTX_UNKNOWN;
     db->ctx_epoch = -1;
+    db->ctx_found_epoch = -1;
     db->ctx_need_epoch = ctx->remembered_at ? *ctx->remembered_at : -1;
     db->ctx_actor_stale = false;
     if (readonly)
@@ -515,6 +517,11 @@ int db_begin(struct db *db, const struct db_ctx *ctx, bool readonly)
 long long db_ctx_epoch(const struct db *db)
 {
     return db->ctx_epoch;
+}
+
+long long db_ctx_found_epoch(const struct db *db)
+{
+    return db->ctx_found_epoch > db->ctx_epoch ? db->ctx_found_epoch : db->ctx_epoch;
 }
 
 int db_ctx_verify(struct db *db)

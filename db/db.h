@@ -136,10 +136,14 @@ int db_begin(struct db *db, const struct db_ctx *ctx, bool readonly);
  */
 int db_ctx_verify(struct db *db);
 /* Whether a DB_CTX_STALE answer came only from db_ctx.remembered_at: the actor
- * itself was found current (at db_ctx_epoch), what was remembered was not. */
+ * itself was found current (at db_ctx_found_epoch), what was remembered was not. */
 bool db_ctx_only_pin_moved(const struct db *db);
-/* The platform's auth epoch as the last context statement saw it (-1: unknown). */
+/* The platform's auth epoch the scope's reads were made at (-1: unknown): what a
+ * request remembers of what it read holds from there (db/readctx.h). */
 long long db_ctx_epoch(const struct db *db);
+/* The latest epoch at which the scope's actor was found current (-1: unknown): where
+ * the actor is remembered when only a pin moved. At least db_ctx_epoch. */
+long long db_ctx_found_epoch(const struct db *db);
 /* Commit and wait for the outcome: 0, or the error that ended the transaction. */
 int db_commit(struct db *db);
 /* Commit without waiting (read-only work; a failure is only logged). */

@@ -38,7 +38,8 @@ struct db {
     bool autoctx;        /* read-only scope: no BEGIN, the context goes with each statement */
     bool tx_failed;      /* a statement of the open transaction failed */
     int ctx_state;       /* enum db_ctx_state of the open scope */
-    long long ctx_epoch; /* aidc_auth_epoch seen by the last context statement */
+    long long ctx_epoch; /* aidc_auth_epoch the scope's reads were made at */
+    long long ctx_found_epoch; /* ... and seen by its last context statement */
     long long ctx_need_epoch; /* db_ctx.remembered_at of the open scope, or -1 */
     bool ctx_actor_stale;     /* the actor's own check failed in the open scope */
     char *ctxp[NCTX];

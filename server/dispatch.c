@@ -299,7 +299,7 @@ static int admit(struct req *rq, struct resp *rs)
  */
 static int readmit_tenant(struct req *rq, struct resp *rs)
 {
-    long long epoch = db_ctx_epoch(rq->db);
+    long long epoch = db_ctx_found_epoch(rq->db); /* not the reads': the pin was there */
     rq->actor.auth_epoch = epoch;
     if (rq->actor.cache_key[0])
         authcache_set_epoch(rq->actor.cache_key, epoch);
