@@ -18,7 +18,7 @@
 
 /* The columns of a request; $N of the statement is the notice window in days. */
 #define ALLOC_COLS(N)                                                                              \
-    "a.id, t.slug AS tenant, p.slug AS project, u.username AS pi, " STATE " AS state,"             \
+    "a.id, t.slug AS tenant, p.slug AS project, p.pi_username AS pi, " STATE " AS state,"             \
     " a.requested_by_name AS requested_by, a.resources, a.gpu_hours::float8 AS gpu_hours,"         \
     " a.storage_gib::float8 AS storage_gib, a.starts_on::text AS starts_on,"                       \
     " a.ends_on::text AS ends_on, a.justification, a.funding_ref, a.renews,"                       \
@@ -31,7 +31,7 @@
     " a.created_at, a.updated_at"
 #define ALLOC_FROM                                                                                 \
     " FROM allocation_requests a JOIN projects p ON p.id = a.project_id"                           \
-    " JOIN tenants t ON t.id = a.tenant_id LEFT JOIN users u ON u.id = p.pi_user_id"
+    " JOIN tenants t ON t.id = a.tenant_id"
 
 static const struct db_stmt st_project = {
     "alloc_project",
@@ -144,7 +144,7 @@ static const struct db_stmt st_apply = {
 
 static const struct db_stmt st_report = {
     "alloc_report",
-    "SELECT t.slug AS tenant, p.slug AS project, u.username AS pi, a.funding_ref,"
+    "SELECT t.slug AS tenant, p.slug AS project, p.pi_username AS pi, a.funding_ref,"
     " a.starts_on::text AS starts_on, a.ends_on::text AS ends_on,"
     " a.approved_gpu_hours::float8 AS gpu_hours, " USED " AS gpu_hours_used,"
     " a.approved_storage_gib::float8 AS storage_gib, " STATE " AS state, a.id AS request" ALLOC_FROM

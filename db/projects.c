@@ -6,10 +6,11 @@
 #include <stdio.h>
 
 /* The tenant's slug is added by the caller, who knows it: no join, no second
- * row-level-security check per row. */
+ * row-level-security check per row. The PI's name is the row's own (0042): a
+ * subquery on users was set up for every read, PI or not. */
 #define PROJECT_COLS                                                                              \
     "p.id, p.slug, p.name, p.description, p.created_by_name AS created_by,"                      \
-    " p.created_at, p.updated_at, (SELECT username FROM users WHERE id = p.pi_user_id) AS pi"
+    " p.created_at, p.updated_at, p.pi_username AS pi"
 
 static const struct db_stmt st_create = {
     "project_create",
@@ -35,6 +36,9 @@ static const struct db_stmt st_update = {
     "WITH p AS (UPDATE projects SET name = coalesce($3, name),"
     "           description = coalesce($4, description),"
     "           pi_user_id = CASE WHEN $5::bool THEN $6::uuid ELSE pi_user_id END,"
+    "           pi_username = CASE WHEN $5::bool"
+    "                         THEN (SELECT username FROM users WHERE id = $6::uuid)"
+    "                         ELSE pi_username END,"
     "           updated_at = now()"
     "           WHERE tenant_id = $1::uuid AND slug = $2 AND deleted_at IS NULL RETURNING *)"
     " SELECT " PROJECT_COLS " FROM p",

@@ -246,6 +246,61 @@ static void refused(const char *b, const char *code, const char *field)
     http_res_free(&r);
 }
 
+/* The PI's name as a project and its allocation requests answer it, set, moved and cleared (0042). */
+START_TEST(the_pi_as_answered)
+{
+    pi_project("cryo");
+    make_project("lab", "astro"); /* no PI */
+    char *id = ask(pia, body("cryo", 0, 30, "10"));
+    struct http_res r;
+    const char *cryo = "/api/v1/tenants/lab/projects/cryo";
+    ck_assert_int_eq(reqj("PATCH", cryo, tad, "{\"pi\":\"mem\"}", &r), 200);
+    ck_assert_str_eq(jstr(r.json, "pi"), "mem");
+    http_res_free(&r);
+    ck_assert_int_eq(reqj("GET", cryo, vic, NULL, &r), 200);
+    ck_assert_str_eq(jstr(r.json, "pi"), "mem");
+    http_res_free(&r);
+    json_t *a = get(id);
+    ck_assert_str_eq(jstr(a, "pi"), "mem");
+    json_decref(a);
+    /* the list: each project its own PI, none for one without */
+    json_t *items = get_items("/api/v1/tenants/lab/projects?limit=100", tad);
+    size_t i;
+    json_t *it;
+    int seen = 0;
+    json_array_foreach(items, i, it)
+    {
+        if (strcmp(jstr(it, "slug"), "cryo") == 0) {
+            ck_assert_str_eq(jstr(it, "pi"), "mem");
+            seen++;
+        }
+        if (strcmp(jstr(it, "slug"), "astro") == 0) {
+            ck_assert(json_is_null(json_object_get(it, "pi")));
+            seen++;
+        }
+    }
+    json_decref(items);
+    ck_assert_int_eq(seen, 2);
+    /* cleared: neither the project nor its request names one */
+    ck_assert_int_eq(reqj("PATCH", cryo, tad, "{\"pi\":null}", &r), 200);
+    ck_assert(json_is_null(json_object_get(r.json, "pi")));
+    http_res_free(&r);
+    ck_assert_int_eq(reqj("GET", cryo, vic, NULL, &r), 200);
+    ck_assert(json_is_null(json_object_get(r.json, "pi")));
+    http_res_free(&r);
+    a = get(id);
+    ck_assert(json_is_null(json_object_get(a, "pi")));
+    json_decref(a);
+    /* another change leaves the PI as it is */
+    ck_assert_int_eq(reqj("PATCH", cryo, tad, "{\"pi\":\"pia\"}", &r), 200);
+    http_res_free(&r);
+    ck_assert_int_eq(reqj("PATCH", cryo, tad, "{\"name\":\"Cryo-EM\"}", &r), 200);
+    ck_assert_str_eq(jstr(r.json, "pi"), "pia");
+    http_res_free(&r);
+    free(id);
+}
+END_TEST
+
 START_TEST(every_limit)
 {
     make_project("lab", "limits");
@@ -580,6 +635,7 @@ int main(void)
     tcase_add_unchecked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, who_may_ask);
+    tcase_add_test(tc, the_pi_as_answered);
     tcase_add_test(tc, every_limit);
     tcase_add_test(tc, approve_with_changes_writes_the_quota);
     tcase_add_test(tc, reject_and_the_needs_info_thread);
