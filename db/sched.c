@@ -114,24 +114,27 @@ static const struct db_stmt st_follow = {"sched_follow_queue", "SELECT aidc_jobs
                                          0};
 
 /*
- * The marks that changed: those at the positions of the first arrays go (the
- * queue ends before them), the rows of the others are written - in place
+ * The marks that changed: those past the end of a queue go (each list of gone
+ * positions is the tail of its GPU type's marks, sched/queuemarks.c, so one
+ * cutoff per type deletes them), the rows of the others are written - in place
  * where their position has a mark, so that the update is HOT and a pass that
- * moves every mark leaves no dead rows for a vacuum (0036); the admitter's
- * lock keeps a second writer out between the update and the insert.
+ * moves every mark leaves no dead rows for a vacuum (0036). Each mark reaches
+ * its row through the unique index of (gpu_type, pos) (0043): no join of the
+ * marks with queue_marks, whose policy the planner takes for a filter that
+ * leaves almost nothing and so compared every mark with every other.
  */
 static const struct db_stmt st_marks = {
     "sched_marks",
-    "WITH d AS (DELETE FROM queue_marks m USING unnest($1::text[], $2::bigint[]) AS x(g, p)"
-    "           WHERE m.gpu_type = x.g AND m.pos = x.p),"
+    "WITH d AS (DELETE FROM queue_marks m"
+    "           USING (SELECT g, min(p) AS p FROM unnest($1::text[], $2::bigint[]) AS x(g, p)"
+    "                  GROUP BY g) x"
+    "           WHERE m.gpu_type = x.g AND m.pos >= x.p)"
     /* the epoch of extract() (numeric text) comes back to the same microsecond */
-    " x AS (SELECT g, p, r, to_timestamp(t) AS t, i FROM unnest($3::text[], $4::bigint[],"
-    "         $5::smallint[], $6::float8[], $7::uuid[]) AS x(g, p, r, t, i)),"
-    " u AS (UPDATE queue_marks m SET queue_rank = x.r, submitted_at = x.t, job_id = x.i"
-    "       FROM x WHERE m.gpu_type = x.g AND m.pos = x.p RETURNING m.gpu_type, m.pos)"
     " INSERT INTO queue_marks (gpu_type, pos, queue_rank, submitted_at, job_id)"
-    " SELECT g, p, r, t, i FROM x"
-    "  WHERE NOT EXISTS (SELECT 1 FROM u WHERE u.gpu_type = x.g AND u.pos = x.p)",
+    " SELECT g, p, r, to_timestamp(t), i FROM unnest($3::text[], $4::bigint[], $5::smallint[],"
+    "          $6::float8[], $7::uuid[]) AS x(g, p, r, t, i)"
+    " ON CONFLICT (gpu_type, pos) DO UPDATE SET queue_rank = EXCLUDED.queue_rank,"
+    "   submitted_at = EXCLUDED.submitted_at, job_id = EXCLUDED.job_id",
     7};
 
 /* ---- outbox ------------------------------------------------------------------------- */

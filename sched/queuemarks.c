@@ -63,7 +63,10 @@ static void mark_gone(struct marks *m, const struct db_snap_mark *old)
  * (d->marks, in the same order: type, then position): a position whose mark
  * now holds another job, or whose job moved in rank, is written again (in
  * place: 0036_queue_marks_in_place.sql); one past the queue's end goes; a new
- * one comes. False when none changed.
+ * one comes. A queue's marks stand at 1, 101, 201, ... up to its end, so the
+ * marks that go are always the tail of their type's: the statement deletes
+ * from each type's first gone position on (db/sched.c, sched_marks). False
+ * when none changed.
  */
 static bool build_marks(const struct db_snapshot *d, const bool *admitted, struct marks *m)
 {
