@@ -10,6 +10,14 @@
 -- changed username follows (ON UPDATE CASCADE) - no path of aidc renames a
 -- user, but a change by hand must not leave a project naming a PI who is no
 -- longer called that.
+--
+-- The index build and the constraint swap lock users and projects against
+-- writes (the swap against reads too, for a moment): at most 5 s of waiting,
+-- then the migration fails (run it again). An aidcd of the version before,
+-- still answering during a rolling upgrade, sets a PI without its name: the
+-- foreign key refuses that (409) until it is replaced; nothing else it does
+-- changes.
+SET LOCAL lock_timeout = '5s';
 
 -- the key the composite foreign key refers to (id alone is already unique)
 CREATE UNIQUE INDEX users_id_username ON users (id, username);

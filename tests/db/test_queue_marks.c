@@ -245,19 +245,19 @@ static long join_drops(const json_t *node)
 
 /*
  * The marks' write (sched_marks) as the admitter's role runs it, in the plan a
- * prepared statement settles on, with the arrays of 1,000 h100 marks: as
- * moved (gone = 0) or as gone past the queue's end. Answers the rows its joins
- * compared and dropped.
+ * prepared statement settles on, with the arrays of the marks `which` selects:
+ * each moved to another job, or (gone) each listed as past its queue's end.
+ * Answers the rows its joins compared and dropped.
  */
-static long marks_write_drops(bool gone)
+static long marks_write_drops(const char *which, bool gone)
 {
-    PGresult *a = harness_sql(
-        srv.owner_url,
-        "SELECT array_agg(gpu_type ORDER BY pos)::text, array_agg(pos ORDER BY pos)::text,"
-        " array_agg(queue_rank ORDER BY pos)::text,"
-        " array_agg(extract(epoch FROM submitted_at)::float8 ORDER BY pos)::text,"
-        " array_agg(gen_random_uuid())::text FROM queue_marks WHERE gpu_type = 'h100'",
-        0, NULL);
+    char *q = xasprintf("SELECT array_agg(gpu_type ORDER BY pos)::text,"
+                        " array_agg(pos ORDER BY pos)::text, array_agg(queue_rank ORDER BY pos)::text,"
+                        " array_agg(extract(epoch FROM submitted_at)::float8 ORDER BY pos)::text,"
+                        " array_agg(gen_random_uuid())::text FROM queue_marks WHERE %s",
+                        which);
+    PGresult *a = harness_sql(srv.owner_url, q, 0, NULL);
+    free(q);
     ck_assert_ptr_nonnull(a);
     const char *sql = NULL;
     for (size_t m = 0; db_registry[m] && !sql; m++)
@@ -300,6 +300,11 @@ static long marks_write_drops(bool gone)
     return drops;
 }
 
+static long owner_long(const char *sql)
+{
+    return harness_sql_long(srv.owner_url, sql, 0, NULL);
+}
+
 /*
  * A pass writes each mark by its key (0043). Joined against queue_marks, whose
  * policy the planner takes for a filter that leaves almost nothing, the marks
@@ -308,27 +313,37 @@ static long marks_write_drops(bool gone)
 START_TEST(a_pass_writes_each_mark_by_its_key)
 {
     /* a queue that drained (its marks gone, the table analysed empty) and filled again:
-     * the statistics know pages without rows (before: 999,000 rows compared, 262 ms) */
+     * the statistics know pages without rows (before: 999,000 rows compared, 262 ms);
+     * every mark names one job, so that a mark not written shows */
     const char *fill = "INSERT INTO queue_marks (gpu_type, pos, queue_rank, submitted_at, job_id)"
-                       " SELECT 'h100', 100 * g + 1, 1, now(), gen_random_uuid()"
+                       " SELECT 'h100', 100 * g + 1, 1, now(),"
+                       "        '00000000-0000-4000-8000-000000000000'"
                        " FROM generate_series(0, 999) g";
     exec_owner(fill);
     exec_owner("DELETE FROM queue_marks");
     exec_owner("ANALYZE queue_marks");
     exec_owner(fill);
-    long drops = marks_write_drops(false);
+    /* another type's marks, which no write below names */
+    exec_owner("INSERT INTO queue_marks (gpu_type, pos, queue_rank, submitted_at, job_id)"
+               " SELECT 'h200', 100 * g + 1, 1, now(), '00000000-0000-4000-8000-000000000000'"
+               " FROM generate_series(0, 999) g");
+    long drops = marks_write_drops("gpu_type = 'h100'", false);
     ck_assert_msg(drops < 5000, "moving 1,000 marks compared %ld rows in joins", drops);
-    ck_assert_int_eq(harness_sql_long(srv.owner_url,
-                                      "SELECT count(DISTINCT job_id) FROM queue_marks"
-                                      " WHERE gpu_type = 'h100'",
-                                      0, NULL),
+    ck_assert_int_eq(owner_long("SELECT count(DISTINCT job_id) FROM queue_marks"
+                                " WHERE gpu_type = 'h100'"),
                      1000);
-    drops = marks_write_drops(true);
-    ck_assert_msg(drops < 5000, "dropping 1,000 marks compared %ld rows in joins", drops);
-    ck_assert_int_eq(harness_sql_long(srv.owner_url,
-                                      "SELECT count(*) FROM queue_marks WHERE gpu_type = 'h100'",
-                                      0, NULL),
-                     0);
+    ck_assert_int_eq(owner_long("SELECT count(*) FROM queue_marks WHERE gpu_type = 'h100'"), 1000);
+    /* a queue shorter by 300 marks: the statement deletes from the type's first gone
+     * position on (the marks that go are always its tail: sched/queuemarks.c), and
+     * only that type's */
+    drops = marks_write_drops("gpu_type = 'h100' AND pos = 70001", true);
+    ck_assert_msg(drops < 5000, "dropping 300 marks compared %ld rows in joins", drops);
+    ck_assert_int_eq(owner_long("SELECT count(*) FROM queue_marks WHERE gpu_type = 'h100'"), 700);
+    ck_assert_int_eq(owner_long("SELECT max(pos) FROM queue_marks WHERE gpu_type = 'h100'"),
+                     69901);
+    ck_assert_int_eq(owner_long("SELECT count(*) FROM queue_marks WHERE gpu_type = 'h200'"
+                                " AND job_id = '00000000-0000-4000-8000-000000000000'"),
+                     1000);
 }
 END_TEST
 
