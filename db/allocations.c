@@ -18,7 +18,7 @@
 
 /* The columns of a request; $N of the statement is the notice window in days. */
 #define ALLOC_COLS(N)                                                                              \
-    "a.id, t.slug AS tenant, p.slug AS project, p.pi_username AS pi, " STATE " AS state,"             \
+    "a.id, t.slug AS tenant, p.slug AS project, p.pi_username AS pi, " STATE " AS state,"          \
     " a.requested_by_name AS requested_by, a.resources, a.gpu_hours::float8 AS gpu_hours,"         \
     " a.storage_gib::float8 AS storage_gib, a.starts_on::text AS starts_on,"                       \
     " a.ends_on::text AS ends_on, a.justification, a.funding_ref, a.renews,"                       \

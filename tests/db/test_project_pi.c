@@ -44,18 +44,19 @@ static void refused(const char *sql)
 {
     char st[8];
     run(sql, st, sizeof st);
-    ck_assert_msg(strcmp(st, "23503") == 0, "%s: SQLSTATE \"%s\", not foreign_key_violation",
-                  sql, st);
+    ck_assert_msg(strcmp(st, "23503") == 0, "%s: SQLSTATE \"%s\", not foreign_key_violation", sql,
+                  st);
 }
 
 /* "id|name" of the project's PI ("|" when it has none), malloc'd. */
 static char *pi(void)
 {
     const char *p[1] = {project};
-    return harness_sql_text(srv.owner_url,
-                            "SELECT coalesce(pi_user_id::text, '') || '|' || coalesce(pi_username, '')"
-                            " FROM projects WHERE id = $1::uuid",
-                            1, p);
+    return harness_sql_text(
+        srv.owner_url,
+        "SELECT coalesce(pi_user_id::text, '') || '|' || coalesce(pi_username, '')"
+        " FROM projects WHERE id = $1::uuid",
+        1, p);
 }
 
 static void expect_pi(const char *want)

@@ -201,8 +201,7 @@ static long mark_looks(const char *sql, long *value)
     long got[5] = {0};
     for (int i = 0; i < 5; i++) {
         PGresult *r = PQexec(c, steps[i]);
-        ck_assert_msg(PQresultStatus(r) == PGRES_TUPLES_OK, "%s: %s", steps[i],
-                      PQerrorMessage(c));
+        ck_assert_msg(PQresultStatus(r) == PGRES_TUPLES_OK, "%s: %s", steps[i], PQerrorMessage(c));
         got[i] = PQgetisnull(r, 0, 0) ? 0 : strtol(PQgetvalue(r, 0, 0), NULL, 10);
         PQclear(r);
     }
@@ -251,11 +250,12 @@ static long join_drops(const json_t *node)
  */
 static long marks_write_drops(const char *which, bool gone)
 {
-    char *q = xasprintf("SELECT array_agg(gpu_type ORDER BY pos)::text,"
-                        " array_agg(pos ORDER BY pos)::text, array_agg(queue_rank ORDER BY pos)::text,"
-                        " array_agg(extract(epoch FROM submitted_at)::float8 ORDER BY pos)::text,"
-                        " array_agg(gen_random_uuid())::text FROM queue_marks WHERE %s",
-                        which);
+    char *q =
+        xasprintf("SELECT array_agg(gpu_type ORDER BY pos)::text,"
+                  " array_agg(pos ORDER BY pos)::text, array_agg(queue_rank ORDER BY pos)::text,"
+                  " array_agg(extract(epoch FROM submitted_at)::float8 ORDER BY pos)::text,"
+                  " array_agg(gen_random_uuid())::text FROM queue_marks WHERE %s",
+                  which);
     PGresult *a = harness_sql(srv.owner_url, q, 0, NULL);
     free(q);
     ck_assert_ptr_nonnull(a);
@@ -274,8 +274,7 @@ static long marks_write_drops(const char *which, bool gone)
                            "SELECT set_config('aidc.roles', 'system', false)", prep};
     for (size_t i = 0; i < sizeof steps / sizeof steps[0]; i++) {
         PGresult *r = PQexec(c, steps[i]);
-        ck_assert_msg(PQresultStatus(r) == PGRES_COMMAND_OK ||
-                          PQresultStatus(r) == PGRES_TUPLES_OK,
+        ck_assert_msg(PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK,
                       "%s: %s", steps[i], PQerrorMessage(c));
         PQclear(r);
     }
@@ -339,8 +338,7 @@ START_TEST(a_pass_writes_each_mark_by_its_key)
     drops = marks_write_drops("gpu_type = 'h100' AND pos = 70001", true);
     ck_assert_msg(drops < 5000, "dropping 300 marks compared %ld rows in joins", drops);
     ck_assert_int_eq(owner_long("SELECT count(*) FROM queue_marks WHERE gpu_type = 'h100'"), 700);
-    ck_assert_int_eq(owner_long("SELECT max(pos) FROM queue_marks WHERE gpu_type = 'h100'"),
-                     69901);
+    ck_assert_int_eq(owner_long("SELECT max(pos) FROM queue_marks WHERE gpu_type = 'h100'"), 69901);
     ck_assert_int_eq(owner_long("SELECT count(*) FROM queue_marks WHERE gpu_type = 'h200'"
                                 " AND job_id = '00000000-0000-4000-8000-000000000000'"),
                      1000);

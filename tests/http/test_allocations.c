@@ -246,7 +246,8 @@ static void refused(const char *b, const char *code, const char *field)
     http_res_free(&r);
 }
 
-/* The PI's name as a project and its allocation requests answer it, set, moved and cleared (0042). */
+/* The PI's name as a project and its allocation requests answer it, set, moved and cleared (0042).
+ */
 START_TEST(the_pi_as_answered)
 {
     pi_project("cryo");
