@@ -552,8 +552,12 @@ static int query_once(struct db *db, const struct db_stmt *stmt, const char *con
     int e = db->scope_lost ? AIDC_EUNAVAIL : dbint_ensure_up(db);
     if (!e && db->in_tx && db->tx_failed)
         e = db->tx_err ? db->tx_err : AIDC_EINTERNAL;
-    if (!e && db->in_tx && db->autoctx && !db->txpool)
-        return readctx_query(db, stmt, params, r);
+    if (!e && db->in_tx && db->autoctx && !db->txpool) {
+        e = readctx_query(db, stmt, params, r);
+        if (e != READCTX_IN_TWO)
+            return e;
+        e = 0;
+    }
     if (!e && db->in_tx && db->autoctx)
         e = dbint_send_ctx(db);
     bool cleared = false;

@@ -150,15 +150,19 @@ static const struct db_stmt *wrapped(struct readctx *rc, const struct db_stmt *s
     return w;
 }
 
-static void forget_wrap(struct readctx *rc, const struct db_stmt *s)
+static void free_wrap(struct wrap *f)
 {
-    struct wrap *f = find(rc, s);
     if (f && f->w) {
         free((char *)f->w->name);
         free((char *)f->w->sql);
         free(f->w);
         f->w = NULL;
     }
+}
+
+static void forget_wrap(struct readctx *rc, const struct db_stmt *s)
+{
+    free_wrap(find(rc, s));
 }
 
 static bool holds(const struct readctx *rc, const char *const *want)
@@ -253,12 +257,8 @@ static int query(struct db *db, const struct db_stmt *stmt, const char *const *p
 {
     struct readctx *rc = state(db);
     const struct db_stmt *w = wrapped(rc, stmt);
-    if (!w) {
-        int e = dbint_send_ctx(db);
-        if (!e)
-            e = dbint_send_stmt(db, stmt, params, PEND_WANT);
-        return e ? e : dbint_sync_and_drain(db, r);
-    }
+    if (!w)
+        return READCTX_IN_TWO;
     const char *want[NKEEP] = {db->ctxp[0], db->ctxp[1], db->ctxp[2], db->ctxp[3], db->ctxp[11]};
     bool set = !holds(rc, want);
     bool fresh = !ptrset_has(&db->prepared, w);
@@ -334,8 +334,7 @@ void readctx_free(struct db *db)
     if (!rc)
         return;
     for (size_t i = 0; i < rc->cap; i++)
-        if (rc->wraps[i].orig)
-            forget_wrap(rc, rc->wraps[i].orig);
+        free_wrap(&rc->wraps[i]);
     free(rc->wraps);
     for (int i = 0; i < NKEEP; i++)
         free(rc->kept[i]);

@@ -35,7 +35,11 @@
 
 #include "dbint.h"
 
-/* Run stmt in the open read scope of db (not behind a pooler): its rows in *r. */
+/* What readctx_query answers for a statement it does not read in one: the caller
+ * sends the context statement and stmt as two (no error; nothing was sent). */
+#define READCTX_IN_TWO 1
+/* Run stmt in the open read scope of db (not behind a pooler): its rows in *r, or
+ * READCTX_IN_TWO. */
 int readctx_query(struct db *db, const struct db_stmt *stmt, const char *const *params,
                   PGresult **r);
 /* Queue what makes the session hold no actor, if it may hold one (*sent), in the batch

@@ -113,6 +113,32 @@ END_TEST
 
 static const struct db_stmt st_one = {"test_one", "SELECT 1", 0};
 
+/* A read that names a write (here in a literal) is not wrapped: sent after the
+ * context statement, as two. */
+static const struct db_stmt st_unwrapped = {
+    "test_unwrapped", "SELECT slug FROM projects WHERE name <> 'UPDATE' ORDER BY slug", 0};
+
+START_TEST(a_read_not_wrapped_goes_with_its_context)
+{
+    struct db *d = db_open(srv.app_url, "test_readctx");
+    const struct db_ctx ctxs[2] = {{.user_id = user_a, .read_tenants = tenant_a},
+                                   {.user_id = user_a, .read_tenants = tenant_b}};
+    const char *want[2] = {"pa", "pb"};
+    for (int round = 0; round < 4; round++) { /* each tenant, then each again */
+        ck_assert_int_eq(db_begin(d, &ctxs[round % 2], true), 0);
+        int e = 0;
+        PGresult *r = db_query(d, &st_unwrapped, NULL, &e);
+        ck_assert_ptr_nonnull(r);
+        ck_assert_int_eq(PQntuples(r), 1);
+        ck_assert_int_eq(PQnfields(r), 1); /* the statement's own column, no epoch or tag */
+        ck_assert_str_eq(PQgetvalue(r, 0, 0), want[round % 2]);
+        PQclear(r);
+        ck_assert_int_eq(db_commit(d), 0);
+    }
+    db_close(d);
+}
+END_TEST
+
 START_TEST(the_check_rides_with_the_read)
 {
     struct db *d = db_open(srv.app_url, "test_readctx");
@@ -390,6 +416,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, a_read_sees_its_context_s_tenant_only);
     tcase_add_test(tc, the_check_rides_with_the_read);
+    tcase_add_test(tc, a_read_not_wrapped_goes_with_its_context);
     tcase_add_test(tc, every_scope_has_the_statement_timeout);
     tcase_add_test(tc, a_read_s_settings_reach_no_one_else);
     tcase_add_test(tc, a_failed_read_leaves_no_settings_believed);
