@@ -31,13 +31,21 @@ if [ -n "$missing" ]; then
 fi
 
 cd "$here"
-# npm ci when node_modules is missing or older than the lock (a version bump);
-# no browser download: the tests drive Debian's chromium
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules ]; then
+# npm ci when no install finished since the lock last changed (a version bump); no
+# browser download: the tests drive Debian's chromium. ctest starts both halves at
+# once: the lock on package-lock.json makes the second wait for the first's install
+# (npm ci makes node_modules at its start, so its presence proves nothing), and the
+# stamp is written only after npm ci succeeded.
+stamp=node_modules/.aidc-installed
+exec 9<package-lock.json
+flock 9
+if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ]; then
     echo "run-e2e: npm ci in $here"
     PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --prefer-offline --no-audit --no-fund
-    touch node_modules
+    touch "$stamp"
 fi
+flock -u 9
+exec 9<&-
 
 export AIDC_BUILD_DIR=$build
 export AIDC_PORTAL_OUT=${AIDC_PORTAL_OUT:-$build/portal-results}
