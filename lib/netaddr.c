@@ -120,3 +120,32 @@ void netaddr_set_port(struct sockaddr_storage *ss, int port)
     else
         ((struct sockaddr_in *)ss)->sin_port = htons((uint16_t)port);
 }
+
+void netaddr_text(const struct sockaddr *sa, char *out, size_t n)
+{
+    if (n == 0)
+        return;
+    out[0] = '\0';
+    if (!sa)
+        return;
+    if (sa->sa_family == AF_INET) {
+        const unsigned char *b =
+            (const unsigned char *)&((const struct sockaddr_in *)(const void *)sa)->sin_addr;
+        char text[INET_ADDRSTRLEN], *q = text;
+        for (int i = 0; i < 4; i++) {
+            unsigned v = b[i];
+            if (v >= 100)
+                *q++ = (char)('0' + v / 100);
+            if (v >= 10)
+                *q++ = (char)('0' + v / 10 % 10);
+            *q++ = (char)('0' + v % 10);
+            *q++ = i < 3 ? '.' : '\0';
+        }
+        if ((size_t)(q - text) <= n)
+            memcpy(out, text, (size_t)(q - text));
+    } else if (sa->sa_family == AF_INET6) {
+        if (!inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, out,
+                       (socklen_t)n))
+            out[0] = '\0';
+    }
+}

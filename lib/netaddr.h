@@ -8,7 +8,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct sockaddr;
 struct sockaddr_storage;
+
+/*
+ * The address of sa (IPv4 or IPv6) as text in out ("" for another family or
+ * where it does not fit). An IPv4 address is written without inet_ntop's
+ * sprintf: this runs for every request (docs/performance.md).
+ */
+void netaddr_text(const struct sockaddr *sa, char *out, size_t n);
 
 /*
  * Whether ip is in list: comma-separated addresses and networks

@@ -127,16 +127,7 @@ static void source_address(struct MHD_Connection *c, struct req *rq)
 {
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
-    rq->source_ip[0] = '\0';
-    if (ci && ci->client_addr) {
-        const struct sockaddr *sa = ci->client_addr;
-        if (sa->sa_family == AF_INET)
-            inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr,
-                      rq->source_ip, sizeof rq->source_ip);
-        else if (sa->sa_family == AF_INET6)
-            inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr,
-                      rq->source_ip, sizeof rq->source_ip);
-    }
+    netaddr_text(ci ? ci->client_addr : NULL, rq->source_ip, sizeof rq->source_ip);
     if (rq->forwarded_for && rq->source_ip[0])
         ratelimit_forwarded_client(g_cfg->trusted_proxies, rq->forwarded_for, rq->source_ip,
                                    sizeof rq->source_ip);
@@ -173,13 +164,8 @@ struct req *intake_request(struct MHD_Connection *c, const char *url, const char
 /* The limit's key of a peer, or false when it is exempt (a trusted proxy, not IP). */
 static bool peer_key(const struct sockaddr *sa, char *key, size_t n)
 {
-    char ip[INET6_ADDRSTRLEN] = "";
-    if (sa && sa->sa_family == AF_INET)
-        inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, ip,
-                  sizeof ip);
-    else if (sa && sa->sa_family == AF_INET6)
-        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, ip,
-                  sizeof ip);
+    char ip[INET6_ADDRSTRLEN];
+    netaddr_text(sa, ip, sizeof ip);
     if (!ip[0] || intake_trusted_proxy(ip))
         return false;
     return ratelimit_sockaddr_key(sa, key, n);

@@ -180,13 +180,7 @@ static void client_ip(const struct relay *r, struct MHD_Connection *c, char *out
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
     if (!ci || !ci->client_addr)
         return;
-    const struct sockaddr *a = ci->client_addr;
-    if (a->sa_family == AF_INET)
-        inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)a)->sin_addr, out,
-                  (socklen_t)outsz);
-    else if (a->sa_family == AF_INET6)
-        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)a)->sin6_addr, out,
-                  (socklen_t)outsz);
+    netaddr_text(ci->client_addr, out, outsz);
     const char *xff = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Forwarded-For");
     if (xff && out[0])
         ratelimit_forwarded_client(r->cfg->trusted_proxies, xff, out, outsz);

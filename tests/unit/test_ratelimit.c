@@ -12,7 +12,9 @@
 #include <arpa/inet.h>
 #include <check.h>
 #include <netinet/in.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -173,6 +175,59 @@ START_TEST(listen_addresses)
 }
 END_TEST
 
+/* every IPv4 address's text is inet_ntop's; IPv6 by inet_ntop; what does not fit is "" */
+START_TEST(address_texts)
+{
+    struct sockaddr_in in4 = {.sin_family = AF_INET};
+    char got[64], want[INET_ADDRSTRLEN];
+    unsigned x = 12345;
+    for (unsigned i = 0; i < 300000; i++) {
+        /* each octet through 0..255 in turn, then pseudo-random addresses */
+        x = x * 1103515245u + 12345u;
+        uint32_t a = i < 1024 ? (i % 256) * 0x01010101u >> (8 * (i / 256)) : x;
+        in4.sin_addr.s_addr = a;
+        netaddr_text((const struct sockaddr *)&in4, got, sizeof got);
+        ck_assert_ptr_nonnull(inet_ntop(AF_INET, &in4.sin_addr, want, sizeof want));
+        ck_assert_str_eq(got, want);
+    }
+    /* every size of buffer, each exactly that big (a write past it is the sanitizers'
+     * error) with a guard after it: the text when it fits with its NUL, else "" */
+    struct sockaddr_in6 in6 = {.sin6_family = AF_INET6};
+    ck_assert_int_eq(inet_pton(AF_INET6, "fd12:3456:789a:bcde:f012:3456:789a:bcde",
+                               &in6.sin6_addr),
+                     1);
+    in4.sin_addr.s_addr = htonl(0xFFFFFFFFu);
+    const struct {
+        const struct sockaddr *sa;
+        const char *text;
+    } cases[] = {{(const struct sockaddr *)&in4, "255.255.255.255"},
+                 {(const struct sockaddr *)&in6, "fd12:3456:789a:bcde:f012:3456:789a:bcde"}};
+    for (size_t c = 0; c < 2; c++) {
+        size_t len = strlen(cases[c].text);
+        for (size_t n = 0; n <= len + 2; n++) {
+            char *buf = malloc(n + 4);
+            ck_assert_ptr_nonnull(buf);
+            memset(buf, 'x', n + 4);
+            netaddr_text(cases[c].sa, buf, n);
+            ck_assert_msg(memcmp(buf + n, "xxxx", 4) == 0, "wrote past %zu bytes", n);
+            if (n == 0)
+                ck_assert_int_eq(buf[0], 'x'); /* nothing at all */
+            else if (n > len)
+                ck_assert_str_eq(buf, cases[c].text);
+            else
+                ck_assert_str_eq(buf, "");
+            free(buf);
+        }
+    }
+    struct sockaddr other = {.sa_family = AF_UNIX};
+    memset(got, 'x', sizeof got);
+    netaddr_text(&other, got, sizeof got);
+    ck_assert_str_eq(got, "");
+    netaddr_text(NULL, got, sizeof got);
+    ck_assert_str_eq(got, "");
+}
+END_TEST
+
 static bool ok(const char *s, int depth, long values)
 {
     return jsonlimit_check(s, strlen(s), depth, values) == JSONLIMIT_OK;
@@ -205,6 +260,7 @@ int main(void)
     tcase_add_test(tc, connections_are_counted_per_key);
     tcase_add_test(tc, address_lists_with_networks);
     tcase_add_test(tc, listen_addresses);
+    tcase_add_test(tc, address_texts);
     tcase_add_test(tc, json_shape);
     suite_add_tcase(s, tc);
     return suite_run(s);
