@@ -3,6 +3,8 @@
 
 #include "../db/projects.h"
 #include "../lib/err.h"
+#include "../lib/jsonout.h"
+#include "../lib/sbuf.h"
 #include "../lib/xalloc.h"
 #include "../server/validate.h"
 #include "paging.h"
@@ -95,11 +97,15 @@ int api_project_get(struct req *rq, struct resp *rs)
     int e = project_param(rq, rs, &slug);
     if (e)
         return e;
-    json_t *out = NULL;
+    struct sbuf out = SBUF_INIT;
+    sbuf_reserve(&out, 512); /* a project's answer: one allocation */
     e = db_project_get(rq->db, rq->tenant.id, slug, &out);
-    if (e == AIDC_ENOTFOUND)
-        return not_found(rq, rs, slug);
-    return e ? e : resp_json(rs, MHD_HTTP_OK, with_tenant(rq, out));
+    if (!e && rq->tenant.slug && !jsonout_object_add_string(&out, "tenant", rq->tenant.slug))
+        e = AIDC_EINTERNAL;
+    if (!e)
+        return resp_json_text(rs, MHD_HTTP_OK, &out);
+    sbuf_free(&out);
+    return e == AIDC_ENOTFOUND ? not_found(rq, rs, slug) : e;
 }
 
 int api_project_update(struct req *rq, struct resp *rs)

@@ -81,10 +81,10 @@ int db_project_list(struct db *db, const char *tenant_id, const char *after, int
     return rowjson_query_rows(db, &st_list, p, false, out);
 }
 
-int db_project_get(struct db *db, const char *tenant_id, const char *slug, json_t **out)
+int db_project_get(struct db *db, const char *tenant_id, const char *slug, struct sbuf *out)
 {
     const char *p[2] = {tenant_id, slug};
-    return rowjson_query_one(db, &st_get, p, out);
+    return rowjson_query_one_text(db, &st_get, p, out);
 }
 
 int db_project_update(struct db *db, const char *tenant_id, const char *slug, const char *name,

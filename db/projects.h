@@ -18,7 +18,10 @@ int db_project_create(struct db *db, const char *tenant_id, const char *slug, co
 /* Up to limit+1 live projects with slug > after, by slug. */
 int db_project_list(struct db *db, const char *tenant_id, const char *after, int limit,
                     struct db_rows *out);
-int db_project_get(struct db *db, const char *tenant_id, const char *slug, json_t **out);
+/* A live project's JSON object appended to out as text (rowjson_query_one_text):
+ * the busiest read of the benchmarks, answered without a tree. */
+struct sbuf;
+int db_project_get(struct db *db, const char *tenant_id, const char *slug, struct sbuf *out);
 /* name/description NULL = keep; set_pi: make pi_user_id (NULL: none) the PI. */
 int db_project_update(struct db *db, const char *tenant_id, const char *slug, const char *name,
                       const char *description, bool set_pi, const char *pi_user_id, json_t **out);

@@ -2,9 +2,12 @@
 #include "rowjson.h"
 
 #include "../lib/err.h"
+#include "../lib/jsonout.h"
 #include "../lib/log.h"
+#include "../lib/sbuf.h"
 #include "db.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,6 +162,93 @@ json_t *rowjson_object(const PGresult *r, int row)
     return o;
 }
 
+/* cell's value written as text: the same bytes jsonout writes for cell's tree */
+static bool cell_text(const PGresult *r, int row, int col, struct sbuf *sb)
+{
+    if (PQgetisnull(r, row, col)) {
+        sbuf_append(sb, "null", 4);
+        return true;
+    }
+    const char *v = PQgetvalue(r, row, col);
+    char ts[48];
+    switch (PQftype(r, col)) {
+    case OID_BOOL:
+        if (v[0] == 't')
+            sbuf_append(sb, "true", 4);
+        else
+            sbuf_append(sb, "false", 5);
+        return true;
+    case OID_INT2:
+    case OID_INT4:
+    case OID_INT8:
+        jsonout_integer(sb, strtoll(v, NULL, 10));
+        return true;
+    case OID_FLOAT4:
+    case OID_FLOAT8: {
+        double d = strtod(v, NULL);
+        return isfinite(d) && jsonout_real(sb, d); /* json_real refuses the others */
+    }
+    case OID_TIMESTAMPTZ:
+        if (rowjson_timestamp(v, ts, sizeof ts) == 0)
+            return jsonout_string(sb, ts, strlen(ts));
+        log_error("column %s holds an unexpected timestamp \"%s\"", PQfname(r, col), v);
+        return false;
+    case OID_JSON:
+    case OID_JSONB: {
+        json_t *j = cell(r, row, col); /* parsed: PostgreSQL's spacing is not ours */
+        bool ok = j && jsonout_value(sb, j);
+        json_decref(j);
+        return ok;
+    }
+    default:
+        return jsonout_string(sb, v, (size_t)PQgetlength(r, row, col));
+    }
+}
+
+/* whether every column a row's object takes has a name of its own (a repeated
+ * name is one key in the tree, at its first place with its last value) */
+static bool names_unique(const PGresult *r)
+{
+    int n = PQnfields(r);
+    for (int c = 0; c < n; c++) {
+        const char *a = PQfname(r, c);
+        for (int d = c + 1; d < n; d++) {
+            const char *b = PQfname(r, d);
+            if (a[0] == b[0] && strcmp(a, b) == 0) /* most names differ at once */
+                return false;
+        }
+    }
+    return true;
+}
+
+bool rowjson_append_object(const PGresult *r, int row, struct sbuf *sb)
+{
+    if (!names_unique(r)) {
+        json_t *o = rowjson_object(r, row);
+        bool ok = o && jsonout_value(sb, o);
+        json_decref(o);
+        return ok;
+    }
+    sbuf_putc(sb, '{');
+    bool first = true;
+    int n = PQnfields(r);
+    for (int c = 0; c < n; c++) {
+        const char *name = PQfname(r, c);
+        if (name[0] == '_')
+            continue;
+        if (!first)
+            sbuf_putc(sb, ',');
+        first = false;
+        if (!jsonout_string(sb, name, strlen(name)))
+            return false;
+        sbuf_putc(sb, ':');
+        if (!cell_text(r, row, c, sb))
+            return false;
+    }
+    sbuf_putc(sb, '}');
+    return true;
+}
+
 json_t *rowjson_array(const PGresult *r)
 {
     json_t *a = json_array();
@@ -240,6 +330,29 @@ int rowjson_query_rows(struct db *db, const struct db_stmt *stmt, const char *co
     if (!r)
         return e;
     e = rowjson_rows(r, prebuilt, out);
+    PQclear(r);
+    return e;
+}
+
+int rowjson_one_text(const PGresult *r, struct sbuf *out)
+{
+    if (PQntuples(r) == 0)
+        return AIDC_ENOTFOUND;
+    size_t start = out->len;
+    if (rowjson_append_object(r, 0, out))
+        return 0;
+    sbuf_truncate(out, start);
+    return AIDC_EINTERNAL;
+}
+
+int rowjson_query_one_text(struct db *db, const struct db_stmt *stmt, const char *const *params,
+                           struct sbuf *out)
+{
+    int e;
+    PGresult *r = db_query(db, stmt, params, &e);
+    if (!r)
+        return e;
+    e = rowjson_one_text(r, out);
     PQclear(r);
     return e;
 }

@@ -23,6 +23,17 @@ json_t *rowjson_array(const PGresult *r);
  * RFC 3339 UTC ("2026-12-02T08:00:00.5Z") in out. Returns 0 or AIDC_EINVAL.
  */
 int rowjson_timestamp(const char *pg, char *out, size_t outsz);
+struct sbuf;
+/*
+ * Append to sb the text jsonout_compact writes for rowjson_object(r, row),
+ * written without building the tree: an answer of one row costs no
+ * allocation per field (docs/performance.md, fourteenth section). false
+ * (sb then holds a part) where rowjson_object gives NULL.
+ */
+bool rowjson_append_object(const PGresult *r, int row, struct sbuf *sb);
+/* r's first row appended to out: 0, AIDC_ENOTFOUND (no row) or AIDC_EINTERNAL
+ * (out then as it was: no part of a row reaches an answer). */
+int rowjson_one_text(const PGresult *r, struct sbuf *out);
 struct db;
 struct db_stmt;
 /*
@@ -31,6 +42,10 @@ struct db_stmt;
  */
 int rowjson_query_one(struct db *db, const struct db_stmt *stmt, const char *const *params,
                       json_t **out);
+/* The same, the row appended to out as text (rowjson_append_object); an
+ * unwritable row is AIDC_EINTERNAL, out then as it was. */
+int rowjson_query_one_text(struct db *db, const struct db_stmt *stmt, const char *const *params,
+                           struct sbuf *out);
 
 /*
  * The rows of a list as db/ hands them out: each row already a JSON object

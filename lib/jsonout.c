@@ -50,7 +50,7 @@ static size_t utf8_next(const unsigned char *p, size_t n, unsigned *cp)
     return len;
 }
 
-static bool put_string(struct sbuf *sb, const char *s, size_t n)
+bool jsonout_string(struct sbuf *sb, const char *s, size_t n)
 {
     static const char hex[] = "0123456789ABCDEF"; /* jansson writes \u001F */
     const unsigned char *p = (const unsigned char *)s;
@@ -111,7 +111,7 @@ static bool put_string(struct sbuf *sb, const char *s, size_t n)
     return true;
 }
 
-static void put_integer(struct sbuf *sb, json_int_t v)
+void jsonout_integer(struct sbuf *sb, json_int_t v)
 {
     char buf[24];
     char *e = buf + sizeof buf, *q = e;
@@ -127,7 +127,7 @@ static void put_integer(struct sbuf *sb, json_int_t v)
 
 /* As jansson's jsonp_dtostr with precision 15: "%.15g", a ".0" where it would
  * read back as an integer, the exponent without '+' or leading zeros. */
-static bool put_real(struct sbuf *sb, double v)
+bool jsonout_real(struct sbuf *sb, double v)
 {
     char buf[64];
     int n = snprintf(buf, sizeof buf, "%.15g", v);
@@ -172,7 +172,7 @@ static bool put_value(struct sbuf *sb, const json_t *v, int depth)
             if (!first)
                 sbuf_putc(sb, ',');
             first = false;
-            if (!put_string(sb, key, json_object_iter_key_len(it)))
+            if (!jsonout_string(sb, key, json_object_iter_key_len(it)))
                 return false;
             sbuf_putc(sb, ':');
             if (!put_value(sb, item, depth + 1))
@@ -194,12 +194,12 @@ static bool put_value(struct sbuf *sb, const json_t *v, int depth)
         return true;
     }
     case JSON_STRING:
-        return put_string(sb, json_string_value(v), json_string_length(v));
+        return jsonout_string(sb, json_string_value(v), json_string_length(v));
     case JSON_INTEGER:
-        put_integer(sb, json_integer_value(v));
+        jsonout_integer(sb, json_integer_value(v));
         return true;
     case JSON_REAL:
-        return put_real(sb, json_real_value(v));
+        return jsonout_real(sb, json_real_value(v));
     case JSON_TRUE:
         sbuf_append(sb, "true", 4);
         return true;
@@ -211,6 +211,29 @@ static bool put_value(struct sbuf *sb, const json_t *v, int depth)
         return true;
     }
     return false;
+}
+
+bool jsonout_value(struct sbuf *sb, const json_t *v)
+{
+    return put_value(sb, v, 0);
+}
+
+bool jsonout_object_add_string(struct sbuf *sb, const char *key, const char *value)
+{
+    if (sb->len < 2 || sb->buf[sb->len - 1] != '}')
+        return false;
+    size_t end = sb->len - 1;
+    bool empty = sb->buf[end - 1] == '{';
+    sbuf_truncate(sb, end); /* reopened */
+    if (!empty)
+        sbuf_putc(sb, ',');
+    bool ok = jsonout_string(sb, key, strlen(key));
+    sbuf_putc(sb, ':');
+    ok = ok && jsonout_string(sb, value, strlen(value));
+    if (!ok)
+        sbuf_truncate(sb, end); /* closed again as it was */
+    sbuf_putc(sb, '}');
+    return ok;
 }
 
 char *jsonout_compact(const json_t *v)

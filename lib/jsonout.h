@@ -14,8 +14,31 @@
 #define AIDC_JSONOUT_H
 
 #include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct sbuf;
 
 /* The compact text of v (malloc'd; free() it), or NULL. */
 char *jsonout_compact(const json_t *v);
+
+/*
+ * The pieces, for text written without a tree (db/rowjson's rows): each
+ * appends to sb what jsonout_compact writes for such a value. false (sb then
+ * holds a part) where jsonout_compact would fail: a string that is not UTF-8,
+ * a value nested too deep.
+ */
+bool jsonout_string(struct sbuf *sb, const char *s, size_t n);
+void jsonout_integer(struct sbuf *sb, json_int_t v);
+bool jsonout_real(struct sbuf *sb, double v);
+bool jsonout_value(struct sbuf *sb, const json_t *v);
+/*
+ * Add "key":"value" to the object whose text ends sb, as json_object_set_new of
+ * a key it lacks would. The caller knows that sb ends with an object's text
+ * (rowjson_append_object's) without that key: only the last byte is checked
+ * (a '}'), and a key already there would be there twice. false, sb unchanged,
+ * where that byte is not '}' or a string is not UTF-8.
+ */
+bool jsonout_object_add_string(struct sbuf *sb, const char *key, const char *value);
 
 #endif

@@ -186,3 +186,11 @@ void sbuf_free(struct sbuf *sb)
     sb->buf = NULL;
     sb->len = sb->cap = 0;
 }
+
+void sbuf_truncate(struct sbuf *sb, size_t len)
+{
+    if (len >= sb->len)
+        return;
+    sb->len = len;
+    sb->buf[len] = '\0';
+}

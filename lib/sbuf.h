@@ -46,6 +46,8 @@ const char *sbuf_str(const struct sbuf *sb);
 /* Hand the buffer to the caller (free() it); the sbuf is empty afterwards. */
 char *sbuf_steal(struct sbuf *sb);
 void sbuf_reset(struct sbuf *sb);
+/* Keep the first len bytes (len <= sb->len), as if nothing came after them. */
+void sbuf_truncate(struct sbuf *sb, size_t len);
 void sbuf_free(struct sbuf *sb);
 
 #endif

@@ -79,6 +79,18 @@ int resp_json(struct resp *rs, int status, json_t *body)
     return 0;
 }
 
+int resp_json_text(struct resp *rs, int status, struct sbuf *sb)
+{
+    json_decref(rs->body);
+    rs->body = NULL;
+    free(rs->raw);
+    rs->status = status;
+    rs->raw_len = sb->len;
+    rs->raw = sbuf_steal(sb);
+    rs->content_type = "application/json";
+    return 0;
+}
+
 void resp_header(struct resp *rs, const char *name, const char *value)
 {
     rs->headers = xreallocarray(rs->headers, rs->nheaders + 1, sizeof *rs->headers);

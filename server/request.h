@@ -184,6 +184,10 @@ void req_free(struct req *rq);
 
 /* Set the answer's status and body (steals body). Always returns 0. */
 int resp_json(struct resp *rs, int status, json_t *body);
+/* The same with a body already written as JSON text (taken from sb): for
+ * reads whose rows db/rowjson writes straight as text. Always returns 0. */
+struct sbuf;
+int resp_json_text(struct resp *rs, int status, struct sbuf *sb);
 /* Add a response header (copied). */
 void resp_header(struct resp *rs, const char *name, const char *value);
 void resp_free(struct resp *rs);
@@ -219,7 +223,6 @@ int api_status_err(int status);
 bool req_id_acceptable(const char *s);
 
 /* Answer 200 with the CSV in sb (taken) as an attachment named filename. */
-struct sbuf;
 void resp_csv(struct resp *rs, struct sbuf *sb, const char *filename);
 
 #endif

@@ -15,6 +15,7 @@
 #include "db/db.h"
 #include "db/projects.h"
 #include "lib/err.h"
+#include "lib/sbuf.h"
 
 #include <check.h>
 #include <stdbool.h>
@@ -81,6 +82,22 @@ static struct db_ctx checked_ctx(const char *read_tenants, const char *roles)
                            .check_epoch = owner_ll("SELECT v FROM aidc_auth_epoch")};
 }
 
+/* db_project_get's answer parsed; a refused read leaves nothing in the text */
+static int project_get(struct db *d, const char *tenant, const char *slug, json_t **out)
+{
+    struct sbuf sb = SBUF_INIT;
+    int e = db_project_get(d, tenant, slug, &sb);
+    *out = NULL;
+    if (!e) {
+        *out = json_loads(sbuf_str(&sb), 0, NULL);
+        ck_assert_ptr_nonnull(*out);
+    } else {
+        ck_assert_uint_eq(sb.len, 0);
+    }
+    sbuf_free(&sb);
+    return e;
+}
+
 START_TEST(a_read_sees_its_context_s_tenant_only)
 {
     struct db *d = db_open(srv.app_url, "test_readctx");
@@ -88,14 +105,14 @@ START_TEST(a_read_sees_its_context_s_tenant_only)
     json_t *out = NULL;
     for (int round = 0; round < 2; round++) { /* a fresh connection, then a used one */
         ck_assert_int_eq(db_begin(d, &ctx, true), 0);
-        ck_assert_int_eq(db_project_get(d, tenant_a, "pa", &out), 0);
+        ck_assert_int_eq(project_get(d, tenant_a, "pa", &out), 0);
         /* the answer is the query's own: its columns and no others */
         ck_assert_str_eq(json_string_value(json_object_get(out, "slug")), "pa");
         ck_assert_int_eq((int)json_object_size(out), 8);
         json_decref(out);
         out = NULL;
         /* another tenant's row, even asked for by its tenant's id: not there */
-        ck_assert_int_eq(db_project_get(d, tenant_b, "pb", &out), AIDC_ENOTFOUND);
+        ck_assert_int_eq(project_get(d, tenant_b, "pb", &out), AIDC_ENOTFOUND);
         struct db_rows rows = {0};
         ck_assert_int_eq(db_project_list(d, tenant_b, NULL, 10, &rows), 0);
         ck_assert_int_eq((int)json_array_size(rows.items), 0);
@@ -105,7 +122,7 @@ START_TEST(a_read_sees_its_context_s_tenant_only)
     /* the context ended with its statement: a scope without tenants sees nothing */
     const struct db_ctx none = {.user_id = user_a};
     ck_assert_int_eq(db_begin(d, &none, true), 0);
-    ck_assert_int_eq(db_project_get(d, tenant_a, "pa", &out), AIDC_ENOTFOUND);
+    ck_assert_int_eq(project_get(d, tenant_a, "pa", &out), AIDC_ENOTFOUND);
     ck_assert_int_eq(db_commit(d), 0);
     db_close(d);
 }
@@ -145,7 +162,7 @@ START_TEST(the_check_rides_with_the_read)
     struct db_ctx ctx = checked_ctx(tenant_a, NULL);
     json_t *out = NULL;
     ck_assert_int_eq(db_begin(d, &ctx, true), 0);
-    ck_assert_int_eq(db_project_get(d, tenant_a, "pa", &out), 0);
+    ck_assert_int_eq(project_get(d, tenant_a, "pa", &out), 0);
     json_decref(out);
     ck_assert_int_eq(db_ctx_verify(d), DB_CTX_CURRENT);
     ck_assert_int_eq(db_ctx_epoch(d), ctx.check_epoch);
@@ -155,13 +172,13 @@ START_TEST(the_check_rides_with_the_read)
     owner_one_p("UPDATE users SET disabled = true WHERE id = $1::uuid RETURNING id", user_a, NULL);
     ck_assert_int_eq(db_begin(d, &ctx, true), 0);
     out = NULL;
-    ck_assert_int_eq(db_project_get(d, tenant_a, "pa", &out), AIDC_ESTALE);
+    ck_assert_int_eq(project_get(d, tenant_a, "pa", &out), AIDC_ESTALE);
     ck_assert_ptr_null(out);
     ck_assert_int_eq(db_ctx_verify(d), DB_CTX_STALE);
     ck_assert_int_eq(db_commit(d), 0);
     /* an empty answer carries the check too */
     ck_assert_int_eq(db_begin(d, &ctx, true), 0);
-    ck_assert_int_eq(db_project_get(d, tenant_a, "nope", &out), AIDC_ESTALE);
+    ck_assert_int_eq(project_get(d, tenant_a, "nope", &out), AIDC_ESTALE);
     ck_assert_int_eq(db_ctx_verify(d), DB_CTX_STALE);
     ck_assert_int_eq(db_commit(d), 0);
     /* outside the scope a statement is not the request's: it answers */
@@ -254,8 +271,7 @@ START_TEST(a_moved_epoch_is_checked_and_passes)
     json_t *out = NULL;
     for (int i = 0; i < 2; i++) { /* with rows, then with none */
         ck_assert_int_eq(db_begin(d, &ctx, true), 0);
-        ck_assert_int_eq(db_project_get(d, tenant_a, i ? "nope" : "pa", &out),
-                         i ? AIDC_ENOTFOUND : 0);
+        ck_assert_int_eq(project_get(d, tenant_a, i ? "nope" : "pa", &out), i ? AIDC_ENOTFOUND : 0);
         json_decref(out);
         out = NULL;
         ck_assert_int_eq(db_ctx_verify(d), DB_CTX_CURRENT);
@@ -301,7 +317,7 @@ START_TEST(a_read_s_epoch_is_its_rows_not_the_later_check_s)
     ck_assert_int_eq(db_begin(d, &ctx, true), 0);
     before_check = move_epoch; /* a suspension between the read and the check */
     json_t *out = NULL;
-    ck_assert_int_eq(db_project_get(d, tenant_a, "pa", &out), 0);
+    ck_assert_int_eq(project_get(d, tenant_a, "pa", &out), 0);
     json_decref(out);
     ck_assert_ptr_null(before_check); /* the check ran, after the move */
     ck_assert_int_eq(db_ctx_verify(d), DB_CTX_CURRENT);

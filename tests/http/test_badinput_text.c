@@ -99,6 +99,13 @@ static json_t *get(const char *path)
     struct http_res r;
     reqj("GET", path, ADM, NULL, &r);
     soft(r.status == 200, "GET %s: %ld %s", path, r.status, soft_show(r.body, r.body_len));
+    /* every answer is JSON with each key once (a project's is written as text) */
+    json_error_t err;
+    json_t *strict =
+        r.status == 200 ? json_loadb(r.body, r.body_len, JSON_REJECT_DUPLICATES, &err) : NULL;
+    soft(r.status != 200 || strict, "GET %s: not strict JSON (%s): %s", path,
+         strict ? "" : err.text, soft_show(r.body, r.body_len));
+    json_decref(strict);
     json_t *j = json_incref(r.json);
     http_res_free(&r);
     return j;
@@ -160,6 +167,7 @@ START_TEST(metacharacters_and_unicode_round_trip)
         snprintf(what, sizeof what, "GET project %s", slug);
         same_str(what, json_object_get(j, "name"), name);
         same_str(what, json_object_get(j, "description"), desc);
+        same_str(what, json_object_get(j, "tenant"), "rt");
         json_decref(j);
     }
     list = get("/api/v1/tenants/rt/projects?limit=1000");

@@ -6,6 +6,7 @@
  * magnitude and sign), and on the cases that must be refused.
  */
 #include "lib/jsonout.h"
+#include "lib/sbuf.h"
 #include "tests/support/suite.h"
 
 #include <check.h>
@@ -187,6 +188,54 @@ START_TEST(what_json_dumps_refuses_is_refused)
 }
 END_TEST
 
+/* a member added to an object's text: what json_object_set_new then jsonout_compact write */
+static void added(const char *obj, const char *key, const char *value)
+{
+    json_t *v = json_loads(obj, 0, NULL);
+    ck_assert_ptr_nonnull(v);
+    struct sbuf sb = SBUF_INIT;
+    char *text = jsonout_compact(v);
+    sbuf_puts(&sb, text);
+    free(text);
+    ck_assert(jsonout_object_add_string(&sb, key, value));
+    json_object_set_new(v, key, json_string(value));
+    char *want = jsonout_compact(v);
+    ck_assert_str_eq(sbuf_str(&sb), want);
+    ck_assert_uint_eq(sb.len, strlen(want));
+    free(want);
+    sbuf_free(&sb);
+    json_decref(v);
+}
+
+START_TEST(a_member_added_to_an_object_s_text)
+{
+    added("{}", "tenant", "physics");
+    added("{\"id\": \"p1\", \"pi\": null}", "tenant", "physics");
+    added("{\"a\": {}}", "tenant", "t");    /* its last value an empty object */
+    added("{\"a\": \"}\"}", "tenant", "t"); /* a brace in its last string */
+    added("{\"a\": [{}]}", "t\"\n", "\xe4\xb8\xad\\");
+    /* not an object's text, or a string that is not UTF-8: refused */
+    static const char *const notobj[] = {"", "}", "[1]", "\"x\""};
+    for (size_t i = 0; i < sizeof notobj / sizeof notobj[0]; i++) {
+        struct sbuf sb = SBUF_INIT;
+        sbuf_puts(&sb, notobj[i]);
+        ck_assert_msg(!jsonout_object_add_string(&sb, "k", "v"), "accepted \"%s\"", notobj[i]);
+        sbuf_free(&sb);
+    }
+    static const char *const objs[] = {"{}", "{\"a\":1}"};
+    for (size_t i = 0; i < 2; i++) { /* refused: the object's text as it was */
+        struct sbuf sb = SBUF_INIT;
+        sbuf_puts(&sb, objs[i]);
+        ck_assert(!jsonout_object_add_string(&sb, "k", "\xc0\xaf"));
+        ck_assert_str_eq(sbuf_str(&sb), objs[i]);
+        ck_assert(!jsonout_object_add_string(&sb, "\xed\xa0\x80", "v"));
+        ck_assert_str_eq(sbuf_str(&sb), objs[i]);
+        ck_assert_uint_eq(sb.len, strlen(objs[i]));
+        sbuf_free(&sb);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("jsonout");
@@ -195,6 +244,7 @@ int main(void)
     tcase_add_test(tc, random_trees_match_json_dumps);
     tcase_add_test(tc, an_answer_matches);
     tcase_add_test(tc, what_json_dumps_refuses_is_refused);
+    tcase_add_test(tc, a_member_added_to_an_object_s_text);
     suite_add_tcase(s, tc);
     return suite_run(s);
 }

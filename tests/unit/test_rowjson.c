@@ -2,13 +2,17 @@
  * test_rowjson.c - PostgreSQL text values to JSON: timestamptz to RFC 3339
  * UTC, and whole rows (built with libpq's PQmakeEmptyPGresult, no server).
  */
-#include "tests/support/suite.h"
 #include "db/rowjson.h"
 #include "lib/err.h"
+#include "lib/jsonout.h"
+#include "lib/sbuf.h"
+#include "tests/support/suite.h"
 
 #include <check.h>
 #include <jansson.h>
 #include <libpq-fe.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -141,6 +145,8 @@ END_TEST
 enum {
     T_BOOL = 16,
     T_INT8 = 20,
+    T_INT2 = 21,
+    T_FLOAT4 = 700,
     T_INT4 = 23,
     T_TEXT = 25,
     T_FLOAT8 = 701,
@@ -264,6 +270,193 @@ START_TEST(test_empty_result)
 }
 END_TEST
 
+/* ---- rows as text -------------------------------------------------------------- */
+
+/* rowjson_append_object writes jsonout_compact's bytes for rowjson_object's tree,
+ * and fails where the tree is not built */
+static void text_is_tree(const PGresult *r, int row)
+{
+    json_t *o = rowjson_object(r, row);
+    char *want = o ? jsonout_compact(o) : NULL;
+    struct sbuf sb = SBUF_INIT;
+    sbuf_puts(&sb, "x"); /* appended, not written over */
+    bool ok = rowjson_append_object(r, row, &sb);
+    if (!want) {
+        ck_assert_msg(!ok, "row %d: text %s where the tree fails", row, sbuf_str(&sb));
+    } else {
+        ck_assert_msg(ok, "row %d: no text where the tree is %s", row, want);
+        ck_assert_msg(sb.buf[0] == 'x' && strcmp(sb.buf + 1, want) == 0, "row %d: %s, want x%s",
+                      row, sbuf_str(&sb), want);
+    }
+    sbuf_free(&sb);
+    free(want);
+    json_decref(o);
+}
+
+START_TEST(a_row_s_text_is_its_tree_s)
+{
+    /* id, _cursor, ok, n, big, ratio, meta, raw, created_at, note, price */
+    static const char *const vals[][NCOLS] = {
+        {"p1", "2026|p1", "t", "-42", "9007199254740993", "0.25", "{\"a\": [1, 2]}", "\"s\"",
+         "2026-12-02 08:00:00.5+05:30", NULL, "12.50"},
+        /* quotes, controls, every UTF-8 length; extremes of each number */
+        {"a\"b\\c\n\t\x01\x1f\x7f", NULL, "f", "-2147483648", "-9223372036854775808", "1e-300",
+         "{\"k\": \"\xe4\xb8\xad\", \"n\": 1.5e300}", "[1, \"\xf0\x9f\x98\x80\"]",
+         "2026-12-02 08:00:00+00", "\xc3\xa9\xe6\x96\x87\xf0\x9f\x98\x80", "-0.000"},
+        /* refused by both: NaN and the infinities, json that does not parse, a bad
+         * timestamp, text that is not UTF-8 */
+        {"x", NULL, "t", "0", "0", "NaN", "null", "1", "2026-12-02 08:00:00+00", "", "1"},
+        {"x", NULL, "t", "0", "0", "-Infinity", "null", "1", "2026-12-02 08:00:00+00", "", "1"},
+        {"x", NULL, "t", "0", "0", "1", "{\"a\":", "1", "2026-12-02 08:00:00+00", "", "1"},
+        {"x", NULL, "t", "0", "0", "1", "null", "1", "infinity", "", "1"},
+        {"x", NULL, "t", "0", "0", "1", "null", "1", "2026-12-02 08:00:00+00", "\xc0\xaf", "1"},
+        /* all NULL */
+        {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL},
+    };
+    int nrows = (int)(sizeof vals / sizeof vals[0]);
+    PGresult *r = make_result(cols, NCOLS, &vals[0][0], nrows);
+    for (int row = 0; row < nrows; row++)
+        text_is_tree(r, row);
+    PQclear(r);
+
+    /* a repeated name is one key: at its first place, with its last value */
+    const struct col dup[] = {{"a", T_TEXT}, {"b", T_INT4}, {"a", T_BOOL}, {"_c", T_TEXT}};
+    const char *dvals[] = {"one", "2", "t", "cursor"};
+    r = make_result(dup, 4, dvals, 1);
+    text_is_tree(r, 0);
+    struct sbuf sb = SBUF_INIT;
+    ck_assert(rowjson_append_object(r, 0, &sb));
+    ck_assert_str_eq(sbuf_str(&sb), "{\"a\":true,\"b\":2}");
+    sbuf_free(&sb);
+    PQclear(r);
+
+    /* small integers and single floats are numbers, as in the tree */
+    const struct col nums[] = {{"s", T_INT2}, {"f", T_FLOAT4}};
+    const char *nvals[] = {"-5", "0.5"};
+    r = make_result(nums, 2, nvals, 1);
+    text_is_tree(r, 0);
+    ck_assert(rowjson_append_object(r, 0, &sb));
+    ck_assert_str_eq(sbuf_str(&sb), "{\"s\":-5,\"f\":0.5}");
+    sbuf_free(&sb);
+    PQclear(r);
+
+    /* only internal columns: an empty object */
+    const struct col internal[] = {{"_cursor", T_TEXT}};
+    const char *ivals[] = {"k"};
+    r = make_result(internal, 1, ivals, 1);
+    text_is_tree(r, 0);
+    PQclear(r);
+}
+END_TEST
+
+/* A row that cannot be written leaves what the buffer held as it was; no row is
+ * AIDC_ENOTFOUND. */
+START_TEST(a_bad_row_leaves_the_answer_as_it_was)
+{
+    const struct col c[] = {{"id", T_TEXT}, {"ratio", T_FLOAT8}, {"note", T_TEXT}};
+    static const char *const bad[][3] = {{"p1", "NaN", "x"}, {"p1", "1", "\xc0\xaf"}};
+    for (size_t i = 0; i < 2; i++) {
+        PGresult *r = make_result(c, 3, bad[i], 1);
+        struct sbuf sb = SBUF_INIT;
+        sbuf_puts(&sb, "{\"before\":1}");
+        ck_assert_int_eq(rowjson_one_text(r, &sb), AIDC_EINTERNAL);
+        ck_assert_str_eq(sbuf_str(&sb), "{\"before\":1}");
+        ck_assert_uint_eq(sb.len, strlen("{\"before\":1}"));
+        sbuf_free(&sb);
+        PQclear(r);
+    }
+    const char *good[] = {"p1", "1", "x"};
+    PGresult *r = make_result(c, 3, good, 1);
+    struct sbuf sb = SBUF_INIT;
+    ck_assert_int_eq(rowjson_one_text(r, &sb), 0);
+    ck_assert_str_eq(sbuf_str(&sb), "{\"id\":\"p1\",\"ratio\":1.0,\"note\":\"x\"}");
+    sbuf_free(&sb);
+    PQclear(r);
+    r = make_result(c, 3, NULL, 0);
+    ck_assert_int_eq(rowjson_one_text(r, &sb), AIDC_ENOTFOUND);
+    ck_assert_uint_eq(sb.len, 0);
+    PQclear(r);
+}
+END_TEST
+
+static uint64_t rng = 0x9E3779B97F4A7C15u;
+static uint64_t next(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* a random value for a column of type t, valid or not as PostgreSQL would never send it */
+static const char *random_cell(unsigned t, char *buf, size_t size)
+{
+    static const char *const texts[] = {"",
+                                        "plain",
+                                        "q\"uote",
+                                        "back\\slash",
+                                        "\x01\x1f",
+                                        "\xe4\xb8\xad",
+                                        "\xf0\x9f\x98\x80",
+                                        "\xc3",
+                                        "\xed\xa0\x80",
+                                        "tab\there",
+                                        "\x7f"};
+    static const char *const jsons[] = {
+        "{}",    "[]",     "null", "{\"a\": [1, 2.5, \"x\"]}",       "\"s\"",
+        "1e400", "{\"a\"", "[1,]", "{\"k\": {\"l\": [true, false]}}"};
+    static const char *const stamps[] = {"2026-12-02 08:00:00+00", "2026-12-02 08:00:00.123+08",
+                                         "1900-01-01 00:19:32+00:19:32", "infinity", "2026-13-01"};
+    if (next() % 8 == 0)
+        return NULL;
+    switch (t) {
+    case T_BOOL:
+        return next() % 2 ? "t" : "f";
+    case T_INT2:
+    case T_INT4:
+    case T_INT8:
+        snprintf(buf, size, "%lld", (long long)next() >> (next() % 64));
+        return buf;
+    case T_FLOAT4:
+    case T_FLOAT8: {
+        union {
+            uint64_t u;
+            double d;
+        } bits = {.u = next()};
+        snprintf(buf, size, "%.17g", next() % 4 ? bits.d : (double)(int64_t)(next() % 2000) / 8);
+        return buf;
+    }
+    case T_JSON:
+    case T_JSONB:
+        return jsons[next() % (sizeof jsons / sizeof jsons[0])];
+    case T_TIMESTAMPTZ:
+        return stamps[next() % (sizeof stamps / sizeof stamps[0])];
+    default:
+        return texts[next() % (sizeof texts / sizeof texts[0])];
+    }
+}
+
+START_TEST(random_rows_text_is_tree)
+{
+    enum { ROWS = 2000, TCOLS = NCOLS + 2 };
+    struct col tcols[TCOLS];
+    memcpy(tcols, cols, sizeof cols);
+    tcols[NCOLS] = (struct col){"small", T_INT2};
+    tcols[NCOLS + 1] = (struct col){"f4", T_FLOAT4};
+    const char **vals = calloc((size_t)ROWS * TCOLS, sizeof *vals);
+    char(*bufs)[40] = calloc((size_t)ROWS * TCOLS, sizeof *bufs);
+    ck_assert(vals && bufs);
+    for (int i = 0; i < ROWS * TCOLS; i++)
+        vals[i] = random_cell(tcols[i % TCOLS].typid, bufs[i], sizeof bufs[i]);
+    PGresult *r = make_result(tcols, TCOLS, vals, ROWS);
+    for (int row = 0; row < ROWS; row++)
+        text_is_tree(r, row);
+    PQclear(r);
+    free(bufs);
+    free(vals);
+}
+END_TEST
+
 static Suite *rowjson_suite(void)
 {
     Suite *s = suite_create("rowjson");
@@ -283,6 +476,9 @@ static Suite *rowjson_suite(void)
     tcase_add_test(rows, test_row_bad_json);
     tcase_add_test(rows, test_row_bad_timestamp);
     tcase_add_test(rows, test_empty_result);
+    tcase_add_test(rows, a_row_s_text_is_its_tree_s);
+    tcase_add_test(rows, random_rows_text_is_tree);
+    tcase_add_test(rows, a_bad_row_leaves_the_answer_as_it_was);
     suite_add_tcase(s, rows);
     return s;
 }
