@@ -6,7 +6,18 @@
 #define AIDC_TEST_SUITE_H
 
 #include <check.h>
+#include <stdint.h>
 #include <stdlib.h>
+
+/* xorshift64: the same pseudo-random values at every run (*state: anything but 0) */
+static inline uint64_t suite_xorshift(uint64_t *state)
+{
+    uint64_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return *state = x;
+}
 
 static inline int suite_run_mode(Suite *s, enum fork_status mode)
 {

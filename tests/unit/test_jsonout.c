@@ -36,10 +36,7 @@ static uint64_t rng = 88172645463325252ULL;
 
 static uint64_t next(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return suite_xorshift(&rng);
 }
 
 /* Up to 12 pieces: ASCII of every kind, controls, NUL, 2-4 byte UTF-8. */

@@ -380,12 +380,10 @@ START_TEST(a_bad_row_leaves_the_answer_as_it_was)
 END_TEST
 
 static uint64_t rng = 0x9E3779B97F4A7C15u;
+
 static uint64_t next(void)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
+    return suite_xorshift(&rng);
 }
 
 /* a random value for a column of type t, valid or not as PostgreSQL would never send it */
