@@ -181,20 +181,19 @@ START_TEST(address_texts)
     struct sockaddr_in in4 = {.sin_family = AF_INET};
     char got[64], want[INET_ADDRSTRLEN];
     unsigned x = 12345;
-    for (unsigned i = 0; i < 300000; i++) {
+    for (unsigned i = 0; i < 30000; i++) { /* 300,000 passed Check's 4 s under the sanitizers */
         /* each octet through 0..255 in turn, then pseudo-random addresses */
         x = x * 1103515245u + 12345u;
         uint32_t a = i < 1024 ? (i % 256) * 0x01010101u >> (8 * (i / 256)) : x;
         in4.sin_addr.s_addr = a;
         netaddr_text((const struct sockaddr *)&in4, got, sizeof got);
-        ck_assert_ptr_nonnull(inet_ntop(AF_INET, &in4.sin_addr, want, sizeof want));
-        ck_assert_str_eq(got, want);
+        if (!inet_ntop(AF_INET, &in4.sin_addr, want, sizeof want) || strcmp(got, want) != 0)
+            ck_abort_msg("%s, want %s", got, want);
     }
     /* every size of buffer, each exactly that big (a write past it is the sanitizers'
      * error) with a guard after it: the text when it fits with its NUL, else "" */
     struct sockaddr_in6 in6 = {.sin6_family = AF_INET6};
-    ck_assert_int_eq(inet_pton(AF_INET6, "fd12:3456:789a:bcde:f012:3456:789a:bcde",
-                               &in6.sin6_addr),
+    ck_assert_int_eq(inet_pton(AF_INET6, "fd12:3456:789a:bcde:f012:3456:789a:bcde", &in6.sin6_addr),
                      1);
     in4.sin_addr.s_addr = htonl(0xFFFFFFFFu);
     const struct {
