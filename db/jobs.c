@@ -26,12 +26,12 @@
 
 /*
  * The job object of API.md (plus explanations of the queue); POS is how the
- * row finds its place in the queue.
+ * row finds its place in the queue, CLUSTER, EFF and ARRAY_COLS its cluster's
+ * name, its efficiency and its array and dependency fields.
  */
-#define JOB_COLS_AT(POS)                                                                          \
+#define JOB_COLS_OF(POS, CLUSTER, EFF, ARRAY_COLS)                                                \
     "j.id, t.slug AS tenant, p.slug AS project, j.username AS \"user\", j.name, j.state,"        \
-    " j.reason, j.priority, j.preemptible,"                                                       \
-    " (SELECT name FROM clusters WHERE id = j.cluster_id) AS cluster, j.backend_job_id,"          \
+    " j.reason, j.priority, j.preemptible, " CLUSTER " AS cluster, j.backend_job_id,"            \
     " json_build_object('gpus', j.gpus, 'gpu_type', j.gpu_type, 'cpus', j.cpus,"                  \
     "   'memory_gib', j.memory_gib, 'nodes', j.nodes, 'time_limit_minutes',"                      \
     "   j.time_limit_minutes) AS resources,"                                                      \
@@ -39,7 +39,21 @@
     " j.finished_at, j.exit_code, j.preemption_count,"                                            \
     " CASE WHEN j.state = 'queued' THEN " POS " END AS queue_position,"                           \
     " j.estimated_start, j.stop_requested, to_json(j.gpu_indexes) AS gpu_indexes, j.mounts,"    \
-    " j.kind, aidc_job_efficiency(j.id) AS efficiency," DB_JOBARRAY_COLS "," JOB_TIMES
+    " j.kind, " EFF " AS efficiency," ARRAY_COLS "," JOB_TIMES
+#define JOB_COLS_AT(POS)                                                                          \
+    JOB_COLS_OF(POS, "(SELECT name FROM clusters WHERE id = j.cluster_id)",                       \
+                "aidc_job_efficiency(j.id)", DB_JOBARRAY_COLS)
+/*
+ * A job just inserted has no cluster, no efficiency, no array and no
+ * dependencies yet (an array or a dependency is recorded after the insert,
+ * and its job read again: api_jobarray_record): constants, where every
+ * subquery and function call would be set up and run for a known answer
+ * (aidc_job_efficiency alone: 100 us a call in a burst of submits).
+ */
+#define JOB_COLS_NEW(POS)                                                                         \
+    JOB_COLS_OF(POS, "NULL::text", "NULL::json",                                                  \
+                " j.array_parent, j.array_index, NULL::json AS \"array\","                       \
+                " NULL::json AS array_tasks, '[]'::json AS depends_on")
 #define JOB_COLS JOB_COLS_AT("aidc_queue_position(j.id)")
 
 static const struct db_stmt st_insert = {
@@ -58,8 +72,8 @@ static const struct db_stmt st_insert = {
     "       SELECT id, tenant_id, NULL, 'queued', 'submitted' FROM j RETURNING 1)"
     /* no NOTIFY here: the caller wakes the admitter after the commit (server/waker.h) */
     /* the new row is not visible to the statement that inserts it */
-    " SELECT " JOB_COLS_AT("aidc_queue_position_at(j.gpu_type, j.queue_rank, j.submitted_at,"
-                           " j.id)") ", t.number AS _tenant_number"
+    " SELECT " JOB_COLS_NEW("aidc_queue_position_at(j.gpu_type, j.queue_rank, j.submitted_at,"
+                            " j.id)") ", t.number AS _tenant_number"
     " FROM j JOIN tenants t ON t.id = j.tenant_id JOIN projects p ON p.id = j.project_id",
     23};
 static const struct db_stmt st_get = {
