@@ -44,6 +44,11 @@ static void exec_owner(const char *sql)
     ck_assert_msg(harness_sql_ok(srv.owner_url, sql), "%s failed", sql);
 }
 
+static long owner_long(const char *sql)
+{
+    return harness_sql_long(srv.owner_url, sql, 0, NULL);
+}
+
 static void setup(void)
 {
     harness_require_pg();
@@ -93,16 +98,25 @@ static void pass(void)
     pass_over(QUEUED);
 }
 
-/* Every queued job's position as the lookup tells it against its place in its type's queue. */
-static void expect_exact(const char *when)
+/*
+ * Every queued job's position as the lookup tells it against want, an
+ * expression of its place in its type's queue (q.place).
+ */
+static void expect_positions(const char *want, const char *when)
 {
-    long wrong = harness_sql_long(
-        srv.owner_url,
+    char *sql = xasprintf(
         "SELECT count(*) FROM (SELECT id, row_number() OVER (PARTITION BY coalesce(gpu_type, '')"
         "   ORDER BY queue_rank, submitted_at, id) AS place FROM jobs WHERE state = 'queued') q"
-        " WHERE aidc_queue_position(q.id) IS DISTINCT FROM q.place",
-        0, NULL);
+        " WHERE aidc_queue_position(q.id) IS DISTINCT FROM %s",
+        want);
+    long wrong = harness_sql_long(srv.owner_url, sql, 0, NULL);
+    free(sql);
     ck_assert_msg(wrong == 0, "%s: %ld queued jobs told the wrong position", when, wrong);
+}
+
+static void expect_exact(const char *when)
+{
+    expect_positions("q.place", when);
 }
 
 START_TEST(a_pass_that_moves_every_mark_leaves_no_dead_rows)
@@ -179,24 +193,29 @@ START_TEST(a_position_counts_right_without_its_nearest_mark)
     pass();
     exec_owner("DELETE FROM queue_marks WHERE pos = 501");
     expect_exact("without the mark at 501");
+    /* counted from the head: the first 300 jobs, the others not known until a pass (0044) */
     exec_owner("DELETE FROM queue_marks");
-    expect_exact("without marks");
+    expect_positions("CASE WHEN q.place <= 300 THEN q.place END", "without marks");
+    ck_assert_int_eq(owner_long("SELECT count(*) FROM jobs WHERE state = 'queued'"
+                                " AND aidc_queue_position(id) IS NULL"),
+                     1050 - 300);
 }
 END_TEST
 
 /*
- * How many times the marks' index was read while sql ran, and its one number.
+ * How much of an index (what: idx_scan, the times it was read, or
+ * idx_tup_read, the entries) was read while sql ran, and sql's one number.
  * A superuser's own connection to the test database, so that its statistics
  * are flushed on demand (pg_stat_force_next_flush: at the idle point after the
  * statement) and read back in order.
  */
-static long mark_looks(const char *sql, long *value)
+static long index_reads(const char *index, const char *what, const char *sql, long *value)
 {
     PGconn *c = harness_super_connect(&srv);
     ck_assert_ptr_nonnull(c);
     const char *flush = "SELECT pg_stat_force_next_flush()";
-    const char *scans = "SELECT idx_scan FROM pg_stat_user_indexes"
-                        " WHERE indexrelname = 'queue_marks_pos'";
+    char *scans =
+        xasprintf("SELECT %s FROM pg_stat_user_indexes WHERE indexrelname = '%s'", what, index);
     const char *steps[] = {flush, scans, sql, flush, scans};
     long got[5] = {0};
     for (int i = 0; i < 5; i++) {
@@ -206,8 +225,14 @@ static long mark_looks(const char *sql, long *value)
         PQclear(r);
     }
     PQfinish(c);
+    free(scans);
     *value = got[2];
     return got[4] - got[1];
+}
+
+static long mark_looks(const char *sql, long *value)
+{
+    return index_reads("queue_marks_pos", "idx_scan", sql, value);
 }
 
 START_TEST(a_job_behind_the_last_mark_looks_at_one_mark)
@@ -225,6 +250,41 @@ START_TEST(a_job_behind_the_last_mark_looks_at_one_mark)
                        &pos);
     ck_assert_int_eq(pos, 1);
     ck_assert_msg(looks > 1, "halving took %ld looks at the marks", looks);
+}
+END_TEST
+
+/*
+ * A burst the admitter has not caught up with: 400 jobs joined behind the last
+ * mark (1001) with no pass since. A position is counted up to 300 jobs past its
+ * mark, no further (0044): in a burst of 1,300 such jobs every submit's answer
+ * counted them all.
+ */
+START_TEST(a_backlog_behind_the_last_mark_is_counted_no_further_than_300)
+{
+    pass();
+    exec_owner("INSERT INTO jobs (tenant_id, project_id, username, name, command)"
+               " SELECT tenant_id, id, 'ann', 'late' || g, '[\"true\"]'"
+               " FROM projects, generate_series(1, 400) g");
+    expect_positions("CASE WHEN q.place <= 1301 THEN q.place END", "with 400 jobs unplaced");
+    ck_assert_int_eq(owner_long("SELECT count(*) FROM jobs WHERE gpu_type IS NULL"
+                                " AND aidc_queue_position(id) IS NULL"),
+                     149);
+    /* the last job's lookup reads at most the bound's entries of the queue's index */
+    char *last = harness_sql_text(srv.owner_url,
+                                  "SELECT id FROM jobs WHERE gpu_type IS NULL"
+                                  " ORDER BY queue_rank DESC, submitted_at DESC, id DESC LIMIT 1",
+                                  0, NULL);
+    ck_assert_ptr_nonnull(last);
+    char *sql = xasprintf("SELECT coalesce(aidc_queue_position('%s'), 0)", last);
+    long pos = -1;
+    long read = index_reads("jobs_queue", "idx_tup_read", sql, &pos);
+    free(sql);
+    free(last);
+    ck_assert_int_eq(pos, 0);
+    ck_assert_msg(read <= 310, "the last job's position read %ld entries of jobs_queue", read);
+    /* the next pass places them */
+    pass_over(QUEUED + 400);
+    expect_exact("after the pass");
 }
 END_TEST
 
@@ -299,11 +359,6 @@ static long marks_write_drops(const char *which, bool gone)
     return drops;
 }
 
-static long owner_long(const char *sql)
-{
-    return harness_sql_long(srv.owner_url, sql, 0, NULL);
-}
-
 /*
  * A pass writes each mark by its key (0043). Joined against queue_marks, whose
  * policy the planner takes for a filter that leaves almost nothing, the marks
@@ -356,9 +411,12 @@ static Suite *marks_suite(void)
     tcase_add_test(tc, a_position_counts_right_without_its_nearest_mark);
     tcase_add_test(tc, a_pass_writes_each_mark_by_its_key);
     if (getenv("AIDC_TEST_SUPERUSER_URL")) /* the statistics are flushed by a superuser */
+    {
         tcase_add_test(tc, a_job_behind_the_last_mark_looks_at_one_mark);
-    else
-        fprintf(stderr, "skipped: a_job_behind_the_last_mark_looks_at_one_mark"
+        tcase_add_test(tc, a_backlog_behind_the_last_mark_is_counted_no_further_than_300);
+    } else
+        fprintf(stderr, "skipped: a_job_behind_the_last_mark_looks_at_one_mark and"
+                        " a_backlog_behind_the_last_mark_is_counted_no_further_than_300"
                         " (AIDC_TEST_SUPERUSER_URL not set)\n");
     suite_add_tcase(s, tc);
     return s;
