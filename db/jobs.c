@@ -48,10 +48,14 @@
  * dependencies yet (an array or a dependency is recorded after the insert,
  * and its job read again: api_jobarray_record): constants, where every
  * subquery and function call would be set up and run for a known answer
- * (aidc_job_efficiency alone: 100 us a call in a burst of submits).
+ * (aidc_job_efficiency alone: 100 us a call in a burst of submits). The
+ * efficiency is what aidc_job_efficiency answers for a job without figures.
  */
+#define JOB_NO_EFFICIENCY                                                                         \
+    "json_build_object('gpu_util_avg', NULL, 'gpu_util_peak', NULL, 'gpu_mem_peak_gib', NULL,"    \
+    " 'cpu_efficiency', NULL, 'mem_peak_gib', NULL, 'mem_efficiency', NULL)"
 #define JOB_COLS_NEW(POS)                                                                         \
-    JOB_COLS_OF(POS, "NULL::text", "NULL::json",                                                  \
+    JOB_COLS_OF(POS, "NULL::text", JOB_NO_EFFICIENCY,                                             \
                 " j.array_parent, j.array_index, NULL::json AS \"array\","                       \
                 " NULL::json AS array_tasks, '[]'::json AS depends_on")
 #define JOB_COLS JOB_COLS_AT("aidc_queue_position(j.id)")
@@ -71,9 +75,11 @@ static const struct db_stmt st_insert = {
     " e AS (INSERT INTO job_events (job_id, tenant_id, from_state, to_state, reason)"
     "       SELECT id, tenant_id, NULL, 'queued', 'submitted' FROM j RETURNING 1)"
     /* no NOTIFY here: the caller wakes the admitter after the commit (server/waker.h) */
-    /* the new row is not visible to the statement that inserts it */
+    /* the new row is not visible to the statement that inserts it; its position is
+     * counted at most 300 jobs past the nearest mark (0044): a burst that outran
+     * the admitter made every answer count its whole backlog */
     " SELECT " JOB_COLS_NEW("aidc_queue_position_at(j.gpu_type, j.queue_rank, j.submitted_at,"
-                            " j.id)") ", t.number AS _tenant_number"
+                            " j.id, 300)") ", t.number AS _tenant_number"
     " FROM j JOIN tenants t ON t.id = j.tenant_id JOIN projects p ON p.id = j.project_id",
     23};
 static const struct db_stmt st_get = {

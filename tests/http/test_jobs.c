@@ -624,6 +624,38 @@ START_TEST(retried_submit_and_busy_project)
 }
 END_TEST
 
+/*
+ * A submit's answer is the job as its GET reads it: the fields a job just
+ * inserted cannot have yet are written as constants there (db/jobs.c), and
+ * must be what the read says of them. Only what the admitter's pass after the
+ * commit may change (reason, estimated_start) and the wait's seconds differ.
+ */
+START_TEST(a_submit_answers_the_job_as_read)
+{
+    struct http_res r;
+    ck_assert_int_eq(reqj("POST", "/api/v1/tenants/chem/jobs", ann,
+                          "{\"project\":\"held\",\"name\":\"same\",\"command\":[\"true\"],"
+                          "\"gpus\":1,\"gpu_type\":\"a100\",\"env\":{\"K\":\"v\"}}",
+                          &r),
+                     201);
+    json_t *got = jobs_get(ann, "chem", jstr(r.json, "id"));
+    static const char *const moving[] = {"reason", "estimated_start", "wait_seconds"};
+    for (size_t i = 0; i < sizeof moving / sizeof *moving; i++) {
+        json_object_del(r.json, moving[i]);
+        json_object_del(got, moving[i]);
+    }
+    char *a = json_dumps(r.json, JSON_SORT_KEYS), *b = json_dumps(got, JSON_SORT_KEYS);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    ck_assert_str_eq(a, b);
+    ck_assert_ptr_nonnull(json_object_get(json_object_get(got, "efficiency"), "gpu_util_avg"));
+    free(a);
+    free(b);
+    json_decref(got);
+    http_res_free(&r);
+}
+END_TEST
+
 /* What the workers did shows in /metrics (the tests before ran jobs). */
 START_TEST(workers_show_in_metrics)
 {
@@ -675,6 +707,7 @@ static Suite *jobs_suite(void)
     tcase_add_test(tc, others_see_the_job_but_not_its_secrets_or_logs);
     tcase_add_test(tc, members_read_their_own_jobs_unless_the_tenant_shares_them);
     tcase_add_test(tc, retried_submit_and_busy_project);
+    tcase_add_test(tc, a_submit_answers_the_job_as_read);
     tcase_add_test(tc, workers_show_in_metrics);
     suite_add_tcase(s, tc);
     return s;
