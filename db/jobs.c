@@ -29,19 +29,19 @@
  * row finds its place in the queue, CLUSTER, EFF and ARRAY_COLS its cluster's
  * name, its efficiency and its array and dependency fields.
  */
-#define JOB_COLS_OF(POS, CLUSTER, EFF, ARRAY_COLS)                                                \
-    "j.id, t.slug AS tenant, p.slug AS project, j.username AS \"user\", j.name, j.state,"        \
-    " j.reason, j.priority, j.preemptible, " CLUSTER " AS cluster, j.backend_job_id,"            \
-    " json_build_object('gpus', j.gpus, 'gpu_type', j.gpu_type, 'cpus', j.cpus,"                  \
-    "   'memory_gib', j.memory_gib, 'nodes', j.nodes, 'time_limit_minutes',"                      \
-    "   j.time_limit_minutes) AS resources,"                                                      \
-    " j.image, j.image_digest, j.command, j.script, j.env, j.submitted_at, j.admitted_at, j.started_at,"          \
-    " j.finished_at, j.exit_code, j.preemption_count,"                                            \
-    " CASE WHEN j.state = 'queued' THEN " POS " END AS queue_position,"                           \
-    " j.estimated_start, j.stop_requested, to_json(j.gpu_indexes) AS gpu_indexes, j.mounts,"    \
+#define JOB_COLS_OF(POS, CLUSTER, EFF, ARRAY_COLS)                                                 \
+    "j.id, t.slug AS tenant, p.slug AS project, j.username AS \"user\", j.name, j.state,"          \
+    " j.reason, j.priority, j.preemptible, " CLUSTER " AS cluster, j.backend_job_id,"              \
+    " json_build_object('gpus', j.gpus, 'gpu_type', j.gpu_type, 'cpus', j.cpus,"                   \
+    "   'memory_gib', j.memory_gib, 'nodes', j.nodes, 'time_limit_minutes',"                       \
+    "   j.time_limit_minutes) AS resources,"                                                       \
+    " j.image, j.image_digest, j.command, j.script, j.env, j.submitted_at, j.admitted_at,"         \
+    " j.started_at, j.finished_at, j.exit_code, j.preemption_count,"                               \
+    " CASE WHEN j.state = 'queued' THEN " POS " END AS queue_position,"                            \
+    " j.estimated_start, j.stop_requested, to_json(j.gpu_indexes) AS gpu_indexes, j.mounts,"       \
     " j.kind, " EFF " AS efficiency," ARRAY_COLS "," JOB_TIMES
-#define JOB_COLS_AT(POS)                                                                          \
-    JOB_COLS_OF(POS, "(SELECT name FROM clusters WHERE id = j.cluster_id)",                       \
+#define JOB_COLS_AT(POS)                                                                           \
+    JOB_COLS_OF(POS, "(SELECT name FROM clusters WHERE id = j.cluster_id)",                        \
                 "aidc_job_efficiency(j.id)", DB_JOBARRAY_COLS)
 /*
  * A job just inserted has no cluster, no efficiency, no array and no
@@ -51,12 +51,12 @@
  * (aidc_job_efficiency alone: 100 us a call in a burst of submits). The
  * efficiency is what aidc_job_efficiency answers for a job without figures.
  */
-#define JOB_NO_EFFICIENCY                                                                         \
-    "json_build_object('gpu_util_avg', NULL, 'gpu_util_peak', NULL, 'gpu_mem_peak_gib', NULL,"    \
+#define JOB_NO_EFFICIENCY                                                                          \
+    "json_build_object('gpu_util_avg', NULL, 'gpu_util_peak', NULL, 'gpu_mem_peak_gib', NULL,"     \
     " 'cpu_efficiency', NULL, 'mem_peak_gib', NULL, 'mem_efficiency', NULL)"
-#define JOB_COLS_NEW(POS)                                                                         \
-    JOB_COLS_OF(POS, "NULL::text", JOB_NO_EFFICIENCY,                                             \
-                " j.array_parent, j.array_index, NULL::json AS \"array\","                       \
+#define JOB_COLS_NEW(POS)                                                                          \
+    JOB_COLS_OF(POS, "NULL::text", JOB_NO_EFFICIENCY,                                              \
+                " j.array_parent, j.array_index, NULL::json AS \"array\","                         \
                 " NULL::json AS array_tasks, '[]'::json AS depends_on")
 #define JOB_COLS JOB_COLS_AT("aidc_queue_position(j.id)")
 
@@ -80,7 +80,8 @@ static const struct db_stmt st_insert = {
      * the admitter made every answer count its whole backlog */
     " SELECT " JOB_COLS_NEW("aidc_queue_position_at(j.gpu_type, j.queue_rank, j.submitted_at,"
                             " j.id, 300)") ", t.number AS _tenant_number"
-    " FROM j JOIN tenants t ON t.id = j.tenant_id JOIN projects p ON p.id = j.project_id",
+                                           " FROM j JOIN tenants t ON t.id = j.tenant_id JOIN "
+                                           "projects p ON p.id = j.project_id",
     23};
 static const struct db_stmt st_get = {
     "job_get",

@@ -211,36 +211,40 @@ START_TEST(a_position_counts_right_without_its_nearest_mark)
 END_TEST
 
 /*
- * How much of an index (what: idx_scan, the times it was read, or
- * idx_tup_read, the entries) was read while sql ran, and sql's one number.
- * A superuser's own connection to the test database, so that its statistics
- * are flushed on demand (pg_stat_force_next_flush: at the idle point after the
- * statement) and read back in order.
+ * How much of an index (entries false: the times it was read, idx_scan; true:
+ * the entries read, idx_tup_read) was read while sql ran with its one
+ * parameter arg (or none: NULL), and sql's one number. A superuser's own
+ * connection to the test database, so that its statistics are flushed on
+ * demand (pg_stat_force_next_flush: at the idle point after the statement)
+ * and read back in order.
  */
-static long index_reads(const char *index, const char *what, const char *sql, long *value)
+static long index_reads(const char *index, bool entries, const char *sql, const char *arg,
+                        long *value)
 {
     PGconn *c = harness_super_connect(&srv);
     ck_assert_ptr_nonnull(c);
     const char *flush = "SELECT pg_stat_force_next_flush()";
-    char *scans =
-        xasprintf("SELECT %s FROM pg_stat_user_indexes WHERE indexrelname = '%s'", what, index);
+    const char *scans = "SELECT CASE WHEN $2::bool THEN idx_tup_read ELSE idx_scan END"
+                        " FROM pg_stat_user_indexes WHERE indexrelname = $1";
     const char *steps[] = {flush, scans, sql, flush, scans};
+    const char *scan_args[2] = {index, entries ? "true" : "false"};
     long got[5] = {0};
     for (int i = 0; i < 5; i++) {
-        PGresult *r = PQexec(c, steps[i]);
+        int n = steps[i] == scans ? 2 : steps[i] == sql && arg ? 1 : 0;
+        PGresult *r =
+            PQexecParams(c, steps[i], n, NULL, steps[i] == scans ? scan_args : &arg, NULL, NULL, 0);
         ck_assert_msg(PQresultStatus(r) == PGRES_TUPLES_OK, "%s: %s", steps[i], PQerrorMessage(c));
         got[i] = PQgetisnull(r, 0, 0) ? 0 : strtol(PQgetvalue(r, 0, 0), NULL, 10);
         PQclear(r);
     }
     PQfinish(c);
-    free(scans);
     *value = got[2];
     return got[4] - got[1];
 }
 
 static long mark_looks(const char *sql, long *value)
 {
-    return index_reads("queue_marks_pos", "idx_scan", sql, value);
+    return index_reads("queue_marks_pos", false, sql, NULL, value);
 }
 
 START_TEST(a_job_behind_the_last_mark_looks_at_one_mark)
@@ -286,16 +290,14 @@ START_TEST(a_submit_answer_counts_no_further_than_300_past_its_mark)
                                   " ORDER BY queue_rank DESC, submitted_at DESC, id DESC LIMIT 1",
                                   0, NULL);
     ck_assert_ptr_nonnull(last);
-    char *sql = xasprintf("SELECT coalesce(" SUBMIT_LOOKUP ", 0) FROM jobs q WHERE id = '%s'", last);
     long pos = -1;
-    long read = index_reads("jobs_queue", "idx_tup_read", sql, &pos);
-    free(sql);
+    long read =
+        index_reads("jobs_queue", true,
+                    "SELECT coalesce(" SUBMIT_LOOKUP ", 0) FROM jobs q WHERE id = $1", last, &pos);
     ck_assert_int_eq(pos, 0);
     ck_assert_msg(read > 0 && read <= 310, "the answer's count read %ld entries of jobs_queue",
                   read);
-    sql = xasprintf("SELECT aidc_queue_position('%s')", last);
-    read = index_reads("jobs_queue", "idx_tup_read", sql, &pos);
-    free(sql);
+    read = index_reads("jobs_queue", true, "SELECT aidc_queue_position($1)", last, &pos);
     free(last);
     ck_assert_int_eq(pos, 1450);
     ck_assert_msg(read >= 449, "the read's count read %ld entries of jobs_queue", read);
