@@ -189,9 +189,7 @@ static int check_quotas(struct req *rq, struct resp *rs, const struct jobspec *j
                         const char *project_id)
 {
     struct db_quota_rows t = {0}, p = {0};
-    int e = db_quota_tenant_get(rq->db, rq->tenant.id, &t);
-    if (!e)
-        e = db_quota_project_get(rq->db, project_id, &p);
+    int e = db_quota_both_get(rq->db, rq->tenant.id, project_id, &t, &p);
     if (!e) {
         check_limits(rs, &t, js, &tenant_limits);
         check_limits(rs, &p, js, &project_limits);

@@ -19,6 +19,14 @@ static const struct db_stmt st_project_get = {
     "SELECT resource, \"limit\"::text FROM project_quotas WHERE project_id = $1::uuid"
     " ORDER BY resource",
     1};
+/* both of a submit's quotas in one round trip: the tenant's rows, then the project's */
+static const struct db_stmt st_both_get = {
+    "quota_both_get",
+    "SELECT resource, guaranteed::text, \"limit\"::text, true AS of_tenant FROM tenant_quotas"
+    " WHERE tenant_id = $1::uuid"
+    " UNION ALL SELECT resource, \"limit\"::text, NULL, false FROM project_quotas"
+    " WHERE project_id = $2::uuid ORDER BY of_tenant DESC, resource",
+    2};
 
 /* when the spaces behind a figure were measured (the oldest of them), whether whole */
 #define MEASURED                                                                                   \
@@ -100,16 +108,18 @@ static const struct db_stmt st_capacity = {
     "            ON c.resource = k.resource",
     1};
 
-const struct db_stmt *const db_quotas_stmts[] = {&st_tenant_get, &st_project_get, &st_usage,
-                                                 &st_tenant_put, &st_project_put, &st_lock,
-                                                 &st_capacity,   NULL};
+const struct db_stmt *const db_quotas_stmts[] = {&st_tenant_get, &st_project_get, &st_both_get,
+                                                 &st_usage,      &st_tenant_put,  &st_project_put,
+                                                 &st_lock,       &st_capacity,    NULL};
 
 /*
  * The amounts statements hand out: st_tenant_get (guaranteed, limit),
  * st_usage (used, borrowed) and st_capacity (others' guarantees, capacity)
- * a resource and two amounts; st_project_get (limit) one.
+ * a resource and two amounts; st_project_get (limit) one; st_both_get either,
+ * and whose (C_OF_TENANT).
  */
 enum { C_RESOURCE, C_FIRST, C_SECOND, C_MEASURED_AT, C_COMPLETE };
+enum { C_OF_TENANT = C_MEASURED_AT };
 
 /* Row i of r: its resource and amounts (second NULL: the statement has one). */
 static int amounts(const PGresult *r, int i, char *resource, double *first, double *second)
@@ -122,6 +132,20 @@ static int amounts(const PGresult *r, int i, char *resource, double *first, doub
     return e;
 }
 
+/* Rows [from, to) of r into out: a tenant's (guaranteed, limit) or a project's (limit). */
+static int read_rows(const PGresult *r, int from, int to, bool tenant, struct db_quota_rows *out)
+{
+    int e = 0;
+    out->v = xcalloc((size_t)(to - from) + 1, sizeof *out->v);
+    for (int i = from; !e && i < to; i++) {
+        struct db_quota_row *q = &out->v[out->n];
+        e = tenant ? amounts(r, i, q->resource, &q->guaranteed, &q->limit)
+                   : amounts(r, i, q->resource, &q->limit, NULL);
+        out->n += !e;
+    }
+    return e;
+}
+
 static int quota_rows(struct db *db, const struct db_stmt *st, const char *id, bool tenant,
                       struct db_quota_rows *out)
 {
@@ -131,14 +155,7 @@ static int quota_rows(struct db *db, const struct db_stmt *st, const char *id, b
     PGresult *r = db_query(db, st, p, &e);
     if (!r)
         return e;
-    int n = PQntuples(r);
-    out->v = xcalloc((size_t)n + 1, sizeof *out->v);
-    for (int i = 0; !e && i < n; i++) {
-        struct db_quota_row *q = &out->v[i];
-        e = tenant ? amounts(r, i, q->resource, &q->guaranteed, &q->limit)
-                   : amounts(r, i, q->resource, &q->limit, NULL);
-        out->n += !e;
-    }
+    e = read_rows(r, 0, PQntuples(r), tenant, out);
     PQclear(r);
     return e;
 }
@@ -151,6 +168,26 @@ int db_quota_tenant_get(struct db *db, const char *tenant_id, struct db_quota_ro
 int db_quota_project_get(struct db *db, const char *project_id, struct db_quota_rows *out)
 {
     return quota_rows(db, &st_project_get, project_id, false, out);
+}
+
+int db_quota_both_get(struct db *db, const char *tenant_id, const char *project_id,
+                      struct db_quota_rows *tenant, struct db_quota_rows *project)
+{
+    const char *p[2] = {tenant_id, project_id};
+    int e;
+    memset(tenant, 0, sizeof *tenant);
+    memset(project, 0, sizeof *project);
+    PGresult *r = db_query(db, &st_both_get, p, &e);
+    if (!r)
+        return e;
+    int n = PQntuples(r), split = 0;
+    while (split < n && pgcol_bool(r, split, C_OF_TENANT))
+        split++;
+    e = read_rows(r, 0, split, true, tenant);
+    if (!e)
+        e = read_rows(r, split, n, false, project);
+    PQclear(r);
+    return e;
 }
 
 void db_quota_rows_free(struct db_quota_rows *rows)

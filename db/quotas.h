@@ -61,6 +61,9 @@ struct db_quota_capacities {
 int db_quota_tenant_get(struct db *db, const char *tenant_id, struct db_quota_rows *out);
 /* A project's quota (limits only). */
 int db_quota_project_get(struct db *db, const char *project_id, struct db_quota_rows *out);
+/* Both of them in one round trip (a submit's checks): tenant_id's and project_id's. */
+int db_quota_both_get(struct db *db, const char *tenant_id, const char *project_id,
+                      struct db_quota_rows *tenant, struct db_quota_rows *project);
 void db_quota_rows_free(struct db_quota_rows *rows);
 /*
  * What a tenant (project_id NULL) or a project uses now: admitted jobs' GPUs
