@@ -34,6 +34,7 @@
 #define N_OF(a) (sizeof(a) / sizeof((a)[0]))
 #define MIB     ((size_t)1024 * 1024)
 #define JOBS    "/api/v1/tenants/acme/jobs"
+#define SMALL   "/api/v1/tenants/small/jobs"
 #define NO_JOB  "6f1c2a8e-1d0b-4a7e-9a51-3c2b7d4e5f60"
 
 /* A valid submission's fields (the controls prove it is accepted). */
@@ -486,41 +487,30 @@ START_TEST(impossible_submissions_are_422)
 {
     long before = jobs_count();
     run_cases(JOBS, impossible_acme, N_OF(impossible_acme), 422);
-    run_cases("/api/v1/tenants/small/jobs", impossible_small, N_OF(impossible_small), 422);
+    run_cases(SMALL, impossible_small, N_OF(impossible_small), 422);
     run_cases("/api/v1/tenants/rival/jobs", impossible_rival, N_OF(impossible_rival), 422);
-    /* whose limit it was: the project's (capped: a100 limit 1) or the tenant's (small: 2) -
-     * both quotas come in one statement (db_quota_both_get) and must not be mixed */
-    static const struct {
-        const char *path, *body, *code, *limit;
-    } whose[] = {
-        {JOBS, "{\"project\":\"capped\",\"name\":\"j\",\"command\":[\"true\"],\"gpus\":2," G "}",
-         "quota.limit_exceeded.project_gpus", "1"},
-        {JOBS, "{\"project\":\"capped\",\"name\":\"j\",\"command\":[\"true\"],\"cpus\":3}",
-         "quota.limit_exceeded.project_cpus", "2"},
-        {"/api/v1/tenants/small/jobs",
-         "{\"project\":\"tiny\",\"name\":\"j\",\"command\":[\"true\"],\"gpus\":3," G "}",
-         "quota.limit_exceeded.tenant_gpus", "2"},
-        {"/api/v1/tenants/small/jobs",
-         "{\"project\":\"tiny\",\"name\":\"j\",\"command\":[\"true\"],\"memory_gib\":65}",
-         "quota.limit_exceeded.tenant_memory", "64"},
-    };
+    /* whose limit a refusal names: both quotas come in one statement (db_quota_both_get) */
+#define WHOSE(p, x) "{\"project\":\"" p "\",\"name\":\"j\",\"command\":[\"true\"]," x "}"
+    static const char *const whose[][4] = {
+        {JOBS, WHOSE("capped", "\"gpus\":2," G), "quota.limit_exceeded.project_gpus", "1"},
+        {JOBS, WHOSE("capped", "\"cpus\":3"), "quota.limit_exceeded.project_cpus", "2"},
+        {SMALL, WHOSE("tiny", "\"gpus\":3," G), "quota.limit_exceeded.tenant_gpus", "2"},
+        {SMALL, WHOSE("tiny", "\"memory_gib\":65"), "quota.limit_exceeded.tenant_memory", "64"}};
     for (size_t i = 0; i < N_OF(whose); i++) {
         struct http_res w;
-        soft_send_json("POST", whose[i].path, ADM, whose[i].body, strlen(whose[i].body), &w);
+        soft_send_json("POST", whose[i][0], ADM, whose[i][1], strlen(whose[i][1]), &w);
         const json_t *e0 = json_array_get(json_object_get(w.json, "errors"), 0);
         const char *code = json_string_value(json_object_get(e0, "code"));
-        const json_t *lim = json_object_get(json_object_get(e0, "params"), "limit");
-        char limit[32] = "";
-        if (json_is_number(lim))
-            snprintf(limit, sizeof limit, "%g", json_number_value(lim));
-        soft(w.status == 422 && code && strcmp(code, whose[i].code) == 0 &&
-                 strcmp(limit, whose[i].limit) == 0,
-             "%s: %ld, %s (limit %s), expected %s (limit %s)", soft_shows(whose[i].body), w.status,
-             code ? code : "no code", limit, whose[i].code, whose[i].limit);
+        char lim[32]; /* json_object_get of NULL is NULL, json_number_value of it 0 */
+        snprintf(lim, sizeof lim, "%g",
+                 json_number_value(json_object_get(json_object_get(e0, "params"), "limit")));
+        soft(w.status == 422 && code && !strcmp(code, whose[i][2]) && !strcmp(lim, whose[i][3]),
+             "%s: %ld, %s (limit %s), expected %s (limit %s)", soft_shows(whose[i][1]), w.status,
+             code ? code : "no code", lim, whose[i][2], whose[i][3]);
         http_res_free(&w);
     }
     /* at the limits of small it is possible: the 422s above are the limits, not the body */
-    ok_submit("small at its limits", "/api/v1/tenants/small/jobs",
+    ok_submit("small at its limits", SMALL,
               strdup("{\"project\":\"tiny\",\"name\":\"j\",\"command\":[\"true\"],\"gpus\":2," G
                      ",\"cpus\":4,\"memory_gib\":32}"));
     before++;
