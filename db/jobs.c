@@ -80,8 +80,7 @@ static const struct db_stmt st_insert = {
      * the admitter made every answer count its whole backlog */
     " SELECT " JOB_COLS_NEW("aidc_queue_position_at(j.gpu_type, j.queue_rank, j.submitted_at,"
                             " j.id, 300)") ", t.number AS _tenant_number"
-                                           " FROM j JOIN tenants t ON t.id = j.tenant_id JOIN "
-                                           "projects p ON p.id = j.project_id",
+    " FROM j JOIN tenants t ON t.id = j.tenant_id JOIN projects p ON p.id = j.project_id",
     23};
 static const struct db_stmt st_get = {
     "job_get",
