@@ -185,11 +185,10 @@ static void check_limits(struct resp *rs, const struct db_quota_rows *q, const s
                           json_pack("{s:s}", "gpu_type", js->gpu_type));
 }
 
-static int check_quotas(struct req *rq, struct resp *rs, const struct jobspec *js,
-                        const char *project_id)
+static int check_quotas(struct req *rq, struct resp *rs, const struct jobspec *js)
 {
     struct db_quota_rows t = {0}, p = {0};
-    int e = db_quota_both_get(rq->db, rq->tenant.id, project_id, &t, &p);
+    int e = db_quota_both_get(rq->db, rq->tenant.id, js->project, &t, &p);
     if (!e) {
         check_limits(rs, &t, js, &tenant_limits);
         check_limits(rs, &p, js, &project_limits);
@@ -249,6 +248,15 @@ static const char *or_empty(const char *s)
     return s ? s : "";
 }
 
+/* The images image may name, read (m) or sent ahead (m NULL: db_prefetch). */
+static int image_matches(struct req *rq, const struct imgref *ref, struct db_image_matches *m)
+{
+    const char *tag = ref->tag[0] ? ref->tag : NULL, *digest = ref->digest[0] ? ref->digest : NULL,
+               *host = ref->host[0] ? ref->host : NULL;
+    return m ? db_image_matches(rq->db, rq->tenant.id, ref->repository, tag, digest, host, m)
+             : db_image_matches_prefetch(rq->db, rq->tenant.id, ref->repository, tag, digest, host);
+}
+
 static int resolve_image(struct req *rq, struct resp *rs, const char *image, struct resolved *out)
 {
     struct imgref ref;
@@ -258,8 +266,7 @@ static int resolve_image(struct req *rq, struct resp *rs, const char *image, str
         return api_fail_fields(rs);
     }
     struct db_image_matches m = {0};
-    int e = db_image_matches(rq->db, rq->tenant.id, ref.repository, ref.tag[0] ? ref.tag : NULL,
-                             ref.digest[0] ? ref.digest : NULL, ref.host[0] ? ref.host : NULL, &m);
+    int e = image_matches(rq, &ref, &m);
     if (e) {
         db_image_matches_free(&m);
         return e;
@@ -367,7 +374,18 @@ int api_job_submit_spec(struct req *rq, struct resp *rs, const struct jobspec *j
         return api_problem(rs, PROBLEM_JOB_TENANT_SUSPENDED,
                            json_pack("{s:s}", "tenant", rq->tenant.slug));
     char project_id[37] = "", cluster_id[37] = "";
-    int e = db_project_id(rq->db, rq->tenant.id, js->project, project_id);
+    /* the checks' reads travel with the project's: one round trip for them all */
+    struct imgref ref;
+    char err[256];
+    int e = js->image && imgref_parse(js->image, &ref, err, sizeof err)
+                ? image_matches(rq, &ref, NULL)
+                : 0; /* a reference that does not parse is refused below */
+    if (!e)
+        e = db_cluster_candidates_prefetch(rq->db, js->gpu_type);
+    if (!e)
+        e = db_quota_both_prefetch(rq->db, rq->tenant.id, js->project);
+    if (!e)
+        e = db_project_id(rq->db, rq->tenant.id, js->project, project_id);
     if (e == AIDC_ENOTFOUND) {
         api_field_problem(
             rs, "project", PROBLEM_JOB_PROJECT_UNKNOWN,
@@ -382,7 +400,7 @@ int api_job_submit_spec(struct req *rq, struct resp *rs, const struct jobspec *j
     if (!e)
         e = check_clusters(rq, rs, js, cluster_id);
     if (!e)
-        e = check_quotas(rq, rs, js, project_id);
+        e = check_quotas(rq, rs, js);
     struct jobarray ja;
     if (!e)
         e = api_jobarray_check(rq, rs, js->array, js->depends_on, kind, &ja);
@@ -396,7 +414,7 @@ int api_job_submit_spec(struct req *rq, struct resp *rs, const struct jobspec *j
         hold.memory_gib *= ja.max_parallel;
         e = check_clusters(rq, rs, &hold, cluster_id);
         if (!e)
-            e = check_quotas(rq, rs, &hold, project_id);
+            e = check_quotas(rq, rs, &hold);
     }
     json_t *out = NULL;
     if (!e) {

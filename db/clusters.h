@@ -89,6 +89,8 @@ struct db_cluster_candidates {
  * run, by name. Free with db_cluster_candidates_free (also after a failure).
  */
 int db_cluster_candidates(struct db *db, const char *gpu_type, struct db_cluster_candidates *out);
+/* Send db_cluster_candidates' statement ahead (db_prefetch). */
+int db_cluster_candidates_prefetch(struct db *db, const char *gpu_type);
 void db_cluster_candidates_free(struct db_cluster_candidates *c);
 
 extern const struct db_stmt *const db_clusters_stmts[];

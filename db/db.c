@@ -12,6 +12,7 @@
 #include "dbint.h"
 #include "dbstats.h"
 #include "pgerr.h"
+#include "prefetch.h"
 #include "readctx.h"
 
 #include "../lib/clock.h"
@@ -65,6 +66,7 @@ struct db *db_open(const char *url, const char *application_name)
 
 static void ctx_clear(struct db *db)
 {
+    prefetch_clear(db);
     for (int i = 0; i < NCTX; i++) {
         free(db->ctxp[i]);
         db->ctxp[i] = NULL;
@@ -92,6 +94,7 @@ void dbint_drop_conn(struct db *db)
     db->conn = NULL;
     db->up = false;
     db->npending = 0;
+    prefetch_clear(db);
     ptrset_clear(&db->prepared);
     readctx_conn_lost(db);
     db->tx_failed = false;
@@ -214,6 +217,10 @@ int dbint_drain(struct db *db, PGresult **want)
                 }
                 if (k == PEND_WANT && want && !*want) {
                     *want = r;
+                    continue;
+                }
+                if (k == PEND_KEEP) {
+                    prefetch_answered(db, i, r);
                     continue;
                 }
             } else if (st == PGRES_PIPELINE_ABORTED) {
@@ -552,6 +559,8 @@ static int query_once(struct db *db, const struct db_stmt *stmt, const char *con
     int e = db->scope_lost ? AIDC_EUNAVAIL : dbint_ensure_up(db);
     if (!e && db->in_tx && db->tx_failed)
         e = db->tx_err ? db->tx_err : AIDC_EINTERNAL;
+    if (!e && db->nkept && (e = prefetch_take(db, stmt, params, r)) == 0 && *r)
+        return 0;
     if (!e && db->in_tx && db->autoctx && !db->txpool) {
         e = readctx_query(db, stmt, params, r);
         if (e != READCTX_IN_TWO)
@@ -658,6 +667,7 @@ static bool end_autoctx(struct db *db)
 
 int db_commit(struct db *db)
 {
+    prefetch_clear(db); /* kept answers belong to the scope */
     db->reopen = false; /* queued statements of an unanswered batch are gone too */
     if (db->scope_lost) {
         db->scope_lost = false;
@@ -698,6 +708,7 @@ void db_commit_nowait(struct db *db)
         (void)db_commit(db);
         return;
     }
+    prefetch_clear(db);
     db->scope_lost = false;
     db->reopen = false;
     if (!db->in_tx || end_autoctx(db))
@@ -722,6 +733,7 @@ void db_commit_nowait(struct db *db)
 
 void db_rollback(struct db *db)
 {
+    prefetch_clear(db);
     db->scope_lost = false;
     db->reopen = false;
     if (end_autoctx(db))

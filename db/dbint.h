@@ -22,10 +22,20 @@ enum pend_kind {
     PEND_CTX,   /* the context statement: its row says whether the actor is current */
     PEND_PREP,  /* a Prepare sent just before the statement's first use on this connection:
                    its errors count as that statement's (the next entry) */
+    PEND_KEEP,  /* a prefetched statement (prefetch.h): its answer is kept; errors as CHECK */
 };
 
 #define MAX_PENDING  64
 #define MAX_CHANNELS 4
+#define MAX_KEPT     4
+
+/* A prefetched statement of the open transaction (prefetch.h). */
+struct db_kept {
+    const struct db_stmt *stmt; /* NULL: taken, or never used */
+    char **params;              /* copies of its parameters; NULL ones are SQL NULL */
+    PGresult *r;                /* its answer, once read */
+    bool sent;                  /* in flight: the next drain reads its answer */
+};
 
 struct readctx;
 
@@ -67,6 +77,9 @@ struct db {
     enum pend_kind pending[MAX_PENDING];
     const struct db_stmt *pend_stmt[MAX_PENDING]; /* PEND_PREP: which statement */
     int npending;
+    signed char pend_kept[MAX_PENDING]; /* PEND_KEEP: which kept slot */
+    struct db_kept kept[MAX_KEPT];
+    int nkept;
     struct ptrset prepared; /* statements prepared on this connection */
     struct readctx *readctx; /* readctx.c: the session's read context, the wrapped reads */
     struct db_error last;

@@ -183,5 +183,8 @@ struct db_image_matches {
 int db_image_matches(struct db *db, const char *tenant_id, const char *repository, const char *tag,
                      const char *digest, const char *host, struct db_image_matches *out);
 void db_image_matches_free(struct db_image_matches *m);
+/* Send db_image_matches' statement ahead (db_prefetch). */
+int db_image_matches_prefetch(struct db *db, const char *tenant_id, const char *repository,
+                              const char *tag, const char *digest, const char *host);
 
 #endif

@@ -19,13 +19,16 @@ static const struct db_stmt st_project_get = {
     "SELECT resource, \"limit\"::text FROM project_quotas WHERE project_id = $1::uuid"
     " ORDER BY resource",
     1};
-/* both of a submit's quotas in one round trip: the tenant's rows, then the project's */
+/* both of a submit's quotas in one statement: the tenant's rows, then the project's
+ * (named as the submit names it, so that it can go before the project's id is known) */
 static const struct db_stmt st_both_get = {
     "quota_both_get",
     "SELECT resource, guaranteed::text, \"limit\"::text, true AS of_tenant FROM tenant_quotas"
     " WHERE tenant_id = $1::uuid"
-    " UNION ALL SELECT resource, \"limit\"::text, NULL, false FROM project_quotas"
-    " WHERE project_id = $2::uuid ORDER BY of_tenant DESC, resource",
+    " UNION ALL SELECT q.resource, q.\"limit\"::text, NULL, false FROM project_quotas q"
+    " JOIN projects p ON p.id = q.project_id"
+    " WHERE p.tenant_id = $1::uuid AND p.slug = $2 AND p.deleted_at IS NULL"
+    " ORDER BY of_tenant DESC, resource",
     2};
 
 /* when the spaces behind a figure were measured (the oldest of them), whether whole */
@@ -170,10 +173,16 @@ int db_quota_project_get(struct db *db, const char *project_id, struct db_quota_
     return quota_rows(db, &st_project_get, project_id, false, out);
 }
 
-int db_quota_both_get(struct db *db, const char *tenant_id, const char *project_id,
+int db_quota_both_prefetch(struct db *db, const char *tenant_id, const char *project_slug)
+{
+    const char *p[2] = {tenant_id, project_slug};
+    return db_prefetch(db, &st_both_get, p);
+}
+
+int db_quota_both_get(struct db *db, const char *tenant_id, const char *project_slug,
                       struct db_quota_rows *tenant, struct db_quota_rows *project)
 {
-    const char *p[2] = {tenant_id, project_id};
+    const char *p[2] = {tenant_id, project_slug};
     int e;
     memset(tenant, 0, sizeof *tenant);
     memset(project, 0, sizeof *project);

@@ -61,9 +61,12 @@ struct db_quota_capacities {
 int db_quota_tenant_get(struct db *db, const char *tenant_id, struct db_quota_rows *out);
 /* A project's quota (limits only). */
 int db_quota_project_get(struct db *db, const char *project_id, struct db_quota_rows *out);
-/* Both of them in one round trip (a submit's checks): tenant_id's and project_id's. */
-int db_quota_both_get(struct db *db, const char *tenant_id, const char *project_id,
+/* Both of them in one statement (a submit's checks): tenant_id's and its project
+ * project_slug's (none for a project that does not exist). */
+int db_quota_both_get(struct db *db, const char *tenant_id, const char *project_slug,
                       struct db_quota_rows *tenant, struct db_quota_rows *project);
+/* Send db_quota_both_get's statement ahead (db_prefetch). */
+int db_quota_both_prefetch(struct db *db, const char *tenant_id, const char *project_slug);
 void db_quota_rows_free(struct db_quota_rows *rows);
 /*
  * What a tenant (project_id NULL) or a project uses now: admitted jobs' GPUs
