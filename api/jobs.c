@@ -253,8 +253,10 @@ static int image_matches(struct req *rq, const struct imgref *ref, struct db_ima
 {
     const char *tag = ref->tag[0] ? ref->tag : NULL, *digest = ref->digest[0] ? ref->digest : NULL,
                *host = ref->host[0] ? ref->host : NULL;
-    return m ? db_image_matches(rq->db, rq->tenant.id, ref->repository, tag, digest, host, m)
-             : db_image_matches_prefetch(rq->db, rq->tenant.id, ref->repository, tag, digest, host);
+    if (m)
+        return db_image_matches(rq->db, rq->tenant.id, ref->repository, tag, digest, host, m);
+    db_image_matches_prefetch(rq->db, rq->tenant.id, ref->repository, tag, digest, host);
+    return 0;
 }
 
 static int resolve_image(struct req *rq, struct resp *rs, const char *image, struct resolved *out)
@@ -377,15 +379,11 @@ int api_job_submit_spec(struct req *rq, struct resp *rs, const struct jobspec *j
     /* the checks' reads travel with the project's: one round trip for them all */
     struct imgref ref;
     char err[256];
-    int e = js->image && imgref_parse(js->image, &ref, err, sizeof err)
-                ? image_matches(rq, &ref, NULL)
-                : 0; /* a reference that does not parse is refused below */
-    if (!e)
-        e = db_cluster_candidates_prefetch(rq->db, js->gpu_type);
-    if (!e)
-        e = db_quota_both_prefetch(rq->db, rq->tenant.id, js->project);
-    if (!e)
-        e = db_project_id(rq->db, rq->tenant.id, js->project, project_id);
+    if (js->image && imgref_parse(js->image, &ref, err, sizeof err)) /* else refused below */
+        (void)image_matches(rq, &ref, NULL);
+    db_cluster_candidates_prefetch(rq->db, js->gpu_type);
+    db_quota_both_prefetch(rq->db, rq->tenant.id, js->project);
+    int e = db_project_id(rq->db, rq->tenant.id, js->project, project_id);
     if (e == AIDC_ENOTFOUND) {
         api_field_problem(
             rs, "project", PROBLEM_JOB_PROJECT_UNKNOWN,

@@ -262,10 +262,10 @@ static int candidate_row(const PGresult *r, int i, struct db_cluster_candidate *
     return e;
 }
 
-int db_cluster_candidates_prefetch(struct db *db, const char *gpu_type)
+void db_cluster_candidates_prefetch(struct db *db, const char *gpu_type)
 {
     const char *p[1] = {gpu_type};
-    return db_prefetch(db, &st_candidates, p);
+    db_prefetch(db, &st_candidates, p);
 }
 
 int db_cluster_candidates(struct db *db, const char *gpu_type, struct db_cluster_candidates *out)

@@ -90,7 +90,7 @@ struct db_cluster_candidates {
  */
 int db_cluster_candidates(struct db *db, const char *gpu_type, struct db_cluster_candidates *out);
 /* Send db_cluster_candidates' statement ahead (db_prefetch). */
-int db_cluster_candidates_prefetch(struct db *db, const char *gpu_type);
+void db_cluster_candidates_prefetch(struct db *db, const char *gpu_type);
 void db_cluster_candidates_free(struct db_cluster_candidates *c);
 
 extern const struct db_stmt *const db_clusters_stmts[];

@@ -249,6 +249,8 @@ int dbint_drain(struct db *db, PGresult **want)
             }
             PQclear(r);
         }
+        if (k == PEND_KEEP)
+            prefetch_done(db, i); /* no answer kept: its query runs as any other */
         if (got == 0 && PQstatus(db->conn) == CONNECTION_BAD) {
             dbint_set_error(db, NULL, "connection lost");
             db->npending = 0;
@@ -635,6 +637,7 @@ int db_exec(struct db *db, const struct db_stmt *stmt, const char *const *params
 
 int db_exec_recover(struct db *db, const struct db_stmt *stmt)
 {
+    prefetch_clear(db);    /* answers from before the savepoint's rollback */
     db->tx_failed = false; /* a failure of stmt itself marks the transaction again */
     db->tx_err = 0;
     return db_exec(db, stmt, NULL);

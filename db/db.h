@@ -165,11 +165,13 @@ PGresult *db_query(struct db *db, const struct db_stmt *stmt, const char *const 
  * Send stmt with params now, inside an open transaction, to travel with the next
  * statement whose answer is awaited; the db_query of the same statement and
  * parameters later in the transaction takes the answer without a round trip of
- * its own (db/prefetch.h). Its error, if any, fails the transaction as a queued
- * statement's would. Elsewhere (no transaction, a read scope, a connection not
- * up) nothing is sent and the query runs when asked. 0 or an aidc_err.
+ * its own (db/prefetch.h). The answer is as of that round trip: prefetch only
+ * what the transaction does not write before reading it. Its error, if any,
+ * fails the transaction as a queued statement's would. Elsewhere (no
+ * transaction, a read scope, a connection not up) or when it cannot be sent,
+ * nothing is kept and the query runs when asked.
  */
-int db_prefetch(struct db *db, const struct db_stmt *stmt, const char *const *params);
+void db_prefetch(struct db *db, const struct db_stmt *stmt, const char *const *params);
 /* Like db_query, for statements returning nothing of interest: 0 or an error. */
 int db_exec(struct db *db, const struct db_stmt *stmt, const char *const *params);
 /*

@@ -577,11 +577,11 @@ int db_image_resolve(struct db *db, const char *tenant_id, const char *repositor
     return query(db, &st_img_resolve, p, out);
 }
 
-int db_image_matches_prefetch(struct db *db, const char *tenant_id, const char *repository,
-                              const char *tag, const char *digest, const char *host)
+void db_image_matches_prefetch(struct db *db, const char *tenant_id, const char *repository,
+                               const char *tag, const char *digest, const char *host)
 {
     const char *p[5] = {tenant_id, repository, tag, digest, host};
-    return db_prefetch(db, &st_img_resolve, p);
+    db_prefetch(db, &st_img_resolve, p);
 }
 
 void db_image_matches_free(struct db_image_matches *m)

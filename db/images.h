@@ -184,7 +184,7 @@ int db_image_matches(struct db *db, const char *tenant_id, const char *repositor
                      const char *digest, const char *host, struct db_image_matches *out);
 void db_image_matches_free(struct db_image_matches *m);
 /* Send db_image_matches' statement ahead (db_prefetch). */
-int db_image_matches_prefetch(struct db *db, const char *tenant_id, const char *repository,
-                              const char *tag, const char *digest, const char *host);
+void db_image_matches_prefetch(struct db *db, const char *tenant_id, const char *repository,
+                               const char *tag, const char *digest, const char *host);
 
 #endif

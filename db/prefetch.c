@@ -28,26 +28,26 @@ void prefetch_clear(struct db *db)
     db->nkept = 0;
 }
 
-int db_prefetch(struct db *db, const struct db_stmt *stmt, const char *const *params)
+void db_prefetch(struct db *db, const struct db_stmt *stmt, const char *const *params)
 {
     /* only where a later query of the same transaction will look for it */
     if (!db->up || !db->in_tx || db->autoctx || db->tx_failed || db->scope_lost ||
         db->nkept >= MAX_KEPT || db->npending >= MAX_PENDING - 8)
-        return 0;
+        return;
     struct db_kept *k = &db->kept[db->nkept];
     k->stmt = stmt;
     k->params = xcalloc((size_t)stmt->nparams + 1, sizeof *k->params);
     for (int i = 0; i < stmt->nparams; i++)
         k->params[i] = params[i] ? xstrdup(params[i]) : NULL;
-    int e = dbint_send_stmt(db, stmt, params, PEND_KEEP);
-    if (e) {
+    /* a send that fails is the next query's to find: a lost connection is then
+     * replaced as before any statement */
+    if (dbint_send_stmt(db, stmt, params, PEND_KEEP)) {
         forget(k);
-        return e;
+        return;
     }
     db->pend_kept[db->npending - 1] = (signed char)db->nkept; /* the entry just pushed */
     k->sent = true;
     db->nkept++;
-    return 0;
 }
 
 void prefetch_answered(struct db *db, int i, PGresult *r)
@@ -60,6 +60,16 @@ void prefetch_answered(struct db *db, int i, PGresult *r)
     }
     db->kept[slot].r = r;
     db->kept[slot].sent = false;
+}
+
+void prefetch_done(struct db *db, int i)
+{
+    int slot = db->pend_kept[i];
+    if (slot < 0 || slot >= db->nkept || !db->kept[slot].sent)
+        return;
+    db->kept[slot].sent = false;
+    log_warn("prefetched statement %s got no answer: %s", db->kept[slot].stmt->name,
+             db->last.message);
 }
 
 static bool same(const struct db_kept *k, const struct db_stmt *stmt, const char *const *params)
@@ -89,8 +99,9 @@ int prefetch_take(struct db *db, const struct db_stmt *stmt, const char *const *
             return e ? e : AIDC_EUNAVAIL;
     }
     struct db_kept *k = &db->kept[i];
-    *r = k->r; /* taken once: a second query of it runs as any other */
+    *r = k->r; /* taken once: a second query of it runs as any other (as does one that
+                  failed: its query says why) */
     k->r = NULL;
     forget(k);
-    return *r ? 0 : db->tx_err ? db->tx_err : AIDC_EINTERNAL;
+    return 0;
 }

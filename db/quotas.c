@@ -27,7 +27,8 @@ static const struct db_stmt st_both_get = {
     " WHERE tenant_id = $1::uuid"
     " UNION ALL SELECT q.resource, q.\"limit\"::text, NULL, false FROM project_quotas q"
     " JOIN projects p ON p.id = q.project_id"
-    " WHERE p.tenant_id = $1::uuid AND p.slug = $2 AND p.deleted_at IS NULL"
+    " WHERE q.tenant_id = $1::uuid AND p.tenant_id = $1::uuid AND p.slug = $2"
+    " AND p.deleted_at IS NULL"
     " ORDER BY of_tenant DESC, resource",
     2};
 
@@ -173,10 +174,10 @@ int db_quota_project_get(struct db *db, const char *project_id, struct db_quota_
     return quota_rows(db, &st_project_get, project_id, false, out);
 }
 
-int db_quota_both_prefetch(struct db *db, const char *tenant_id, const char *project_slug)
+void db_quota_both_prefetch(struct db *db, const char *tenant_id, const char *project_slug)
 {
     const char *p[2] = {tenant_id, project_slug};
-    return db_prefetch(db, &st_both_get, p);
+    db_prefetch(db, &st_both_get, p);
 }
 
 int db_quota_both_get(struct db *db, const char *tenant_id, const char *project_slug,

@@ -66,7 +66,7 @@ int db_quota_project_get(struct db *db, const char *project_id, struct db_quota_
 int db_quota_both_get(struct db *db, const char *tenant_id, const char *project_slug,
                       struct db_quota_rows *tenant, struct db_quota_rows *project);
 /* Send db_quota_both_get's statement ahead (db_prefetch). */
-int db_quota_both_prefetch(struct db *db, const char *tenant_id, const char *project_slug);
+void db_quota_both_prefetch(struct db *db, const char *tenant_id, const char *project_slug);
 void db_quota_rows_free(struct db_quota_rows *rows);
 /*
  * What a tenant (project_id NULL) or a project uses now: admitted jobs' GPUs

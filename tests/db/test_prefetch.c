@@ -1,10 +1,10 @@
 /*
  * test_prefetch.c - a statement sent ahead (db_prefetch) travels with the next
  * awaited one, and the query of the same statement and parameters takes its
- * answer instead of running again: once, in the same transaction only, never
- * after the connection it was sent on is gone; its failure fails the
- * transaction. Which round trip answered is read off clock_timestamp(): a
- * kept answer is older than a statement run after it was sent.
+ * answer instead of running again: once, in the same transaction only (not
+ * past a savepoint's rollback), never after the connection it was sent on is
+ * gone; its failure fails the transaction. Which round trip answered is read off clock_timestamp():
+ * a kept answer is older than a statement run after it was sent.
  */
 #include "tests/support/harness.h"
 #include "tests/support/suite.h"
@@ -28,6 +28,8 @@ static const struct db_stmt st_when = {
 static const struct db_stmt st_now = {
     "test_prefetch_now", "SELECT (extract(epoch FROM clock_timestamp()) * 1e6)::bigint", 0};
 static const struct db_stmt st_divide = {"test_prefetch_divide", "SELECT 1 / $1::int", 1};
+static const struct db_stmt st_savepoint = {"test_prefetch_savepoint", "SAVEPOINT s", 0};
+static const struct db_stmt st_back = {"test_prefetch_back", "ROLLBACK TO SAVEPOINT s", 0};
 
 static void setup(void)
 {
@@ -57,7 +59,7 @@ static long long ran_at(struct db *d, const struct db_stmt *stmt, const char *pa
 static void prefetch(struct db *d, const char *param)
 {
     const char *p[1] = {param};
-    ck_assert_int_eq(db_prefetch(d, &st_when, p), 0);
+    db_prefetch(d, &st_when, p);
 }
 
 START_TEST(a_kept_answer_comes_from_the_earlier_round_trip_once)
@@ -98,7 +100,7 @@ START_TEST(a_failed_prefetch_fails_the_transaction)
     struct db *d = db_open(srv.app_url, "test_prefetch");
     ck_assert_int_eq(db_begin(d, NULL, false), 0);
     const char *zero[1] = {"0"};
-    ck_assert_int_eq(db_prefetch(d, &st_divide, zero), 0);
+    db_prefetch(d, &st_divide, zero);
     int e = 0;
     PGresult *r = db_query(d, &st_now, NULL, &e);
     ck_assert_ptr_null(r);
@@ -110,6 +112,29 @@ START_TEST(a_failed_prefetch_fails_the_transaction)
     ck_assert_int_ne(db_commit(d), 0);
     ck_assert_int_eq(db_begin(d, NULL, false), 0); /* the next transaction is whole */
     ran_at(d, &st_now, NULL);
+    ck_assert_int_eq(db_commit(d), 0);
+    db_close(d);
+}
+END_TEST
+
+START_TEST(a_savepoint_s_rollback_forgets_what_was_kept)
+{
+    struct db *d = db_open(srv.app_url, "test_prefetch");
+    ck_assert_int_eq(db_begin(d, NULL, false), 0);
+    ck_assert_int_eq(db_exec(d, &st_savepoint, NULL), 0);
+    const char *zero[1] = {"0"};
+    db_prefetch(d, &st_divide, zero);
+    int e = 0;
+    ck_assert_ptr_null(db_query(d, &st_now, NULL, &e));
+    ck_assert_int_eq(db_exec_recover(d, &st_back), 0);
+    PGresult *r = db_query(d, &st_divide, zero, &e); /* runs again, and fails as itself */
+    ck_assert_ptr_null(r);
+    ck_assert_int_eq(e, AIDC_EINVAL);
+    ck_assert_int_eq(db_exec_recover(d, &st_back), 0);
+    prefetch(d, "a"); /* answered, then rolled back to before it */
+    long long between = ran_at(d, &st_now, NULL);
+    ck_assert_int_eq(db_exec_recover(d, &st_back), 0);
+    ck_assert_msg(ran_at(d, &st_when, "a") > between, "an answer from before the rollback");
     ck_assert_int_eq(db_commit(d), 0);
     db_close(d);
 }
@@ -150,7 +175,7 @@ START_TEST(a_prefetch_never_asked_for_ends_with_its_scope)
     ck_assert_int_eq(db_commit(d), 0);
     ck_assert_int_eq(db_begin(d, NULL, false), 0);
     const char *zero[1] = {"0"};
-    ck_assert_int_eq(db_prefetch(d, &st_divide, zero), 0);
+    db_prefetch(d, &st_divide, zero);
     ck_assert_int_ne(db_commit(d), 0); /* ...but its failure still counts */
     long long before = ran_at(d, &st_now, NULL);
     ck_assert_msg(ran_at(d, &st_when, "a") > before, "an answer of an ended scope");
@@ -209,6 +234,7 @@ int main(void)
     tcase_add_test(tc, a_kept_answer_comes_from_the_earlier_round_trip_once);
     tcase_add_test(tc, a_query_answers_its_prefetch_still_in_flight);
     tcase_add_test(tc, a_failed_prefetch_fails_the_transaction);
+    tcase_add_test(tc, a_savepoint_s_rollback_forgets_what_was_kept);
     tcase_add_test(tc, kept_answers_end_with_their_scope);
     tcase_add_test(tc, a_prefetch_never_asked_for_ends_with_its_scope);
     tcase_add_test(tc, a_lost_connection_forgets_what_it_kept);
