@@ -91,6 +91,8 @@ int main(void)
     Suite *s = suite_create("reconnect");
     TCase *tc = tcase_create("reconnect");
     tcase_add_checked_fixture(tc, setup, teardown);
+    /* the fixture makes a database: Check's 4 s default is short on a busy CI machine */
+    tcase_set_timeout(tc, 60);
     tcase_add_test(tc, one_connection_back_lets_the_others_retry_at_once);
     suite_add_tcase(s, tc);
     return suite_run(s);
