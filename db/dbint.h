@@ -77,7 +77,7 @@ struct db {
     enum pend_kind pending[MAX_PENDING];
     const struct db_stmt *pend_stmt[MAX_PENDING]; /* PEND_PREP: which statement */
     int npending;
-    signed char pend_kept[MAX_PENDING]; /* PEND_KEEP: which kept slot */
+    unsigned char pend_kept[MAX_PENDING]; /* PEND_KEEP: which kept slot */
     struct db_kept kept[MAX_KEPT];
     int nkept;
     struct ptrset prepared; /* statements prepared on this connection */

@@ -45,7 +45,7 @@ void db_prefetch(struct db *db, const struct db_stmt *stmt, const char *const *p
         forget(k);
         return;
     }
-    db->pend_kept[db->npending - 1] = (signed char)db->nkept; /* the entry just pushed */
+    db->pend_kept[db->npending - 1] = (unsigned char)db->nkept; /* the entry just pushed */
     k->sent = true;
     db->nkept++;
 }
@@ -53,7 +53,7 @@ void db_prefetch(struct db *db, const struct db_stmt *stmt, const char *const *p
 void prefetch_answered(struct db *db, int i, PGresult *r)
 {
     int slot = db->pend_kept[i];
-    if (slot < 0 || slot >= db->nkept || db->kept[slot].r) { /* never: the list is ours */
+    if (slot >= db->nkept || db->kept[slot].r) { /* never: the list is ours */
         log_error("a prefetched answer without its statement");
         PQclear(r);
         return;
@@ -65,7 +65,7 @@ void prefetch_answered(struct db *db, int i, PGresult *r)
 void prefetch_done(struct db *db, int i)
 {
     int slot = db->pend_kept[i];
-    if (slot < 0 || slot >= db->nkept || !db->kept[slot].sent)
+    if (slot >= db->nkept || !db->kept[slot].sent)
         return;
     db->kept[slot].sent = false;
     log_warn("prefetched statement %s got no answer: %s", db->kept[slot].stmt->name,
