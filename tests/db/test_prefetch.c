@@ -56,6 +56,21 @@ static long long ran_at(struct db *d, const struct db_stmt *stmt, const char *pa
     return at;
 }
 
+/* A connection of this test with a transaction open. */
+static struct db *in_transaction(void)
+{
+    struct db *d = db_open(srv.app_url, "test_prefetch");
+    ck_assert_int_eq(db_begin(d, NULL, false), 0);
+    return d;
+}
+
+/* Commit d's transaction (it must succeed) and close it. */
+static void commit_and_close(struct db *d)
+{
+    ck_assert_int_eq(db_commit(d), 0);
+    db_close(d);
+}
+
 static void prefetch(struct db *d, const char *param)
 {
     const char *p[1] = {param};
@@ -64,8 +79,7 @@ static void prefetch(struct db *d, const char *param)
 
 START_TEST(a_kept_answer_comes_from_the_earlier_round_trip_once)
 {
-    struct db *d = db_open(srv.app_url, "test_prefetch");
-    ck_assert_int_eq(db_begin(d, NULL, false), 0);
+    struct db *d = in_transaction();
     prefetch(d, "a");
     prefetch(d, "b");
     long long between = ran_at(d, &st_now, NULL); /* its round trip answers both */
@@ -77,28 +91,24 @@ START_TEST(a_kept_answer_comes_from_the_earlier_round_trip_once)
     ck_assert_msg(b < between, "b ran again");
     long long again = ran_at(d, &st_when, "a"); /* taken once: now it runs */
     ck_assert_msg(again > c, "a's answer was taken twice");
-    ck_assert_int_eq(db_commit(d), 0);
-    db_close(d);
+    commit_and_close(d);
 }
 END_TEST
 
 START_TEST(a_query_answers_its_prefetch_still_in_flight)
 {
-    struct db *d = db_open(srv.app_url, "test_prefetch");
-    ck_assert_int_eq(db_begin(d, NULL, false), 0);
+    struct db *d = in_transaction();
     long long before = ran_at(d, &st_now, NULL);
     prefetch(d, "a");
     long long a = ran_at(d, &st_when, "a"); /* no round trip between: this one answers it */
     ck_assert_msg(a > before, "an old answer");
-    ck_assert_int_eq(db_commit(d), 0);
-    db_close(d);
+    commit_and_close(d);
 }
 END_TEST
 
 START_TEST(a_failed_prefetch_fails_the_transaction)
 {
-    struct db *d = db_open(srv.app_url, "test_prefetch");
-    ck_assert_int_eq(db_begin(d, NULL, false), 0);
+    struct db *d = in_transaction();
     const char *zero[1] = {"0"};
     db_prefetch(d, &st_divide, zero);
     int e = 0;
@@ -112,15 +122,13 @@ START_TEST(a_failed_prefetch_fails_the_transaction)
     ck_assert_int_ne(db_commit(d), 0);
     ck_assert_int_eq(db_begin(d, NULL, false), 0); /* the next transaction is whole */
     ran_at(d, &st_now, NULL);
-    ck_assert_int_eq(db_commit(d), 0);
-    db_close(d);
+    commit_and_close(d);
 }
 END_TEST
 
 START_TEST(a_savepoint_s_rollback_forgets_what_was_kept)
 {
-    struct db *d = db_open(srv.app_url, "test_prefetch");
-    ck_assert_int_eq(db_begin(d, NULL, false), 0);
+    struct db *d = in_transaction();
     ck_assert_int_eq(db_exec(d, &st_savepoint, NULL), 0);
     const char *zero[1] = {"0"};
     db_prefetch(d, &st_divide, zero);
@@ -135,8 +143,7 @@ START_TEST(a_savepoint_s_rollback_forgets_what_was_kept)
     long long between = ran_at(d, &st_now, NULL);
     ck_assert_int_eq(db_exec_recover(d, &st_back), 0);
     ck_assert_msg(ran_at(d, &st_when, "a") > between, "an answer from before the rollback");
-    ck_assert_int_eq(db_commit(d), 0);
-    db_close(d);
+    commit_and_close(d);
 }
 END_TEST
 
@@ -169,8 +176,7 @@ END_TEST
 
 START_TEST(a_prefetch_never_asked_for_ends_with_its_scope)
 {
-    struct db *d = db_open(srv.app_url, "test_prefetch");
-    ck_assert_int_eq(db_begin(d, NULL, false), 0);
+    struct db *d = in_transaction();
     prefetch(d, "a"); /* in flight at the commit: answered by it, then dropped */
     ck_assert_int_eq(db_commit(d), 0);
     ck_assert_int_eq(db_begin(d, NULL, false), 0);
@@ -219,8 +225,7 @@ START_TEST(a_lost_connection_forgets_what_it_kept)
     long long between = ran_at(d, &st_now, NULL);
     long long a = ran_at(d, &st_when, "a");
     ck_assert_msg(a > between, "an answer of the lost connection");
-    ck_assert_int_eq(db_commit(d), 0);
-    db_close(d);
+    commit_and_close(d);
 }
 END_TEST
 
