@@ -663,6 +663,10 @@ END_TEST
  * (db_prefetch): a namesake's quota in another tenant, or that of a deleted
  * project whose name came back, is never the one it meets.
  */
+#define OWN_QUOTA_JOB                                                                              \
+    "{\"project\":\"%s\",\"name\":\"own-quota\",\"command\":[\"sleep\",\"60\"],\"gpus\":2,"        \
+    "\"gpu_type\":\"a100\"}"
+
 START_TEST(a_submit_meets_its_own_project_s_quota)
 {
     make_tenant("bio");
@@ -673,22 +677,20 @@ START_TEST(a_submit_meets_its_own_project_s_quota)
     jobs_project_quota("chem", "gone", "{\"gpu:a100\":{\"limit\":1}}");
     ck_assert_int_eq(req("DELETE", "/api/v1/tenants/chem/projects/gone", tad, NULL), 204);
     make_project("chem", "gone");
-    static const char *const job =
-        "{\"project\":\"%s\",\"name\":\"own-quota\","
-        "\"command\":[\"sleep\",\"60\"],\"gpus\":2,\"gpu_type\":\"a100\"}";
     static const char *const projects[] = {"mol", "gone"};
     for (int i = 0; i < 4; i++) { /* a member, and a platform admin, who reads every tenant */
         const char *who = i < 2 ? ann : harness_srv.admin_token;
-        char *id = jobs_submit(who, "chem", fmt(job, projects[i % 2])); /* 201, or it fails */
+        char *id =
+            jobs_submit(who, "chem", fmt(OWN_QUOTA_JOB, projects[i % 2])); /* 201, or it fails */
         ck_assert_int_eq(req("POST", fmt("/api/v1/tenants/chem/jobs/%s/cancel", id), who, NULL),
                          202);
         json_decref(jobs_wait(who, "chem", id, "cancelled", 30));
         free(id);
     }
     struct http_res r; /* the namesake's own limit still holds for its own jobs */
-    ck_assert_int_eq(
-        reqj("POST", "/api/v1/tenants/bio/jobs", harness_srv.admin_token, fmt(job, "mol"), &r),
-        422);
+    ck_assert_int_eq(reqj("POST", "/api/v1/tenants/bio/jobs", harness_srv.admin_token,
+                          fmt(OWN_QUOTA_JOB, "mol"), &r),
+                     422);
     ck_assert_ptr_nonnull(strstr(r.body, "gpus"));
     http_res_free(&r);
 }
