@@ -119,7 +119,7 @@ static void *submit_one(void *arg)
 struct sampler {
     atomic_bool stop;
     double max_used, max_borrowed;
-    int samples, errors;
+    int samples, errors, unavailable;
     char last_error[256];
 };
 
@@ -132,7 +132,12 @@ static void *sample_quota(void *arg)
         long st = http_do(&harness_srv, "GET", "/api/v1/tenants/" TENANT "/quota", alice, NULL,
                           NULL, &r);
         json_t *g = json_object_get(json_object_get(r.json, "resources"), "gpu:a100");
-        if (st != 200 || !json_is_number(json_object_get(g, "used"))) {
+        /* a 503 that says to retry (the database took over connect_timeout to let a
+         * thread connect: seen with the sanitizer build on a loaded CI machine) is
+         * no quota figure, right or wrong: the next sample asks again */
+        if (st == 503 && r.body && strstr(r.body, "\"server.database_unavailable\"")) {
+            sm->unavailable++;
+        } else if (st != 200 || !json_is_number(json_object_get(g, "used"))) {
             sm->errors++;
             snprintf(sm->last_error, sizeof sm->last_error, "%ld %s", st, r.body ? r.body : "");
         } else {
@@ -370,7 +375,8 @@ START_TEST(hundred_submits_never_exceed_four_gpus)
 
     ck_assert_msg(sm.errors == 0, "%d quota reads failed, the last: %s", sm.errors,
                   sm.last_error);
-    ck_assert_int_gt(sm.samples, 10);
+    ck_assert_msg(sm.samples > 10 && sm.unavailable <= sm.samples / 10,
+                  "%d quota samples, %d answered 503", sm.samples, sm.unavailable);
     ck_assert_msg(sm.max_used <= NGPUS, "the quota reported %g gpu:a100 in use", sm.max_used);
     ck_assert_msg(sm.max_borrowed == 0, "the quota reported %g gpu:a100 borrowed",
                   sm.max_borrowed);
