@@ -259,16 +259,17 @@ static int image_matches(struct req *rq, const struct imgref *ref, struct db_ima
     return 0;
 }
 
-static int resolve_image(struct req *rq, struct resp *rs, const char *image, struct resolved *out)
+/* What image names, as ref (parsed: whether imgref_parse took it; ref->error says why
+ * not). */
+static int resolve_image(struct req *rq, struct resp *rs, const char *image,
+                         const struct imgref *ref, bool parsed, struct resolved *out)
 {
-    struct imgref ref;
-    char err[256];
-    if (!imgref_parse(image, &ref, err, sizeof err)) {
-        api_field_problem(rs, "image", imgref_problem(ref.error), NULL);
+    if (!parsed) {
+        api_field_problem(rs, "image", imgref_problem(ref->error), NULL);
         return api_fail_fields(rs);
     }
     struct db_image_matches m = {0};
-    int e = image_matches(rq, &ref, &m);
+    int e = image_matches(rq, ref, &m);
     if (e) {
         db_image_matches_free(&m);
         return e;
@@ -379,7 +380,8 @@ int api_job_submit_spec(struct req *rq, struct resp *rs, const struct jobspec *j
     /* the checks' reads travel with the project's: one round trip for them all */
     struct imgref ref;
     char err[256];
-    if (js->image && imgref_parse(js->image, &ref, err, sizeof err)) /* else refused below */
+    bool parsed = js->image && imgref_parse(js->image, &ref, err, sizeof err);
+    if (parsed) /* one that does not parse is refused below */
         (void)image_matches(rq, &ref, NULL);
     db_cluster_candidates_prefetch(rq->db, js->gpu_type);
     db_quota_both_prefetch(rq->db, rq->tenant.id, js->project);
@@ -394,7 +396,7 @@ int api_job_submit_spec(struct req *rq, struct resp *rs, const struct jobspec *j
     if (!e)
         e = mount_spaces(rq, rs, js, NULL);
     if (!e && js->image)
-        e = resolve_image(rq, rs, js->image, &img);
+        e = resolve_image(rq, rs, js->image, &ref, parsed, &img);
     if (!e)
         e = check_clusters(rq, rs, js, cluster_id);
     if (!e)
