@@ -113,7 +113,6 @@ const char *problem_title(int status)
     case MHD_HTTP_UNPROCESSABLE_CONTENT: return "Unprocessable Content";
     case MHD_HTTP_TOO_MANY_REQUESTS: return "Too Many Requests";
     case MHD_HTTP_INTERNAL_SERVER_ERROR: return "Internal Server Error";
-    case MHD_HTTP_NOT_IMPLEMENTED: return "Not Implemented";
     case MHD_HTTP_BAD_GATEWAY: return "Bad Gateway";
     case MHD_HTTP_SERVICE_UNAVAILABLE: return "Service Unavailable";
     default: return status >= 500 ? "Server Error" : "Client Error";

@@ -125,7 +125,7 @@ START_TEST(test_titles)
         {422, "Unprocessable Content"},
         {429, "Too Many Requests"},
         {500, "Internal Server Error"},
-        {501, "Not Implemented"},
+        {501, "Server Error"}, /* aidc answers no 501 of its own */
         {503, "Service Unavailable"},
         {418, "Client Error"},
         {502, "Bad Gateway"},
