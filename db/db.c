@@ -128,6 +128,11 @@ bool db_in_tx(const struct db *db)
     return db->in_tx;
 }
 
+unsigned long db_round_trips(const struct db *db)
+{
+    return db->round_trips;
+}
+
 const struct db_error *db_last_error(const struct db *db)
 {
     return &db->last;
@@ -307,6 +312,7 @@ int dbint_sync_and_drain(struct db *db, PGresult **want)
         dbint_set_error(db, NULL, "cannot flush to the server");
         return dbint_conn_lost(db);
     }
+    db->round_trips++;
     int e = dbint_drain(db, want);
     if (db->up)
         db->batches++;
@@ -753,8 +759,10 @@ void db_rollback(struct db *db)
     if (dbint_send_stmt(db, &st_rollback, NULL, PEND_LAX) == 0) {
         if (!PQpipelineSync(db->conn) || !push(db, PEND_SYNC))
             dbint_conn_lost(db);
-        else
+        else {
+            db->round_trips++;
             (void)dbint_drain(db, NULL); /* keep the connection idle between requests */
+        }
     }
 }
 

@@ -151,6 +151,13 @@ void db_commit_nowait(struct db *db);
 /* Roll back if a transaction is open. */
 void db_rollback(struct db *db);
 bool db_in_tx(const struct db *db);
+/*
+ * The round trips db has waited for since it was opened: every batch sent
+ * with a Sync whose answers it read before going on. A new connection's
+ * handshake and settings are not counted, nor a commit that did not wait.
+ * The access log shows a request's share (docs/operations.md).
+ */
+unsigned long db_round_trips(const struct db *db);
 
 /*
  * Run stmt with params (nparams of the statement; NULL = SQL NULL) and wait for

@@ -58,6 +58,7 @@ struct db {
     bool scope_lost; /* the connection broke inside a transaction: it is gone */
     bool reopen;     /* send BEGIN and the context again on the next connection */
     int batches;     /* round trips answered in the open scope */
+    unsigned long round_trips; /* waits for answers, ever (db_round_trips) */
     int statement_timeout_ms;
     char timeout_param[16]; /* statement_timeout_ms as text, for the context */
     bool txpool;            /* behind a transaction pooler: unnamed statements, no session state */

@@ -486,6 +486,7 @@ static void open_replica(struct req *rq, const struct db_ctx *ctx)
         return;
     }
     rq->rdb = r;
+    rq->replica_trips0 = db_round_trips(r);
 }
 
 static void close_replica(struct req *rq)
@@ -493,6 +494,7 @@ static void close_replica(struct req *rq)
     if (rq->rdb == rq->db)
         return;
     db_rollback(rq->rdb); /* it wrote nothing */
+    rq->db_round_trips += db_round_trips(rq->rdb) - rq->replica_trips0;
     db_set_busy(rq->rdb, false);
     rq->rdb = rq->db;
 }
@@ -702,6 +704,7 @@ static void finish(struct req *rq, struct resp *rs, int e)
 void dispatch(struct req *rq, struct resp *rs, const struct config *cfg)
 {
     const struct route *rt = rq->route;
+    unsigned long trips = db_round_trips(rq->db);
     int e;
     rq->cfg = cfg;
     e = check_query(rq, rs);
@@ -749,10 +752,13 @@ void dispatch(struct req *rq, struct resp *rs, const struct config *cfg)
     }
 out:
     finish(rq, rs, e);
+    rq->db_round_trips += db_round_trips(rq->db) - trips;
+    rq->trips_counted = true;
 }
 
 void dispatch_upload_begin(struct req *rq, struct resp *rs, const struct config *cfg)
 {
+    unsigned long trips = db_round_trips(rq->db);
     rq->cfg = cfg;
     int e = check_query(rq, rs);
     if (!e)
@@ -778,6 +784,8 @@ void dispatch_upload_begin(struct req *rq, struct resp *rs, const struct config 
         e = attempt > 0 ? AIDC_ESTALE : admit(rq, rs);
     }
     finish(rq, rs, e);
+    rq->db_round_trips += db_round_trips(rq->db) - trips;
+    rq->trips_counted = true;
     /* the handler's dispatch admits the request again once the body is in
      * (rights may change during a long upload): from nothing, as any request */
     actor_free(&rq->actor);

@@ -24,6 +24,7 @@
 #include "../lib/netaddr.h"
 #include "../lib/sbuf.h"
 #include "../lib/xalloc.h"
+#include "accesslog.h"
 #include "dispatch.h"
 #include "intake.h"
 #include "metrics.h"
@@ -555,36 +556,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     return ok;
 }
 
-static void access_log(const struct pending *p, double secs)
-{
-    const struct req *rq = p->rq;
-    if (!log_enabled(LOG_INFO))
-        return;
-    struct sbuf sb = SBUF_INIT;
-    sbuf_puts(&sb, "\"msg\":\"request\",\"method\":");
-    sbuf_json_str(&sb, rq->method);
-    sbuf_puts(&sb, ",\"route\":");
-    sbuf_json_str(&sb, rq->route ? rq->route->pattern : (p->is_static ? "static" : "unmatched"));
-    sbuf_puts(&sb, ",\"path\":");
-    sbuf_json_str(&sb, rq->path);
-    sbuf_printf(&sb, ",\"status\":%d,\"duration_ms\":%.3f,\"request_id\":", p->status,
-                secs * 1000.0);
-    sbuf_json_str(&sb, rq->request_id);
-    if (rq->actor.username) {
-        sbuf_puts(&sb, ",\"actor\":");
-        sbuf_json_str(&sb, rq->actor.username);
-    }
-    if (rq->tenant.slug) {
-        sbuf_puts(&sb, ",\"tenant\":");
-        sbuf_json_str(&sb, rq->tenant.slug);
-    }
-    sbuf_puts(&sb, ",\"source_ip\":");
-    sbuf_json_str(&sb, rq->source_ip);
-    log_set_request(NULL, NULL);
-    log_write_fields(LOG_INFO, sbuf_str(&sb));
-    sbuf_free(&sb);
-}
-
 static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
                          enum MHD_RequestTerminationCode toe)
 {
@@ -609,7 +580,10 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **req_cls,
         p->status = 499; /* the client went away before an answer */
     else if (toe != MHD_REQUEST_TERMINATED_COMPLETED_OK)
         log_debug("response to %s not fully delivered (%d)", p->rq->request_id, (int)toe);
-    access_log(p, secs);
+    const char *route = p->is_static ? "static" : "unmatched";
+    if (p->rq->route)
+        route = p->rq->route->pattern;
+    accesslog_write(p->rq, route, p->status, secs);
     metrics_observe(p->slot, p->status, secs);
     req_free(p->rq);
     free(p);

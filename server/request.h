@@ -163,6 +163,10 @@ struct req {
      * records always go to db. */
     struct db *rdb;
     bool replica_failed; /* the replica broke during this request: stay on the primary */
+    /* the round trips its statements waited for (db_round_trips), on db and on the
+     * replica, counted by dispatch; trips_counted: false for requests without one */
+    unsigned long db_round_trips, replica_trips0;
+    bool trips_counted;
     const struct config *cfg;
     struct timespec started;
     /* set while an approved operation runs (api/approvals.c): the approval's

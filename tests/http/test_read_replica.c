@@ -298,6 +298,20 @@ START_TEST(reports_and_searches_answer_from_the_standby)
     json_decref(j);
     ck_assert_double_eq_tol(physics, 5.0, 1e-9);
     ck_assert_double_eq_tol(chem, 4.0, 1e-9);
+
+    /* the access log counts the standby's round trips with the primary's: the actor's
+     * check on the primary (one, or two with the thread's first look at the tenant),
+     * the report and the end of its transaction on the standby */
+    const char *rid[] = {"X-Request-Id: replica-round-trips", NULL};
+    struct http_res r;
+    ck_assert_int_eq(
+        http_do(&harness_srv, "GET", "/api/v1/tenants/chem/usage/jobs?" NOV, ca, NULL, rid, &r),
+        200);
+    http_res_free(&r);
+    json_t *line = harness_access_line("replica-round-trips");
+    ck_assert_ptr_nonnull(line);
+    ck_assert_int_ge(json_integer_value(json_object_get(line, "db_round_trips")), 3);
+    json_decref(line);
     j = get_ok("/api/v1/usage/jobs?" NOV, fin);
     ck_assert_int_eq(json_array_size(json_object_get(j, "items")), 2);
     json_decref(j);

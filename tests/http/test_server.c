@@ -275,22 +275,7 @@ START_TEST(access_log_line_per_request)
     http_do(&harness_srv, "GET", "/api/v1/tenants", harness_srv.admin_token, NULL, rid, &r);
     ck_assert_int_eq(r.status, 200);
     http_res_free(&r);
-    /* the line is written when the response is done: poll the log for it */
-    char *line = NULL;
-    for (int i = 0; i < 200 && !line; i++) {
-        char *log = harness_read_file(harness_srv.log_path);
-        char *p = log ? strstr(log, "\"request_id\":\"access-log-probe-1\"") : NULL;
-        if (p) {
-            while (p > log && p[-1] != '\n')
-                p--;
-            line = strndup(p, strcspn(p, "\n"));
-        }
-        free(log);
-        if (!line)
-            usleep(10000);
-    }
-    ck_assert_ptr_nonnull(line);
-    json_t *j = json_loads(line, 0, NULL);
+    json_t *j = harness_access_line("access-log-probe-1");
     ck_assert_ptr_nonnull(j);
     ck_assert_str_eq(json_string_value(json_object_get(j, "msg")), "request");
     ck_assert_str_eq(json_string_value(json_object_get(j, "method")), "GET");
@@ -299,7 +284,6 @@ START_TEST(access_log_line_per_request)
     ck_assert_str_eq(json_string_value(json_object_get(j, "actor")), ADMIN_USER);
     ck_assert(json_is_number(json_object_get(j, "duration_ms")));
     json_decref(j);
-    free(line);
 }
 END_TEST
 

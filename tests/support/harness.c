@@ -166,6 +166,28 @@ char *harness_read_file(const char *path)
     return buf;
 }
 
+json_t *harness_access_line(const char *request_id)
+{
+    char key[160];
+    snprintf(key, sizeof key, "\"request_id\":\"%s\"", request_id);
+    for (int i = 0; i < 200; i++) {
+        char *log = harness_read_file(harness_srv.log_path);
+        char *p = log ? strstr(log, key) : NULL;
+        json_t *j = NULL;
+        if (p) {
+            while (p > log && p[-1] != '\n')
+                p--;
+            p[strcspn(p, "\n")] = '\0';
+            j = json_loads(p, 0, NULL);
+        }
+        free(log);
+        if (j)
+            return j;
+        usleep(10000);
+    }
+    return NULL;
+}
+
 static void setenv_list(const struct aidc_server *s, const char *const *env)
 {
     setenv("AIDC_DATABASE_URL", s->app_url, 1);

@@ -123,5 +123,11 @@ bool harness_login_admin(void);
 
 /* Read the whole file (malloc'd, NUL-terminated) or NULL. */
 char *harness_read_file(const char *path);
+/*
+ * The access log line of the request with X-Request-Id request_id in
+ * harness_srv's log, parsed (json_decref it), or NULL when none was written
+ * within 2 s (the line is written once the response is done).
+ */
+json_t *harness_access_line(const char *request_id);
 
 #endif

@@ -1,0 +1,104 @@
+/*
+ * test_round_trips.c - how often a hot request waits for the database, as
+ * the access log counts it (db_round_trips): a submit three times (its reads
+ * sent ahead in one round trip, the insert, the audit event with the commit),
+ * an authenticated read of a project once. A change that adds a round trip
+ * to these paths fails here before it shows in a benchmark.
+ */
+#include "tests/support/client.h"
+#include "tests/support/harness.h"
+#include "tests/support/jobs.h"
+#include "tests/support/suite.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define SUBMIT                                                                                     \
+    "{\"project\":\"held\",\"name\":\"rt\",\"gpus\":1,\"gpu_type\":\"a100\",\"script\":\"true\"}"
+
+static char *ann; /* a member of tenant rt */
+
+/* one HTTP thread and one write thread: the first request on a thread fills its
+ * caches (the tenant's lookup), and every request after it meets them warm */
+static const char *const env[] = {"AIDC_THREADS=1", "AIDC_WRITE_THREADS=1", NULL};
+
+static void setup(void)
+{
+    harness_setup("roundtrips", env);
+    jobs_local_cluster("{\"a100\":2}");
+    ann = jobs_tenant_member("rt", "held", "{\"gpu:a100\":{\"guaranteed\":2,\"limit\":2}}", "ann");
+    jobs_project_quota("rt", "held", "{\"jobs\":{\"limit\":0}}"); /* queued, never run */
+}
+
+static void teardown(void)
+{
+    free(ann);
+    harness_teardown();
+}
+
+/* Send a request with X-Request-Id rid; its status. */
+static long send_tagged(const char *method, const char *path, const char *body, const char *rid)
+{
+    char hdr[96];
+    snprintf(hdr, sizeof hdr, "X-Request-Id: %s", rid);
+    const char *extra[] = {hdr, NULL};
+    struct http_res r;
+    long st = http_do(&harness_srv, method, path, ann, body, extra, &r);
+    http_res_free(&r);
+    return st;
+}
+
+/* The request's db_round_trips from its access line; -1 when the line has none. */
+static long trips_of(const char *rid)
+{
+    json_t *j = harness_access_line(rid);
+    ck_assert_msg(j != NULL, "no access line for %s", rid);
+    json_t *t = json_object_get(j, "db_round_trips");
+    long n = json_is_integer(t) ? (long)json_integer_value(t) : -1;
+    json_decref(j);
+    return n;
+}
+
+/* The first request a thread serves may wait once more: the tenant's lookup, which
+ * the thread remembers (server/tenantcache.c). A connection's first statements are
+ * prepared in the round trips that use them. */
+START_TEST(a_submit_waits_for_the_database_three_times)
+{
+    for (int i = 0; i < 12; i++) {
+        char rid[32];
+        snprintf(rid, sizeof rid, "rt-submit-%d", i);
+        ck_assert_int_eq(send_tagged("POST", "/api/v1/tenants/rt/jobs", SUBMIT, rid), 201);
+        long n = trips_of(rid);
+        ck_assert_msg(n == 3 || (i == 0 && n == 4), "submit %d: %ld round trips", i, n);
+    }
+}
+END_TEST
+
+START_TEST(a_read_waits_once)
+{
+    for (int i = 0; i < 6; i++) {
+        char rid[32];
+        snprintf(rid, sizeof rid, "rt-read-%d", i);
+        ck_assert_int_eq(send_tagged("GET", "/api/v1/tenants/rt/projects/held", NULL, rid), 200);
+        long n = trips_of(rid);
+        ck_assert_msg(n == 1 || (i == 0 && n == 2), "read %d: %ld round trips", i, n);
+    }
+    /* a request no route serves never reached the database: no count at all */
+    ck_assert_int_eq(send_tagged("GET", "/api/v1/no-such-thing", NULL, "rt-unmatched"), 404);
+    ck_assert_int_eq(trips_of("rt-unmatched"), -1);
+}
+END_TEST
+
+int main(void)
+{
+    harness_require_pg();
+    Suite *s = suite_create("round_trips");
+    TCase *tc = tcase_create("round_trips");
+    tcase_add_unchecked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, a_submit_waits_for_the_database_three_times);
+    tcase_add_test(tc, a_read_waits_once);
+    suite_add_tcase(s, tc);
+    return suite_run(s);
+}
