@@ -208,8 +208,19 @@ static void trailer(struct export *x)
     json_decref(wrap);
 }
 
+static int fetch_batch(struct export *x);
+
 /* Read the next batch into x->res, with the checkpoints of its positions. 0 or an aidc_err. */
 static int fetch(struct export *x)
+{
+    /* after dispatch: the request's round trips count the pages too (access log) */
+    unsigned long trips = db_round_trips(x->rq->db);
+    int e = fetch_batch(x);
+    x->rq->db_round_trips += db_round_trips(x->rq->db) - trips;
+    return e;
+}
+
+static int fetch_batch(struct export *x)
 {
     db_audit_export_free(&x->res);
     db_audit_checkpoints_free(&x->cps);

@@ -472,6 +472,7 @@ static void open_replica(struct req *rq, const struct db_ctx *ctx)
     struct db *r = threaddb_read();
     if (!r || rq->replica_failed)
         return;
+    rq->replica_trips0 = db_round_trips(r);
     db_set_busy(r, true);
     int e = db_ensure_alive(r);
     /* the replica replays the epoch late: the pin is checked on the primary */
@@ -483,10 +484,10 @@ static void open_replica(struct req *rq, const struct db_ctx *ctx)
         db_set_busy(r, false);
         log_warn("the read replica is unavailable (%s): reading from the primary",
                  aidc_err_name(e));
+        rq->db_round_trips += db_round_trips(r) - rq->replica_trips0;
         return;
     }
     rq->rdb = r;
-    rq->replica_trips0 = db_round_trips(r);
 }
 
 static void close_replica(struct req *rq)
@@ -539,6 +540,7 @@ static int run_once(struct req *rq, struct resp *rs, const char *hash)
             json_decref(d);
         }
         db_idem_hit_free(&hit);
+        close_replica(rq);
         if (e) {
             db_rollback(rq->db);
             return e;
@@ -587,6 +589,7 @@ static int run_once(struct req *rq, struct resp *rs, const char *hash)
     }
     return e;
 fail:
+    close_replica(rq); /* (none is open on any path today: replica routes create nothing) */
     db_rollback(rq->db);
     return e ? e : api_status_err(rs->err.status);
 }

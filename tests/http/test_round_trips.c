@@ -13,14 +13,15 @@
 #include <check.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define SUBMIT                                                                                     \
     "{\"project\":\"held\",\"name\":\"rt\",\"gpus\":1,\"gpu_type\":\"a100\",\"script\":\"true\"}"
 
 static char *ann; /* a member of tenant rt */
 
-/* one HTTP thread and one write thread: the first request on a thread fills its
- * caches (the tenant's lookup), and every request after it meets them warm */
+/* one HTTP thread and one write thread: the first request on a thread loads the
+ * actor into the thread's cache, and every request after it meets the cache warm */
 static const char *const env[] = {"AIDC_THREADS=1", "AIDC_WRITE_THREADS=1", NULL};
 
 static void setup(void)
@@ -62,9 +63,9 @@ static long trips_of(const char *rid)
 
 /*
  * Send method path (body) times, each answered status and waiting want times for the
- * database. The first request a thread serves may wait once more: the tenant's
- * lookup, which the thread remembers (server/tenantcache.c). A connection's first
- * statements are prepared in the round trips that use them.
+ * database. The first request a thread serves may wait once more: the credential's
+ * lookup, whose actor the thread then remembers (server/authcache.c). A connection's
+ * first statements are prepared in the round trips that use them.
  */
 static void expect_round_trips(const char *method, const char *path, const char *body, long status,
                                int times, long want)
@@ -94,6 +95,30 @@ START_TEST(a_read_waits_once)
 }
 END_TEST
 
+/*
+ * A streamed export reads its pages after the handler returned: they count too. The
+ * second export meets the admin's actor in the thread's cache: its start is two
+ * round trips (the context and the export's clock), each page one or two more.
+ */
+START_TEST(an_export_counts_the_pages_it_streams)
+{
+    for (int i = 0; i < 2; i++) {
+        char hdr[48], rid[32];
+        snprintf(rid, sizeof rid, "rt-export-%d", i);
+        snprintf(hdr, sizeof hdr, "X-Request-Id: %s", rid);
+        const char *extra[] = {hdr, NULL};
+        struct http_res r;
+        ck_assert_int_eq(http_do(&harness_srv, "GET", "/api/v1/audit/events/export",
+                                 harness_srv.admin_token, NULL, extra, &r),
+                         200);
+        ck_assert_ptr_nonnull(strstr(r.body, "\"export\""));
+        http_res_free(&r);
+        if (i == 1)
+            ck_assert_int_ge(trips_of(rid), 3); /* 2 when the pages go uncounted */
+    }
+}
+END_TEST
+
 int main(void)
 {
     harness_require_pg();
@@ -103,6 +128,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, a_submit_waits_for_the_database_three_times);
     tcase_add_test(tc, a_read_waits_once);
+    tcase_add_test(tc, an_export_counts_the_pages_it_streams);
     suite_add_tcase(s, tc);
     return suite_run(s);
 }

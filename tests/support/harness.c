@@ -172,13 +172,18 @@ json_t *harness_access_line(const char *request_id)
     snprintf(key, sizeof key, "\"request_id\":\"%s\"", request_id);
     for (int i = 0; i < 200; i++) {
         char *log = harness_read_file(harness_srv.log_path);
-        char *p = log ? strstr(log, key) : NULL;
         json_t *j = NULL;
-        if (p) {
-            while (p > log && p[-1] != '\n')
-                p--;
-            p[strcspn(p, "\n")] = '\0';
-            j = json_loads(p, 0, NULL);
+        /* every line of the request carries its id: the access line is the one of msg "request" */
+        for (char *p = log ? strstr(log, key) : NULL; p && !j; p = strstr(p + 1, key)) {
+            char *start = p, *end = p + strcspn(p, "\n");
+            while (start > log && start[-1] != '\n')
+                start--;
+            j = json_loadb(start, (size_t)(end - start), 0, NULL);
+            const char *msg = json_string_value(json_object_get(j, "msg"));
+            if (j && (!msg || strcmp(msg, "request") != 0)) {
+                json_decref(j);
+                j = NULL;
+            }
         }
         free(log);
         if (j)
