@@ -216,7 +216,7 @@ static int fetch(struct export *x)
     /* after dispatch: the request's round trips count the pages too (access log) */
     unsigned long trips = db_round_trips(x->rq->db);
     int e = fetch_batch(x);
-    x->rq->db_round_trips += db_round_trips(x->rq->db) - trips;
+    req_add_round_trips(x->rq, x->rq->db, trips);
     return e;
 }
 

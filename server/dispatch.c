@@ -484,7 +484,7 @@ static void open_replica(struct req *rq, const struct db_ctx *ctx)
         db_set_busy(r, false);
         log_warn("the read replica is unavailable (%s): reading from the primary",
                  aidc_err_name(e));
-        rq->db_round_trips += db_round_trips(r) - rq->replica_trips0;
+        req_add_round_trips(rq, r, rq->replica_trips0);
         return;
     }
     rq->rdb = r;
@@ -495,7 +495,7 @@ static void close_replica(struct req *rq)
     if (rq->rdb == rq->db)
         return;
     db_rollback(rq->rdb); /* it wrote nothing */
-    rq->db_round_trips += db_round_trips(rq->rdb) - rq->replica_trips0;
+    req_add_round_trips(rq, rq->rdb, rq->replica_trips0);
     db_set_busy(rq->rdb, false);
     rq->rdb = rq->db;
 }
@@ -755,7 +755,7 @@ void dispatch(struct req *rq, struct resp *rs, const struct config *cfg)
     }
 out:
     finish(rq, rs, e);
-    rq->db_round_trips += db_round_trips(rq->db) - trips;
+    req_add_round_trips(rq, rq->db, trips);
     rq->trips_counted = true;
 }
 
@@ -787,7 +787,7 @@ void dispatch_upload_begin(struct req *rq, struct resp *rs, const struct config 
         e = attempt > 0 ? AIDC_ESTALE : admit(rq, rs);
     }
     finish(rq, rs, e);
-    rq->db_round_trips += db_round_trips(rq->db) - trips;
+    req_add_round_trips(rq, rq->db, trips);
     rq->trips_counted = true;
     /* the handler's dispatch admits the request again once the body is in
      * (rights may change during a long upload): from nothing, as any request */

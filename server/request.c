@@ -1,6 +1,7 @@
 /* request.c - accessors and cleanup of struct req and struct resp. */
 #include "request.h"
 
+#include "../db/db.h"
 #include "../lib/err.h"
 #include "../lib/jsonlimit.h"
 #include "../lib/sbuf.h"
@@ -35,6 +36,11 @@ void req_add_query(struct req *rq, const char *key, const char *value)
     rq->query[rq->nquery].key = xstrdup(key);
     rq->query[rq->nquery].value = xstrdup(value ? value : "");
     rq->nquery++;
+}
+
+void req_add_round_trips(struct req *rq, const struct db *db, unsigned long since)
+{
+    rq->db_round_trips += db_round_trips(db) - since;
 }
 
 void req_free(struct req *rq)

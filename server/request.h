@@ -185,6 +185,8 @@ const char *req_param(const struct req *rq, const char *name);
 const char *req_query(const struct req *rq, const char *name);
 void req_add_query(struct req *rq, const char *key, const char *value);
 void req_free(struct req *rq);
+/* Add the round trips db waited for since db_round_trips() was `since` to rq's. */
+void req_add_round_trips(struct req *rq, const struct db *db, unsigned long since);
 
 /* Set the answer's status and body (steals body). Always returns 0. */
 int resp_json(struct resp *rs, int status, json_t *body);
